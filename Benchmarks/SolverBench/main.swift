@@ -1,0 +1,3 @@
+import BenchHarness
+
+Bench.banner("SolverBench")

@@ -1,0 +1,43 @@
+// swift-tools-version:6.0
+// Locus — UWB ranges to positions and zone events.
+// Targets are listed in dependency order: C below, the vocabulary next, the stages, the facade, the edges.
+import PackageDescription
+
+let package = Package(
+    name: "Locus",
+    products: [
+        .library(name: "Locus", targets: ["Locus"]),
+        .executable(name: "locus", targets: ["locus"]),
+    ],
+    targets: [
+        // System library: LAPACKE + CBLAS (Debian: liblapacke-dev, libopenblas-dev).
+        .systemLibrary(name: "CLapacke", path: "Sources/CLapacke"),
+        // Fixed-size, allocation-free C kernels for the per-fix hot path.
+        .target(name: "CLocusKernels", path: "Sources/CLocusKernels"),
+        .target(name: "LocusCore"),
+        .target(name: "LocusNumerics", dependencies: ["LocusCore", "CLapacke", "CLocusKernels"]),
+        .target(name: "LocusSolvers", dependencies: ["LocusCore", "LocusNumerics"]),
+        .target(name: "LocusZones", dependencies: ["LocusCore"]),
+        .target(name: "LocusIO", dependencies: ["LocusCore"]),
+        .target(name: "LocusSimulation", dependencies: ["LocusCore"]),
+        .target(name: "Locus", dependencies: ["LocusCore", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation"]),
+        .target(name: "LocusCommandLine", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation"]),
+        .executableTarget(name: "locus", dependencies: ["LocusCommandLine"]),
+        .target(name: "BenchHarness", path: "Benchmarks/BenchHarness"),
+        .executableTarget(name: "SolverBench", dependencies: ["BenchHarness", "LocusCore", "LocusNumerics", "LocusSolvers"],
+                          path: "Benchmarks/SolverBench"),
+        .executableTarget(name: "FilterBench", dependencies: ["BenchHarness", "LocusCore", "LocusNumerics", "LocusSolvers"],
+                          path: "Benchmarks/FilterBench"),
+        .executableTarget(name: "ZonesBench", dependencies: ["BenchHarness", "LocusCore", "LocusZones"],
+                          path: "Benchmarks/ZonesBench"),
+        .executableTarget(name: "PipelineBench", dependencies: ["BenchHarness", "Locus", "LocusCore", "LocusIO", "LocusSolvers", "LocusZones"],
+                          path: "Benchmarks/PipelineBench"),
+
+        .target(name: "LocusTestSupport", dependencies: ["LocusCore"], path: "Tests/LocusTestSupport"),
+        .testTarget(name: "LocusCoreTests", dependencies: ["LocusCore", "LocusTestSupport"]),
+        .testTarget(name: "LocusSolversTests", dependencies: ["LocusCore", "LocusNumerics", "LocusSolvers", "LocusTestSupport"]),
+        .testTarget(name: "LocusZonesTests", dependencies: ["LocusCore", "LocusZones", "LocusTestSupport"]),
+        .testTarget(name: "LocusIOTests", dependencies: ["LocusCore", "LocusIO", "LocusTestSupport"]),
+        .testTarget(name: "LocusCommandLineTests", dependencies: ["LocusCommandLine", "Locus", "LocusCore", "LocusIO", "LocusTestSupport"]),
+    ]
+)

@@ -1,0 +1,1 @@
+// Locus: see README.md

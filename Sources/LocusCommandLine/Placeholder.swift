@@ -1,0 +1,1 @@
+// LocusCommandLine: see README.md

@@ -1,0 +1,25 @@
+/// A building with its floors: the whole configuration a replay or a session works on.
+public struct Site: Sendable, Hashable {
+    public struct Building: Sendable, Hashable {
+        public var id: String
+        public var name: String
+        public var floorCount: Int?
+        public init(id: String, name: String = "", floorCount: Int? = nil) {
+            self.id = id
+            self.name = name
+            self.floorCount = floorCount
+        }
+    }
+
+    public var building: Building
+    /// At least one floor, ids unique.
+    public var floors: [Floor]
+
+    public init(building: Building, floors: [Floor]) {
+        self.building = building
+        self.floors = floors
+    }
+
+    /// The floor with this id, or nil.
+    public func floor(_ id: FloorID) -> Floor? { floors.first { $0.id == id } }
+}

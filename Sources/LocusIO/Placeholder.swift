@@ -1,0 +1,1 @@
+// LocusIO: see README.md

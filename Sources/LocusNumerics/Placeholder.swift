@@ -1,0 +1,1 @@
+// LocusNumerics: see README.md

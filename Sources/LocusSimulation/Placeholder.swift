@@ -1,0 +1,1 @@
+// LocusSimulation: see README.md

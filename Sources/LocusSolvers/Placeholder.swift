@@ -1,0 +1,1 @@
+// LocusSolvers: see README.md

@@ -1,0 +1,1 @@
+// LocusZones: see README.md
