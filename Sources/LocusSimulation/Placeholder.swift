@@ -1,1 +1,0 @@
-// LocusSimulation: see README.md
