@@ -1,0 +1,41 @@
+// Fixed-size, allocation-free Kalman kernels for the 2-D constant-velocity model.
+//
+// State x = (px, py, vx, vy) in metres and m/s; covariance P is 4x4, stored as 16 doubles (row- and
+// column-major agree: P is symmetric). Every function returns an int status (LOCUS_KALMAN_*) and
+// leaves its outputs untouched unless it returns LOCUS_KALMAN_OK.
+#ifndef LOCUS_KALMAN_H
+#define LOCUS_KALMAN_H
+
+#define LOCUS_KALMAN_OK 0
+#define LOCUS_KALMAN_GATED 1
+#define LOCUS_KALMAN_BAD_ARGUMENT (-1)
+#define LOCUS_KALMAN_NOT_FINITE (-2)
+#define LOCUS_KALMAN_NOT_POSITIVE (-3)
+
+/// Prediction over dt seconds with white-noise acceleration of density q (m^2/s^3):
+/// x <- F x, P <- F P F^T + Q, F = [[I, dt I], [0, I]], Q = q [[dt^3/3 I, dt^2/2 I], [dt^2/2 I, dt I]].
+int locus_kalman_cv_predict(double *x, double *P, double dt_s, double q);
+
+/// Update with a 2-D position z (metres) of covariance R = [[r[0], r[1]], [r[1], r[2]]] (m^2):
+/// y = z - H x, S = H P H^T + R, NIS = y^T S^-1 y, K = P H^T S^-1 (stats[0] = NIS, stats[1] = det S),
+/// x <- x + K y, P <- (I - K H) P (I - K H)^T + K R K^T (Joseph form, symmetrised).
+/// Returns LOCUS_KALMAN_GATED, state unchanged, when NIS > gate.
+int locus_kalman_cv_update_position(double *x, double *P, const double *z, const double *r, double gate,
+                                    double *stats);
+
+/// EKF update with one range (metres) to a locator at anchor = (ax, ay, az), the tag at known height
+/// h: h(x) = sqrt((px-ax)^2 + (py-ay)^2 + (h-az)^2), H = [(px-ax)/h(x), (py-ay)/h(x), 0, 0],
+/// y = range - h(x), S = H P H^T + variance, nu = y / sqrt(S) (stats[0] = nu, stats[1] = S, stats[2] = y),
+/// Joseph-form update.
+/// Returns LOCUS_KALMAN_GATED, state unchanged, when nu > gate_long or nu < -gate_short, and
+/// LOCUS_KALMAN_BAD_ARGUMENT when the predicted distance is below 1e-6 m.
+int locus_kalman_cv_update_range(double *x, double *P, const double *anchor, double tag_height_m,
+                                 double range_m, double variance, double gate_long, double gate_short,
+                                 double *stats);
+
+/// One backward Rauch-Tung-Striebel step: G = Pf F^T Pp^-1 (Pp = predicted covariance of the next
+/// step), xs = xf + G (xs_next - xp_next), Ps = Pf + G (Ps_next - Pp) G^T (symmetrised).
+int locus_kalman_cv_rts_step(const double *xf, const double *Pf, const double *xp_next, const double *Pp_next,
+                             const double *xs_next, const double *Ps_next, double dt_s, double *xs, double *Ps);
+
+#endif

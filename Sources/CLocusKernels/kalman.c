@@ -1,0 +1,213 @@
+// Constant-velocity Kalman kernels: see include/locus_kalman.h. No allocation, no library calls
+// beyond sqrt; fixed sizes so that the compiler unrolls everything.
+#include "locus_kalman.h"
+#include <math.h>
+
+static int finite_state(const double *x, const double *P) {
+    double s = 0;
+    for (int i = 0; i < 4; i++) s += x[i] * 0.0;
+    for (int i = 0; i < 16; i++) s += P[i] * 0.0;
+    return s == 0.0; // NaN or inf anywhere makes the sum NaN
+}
+
+static int positive_diagonal(const double *P) {
+    return P[0] > 0 && P[5] > 0 && P[10] > 0 && P[15] > 0;
+}
+
+int locus_kalman_cv_predict(double *x, double *P, double dt_s, double q) {
+    if (!(dt_s >= 0) || !(q >= 0) || !isfinite(dt_s) || !isfinite(q)) return LOCUS_KALMAN_BAD_ARGUMENT;
+    const double dt = dt_s, dt2 = dt * dt, dt3 = dt2 * dt;
+    double n[16];
+    for (int i = 0; i < 2; i++) {
+        for (int j = 0; j < 2; j++) {
+            const double a = P[i * 4 + j], b = P[i * 4 + 2 + j], bt = P[j * 4 + 2 + i], c = P[(2 + i) * 4 + 2 + j];
+            const double diag = (i == j) ? 1.0 : 0.0;
+            n[i * 4 + j] = a + dt * (b + bt) + dt2 * c + diag * q * dt3 / 3.0;
+            n[i * 4 + 2 + j] = b + dt * c + diag * q * dt2 / 2.0;
+            n[(2 + i) * 4 + 2 + j] = c + diag * q * dt;
+        }
+    }
+    // Lower-left block is the transpose of the upper-right; symmetrise the diagonal blocks.
+    double out[16];
+    for (int i = 0; i < 2; i++) {
+        for (int j = 0; j < 2; j++) {
+            out[i * 4 + j] = 0.5 * (n[i * 4 + j] + n[j * 4 + i]);
+            out[(2 + i) * 4 + 2 + j] = 0.5 * (n[(2 + i) * 4 + 2 + j] + n[(2 + j) * 4 + 2 + i]);
+            out[i * 4 + 2 + j] = n[i * 4 + 2 + j];
+            out[(2 + j) * 4 + i] = n[i * 4 + 2 + j];
+        }
+    }
+    double nx[4] = { x[0] + dt * x[2], x[1] + dt * x[3], x[2], x[3] };
+    if (!finite_state(nx, out)) return LOCUS_KALMAN_NOT_FINITE;
+    if (!positive_diagonal(out)) return LOCUS_KALMAN_NOT_POSITIVE;
+    for (int i = 0; i < 4; i++) x[i] = nx[i];
+    for (int i = 0; i < 16; i++) P[i] = out[i];
+    return LOCUS_KALMAN_OK;
+}
+
+int locus_kalman_cv_update_position(double *x, double *P, const double *z, const double *r, double gate,
+                                    double *stats) {
+    const double s00 = P[0] + r[0], s01 = P[1] + r[1], s11 = P[5] + r[2];
+    const double det = s00 * s11 - s01 * s01;
+    if (!(det > 0) || !(s00 > 0) || !isfinite(det)) return LOCUS_KALMAN_NOT_POSITIVE;
+    const double i00 = s11 / det, i01 = -s01 / det, i11 = s00 / det;
+    const double y0 = z[0] - x[0], y1 = z[1] - x[1];
+    const double d = y0 * (i00 * y0 + i01 * y1) + y1 * (i01 * y0 + i11 * y1);
+    if (!isfinite(d)) return LOCUS_KALMAN_NOT_FINITE;
+    if (stats) { stats[0] = d; stats[1] = det; }
+    if (d > gate) return LOCUS_KALMAN_GATED;
+    // K = P[:, 0:2] S^-1 (4x2)
+    double k[4][2];
+    for (int i = 0; i < 4; i++) {
+        const double p0 = P[i * 4 + 0], p1 = P[i * 4 + 1];
+        k[i][0] = p0 * i00 + p1 * i01;
+        k[i][1] = p0 * i01 + p1 * i11;
+    }
+    double nx[4];
+    for (int i = 0; i < 4; i++) nx[i] = x[i] + k[i][0] * y0 + k[i][1] * y1;
+    // M = (I - K H) P = P - K P[0:2, :]
+    double m[16];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            m[i * 4 + j] = P[i * 4 + j] - k[i][0] * P[j] - k[i][1] * P[4 + j];
+    // P' = M (I - K H)^T + K R K^T = M - M[:, 0:2] K^T + K R K^T
+    double kr[4][2];
+    for (int i = 0; i < 4; i++) {
+        kr[i][0] = k[i][0] * r[0] + k[i][1] * r[1];
+        kr[i][1] = k[i][0] * r[1] + k[i][1] * r[2];
+    }
+    double n[16];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            n[i * 4 + j] = m[i * 4 + j] - m[i * 4 + 0] * k[j][0] - m[i * 4 + 1] * k[j][1]
+                         + kr[i][0] * k[j][0] + kr[i][1] * k[j][1];
+    double out[16];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            out[i * 4 + j] = 0.5 * (n[i * 4 + j] + n[j * 4 + i]);
+    if (!finite_state(nx, out)) return LOCUS_KALMAN_NOT_FINITE;
+    if (!positive_diagonal(out)) return LOCUS_KALMAN_NOT_POSITIVE;
+    for (int i = 0; i < 4; i++) x[i] = nx[i];
+    for (int i = 0; i < 16; i++) P[i] = out[i];
+    return LOCUS_KALMAN_OK;
+}
+
+int locus_kalman_cv_update_range(double *x, double *P, const double *anchor, double tag_height_m,
+                                 double range_m, double variance, double gate_long, double gate_short,
+                                 double *stats) {
+    if (!(variance > 0) || !isfinite(range_m) || !isfinite(variance)) return LOCUS_KALMAN_BAD_ARGUMENT;
+    const double dx = x[0] - anchor[0], dy = x[1] - anchor[1], dz = tag_height_m - anchor[2];
+    const double rho = sqrt(dx * dx + dy * dy + dz * dz);
+    if (!(rho >= 1e-6) || !isfinite(rho)) return LOCUS_KALMAN_BAD_ARGUMENT;
+    const double hx = dx / rho, hy = dy / rho;
+    double u[4]; // P H^T
+    for (int i = 0; i < 4; i++) u[i] = P[i * 4 + 0] * hx + P[i * 4 + 1] * hy;
+    const double s = hx * u[0] + hy * u[1] + variance;
+    if (!(s > 0) || !isfinite(s)) return LOCUS_KALMAN_NOT_POSITIVE;
+    const double y = range_m - rho;
+    const double v = y / sqrt(s);
+    if (stats) { stats[0] = v; stats[1] = s; stats[2] = y; }
+    if (v > gate_long || v < -gate_short) return LOCUS_KALMAN_GATED;
+    double k[4], nx[4];
+    for (int i = 0; i < 4; i++) { k[i] = u[i] / s; nx[i] = x[i] + k[i] * y; }
+    // M = (I - K H) P = P - K u^T ; w = M H^T ; P' = M - w K^T + variance K K^T (Joseph form)
+    double m[16], w[4];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            m[i * 4 + j] = P[i * 4 + j] - k[i] * u[j];
+    for (int i = 0; i < 4; i++) w[i] = m[i * 4 + 0] * hx + m[i * 4 + 1] * hy;
+    double n[16];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            n[i * 4 + j] = m[i * 4 + j] - w[i] * k[j] + variance * k[i] * k[j];
+    double out[16];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            out[i * 4 + j] = 0.5 * (n[i * 4 + j] + n[j * 4 + i]);
+    if (!finite_state(nx, out)) return LOCUS_KALMAN_NOT_FINITE;
+    if (!positive_diagonal(out)) return LOCUS_KALMAN_NOT_POSITIVE;
+    for (int i = 0; i < 4; i++) x[i] = nx[i];
+    for (int i = 0; i < 16; i++) P[i] = out[i];
+    return LOCUS_KALMAN_OK;
+}
+
+// Cholesky factor of a 4x4 SPD matrix into L (lower, row-major). Returns 0 on success.
+static int cholesky4(const double *a, double *l) {
+    for (int i = 0; i < 16; i++) l[i] = 0;
+    for (int j = 0; j < 4; j++) {
+        double d = a[j * 4 + j];
+        for (int k = 0; k < j; k++) d -= l[j * 4 + k] * l[j * 4 + k];
+        if (!(d > 0)) return -1;
+        const double ljj = sqrt(d);
+        l[j * 4 + j] = ljj;
+        for (int i = j + 1; i < 4; i++) {
+            double s = a[i * 4 + j];
+            for (int k = 0; k < j; k++) s -= l[i * 4 + k] * l[j * 4 + k];
+            l[i * 4 + j] = s / ljj;
+        }
+    }
+    return 0;
+}
+
+int locus_kalman_cv_rts_step(const double *xf, const double *Pf, const double *xp_next, const double *Pp_next,
+                             const double *xs_next, const double *Ps_next, double dt_s, double *xs, double *Ps) {
+    if (!(dt_s >= 0) || !isfinite(dt_s)) return LOCUS_KALMAN_BAD_ARGUMENT;
+    double l[16];
+    if (cholesky4(Pp_next, l) != 0) return LOCUS_KALMAN_NOT_POSITIVE;
+    // B = F Pf (4x4): rows 0,1 get dt times rows 2,3 added.
+    double b[16];
+    for (int j = 0; j < 4; j++) {
+        b[0 * 4 + j] = Pf[0 * 4 + j] + dt_s * Pf[2 * 4 + j];
+        b[1 * 4 + j] = Pf[1 * 4 + j] + dt_s * Pf[3 * 4 + j];
+        b[2 * 4 + j] = Pf[2 * 4 + j];
+        b[3 * 4 + j] = Pf[3 * 4 + j];
+    }
+    // Y = Pp^-1 B by forward then backward substitution, column by column; G = Y^T.
+    double y[16];
+    for (int c = 0; c < 4; c++) {
+        double t[4];
+        for (int i = 0; i < 4; i++) {
+            double s = b[i * 4 + c];
+            for (int k = 0; k < i; k++) s -= l[i * 4 + k] * t[k];
+            t[i] = s / l[i * 4 + i];
+        }
+        for (int i = 3; i >= 0; i--) {
+            double s = t[i];
+            for (int k = i + 1; k < 4; k++) s -= l[k * 4 + i] * y[k * 4 + c];
+            y[i * 4 + c] = s / l[i * 4 + i];
+        }
+    }
+    double g[16];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            g[i * 4 + j] = y[j * 4 + i];
+    double dx[4], dp[16], gd[16], nx[4], n[16];
+    for (int i = 0; i < 4; i++) dx[i] = xs_next[i] - xp_next[i];
+    for (int i = 0; i < 16; i++) dp[i] = Ps_next[i] - Pp_next[i];
+    for (int i = 0; i < 4; i++) {
+        double s = xf[i];
+        for (int k = 0; k < 4; k++) s += g[i * 4 + k] * dx[k];
+        nx[i] = s;
+    }
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            double s = 0;
+            for (int k = 0; k < 4; k++) s += g[i * 4 + k] * dp[k * 4 + j];
+            gd[i * 4 + j] = s;
+        }
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++) {
+            double s = Pf[i * 4 + j];
+            for (int k = 0; k < 4; k++) s += gd[i * 4 + k] * g[j * 4 + k];
+            n[i * 4 + j] = s;
+        }
+    double out[16];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            out[i * 4 + j] = 0.5 * (n[i * 4 + j] + n[j * 4 + i]);
+    if (!finite_state(nx, out)) return LOCUS_KALMAN_NOT_FINITE;
+    if (!positive_diagonal(out)) return LOCUS_KALMAN_NOT_POSITIVE;
+    for (int i = 0; i < 4; i++) xs[i] = nx[i];
+    for (int i = 0; i < 16; i++) Ps[i] = out[i];
+    return LOCUS_KALMAN_OK;
+}

@@ -1,0 +1,205 @@
+internal import CLocusKernels
+import LocusCore
+
+/// The state of a 2-D constant-velocity Kalman filter: mean x = (px, py, vx, vy) (metres, m/s) and
+/// covariance P (4×4, m², m²/s, m²/s², stored as 16 doubles, symmetric).
+package struct KalmanState: Sendable, Hashable {
+    /// Mean x = (px, py, vx, vy).
+    package var x: SIMD4<Double>
+    /// Covariance P, 4×4 symmetric, index 4·i + j.
+    package var p: SIMD16<Double>
+
+    /// Creates a state from its mean and covariance.
+    package init(x: SIMD4<Double>, p: SIMD16<Double>) {
+        self.x = x
+        self.p = p
+    }
+
+    /// A state at (px, py) with velocity (vx, vy) and diagonal covariance
+    /// diag(σp², σp², σv², σv²) (σp in metres, σv in m/s).
+    package init(px: Double, py: Double, vx: Double = 0, vy: Double = 0,
+                 positionSigmaMeters: Double, velocitySigmaMetersPerSecond: Double) {
+        x = SIMD4(px, py, vx, vy)
+        var p = SIMD16<Double>(repeating: 0)
+        let sp = positionSigmaMeters * positionSigmaMeters, sv = velocitySigmaMetersPerSecond * velocitySigmaMetersPerSecond
+        p[0] = sp; p[5] = sp; p[10] = sv; p[15] = sv
+        self.p = p
+    }
+
+    /// P[i, j].
+    @inlinable package subscript(row: Int, column: Int) -> Double { p[4 * row + column] }
+
+    /// True when every entry of x and P is finite.
+    package var isFinite: Bool {
+        var ok = true
+        for i in 0..<4 { ok = ok && x[i].isFinite }
+        for i in 0..<16 { ok = ok && p[i].isFinite }
+        return ok
+    }
+}
+
+/// What a kernel call did.
+package enum KalmanOutcome: Sendable, Hashable {
+    /// The state was updated (or predicted).
+    case accepted
+    /// The innovation failed the gate; the state is unchanged.
+    case gated
+    /// An argument was out of domain (negative Δt, non-positive variance, tag on the locator).
+    case invalidArgument
+    /// The result would not have been finite; the state is unchanged.
+    case notFinite
+    /// A covariance lost positive definiteness; the state is unchanged.
+    case notPositiveDefinite
+
+    init(status: Int32) {
+        switch status {
+        case LOCUS_KALMAN_OK: self = .accepted
+        case LOCUS_KALMAN_GATED: self = .gated
+        case LOCUS_KALMAN_BAD_ARGUMENT: self = .invalidArgument
+        case LOCUS_KALMAN_NOT_FINITE: self = .notFinite
+        default: self = .notPositiveDefinite
+        }
+    }
+}
+
+/// Innovation statistics of a measurement update.
+package struct KalmanInnovation: Sendable, Hashable {
+    /// Position update: squared Mahalanobis distance NIS = yᵀS⁻¹y; range update: ν = y/√S (signed).
+    package var statistic: Double = 0
+    /// Position update: det S (m⁴); range update: S (m²).
+    package var innovationVariance: Double = 0
+    /// Range update: the innovation y = r − h(x), metres (0 for position updates).
+    package var residualMeters: Double = 0
+
+    /// A zero innovation record.
+    package init() {}
+}
+
+/// Swift front of the C kernels in `locus_kalman.h` (constant-velocity model, allocation-free).
+package enum KalmanKernels {
+    /// Prediction over Δt seconds: x ← F x, P ← F P Fᵀ + Q, F = [[I, Δt·I], [0, I]],
+    /// Q = q·[[Δt³/3·I, Δt²/2·I], [Δt²/2·I, Δt·I]] with q the acceleration noise density, m²/s³.
+    @inline(__always)
+    package static func predict(_ state: inout KalmanState, overSeconds dt: Double,
+                                processNoiseDensity q: Double) -> KalmanOutcome {
+        let status = withUnsafeMutablePointer(to: &state.x) { xp in
+            withUnsafeMutablePointer(to: &state.p) { pp in
+                xp.withMemoryRebound(to: Double.self, capacity: 4) { x in
+                    pp.withMemoryRebound(to: Double.self, capacity: 16) { p in
+                        locus_kalman_cv_predict(x, p, dt, q)
+                    }
+                }
+            }
+        }
+        return KalmanOutcome(status: status)
+    }
+
+    /// Update with a position z = (zx, zy) metres, covariance R = [[rxx, rxy], [rxy, ryy]] m²:
+    /// y = z − Hx, S = HPHᵀ + R, K = PHᵀS⁻¹, x ← x + Ky, P ← (I−KH)P(I−KH)ᵀ + KRKᵀ (Joseph).
+    /// Gated (state unchanged) when NIS = yᵀS⁻¹y > `gate`.
+    @inline(__always)
+    package static func updatePosition(_ state: inout KalmanState, zx: Double, zy: Double,
+                                       rxx: Double, rxy: Double, ryy: Double, gate: Double,
+                                       innovation: inout KalmanInnovation) -> KalmanOutcome {
+        var zr = SIMD8<Double>(zx, zy, rxx, rxy, ryy, 0, 0, 0)
+        var stats = SIMD4<Double>(repeating: 0)
+        let status = withUnsafeMutablePointer(to: &state.x) { xp in
+            withUnsafeMutablePointer(to: &state.p) { pp in
+                withUnsafeMutablePointer(to: &zr) { zp in
+                    withUnsafeMutablePointer(to: &stats) { sp in
+                        xp.withMemoryRebound(to: Double.self, capacity: 4) { x in
+                            pp.withMemoryRebound(to: Double.self, capacity: 16) { p in
+                                zp.withMemoryRebound(to: Double.self, capacity: 8) { z in
+                                    sp.withMemoryRebound(to: Double.self, capacity: 4) { s in
+                                        locus_kalman_cv_update_position(x, p, z, z + 2, gate, s)
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        innovation.statistic = stats[0]
+        innovation.innovationVariance = stats[1]
+        innovation.residualMeters = 0
+        return KalmanOutcome(status: status)
+    }
+
+    /// EKF update with one range r (metres, bias removed) of variance σ² (m²) to a locator at `anchor`,
+    /// the tag at height h: h(x) = √((px−ax)² + (py−ay)² + (h−az)²), y = r − h(x), S = HPHᵀ + σ²,
+    /// Joseph-form update. Gated (state unchanged) when ν = y/√S > `gateLong` or ν < −`gateShort`.
+    @inline(__always)
+    package static func updateRange(_ state: inout KalmanState, anchor: Point3, tagHeightMeters: Double,
+                                    rangeMeters: Double, varianceSquareMeters: Double,
+                                    gateLong: Double, gateShort: Double,
+                                    innovation: inout KalmanInnovation) -> KalmanOutcome {
+        var a = SIMD4<Double>(anchor.x, anchor.y, anchor.z, 0)
+        var stats = SIMD4<Double>(repeating: 0)
+        let status = withUnsafeMutablePointer(to: &state.x) { xp in
+            withUnsafeMutablePointer(to: &state.p) { pp in
+                withUnsafeMutablePointer(to: &a) { ap in
+                    withUnsafeMutablePointer(to: &stats) { sp in
+                        xp.withMemoryRebound(to: Double.self, capacity: 4) { x in
+                            pp.withMemoryRebound(to: Double.self, capacity: 16) { p in
+                                ap.withMemoryRebound(to: Double.self, capacity: 4) { anchorPointer in
+                                    sp.withMemoryRebound(to: Double.self, capacity: 4) { s in
+                                        locus_kalman_cv_update_range(x, p, anchorPointer, tagHeightMeters, rangeMeters,
+                                                                     varianceSquareMeters, gateLong, gateShort, s)
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        innovation.statistic = stats[0]
+        innovation.innovationVariance = stats[1]
+        innovation.residualMeters = stats[2]
+        return KalmanOutcome(status: status)
+    }
+
+    /// One Rauch–Tung–Striebel step backwards: G = P_f Fᵀ P_p⁻¹, x_s = x_f + G(x_s' − x_p'),
+    /// P_s = P_f + G(P_s' − P_p')Gᵀ, where primes are the next step and F spans Δt seconds.
+    @inline(__always)
+    package static func smoothStep(filtered: KalmanState, predictedNext: KalmanState, smoothedNext: KalmanState,
+                                   overSeconds dt: Double, into smoothed: inout KalmanState) -> KalmanOutcome {
+        var f = filtered, pn = predictedNext, sn = smoothedNext
+        let status = withUnsafeMutablePointer(to: &f) { fp in
+            withUnsafeMutablePointer(to: &pn) { pnp in
+                withUnsafeMutablePointer(to: &sn) { snp in
+                    withUnsafeMutablePointer(to: &smoothed.x) { oxp in
+                        withUnsafeMutablePointer(to: &smoothed.p) { opp in
+                            Self.rts(fp, pnp, snp, oxp, opp, dt)
+                        }
+                    }
+                }
+            }
+        }
+        return KalmanOutcome(status: status)
+    }
+
+    @inline(__always)
+    private static func rts(_ f: UnsafeMutablePointer<KalmanState>, _ pn: UnsafeMutablePointer<KalmanState>,
+                            _ sn: UnsafeMutablePointer<KalmanState>, _ ox: UnsafeMutablePointer<SIMD4<Double>>,
+                            _ op: UnsafeMutablePointer<SIMD16<Double>>, _ dt: Double) -> Int32 {
+        withUnsafeMutablePointer(to: &f.pointee.x) { fx in
+        withUnsafeMutablePointer(to: &f.pointee.p) { fpp in
+        withUnsafeMutablePointer(to: &pn.pointee.x) { px in
+        withUnsafeMutablePointer(to: &pn.pointee.p) { ppp in
+        withUnsafeMutablePointer(to: &sn.pointee.x) { sx in
+        withUnsafeMutablePointer(to: &sn.pointee.p) { spp in
+            fx.withMemoryRebound(to: Double.self, capacity: 4) { a in
+            fpp.withMemoryRebound(to: Double.self, capacity: 16) { b in
+            px.withMemoryRebound(to: Double.self, capacity: 4) { c in
+            ppp.withMemoryRebound(to: Double.self, capacity: 16) { d in
+            sx.withMemoryRebound(to: Double.self, capacity: 4) { e in
+            spp.withMemoryRebound(to: Double.self, capacity: 16) { g in
+            ox.withMemoryRebound(to: Double.self, capacity: 4) { h in
+            op.withMemoryRebound(to: Double.self, capacity: 16) { k in
+                locus_kalman_cv_rts_step(a, b, c, d, e, g, dt, h, k)
+            }}}}}}}}
+        }}}}}}
+    }
+}
