@@ -35,7 +35,7 @@ let package = Package(
 
         .target(name: "LocusTestSupport", dependencies: ["LocusCore"], path: "Tests/LocusTestSupport"),
         .testTarget(name: "LocusCoreTests", dependencies: ["LocusCore", "LocusTestSupport"]),
-        .testTarget(name: "LocusSolversTests", dependencies: ["LocusCore", "LocusNumerics", "LocusSolvers", "LocusTestSupport"]),
+        .testTarget(name: "LocusSolversTests", dependencies: ["LocusCore", "LocusNumerics", "LocusSolvers", "LocusTestSupport", "LocusSimulation"]),
         .testTarget(name: "LocusZonesTests", dependencies: ["LocusCore", "LocusZones", "LocusTestSupport"]),
         .testTarget(name: "LocusIOTests", dependencies: ["LocusCore", "LocusIO", "LocusTestSupport"]),
         .testTarget(name: "LocusCommandLineTests", dependencies: ["LocusCommandLine", "Locus", "LocusCore", "LocusIO", "LocusTestSupport"]),

@@ -1,0 +1,277 @@
+import LocusCore
+import LocusNumerics
+
+/// What one measurement did to a track.
+package enum TrackUpdateOutcome: Sendable, Hashable {
+    /// The measurement updated the state.
+    case accepted
+    /// The measurement failed the innovation gate; the state is unchanged.
+    case gated
+    /// Tightly coupled: kept for initialisation; there is no state yet.
+    case buffered
+    /// The track was (re-)initialised at this measurement: first measurement, after a long gap, or
+    /// after the gate opened (re-acquisition).
+    case initialized
+    /// The numbers went non-finite: the track was dropped and will re-initialise (`lastError` is E4005).
+    case diverged
+    /// The measurement could not be used (unknown geometry, tag on the locator, invalid range).
+    case unusable
+}
+
+/// A causal constant-velocity Kalman filter for one tag: white-noise acceleration (density q, m²/s³),
+/// variable time steps, ranges (tightly coupled EKF) or least-squares fixes (loosely coupled) as
+/// measurements, an innovation gate with open/close hysteresis, and re-initialisation after long gaps.
+///
+/// State x = (px, py, vx, vy) (m, m/s), covariance P (4×4). Prediction over Δt:
+/// x ← F x, P ← F P Fᵀ + Q with F = [[I, Δt·I], [0, I]], Q = q·[[Δt³/3·I, Δt²/2·I], [Δt²/2·I, Δt·I]].
+/// Updates are Joseph-form (C kernels in `CLocusKernels`); no heap allocation per measurement.
+package struct TrackFilter: Sendable {
+    /// The parameters (fixed for the life of the filter).
+    package let configuration: TrackFilterConfiguration
+    /// The tag tracked.
+    package let tag: TagID
+    /// The floor the tag is on.
+    package let floor: FloorID
+    /// The known tag height h used by planar range updates, metres.
+    package let tagHeightMeters: Double
+
+    /// The current state, nil before initialisation (and after a divergence).
+    package private(set) var state: KalmanState?
+    /// Time of `state`, seconds.
+    package private(set) var stateSeconds: Double = 0
+    /// Time of the last accepted (or initialising) measurement, seconds.
+    package private(set) var lastUpdateSeconds: Double = -Double.infinity
+    /// The state right after the last accepted measurement (reported fixes coast from it).
+    private var stateAtLastUpdate: KalmanState?
+    /// Gate hysteresis score: +1 per gated, −1 per accepted measurement (never below 0).
+    package private(set) var rejectionScore = 0
+    /// The last error met (E4005 on divergence), if any.
+    package private(set) var lastError: LocusError?
+    /// Number of (re-)initialisations so far.
+    package private(set) var initializationCount = 0
+
+    private var buffer = TrackRangeBuffer()
+    // Per-epoch quality figures since the last `takeFix`: accepted ranges, Σ HᵀH, Σ y², rejected locators.
+    private var epochUsed = 0
+    private var epochA00 = 0.0, epochA01 = 0.0, epochA11 = 0.0
+    private var epochResidualSquares = 0.0
+    private var epochRejected = LocatorList()
+    private var lastFixQuality = FixQuality(hdop: 0, pdop: 0, residualRMSMeters: 0, locatorsUsed: 0)
+
+    /// A filter with no state yet.
+    package init(configuration: TrackFilterConfiguration = .standard, tag: TagID, floor: FloorID,
+                 tagHeightMeters: Double = 0) {
+        self.configuration = configuration
+        self.tag = tag
+        self.floor = floor
+        self.tagHeightMeters = tagHeightMeters
+    }
+
+    /// Predicts the state to time t (no-op before initialisation or for t ≤ the state's time).
+    /// x ← F x, P ← F P Fᵀ + Q over Δt = t − t_state.
+    package mutating func predict(toSeconds t: Double) {
+        guard var s = state, t > stateSeconds else { return }
+        switch KalmanKernels.predict(&s, overSeconds: t - stateSeconds, processNoiseDensity: configuration.processNoiseDensity) {
+        case .accepted:
+            state = s
+            stateSeconds = t
+        default:
+            diverge(at: t)
+        }
+    }
+
+    /// Sets the state directly (e.g. a prior), as if a measurement had initialised it at time t.
+    package mutating func reset(to initial: KalmanState, atSeconds t: Double) {
+        state = initial
+        stateSeconds = t
+        lastUpdateSeconds = t
+        stateAtLastUpdate = initial
+        rejectionScore = 0
+        initializationCount += 1
+    }
+
+    // MARK: loosely coupled
+
+    /// Loosely coupled update with a least-squares fix z = (x, y) of covariance R (the fix's xy block):
+    /// predict to the fix time, then gate on NIS = yᵀS⁻¹y ≤ χ², then update (Joseph form).
+    /// The first fix, a fix after a gap longer than `reinitializeAfterSeconds`, or the fix that brings
+    /// the rejection score to `gateOpenScore` (re)initialises the track at the fix:
+    /// x₀ = (z, 0), P₀ = diag(σ_p², σ_p², σ_v², σ_v²), followed by the update with z.
+    @discardableResult
+    package mutating func update(fix: PositionFix) -> TrackUpdateOutcome {
+        let t = fix.timeSeconds
+        let c = fix.covariance
+        guard fix.position.isFinite, t.isFinite, c.isFinite, c.xx > 0, c.yy > 0, c.xx * c.yy > c.xy * c.xy else {
+            return .unusable
+        }
+        var initializing = false
+        if state == nil || t - lastUpdateSeconds > configuration.reinitializeAfterSeconds || t < stateSeconds {
+            initializing = true
+        } else {
+            predict(toSeconds: t)
+            if state == nil { initializing = true }
+        }
+        if initializing {
+            reset(to: prior(x: fix.position.x, y: fix.position.y), atSeconds: t)
+        }
+        guard var s = state else { return .unusable }
+        var innovation = KalmanInnovation()
+        let gate = initializing ? Double.infinity : configuration.fixGateChiSquare
+        switch KalmanKernels.updatePosition(&s, zx: fix.position.x, zy: fix.position.y, rxx: c.xx, rxy: c.xy, ryy: c.yy,
+                                            gate: gate, innovation: &innovation) {
+        case .accepted:
+            state = s
+            accept(at: t)
+            lastFixQuality = fix.quality
+            return initializing ? .initialized : .accepted
+        case .gated:
+            rejectionScore += 1
+            if rejectionScore >= configuration.gateOpenScore {
+                reset(to: prior(x: fix.position.x, y: fix.position.y), atSeconds: t)
+                return update(fix: fix) == .diverged ? .diverged : .initialized
+            }
+            return .gated
+        default:
+            diverge(at: t)
+            return .diverged
+        }
+    }
+
+    // MARK: tightly coupled
+
+    /// Tightly coupled EKF update with one range to `locator` (its bias removed, tag at height h):
+    /// h(x) = √((px−xᵢ)² + (py−yᵢ)² + (h−zᵢ)²), y = r − bᵢ − h(x), S = HPHᵀ + σ_r², gate on ν = y/√S
+    /// (asymmetric: NLOS ranges are long), Joseph-form update at the range's own timestamp.
+    /// Before initialisation (and after a gap or an opened gate) ranges are buffered until
+    /// `initializationLocators` distinct locators give a least-squares position.
+    @discardableResult
+    package mutating func update(range: RangeMeasurement, locator: Locator) -> TrackUpdateOutcome {
+        let t = range.timeSeconds
+        let r = range.rangeMeters - locator.biasMeters
+        guard t.isFinite, r.isFinite, r >= 0, locator.position.isFinite else { return .unusable }
+        buffer.insert(.init(address: locator.address, anchor: locator.position, rangeMeters: r, timeSeconds: t))
+        if state == nil || t - lastUpdateSeconds > configuration.reinitializeAfterSeconds || t < stateSeconds {
+            return initializeFromBuffer(at: t)
+        }
+        predict(toSeconds: t)
+        guard var s = state else { return initializeFromBuffer(at: t) }
+        var innovation = KalmanInnovation()
+        let sigma = configuration.rangeSigmaMeters
+        let outcome = KalmanKernels.updateRange(&s, anchor: locator.position, tagHeightMeters: tagHeightMeters,
+                                                rangeMeters: r, varianceSquareMeters: sigma * sigma,
+                                                gateLong: configuration.rangeGateLongSigmas,
+                                                gateShort: configuration.rangeGateShortSigmas, innovation: &innovation)
+        switch outcome {
+        case .accepted:
+            state = s
+            accept(at: t)
+            let dx = s.x[0] - locator.position.x, dy = s.x[1] - locator.position.y, dz = tagHeightMeters - locator.position.z
+            let rho2 = max(1e-12, dx * dx + dy * dy + dz * dz)
+            epochUsed += 1
+            epochA00 += dx * dx / rho2; epochA01 += dx * dy / rho2; epochA11 += dy * dy / rho2
+            epochResidualSquares += innovation.residualMeters * innovation.residualMeters
+            return .accepted
+        case .gated:
+            epochRejected.append(locator.address)
+            rejectionScore += 1
+            if rejectionScore >= configuration.gateOpenScore {
+                let o = initializeFromBuffer(at: t)
+                return o == .buffered ? .gated : o
+            }
+            return .gated
+        case .invalidArgument:
+            return .unusable
+        default:
+            diverge(at: t)
+            return .diverged
+        }
+    }
+
+    // MARK: output
+
+    /// The filter's fix at time t without changing the filter: the state predicted to t, except that the
+    /// mean is extrapolated at most `maximumCoastSeconds` past the last accepted measurement (no drift
+    /// through an outage) while the covariance keeps growing as F P Fᵀ + Q. Nil before initialisation.
+    package func fix(atSeconds t: Double) -> PositionFix? {
+        guard let current = state else { return nil }
+        var covarianceState = current
+        if t > stateSeconds {
+            _ = KalmanKernels.predict(&covarianceState, overSeconds: t - stateSeconds, processNoiseDensity: configuration.processNoiseDensity)
+        }
+        var mean = covarianceState
+        let coastEnd = lastUpdateSeconds + configuration.maximumCoastSeconds
+        if t > coastEnd, let anchor = stateAtLastUpdate {
+            mean = anchor
+            _ = KalmanKernels.predict(&mean, overSeconds: configuration.maximumCoastSeconds, processNoiseDensity: 0)
+        }
+        return makeFix(time: max(t, stateSeconds), mean: mean, covariance: covarianceState)
+    }
+
+    /// The fix at the state's own time (nil before initialisation).
+    package var currentFix: PositionFix? { fix(atSeconds: stateSeconds) }
+
+    /// Predicts to t, returns the fix there and starts a new epoch for the quality figures
+    /// (locators used and rejected, HDOP of the accepted ranges, residual RMS).
+    package mutating func takeFix(atSeconds t: Double) -> PositionFix? {
+        if t - lastUpdateSeconds <= configuration.maximumCoastSeconds { predict(toSeconds: t) }
+        let f = fix(atSeconds: t)
+        epochUsed = 0
+        epochA00 = 0; epochA01 = 0; epochA11 = 0
+        epochResidualSquares = 0
+        epochRejected = LocatorList()
+        return f
+    }
+
+    // MARK: internals
+
+    private func prior(x: Double, y: Double) -> KalmanState {
+        KalmanState(px: x, py: y, positionSigmaMeters: configuration.initialPositionSigmaMeters,
+                    velocitySigmaMetersPerSecond: configuration.initialVelocitySigmaMetersPerSecond)
+    }
+
+    private mutating func accept(at t: Double) {
+        lastUpdateSeconds = t
+        stateAtLastUpdate = state
+        rejectionScore = max(0, rejectionScore - 1)
+    }
+
+    private mutating func diverge(at t: Double) {
+        state = nil
+        stateAtLastUpdate = nil
+        lastUpdateSeconds = -Double.infinity
+        lastError = LocusError(.filterDivergence, "tag \(tag): filter state not finite at t = \(t) s; re-initialising")
+    }
+
+    private mutating func initializeFromBuffer(at t: Double) -> TrackUpdateOutcome {
+        guard let p = buffer.solve(newestSeconds: t, windowSeconds: configuration.initializationWindowSeconds,
+                                   tagHeightMeters: tagHeightMeters, minimumLocators: configuration.initializationLocators,
+                                   sigmaMeters: configuration.rangeSigmaMeters) else {
+            if state != nil && t - lastUpdateSeconds > configuration.reinitializeAfterSeconds {
+                state = nil
+                stateAtLastUpdate = nil
+            }
+            return .buffered
+        }
+        let sv = configuration.initialVelocitySigmaMetersPerSecond
+        var p0 = SIMD16<Double>(repeating: 0)
+        p0[0] = p.cxx; p0[1] = p.cxy; p0[4] = p.cxy; p0[5] = p.cyy; p0[10] = sv * sv; p0[15] = sv * sv
+        reset(to: KalmanState(x: SIMD4(p.x, p.y, 0, 0), p: p0), atSeconds: t)
+        return .initialized
+    }
+
+    private func makeFix(time t: Double, mean: KalmanState, covariance: KalmanState) -> PositionFix {
+        var quality = lastFixQuality
+        if configuration.coupling == .tight || epochUsed > 0 {
+            let det = epochA00 * epochA11 - epochA01 * epochA01
+            let hdop = det > 1e-12 ? ((epochA00 + epochA11) / det).squareRoot() : 0
+            quality = FixQuality(hdop: hdop, pdop: hdop,
+                                 residualRMSMeters: epochUsed > 0 ? (epochResidualSquares / Double(epochUsed)).squareRoot() : 0,
+                                 locatorsUsed: epochUsed, rejected: epochRejected)
+        }
+        return PositionFix(timeSeconds: t, tag: tag, floor: floor,
+                           position: Point3(x: mean.x[0], y: mean.x[1], z: tagHeightMeters),
+                           velocity: Vector3(x: mean.x[2], y: mean.x[3], z: 0),
+                           covariance: SymmetricMatrix3(xx: covariance[0, 0], xy: covariance[0, 1], yy: covariance[1, 1], zz: 0),
+                           quality: quality)
+    }
+}

@@ -1,0 +1,64 @@
+/// Parameters of the tracking filter and the smoother (state apart: see `TrackFilter`).
+package struct TrackFilterConfiguration: Sendable, Hashable {
+    /// How measurements enter the filter.
+    package enum Coupling: Sendable, Hashable {
+        /// Each range is an EKF update at its own timestamp (works with any number of ranges per epoch).
+        case tight
+        /// Least-squares fixes with their covariance are the measurements.
+        case loose
+    }
+
+    /// The default measurement form (chosen by the figures in README-tracking.md).
+    package var coupling: Coupling
+    /// White-noise acceleration density q of the constant-velocity model, m²/s³.
+    package var processNoiseDensity: Double
+    /// Range noise σ_r used in tightly coupled updates, metres.
+    package var rangeSigmaMeters: Double
+    /// Range gate, long side: a range whose normalised innovation ν = y/√S exceeds this is rejected
+    /// (NLOS makes ranges long, so this side is tight).
+    package var rangeGateLongSigmas: Double
+    /// Range gate, short side: ν < −this is rejected.
+    package var rangeGateShortSigmas: Double
+    /// Fix gate: a fix whose NIS = yᵀS⁻¹y exceeds this χ²(2) quantile is rejected (13.82 = 99.9 %).
+    package var fixGateChiSquare: Double
+    /// Hysteresis: the rejection score rises by 1 per gated measurement and falls by 1 per accepted one;
+    /// at this score the gate opens and the track is re-acquired from the latest measurements.
+    package var gateOpenScore: Int
+    /// After this long without an accepted measurement the track is re-initialised, seconds.
+    package var reinitializeAfterSeconds: Double
+    /// Reported fixes extrapolate the mean at most this far past the last accepted measurement
+    /// (the covariance keeps growing), seconds.
+    package var maximumCoastSeconds: Double
+    /// Prior σ of the position at initialisation from a fix, metres.
+    package var initialPositionSigmaMeters: Double
+    /// Prior σ of the velocity at initialisation, m/s.
+    package var initialVelocitySigmaMetersPerSecond: Double
+    /// Tightly coupled initialisation: distinct locators needed within the window.
+    package var initializationLocators: Int
+    /// Tightly coupled initialisation: ranges older than this (relative to the newest) are ignored, seconds.
+    package var initializationWindowSeconds: Double
+
+    /// Creates a configuration; every argument defaults to the value of `standard`.
+    package init(coupling: Coupling = .tight, processNoiseDensity: Double = 0.5, rangeSigmaMeters: Double = 0.1,
+                 rangeGateLongSigmas: Double = 2.5, rangeGateShortSigmas: Double = 4.0, fixGateChiSquare: Double = 13.82,
+                 gateOpenScore: Int = 6, reinitializeAfterSeconds: Double = 2.0, maximumCoastSeconds: Double = 1.0,
+                 initialPositionSigmaMeters: Double = 10, initialVelocitySigmaMetersPerSecond: Double = 1.5,
+                 initializationLocators: Int = 4, initializationWindowSeconds: Double = 0.3) {
+        self.coupling = coupling
+        self.processNoiseDensity = processNoiseDensity
+        self.rangeSigmaMeters = rangeSigmaMeters
+        self.rangeGateLongSigmas = rangeGateLongSigmas
+        self.rangeGateShortSigmas = rangeGateShortSigmas
+        self.fixGateChiSquare = fixGateChiSquare
+        self.gateOpenScore = gateOpenScore
+        self.reinitializeAfterSeconds = reinitializeAfterSeconds
+        self.maximumCoastSeconds = maximumCoastSeconds
+        self.initialPositionSigmaMeters = initialPositionSigmaMeters
+        self.initialVelocitySigmaMetersPerSecond = initialVelocitySigmaMetersPerSecond
+        self.initializationLocators = initializationLocators
+        self.initializationWindowSeconds = initializationWindowSeconds
+    }
+
+    /// The tuned defaults (figures in README-tracking.md).
+    package static let standard = TrackFilterConfiguration()
+}

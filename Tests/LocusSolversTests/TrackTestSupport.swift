@@ -1,0 +1,107 @@
+import LocusCore
+import LocusNumerics
+import LocusSimulation
+@testable import LocusSolvers
+
+/// Shared fixtures for the tracking tests: a floor, simulated runs, the per-fix Cramér–Rao bound,
+/// and a TEST-ONLY least-squares stand-in (until the Trilaterator lands on main) for loose coupling.
+enum TrackFixture {
+    /// 20 m × 12 m floor, 8 locators at 2.5 m on the walls, tags at 1.1 m.
+    static func floor(locatorCount: Int = 8) -> Floor {
+        let all: [(Double, Double)] = [(0, 0), (20, 0), (20, 12), (0, 12), (10, 0), (20, 6), (10, 12), (0, 6)]
+        let locators = all.prefix(locatorCount).enumerated().map { i, p in
+            Locator(address: LocatorAddress(UInt16(0x100 + i)), position: Point3(x: p.0, y: p.1, z: 2.5))
+        }
+        return Floor(id: "1F", widthMeters: 20, heightMeters: 12, tagHeightMeters: 1.1, locators: locators)
+    }
+
+    static func recording(seed: UInt64, durationSeconds: Double = 240, nlos: Double = 0, dropout: Double = 0,
+                          locatorCount: Int = 8) -> SimulatedRecording {
+        SimulatedRecording.simulate(floor: floor(locatorCount: locatorCount), tagCount: 1, durationSeconds: durationSeconds,
+                                    seed: seed,
+                                    ranging: RangeSimulationConfiguration(nlosProbability: nlos, dropoutProbability: dropout))
+    }
+
+    /// Per-fix CRB at a point: σ·√trace((HᵀH)⁻¹), rows H = ((x−xᵢ)/ρᵢ, (y−yᵢ)/ρᵢ).
+    static func crb(at p: Point2, floor: Floor, sigmaMeters: Double = 0.1) -> Double {
+        var a00 = 0.0, a01 = 0.0, a11 = 0.0
+        for l in floor.locators {
+            let dx = p.x - l.position.x, dy = p.y - l.position.y, dz = floor.tagHeightMeters - l.position.z
+            let r2 = dx * dx + dy * dy + dz * dz
+            a00 += dx * dx / r2; a01 += dx * dy / r2; a11 += dy * dy / r2
+        }
+        let det = a00 * a11 - a01 * a01
+        return sigmaMeters * ((a00 + a11) / det).squareRoot()
+    }
+
+    /// Groups a single tag's ranges into rounds (a gap > 50 ms starts a new round).
+    static func rounds(_ ranges: [RangeMeasurement]) -> [[RangeMeasurement]] {
+        var out: [[RangeMeasurement]] = []
+        for r in ranges {
+            if let last = out.last?.last, r.timeSeconds - last.timeSeconds < 0.05 {
+                out[out.count - 1].append(r)
+            } else {
+                out.append([r])
+            }
+        }
+        return out
+    }
+
+    /// TEST-ONLY stand-in for the Trilaterator: planar Gauss–Newton fix with covariance σ²(JᵀJ)⁻¹.
+    static func leastSquaresFix(_ round: [RangeMeasurement], floor: Floor, sigmaMeters: Double = 0.1) -> PositionFix? {
+        var buffer = TrackRangeBuffer()
+        for r in round {
+            guard let l = floor.locator(r.locator) else { continue }
+            buffer.insert(.init(address: l.address, anchor: l.position, rangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds))
+        }
+        guard let t = round.last?.timeSeconds,
+              let s = buffer.solve(newestSeconds: t, windowSeconds: 1, tagHeightMeters: floor.tagHeightMeters,
+                                   minimumLocators: 3, sigmaMeters: sigmaMeters) else { return nil }
+        return PositionFix(timeSeconds: t, tag: round[0].tag, floor: floor.id,
+                           position: Point3(x: s.x, y: s.y, z: floor.tagHeightMeters),
+                           covariance: SymmetricMatrix3(xx: s.cxx, xy: s.cxy, yy: s.cyy, zz: 0),
+                           quality: FixQuality(hdop: 0, pdop: 0, residualRMSMeters: 0, locatorsUsed: round.count))
+    }
+
+    struct Score {
+        var rmseMeters: Double
+        var crbMeters: Double
+        var ratio: Double { rmseMeters / crbMeters }
+        var fixes: Int
+    }
+
+    /// RMSE of fixes against the walk, and RMS per-fix CRB at the truth points (skipping the first `skip` fixes).
+    static func score(_ fixes: [PositionFix], recording: SimulatedRecording, skip: Int = 8) -> Score {
+        guard let walk = recording.walks.first?.walk else { return Score(rmseMeters: .infinity, crbMeters: 1, fixes: 0) }
+        var e2 = 0.0, c2 = 0.0, n = 0
+        for f in fixes.dropFirst(skip) {
+            let p = walk.position(atSeconds: f.timeSeconds)
+            let dx = f.position.x - p.x, dy = f.position.y - p.y
+            e2 += dx * dx + dy * dy
+            let c = crb(at: p, floor: recording.floor)
+            c2 += c * c
+            n += 1
+        }
+        return Score(rmseMeters: (e2 / Double(max(1, n))).squareRoot(), crbMeters: (c2 / Double(max(1, n))).squareRoot(), fixes: n)
+    }
+
+    /// Runs the causal filter over a recording, one fix per round at the round's last range time.
+    static func runCausal(_ recording: SimulatedRecording, configuration: TrackFilterConfiguration) -> [PositionFix] {
+        let floor = recording.floor
+        var filter = TrackFilter(configuration: configuration, tag: "T1", floor: floor.id, tagHeightMeters: floor.tagHeightMeters)
+        var fixes: [PositionFix] = []
+        for round in rounds(recording.ranges) {
+            guard let t = round.last?.timeSeconds else { continue }
+            switch configuration.coupling {
+            case .tight:
+                for r in round {
+                    if let l = floor.locator(r.locator) { filter.update(range: r, locator: l) }
+                }
+            case .loose:
+                if let f = leastSquaresFix(round, floor: floor) { filter.update(fix: f) }
+            }
+            if let f = filter.takeFix(atSeconds: t) { fixes.append(f) }
+        }
+        return fixes
+    }
+}
