@@ -45,6 +45,23 @@ int locus_kalman_cv_predict(double *x, double *P, double dt_s, double q) {
     return LOCUS_KALMAN_OK;
 }
 
+int locus_kalman_still_predict(double *x, double *P, double dt_s, double q_pos, double velocity_variance) {
+    if (!(dt_s >= 0) || !(q_pos >= 0) || !(velocity_variance > 0) || !isfinite(dt_s) || !isfinite(q_pos)
+        || !isfinite(velocity_variance)) return LOCUS_KALMAN_BAD_ARGUMENT;
+    double out[16];
+    for (int i = 0; i < 16; i++) out[i] = 0;
+    out[0] = P[0] + q_pos * dt_s;
+    out[1] = out[4] = 0.5 * (P[1] + P[4]);
+    out[5] = P[5] + q_pos * dt_s;
+    out[10] = out[15] = velocity_variance;
+    double nx[4] = { x[0], x[1], 0, 0 };
+    if (!finite_state(nx, out)) return LOCUS_KALMAN_NOT_FINITE;
+    if (!positive_diagonal(out)) return LOCUS_KALMAN_NOT_POSITIVE;
+    for (int i = 0; i < 4; i++) x[i] = nx[i];
+    for (int i = 0; i < 16; i++) P[i] = out[i];
+    return LOCUS_KALMAN_OK;
+}
+
 int locus_kalman_cv_update_position(double *x, double *P, const double *z, const double *r, double gate,
                                     double *stats) {
     const double s00 = P[0] + r[0], s01 = P[1] + r[1], s11 = P[5] + r[2];

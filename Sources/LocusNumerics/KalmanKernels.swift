@@ -94,6 +94,24 @@ package enum KalmanKernels {
         return KalmanOutcome(status: status)
     }
 
+    /// Prediction of the standing-still model over Δt: x ← (px, py, 0, 0),
+    /// P ← [[P_pp + q_pos·Δt·I, 0], [0, σ_v²·I]] (q_pos in m²/s, σ_v² in m²/s²).
+    @inline(__always)
+    package static func predictStill(_ state: inout KalmanState, overSeconds dt: Double,
+                                     positionNoiseDensity qPosition: Double,
+                                     velocityVarianceSquareMetersPerSecondSquared v: Double) -> KalmanOutcome {
+        let status = withUnsafeMutablePointer(to: &state.x) { xp in
+            withUnsafeMutablePointer(to: &state.p) { pp in
+                xp.withMemoryRebound(to: Double.self, capacity: 4) { x in
+                    pp.withMemoryRebound(to: Double.self, capacity: 16) { p in
+                        locus_kalman_still_predict(x, p, dt, qPosition, v)
+                    }
+                }
+            }
+        }
+        return KalmanOutcome(status: status)
+    }
+
     /// Update with a position z = (zx, zy) metres, covariance R = [[rxx, rxy], [rxy, ryy]] m²:
     /// y = z − Hx, S = HPHᵀ + R, K = PHᵀS⁻¹, x ← x + Ky, P ← (I−KH)P(I−KH)ᵀ + KRKᵀ (Joseph).
     /// Gated (state unchanged) when NIS = yᵀS⁻¹y > `gate`.

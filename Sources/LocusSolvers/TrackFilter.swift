@@ -1,5 +1,8 @@
 import LocusCore
 import LocusNumerics
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What one measurement did to a track.
 package enum TrackUpdateOutcome: Sendable, Hashable {
@@ -49,6 +52,10 @@ package struct TrackFilter: Sendable {
     package private(set) var lastError: LocusError?
     /// Number of (re-)initialisations so far.
     package private(set) var initializationCount = 0
+    /// IMM: the models' states (0 standing still, 1 steady walking, 2 manoeuvring).
+    private var modes = (KalmanState(x: .zero, p: .zero), KalmanState(x: .zero, p: .zero), KalmanState(x: .zero, p: .zero))
+    /// IMM model probabilities μ = (still, steady, manoeuvring) (the fourth lane is unused, 0).
+    package private(set) var modeProbabilities = SIMD4<Double>(1.0 / 3, 1.0 / 3, 1.0 / 3, 0)
 
     private var buffer = TrackRangeBuffer()
     // Per-epoch quality figures since the last `takeFix`: accepted ranges, Σ HᵀH, Σ y², rejected locators.
@@ -69,9 +76,39 @@ package struct TrackFilter: Sendable {
 
     /// Predicts the state to time t (no-op before initialisation or for t ≤ the state's time).
     /// x ← F x, P ← F P Fᵀ + Q over Δt = t − t_state.
+    /// With interacting models: mixing (μ_{i|j} = π_ij μ_i / c_j, c_j = Σ_i π_ij μ_i, x₀ⱼ = Σ_i μ_{i|j} xᵢ,
+    /// P₀ⱼ = Σ_i μ_{i|j}(Pᵢ + (xᵢ − x₀ⱼ)(xᵢ − x₀ⱼ)ᵀ)), prediction of each model with its q, μ ← c, and the
+    /// combined state x = Σ μⱼ xⱼ, P = Σ μⱼ (Pⱼ + (xⱼ − x)(xⱼ − x)ᵀ).
     package mutating func predict(toSeconds t: Double) {
         guard var s = state, t > stateSeconds else { return }
-        switch KalmanKernels.predict(&s, overSeconds: t - stateSeconds, processNoiseDensity: configuration.processNoiseDensity) {
+        let dt = t - stateSeconds
+        if configuration.usesInteractingModels {
+            // Markov chain: stay with 1 − p, move to each other model with p/2.
+            let p = 1 - exp(-configuration.modeSwitchesPerSecond * dt)
+            let mu = modeProbabilities
+            let c = (1 - p) * mu + (0.5 * p) * (SIMD4(repeating: mu.sum()) - mu)
+            let stay = 1 - p, move = 0.5 * p
+            func weights(_ j: Int) -> SIMD4<Double> {
+                var w = SIMD4<Double>(move * mu[0], move * mu[1], move * mu[2], 0)
+                w[j] = stay * mu[j]
+                return w / max(c[j], 1e-300)
+            }
+            var a = Self.mix(modes, weights: weights(0))
+            var b = Self.mix(modes, weights: weights(1))
+            var m = Self.mix(modes, weights: weights(2))
+            let oa = KalmanKernels.predictStill(&a, overSeconds: dt, positionNoiseDensity: configuration.stillPositionNoiseDensity,
+                                                velocityVarianceSquareMetersPerSecondSquared:
+                                                    configuration.stillVelocitySigmaMetersPerSecond * configuration.stillVelocitySigmaMetersPerSecond)
+            let ob = KalmanKernels.predict(&b, overSeconds: dt, processNoiseDensity: configuration.lowProcessNoiseDensity)
+            let om = KalmanKernels.predict(&m, overSeconds: dt, processNoiseDensity: configuration.highProcessNoiseDensity)
+            guard oa == .accepted, ob == .accepted, om == .accepted else { diverge(at: t); return }
+            modes = (a, b, m)
+            modeProbabilities = c / c.sum()
+            state = Self.mix(modes, weights: modeProbabilities)
+            stateSeconds = t
+            return
+        }
+        switch KalmanKernels.predict(&s, overSeconds: dt, processNoiseDensity: configuration.processNoiseDensity) {
         case .accepted:
             state = s
             stateSeconds = t
@@ -80,9 +117,41 @@ package struct TrackFilter: Sendable {
         }
     }
 
+    /// A Gaussian mixture Σ wᵢ N(xᵢ, Pᵢ) (weights summing to 1) moment-matched to one Gaussian:
+    /// x = Σ wᵢ xᵢ, P = Σ wᵢ (Pᵢ + (xᵢ − x)(xᵢ − x)ᵀ).
+    static func mix(_ m: (KalmanState, KalmanState, KalmanState), weights w: SIMD4<Double>) -> KalmanState {
+        let x = w[0] * m.0.x + w[1] * m.1.x + w[2] * m.2.x
+        let d0 = m.0.x - x, d1 = m.1.x - x, d2 = m.2.x - x
+        var p = w[0] * m.0.p + w[1] * m.1.p + w[2] * m.2.p
+        for r in 0..<4 {
+            for c in 0..<4 { p[4 * r + c] += w[0] * d0[r] * d0[c] + w[1] * d1[r] * d1[c] + w[2] * d2[r] * d2[c] }
+        }
+        return KalmanState(x: x, p: p)
+    }
+
+    /// IMM measurement step after the combined state passed the gate: update every model with
+    /// `update` (which returns the likelihood N(y; 0, S) up to a common constant, or nil on failure),
+    /// μⱼ ← μⱼ Lⱼ / Σ μᵢ Lᵢ, and recombine.
+    private mutating func updateModes(at t: Double, _ update: (inout KalmanState) -> Double?) -> Bool {
+        var a = modes.0, b = modes.1, m = modes.2
+        guard let la = update(&a), let lb = update(&b), let lm = update(&m) else { return false }
+        let weighted = modeProbabilities * SIMD4(la, lb, lm, 0)
+        let total = weighted.sum()
+        if total > 1e-300, total.isFinite {
+            modeProbabilities = (weighted / total).replacing(with: 1e-9, where: weighted / total .< 1e-9)
+            modeProbabilities[3] = 0
+            modeProbabilities /= modeProbabilities.sum()
+        }
+        modes = (a, b, m)
+        state = Self.mix(modes, weights: modeProbabilities)
+        return true
+    }
+
     /// Sets the state directly (e.g. a prior), as if a measurement had initialised it at time t.
     package mutating func reset(to initial: KalmanState, atSeconds t: Double) {
         state = initial
+        modes = (initial, initial, initial)
+        modeProbabilities = SIMD4<Double>(1.0 / 3, 1.0 / 3, 1.0 / 3, 0)
         stateSeconds = t
         lastUpdateSeconds = t
         stateAtLastUpdate = initial
@@ -121,6 +190,15 @@ package struct TrackFilter: Sendable {
                                             gate: gate, innovation: &innovation) {
         case .accepted:
             state = s
+            if configuration.usesInteractingModels {
+                let ok = updateModes(at: t) { m in
+                    var i = KalmanInnovation()
+                    guard KalmanKernels.updatePosition(&m, zx: fix.position.x, zy: fix.position.y, rxx: c.xx, rxy: c.xy,
+                                                       ryy: c.yy, gate: .infinity, innovation: &i) == .accepted else { return nil }
+                    return exp(-0.5 * i.statistic) / i.innovationVariance.squareRoot()
+                }
+                if !ok { diverge(at: t); return .diverged }
+            }
             accept(at: t)
             lastFixQuality = fix.quality
             return initializing ? .initialized : .accepted
@@ -164,6 +242,18 @@ package struct TrackFilter: Sendable {
         switch outcome {
         case .accepted:
             state = s
+            if configuration.usesInteractingModels {
+                let h = tagHeightMeters, anchor = locator.position, v = sigma * sigma
+                let ok = updateModes(at: t) { m in
+                    var i = KalmanInnovation()
+                    guard KalmanKernels.updateRange(&m, anchor: anchor, tagHeightMeters: h, rangeMeters: r,
+                                                    varianceSquareMeters: v, gateLong: .infinity, gateShort: .infinity,
+                                                    innovation: &i) == .accepted else { return nil }
+                    return exp(-0.5 * i.statistic * i.statistic) / i.innovationVariance.squareRoot()
+                }
+                guard ok, let combined = state else { diverge(at: t); return .diverged }
+                s = combined
+            }
             accept(at: t)
             let dx = s.x[0] - locator.position.x, dy = s.x[1] - locator.position.y, dz = tagHeightMeters - locator.position.z
             let rho2 = max(1e-12, dx * dx + dy * dy + dz * dz)

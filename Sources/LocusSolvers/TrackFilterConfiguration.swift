@@ -10,8 +10,23 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
 
     /// The default measurement form (chosen by the figures in README-tracking.md).
     package var coupling: Coupling
-    /// White-noise acceleration density q of the constant-velocity model, m²/s³.
+    /// White-noise acceleration density q of the constant-velocity model, m²/s³ (single-model filter,
+    /// and the smoother when no mode history is available).
     package var processNoiseDensity: Double
+    /// Interacting multiple models: a standing-still model (velocity zero) and two constant-velocity
+    /// models, "steady" (q_low) and "manoeuvring" (q_high), mixed by an IMM with Markov switching;
+    /// false runs the single constant-velocity model with q.
+    package var usesInteractingModels: Bool
+    /// q of the steady model (walking straight, standing), m²/s³.
+    package var lowProcessNoiseDensity: Double
+    /// q of the manoeuvring model (turns, starts, stops), m²/s³.
+    package var highProcessNoiseDensity: Double
+    /// Position random-walk density of the standing-still model, m²/s.
+    package var stillPositionNoiseDensity: Double
+    /// Velocity σ of the standing-still model (its velocity is zero), m/s.
+    package var stillVelocitySigmaMetersPerSecond: Double
+    /// Mode switching rate λ of the IMM's Markov chain: P(switch within Δt) = 1 − e^(−λΔt), 1/s.
+    package var modeSwitchesPerSecond: Double
     /// Range noise σ_r used in tightly coupled updates, metres.
     package var rangeSigmaMeters: Double
     /// Range gate, long side: a range whose normalised innovation ν = y/√S exceeds this is rejected
@@ -39,13 +54,22 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     package var initializationWindowSeconds: Double
 
     /// Creates a configuration; every argument defaults to the value of `standard`.
-    package init(coupling: Coupling = .tight, processNoiseDensity: Double = 0.5, rangeSigmaMeters: Double = 0.1,
+    package init(coupling: Coupling = .tight, processNoiseDensity: Double = 0.2, usesInteractingModels: Bool = true,
+                 lowProcessNoiseDensity: Double = 0.002, highProcessNoiseDensity: Double = 1.0,
+                 stillPositionNoiseDensity: Double = 1e-4, stillVelocitySigmaMetersPerSecond: Double = 0.02,
+                 modeSwitchesPerSecond: Double = 0.2, rangeSigmaMeters: Double = 0.1,
                  rangeGateLongSigmas: Double = 2.5, rangeGateShortSigmas: Double = 4.0, fixGateChiSquare: Double = 13.82,
                  gateOpenScore: Int = 6, reinitializeAfterSeconds: Double = 2.0, maximumCoastSeconds: Double = 1.0,
                  initialPositionSigmaMeters: Double = 10, initialVelocitySigmaMetersPerSecond: Double = 1.5,
                  initializationLocators: Int = 4, initializationWindowSeconds: Double = 0.3) {
         self.coupling = coupling
         self.processNoiseDensity = processNoiseDensity
+        self.usesInteractingModels = usesInteractingModels
+        self.lowProcessNoiseDensity = lowProcessNoiseDensity
+        self.highProcessNoiseDensity = highProcessNoiseDensity
+        self.modeSwitchesPerSecond = modeSwitchesPerSecond
+        self.stillPositionNoiseDensity = stillPositionNoiseDensity
+        self.stillVelocitySigmaMetersPerSecond = stillVelocitySigmaMetersPerSecond
         self.rangeSigmaMeters = rangeSigmaMeters
         self.rangeGateLongSigmas = rangeGateLongSigmas
         self.rangeGateShortSigmas = rangeGateShortSigmas

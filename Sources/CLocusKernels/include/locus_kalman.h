@@ -16,6 +16,11 @@
 /// x <- F x, P <- F P F^T + Q, F = [[I, dt I], [0, I]], Q = q [[dt^3/3 I, dt^2/2 I], [dt^2/2 I, dt I]].
 int locus_kalman_cv_predict(double *x, double *P, double dt_s, double q);
 
+/// Prediction of the "standing still" model over dt seconds: position a random walk of density q_pos
+/// (m^2/s), velocity exactly zero with variance velocity_variance (m^2/s^2):
+/// x <- (px, py, 0, 0), P <- [[P_pp + q_pos dt I, 0], [0, velocity_variance I]].
+int locus_kalman_still_predict(double *x, double *P, double dt_s, double q_pos, double velocity_variance);
+
 /// Update with a 2-D position z (metres) of covariance R = [[r[0], r[1]], [r[1], r[2]]] (m^2):
 /// y = z - H x, S = H P H^T + R, NIS = y^T S^-1 y, K = P H^T S^-1 (stats[0] = NIS, stats[1] = det S),
 /// x <- x + K y, P <- (I - K H) P (I - K H)^T + K R K^T (Joseph form, symmetrised).
