@@ -183,7 +183,9 @@ package struct TrackFilter: Sendable {
         if initializing {
             reset(to: prior(x: fix.position.x, y: fix.position.y), atSeconds: t)
         }
-        guard var s = state else { return .unusable }
+        // The gate is tested on the most permissive model (IMM: the manoeuvring one), so that a
+        // confident steady model cannot lock the track out during a manoeuvre.
+        guard var s = configuration.usesInteractingModels ? modes.2 : state else { return .unusable }
         var innovation = KalmanInnovation()
         let gate = initializing ? Double.infinity : configuration.fixGateChiSquare
         switch KalmanKernels.updatePosition(&s, zx: fix.position.x, zy: fix.position.y, rxx: c.xx, rxy: c.xy, ryy: c.yy,
@@ -205,14 +207,38 @@ package struct TrackFilter: Sendable {
         case .gated:
             rejectionScore += 1
             if rejectionScore >= configuration.gateOpenScore {
-                reset(to: prior(x: fix.position.x, y: fix.position.y), atSeconds: t)
-                return update(fix: fix) == .diverged ? .diverged : .initialized
+                // The gate opens: take the fix ungated (the manoeuvring model absorbs the jump).
+                return updateOpen(fix: fix)
             }
             return .gated
         default:
             diverge(at: t)
             return .diverged
         }
+    }
+
+    private mutating func updateOpen(fix: PositionFix) -> TrackUpdateOutcome {
+        guard var s = state else { return .unusable }
+        let c = fix.covariance, t = fix.timeSeconds
+        var innovation = KalmanInnovation()
+        guard KalmanKernels.updatePosition(&s, zx: fix.position.x, zy: fix.position.y, rxx: c.xx, rxy: c.xy, ryy: c.yy,
+                                           gate: .infinity, innovation: &innovation) == .accepted else {
+            diverge(at: t)
+            return .diverged
+        }
+        state = s
+        if configuration.usesInteractingModels {
+            let ok = updateModes(at: t) { m in
+                var i = KalmanInnovation()
+                guard KalmanKernels.updatePosition(&m, zx: fix.position.x, zy: fix.position.y, rxx: c.xx, rxy: c.xy,
+                                                   ryy: c.yy, gate: .infinity, innovation: &i) == .accepted else { return nil }
+                return exp(-0.5 * i.statistic) / i.innovationVariance.squareRoot()
+            }
+            if !ok { diverge(at: t); return .diverged }
+        }
+        accept(at: t)
+        lastFixQuality = fix.quality
+        return .accepted
     }
 
     // MARK: tightly coupled
@@ -232,7 +258,9 @@ package struct TrackFilter: Sendable {
             return initializeFromBuffer(at: t)
         }
         predict(toSeconds: t)
-        guard var s = state else { return initializeFromBuffer(at: t) }
+        guard state != nil else { return initializeFromBuffer(at: t) }
+        // Gate on the most permissive model (IMM: manoeuvring), see `update(fix:)`.
+        var s = configuration.usesInteractingModels ? modes.2 : (state ?? modes.2)
         var innovation = KalmanInnovation()
         let sigma = configuration.rangeSigmaMeters
         let outcome = KalmanKernels.updateRange(&s, anchor: locator.position, tagHeightMeters: tagHeightMeters,
@@ -253,6 +281,8 @@ package struct TrackFilter: Sendable {
                 }
                 guard ok, let combined = state else { diverge(at: t); return .diverged }
                 s = combined
+            } else {
+                state = s
             }
             accept(at: t)
             let dx = s.x[0] - locator.position.x, dy = s.x[1] - locator.position.y, dz = tagHeightMeters - locator.position.z
