@@ -27,6 +27,9 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     package var stillVelocitySigmaMetersPerSecond: Double
     /// Mode switching rate λ of the IMM's Markov chain: P(switch within Δt) = 1 − e^(−λΔt), 1/s.
     package var modeSwitchesPerSecond: Double
+    /// The smoother scales the IMM-weighted q by this (it sees both sides of a manoeuvre, so it needs
+    /// less process noise than the causal filter; 0.5 measured best, README-tracking.md).
+    package var smootherProcessNoiseScale: Double
     /// Range noise σ_r used in tightly coupled updates, metres.
     package var rangeSigmaMeters: Double
     /// Range gate, long side: a range whose normalised innovation ν = y/√S exceeds this is rejected
@@ -57,7 +60,7 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     package init(coupling: Coupling = .tight, processNoiseDensity: Double = 0.2, usesInteractingModels: Bool = true,
                  lowProcessNoiseDensity: Double = 0.002, highProcessNoiseDensity: Double = 1.0,
                  stillPositionNoiseDensity: Double = 1e-4, stillVelocitySigmaMetersPerSecond: Double = 0.02,
-                 modeSwitchesPerSecond: Double = 0.2, rangeSigmaMeters: Double = 0.1,
+                 modeSwitchesPerSecond: Double = 0.2, smootherProcessNoiseScale: Double = 0.5, rangeSigmaMeters: Double = 0.1,
                  rangeGateLongSigmas: Double = 2.5, rangeGateShortSigmas: Double = 4.0, fixGateChiSquare: Double = 13.82,
                  gateOpenScore: Int = 6, reinitializeAfterSeconds: Double = 2.0, maximumCoastSeconds: Double = 1.0,
                  initialPositionSigmaMeters: Double = 10, initialVelocitySigmaMetersPerSecond: Double = 1.5,
@@ -69,6 +72,7 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
         self.highProcessNoiseDensity = highProcessNoiseDensity
         self.modeSwitchesPerSecond = modeSwitchesPerSecond
         self.stillPositionNoiseDensity = stillPositionNoiseDensity
+        self.smootherProcessNoiseScale = smootherProcessNoiseScale
         self.stillVelocitySigmaMetersPerSecond = stillVelocitySigmaMetersPerSecond
         self.rangeSigmaMeters = rangeSigmaMeters
         self.rangeGateLongSigmas = rangeGateLongSigmas

@@ -1,0 +1,232 @@
+import LocusCore
+import LocusNumerics
+
+/// Offline smoothing of a whole recording of one tag: a forward constant-velocity Kalman pass and a
+/// backward Rauch–Tung–Striebel pass, or (for fixes) the equivalent single banded least-squares solve.
+///
+/// Both forms minimise, per segment between re-initialisations,
+///   J = (x₀ − x̄₀)ᵀP₀⁻¹(x₀ − x̄₀) + Σₖ (xₖ₊₁ − Fₖxₖ)ᵀQₖ⁻¹(xₖ₊₁ − Fₖxₖ) + Σₖ (zₖ − Hxₖ)ᵀRₖ⁻¹(zₖ − Hxₖ),
+/// with Fₖ, Qₖ the constant-velocity model over Δtₖ. The process noise density qₖ of each step is
+/// adapted from the causal IMM's mode probabilities (see `processNoise(for:)`), and the causal
+/// filter's gate decides which measurements enter; so the smoother sees exactly the data the live
+/// track accepted.
+package enum TrackSmoother {
+    /// One node of the smoothing problem (internal, exposed for tests and benchmarks).
+    package struct Node: Sendable {
+        /// What, if anything, is measured at a node.
+        package enum Measurement: Sendable {
+            case none
+            case position(x: Double, y: Double, rxx: Double, rxy: Double, ryy: Double)
+            case range(anchor: Point3, rangeMeters: Double)
+        }
+        /// Time, seconds.
+        package var timeSeconds: Double
+        /// The measurement, if accepted by the causal filter.
+        package var measurement: Measurement
+        /// Set when a segment starts here: the prior (x̄₀, P₀) before this node's measurement.
+        package var prior: KalmanState?
+        /// qₖ for the step arriving at this node, m²/s³.
+        package var processNoiseDensity: Double
+        /// True when the node is reported as a fix.
+        package var isOutput: Bool
+
+        /// A node.
+        package init(timeSeconds: Double, measurement: Measurement, prior: KalmanState?, processNoiseDensity: Double,
+                     isOutput: Bool) {
+            self.timeSeconds = timeSeconds
+            self.measurement = measurement
+            self.prior = prior
+            self.processNoiseDensity = processNoiseDensity
+            self.isOutput = isOutput
+        }
+    }
+
+    /// The smoother's qₖ from the causal IMM's model probabilities μ (still, steady, manoeuvring):
+    /// q = s·(μ_still·q_low/10 + μ_steady·q_low + μ_manoeuvring·q_high) with s the configuration's
+    /// `smootherProcessNoiseScale`; the single-model configuration uses its q. m²/s³.
+    package static func processNoise(for modeProbabilities: SIMD4<Double>, configuration c: TrackFilterConfiguration) -> Double {
+        guard c.usesInteractingModels else { return c.processNoiseDensity }
+        return c.smootherProcessNoiseScale * (modeProbabilities[0] * c.lowProcessNoiseDensity * 0.1 + modeProbabilities[1] * c.lowProcessNoiseDensity
+            + modeProbabilities[2] * c.highProcessNoiseDensity)
+    }
+
+    // MARK: problem set-up from the causal filter
+
+    /// Builds the nodes for a list of fixes (one tag, non-decreasing time) by running the causal filter.
+    /// Complexity O(n).
+    package static func nodes(fixes: [PositionFix], configuration: TrackFilterConfiguration) -> [Node] {
+        guard let first = fixes.first else { return [] }
+        var filter = TrackFilter(configuration: configuration, tag: first.tag, floor: first.floor,
+                                 tagHeightMeters: first.position.z)
+        var out: [Node] = []
+        out.reserveCapacity(fixes.count)
+        var mus: [SIMD4<Double>] = []
+        mus.reserveCapacity(fixes.count)
+        for f in fixes {
+            let before = filter.initializationCount
+            let outcome = filter.update(fix: f)
+            let c = f.covariance
+            var node = Node(timeSeconds: f.timeSeconds, measurement: .none, prior: nil, processNoiseDensity: 0, isOutput: true)
+            switch outcome {
+            case .accepted, .initialized:
+                node.measurement = .position(x: f.position.x, y: f.position.y, rxx: c.xx, rxy: c.xy, ryy: c.yy)
+            default:
+                break
+            }
+            if filter.initializationCount != before, outcome == .initialized {
+                node.prior = KalmanState(px: f.position.x, py: f.position.y,
+                                         positionSigmaMeters: configuration.initialPositionSigmaMeters,
+                                         velocitySigmaMetersPerSecond: configuration.initialVelocitySigmaMetersPerSecond)
+            }
+            if filter.state == nil { continue }
+            mus.append(filter.modeProbabilities)
+            out.append(node)
+        }
+        assignProcessNoise(&out, mus: mus, configuration: configuration)
+        return out
+    }
+
+    /// Builds the nodes for one tag's ranges (non-decreasing time) plus output times, by running the
+    /// causal filter (tightly coupled). Complexity O(n log n) for the merge.
+    package static func nodes(ranges: [RangeMeasurement], floor: Floor, outputTimesSeconds: [Double],
+                              configuration: TrackFilterConfiguration) -> [Node] {
+        guard let first = ranges.first else { return [] }
+        var filter = TrackFilter(configuration: configuration, tag: first.tag, floor: floor.id,
+                                 tagHeightMeters: floor.tagHeightMeters)
+        var out: [Node] = []
+        var mus: [SIMD4<Double>] = []
+        var i = 0, j = 0
+        let outputs = outputTimesSeconds.sorted()
+        while i < ranges.count || j < outputs.count {
+            let takeRange = j >= outputs.count || (i < ranges.count && ranges[i].timeSeconds <= outputs[j])
+            if takeRange {
+                let r = ranges[i]
+                i += 1
+                guard let locator = floor.locator(r.locator) else { continue }
+                let before = filter.initializationCount
+                let outcome = filter.update(range: r, locator: locator)
+                guard let s = filter.state else { continue }
+                var node = Node(timeSeconds: r.timeSeconds, measurement: .none, prior: nil, processNoiseDensity: 0, isOutput: false)
+                if filter.initializationCount != before {
+                    node.prior = s
+                } else if outcome == .accepted {
+                    node.measurement = .range(anchor: locator.position, rangeMeters: r.rangeMeters - locator.biasMeters)
+                }
+                mus.append(filter.modeProbabilities)
+                out.append(node)
+            } else {
+                let t = outputs[j]
+                j += 1
+                filter.predict(toSeconds: t)
+                guard filter.state != nil, t - filter.lastUpdateSeconds <= configuration.reinitializeAfterSeconds else { continue }
+                mus.append(filter.modeProbabilities)
+                out.append(Node(timeSeconds: max(t, filter.stateSeconds), measurement: .none, prior: nil, processNoiseDensity: 0,
+                                isOutput: true))
+            }
+        }
+        assignProcessNoise(&out, mus: mus, configuration: configuration)
+        return out
+    }
+
+    /// qₖ for the step into node k: `processNoise(for:)` of the causal IMM's model probabilities
+    /// just after node k (they have seen node k's measurement). A window maximum over ±0.5–2 s was
+    /// measured and is worse (README-tracking.md).
+    private static func assignProcessNoise(_ nodes: inout [Node], mus: [SIMD4<Double>], configuration: TrackFilterConfiguration) {
+        for k in nodes.indices { nodes[k].processNoiseDensity = processNoise(for: mus[k], configuration: configuration) }
+    }
+
+    // MARK: forward + RTS
+
+    /// Forward Kalman pass and backward RTS over the nodes; returns the smoothed state of every node.
+    /// - Throws: `E4005` when a step goes non-finite or loses positive definiteness.
+    package static func smoothStates(_ nodes: [Node], tagHeightMeters: Double,
+                                     configuration: TrackFilterConfiguration) throws(LocusError) -> [KalmanState] {
+        let n = nodes.count
+        guard n > 0 else { return [] }
+        var filtered = [KalmanState](repeating: KalmanState(x: .zero, p: .zero), count: n)
+        var predicted = filtered
+        let variance = configuration.rangeSigmaMeters * configuration.rangeSigmaMeters
+        var s = KalmanState(x: .zero, p: .zero)
+        for k in 0..<n {
+            let node = nodes[k]
+            if let prior = node.prior {
+                s = prior
+            } else {
+                precondition(k > 0, "TrackSmoother: the first node must carry a prior")
+                guard KalmanKernels.predict(&s, overSeconds: node.timeSeconds - nodes[k - 1].timeSeconds,
+                                            processNoiseDensity: node.processNoiseDensity) == .accepted else {
+                    throw LocusError(.filterDivergence, "smoother: prediction failed at t = \(node.timeSeconds) s")
+                }
+            }
+            predicted[k] = s
+            var innovation = KalmanInnovation()
+            let outcome: KalmanOutcome
+            switch node.measurement {
+            case .none:
+                outcome = .accepted
+            case let .position(x, y, rxx, rxy, ryy):
+                outcome = KalmanKernels.updatePosition(&s, zx: x, zy: y, rxx: rxx, rxy: rxy, ryy: ryy, gate: .infinity,
+                                                       innovation: &innovation)
+            case let .range(anchor, r):
+                outcome = KalmanKernels.updateRange(&s, anchor: anchor, tagHeightMeters: tagHeightMeters, rangeMeters: r,
+                                                    varianceSquareMeters: variance, gateLong: .infinity, gateShort: .infinity,
+                                                    innovation: &innovation)
+            }
+            guard outcome == .accepted || outcome == .invalidArgument else {
+                throw LocusError(.filterDivergence, "smoother: update failed at t = \(node.timeSeconds) s")
+            }
+            filtered[k] = s
+        }
+        var smoothed = filtered
+        if n >= 2 {
+            for k in stride(from: n - 2, through: 0, by: -1) where nodes[k + 1].prior == nil {
+                var out = KalmanState(x: .zero, p: .zero)
+                guard KalmanKernels.smoothStep(filtered: filtered[k], predictedNext: predicted[k + 1], smoothedNext: smoothed[k + 1],
+                                               overSeconds: nodes[k + 1].timeSeconds - nodes[k].timeSeconds,
+                                               into: &out) == .accepted else {
+                    throw LocusError(.filterDivergence, "smoother: RTS step failed at t = \(nodes[k].timeSeconds) s")
+                }
+                smoothed[k] = out
+            }
+        }
+        return smoothed
+    }
+
+    /// Smooths a tag's least-squares fixes (loosely coupled): causal filter for gating and mode
+    /// probabilities, then forward Kalman + RTS with per-step q. One fix out per fix kept.
+    /// Complexity O(n) time and memory.
+    /// - Throws: `E4005` when the numbers go non-finite.
+    package static func smooth(_ fixes: [PositionFix],
+                               configuration: TrackFilterConfiguration = .standard) throws(LocusError) -> [PositionFix] {
+        guard let first = fixes.first else { return [] }
+        let nodes = nodes(fixes: fixes, configuration: configuration)
+        let states = try smoothStates(nodes, tagHeightMeters: first.position.z, configuration: configuration)
+        return makeFixes(nodes: nodes, states: states, tag: first.tag, floor: first.floor, tagHeightMeters: first.position.z)
+    }
+
+    /// Smooths one tag's ranges (tightly coupled: extended RTS linearised at the forward estimates),
+    /// reporting a fix at each output time the track covers. Complexity O(n) time and memory.
+    /// - Throws: `E4005` when the numbers go non-finite.
+    package static func smooth(ranges: [RangeMeasurement], floor: Floor, outputTimesSeconds: [Double],
+                               configuration: TrackFilterConfiguration = .standard) throws(LocusError) -> [PositionFix] {
+        guard let first = ranges.first else { return [] }
+        let nodes = nodes(ranges: ranges, floor: floor, outputTimesSeconds: outputTimesSeconds, configuration: configuration)
+        let states = try smoothStates(nodes, tagHeightMeters: floor.tagHeightMeters, configuration: configuration)
+        return makeFixes(nodes: nodes, states: states, tag: first.tag, floor: floor.id, tagHeightMeters: floor.tagHeightMeters)
+    }
+
+    static func makeFixes(nodes: [Node], states: [KalmanState], tag: TagID, floor: FloorID,
+                          tagHeightMeters: Double) -> [PositionFix] {
+        var out: [PositionFix] = []
+        out.reserveCapacity(nodes.count)
+        for (node, s) in zip(nodes, states) where node.isOutput {
+            out.append(PositionFix(timeSeconds: node.timeSeconds, tag: tag, floor: floor,
+                                   position: Point3(x: s.x[0], y: s.x[1], z: tagHeightMeters),
+                                   velocity: Vector3(x: s.x[2], y: s.x[3], z: 0),
+                                   covariance: SymmetricMatrix3(xx: s[0, 0], xy: s[0, 1], yy: s[1, 1], zz: 0),
+                                   quality: FixQuality(hdop: 0, pdop: 0, residualRMSMeters: 0,
+                                                       locatorsUsed: { if case .none = node.measurement { 0 } else { 1 } }())))
+        }
+        return out
+    }
+}
