@@ -58,9 +58,9 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
 
     /// Creates a configuration; every argument defaults to the value of `standard`.
     package init(coupling: Coupling = .tight, processNoiseDensity: Double = 0.2, usesInteractingModels: Bool = true,
-                 lowProcessNoiseDensity: Double = 0.002, highProcessNoiseDensity: Double = 1.0,
-                 stillPositionNoiseDensity: Double = 1e-4, stillVelocitySigmaMetersPerSecond: Double = 0.02,
-                 modeSwitchesPerSecond: Double = 0.2, smootherProcessNoiseScale: Double = 0.5, rangeSigmaMeters: Double = 0.1,
+                 lowProcessNoiseDensity: Double = 0.001, highProcessNoiseDensity: Double = 1.0,
+                 stillPositionNoiseDensity: Double = 1e-5, stillVelocitySigmaMetersPerSecond: Double = 0.02,
+                 modeSwitchesPerSecond: Double = 0.05, smootherProcessNoiseScale: Double = 0.5, rangeSigmaMeters: Double = 0.1,
                  rangeGateLongSigmas: Double = 2.5, rangeGateShortSigmas: Double = 4.0, fixGateChiSquare: Double = 13.82,
                  gateOpenScore: Int = 6, reinitializeAfterSeconds: Double = 2.0, maximumCoastSeconds: Double = 1.0,
                  initialPositionSigmaMeters: Double = 10, initialVelocitySigmaMetersPerSecond: Double = 1.5,
