@@ -30,6 +30,9 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     /// The smoother scales the IMM-weighted q by this (it sees both sides of a manoeuvre, so it needs
     /// less process noise than the causal filter; 0.5 measured best, README-tracking.md).
     package var smootherProcessNoiseScale: Double
+    /// Mode switching rate of the IMM pass that drives the smoother's per-step q, 1/s (the causal
+    /// filter uses `modeSwitchesPerSecond`, tuned for NEES consistency; 0.2 measured best offline).
+    package var smootherModeSwitchesPerSecond: Double
     /// Range noise σ_r used in tightly coupled updates, metres.
     package var rangeSigmaMeters: Double
     /// Range gate, long side: a range whose normalised innovation ν = y/√S exceeds this is rejected
@@ -60,7 +63,8 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     package init(coupling: Coupling = .tight, processNoiseDensity: Double = 0.2, usesInteractingModels: Bool = true,
                  lowProcessNoiseDensity: Double = 0.001, highProcessNoiseDensity: Double = 1.0,
                  stillPositionNoiseDensity: Double = 1e-5, stillVelocitySigmaMetersPerSecond: Double = 0.02,
-                 modeSwitchesPerSecond: Double = 0.05, smootherProcessNoiseScale: Double = 0.5, rangeSigmaMeters: Double = 0.1,
+                 modeSwitchesPerSecond: Double = 0.05, smootherProcessNoiseScale: Double = 0.5,
+                 smootherModeSwitchesPerSecond: Double = 0.2, rangeSigmaMeters: Double = 0.1,
                  rangeGateLongSigmas: Double = 2.5, rangeGateShortSigmas: Double = 4.0, fixGateChiSquare: Double = 13.82,
                  gateOpenScore: Int = 6, reinitializeAfterSeconds: Double = 2.0, maximumCoastSeconds: Double = 1.0,
                  initialPositionSigmaMeters: Double = 10, initialVelocitySigmaMetersPerSecond: Double = 1.5,
@@ -73,6 +77,7 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
         self.modeSwitchesPerSecond = modeSwitchesPerSecond
         self.stillPositionNoiseDensity = stillPositionNoiseDensity
         self.smootherProcessNoiseScale = smootherProcessNoiseScale
+        self.smootherModeSwitchesPerSecond = smootherModeSwitchesPerSecond
         self.stillVelocitySigmaMetersPerSecond = stillVelocitySigmaMetersPerSecond
         self.rangeSigmaMeters = rangeSigmaMeters
         self.rangeGateLongSigmas = rangeGateLongSigmas

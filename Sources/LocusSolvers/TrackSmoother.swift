@@ -52,11 +52,18 @@ package enum TrackSmoother {
 
     // MARK: problem set-up from the causal filter
 
+    /// The causal filter configuration of the smoother's forward pass (its own mode switching rate).
+    static func forwardConfiguration(_ c: TrackFilterConfiguration) -> TrackFilterConfiguration {
+        var f = c
+        f.modeSwitchesPerSecond = c.smootherModeSwitchesPerSecond
+        return f
+    }
+
     /// Builds the nodes for a list of fixes (one tag, non-decreasing time) by running the causal filter.
     /// Complexity O(n).
     package static func nodes(fixes: [PositionFix], configuration: TrackFilterConfiguration) -> [Node] {
         guard let first = fixes.first else { return [] }
-        var filter = TrackFilter(configuration: configuration, tag: first.tag, floor: first.floor,
+        var filter = TrackFilter(configuration: forwardConfiguration(configuration), tag: first.tag, floor: first.floor,
                                  tagHeightMeters: first.position.z)
         var out: [Node] = []
         out.reserveCapacity(fixes.count)
@@ -91,7 +98,7 @@ package enum TrackSmoother {
     package static func nodes(ranges: [RangeMeasurement], floor: Floor, outputTimesSeconds: [Double],
                               configuration: TrackFilterConfiguration) -> [Node] {
         guard let first = ranges.first else { return [] }
-        var filter = TrackFilter(configuration: configuration, tag: first.tag, floor: floor.id,
+        var filter = TrackFilter(configuration: forwardConfiguration(configuration), tag: first.tag, floor: floor.id,
                                  tagHeightMeters: floor.tagHeightMeters)
         var out: [Node] = []
         var mus: [SIMD4<Double>] = []
