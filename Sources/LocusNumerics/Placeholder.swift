@@ -1,1 +1,0 @@
-// LocusNumerics: see README.md

@@ -1,1 +1,0 @@
-// LocusSolvers: see README.md
