@@ -196,6 +196,8 @@ package struct JSONParser {
             case UInt8(ascii: "\\"):
                 advance()
                 try parseEscape(into: &utf8)
+            case UInt8(ascii: "\n"):
+                throw error("string not terminated before the end of the line (it starts at column \(start.column))")
             case 0..<0x20:
                 throw error("control character \(describeCurrent()) in a string must be escaped")
             default:
@@ -274,13 +276,14 @@ package struct JSONParser {
 
     private mutating func parseNumber() throws(LocusError) -> JSONNumber {
         let startIndex = index
+        let start = position
         if current == UInt8(ascii: "-") { advance() }
         guard let first = current, isDigit(first) else {
             throw error("expected a digit, found \(describeCurrent())")
         }
         advance()
         if first == UInt8(ascii: "0"), let next = current, isDigit(next) {
-            throw error("a number must not have a leading zero")
+            throw error("a number must not have a leading zero", at: start)
         }
         skipDigits()
         if current == UInt8(ascii: ".") {
