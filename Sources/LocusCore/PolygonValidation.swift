@@ -2,8 +2,8 @@
 package enum PolygonProblem: Sendable, Hashable {
     /// Fewer than 3 distinct vertices remain (after dropping repeated consecutive vertices).
     case tooFewVertices(distinct: Int)
-    /// The polygon encloses no area: |A| ≤ ε·(w² + h²) with A the shoelace area, w, h the
-    /// bounding-box sides in metres and ε = `PolygonValidation.relativeAreaTolerance`.
+    /// The polygon encloses no area: every vertex lies within ε·d of one line, d the largest
+    /// distance from the first vertex (metres), ε = `PolygonValidation.relativeCollinearityTolerance`.
     case zeroArea
     /// Edge `edge` (from vertex `edge` to vertex `edge + 1`) crosses, touches or overlaps edge
     /// `otherEdge`, which is not its neighbour — or folds back onto its neighbour.
@@ -36,7 +36,9 @@ package enum PolygonProblem: Sendable, Hashable {
 /// The checks, in order:
 /// 1. `normalized` drops consecutive repeated vertices (including a closing vertex equal to the first);
 ///    fewer than 3 distinct vertices is `.tooFewVertices`.
-/// 2. Shoelace area A = ½ Σᵢ (xᵢ yᵢ₊₁ − xᵢ₊₁ yᵢ) (m²); |A| ≤ ε (w² + h²) is `.zeroArea`.
+/// 2. All vertices collinear (within ε·d, see `PolygonProblem.zeroArea`) is `.zeroArea`. (A simple
+///    polygon whose vertices are not collinear always encloses area, so the shoelace sum is not
+///    used here: it also vanishes for a symmetric bow tie, which is reported as self-intersecting.)
 /// 3. Every pair of non-adjacent edges must be disjoint (closed segments: a proper crossing, a
 ///    touching endpoint or a collinear overlap all count); adjacent edges may share only their common
 ///    vertex (an edge folding back onto its neighbour is an overlap). Otherwise `.selfIntersecting`.
@@ -44,8 +46,8 @@ package enum PolygonProblem: Sendable, Hashable {
 /// Orientation tests use exact floating-point signs of the cross product; the polygon may be in
 /// either winding. Complexity O(n²) in the number of vertices — zone polygons are small.
 package enum PolygonValidation {
-    /// ε of the zero-area test, relative to the squared bounding-box diagonal (dimensionless).
-    package static let relativeAreaTolerance = 1e-10
+    /// ε of the zero-area (collinearity) test, relative to the polygon's size (dimensionless).
+    package static let relativeCollinearityTolerance = 1e-9
 
     /// The vertices without consecutive repeats; a last vertex equal to the first is dropped too.
     /// Complexity O(n).
@@ -86,14 +88,7 @@ package enum PolygonValidation {
         }
         if distinct.count < 3 { return .tooFewVertices(distinct: distinct.count) }
 
-        var minX = Double.infinity, maxX = -Double.infinity, minY = Double.infinity, maxY = -Double.infinity
-        for p in vertices {
-            minX = min(minX, p.x); maxX = max(maxX, p.x)
-            minY = min(minY, p.y); maxY = max(maxY, p.y)
-        }
-        let w = maxX - minX, h = maxY - minY
-        let area = signedArea(vertices)
-        if !(abs(area) > relativeAreaTolerance * (w * w + h * h)) { return .zeroArea }
+        if areCollinear(vertices) { return .zeroArea }
 
         let n = vertices.count
         for i in 0..<n {
@@ -112,6 +107,24 @@ package enum PolygonValidation {
             }
         }
         return nil
+    }
+
+    /// True when every vertex lies within ε·d of the line through the first vertex and the vertex
+    /// farthest from it (d that largest distance, ε = `relativeCollinearityTolerance`). O(n).
+    package static func areCollinear(_ points: [Point2]) -> Bool {
+        guard let origin = points.first else { return true }
+        var far = origin
+        var farDistance = 0.0
+        for p in points {
+            let d = p.distance(to: origin)
+            if d > farDistance { farDistance = d; far = p }
+        }
+        guard farDistance > 0 else { return true }
+        for p in points {
+            // Distance from p to the line origin–far: |(far − origin) × (p − origin)| / d.
+            if abs(cross(origin, far, p)) / farDistance > relativeCollinearityTolerance * farDistance { return false }
+        }
+        return true
     }
 
     /// True when the closed segments [p1, p2] and [q1, q2] share at least one point (proper crossing,

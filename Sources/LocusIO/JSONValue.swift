@@ -26,6 +26,9 @@ package struct JSONValue: Sendable, Equatable, CustomStringConvertible {
             self.value = value
             self.keyPosition = keyPosition
         }
+
+        /// Members are equal when key and value are; positions are ignored.
+        package static func == (lhs: Member, rhs: Member) -> Bool { lhs.key == rhs.key && lhs.value == rhs.value }
     }
 
     package var kind: Kind
