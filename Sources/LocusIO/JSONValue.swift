@@ -80,10 +80,12 @@ package struct JSONNumber: Sendable, Hashable {
     }
 
     /// A finite Double written in `format`; nil when `value` is NaN or infinite (JSON has no such numbers).
+    /// `value` becomes the Double of the written literal (`12.2504` with `.fixed(3)` → `12.25`), so a
+    /// tree equals the tree read back from its output.
     package init?(_ value: Double, format: JSONNumberFormat) {
         guard let text = format.format(value) else { return nil }
         self.literal = text
-        self.value = value
+        self.value = Double(text) ?? value
     }
 
     /// True when the literal has no fraction and no exponent (`40407`, `-3`).
@@ -137,6 +139,42 @@ extension JSONValue {
     package subscript(key: String) -> JSONValue? {
         guard case .object(let members) = kind else { return nil }
         return members.last { $0.key == key }?.value
+    }
+
+    /// The string, or nil when this is not a string.
+    package var stringValue: String? {
+        if case .string(let text) = kind { return text }
+        return nil
+    }
+
+    /// The number's Double, or nil when this is not a number.
+    package var doubleValue: Double? {
+        if case .number(let number) = kind { return number.value }
+        return nil
+    }
+
+    /// The number as an Int when it is a whole number that fits (see `JSONNumber.integerValue`).
+    package var intValue: Int? {
+        if case .number(let number) = kind { return number.integerValue }
+        return nil
+    }
+
+    /// The boolean, or nil when this is not `true`/`false`.
+    package var boolValue: Bool? {
+        if case .bool(let flag) = kind { return flag }
+        return nil
+    }
+
+    /// The elements, or nil when this is not an array.
+    package var arrayValue: [JSONValue]? {
+        if case .array(let elements) = kind { return elements }
+        return nil
+    }
+
+    /// The members in document order, or nil when this is not an object.
+    package var members: [Member]? {
+        if case .object(let members) = kind { return members }
+        return nil
     }
 
     /// The JSON type name for messages: `null`, `a boolean`, `a number`, `a string`, `an array`, `an object`.

@@ -137,3 +137,20 @@ struct JSONParserTests {
         #expect(value["b"] == nil)
     }
 }
+
+@Suite("JSON value accessors")
+struct JSONValueAccessorTests {
+    @Test("accessors return the payload of the matching kind and nil otherwise")
+    func accessors() throws {
+        let value = try JSONParser.parse(Array(#"{"s": "x", "n": 2.0, "b": false, "a": [1], "o": {}}"#.utf8))
+        #expect(value["s"]?.stringValue == "x")
+        #expect(value["n"]?.doubleValue == 2)
+        #expect(value["n"]?.intValue == 2)
+        #expect(value["b"]?.boolValue == false)
+        #expect(value["a"]?.arrayValue == [.integer(1)])
+        #expect(value["o"]?.members?.isEmpty == true)
+        #expect(value["s"]?.doubleValue == nil)
+        #expect(value["n"]?.stringValue == nil)
+        #expect(value.members?.map(\.key) == ["s", "n", "b", "a", "o"])
+    }
+}
