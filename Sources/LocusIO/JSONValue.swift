@@ -16,11 +16,14 @@ package struct JSONValue: Sendable, Equatable, CustomStringConvertible {
 
     /// One `"key": value` member of an object, in document order.
     package struct Member: Sendable, Equatable {
+        /// The member name, unescaped.
         package var key: String
+        /// The member value.
         package var value: JSONValue
         /// Where the key's opening quote was read (line and column 1-based; 0 when built in code).
         package var keyPosition: JSONPosition
 
+        /// A member; `keyPosition` is `.none` for members built in code.
         package init(key: String, value: JSONValue, keyPosition: JSONPosition = .none) {
             self.key = key
             self.value = value
@@ -31,10 +34,12 @@ package struct JSONValue: Sendable, Equatable, CustomStringConvertible {
         package static func == (lhs: Member, rhs: Member) -> Bool { lhs.key == rhs.key && lhs.value == rhs.value }
     }
 
+    /// What the value is.
     package var kind: Kind
     /// Where the value's first character was read; `.none` for values built in code.
     package var position: JSONPosition
 
+    /// A value of `kind` read at `position` (`.none` when built in code).
     package init(_ kind: Kind, position: JSONPosition = .none) {
         self.kind = kind
         self.position = position
@@ -49,8 +54,11 @@ package struct JSONValue: Sendable, Equatable, CustomStringConvertible {
 
 /// A line and column in a JSON text, both 1-based; the column counts Unicode scalars.
 package struct JSONPosition: Sendable, Hashable {
+    /// 1-based line number (lines end at `\n`).
     package var line: Int
+    /// 1-based column, in Unicode scalars from the start of the line.
     package var column: Int
+    /// A position from its line and column.
     package init(line: Int, column: Int) {
         self.line = line
         self.column = column
@@ -64,7 +72,9 @@ package struct JSONPosition: Sendable, Hashable {
 /// `value` is the nearest Double to the literal (±infinity when it overflows, e.g. `1e999`);
 /// `literal` is the text as read, or the text the writer emits for numbers built in code.
 package struct JSONNumber: Sendable, Hashable {
+    /// The nearest Double to `literal` (±infinity on overflow).
     package var value: Double
+    /// The number's text in the JSON document.
     package var literal: String
 
     /// A number from its literal text and value (the parser's constructor).

@@ -21,8 +21,10 @@ package struct JSONWriter: Sendable {
         package static let pretty = Style.pretty(indent: 2, inlineWidth: 100)
     }
 
+    /// The layout this writer produces.
     package var style: Style
 
+    /// A writer with the given layout.
     package init(style: Style) {
         self.style = style
     }
