@@ -36,7 +36,7 @@ package struct PositioningEngine: Sendable {
     /// Fixes produced so far, in the order their epochs closed. Take them with `drainFixes()`.
     package private(set) var fixes: [PositionFix] = []
     /// Counts of skipped rows and failed epochs.
-    package private(set) var diagnostics = EngineDiagnostics()
+    package internal(set) var diagnostics = EngineDiagnostics()
 
     /// An engine for `site`.
     /// - Throws: `E3002` when `configuration.defaultFloor` names no floor of the site; `E1003` for a
@@ -181,5 +181,12 @@ package struct PositioningEngine: Sendable {
             diagnostics.recordFailure(error.code)
         }
         tags[tag].assembler.reset()
+    }
+}
+
+extension PositioningEngine {
+    /// Adds rows a caller skipped before they reached the engine (so one tally reports them all).
+    package mutating func recordSkipped(_ tally: SkipTally) {
+        diagnostics.skipped.merge(tally)
     }
 }

@@ -76,6 +76,8 @@ package enum CSVNumberParser {
     static func slowParse(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Double? {
         let length = end - start
         guard length > 0, length < 512 else { return nil }
+        // strtod would also take hexadecimal floats ("0x10"); a CSV number is decimal.
+        for k in start..<end where bytes[k] | 0x20 == UInt8(ascii: "x") { return nil }
         return withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) { buffer -> Double? in
             for n in 0..<length { buffer[n] = CChar(bitPattern: bytes[start + n]) }
             buffer[length] = 0

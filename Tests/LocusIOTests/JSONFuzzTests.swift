@@ -1,5 +1,6 @@
 import LocusCore
 @testable import LocusIO
+import LocusTestSupport
 import Testing
 
 @Suite("Fuzzing: random inputs never crash")
@@ -28,7 +29,7 @@ struct JSONFuzzTests {
     @Test("random mutations of the site fixtures give a site or a LocusError, never a crash",
           arguments: ["hall.json", "corridor.json", "invalid/duplicate-address.json", "invalid/polygon-self-intersecting.json"])
     func mutatedSites(name: String) {
-        let original = FixturePaths.siteBytes(name)
+        let original = TestPaths.bytes(TestPaths.fixture("sites/" + name))
         #expect(!original.isEmpty)
         var rng = SeededGenerator(seed: 0x5EED_0001 &+ UInt64(name.utf8.count))
         var decoded = 0

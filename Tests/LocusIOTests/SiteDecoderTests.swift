@@ -1,12 +1,13 @@
 import LocusCore
 @testable import LocusIO
+import LocusTestSupport
 import Testing
 
 @Suite("Site decoder: valid sites")
 struct SiteDecoderTests {
     @Test("hall.json decodes with its values, defaults applied and addresses in all three forms")
     func hall() throws {
-        let site = try SiteDecoder.load(path: FixturePaths.site("hall.json"))
+        let site = try SiteDecoder.load(path: TestPaths.fixture("sites/hall.json"))
         #expect(site.building == Site.Building(id: "hq", name: "Head office", floorCount: 1))
         #expect(site.floors.count == 1)
         let floor = try #require(site.floor("1F"))
@@ -46,7 +47,7 @@ struct SiteDecoderTests {
 
     @Test("corridor.json decodes: 13 locators on both walls, 6 zones along the corridor")
     func corridor() throws {
-        let site = try SiteDecoder.load(path: FixturePaths.site("corridor.json"))
+        let site = try SiteDecoder.load(path: TestPaths.fixture("sites/corridor.json"))
         let floor = try #require(site.floors.first)
         #expect(floor.id == "2F")
         #expect(floor.widthMeters == 60 && floor.heightMeters == 3)
@@ -59,7 +60,7 @@ struct SiteDecoderTests {
 
     @Test("poor-geometry.json decodes: 5 locators within 0.1 m of one line")
     func poorGeometry() throws {
-        let site = try SiteDecoder.load(path: FixturePaths.site("poor-geometry.json"))
+        let site = try SiteDecoder.load(path: TestPaths.fixture("sites/poor-geometry.json"))
         let floor = try #require(site.floors.first)
         #expect(floor.locators.count == 5)
         let ys = floor.locators.map(\.position.y)
@@ -77,7 +78,7 @@ struct SiteDecoderTests {
 
     @Test("an unreadable file is E5001 naming the file")
     func unreadable() {
-        let path = FixturePaths.site("does-not-exist.json")
+        let path = TestPaths.fixture("sites/does-not-exist.json")
         do {
             _ = try SiteDecoder.load(path: path)
             Issue.record("expected an error")
@@ -89,7 +90,7 @@ struct SiteDecoderTests {
 
     @Test("encoding then decoding gives the same site, for every valid fixture", arguments: ["hall.json", "corridor.json", "poor-geometry.json"])
     func roundTrip(name: String) throws {
-        let site = try SiteDecoder.load(path: FixturePaths.site(name))
+        let site = try SiteDecoder.load(path: TestPaths.fixture("sites/" + name))
         let bytes = SiteEncoder.encode(site)
         let again = try SiteDecoder.decode(bytes, file: "encoded-" + name)
         #expect(again == site)

@@ -1,5 +1,6 @@
 import LocusCore
 @testable import LocusIO
+import LocusTestSupport
 import Testing
 
 /// One invalid fixture and the error it must produce.
@@ -47,7 +48,7 @@ struct SiteValidationTests {
 
     @Test("each invalid fixture yields its code, JSON path, file, line and column", arguments: cases)
     func invalidFixture(_ expected: InvalidSiteCase) {
-        let path = FixturePaths.site("invalid/" + expected.file)
+        let path = TestPaths.fixture("sites/invalid/" + expected.file)
         do {
             let site = try SiteDecoder.load(path: path)
             Issue.record("decoded without error: \(site.floors.count) floors")
@@ -69,7 +70,7 @@ struct SiteValidationTests {
         ("malformed-leading-zero.json", 3, 28, "leading zero"),
     ] as [(String, Int, Int, String)])
     func malformedFixture(file: String, line: Int, column: Int, messagePart: String) {
-        let path = FixturePaths.site("invalid/" + file)
+        let path = TestPaths.fixture("sites/invalid/" + file)
         do {
             _ = try SiteDecoder.load(path: path)
             Issue.record("decoded without error")
