@@ -28,6 +28,20 @@ struct JSONWriterTests {
         #expect(JSONWriter(style: .line).string(value) == #"{"t": 20.10, "tag": "T1", "event": "exit"}"#)
     }
 
+    @Test("appendLine writes JSON Lines records, one per line, into one buffer")
+    func jsonLines() {
+        let writer = JSONWriter(style: .line)
+        var out: [UInt8] = []
+        writer.appendLine(.object(["t": .number(12.25, .fixed(2)), "event": .string("enter")]), to: &out)
+        writer.appendLine(.object(["t": .number(17.25, .fixed(2)), "event": .string("dwell"), "dwellSeconds": .integer(5)]), to: &out)
+        let expected = """
+        {"t": 12.25, "event": "enter"}
+        {"t": 17.25, "event": "dwell", "dwellSeconds": 5}
+
+        """
+        #expect(out == Array(expected.utf8))
+    }
+
     @Test("pretty style indents by 2 and keeps small flat containers inline")
     func prettyBytes() {
         let value = JSONValue.object([
