@@ -86,6 +86,31 @@ struct JSONWriterTests {
         #expect(JSONNumberFormat.fixed(decimals).format(value) == expected)
     }
 
+    @Test("the fast path of .fixed gives the same bytes as the exact path whenever it decides")
+    func fixedFastMatchesExact() {
+        var rng = SeededGenerator(seed: 2026)
+        var decided = 0
+        for i in 0..<60_000 {
+            let magnitude = [1e-3, 1, 100, 1e5, 1e9][i % 5]
+            // Mix uniform values with values near ties (k + 0.5)·10⁻ⁿ.
+            let decimals = Int(rng.next() % 7)
+            var x = rng.uniform(-magnitude, magnitude)
+            if i % 3 == 0 {
+                let step = 1 / [1.0, 10, 100, 1e3, 1e4, 1e5, 1e6][decimals]
+                x = ((x / step).rounded(.down) + 0.5) * step
+            }
+            var fast: [UInt8] = []
+            var exact: [UInt8] = []
+            JSONNumberFormat.appendFixedExact(x, decimals: decimals, to: &exact)
+            if JSONNumberFormat.appendFixedFast(x, decimals: decimals, to: &fast) {
+                decided += 1
+                #expect(fast == exact, "x = \(x), decimals = \(decimals)")
+                if fast != exact { return }
+            }
+        }
+        #expect(decided > 30_000)
+    }
+
     @Test("shortest format round-trips and writes whole numbers without a fraction", arguments: [
         (40, "40"), (-3, "-3"), (-0.0, "0"), (0.1, "0.1"), (1e-5, "1e-05"), (1e16, "1e+16"), (2.6, "2.6"),
         (0.1 + 0.2, "0.30000000000000004"), (123456789012345, "123456789012345"),
