@@ -36,6 +36,13 @@ package struct JSONWriter: Sendable {
         return out
     }
 
+    /// Appends the value in this writer's style and then `\n` to `out` — one JSON Lines record
+    /// (use `.line` or `.compact` style). Lets a sink fill one buffer with many records.
+    package func appendLine(_ value: JSONValue, to out: inout [UInt8]) {
+        write(value, level: 0, into: &out)
+        out.append(UInt8(ascii: "\n"))
+    }
+
     /// The value's text in this writer's style.
     package func string(_ value: JSONValue) -> String {
         String(decoding: bytes(value), as: UTF8.self)

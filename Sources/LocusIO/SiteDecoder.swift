@@ -265,9 +265,10 @@ private struct SiteReader {
     }
 
     func integer(_ value: JSONValue, path: String) throws(LocusError) -> Int {
-        _ = try number(value, path: path)
         guard case .number(let number) = value.kind, let integer = number.integerValue else {
-            throw error(.siteValueOutOfRange, "expected a whole number, found \(literal(value))", at: value, path: path)
+            let x = try number(value, path: path)
+            let problem = x.rounded(.towardZero) == x ? "a whole number within ±9.2e18" : "a whole number"
+            throw error(.siteValueOutOfRange, "expected \(problem), found \(literal(value))", at: value, path: path)
         }
         return integer
     }

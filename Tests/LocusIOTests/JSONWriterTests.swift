@@ -28,6 +28,20 @@ struct JSONWriterTests {
         #expect(JSONWriter(style: .line).string(value) == #"{"t": 20.10, "tag": "T1", "event": "exit"}"#)
     }
 
+    @Test("appendLine writes JSON Lines records, one per line, into one buffer")
+    func jsonLines() {
+        let writer = JSONWriter(style: .line)
+        var out: [UInt8] = []
+        writer.appendLine(.object(["t": .number(12.25, .fixed(2)), "event": .string("enter")]), to: &out)
+        writer.appendLine(.object(["t": .number(17.25, .fixed(2)), "event": .string("dwell"), "dwellSeconds": .integer(5)]), to: &out)
+        let expected = """
+        {"t": 12.25, "event": "enter"}
+        {"t": 17.25, "event": "dwell", "dwellSeconds": 5}
+
+        """
+        #expect(out == Array(expected.utf8))
+    }
+
     @Test("pretty style indents by 2 and keeps small flat containers inline")
     func prettyBytes() {
         let value = JSONValue.object([
@@ -70,6 +84,31 @@ struct JSONWriterTests {
     ] as [(Double, Int, String)])
     func fixedFormat(value: Double, decimals: Int, expected: String) {
         #expect(JSONNumberFormat.fixed(decimals).format(value) == expected)
+    }
+
+    @Test("the fast path of .fixed gives the same bytes as the exact path whenever it decides")
+    func fixedFastMatchesExact() {
+        var rng = SeededGenerator(seed: 2026)
+        var decided = 0
+        for i in 0..<60_000 {
+            let magnitude = [1e-3, 1, 100, 1e5, 1e9][i % 5]
+            // Mix uniform values with values near ties (k + 0.5)·10⁻ⁿ.
+            let decimals = Int(rng.next() % 7)
+            var x = rng.uniform(-magnitude, magnitude)
+            if i % 3 == 0 {
+                let step = 1 / [1.0, 10, 100, 1e3, 1e4, 1e5, 1e6][decimals]
+                x = ((x / step).rounded(.down) + 0.5) * step
+            }
+            var fast: [UInt8] = []
+            var exact: [UInt8] = []
+            JSONNumberFormat.appendFixedExact(x, decimals: decimals, to: &exact)
+            if JSONNumberFormat.appendFixedFast(x, decimals: decimals, to: &fast) {
+                decided += 1
+                #expect(fast == exact, "x = \(x), decimals = \(decimals)")
+                if fast != exact { return }
+            }
+        }
+        #expect(decided > 30_000)
     }
 
     @Test("shortest format round-trips and writes whole numbers without a fraction", arguments: [

@@ -76,6 +76,23 @@ struct SiteDecoderTests {
         #expect(site.floors[0].isPositioningReady == false)
     }
 
+    @Test("whole numbers may be written 2, 2.0 or 2e0; fractions and huge values are E3112", arguments: [
+        ("2", nil), ("2.0", nil), ("2e0", nil), ("-3", nil), ("1.5", "whole number, found 1.5"),
+        ("1e300", "within ±9.2e18, found 1e300"), ("\"2\"", "expected a number, found a string"),
+    ] as [(String, String?)])
+    func integerSpellings(literal: String, errorPart: String?) {
+        let text = #"{"floors": [{"id": "F", "zones": [{"id": "z", "priority": "# + literal
+            + #", "polygon": [{"x": 0, "y": 0}, {"x": 1, "y": 0}, {"x": 0, "y": 1}]}]}]}"#
+        do {
+            let site = try SiteDecoder.decode(Array(text.utf8), file: "p.json")
+            #expect(errorPart == nil)
+            #expect(site.floors.first?.zones.first?.rules.priority == (literal == "-3" ? -3 : 2))
+        } catch {
+            #expect(error.context.jsonPath == "floors[0].zones[0].priority")
+            #expect(errorPart.map { error.message.contains($0) } == true, "\(error)")
+        }
+    }
+
     @Test("an unreadable file is E5001 naming the file")
     func unreadable() {
         let path = TestPaths.fixture("sites/does-not-exist.json")
