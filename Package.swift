@@ -13,15 +13,15 @@ let package = Package(
         // System library: LAPACKE + CBLAS (Debian: liblapacke-dev, libopenblas-dev).
         .systemLibrary(name: "CLapacke", path: "Sources/CLapacke"),
         // Fixed-size, allocation-free C kernels for the per-fix hot path.
-        .target(name: "CLocusKernels", path: "Sources/CLocusKernels"),
-        .target(name: "LocusCore"),
-        .target(name: "LocusNumerics", dependencies: ["LocusCore", "CLapacke", "CLocusKernels"]),
-        .target(name: "LocusSolvers", dependencies: ["LocusCore", "LocusNumerics"]),
-        .target(name: "LocusZones", dependencies: ["LocusCore"]),
-        .target(name: "LocusIO", dependencies: ["LocusCore"]),
-        .target(name: "LocusSimulation", dependencies: ["LocusCore"]),
-        .target(name: "Locus", dependencies: ["LocusCore", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation"]),
-        .target(name: "LocusCommandLine", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation"]),
+        .target(name: "CLocusKernels", path: "Sources/CLocusKernels", exclude: ["README.md"]),
+        .target(name: "LocusCore", exclude: ["README.md"]),
+        .target(name: "LocusNumerics", dependencies: ["LocusCore", "CLapacke", "CLocusKernels"], exclude: ["README.md"]),
+        .target(name: "LocusSolvers", dependencies: ["LocusCore", "LocusNumerics"], exclude: ["README.md"]),
+        .target(name: "LocusZones", dependencies: ["LocusCore"], exclude: ["README.md"]),
+        .target(name: "LocusIO", dependencies: ["LocusCore"], exclude: ["README.md"]),
+        .target(name: "LocusSimulation", dependencies: ["LocusCore"], exclude: ["README.md"]),
+        .target(name: "Locus", dependencies: ["LocusCore", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation"], exclude: ["README.md"]),
+        .target(name: "LocusCommandLine", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation"], exclude: ["README.md"]),
         .executableTarget(name: "locus", dependencies: ["LocusCommandLine"]),
         .target(name: "BenchHarness", path: "Benchmarks/BenchHarness"),
         .executableTarget(name: "SolverBench", dependencies: ["BenchHarness", "LocusCore", "LocusNumerics", "LocusSolvers"],
@@ -38,6 +38,7 @@ let package = Package(
         .testTarget(name: "LocusSolversTests", dependencies: ["LocusCore", "LocusNumerics", "LocusSolvers", "LocusTestSupport", "LocusSimulation"]),
         .testTarget(name: "LocusZonesTests", dependencies: ["LocusCore", "LocusZones", "LocusTestSupport"]),
         .testTarget(name: "LocusIOTests", dependencies: ["LocusCore", "LocusIO", "LocusTestSupport"]),
+        .testTarget(name: "LocusTests", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusIO", "LocusTestSupport"]),
         .testTarget(name: "LocusCommandLineTests", dependencies: ["LocusCommandLine", "Locus", "LocusCore", "LocusIO", "LocusTestSupport"]),
     ]
 )

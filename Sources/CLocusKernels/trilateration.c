@@ -1,0 +1,396 @@
+// Trilateration kernels (see include/locus_trilateration.h).
+//
+// Algorithm, all in coordinates centred on the locators' centroid c (added back at the end):
+//  1. Seed: subtract the mean of the squared-range equations |p - p_i|^2 = r_i^2, leaving the
+//     linear system  a_i . p = -1/2 [(s_i - mean s) - (q_i - mean q)],  a_i = p_i (centred),
+//     q_i = |p_i|^2, s_i = r_i^2 (planar: s_i = r_i^2 - (h - z_i)^2 over (x, y)).
+//     Solved by its 2x2 / 3x3 normal equations; reciprocal condition < min_rcond -> DEGENERATE.
+//  2. Gauss–Newton on sum w_i (r_i - rhat_i(p))^2, w_i = 1 / sigma_i^2, sigma_i = sigma0 + k r_i:
+//     N = sum w_i g_i g_i^T, b = sum w_i g_i e_i, delta = N^-1 b, g_i = d rhat_i / dp.
+//     Stops when |delta| <= tolerance or after max_iterations steps.
+//  3. Robust: while chi2 = sum w_i e_i^2 > chi2_{0.995}(m - p) and m >= p + 2, re-solve without
+//     each used range j (warm start) and drop the one giving the smallest chi2 among those whose
+//     left-out residual r_j - rhat_j is positive (NLOS only lengthens a range).
+//  4. Covariance (N^-1 at the solution) * max(1, chi2 / dof); DOP with unit rows.
+#include "locus_trilateration.h"
+
+#include <math.h>
+#include <stddef.h>
+
+typedef struct {
+    int32_t n, p, planar;
+    double cx, cy, cz;       // centroid added back at the end
+    double lx[LOCUS_TRIL_MAX_LOCATORS];
+    double ly[LOCUS_TRIL_MAX_LOCATORS];
+    double lz[LOCUS_TRIL_MAX_LOCATORS];  // planar: h - z_i (fixed vertical offset); spatial: centred z_i
+    double r[LOCUS_TRIL_MAX_LOCATORS];
+    double w[LOCUS_TRIL_MAX_LOCATORS];
+    double tol;
+    double min_rcond;
+    int32_t max_it;
+} tril_problem;
+
+static const double chi2_995[64] = {
+    7.8794385766, 10.5966347331, 12.8381564666, 14.8602590006,
+    16.7496023436, 18.5475841785, 20.2777398750, 21.9549549907,
+    23.5893507813, 25.1881795720, 26.7568489165, 28.2995188220,
+    29.8194712237, 31.3193496226, 32.8013206458, 34.2671865378,
+    35.7184656590, 37.1564514566, 38.5822565549, 39.9968463129,
+    41.4010647714, 42.7956549993, 44.1812752500, 45.5585119365,
+    46.9278901601, 48.2898823325, 49.6449152990, 50.9933762685,
+    52.3356177859, 53.6719619302, 55.0027038800, 56.3281149597,
+    57.6484452559, 58.9639258755, 60.2747709048, 61.5811791148,
+    62.8833354537, 64.1814123574, 65.4755709035, 66.7659618328,
+    68.0527264554, 69.3359974569, 70.6158996180, 71.8925504590,
+    73.1660608182, 74.4365353721, 75.7040731047, 76.9687677320,
+    78.2307080867, 79.4899784668, 80.7466589540, 82.0008257028,
+    83.2525512052, 84.5019045328, 85.7489515586, 86.9937551609,
+    88.2363754100, 89.4768697414, 90.7152931145, 91.9516981596,
+    93.1861353141, 94.4186529479, 95.6492974805, 96.8781134895,
+};
+
+double locus_tril_chi_square_995(int32_t dof) {
+    if (dof < 1) return INFINITY;
+    if (dof <= 64) return chi2_995[dof - 1];
+    // Wilson–Hilferty: chi2_q(k) ~ k (1 - 2/(9k) + z_q sqrt(2/(9k)))^3, z_0.995 = 2.5758293035489
+    double k = (double)dof, a = 2.0 / (9.0 * k);
+    double t = 1.0 - a + 2.5758293035489004 * sqrt(a);
+    return k * t * t * t;
+}
+
+// Reciprocal condition and inverse of a symmetric 2x2 / 3x3 matrix stored as (xx, xy, xz, yy, yz, zz).
+// Returns 0 and fills inv when rcond >= min_rcond, else LOCUS_TRIL_DEGENERATE.
+static int sym_inverse(int32_t p, const double m[6], double min_rcond, double inv[6]) {
+    if (p == 2) {
+        double a = m[0], b = m[1], c = m[3];
+        double half = 0.5 * (a - c);
+        double disc = sqrt(half * half + b * b);
+        double lmax = 0.5 * (a + c) + disc;
+        double det = a * c - b * b;
+        if (!(lmax > 0.0) || !isfinite(lmax)) return LOCUS_TRIL_DEGENERATE;
+        double lmin = det / lmax;
+        if (!(lmin >= min_rcond * lmax)) return LOCUS_TRIL_DEGENERATE;
+        inv[0] = c / det; inv[1] = -b / det; inv[3] = a / det;
+        inv[2] = inv[4] = inv[5] = 0.0;
+        return LOCUS_TRIL_OK;
+    }
+    double a = m[0], b = m[1], c = m[2], d = m[3], e = m[4], f = m[5];
+    double c00 = d * f - e * e, c01 = c * e - b * f, c02 = b * e - c * d;
+    double c11 = a * f - c * c, c12 = b * c - a * e, c22 = a * d - b * b;
+    double det = a * c00 + b * c01 + c * c02;
+    if (!(det > 0.0) || !isfinite(det)) return LOCUS_TRIL_DEGENERATE;
+    double id = 1.0 / det;
+    inv[0] = c00 * id; inv[1] = c01 * id; inv[2] = c02 * id;
+    inv[3] = c11 * id; inv[4] = c12 * id; inv[5] = c22 * id;
+    // 1-norm reciprocal condition 1 / (|M|_1 |M^-1|_1), exact for 3x3.
+    double n0 = fabs(a) + fabs(b) + fabs(c), n1 = fabs(b) + fabs(d) + fabs(e), n2 = fabs(c) + fabs(e) + fabs(f);
+    double i0 = fabs(inv[0]) + fabs(inv[1]) + fabs(inv[2]);
+    double i1 = fabs(inv[1]) + fabs(inv[3]) + fabs(inv[4]);
+    double i2 = fabs(inv[2]) + fabs(inv[4]) + fabs(inv[5]);
+    double nm = fmax(n0, fmax(n1, n2)), ni = fmax(i0, fmax(i1, i2));
+    double rc = 1.0 / (nm * ni);
+    if (!(rc >= min_rcond)) return LOCUS_TRIL_DEGENERATE;
+    return LOCUS_TRIL_OK;
+}
+
+int locus_tril_choose_mode(const double *xyz, int32_t n, int32_t requested_mode,
+                           double planar_height_ratio, int32_t *mode) {
+    if (xyz == NULL || mode == NULL || n < 0 || !(planar_height_ratio >= 0.0)) return LOCUS_TRIL_BAD_ARGUMENT;
+    if (requested_mode == LOCUS_TRIL_MODE_PLANAR || requested_mode == LOCUS_TRIL_MODE_SPATIAL) {
+        *mode = requested_mode;
+        return LOCUS_TRIL_OK;
+    }
+    if (requested_mode != LOCUS_TRIL_MODE_AUTOMATIC) return LOCUS_TRIL_BAD_ARGUMENT;
+    if (n < 4) { *mode = LOCUS_TRIL_MODE_PLANAR; return LOCUS_TRIL_OK; }
+    double x0 = xyz[0], x1 = xyz[0], y0 = xyz[1], y1 = xyz[1], z0 = xyz[2], z1 = xyz[2];
+    for (int32_t i = 1; i < n; i++) {
+        const double *q = xyz + 3 * i;
+        x0 = fmin(x0, q[0]); x1 = fmax(x1, q[0]);
+        y0 = fmin(y0, q[1]); y1 = fmax(y1, q[1]);
+        z0 = fmin(z0, q[2]); z1 = fmax(z1, q[2]);
+    }
+    double extent = sqrt((x1 - x0) * (x1 - x0) + (y1 - y0) * (y1 - y0));
+    *mode = (z1 - z0) <= planar_height_ratio * extent ? LOCUS_TRIL_MODE_PLANAR : LOCUS_TRIL_MODE_SPATIAL;
+    return LOCUS_TRIL_OK;
+}
+
+// Linearised closed-form seed over all n ranges.
+static int seed(const tril_problem *P, double x[3]) {
+    int32_t n = P->n;
+    double ms = 0.0, mq = 0.0;
+    double s[LOCUS_TRIL_MAX_LOCATORS], q[LOCUS_TRIL_MAX_LOCATORS];
+    for (int32_t i = 0; i < n; i++) {
+        double ri = P->r[i];
+        if (P->planar) {
+            s[i] = ri * ri - P->lz[i] * P->lz[i];
+            q[i] = P->lx[i] * P->lx[i] + P->ly[i] * P->ly[i];
+        } else {
+            s[i] = ri * ri;
+            q[i] = P->lx[i] * P->lx[i] + P->ly[i] * P->ly[i] + P->lz[i] * P->lz[i];
+        }
+        ms += s[i]; mq += q[i];
+    }
+    ms /= n; mq /= n;
+    double m[6] = {0, 0, 0, 0, 0, 0}, b[3] = {0, 0, 0};
+    for (int32_t i = 0; i < n; i++) {
+        double rhs = -0.5 * ((s[i] - ms) - (q[i] - mq));
+        double ax = P->lx[i], ay = P->ly[i];
+        m[0] += ax * ax; m[1] += ax * ay; m[3] += ay * ay;
+        b[0] += ax * rhs; b[1] += ay * rhs;
+        if (!P->planar) {
+            double az = P->lz[i];
+            m[2] += ax * az; m[4] += ay * az; m[5] += az * az;
+            b[2] += az * rhs;
+        }
+    }
+    double inv[6];
+    int st = sym_inverse(P->p, m, P->min_rcond, inv);
+    if (st != LOCUS_TRIL_OK) return st;
+    if (P->planar) {
+        x[0] = inv[0] * b[0] + inv[1] * b[1];
+        x[1] = inv[1] * b[0] + inv[3] * b[1];
+        x[2] = 0.0;
+    } else {
+        x[0] = inv[0] * b[0] + inv[1] * b[1] + inv[2] * b[2];
+        x[1] = inv[1] * b[0] + inv[3] * b[1] + inv[4] * b[2];
+        x[2] = inv[2] * b[0] + inv[4] * b[1] + inv[5] * b[2];
+    }
+    if (!isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2])) return LOCUS_TRIL_DIVERGED;
+    return LOCUS_TRIL_OK;
+}
+
+// Normal matrix, gradient and chi2 at x over the active ranges (skip < 0: none skipped).
+static void linearize(const tril_problem *P, const uint8_t *active, int32_t skip, const double x[3],
+                      double m[6], double b[3], double *chi2) {
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, b0 = 0, b1 = 0, b2 = 0, c = 0;
+    if (P->planar) {
+        for (int32_t i = 0; i < P->n; i++) {
+            if (!active[i] || i == skip) continue;
+            double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i], dz = P->lz[i];
+            double rh = sqrt(dx * dx + dy * dy + dz * dz);
+            double e = P->r[i] - rh, w = P->w[i];
+            double gx = 0.0, gy = 0.0;
+            if (rh > 0.0) { double ir = 1.0 / rh; gx = dx * ir; gy = dy * ir; }
+            double wgx = w * gx, wgy = w * gy;
+            s0 += wgx * gx; s1 += wgx * gy; s3 += wgy * gy;
+            b0 += wgx * e; b1 += wgy * e;
+            c += w * e * e;
+        }
+    } else {
+        for (int32_t i = 0; i < P->n; i++) {
+            if (!active[i] || i == skip) continue;
+            double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i], dz = x[2] - P->lz[i];
+            double rh = sqrt(dx * dx + dy * dy + dz * dz);
+            double e = P->r[i] - rh, w = P->w[i];
+            double gx = 0.0, gy = 0.0, gz = 0.0;
+            if (rh > 0.0) { double ir = 1.0 / rh; gx = dx * ir; gy = dy * ir; gz = dz * ir; }
+            double wgx = w * gx, wgy = w * gy, wgz = w * gz;
+            s0 += wgx * gx; s1 += wgx * gy; s2 += wgx * gz;
+            s3 += wgy * gy; s4 += wgy * gz; s5 += wgz * gz;
+            b0 += wgx * e; b1 += wgy * e; b2 += wgz * e;
+            c += w * e * e;
+        }
+    }
+    m[0] = s0; m[1] = s1; m[2] = s2; m[3] = s3; m[4] = s4; m[5] = s5;
+    b[0] = b0; b[1] = b1; b[2] = b2;
+    *chi2 = c;
+}
+
+// Gauss–Newton from x (in/out). On success m holds N at the final x and *chi2 the chi-square there.
+static int gauss_newton(const tril_problem *P, const uint8_t *active, int32_t skip, double x[3],
+                        double m[6], double *chi2, int32_t *iterations, int32_t *converged) {
+    double b[3], inv[6];
+    double step = INFINITY;
+    int32_t it = 0;
+    *converged = 0;
+    for (;;) {
+        linearize(P, active, skip, x, m, b, chi2);
+        if (!isfinite(*chi2)) return LOCUS_TRIL_DIVERGED;
+        if (step <= P->tol) { *converged = 1; break; }
+        if (it >= P->max_it) break;
+        int st = sym_inverse(P->p, m, P->min_rcond, inv);
+        if (st != LOCUS_TRIL_OK) return st;
+        double d0, d1, d2;
+        if (P->planar) {
+            d0 = inv[0] * b[0] + inv[1] * b[1];
+            d1 = inv[1] * b[0] + inv[3] * b[1];
+            d2 = 0.0;
+        } else {
+            d0 = inv[0] * b[0] + inv[1] * b[1] + inv[2] * b[2];
+            d1 = inv[1] * b[0] + inv[3] * b[1] + inv[4] * b[2];
+            d2 = inv[2] * b[0] + inv[4] * b[1] + inv[5] * b[2];
+        }
+        x[0] += d0; x[1] += d1; x[2] += d2;
+        if (!isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2])) return LOCUS_TRIL_DIVERGED;
+        step = sqrt(d0 * d0 + d1 * d1 + d2 * d2);
+        it++;
+    }
+    *iterations = it;
+    return LOCUS_TRIL_OK;
+}
+
+static double residual_at(const tril_problem *P, int32_t i, const double x[3]) {
+    double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i];
+    double dz = P->planar ? P->lz[i] : x[2] - P->lz[i];
+    return P->r[i] - sqrt(dx * dx + dy * dy + dz * dz);
+}
+
+int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
+                      const locus_tril_options *o, locus_tril_result *res) {
+    if (xyz == NULL || ranges_m == NULL || o == NULL || res == NULL) return LOCUS_TRIL_BAD_ARGUMENT;
+    if (n < 0 || n > LOCUS_TRIL_MAX_LOCATORS) return LOCUS_TRIL_BAD_ARGUMENT;
+    if (!(o->sigma0_m > 0.0) || !isfinite(o->sigma0_m) || !(o->sigma_slope >= 0.0) || !isfinite(o->sigma_slope) ||
+        !(o->tolerance_m > 0.0) || o->max_iterations < 1 || !(o->min_rcond > 0.0) || !(o->max_dop > 0.0) ||
+        !isfinite(o->tag_height_m))
+        return LOCUS_TRIL_BAD_ARGUMENT;
+    for (int32_t i = 0; i < n; i++) {
+        if (!isfinite(xyz[3 * i]) || !isfinite(xyz[3 * i + 1]) || !isfinite(xyz[3 * i + 2])) return LOCUS_TRIL_BAD_ARGUMENT;
+        if (!isfinite(ranges_m[i]) || ranges_m[i] < 0.0) return LOCUS_TRIL_INVALID_RANGE;
+    }
+    int32_t mode;
+    int st = locus_tril_choose_mode(xyz, n, o->mode, o->planar_height_ratio, &mode);
+    if (st != LOCUS_TRIL_OK) return st;
+    tril_problem P;
+    P.planar = mode == LOCUS_TRIL_MODE_PLANAR;
+    P.p = P.planar ? 2 : 3;
+    P.n = n;
+    if (n < P.p + 1) return LOCUS_TRIL_TOO_FEW_RANGES;
+    P.tol = o->tolerance_m;
+    P.min_rcond = o->min_rcond;
+    P.max_it = o->max_iterations;
+    double cx = 0, cy = 0, cz = 0;
+    for (int32_t i = 0; i < n; i++) { cx += xyz[3 * i]; cy += xyz[3 * i + 1]; cz += xyz[3 * i + 2]; }
+    cx /= n; cy /= n; cz /= n;
+    if (P.planar) cz = 0.0;
+    P.cx = cx; P.cy = cy; P.cz = cz;
+    uint8_t active[LOCUS_TRIL_MAX_LOCATORS];
+    for (int32_t i = 0; i < n; i++) {
+        P.lx[i] = xyz[3 * i] - cx;
+        P.ly[i] = xyz[3 * i + 1] - cy;
+        P.lz[i] = P.planar ? o->tag_height_m - xyz[3 * i + 2] : xyz[3 * i + 2] - cz;
+        P.r[i] = ranges_m[i];
+        double sg = o->sigma0_m + o->sigma_slope * ranges_m[i];
+        P.w[i] = 1.0 / (sg * sg);
+        active[i] = 1;
+    }
+    double x[3];
+    st = seed(&P, x);
+    if (st != LOCUS_TRIL_OK) return st;
+    double m[6], chi2;
+    int32_t iterations = 0, converged = 0, solves = 1;
+    st = gauss_newton(&P, active, -1, x, m, &chi2, &iterations, &converged);
+    if (st != LOCUS_TRIL_OK) return st;
+    int32_t used = n;
+    uint64_t rejected = 0;
+    if (o->robust) {
+        while (used >= P.p + 2 && chi2 > locus_tril_chi_square_995(used - P.p)) {
+            int32_t best = -1;
+            double best_chi2 = INFINITY, best_x[3] = {0, 0, 0}, best_m[6] = {0, 0, 0, 0, 0, 0};
+            int32_t best_it = 0, best_conv = 0;
+            for (int32_t j = 0; j < n; j++) {
+                if (!active[j]) continue;
+                double xj[3] = {x[0], x[1], x[2]}, mj[6], cj;
+                int32_t itj = 0, convj = 0;
+                solves++;
+                if (gauss_newton(&P, active, j, xj, mj, &cj, &itj, &convj) != LOCUS_TRIL_OK) continue;
+                if (!(residual_at(&P, j, xj) > 0.0)) continue;   // NLOS only lengthens a range
+                if (cj < best_chi2) {
+                    best = j; best_chi2 = cj;
+                    best_x[0] = xj[0]; best_x[1] = xj[1]; best_x[2] = xj[2];
+                    for (int k = 0; k < 6; k++) best_m[k] = mj[k];
+                    best_it = itj; best_conv = convj;
+                }
+            }
+            if (best < 0) break;
+            active[best] = 0;
+            rejected |= (uint64_t)1 << best;
+            used--;
+            x[0] = best_x[0]; x[1] = best_x[1]; x[2] = best_x[2];
+            for (int k = 0; k < 6; k++) m[k] = best_m[k];
+            chi2 = best_chi2; iterations = best_it; converged = best_conv;
+        }
+    }
+    double cov[6];
+    st = sym_inverse(P.p, m, P.min_rcond, cov);
+    if (st != LOCUS_TRIL_OK) return st;
+    int32_t dof = used - P.p;
+    double factor = dof > 0 ? fmax(1.0, chi2 / dof) : 1.0;
+    double px = x[0] + cx, py = x[1] + cy, pz = P.planar ? o->tag_height_m : x[2] + cz;
+    double hdop, vdop, pdop;
+    uint64_t mask = 0;
+    for (int32_t i = 0; i < n; i++) if (active[i]) mask |= (uint64_t)1 << i;
+    st = locus_tril_dop(xyz, n, mask, mode, o->tag_height_m, px, py, pz, o->min_rcond, o->max_dop, &hdop, &vdop, &pdop);
+    if (st != LOCUS_TRIL_OK) return st;
+    double sse = 0.0;
+    for (int32_t i = 0; i < n; i++) {
+        if (!active[i]) continue;
+        double e = residual_at(&P, i, x);
+        sse += e * e;
+    }
+    res->x = px; res->y = py; res->z = pz;
+    res->cov_xx = cov[0] * factor; res->cov_xy = cov[1] * factor; res->cov_yy = cov[3] * factor;
+    res->cov_xz = cov[2] * factor; res->cov_yz = cov[4] * factor; res->cov_zz = cov[5] * factor;
+    res->hdop = hdop; res->vdop = vdop; res->pdop = pdop;
+    res->residual_rms_m = sqrt(sse / used);
+    res->chi_square = chi2;
+    res->rejected_mask = rejected;
+    res->mode = mode;
+    res->used = used;
+    res->iterations = iterations;
+    res->dof = dof;
+    res->solves = solves;
+    res->converged = converged;
+    return LOCUS_TRIL_OK;
+}
+
+int locus_tril_model(const double *xyz, int32_t n, int32_t mode, double tag_height_m,
+                     double x, double y, double z, double *ranges_m, double *jacobian, int32_t ld) {
+    if (xyz == NULL || n < 0 || (jacobian != NULL && ld < n)) return LOCUS_TRIL_BAD_ARGUMENT;
+    if (mode != LOCUS_TRIL_MODE_PLANAR && mode != LOCUS_TRIL_MODE_SPATIAL) return LOCUS_TRIL_BAD_ARGUMENT;
+    int planar = mode == LOCUS_TRIL_MODE_PLANAR;
+    for (int32_t i = 0; i < n; i++) {
+        double dx = x - xyz[3 * i], dy = y - xyz[3 * i + 1];
+        double dz = (planar ? tag_height_m : z) - xyz[3 * i + 2];
+        double rh = sqrt(dx * dx + dy * dy + dz * dz);
+        if (ranges_m != NULL) ranges_m[i] = rh;
+        if (jacobian != NULL) {
+            double ir = rh > 0.0 ? 1.0 / rh : 0.0;
+            jacobian[i] = dx * ir;
+            jacobian[i + ld] = dy * ir;
+            if (!planar) jacobian[i + 2 * ld] = dz * ir;
+        }
+    }
+    return LOCUS_TRIL_OK;
+}
+
+int locus_tril_dop(const double *xyz, int32_t n, uint64_t active_mask, int32_t mode,
+                   double tag_height_m, double x, double y, double z, double min_rcond,
+                   double max_dop, double *hdop, double *vdop, double *pdop) {
+    if (xyz == NULL || hdop == NULL || vdop == NULL || pdop == NULL || n < 0) return LOCUS_TRIL_BAD_ARGUMENT;
+    if (mode != LOCUS_TRIL_MODE_PLANAR && mode != LOCUS_TRIL_MODE_SPATIAL) return LOCUS_TRIL_BAD_ARGUMENT;
+    int planar = mode == LOCUS_TRIL_MODE_PLANAR;
+    int32_t p = planar ? 2 : 3;
+    double m[6] = {0, 0, 0, 0, 0, 0};
+    int32_t count = 0;
+    for (int32_t i = 0; i < n; i++) {
+        if (i < 64 && !((active_mask >> i) & 1u)) continue;
+        double dx = x - xyz[3 * i], dy = y - xyz[3 * i + 1];
+        double dz = (planar ? tag_height_m : z) - xyz[3 * i + 2];
+        double rh = sqrt(dx * dx + dy * dy + dz * dz);
+        if (!(rh > 0.0)) continue;
+        double gx = dx / rh, gy = dy / rh, gz = dz / rh;
+        m[0] += gx * gx; m[1] += gx * gy; m[3] += gy * gy;
+        if (!planar) { m[2] += gx * gz; m[4] += gy * gz; m[5] += gz * gz; }
+        count++;
+    }
+    if (count < p) return LOCUS_TRIL_DEGENERATE;
+    double q[6];
+    int st = sym_inverse(p, m, min_rcond, q);
+    if (st != LOCUS_TRIL_OK) return st;
+    double h2 = q[0] + q[3], v2 = planar ? 0.0 : q[5];
+    if (!(h2 >= 0.0) || !(v2 >= 0.0)) return LOCUS_TRIL_DEGENERATE;
+    double pd = sqrt(h2 + v2);
+    if (!(pd <= max_dop)) return LOCUS_TRIL_DEGENERATE;
+    *hdop = sqrt(h2); *vdop = sqrt(v2); *pdop = pd;
+    return LOCUS_TRIL_OK;
+}

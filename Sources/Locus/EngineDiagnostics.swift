@@ -1,0 +1,32 @@
+import LocusCore
+
+/// What the engine counted while running: skipped rows by reason, and epochs that gave no fix by
+/// error code (E4001 too few ranges, E4002 degenerate geometry, …). Run-time conditions are
+/// reported here, not thrown per fix.
+package struct EngineDiagnostics: Sendable, Equatable {
+    /// Rows that could not be used, by reason.
+    package var skipped = SkipTally()
+    /// Epochs formed.
+    package var epochs = 0
+    /// Epochs that gave no fix, by code, in code order.
+    package private(set) var failedEpochs: [(code: LocusErrorCode, count: Int)] = []
+    /// Rejected (outlier) ranges over all fixes.
+    package var rejectedRanges = 0
+
+    package init() {}
+
+    /// Counts one epoch that failed with `code`.
+    package mutating func recordFailure(_ code: LocusErrorCode) {
+        if let i = failedEpochs.firstIndex(where: { $0.code == code }) {
+            failedEpochs[i].count += 1
+        } else {
+            failedEpochs.append((code, 1))
+            failedEpochs.sort { $0.code < $1.code }
+        }
+    }
+
+    package static func == (a: EngineDiagnostics, b: EngineDiagnostics) -> Bool {
+        a.skipped == b.skipped && a.epochs == b.epochs && a.rejectedRanges == b.rejectedRanges
+            && a.failedEpochs.map(\.code) == b.failedEpochs.map(\.code) && a.failedEpochs.map(\.count) == b.failedEpochs.map(\.count)
+    }
+}

@@ -1,0 +1,33 @@
+import LocusCore
+import LocusSolvers
+
+/// What the engine keeps per floor: locator positions and biases by slot (the floor's locator
+/// order), the address → slot map, and the solver settings for the floor.
+package struct FloorContext: Sendable {
+    package let floor: Floor
+    /// Locator positions, by slot.
+    package let positions: [Point3]
+    /// Locator range biases (metres), by slot: subtracted from each range.
+    package let biasesMeters: [Double]
+    /// Addresses, by slot.
+    package let addresses: [LocatorAddress]
+    private let slotByAddress: [UInt16: Int]
+    /// The solver for this floor (its tag height and mode).
+    package let solver: Trilaterator
+
+    package init(floor: Floor, solver base: TrilaterationConfiguration) {
+        self.floor = floor
+        positions = floor.locators.map(\.position)
+        biasesMeters = floor.locators.map(\.biasMeters)
+        addresses = floor.locators.map(\.address)
+        var map: [UInt16: Int] = [:]
+        for (slot, locator) in floor.locators.enumerated() { map[locator.address.rawValue] = slot }
+        slotByAddress = map
+        var configuration = base
+        configuration.tagHeightMeters = floor.tagHeightMeters
+        solver = Trilaterator(configuration: configuration)
+    }
+
+    /// The slot of the locator with this address, or nil when the floor has none.
+    @inline(__always) package func slot(of address: UInt16) -> Int? { slotByAddress[address] }
+}

@@ -1,1 +1,0 @@
-// Locus: see README.md

@@ -1,0 +1,73 @@
+import LocusCore
+
+/// The `locus` command: dispatches to a subcommand and maps errors to exit codes (SPEC §5):
+/// 0 success, 1 the work failed at run time, 2 usage error or invalid input.
+package enum LocusTool {
+    /// Every subcommand, in the order `locus --help` lists them.
+    package static let commands: [any LocusCommand.Type] = [
+        ReplayCommand.self,
+    ]
+
+    package static var overview: String {
+        var text = """
+        locus — UWB ranges to positions and zone events.
+
+        usage: locus <command> [options]     (locus <command> --help for its options)
+
+        commands:
+
+        """
+        let width = (commands.map { $0.spec.name.count }.max() ?? 0) + 2
+        for c in commands {
+            text += "  " + c.spec.name + String(repeating: " ", count: width - c.spec.name.count) + c.spec.summary + "\n"
+        }
+        return text
+    }
+
+    /// Runs `locus` with `arguments` (without the program name) and returns the exit code.
+    package static func run(_ arguments: [String], console: Console) -> Int32 {
+        guard let name = arguments.first, name != "--help", name != "-h", name != "help" else {
+            console.out(overview)
+            return arguments.isEmpty ? 2 : 0
+        }
+        if name == "--version" { console.out("locus \(LocusVersion.string)\n"); return 0 }
+        guard let command = commands.first(where: { $0.spec.name == name }) else {
+            console.err("locus: unknown command '\(name)'\n\n" + overview)
+            return 2
+        }
+        do {
+            let parsed = try command.spec.parse(Array(arguments.dropFirst()))
+            if parsed.flag("help") {
+                console.out(command.spec.helpText)
+                return 0
+            }
+            return try command.run(parsed, console: console)
+        } catch {
+            console.err("locus \(name): error: \(error)\n")
+            return exitCode(for: error.code)
+        }
+    }
+
+    /// 2 for usage errors and invalid input (site, trace, arguments), 1 for failures at run time.
+    package static func exitCode(for code: LocusErrorCode) -> Int32 {
+        switch code {
+        case .fileUnwritable, .undeliveredPositions, .lapackInternal, .solverDiverged, .filterDivergence, .callOrder:
+            return 1
+        default:
+            return 2
+        }
+    }
+}
+
+/// A subcommand: its option table and what it does.
+package protocol LocusCommand: Sendable {
+    static var spec: CommandSpec { get }
+    /// Runs with parsed arguments; returns the exit code.
+    /// - Throws: a `LocusError`, mapped to the exit code by `LocusTool.exitCode(for:)`.
+    static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32
+}
+
+/// The library version (also in the C header later).
+package enum LocusVersion {
+    package static let string = "0.1.0"
+}

@@ -1,1 +1,0 @@
-// LocusCommandLine: see README.md

@@ -1,0 +1,128 @@
+import Foundation
+import Locus
+import LocusCore
+import LocusIO
+import LocusSolvers
+
+/// `locus replay`: the whole pipeline over a recorded trace, as fast as it can (SPEC §5).
+package enum ReplayCommand: LocusCommand {
+    package static let spec = CommandSpec(
+        name: "replay",
+        summary: "Replay a recorded range trace: ranges → positions (→ zone events), with accuracy against truth.",
+        options: [
+            .value("site", "SITE", "Site JSON (SPEC §1).", required: true),
+            .value("trace", "TRACE", "Range trace CSV: t,anchor,range_m[,tag][,floor] (SPEC §2).", required: true),
+            .value("truth", "TRUTH", "Truth CSV t,[tag,]x,y[,z]: adds rmse_m, p50_m, p95_m, max_m."),
+            .value("positions", "OUT.csv", "Write positions: t,tag,x,y,z,vx,vy,speed_mps,course_deg,accuracy_m,accuracy95_m,hdop,anchors,rejected,floor."),
+            .value("events", "OUT.jsonl", "Write zone events as JSON Lines (SPEC §3)."),
+            .value("floor", "ID", "Floor for rows without a floor column (default: the site's first floor)."),
+            .value("rate", "HZ", "Output rate per tag, Hz (default 4)."),
+            .value("filter", "KIND", "none: raw per-epoch least-squares fixes; kalman: the causal filter (default).",
+                   choices: ["none", "kalman"]),
+            .flag("smooth", "Add the offline smoother over the whole recording (positions only)."),
+            .value("mode", "MODE", "Solver mode (default auto: planar when the locators are near-coplanar in height).",
+                   choices: ["auto", "planar", "spatial"]),
+            .value("sigma", "METRES", "Range noise σ assumed by the solver, metres (default 0.1)."),
+            .flag("json", "Print the summary as one JSON object."),
+        ],
+        discussion: """
+        Rows that cannot be used are skipped, counted by reason and reported; they never stop a replay.
+        Accuracy figures are horizontal: e = ‖(x, y) − truth(t)‖, truth interpolated linearly in time.
+        Exit codes: 0 success, 1 failure at run time, 2 usage error or invalid input.
+        """)
+
+    package static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
+        let started = Date()
+        let sitePath = arguments.string("site") ?? ""
+        let tracePath = arguments.string("trace") ?? ""
+        let rate = try arguments.double("rate", default: 4, in: 0.001...1000)
+        let filter = arguments.string("filter") ?? "kalman"
+        let sigma = try arguments.double("sigma", default: 0.1, in: 1e-6...100)
+        var solver = TrilaterationConfiguration.standard
+        solver.sigmaMeters = sigma
+        switch arguments.string("mode") ?? "auto" {
+        case "planar": solver.mode = .planar
+        case "spatial": solver.mode = .spatial
+        default: solver.mode = .automatic
+        }
+        if filter == "kalman" || arguments.flag("smooth") {
+            throw LocusError(.usage, "the Kalman filter and the smoother are not built yet: use --filter none (without --smooth)")
+        }
+        if arguments.string("events") != nil {
+            throw LocusError(.usage, "zone events are not built yet: replay without --events")
+        }
+
+        let site = try SiteDecoder.load(path: sitePath)
+        let defaultFloor: FloorID? = arguments.string("floor").map { FloorID($0) }
+        let configuration = EngineConfiguration(rateHertz: rate, defaultFloor: defaultFloor, solver: solver)
+        var engine = try PositioningEngine(site: site, configuration: configuration)
+        var truth: GroundTruth? = nil
+        if let path = arguments.string("truth") { truth = try GroundTruth.read(path: path) }
+        let trace = try TraceReader.read(path: tracePath)
+
+        let result = ReplayRun.run(trace: trace, engine: &engine)
+        var fixes = result.fixes
+        fixes.sort(by: Self.fixOrder)
+
+        if let path = arguments.string("positions") {
+            var writer = PositionsWriter()
+            for fix in fixes { writer.append(fix) }
+            try FileBytes.write(writer.bytes, to: path)
+        }
+        var accuracy: AccuracyReport? = nil
+        if let t = truth { accuracy = AccuracyReport(fixes: fixes, truth: { tag, time in t.position(tag: tag, at: time) }) }
+        let elapsed = Date().timeIntervalSince(started)
+
+        var skipped = trace.skipped
+        skipped.merge(engine.diagnostics.skipped)
+        let rows = trace.count + trace.skipped.total
+        let summary = ReplaySummary(fixes: fixes.count, ranges: rows, tags: trace.tags.count,
+                                    skipped: skipped, diagnostics: engine.diagnostics, accuracy: accuracy,
+                                    elapsedSeconds: elapsed, filter: filter, smooth: arguments.flag("smooth"))
+        if arguments.flag("json") {
+            console.out(JSONWriter(style: .compact).string(summary.json) + "\n")
+        } else {
+            console.out(summary.text(tracePath: tracePath, positionsPath: arguments.string("positions")))
+        }
+        return 0
+    }
+}
+
+extension ReplayCommand {
+    /// Output order of fixes: time, then tag.
+    static func fixOrder(_ a: PositionFix, _ b: PositionFix) -> Bool {
+        if a.timeSeconds != b.timeSeconds { return a.timeSeconds < b.timeSeconds }
+        return a.tag < b.tag
+    }
+}
+
+/// Feeds a trace through an engine in time order.
+package enum ReplayRun {
+    package struct Output {
+        package var fixes: [PositionFix]
+    }
+
+    /// Ingests every row of `trace` in non-decreasing time (ties in file order), then finishes.
+    package static func run(trace: RangeTrace, engine: inout PositioningEngine) -> Output {
+        let tagIndex = trace.tags.map { engine.tagIndex(for: $0) }
+        let floorIndex = trace.floors.map { engine.floorIndex($0) }
+        let defaultFloor = engine.defaultFloor
+        var fixes: [PositionFix] = []
+        fixes.reserveCapacity(trace.count / 4)
+        var skippedFloor = SkipTally()
+        for i in trace.timeOrder() {
+            let f = trace.floorIndex[i]
+            var floor = defaultFloor
+            if f >= 0 {
+                guard let known = floorIndex[Int(f)] else { skippedFloor.record(.unknownFloor, line: Int(trace.line[i])); continue }
+                floor = known
+            }
+            engine.ingest(tagIndex: tagIndex[Int(trace.tagIndex[i])], floorIndex: floor, locator: trace.locator[i],
+                          rangeMeters: trace.rangeMeters[i], timeSeconds: trace.timeSeconds[i], line: Int(trace.line[i]))
+        }
+        engine.finish()
+        fixes.append(contentsOf: engine.drainFixes())
+        engine.recordSkipped(skippedFloor)
+        return Output(fixes: fixes)
+    }
+}

@@ -1,0 +1,88 @@
+import Locus
+import LocusCore
+import LocusIO
+
+/// The figures `locus replay` reports, as text for people and as the `--json` object (SPEC §5).
+struct ReplaySummary {
+    var fixes: Int
+    var ranges: Int
+    var tags: Int
+    var skipped: SkipTally
+    var diagnostics: EngineDiagnostics
+    var accuracy: AccuracyReport?
+    var events: [ZoneEvent.Kind: Int] = [:]
+    var elapsedSeconds: Double
+    var filter: String
+    var smooth: Bool
+
+    var fixesPerSecond: Double { elapsedSeconds > 0 ? Double(fixes) / elapsedSeconds : 0 }
+
+    /// `fixes`, `skipped` (reason → count), `events` (enter/exit/dwell → count), `elapsed_s`,
+    /// `fixes_per_s`, and with truth `rmse_m`, `p50_m`, `p95_m`, `max_m`; also `ranges`, `tags`,
+    /// `epochs`, `failed_epochs` (code → count), `rejected_ranges`, `filter`, `smooth`, `compared`.
+    var json: JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("fixes", .integer(fixes)),
+            ("ranges", .integer(ranges)),
+            ("tags", .integer(tags)),
+            ("epochs", .integer(diagnostics.epochs)),
+            ("skipped", .object(skipped.nonZero.map { ($0.reason.rawValue, JSONValue.integer($0.count)) })),
+            ("failed_epochs", .object(diagnostics.failedEpochs.map { ($0.code.rawValue, JSONValue.integer($0.count)) })),
+            ("rejected_ranges", .integer(diagnostics.rejectedRanges)),
+            ("events", .object(ZoneEvent.Kind.allCases.sorted { $0.rawValue < $1.rawValue }.map { ($0.rawValue, JSONValue.integer(events[$0] ?? 0)) })),
+            ("filter", .string(filter)),
+            ("smooth", .bool(smooth)),
+            ("elapsed_s", .number(elapsedSeconds, .fixed(4))),
+            ("fixes_per_s", .number(fixesPerSecond, .fixed(0))),
+        ]
+        if let a = accuracy {
+            members += [
+                ("compared", .integer(a.compared)),
+                ("rmse_m", .number(a.rmseMeters, .fixed(4))),
+                ("p50_m", .number(a.p50Meters, .fixed(4))),
+                ("p95_m", .number(a.p95Meters, .fixed(4))),
+                ("max_m", .number(a.maxMeters, .fixed(4))),
+            ]
+        }
+        return .object(members)
+    }
+
+    func text(tracePath: String, positionsPath: String?) -> String {
+        var s = "replay \(tracePath): \(fixes) fixes from \(ranges) range rows, \(tags) tag\(tags == 1 ? "" : "s"), "
+        s += "filter \(filter)\(smooth ? " + smoother" : ""), \(DecimalText.string(elapsedSeconds, decimals: 3)) s "
+        s += "(\(DecimalText.string(fixesPerSecond, decimals: 0)) fixes/s)\n"
+        if skipped.total == 0 {
+            s += "skipped rows: none\n"
+        } else {
+            s += "skipped rows: " + skipped.nonZero.map { r in
+                "\(r.reason.rawValue) \(r.count) (first at line \(skipped.firstLine(r.reason)))"
+            }.joined(separator: ", ") + "\n"
+        }
+        if !diagnostics.failedEpochs.isEmpty {
+            s += "epochs without a fix: " + diagnostics.failedEpochs.map { "\($0.code.rawValue) \(Self.describe($0.code)) \($0.count)" }
+                .joined(separator: ", ") + " of \(diagnostics.epochs)\n"
+        }
+        if diagnostics.rejectedRanges > 0 { s += "ranges rejected as outliers: \(diagnostics.rejectedRanges)\n" }
+        if let a = accuracy {
+            s += "horizontal error vs truth (\(a.compared) fixes): RMSE \(DecimalText.string(a.rmseMeters, decimals: 3)) m, "
+            s += "p50 \(DecimalText.string(a.p50Meters, decimals: 3)) m, p95 \(DecimalText.string(a.p95Meters, decimals: 3)) m, "
+            s += "max \(DecimalText.string(a.maxMeters, decimals: 3)) m\n"
+            if a.uncompared > 0 { s += "  (\(a.uncompared) fixes outside the truth's time span were not compared)\n" }
+        }
+        if !events.isEmpty {
+            s += "zone events: " + ZoneEvent.Kind.allCases.map { "\($0.rawValue) \(events[$0] ?? 0)" }.joined(separator: ", ") + "\n"
+        }
+        if let p = positionsPath { s += "positions written to \(p)\n" }
+        return s
+    }
+
+    static func describe(_ code: LocusErrorCode) -> String {
+        switch code {
+        case .tooFewRanges: "too few ranges"
+        case .degenerateGeometry: "degenerate geometry"
+        case .invalidRange: "invalid range"
+        case .solverDiverged: "solver diverged"
+        default: "failed"
+        }
+    }
+}

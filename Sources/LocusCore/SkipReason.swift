@@ -1,0 +1,69 @@
+/// Why an input row was skipped. Skipped rows are never silent: they are counted by reason and
+/// reported (`skipped` in the `--json` summary). The raw values are the report's keys.
+public enum SkipReason: String, Sendable, CaseIterable, Comparable {
+    /// A required field is empty or the row has too few fields.
+    case missingField = "missing_field"
+    /// A number that does not parse.
+    case unparseableNumber = "unparseable_number"
+    /// A locator address that is not a 16-bit integer.
+    case invalidAnchor = "invalid_anchor"
+    /// A locator address the row's floor does not have.
+    case unknownAnchor = "unknown_anchor"
+    /// A floor id the site does not have.
+    case unknownFloor = "unknown_floor"
+    /// A range or time that is NaN or infinite.
+    case nonFinite = "non_finite"
+    /// A negative range.
+    case negativeRange = "negative_range"
+    /// A time earlier than the tag's previous row.
+    case timeBackwards = "time_backwards"
+
+    public static func < (a: SkipReason, b: SkipReason) -> Bool { a.rawValue < b.rawValue }
+}
+
+/// Counts of skipped rows by reason, with the first line number of each (for messages).
+/// Deterministic: reported in the order of the reasons' keys.
+public struct SkipTally: Sendable, Equatable {
+    private var counts = [Int](repeating: 0, count: SkipReason.allCases.count)
+    private var firstLines = [Int](repeating: 0, count: SkipReason.allCases.count)
+
+    public init() {}
+
+    private static func index(_ reason: SkipReason) -> Int {
+        switch reason {
+        case .missingField: 0
+        case .unparseableNumber: 1
+        case .invalidAnchor: 2
+        case .unknownAnchor: 3
+        case .unknownFloor: 4
+        case .nonFinite: 5
+        case .negativeRange: 6
+        case .timeBackwards: 7
+        }
+    }
+
+    /// Counts one skipped row; `line` is its 1-based line number in the input, or 0 if none.
+    public mutating func record(_ reason: SkipReason, line: Int = 0) {
+        let i = Self.index(reason)
+        if counts[i] == 0 { firstLines[i] = line }
+        counts[i] += 1
+    }
+
+    /// Adds another tally into this one.
+    public mutating func merge(_ other: SkipTally) {
+        for r in SkipReason.allCases where other.count(r) > 0 {
+            let i = Self.index(r)
+            if counts[i] == 0 { firstLines[i] = other.firstLines[i] }
+            counts[i] += other.counts[i]
+        }
+    }
+
+    public func count(_ reason: SkipReason) -> Int { counts[Self.index(reason)] }
+    public func firstLine(_ reason: SkipReason) -> Int { firstLines[Self.index(reason)] }
+    public var total: Int { counts.reduce(0, +) }
+
+    /// The reasons with a non-zero count, sorted by key, with their counts.
+    public var nonZero: [(reason: SkipReason, count: Int)] {
+        SkipReason.allCases.sorted().compactMap { r in count(r) > 0 ? (r, count(r)) : nil }
+    }
+}

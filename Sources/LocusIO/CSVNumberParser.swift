@@ -1,0 +1,117 @@
+import LocusCore
+
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// Parses decimal numbers straight from bytes, without creating a `String`.
+///
+/// Fast path (Clinger): a decimal with at most 19 significant digits whose mantissa m < 2⁵³ and
+/// power-of-ten exponent |e| ≤ 22 is exactly m·10ᵉ or m/10⁻ᵉ — one correctly rounded operation, so
+/// the result equals `strtod`'s. Anything else (long mantissas, large exponents, `inf`, `nan`) goes
+/// through `strtod` on a stack copy, which is also correctly rounded. Leading/trailing spaces are
+/// allowed; anything else unparsed makes the field invalid.
+package enum CSVNumberParser {
+    @usableFromInline static let powersOfTen: [Double] = (0...22).map { k in
+        var p = 1.0
+        for _ in 0..<k { p *= 10 }
+        return p
+    }
+
+    /// The number in `bytes[start..<end]`, or nil when the field is not a complete number.
+    /// `nan`, `inf` and overflow parse to non-finite values: the caller decides what they mean.
+    @inlinable
+    package static func parseDouble(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Double? {
+        var i = start, j = end
+        while i < j, bytes[i] == 0x20 || bytes[i] == 0x09 { i += 1 }
+        while j > i, bytes[j - 1] == 0x20 || bytes[j - 1] == 0x09 || bytes[j - 1] == 0x0D { j -= 1 }
+        guard i < j else { return nil }
+        var k = i
+        var negative = false
+        if bytes[k] == UInt8(ascii: "-") { negative = true; k += 1 } else if bytes[k] == UInt8(ascii: "+") { k += 1 }
+        var mantissa: UInt64 = 0
+        var digits = 0
+        var exponent = 0
+        var sawDigit = false
+        while k < j, bytes[k] &- 0x30 < 10 {
+            if digits < 19 { mantissa = mantissa &* 10 &+ UInt64(bytes[k] &- 0x30); if mantissa != 0 { digits += 1 } } else { exponent += 1 }
+            sawDigit = true
+            k += 1
+        }
+        if k < j, bytes[k] == UInt8(ascii: ".") {
+            k += 1
+            while k < j, bytes[k] &- 0x30 < 10 {
+                if digits < 19 { mantissa = mantissa &* 10 &+ UInt64(bytes[k] &- 0x30); exponent -= 1; if mantissa != 0 { digits += 1 } }
+                sawDigit = true
+                k += 1
+            }
+        }
+        let fast = sawDigit && digits < 19
+        if k < j, bytes[k] == UInt8(ascii: "e") || bytes[k] == UInt8(ascii: "E") {
+            k += 1
+            var expNegative = false
+            if k < j, bytes[k] == UInt8(ascii: "-") { expNegative = true; k += 1 } else if k < j, bytes[k] == UInt8(ascii: "+") { k += 1 }
+            var e = 0
+            var sawExpDigit = false
+            while k < j, bytes[k] &- 0x30 < 10 {
+                if e < 100_000 { e = e * 10 + Int(bytes[k] &- 0x30) }
+                sawExpDigit = true
+                k += 1
+            }
+            if !sawExpDigit { return nil }
+            exponent += expNegative ? -e : e
+        }
+        if k == j && fast && mantissa < (1 << 53) && exponent >= -22 && exponent <= 22 {
+            let m = Double(mantissa)
+            let value = exponent >= 0 ? m * powersOfTen[exponent] : m / powersOfTen[-exponent]
+            return negative ? -value : value
+        }
+        return slowParse(bytes, i, j)
+    }
+
+    /// `strtod` on a NUL-terminated stack copy; nil unless it consumes the whole field.
+    @usableFromInline
+    static func slowParse(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Double? {
+        let length = end - start
+        guard length > 0, length < 512 else { return nil }
+        // strtod would also take hexadecimal floats ("0x10"); a CSV number is decimal.
+        for k in start..<end where bytes[k] | 0x20 == UInt8(ascii: "x") { return nil }
+        return withUnsafeTemporaryAllocation(of: CChar.self, capacity: length + 1) { buffer -> Double? in
+            for n in 0..<length { buffer[n] = CChar(bitPattern: bytes[start + n]) }
+            buffer[length] = 0
+            guard let base = buffer.baseAddress else { return nil }
+            var endPointer: UnsafeMutablePointer<CChar>? = nil
+            let value = strtod(base, &endPointer)
+            guard let stop = endPointer, stop - base == length else { return nil }
+            return value
+        }
+    }
+
+    /// A whole number (decimal, or hexadecimal with `0x`), for locator addresses; nil otherwise.
+    @inlinable
+    package static func parseUnsigned(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> UInt64? {
+        var i = start, j = end
+        while i < j, bytes[i] == 0x20 || bytes[i] == 0x09 { i += 1 }
+        while j > i, bytes[j - 1] == 0x20 || bytes[j - 1] == 0x09 || bytes[j - 1] == 0x0D { j -= 1 }
+        guard i < j else { return nil }
+        var value: UInt64 = 0
+        if j - i > 2, bytes[i] == UInt8(ascii: "0"), bytes[i + 1] | 0x20 == UInt8(ascii: "x") {
+            for k in (i + 2)..<j {
+                let c = bytes[k]
+                let d: UInt8
+                if c &- 0x30 < 10 { d = c &- 0x30 } else if (c | 0x20) &- 0x61 < 6 { d = (c | 0x20) &- 0x61 &+ 10 } else { return nil }
+                guard value < (1 << 56) else { return nil }
+                value = value << 4 | UInt64(d)
+            }
+            return value
+        }
+        for k in i..<j {
+            let d = bytes[k] &- 0x30
+            guard d < 10, value < (1 << 56) else { return nil }
+            value = value * 10 + UInt64(d)
+        }
+        return value
+    }
+}

@@ -1,1 +1,0 @@
-// LocusIO: see README.md

@@ -1,0 +1,66 @@
+import LocusCore
+
+/// Writes `positions.csv` (SPEC §2): `t,tag,x,y,z` then
+/// `vx,vy,speed_mps,course_deg,accuracy_m,accuracy95_m,hdop,anchors,rejected,floor`.
+///
+/// Fixed formatting, so the same fixes give the same bytes: time 3 decimals (ms), coordinates and
+/// accuracies 4 decimals (0.1 mm), velocities 3, course in degrees 1, HDOP 2. `vx`, `vy`, `speed_mps`
+/// and `course_deg` are empty for raw solver fixes (no velocity) and `course_deg` also when the tag
+/// is still. `accuracy_m` is DRMS √(σx²+σy²); `accuracy95_m` the 95 % horizontal radius. `rejected`
+/// lists the rejected locators' addresses separated by spaces.
+package struct PositionsWriter {
+    /// The header line.
+    package static let header = "t,tag,x,y,z,vx,vy,speed_mps,course_deg,accuracy_m,accuracy95_m,hdop,anchors,rejected,floor\n"
+
+    package private(set) var bytes: [UInt8] = Array(Self.header.utf8)
+
+    package init() {}
+
+    /// Appends one row.
+    package mutating func append(_ fix: PositionFix) {
+        let comma = UInt8(ascii: ",")
+        DecimalText.append(fix.timeSeconds, decimals: 3, to: &bytes); bytes.append(comma)
+        CSVText.appendField(fix.tag.rawValue, to: &bytes); bytes.append(comma)
+        DecimalText.append(fix.position.x, decimals: 4, to: &bytes); bytes.append(comma)
+        DecimalText.append(fix.position.y, decimals: 4, to: &bytes); bytes.append(comma)
+        DecimalText.append(fix.position.z, decimals: 4, to: &bytes); bytes.append(comma)
+        if let v = fix.velocity {
+            DecimalText.append(v.x, decimals: 3, to: &bytes); bytes.append(comma)
+            DecimalText.append(v.y, decimals: 3, to: &bytes); bytes.append(comma)
+            DecimalText.append(v.horizontalNorm, decimals: 3, to: &bytes); bytes.append(comma)
+            if let course = fix.courseRadians { DecimalText.append(course * 180 / Double.pi, decimals: 1, to: &bytes) }
+            bytes.append(comma)
+        } else {
+            bytes.append(contentsOf: [comma, comma, comma, comma])
+        }
+        DecimalText.append(fix.horizontalAccuracyMeters, decimals: 4, to: &bytes); bytes.append(comma)
+        DecimalText.append(fix.horizontalAccuracy95Meters, decimals: 4, to: &bytes); bytes.append(comma)
+        DecimalText.append(fix.quality.hdop, decimals: 2, to: &bytes); bytes.append(comma)
+        DecimalText.append(fix.quality.locatorsUsed, to: &bytes); bytes.append(comma)
+        var first = true
+        for address in fix.quality.rejected {
+            if !first { bytes.append(UInt8(ascii: " ")) }
+            first = false
+            bytes.append(contentsOf: Array(address.description.utf8))
+        }
+        bytes.append(comma)
+        CSVText.appendField(fix.floor.rawValue, to: &bytes)
+        bytes.append(UInt8(ascii: "\n"))
+    }
+}
+
+/// CSV text fields.
+package enum CSVText {
+    /// Appends `text` as a CSV field, quoted (with doubled quotes) only when it holds a comma, quote
+    /// or line break.
+    package static func appendField(_ text: String, to out: inout [UInt8]) {
+        let needsQuotes = text.utf8.contains { $0 == UInt8(ascii: ",") || $0 == UInt8(ascii: "\"") || $0 == 0x0A || $0 == 0x0D }
+        guard needsQuotes else { out.append(contentsOf: text.utf8); return }
+        out.append(UInt8(ascii: "\""))
+        for b in text.utf8 {
+            if b == UInt8(ascii: "\"") { out.append(b) }
+            out.append(b)
+        }
+        out.append(UInt8(ascii: "\""))
+    }
+}

@@ -1,0 +1,47 @@
+import LocusCore
+
+/// The usable rows of a range trace, in file order, stored by column (SPEC §2 `trace.csv`).
+///
+/// Tags and floors are interned: rows carry indices into `tags` and `floors`. A row's floor index is
+/// −1 when the trace has no `floor` column or the cell is empty (the stream's default floor).
+package struct RangeTrace: Sendable {
+    package var timeSeconds: [Double] = []
+    package var rangeMeters: [Double] = []
+    package var locator: [UInt16] = []
+    package var tagIndex: [Int32] = []
+    package var floorIndex: [Int32] = []
+    /// 1-based line number of each row in its file.
+    package var line: [Int32] = []
+    /// Tag ids in order of first appearance.
+    package var tags: [TagID] = []
+    /// Floor ids named by the trace, in order of first appearance.
+    package var floors: [FloorID] = []
+    /// Rows skipped while reading, by reason.
+    package var skipped = SkipTally()
+
+    package init() {}
+
+    /// Number of usable rows.
+    package var count: Int { timeSeconds.count }
+
+    /// Row `i` as a value.
+    package func measurement(_ i: Int) -> RangeMeasurement {
+        RangeMeasurement(timeSeconds: timeSeconds[i], tag: tags[Int(tagIndex[i])], locator: LocatorAddress(locator[i]),
+                         rangeMeters: rangeMeters[i], floor: floorIndex[i] < 0 ? nil : floors[Int(floorIndex[i])])
+    }
+
+    /// Row indices in non-decreasing time, ties kept in file order (a stable merge of the tags'
+    /// already sorted streams): the order a live system would have seen the rows in.
+    package func timeOrder() -> [Int] {
+        var order = Array(0..<count)
+        // Tag streams are each sorted, so the file is a shuffle of sorted runs: a stable sort by
+        // time is cheap and keeps file order for ties.
+        var sorted = true
+        for i in 1..<max(1, count) where timeSeconds[i] < timeSeconds[i - 1] { sorted = false; break }
+        if !sorted {
+            let t = timeSeconds
+            order.sort { a, b in t[a] < t[b] || (t[a] == t[b] && a < b) }
+        }
+        return order
+    }
+}

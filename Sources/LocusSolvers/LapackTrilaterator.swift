@@ -1,0 +1,229 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LocusCore
+import LocusNumerics
+
+/// The general path: the same algorithm as the kernel (centred coordinates, linearised seed,
+/// Gauss–Newton WLS, χ² test, greedy leave-one-out rejection of long ranges), with LAPACKE doing the
+/// linear algebra: rank-revealing `dgelsy` for the seed and every Gauss–Newton step, `dsyrk` +
+/// `dpotrf`/`dpotri` for covariance and DOP. Any number of locators; the model (r̂ᵢ, ∂r̂ᵢ/∂p) is the
+/// kernel's `locus_tril_model`, so both paths minimise the same function.
+package struct LapackTrilaterator: Trilaterating {
+    package var configuration: TrilaterationConfiguration
+
+    /// A LAPACKE solver with the given settings.
+    package init(configuration: TrilaterationConfiguration = .standard) { self.configuration = configuration }
+
+    /// Solves one fix. No allocation when `workspace` already holds `locators.count` locators.
+    /// Complexity O(n p²) per step; O(n² p² · steps) per rejected range.
+    /// - Throws: E4001, E4002, E4003, E4004, E1003 (see `Trilaterating`); E5101 on a LAPACK misuse.
+    package func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
+                       workspace ws: inout TrilaterationWorkspace) throws(LocusError) -> TrilaterationSolution {
+        precondition(locators.count == rangesMeters.count, "one range per locator")
+        let c = configuration
+        guard c.isValid else { throw LocusError(.invalidArgument, "invalid trilateration configuration") }
+        let n = locators.count
+        for i in 0..<n {
+            guard locators[i].isFinite else { throw LocusError(.invalidArgument, "locator \(i) has a non-finite coordinate") }
+            let r = rangesMeters[i]
+            guard r.isFinite, r >= 0 else { throw LocusError(.invalidRange, "a range is negative or not finite") }
+        }
+        let model = n == 0 ? (c.mode.kernelModel ?? .planar)
+            : TrilaterationKernel.chooseModel(locators: locators, requested: c.mode.kernelModel,
+                                              planarHeightSpreadRatio: c.planarHeightSpreadRatio)
+        let p = model.unknowns
+        let planar = model == .planar
+        guard n >= p + 1 else {
+            throw LocusError(.tooFewRanges, "too few usable ranges: 3 needed in planar mode, 4 in spatial mode")
+        }
+        ws.reserve(n)
+        // Centre on the locators' centroid (planar: z not centred, the model uses h − zᵢ).
+        var cx = 0.0, cy = 0.0, cz = 0.0
+        for q in locators { cx += q.x; cy += q.y; cz += q.z }
+        cx /= Double(n); cy /= Double(n); cz /= Double(n)
+        if planar { cz = 0 }
+        for i in 0..<n {
+            let q = locators[i]
+            ws.centred[i] = Point3(x: q.x - cx, y: q.y - cy, z: q.z - cz)
+            let sigma = c.sigmaMeters + c.sigmaGrowthPerMeter * rangesMeters[i]
+            ws.sqrtWeights[i] = 1 / sigma
+            ws.isActive[i] = true
+        }
+        var x = try seed(n: n, planar: planar, p: p, ranges: rangesMeters, ws: &ws)
+        var fit = try gaussNewton(n: n, model: model, skip: -1, from: x, ranges: rangesMeters, ws: &ws)
+        x = fit.x
+        var used = n
+        var rejectedMask: UInt64 = 0
+        var rejectedCount = 0
+        if c.isRobust {
+            while used >= p + 2, fit.chiSquare > TrilaterationKernel.chiSquareQuantile995(degreesOfFreedom: used - p) {
+                var best = -1
+                var bestFit = fit
+                bestFit.chiSquare = .infinity
+                for j in 0..<n where ws.isActive[j] {
+                    let candidate: Fit
+                    do throws(LocusError) {
+                        candidate = try gaussNewton(n: n, model: model, skip: j, from: x, ranges: rangesMeters, ws: &ws)
+                    } catch {
+                        if error.code == .lapackInternal { throw error }
+                        continue
+                    }
+                    guard residual(index: j, at: candidate.x, planar: planar, ranges: rangesMeters, ws: ws) > 0 else { continue }
+                    if candidate.chiSquare < bestFit.chiSquare { best = j; bestFit = candidate }
+                }
+                if best < 0 { break }
+                ws.isActive[best] = false
+                if best < 64 { rejectedMask |= 1 << UInt64(best) }
+                rejectedCount += 1
+                used -= 1
+                fit = bestFit
+                x = fit.x
+            }
+        }
+        // Covariance (JᵀWJ)⁻¹ · max(1, χ²/dof) and DOP (HᵀH)⁻¹ at the solution, over the used rows.
+        TrilaterationKernel.model(locators: ws.centred, count: n, model: model, tagHeightMeters: c.tagHeightMeters, at: x,
+                                  rangesMeters: &ws.predicted, jacobian: &ws.jacobian, leadingDimension: n)
+        var row = 0
+        var sse = 0.0
+        for i in 0..<n where ws.isActive[i] {
+            for k in 0..<p { ws.a[row + k * used] = ws.jacobian[i + k * n] }
+            let e = rangesMeters[i] - ws.predicted[i]
+            sse += e * e
+            row += 1
+        }
+        LapackLinearAlgebra.gram(of: ws.a, rows: used, columns: p, into: &ws.normal)
+        try LapackLinearAlgebra.invertPositiveDefinite(&ws.normal, order: p)
+        let q11 = ws.normal[0], q22 = ws.normal[1 + p], q33 = planar ? 0 : ws.normal[8]
+        let pdop = (q11 + q22 + q33).squareRoot()
+        guard q11 >= 0, q22 >= 0, q33 >= 0, pdop <= c.maximumDOP else {
+            throw LocusError(.degenerateGeometry, "locators are collinear, coplanar or coincident: position not determined")
+        }
+        row = 0
+        for i in 0..<n where ws.isActive[i] {
+            for k in 0..<p { ws.a[row + k * used] = ws.sqrtWeights[i] * ws.jacobian[i + k * n] }
+            row += 1
+        }
+        LapackLinearAlgebra.gram(of: ws.a, rows: used, columns: p, into: &ws.normal)
+        try LapackLinearAlgebra.invertPositiveDefinite(&ws.normal, order: p)
+        let dof = used - p
+        let factor = dof > 0 ? max(1, fit.chiSquare / Double(dof)) : 1
+        let cov: SymmetricMatrix3
+        if planar {
+            cov = SymmetricMatrix3(xx: ws.normal[0] * factor, xy: ws.normal[2] * factor, yy: ws.normal[3] * factor, zz: 0)
+        } else {
+            cov = SymmetricMatrix3(xx: ws.normal[0] * factor, xy: ws.normal[3] * factor, xz: ws.normal[6] * factor,
+                                   yy: ws.normal[4] * factor, yz: ws.normal[7] * factor, zz: ws.normal[8] * factor)
+        }
+        let position = Point3(x: x.x + cx, y: x.y + cy, z: planar ? c.tagHeightMeters : x.z + cz)
+        return TrilaterationSolution(
+            position: position, covariance: cov, mode: planar ? .planar : .spatial, hdop: (q11 + q22).squareRoot(),
+            vdop: planar ? nil : q33.squareRoot(), pdop: pdop, residualRMSMeters: (sse / Double(used)).squareRoot(),
+            chiSquare: fit.chiSquare, degreesOfFreedom: dof, rejectedMask: rejectedMask, rejectedCount: rejectedCount,
+            locatorsUsed: used, iterations: fit.iterations, isConverged: fit.isConverged)
+    }
+
+    /// One Gauss–Newton result in centred coordinates.
+    struct Fit {
+        var x: Point3
+        var chiSquare: Double
+        var iterations: Int
+        var isConverged: Bool
+    }
+
+    /// Linearised seed: aᵢ·p = −½[(sᵢ − s̄) − (qᵢ − q̄)] with aᵢ the centred locator, qᵢ = ‖aᵢ‖²,
+    /// sᵢ = rᵢ² (planar: rᵢ² − (h − zᵢ)², over (x, y)); solved by rank-revealing `dgelsy`.
+    /// - Throws: E4002 when the rank is below p (collinear, coplanar or coincident locators).
+    private func seed(n: Int, planar: Bool, p: Int, ranges: UnsafeBufferPointer<Double>,
+                      ws: inout TrilaterationWorkspace) throws(LocusError) -> Point3 {
+        let h = configuration.tagHeightMeters
+        var meanS = 0.0, meanQ = 0.0
+        for i in 0..<n {
+            let q = ws.centred[i]
+            let r = ranges[i]
+            let qi: Double
+            if planar {
+                let dz = h - q.z
+                ws.s[i] = r * r - dz * dz
+                qi = q.x * q.x + q.y * q.y
+            } else {
+                ws.s[i] = r * r
+                qi = q.x * q.x + q.y * q.y + q.z * q.z
+            }
+            ws.predicted[i] = qi
+            meanS += ws.s[i]; meanQ += qi
+        }
+        meanS /= Double(n); meanQ /= Double(n)
+        for i in 0..<n {
+            let q = ws.centred[i]
+            ws.a[i] = q.x
+            ws.a[i + n] = q.y
+            if !planar { ws.a[i + 2 * n] = q.z }
+            ws.b[i] = -0.5 * ((ws.s[i] - meanS) - (ws.predicted[i] - meanQ))
+        }
+        let rank = try LapackLinearAlgebra.leastSquares(
+            a: &ws.a, rows: n, columns: p, b: &ws.b, pivots: &ws.pivots,
+            reciprocalCondition: configuration.minimumReciprocalCondition.squareRoot(), work: &ws.work)
+        guard rank == p else {
+            throw LocusError(.degenerateGeometry, "locators are collinear, coplanar or coincident: position not determined")
+        }
+        let x = Point3(x: ws.b[0], y: ws.b[1], z: planar ? 0 : ws.b[2])
+        guard x.isFinite else { throw LocusError(.solverDiverged, "the seed is not finite") }
+        return x
+    }
+
+    /// Gauss–Newton over the active ranges except `skip`: δ = argmin ‖W^½ (e − J δ)‖ by `dgelsy`,
+    /// p ← p + δ until ‖δ‖ ≤ tolerance or the step limit; χ² evaluated at the final p.
+    /// - Throws: E4002 rank below p, E4004 non-finite iterate or residuals, E5101 LAPACK misuse.
+    private func gaussNewton(n: Int, model: TrilaterationKernel.Model, skip: Int, from start: Point3,
+                             ranges: UnsafeBufferPointer<Double>,
+                             ws: inout TrilaterationWorkspace) throws(LocusError) -> Fit {
+        let c = configuration
+        let p = model.unknowns
+        var x = start
+        var step = Double.infinity
+        var iterations = 0
+        var chiSquare = 0.0
+        var isConverged = false
+        while true {
+            TrilaterationKernel.model(locators: ws.centred, count: n, model: model, tagHeightMeters: c.tagHeightMeters,
+                                      at: x, rangesMeters: &ws.predicted, jacobian: &ws.jacobian, leadingDimension: n)
+            var m = 0
+            for i in 0..<n where ws.isActive[i] && i != skip { m += 1 }
+            var row = 0
+            chiSquare = 0
+            for i in 0..<n where ws.isActive[i] && i != skip {
+                let sw = ws.sqrtWeights[i]
+                for k in 0..<p { ws.a[row + k * m] = sw * ws.jacobian[i + k * n] }
+                let be = sw * (ranges[i] - ws.predicted[i])
+                ws.b[row] = be
+                chiSquare += be * be
+                row += 1
+            }
+            guard chiSquare.isFinite else { throw LocusError(.solverDiverged, "non-finite residuals") }
+            if step <= c.convergenceToleranceMeters { isConverged = true; break }
+            if iterations >= c.maximumIterations { break }
+            let rank = try LapackLinearAlgebra.leastSquares(
+                a: &ws.a, rows: m, columns: p, b: &ws.b, pivots: &ws.pivots,
+                reciprocalCondition: c.minimumReciprocalCondition.squareRoot(), work: &ws.work)
+            guard rank == p else {
+                throw LocusError(.degenerateGeometry, "locators are collinear, coplanar or coincident: position not determined")
+            }
+            let d0 = ws.b[0], d1 = ws.b[1], d2 = p == 3 ? ws.b[2] : 0
+            x = Point3(x: x.x + d0, y: x.y + d1, z: x.z + d2)
+            guard x.isFinite else { throw LocusError(.solverDiverged, "the iterative solver produced a non-finite iterate") }
+            step = (d0 * d0 + d1 * d1 + d2 * d2).squareRoot()
+            iterations += 1
+        }
+        return Fit(x: x, chiSquare: chiSquare, iterations: iterations, isConverged: isConverged)
+    }
+
+    /// eⱼ = rⱼ − r̂ⱼ(x) in centred coordinates.
+    private func residual(index j: Int, at x: Point3, planar: Bool, ranges: UnsafeBufferPointer<Double>,
+                          ws: TrilaterationWorkspace) -> Double {
+        let q = ws.centred[j]
+        let dx = x.x - q.x, dy = x.y - q.y
+        let dz = planar ? configuration.tagHeightMeters - q.z : x.z - q.z
+        return ranges[j] - (dx * dx + dy * dy + dz * dz).squareRoot()
+    }
+}

@@ -1,0 +1,83 @@
+import LocusNumerics
+
+/// Settings of the trilateration solvers (both paths read the same values). Defaults live in
+/// `standard`, and only there.
+///
+/// Weights: wᵢ = 1/σᵢ², σᵢ = σ₀ + k·rᵢ (metres; rᵢ the measured range, so the weights are fixed
+/// during the iteration and both paths minimise the same χ² = Σ wᵢ (rᵢ − r̂ᵢ(p))²).
+package struct TrilaterationConfiguration: Sendable, Equatable {
+    /// Planar, spatial, or chosen from the locator layout.
+    package var mode: TrilaterationMode
+    /// Tag height h used by planar mode, metres (the floor's `tagHeightM`).
+    package var tagHeightMeters: Double
+    /// σ₀: range noise standard deviation at zero distance, metres (> 0).
+    package var sigmaMeters: Double
+    /// k: growth of σ with distance, metres per metre (≥ 0, default 0).
+    package var sigmaGrowthPerMeter: Double
+    /// NLOS rejection: χ² test at 99.5 % against m − p degrees of freedom, then greedy
+    /// leave-one-out removal of ranges that read long, while the test fails and m ≥ p + 2.
+    package var isRobust: Bool
+    /// Gauss–Newton steps per solve (≥ 1).
+    package var maximumIterations: Int
+    /// Stop when the Gauss–Newton step ‖δ‖ ≤ this, metres.
+    package var convergenceToleranceMeters: Double
+    /// Automatic mode is planar when max zᵢ − min zᵢ ≤ ratio · (diagonal of the locators'
+    /// horizontal bounding box), or when fewer than 4 locators are given.
+    package var planarHeightSpreadRatio: Double
+    /// Normal matrices with reciprocal condition below this are degenerate geometry (E4002).
+    /// The kernel tests λmin/λmax (2×2) or 1/(‖N‖₁‖N⁻¹‖₁) (3×3) of the normal matrix; the LAPACKE
+    /// path gives `dgelsy` the square root of this (it works on A, whose condition is √ that of AᵀA).
+    package var minimumReciprocalCondition: Double
+    /// A PDOP above this at the solution is degenerate geometry (E4002).
+    package var maximumDOP: Double
+
+    /// Creates a configuration; every argument has its standard value.
+    package init(mode: TrilaterationMode = .automatic, tagHeightMeters: Double = 0, sigmaMeters: Double = 0.1,
+                 sigmaGrowthPerMeter: Double = 0, isRobust: Bool = true, maximumIterations: Int = 20,
+                 convergenceToleranceMeters: Double = 1e-10, planarHeightSpreadRatio: Double = 0.2,
+                 minimumReciprocalCondition: Double = 1e-10, maximumDOP: Double = 1e4) {
+        self.mode = mode
+        self.tagHeightMeters = tagHeightMeters
+        self.sigmaMeters = sigmaMeters
+        self.sigmaGrowthPerMeter = sigmaGrowthPerMeter
+        self.isRobust = isRobust
+        self.maximumIterations = maximumIterations
+        self.convergenceToleranceMeters = convergenceToleranceMeters
+        self.planarHeightSpreadRatio = planarHeightSpreadRatio
+        self.minimumReciprocalCondition = minimumReciprocalCondition
+        self.maximumDOP = maximumDOP
+    }
+
+    /// The standard settings: automatic mode, h = 0 m, σ₀ = 0.1 m, k = 0, robust, 20 steps,
+    /// tolerance 1e-10 m, planar height ratio 0.2, reciprocal condition 1e-10, PDOP ≤ 1e4.
+    package static let standard = TrilaterationConfiguration()
+
+    /// True when every value is in its domain.
+    package var isValid: Bool {
+        tagHeightMeters.isFinite && sigmaMeters > 0 && sigmaMeters.isFinite && sigmaGrowthPerMeter >= 0
+            && sigmaGrowthPerMeter.isFinite && maximumIterations >= 1 && convergenceToleranceMeters > 0
+            && planarHeightSpreadRatio >= 0 && minimumReciprocalCondition > 0 && maximumDOP > 0
+    }
+
+    /// The kernel's view of these settings.
+    var kernelOptions: TrilaterationKernel.Options {
+        TrilaterationKernel.Options(
+            model: mode.kernelModel, isRobust: isRobust, maximumIterations: maximumIterations,
+            tagHeightMeters: tagHeightMeters, sigmaMeters: sigmaMeters, sigmaGrowthPerMeter: sigmaGrowthPerMeter,
+            toleranceMeters: convergenceToleranceMeters, planarHeightSpreadRatio: planarHeightSpreadRatio,
+            minimumReciprocalCondition: minimumReciprocalCondition, maximumDOP: maximumDOP)
+    }
+}
+
+extension TrilaterationMode {
+    /// nil for automatic.
+    var kernelModel: TrilaterationKernel.Model? {
+        switch self {
+        case .automatic: return nil
+        case .planar: return .planar
+        case .spatial: return .spatial
+        }
+    }
+
+    init(_ model: TrilaterationKernel.Model) { self = model == .planar ? .planar : .spatial }
+}

@@ -1,0 +1,46 @@
+import LocusCore
+import LocusNumerics
+
+/// Caller-owned scratch storage for `LapackTrilaterator` (the kernel path needs none). Buffers grow
+/// to the largest problem seen and are then reused: with a workspace kept across calls, solving
+/// allocates nothing.
+package struct TrilaterationWorkspace: Sendable {
+    /// Locators the buffers are sized for.
+    package private(set) var capacity: Int = 0
+    var centred: [Point3] = []
+    var sqrtWeights: [Double] = []
+    var predicted: [Double] = []
+    var jacobian: [Double] = []
+    var a: [Double] = []
+    var b: [Double] = []
+    var s: [Double] = []
+    var normal: [Double] = []
+    var pivots: [Int32] = []
+    var work: [Double] = []
+    /// Per input index: true while the range is in the fit (after a solve: false = rejected).
+    package internal(set) var isActive: [Bool] = []
+
+    /// An empty workspace (no storage until the LAPACKE path needs it).
+    package init() {}
+
+    /// A workspace ready for up to `locators` locators.
+    package init(capacity locators: Int) { reserve(locators) }
+
+    /// Grows the buffers to hold `locators` locators (allocates only when growing).
+    package mutating func reserve(_ locators: Int) {
+        guard locators > capacity else { return }
+        let n = locators
+        centred = [Point3](repeating: Point3(x: 0, y: 0, z: 0), count: n)
+        sqrtWeights = [Double](repeating: 0, count: n)
+        predicted = [Double](repeating: 0, count: n)
+        jacobian = [Double](repeating: 0, count: 3 * n)
+        a = [Double](repeating: 0, count: 3 * n)
+        b = [Double](repeating: 0, count: max(3, n))
+        s = [Double](repeating: 0, count: n)
+        normal = [Double](repeating: 0, count: 9)
+        pivots = [Int32](repeating: 0, count: 3)
+        work = [Double](repeating: 0, count: LapackLinearAlgebra.leastSquaresWorkspaceCount(rows: n, columns: 3))
+        isActive = [Bool](repeating: true, count: n)
+        capacity = n
+    }
+}
