@@ -26,12 +26,6 @@ package enum SmootherBandedSolver {
                                    ab.baseAddress, ld32, b.baseAddress, n32)
             }
         }
-        if info < 0 {
-            throw LocusError(.lapackInternal, "banded smoother: dpbsv rejected argument \(-info)")
-        }
-        if info > 0 {
-            throw LocusError(.filterDivergence,
-                             "banded smoother: information matrix not positive definite (leading minor \(info))")
-        }
+        try LapackStatus.check(info, routine: "LAPACKE_dpbsv_work", positiveInfo: .filterDivergence)
     }
 }

@@ -47,20 +47,19 @@ enum TrackFixture {
         return out
     }
 
-    /// TEST-ONLY stand-in for the Trilaterator: planar Gauss–Newton fix with covariance σ²(JᵀJ)⁻¹.
+    /// A least-squares fix of one round from the merged `Trilaterator` (planar, robust), as the
+    /// loosely coupled filter gets it in the pipeline.
     static func leastSquaresFix(_ round: [RangeMeasurement], floor: Floor, sigmaMeters: Double = 0.1) -> PositionFix? {
-        var buffer = TrackRangeBuffer()
+        var anchors: [Point3] = [], ranges: [Double] = [], addresses: [LocatorAddress] = []
         for r in round {
             guard let l = floor.locator(r.locator) else { continue }
-            buffer.insert(.init(address: l.address, anchor: l.position, rangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds))
+            anchors.append(l.position); ranges.append(r.rangeMeters - l.biasMeters); addresses.append(l.address)
         }
-        guard let t = round.last?.timeSeconds,
-              let s = buffer.solve(newestSeconds: t, windowSeconds: 1, tagHeightMeters: floor.tagHeightMeters,
-                                   minimumLocators: 3, sigmaMeters: sigmaMeters) else { return nil }
-        return PositionFix(timeSeconds: t, tag: round[0].tag, floor: floor.id,
-                           position: Point3(x: s.x, y: s.y, z: floor.tagHeightMeters),
-                           covariance: SymmetricMatrix3(xx: s.cxx, xy: s.cxy, yy: s.cyy, zz: 0),
-                           quality: FixQuality(hdop: 0, pdop: 0, residualRMSMeters: 0, locatorsUsed: round.count))
+        let solver = Trilaterator(configuration: TrilaterationConfiguration(mode: .planar, tagHeightMeters: floor.tagHeightMeters,
+                                                                            sigmaMeters: sigmaMeters))
+        guard let t = round.last?.timeSeconds, let s = try? solver.solve(locators: anchors, rangesMeters: ranges) else { return nil }
+        return PositionFix(timeSeconds: t, tag: round[0].tag, floor: floor.id, position: s.position,
+                           covariance: s.covariance, quality: s.fixQuality { addresses[$0] })
     }
 
     struct Score {
