@@ -1,3 +1,111 @@
+// FilterBench: Kalman predict+update throughput (loosely and tightly coupled, kernel and filter level)
+// and offline smoother throughput (RTS and LAPACKE banded) over a 100,000-fix recording.
+// Run: swift run -c release FilterBench [--smoke]
 import BenchHarness
+import Foundation
+import LocusCore
+import LocusNumerics
+import LocusSolvers
 
 Bench.banner("FilterBench")
+
+let floorLocators: [Locator] = [(0.0, 0.0), (20, 0), (20, 12), (0, 12), (10, 0), (20, 6), (10, 12), (0, 6)].enumerated().map { i, p in
+    Locator(address: LocatorAddress(UInt16(0x100 + i)), position: Point3(x: p.0, y: p.1, z: 2.5))
+}
+let tagHeight = 1.1
+
+/// A seeded loop walk at 1.2 m/s around (10, 6), 4 Hz: truth at fix k.
+func truth(_ k: Int) -> (Double, Double) {
+    let t = Double(k) * 0.25, w = 1.2 / 4.0
+    return (10 + 4 * cos(w * t), 6 + 4 * sin(w * t))
+}
+
+let fixCount = Bench.isSmoke ? 2_000 : 100_000
+var rng = SeededGenerator(seed: 42)
+let fixes: [PositionFix] = (0..<fixCount).map { k in
+    let (x, y) = truth(k)
+    return PositionFix(timeSeconds: Double(k) * 0.25, tag: "T1", floor: "1F",
+                       position: Point3(x: x + 0.06 * rng.nextGaussian(), y: y + 0.06 * rng.nextGaussian(), z: tagHeight),
+                       covariance: SymmetricMatrix3(xx: 0.0036, yy: 0.0036, zz: 0),
+                       quality: FixQuality(hdop: 0.8, pdop: 0.8, residualRMSMeters: 0.1, locatorsUsed: 8))
+}
+let rangeCount = Bench.isSmoke ? 4_000 : 200_000
+let ranges: [(RangeMeasurement, Locator)] = (0..<rangeCount).map { i in
+    let k = i / 8, j = i % 8
+    let (x, y) = truth(k)
+    let l = floorLocators[j]
+    let d = Point3(x: x, y: y, z: tagHeight).distance(to: l.position)
+    return (RangeMeasurement(timeSeconds: Double(k) * 0.25 + Double(j) * 0.004, tag: "T1", locator: l.address,
+                             rangeMeters: d + 0.1 * rng.nextGaussian()), l)
+}
+
+// 1. Kernel level, loosely coupled: predict (Δt = 0.25 s) + 2-D position update.
+Bench.measure("kernel_predict_update_position", operations: fixCount, extra: ["unit": "\"predict+update\""]) {
+    var s = KalmanState(px: 10, py: 6, positionSigmaMeters: 1, velocitySigmaMetersPerSecond: 1)
+    var innovation = KalmanInnovation()
+    var accepted = 0
+    for f in fixes {
+        _ = KalmanKernels.predict(&s, overSeconds: 0.25, processNoiseDensity: 0.5)
+        if KalmanKernels.updatePosition(&s, zx: f.position.x, zy: f.position.y, rxx: 0.0036, rxy: 0, ryy: 0.0036,
+                                        gate: 13.82, innovation: &innovation) == .accepted { accepted += 1 }
+    }
+    precondition(accepted > fixCount * 9 / 10, "kernel loop lost the track")
+    Bench.blackHole(s)
+}
+
+// 2. Kernel level, tightly coupled: predict (Δt = 4 ms / 222 ms) + one range update.
+Bench.measure("kernel_predict_update_range", operations: rangeCount, extra: ["unit": "\"predict+range update\""]) {
+    var s = KalmanState(px: 14, py: 6, positionSigmaMeters: 0.1, velocitySigmaMetersPerSecond: 1)
+    var innovation = KalmanInnovation()
+    var last = 0.0
+    var accepted = 0
+    for (r, l) in ranges {
+        _ = KalmanKernels.predict(&s, overSeconds: r.timeSeconds - last, processNoiseDensity: 0.5)
+        last = r.timeSeconds
+        if KalmanKernels.updateRange(&s, anchor: l.position, tagHeightMeters: tagHeight, rangeMeters: r.rangeMeters,
+                                     varianceSquareMeters: 0.01, gateLong: 2.5, gateShort: 4, innovation: &innovation) == .accepted {
+            accepted += 1
+        }
+    }
+    precondition(accepted > rangeCount * 8 / 10, "kernel range loop lost the track")
+    Bench.blackHole(s)
+}
+
+// 3. TrackFilter level (gating, hysteresis, bookkeeping), single model and IMM, both couplings.
+for (name, config) in [("filter_loose_single", TrackFilterConfiguration(coupling: .loose, usesInteractingModels: false)),
+                       ("filter_loose_imm", TrackFilterConfiguration(coupling: .loose)),
+                       ("filter_tight_single_per_range", TrackFilterConfiguration(usesInteractingModels: false)),
+                       ("filter_tight_imm_per_range", TrackFilterConfiguration.standard)] {
+    let loose = config.coupling == .loose
+    Bench.measure(name, operations: loose ? fixCount : rangeCount) {
+        var filter = TrackFilter(configuration: config, tag: "T1", floor: "1F", tagHeightMeters: tagHeight)
+        var accepted = 0
+        if loose {
+            for f in fixes where filter.update(fix: f) == .accepted { accepted += 1 }
+        } else {
+            for (r, l) in ranges where filter.update(range: r, locator: l) == .accepted { accepted += 1 }
+        }
+        precondition(accepted > (loose ? fixCount : rangeCount) * 8 / 10, "\(name) lost the track")
+        Bench.blackHole(filter.currentFix)
+    }
+}
+
+// 4. Smoothers over the whole recording (nodes built once, outside the timed part).
+let nodes = TrackSmoother.nodes(fixes: fixes, configuration: .standard)
+let rts = (try? TrackSmoother.smoothStates(nodes, tagHeightMeters: tagHeight, configuration: .standard)) ?? []
+let banded = (try? TrackSmoother.smoothedMeansBanded(nodes)) ?? []
+precondition(rts.count == fixCount && banded.count == fixCount, "smoothers failed")
+var worst = 0.0
+for (a, b) in zip(rts, banded) { worst = max(worst, abs(a.x[0] - b[0]), abs(a.x[1] - b[1])) }
+precondition(worst < 1e-8, "RTS and banded disagree by \(worst) m")
+let agreement = ["fixes": "\(fixCount)", "rts_vs_banded_max_m": String(format: "\"%.1e\"", worst)]
+Bench.measure("smoother_rts_per_fix", operations: fixCount, runs: 10, warmup: 1, extra: agreement) {
+    Bench.blackHole((try? TrackSmoother.smoothStates(nodes, tagHeightMeters: tagHeight, configuration: .standard))?.count)
+}
+Bench.measure("smoother_lapacke_banded_per_fix", operations: fixCount, runs: 10, warmup: 1, extra: agreement) {
+    Bench.blackHole((try? TrackSmoother.smoothedMeansBanded(nodes))?.count)
+}
+Bench.measure("smoother_end_to_end_rts_per_fix", operations: fixCount, runs: 10, warmup: 1,
+              extra: ["note": "\"IMM forward pass + node set-up + RTS\""]) {
+    Bench.blackHole((try? TrackSmoother.smooth(fixes))?.count)
+}
