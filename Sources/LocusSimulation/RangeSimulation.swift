@@ -47,6 +47,7 @@ package struct RangeSimulationConfiguration: Sendable, Hashable {
 package struct TruthSample: Sendable, Hashable {
     /// Time, seconds.
     package var timeSeconds: Double
+    /// The tag (`T1`, `T2`, …).
     package var tag: TagID
     /// Position (z is the floor's tag height), metres.
     package var position: Point3

@@ -15,8 +15,9 @@ package struct WalkTrajectory: Sendable {
     package let startSeconds: Double
     /// Sample spacing, seconds.
     package let stepSeconds: Double
-    /// Sampled x and y, metres.
+    /// Sampled x, metres.
     package let xs: [Double]
+    /// Sampled y, metres.
     package let ys: [Double]
 
     /// The last sampled time, seconds.

@@ -27,7 +27,9 @@ package enum TrackUpdateOutcome: Sendable, Hashable {
 ///
 /// State x = (px, py, vx, vy) (m, m/s), covariance P (4×4). Prediction over Δt:
 /// x ← F x, P ← F P Fᵀ + Q with F = [[I, Δt·I], [0, I]], Q = q·[[Δt³/3·I, Δt²/2·I], [Δt²/2·I, Δt·I]].
-/// Updates are Joseph-form (C kernels in `CLocusKernels`); no heap allocation per measurement.
+/// Updates are Joseph-form (C kernels in `CLocusKernels`); no heap allocation per measurement as long
+/// as the filter is mutated in place (keep one per tag, e.g. in an array indexed by tag; a copied filter
+/// copies its small range buffer on the next write).
 package struct TrackFilter: Sendable {
     /// The parameters (fixed for the life of the filter).
     package let configuration: TrackFilterConfiguration

@@ -15,8 +15,11 @@ package enum TrackSmoother {
     package struct Node: Sendable {
         /// What, if anything, is measured at a node.
         package enum Measurement: Sendable {
+            /// No measurement (an output time, a gated or buffered measurement).
             case none
+            /// A fix z = (x, y), metres, with covariance R = [[rxx, rxy], [rxy, ryy]], m².
             case position(x: Double, y: Double, rxx: Double, rxy: Double, ryy: Double)
+            /// A range to a locator at `anchor`, bias removed, metres.
             case range(anchor: Point3, rangeMeters: Double)
         }
         /// Time, seconds.
