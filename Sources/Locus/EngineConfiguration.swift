@@ -9,13 +9,28 @@ package struct EngineConfiguration: Sendable {
     package var defaultFloor: FloorID?
     /// Solver settings; the tag height is taken per floor.
     package var solver: TrilaterationConfiguration
+    /// Tracking: raw per-epoch least-squares fixes, or the causal filter.
+    package var tracking: Tracking
 
-    package init(rateHertz: Double = 4, defaultFloor: FloorID? = nil, solver: TrilaterationConfiguration = .standard) {
+    /// What turns ranges into the fixes the engine reports.
+    package enum Tracking: Sendable {
+        /// Raw per-epoch least-squares fixes (`--filter none`).
+        case none
+        /// The causal filter (`--filter kalman`): tightly coupled (each range an EKF update) or
+        /// loosely coupled (each epoch's least-squares fix an update), per its configuration. The
+        /// filter is planar; floors whose locators make the solver work in 3-D report raw fixes.
+        case kalman(TrackFilterConfiguration)
+    }
+
+    package init(rateHertz: Double = 4, defaultFloor: FloorID? = nil, solver: TrilaterationConfiguration = .standard,
+                 tracking: Tracking = .kalman(.standard)) {
         self.rateHertz = rateHertz
         self.defaultFloor = defaultFloor
         self.solver = solver
+        self.tracking = tracking
     }
 
-    /// 4 Hz, first floor, the solver's standard settings (robust, automatic planar/spatial).
+    /// 4 Hz, first floor, the solver's standard settings (robust, automatic planar/spatial), the
+    /// causal filter with its standard settings (tightly coupled, interacting models).
     package static let standard = EngineConfiguration()
 }

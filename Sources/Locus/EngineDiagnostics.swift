@@ -10,8 +10,11 @@ package struct EngineDiagnostics: Sendable, Equatable {
     package var epochs = 0
     /// Epochs that gave no fix, by code, in code order.
     package private(set) var failedEpochs: [(code: LocusErrorCode, count: Int)] = []
-    /// Rejected (outlier) ranges over all fixes.
+    /// Rejected (outlier) ranges over all least-squares fixes.
     package var rejectedRanges = 0
+    /// Epochs that gave no fix because the tag's filter had no track yet (it initialises once
+    /// enough locators have been ranged).
+    package var epochsBeforeTrack = 0
 
     package init() {}
 
@@ -26,7 +29,7 @@ package struct EngineDiagnostics: Sendable, Equatable {
     }
 
     package static func == (a: EngineDiagnostics, b: EngineDiagnostics) -> Bool {
-        a.skipped == b.skipped && a.epochs == b.epochs && a.rejectedRanges == b.rejectedRanges
+        a.skipped == b.skipped && a.epochs == b.epochs && a.rejectedRanges == b.rejectedRanges && a.epochsBeforeTrack == b.epochsBeforeTrack
             && a.failedEpochs.map(\.code) == b.failedEpochs.map(\.code) && a.failedEpochs.map(\.count) == b.failedEpochs.map(\.count)
     }
 }

@@ -14,6 +14,8 @@ package struct FloorContext: Sendable {
     private let slotByAddress: [UInt16: Int]
     /// The solver for this floor (its tag height and mode).
     package let solver: Trilaterator
+    /// The mode the floor's locators are solved in (planar or spatial).
+    package let mode: TrilaterationMode
 
     package init(floor: Floor, solver base: TrilaterationConfiguration) {
         self.floor = floor
@@ -26,6 +28,7 @@ package struct FloorContext: Sendable {
         var configuration = base
         configuration.tagHeightMeters = floor.tagHeightMeters
         solver = Trilaterator(configuration: configuration)
+        mode = configuration.resolvedMode(for: positions)
     }
 
     /// The slot of the locator with this address, or nil when the floor has none.

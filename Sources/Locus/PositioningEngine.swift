@@ -3,10 +3,15 @@ import LocusSolvers
 
 /// The synchronous, deterministic multi-tag core: ranges in, position fixes out.
 ///
-/// Per tag it keeps an `EpochAssembler` on the tag's floor. Each range is checked (known floor,
-/// known locator), has its locator's `biasM` taken out (rᵢ ← max(0, rᵢ − bᵢ)) and joins the tag's
-/// open epoch; when a range closes the epoch (pause or period, see `EpochAssembler`), the epoch is
-/// solved by the floor's `Trilaterator` and the fix appended to `fixes`. Epochs that cannot be
+/// Per tag it keeps an `EpochAssembler` on the tag's floor (and, when tracking, a `TrackFilter`).
+/// Each range is checked (known floor, known locator), has its locator's `biasM` taken out
+/// (rᵢ ← max(0, rᵢ − bᵢ)) and joins the tag's open epoch; when a range closes the epoch (pause or
+/// period, see `EpochAssembler`), the epoch gives one fix at the epoch's time:
+/// - `tracking: .none`: the floor's `Trilaterator` solves the epoch's ranges;
+/// - `.kalman` tightly coupled: every range has already updated the tag's filter at its own
+///   timestamp; the fix is the filter's state at the epoch time;
+/// - `.kalman` loosely coupled: the epoch's least-squares fix updates the filter first.
+/// The output schedule is therefore the same with and without the filter. Epochs that cannot be
 /// solved (too few locators, degenerate geometry) are counted in `diagnostics` by code; they never
 /// throw and never produce a NaN. `finish()` solves the epochs still open at the end of a stream.
 ///
@@ -22,6 +27,8 @@ package struct PositioningEngine: Sendable {
         var id: TagID
         var floorIndex: Int
         var assembler: EpochAssembler
+        /// The tag's causal filter (tracking on a planar floor), created on the tag's first range.
+        var filter: TrackFilter?
         /// Time of the tag's latest accepted range.
         var lastTimeSeconds = -Double.infinity
     }
@@ -99,12 +106,23 @@ package struct PositioningEngine: Sendable {
             closeEpoch(tag)
             tags[tag].floorIndex = floor
             tags[tag].assembler = EpochAssembler(locatorCount: floors[floor].positions.count, rateHertz: configuration.rateHertz)
+            tags[tag].filter = nil
         }
         guard t >= tags[tag].lastTimeSeconds else { diagnostics.skipped.record(.timeBackwards, line: line); return }
         tags[tag].lastTimeSeconds = t
         if tags[tag].assembler.closes(at: t) { closeEpoch(tag) }
         let corrected = max(0, range - floors[floor].biasesMeters[slot])
         tags[tag].assembler.add(slot: slot, rangeMeters: corrected, timeSeconds: t)
+        if case .kalman(let filterConfiguration) = configuration.tracking, floors[floor].mode == .planar {
+            if tags[tag].filter == nil {
+                tags[tag].filter = TrackFilter(configuration: filterConfiguration, tag: tags[tag].id, floor: floors[floor].floor.id,
+                                               tagHeightMeters: floors[floor].floor.tagHeightMeters)
+            }
+            if filterConfiguration.coupling == .tight {
+                let measurement = RangeMeasurement(timeSeconds: t, tag: tags[tag].id, locator: LocatorAddress(address), rangeMeters: range)
+                tags[tag].filter?.update(range: measurement, locator: floors[floor].floor.locators[slot])
+            }
+        }
     }
 
     /// The index of `tag`, registering it (on the default floor) when new.
@@ -138,10 +156,20 @@ package struct PositioningEngine: Sendable {
         return fixes
     }
 
-    /// Solves tag `tag`'s open epoch (if any) and empties it.
+    /// Gives tag `tag`'s open epoch (if any) its fix and empties the epoch.
     private mutating func closeEpoch(_ tag: Int) {
         guard tags[tag].assembler.isOpen else { return }
         diagnostics.epochs += 1
+        if tags[tag].filter != nil, case .kalman(let c) = configuration.tracking, c.coupling == .tight {
+            let time = tags[tag].assembler.epochTimeSeconds
+            if let fix = tags[tag].filter?.takeFix(atSeconds: time) {
+                fixes.append(fix)
+            } else {
+                diagnostics.epochsBeforeTrack += 1
+            }
+            tags[tag].assembler.reset()
+            return
+        }
         let floorIndex = tags[tag].floorIndex
         let slots = tags[tag].assembler.presentSlots
         let n = slots.count
@@ -175,8 +203,15 @@ package struct PositioningEngine: Sendable {
             let quality = FixQuality(hdop: solution.hdop, vdop: solution.vdop, pdop: solution.pdop,
                                      residualRMSMeters: solution.residualRMSMeters, locatorsUsed: solution.locatorsUsed,
                                      rejected: rejected)
-            fixes.append(PositionFix(timeSeconds: time, tag: tags[tag].id, floor: floors[floorIndex].floor.id,
-                                     position: solution.position, covariance: solution.covariance, quality: quality))
+            let raw = PositionFix(timeSeconds: time, tag: tags[tag].id, floor: floors[floorIndex].floor.id,
+                                  position: solution.position, covariance: solution.covariance, quality: quality)
+            if tags[tag].filter != nil {
+                // Loosely coupled: the least-squares fix is the filter's measurement.
+                tags[tag].filter?.update(fix: raw)
+                if let fix = tags[tag].filter?.takeFix(atSeconds: time) { fixes.append(fix) } else { diagnostics.epochsBeforeTrack += 1 }
+            } else {
+                fixes.append(raw)
+            }
         case .failure(let error):
             diagnostics.recordFailure(error.code)
         }

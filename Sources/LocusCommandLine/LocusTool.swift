@@ -6,6 +6,7 @@ package enum LocusTool {
     /// Every subcommand, in the order `locus --help` lists them.
     package static let commands: [any LocusCommand.Type] = [
         ReplayCommand.self,
+        SimulateCommand.self,
     ]
 
     package static var overview: String {

@@ -20,6 +20,8 @@ package enum ReplayCommand: LocusCommand {
             .value("filter", "KIND", "none: raw per-epoch least-squares fixes; kalman: the causal filter (default).",
                    choices: ["none", "kalman"]),
             .flag("smooth", "Add the offline smoother over the whole recording (positions only)."),
+            .value("coupling", "KIND", "How the filter uses ranges: tight (each range an update, default) or loose (each epoch's least-squares fix).",
+                   choices: ["tight", "loose"]),
             .value("mode", "MODE", "Solver mode (default auto: planar when the locators are near-coplanar in height).",
                    choices: ["auto", "planar", "spatial"]),
             .value("sigma", "METRES", "Range noise σ assumed by the solver, metres (default 0.1)."),
@@ -45,16 +47,17 @@ package enum ReplayCommand: LocusCommand {
         case "spatial": solver.mode = .spatial
         default: solver.mode = .automatic
         }
-        if filter == "kalman" || arguments.flag("smooth") {
-            throw LocusError(.usage, "the Kalman filter and the smoother are not built yet: use --filter none (without --smooth)")
-        }
+        var filterConfiguration = TrackFilterConfiguration.standard
+        filterConfiguration.coupling = arguments.string("coupling") == "loose" ? .loose : .tight
+        filterConfiguration.rangeSigmaMeters = sigma
+        let tracking: EngineConfiguration.Tracking = filter == "none" ? .none : .kalman(filterConfiguration)
         if arguments.string("events") != nil {
             throw LocusError(.usage, "zone events are not built yet: replay without --events")
         }
 
         let site = try SiteDecoder.load(path: sitePath)
         let defaultFloor: FloorID? = arguments.string("floor").map { FloorID($0) }
-        let configuration = EngineConfiguration(rateHertz: rate, defaultFloor: defaultFloor, solver: solver)
+        let configuration = EngineConfiguration(rateHertz: rate, defaultFloor: defaultFloor, solver: solver, tracking: tracking)
         var engine = try PositioningEngine(site: site, configuration: configuration)
         var truth: GroundTruth? = nil
         if let path = arguments.string("truth") { truth = try GroundTruth.read(path: path) }
@@ -63,6 +66,10 @@ package enum ReplayCommand: LocusCommand {
         let result = ReplayRun.run(trace: trace, engine: &engine)
         var fixes = result.fixes
         fixes.sort(by: Self.fixOrder)
+        if arguments.flag("smooth") {
+            fixes = try ReplaySmoothing.smooth(fixes: fixes, trace: trace, site: site, engine: engine, tracking: tracking)
+            fixes.sort(by: Self.fixOrder)
+        }
 
         if let path = arguments.string("positions") {
             var writer = PositionsWriter()

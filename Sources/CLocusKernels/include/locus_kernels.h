@@ -1,3 +1,5 @@
 // CLocusKernels: fixed-size, allocation-free C kernels for the per-fix hot path.
-// One header per concern lives next to this one (locus_trilateration.h, …).
+// One header per concern; this one gathers them.
 #pragma once
+#include "locus_trilateration.h"
+#include "locus_kalman.h"
