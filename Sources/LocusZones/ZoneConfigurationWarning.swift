@@ -1,0 +1,89 @@
+import LocusCore
+
+/// A configuration warning about one zone: legal input that will not behave as its author likely
+/// meant (SPEC §4.2). Not an error: judgement runs as specified.
+package struct ZoneConfigurationWarning: Sendable, Hashable, CustomStringConvertible {
+    /// What is wrong; the raw value is the stable, code-like key printed by `locus lint`.
+    package enum Kind: String, Sendable, Hashable, CaseIterable {
+        /// `inCount` is 0: the zone never enters.
+        case inCountZero = "zone.inCount.zero"
+        /// `inCount ≥ 2` with `inCountInterval` shorter than the position period: it can never enter.
+        case inCountIntervalTooShort = "zone.inCountInterval.tooShort"
+        /// Every vertex lies outside the floor rectangle.
+        case outsideFloor = "zone.outsideFloor"
+        /// Some vertices lie outside the floor rectangle.
+        case partlyOutsideFloor = "zone.partlyOutsideFloor"
+        /// Fewer locators than needed lie within the coverage range of the zone.
+        case noLocatorCoverage = "zone.noLocatorCoverage"
+    }
+
+    package var kind: Kind
+    package var zone: ZoneID
+    /// An English sentence naming the zone and the figures involved.
+    package var message: String
+
+    package init(kind: Kind, zone: ZoneID, message: String) {
+        self.kind = kind
+        self.zone = zone
+        self.message = message
+    }
+
+    /// `key: message`.
+    package var description: String { "\(kind.rawValue): \(message)" }
+}
+
+extension ZoneJudge {
+    /// The configuration warnings for `floor`'s zones, in zone order, then in `Kind` order.
+    ///
+    /// - `inCount` 0; `inCount ≥ 2` with `inCountInterval` < Δt (`options.positionPeriodSeconds`).
+    /// - Floor rectangle [originX, originX + widthM] × [originY, originY + heightM] (checked only
+    ///   when widthM and heightM are > 0): all polygon vertices outside → `outsideFloor`; some →
+    ///   `partlyOutsideFloor`.
+    /// - Coverage: a locator covers a zone when the planar distance from its (x, y) to the zone
+    ///   polygon (0 inside) is ≤ `options.coverageRangeMeters`; fewer than
+    ///   `options.minimumCoveringLocators` covering locators → `noLocatorCoverage`.
+    ///
+    /// Zones with an invalid polygon get only the rule warnings (the polygon itself is an error
+    /// reported by `init(floor:)`). O(zones × (vertices + locators × vertices)).
+    package static func warnings(for floor: Floor, options: ZoneJudgeOptions = .standard) -> [ZoneConfigurationWarning] {
+        var out: [ZoneConfigurationWarning] = []
+        for zone in floor.zones {
+            let r = zone.rules
+            if r.inCount == 0 {
+                out.append(.init(kind: .inCountZero, zone: zone.id,
+                                 message: "zone '\(zone.id)' has inCount 0 and never enters"))
+            } else if r.inCount >= 2, r.inCountIntervalSeconds < options.positionPeriodSeconds {
+                out.append(.init(kind: .inCountIntervalTooShort, zone: zone.id,
+                                 message: "zone '\(zone.id)' needs inCount \(r.inCount) detections at most "
+                                     + "\(r.inCountIntervalSeconds) s apart, shorter than the position period "
+                                     + "\(options.positionPeriodSeconds) s: it can never enter"))
+            }
+            guard let polygon = try? ZonePolygon(validating: zone.polygon, zone: zone.id) else { continue }
+            if floor.widthMeters > 0, floor.heightMeters > 0 {
+                let x0 = floor.originX, y0 = floor.originY
+                let x1 = x0 + floor.widthMeters, y1 = y0 + floor.heightMeters
+                let outside = polygon.vertices.filter { $0.x < x0 || $0.x > x1 || $0.y < y0 || $0.y > y1 }.count
+                if outside == polygon.vertices.count {
+                    out.append(.init(kind: .outsideFloor, zone: zone.id,
+                                     message: "zone '\(zone.id)' lies entirely outside floor '\(floor.id)' "
+                                         + "(\(x0)…\(x1) × \(y0)…\(y1) m)"))
+                } else if outside > 0 {
+                    out.append(.init(kind: .partlyOutsideFloor, zone: zone.id,
+                                     message: "zone '\(zone.id)' lies partly outside floor '\(floor.id)' "
+                                         + "(\(outside) of \(polygon.vertices.count) vertices outside "
+                                         + "\(x0)…\(x1) × \(y0)…\(y1) m)"))
+                }
+            }
+            let covering = floor.locators.filter {
+                polygon.distance(to: $0.position.horizontal) <= options.coverageRangeMeters
+            }.count
+            if covering < options.minimumCoveringLocators {
+                out.append(.init(kind: .noLocatorCoverage, zone: zone.id,
+                                 message: "zone '\(zone.id)' has \(covering) locator(s) within "
+                                     + "\(options.coverageRangeMeters) m; \(options.minimumCoveringLocators) "
+                                     + "are needed to position tags there"))
+            }
+        }
+        return out
+    }
+}
