@@ -48,6 +48,30 @@ package struct ZoneJudge: Sendable {
         var generation: UInt32 = 0
     }
 
+    /// A decided event waiting for release. `isInstantExit`: an exit at the very time of its own
+    /// enter (`outPeriod` 0, or a reload at the entry time), which sorts right after that enter.
+    struct HeldEvent: Sendable {
+        var event: ZoneEvent
+        var isInstantExit: Bool
+    }
+
+    /// The release order: SPEC §4.7 (time; exit < enter < dwell; tag; zone), except that an exit at
+    /// the same time as its own enter ranks with the enters, right after that enter — otherwise a
+    /// visit of zero length would read "exit, enter" and leave a consumer believing the tag inside.
+    package static func releasePrecedes(_ a: ZoneEvent, isInstantExit aInstant: Bool,
+                                        _ b: ZoneEvent, isInstantExit bInstant: Bool) -> Bool {
+        if a.timeSeconds != b.timeSeconds { return a.timeSeconds < b.timeSeconds }
+        func rank(_ e: ZoneEvent, _ instant: Bool) -> Int {
+            switch e.kind { case .exit: instant ? 1 : 0; case .enter: 1; case .dwell: 2 }
+        }
+        let ra = rank(a, aInstant), rb = rank(b, bInstant)
+        if ra != rb { return ra < rb }
+        if a.tag != b.tag { return a.tag < b.tag }
+        if a.zone != b.zone { return a.zone < b.zone }
+        if a.kind != b.kind { return a.kind == .enter }
+        return a.floor < b.floor
+    }
+
     /// A tag: its id and the slots of its counting or inside pairs.
     struct TagState: Sendable {
         var id: TagID
@@ -66,7 +90,7 @@ package struct ZoneJudge: Sendable {
     private var slots: [PairState] = []
     private var freeSlots: [Int32] = []
     private var heap = DeadlineHeap()
-    private var pending: [ZoneEvent] = []
+    private var pending: [HeldEvent] = []
     private var detected: [Int32] = []
 
     /// A judge for `floor`'s zones.
@@ -172,7 +196,9 @@ package struct ZoneJudge: Sendable {
             if mapping[oldZone] >= 0 { slots[s].zone = Int32(mapping[oldZone]); continue }
             if slots[s].isInside {
                 let tagID = tags[Int(slots[s].tag)].id, zoneID = zones[oldZone].zone.id, at = clock
-                pending.removeAll { $0.kind == .dwell && $0.tag == tagID && $0.zone == zoneID && $0.timeSeconds >= at }
+                pending.removeAll {
+                    $0.event.kind == .dwell && $0.event.tag == tagID && $0.event.zone == zoneID && $0.event.timeSeconds >= at
+                }
                 if zones[oldZone].zone.rules.callInout { hold(.exit, atSeconds: clock, slot: s, zone: oldZone) }
             }
             freeSlot(s)
@@ -382,21 +408,27 @@ package struct ZoneJudge: Sendable {
                                dwellSeconds: Double? = nil) {
         let event = ZoneEvent(timeSeconds: t, tag: tags[Int(slots[s].tag)].id, floor: floor,
                               zone: zones[zone].zone.id, kind: kind, dwellSeconds: dwellSeconds)
+        let instant = kind == .exit && t == slots[s].enterSeconds
         var lo = 0, hi = pending.count
         while lo < hi {
             let mid = (lo + hi) / 2
-            if ZoneEvent.precedes(event, pending[mid]) { hi = mid } else { lo = mid + 1 }
+            if Self.releasePrecedes(event, isInstantExit: instant, pending[mid].event,
+                                    isInstantExit: pending[mid].isInstantExit) {
+                hi = mid
+            } else {
+                lo = mid + 1
+            }
         }
-        pending.insert(event, at: lo)
+        pending.insert(HeldEvent(event: event, isInstantExit: instant), at: lo)
     }
 
     /// Appends the held events with time < c (or ≤ c when `includingClock`) to `events`.
     private mutating func release(into events: inout [ZoneEvent], includingClock: Bool) {
         var n = 0
-        while n < pending.count,
-              pending[n].timeSeconds < clock || (includingClock && pending[n].timeSeconds <= clock) { n += 1 }
+        while n < pending.count, pending[n].event.timeSeconds < clock
+                || (includingClock && pending[n].event.timeSeconds <= clock) { n += 1 }
         guard n > 0 else { return }
-        events.append(contentsOf: pending[0..<n])
+        for i in 0..<n { events.append(pending[i].event) }
         pending.removeFirst(n)
     }
 }

@@ -144,6 +144,16 @@ struct ZoneJudgeRuleTests {
         ])
     }
 
+    @Test("with outPeriod 0 a one-fix visit reads enter then exit at the same time, never exit then enter")
+    func instantVisit() throws {
+        let zone = rectangle("a", 0, 0, 4, 3, rules(outPeriod: 0))
+        let other = rectangle("b", 10, 0, 14, 3, rules(outPeriod: 0))
+        let fixes = [fix(0, "T1", 2, 1), fix(0, "T0", 12, 1), fix(1, "T1", 50, 50)]
+        #expect(try run([zone, other], fixes) == [
+            "0.0 T0 b enter", "0.0 T0 b exit", "0.0 T1 a enter", "0.0 T1 a exit",
+        ])
+    }
+
     @Test("inCount 0 never enters")
     func inCountZero() throws {
         let zone = rectangle("a", 0, 0, 4, 3, rules(inCount: 0))
