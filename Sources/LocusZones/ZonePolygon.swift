@@ -54,13 +54,15 @@ package struct ZonePolygon: Sendable, Hashable {
             minX = min(minX, a.x); minY = min(minY, a.y); maxX = max(maxX, a.x); maxY = max(maxY, a.y)
         }
         let scale = (maxX - minX) * (maxX - minX) + (maxY - minY) * (maxY - minY)
-        guard abs(twiceArea) > 1e-12 * scale else {
-            throw LocusError(.polygonZeroArea, "\(name)polygon encloses no area", context: context)
-        }
-        if let (i, j) = Self.firstIntersection(v) {
+        let allCollinear = v.indices.allSatisfy { abs(Self.orientation(v[0], v[1], v[$0])) <= 1e-12 * scale }
+        if !allCollinear, let (i, j) = Self.firstIntersection(v) {
             throw LocusError(.polygonSelfIntersecting,
                              "\(name)polygon edges \(i) and \(j) cross or touch (the polygon must be simple)",
                              context: context)
+        }
+        // A simple polygon that is not flat has non-zero area; this also catches rounding-level slivers.
+        guard !allCollinear, abs(twiceArea) > 1e-12 * scale else {
+            throw LocusError(.polygonZeroArea, "\(name)polygon encloses no area", context: context)
         }
         var edges: [Edge] = []
         edges.reserveCapacity(v.count)
