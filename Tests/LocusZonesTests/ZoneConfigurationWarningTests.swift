@@ -1,0 +1,49 @@
+import Testing
+import LocusCore
+@testable import LocusZones
+
+@Suite("Zone configuration warnings")
+struct ZoneConfigurationWarningTests {
+    /// A 40 × 25 m floor with three locators near the origin.
+    func floor(_ zones: [Zone], locators: [Point2]? = nil) -> Floor {
+        let at = locators ?? [Point2(x: 0, y: 0), Point2(x: 20, y: 0), Point2(x: 0, y: 20)]
+        return Floor(id: "1F", originX: 0, originY: 0, widthMeters: 40, heightMeters: 25,
+                     locators: at.enumerated().map { Locator(address: LocatorAddress(UInt16($0.offset + 1)),
+                                                            position: Point3(x: $0.element.x, y: $0.element.y, z: 2.5)) },
+                     zones: zones)
+    }
+
+    func keys(_ f: Floor) -> [String] {
+        ZoneJudge.warnings(for: f).map { "\($0.zone) \($0.kind.rawValue)" }
+    }
+
+    @Test("a well-configured zone gives no warning")
+    func clean() {
+        #expect(keys(floor([rectangle("ok", 5, 5, 10, 10)])).isEmpty)
+    }
+
+    @Test("inCount 0 and an inCountInterval shorter than the position period are warned about")
+    func inCountWarnings() {
+        let f = floor([rectangle("never", 5, 5, 10, 10, rules(inCount: 0)),
+                       rectangle("tooFast", 5, 5, 10, 10, rules(inCount: 3, interval: 0.1)),
+                       rectangle("fine", 5, 5, 10, 10, rules(inCount: 3, interval: 0.25))])
+        #expect(keys(f) == ["never zone.inCount.zero", "tooFast zone.inCountInterval.tooShort"])
+        #expect(ZoneJudge.warnings(for: f)[1].message.contains("'tooFast'"))
+    }
+
+    @Test("zones fully or partly outside the floor rectangle are warned about, saying which")
+    func outsideFloor() {
+        let f = floor([rectangle("out", 50, 5, 55, 10), rectangle("part", 38, 5, 45, 10)],
+                      locators: [Point2(x: 40, y: 0), Point2(x: 40, y: 25), Point2(x: 30, y: 10)])
+        #expect(keys(f) == ["out zone.outsideFloor", "part zone.partlyOutsideFloor"])
+    }
+
+    @Test("a zone with fewer than 3 locators within 30 m is warned about")
+    func coverage() {
+        let f = floor([rectangle("far", 35, 20, 40, 25), rectangle("near", 0, 0, 5, 5)],
+                      locators: [Point2(x: 30, y: 5), Point2(x: 10, y: 0), Point2(x: 0, y: 10)])
+        // "far" is 15.8 m from (30, 5), 32.0 m from (10, 0), 36.4 m from (0, 10): 1 locator within 30 m.
+        #expect(keys(f) == ["far zone.noLocatorCoverage"])
+        #expect(ZoneJudge.warnings(for: f)[0].message.contains("1 locator"))
+    }
+}
