@@ -1,6 +1,8 @@
 
 /// A uniform grid over the zones' reach boxes (bounding boxes inflated by `inDist`): each cell lists
-/// the zones whose reach box overlaps it, in compressed-row form (`cellStart`, `cellZones`).
+/// the zones whose reach box overlaps it, in compressed-row form (`cellStart`, `cellEntries`). Each
+/// entry carries the zone's reach box and priority, so the first filter of a fix reads one
+/// contiguous run of memory (the per-fix cost at many zones is dominated by cache misses).
 ///
 /// A fix at p can only qualify for a zone whose reach box contains p, so the candidates of p's cell
 /// are a superset of the zones p qualifies for. Cell side s = max(√(W·H / 2n), ½·median box side),
@@ -12,18 +14,25 @@ struct ZoneGrid: Sendable {
         var minX: Double, minY: Double, maxX: Double, maxY: Double
     }
 
+    /// One candidate of a cell: the zone's reach box, its priority and its index.
+    struct Entry: Sendable {
+        var box: Box
+        var priority: Int
+        var zone: Int32
+    }
+
     private let originX: Double, originY: Double
     private let inverseCellSizePerMeter: Double
     private let columns: Int, rows: Int
     private let cellStart: [Int32]
-    /// Zone indices per cell, ascending within each cell.
-    let cellZones: [Int32]
+    /// Candidates per cell, zone indices ascending within each cell.
+    let cellEntries: [Entry]
 
     /// Builds the grid. O(n + total cells covered).
-    init(boxes: [Box]) {
+    init(boxes: [Box], priorities: [Int]) {
         guard !boxes.isEmpty else {
             originX = 0; originY = 0; inverseCellSizePerMeter = 1; columns = 0; rows = 0
-            cellStart = [0]; cellZones = []
+            cellStart = [0]; cellEntries = []
             return
         }
         var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
@@ -56,22 +65,23 @@ struct ZoneGrid: Sendable {
         }
         for i in 1..<counts.count { counts[i] += counts[i - 1] }
         var fill = counts
-        var zones = [Int32](repeating: 0, count: Int(counts[counts.count - 1]))
+        var entries = [Entry](repeating: Entry(box: Box(minX: 0, minY: 0, maxX: 0, maxY: 0), priority: 0, zone: 0),
+                              count: Int(counts[counts.count - 1]))
         for (z, b) in boxes.enumerated() {
             let (c0, c1, r0, r1) = range(b)
             for r in r0...r1 {
                 for c in c0...c1 {
                     let cellIndex = r * columns + c
-                    zones[Int(fill[cellIndex])] = Int32(z)
+                    entries[Int(fill[cellIndex])] = Entry(box: b, priority: priorities[z], zone: Int32(z))
                     fill[cellIndex] += 1
                 }
             }
         }
         self.cellStart = counts
-        self.cellZones = zones
+        self.cellEntries = entries
     }
 
-    /// The range of `cellZones` holding the candidate zones for point (x, y); empty outside the grid.
+    /// The range of `cellEntries` holding the candidate zones for point (x, y); empty outside the grid.
     func candidates(x: Double, y: Double) -> Range<Int> {
         let u = (x - originX) * inverseCellSizePerMeter, v = (y - originY) * inverseCellSizePerMeter
         guard u >= 0, v >= 0, u < Double(columns), v < Double(rows) else { return 0..<0 }

@@ -34,6 +34,16 @@ package struct ZoneJudge: Sendable {
         var polygon: ZonePolygon
     }
 
+    /// What the per-fix path reads about a zone, flat and free of references: reach box (bounding
+    /// box inflated by inDist), bounding box, inDist², its edges' range in the flat edge table, rules.
+    struct HotZone: Sendable {
+        var reachMinX: Double, reachMinY: Double, reachMaxX: Double, reachMaxY: Double
+        var minX: Double, minY: Double, maxX: Double, maxY: Double
+        var reachSquaredSquareMeters: Double
+        var edgeStart: Int, edgeEnd: Int
+        var rules: ZoneRules
+    }
+
     /// The state of one (tag, zone) pair that is counting or inside.
     struct PairState: Sendable {
         var tag: Int32 = 0
@@ -85,6 +95,8 @@ package struct ZoneJudge: Sendable {
     package private(set) var isFinished = false
     private var zones: [CompiledZone]
     private var grid: ZoneGrid
+    private var hot: [HotZone]
+    private var edgeTable: [ZonePolygon.Edge]
     private var tagIndexByID: [TagID: Int32] = [:]
     private var tags: [TagState] = []
     private var slots: [PairState] = []
@@ -98,8 +110,10 @@ package struct ZoneJudge: Sendable {
     ///   `E3103` for a duplicate zone id.
     package init(floor: Floor) throws(LocusError) {
         self.floor = floor.id
-        self.zones = try Self.compile(floor.zones)
-        self.grid = Self.makeGrid(zones)
+        let compiled = try Self.compile(floor.zones)
+        self.zones = compiled
+        (self.hot, self.edgeTable) = Self.makeTables(compiled)
+        self.grid = Self.makeGrid(hot)
         pending.reserveCapacity(64)
         detected.reserveCapacity(16)
     }
@@ -204,7 +218,8 @@ package struct ZoneJudge: Sendable {
             freeSlot(s)
         }
         zones = compiled
-        grid = Self.makeGrid(zones)
+        (hot, edgeTable) = Self.makeTables(compiled)
+        grid = Self.makeGrid(hot)
         release(into: &events, includingClock: false)
     }
 
@@ -246,12 +261,25 @@ package struct ZoneJudge: Sendable {
         return out
     }
 
-    private static func makeGrid(_ zones: [CompiledZone]) -> ZoneGrid {
-        ZoneGrid(boxes: zones.map { z in
-            let d = z.zone.rules.inDistanceMeters
-            return ZoneGrid.Box(minX: z.polygon.minX - d, minY: z.polygon.minY - d,
-                                maxX: z.polygon.maxX + d, maxY: z.polygon.maxY + d)
-        })
+    private static func makeTables(_ zones: [CompiledZone]) -> ([HotZone], [ZonePolygon.Edge]) {
+        var hot: [HotZone] = []
+        var edges: [ZonePolygon.Edge] = []
+        hot.reserveCapacity(zones.count)
+        for z in zones {
+            let d = z.zone.rules.inDistanceMeters, p = z.polygon
+            let start = edges.count
+            edges += p.edges
+            hot.append(HotZone(reachMinX: p.minX - d, reachMinY: p.minY - d, reachMaxX: p.maxX + d, reachMaxY: p.maxY + d,
+                               minX: p.minX, minY: p.minY, maxX: p.maxX, maxY: p.maxY,
+                               reachSquaredSquareMeters: d * d, edgeStart: start, edgeEnd: edges.count,
+                               rules: z.zone.rules))
+        }
+        return (hot, edges)
+    }
+
+    private static func makeGrid(_ hot: [HotZone]) -> ZoneGrid {
+        ZoneGrid(boxes: hot.map { ZoneGrid.Box(minX: $0.reachMinX, minY: $0.reachMinY, maxX: $0.reachMaxX, maxY: $0.reachMaxY) },
+                 priorities: hot.map(\.rules.priority))
     }
 
     // MARK: internals
@@ -264,20 +292,34 @@ package struct ZoneJudge: Sendable {
         return i
     }
 
-    /// Fills `detected` with the zones p qualifies for that have the highest priority (§4.1).
+    /// Fills `detected` with the zones p qualifies for that have the highest priority (§4.1):
+    /// reach-box test, then d(p, polygon)² ≤ inDist² over the zone's edges in the flat table.
     private mutating func collectDetections(at p: Point2) {
         detected.removeAll(keepingCapacity: true)
+        let range = grid.candidates(x: p.x, y: p.y)
+        guard !range.isEmpty else { return }
         var best = Int.min
-        for k in grid.candidates(x: p.x, y: p.y) {
-            let z = Int(grid.cellZones[k])
-            let priority = zones[z].zone.rules.priority
-            guard priority >= best else { continue }
-            guard zones[z].polygon.isWithin(zones[z].zone.rules.inDistanceMeters, of: p) else { continue }
-            if priority > best {
-                best = priority
-                detected.removeAll(keepingCapacity: true)
+        hot.withUnsafeBufferPointer { hotZones in
+            edgeTable.withUnsafeBufferPointer { edges in
+                grid.cellEntries.withUnsafeBufferPointer { entries in
+                    for k in range {
+                        let entry = entries[k]
+                        guard entry.priority >= best, p.x >= entry.box.minX, p.x <= entry.box.maxX,
+                              p.y >= entry.box.minY, p.y <= entry.box.maxY else { continue }
+                        let z = Int(entry.zone)
+                        let h = hotZones[z]
+                        let inBox = p.x >= h.minX && p.x <= h.maxX && p.y >= h.minY && p.y <= h.maxY
+                        guard ZonePolygon.isWithin(reachSquaredSquareMeters: h.reachSquaredSquareMeters, of: p,
+                                                   edges: UnsafeBufferPointer(rebasing: edges[h.edgeStart..<h.edgeEnd]),
+                                                   isInBoundingBox: inBox) else { continue }
+                        if h.rules.priority > best {
+                            best = h.rules.priority
+                            detected.removeAll(keepingCapacity: true)
+                        }
+                        detected.append(Int32(z))
+                    }
+                }
             }
-            detected.append(Int32(z))
         }
     }
 
@@ -288,7 +330,7 @@ package struct ZoneJudge: Sendable {
         while i < tags[tag].activeSlots.count {
             let s = Int(tags[tag].activeSlots[i])
             if !slots[s].isInside,
-               clock - slots[s].previousDetectionSeconds > zones[Int(slots[s].zone)].zone.rules.inCountIntervalSeconds {
+               clock - slots[s].previousDetectionSeconds > hot[Int(slots[s].zone)].rules.inCountIntervalSeconds {
                 freeSlot(s) // swap-removes index i from the tag's list
             } else {
                 i += 1
@@ -298,7 +340,7 @@ package struct ZoneJudge: Sendable {
 
     /// Applies a detection of `zone` for `tag` at time t (§4.2, §4.3).
     private mutating func detect(tag: Int, zone: Int, atSeconds t: Double) {
-        let rules = zones[zone].zone.rules
+        let rules = hot[zone].rules
         var slot = -1
         for s in tags[tag].activeSlots where Int(slots[Int(s)].zone) == zone { slot = Int(s); break }
         if slot < 0 {
@@ -355,7 +397,7 @@ package struct ZoneJudge: Sendable {
     /// (strict: due only once the clock has passed it). A later detection only moves both later,
     /// so the key stays a lower bound and is re-checked when it comes due.
     private mutating func pushDeadline(slot s: Int) {
-        let rules = zones[Int(slots[s].zone)].zone.rules
+        let rules = hot[Int(slots[s].zone)].rules
         let exitSeconds = slots[s].lastDetectionSeconds + rules.outPeriodSeconds
         var entry = DeadlineHeap.Entry(timeSeconds: exitSeconds, isStrict: true, slot: Int32(s),
                                        generation: slots[s].generation)
@@ -374,7 +416,7 @@ package struct ZoneJudge: Sendable {
             let s = Int(top.slot)
             guard slots[s].isInUse, slots[s].isInside, slots[s].generation == top.generation else { continue }
             emitDueDwells(slot: s)
-            let rules = zones[Int(slots[s].zone)].zone.rules
+            let rules = hot[Int(slots[s].zone)].rules
             let exitSeconds = slots[s].lastDetectionSeconds + rules.outPeriodSeconds
             if exitSeconds < clock {
                 if rules.callInout { hold(.exit, atSeconds: exitSeconds, slot: s, zone: Int(slots[s].zone)) }
@@ -389,7 +431,7 @@ package struct ZoneJudge: Sendable {
     /// the exit deadline t_last + T_out (§4.4); `dwellSeconds` of the event is k·T_dwell.
     private mutating func emitDueDwells(slot s: Int) {
         let zone = Int(slots[s].zone)
-        let rules = zones[zone].zone.rules
+        let rules = hot[zone].rules
         guard rules.dwellSeconds > 0 else { return }
         let exitSeconds = slots[s].lastDetectionSeconds + rules.outPeriodSeconds
         while true {

@@ -82,28 +82,7 @@ package struct ZonePolygon: Sendable, Hashable {
     /// exact on-edge test first). O(n).
     package func contains(_ p: Point2) -> Bool {
         guard p.x >= minX, p.x <= maxX, p.y >= minY, p.y <= maxY else { return false }
-        var inside = false
-        for e in edges {
-            let px = p.x - e.ax, py = p.y - e.ay
-            if e.dx * py - e.dy * px == 0 {
-                let dot = px * e.dx + py * e.dy
-                if dot >= 0, dot <= e.dx * e.dx + e.dy * e.dy { return true }
-            }
-            if (e.ay > p.y) != (e.by > p.y) {
-                let xCross = e.ax + (p.y - e.ay) * e.dx / e.dy
-                if p.x < xCross { inside.toggle() }
-            }
-        }
-        return inside
-    }
-
-    /// Squared distance from `p` to edge e: with u = p − a and τ = clamp((u·d)/|d|², 0, 1),
-    /// |u − τ d|², square metres.
-    static func squaredDistance(_ p: Point2, _ e: Edge) -> Double {
-        let px = p.x - e.ax, py = p.y - e.ay
-        let tau = min(1, max(0, (px * e.dx + py * e.dy) * e.inverseLengthSquared))
-        let ex = px - tau * e.dx, ey = py - tau * e.dy
-        return ex * ex + ey * ey
+        return edges.withUnsafeBufferPointer { Self.contains(p, edges: $0) }
     }
 
     /// Planar distance from `p` to the polygon, metres: 0 inside and on the boundary, otherwise
@@ -120,10 +99,49 @@ package struct ZonePolygon: Sendable, Hashable {
     package func isWithin(_ reachMeters: Double, of p: Point2) -> Bool {
         guard p.x >= minX - reachMeters, p.x <= maxX + reachMeters,
               p.y >= minY - reachMeters, p.y <= maxY + reachMeters else { return false }
-        if contains(p) { return true }
-        let reachSquared = reachMeters * reachMeters
-        for e in edges where Self.squaredDistance(p, e) <= reachSquared { return true }
+        let inBox = p.x >= minX && p.x <= maxX && p.y >= minY && p.y <= maxY
+        return edges.withUnsafeBufferPointer {
+            Self.isWithin(reachSquaredSquareMeters: reachMeters * reachMeters, of: p, edges: $0, isInBoundingBox: inBox)
+        }
+    }
+
+    // MARK: edge kernels (shared with the judge's flat edge table)
+
+    /// Even–odd crossing test with the boundary inside, over the edges of one polygon.
+    @inline(__always)
+    static func contains(_ p: Point2, edges: UnsafeBufferPointer<Edge>) -> Bool {
+        var inside = false
+        for e in edges {
+            let px = p.x - e.ax, py = p.y - e.ay
+            if e.dx * py - e.dy * px == 0 {
+                let dot = px * e.dx + py * e.dy
+                if dot >= 0, dot <= e.dx * e.dx + e.dy * e.dy { return true }
+            }
+            if (e.ay > p.y) != (e.by > p.y) {
+                let xCross = e.ax + (p.y - e.ay) * e.dx / e.dy
+                if p.x < xCross { inside.toggle() }
+            }
+        }
+        return inside
+    }
+
+    /// d(p, polygon)² ≤ r², with the containment test only when p is in the bounding box.
+    @inline(__always)
+    static func isWithin(reachSquaredSquareMeters: Double, of p: Point2, edges: UnsafeBufferPointer<Edge>,
+                         isInBoundingBox: Bool) -> Bool {
+        if isInBoundingBox, contains(p, edges: edges) { return true }
+        for e in edges where squaredDistance(p, e) <= reachSquaredSquareMeters { return true }
         return false
+    }
+
+    /// Squared distance from `p` to edge e: with u = p − a and τ = clamp((u·d)/|d|², 0, 1),
+    /// |u − τ d|², square metres.
+    @inline(__always)
+    static func squaredDistance(_ p: Point2, _ e: Edge) -> Double {
+        let px = p.x - e.ax, py = p.y - e.ay
+        let tau = min(1, max(0, (px * e.dx + py * e.dy) * e.inverseLengthSquared))
+        let ex = px - tau * e.dx, ey = py - tau * e.dy
+        return ex * ex + ey * ey
     }
 
     // MARK: validation helpers
