@@ -97,13 +97,15 @@ package struct ZoneJudge: Sendable {
     private var grid: ZoneGrid
     private var hot: [HotZone]
     private var edgeTable: [ZonePolygon.Edge]
-    private var tagIndexByID: [TagID: Int32] = [:]
     private var tags: [TagState] = []
     private var slots: [PairState] = []
     private var freeSlots: [Int32] = []
     private var heap = DeadlineHeap()
     private var pending: [HeldEvent] = []
+    /// Scratch: the zones detected by the current fix are `detected[0..<detectedCount]`.
     private var detected: [Int32] = []
+    private var detectedCount = 0
+    private var tagTable = TagTable()
 
     /// A judge for `floor`'s zones.
     /// - Throws: `E3105`/`E3106`/`E3108`/`E3109`/`E3110` for an invalid zone (see `compile`),
@@ -115,7 +117,7 @@ package struct ZoneJudge: Sendable {
         (self.hot, self.edgeTable) = Self.makeTables(compiled)
         self.grid = Self.makeGrid(hot)
         pending.reserveCapacity(64)
-        detected.reserveCapacity(16)
+        detected = [Int32](repeating: 0, count: 16)
     }
 
     /// The clock c (latest fix time or advance target), seconds; nil before any input.
@@ -129,7 +131,7 @@ package struct ZoneJudge: Sendable {
 
     /// The pairs of `tag` currently inside, by zone id (for inspection and tests).
     package func zonesInside(for tag: TagID) -> [ZoneID] {
-        guard let t = tagIndexByID[tag] else { return [] }
+        guard let t = tagTable.find(tag, in: tags) else { return [] }
         return tags[Int(t)].activeSlots.filter { slots[Int($0)].isInside }
             .map { zones[Int(slots[Int($0)].zone)].zone.id }.sorted()
     }
@@ -146,9 +148,8 @@ package struct ZoneJudge: Sendable {
         let t = max(fix.timeSeconds, clock)
         advanceClock(to: t)
         let tag = tagIndex(for: fix.tag)
-        pruneStaleCounting(tag)
         collectDetections(at: fix.point)
-        for z in detected { detect(tag: tag, zone: Int(z), atSeconds: t) }
+        for i in 0..<detectedCount { detect(tag: tag, zone: Int(detected[i]), atSeconds: t) }
         release(into: &events, includingClock: false)
     }
 
@@ -285,17 +286,17 @@ package struct ZoneJudge: Sendable {
     // MARK: internals
 
     private mutating func tagIndex(for id: TagID) -> Int {
-        if let i = tagIndexByID[id] { return Int(i) }
+        if let i = tagTable.find(id, in: tags) { return i }
         let i = tags.count
         tags.append(TagState(id: id, activeSlots: []))
-        tagIndexByID[id] = Int32(i)
+        tagTable.insert(id, index: i, in: tags)
         return i
     }
 
     /// Fills `detected` with the zones p qualifies for that have the highest priority (§4.1):
     /// reach-box test, then d(p, polygon)² ≤ inDist² over the zone's edges in the flat table.
     private mutating func collectDetections(at p: Point2) {
-        detected.removeAll(keepingCapacity: true)
+        detectedCount = 0
         let range = grid.candidates(x: p.x, y: p.y)
         guard !range.isEmpty else { return }
         var best = Int.min
@@ -314,9 +315,10 @@ package struct ZoneJudge: Sendable {
                                                    isInBoundingBox: inBox) else { continue }
                         if h.rules.priority > best {
                             best = h.rules.priority
-                            detected.removeAll(keepingCapacity: true)
+                            detectedCount = 0
                         }
-                        detected.append(Int32(z))
+                        if detectedCount == detected.count { detected.append(Int32(z)) } else { detected[detectedCount] = Int32(z) }
+                        detectedCount += 1
                     }
                 }
             }
@@ -324,7 +326,9 @@ package struct ZoneJudge: Sendable {
     }
 
     /// Frees the tag's counting pairs whose previous detection is more than `inCountInterval`
-    /// before the clock: the next detection (at a time ≥ the clock) would restart the count at 1.
+    /// before the clock: the next detection (at a time ≥ the clock) would restart the count at 1,
+    /// exactly as for a pair without state. Run when the tag needs a new slot, so a tag's list stays
+    /// at most one longer than its live pairs.
     private mutating func pruneStaleCounting(_ tag: Int) {
         var i = 0
         while i < tags[tag].activeSlots.count {
@@ -345,6 +349,7 @@ package struct ZoneJudge: Sendable {
         for s in tags[tag].activeSlots where Int(slots[Int(s)].zone) == zone { slot = Int(s); break }
         if slot < 0 {
             guard rules.inCount >= 1 else { return }
+            pruneStaleCounting(tag)
             slot = allocateSlot(tag: tag, zone: zone)
         }
         if slots[slot].isInside {
