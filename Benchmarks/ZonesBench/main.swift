@@ -52,9 +52,16 @@ func makeFixes(seed: UInt64) -> [ZoneFix] {
     return fixes
 }
 
+// `--zones 10000` (repeatable) measures only those sizes, e.g. for `perf stat`.
+var sizes: [Int] = []
+for (i, a) in CommandLine.arguments.enumerated() where a == "--zones" && i + 1 < CommandLine.arguments.count {
+    if let n = Int(CommandLine.arguments[i + 1]) { sizes.append(n) }
+}
+if sizes.isEmpty { sizes = [10, 50, 1_000, 10_000] }
+
 let fixes = makeFixes(seed: 7)
 var table: [(zones: Int, nsPerFix: Double, events: Int)] = []
-for zoneCount in [10, 50, 1_000, 10_000] {
+for zoneCount in sizes {
     let floor = Floor(id: "1F", widthMeters: floorSideMeters, heightMeters: floorSideMeters,
                       zones: makeZones(zoneCount, seed: UInt64(zoneCount)))
     let base: ZoneJudge
@@ -93,6 +100,7 @@ for row in table {
           + "\(String(format: "%.2f", row.nsPerFix / base).padding(toLength: 18, withPad: " ", startingAt: 0)) | "
           + "\(row.events) |")
 }
+guard table.count == 4 else { exit(0) }
 let ratio = table[3].nsPerFix / base, rate50 = 1e9 / table[1].nsPerFix
 print("")
 print("10,000 zones / 10 zones: \(String(format: "%.2f", ratio))× (target ≤ 3×): \(ratio <= 3 ? "met" : "NOT met")")

@@ -14,11 +14,44 @@ struct ZoneGrid: Sendable {
         var minX: Double, minY: Double, maxX: Double, maxY: Double
     }
 
-    /// One candidate of a cell: the zone's reach box, its priority and its index.
+    /// What the detection test needs about one zone, stored in every cell the zone's reach box
+    /// overlaps (64 bytes, one cache line), so a fix reads one contiguous run and then only the
+    /// edges of zones whose reach box holds it. Boxes are single precision rounded outwards: the
+    /// test on them never rejects a point the exact box holds (the exact distance test follows).
     struct Entry: Sendable {
-        var box: Box
+        /// Reach box: bounding box inflated by inDist.
+        var reachMinX: Float, reachMinY: Float, reachMaxX: Float, reachMaxY: Float
+        /// Polygon bounding box (the containment test is skipped outside it).
+        var minX: Float, minY: Float, maxX: Float, maxY: Float
+        /// inDist², square metres.
+        var reachSquaredSquareMeters: Double
         var priority: Int
+        /// The zone's edges in the judge's flat edge table.
+        var edgeStart: Int32, edgeEnd: Int32
         var zone: Int32
+        private var padding: Int32 = 0
+
+        init(reach r: Box, bounds b: Box, reachSquaredSquareMeters: Double, priority: Int,
+             edgeStart: Int32, edgeEnd: Int32, zone: Int32) {
+            reachMinX = Float(r.minX).nextDown; reachMinY = Float(r.minY).nextDown
+            reachMaxX = Float(r.maxX).nextUp; reachMaxY = Float(r.maxY).nextUp
+            minX = Float(b.minX).nextDown; minY = Float(b.minY).nextDown
+            maxX = Float(b.maxX).nextUp; maxY = Float(b.maxY).nextUp
+            self.reachSquaredSquareMeters = reachSquaredSquareMeters
+            self.priority = priority
+            self.edgeStart = edgeStart; self.edgeEnd = edgeEnd
+            self.zone = zone
+        }
+
+        /// True when (x, y) may lie in the reach box (never false when it does).
+        @inline(__always) func mayReach(x: Float, y: Float) -> Bool {
+            x >= reachMinX && x <= reachMaxX && y >= reachMinY && y <= reachMaxY
+        }
+
+        /// True when (x, y) may lie in the bounding box (never false when it does).
+        @inline(__always) func mayBeInBounds(x: Float, y: Float) -> Bool {
+            x >= minX && x <= maxX && y >= minY && y <= maxY
+        }
     }
 
     private let originX: Double, originY: Double
@@ -29,8 +62,11 @@ struct ZoneGrid: Sendable {
     let cellEntries: [Entry]
 
     /// Builds the grid. O(n + total cells covered).
-    init(boxes: [Box], priorities: [Int]) {
-        guard !boxes.isEmpty else {
+    init(entries prototypes: [Entry]) {
+        let boxes = prototypes.map { e in
+            Box(minX: Double(e.reachMinX), minY: Double(e.reachMinY), maxX: Double(e.reachMaxX), maxY: Double(e.reachMaxY))
+        }
+        guard !prototypes.isEmpty else {
             originX = 0; originY = 0; inverseCellSizePerMeter = 1; columns = 0; rows = 0
             cellStart = [0]; cellEntries = []
             return
@@ -65,14 +101,15 @@ struct ZoneGrid: Sendable {
         }
         for i in 1..<counts.count { counts[i] += counts[i - 1] }
         var fill = counts
-        var entries = [Entry](repeating: Entry(box: Box(minX: 0, minY: 0, maxX: 0, maxY: 0), priority: 0, zone: 0),
-                              count: Int(counts[counts.count - 1]))
+        var entries: [Entry] = []
+        entries.reserveCapacity(Int(counts[counts.count - 1]))
+        entries += repeatElement(prototypes[0], count: Int(counts[counts.count - 1]))
         for (z, b) in boxes.enumerated() {
             let (c0, c1, r0, r1) = range(b)
             for r in r0...r1 {
                 for c in c0...c1 {
                     let cellIndex = r * columns + c
-                    entries[Int(fill[cellIndex])] = Entry(box: b, priority: priorities[z], zone: Int32(z))
+                    entries[Int(fill[cellIndex])] = prototypes[z]
                     fill[cellIndex] += 1
                 }
             }

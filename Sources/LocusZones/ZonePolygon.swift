@@ -6,9 +6,10 @@ import LocusCore
 /// closing vertex and repeated consecutive vertices dropped, no self-intersection (touching counts),
 /// non-zero area. The boundary counts as inside (up to floating-point rounding of the edge test).
 package struct ZonePolygon: Sendable, Hashable {
-    /// One edge from a = (ax, ay) to b = (bx, by), with d = b − a and 1/|d|².
+    /// One edge from a = (ax, ay) to b (whose y is `by`, the next vertex's exact y), with
+    /// d = b − a and 1/|d|² (48 bytes).
     struct Edge: Sendable, Hashable {
-        var ax: Double, ay: Double, bx: Double, by: Double
+        var ax: Double, ay: Double, by: Double
         var dx: Double, dy: Double
         var inverseLengthSquared: Double
     }
@@ -69,7 +70,7 @@ package struct ZonePolygon: Sendable, Hashable {
         for i in 0..<v.count {
             let a = v[i], b = v[(i + 1) % v.count]
             let dx = b.x - a.x, dy = b.y - a.y
-            edges.append(Edge(ax: a.x, ay: a.y, bx: b.x, by: b.y, dx: dx, dy: dy,
+            edges.append(Edge(ax: a.x, ay: a.y, by: b.y, dx: dx, dy: dy,
                               inverseLengthSquared: 1 / (dx * dx + dy * dy)))
         }
         self.vertices = v
