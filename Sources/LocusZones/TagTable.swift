@@ -11,7 +11,12 @@ struct TagTable: Sendable {
 
     private static func hash(_ id: TagID) -> Int {
         var h: UInt64 = 14_695_981_039_346_656_037
-        for b in id.rawValue.utf8 { h = (h ^ UInt64(b)) &* 1_099_511_628_211 }
+        let fast: Void? = id.rawValue.utf8.withContiguousStorageIfAvailable { bytes in
+            for b in bytes { h = (h ^ UInt64(b)) &* 1_099_511_628_211 }
+        }
+        if fast == nil {
+            for b in id.rawValue.utf8 { h = (h ^ UInt64(b)) &* 1_099_511_628_211 }
+        }
         return Int(truncatingIfNeeded: h ^ (h >> 29))
     }
 

@@ -322,8 +322,7 @@ package struct ZoneJudge: Sendable {
                     guard entry.priority >= best, entry.mayReach(x: fx, y: fy) else { continue }
                     let zoneEdges = UnsafeBufferPointer(rebasing: edges[Int(entry.edgeStart)..<Int(entry.edgeEnd)])
                     guard ZonePolygon.isWithin(reachSquaredSquareMeters: entry.reachSquaredSquareMeters, of: p,
-                                               edges: zoneEdges, isInBoundingBox: entry.mayBeInBounds(x: fx, y: fy))
-                    else { continue }
+                                               edges: zoneEdges) else { continue }
                     if entry.priority > best {
                         best = entry.priority
                         detectedCount = 0

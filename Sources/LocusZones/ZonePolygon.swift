@@ -100,9 +100,8 @@ package struct ZonePolygon: Sendable, Hashable {
     package func isWithin(_ reachMeters: Double, of p: Point2) -> Bool {
         guard p.x >= minX - reachMeters, p.x <= maxX + reachMeters,
               p.y >= minY - reachMeters, p.y <= maxY + reachMeters else { return false }
-        let inBox = p.x >= minX && p.x <= maxX && p.y >= minY && p.y <= maxY
         return edges.withUnsafeBufferPointer {
-            Self.isWithin(reachSquaredSquareMeters: reachMeters * reachMeters, of: p, edges: $0, isInBoundingBox: inBox)
+            Self.isWithin(reachSquaredSquareMeters: reachMeters * reachMeters, of: p, edges: $0)
         }
     }
 
@@ -126,13 +125,22 @@ package struct ZonePolygon: Sendable, Hashable {
         return inside
     }
 
-    /// d(p, polygon)² ≤ r², with the containment test only when p is in the bounding box.
+    /// d(p, polygon)² ≤ r² in one pass over the edges: true as soon as an edge is within r or
+    /// holds p exactly; otherwise the even–odd crossing parity says whether p is inside. Points
+    /// outside the bounding box have even parity, so no box test is needed.
     @inline(__always)
-    static func isWithin(reachSquaredSquareMeters: Double, of p: Point2, edges: UnsafeBufferPointer<Edge>,
-                         isInBoundingBox: Bool) -> Bool {
-        if isInBoundingBox, contains(p, edges: edges) { return true }
-        for e in edges where squaredDistance(p, e) <= reachSquaredSquareMeters { return true }
-        return false
+    static func isWithin(reachSquaredSquareMeters: Double, of p: Point2, edges: UnsafeBufferPointer<Edge>) -> Bool {
+        var inside = false
+        for e in edges {
+            let px = p.x - e.ax, py = p.y - e.ay
+            let dot = px * e.dx + py * e.dy
+            let tau = min(1, max(0, dot * e.inverseLengthSquared))
+            let ex = px - tau * e.dx, ey = py - tau * e.dy
+            if ex * ex + ey * ey <= reachSquaredSquareMeters { return true }
+            if e.dx * py - e.dy * px == 0, dot >= 0, dot <= e.dx * e.dx + e.dy * e.dy { return true }
+            if (e.ay > p.y) != (e.by > p.y), p.x < e.ax + (p.y - e.ay) * e.dx / e.dy { inside.toggle() }
+        }
+        return inside
     }
 
     /// Squared distance from `p` to edge e: with u = p − a and τ = clamp((u·d)/|d|², 0, 1),
