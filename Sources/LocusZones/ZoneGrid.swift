@@ -15,14 +15,12 @@ struct ZoneGrid: Sendable {
     }
 
     /// What the detection test needs about one zone, stored in every cell the zone's reach box
-    /// overlaps (64 bytes, one cache line), so a fix reads one contiguous run and then only the
-    /// edges of zones whose reach box holds it. Boxes are single precision rounded outwards: the
-    /// test on them never rejects a point the exact box holds (the exact distance test follows).
+    /// overlaps (48 bytes), so a fix reads one contiguous run and then only the edges of zones whose
+    /// reach box holds it. The box is single precision rounded outwards: the test on it never
+    /// rejects a point the exact box holds (the exact distance test follows).
     struct Entry: Sendable {
         /// Reach box: bounding box inflated by inDist.
         var reachMinX: Float, reachMinY: Float, reachMaxX: Float, reachMaxY: Float
-        /// Polygon bounding box (the containment test is skipped outside it).
-        var minX: Float, minY: Float, maxX: Float, maxY: Float
         /// inDist², square metres.
         var reachSquaredSquareMeters: Double
         var priority: Int
@@ -31,12 +29,10 @@ struct ZoneGrid: Sendable {
         var zone: Int32
         private var padding: Int32 = 0
 
-        init(reach r: Box, bounds b: Box, reachSquaredSquareMeters: Double, priority: Int,
+        init(reach r: Box, reachSquaredSquareMeters: Double, priority: Int,
              edgeStart: Int32, edgeEnd: Int32, zone: Int32) {
             reachMinX = Float(r.minX).nextDown; reachMinY = Float(r.minY).nextDown
             reachMaxX = Float(r.maxX).nextUp; reachMaxY = Float(r.maxY).nextUp
-            minX = Float(b.minX).nextDown; minY = Float(b.minY).nextDown
-            maxX = Float(b.maxX).nextUp; maxY = Float(b.maxY).nextUp
             self.reachSquaredSquareMeters = reachSquaredSquareMeters
             self.priority = priority
             self.edgeStart = edgeStart; self.edgeEnd = edgeEnd
@@ -46,11 +42,6 @@ struct ZoneGrid: Sendable {
         /// True when (x, y) may lie in the reach box (never false when it does).
         @inline(__always) func mayReach(x: Float, y: Float) -> Bool {
             x >= reachMinX && x <= reachMaxX && y >= reachMinY && y <= reachMaxY
-        }
-
-        /// True when (x, y) may lie in the bounding box (never false when it does).
-        @inline(__always) func mayBeInBounds(x: Float, y: Float) -> Bool {
-            x >= minX && x <= maxX && y >= minY && y <= maxY
         }
     }
 

@@ -290,7 +290,6 @@ package struct ZoneJudge: Sendable {
             edges += p.edges
             entries.append(ZoneGrid.Entry(
                 reach: ZoneGrid.Box(minX: p.minX - d, minY: p.minY - d, maxX: p.maxX + d, maxY: p.maxY + d),
-                bounds: ZoneGrid.Box(minX: p.minX, minY: p.minY, maxX: p.maxX, maxY: p.maxY),
                 reachSquaredSquareMeters: d * d, priority: z.zone.rules.priority,
                 edgeStart: start, edgeEnd: Int32(edges.count), zone: Int32(i)))
         }
