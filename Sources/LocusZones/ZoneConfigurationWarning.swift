@@ -17,11 +17,14 @@ package struct ZoneConfigurationWarning: Sendable, Hashable, CustomStringConvert
         case noLocatorCoverage = "zone.noLocatorCoverage"
     }
 
+    /// What is wrong.
     package var kind: Kind
+    /// The zone concerned.
     package var zone: ZoneID
     /// An English sentence naming the zone and the figures involved.
     package var message: String
 
+    /// A warning of `kind` about `zone`.
     package init(kind: Kind, zone: ZoneID, message: String) {
         self.kind = kind
         self.zone = zone

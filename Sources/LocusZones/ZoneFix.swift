@@ -4,10 +4,12 @@ import LocusCore
 package struct ZoneFix: Sendable, Hashable {
     /// Time of the fix, seconds (the data's clock).
     package var timeSeconds: Double
+    /// The tag the fix belongs to.
     package var tag: TagID
     /// Planar (x, y) position in the floor frame, metres.
     package var point: Point2
 
+    /// A fix of `tag` at `point` (metres) at `timeSeconds`.
     package init(timeSeconds: Double, tag: TagID, point: Point2) {
         self.timeSeconds = timeSeconds
         self.tag = tag

@@ -9,6 +9,7 @@ package struct ZoneJudgeOptions: Sendable, Hashable {
     /// Locators needed within `coverageRangeMeters` of a zone (3 for planar positioning).
     package var minimumCoveringLocators: Int
 
+    /// Options with every field given (see `standard` for the defaults).
     package init(positionPeriodSeconds: Double, coverageRangeMeters: Double, minimumCoveringLocators: Int) {
         self.positionPeriodSeconds = positionPeriodSeconds
         self.coverageRangeMeters = coverageRangeMeters

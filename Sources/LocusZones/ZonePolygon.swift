@@ -22,7 +22,9 @@ package struct ZonePolygon: Sendable, Hashable {
     /// Enclosed area |A|, A = ½ Σ (xᵢ yᵢ₊₁ − xᵢ₊₁ yᵢ) (shoelace), square metres.
     package let areaSquareMeters: Double
 
+    /// Same vertices in the same order (the edges follow from them).
     package static func == (a: ZonePolygon, b: ZonePolygon) -> Bool { a.vertices == b.vertices }
+    /// Hashes the vertices.
     package func hash(into hasher: inout Hasher) { hasher.combine(vertices) }
 
     /// Validates `points` and precomputes the edges and bounding box. O(n²) for the

@@ -176,3 +176,31 @@ struct ZoneJudgeRuleTests {
         #expect(events.map(render) == ["0.0 T1 a enter"])
     }
 }
+
+@Suite("Zone judge state bookkeeping")
+struct ZoneJudgeStateTests {
+    @Test("after every tag has gone quiet and the clock has passed all exits, no pair is inside")
+    func stateDrains() throws {
+        let scene = RandomScene(seed: 5, tags: 5, zones: 10, durationSeconds: 60)
+        var judge = try ZoneJudge(floor: Floor(id: "F", zones: scene.zones))
+        var events: [ZoneEvent] = []
+        for f in scene.fixes { try judge.judge(f, into: &events) }
+        #expect((0..<5).contains { !judge.zonesInside(for: TagID("T\($0)")).isEmpty })
+        try judge.advance(toSeconds: 1_000, into: &events)
+        for k in 0..<5 { #expect(judge.zonesInside(for: TagID("T\(k)")).isEmpty) }
+        #expect(judge.heldEventCount == 0)
+        // Only stale counting pairs may remain (freed lazily), at most one per (tag, zone).
+        #expect(judge.activePairCount <= 5 * 10)
+    }
+
+    @Test("zonesInside reports the zones a tag is inside, by id")
+    func zonesInside() throws {
+        let zones = [rectangle("b", 0, 0, 4, 3, rules(inDist: 0)), rectangle("a", 2, 0, 6, 3, rules(inDist: 0)),
+                     rectangle("c", 10, 0, 12, 3, rules(inDist: 0))]
+        var judge = try ZoneJudge(floor: Floor(id: "F", zones: zones))
+        var events: [ZoneEvent] = []
+        try judge.judge(fix(0, "T1", 3, 1), into: &events)
+        #expect(judge.zonesInside(for: "T1") == ["a", "b"])
+        #expect(judge.zonesInside(for: "nobody").isEmpty)
+    }
+}
