@@ -178,7 +178,8 @@ package struct ZoneJudge: Sendable {
     /// Replaces the zones at time `atSeconds` (raised to the clock). Zones with the same id, polygon
     /// and rules keep their state (a new name is taken); removed or changed zones stop — those
     /// inside exit at the reload time (event only with `callInout`; a dwell at that time is dropped,
-    /// as dwells come strictly before the exit) — and changed or new zones start outside.
+    /// as dwells come strictly before the exit; a visit entered at the reload time itself is
+    /// dropped whole, enter included) — and changed or new zones start outside.
     /// - Throws: as `init(floor:)` for the new zones (nothing changes then); `E1002` after
     ///   `finish`; `E1003` for a non-finite time.
     package mutating func refreshZones(_ newZones: [Zone], atSeconds: Double,
@@ -201,10 +202,18 @@ package struct ZoneJudge: Sendable {
             if mapping[oldZone] >= 0 { slots[s].zone = Int32(mapping[oldZone]); continue }
             if slots[s].isInside {
                 let tagID = tags[Int(slots[s].tag)].id, zoneID = zones[oldZone].zone.id, at = clock
-                pending.removeAll {
-                    $0.event.kind == .dwell && $0.event.tag == tagID && $0.event.zone == zoneID && $0.event.timeSeconds >= at
+                if slots[s].enterSeconds == at {
+                    // Entered at the reload time itself: the visit has zero length and its enter is
+                    // still held (time = clock). Drop it rather than write enter + exit at one time,
+                    // which a re-entry at the same time could not be told apart from.
+                    pending.removeAll { $0.event.tag == tagID && $0.event.zone == zoneID && $0.event.timeSeconds >= at }
+                } else {
+                    pending.removeAll {
+                        $0.event.kind == .dwell && $0.event.tag == tagID && $0.event.zone == zoneID
+                            && $0.event.timeSeconds >= at
+                    }
+                    if zones[oldZone].zone.rules.callInout { hold(.exit, atSeconds: at, slot: s, zone: oldZone) }
                 }
-                if zones[oldZone].zone.rules.callInout { hold(.exit, atSeconds: clock, slot: s, zone: oldZone) }
             }
             freeSlot(s)
         }

@@ -74,3 +74,19 @@ struct ZoneJudgeReloadTests {
         #expect(events.map(render) == ["0.0 T1 a enter", "5.0 T1 a dwell 5.0"])
     }
 }
+
+@Suite("Zone hot reload at the entry time")
+struct ZoneJudgeReloadAtEntryTests {
+    @Test("a visit entered at the reload time itself is dropped whole; a detection after the reload enters again")
+    func reloadAtEntryTime() throws {
+        let a = rectangle("a", 0, 0, 4, 3)
+        var judge = try ZoneJudge(floor: Floor(id: "F", zones: [a]))
+        var events: [ZoneEvent] = []
+        try judge.judge(fix(1, "T1", 2, 1), into: &events)
+        try judge.refreshZones([rectangle("a", 0, 0, 5, 3)], atSeconds: 1, into: &events)
+        try judge.judge(fix(1, "T1", 2, 1), into: &events)
+        try judge.advance(toSeconds: 10, into: &events)
+        judge.finish(into: &events)
+        #expect(events.map(render) == ["1.0 T1 a enter", "4.0 T1 a exit"])
+    }
+}
