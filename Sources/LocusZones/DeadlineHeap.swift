@@ -27,32 +27,39 @@ struct DeadlineHeap: Sendable {
     var top: Entry? { entries.first }
     var count: Int { entries.count }
 
+    /// Adds an entry: sift-up by moving parents into the hole. O(log n).
     mutating func push(_ entry: Entry) {
         entries.append(entry)
-        var i = entries.count - 1
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard Entry.before(entries[i], entries[parent]) else { break }
-            entries.swapAt(i, parent)
-            i = parent
+        entries.withUnsafeMutableBufferPointer { e in
+            var i = e.count - 1
+            while i > 0 {
+                let parent = (i - 1) / 2
+                guard Entry.before(entry, e[parent]) else { break }
+                e[i] = e[parent]
+                i = parent
+            }
+            e[i] = entry
         }
     }
 
+    /// Removes and returns the earliest entry: sift-down of the last entry by moving the smaller
+    /// child into the hole. O(log n).
     mutating func popTop() -> Entry? {
         guard let first = entries.first else { return nil }
         let last = entries.removeLast()
-        if entries.isEmpty { return first }
-        entries[0] = last
-        var i = 0
-        let n = entries.count
-        while true {
-            let l = 2 * i + 1, r = l + 1
-            var m = i
-            if l < n, Entry.before(entries[l], entries[m]) { m = l }
-            if r < n, Entry.before(entries[r], entries[m]) { m = r }
-            if m == i { break }
-            entries.swapAt(i, m)
-            i = m
+        guard !entries.isEmpty else { return first }
+        entries.withUnsafeMutableBufferPointer { e in
+            let n = e.count
+            var i = 0
+            while true {
+                var child = 2 * i + 1
+                if child >= n { break }
+                if child + 1 < n, Entry.before(e[child + 1], e[child]) { child += 1 }
+                guard Entry.before(e[child], last) else { break }
+                e[i] = e[child]
+                i = child
+            }
+            e[i] = last
         }
         return first
     }
