@@ -98,16 +98,28 @@ package struct ZoneJudge: Sendable {
     private var detectedCount = 0
     private var tagTable = TagTable()
 
+    /// Settings for the configuration warnings (judgement does not depend on them).
+    package let options: ZoneJudgeOptions
+    /// The floor as configured, with the zones of the latest reload (for `configurationWarnings`).
+    private var floorConfiguration: Floor
+
     /// A judge for `floor`'s zones.
     /// - Throws: `E3105`/`E3106`/`E3108`/`E3109`/`E3110` for an invalid zone (see `compile`),
     ///   `E3103` for a duplicate zone id.
-    package init(floor: Floor) throws(LocusError) {
+    package init(floor: Floor, options: ZoneJudgeOptions = .standard) throws(LocusError) {
         self.floor = floor.id
+        self.options = options
+        self.floorConfiguration = floor
         let compiled = Self.spatiallyOrdered(try Self.compile(floor.zones))
         self.zones = compiled
         (self.zoneRules, self.edgeTable, self.grid) = Self.makeTables(compiled)
         pending.reserveCapacity(64)
         detected = [Int32](repeating: 0, count: 16)
+    }
+
+    /// The configuration warnings for the current zones (see `warnings(for:options:)`).
+    package var configurationWarnings: [ZoneConfigurationWarning] {
+        Self.warnings(for: floorConfiguration, options: options)
     }
 
     /// The clock c (latest fix time or advance target), seconds; nil before any input.
@@ -218,6 +230,7 @@ package struct ZoneJudge: Sendable {
             freeSlot(s)
         }
         zones = compiled
+        floorConfiguration.zones = newZones
         (zoneRules, edgeTable, grid) = Self.makeTables(compiled)
         release(into: &events, includingClock: false)
     }

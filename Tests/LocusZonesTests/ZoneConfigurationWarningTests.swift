@@ -47,3 +47,23 @@ struct ZoneConfigurationWarningTests {
         #expect(ZoneJudge.warnings(for: f)[0].message.contains("1 locator"))
     }
 }
+
+@Suite("Zone judge configuration warnings")
+struct ZoneJudgeConfigurationWarningTests {
+    @Test("a judge reports the warnings of its current zones with its options, also after a reload")
+    func judgeWarnings() throws {
+        let locators = [Point2(x: 0, y: 0), Point2(x: 10, y: 0), Point2(x: 0, y: 10)].enumerated().map {
+            Locator(address: LocatorAddress(UInt16($0.offset + 1)), position: Point3(x: $0.element.x, y: $0.element.y, z: 2))
+        }
+        let zone = rectangle("fast", 1, 1, 3, 3, rules(inCount: 2, interval: 0.3))
+        let floor = Floor(id: "1F", widthMeters: 20, heightMeters: 20, locators: locators, zones: [zone])
+        var judge = try ZoneJudge(floor: floor)
+        #expect(judge.configurationWarnings.isEmpty)   // 0.3 s ≥ 0.25 s at 4 Hz
+        let slow = ZoneJudgeOptions(positionPeriodSeconds: 0.5, coverageRangeMeters: 30, minimumCoveringLocators: 3)
+        #expect(try ZoneJudge(floor: floor, options: slow).configurationWarnings.map(\.kind) == [.inCountIntervalTooShort])
+        var events: [ZoneEvent] = []
+        try judge.refreshZones([rectangle("never", 1, 1, 3, 3, rules(inCount: 0))], atSeconds: 0, into: &events)
+        #expect(judge.configurationWarnings.map(\.description)
+                == ["zone.inCount.zero: zone 'never' has inCount 0 and never enters"])
+    }
+}
