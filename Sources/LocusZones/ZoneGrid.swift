@@ -49,17 +49,20 @@ struct ZoneGrid: Sendable {
     private let inverseCellSizePerMeter: Double
     private let columns: Int, rows: Int
     private let cellStart: [Int32]
+    /// True when the zones' extent is not finite: every fix gets every zone as a candidate.
+    private let isSingleCell: Bool
     /// Candidates per cell, zone indices ascending within each cell.
     let cellEntries: [Entry]
 
     /// Builds the grid. O(n + total cells covered).
-    init(entries prototypes: [Entry]) {
-        let boxes = prototypes.map { e in
-            Box(minX: Double(e.reachMinX), minY: Double(e.reachMinY), maxX: Double(e.reachMaxX), maxY: Double(e.reachMaxY))
-        }
+    /// - Parameters:
+    ///   - prototypes: one entry per zone (its `zone` field is the index).
+    ///   - boxes: the exact reach boxes, same order.
+    init(entries prototypes: [Entry], boxes: [Box]) {
+        precondition(prototypes.count == boxes.count, "ZoneGrid: one box per entry")
         guard !prototypes.isEmpty else {
             originX = 0; originY = 0; inverseCellSizePerMeter = 1; columns = 0; rows = 0
-            cellStart = [0]; cellEntries = []
+            cellStart = [0]; cellEntries = []; isSingleCell = false
             return
         }
         var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
@@ -71,6 +74,12 @@ struct ZoneGrid: Sendable {
         }
         sides.sort()
         let width = max(maxX - minX, 1e-6), height = max(maxY - minY, 1e-6)
+        guard width.isFinite, height.isFinite else {
+            // Coordinates so far apart that the extent overflows: one cell listing every zone.
+            originX = 0; originY = 0; inverseCellSizePerMeter = 0; columns = 1; rows = 1
+            cellStart = [0, Int32(prototypes.count)]; cellEntries = prototypes; isSingleCell = true
+            return
+        }
         var cell = max((width * height / Double(2 * boxes.count)).squareRoot(), 0.5 * sides[sides.count / 2], 1e-3)
         while (width / cell + 1) * (height / cell + 1) > 4_194_304 { cell *= 2 }
         let columns = Int(width / cell) + 1, rows = Int(height / cell) + 1
@@ -107,10 +116,12 @@ struct ZoneGrid: Sendable {
         }
         self.cellStart = counts
         self.cellEntries = entries
+        self.isSingleCell = false
     }
 
     /// The range of `cellEntries` holding the candidate zones for point (x, y); empty outside the grid.
     func candidates(x: Double, y: Double) -> Range<Int> {
+        if isSingleCell { return 0..<cellEntries.count }
         let u = (x - originX) * inverseCellSizePerMeter, v = (y - originY) * inverseCellSizePerMeter
         guard u >= 0, v >= 0, u < Double(columns), v < Double(rows) else { return 0..<0 }
         let cellIndex = Int(v) * columns + Int(u)

@@ -305,17 +305,21 @@ package struct ZoneJudge: Sendable {
     private static func makeTables(_ zones: [CompiledZone]) -> ([ZoneRules], [ZonePolygon.Edge], ZoneGrid) {
         var edges: [ZonePolygon.Edge] = []
         var entries: [ZoneGrid.Entry] = []
+        var boxes: [ZoneGrid.Box] = []
         entries.reserveCapacity(zones.count)
+        boxes.reserveCapacity(zones.count)
         for (i, z) in zones.enumerated() {
             let d = z.zone.rules.inDistanceMeters, p = z.polygon
             let start = Int32(edges.count)
             edges += p.edges
+            let reach = ZoneGrid.Box(minX: p.minX - d, minY: p.minY - d, maxX: p.maxX + d, maxY: p.maxY + d)
+            boxes.append(reach)
             entries.append(ZoneGrid.Entry(
-                reach: ZoneGrid.Box(minX: p.minX - d, minY: p.minY - d, maxX: p.maxX + d, maxY: p.maxY + d),
+                reach: reach,
                 reachSquaredSquareMeters: d * d, priority: z.zone.rules.priority,
                 edgeStart: start, edgeEnd: Int32(edges.count), zone: Int32(i)))
         }
-        return (zones.map(\.zone.rules), edges, ZoneGrid(entries: entries))
+        return (zones.map(\.zone.rules), edges, ZoneGrid(entries: entries, boxes: boxes))
     }
 
     // MARK: internals

@@ -5,6 +5,8 @@ import LocusCore
 /// Built by `init(validating:zone:)`: at least 3 distinct vertices, either winding, a repeated
 /// closing vertex and repeated consecutive vertices dropped, no self-intersection (touching counts),
 /// non-zero area. The boundary counts as inside (up to floating-point rounding of the edge test).
+/// Validation is exact in scale (powers of two) up to the largest doubles; distances are meaningful
+/// while coordinate differences squared stay finite (|coordinates| below about 1e150 m).
 package struct ZonePolygon: Sendable, Hashable {
     /// One edge from a = (ax, ay) to b (whose y is `by`, the next vertex's exact y), with
     /// d = b − a and 1/|d|² (48 bytes).
@@ -50,15 +52,22 @@ package struct ZonePolygon: Sendable, Hashable {
                              "\(name)polygon has \(v.count) distinct vertices; at least 3 are needed", context: context)
         }
         var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
+        for a in v { minX = min(minX, a.x); minY = min(minY, a.y); maxX = max(maxX, a.x); maxY = max(maxY, a.y) }
+        // Validation runs on a copy scaled by a power of two (exact) when coordinates are so large
+        // that products would overflow, so the exact zero tests keep their meaning.
+        let largest = max(abs(minX), abs(maxX), abs(minY), abs(maxY))
+        let factor = largest > 1e100 ? Double(sign: .plus, exponent: -largest.exponent, significand: 1) : 1
+        let w = factor == 1 ? v : v.map { Point2(x: $0.x * factor, y: $0.y * factor) }
+        // Shoelace about the first vertex (less cancellation far from the origin).
         var twiceArea = 0.0
-        for i in 0..<v.count {
-            let a = v[i], b = v[(i + 1) % v.count]
-            twiceArea += a.x * b.y - b.x * a.y
-            minX = min(minX, a.x); minY = min(minY, a.y); maxX = max(maxX, a.x); maxY = max(maxY, a.y)
+        for i in 1..<(w.count - 1) {
+            let a = w[i], b = w[i + 1]
+            twiceArea += (a.x - w[0].x) * (b.y - w[0].y) - (b.x - w[0].x) * (a.y - w[0].y)
         }
-        let scale = (maxX - minX) * (maxX - minX) + (maxY - minY) * (maxY - minY)
-        let allCollinear = v.indices.allSatisfy { abs(Self.orientation(v[0], v[1], v[$0])) <= 1e-12 * scale }
-        if !allCollinear, let (i, j) = Self.firstIntersection(v) {
+        let wx = (maxX - minX) * factor, wy = (maxY - minY) * factor
+        let scale = wx * wx + wy * wy
+        let allCollinear = w.indices.allSatisfy { abs(Self.orientation(w[0], w[1], w[$0])) <= 1e-12 * scale }
+        if !allCollinear, let (i, j) = Self.firstIntersection(w) {
             throw LocusError(.polygonSelfIntersecting,
                              "\(name)polygon edges \(i) and \(j) cross or touch (the polygon must be simple)",
                              context: context)
@@ -78,7 +87,7 @@ package struct ZonePolygon: Sendable, Hashable {
         self.vertices = v
         self.edges = edges
         self.minX = minX; self.minY = minY; self.maxX = maxX; self.maxY = maxY
-        self.areaSquareMeters = abs(twiceArea) / 2
+        self.areaSquareMeters = abs(twiceArea) / 2 / (factor * factor)
     }
 
     /// True when `p` lies inside the polygon or on its boundary (even–odd crossing rule, with an

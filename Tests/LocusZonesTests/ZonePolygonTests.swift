@@ -103,3 +103,18 @@ struct ZonePolygonTests {
         }
     }
 }
+
+@Suite("Zone judge at extreme coordinates")
+struct ZoneJudgeExtremeCoordinateTests {
+    @Test("zones 1e308 m apart (the extent overflows) validate, and the judge neither traps nor loses near zones")
+    func farApartZones() throws {
+        let near = rectangle("near", 0, 0, 4, 3)
+        let far = rectangle("far", 1e308, 1e308, 1e308 + 1e293, 1e308 + 1e293)
+        let west = rectangle("west", -1e308, 0, -1e308 + 1e293, 1e293)
+        let events = try run([near, far, west], [fix(0, "T1", 2, 1), fix(1, "T2", 1e308, 1e308), fix(2, "T1", 2, 1)])
+        #expect(events.first == "0.0 T1 near enter")
+        #expect(events.filter { $0.contains("T1") } == ["0.0 T1 near enter"])
+        let big = try ZonePolygon(validating: far.polygon)
+        #expect(big.areaSquareMeters > 0 && big.contains(Point2(x: 1e308, y: 1e308)))
+    }
+}
