@@ -9,6 +9,9 @@ package struct ZoneConfigurationWarning: Sendable, Hashable, CustomStringConvert
         case inCountZero = "zone.inCount.zero"
         /// `inCount ≥ 2` with `inCountInterval` shorter than the position period: it can never enter.
         case inCountIntervalTooShort = "zone.inCountInterval.tooShort"
+        /// `outPeriod` shorter than the position period: the zone is left between consecutive fixes
+        /// and re-entered at the next one (enter/exit flicker).
+        case outPeriodTooShort = "zone.outPeriod.tooShort"
         /// Every vertex lies outside the floor rectangle.
         case outsideFloor = "zone.outsideFloor"
         /// Some vertices lie outside the floor rectangle.
@@ -38,7 +41,8 @@ package struct ZoneConfigurationWarning: Sendable, Hashable, CustomStringConvert
 extension ZoneJudge {
     /// The configuration warnings for `floor`'s zones, in zone order, then in `Kind` order.
     ///
-    /// - `inCount` 0; `inCount ≥ 2` with `inCountInterval` < Δt (`options.positionPeriodSeconds`).
+    /// - `inCount` 0; `inCount ≥ 2` with `inCountInterval` < Δt (`options.positionPeriodSeconds`);
+    ///   `outPeriod` < Δt.
     /// - Floor rectangle [originX, originX + widthM] × [originY, originY + heightM] (checked only
     ///   when widthM and heightM are > 0): all polygon vertices outside → `outsideFloor`; some →
     ///   `partlyOutsideFloor`.
@@ -60,6 +64,12 @@ extension ZoneJudge {
                                  message: "zone '\(zone.id)' needs inCount \(r.inCount) detections at most "
                                      + "\(r.inCountIntervalSeconds) s apart, shorter than the position period "
                                      + "\(options.positionPeriodSeconds) s: it can never enter"))
+            }
+            if r.outPeriodSeconds < options.positionPeriodSeconds {
+                out.append(.init(kind: .outPeriodTooShort, zone: zone.id,
+                                 message: "zone '\(zone.id)' has outPeriod \(r.outPeriodSeconds) s, shorter than the "
+                                     + "position period \(options.positionPeriodSeconds) s: a tag standing in it exits "
+                                     + "and re-enters at every fix"))
             }
             guard let polygon = try? ZonePolygon(validating: zone.polygon, zone: zone.id) else { continue }
             if floor.widthMeters > 0, floor.heightMeters > 0 {

@@ -67,3 +67,28 @@ struct ZoneJudgeConfigurationWarningTests {
                 == ["zone.inCount.zero: zone 'never' has inCount 0 and never enters"])
     }
 }
+
+@Suite("Zone outPeriod warning and multi-floor merge")
+struct ZoneOutPeriodAndMergeTests {
+    @Test("an outPeriod shorter than the position period is warned about")
+    func outPeriodTooShort() {
+        let f = Floor(id: "1F", zones: [rectangle("flicker", 0, 0, 1, 1, rules(outPeriod: 0.2))])
+        #expect(ZoneJudge.warnings(for: f).map(\.kind) == [.outPeriodTooShort, .noLocatorCoverage])
+    }
+
+    @Test("merging two floors' streams keeps §4.7 order and each instant exit after its enter")
+    func mergeFloors() throws {
+        var first = try ZoneJudge(floor: Floor(id: "1F", zones: [rectangle("a", 0, 0, 4, 3, rules(outPeriod: 0))]))
+        var second = try ZoneJudge(floor: Floor(id: "2F", zones: [rectangle("b", 0, 0, 4, 3)]))
+        var e1: [ZoneEvent] = [], e2: [ZoneEvent] = []
+        try first.judge(fix(0, "T2", 1, 1), into: &e1)
+        try first.judge(fix(3, "T2", 50, 50), into: &e1)
+        try second.judge(fix(0, "T1", 1, 1), into: &e2)
+        try second.judge(fix(3, "T1", 50, 50), into: &e2)
+        first.finish(into: &e1); second.finish(into: &e2)
+        let merged = ZoneJudge.merge([e1, e2]).map { "\(render($0)) \($0.floor)" }
+        #expect(merged == ["0.0 T1 b enter 2F", "0.0 T2 a enter 1F", "0.0 T2 a exit 1F"])
+        // A plain sort by ZoneEvent.precedes would put the instant exit first:
+        #expect((e1 + e2).sorted(by: ZoneEvent.precedes).first?.kind == .exit)
+    }
+}
