@@ -43,39 +43,19 @@ package struct ZonePolygon: Sendable, Hashable {
         for p in points where !(p.x.isFinite && p.y.isFinite) {
             throw LocusError(.siteNonFiniteNumber, "\(name)polygon vertex (\(p.x), \(p.y)) is not finite", context: context)
         }
-        var v: [Point2] = []
-        v.reserveCapacity(points.count)
-        for p in points where v.last != p { v.append(p) }
-        while v.count > 1, let first = v.first, v.last == first { v.removeLast() }
-        guard v.count >= 3 else {
-            throw LocusError(.polygonTooFewVertices,
-                             "\(name)polygon has \(v.count) distinct vertices; at least 3 are needed", context: context)
-        }
+        // One rule set for the site decoder and the judge: PolygonValidation (LocusCore). Very large
+        // coordinates are validated on a copy scaled by a power of two (exact), so that products
+        // cannot overflow and the exact sign tests keep their meaning.
+        let v = PolygonValidation.normalized(points)
         var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
         for a in v { minX = min(minX, a.x); minY = min(minY, a.y); maxX = max(maxX, a.x); maxY = max(maxY, a.y) }
-        // Validation runs on a copy scaled by a power of two (exact) when coordinates are so large
-        // that products would overflow, so the exact zero tests keep their meaning.
-        let largest = max(abs(minX), abs(maxX), abs(minY), abs(maxY))
+        let largest = v.isEmpty ? 0 : max(abs(minX), abs(maxX), abs(minY), abs(maxY))
         let factor = largest > 1e100 ? Double(sign: .plus, exponent: -largest.exponent, significand: 1) : 1
         let w = factor == 1 ? v : v.map { Point2(x: $0.x * factor, y: $0.y * factor) }
-        // Shoelace about the first vertex (less cancellation far from the origin).
-        var twiceArea = 0.0
-        for i in 1..<(w.count - 1) {
-            let a = w[i], b = w[i + 1]
-            twiceArea += (a.x - w[0].x) * (b.y - w[0].y) - (b.x - w[0].x) * (a.y - w[0].y)
+        if let problem = PolygonValidation.validate(w) {
+            throw LocusError(problem.code, name + problem.message, context: context)
         }
-        let wx = (maxX - minX) * factor, wy = (maxY - minY) * factor
-        let scale = wx * wx + wy * wy
-        let allCollinear = w.indices.allSatisfy { abs(Self.orientation(w[0], w[1], w[$0])) <= 1e-12 * scale }
-        if !allCollinear, let (i, j) = Self.firstIntersection(w) {
-            throw LocusError(.polygonSelfIntersecting,
-                             "\(name)polygon edges \(i) and \(j) cross or touch (the polygon must be simple)",
-                             context: context)
-        }
-        // A simple polygon that is not flat has non-zero area; this also catches rounding-level slivers.
-        guard !allCollinear, abs(twiceArea) > 1e-12 * scale else {
-            throw LocusError(.polygonZeroArea, "\(name)polygon encloses no area", context: context)
-        }
+        let twiceArea = 2 * PolygonValidation.signedArea(w)
         var edges: [Edge] = []
         edges.reserveCapacity(v.count)
         for i in 0..<v.count {
@@ -167,42 +147,4 @@ package struct ZonePolygon: Sendable, Hashable {
     // MARK: validation helpers
 
     /// Orientation (b − a) × (c − a): > 0 counter-clockwise, < 0 clockwise, 0 collinear.
-    private static func orientation(_ a: Point2, _ b: Point2, _ c: Point2) -> Double {
-        (b.x - a.x) * (c.y - a.y) - (b.y - a.y) * (c.x - a.x)
-    }
-
-    /// For collinear p: true when p lies within the bounding box of segment a–b.
-    private static func onSegment(_ a: Point2, _ b: Point2, _ p: Point2) -> Bool {
-        p.x >= min(a.x, b.x) && p.x <= max(a.x, b.x) && p.y >= min(a.y, b.y) && p.y <= max(a.y, b.y)
-    }
-
-    /// True when closed segments p1–p2 and q1–q2 share at least one point.
-    private static func segmentsIntersect(_ p1: Point2, _ p2: Point2, _ q1: Point2, _ q2: Point2) -> Bool {
-        let d1 = orientation(q1, q2, p1), d2 = orientation(q1, q2, p2)
-        let d3 = orientation(p1, p2, q1), d4 = orientation(p1, p2, q2)
-        if ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0)) { return true }
-        if d1 == 0 && onSegment(q1, q2, p1) { return true }
-        if d2 == 0 && onSegment(q1, q2, p2) { return true }
-        if d3 == 0 && onSegment(p1, p2, q1) { return true }
-        if d4 == 0 && onSegment(p1, p2, q2) { return true }
-        return false
-    }
-
-    /// The first pair of edges (i < j) that intersect improperly: non-adjacent edges sharing a
-    /// point, or adjacent edges folding back onto each other. Nil for a simple polygon.
-    private static func firstIntersection(_ v: [Point2]) -> (Int, Int)? {
-        let n = v.count
-        for i in 0..<n {
-            let a = v[i], b = v[(i + 1) % n], c = v[(i + 2) % n]
-            // Adjacent edges a–b and b–c overlap when collinear and turning back.
-            if orientation(a, b, c) == 0 && (b.x - a.x) * (c.x - b.x) + (b.y - a.y) * (c.y - b.y) < 0 {
-                return (i, (i + 1) % n)
-            }
-            for j in stride(from: i + 2, to: n, by: 1) {
-                if i == 0 && j == n - 1 { continue } // adjacent through the closing vertex
-                if segmentsIntersect(a, b, v[j], v[(j + 1) % n]) { return (i, j) }
-            }
-        }
-        return nil
-    }
 }
