@@ -8,9 +8,15 @@
 //  2. Gauss–Newton on sum w_i (r_i - rhat_i(p))^2, w_i = 1 / sigma_i^2, sigma_i = sigma0 + k r_i:
 //     N = sum w_i g_i g_i^T, b = sum w_i g_i e_i, delta = N^-1 b, g_i = d rhat_i / dp.
 //     Stops when |delta| <= tolerance or after max_iterations steps.
-//  3. Robust: while chi2 = sum w_i e_i^2 > chi2_{0.995}(m - p) and m >= p + 2, re-solve without
-//     each used range j (warm start) and drop the one giving the smallest chi2 among those whose
-//     left-out residual r_j - rhat_j is positive (NLOS only lengthens a range).
+//  3. Robust: when chi2 = sum w_i e_i^2 > chi2_{0.995}(n - p), search the sets E of at most K
+//     ranges to exclude (n - |E| >= p + 1) for the minimum of chi2(without E) + lambda |E|, among
+//     sets whose ranges all read long (r_j - rhat_j > 0 at the fit without them: NLOS only
+//     lengthens a range). Level k = |E| tries every k-subset while k <= 3 and C(n, k) <= 1000,
+//     otherwise extends the best set of level k - 1 by one (greedy). Each fit is warm-started at
+//     the all-ranges solution. A level whose best chi2 <= lambda ends the search (deeper levels
+//     cannot win). lambda = 2 ln[(1 - eps) L / (eps sigma sqrt(2 pi))] is the -2 log-likelihood
+//     price of calling a range an outlier under a prior of NLOS rate eps with extra length
+//     uniform over L metres (eps = 0.1, L = 2.2 m, sigma = 0.1 m gives 8.7).
 //  4. Covariance (N^-1 at the solution) * max(1, chi2 / dof); DOP with unit rows.
 #include "locus_trilateration.h"
 
@@ -115,11 +121,13 @@ int locus_tril_choose_mode(const double *xyz, int32_t n, int32_t requested_mode,
 }
 
 // Linearised closed-form seed over all n ranges.
-static int seed(const tril_problem *P, double x[3]) {
-    int32_t n = P->n;
-    double ms = 0.0, mq = 0.0;
+static int seed(const tril_problem *P, const uint8_t *active, double x[3]) {
+    int32_t n = P->n, count = 0;
+    double ms = 0.0, mq = 0.0, ax0 = 0.0, ay0 = 0.0, az0 = 0.0;
     double s[LOCUS_TRIL_MAX_LOCATORS], q[LOCUS_TRIL_MAX_LOCATORS];
     for (int32_t i = 0; i < n; i++) {
+        if (!active[i]) continue;
+        count++;
         double ri = P->r[i];
         if (P->planar) {
             s[i] = ri * ri - P->lz[i] * P->lz[i];
@@ -129,16 +137,19 @@ static int seed(const tril_problem *P, double x[3]) {
             q[i] = P->lx[i] * P->lx[i] + P->ly[i] * P->ly[i] + P->lz[i] * P->lz[i];
         }
         ms += s[i]; mq += q[i];
+        ax0 += P->lx[i]; ay0 += P->ly[i]; az0 += P->lz[i];
     }
-    ms /= n; mq /= n;
+    if (count < P->p + 1) return LOCUS_TRIL_TOO_FEW_RANGES;
+    ms /= count; mq /= count; ax0 /= count; ay0 /= count; az0 /= count;
     double m[6] = {0, 0, 0, 0, 0, 0}, b[3] = {0, 0, 0};
     for (int32_t i = 0; i < n; i++) {
+        if (!active[i]) continue;
         double rhs = -0.5 * ((s[i] - ms) - (q[i] - mq));
-        double ax = P->lx[i], ay = P->ly[i];
+        double ax = P->lx[i] - ax0, ay = P->ly[i] - ay0;
         m[0] += ax * ax; m[1] += ax * ay; m[3] += ay * ay;
         b[0] += ax * rhs; b[1] += ay * rhs;
         if (!P->planar) {
-            double az = P->lz[i];
+            double az = P->lz[i] - az0;
             m[2] += ax * az; m[4] += ay * az; m[5] += az * az;
             b[2] += az * rhs;
         }
@@ -229,6 +240,15 @@ static int gauss_newton(const tril_problem *P, const uint8_t *active, int32_t sk
     return LOCUS_TRIL_OK;
 }
 
+#define LOCUS_TRIL_EXHAUSTIVE_BUDGET 1000.0
+
+// Binomial coefficient C(n, k) as a double (k small).
+static double combinations(int32_t n, int32_t k) {
+    double c = 1.0;
+    for (int32_t i = 0; i < k; i++) c = c * (double)(n - i) / (double)(i + 1);
+    return c;
+}
+
 static double residual_at(const tril_problem *P, int32_t i, const double x[3]) {
     double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i];
     double dz = P->planar ? P->lz[i] : x[2] - P->lz[i];
@@ -241,6 +261,7 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
     if (n < 0 || n > LOCUS_TRIL_MAX_LOCATORS) return LOCUS_TRIL_BAD_ARGUMENT;
     if (!(o->sigma0_m > 0.0) || !isfinite(o->sigma0_m) || !(o->sigma_slope >= 0.0) || !isfinite(o->sigma_slope) ||
         !(o->tolerance_m > 0.0) || o->max_iterations < 1 || !(o->min_rcond > 0.0) || !(o->max_dop > 0.0) ||
+        o->max_rejections < 0 || !(o->rejection_penalty > 0.0) ||
         !isfinite(o->tag_height_m))
         return LOCUS_TRIL_BAD_ARGUMENT;
     for (int32_t i = 0; i < n; i++) {
@@ -274,7 +295,7 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
         active[i] = 1;
     }
     double x[3];
-    st = seed(&P, x);
+    st = seed(&P, active, x);
     if (st != LOCUS_TRIL_OK) return st;
     double m[6], chi2;
     int32_t iterations = 0, converged = 0, solves = 1;
@@ -282,33 +303,61 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
     if (st != LOCUS_TRIL_OK) return st;
     int32_t used = n;
     uint64_t rejected = 0;
-    if (o->robust) {
-        while (used >= P.p + 2 && chi2 > locus_tril_chi_square_995(used - P.p)) {
-            int32_t best = -1;
-            double best_chi2 = INFINITY, best_x[3] = {0, 0, 0}, best_m[6] = {0, 0, 0, 0, 0, 0};
-            int32_t best_it = 0, best_conv = 0;
-            for (int32_t j = 0; j < n; j++) {
-                if (!active[j]) continue;
-                double xj[3] = {x[0], x[1], x[2]}, mj[6], cj;
+    if (o->robust && chi2 > locus_tril_chi_square_995(n - P.p)) {
+        // Penalised subset search: minimise chi2(S) + lambda * |excluded| over excluded sets of size
+        // k <= K whose ranges all read long at the fit without them. Level k tries every k-subset
+        // (k <= 3 and C(n, k) <= LOCUS_TRIL_EXHAUSTIVE_BUDGET) or extends level k-1's best by one.
+        const double lambda = o->rejection_penalty;
+        int32_t kmax = o->max_rejections < n - P.p - 1 ? o->max_rejections : n - P.p - 1;
+        double best_cost = chi2;
+        double x_full[3] = {x[0], x[1], x[2]};
+        uint64_t level_best_excl = 0;
+        int level_has_best = 1;
+        for (int32_t k = 1; k <= kmax; k++) {
+            int exhaustive = k <= 3 && combinations(n, k) <= LOCUS_TRIL_EXHAUSTIVE_BUDGET;
+            if (!exhaustive && !level_has_best) break;
+            uint64_t base = exhaustive ? 0 : level_best_excl;
+            int32_t t = exhaustive ? k : 1;
+            int32_t elig[LOCUS_TRIL_MAX_LOCATORS], e_count = 0;
+            for (int32_t i = 0; i < n; i++) if (!((base >> i) & 1u)) elig[e_count++] = i;
+            if (e_count < t) break;
+            int32_t c[3] = {0, 1, 2};
+            double level_best = INFINITY;
+            uint64_t level_excl = 0;
+            for (;;) {
+                uint64_t excl = base;
+                for (int32_t q = 0; q < t; q++) excl |= (uint64_t)1 << elig[c[q]];
+                for (int32_t i = 0; i < n; i++) active[i] = !((excl >> i) & 1u);
+                double xj[3] = {x_full[0], x_full[1], x_full[2]}, mj[6], cj;
                 int32_t itj = 0, convj = 0;
                 solves++;
-                if (gauss_newton(&P, active, j, xj, mj, &cj, &itj, &convj) != LOCUS_TRIL_OK) continue;
-                if (!(residual_at(&P, j, xj) > 0.0)) continue;   // NLOS only lengthens a range
-                if (cj < best_chi2) {
-                    best = j; best_chi2 = cj;
-                    best_x[0] = xj[0]; best_x[1] = xj[1]; best_x[2] = xj[2];
-                    for (int k = 0; k < 6; k++) best_m[k] = mj[k];
-                    best_it = itj; best_conv = convj;
+                if (gauss_newton(&P, active, -1, xj, mj, &cj, &itj, &convj) == LOCUS_TRIL_OK && cj < level_best) {
+                    int long_reading = 1;
+                    for (int32_t i = 0; i < n && long_reading; i++)
+                        if (!active[i] && !(residual_at(&P, i, xj) > 0.0)) long_reading = 0;   // NLOS only lengthens
+                    if (long_reading) {
+                        level_best = cj; level_excl = excl;
+                        if (cj + lambda * k < best_cost) {
+                            best_cost = cj + lambda * k;
+                            rejected = excl;
+                            x[0] = xj[0]; x[1] = xj[1]; x[2] = xj[2];
+                            for (int q = 0; q < 6; q++) m[q] = mj[q];
+                            chi2 = cj; iterations = itj; converged = convj;
+                        }
+                    }
                 }
+                int32_t q = t - 1;
+                while (q >= 0 && c[q] == e_count - t + q) q--;
+                if (q < 0) break;
+                c[q]++;
+                for (int32_t r = q + 1; r < t; r++) c[r] = c[r - 1] + 1;
             }
-            if (best < 0) break;
-            active[best] = 0;
-            rejected |= (uint64_t)1 << best;
-            used--;
-            x[0] = best_x[0]; x[1] = best_x[1]; x[2] = best_x[2];
-            for (int k = 0; k < 6; k++) m[k] = best_m[k];
-            chi2 = best_chi2; iterations = best_it; converged = best_conv;
+            level_has_best = level_best < INFINITY;
+            level_best_excl = level_excl;
+            if (level_has_best && level_best <= lambda) break;   // deeper levels cost more than lambda * (k + 1)
         }
+        for (int32_t i = 0; i < n; i++) active[i] = !((rejected >> i) & 1u);
+        used = n - (int32_t)__builtin_popcountll(rejected);
     }
     double cov[6];
     st = sym_inverse(P.p, m, P.min_rcond, cov);

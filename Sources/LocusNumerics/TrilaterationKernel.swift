@@ -34,11 +34,16 @@ package enum TrilaterationKernel {
         package var planarHeightSpreadRatio: Double
         package var minimumReciprocalCondition: Double
         package var maximumDOP: Double
+        package var maximumRejections: Int
+        package var rejectionPenalty: Double
 
         /// Memberwise initialiser.
         package init(model: Model?, isRobust: Bool, maximumIterations: Int, tagHeightMeters: Double,
                      sigmaMeters: Double, sigmaGrowthPerMeter: Double, toleranceMeters: Double,
-                     planarHeightSpreadRatio: Double, minimumReciprocalCondition: Double, maximumDOP: Double) {
+                     planarHeightSpreadRatio: Double, minimumReciprocalCondition: Double, maximumDOP: Double,
+                     maximumRejections: Int, rejectionPenalty: Double) {
+            self.maximumRejections = maximumRejections
+            self.rejectionPenalty = rejectionPenalty
             self.model = model
             self.isRobust = isRobust
             self.maximumIterations = maximumIterations
@@ -53,11 +58,13 @@ package enum TrilaterationKernel {
 
         var raw: locus_tril_options {
             locus_tril_options(mode: model?.raw ?? Int32(LOCUS_TRIL_MODE_AUTOMATIC), robust: isRobust ? 1 : 0,
-                               max_iterations: Int32(clamping: maximumIterations), reserved: 0,
+                               max_iterations: Int32(clamping: maximumIterations),
+                               max_rejections: Int32(clamping: maximumRejections),
                                tag_height_m: tagHeightMeters, sigma0_m: sigmaMeters,
                                sigma_slope: sigmaGrowthPerMeter, tolerance_m: toleranceMeters,
                                planar_height_ratio: planarHeightSpreadRatio,
-                               min_rcond: minimumReciprocalCondition, max_dop: maximumDOP)
+                               min_rcond: minimumReciprocalCondition, max_dop: maximumDOP,
+                               rejection_penalty: rejectionPenalty)
         }
     }
 
@@ -118,7 +125,8 @@ package enum TrilaterationKernel {
     }
 
     /// Solves one fix: seed, Gauss–Newton WLS, optional NLOS rejection (see trilateration.c).
-    /// No heap allocation. Complexity O(n) clean, O(n²) per rejected range.
+    /// No heap allocation. Complexity O(n·steps) when the χ² gate passes; the rejection search
+    /// runs up to Σₖ C(n, k) fits (k ≤ 3, C(n, k) ≤ 1000) or n per greedy level.
     /// - Precondition: `locators.count == rangesMeters.count <= maximumLocators`.
     /// - Throws: E4001 too few ranges, E4002 degenerate geometry, E4003 invalid range,
     ///   E4004 divergence, E1003 invalid options.
