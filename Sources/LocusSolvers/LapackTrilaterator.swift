@@ -56,30 +56,18 @@ package struct LapackTrilaterator: Trilaterating {
         var used = n
         var rejectedMask: UInt64 = 0
         var rejectedCount = 0
-        if c.isRobust {
-            while used >= p + 2, fit.chiSquare > TrilaterationKernel.chiSquareQuantile995(degreesOfFreedom: used - p) {
-                var best = -1
-                var bestFit = fit
-                bestFit.chiSquare = .infinity
-                for j in 0..<n where ws.isActive[j] {
-                    let candidate: Fit
-                    do throws(LocusError) {
-                        candidate = try gaussNewton(n: n, model: model, skip: j, from: x, ranges: rangesMeters, ws: &ws)
-                    } catch {
-                        if error.code == .lapackInternal { throw error }
-                        continue
-                    }
-                    guard residual(index: j, at: candidate.x, planar: planar, ranges: rangesMeters, ws: ws) > 0 else { continue }
-                    if candidate.chiSquare < bestFit.chiSquare { best = j; bestFit = candidate }
-                }
-                if best < 0 { break }
-                ws.isActive[best] = false
-                if best < 64 { rejectedMask |= 1 << UInt64(best) }
-                rejectedCount += 1
-                used -= 1
-                fit = bestFit
-                x = fit.x
+        if c.isRobust, fit.chiSquare > TrilaterationKernel.chiSquareQuantile995(degreesOfFreedom: n - p) {
+            let best = try searchRejections(n: n, model: model, fullFit: fit, ranges: rangesMeters, ws: &ws)
+            fit = best
+            x = fit.x
+            for i in 0..<n { ws.isActive[i] = true }
+            for q in 0..<ws.bestCount {
+                let index = ws.bestExcluded[q]
+                ws.isActive[index] = false
+                if index < 64 { rejectedMask |= 1 << UInt64(index) }
             }
+            rejectedCount = ws.bestCount
+            used = n - rejectedCount
         }
         // Covariance (JᵀWJ)⁻¹ · max(1, χ²/dof) and DOP (HᵀH)⁻¹ at the solution, over the used rows.
         TrilaterationKernel.model(locators: ws.centred, count: n, model: model, tagHeightMeters: c.tagHeightMeters, at: x,
@@ -129,6 +117,104 @@ package struct LapackTrilaterator: Trilaterating {
         var chiSquare: Double
         var iterations: Int
         var isConverged: Bool
+    }
+
+    /// The penalised subset search of the kernel (see `TrilaterationConfiguration.isRobust`):
+    /// minimum of χ²(without E) + λ|E| over sets E of long-reading ranges, |E| ≤ K, n − |E| ≥ p + 1.
+    /// Leaves the chosen set in `ws.bestExcluded[0..<ws.bestCount]` and returns its fit.
+    /// - Throws: E5101 on a LAPACK misuse (data-dependent failures only disqualify a candidate).
+    private func searchRejections(n: Int, model: TrilaterationKernel.Model, fullFit: Fit,
+                                  ranges: UnsafeBufferPointer<Double>,
+                                  ws: inout TrilaterationWorkspace) throws(LocusError) -> Fit {
+        let c = configuration
+        let p = model.unknowns
+        let lambda = c.rejectionPenalty
+        let kmax = min(c.maximumRejections, n - p - 1)
+        var bestCost = fullFit.chiSquare
+        var bestFit = fullFit
+        ws.bestCount = 0
+        ws.levelCount = 0
+        var levelHasBest = true
+        var k = 1
+        while k <= kmax {
+            let exhaustive = k <= 3 && Self.combinations(n, k) <= 1000
+            if !exhaustive && !levelHasBest { break }
+            // Base set: empty (exhaustive) or the previous level's best (greedy extension).
+            let baseCount = exhaustive ? 0 : ws.levelCount
+            for q in 0..<baseCount { ws.candidate[q] = ws.levelExcluded[q] }
+            let t = exhaustive ? k : 1
+            var eligibleCount = 0
+            for i in 0..<n {
+                var inBase = false
+                for q in 0..<baseCount where ws.candidate[q] == i { inBase = true }
+                if !inBase { ws.eligible[eligibleCount] = i; eligibleCount += 1 }
+            }
+            if eligibleCount < t { break }
+            var comb = (0, 1, 2)
+            var levelBest = Double.infinity
+            var levelFound = false
+            while true {
+                let size = baseCount + t
+                ws.candidate[baseCount] = ws.eligible[comb.0]
+                if t > 1 { ws.candidate[baseCount + 1] = ws.eligible[comb.1] }
+                if t > 2 { ws.candidate[baseCount + 2] = ws.eligible[comb.2] }
+                for i in 0..<n { ws.isActive[i] = true }
+                for q in 0..<size { ws.isActive[ws.candidate[q]] = false }
+                var fit: Fit?
+                do throws(LocusError) {
+                    fit = try gaussNewton(n: n, model: model, skip: -1, from: fullFit.x, ranges: ranges, ws: &ws)
+                } catch {
+                    if error.code == .lapackInternal { throw error }
+                    fit = nil
+                }
+                if let fit, fit.chiSquare < levelBest {
+                    var longReading = true
+                    for q in 0..<size where !(residual(index: ws.candidate[q], at: fit.x, planar: model == .planar,
+                                                        ranges: ranges, ws: ws) > 0) {
+                        longReading = false   // NLOS only lengthens a range
+                    }
+                    if longReading {
+                        levelBest = fit.chiSquare
+                        levelFound = true
+                        for q in 0..<size { ws.levelExcluded[q] = ws.candidate[q] }
+                        ws.levelCount = size
+                        if fit.chiSquare + lambda * Double(k) < bestCost {
+                            bestCost = fit.chiSquare + lambda * Double(k)
+                            bestFit = fit
+                            for q in 0..<size { ws.bestExcluded[q] = ws.candidate[q] }
+                            ws.bestCount = size
+                        }
+                    }
+                }
+                // Next t-combination of the eligible indices (lexicographic).
+                if !Self.advance(&comb, size: t, over: eligibleCount) { break }
+            }
+            levelHasBest = levelFound
+            if levelHasBest && levelBest <= lambda { break }   // deeper levels cost more than λ(k + 1)
+            k += 1
+        }
+        return bestFit
+    }
+
+    /// Binomial coefficient C(n, k) as a double.
+    private static func combinations(_ n: Int, _ k: Int) -> Double {
+        var c = 1.0
+        for i in 0..<k { c = c * Double(n - i) / Double(i + 1) }
+        return c
+    }
+
+    /// Advances a t-combination (t ≤ 3) of 0..<count; false after the last one.
+    private static func advance(_ comb: inout (Int, Int, Int), size t: Int, over count: Int) -> Bool {
+        var c0 = comb.0, c1 = comb.1, c2 = comb.2
+        var q = t - 1
+        func value(_ i: Int) -> Int { i == 0 ? c0 : i == 1 ? c1 : c2 }
+        while q >= 0 && value(q) == count - t + q { q -= 1 }
+        if q < 0 { return false }
+        if q == 0 { c0 += 1; c1 = c0 + 1; c2 = c1 + 1 }
+        if q == 1 { c1 += 1; c2 = c1 + 1 }
+        if q == 2 { c2 += 1 }
+        comb = (c0, c1, c2)
+        return true
     }
 
     /// Linearised seed: aᵢ·p = −½[(sᵢ − s̄) − (qᵢ − q̄)] with aᵢ the centred locator, qᵢ = ‖aᵢ‖²,
