@@ -11,9 +11,10 @@
 //  3. Robust: when chi2 = sum w_i e_i^2 > chi2_{0.995}(n - p), search the sets E of at most K
 //     ranges to exclude (n - |E| >= p + 1) for the minimum of chi2(without E) + lambda |E|, among
 //     sets whose ranges all read long (r_j - rhat_j > 0 at the fit without them: NLOS only
-//     lengthens a range). Level k = |E| tries every k-subset while k <= 3 and C(n, k) <= 1000,
-//     otherwise extends the best set of level k - 1 by one (greedy). Each fit is warm-started at
-//     the all-ranges solution. A level whose best chi2 <= lambda ends the search (deeper levels
+//     lengthens a range). Level k = |E| tries every k-subset while k <= 3 and C(n, k) <= 64,
+//     otherwise extends the best set of level k - 1 by one range that reads long there (greedy).
+//     Candidate fits are warm-started at the all-ranges solution (greedy: at level k - 1's best)
+//     and stop at 1e-6 m steps; the chosen fit is then polished to the full tolerance. A level whose best chi2 <= lambda ends the search (deeper levels
 //     cannot win). lambda = 2 ln[(1 - eps) L / (eps sigma sqrt(2 pi))] is the -2 log-likelihood
 //     price of calling a range an outlier under a prior of NLOS rate eps with extra length
 //     uniform over L metres (eps = 0.1, L = 2.2 m, sigma = 0.1 m gives 8.7).
@@ -208,7 +209,7 @@ static void linearize(const tril_problem *P, const uint8_t *active, int32_t skip
 }
 
 // Gauss–Newton from x (in/out). On success m holds N at the final x and *chi2 the chi-square there.
-static int gauss_newton(const tril_problem *P, const uint8_t *active, int32_t skip, double x[3],
+static int gauss_newton(const tril_problem *P, const uint8_t *active, int32_t skip, double tol, double x[3],
                         double m[6], double *chi2, int32_t *iterations, int32_t *converged) {
     double b[3], inv[6];
     double step = INFINITY;
@@ -217,7 +218,7 @@ static int gauss_newton(const tril_problem *P, const uint8_t *active, int32_t sk
     for (;;) {
         linearize(P, active, skip, x, m, b, chi2);
         if (!isfinite(*chi2)) return LOCUS_TRIL_DIVERGED;
-        if (step <= P->tol) { *converged = 1; break; }
+        if (step <= tol) { *converged = 1; break; }
         if (it >= P->max_it) break;
         int st = sym_inverse(P->p, m, P->min_rcond, inv);
         if (st != LOCUS_TRIL_OK) return st;
@@ -240,7 +241,9 @@ static int gauss_newton(const tril_problem *P, const uint8_t *active, int32_t sk
     return LOCUS_TRIL_OK;
 }
 
-#define LOCUS_TRIL_EXHAUSTIVE_BUDGET 1000.0
+#define LOCUS_TRIL_EXHAUSTIVE_BUDGET 64.0
+// Candidate fits of the rejection search stop at this step size; the chosen one is then polished.
+#define LOCUS_TRIL_CANDIDATE_TOLERANCE_M 1e-6
 
 // Binomial coefficient C(n, k) as a double (k small).
 static double combinations(int32_t n, int32_t k) {
@@ -299,7 +302,7 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
     if (st != LOCUS_TRIL_OK) return st;
     double m[6], chi2;
     int32_t iterations = 0, converged = 0, solves = 1;
-    st = gauss_newton(&P, active, -1, x, m, &chi2, &iterations, &converged);
+    st = gauss_newton(&P, active, -1, P.tol, x, m, &chi2, &iterations, &converged);
     if (st != LOCUS_TRIL_OK) return st;
     int32_t used = n;
     uint64_t rejected = 0;
@@ -311,6 +314,8 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
         int32_t kmax = o->max_rejections < n - P.p - 1 ? o->max_rejections : n - P.p - 1;
         double best_cost = chi2;
         double x_full[3] = {x[0], x[1], x[2]};
+        double x_level[3] = {x[0], x[1], x[2]};   // warm start of a greedy level: the previous level's best
+        const double candidate_tol = fmax(P.tol, LOCUS_TRIL_CANDIDATE_TOLERANCE_M);
         uint64_t level_best_excl = 0;
         int level_has_best = 1;
         for (int32_t k = 1; k <= kmax; k++) {
@@ -318,25 +323,31 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
             if (!exhaustive && !level_has_best) break;
             uint64_t base = exhaustive ? 0 : level_best_excl;
             int32_t t = exhaustive ? k : 1;
+            const double *x_start = exhaustive ? x_full : x_level;
             int32_t elig[LOCUS_TRIL_MAX_LOCATORS], e_count = 0;
-            for (int32_t i = 0; i < n; i++) if (!((base >> i) & 1u)) elig[e_count++] = i;
+            for (int32_t i = 0; i < n; i++) {
+                if ((base >> i) & 1u) continue;
+                if (!exhaustive && !(residual_at(&P, i, x_start) > 0.0)) continue;   // greedy: long readers only
+                elig[e_count++] = i;
+            }
             if (e_count < t) break;
             int32_t c[3] = {0, 1, 2};
-            double level_best = INFINITY;
+            double level_best = INFINITY, level_x[3] = {0, 0, 0};
             uint64_t level_excl = 0;
             for (;;) {
                 uint64_t excl = base;
                 for (int32_t q = 0; q < t; q++) excl |= (uint64_t)1 << elig[c[q]];
                 for (int32_t i = 0; i < n; i++) active[i] = !((excl >> i) & 1u);
-                double xj[3] = {x_full[0], x_full[1], x_full[2]}, mj[6], cj;
+                double xj[3] = {x_start[0], x_start[1], x_start[2]}, mj[6], cj;
                 int32_t itj = 0, convj = 0;
                 solves++;
-                if (gauss_newton(&P, active, -1, xj, mj, &cj, &itj, &convj) == LOCUS_TRIL_OK && cj < level_best) {
+                if (gauss_newton(&P, active, -1, candidate_tol, xj, mj, &cj, &itj, &convj) == LOCUS_TRIL_OK && cj < level_best) {
                     int long_reading = 1;
                     for (int32_t i = 0; i < n && long_reading; i++)
                         if (!active[i] && !(residual_at(&P, i, xj) > 0.0)) long_reading = 0;   // NLOS only lengthens
                     if (long_reading) {
                         level_best = cj; level_excl = excl;
+                        level_x[0] = xj[0]; level_x[1] = xj[1]; level_x[2] = xj[2];
                         if (cj + lambda * k < best_cost) {
                             best_cost = cj + lambda * k;
                             rejected = excl;
@@ -354,10 +365,16 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
             }
             level_has_best = level_best < INFINITY;
             level_best_excl = level_excl;
+            if (level_has_best) { x_level[0] = level_x[0]; x_level[1] = level_x[1]; x_level[2] = level_x[2]; }
             if (level_has_best && level_best <= lambda) break;   // deeper levels cost more than lambda * (k + 1)
         }
         for (int32_t i = 0; i < n; i++) active[i] = !((rejected >> i) & 1u);
         used = n - (int32_t)__builtin_popcountll(rejected);
+        if (rejected != 0) {   // polish the chosen fit to the full tolerance
+            solves++;
+            st = gauss_newton(&P, active, -1, P.tol, x, m, &chi2, &iterations, &converged);
+            if (st != LOCUS_TRIL_OK) return st;
+        }
     }
     double cov[6];
     st = sym_inverse(P.p, m, P.min_rcond, cov);

@@ -51,7 +51,8 @@ package struct LapackTrilaterator: Trilaterating {
             ws.isActive[i] = true
         }
         var x = try seed(n: n, planar: planar, p: p, ranges: rangesMeters, ws: &ws)
-        var fit = try gaussNewton(n: n, model: model, skip: -1, from: x, ranges: rangesMeters, ws: &ws)
+        var fit = try gaussNewton(n: n, model: model, skip: -1, tolerance: c.convergenceToleranceMeters, from: x,
+                                  ranges: rangesMeters, ws: &ws)
         x = fit.x
         var used = n
         var rejectedMask: UInt64 = 0
@@ -68,6 +69,11 @@ package struct LapackTrilaterator: Trilaterating {
             }
             rejectedCount = ws.bestCount
             used = n - rejectedCount
+            if rejectedCount > 0 {   // polish the chosen fit to the full tolerance
+                fit = try gaussNewton(n: n, model: model, skip: -1, tolerance: c.convergenceToleranceMeters, from: x,
+                                      ranges: rangesMeters, ws: &ws)
+                x = fit.x
+            }
         }
         // Covariance (JᵀWJ)⁻¹ · max(1, χ²/dof) and DOP (HᵀH)⁻¹ at the solution, over the used rows.
         TrilaterationKernel.model(locators: ws.centred, count: n, model: model, tagHeightMeters: c.tagHeightMeters, at: x,
@@ -132,27 +138,35 @@ package struct LapackTrilaterator: Trilaterating {
         let kmax = min(c.maximumRejections, n - p - 1)
         var bestCost = fullFit.chiSquare
         var bestFit = fullFit
+        var levelStart = fullFit.x   // warm start of a greedy level: the previous level's best
+        let candidateTolerance = max(c.convergenceToleranceMeters, Self.candidateToleranceMeters)
         ws.bestCount = 0
         ws.levelCount = 0
         var levelHasBest = true
         var k = 1
         while k <= kmax {
-            let exhaustive = k <= 3 && Self.combinations(n, k) <= 1000
+            let exhaustive = k <= 3 && Self.combinations(n, k) <= 64
             if !exhaustive && !levelHasBest { break }
             // Base set: empty (exhaustive) or the previous level's best (greedy extension).
             let baseCount = exhaustive ? 0 : ws.levelCount
             for q in 0..<baseCount { ws.candidate[q] = ws.levelExcluded[q] }
             let t = exhaustive ? k : 1
+            let start = exhaustive ? fullFit.x : levelStart
             var eligibleCount = 0
             for i in 0..<n {
                 var inBase = false
                 for q in 0..<baseCount where ws.candidate[q] == i { inBase = true }
-                if !inBase { ws.eligible[eligibleCount] = i; eligibleCount += 1 }
+                if inBase { continue }
+                // Greedy: only ranges that read long at the level's start.
+                if !exhaustive && !(residual(index: i, at: start, planar: model == .planar, ranges: ranges, ws: ws) > 0) { continue }
+                ws.eligible[eligibleCount] = i
+                eligibleCount += 1
             }
             if eligibleCount < t { break }
             var comb = (0, 1, 2)
             var levelBest = Double.infinity
             var levelFound = false
+            var levelBestPoint = start
             while true {
                 let size = baseCount + t
                 ws.candidate[baseCount] = ws.eligible[comb.0]
@@ -162,7 +176,8 @@ package struct LapackTrilaterator: Trilaterating {
                 for q in 0..<size { ws.isActive[ws.candidate[q]] = false }
                 var fit: Fit?
                 do throws(LocusError) {
-                    fit = try gaussNewton(n: n, model: model, skip: -1, from: fullFit.x, ranges: ranges, ws: &ws)
+                    fit = try gaussNewton(n: n, model: model, skip: -1, tolerance: candidateTolerance, from: start,
+                                          ranges: ranges, ws: &ws)
                 } catch {
                     if error.code == .lapackInternal { throw error }
                     fit = nil
@@ -176,6 +191,7 @@ package struct LapackTrilaterator: Trilaterating {
                     if longReading {
                         levelBest = fit.chiSquare
                         levelFound = true
+                        levelBestPoint = fit.x
                         for q in 0..<size { ws.levelExcluded[q] = ws.candidate[q] }
                         ws.levelCount = size
                         if fit.chiSquare + lambda * Double(k) < bestCost {
@@ -190,11 +206,16 @@ package struct LapackTrilaterator: Trilaterating {
                 if !Self.advance(&comb, size: t, over: eligibleCount) { break }
             }
             levelHasBest = levelFound
+            if levelFound { levelStart = levelBestPoint }
             if levelHasBest && levelBest <= lambda { break }   // deeper levels cost more than λ(k + 1)
             k += 1
         }
         return bestFit
     }
+
+    /// Candidate fits of the rejection search stop at this step size (the kernel's
+    /// LOCUS_TRIL_CANDIDATE_TOLERANCE_M); the chosen fit is then polished.
+    static let candidateToleranceMeters = 1e-6
 
     /// Binomial coefficient C(n, k) as a double.
     private static func combinations(_ n: Int, _ k: Int) -> Double {
@@ -261,7 +282,7 @@ package struct LapackTrilaterator: Trilaterating {
     /// Gauss–Newton over the active ranges except `skip`: δ = argmin ‖W^½ (e − J δ)‖ by `dgelsy`,
     /// p ← p + δ until ‖δ‖ ≤ tolerance or the step limit; χ² evaluated at the final p.
     /// - Throws: E4002 rank below p, E4004 non-finite iterate or residuals, E5101 LAPACK misuse.
-    private func gaussNewton(n: Int, model: TrilaterationKernel.Model, skip: Int, from start: Point3,
+    private func gaussNewton(n: Int, model: TrilaterationKernel.Model, skip: Int, tolerance: Double, from start: Point3,
                              ranges: UnsafeBufferPointer<Double>,
                              ws: inout TrilaterationWorkspace) throws(LocusError) -> Fit {
         let c = configuration
@@ -287,7 +308,7 @@ package struct LapackTrilaterator: Trilaterating {
                 row += 1
             }
             guard chiSquare.isFinite else { throw LocusError(.solverDiverged, "non-finite residuals") }
-            if step <= c.convergenceToleranceMeters { isConverged = true; break }
+            if step <= tolerance { isConverged = true; break }
             if iterations >= c.maximumIterations { break }
             let rank = try LapackLinearAlgebra.leastSquares(
                 a: &ws.a, rows: m, columns: p, b: &ws.b, pivots: &ws.pivots,

@@ -17,7 +17,7 @@ package struct TrilaterationConfiguration: Sendable, Equatable {
     /// NLOS rejection. When χ² of the all-ranges fit exceeds its 99.5 % quantile (n − p degrees of
     /// freedom), search the sets E of at most `maximumRejections` ranges (keeping ≥ p + 1) for the
     /// minimum of χ²(without E) + λ·|E|, among sets whose ranges all read long at the fit without
-    /// them (NLOS only lengthens a range). Level k tries every k-subset when k ≤ 3 and C(n, k) ≤ 1000,
+    /// them (NLOS only lengthens a range). Level k tries every k-subset when k ≤ 3 and C(n, k) ≤ 64,
     /// else extends the best set of level k − 1 by one range.
     package var isRobust: Bool
     /// K: most ranges rejected in one fix (≥ 0).
@@ -45,7 +45,7 @@ package struct TrilaterationConfiguration: Sendable, Equatable {
                  sigmaGrowthPerMeter: Double = 0, isRobust: Bool = true, maximumIterations: Int = 20,
                  convergenceToleranceMeters: Double = 1e-10, planarHeightSpreadRatio: Double = 0.2,
                  minimumReciprocalCondition: Double = 1e-10, maximumDOP: Double = 1e4,
-                 maximumRejections: Int = 3, rejectionPenalty: Double = 8.7) {
+                 maximumRejections: Int = 8, rejectionPenalty: Double = 8.7) {
         self.maximumRejections = maximumRejections
         self.rejectionPenalty = rejectionPenalty
         self.mode = mode
@@ -62,7 +62,7 @@ package struct TrilaterationConfiguration: Sendable, Equatable {
 
     /// The standard settings: automatic mode, h = 0 m, σ₀ = 0.1 m, k = 0, robust, 20 steps,
     /// tolerance 1e-10 m, planar height ratio 0.2, reciprocal condition 1e-10, PDOP ≤ 1e4,
-    /// at most 3 rejections at λ = 8.7 each.
+    /// at most 8 rejections at λ = 8.7 each.
     package static let standard = TrilaterationConfiguration()
 
     /// True when every value is in its domain.
