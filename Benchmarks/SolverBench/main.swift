@@ -49,9 +49,10 @@ struct Batch {
     }
 
     /// Solves every problem once; returns the summed squared error (checked, and fed to the black hole).
-    func solveAll(_ solver: some Trilaterating, workspace: inout TrilaterationWorkspace) -> (sse: Double, failures: Int) {
+    func solveAll(_ solver: some Trilaterating, workspace: inout TrilaterationWorkspace) -> (sse: Double, failures: Int, iterations: Int) {
         var sse = 0.0
         var failures = 0
+        var iterations = 0
         locators.withUnsafeBufferPointer { lp in
             ranges.withUnsafeBufferPointer { rp in
                 for k in 0..<problems {
@@ -62,13 +63,14 @@ struct Batch {
                         let t = truths[k]
                         let dx = s.position.x - t.x, dy = s.position.y - t.y, dz = s.position.z - t.z
                         sse += dx * dx + dy * dy + dz * dz
+                        iterations += s.iterations
                     } catch {
                         failures += 1
                     }
                 }
             }
         }
-        return (sse, failures)
+        return (sse, failures, iterations)
     }
 }
 
@@ -82,17 +84,25 @@ struct Row {
     var lapackRMSE: Double
 }
 
+/// `--filter SUBSTRING` runs only the items whose label contains it (e.g. `n8_planar_clean`).
+let filter: String? = {
+    let args = CommandLine.arguments
+    guard let i = args.firstIndex(of: "--filter"), i + 1 < args.count else { return nil }
+    return args[i + 1]
+}()
+
 var rows: [Row] = []
 let problems = Bench.isSmoke ? 16 : 2048
 for n in [4, 8, 16, 32] {
     for spatial in [false, true] {
         for nlos in [false, true] {
+            let label = "n\(n)_\(spatial ? "spatial" : "planar")_\(nlos ? "nlos10" : "clean")"
+            if let filter, !label.contains(filter) { continue }
             let batch = Batch(count: n, spatial: spatial, nlos: nlos, problems: problems,
                               seed: UInt64(1000 * n + (spatial ? 10 : 0) + (nlos ? 1 : 0)))
             let kernel = KernelTrilaterator(configuration: batch.configuration)
             let lapack = LapackTrilaterator(configuration: batch.configuration)
             var workspace = TrilaterationWorkspace(capacity: n)
-            let label = "n\(n)_\(spatial ? "spatial" : "planar")_\(nlos ? "nlos10" : "clean")"
             let kernelCheck = batch.solveAll(kernel, workspace: &workspace)
             let lapackCheck = batch.solveAll(lapack, workspace: &workspace)
             guard kernelCheck.failures == lapackCheck.failures,
@@ -100,7 +110,9 @@ for n in [4, 8, 16, 32] {
                 fatalError("\(label): kernel and LAPACKE paths disagree (\(kernelCheck) vs \(lapackCheck))")
             }
             let extra = ["locators": "\(n)", "mode": "\"\(spatial ? "spatial" : "planar")\"",
-                         "nlos": nlos ? "0.1" : "0", "rmse_m": Bench.fmt((kernelCheck.sse / Double(problems)).squareRoot())]
+                         "nlos": nlos ? "0.1" : "0", "rmse_m": Bench.fmt((kernelCheck.sse / Double(problems)).squareRoot()),
+                         "final_fit_iterations": Bench.fmt(Double(kernelCheck.iterations) / Double(problems)),
+                         "failures": "\(kernelCheck.failures)"]
             let k = Bench.measure("kernel_\(label)", operations: problems, extra: extra) {
                 Bench.blackHole(batch.solveAll(kernel, workspace: &workspace))
             }

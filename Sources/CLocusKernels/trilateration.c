@@ -208,17 +208,20 @@ static void linearize(const tril_problem *P, const uint8_t *active, int32_t skip
     *chi2 = c;
 }
 
-// Gauss–Newton from x (in/out). On success m holds N at the final x and *chi2 the chi-square there.
+// Gauss–Newton from x (in/out). Stops when the estimated distance to the optimum after a step,
+// |delta_k| rho / (1 - rho) with rho = |delta_k| / |delta_(k-1)| (the observed linear rate), is at
+// most tol, or when |delta| <= tol; the normal matrix m and *chi2 are those of the last linearisation
+// (one step before x: they differ from the values at x by O(|delta|^2)). After max_iterations steps
+// without meeting the tolerance it linearises once more at x and stops (*converged = 0).
 static int gauss_newton(const tril_problem *P, const uint8_t *active, int32_t skip, double tol, double x[3],
                         double m[6], double *chi2, int32_t *iterations, int32_t *converged) {
     double b[3], inv[6];
-    double step = INFINITY;
+    double previous = INFINITY;
     int32_t it = 0;
     *converged = 0;
     for (;;) {
         linearize(P, active, skip, x, m, b, chi2);
         if (!isfinite(*chi2)) return LOCUS_TRIL_DIVERGED;
-        if (step <= tol) { *converged = 1; break; }
         if (it >= P->max_it) break;
         int st = sym_inverse(P->p, m, P->min_rcond, inv);
         if (st != LOCUS_TRIL_OK) return st;
@@ -234,8 +237,10 @@ static int gauss_newton(const tril_problem *P, const uint8_t *active, int32_t sk
         }
         x[0] += d0; x[1] += d1; x[2] += d2;
         if (!isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2])) return LOCUS_TRIL_DIVERGED;
-        step = sqrt(d0 * d0 + d1 * d1 + d2 * d2);
+        double step = sqrt(d0 * d0 + d1 * d1 + d2 * d2);
         it++;
+        if (step <= tol || (isfinite(previous) && step < previous && step * step <= tol * (previous - step))) { *converged = 1; break; }
+        previous = step;
     }
     *iterations = it;
     return LOCUS_TRIL_OK;
@@ -382,17 +387,27 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
     int32_t dof = used - P.p;
     double factor = dof > 0 ? fmax(1.0, chi2 / dof) : 1.0;
     double px = x[0] + cx, py = x[1] + cy, pz = P.planar ? o->tag_height_m : x[2] + cz;
-    double hdop, vdop, pdop;
-    uint64_t mask = 0;
-    for (int32_t i = 0; i < n; i++) if (active[i]) mask |= (uint64_t)1 << i;
-    st = locus_tril_dop(xyz, n, mask, mode, o->tag_height_m, px, py, pz, o->min_rcond, o->max_dop, &hdop, &vdop, &pdop);
-    if (st != LOCUS_TRIL_OK) return st;
-    double sse = 0.0;
+    // One pass over the used ranges: unit line-of-sight Gram H^T H (DOP) and the residual SSE.
+    double g[6] = {0, 0, 0, 0, 0, 0}, sse = 0.0;
     for (int32_t i = 0; i < n; i++) {
         if (!active[i]) continue;
-        double e = residual_at(&P, i, x);
+        double dx = x[0] - P.lx[i], dy = x[1] - P.ly[i];
+        double dz = P.planar ? P.lz[i] : x[2] - P.lz[i];
+        double rh = sqrt(dx * dx + dy * dy + dz * dz);
+        double e = P.r[i] - rh;
         sse += e * e;
+        if (!(rh > 0.0)) continue;
+        double ir = 1.0 / rh, ux = dx * ir, uy = dy * ir, uz = dz * ir;
+        g[0] += ux * ux; g[1] += ux * uy; g[3] += uy * uy;
+        if (!P.planar) { g[2] += ux * uz; g[4] += uy * uz; g[5] += uz * uz; }
     }
+    double q[6];
+    st = sym_inverse(P.p, g, P.min_rcond, q);
+    if (st != LOCUS_TRIL_OK) return st;
+    double h2 = q[0] + q[3], v2 = P.planar ? 0.0 : q[5];
+    double pdop = sqrt(h2 + v2);
+    if (!(h2 >= 0.0) || !(v2 >= 0.0) || !(pdop <= o->max_dop)) return LOCUS_TRIL_DEGENERATE;
+    double hdop = sqrt(h2), vdop = sqrt(v2);
     res->x = px; res->y = py; res->z = pz;
     res->cov_xx = cov[0] * factor; res->cov_xy = cov[1] * factor; res->cov_yy = cov[3] * factor;
     res->cov_xz = cov[2] * factor; res->cov_yz = cov[4] * factor; res->cov_zz = cov[5] * factor;

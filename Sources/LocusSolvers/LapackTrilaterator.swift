@@ -280,7 +280,9 @@ package struct LapackTrilaterator: Trilaterating {
     }
 
     /// Gauss–Newton over the active ranges except `skip`: δ = argmin ‖W^½ (e − J δ)‖ by `dgelsy`,
-    /// p ← p + δ until ‖δ‖ ≤ tolerance or the step limit; χ² evaluated at the final p.
+    /// p ← p + δ until the estimated distance to the optimum ‖δₖ‖ρ/(1 − ρ), ρ = ‖δₖ‖/‖δₖ₋₁‖, is
+    /// within `tolerance` (χ² is that of the last linearisation, one step before p), or the step
+    /// limit (then χ² at p).
     /// - Throws: E4002 rank below p, E4004 non-finite iterate or residuals, E5101 LAPACK misuse.
     private func gaussNewton(n: Int, model: TrilaterationKernel.Model, skip: Int, tolerance: Double, from start: Point3,
                              ranges: UnsafeBufferPointer<Double>,
@@ -288,7 +290,7 @@ package struct LapackTrilaterator: Trilaterating {
         let c = configuration
         let p = model.unknowns
         var x = start
-        var step = Double.infinity
+        var previous = Double.infinity
         var iterations = 0
         var chiSquare = 0.0
         var isConverged = false
@@ -308,7 +310,6 @@ package struct LapackTrilaterator: Trilaterating {
                 row += 1
             }
             guard chiSquare.isFinite else { throw LocusError(.solverDiverged, "non-finite residuals") }
-            if step <= tolerance { isConverged = true; break }
             if iterations >= c.maximumIterations { break }
             let rank = try LapackLinearAlgebra.leastSquares(
                 a: &ws.a, rows: m, columns: p, b: &ws.b, pivots: &ws.pivots,
@@ -319,8 +320,14 @@ package struct LapackTrilaterator: Trilaterating {
             let d0 = ws.b[0], d1 = ws.b[1], d2 = p == 3 ? ws.b[2] : 0
             x = Point3(x: x.x + d0, y: x.y + d1, z: x.z + d2)
             guard x.isFinite else { throw LocusError(.solverDiverged, "the iterative solver produced a non-finite iterate") }
-            step = (d0 * d0 + d1 * d1 + d2 * d2).squareRoot()
+            let step = (d0 * d0 + d1 * d1 + d2 * d2).squareRoot()
             iterations += 1
+            // Estimated distance to the optimum |δ|ρ/(1 − ρ), ρ = |δₖ|/|δₖ₋₁| (the kernel's rule).
+            if step <= tolerance || (previous.isFinite && step < previous && step * step <= tolerance * (previous - step)) {
+                isConverged = true
+                break
+            }
+            previous = step
         }
         return Fit(x: x, chiSquare: chiSquare, iterations: iterations, isConverged: isConverged)
     }
