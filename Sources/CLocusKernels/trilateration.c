@@ -23,6 +23,9 @@
 
 #include <math.h>
 #include <stddef.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 typedef struct {
     int32_t n, p, planar;
@@ -172,17 +175,49 @@ static int seed(const tril_problem *P, const uint8_t *active, double x[3]) {
 }
 
 // Normal matrix, gradient and chi2 at x over the active ranges (skip < 0: none skipped).
+// Model distances rh_i = |p - p_i| (planar: fixed vertical offset) and their reciprocals
+// ir_i = 1 / rh_i (0 where rh_i == 0) for all n locators, two at a time with SSE2 where available:
+// the square roots and divisions dominate a Gauss–Newton step.
+static void distances(const tril_problem *P, const double x[3], double *rh, double *ir) {
+    int32_t n = P->n;
+#if defined(__SSE2__)
+    const __m128d px = _mm_set1_pd(x[0]), py = _mm_set1_pd(x[1]), pz = _mm_set1_pd(x[2]);
+    const __m128d zero = _mm_setzero_pd(), one = _mm_set1_pd(1.0);
+    int32_t i = 0;
+    for (; i + 1 < n; i += 2) {
+        __m128d dx = _mm_sub_pd(px, _mm_loadu_pd(P->lx + i));
+        __m128d dy = _mm_sub_pd(py, _mm_loadu_pd(P->ly + i));
+        __m128d lz = _mm_loadu_pd(P->lz + i);
+        __m128d dz = P->planar ? lz : _mm_sub_pd(pz, lz);
+        __m128d d2 = _mm_add_pd(_mm_add_pd(_mm_mul_pd(dx, dx), _mm_mul_pd(dy, dy)), _mm_mul_pd(dz, dz));
+        __m128d r = _mm_sqrt_pd(d2);
+        __m128d inv = _mm_and_pd(_mm_div_pd(one, r), _mm_cmpgt_pd(r, zero));
+        _mm_storeu_pd(rh + i, r);
+        _mm_storeu_pd(ir + i, inv);
+    }
+    for (; i < n; i++) {
+#else
+    for (int32_t i = 0; i < n; i++) {
+#endif
+        double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i];
+        double dz = P->planar ? P->lz[i] : x[2] - P->lz[i];
+        double r = sqrt(dx * dx + dy * dy + dz * dz);
+        rh[i] = r;
+        ir[i] = r > 0.0 ? 1.0 / r : 0.0;
+    }
+}
+
+// Normal matrix, gradient and chi2 at x over the active ranges (skip < 0: none skipped).
 static void linearize(const tril_problem *P, const uint8_t *active, int32_t skip, const double x[3],
                       double m[6], double b[3], double *chi2) {
+    double rh[LOCUS_TRIL_MAX_LOCATORS], ir[LOCUS_TRIL_MAX_LOCATORS];
+    distances(P, x, rh, ir);
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, b0 = 0, b1 = 0, b2 = 0, c = 0;
     if (P->planar) {
         for (int32_t i = 0; i < P->n; i++) {
             if (!active[i] || i == skip) continue;
-            double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i], dz = P->lz[i];
-            double rh = sqrt(dx * dx + dy * dy + dz * dz);
-            double e = P->r[i] - rh, w = P->w[i];
-            double gx = 0.0, gy = 0.0;
-            if (rh > 0.0) { double ir = 1.0 / rh; gx = dx * ir; gy = dy * ir; }
+            double gx = (x[0] - P->lx[i]) * ir[i], gy = (x[1] - P->ly[i]) * ir[i];
+            double e = P->r[i] - rh[i], w = P->w[i];
             double wgx = w * gx, wgy = w * gy;
             s0 += wgx * gx; s1 += wgx * gy; s3 += wgy * gy;
             b0 += wgx * e; b1 += wgy * e;
@@ -191,11 +226,8 @@ static void linearize(const tril_problem *P, const uint8_t *active, int32_t skip
     } else {
         for (int32_t i = 0; i < P->n; i++) {
             if (!active[i] || i == skip) continue;
-            double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i], dz = x[2] - P->lz[i];
-            double rh = sqrt(dx * dx + dy * dy + dz * dz);
-            double e = P->r[i] - rh, w = P->w[i];
-            double gx = 0.0, gy = 0.0, gz = 0.0;
-            if (rh > 0.0) { double ir = 1.0 / rh; gx = dx * ir; gy = dy * ir; gz = dz * ir; }
+            double gx = (x[0] - P->lx[i]) * ir[i], gy = (x[1] - P->ly[i]) * ir[i], gz = (x[2] - P->lz[i]) * ir[i];
+            double e = P->r[i] - rh[i], w = P->w[i];
             double wgx = w * gx, wgy = w * gy, wgz = w * gz;
             s0 += wgx * gx; s1 += wgx * gy; s2 += wgx * gz;
             s3 += wgy * gy; s4 += wgy * gz; s5 += wgz * gz;
@@ -389,15 +421,14 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
     double px = x[0] + cx, py = x[1] + cy, pz = P.planar ? o->tag_height_m : x[2] + cz;
     // One pass over the used ranges: unit line-of-sight Gram H^T H (DOP) and the residual SSE.
     double g[6] = {0, 0, 0, 0, 0, 0}, sse = 0.0;
+    double rh[LOCUS_TRIL_MAX_LOCATORS], ir[LOCUS_TRIL_MAX_LOCATORS];
+    distances(&P, x, rh, ir);
     for (int32_t i = 0; i < n; i++) {
         if (!active[i]) continue;
-        double dx = x[0] - P.lx[i], dy = x[1] - P.ly[i];
-        double dz = P.planar ? P.lz[i] : x[2] - P.lz[i];
-        double rh = sqrt(dx * dx + dy * dy + dz * dz);
-        double e = P.r[i] - rh;
+        double e = P.r[i] - rh[i];
         sse += e * e;
-        if (!(rh > 0.0)) continue;
-        double ir = 1.0 / rh, ux = dx * ir, uy = dy * ir, uz = dz * ir;
+        double dz = P.planar ? P.lz[i] : x[2] - P.lz[i];
+        double ux = (x[0] - P.lx[i]) * ir[i], uy = (x[1] - P.ly[i]) * ir[i], uz = dz * ir[i];
         g[0] += ux * ux; g[1] += ux * uy; g[3] += uy * uy;
         if (!P.planar) { g[2] += ux * uz; g[4] += uy * uz; g[5] += uz * uz; }
     }
