@@ -26,6 +26,8 @@ struct Batch {
         ranges = []
         truths = []
         locators.reserveCapacity(count * problems)
+        ranges.reserveCapacity(count * problems)
+        truths.reserveCapacity(problems)
         for _ in 0..<problems {
             let radius = g.uniform(5, 12)
             var layout: [Point3] = []
@@ -92,7 +94,13 @@ let filter: String? = {
 }()
 
 var rows: [Row] = []
-let problems = Bench.isSmoke ? 16 : 2048
+/// `--problems N` overrides the batch size (e.g. to show under valgrind that the heap-allocation
+/// count does not grow with the number of solves).
+let problems: Int = {
+    let args = CommandLine.arguments
+    if let i = args.firstIndex(of: "--problems"), i + 1 < args.count, let n = Int(args[i + 1]), n > 0 { return n }
+    return Bench.isSmoke ? 16 : 2048
+}()
 for n in [4, 8, 16, 32] {
     for spatial in [false, true] {
         for nlos in [false, true] {
