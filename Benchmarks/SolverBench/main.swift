@@ -28,9 +28,11 @@ struct Batch {
         locators.reserveCapacity(count * problems)
         ranges.reserveCapacity(count * problems)
         truths.reserveCapacity(problems)
+        var layout: [Point3] = []
+        layout.reserveCapacity(count)
         for _ in 0..<problems {
             let radius = g.uniform(5, 12)
-            var layout: [Point3] = []
+            layout.removeAll(keepingCapacity: true)
             for i in 0..<count {
                 let a = (Double(i) + g.uniform(-0.2, 0.2)) / Double(count) * 2 * Double.pi
                 let z = spatial ? (i % 2 == 0 ? g.uniform(2.6, 3.5) : g.uniform(0.2, 0.8)) : g.uniform(2.5, 3.0)
