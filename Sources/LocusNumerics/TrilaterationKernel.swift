@@ -25,16 +25,27 @@ package enum TrilaterationKernel {
     package struct Options: Sendable, Equatable {
         /// nil: choose automatically (`chooseModel`).
         package var model: Model?
+        /// NLOS rejection on (χ² gate + penalised subset search).
         package var isRobust: Bool
+        /// Gauss–Newton steps per solve (≥ 1).
         package var maximumIterations: Int
+        /// h, metres (planar model).
         package var tagHeightMeters: Double
+        /// σ₀, metres (> 0): σᵢ = σ₀ + k·rᵢ.
         package var sigmaMeters: Double
+        /// k, metres per metre (≥ 0).
         package var sigmaGrowthPerMeter: Double
+        /// Convergence tolerance on the estimated distance to the optimum, metres.
         package var toleranceMeters: Double
+        /// Automatic model: planar when height spread ≤ ratio · horizontal extent.
         package var planarHeightSpreadRatio: Double
+        /// Normal matrices below this reciprocal condition are degenerate (E4002).
         package var minimumReciprocalCondition: Double
+        /// PDOP above this is degenerate (E4002).
         package var maximumDOP: Double
+        /// K: most ranges rejected per fix.
         package var maximumRejections: Int
+        /// λ: χ² price of one rejection.
         package var rejectionPenalty: Double
 
         /// Memberwise initialiser.
@@ -70,21 +81,33 @@ package enum TrilaterationKernel {
 
     /// The kernel's answer, field for field.
     package struct Result: Sendable, Equatable {
+        /// p̂, metres (planar: z = h).
         package var position: Point3
         /// (JᵀWJ)⁻¹ · max(1, χ²/dof), m²; planar: z entries 0.
         package var covariance: SymmetricMatrix3
+        /// √(Q₁₁ + Q₂₂), Q = (HᵀH)⁻¹ over unit line-of-sight rows.
         package var hdop: Double
         /// 0 in planar mode.
         package var vdop: Double
+        /// √trace Q.
         package var pdop: Double
+        /// √(Σ eᵢ²/m) over the used ranges, metres.
         package var residualRMSMeters: Double
+        /// χ² = Σ wᵢ eᵢ² over the used ranges.
         package var chiSquare: Double
+        /// Bit i: range i rejected.
         package var rejectedMask: UInt64
+        /// The model solved in.
         package var model: Model
+        /// m: ranges in the final fit.
         package var locatorsUsed: Int
+        /// Gauss–Newton steps of the final fit.
         package var iterations: Int
+        /// m − p.
         package var degreesOfFreedom: Int
+        /// Gauss–Newton solves run (1 + rejection candidates + polish).
         package var solves: Int
+        /// True when the final fit met the tolerance.
         package var isConverged: Bool
     }
 

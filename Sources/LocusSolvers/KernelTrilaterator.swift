@@ -8,6 +8,7 @@ package struct KernelTrilaterator: Trilaterating {
     /// Largest number of locators per call (64).
     package static let maximumLocators = TrilaterationKernel.maximumLocators
 
+    /// The settings this solver uses.
     package var configuration: TrilaterationConfiguration
 
     /// A kernel solver with the given settings.

@@ -10,6 +10,7 @@ import LocusNumerics
 /// `dpotrf`/`dpotri` for covariance and DOP. Any number of locators; the model (r̂ᵢ, ∂r̂ᵢ/∂p) is the
 /// kernel's `locus_tril_model`, so both paths minimise the same function.
 package struct LapackTrilaterator: Trilaterating {
+    /// The settings this solver uses.
     package var configuration: TrilaterationConfiguration
 
     /// A LAPACKE solver with the given settings.
