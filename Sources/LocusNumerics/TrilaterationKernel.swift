@@ -149,7 +149,7 @@ package enum TrilaterationKernel {
 
     /// Solves one fix: seed, Gauss–Newton WLS, optional NLOS rejection (see trilateration.c).
     /// No heap allocation. Complexity O(n·steps) when the χ² gate passes; the rejection search
-    /// runs up to Σₖ C(n, k) fits (k ≤ 3, C(n, k) ≤ 1000) or n per greedy level.
+    /// runs up to Σₖ C(n, k) fits (k ≤ 3, C(n, k) ≤ 64) or n per greedy level.
     /// - Precondition: `locators.count == rangesMeters.count <= maximumLocators`.
     /// - Throws: E4001 too few ranges, E4002 degenerate geometry, E4003 invalid range,
     ///   E4004 divergence, E1003 invalid options.

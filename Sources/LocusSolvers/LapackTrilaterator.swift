@@ -1,11 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import LocusCore
 import LocusNumerics
 
 /// The general path: the same algorithm as the kernel (centred coordinates, linearised seed,
-/// Gauss–Newton WLS, χ² test, greedy leave-one-out rejection of long ranges), with LAPACKE doing the
+/// Gauss–Newton WLS, χ² gate, penalised subset search over long-reading ranges), with LAPACKE doing the
 /// linear algebra: rank-revealing `dgelsy` for the seed and every Gauss–Newton step, `dsyrk` +
 /// `dpotrf`/`dpotri` for covariance and DOP. Any number of locators; the model (r̂ᵢ, ∂r̂ᵢ/∂p) is the
 /// kernel's `locus_tril_model`, so both paths minimise the same function.
@@ -17,7 +14,8 @@ package struct LapackTrilaterator: Trilaterating {
     package init(configuration: TrilaterationConfiguration = .standard) { self.configuration = configuration }
 
     /// Solves one fix. No allocation when `workspace` already holds `locators.count` locators.
-    /// Complexity O(n p²) per step; O(n² p² · steps) per rejected range.
+    /// Complexity O(n p²) per Gauss–Newton step; the rejection search runs the fits described in
+    /// `TrilaterationConfiguration.isRobust`.
     /// - Throws: E4001, E4002, E4003, E4004, E1003 (see `Trilaterating`); E5101 on a LAPACK misuse.
     package func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
                        workspace ws: inout TrilaterationWorkspace) throws(LocusError) -> TrilaterationSolution {
