@@ -8,7 +8,11 @@
 //  2. Gauss–Newton on sum w_i (r_i - rhat_i(p))^2, w_i = 1 / sigma_i^2, sigma_i = sigma0 + k r_i:
 //     N = sum w_i g_i g_i^T, b = sum w_i g_i e_i, delta = N^-1 b, g_i = d rhat_i / dp.
 //     Stops when |delta| <= tolerance or after max_iterations steps.
-//  3. Robust: when chi2 = sum w_i e_i^2 > chi2_{0.995}(n - p), search the sets E of at most K
+//  3. Robust: when chi2 = sum w_i e_i^2 > chi2_{0.995}(n - p) and the residuals do not show a
+//     common bias (guard: all z_i = e_i / sigma_i within [-0.5, 5] and a majority above +0.75 --
+//     NLOS on a minority pulls the fit so that other ranges read short; a common bias such as
+//     uncalibrated antenna delays leaves none short, is not NLOS, and rejection would only bend
+//     the geometry), search the sets E of at most K
 //     ranges to exclude (n - |E| >= p + 1) for the minimum of chi2(without E) + lambda |E|, among
 //     sets whose ranges all read long (r_j - rhat_j > 0 at the fit without them: NLOS only
 //     lengthens a range). Level k = |E| tries every k-subset while k <= 3 and C(n, k) <= 64,
@@ -289,6 +293,24 @@ static double combinations(int32_t n, int32_t k) {
     return c;
 }
 
+static double residual_at(const tril_problem *P, int32_t i, const double x[3]);
+
+// Common-bias test at the all-ranges fit x: every standardized residual z_i = (r_i - rhat_i) sqrt(w_i)
+// within [LOCUS_TRIL_COMMON_BIAS_SHORT, LOCUS_TRIL_COMMON_BIAS_MAX] and more than half of them above
+// LOCUS_TRIL_COMMON_BIAS_LONG.
+#define LOCUS_TRIL_COMMON_BIAS_SHORT (-0.5)
+#define LOCUS_TRIL_COMMON_BIAS_LONG 0.75
+#define LOCUS_TRIL_COMMON_BIAS_MAX 5.0
+static int reads_common_bias(const tril_problem *P, const double x[3]) {
+    int32_t long_count = 0;
+    for (int32_t i = 0; i < P->n; i++) {
+        double z = residual_at(P, i, x) * sqrt(P->w[i]);
+        if (z < LOCUS_TRIL_COMMON_BIAS_SHORT || z > LOCUS_TRIL_COMMON_BIAS_MAX) return 0;
+        if (z > LOCUS_TRIL_COMMON_BIAS_LONG) long_count++;
+    }
+    return 2 * long_count > P->n;
+}
+
 static double residual_at(const tril_problem *P, int32_t i, const double x[3]) {
     double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i];
     double dz = P->planar ? P->lz[i] : x[2] - P->lz[i];
@@ -301,7 +323,7 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
     if (n < 0 || n > LOCUS_TRIL_MAX_LOCATORS) return LOCUS_TRIL_BAD_ARGUMENT;
     if (!(o->sigma0_m > 0.0) || !isfinite(o->sigma0_m) || !(o->sigma_slope >= 0.0) || !isfinite(o->sigma_slope) ||
         !(o->tolerance_m > 0.0) || o->max_iterations < 1 || !(o->min_rcond > 0.0) || !(o->max_dop > 0.0) ||
-        o->max_rejections < 0 || !(o->rejection_penalty > 0.0) ||
+        o->max_rejections < 0 || !(o->rejection_penalty > 0.0) || 
         !isfinite(o->tag_height_m))
         return LOCUS_TRIL_BAD_ARGUMENT;
     for (int32_t i = 0; i < n; i++) {
@@ -343,7 +365,8 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
     if (st != LOCUS_TRIL_OK) return st;
     int32_t used = n;
     uint64_t rejected = 0;
-    if (o->robust && chi2 > locus_tril_chi_square_995(n - P.p)) {
+    if (o->robust && chi2 > locus_tril_chi_square_995(n - P.p) &&
+        !(o->common_bias_guard && reads_common_bias(&P, x))) {
         // Penalised subset search: minimise chi2(S) + lambda * |excluded| over excluded sets of size
         // k <= K whose ranges all read long at the fit without them. Level k tries every k-subset
         // (k <= 3 and C(n, k) <= LOCUS_TRIL_EXHAUSTIVE_BUDGET) or extends level k-1's best by one.

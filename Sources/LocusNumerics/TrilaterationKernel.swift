@@ -47,12 +47,15 @@ package enum TrilaterationKernel {
         package var maximumRejections: Int
         /// λ: χ² price of one rejection.
         package var rejectionPenalty: Double
+        /// No rejection when the all-ranges residuals show a common bias (see trilateration.c).
+        package var guardsAgainstCommonBias: Bool
 
         /// Memberwise initialiser.
         package init(model: Model?, isRobust: Bool, maximumIterations: Int, tagHeightMeters: Double,
                      sigmaMeters: Double, sigmaGrowthPerMeter: Double, toleranceMeters: Double,
                      planarHeightSpreadRatio: Double, minimumReciprocalCondition: Double, maximumDOP: Double,
-                     maximumRejections: Int, rejectionPenalty: Double) {
+                     maximumRejections: Int, rejectionPenalty: Double, guardsAgainstCommonBias: Bool) {
+            self.guardsAgainstCommonBias = guardsAgainstCommonBias
             self.maximumRejections = maximumRejections
             self.rejectionPenalty = rejectionPenalty
             self.model = model
@@ -71,6 +74,7 @@ package enum TrilaterationKernel {
             locus_tril_options(mode: model?.raw ?? Int32(LOCUS_TRIL_MODE_AUTOMATIC), robust: isRobust ? 1 : 0,
                                max_iterations: Int32(clamping: maximumIterations),
                                max_rejections: Int32(clamping: maximumRejections),
+                               common_bias_guard: guardsAgainstCommonBias ? 1 : 0,
                                tag_height_m: tagHeightMeters, sigma0_m: sigmaMeters,
                                sigma_slope: sigmaGrowthPerMeter, tolerance_m: toleranceMeters,
                                planar_height_ratio: planarHeightSpreadRatio,

@@ -56,7 +56,8 @@ package struct LapackTrilaterator: Trilaterating {
         var used = n
         var rejectedMask: UInt64 = 0
         var rejectedCount = 0
-        if c.isRobust, fit.chiSquare > TrilaterationKernel.chiSquareQuantile995(degreesOfFreedom: n - p) {
+        if c.isRobust, fit.chiSquare > TrilaterationKernel.chiSquareQuantile995(degreesOfFreedom: n - p),
+           !(c.guardsAgainstCommonBias && readsCommonBias(n: n, at: x, planar: planar, ranges: rangesMeters, ws: ws)) {
             let best = try searchRejections(n: n, model: model, fullFit: fit, ranges: rangesMeters, ws: &ws)
             fit = best
             x = fit.x
@@ -210,6 +211,19 @@ package struct LapackTrilaterator: Trilaterating {
             k += 1
         }
         return bestFit
+    }
+
+    /// The kernel's common-bias test at the all-ranges fit: every zᵢ = eᵢ/σᵢ within [−0.5, 5] and
+    /// more than half above +0.75.
+    private func readsCommonBias(n: Int, at x: Point3, planar: Bool, ranges: UnsafeBufferPointer<Double>,
+                                 ws: TrilaterationWorkspace) -> Bool {
+        var longCount = 0
+        for i in 0..<n {
+            let z = residual(index: i, at: x, planar: planar, ranges: ranges, ws: ws) * ws.sqrtWeights[i]
+            if z < -0.5 || z > 5 { return false }
+            if z > 0.75 { longCount += 1 }
+        }
+        return 2 * longCount > n
     }
 
     /// Candidate fits of the rejection search stop at this step size (the kernel's

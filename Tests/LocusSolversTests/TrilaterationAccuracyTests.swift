@@ -42,6 +42,7 @@ struct TrilaterationAccuracyTests {
         }
         let rmse = (sumSquaredError / Double(fixes)).squareRoot()
         let crb = (sumBound / Double(fixes)).squareRoot()
+        print("\(mode) clean: RMSE \(rmse / crb) × CRB")
         #expect(fixes == 2400)
         #expect(rmse <= 1.05 * crb, "RMSE \(rmse) m vs CRB \(crb) m")
         #expect(rmse >= 0.8 * crb, "an RMSE far below the bound means the test is broken")
@@ -84,6 +85,7 @@ struct TrilaterationAccuracyTests {
         let robustRMSE = (robustSum / Double(fixes)).squareRoot()
         let plainRMSE = (plainSum / Double(fixes)).squareRoot()
         let crb = (boundSum / Double(fixes)).squareRoot()
+        print("\(mode) NLOS: robust RMSE \(robustRMSE / crb) × CRB, plain \(plainRMSE / crb) × CRB, \(rejectedCorrectly)/\(rejectedTotal) rejections hit outliers (\(outliersTotal) outliers)")
         #expect(robustRMSE <= 1.5 * crb, "robust RMSE \(robustRMSE) m vs clean CRB \(crb) m")
         #expect(plainRMSE > 2 * robustRMSE, "plain LS RMSE \(plainRMSE) m vs robust \(robustRMSE) m")
         // Most rejections hit real outliers.

@@ -63,6 +63,24 @@ struct TrilaterationRealDataTests {
             biasCount += 1
         }
         let bias = biasSum.map { $0 / Double(max(1, biasCount)) }
+        // Raw ranges (all read long): the common-bias guard must keep robust mode from doing harm.
+        do {
+            let config = TrilaterationConfiguration(tagHeightMeters: 0.964, sigmaMeters: 0.1)
+            var plainConfig = config
+            plainConfig.isRobust = false
+            var robustSum = 0.0, plainSum = 0.0, count = 0
+            for epoch in epochs {
+                guard let t = truth[epoch.tag] else { continue }
+                let r = try KernelTrilaterator(configuration: config).solve(locators: anchors, rangesMeters: epoch.ranges)
+                let p = try KernelTrilaterator(configuration: plainConfig).solve(locators: anchors, rangesMeters: epoch.ranges)
+                robustSum += squaredError(r.position, t, mode: .planar)
+                plainSum += squaredError(p.position, t, mode: .planar)
+                count += 1
+            }
+            let robustRMSE = (robustSum / Double(count)).squareRoot(), plainRMSE = (plainSum / Double(count)).squareRoot()
+            print("recorded static points, raw ranges: robust RMSE \(robustRMSE) m, plain \(plainRMSE) m")
+            #expect(robustRMSE <= plainRMSE * 1.05)
+        }
         #expect(bias.allSatisfy { $0 > 0.05 && $0 < 0.5 }, "raw ranges read 0.1–0.3 m long: \(bias)")
         epochs = epochs.map { ($0.tag, zip($0.ranges, bias).map { $0 - $1 }) }
         let config = TrilaterationConfiguration(tagHeightMeters: 0.964, sigmaMeters: 0.1)

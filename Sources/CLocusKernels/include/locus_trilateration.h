@@ -30,6 +30,7 @@ typedef struct locus_tril_options {
     int32_t robust;               // nonzero: chi-square gate + penalised subset search (NLOS rejection)
     int32_t max_iterations;       // Gauss–Newton steps per solve, >= 1
     int32_t max_rejections;       // K: at most this many ranges rejected, >= 0
+    int32_t common_bias_guard;    // nonzero: no rejection when the residuals show a common bias
     double tag_height_m;          // h, planar mode
     double sigma0_m;              // sigma_i = sigma0 + sigma_slope * r_i, sigma0 > 0
     double sigma_slope;           // k >= 0, dimensionless
