@@ -7,21 +7,23 @@
 //     Solved by its 2x2 / 3x3 normal equations; reciprocal condition < min_rcond -> DEGENERATE.
 //  2. Gauss–Newton on sum w_i (r_i - rhat_i(p))^2, w_i = 1 / sigma_i^2, sigma_i = sigma0 + k r_i:
 //     N = sum w_i g_i g_i^T, b = sum w_i g_i e_i, delta = N^-1 b, g_i = d rhat_i / dp.
-//     Stops when |delta| <= tolerance or after max_iterations steps.
+//     Stops when |delta| or the estimated distance to the optimum |delta| rho / (1 - rho),
+//     rho = |delta_k| / |delta_(k-1)|, is <= tolerance, or after max_iterations steps.
 //  3. Robust: when chi2 = sum w_i e_i^2 > chi2_{0.995}(n - p) and the residuals do not show a
 //     common bias (guard: all z_i = e_i / sigma_i within [-0.5, 5] and a majority above +0.75 --
 //     NLOS on a minority pulls the fit so that other ranges read short; a common bias such as
 //     uncalibrated antenna delays leaves none short, is not NLOS, and rejection would only bend
-//     the geometry), search the sets E of at most K
-//     ranges to exclude (n - |E| >= p + 1) for the minimum of chi2(without E) + lambda |E|, among
-//     sets whose ranges all read long (r_j - rhat_j > 0 at the fit without them: NLOS only
-//     lengthens a range). Level k = |E| tries every k-subset while k <= 3 and C(n, k) <= 64,
-//     otherwise extends the best set of level k - 1 by one range that reads long there (greedy).
+//     the geometry), search the sets E of at most K ranges to exclude (n - |E| >= p + 1) for the
+//     minimum of chi2(without E) + lambda |E|, among sets whose ranges all read long
+//     (r_j - rhat_j > 0 at the fit without them: NLOS only lengthens a range). Level k = |E| tries
+//     every k-subset while k <= 3 and C(n, k) <= 64, otherwise extends the best set of level k - 1
+//     by one range that reads long there (greedy).
 //     Candidate fits are warm-started at the all-ranges solution (greedy: at level k - 1's best)
-//     and stop at 1e-6 m steps; the chosen fit is then polished to the full tolerance. A level whose best chi2 <= lambda ends the search (deeper levels
-//     cannot win). lambda = 2 ln[(1 - eps) L / (eps sigma sqrt(2 pi))] is the -2 log-likelihood
-//     price of calling a range an outlier under a prior of NLOS rate eps with extra length
-//     uniform over L metres (eps = 0.1, L = 2.2 m, sigma = 0.1 m gives 8.7).
+//     and stop at 1e-6 m steps; the chosen fit is then polished to the full tolerance. A level
+//     whose best chi2 <= lambda ends the search (deeper levels cannot win).
+//     lambda = 2 ln[(1 - eps) L / (eps sigma sqrt(2 pi))] is the -2 log-likelihood price of calling
+//     a range an outlier under a prior of NLOS rate eps with extra length uniform over L metres
+//     (eps = 0.1, L = 2.2 m, sigma = 0.1 m gives 8.7).
 //  4. Covariance (N^-1 at the solution) * max(1, chi2 / dof); DOP with unit rows.
 #include "locus_trilateration.h"
 
