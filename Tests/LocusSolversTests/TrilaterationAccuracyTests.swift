@@ -125,4 +125,27 @@ struct TrilaterationAccuracyTests {
         #expect(abs((grid[0]?.hdop ?? 0) - 1) <= 1e-12)
         #expect((grid[1]?.hdop ?? 0) > 0)
     }
+
+    @Test("a tag outside the locators' hull still converges and meets the bound within 10 %", arguments: [1.3, 3.0])
+    func outsideTheHull(factor: Double) throws {
+        var g = SeededGenerator(seed: 33)
+        var sumSquaredError = 0.0, sumBound = 0.0
+        for _ in 0..<20 {
+            var s = TrilaterationScenario.planar(&g)
+            let n = Double(s.locators.count)
+            let cx = s.locators.reduce(0) { $0 + $1.x } / n, cy = s.locators.reduce(0) { $0 + $1.y } / n
+            let radius = s.locators.map { (($0.x - cx) * ($0.x - cx) + ($0.y - cy) * ($0.y - cy)).squareRoot() }.reduce(0, max)
+            let a = g.uniform(0, 2 * Double.pi)
+            s.truth = Point3(x: cx + factor * radius * cosine(a), y: cy + factor * radius * sine(a), z: 1)
+            let bound = s.cramerRaoSquared(sigmaMeters: 0.1)
+            let solver = KernelTrilaterator(configuration: s.configuration(robust: false))
+            for _ in 0..<50 {
+                let r = try solver.solve(locators: s.locators, rangesMeters: s.exactRanges.map { $0 + 0.1 * g.nextGaussian() })
+                #expect(r.isConverged)
+                sumSquaredError += squaredError(r.position, s.truth, mode: .planar)
+                sumBound += bound
+            }
+        }
+        #expect((sumSquaredError / sumBound).squareRoot() <= 1.1)
+    }
 }
