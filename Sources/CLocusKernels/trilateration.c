@@ -17,7 +17,7 @@
 //     minimum of chi2(without E) + lambda |E|, among sets whose ranges all read long
 //     (r_j - rhat_j > 0 at the fit without them: NLOS only lengthens a range). Level k = |E| tries
 //     every k-subset while k <= 3 and C(n, k) <= 64, otherwise extends the best set of level k - 1
-//     by one range that reads long there (greedy).
+//     by one of the 4 ranges that read longest there (largest positive e_i / sigma_i; greedy).
 //     Candidate fits are warm-started at the all-ranges solution (greedy: at level k - 1's best)
 //     and stop at 1e-6 m steps; the chosen fit is then polished to the full tolerance. A level
 //     whose best chi2 <= lambda ends the search (deeper levels cannot win).
@@ -285,6 +285,8 @@ static int gauss_newton(const tril_problem *P, const uint8_t *active, int32_t sk
 }
 
 #define LOCUS_TRIL_EXHAUSTIVE_BUDGET 64.0
+// A greedy level of the rejection search tries this many of the longest-reading ranges.
+#define LOCUS_TRIL_GREEDY_CANDIDATES 4
 // Candidate fits of the rejection search stop at this step size; the chosen one is then polished.
 #define LOCUS_TRIL_CANDIDATE_TOLERANCE_M 1e-6
 
@@ -387,10 +389,30 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
             int32_t t = exhaustive ? k : 1;
             const double *x_start = exhaustive ? x_full : x_level;
             int32_t elig[LOCUS_TRIL_MAX_LOCATORS], e_count = 0;
-            for (int32_t i = 0; i < n; i++) {
-                if ((base >> i) & 1u) continue;
-                if (!exhaustive && !(residual_at(&P, i, x_start) > 0.0)) continue;   // greedy: long readers only
-                elig[e_count++] = i;
+            if (exhaustive) {
+                for (int32_t i = 0; i < n; i++) elig[e_count++] = i;
+            } else {
+                // Greedy: the LOCUS_TRIL_GREEDY_CANDIDATES longest-reading ranges (largest positive
+                // e_i / sigma_i at the level's start), in index order.
+                double score[LOCUS_TRIL_GREEDY_CANDIDATES];
+                for (int32_t i = 0; i < n; i++) {
+                    if ((base >> i) & 1u) continue;
+                    double z = residual_at(&P, i, x_start) * sqrt(P.w[i]);
+                    if (!(z > 0.0)) continue;
+                    int32_t slot = e_count < LOCUS_TRIL_GREEDY_CANDIDATES ? e_count++ : -1;
+                    if (slot < 0) {   // replace the weakest kept candidate when this one reads longer
+                        int32_t weakest = 0;
+                        for (int32_t q = 1; q < e_count; q++) if (score[q] < score[weakest]) weakest = q;
+                        if (!(z > score[weakest])) continue;
+                        slot = weakest;
+                    }
+                    elig[slot] = i; score[slot] = z;
+                }
+                for (int32_t a = 1; a < e_count; a++) {   // index order, so ties resolve as in the LAPACKE path
+                    int32_t ei = elig[a]; double es = score[a]; int32_t b = a;
+                    while (b > 0 && elig[b - 1] > ei) { elig[b] = elig[b - 1]; score[b] = score[b - 1]; b--; }
+                    elig[b] = ei; score[b] = es;
+                }
             }
             if (e_count < t) break;
             int32_t c[3] = {0, 1, 2};

@@ -153,14 +153,39 @@ package struct LapackTrilaterator: Trilaterating {
             let t = exhaustive ? k : 1
             let start = exhaustive ? fullFit.x : levelStart
             var eligibleCount = 0
-            for i in 0..<n {
-                var inBase = false
-                for q in 0..<baseCount where ws.candidate[q] == i { inBase = true }
-                if inBase { continue }
-                // Greedy: only ranges that read long at the level's start.
-                if !exhaustive && !(residual(index: i, at: start, planar: model == .planar, ranges: ranges, ws: ws) > 0) { continue }
-                ws.eligible[eligibleCount] = i
-                eligibleCount += 1
+            if exhaustive {
+                for i in 0..<n { ws.eligible[i] = i }
+                eligibleCount = n
+            } else {
+                // Greedy: the `greedyCandidates` longest-reading ranges (largest positive eᵢ/σᵢ at the
+                // level's start), kept in index order — the kernel's rule.
+                for i in 0..<n {
+                    var inBase = false
+                    for q in 0..<baseCount where ws.candidate[q] == i { inBase = true }
+                    if inBase { continue }
+                    let z = residual(index: i, at: start, planar: model == .planar, ranges: ranges, ws: ws) * ws.sqrtWeights[i]
+                    guard z > 0 else { continue }
+                    var slot = -1
+                    if eligibleCount < Self.greedyCandidates {
+                        slot = eligibleCount
+                        eligibleCount += 1
+                    } else {
+                        var weakest = 0
+                        for q in 1..<eligibleCount where ws.s[q] < ws.s[weakest] { weakest = q }
+                        if z > ws.s[weakest] { slot = weakest }
+                    }
+                    if slot >= 0 { ws.eligible[slot] = i; ws.s[slot] = z }
+                }
+                var a = 1
+                while a < eligibleCount {
+                    let index = ws.eligible[a], score = ws.s[a]
+                    var b = a
+                    while b > 0 && ws.eligible[b - 1] > index {
+                        ws.eligible[b] = ws.eligible[b - 1]; ws.s[b] = ws.s[b - 1]; b -= 1
+                    }
+                    ws.eligible[b] = index; ws.s[b] = score
+                    a += 1
+                }
             }
             if eligibleCount < t { break }
             var comb = (0, 1, 2)
@@ -225,6 +250,10 @@ package struct LapackTrilaterator: Trilaterating {
         }
         return 2 * longCount > n
     }
+
+    /// A greedy level tries this many of the longest-reading ranges (the kernel's
+    /// LOCUS_TRIL_GREEDY_CANDIDATES).
+    static let greedyCandidates = 4
 
     /// Candidate fits of the rejection search stop at this step size (the kernel's
     /// LOCUS_TRIL_CANDIDATE_TOLERANCE_M); the chosen fit is then polished.

@@ -18,7 +18,7 @@ package struct TrilaterationConfiguration: Sendable, Equatable {
     /// freedom), search the sets E of at most `maximumRejections` ranges (keeping ≥ p + 1) for the
     /// minimum of χ²(without E) + λ·|E|, among sets whose ranges all read long at the fit without
     /// them (NLOS only lengthens a range). Level k tries every k-subset when k ≤ 3 and C(n, k) ≤ 64,
-    /// else extends the best set of level k − 1 by one range.
+    /// else extends the best set of level k − 1 by one of the 4 ranges reading longest there.
     package var isRobust: Bool
     /// K: most ranges rejected in one fix (≥ 0).
     package var maximumRejections: Int

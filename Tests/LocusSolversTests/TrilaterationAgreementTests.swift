@@ -37,6 +37,25 @@ struct TrilaterationAgreementTests {
         }
     }
 
+    @Test("both paths agree on larger layouts where the search turns greedy", arguments: [16, 24, 40])
+    func pathsAgreeOnGreedyLevels(count: Int) throws {
+        var g = SeededGenerator(seed: UInt64(55 + count))
+        var workspace = TrilaterationWorkspace()
+        var rejections = 0
+        for trial in 0..<60 {
+            let s = trial % 2 == 0 ? TrilaterationScenario.planar(&g, count: count) : .spatial(&g, count: count)
+            var ranges = s.exactRanges.map { $0 + 0.1 * g.nextGaussian() }
+            for i in ranges.indices where g.nextUnit() < 0.2 { ranges[i] += g.uniform(0.3, 2.5) }
+            let kernel = try KernelTrilaterator(configuration: s.configuration()).solve(locators: s.locators, rangesMeters: ranges)
+            let lapack = try LapackTrilaterator(configuration: s.configuration())
+                .solve(locators: s.locators, rangesMeters: ranges, workspace: &workspace)
+            #expect(squaredError(kernel.position, lapack.position, mode: .spatial).squareRoot() <= 1e-9)
+            #expect(kernel.rejectedMask == lapack.rejectedMask)
+            rejections += kernel.rejectedCount
+        }
+        #expect(rejections >= 60 * count / 10, "20 % outliers must exercise the greedy levels")
+    }
+
     @Test("the LAPACKE path solves more locators than the kernel takes and matches exact ranges")
     func lapackHandlesManyLocators() throws {
         var g = SeededGenerator(seed: 60)
