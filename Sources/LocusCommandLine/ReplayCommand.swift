@@ -60,7 +60,9 @@ package enum ReplayCommand: LocusCommand {
         if let path = arguments.string("truth") { truth = try GroundTruth.read(path: path) }
         let trace = try TraceReader.read(path: tracePath)
 
-        let result = ReplayRun.run(trace: trace, engine: &engine)
+        let progress = console.errIsTerminal ? ProgressBar(total: trace.count, label: "replay", console: console) : nil
+        let result = ReplayRun.run(trace: trace, engine: &engine, progress: progress.map { bar in { done in bar.update(done) } })
+        progress?.finish()
         var fixes = result.fixes
         if arguments.flag("smooth") {
             fixes = try ReplaySmoothing.smooth(fixes: fixes, trace: trace, site: site, engine: engine, tracking: tracking)
@@ -115,7 +117,8 @@ package enum ReplayRun {
     }
 
     /// Ingests every row of `trace` in non-decreasing time (ties in file order), then finishes.
-    package static func run(trace: RangeTrace, engine: inout PositioningEngine) -> Output {
+    /// - Parameter progress: called with the number of rows done, every 65,536 rows.
+    package static func run(trace: RangeTrace, engine: inout PositioningEngine, progress: ((Int) -> Void)? = nil) -> Output {
         let tagIndex = trace.tags.map { engine.tagIndex(for: $0) }
         let floorIndex = trace.floors.map { engine.floorIndex($0) }
         let defaultFloor = engine.defaultFloor
@@ -123,7 +126,8 @@ package enum ReplayRun {
         fixes.reserveCapacity(trace.count / 4)
         var events: [ZoneEvent] = []
         var skippedFloor = SkipTally()
-        for i in trace.timeOrder() {
+        for (done, i) in trace.timeOrder().enumerated() {
+            if let progress, done & 0xFFFF == 0 { progress(done) }
             let f = trace.floorIndex[i]
             var floor = defaultFloor
             if f >= 0 {
