@@ -1,3 +1,4 @@
 import BenchHarness
 
 Bench.banner("SolverBench")
+GeometryBench.run()

@@ -70,7 +70,7 @@ extension GeometryReport {
     /// Σ wᵢ (p − pᵢ)(p − pᵢ)ᵀ, followed by the closed-form inverse of `NormalMatrix.dop`.
     /// No square root per locator–cell pair (the range test compares r² with R²).
     /// Complexity O(cells · n) (the dgemm is 20 · cells · n flops).
-    static func batchedCells(grid: GeometryGrid, locators: [Point3], mode: TrilaterationMode, tagHeightMeters h: Double,
+    package static func batchedCells(grid: GeometryGrid, locators: [Point3], mode: TrilaterationMode, tagHeightMeters h: Double,
                              options: GeometryReportOptions) -> [GeometryCell] {
         let n = locators.count
         let spatial = mode == .spatial
@@ -83,6 +83,7 @@ extension GeometryReport {
         var a = [Double](repeating: 0, count: max(1, n) * 10)
         var s = [Double](repeating: 0, count: block * 10)
         var inRange = [Int](repeating: 0, count: block)
+        var xs = [Double](repeating: 0, count: block), ys = [Double](repeating: 0, count: block)
         var cells: [GeometryCell] = []
         cells.reserveCapacity(total)
         var start = 0
@@ -99,26 +100,31 @@ extension GeometryReport {
             }
             for j in 0..<m {
                 let c = grid.centre(index: start + j)
-                var k = 0
-                for i in 0..<n {
-                    let p = locators[i]
-                    let dx = c.x - p.x, dy = c.y - p.y, dz = h - p.z
-                    let r2 = dx * dx + dy * dy + dz * dz
+                xs[j] = c.x
+                ys[j] = c.y
+                inRange[j] = 0
+            }
+            // Locator-major so that W's column i is written contiguously.
+            for i in 0..<n {
+                let p = locators[i]
+                let dz = h - p.z, dz2 = dz * dz
+                let column = i * m
+                for j in 0..<m {
+                    let dx = xs[j] - p.x, dy = ys[j] - p.y
+                    let r2 = dx * dx + dy * dy + dz2
                     if r2 <= range2 {
-                        k += 1
-                        w[j + i * m] = r2 > 0 ? 1 / r2 : 0
+                        inRange[j] += 1
+                        w[column + j] = r2 > 0 ? 1 / r2 : 0
                     } else {
-                        w[j + i * m] = 0
+                        w[column + j] = 0
                     }
                 }
-                inRange[j] = k
             }
             GeometryMatrixProduct.multiply(rows: m, columns: 10, inner: n, a: w, b: a, into: &s)
             for j in 0..<m {
                 let k = inRange[j]
                 guard k >= needed else { cells.append(GeometryCell(locatorsInRange: k, hdop: nil, vdop: nil)); continue }
-                let c = grid.centre(index: start + j)
-                let px = c.x - cx, py = c.y - cy
+                let px = xs[j] - cx, py = ys[j] - cy
                 let s0 = s[j], sx = s[j + m], sy = s[j + 2 * m], sz = s[j + 3 * m]
                 var nm = NormalMatrix()
                 nm.xx = s0 * px * px - 2 * px * sx + s[j + 4 * m]

@@ -267,7 +267,7 @@ package struct GeometryReport: Sendable {
 
     /// The kernel path: per cell, gather the in-range locators into one scratch buffer and call
     /// `locus_tril_dop` on them. One allocation for the scratch, one for the result.
-    static func kernelCells(grid: GeometryGrid, locators: [Point3], mode: TrilaterationMode, tagHeightMeters h: Double,
+    package static func kernelCells(grid: GeometryGrid, locators: [Point3], mode: TrilaterationMode, tagHeightMeters h: Double,
                             options: GeometryReportOptions) -> [GeometryCell] {
         let model: TrilaterationKernel.Model = mode == .spatial ? .spatial : .planar
         let needed = mode == .spatial ? 4 : 3
