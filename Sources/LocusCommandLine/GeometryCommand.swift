@@ -15,7 +15,7 @@ package enum GeometryCommand: LocusCommand {
             .value("max-range", "METRES", "Largest tag–locator distance that still ranges (default 30)."),
             .value("svg", "OUT.svg", "Write the heatmap: HDOP per cell, floor, zones, locators, legend, scale bar."),
             .flag("suggest", "Find where one more locator would most improve the worst area, and by how much."),
-            .value("method", "PATH", "Numeric path of the DOP map (default kernel).", choices: ["kernel", "batched"]),
+            .value("method", "PATH", "Numeric path of the DOP map: batched (one dgemm per block of cells, default) or kernel (C kernel per cell, the reference).", choices: ["kernel", "batched"]),
             .flag("json", "Print the summary as one JSON object."),
         ],
         discussion: """
@@ -44,7 +44,7 @@ package enum GeometryCommand: LocusCommand {
         var options = GeometryReportOptions.standard
         options.gridMeters = try arguments.double("grid", default: options.gridMeters, in: 0.001...10_000)
         options.maximumRangeMeters = try arguments.double("max-range", default: options.maximumRangeMeters, in: 0.01...100_000)
-        options.path = arguments.string("method") == "batched" ? .batched : .kernel
+        options.path = arguments.string("method") == "kernel" ? .kernel : .batched
         if let cells = cellCount(floor: floor, gridMeters: options.gridMeters), cells > Double(options.maximumCells) {
             throw LocusError(.usage, "option '--grid' \(arguments.string("grid") ?? "") gives \(Int(cells)) cells on the "
                              + "\(DecimalText.string(floor.widthMeters, decimals: 1)) × \(DecimalText.string(floor.heightMeters, decimals: 1)) m floor, "

@@ -8,7 +8,9 @@ package struct GeometryReportOptions: Sendable, Equatable {
         /// Per cell, the C kernel `locus_tril_dop` over the in-range locators (the reference).
         case kernel
         /// Per block of cells, one `cblas_dgemm` forming all normal matrices, then a closed-form
-        /// 2×2/3×3 inverse per cell (see `GeometryReport+Batched.swift`).
+        /// 2×2/3×3 inverse per cell (see `GeometryReport+Batched.swift`). The default: measured
+        /// 1.3–1.7× faster than the kernel path at 8 locators, level or faster at 32
+        /// (SolverBench `geometry_map_*`).
         case batched
     }
 
@@ -30,7 +32,7 @@ package struct GeometryReportOptions: Sendable, Equatable {
     /// Memberwise initialiser; every argument defaults to `standard`'s value.
     package init(gridMeters: Double = 0.5, maximumRangeMeters: Double = 30, maximumCells: Int = 1_000_000,
                  coverageHDOP: Double = 2, poorHDOP: Double = 5,
-                 trilateration: TrilaterationConfiguration = .standard, path: Path = .kernel) {
+                 trilateration: TrilaterationConfiguration = .standard, path: Path = .batched) {
         self.gridMeters = gridMeters
         self.maximumRangeMeters = maximumRangeMeters
         self.maximumCells = maximumCells
@@ -40,7 +42,7 @@ package struct GeometryReportOptions: Sendable, Equatable {
         self.path = path
     }
 
-    /// 0.5 m cells, 30 m range, at most 1,000,000 cells, covered at HDOP ≤ 2, poor above 5, kernel path.
+    /// 0.5 m cells, 30 m range, at most 1,000,000 cells, covered at HDOP ≤ 2, poor above 5, batched path.
     package static let standard = GeometryReportOptions()
 }
 

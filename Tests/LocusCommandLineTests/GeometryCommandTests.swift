@@ -87,7 +87,7 @@ struct GeometryCommandTests {
         let dir = TestPaths.temporaryDirectory()
         let site = TestPaths.fixture("sites/hall.json")
         let a = CapturedRun(["geometry", "--site", site, "--svg", dir + "/a.svg", "--suggest"])
-        let b = CapturedRun(["geometry", "--site", site, "--svg", dir + "/b.svg", "--suggest", "--method", "batched"])
+        let b = CapturedRun(["geometry", "--site", site, "--svg", dir + "/b.svg", "--suggest", "--method", "kernel"])
         #expect(a.status == 0 && b.status == 0, "\(a.err) \(b.err)")
         let bytesA = TestPaths.bytes(dir + "/a.svg"), bytesB = TestPaths.bytes(dir + "/b.svg")
         #expect(!bytesA.isEmpty)
@@ -115,7 +115,7 @@ struct GeometryCommandTests {
         for fixture in ["hall", "corridor", "poor-geometry"] {
             let site = TestPaths.fixture("sites/\(fixture).json")
             let k = CapturedRun(["geometry", "--site", site, "--json"])
-            let b = CapturedRun(["geometry", "--site", site, "--json", "--method", "batched"])
+            let b = CapturedRun(["geometry", "--site", site, "--json", "--method", "kernel"])
             #expect(k.status == 0 && k.out == b.out, "\(fixture): \(k.out) vs \(b.out)")
         }
     }

@@ -115,7 +115,7 @@ struct GeometryReportTests {
         var compared = 0, spatialSeen = false
         for floor in floors {
             for range in [12.0, 30.0] {
-                let k = try GeometryReport(floor: floor, options: GeometryReportOptions(gridMeters: 0.7, maximumRangeMeters: range))
+                let k = try GeometryReport(floor: floor, options: GeometryReportOptions(gridMeters: 0.7, maximumRangeMeters: range, path: .kernel))
                 let b = try GeometryReport(floor: floor, options: GeometryReportOptions(gridMeters: 0.7, maximumRangeMeters: range, path: .batched))
                 spatialSeen = spatialSeen || k.mode == .spatial
                 #expect(k.cells.count == b.cells.count)
