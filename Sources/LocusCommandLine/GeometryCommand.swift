@@ -137,7 +137,7 @@ package enum GeometryCommand: LocusCommand {
         }
         if let g = suggestion {
             out += "suggest: one more locator at (\(f(g.position.x)), \(f(g.position.y)), \(f(g.position.z))) m"
-            out += g.improves ? "\n" : " — no position improves this layout much\n"
+            out += g.improves ? "\n" : " — marginal: no position gains 5 % in p95 HDOP or 0.5 % in coverage\n"
             out += "  p95 HDOP \(f(g.before.hdopP95)) → \(f(g.after.hdopP95)),  max \(f(g.before.hdopMax)) → \(f(g.after.hdopMax)),  "
             out += "coverage \(f(100 * g.before.coverage, 1)) % → \(f(100 * g.after.coverage, 1)) %   (\(g.candidates) positions tried)\n"
         }

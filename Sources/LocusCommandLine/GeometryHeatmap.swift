@@ -142,16 +142,17 @@ enum GeometryHeatmap {
         let stepY = tickStep(h, maximumTicks: max(2, (mapH / 45).rounded(.down)))
         let axis: [(String, SVGDocument.Value)] = [("font-size", .number(11)), ("fill", .text("#333333"))]
         let decimals = step < 1 ? 1 : 0, decimalsY = stepY < 1 ? 1 : 0
-        var k = 0.0
-        while k * step <= w + 1e-9 {
-            let x = floor.originX + k * step
+        // Ticks at whole multiples of the step inside the floor (the origin need not be one).
+        var k = (floor.originX / step - 1e-9).rounded(.up)
+        while k * step <= floor.originX + w + 1e-9 {
+            let x = k * step
             svg.line(x1: X(x), y1: Y(floor.originY), x2: X(x), y2: Y(floor.originY) + 5, [("stroke", .text("#222222"))])
             svg.text(n(x, decimals), x: X(x), y: Y(floor.originY) + 18, axis + [("text-anchor", .text("middle"))])
             k += 1
         }
-        k = 0
-        while k * stepY <= h + 1e-9 {
-            let y = floor.originY + k * stepY
+        k = (floor.originY / stepY - 1e-9).rounded(.up)
+        while k * stepY <= floor.originY + h + 1e-9 {
+            let y = k * stepY
             svg.line(x1: X(floor.originX) - 5, y1: Y(y), x2: X(floor.originX), y2: Y(y), [("stroke", .text("#222222"))])
             svg.text(n(y, decimalsY), x: X(floor.originX) - 8, y: Y(y) + 4, axis + [("text-anchor", .text("end"))])
             k += 1

@@ -21,10 +21,11 @@ package struct GeometrySuggestion: Sendable, Equatable {
         self.searchGridMeters = searchGridMeters
     }
 
-    /// True when the proposal lowers p95 HDOP or raises coverage on the report grid.
+    /// True when the proposal is worth a locator: p95 HDOP drops by at least 5 % or coverage rises
+    /// by at least 0.5 percentage points on the report grid (a good layout gains little).
     package var improves: Bool {
         let p0 = before.hdopP95 ?? .infinity, p1 = after.hdopP95 ?? .infinity
-        return p1 < p0 - 1e-9 || after.coverage > before.coverage + 1e-12
+        return (p0.isFinite ? p1 <= 0.95 * p0 : p1.isFinite) || after.coverage >= before.coverage + 0.005
     }
 }
 

@@ -148,4 +148,26 @@ struct GeometryCommandTests {
         #expect(shortWarnings.contains { $0.hasPrefix("geometry.outOfRange: ") && $0.contains("(within x ") }, "\(shortWarnings)")
         #expect((short["coverage"]?.doubleValue ?? 1) < (summary["coverage"]?.doubleValue ?? 0) || warnings.count < shortWarnings.count)
     }
+
+    @Test("axis ticks sit at whole metres when the floor origin is not one, and a good layout's suggestion is called marginal")
+    func ticksAndMarginalSuggestion() throws {
+        let dir = TestPaths.temporaryDirectory()
+        let site = """
+        {"building": {"id": "b"}, "floors": [{"id": "F1", "originX": -3.9858, "originY": -3.5087, "widthM": 8.091, "heightM": 7.02,
+          "tagHeightM": 0.964, "locators": [
+            {"address": 0, "x": -3.42, "y": 3.0, "z": 1.04}, {"address": 1, "x": 0.0, "y": 3.01, "z": 1.04},
+            {"address": 2, "x": 3.6, "y": 2.98, "z": 1.05}, {"address": 3, "x": 3.6, "y": 0.0, "z": 1.04},
+            {"address": 4, "x": 3.57, "y": -3.0, "z": 1.04}, {"address": 5, "x": 0.0, "y": -2.97, "z": 1.04},
+            {"address": 6, "x": -3.47, "y": -2.96, "z": 1.04}, {"address": 7, "x": -3.49, "y": 0.0, "z": 1.05}]}]}
+        """
+        try site.write(toFile: dir + "/site.json", atomically: true, encoding: .utf8)
+        let run = CapturedRun(["geometry", "--site", dir + "/site.json", "--svg", dir + "/g.svg", "--suggest"])
+        #expect(run.status == 0, "\(run.err)")
+        let (ok, check) = XMLCheck.parse(Data(TestPaths.bytes(dir + "/g.svg")))
+        #expect(ok)
+        for label in ["-3", "3", "0", "4"] { #expect(check.texts.contains(label), "missing tick \(label)") }
+        // -3.5087 is not a whole metre: no tick may be labelled -4 (it would sit at -3.5).
+        #expect(!check.texts.contains("-4"))
+        #expect(run.out.contains("— marginal:"), "\(run.out)")
+    }
 }
