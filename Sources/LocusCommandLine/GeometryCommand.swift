@@ -5,6 +5,7 @@ import LocusSolvers
 /// `locus geometry`: judges a floor's locator layout before installing hardware (SPEC §5) — DOP
 /// over a grid, coverage, warnings, an SVG heatmap, and where one more locator would help most.
 package enum GeometryCommand: LocusCommand {
+    /// The option table (drives parsing and `--help`).
     package static let spec = CommandSpec(
         name: "geometry",
         summary: "Judge locator geometry over a floor: HDOP map, coverage, warnings, SVG heatmap, --suggest.",
@@ -29,6 +30,9 @@ package enum GeometryCommand: LocusCommand {
         Exit codes: 0 judged (warnings allowed), 2 usage error or invalid site.
         """)
 
+    /// Loads the site, computes the report (and the suggestion), writes the SVG, prints the summary.
+    /// - Throws: E1001 bad option or a grid over 1,000,000 cells, E3002 unknown floor, E3001 floor
+    ///   without extent (with `floors[i].widthM`), E3xxx/E5002 invalid site, E5001/E5005 file errors.
     package static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
         let path = arguments.string("site") ?? ""
         let site = try SiteDecoder.load(path: path)

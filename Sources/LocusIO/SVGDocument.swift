@@ -6,12 +6,15 @@
 package struct SVGDocument: Sendable {
     /// An attribute value: a number (written with `decimals` digits) or text (escaped).
     package enum Value: Sendable, Equatable {
+        /// A number, written with the document's `decimals` (non-finite as 0).
         case number(Double)
+        /// Text, XML-escaped.
         case text(String)
     }
 
-    /// Width and height of the drawing, user units.
+    /// Width of the drawing, user units (pixels).
     package let width: Double
+    /// Height of the drawing, user units (pixels).
     package let height: Double
     /// Digits after the point for numeric attributes (2: 1/100 px).
     package var decimals: Int

@@ -4,7 +4,18 @@ import LocusNumerics
 /// The normal matrix N = HᵀH of unit line-of-sight rows at one point, upper triangle
 /// (xx, xy, xz, yy, yz, zz); planar uses the 2×2 block.
 package struct NormalMatrix: Sendable, Equatable {
-    package var xx = 0.0, xy = 0.0, xz = 0.0, yy = 0.0, yz = 0.0, zz = 0.0
+    /// N₁₁ = Σ gₓ², unitless.
+    package var xx = 0.0
+    /// N₁₂ = Σ gₓ g_y.
+    package var xy = 0.0
+    /// N₁₃ = Σ gₓ g_z (spatial only).
+    package var xz = 0.0
+    /// N₂₂ = Σ g_y².
+    package var yy = 0.0
+    /// N₂₃ = Σ g_y g_z (spatial only).
+    package var yz = 0.0
+    /// N₃₃ = Σ g_z² (spatial only).
+    package var zz = 0.0
 
     /// The zero matrix.
     package init() {}

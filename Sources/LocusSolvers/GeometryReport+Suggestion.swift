@@ -4,8 +4,9 @@ import LocusCore
 package struct GeometrySuggestion: Sendable, Equatable {
     /// The proposed locator position (x, y on the floor, z the median height of the existing locators).
     package var position: Point3
-    /// Statistics of the report grid without and with the proposed locator.
+    /// Statistics of the report grid without the proposed locator.
     package var before: GeometryStatistics
+    /// Statistics of the report grid with the proposed locator.
     package var after: GeometryStatistics
     /// Candidate positions evaluated.
     package var candidates: Int

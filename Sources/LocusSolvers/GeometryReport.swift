@@ -49,14 +49,17 @@ package struct GeometryReportOptions: Sendable, Equatable {
 /// The cell layout of a report: `columns × rows` equal cells tiling the floor rectangle, row 0 at
 /// the bottom (smallest y), index = row · columns + column.
 package struct GeometryGrid: Sendable, Equatable {
-    /// Lower-left corner of the floor, metres.
+    /// x of the floor's lower-left corner, metres.
     package var originX: Double
+    /// y of the floor's lower-left corner, metres.
     package var originY: Double
-    /// Number of cells along x and y.
+    /// Number of cells along x.
     package var columns: Int
+    /// Number of cells along y.
     package var rows: Int
-    /// Cell size along x (W / columns) and y (H / rows), metres.
+    /// Cell size along x, Δx = W / columns, metres.
     package var cellWidthMeters: Double
+    /// Cell size along y, Δy = H / rows, metres.
     package var cellHeightMeters: Double
 
     /// The layout for a floor of width W and height H at requested cell size a:
@@ -131,10 +134,12 @@ package struct GeometryStatistics: Sendable, Equatable {
     package var outOfRangeCells: Int
     /// Cells with HDOP above `poorHDOP`, or enough locators but a degenerate geometry.
     package var poorCells: Int
-    /// Percentiles of HDOP over solvable cells (linear interpolation between order statistics,
-    /// rank q·(N − 1)); nil when no cell is solvable.
+    /// Median HDOP over solvable cells (linear interpolation between order statistics, rank
+    /// q·(N − 1)); nil when no cell is solvable.
     package var hdopP50: Double?
+    /// 95th-percentile HDOP over solvable cells (as `hdopP50`); nil when none is solvable.
     package var hdopP95: Double?
+    /// Largest HDOP over solvable cells; nil when none is solvable.
     package var hdopMax: Double?
     /// Largest VDOP (spatial floors).
     package var vdopMax: Double?
