@@ -167,6 +167,23 @@ struct GeometryReportTests {
         #expect(zones.count == 1 && zones.first?.hasPrefix("zone 'doorway'") == true, "\(zones)")
     }
 
+    @Test("a spatial layout on one tilted plane is warned as coplanar and reports VDOP; a true 3-D layout is not warned")
+    func coplanarWarned() throws {
+        // z = 0.5·x + 1 for every locator: height spread 10 m > 0.2 × the horizontal diagonal → spatial.
+        let tilted = [(0.0, 0.0), (20.0, 0.0), (20.0, 15.0), (0.0, 15.0), (10.0, 7.0)].map { Point3(x: $0.0, y: $0.1, z: 0.5 * $0.0 + 1) }
+        let floor = Floor(id: "s", widthMeters: 20, heightMeters: 15, tagHeightMeters: 1.2, locators: GeometryFixture.locators(tilted))
+        let report = try GeometryReport(floor: floor, options: GeometryReportOptions(gridMeters: 1))
+        #expect(report.mode == .spatial)
+        #expect(report.warnings.map(\.key).contains("geometry.locatorsCoplanar"), "\(report.warnings)")
+        var lifted = floor
+        lifted.locators[4].position.z = 9
+        lifted.locators[1].position.z = 1
+        let solid = try GeometryReport(floor: lifted, options: GeometryReportOptions(gridMeters: 1))
+        #expect(solid.mode == .spatial)
+        #expect(!solid.warnings.map(\.key).contains("geometry.locatorsCoplanar"), "\(solid.warnings)")
+        #expect(solid.statistics.vdopMax != nil && solid.cells.contains { $0.vdop != nil })
+    }
+
     @Test("a locator outside the floor rectangle is named in a warning")
     func locatorOutsideFloor() throws {
         var floor = GeometryFixture.hall
