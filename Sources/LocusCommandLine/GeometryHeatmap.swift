@@ -79,7 +79,13 @@ enum GeometryHeatmap {
         let sideLegend = mapH >= 330
         let left = 64.0, top = 108.0, bottom = 84.0
         let width = (left + mapW + (sideLegend ? 36 + 210 : 40)).rounded(.up)
-        let height = (top + (sideLegend ? max(mapH, 450) : mapH + 100 + 96) + (sideLegend ? bottom : 0)).rounded(.up)
+        // Warnings listed under the drawing (at most 5 lines, each cut to the width).
+        var warningLines = report.warnings.prefix(5).map { "⚠ " + $0.description }
+        if report.warnings.count > 5 { warningLines.append("… and \(report.warnings.count - 5) more (see the text or --json summary)") }
+        let mapBlockBottom = top + (sideLegend ? mapH + bottom : mapH + 100 + 96)
+        let warningsTop = max(mapBlockBottom, sideLegend ? top + 450 + 24 : 0) + 6
+        let height = (warningLines.isEmpty ? max(mapBlockBottom, sideLegend ? top + 450 + bottom : 0)
+                      : warningsTop + 18 * Double(warningLines.count) + 10).rounded(.up)
         func X(_ x: Double) -> Double { left + (x - floor.originX) * scale }
         func Y(_ y: Double) -> Double { top + (floor.originY + h - y) * scale }
         let halo: [(String, SVGDocument.Value)] = [("stroke", .text("#FFFFFF")), ("stroke-width", .number(3)),
@@ -100,6 +106,7 @@ enum GeometryHeatmap {
         if let s = suggestion {
             var line4 = "+1 locator at (\(n(s.position.x, 1)), \(n(s.position.y, 1))) m: p95 \(opt(s.before.hdopP95)) → \(opt(s.after.hdopP95)), "
             line4 += "coverage \(n(100 * s.before.coverage, 1)) → \(n(100 * s.after.coverage, 1)) %"
+            if !s.improves { line4 += " — marginal gain" }
             svg.text(line4, x: left, y: 91, [("font-size", .number(12.5)), ("font-weight", .text("bold")), ("fill", .text("#2166AC"))])
         }
 
@@ -207,6 +214,14 @@ enum GeometryHeatmap {
             verticalLegend(&svg, x: left + mapW + 40, top: top, report: report, withSuggestion: suggestion != nil)
         } else {
             horizontalLegend(&svg, x: left, top: top + mapH + 100, report: report, withSuggestion: suggestion != nil)
+        }
+        if !warningLines.isEmpty {
+            let maximumCharacters = max(40, Int((width - left - 12) / 6.4))
+            for (i, line) in warningLines.enumerated() {
+                let text = line.count > maximumCharacters ? String(line.prefix(maximumCharacters - 1)) + "…" : line
+                svg.text(text, x: left, y: warningsTop + 18 * Double(i) + 12,
+                         [("font-size", .number(11)), ("fill", .text("#B2182B"))])
+            }
         }
         return svg.bytes
     }
