@@ -65,6 +65,13 @@ struct GeometryCommandTests {
         #expect(warnings.contains { $0.hasPrefix("geometry.poorHDOP: ") && $0.contains("HDOP > 5") }, "\(warnings)")
         #expect((summary["hdop_max"]?.doubleValue ?? 0) > 5)
         #expect((summary["coverage"]?.doubleValue ?? 1) < 0.95)
+        // The heatmap lists the same warnings under the drawing.
+        let dir = TestPaths.temporaryDirectory()
+        let drawn = CapturedRun(["geometry", "--site", TestPaths.fixture("sites/poor-geometry.json"), "--svg", dir + "/p.svg"])
+        #expect(drawn.status == 0)
+        let (ok, check) = XMLCheck.parse(Data(TestPaths.bytes(dir + "/p.svg")))
+        #expect(ok)
+        #expect(check.texts.contains { $0.hasPrefix("⚠ geometry.poorHDOP: ") }, "\(check.texts)")
     }
 
     @Test("--suggest on poor-geometry lowers p95 HDOP and says where and by how much")
