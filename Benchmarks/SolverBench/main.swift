@@ -147,3 +147,5 @@ for r in rows {
     table += "\(String(format: "%.3f", r.kernelRMSE)) |\n"
 }
 FileHandle.standardError.write(Data(table.utf8))
+
+GeometryBench.run()

@@ -9,6 +9,7 @@ package enum LocusTool {
         ZonesCommand.self,
         SimulateCommand.self,
         LintCommand.self,
+        GeometryCommand.self,
     ]
 
     package static var overview: String {

@@ -1,0 +1,154 @@
+import LocusCore
+import LocusIO
+import LocusSolvers
+
+/// `locus geometry`: judges a floor's locator layout before installing hardware (SPEC §5) — DOP
+/// over a grid, coverage, warnings, an SVG heatmap, and where one more locator would help most.
+package enum GeometryCommand: LocusCommand {
+    /// The option table (drives parsing and `--help`).
+    package static let spec = CommandSpec(
+        name: "geometry",
+        summary: "Judge locator geometry over a floor: HDOP map, coverage, warnings, SVG heatmap, --suggest.",
+        options: [
+            .value("site", "SITE", "Site JSON (SPEC §1).", required: true),
+            .value("floor", "ID", "Floor to judge (default: the site's first floor)."),
+            .value("grid", "METRES", "Cell size of the grid (default 0.5; at most 1,000,000 cells)."),
+            .value("max-range", "METRES", "Largest tag–locator distance that still ranges (default 30)."),
+            .value("svg", "OUT.svg", "Write the heatmap: HDOP per cell, floor, zones, locators, legend, scale bar."),
+            .flag("suggest", "Find where one more locator would most improve the worst area, and by how much."),
+            .value("method", "PATH", "Numeric path of the DOP map: batched (one dgemm per block of cells, default) or kernel (C kernel per cell, the reference).", choices: ["kernel", "batched"]),
+            .flag("json", "Print the summary as one JSON object."),
+        ],
+        discussion: """
+        Per cell centre (tag at the floor's tagHeightM) the locators within --max-range give
+        H (unit line-of-sight rows), Q = (HᵀH)⁻¹ and HDOP = √(Q₁₁+Q₂₂): the position error is about
+        HDOP × the range error. Coverage is the fraction of cells with HDOP ≤ 2 and at least 3
+        locators in range (4 on a spatial floor). Warnings: collinear/coplanar locators, locators
+        outside the floor, areas out of range or with HDOP > 5 (with their bounding box), zones in
+        poor geometry. --suggest tries positions every ~1 m along the walls and on an interior grid
+        (at the median locator height) and picks the one with the lowest 95th-percentile HDOP.
+        Exit codes: 0 judged (warnings allowed), 2 usage error or invalid site.
+        """)
+
+    /// Loads the site, computes the report (and the suggestion), writes the SVG, prints the summary.
+    /// - Throws: E1001 bad option or a grid over 1,000,000 cells, E3002 unknown floor, E3001 floor
+    ///   without extent (with `floors[i].widthM`), E3xxx/E5002 invalid site, E5001/E5005 file errors.
+    package static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
+        let path = arguments.string("site") ?? ""
+        let site = try SiteDecoder.load(path: path)
+        var floorIndex = 0
+        if let id = arguments.string("floor") {
+            guard let i = site.floors.firstIndex(where: { $0.id.rawValue == id }) else {
+                throw LocusError(.unknownFloor, "no floor '\(id)' in the site (floors: \(site.floors.map(\.id.rawValue).joined(separator: ", ")))",
+                                 context: LocusError.Context(file: path))
+            }
+            floorIndex = i
+        }
+        let floor = site.floors[floorIndex]
+        var options = GeometryReportOptions.standard
+        options.gridMeters = try arguments.double("grid", default: options.gridMeters, in: 0.001...10_000)
+        options.maximumRangeMeters = try arguments.double("max-range", default: options.maximumRangeMeters, in: 0.01...100_000)
+        options.path = arguments.string("method") == "kernel" ? .kernel : .batched
+        if let cells = cellCount(floor: floor, gridMeters: options.gridMeters), cells > Double(options.maximumCells) {
+            throw LocusError(.usage, "option '--grid' \(arguments.string("grid") ?? "") gives \(Int(cells)) cells on the "
+                             + "\(DecimalText.string(floor.widthMeters, decimals: 1)) × \(DecimalText.string(floor.heightMeters, decimals: 1)) m floor, "
+                             + "more than the \(options.maximumCells) allowed: use a coarser grid (see: locus geometry --help)")
+        }
+        let report: GeometryReport
+        do {
+            report = try GeometryReport(floor: floor, options: options)
+        } catch {
+            var e = error
+            if e.code == .noFloorMap { e.context.jsonPath = "floors[\(floorIndex)].widthM" }
+            throw e.inFile(path)
+        }
+        let suggestion = arguments.flag("suggest") ? try report.suggestion() : nil
+        var title = "Locator geometry — "
+        title += site.building.name.isEmpty ? site.building.id : site.building.name
+        title += ", floor \(floor.id)" + (floor.name.isEmpty ? "" : " (\(floor.name))")
+        if let svgPath = arguments.string("svg") {
+            try FileBytes.write(GeometryHeatmap.svg(report: report, suggestion: suggestion, title: title), to: svgPath)
+        }
+        if arguments.flag("json") {
+            console.out(JSONWriter(style: .compact).string(summary(report, suggestion: suggestion, svg: arguments.string("svg"))) + "\n")
+        } else {
+            console.out(text(report, suggestion: suggestion, site: site, path: path, svg: arguments.string("svg")))
+        }
+        return 0
+    }
+
+    /// ⌈W/a⌉·⌈H/a⌉ as `GeometryGrid` counts it; nil when the floor has no extent (the report says why).
+    static func cellCount(floor: Floor, gridMeters a: Double) -> Double? {
+        guard floor.widthMeters > 0, floor.heightMeters > 0 else { return nil }
+        return max(1, (floor.widthMeters / a - 1e-9).rounded(.up)) * max(1, (floor.heightMeters / a - 1e-9).rounded(.up))
+    }
+
+    static func statisticsJSON(_ s: GeometryStatistics) -> [(String, JSONValue)] {
+        func opt(_ x: Double?) -> JSONValue { x.map { .number($0, .fixed(4)) } ?? .null }
+        return [("hdop_p50", opt(s.hdopP50)), ("hdop_p95", opt(s.hdopP95)), ("hdop_max", opt(s.hdopMax)),
+                ("coverage", .number(s.coverage, .fixed(4)))]
+    }
+
+    /// The `--json` summary: SPEC keys `cells`, `hdop_p50`, `hdop_p95`, `hdop_max`, `coverage`,
+    /// `warnings`, and more (floor, mode, grid, solvable and poor fractions, suggestion, svg).
+    static func summary(_ r: GeometryReport, suggestion: GeometrySuggestion?, svg: String?) -> JSONValue {
+        let s = r.statistics
+        var members: [(String, JSONValue)] = [
+            ("floor", .string(r.floor.id.rawValue)),
+            ("mode", .string(r.mode == .spatial ? "spatial" : "planar")),
+            ("locators", .integer(r.locators.count)),
+            ("grid_m", .number(r.grid.cellWidthMeters, .fixed(4))),
+            ("columns", .integer(r.grid.columns)), ("rows", .integer(r.grid.rows)),
+            ("max_range_m", .number(r.options.maximumRangeMeters, .fixed(2))),
+            ("cells", .integer(s.cells)),
+            ("solvable_cells", .integer(s.solvableCells)),
+        ]
+        members += statisticsJSON(s)
+        if let v = s.vdopMax { members.append(("vdop_max", .number(v, .fixed(4)))) }
+        members.append(("out_of_range_fraction", .number(s.cells > 0 ? Double(s.outOfRangeCells) / Double(s.cells) : 0, .fixed(4))))
+        members.append(("poor_fraction", .number(s.cells > 0 ? Double(s.poorCells) / Double(s.cells) : 0, .fixed(4))))
+        members.append(("warnings", .array(r.warnings.map { .string($0.description) })))
+        if let g = suggestion {
+            members.append(("suggestion", .object([
+                ("x", .number(g.position.x, .fixed(3))), ("y", .number(g.position.y, .fixed(3))), ("z", .number(g.position.z, .fixed(3))),
+                ("improves", .bool(g.improves)),
+                ("before", .object(statisticsJSON(g.before))), ("after", .object(statisticsJSON(g.after))),
+                ("candidates", .integer(g.candidates)),
+            ])))
+        }
+        if let svg { members.append(("svg", .string(svg))) }
+        return .object(members)
+    }
+
+    /// The human summary: a compact table, the warnings, the suggestion.
+    static func text(_ r: GeometryReport, suggestion: GeometrySuggestion?, site: Site, path: String, svg: String?) -> String {
+        let s = r.statistics
+        func f(_ x: Double?, _ d: Int = 2) -> String { x.map { DecimalText.string($0, decimals: d) } ?? "n/a" }
+        func pct(_ part: Int) -> String { f(s.cells > 0 ? 100 * Double(part) / Double(s.cells) : 0, 1) + " %" }
+        var out = "geometry \(path): floor \(r.floor.id)\(r.floor.name.isEmpty ? "" : " (\(r.floor.name))"), "
+        out += "\(r.mode == .spatial ? "spatial" : "planar"), \(r.locators.count) locators, "
+        out += "\(r.grid.columns) × \(r.grid.rows) cells of \(f(r.grid.cellWidthMeters)) m, range \(f(r.options.maximumRangeMeters, 0)) m\n"
+        out += "  HDOP       p50 \(f(s.hdopP50))   p95 \(f(s.hdopP95))   max \(f(s.hdopMax))"
+        if let v = s.vdopMax { out += "   (VDOP max \(f(v)))" }
+        out += "\n"
+        out += "  coverage   \(pct(s.coveredCells)) of the floor (HDOP ≤ \(f(r.options.coverageHDOP, 0)), ≥ \(r.locatorsNeeded) locators in range)\n"
+        out += "  no fix     \(pct(s.cells - s.solvableCells))   HDOP > \(f(r.options.poorHDOP, 0))  \(pct(s.poorCells))\n"
+        if r.warnings.isEmpty {
+            out += "no warnings\n"
+        } else {
+            out += "warnings (\(r.warnings.count)):\n"
+            for w in r.warnings { out += "  \(w)\n" }
+        }
+        if let g = suggestion {
+            out += "suggest: one more locator at (\(f(g.position.x)), \(f(g.position.y)), \(f(g.position.z))) m"
+            out += g.improves ? "\n" : " — marginal: no position gains 5 % in p95 HDOP or 0.5 % in coverage\n"
+            out += "  p95 HDOP \(f(g.before.hdopP95)) → \(f(g.after.hdopP95)),  max \(f(g.before.hdopMax)) → \(f(g.after.hdopMax)),  "
+            out += "coverage \(f(100 * g.before.coverage, 1)) % → \(f(100 * g.after.coverage, 1)) %   (\(g.candidates) positions tried)\n"
+        }
+        if site.floors.count > 1 {
+            out += "other floors: \(site.floors.filter { $0.id != r.floor.id }.map(\.id.rawValue).joined(separator: ", ")) (use --floor)\n"
+        }
+        if let svg { out += "heatmap: \(svg)\n" }
+        return out
+    }
+}

@@ -1,0 +1,137 @@
+import LocusCore
+
+/// Where one more locator would most improve a floor's worst area, and by how much.
+package struct GeometrySuggestion: Sendable, Equatable {
+    /// The proposed locator position (x, y on the floor, z the median height of the existing locators).
+    package var position: Point3
+    /// Statistics of the report grid without the proposed locator.
+    package var before: GeometryStatistics
+    /// Statistics of the report grid with the proposed locator.
+    package var after: GeometryStatistics
+    /// Candidate positions evaluated.
+    package var candidates: Int
+    /// Cell size of the coarse grid the search scored candidates on, metres.
+    package var searchGridMeters: Double
+
+    /// Memberwise initialiser.
+    package init(position: Point3, before: GeometryStatistics, after: GeometryStatistics, candidates: Int, searchGridMeters: Double) {
+        self.position = position
+        self.before = before
+        self.after = after
+        self.candidates = candidates
+        self.searchGridMeters = searchGridMeters
+    }
+
+    /// True when the proposal is worth a locator: p95 HDOP drops by at least 5 % or coverage rises
+    /// by at least 0.5 percentage points on the report grid (a good layout gains little).
+    package var improves: Bool {
+        let p0 = before.hdopP95 ?? .infinity, p1 = after.hdopP95 ?? .infinity
+        return (p0.isFinite ? p1 <= 0.95 * p0 : p1.isFinite) || after.coverage >= before.coverage + 0.005
+    }
+}
+
+extension GeometryReport {
+    /// HDOP counted for a cell that cannot be positioned when scoring candidates ("very bad").
+    package static let unsolvableHDOP = 99.0
+    /// Cells of the coarse search grid, at most.
+    package static let searchCells = 4000.0
+
+    /// Proposes one more locator: the candidate that minimises the 95th-percentile HDOP over the
+    /// floor with unsolvable cells counted as HDOP 99 (ties: higher coverage, then lower mean).
+    ///
+    /// Candidates: every ~1 m along the floor perimeter (max(1, P/400) m) and a coarse interior grid
+    /// (max(1, √(WH/400)) m), all at the median locator height. Scoring runs on a coarse grid of at
+    /// most 4,000 cells whose normal matrices N = Σ g gᵀ are formed once; a candidate adds its row
+    /// to the cells in its range (N' = N + g gᵀ, O(1) each), so the search costs
+    /// O(candidates · cells) instead of O(candidates · cells · n). The winner is then evaluated on
+    /// the report's own grid for the before/after numbers.
+    /// - Throws: E3001/E1003 as `init(floor:options:)` (not expected: the grid was valid).
+    package func suggestion() throws(LocusError) -> GeometrySuggestion {
+                let area = floor.widthMeters * floor.heightMeters
+        var searchOptions = options
+        searchOptions.gridMeters = max(options.gridMeters, (area / Self.searchCells).squareRoot())
+        let search = try GeometryGrid(floor: floor, gridMeters: searchOptions.gridMeters, maximumCells: options.maximumCells)
+        let h = floor.tagHeightMeters
+        let spatial = mode == .spatial
+        let needed = spatial ? 4 : 3
+        let range2 = options.maximumRangeMeters * options.maximumRangeMeters
+        let rcond = options.trilateration.minimumReciprocalCondition, maxDOP = options.trilateration.maximumDOP
+
+        let centres = search.centres
+        var base = [NormalMatrix](repeating: NormalMatrix(), count: centres.count)
+        var counts = [Int](repeating: 0, count: centres.count)
+        for (j, c) in centres.enumerated() {
+            for p in locators {
+                let dx = c.x - p.x, dy = c.y - p.y, dz = h - p.z
+                if dx * dx + dy * dy + dz * dz <= range2 {
+                    counts[j] += 1
+                    base[j].add(dx: dx, dy: dy, dz: dz)
+                }
+            }
+        }
+        let heights = locators.map(\.z).sorted()
+        let z = heights.isEmpty ? h + 1.5
+            : (heights.count % 2 == 1 ? heights[heights.count / 2] : 0.5 * (heights[heights.count / 2 - 1] + heights[heights.count / 2]))
+
+        var values = [Double](repeating: 0, count: centres.count)
+        func score(_ candidate: Point3?) -> (p95: Double, coverage: Double, mean: Double) {
+            var covered = 0, sum = 0.0
+            for j in centres.indices {
+                var n = base[j], k = counts[j]
+                if let q = candidate {
+                    let dx = centres[j].x - q.x, dy = centres[j].y - q.y, dz = h - q.z
+                    if dx * dx + dy * dy + dz * dz <= range2 { n.add(dx: dx, dy: dy, dz: dz); k += 1 }
+                }
+                var v = Self.unsolvableHDOP
+                if k >= needed, let d = n.dop(spatial: spatial, minimumReciprocalCondition: rcond, maximumDOP: maxDOP) {
+                    v = min(d.hdop, Self.unsolvableHDOP)
+                    if d.hdop <= options.coverageHDOP { covered += 1 }
+                }
+                values[j] = v
+                sum += v
+            }
+            values.sort()
+            let p95 = GeometryStatistics.percentile(sorted: values, 0.95) ?? Self.unsolvableHDOP
+            let count = Double(max(1, centres.count))
+            return (p95, Double(covered) / count, sum / count)
+        }
+        func better(_ a: (p95: Double, coverage: Double, mean: Double), than b: (p95: Double, coverage: Double, mean: Double)) -> Bool {
+            if abs(a.p95 - b.p95) > 1e-9 { return a.p95 < b.p95 }
+            if abs(a.coverage - b.coverage) > 1e-12 { return a.coverage > b.coverage }
+            return a.mean < b.mean - 1e-12
+        }
+
+        var candidates: [Point2] = []
+        let x0 = floor.originX, y0 = floor.originY, w = floor.widthMeters, hh = floor.heightMeters
+        let perimeterStep = max(1, 2 * (w + hh) / 400)
+        let nx = max(1, Int((w / perimeterStep).rounded(.up))), ny = max(1, Int((hh / perimeterStep).rounded(.up)))
+        for i in 0...nx {
+            let x = x0 + w * Double(i) / Double(nx)
+            candidates.append(Point2(x: x, y: y0))
+            candidates.append(Point2(x: x, y: y0 + hh))
+        }
+        for j in 1..<ny {
+            let y = y0 + hh * Double(j) / Double(ny)
+            candidates.append(Point2(x: x0, y: y))
+            candidates.append(Point2(x: x0 + w, y: y))
+        }
+        let interiorStep = max(1, (area / 400).squareRoot())
+        let mx = max(1, Int((w / interiorStep).rounded(.down))), my = max(1, Int((hh / interiorStep).rounded(.down)))
+        for j in 0..<my {
+            for i in 0..<mx {
+                candidates.append(Point2(x: x0 + w * (Double(i) + 0.5) / Double(mx), y: y0 + hh * (Double(j) + 0.5) / Double(my)))
+            }
+        }
+
+        var best = Point3(x: candidates[0].x, y: candidates[0].y, z: z)
+        var bestScore = score(best)
+        for c in candidates.dropFirst() {
+            let q = Point3(x: c.x, y: c.y, z: z)
+            let s = score(q)
+            if better(s, than: bestScore) { best = q; bestScore = s }
+        }
+        let after = try GeometryReport(floor: floor, locators: locators + [best], options: options)
+        return GeometrySuggestion(position: best, before: statistics, after: after.statistics,
+                                  candidates: candidates.count, searchGridMeters: search.cellWidthMeters)
+    }
+}
