@@ -7,6 +7,7 @@ package enum LocusTool {
     package static let commands: [any LocusCommand.Type] = [
         ReplayCommand.self,
         SimulateCommand.self,
+        CalibrateCommand.self,
     ]
 
     package static var overview: String {
