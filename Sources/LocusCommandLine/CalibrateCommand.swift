@@ -15,9 +15,9 @@ package enum CalibrateCommand: LocusCommand {
             .value("truth", "TRUTH", "Truth CSV t,[tag,]x,y[,z]: where each tag was (interpolated linearly in time).", required: true),
             .value("out", "SITE_OUT", "Write the site with the estimated biasM (locators without enough samples keep theirs)."),
             .value("floor", "ID", "Floor for rows without a floor column (default: the site's first floor)."),
-            .value("estimator", "KIND", "huber: Huber M-estimate, one LAPACKE least squares over all locators (default); median: per-locator median.",
-                   choices: ["huber", "median"]),
-            .flag("slope", "Fit error = bias + slope·distance per locator (huber); biasM is then the fit at the mean distance."),
+            .value("estimator", "KIND", "tukey: Huber then Tukey bisquare M-estimate, one LAPACKE least squares over all locators per pass (default); huber: the Huber stage only; median: per-locator median.",
+                   choices: ["tukey", "huber", "median"]),
+            .flag("slope", "Fit error = bias + slope·distance per locator (tukey/huber); biasM is then the fit at the mean distance."),
             .value("height", "SOURCE", "Tag height for the true distance: auto (the floor's tagHeightM on planar floors, the truth's z otherwise, default), floor, or truth.",
                    choices: ["auto", "floor", "truth"]),
             .value("min-samples", "N", "Samples a locator needs to be estimated (default 10)."),
@@ -25,7 +25,7 @@ package enum CalibrateCommand: LocusCommand {
         ],
         discussion: """
         For every range row with truth at its time: e = r − ‖p_truth(t) − aᵢ‖. Per locator the bias b̂ᵢ is
-        the Huber estimate of e (or its median), σ̂ᵢ = 1.4826·MAD of the residuals. The method and the
+        the robust M-estimate of e (or its median), σ̂ᵢ = 1.4826·MAD of the residuals. The method and the
         figures on real data are in docs/calibration.md.
         Exit codes: 0 success, 1 failure at run time, 2 usage error or invalid input.
         """)
@@ -40,10 +40,10 @@ package enum CalibrateCommand: LocusCommand {
     package static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
         let tracePath = arguments.string("trace") ?? ""
         var configuration = RangeCalibrationConfiguration.standard
-        configuration.estimator = arguments.string("estimator") == "median" ? .median : .huber
+        configuration.estimator = RangeCalibrationConfiguration.Estimator(rawValue: arguments.string("estimator") ?? "tukey") ?? .tukey
         configuration.fitsSlope = arguments.flag("slope")
         if configuration.fitsSlope && configuration.estimator == .median {
-            throw LocusError(.usage, "--slope needs --estimator huber (see: locus calibrate --help)")
+            throw LocusError(.usage, "--slope needs --estimator tukey or huber (see: locus calibrate --help)")
         }
         configuration.minimumSamples = try arguments.integer("min-samples", default: 10, in: 1...Int.max)
         let heightChoice = arguments.string("height") ?? "auto"
@@ -186,7 +186,7 @@ struct CalibrationSummary {
         func pad(_ text: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - text.count)) + text }
         for r in floors {
             s += "floor \(r.floor.id) (tag height from \(r.heightSource)"
-            if configuration.estimator == .huber { s += ", \(r.calibration.iterations) reweighting passes" }
+            if configuration.estimator != .median { s += ", \(r.calibration.iterations) reweighting passes" }
             s += ")\n"
             var header = pad("address", 9) + pad("samples", 9) + pad("bias_m", 9) + pad("median_m", 10) + pad("sigma_m", 9)
             if configuration.fitsSlope { header += pad("slope", 9) + pad("icept_m", 9) }

@@ -11,8 +11,12 @@ package struct RangeCalibrationConfiguration: Sendable, Hashable {
         /// b̂ᵢ = median(eₖ) per locator: simple and robust, no LAPACKE.
         case median
         /// Huber M-estimate by iteratively reweighted least squares, one `dgels` solve over all
-        /// locators per pass (the default).
+        /// locators per pass.
         case huber
+        /// The Huber estimate, then Tukey's bisquare (redescending: ranges beyond c·σ̂ weigh 0) with
+        /// the scale σ̂ held at the Huber fit's: the one-sided NLOS tail no longer pulls the bias
+        /// (the default).
+        case tukey
     }
 
     /// The estimator whose value is written to the site.
@@ -23,6 +27,9 @@ package struct RangeCalibrationConfiguration: Sendable, Hashable {
     /// Huber threshold k in units of the locator's robust scale: residuals with |u| ≤ k weigh 1,
     /// larger ones k/|u| (1.345 gives 95 % efficiency under Gaussian noise).
     package var huberThreshold: Double
+    /// Tukey bisquare threshold c in units of the scale: w = (1 − (u/c)²)² for |u| < c, else 0
+    /// (4.685 gives 95 % efficiency under Gaussian noise).
+    package var tukeyThreshold: Double
     /// Most reweighting passes.
     package var maximumIterations: Int
     /// The passes stop when no parameter moves by more than this, metres (or per metre for slopes).
@@ -33,19 +40,21 @@ package struct RangeCalibrationConfiguration: Sendable, Hashable {
     package var minimumScaleMeters: Double
 
     /// Creates settings; every argument defaults to the value of `standard`.
-    package init(estimator: Estimator = .huber, fitsSlope: Bool = false, huberThreshold: Double = 1.345,
-                 maximumIterations: Int = 50, convergenceMeters: Double = 1e-6, minimumSamples: Int = 10,
+    package init(estimator: Estimator = .tukey, fitsSlope: Bool = false, huberThreshold: Double = 1.345,
+                 tukeyThreshold: Double = 4.685, maximumIterations: Int = 50, convergenceMeters: Double = 1e-6, minimumSamples: Int = 10,
                  minimumScaleMeters: Double = 0.002) {
         self.estimator = estimator
         self.fitsSlope = fitsSlope
         self.huberThreshold = huberThreshold
+        self.tukeyThreshold = tukeyThreshold
         self.maximumIterations = maximumIterations
         self.convergenceMeters = convergenceMeters
         self.minimumSamples = minimumSamples
         self.minimumScaleMeters = minimumScaleMeters
     }
 
-    /// Huber (k = 1.345) bias-only model, at most 50 passes to 1 µm, at least 10 samples per locator.
+    /// Huber (k = 1.345) then Tukey (c = 4.685), bias-only model, at most 50 passes per stage to
+    /// 1 µm, at least 10 samples per locator.
     package static let standard = RangeCalibrationConfiguration()
 }
 
@@ -106,11 +115,12 @@ package struct LocatorCalibration: Sendable, Hashable {
 /// Range-bias calibration: each locator's bias bᵢ (antenna delay) and noise σᵢ from ranges
 /// recorded at known tag positions.
 ///
-/// Model: eₖ = rₖ − ‖pₖ − aᵢ‖ = bᵢ (+ sᵢ·dₖ) + εₖ. The Huber estimate minimises
+/// Model: eₖ = rₖ − ‖pₖ − aᵢ‖ = bᵢ (+ sᵢ·dₖ) + εₖ. The M-estimate minimises
 /// Σₖ ρ((eₖ − bᵢ − sᵢdₖ)/σᵢ) by IRLS: start from the medians, then each pass solves the stacked
 /// weighted problem min ‖W^½(A θ − e)‖₂ for θ = (b₀…bₙ₋₁[, s₀…sₙ₋₁]) with one LAPACKE `dgels`
-/// (A has one indicator column per locator and, with slopes, one distance column), weights
-/// wₖ = min(1, k/|uₖ|)/σᵢ², uₖ = residual/σᵢ, σᵢ = 1.4826·MAD of the current residuals.
+/// (A has one indicator column per locator and, with slopes, one distance column per locator).
+/// Huber stage: wₖ = min(1, k/|uₖ|)/σᵢ², uₖ = residualₖ/σᵢ, σᵢ = 1.4826·MAD of the current
+/// residuals; Tukey stage (default): wₖ = (1 − (uₖ/c)²)²₊/σᵢ² with σᵢ held at the Huber fit's.
 package struct RangeCalibration: Sendable, Hashable {
     /// Per locator, in the floor's order.
     package var locators: [LocatorCalibration]
@@ -154,8 +164,8 @@ package struct RangeCalibration: Sendable, Hashable {
                 result.locators[slot].sigmaMeters = Self.robustScale(e.map { $0 - median })
             }
         }
-        if configuration.estimator == .huber {
-            try result.fitHuber(included: included, errors: errorsBySlot, distances: distancesBySlot)
+        if configuration.estimator != .median {
+            try result.fitRobust(included: included, errors: errorsBySlot, distances: distancesBySlot)
         }
         return result
     }
@@ -171,8 +181,8 @@ package struct RangeCalibration: Sendable, Hashable {
         return copy
     }
 
-    /// Huber IRLS through LAPACKE (see the type's documentation).
-    private mutating func fitHuber(included: [Int], errors: [[Double]], distances: [[Double]]) throws(LocusError) {
+    /// Huber (then, for `.tukey`, bisquare) IRLS through LAPACKE (see the type's documentation).
+    private mutating func fitRobust(included: [Int], errors: [[Double]], distances: [[Double]]) throws(LocusError) {
         let c = configuration
         let locatorCount = included.count
         let columns = c.fitsSlope ? 2 * locatorCount : locatorCount
@@ -192,52 +202,70 @@ package struct RangeCalibration: Sendable, Hashable {
         func residual(_ j: Int, _ slot: Int, _ k: Int) -> Double {
             errors[slot][k] - intercept[j] - slope[j] * (distances[slot][k] - meanDistance[j])
         }
-        var a = [Double](repeating: 0, count: rows * columns)
-        var b = [Double](repeating: 0, count: rows)
-        var work = [Double](repeating: 0, count: CalibrationLeastSquares.workspaceCount(rows: rows, columns: columns))
-        var passes = 0
-        while passes < c.maximumIterations {
-            passes += 1
+        func updateScales() {
             for (j, slot) in included.enumerated() {
                 let r = (0..<errors[slot].count).map { residual(j, slot, $0) }
                 scale[j] = max(c.minimumScaleMeters, Self.robustScale(r))
             }
-            for i in 0..<a.count { a[i] = 0 }
-            var row = 0
-            for (j, slot) in included.enumerated() {
-                for k in 0..<errors[slot].count {
-                    let u = abs(residual(j, slot, k)) / scale[j]
-                    let w = (u <= c.huberThreshold ? 1 : c.huberThreshold / u) / (scale[j] * scale[j])
-                    let root = w.squareRoot()
-                    a[row + j * rows] = root
-                    if c.fitsSlope { a[row + (locatorCount + j) * rows] = root * (distances[slot][k] - meanDistance[j]) }
-                    b[row] = root * errors[slot][k]
-                    row += 1
+        }
+        var a = [Double](repeating: 0, count: rows * columns)
+        var b = [Double](repeating: 0, count: rows)
+        var work = [Double](repeating: 0, count: CalibrationLeastSquares.workspaceCount(rows: rows, columns: columns))
+        /// One stage of IRLS with weight ψ(u)/u; `rescale` re-estimates σ̂ each pass (Huber), else it is held.
+        func stage(rescale: Bool, weight: (Double) -> Double) throws(LocusError) -> Int {
+            var passes = 0
+            while passes < c.maximumIterations {
+                passes += 1
+                if rescale { updateScales() }
+                for i in 0..<a.count { a[i] = 0 }
+                var row = 0
+                for (j, slot) in included.enumerated() {
+                    for k in 0..<errors[slot].count {
+                        let w = weight(abs(residual(j, slot, k)) / scale[j]) / (scale[j] * scale[j])
+                        let root = w.squareRoot()
+                        a[row + j * rows] = root
+                        if c.fitsSlope { a[row + (locatorCount + j) * rows] = root * (distances[slot][k] - meanDistance[j]) }
+                        b[row] = root * errors[slot][k]
+                        row += 1
+                    }
                 }
+                try CalibrationLeastSquares.solve(a: &a, rows: rows, columns: columns, b: &b, work: &work)
+                var change = 0.0
+                for j in 0..<locatorCount {
+                    guard b[j].isFinite, !c.fitsSlope || b[locatorCount + j].isFinite else {
+                        throw LocusError(.degenerateGeometry, "calibration least squares gave a non-finite estimate")
+                    }
+                    change = max(change, abs(b[j] - intercept[j]))
+                    intercept[j] = b[j]
+                    if c.fitsSlope {
+                        change = max(change, abs(b[locatorCount + j] - slope[j]))
+                        slope[j] = b[locatorCount + j]
+                    }
+                }
+                if change <= c.convergenceMeters { break }
             }
-            try CalibrationLeastSquares.solve(a: &a, rows: rows, columns: columns, b: &b, work: &work)
-            var change = 0.0
-            for j in 0..<locatorCount {
-                guard b[j].isFinite, !c.fitsSlope || b[locatorCount + j].isFinite else {
-                    throw LocusError(.degenerateGeometry, "calibration least squares gave a non-finite estimate")
-                }
-                change = max(change, abs(b[j] - intercept[j]))
-                intercept[j] = b[j]
-                if c.fitsSlope {
-                    change = max(change, abs(b[locatorCount + j] - slope[j]))
-                    slope[j] = b[locatorCount + j]
-                }
+            return passes
+        }
+        let k = c.huberThreshold
+        var passes = try stage(rescale: true) { u in u <= k ? 1 : k / u }
+        updateScales()
+        var threshold = k
+        if c.estimator == .tukey {
+            let t = c.tukeyThreshold
+            threshold = t
+            passes += try stage(rescale: false) { u in
+                guard u < t else { return 0 }
+                let v = 1 - (u / t) * (u / t)
+                return v * v
             }
-            if change <= c.convergenceMeters { break }
         }
         iterations = passes
         for (j, slot) in included.enumerated() {
             let r = (0..<errors[slot].count).map { residual(j, slot, $0) }
-            let sigma = Self.robustScale(r)
-            locators[slot].sigmaMeters = sigma
+            locators[slot].sigmaMeters = Self.robustScale(r)
             locators[slot].biasMeters = intercept[j]
-            let threshold = c.huberThreshold * max(c.minimumScaleMeters, sigma)
-            locators[slot].downweightedCount = r.reduce(0) { $0 + (abs($1) > threshold ? 1 : 0) }
+            let limit = threshold * scale[j]
+            locators[slot].downweightedCount = r.reduce(0) { $0 + (abs($1) > limit ? 1 : 0) }
             if c.fitsSlope {
                 locators[slot].slope = slope[j]
                 locators[slot].interceptMeters = intercept[j] - slope[j] * meanDistance[j]
