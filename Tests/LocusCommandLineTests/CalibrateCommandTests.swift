@@ -117,7 +117,7 @@ struct CalibrateCommandTests {
         return try #require(try JSONParser.parse(Array(run.out.utf8))["rmse_m"]?.doubleValue)
     }
 
-    @Test("calibrated on static/, the causal filter reaches ≤ 7 cm RMSE on the fast run and ≤ 6.5 cm on mid (raw: > 15 cm)",
+    @Test("calibrated on static/, the causal filter reaches ≤ 7 cm RMSE on the fast run and ≤ 6.5 cm on mid (raw: > 15 cm, raw with the online tag offset: < 11 cm)",
           .enabled(if: TestPaths.dataset("cuhksz-planar-uwb") != nil, "../shared/datasets/cuhksz-planar-uwb is not present"))
     func realData() throws {
         let d = try #require(TestPaths.dataset("cuhksz-planar-uwb"))
@@ -130,12 +130,17 @@ struct CalibrateCommandTests {
         for l in site.floors[0].locators { #expect((0.1...0.35).contains(l.biasMeters), "\(l.address): \(l.biasMeters)") }
 
         for (directory, bound) in [(d, 0.070), (d + "/runs/mid", 0.065)] {
-            let raw = try Self.replayRMSE(site: d + "/site.json", run: directory, ["--sigma", "0.2"])
+            let raw = try Self.replayRMSE(site: d + "/site.json", run: directory, ["--sigma", "0.2", "--tag-offset", "off"])
+            let rawWithOffset = try Self.replayRMSE(site: d + "/site.json", run: directory, [])
+            #expect(rawWithOffset < 0.11, "raw with the online tag offset \(directory): \(rawWithOffset)")
+            // On a calibrated site `auto` leaves the offset off: forcing it on costs a little.
+            let forced = try Self.replayRMSE(site: out, run: directory, ["--tag-offset", "on"])
             let causal = try Self.replayRMSE(site: out, run: directory, [])
             let leastSquares = try Self.replayRMSE(site: out, run: directory, ["--filter", "none"])
             let smoothed = try Self.replayRMSE(site: out, run: directory, ["--smooth"])
             #expect(raw > 0.15, "raw \(directory): \(raw)")
             #expect(causal <= bound, "calibrated causal \(directory): \(causal)")
+            #expect(causal < forced, "auto \(causal) vs forced on \(forced)")
             #expect(causal < leastSquares, "causal \(causal) vs least squares \(leastSquares)")
             #expect(smoothed < causal, "smoothed \(smoothed) vs causal \(causal)")
         }
