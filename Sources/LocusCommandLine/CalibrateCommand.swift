@@ -6,6 +6,7 @@ import LocusSolvers
 /// `locus calibrate`: each locator's range bias and noise from a recording with known positions,
 /// and the site with `biasM` filled in (SPEC §5).
 package enum CalibrateCommand: LocusCommand {
+    /// The option table (drives parsing and `--help`).
     package static let spec = CommandSpec(
         name: "calibrate",
         summary: "Estimate each locator's range bias (biasM) and noise from ranges recorded at known positions.",
@@ -37,6 +38,10 @@ package enum CalibrateCommand: LocusCommand {
         var calibration: RangeCalibration
     }
 
+    /// Reads site, trace and truth, estimates every floor's biases, prints the table, writes `--out`.
+    /// - Throws: the loaders' E3xxx/E5xxx errors naming file, line or JSON path; E3002 for an unknown
+    ///   `--floor`; E1001 for `--slope` with the median; E4001 when no row has truth or no locator has
+    ///   enough samples; E4002 when a slope is not determined; E5005 when `--out` cannot be written.
     package static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
         let tracePath = arguments.string("trace") ?? ""
         var configuration = RangeCalibrationConfiguration.standard

@@ -67,6 +67,7 @@ package struct RangeCalibrationSamples: Sendable {
     /// True distance dₖ = ‖pₖ − aᵢ‖, metres.
     package private(set) var distancesMeters: [Double] = []
 
+    /// No samples.
     package init() {}
 
     /// Number of samples.

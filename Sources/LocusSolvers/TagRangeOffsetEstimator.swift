@@ -58,6 +58,7 @@ package struct TagRangeOffsetEstimator: Sendable {
     private var lastTimeSeconds: Double?
     private var lastPosition: Point2?
 
+    /// An estimator at b̂ = 0 with variance P = `initialSigmaMeters`².
     package init(configuration: TagRangeOffsetConfiguration = .standard) {
         self.configuration = configuration
         varianceSquareMeters = configuration.initialSigmaMeters * configuration.initialSigmaMeters
