@@ -8,6 +8,8 @@ let package = Package(
     products: [
         .library(name: "Locus", targets: ["Locus"]),
         .executable(name: "locus", targets: ["locus"]),
+        // liblocus.so: the C ABI (header include/locus.h) for C, C++, Python and ROS stacks.
+        .library(name: "locus-c", type: .dynamic, targets: ["LocusC"]),
     ],
     targets: [
         // System library: LAPACKE + CBLAS (Debian: liblapacke-dev, libopenblas-dev).
@@ -23,6 +25,11 @@ let package = Package(
         .target(name: "Locus", dependencies: ["LocusCore", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation"], exclude: ["README.md"]),
         .target(name: "LocusCommandLine", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation"], exclude: ["README.md"]),
         .executableTarget(name: "locus", dependencies: ["LocusCommandLine"]),
+        // The C ABI: exported `locus_*` functions over the engine and the solver.
+        .target(name: "LocusC", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusIO", "LocusZones"],
+                exclude: ["README.md"]),
+        // A runnable example: a FloorSession fed by a TraceProvider.
+        .executableTarget(name: "FloorSessionExample", dependencies: ["Locus"], path: "Examples/FloorSessionExample"),
         .target(name: "BenchHarness", path: "Benchmarks/BenchHarness"),
         .executableTarget(name: "SolverBench", dependencies: ["BenchHarness", "LocusCore", "LocusNumerics", "LocusSolvers"],
                           path: "Benchmarks/SolverBench"),
@@ -30,7 +37,7 @@ let package = Package(
                           path: "Benchmarks/FilterBench"),
         .executableTarget(name: "ZonesBench", dependencies: ["BenchHarness", "LocusCore", "LocusZones"],
                           path: "Benchmarks/ZonesBench"),
-        .executableTarget(name: "PipelineBench", dependencies: ["BenchHarness", "Locus", "LocusCore", "LocusIO", "LocusSolvers", "LocusZones"],
+        .executableTarget(name: "PipelineBench", dependencies: ["BenchHarness", "Locus", "LocusCore", "LocusIO", "LocusSolvers", "LocusZones", "LocusSimulation"],
                           path: "Benchmarks/PipelineBench"),
 
         .target(name: "LocusTestSupport", dependencies: ["LocusCore"], path: "Tests/LocusTestSupport"),

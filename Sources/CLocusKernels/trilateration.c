@@ -7,15 +7,31 @@
 //     Solved by its 2x2 / 3x3 normal equations; reciprocal condition < min_rcond -> DEGENERATE.
 //  2. Gauss–Newton on sum w_i (r_i - rhat_i(p))^2, w_i = 1 / sigma_i^2, sigma_i = sigma0 + k r_i:
 //     N = sum w_i g_i g_i^T, b = sum w_i g_i e_i, delta = N^-1 b, g_i = d rhat_i / dp.
-//     Stops when |delta| <= tolerance or after max_iterations steps.
-//  3. Robust: while chi2 = sum w_i e_i^2 > chi2_{0.995}(m - p) and m >= p + 2, re-solve without
-//     each used range j (warm start) and drop the one giving the smallest chi2 among those whose
-//     left-out residual r_j - rhat_j is positive (NLOS only lengthens a range).
+//     Stops when |delta| or the estimated distance to the optimum |delta| rho / (1 - rho),
+//     rho = |delta_k| / |delta_(k-1)|, is <= tolerance, or after max_iterations steps.
+//  3. Robust: when chi2 = sum w_i e_i^2 > chi2_{0.995}(n - p) and the residuals do not show a
+//     common bias (guard: all z_i = e_i / sigma_i within [-0.5, 5] and a majority above +0.75 --
+//     NLOS on a minority pulls the fit so that other ranges read short; a common bias such as
+//     uncalibrated antenna delays leaves none short, is not NLOS, and rejection would only bend
+//     the geometry), search the sets E of at most K ranges to exclude (n - |E| >= p + 1) for the
+//     minimum of chi2(without E) + lambda |E|, among sets whose ranges all read long
+//     (r_j - rhat_j > 0 at the fit without them: NLOS only lengthens a range). Level k = |E| tries
+//     every k-subset while k <= 3 and C(n, k) <= 64, otherwise extends the best set of level k - 1
+//     by one of the 4 ranges that read longest there (largest positive e_i / sigma_i; greedy).
+//     Candidate fits are warm-started at the all-ranges solution (greedy: at level k - 1's best)
+//     and stop at 1e-6 m steps; the chosen fit is then polished to the full tolerance. A level
+//     whose best chi2 <= lambda ends the search (deeper levels cannot win).
+//     lambda = 2 ln[(1 - eps) L / (eps sigma sqrt(2 pi))] is the -2 log-likelihood price of calling
+//     a range an outlier under a prior of NLOS rate eps with extra length uniform over L metres
+//     (eps = 0.1, L = 2.2 m, sigma = 0.1 m gives 8.7).
 //  4. Covariance (N^-1 at the solution) * max(1, chi2 / dof); DOP with unit rows.
 #include "locus_trilateration.h"
 
 #include <math.h>
 #include <stddef.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 typedef struct {
     int32_t n, p, planar;
@@ -115,11 +131,13 @@ int locus_tril_choose_mode(const double *xyz, int32_t n, int32_t requested_mode,
 }
 
 // Linearised closed-form seed over all n ranges.
-static int seed(const tril_problem *P, double x[3]) {
-    int32_t n = P->n;
-    double ms = 0.0, mq = 0.0;
+static int seed(const tril_problem *P, const uint8_t *active, double x[3]) {
+    int32_t n = P->n, count = 0;
+    double ms = 0.0, mq = 0.0, ax0 = 0.0, ay0 = 0.0, az0 = 0.0;
     double s[LOCUS_TRIL_MAX_LOCATORS], q[LOCUS_TRIL_MAX_LOCATORS];
     for (int32_t i = 0; i < n; i++) {
+        if (!active[i]) continue;
+        count++;
         double ri = P->r[i];
         if (P->planar) {
             s[i] = ri * ri - P->lz[i] * P->lz[i];
@@ -129,16 +147,19 @@ static int seed(const tril_problem *P, double x[3]) {
             q[i] = P->lx[i] * P->lx[i] + P->ly[i] * P->ly[i] + P->lz[i] * P->lz[i];
         }
         ms += s[i]; mq += q[i];
+        ax0 += P->lx[i]; ay0 += P->ly[i]; az0 += P->lz[i];
     }
-    ms /= n; mq /= n;
+    if (count < P->p + 1) return LOCUS_TRIL_TOO_FEW_RANGES;
+    ms /= count; mq /= count; ax0 /= count; ay0 /= count; az0 /= count;
     double m[6] = {0, 0, 0, 0, 0, 0}, b[3] = {0, 0, 0};
     for (int32_t i = 0; i < n; i++) {
+        if (!active[i]) continue;
         double rhs = -0.5 * ((s[i] - ms) - (q[i] - mq));
-        double ax = P->lx[i], ay = P->ly[i];
+        double ax = P->lx[i] - ax0, ay = P->ly[i] - ay0;
         m[0] += ax * ax; m[1] += ax * ay; m[3] += ay * ay;
         b[0] += ax * rhs; b[1] += ay * rhs;
         if (!P->planar) {
-            double az = P->lz[i];
+            double az = P->lz[i] - az0;
             m[2] += ax * az; m[4] += ay * az; m[5] += az * az;
             b[2] += az * rhs;
         }
@@ -160,17 +181,49 @@ static int seed(const tril_problem *P, double x[3]) {
 }
 
 // Normal matrix, gradient and chi2 at x over the active ranges (skip < 0: none skipped).
+// Model distances rh_i = |p - p_i| (planar: fixed vertical offset) and their reciprocals
+// ir_i = 1 / rh_i (0 where rh_i == 0) for all n locators, two at a time with SSE2 where available:
+// the square roots and divisions dominate a Gauss–Newton step.
+static void distances(const tril_problem *P, const double x[3], double *rh, double *ir) {
+    int32_t n = P->n;
+#if defined(__SSE2__)
+    const __m128d px = _mm_set1_pd(x[0]), py = _mm_set1_pd(x[1]), pz = _mm_set1_pd(x[2]);
+    const __m128d zero = _mm_setzero_pd(), one = _mm_set1_pd(1.0);
+    int32_t i = 0;
+    for (; i + 1 < n; i += 2) {
+        __m128d dx = _mm_sub_pd(px, _mm_loadu_pd(P->lx + i));
+        __m128d dy = _mm_sub_pd(py, _mm_loadu_pd(P->ly + i));
+        __m128d lz = _mm_loadu_pd(P->lz + i);
+        __m128d dz = P->planar ? lz : _mm_sub_pd(pz, lz);
+        __m128d d2 = _mm_add_pd(_mm_add_pd(_mm_mul_pd(dx, dx), _mm_mul_pd(dy, dy)), _mm_mul_pd(dz, dz));
+        __m128d r = _mm_sqrt_pd(d2);
+        __m128d inv = _mm_and_pd(_mm_div_pd(one, r), _mm_cmpgt_pd(r, zero));
+        _mm_storeu_pd(rh + i, r);
+        _mm_storeu_pd(ir + i, inv);
+    }
+    for (; i < n; i++) {
+#else
+    for (int32_t i = 0; i < n; i++) {
+#endif
+        double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i];
+        double dz = P->planar ? P->lz[i] : x[2] - P->lz[i];
+        double r = sqrt(dx * dx + dy * dy + dz * dz);
+        rh[i] = r;
+        ir[i] = r > 0.0 ? 1.0 / r : 0.0;
+    }
+}
+
+// Normal matrix, gradient and chi2 at x over the active ranges (skip < 0: none skipped).
 static void linearize(const tril_problem *P, const uint8_t *active, int32_t skip, const double x[3],
                       double m[6], double b[3], double *chi2) {
+    double rh[LOCUS_TRIL_MAX_LOCATORS], ir[LOCUS_TRIL_MAX_LOCATORS];
+    distances(P, x, rh, ir);
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, b0 = 0, b1 = 0, b2 = 0, c = 0;
     if (P->planar) {
         for (int32_t i = 0; i < P->n; i++) {
             if (!active[i] || i == skip) continue;
-            double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i], dz = P->lz[i];
-            double rh = sqrt(dx * dx + dy * dy + dz * dz);
-            double e = P->r[i] - rh, w = P->w[i];
-            double gx = 0.0, gy = 0.0;
-            if (rh > 0.0) { double ir = 1.0 / rh; gx = dx * ir; gy = dy * ir; }
+            double gx = (x[0] - P->lx[i]) * ir[i], gy = (x[1] - P->ly[i]) * ir[i];
+            double e = P->r[i] - rh[i], w = P->w[i];
             double wgx = w * gx, wgy = w * gy;
             s0 += wgx * gx; s1 += wgx * gy; s3 += wgy * gy;
             b0 += wgx * e; b1 += wgy * e;
@@ -179,11 +232,8 @@ static void linearize(const tril_problem *P, const uint8_t *active, int32_t skip
     } else {
         for (int32_t i = 0; i < P->n; i++) {
             if (!active[i] || i == skip) continue;
-            double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i], dz = x[2] - P->lz[i];
-            double rh = sqrt(dx * dx + dy * dy + dz * dz);
-            double e = P->r[i] - rh, w = P->w[i];
-            double gx = 0.0, gy = 0.0, gz = 0.0;
-            if (rh > 0.0) { double ir = 1.0 / rh; gx = dx * ir; gy = dy * ir; gz = dz * ir; }
+            double gx = (x[0] - P->lx[i]) * ir[i], gy = (x[1] - P->ly[i]) * ir[i], gz = (x[2] - P->lz[i]) * ir[i];
+            double e = P->r[i] - rh[i], w = P->w[i];
             double wgx = w * gx, wgy = w * gy, wgz = w * gz;
             s0 += wgx * gx; s1 += wgx * gy; s2 += wgx * gz;
             s3 += wgy * gy; s4 += wgy * gz; s5 += wgz * gz;
@@ -196,17 +246,20 @@ static void linearize(const tril_problem *P, const uint8_t *active, int32_t skip
     *chi2 = c;
 }
 
-// Gauss–Newton from x (in/out). On success m holds N at the final x and *chi2 the chi-square there.
-static int gauss_newton(const tril_problem *P, const uint8_t *active, int32_t skip, double x[3],
+// Gauss–Newton from x (in/out). Stops when the estimated distance to the optimum after a step,
+// |delta_k| rho / (1 - rho) with rho = |delta_k| / |delta_(k-1)| (the observed linear rate), is at
+// most tol, or when |delta| <= tol; the normal matrix m and *chi2 are those of the last linearisation
+// (one step before x: they differ from the values at x by O(|delta|^2)). After max_iterations steps
+// without meeting the tolerance it linearises once more at x and stops (*converged = 0).
+static int gauss_newton(const tril_problem *P, const uint8_t *active, int32_t skip, double tol, double x[3],
                         double m[6], double *chi2, int32_t *iterations, int32_t *converged) {
     double b[3], inv[6];
-    double step = INFINITY;
+    double previous = INFINITY;
     int32_t it = 0;
     *converged = 0;
     for (;;) {
         linearize(P, active, skip, x, m, b, chi2);
         if (!isfinite(*chi2)) return LOCUS_TRIL_DIVERGED;
-        if (step <= P->tol) { *converged = 1; break; }
         if (it >= P->max_it) break;
         int st = sym_inverse(P->p, m, P->min_rcond, inv);
         if (st != LOCUS_TRIL_OK) return st;
@@ -222,11 +275,44 @@ static int gauss_newton(const tril_problem *P, const uint8_t *active, int32_t sk
         }
         x[0] += d0; x[1] += d1; x[2] += d2;
         if (!isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2])) return LOCUS_TRIL_DIVERGED;
-        step = sqrt(d0 * d0 + d1 * d1 + d2 * d2);
+        double step = sqrt(d0 * d0 + d1 * d1 + d2 * d2);
         it++;
+        if (step <= tol || (isfinite(previous) && step < previous && step * step <= tol * (previous - step))) { *converged = 1; break; }
+        previous = step;
     }
     *iterations = it;
     return LOCUS_TRIL_OK;
+}
+
+#define LOCUS_TRIL_EXHAUSTIVE_BUDGET 64.0
+// A greedy level of the rejection search tries this many of the longest-reading ranges.
+#define LOCUS_TRIL_GREEDY_CANDIDATES 4
+// Candidate fits of the rejection search stop at this step size; the chosen one is then polished.
+#define LOCUS_TRIL_CANDIDATE_TOLERANCE_M 1e-6
+
+// Binomial coefficient C(n, k) as a double (k small).
+static double combinations(int32_t n, int32_t k) {
+    double c = 1.0;
+    for (int32_t i = 0; i < k; i++) c = c * (double)(n - i) / (double)(i + 1);
+    return c;
+}
+
+static double residual_at(const tril_problem *P, int32_t i, const double x[3]);
+
+// Common-bias test at the all-ranges fit x: every standardized residual z_i = (r_i - rhat_i) sqrt(w_i)
+// within [LOCUS_TRIL_COMMON_BIAS_SHORT, LOCUS_TRIL_COMMON_BIAS_MAX] and more than half of them above
+// LOCUS_TRIL_COMMON_BIAS_LONG.
+#define LOCUS_TRIL_COMMON_BIAS_SHORT (-0.5)
+#define LOCUS_TRIL_COMMON_BIAS_LONG 0.75
+#define LOCUS_TRIL_COMMON_BIAS_MAX 5.0
+static int reads_common_bias(const tril_problem *P, const double x[3]) {
+    int32_t long_count = 0;
+    for (int32_t i = 0; i < P->n; i++) {
+        double z = residual_at(P, i, x) * sqrt(P->w[i]);
+        if (z < LOCUS_TRIL_COMMON_BIAS_SHORT || z > LOCUS_TRIL_COMMON_BIAS_MAX) return 0;
+        if (z > LOCUS_TRIL_COMMON_BIAS_LONG) long_count++;
+    }
+    return 2 * long_count > P->n;
 }
 
 static double residual_at(const tril_problem *P, int32_t i, const double x[3]) {
@@ -241,6 +327,7 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
     if (n < 0 || n > LOCUS_TRIL_MAX_LOCATORS) return LOCUS_TRIL_BAD_ARGUMENT;
     if (!(o->sigma0_m > 0.0) || !isfinite(o->sigma0_m) || !(o->sigma_slope >= 0.0) || !isfinite(o->sigma_slope) ||
         !(o->tolerance_m > 0.0) || o->max_iterations < 1 || !(o->min_rcond > 0.0) || !(o->max_dop > 0.0) ||
+        o->max_rejections < 0 || !(o->rejection_penalty > 0.0) || 
         !isfinite(o->tag_height_m))
         return LOCUS_TRIL_BAD_ARGUMENT;
     for (int32_t i = 0; i < n; i++) {
@@ -274,40 +361,103 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
         active[i] = 1;
     }
     double x[3];
-    st = seed(&P, x);
+    st = seed(&P, active, x);
     if (st != LOCUS_TRIL_OK) return st;
     double m[6], chi2;
     int32_t iterations = 0, converged = 0, solves = 1;
-    st = gauss_newton(&P, active, -1, x, m, &chi2, &iterations, &converged);
+    st = gauss_newton(&P, active, -1, P.tol, x, m, &chi2, &iterations, &converged);
     if (st != LOCUS_TRIL_OK) return st;
     int32_t used = n;
     uint64_t rejected = 0;
-    if (o->robust) {
-        while (used >= P.p + 2 && chi2 > locus_tril_chi_square_995(used - P.p)) {
-            int32_t best = -1;
-            double best_chi2 = INFINITY, best_x[3] = {0, 0, 0}, best_m[6] = {0, 0, 0, 0, 0, 0};
-            int32_t best_it = 0, best_conv = 0;
-            for (int32_t j = 0; j < n; j++) {
-                if (!active[j]) continue;
-                double xj[3] = {x[0], x[1], x[2]}, mj[6], cj;
-                int32_t itj = 0, convj = 0;
-                solves++;
-                if (gauss_newton(&P, active, j, xj, mj, &cj, &itj, &convj) != LOCUS_TRIL_OK) continue;
-                if (!(residual_at(&P, j, xj) > 0.0)) continue;   // NLOS only lengthens a range
-                if (cj < best_chi2) {
-                    best = j; best_chi2 = cj;
-                    best_x[0] = xj[0]; best_x[1] = xj[1]; best_x[2] = xj[2];
-                    for (int k = 0; k < 6; k++) best_m[k] = mj[k];
-                    best_it = itj; best_conv = convj;
+    if (o->robust && chi2 > locus_tril_chi_square_995(n - P.p) &&
+        !(o->common_bias_guard && reads_common_bias(&P, x))) {
+        // Penalised subset search: minimise chi2(S) + lambda * |excluded| over excluded sets of size
+        // k <= K whose ranges all read long at the fit without them. Level k tries every k-subset
+        // (k <= 3 and C(n, k) <= LOCUS_TRIL_EXHAUSTIVE_BUDGET) or extends level k-1's best by one.
+        const double lambda = o->rejection_penalty;
+        int32_t kmax = o->max_rejections < n - P.p - 1 ? o->max_rejections : n - P.p - 1;
+        double best_cost = chi2;
+        double x_full[3] = {x[0], x[1], x[2]};
+        double x_level[3] = {x[0], x[1], x[2]};   // warm start of a greedy level: the previous level's best
+        const double candidate_tol = fmax(P.tol, LOCUS_TRIL_CANDIDATE_TOLERANCE_M);
+        uint64_t level_best_excl = 0;
+        int level_has_best = 1;
+        for (int32_t k = 1; k <= kmax; k++) {
+            int exhaustive = k <= 3 && combinations(n, k) <= LOCUS_TRIL_EXHAUSTIVE_BUDGET;
+            if (!exhaustive && !level_has_best) break;
+            uint64_t base = exhaustive ? 0 : level_best_excl;
+            int32_t t = exhaustive ? k : 1;
+            const double *x_start = exhaustive ? x_full : x_level;
+            int32_t elig[LOCUS_TRIL_MAX_LOCATORS], e_count = 0;
+            if (exhaustive) {
+                for (int32_t i = 0; i < n; i++) elig[e_count++] = i;
+            } else {
+                // Greedy: the LOCUS_TRIL_GREEDY_CANDIDATES longest-reading ranges (largest positive
+                // e_i / sigma_i at the level's start), in index order.
+                double score[LOCUS_TRIL_GREEDY_CANDIDATES];
+                for (int32_t i = 0; i < n; i++) {
+                    if ((base >> i) & 1u) continue;
+                    double z = residual_at(&P, i, x_start) * sqrt(P.w[i]);
+                    if (!(z > 0.0)) continue;
+                    int32_t slot = e_count < LOCUS_TRIL_GREEDY_CANDIDATES ? e_count++ : -1;
+                    if (slot < 0) {   // replace the weakest kept candidate when this one reads longer
+                        int32_t weakest = 0;
+                        for (int32_t q = 1; q < e_count; q++) if (score[q] < score[weakest]) weakest = q;
+                        if (!(z > score[weakest])) continue;
+                        slot = weakest;
+                    }
+                    elig[slot] = i; score[slot] = z;
+                }
+                for (int32_t a = 1; a < e_count; a++) {   // index order, so ties resolve as in the LAPACKE path
+                    int32_t ei = elig[a]; double es = score[a]; int32_t b = a;
+                    while (b > 0 && elig[b - 1] > ei) { elig[b] = elig[b - 1]; score[b] = score[b - 1]; b--; }
+                    elig[b] = ei; score[b] = es;
                 }
             }
-            if (best < 0) break;
-            active[best] = 0;
-            rejected |= (uint64_t)1 << best;
-            used--;
-            x[0] = best_x[0]; x[1] = best_x[1]; x[2] = best_x[2];
-            for (int k = 0; k < 6; k++) m[k] = best_m[k];
-            chi2 = best_chi2; iterations = best_it; converged = best_conv;
+            if (e_count < t) break;
+            int32_t c[3] = {0, 1, 2};
+            double level_best = INFINITY, level_x[3] = {0, 0, 0};
+            uint64_t level_excl = 0;
+            for (;;) {
+                uint64_t excl = base;
+                for (int32_t q = 0; q < t; q++) excl |= (uint64_t)1 << elig[c[q]];
+                for (int32_t i = 0; i < n; i++) active[i] = !((excl >> i) & 1u);
+                double xj[3] = {x_start[0], x_start[1], x_start[2]}, mj[6], cj;
+                int32_t itj = 0, convj = 0;
+                solves++;
+                if (gauss_newton(&P, active, -1, candidate_tol, xj, mj, &cj, &itj, &convj) == LOCUS_TRIL_OK && cj < level_best) {
+                    int long_reading = 1;
+                    for (int32_t i = 0; i < n && long_reading; i++)
+                        if (!active[i] && !(residual_at(&P, i, xj) > 0.0)) long_reading = 0;   // NLOS only lengthens
+                    if (long_reading) {
+                        level_best = cj; level_excl = excl;
+                        level_x[0] = xj[0]; level_x[1] = xj[1]; level_x[2] = xj[2];
+                        if (cj + lambda * k < best_cost) {
+                            best_cost = cj + lambda * k;
+                            rejected = excl;
+                            x[0] = xj[0]; x[1] = xj[1]; x[2] = xj[2];
+                            for (int q = 0; q < 6; q++) m[q] = mj[q];
+                            chi2 = cj; iterations = itj; converged = convj;
+                        }
+                    }
+                }
+                int32_t q = t - 1;
+                while (q >= 0 && c[q] == e_count - t + q) q--;
+                if (q < 0) break;
+                c[q]++;
+                for (int32_t r = q + 1; r < t; r++) c[r] = c[r - 1] + 1;
+            }
+            level_has_best = level_best < INFINITY;
+            level_best_excl = level_excl;
+            if (level_has_best) { x_level[0] = level_x[0]; x_level[1] = level_x[1]; x_level[2] = level_x[2]; }
+            if (level_has_best && level_best <= lambda) break;   // deeper levels cost more than lambda * (k + 1)
+        }
+        for (int32_t i = 0; i < n; i++) active[i] = !((rejected >> i) & 1u);
+        used = n - (int32_t)__builtin_popcountll(rejected);
+        if (rejected != 0) {   // polish the chosen fit to the full tolerance
+            solves++;
+            st = gauss_newton(&P, active, -1, P.tol, x, m, &chi2, &iterations, &converged);
+            if (st != LOCUS_TRIL_OK) return st;
         }
     }
     double cov[6];
@@ -316,17 +466,26 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
     int32_t dof = used - P.p;
     double factor = dof > 0 ? fmax(1.0, chi2 / dof) : 1.0;
     double px = x[0] + cx, py = x[1] + cy, pz = P.planar ? o->tag_height_m : x[2] + cz;
-    double hdop, vdop, pdop;
-    uint64_t mask = 0;
-    for (int32_t i = 0; i < n; i++) if (active[i]) mask |= (uint64_t)1 << i;
-    st = locus_tril_dop(xyz, n, mask, mode, o->tag_height_m, px, py, pz, o->min_rcond, o->max_dop, &hdop, &vdop, &pdop);
-    if (st != LOCUS_TRIL_OK) return st;
-    double sse = 0.0;
+    // One pass over the used ranges: unit line-of-sight Gram H^T H (DOP) and the residual SSE.
+    double g[6] = {0, 0, 0, 0, 0, 0}, sse = 0.0;
+    double rh[LOCUS_TRIL_MAX_LOCATORS], ir[LOCUS_TRIL_MAX_LOCATORS];
+    distances(&P, x, rh, ir);
     for (int32_t i = 0; i < n; i++) {
         if (!active[i]) continue;
-        double e = residual_at(&P, i, x);
+        double e = P.r[i] - rh[i];
         sse += e * e;
+        double dz = P.planar ? P.lz[i] : x[2] - P.lz[i];
+        double ux = (x[0] - P.lx[i]) * ir[i], uy = (x[1] - P.ly[i]) * ir[i], uz = dz * ir[i];
+        g[0] += ux * ux; g[1] += ux * uy; g[3] += uy * uy;
+        if (!P.planar) { g[2] += ux * uz; g[4] += uy * uz; g[5] += uz * uz; }
     }
+    double q[6];
+    st = sym_inverse(P.p, g, P.min_rcond, q);
+    if (st != LOCUS_TRIL_OK) return st;
+    double h2 = q[0] + q[3], v2 = P.planar ? 0.0 : q[5];
+    double pdop = sqrt(h2 + v2);
+    if (!(h2 >= 0.0) || !(v2 >= 0.0) || !(pdop <= o->max_dop)) return LOCUS_TRIL_DEGENERATE;
+    double hdop = sqrt(h2), vdop = sqrt(v2);
     res->x = px; res->y = py; res->z = pz;
     res->cov_xx = cov[0] * factor; res->cov_xy = cov[1] * factor; res->cov_yy = cov[3] * factor;
     res->cov_xz = cov[2] * factor; res->cov_yz = cov[4] * factor; res->cov_zz = cov[5] * factor;

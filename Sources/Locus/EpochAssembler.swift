@@ -50,6 +50,10 @@ package struct EpochAssembler: Sendable {
     /// The open epoch's time: its latest range's time.
     package var epochTimeSeconds: Double { lastTime }
 
+    /// The earliest clock time at which the open epoch is due if no range joins it meanwhile:
+    /// min(last + pause, start + period) (due strictly after the first, at the second).
+    package var dueSeconds: Double { min(lastTime + pauseSeconds, epochStart + periodSeconds) }
+
     /// True when a range at `t` would close the open epoch first (pause or period reached).
     package func closes(at t: Double) -> Bool {
         isOpen && (t - lastTime > pauseSeconds || t - epochStart >= periodSeconds)

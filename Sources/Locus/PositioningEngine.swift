@@ -1,22 +1,29 @@
 import LocusCore
 import LocusSolvers
+import LocusZones
 
-/// The synchronous, deterministic multi-tag core: ranges in, position fixes out.
+/// The synchronous, deterministic multi-tag core: ranges in, position fixes and zone events out.
 ///
-/// Per tag it keeps an `EpochAssembler` on the tag's floor (and, when tracking, a `TrackFilter`).
-/// Each range is checked (known floor, known locator), has its locator's `biasM` taken out
-/// (rᵢ ← max(0, rᵢ − bᵢ)) and joins the tag's open epoch; when a range closes the epoch (pause or
-/// period, see `EpochAssembler`), the epoch gives one fix at the epoch's time:
+/// **Per range.** The row is checked (known floor, known locator), its locator's `biasM` is taken
+/// out (rᵢ ← max(0, rᵢ − bᵢ)) and it joins its tag's open epoch (`EpochAssembler`). With the
+/// tightly coupled filter it also updates the tag's `TrackFilter` at its own timestamp.
+///
+/// **Per epoch.** When no later range can join an epoch (a range of the same tag arrives after the
+/// pause or the period, or the clock passes that point), the epoch gives one fix at the epoch's
+/// time (its latest range):
 /// - `tracking: .none`: the floor's `Trilaterator` solves the epoch's ranges;
-/// - `.kalman` tightly coupled: every range has already updated the tag's filter at its own
-///   timestamp; the fix is the filter's state at the epoch time;
+/// - `.kalman` tightly coupled: the filter's state at the epoch time;
 /// - `.kalman` loosely coupled: the epoch's least-squares fix updates the filter first.
-/// The output schedule is therefore the same with and without the filter. Epochs that cannot be
-/// solved (too few locators, degenerate geometry) are counted in `diagnostics` by code; they never
-/// throw and never produce a NaN. `finish()` solves the epochs still open at the end of a stream.
+/// Epochs that cannot be solved are counted in `diagnostics` by code (E4001, E4002, …): they never
+/// throw and never produce a NaN.
 ///
-/// Solving reuses engine-owned buffers: in steady state an epoch costs no allocation beyond the
-/// growth of the output array.
+/// **Order and zones.** Fixes wait in a reorder buffer until no open epoch of any tag can still
+/// produce an earlier one (every open epoch's fix time is ≥ its first range), then are released in
+/// (time, tag) order to `fixes` and to the zone judge of their floor; every floor's judge shares
+/// the clock (SPEC §4.6). So fixes and events depend on the data alone — not on batch sizes or
+/// timer ticks — and the command line, the Swift API and the C ABI give the same bytes.
+///
+/// Steady state allocates nothing per fix beyond the growth of the output arrays.
 package struct PositioningEngine: Sendable {
     package let configuration: EngineConfiguration
     package let floors: [FloorContext]
@@ -33,25 +40,51 @@ package struct PositioningEngine: Sendable {
         var filter: TrackFilter?
         /// Time of the tag's latest accepted range.
         var lastTimeSeconds = -Double.infinity
+        /// Incremented each time an epoch closes (stale heap entries are recognised by it).
+        var epochGeneration = 0
         /// The tag's common range offset estimate, when `tagRangeOffset` applies to its floor.
         var offset: TagRangeOffsetEstimator? = nil
     }
     private var tags: [TagState] = []
     private var tagIndexByID: [TagID: Int] = [:]
 
+    /// An open epoch in the heaps: `key` is its due-time lower bound (due heap) or its start
+    /// (start heap); `generation` tells whether the epoch is still the one that was pushed.
+    private struct EpochEntry: Sendable {
+        var key: Double
+        var tag: Int
+        var generation: Int
+    }
+    private var dueHeap = MinHeap<EpochEntry> { $0.key < $1.key || ($0.key == $1.key && $0.tag < $1.tag) }
+    private var startHeap = MinHeap<EpochEntry> { $0.key < $1.key || ($0.key == $1.key && $0.tag < $1.tag) }
+    /// Fixes waiting for release, by (time, tag index).
+    private var reorder = MinHeap<(fix: PositionFix, tag: Int)> { a, b in
+        a.fix.timeSeconds < b.fix.timeSeconds || (a.fix.timeSeconds == b.fix.timeSeconds && a.tag < b.tag)
+    }
+
+    // Zone judges, one per floor, sharing the clock.
+    private var judges: [ZoneJudge]
+    private var eventScratch: [[ZoneEvent]]
+    /// The latest time seen (rows and advances): the stream's clock.
+    package private(set) var clockSeconds = -Double.infinity
+    private var isFinished = false
+
     // Scratch for one epoch, sized to the largest floor.
     private var scratchLocators: [Point3]
     private var scratchRanges: [Double]
     private var workspace = TrilaterationWorkspace()
 
-    /// Fixes produced so far, in the order their epochs closed. Take them with `drainFixes()`.
+    /// Fixes released so far, in (time, tag) order. Take them with `drainFixes()`.
     package private(set) var fixes: [PositionFix] = []
+    /// Zone events released so far, in SPEC §4.7 order. Take them with `drainEvents()`.
+    package private(set) var events: [ZoneEvent] = []
     /// Counts of skipped rows and failed epochs.
     package internal(set) var diagnostics = EngineDiagnostics()
 
     /// An engine for `site`.
     /// - Throws: `E3002` when `configuration.defaultFloor` names no floor of the site; `E1003` for a
-    ///   rate that is not positive and finite.
+    ///   rate that is not positive and finite; `E3107` for a site without floors; the zone codes of
+    ///   `ZoneJudge.init` for invalid zones.
     package init(site: Site, configuration: EngineConfiguration = .standard) throws(LocusError) {
         guard configuration.rateHertz > 0, configuration.rateHertz.isFinite else {
             throw LocusError(.invalidArgument, "rate must be a positive number of Hz, not \(configuration.rateHertz)")
@@ -76,6 +109,12 @@ package struct PositioningEngine: Sendable {
         } else {
             defaultFloorIndex = 0
         }
+        var judges: [ZoneJudge] = []
+        var options = ZoneJudgeOptions.standard
+        options.positionPeriodSeconds = 1 / configuration.rateHertz
+        for floor in site.floors { judges.append(try ZoneJudge(floor: floor, options: options)) }
+        self.judges = judges
+        eventScratch = [[ZoneEvent]](repeating: [], count: site.floors.count)
         let widest = max(1, site.floors.map(\.locators.count).max() ?? 1)
         scratchLocators = [Point3](repeating: Point3(x: 0, y: 0, z: 0), count: widest)
         scratchRanges = [Double](repeating: 0, count: widest)
@@ -85,34 +124,40 @@ package struct PositioningEngine: Sendable {
     /// The floor index for a floor id, or nil.
     package func floorIndex(_ id: FloorID) -> Int? { floorIndexByID[id] }
 
+    /// The default floor's index (rows that name no floor).
+    package var defaultFloor: Int { defaultFloorIndex }
+
+    /// The configuration warnings of every floor's zones (SPEC §4.2), in floor order.
+    package var zoneWarnings: [ZoneConfigurationWarning] { judges.flatMap(\.configurationWarnings) }
+
+    // MARK: input
+
     /// Ingests one range measurement. Rows that can't be used are counted in
     /// `diagnostics.skipped` (unknown floor, unknown anchor, negative or non-finite values, time
-    /// going backwards for the tag).
+    /// going backwards for the tag); none throws.
     package mutating func ingest(_ m: RangeMeasurement, line: Int = 0) {
-        let tag: Int
-        if let known = tagIndexByID[m.tag] { tag = known } else {
-            tag = tags.count
-            tagIndexByID[m.tag] = tag
-            tags.append(TagState(id: m.tag, floorIndex: defaultFloorIndex,
-                                 assembler: EpochAssembler(locatorCount: floors[defaultFloorIndex].positions.count,
-                                                           rateHertz: configuration.rateHertz)))
-        }
-        var floor = defaultFloorIndex
+        let tag = tagIndex(for: m.tag)
+        var floor = tags[tag].floorIndex
         if let id = m.floor {
             guard let f = floorIndexByID[id] else { diagnostics.skipped.record(.unknownFloor, line: line); return }
             floor = f
+        } else {
+            floor = defaultFloorIndex
         }
         ingest(tagIndex: tag, floorIndex: floor, locator: m.locator.rawValue, rangeMeters: m.rangeMeters,
                timeSeconds: m.timeSeconds, line: line)
     }
 
-    /// The fast path of `ingest(_:)` for callers that already interned the tag (by `tagIndex(for:)`)
-    /// and resolved the floor.
+    /// The fast path of `ingest(_:)` for callers that interned the tag (`tagIndex(for:)`) and
+    /// resolved the floor (`floorIndex(_:)`).
     package mutating func ingest(tagIndex tag: Int, floorIndex floor: Int, locator address: UInt16,
                                  rangeMeters range: Double, timeSeconds t: Double, line: Int = 0) {
+        guard !isFinished else { return }
         guard t.isFinite, range.isFinite else { diagnostics.skipped.record(.nonFinite, line: line); return }
         guard range >= 0 else { diagnostics.skipped.record(.negativeRange, line: line); return }
         guard let slot = floors[floor].slot(of: address) else { diagnostics.skipped.record(.unknownAnchor, line: line); return }
+        guard t >= tags[tag].lastTimeSeconds else { diagnostics.skipped.record(.timeBackwards, line: line); return }
+        advance(toSeconds: t)
         if tags[tag].floorIndex != floor {
             // The tag changed floor: what it gathered on the old floor is solved there first.
             closeEpoch(tag)
@@ -122,12 +167,17 @@ package struct PositioningEngine: Sendable {
             tags[tag].offset = nil
         }
         if tags[tag].offset == nil, let c = offsetConfigurations[floor] { tags[tag].offset = TagRangeOffsetEstimator(configuration: c) }
-        guard t >= tags[tag].lastTimeSeconds else { diagnostics.skipped.record(.timeBackwards, line: line); return }
         tags[tag].lastTimeSeconds = t
         if tags[tag].assembler.closes(at: t) { closeEpoch(tag) }
+        let opens = !tags[tag].assembler.isOpen
         let tagOffset = tags[tag].offset?.offsetMeters ?? 0
         let corrected = max(0, range - floors[floor].biasesMeters[slot] - tagOffset)
         tags[tag].assembler.add(slot: slot, rangeMeters: corrected, timeSeconds: t)
+        if opens {
+            let g = tags[tag].epochGeneration
+            dueHeap.push(EpochEntry(key: tags[tag].assembler.dueSeconds, tag: tag, generation: g))
+            startHeap.push(EpochEntry(key: t, tag: tag, generation: g))
+        }
         if case .kalman(let filterConfiguration) = configuration.tracking, floors[floor].mode == .planar {
             if tags[tag].filter == nil {
                 tags[tag].filter = TrackFilter(configuration: filterConfiguration, tag: tags[tag].id, floor: floors[floor].floor.id,
@@ -138,6 +188,7 @@ package struct PositioningEngine: Sendable {
                 tags[tag].filter?.update(range: measurement, locator: floors[floor].floor.locators[slot])
             }
         }
+        release()
     }
 
     /// The index of `tag`, registering it (on the default floor) when new.
@@ -151,39 +202,117 @@ package struct PositioningEngine: Sendable {
         return index
     }
 
-    /// The default floor's index (rows that name no floor).
-    package var defaultFloor: Int { defaultFloorIndex }
-
-    /// Moves the clock to `t`: solves every open epoch that no later range can join any more.
-    /// O(tags).
+    /// Moves the clock to `t` (a timer tick, or implicitly each row's time): solves every open epoch
+    /// that no later range can join, releases the fixes that can no longer be preceded, and lets
+    /// the zone judges emit what became final (a tag that stopped reporting exits this way).
+    /// Amortised O(log epochs) per closed epoch.
     package mutating func advance(toSeconds t: Double) {
-        for i in tags.indices where tags[i].assembler.isDue(at: t) { closeEpoch(i) }
+        guard !isFinished, t.isFinite, t > clockSeconds else { return }
+        clockSeconds = t
+        while let top = dueHeap.top, top.key <= t {
+            dueHeap.pop()
+            guard tags[top.tag].epochGeneration == top.generation, tags[top.tag].assembler.isOpen else { continue }
+            if tags[top.tag].assembler.isDue(at: t) {
+                closeEpoch(top.tag)
+            } else {
+                dueHeap.push(EpochEntry(key: tags[top.tag].assembler.dueSeconds, tag: top.tag, generation: top.generation))
+            }
+        }
+        release()
     }
 
-    /// Ends the stream: solves every epoch still open.
+    /// Ends the stream: solves every epoch still open, releases every fix, and ends zone judgement
+    /// with the clock at the latest time seen (no synthetic exit, SPEC §4.6). Further input is ignored.
     package mutating func finish() {
+        guard !isFinished else { return }
         for i in tags.indices { closeEpoch(i) }
+        release(all: true)
+        for f in judges.indices {
+            if clockSeconds.isFinite { try? judges[f].advance(toSeconds: clockSeconds, into: &eventScratch[f]) }
+            judges[f].finish(into: &eventScratch[f])
+        }
+        flushEvents()
+        isFinished = true
     }
 
-    /// Takes the fixes produced so far.
+    /// Takes the fixes released so far.
     package mutating func drainFixes() -> [PositionFix] {
         defer { fixes.removeAll(keepingCapacity: true) }
         return fixes
     }
 
-    /// Gives tag `tag`'s open epoch (if any) its fix and empties the epoch.
+    /// Takes the zone events released so far.
+    package mutating func drainEvents() -> [ZoneEvent] {
+        defer { events.removeAll(keepingCapacity: true) }
+        return events
+    }
+
+    /// Adds rows a caller skipped before they reached the engine (so one tally reports them all).
+    package mutating func recordSkipped(_ tally: SkipTally) {
+        diagnostics.skipped.merge(tally)
+    }
+
+    // MARK: release
+
+    /// Releases the fixes no open epoch can precede (time < min(clock, earliest open epoch start)),
+    /// or all of them, to `fixes` and the zone judges.
+    private mutating func release(all: Bool = false) {
+        var watermark = clockSeconds
+        while let top = startHeap.top {
+            if tags[top.tag].epochGeneration == top.generation && tags[top.tag].assembler.isOpen {
+                watermark = min(watermark, top.key)
+                break
+            }
+            startHeap.pop()
+        }
+        var released = false
+        while let top = reorder.top, all || top.fix.timeSeconds < watermark {
+            reorder.pop()
+            let fix = top.fix
+            fixes.append(fix)
+            let floor = floorIndexByID[fix.floor] ?? defaultFloorIndex
+            for f in judges.indices {
+                if f == floor {
+                    try? judges[f].judge(fix, into: &eventScratch[f])
+                } else {
+                    try? judges[f].advance(toSeconds: fix.timeSeconds, into: &eventScratch[f])
+                }
+            }
+            released = true
+        }
+        if released { flushEvents() }
+    }
+
+    /// Moves the judges' released events to `events`, merged across floors in §4.7 order.
+    private mutating func flushEvents() {
+        if judges.count == 1 {
+            events.append(contentsOf: eventScratch[0])
+            eventScratch[0].removeAll(keepingCapacity: true)
+            return
+        }
+        guard eventScratch.contains(where: { !$0.isEmpty }) else { return }
+        events.append(contentsOf: ZoneJudge.merge(eventScratch))
+        for f in eventScratch.indices { eventScratch[f].removeAll(keepingCapacity: true) }
+    }
+
+    // MARK: epochs
+
+    /// Gives tag `tag`'s open epoch (if any) its fix (into the reorder buffer) and empties it.
     private mutating func closeEpoch(_ tag: Int) {
         guard tags[tag].assembler.isOpen else { return }
         diagnostics.epochs += 1
+        defer {
+            tags[tag].assembler.reset()
+            tags[tag].epochGeneration += 1
+        }
+        let time = tags[tag].assembler.epochTimeSeconds
         if tags[tag].offset != nil { updateOffset(tag) }
         if tags[tag].filter != nil, case .kalman(let c) = configuration.tracking, c.coupling == .tight {
-            let time = tags[tag].assembler.epochTimeSeconds
             if let fix = tags[tag].filter?.takeFix(atSeconds: time) {
-                fixes.append(fix)
+                reorder.push((fix, tag))
             } else {
                 diagnostics.epochsBeforeTrack += 1
             }
-            tags[tag].assembler.reset()
             return
         }
         let floorIndex = tags[tag].floorIndex
@@ -193,7 +322,6 @@ package struct PositioningEngine: Sendable {
             scratchLocators[k] = floors[floorIndex].positions[slot]
             scratchRanges[k] = tags[tag].assembler.rangeMeters[slot]
         }
-        let time = tags[tag].assembler.epochTimeSeconds
         let solver = floors[floorIndex].solver
         var outcome: Result<TrilaterationSolution, LocusError> = .failure(LocusError(.tooFewRanges, "empty epoch"))
         scratchLocators.withUnsafeBufferPointer { lp in
@@ -224,14 +352,17 @@ package struct PositioningEngine: Sendable {
             if tags[tag].filter != nil {
                 // Loosely coupled: the least-squares fix is the filter's measurement.
                 tags[tag].filter?.update(fix: raw)
-                if let fix = tags[tag].filter?.takeFix(atSeconds: time) { fixes.append(fix) } else { diagnostics.epochsBeforeTrack += 1 }
+                if let fix = tags[tag].filter?.takeFix(atSeconds: time) {
+                    reorder.push((fix, tag))
+                } else {
+                    diagnostics.epochsBeforeTrack += 1
+                }
             } else {
-                fixes.append(raw)
+                reorder.push((raw, tag))
             }
         case .failure(let error):
             diagnostics.recordFailure(error.code)
         }
-        tags[tag].assembler.reset()
     }
 }
 
@@ -262,10 +393,5 @@ extension PositioningEngine {
                                          tagHeightMeters: h, timeSeconds: time)
             }
         }
-    }
-
-    /// Adds rows a caller skipped before they reached the engine (so one tally reports them all).
-    package mutating func recordSkipped(_ tally: SkipTally) {
-        diagnostics.skipped.merge(tally)
     }
 }

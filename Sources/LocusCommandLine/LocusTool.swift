@@ -6,8 +6,10 @@ package enum LocusTool {
     /// Every subcommand, in the order `locus --help` lists them.
     package static let commands: [any LocusCommand.Type] = [
         ReplayCommand.self,
+        ZonesCommand.self,
         SimulateCommand.self,
         CalibrateCommand.self,
+        LintCommand.self,
     ]
 
     package static var overview: String {

@@ -53,9 +53,6 @@ package enum ReplayCommand: LocusCommand {
         filterConfiguration.coupling = arguments.string("coupling") == "loose" ? .loose : .tight
         filterConfiguration.rangeSigmaMeters = sigma
         let tracking: EngineConfiguration.Tracking = filter == "none" ? .none : .kalman(filterConfiguration)
-        if arguments.string("events") != nil {
-            throw LocusError(.usage, "zone events are not built yet: replay without --events")
-        }
 
         let site = try SiteDecoder.load(path: sitePath)
         let defaultFloor: FloorID? = arguments.string("floor").map { FloorID($0) }
@@ -76,12 +73,16 @@ package enum ReplayCommand: LocusCommand {
 
         let result = ReplayRun.run(trace: trace, engine: &engine)
         var fixes = result.fixes
-        fixes.sort(by: Self.fixOrder)
         if arguments.flag("smooth") {
             fixes = try ReplaySmoothing.smooth(fixes: fixes, trace: trace, site: site, engine: engine, tracking: tracking)
             fixes.sort(by: Self.fixOrder)
         }
 
+        if let path = arguments.string("events") {
+            var writer = ZoneEventWriter()
+            for e in result.events { writer.append(e) }
+            try FileBytes.write(writer.bytes, to: path)
+        }
         if let path = arguments.string("positions") {
             var writer = PositionsWriter()
             for fix in fixes { writer.append(fix) }
@@ -96,6 +97,7 @@ package enum ReplayCommand: LocusCommand {
         let rows = trace.count + trace.skipped.total
         let summary = ReplaySummary(fixes: fixes.count, ranges: rows, tags: trace.tags.count,
                                     skipped: skipped, diagnostics: engine.diagnostics, accuracy: accuracy,
+                                    events: Dictionary(grouping: result.events, by: \.kind).mapValues(\.count),
                                     elapsedSeconds: elapsed, filter: filter, smooth: arguments.flag("smooth"))
         if arguments.flag("json") {
             console.out(JSONWriter(style: .compact).string(summary.json) + "\n")
@@ -117,7 +119,10 @@ extension ReplayCommand {
 /// Feeds a trace through an engine in time order.
 package enum ReplayRun {
     package struct Output {
+        /// The causal fixes, in (time, tag) order.
         package var fixes: [PositionFix]
+        /// Zone events of the causal stream, in SPEC §4.7 order.
+        package var events: [ZoneEvent]
     }
 
     /// Ingests every row of `trace` in non-decreasing time (ties in file order), then finishes.
@@ -127,6 +132,7 @@ package enum ReplayRun {
         let defaultFloor = engine.defaultFloor
         var fixes: [PositionFix] = []
         fixes.reserveCapacity(trace.count / 4)
+        var events: [ZoneEvent] = []
         var skippedFloor = SkipTally()
         for i in trace.timeOrder() {
             let f = trace.floorIndex[i]
@@ -140,7 +146,8 @@ package enum ReplayRun {
         }
         engine.finish()
         fixes.append(contentsOf: engine.drainFixes())
+        events.append(contentsOf: engine.drainEvents())
         engine.recordSkipped(skippedFloor)
-        return Output(fixes: fixes)
+        return Output(fixes: fixes, events: events)
     }
 }

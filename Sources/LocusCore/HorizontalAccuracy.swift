@@ -34,28 +34,30 @@ public enum HorizontalAccuracy {
     }
 
     /// r95/√λ₁ at ρ = k/(count−1).
-    static let table: [Double] = (0...256).map { k in radius95Unit(rho: Double(k) / 256) }
+    static let table: [Double] = (0...128).map { k in radius95Unit(rho: Double(k) / 128) }
 
-    /// Solves P(r) = 0.95 for λ₁ = 1, λ₂ = ρ².
+    /// Solves P(r) = 0.95 for λ₁ = 1, λ₂ = ρ² by Newton's method on P(r) − 0.95, with
+    /// P′(r) = 1 / (2π√(λ₁λ₂)) ∫₀^{2π} r·exp(−r² q(θ)/2) dθ; the root lies in [1.96, 2.45].
     static func radius95Unit(rho: Double) -> Double {
         if rho < 1e-9 { return 1.959963984540054 }
         let l1 = 1.0, l2 = rho * rho
-        func probability(_ r: Double) -> Double {
-            let n = 256
-            var sum = 0.0
+        let n = 256
+        var r = 2.2
+        for _ in 0..<8 {
+            var p = 0.0, dp = 0.0
             for j in 0..<n {
                 let th = 2 * Double.pi * Double(j) / Double(n)
                 let c = cos(th), s = sin(th)
                 let q = c * c / l1 + s * s / l2
-                sum += (1 - exp(-r * r * q / 2)) / q
+                let e = exp(-r * r * q / 2)
+                p += (1 - e) / q
+                dp += r * e
             }
-            return sum / Double(n) / (l1 * l2).squareRoot()
+            let norm = Double(n) * (l1 * l2).squareRoot()
+            let step = (p / norm - 0.95) / (dp / norm)
+            r = min(2.5, max(1.9, r - step))
+            if abs(step) < 1e-12 { break }
         }
-        var lo = 1.9, hi = 2.5
-        for _ in 0..<60 {
-            let mid = 0.5 * (lo + hi)
-            if probability(mid) < 0.95 { lo = mid } else { hi = mid }
-        }
-        return 0.5 * (lo + hi)
+        return r
     }
 }

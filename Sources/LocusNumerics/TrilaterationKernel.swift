@@ -25,20 +25,39 @@ package enum TrilaterationKernel {
     package struct Options: Sendable, Equatable {
         /// nil: choose automatically (`chooseModel`).
         package var model: Model?
+        /// NLOS rejection on (χ² gate + penalised subset search).
         package var isRobust: Bool
+        /// Gauss–Newton steps per solve (≥ 1).
         package var maximumIterations: Int
+        /// h, metres (planar model).
         package var tagHeightMeters: Double
+        /// σ₀, metres (> 0): σᵢ = σ₀ + k·rᵢ.
         package var sigmaMeters: Double
+        /// k, metres per metre (≥ 0).
         package var sigmaGrowthPerMeter: Double
+        /// Convergence tolerance on the estimated distance to the optimum, metres.
         package var toleranceMeters: Double
+        /// Automatic model: planar when height spread ≤ ratio · horizontal extent.
         package var planarHeightSpreadRatio: Double
+        /// Normal matrices below this reciprocal condition are degenerate (E4002).
         package var minimumReciprocalCondition: Double
+        /// PDOP above this is degenerate (E4002).
         package var maximumDOP: Double
+        /// K: most ranges rejected per fix.
+        package var maximumRejections: Int
+        /// λ: χ² price of one rejection.
+        package var rejectionPenalty: Double
+        /// No rejection when the all-ranges residuals show a common bias (see trilateration.c).
+        package var guardsAgainstCommonBias: Bool
 
         /// Memberwise initialiser.
         package init(model: Model?, isRobust: Bool, maximumIterations: Int, tagHeightMeters: Double,
                      sigmaMeters: Double, sigmaGrowthPerMeter: Double, toleranceMeters: Double,
-                     planarHeightSpreadRatio: Double, minimumReciprocalCondition: Double, maximumDOP: Double) {
+                     planarHeightSpreadRatio: Double, minimumReciprocalCondition: Double, maximumDOP: Double,
+                     maximumRejections: Int, rejectionPenalty: Double, guardsAgainstCommonBias: Bool) {
+            self.guardsAgainstCommonBias = guardsAgainstCommonBias
+            self.maximumRejections = maximumRejections
+            self.rejectionPenalty = rejectionPenalty
             self.model = model
             self.isRobust = isRobust
             self.maximumIterations = maximumIterations
@@ -53,31 +72,46 @@ package enum TrilaterationKernel {
 
         var raw: locus_tril_options {
             locus_tril_options(mode: model?.raw ?? Int32(LOCUS_TRIL_MODE_AUTOMATIC), robust: isRobust ? 1 : 0,
-                               max_iterations: Int32(clamping: maximumIterations), reserved: 0,
+                               max_iterations: Int32(clamping: maximumIterations),
+                               max_rejections: Int32(clamping: maximumRejections),
+                               common_bias_guard: guardsAgainstCommonBias ? 1 : 0,
                                tag_height_m: tagHeightMeters, sigma0_m: sigmaMeters,
                                sigma_slope: sigmaGrowthPerMeter, tolerance_m: toleranceMeters,
                                planar_height_ratio: planarHeightSpreadRatio,
-                               min_rcond: minimumReciprocalCondition, max_dop: maximumDOP)
+                               min_rcond: minimumReciprocalCondition, max_dop: maximumDOP,
+                               rejection_penalty: rejectionPenalty)
         }
     }
 
     /// The kernel's answer, field for field.
     package struct Result: Sendable, Equatable {
+        /// p̂, metres (planar: z = h).
         package var position: Point3
         /// (JᵀWJ)⁻¹ · max(1, χ²/dof), m²; planar: z entries 0.
         package var covariance: SymmetricMatrix3
+        /// √(Q₁₁ + Q₂₂), Q = (HᵀH)⁻¹ over unit line-of-sight rows.
         package var hdop: Double
         /// 0 in planar mode.
         package var vdop: Double
+        /// √trace Q.
         package var pdop: Double
+        /// √(Σ eᵢ²/m) over the used ranges, metres.
         package var residualRMSMeters: Double
+        /// χ² = Σ wᵢ eᵢ² over the used ranges.
         package var chiSquare: Double
+        /// Bit i: range i rejected.
         package var rejectedMask: UInt64
+        /// The model solved in.
         package var model: Model
+        /// m: ranges in the final fit.
         package var locatorsUsed: Int
+        /// Gauss–Newton steps of the final fit.
         package var iterations: Int
+        /// m − p.
         package var degreesOfFreedom: Int
+        /// Gauss–Newton solves run (1 + rejection candidates + polish).
         package var solves: Int
+        /// True when the final fit met the tolerance.
         package var isConverged: Bool
     }
 
@@ -118,7 +152,8 @@ package enum TrilaterationKernel {
     }
 
     /// Solves one fix: seed, Gauss–Newton WLS, optional NLOS rejection (see trilateration.c).
-    /// No heap allocation. Complexity O(n) clean, O(n²) per rejected range.
+    /// No heap allocation. Complexity O(n·steps) when the χ² gate passes; the rejection search
+    /// runs up to Σₖ C(n, k) fits (k ≤ 3, C(n, k) ≤ 64) or n per greedy level.
     /// - Precondition: `locators.count == rangesMeters.count <= maximumLocators`.
     /// - Throws: E4001 too few ranges, E4002 degenerate geometry, E4003 invalid range,
     ///   E4004 divergence, E1003 invalid options.

@@ -2,19 +2,20 @@ import LocusCore
 import LocusNumerics
 
 /// The per-fix hot path: the fixed-size C kernel (`locus_trilaterate`): closed-form seed,
-/// Gauss–Newton with closed-form 2×2/3×3 inverses, χ² test and greedy leave-one-out rejection,
+/// Gauss–Newton with closed-form 2×2/3×3 inverses, χ² gate and the penalised NLOS subset search,
 /// on stack arrays. No heap allocation, no LAPACK call. At most `maximumLocators` locators.
 package struct KernelTrilaterator: Trilaterating {
     /// Largest number of locators per call (64).
     package static let maximumLocators = TrilaterationKernel.maximumLocators
 
+    /// The settings this solver uses.
     package var configuration: TrilaterationConfiguration
 
     /// A kernel solver with the given settings.
     package init(configuration: TrilaterationConfiguration = .standard) { self.configuration = configuration }
 
     /// Solves one fix; `workspace` is not used (the kernel needs none).
-    /// Complexity O(n·steps) clean; O(n²·steps) per rejected range.
+    /// Complexity O(n·steps) when the χ² gate passes; see `TrilaterationConfiguration.isRobust` otherwise.
     /// - Precondition: at most 64 locators, one range each.
     /// - Throws: E4001, E4002, E4003, E4004, E1003 (see `Trilaterating`).
     package func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,

@@ -1,22 +1,21 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import LocusCore
 import LocusNumerics
 
 /// The general path: the same algorithm as the kernel (centred coordinates, linearised seed,
-/// Gauss–Newton WLS, χ² test, greedy leave-one-out rejection of long ranges), with LAPACKE doing the
+/// Gauss–Newton WLS, χ² gate, penalised subset search over long-reading ranges), with LAPACKE doing the
 /// linear algebra: rank-revealing `dgelsy` for the seed and every Gauss–Newton step, `dsyrk` +
 /// `dpotrf`/`dpotri` for covariance and DOP. Any number of locators; the model (r̂ᵢ, ∂r̂ᵢ/∂p) is the
 /// kernel's `locus_tril_model`, so both paths minimise the same function.
 package struct LapackTrilaterator: Trilaterating {
+    /// The settings this solver uses.
     package var configuration: TrilaterationConfiguration
 
     /// A LAPACKE solver with the given settings.
     package init(configuration: TrilaterationConfiguration = .standard) { self.configuration = configuration }
 
     /// Solves one fix. No allocation when `workspace` already holds `locators.count` locators.
-    /// Complexity O(n p²) per step; O(n² p² · steps) per rejected range.
+    /// Complexity O(n p²) per Gauss–Newton step; the rejection search runs the fits described in
+    /// `TrilaterationConfiguration.isRobust`.
     /// - Throws: E4001, E4002, E4003, E4004, E1003 (see `Trilaterating`); E5101 on a LAPACK misuse.
     package func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
                        workspace ws: inout TrilaterationWorkspace) throws(LocusError) -> TrilaterationSolution {
@@ -51,33 +50,28 @@ package struct LapackTrilaterator: Trilaterating {
             ws.isActive[i] = true
         }
         var x = try seed(n: n, planar: planar, p: p, ranges: rangesMeters, ws: &ws)
-        var fit = try gaussNewton(n: n, model: model, skip: -1, from: x, ranges: rangesMeters, ws: &ws)
+        var fit = try gaussNewton(n: n, model: model, skip: -1, tolerance: c.convergenceToleranceMeters, from: x,
+                                  ranges: rangesMeters, ws: &ws)
         x = fit.x
         var used = n
         var rejectedMask: UInt64 = 0
         var rejectedCount = 0
-        if c.isRobust {
-            while used >= p + 2, fit.chiSquare > TrilaterationKernel.chiSquareQuantile995(degreesOfFreedom: used - p) {
-                var best = -1
-                var bestFit = fit
-                bestFit.chiSquare = .infinity
-                for j in 0..<n where ws.isActive[j] {
-                    let candidate: Fit
-                    do throws(LocusError) {
-                        candidate = try gaussNewton(n: n, model: model, skip: j, from: x, ranges: rangesMeters, ws: &ws)
-                    } catch {
-                        if error.code == .lapackInternal { throw error }
-                        continue
-                    }
-                    guard residual(index: j, at: candidate.x, planar: planar, ranges: rangesMeters, ws: ws) > 0 else { continue }
-                    if candidate.chiSquare < bestFit.chiSquare { best = j; bestFit = candidate }
-                }
-                if best < 0 { break }
-                ws.isActive[best] = false
-                if best < 64 { rejectedMask |= 1 << UInt64(best) }
-                rejectedCount += 1
-                used -= 1
-                fit = bestFit
+        if c.isRobust, fit.chiSquare > TrilaterationKernel.chiSquareQuantile995(degreesOfFreedom: n - p),
+           !(c.guardsAgainstCommonBias && readsCommonBias(n: n, at: x, planar: planar, ranges: rangesMeters, ws: ws)) {
+            let best = try searchRejections(n: n, model: model, fullFit: fit, ranges: rangesMeters, ws: &ws)
+            fit = best
+            x = fit.x
+            for i in 0..<n { ws.isActive[i] = true }
+            for q in 0..<ws.bestCount {
+                let index = ws.bestExcluded[q]
+                ws.isActive[index] = false
+                if index < 64 { rejectedMask |= 1 << UInt64(index) }
+            }
+            rejectedCount = ws.bestCount
+            used = n - rejectedCount
+            if rejectedCount > 0 {   // polish the chosen fit to the full tolerance
+                fit = try gaussNewton(n: n, model: model, skip: -1, tolerance: c.convergenceToleranceMeters, from: x,
+                                      ranges: rangesMeters, ws: &ws)
                 x = fit.x
             }
         }
@@ -131,6 +125,161 @@ package struct LapackTrilaterator: Trilaterating {
         var isConverged: Bool
     }
 
+    /// The penalised subset search of the kernel (see `TrilaterationConfiguration.isRobust`):
+    /// minimum of χ²(without E) + λ|E| over sets E of long-reading ranges, |E| ≤ K, n − |E| ≥ p + 1.
+    /// Leaves the chosen set in `ws.bestExcluded[0..<ws.bestCount]` and returns its fit.
+    /// - Throws: E5101 on a LAPACK misuse (data-dependent failures only disqualify a candidate).
+    private func searchRejections(n: Int, model: TrilaterationKernel.Model, fullFit: Fit,
+                                  ranges: UnsafeBufferPointer<Double>,
+                                  ws: inout TrilaterationWorkspace) throws(LocusError) -> Fit {
+        let c = configuration
+        let p = model.unknowns
+        let lambda = c.rejectionPenalty
+        let kmax = min(c.maximumRejections, n - p - 1)
+        var bestCost = fullFit.chiSquare
+        var bestFit = fullFit
+        var levelStart = fullFit.x   // warm start of a greedy level: the previous level's best
+        let candidateTolerance = max(c.convergenceToleranceMeters, Self.candidateToleranceMeters)
+        ws.bestCount = 0
+        ws.levelCount = 0
+        var levelHasBest = true
+        var k = 1
+        while k <= kmax {
+            let exhaustive = k <= 3 && Self.combinations(n, k) <= 64
+            if !exhaustive && !levelHasBest { break }
+            // Base set: empty (exhaustive) or the previous level's best (greedy extension).
+            let baseCount = exhaustive ? 0 : ws.levelCount
+            for q in 0..<baseCount { ws.candidate[q] = ws.levelExcluded[q] }
+            let t = exhaustive ? k : 1
+            let start = exhaustive ? fullFit.x : levelStart
+            var eligibleCount = 0
+            if exhaustive {
+                for i in 0..<n { ws.eligible[i] = i }
+                eligibleCount = n
+            } else {
+                // Greedy: the `greedyCandidates` longest-reading ranges (largest positive eᵢ/σᵢ at the
+                // level's start), kept in index order — the kernel's rule.
+                for i in 0..<n {
+                    var inBase = false
+                    for q in 0..<baseCount where ws.candidate[q] == i { inBase = true }
+                    if inBase { continue }
+                    let z = residual(index: i, at: start, planar: model == .planar, ranges: ranges, ws: ws) * ws.sqrtWeights[i]
+                    guard z > 0 else { continue }
+                    var slot = -1
+                    if eligibleCount < Self.greedyCandidates {
+                        slot = eligibleCount
+                        eligibleCount += 1
+                    } else {
+                        var weakest = 0
+                        for q in 1..<eligibleCount where ws.s[q] < ws.s[weakest] { weakest = q }
+                        if z > ws.s[weakest] { slot = weakest }
+                    }
+                    if slot >= 0 { ws.eligible[slot] = i; ws.s[slot] = z }
+                }
+                var a = 1
+                while a < eligibleCount {
+                    let index = ws.eligible[a], score = ws.s[a]
+                    var b = a
+                    while b > 0 && ws.eligible[b - 1] > index {
+                        ws.eligible[b] = ws.eligible[b - 1]; ws.s[b] = ws.s[b - 1]; b -= 1
+                    }
+                    ws.eligible[b] = index; ws.s[b] = score
+                    a += 1
+                }
+            }
+            if eligibleCount < t { break }
+            var comb = (0, 1, 2)
+            var levelBest = Double.infinity
+            var levelFound = false
+            var levelBestPoint = start
+            while true {
+                let size = baseCount + t
+                ws.candidate[baseCount] = ws.eligible[comb.0]
+                if t > 1 { ws.candidate[baseCount + 1] = ws.eligible[comb.1] }
+                if t > 2 { ws.candidate[baseCount + 2] = ws.eligible[comb.2] }
+                for i in 0..<n { ws.isActive[i] = true }
+                for q in 0..<size { ws.isActive[ws.candidate[q]] = false }
+                var fit: Fit?
+                do throws(LocusError) {
+                    fit = try gaussNewton(n: n, model: model, skip: -1, tolerance: candidateTolerance, from: start,
+                                          ranges: ranges, ws: &ws)
+                } catch {
+                    if error.code == .lapackInternal { throw error }
+                    fit = nil
+                }
+                if let fit, fit.chiSquare < levelBest {
+                    var longReading = true
+                    for q in 0..<size where !(residual(index: ws.candidate[q], at: fit.x, planar: model == .planar,
+                                                        ranges: ranges, ws: ws) > 0) {
+                        longReading = false   // NLOS only lengthens a range
+                    }
+                    if longReading {
+                        levelBest = fit.chiSquare
+                        levelFound = true
+                        levelBestPoint = fit.x
+                        for q in 0..<size { ws.levelExcluded[q] = ws.candidate[q] }
+                        ws.levelCount = size
+                        if fit.chiSquare + lambda * Double(k) < bestCost {
+                            bestCost = fit.chiSquare + lambda * Double(k)
+                            bestFit = fit
+                            for q in 0..<size { ws.bestExcluded[q] = ws.candidate[q] }
+                            ws.bestCount = size
+                        }
+                    }
+                }
+                // Next t-combination of the eligible indices (lexicographic).
+                if !Self.advance(&comb, size: t, over: eligibleCount) { break }
+            }
+            levelHasBest = levelFound
+            if levelFound { levelStart = levelBestPoint }
+            if levelHasBest && levelBest <= lambda { break }   // deeper levels cost more than λ(k + 1)
+            k += 1
+        }
+        return bestFit
+    }
+
+    /// The kernel's common-bias test at the all-ranges fit: every zᵢ = eᵢ/σᵢ within [−0.5, 5] and
+    /// more than half above +0.75.
+    private func readsCommonBias(n: Int, at x: Point3, planar: Bool, ranges: UnsafeBufferPointer<Double>,
+                                 ws: TrilaterationWorkspace) -> Bool {
+        var longCount = 0
+        for i in 0..<n {
+            let z = residual(index: i, at: x, planar: planar, ranges: ranges, ws: ws) * ws.sqrtWeights[i]
+            if z < -0.5 || z > 5 { return false }
+            if z > 0.75 { longCount += 1 }
+        }
+        return 2 * longCount > n
+    }
+
+    /// A greedy level tries this many of the longest-reading ranges (the kernel's
+    /// LOCUS_TRIL_GREEDY_CANDIDATES).
+    static let greedyCandidates = 4
+
+    /// Candidate fits of the rejection search stop at this step size (the kernel's
+    /// LOCUS_TRIL_CANDIDATE_TOLERANCE_M); the chosen fit is then polished.
+    static let candidateToleranceMeters = 1e-6
+
+    /// Binomial coefficient C(n, k) as a double.
+    private static func combinations(_ n: Int, _ k: Int) -> Double {
+        var c = 1.0
+        for i in 0..<k { c = c * Double(n - i) / Double(i + 1) }
+        return c
+    }
+
+    /// Advances a t-combination (t ≤ 3) of 0..<count; false after the last one.
+    private static func advance(_ comb: inout (Int, Int, Int), size t: Int, over count: Int) -> Bool {
+        var c0 = comb.0, c1 = comb.1, c2 = comb.2
+        var q = t - 1
+        func value(_ i: Int) -> Int { i == 0 ? c0 : i == 1 ? c1 : c2 }
+        while q >= 0 && value(q) == count - t + q { q -= 1 }
+        if q < 0 { return false }
+        if q == 0 { c0 += 1; c1 = c0 + 1; c2 = c1 + 1 }
+        if q == 1 { c1 += 1; c2 = c1 + 1 }
+        if q == 2 { c2 += 1 }
+        comb = (c0, c1, c2)
+        return true
+    }
+
     /// Linearised seed: aᵢ·p = −½[(sᵢ − s̄) − (qᵢ − q̄)] with aᵢ the centred locator, qᵢ = ‖aᵢ‖²,
     /// sᵢ = rᵢ² (planar: rᵢ² − (h − zᵢ)², over (x, y)); solved by rank-revealing `dgelsy`.
     /// - Throws: E4002 when the rank is below p (collinear, coplanar or coincident locators).
@@ -173,15 +322,17 @@ package struct LapackTrilaterator: Trilaterating {
     }
 
     /// Gauss–Newton over the active ranges except `skip`: δ = argmin ‖W^½ (e − J δ)‖ by `dgelsy`,
-    /// p ← p + δ until ‖δ‖ ≤ tolerance or the step limit; χ² evaluated at the final p.
+    /// p ← p + δ until the estimated distance to the optimum ‖δₖ‖ρ/(1 − ρ), ρ = ‖δₖ‖/‖δₖ₋₁‖, is
+    /// within `tolerance` (χ² is that of the last linearisation, one step before p), or the step
+    /// limit (then χ² at p).
     /// - Throws: E4002 rank below p, E4004 non-finite iterate or residuals, E5101 LAPACK misuse.
-    private func gaussNewton(n: Int, model: TrilaterationKernel.Model, skip: Int, from start: Point3,
+    private func gaussNewton(n: Int, model: TrilaterationKernel.Model, skip: Int, tolerance: Double, from start: Point3,
                              ranges: UnsafeBufferPointer<Double>,
                              ws: inout TrilaterationWorkspace) throws(LocusError) -> Fit {
         let c = configuration
         let p = model.unknowns
         var x = start
-        var step = Double.infinity
+        var previous = Double.infinity
         var iterations = 0
         var chiSquare = 0.0
         var isConverged = false
@@ -201,7 +352,6 @@ package struct LapackTrilaterator: Trilaterating {
                 row += 1
             }
             guard chiSquare.isFinite else { throw LocusError(.solverDiverged, "non-finite residuals") }
-            if step <= c.convergenceToleranceMeters { isConverged = true; break }
             if iterations >= c.maximumIterations { break }
             let rank = try LapackLinearAlgebra.leastSquares(
                 a: &ws.a, rows: m, columns: p, b: &ws.b, pivots: &ws.pivots,
@@ -212,8 +362,14 @@ package struct LapackTrilaterator: Trilaterating {
             let d0 = ws.b[0], d1 = ws.b[1], d2 = p == 3 ? ws.b[2] : 0
             x = Point3(x: x.x + d0, y: x.y + d1, z: x.z + d2)
             guard x.isFinite else { throw LocusError(.solverDiverged, "the iterative solver produced a non-finite iterate") }
-            step = (d0 * d0 + d1 * d1 + d2 * d2).squareRoot()
+            let step = (d0 * d0 + d1 * d1 + d2 * d2).squareRoot()
             iterations += 1
+            // Estimated distance to the optimum |δ|ρ/(1 − ρ), ρ = |δₖ|/|δₖ₋₁| (the kernel's rule).
+            if step <= tolerance || (previous.isFinite && step < previous && step * step <= tolerance * (previous - step)) {
+                isConverged = true
+                break
+            }
+            previous = step
         }
         return Fit(x: x, chiSquare: chiSquare, iterations: iterations, isConverged: isConverged)
     }

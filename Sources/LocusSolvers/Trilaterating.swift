@@ -48,6 +48,7 @@ extension Trilaterating {
 
 /// Chooses the path per call: the C kernel for up to 64 locators, LAPACKE beyond.
 package struct Trilaterator: Trilaterating {
+    /// The settings this solver uses.
     package var configuration: TrilaterationConfiguration
 
     /// A solver with the given settings.

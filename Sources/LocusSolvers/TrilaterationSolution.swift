@@ -73,4 +73,12 @@ package struct TrilaterationSolution: Sendable, Equatable {
         return FixQuality(hdop: hdop, vdop: vdop, pdop: pdop, residualRMSMeters: residualRMSMeters,
                           locatorsUsed: locatorsUsed, rejected: rejected)
     }
+
+    /// The engine's raw (unfiltered) fix for this solution: position, covariance and figures, with
+    /// rejected locators named through `address` (input index → address). Allocation-free.
+    package func positionFix(timeSeconds: Double, tag: TagID, floor: FloorID,
+                             address: (Int) -> LocatorAddress) -> PositionFix {
+        PositionFix(timeSeconds: timeSeconds, tag: tag, floor: floor, position: position, velocity: nil,
+                    covariance: covariance, quality: fixQuality(address: address))
+    }
 }

@@ -17,6 +17,12 @@ package struct TrilaterationWorkspace: Sendable {
     var normal: [Double] = []
     var pivots: [Int32] = []
     var work: [Double] = []
+    var eligible: [Int] = []
+    var candidate: [Int] = []
+    var levelExcluded: [Int] = []
+    var bestExcluded: [Int] = []
+    var levelCount = 0
+    var bestCount = 0
     /// Per input index: true while the range is in the fit (after a solve: false = rejected).
     package internal(set) var isActive: [Bool] = []
 
@@ -41,6 +47,10 @@ package struct TrilaterationWorkspace: Sendable {
         pivots = [Int32](repeating: 0, count: 3)
         work = [Double](repeating: 0, count: LapackLinearAlgebra.leastSquaresWorkspaceCount(rows: n, columns: 3))
         isActive = [Bool](repeating: true, count: n)
+        eligible = [Int](repeating: 0, count: n)
+        candidate = [Int](repeating: 0, count: n)
+        levelExcluded = [Int](repeating: 0, count: n)
+        bestExcluded = [Int](repeating: 0, count: n)
         capacity = n
     }
 }

@@ -10,6 +10,9 @@ struct PositioningEngineTests {
         Point3(x: 0, y: 15, z: 2.4), Point3(x: 10, y: -1, z: 2.5), Point3(x: 10, y: 16, z: 2.5),
     ]
 
+    /// Raw least-squares fixes (no filter).
+    static let raw = EngineConfiguration(tracking: .none)
+
     static func site(biases: [Double] = [0, 0, 0, 0, 0, 0]) -> Site {
         let locs = locators.enumerated().map { i, p in Locator(address: LocatorAddress(UInt16(100 + i)), position: p, biasMeters: biases[i]) }
         return Site(building: .init(id: "b"), floors: [
@@ -32,7 +35,7 @@ struct PositioningEngineTests {
 
     @Test("exact ranges give one fix per round at the true point")
     func exactRounds() throws {
-        var engine = try PositioningEngine(site: Self.site())
+        var engine = try PositioningEngine(site: Self.site(), configuration: Self.raw)
         let p = Point3(x: 7, y: 4, z: 1.2)
         for m in Self.rounds(p, count: 8) { engine.ingest(m) }
         engine.finish()
@@ -49,7 +52,7 @@ struct PositioningEngineTests {
     @Test("each locator's biasM is taken out of its ranges")
     func biasesRemoved() throws {
         let biases = [0.1, 0.2, 0.15, 0.3, 0.05, 0.25]
-        var engine = try PositioningEngine(site: Self.site(biases: biases))
+        var engine = try PositioningEngine(site: Self.site(biases: biases), configuration: Self.raw)
         let p = Point3(x: 12, y: 9, z: 1.2)
         for m in Self.rounds(p, count: 3, biases: biases) { engine.ingest(m) }
         engine.finish()
@@ -58,7 +61,7 @@ struct PositioningEngineTests {
 
     @Test("unknown anchors and floors are skipped and counted, never thrown")
     func unknownAnchorAndFloor() throws {
-        var engine = try PositioningEngine(site: Self.site())
+        var engine = try PositioningEngine(site: Self.site(), configuration: Self.raw)
         engine.ingest(RangeMeasurement(timeSeconds: 0, locator: LocatorAddress(999), rangeMeters: 3))
         engine.ingest(RangeMeasurement(timeSeconds: 0, locator: LocatorAddress(100), rangeMeters: 3, floor: "9F"))
         engine.ingest(RangeMeasurement(timeSeconds: 0, locator: LocatorAddress(100), rangeMeters: -1))
@@ -69,7 +72,7 @@ struct PositioningEngineTests {
 
     @Test("an epoch with too few locators is counted by code and gives no fix")
     func tooFew() throws {
-        var engine = try PositioningEngine(site: Self.site())
+        var engine = try PositioningEngine(site: Self.site(), configuration: Self.raw)
         let all = Self.rounds(Point3(x: 5, y: 5, z: 1.2), count: 1)
         for m in all.prefix(2) { engine.ingest(m) }
         engine.finish()
@@ -79,7 +82,7 @@ struct PositioningEngineTests {
 
     @Test("tags are independent and rows may name their floor")
     func tagsAndFloors() throws {
-        var engine = try PositioningEngine(site: Self.site())
+        var engine = try PositioningEngine(site: Self.site(), configuration: Self.raw)
         let a = Self.rounds(Point3(x: 3, y: 3, z: 1.2), count: 2, tag: "A")
         let b = Self.rounds(Point3(x: 15, y: 10, z: 1.2), count: 2, tag: "B", floor: "2F")
         for m in zip(a, b).flatMap({ [$0.0, $0.1] }) { engine.ingest(m) }

@@ -1,5 +1,5 @@
-// Trilateration kernels: linearised seed, Gauss–Newton weighted least squares, greedy
-// leave-one-out NLOS rejection, DOP. Fixed-size (at most LOCUS_TRIL_MAX_LOCATORS locators),
+// Trilateration kernels: linearised seed, Gauss–Newton weighted least squares, NLOS rejection
+// (chi-square gate, then a penalised search over subsets of long-reading ranges), DOP. Fixed-size (at most LOCUS_TRIL_MAX_LOCATORS locators),
 // stack-only, no allocation, no BLAS/LAPACK. Every function returns an int status
 // (LOCUS_TRIL_OK = 0). Units: metres.
 #ifndef LOCUS_TRILATERATION_H
@@ -27,9 +27,10 @@ enum {
 /// Solver options (see TrilaterationConfiguration in LocusSolvers for the meaning of each).
 typedef struct locus_tril_options {
     int32_t mode;                 // LOCUS_TRIL_MODE_*
-    int32_t robust;               // nonzero: chi-square test + greedy leave-one-out rejection
+    int32_t robust;               // nonzero: chi-square gate + penalised subset search (NLOS rejection)
     int32_t max_iterations;       // Gauss–Newton steps per solve, >= 1
-    int32_t reserved;
+    int32_t max_rejections;       // K: at most this many ranges rejected, >= 0
+    int32_t common_bias_guard;    // nonzero: no rejection when the residuals show a common bias
     double tag_height_m;          // h, planar mode
     double sigma0_m;              // sigma_i = sigma0 + sigma_slope * r_i, sigma0 > 0
     double sigma_slope;           // k >= 0, dimensionless
@@ -37,6 +38,7 @@ typedef struct locus_tril_options {
     double planar_height_ratio;   // automatic: planar when height spread <= ratio * horizontal extent
     double min_rcond;             // smallest reciprocal condition of a normal matrix (e.g. 1e-10)
     double max_dop;               // largest PDOP accepted (e.g. 1e4)
+    double rejection_penalty;     // lambda: cost of one rejection in chi-square units, > 0
 } locus_tril_options;
 
 /// One solution.

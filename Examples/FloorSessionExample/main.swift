@@ -1,0 +1,1 @@
+print("FloorSession example: see README")

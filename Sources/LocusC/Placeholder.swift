@@ -1,0 +1,1 @@
+// The C ABI: see README.md

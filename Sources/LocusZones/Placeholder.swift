@@ -1,1 +1,0 @@
-// LocusZones: see README.md

@@ -1,0 +1,515 @@
+import LocusCore
+
+/// The zone judgement engine of SPEC §4 for one floor: fixes in, `enter`/`dwell`/`exit` events out,
+/// in the final order of §4.7, whatever the batch sizes or timer ticks.
+///
+/// **State per (tag, zone)** — outside (no state kept), counting (count c, previous detection
+/// t₋), inside (t_enter, t_last, next dwell index k). Only counting and inside pairs are stored,
+/// in a slab of slots listed per tag; inside pairs have one deadline in a min-heap.
+///
+/// **Clock.** c = max(all fix times, all `advance(toSeconds:)` targets). A fix whose time is before
+/// the clock (another tag already reported later) is judged at the clock's time: t ← max(t, c).
+/// This keeps every event time ≥ every time already released, so the output stays sorted.
+///
+/// **Per fix at time t** (after raising it to the clock):
+/// 1. advance the clock to t: every inside pair emits `dwell` at t_enter + k·T_dwell for each such
+///    time ≤ c and < t_last + T_out, and exits at t_last + T_out once that is < c;
+/// 2. detection: the zones whose polygon lies within `inDist` of p (grid lookup), keeping only those
+///    of the highest priority;
+/// 3. entry counting per detected zone: c ← c + 1 if t − t₋ ≤ `inCountInterval`, else 1; enter when
+///    c ≥ `inCount` (never when `inCount` = 0); inside: t_last ← t;
+/// 4. release.
+///
+/// **Release rule.** Decided events wait in a sorted buffer. Events with time < c are final (any
+/// later event has time ≥ c) and are appended to the caller's array in §4.7 order; events at
+/// time = c wait until the clock moves past c (an exit at c or an enter at c could still precede
+/// them). `finish()` releases those at c too, and ends the stream (no synthetic exit).
+///
+/// Per fix: O(candidates in the fix's grid cell × polygon vertices + active pairs of the tag +
+/// log(heap)), independent of the number of zones; no allocation in steady state.
+package struct ZoneJudge: Sendable {
+    /// A zone with its validated polygon.
+    struct CompiledZone: Sendable {
+        var zone: Zone
+        var polygon: ZonePolygon
+    }
+
+    /// The state of one (tag, zone) pair that is counting or inside.
+    struct PairState: Sendable {
+        var tag: Int32 = 0
+        var zone: Int32 = 0
+        var isInUse = false
+        var isInside = false
+        var count = 0
+        var previousDetectionSeconds = 0.0
+        var enterSeconds = 0.0
+        var lastDetectionSeconds = 0.0
+        var nextDwellIndex = 1
+        var generation: UInt32 = 0
+    }
+
+    /// A decided event waiting for release. `isInstantExit`: an exit at the very time of its own
+    /// enter (`outPeriod` 0, or a reload at the entry time), which sorts right after that enter.
+    struct HeldEvent: Sendable {
+        var event: ZoneEvent
+        var isInstantExit: Bool
+    }
+
+    /// The release order: SPEC §4.7 (time; exit < enter < dwell; tag; zone), except that an exit at
+    /// the same time as its own enter ranks with the enters, right after that enter — otherwise a
+    /// visit of zero length would read "exit, enter" and leave a consumer believing the tag inside.
+    package static func releasePrecedes(_ a: ZoneEvent, isInstantExit aInstant: Bool,
+                                        _ b: ZoneEvent, isInstantExit bInstant: Bool) -> Bool {
+        if a.timeSeconds != b.timeSeconds { return a.timeSeconds < b.timeSeconds }
+        func rank(_ e: ZoneEvent, _ instant: Bool) -> Int {
+            switch e.kind { case .exit: instant ? 1 : 0; case .enter: 1; case .dwell: 2 }
+        }
+        let ra = rank(a, aInstant), rb = rank(b, bInstant)
+        if ra != rb { return ra < rb }
+        if a.tag != b.tag { return a.tag < b.tag }
+        if a.zone != b.zone { return a.zone < b.zone }
+        if a.kind != b.kind { return a.kind == .enter }
+        return a.floor < b.floor
+    }
+
+    /// A tag: its id and the slots of its counting or inside pairs.
+    struct TagState: Sendable {
+        var id: TagID
+        var activeSlots: [Int32]
+    }
+
+    /// The floor whose zones are judged; carried in every event.
+    package let floor: FloorID
+    private var clock = -Double.infinity
+    /// True once `finish(into:)` has been called.
+    package private(set) var isFinished = false
+    private var zones: [CompiledZone]
+    private var grid: ZoneGrid
+    /// Rules per zone index (read by the state machine for detected and active zones only).
+    private var zoneRules: [ZoneRules]
+    private var edgeTable: [ZonePolygon.Edge]
+    private var tags: [TagState] = []
+    private var slots: [PairState] = []
+    private var freeSlots: [Int32] = []
+    private var heap = DeadlineHeap()
+    private var pending: [HeldEvent] = []
+    /// Scratch: the zones detected by the current fix are `detected[0..<detectedCount]`.
+    private var detected: [Int32] = []
+    private var detectedCount = 0
+    private var tagTable = TagTable()
+
+    /// Settings for the configuration warnings (judgement does not depend on them).
+    package let options: ZoneJudgeOptions
+    /// The floor as configured, with the zones of the latest reload (for `configurationWarnings`).
+    private var floorConfiguration: Floor
+
+    /// A judge for `floor`'s zones.
+    /// - Throws: `E3105`/`E3106`/`E3108`/`E3109`/`E3110` for an invalid zone (see `compile`),
+    ///   `E3103` for a duplicate zone id.
+    package init(floor: Floor, options: ZoneJudgeOptions = .standard) throws(LocusError) {
+        self.floor = floor.id
+        self.options = options
+        self.floorConfiguration = floor
+        let compiled = Self.spatiallyOrdered(try Self.compile(floor.zones))
+        self.zones = compiled
+        (self.zoneRules, self.edgeTable, self.grid) = Self.makeTables(compiled)
+        pending.reserveCapacity(64)
+        detected = [Int32](repeating: 0, count: 16)
+    }
+
+    /// The configuration warnings for the current zones (see `warnings(for:options:)`).
+    package var configurationWarnings: [ZoneConfigurationWarning] {
+        Self.warnings(for: floorConfiguration, options: options)
+    }
+
+    /// The clock c (latest fix time or advance target), seconds; nil before any input.
+    package var clockSeconds: Double? { clock == -Double.infinity ? nil : clock }
+    /// Number of zones judged.
+    package var zoneCount: Int { zones.count }
+    /// Number of (tag, zone) pairs currently counting or inside.
+    package var activePairCount: Int { slots.count - freeSlots.count }
+    /// Events decided but not yet released (their time is ≥ the clock).
+    package var heldEventCount: Int { pending.count }
+
+    /// The pairs of `tag` currently inside, by zone id (for inspection and tests).
+    package func zonesInside(for tag: TagID) -> [ZoneID] {
+        guard let t = tagTable.find(tag, in: tags) else { return [] }
+        return tags[Int(t)].activeSlots.filter { slots[Int($0)].isInside }
+            .map { zones[Int(slots[Int($0)].zone)].zone.id }.sorted()
+    }
+
+    // MARK: input
+
+    /// Judges one fix and appends the events that became final to `events`.
+    /// - Throws: `E1002` after `finish`; `E1003` for a non-finite time or position.
+    package mutating func judge(_ fix: ZoneFix, into events: inout [ZoneEvent]) throws(LocusError) {
+        guard !isFinished else { throw LocusError(.callOrder, "zone judge for floor '\(floor)' already finished") }
+        guard fix.timeSeconds.isFinite, fix.point.x.isFinite, fix.point.y.isFinite else {
+            throw LocusError(.invalidArgument, "fix of tag '\(fix.tag)' has a non-finite time or position")
+        }
+        let t = max(fix.timeSeconds, clock)
+        advanceClock(to: t)
+        let tag = tagIndex(for: fix.tag)
+        collectDetections(at: fix.point)
+        for i in 0..<detectedCount { detect(tag: tag, zone: Int(detected[i]), atSeconds: t) }
+        release(into: &events, includingClock: false)
+    }
+
+    /// Judges a position fix (its horizontal position) of this judge's floor.
+    /// - Throws: `E1003` when the fix is on another floor or not finite; `E1002` after `finish`.
+    package mutating func judge(_ fix: PositionFix, into events: inout [ZoneEvent]) throws(LocusError) {
+        guard fix.floor == floor else {
+            throw LocusError(.invalidArgument, "fix of tag '\(fix.tag)' is on floor '\(fix.floor)', not '\(floor)'")
+        }
+        try judge(ZoneFix(fix), into: &events)
+    }
+
+    /// Moves the clock to `timeSeconds` (a timer tick or the end of a live stream) if that is later,
+    /// and appends the events that became final. A silent tag exits this way.
+    /// - Throws: `E1002` after `finish`; `E1003` for a non-finite time.
+    package mutating func advance(toSeconds timeSeconds: Double, into events: inout [ZoneEvent]) throws(LocusError) {
+        guard !isFinished else { throw LocusError(.callOrder, "zone judge for floor '\(floor)' already finished") }
+        guard timeSeconds.isFinite else { throw LocusError(.invalidArgument, "advance to a non-finite time") }
+        advanceClock(to: timeSeconds)
+        release(into: &events, includingClock: false)
+    }
+
+    /// Ends a recorded stream: the clock stays where it is; dwell events at the clock's time that are
+    /// certain (time < t_last + T_out) are decided and every held event is released. Zones still
+    /// inside get no synthetic exit; a pending exit at exactly the clock's time does not happen.
+    /// Further input throws `E1002`. Calling it twice releases nothing more.
+    package mutating func finish(into events: inout [ZoneEvent]) {
+        guard !isFinished else { return }
+        for s in slots.indices where slots[s].isInUse && slots[s].isInside { emitDueDwells(slot: s) }
+        release(into: &events, includingClock: true)
+        isFinished = true
+    }
+
+    // MARK: hot reload
+
+    /// Replaces the zones at time `atSeconds` (raised to the clock). Zones with the same id, polygon
+    /// and rules keep their state (a new name is taken); removed or changed zones stop — those
+    /// inside exit at the reload time (event only with `callInout`; a dwell at that time is dropped,
+    /// as dwells come strictly before the exit; a visit entered at the reload time itself is
+    /// dropped whole, enter included) — and changed or new zones start outside.
+    /// - Throws: as `init(floor:)` for the new zones (nothing changes then); `E1002` after
+    ///   `finish`; `E1003` for a non-finite time.
+    package mutating func refreshZones(_ newZones: [Zone], atSeconds: Double,
+                                       into events: inout [ZoneEvent]) throws(LocusError) {
+        guard !isFinished else { throw LocusError(.callOrder, "zone judge for floor '\(floor)' already finished") }
+        guard atSeconds.isFinite else { throw LocusError(.invalidArgument, "zone reload at a non-finite time") }
+        let compiled = Self.spatiallyOrdered(try Self.compile(newZones))
+        advanceClock(to: atSeconds)
+        var newIndexByID: [ZoneID: Int] = [:]
+        for (j, c) in compiled.enumerated() { newIndexByID[c.zone.id] = j }
+        var mapping = [Int](repeating: -1, count: zones.count)
+        for (i, old) in zones.enumerated() {
+            if let j = newIndexByID[old.zone.id], compiled[j].zone.polygon == old.zone.polygon,
+               compiled[j].zone.rules == old.zone.rules {
+                mapping[i] = j
+            }
+        }
+        for s in slots.indices where slots[s].isInUse {
+            let oldZone = Int(slots[s].zone)
+            if mapping[oldZone] >= 0 { slots[s].zone = Int32(mapping[oldZone]); continue }
+            if slots[s].isInside {
+                let tagID = tags[Int(slots[s].tag)].id, zoneID = zones[oldZone].zone.id, at = clock
+                if slots[s].enterSeconds == at {
+                    // Entered at the reload time itself: the visit has zero length and its enter is
+                    // still held (time = clock). Drop it rather than write enter + exit at one time,
+                    // which a re-entry at the same time could not be told apart from.
+                    pending.removeAll { $0.event.tag == tagID && $0.event.zone == zoneID && $0.event.timeSeconds >= at }
+                } else {
+                    pending.removeAll {
+                        $0.event.kind == .dwell && $0.event.tag == tagID && $0.event.zone == zoneID
+                            && $0.event.timeSeconds >= at
+                    }
+                    if zones[oldZone].zone.rules.callInout { hold(.exit, atSeconds: at, slot: s, zone: oldZone) }
+                }
+            }
+            freeSlot(s)
+        }
+        zones = compiled
+        floorConfiguration.zones = newZones
+        (zoneRules, edgeTable, grid) = Self.makeTables(compiled)
+        release(into: &events, includingClock: false)
+    }
+
+    // MARK: configuration
+
+    /// Validates zones: polygons (`ZonePolygon(validating:)`), rules (finite, non-negative) and ids.
+    /// - Throws: `E3105` non-finite number, `E3106` negative value, `E3108`/`E3109`/`E3110` invalid
+    ///   polygon, `E3103` duplicate id; the JSON path is `zones[i].field`.
+    static func compile(_ zones: [Zone]) throws(LocusError) -> [CompiledZone] {
+        var seen = Set<ZoneID>()
+        var out: [CompiledZone] = []
+        out.reserveCapacity(zones.count)
+        for (i, zone) in zones.enumerated() {
+            let path = "zones[\(i)]"
+            guard seen.insert(zone.id).inserted else {
+                throw LocusError(.siteDuplicateID, "zone id '\(zone.id)' appears more than once",
+                                 context: .init(jsonPath: path + ".id"))
+            }
+            let r = zone.rules
+            let numbers: [(String, Double)] = [("inDist", r.inDistanceMeters), ("inCountInterval", r.inCountIntervalSeconds),
+                                               ("outPeriod", r.outPeriodSeconds), ("dwellSeconds", r.dwellSeconds)]
+            for (name, value) in numbers {
+                guard value.isFinite else {
+                    throw LocusError(.siteNonFiniteNumber, "zone '\(zone.id)': \(name) is not finite",
+                                     context: .init(jsonPath: "\(path).\(name)"))
+                }
+                guard value >= 0 else {
+                    throw LocusError(.siteNegativeValue, "zone '\(zone.id)': \(name) is negative (\(value))",
+                                     context: .init(jsonPath: "\(path).\(name)"))
+                }
+            }
+            guard r.inCount >= 0 else {
+                throw LocusError(.siteNegativeValue, "zone '\(zone.id)': inCount is negative (\(r.inCount))",
+                                 context: .init(jsonPath: "\(path).inCount"))
+            }
+            let polygon = try ZonePolygon(validating: zone.polygon, zone: zone.id, jsonPath: path + ".polygon")
+            out.append(CompiledZone(zone: zone, polygon: polygon))
+        }
+        return out
+    }
+
+    /// The zones in Morton (Z-curve) order of their bounding-box centres, ties by id, so zones near
+    /// each other are near each other in the flat tables (fewer cache lines per fix). Internal zone
+    /// indices follow this order; output never depends on it (events sort by id).
+    private static func spatiallyOrdered(_ zones: [CompiledZone]) -> [CompiledZone] {
+        guard zones.count > 1 else { return zones }
+        var minX = Double.infinity, minY = Double.infinity, maxX = -Double.infinity, maxY = -Double.infinity
+        for z in zones {
+            minX = min(minX, z.polygon.minX); minY = min(minY, z.polygon.minY)
+            maxX = max(maxX, z.polygon.maxX); maxY = max(maxY, z.polygon.maxY)
+        }
+        let sx = 65535 / max(maxX - minX, 1e-9), sy = 65535 / max(maxY - minY, 1e-9)
+        func spread(_ v: UInt32) -> UInt32 {
+            var x = v & 0xFFFF
+            x = (x | (x << 8)) & 0x00FF_00FF
+            x = (x | (x << 4)) & 0x0F0F_0F0F
+            x = (x | (x << 2)) & 0x3333_3333
+            x = (x | (x << 1)) & 0x5555_5555
+            return x
+        }
+        let keyed = zones.map { z -> (UInt32, CompiledZone) in
+            let cx = 0.5 * (z.polygon.minX + z.polygon.maxX), cy = 0.5 * (z.polygon.minY + z.polygon.maxY)
+            let qx = UInt32(max(0, min(65535, ((cx - minX) * sx).rounded())))
+            let qy = UInt32(max(0, min(65535, ((cy - minY) * sy).rounded())))
+            return (spread(qx) | (spread(qy) << 1), z)
+        }
+        return keyed.sorted { $0.0 != $1.0 ? $0.0 < $1.0 : $0.1.zone.id < $1.1.zone.id }.map(\.1)
+    }
+
+    /// Flat per-zone tables and the grid for the per-fix path.
+    private static func makeTables(_ zones: [CompiledZone]) -> ([ZoneRules], [ZonePolygon.Edge], ZoneGrid) {
+        var edges: [ZonePolygon.Edge] = []
+        var entries: [ZoneGrid.Entry] = []
+        var boxes: [ZoneGrid.Box] = []
+        entries.reserveCapacity(zones.count)
+        boxes.reserveCapacity(zones.count)
+        for (i, z) in zones.enumerated() {
+            let d = z.zone.rules.inDistanceMeters, p = z.polygon
+            let start = Int32(edges.count)
+            edges += p.edges
+            let reach = ZoneGrid.Box(minX: p.minX - d, minY: p.minY - d, maxX: p.maxX + d, maxY: p.maxY + d)
+            boxes.append(reach)
+            entries.append(ZoneGrid.Entry(
+                reach: reach,
+                reachSquaredSquareMeters: d * d, priority: z.zone.rules.priority,
+                edgeStart: start, edgeEnd: Int32(edges.count), zone: Int32(i)))
+        }
+        return (zones.map(\.zone.rules), edges, ZoneGrid(entries: entries, boxes: boxes))
+    }
+
+    // MARK: internals
+
+    private mutating func tagIndex(for id: TagID) -> Int {
+        if let i = tagTable.find(id, in: tags) { return i }
+        let i = tags.count
+        tags.append(TagState(id: id, activeSlots: []))
+        tagTable.insert(id, index: i, in: tags)
+        return i
+    }
+
+    /// Fills `detected` with the zones p qualifies for that have the highest priority (§4.1):
+    /// reach-box test, then d(p, polygon)² ≤ inDist² over the zone's edges in the flat table.
+    private mutating func collectDetections(at p: Point2) {
+        detectedCount = 0
+        let range = grid.candidates(x: p.x, y: p.y)
+        guard !range.isEmpty else { return }
+        var best = Int.min
+        let fx = Float(p.x), fy = Float(p.y)
+        edgeTable.withUnsafeBufferPointer { edges in
+            grid.cellEntries.withUnsafeBufferPointer { entries in
+                for k in range {
+                    let entry = entries[k]
+                    guard entry.priority >= best, entry.mayReach(x: fx, y: fy) else { continue }
+                    let zoneEdges = UnsafeBufferPointer(rebasing: edges[Int(entry.edgeStart)..<Int(entry.edgeEnd)])
+                    guard ZonePolygon.isWithin(reachSquaredSquareMeters: entry.reachSquaredSquareMeters, of: p,
+                                               edges: zoneEdges) else { continue }
+                    if entry.priority > best {
+                        best = entry.priority
+                        detectedCount = 0
+                    }
+                    if detectedCount == detected.count { detected.append(entry.zone) } else { detected[detectedCount] = entry.zone }
+                    detectedCount += 1
+                }
+            }
+        }
+    }
+
+    /// Frees the tag's counting pairs whose previous detection is more than `inCountInterval`
+    /// before the clock: the next detection (at a time ≥ the clock) would restart the count at 1,
+    /// exactly as for a pair without state. Run when the tag needs a new slot, so a tag's list stays
+    /// at most one longer than its live pairs.
+    private mutating func pruneStaleCounting(_ tag: Int) {
+        var i = 0
+        while i < tags[tag].activeSlots.count {
+            let s = Int(tags[tag].activeSlots[i])
+            if !slots[s].isInside,
+               clock - slots[s].previousDetectionSeconds > zoneRules[Int(slots[s].zone)].inCountIntervalSeconds {
+                freeSlot(s) // swap-removes index i from the tag's list
+            } else {
+                i += 1
+            }
+        }
+    }
+
+    /// Applies a detection of `zone` for `tag` at time t (§4.2, §4.3).
+    private mutating func detect(tag: Int, zone: Int, atSeconds t: Double) {
+        let rules = zoneRules[zone]
+        var slot = -1
+        for s in tags[tag].activeSlots where Int(slots[Int(s)].zone) == zone { slot = Int(s); break }
+        if slot < 0 {
+            guard rules.inCount >= 1 else { return }
+            pruneStaleCounting(tag)
+            slot = allocateSlot(tag: tag, zone: zone)
+        }
+        if slots[slot].isInside {
+            slots[slot].lastDetectionSeconds = max(slots[slot].lastDetectionSeconds, t)
+            return
+        }
+        if slots[slot].count > 0, t - slots[slot].previousDetectionSeconds <= rules.inCountIntervalSeconds {
+            slots[slot].count += 1
+        } else {
+            slots[slot].count = 1
+        }
+        slots[slot].previousDetectionSeconds = t
+        guard slots[slot].count >= rules.inCount else { return }
+        slots[slot].isInside = true
+        slots[slot].enterSeconds = t
+        slots[slot].lastDetectionSeconds = t
+        slots[slot].nextDwellIndex = 1
+        if rules.callInout { hold(.enter, atSeconds: t, slot: slot, zone: zone) }
+        pushDeadline(slot: slot)
+    }
+
+    private mutating func allocateSlot(tag: Int, zone: Int) -> Int {
+        let s: Int
+        if let free = freeSlots.popLast() {
+            s = Int(free)
+        } else {
+            s = slots.count
+            slots.append(PairState())
+        }
+        let generation = slots[s].generation
+        slots[s] = PairState(tag: Int32(tag), zone: Int32(zone), isInUse: true, generation: generation)
+        tags[tag].activeSlots.append(Int32(s))
+        return s
+    }
+
+    private mutating func freeSlot(_ s: Int) {
+        let tag = Int(slots[s].tag)
+        if let i = tags[tag].activeSlots.firstIndex(of: Int32(s)) {
+            tags[tag].activeSlots.swapAt(i, tags[tag].activeSlots.count - 1)
+            tags[tag].activeSlots.removeLast()
+        }
+        slots[s].isInUse = false
+        slots[s].isInside = false
+        slots[s].generation &+= 1
+        freeSlots.append(Int32(s))
+    }
+
+    /// Pushes the earliest time at which inside pair `s` may produce an event: its next dwell
+    /// t_enter + k·T_dwell if that is before the exit deadline t_last + T_out, else the deadline
+    /// (strict: due only once the clock has passed it). A later detection only moves both later,
+    /// so the key stays a lower bound and is re-checked when it comes due.
+    private mutating func pushDeadline(slot s: Int) {
+        let rules = zoneRules[Int(slots[s].zone)]
+        let exitSeconds = slots[s].lastDetectionSeconds + rules.outPeriodSeconds
+        var entry = DeadlineHeap.Entry(timeSeconds: exitSeconds, isStrict: true, slot: Int32(s),
+                                       generation: slots[s].generation)
+        if rules.dwellSeconds > 0 {
+            let dwellSeconds = slots[s].enterSeconds + Double(slots[s].nextDwellIndex) * rules.dwellSeconds
+            if dwellSeconds < exitSeconds { entry.timeSeconds = dwellSeconds; entry.isStrict = false }
+        }
+        heap.push(entry)
+    }
+
+    /// Moves the clock to `timeSeconds` if later and settles every inside pair whose deadline is due.
+    private mutating func advanceClock(to timeSeconds: Double) {
+        if timeSeconds > clock { clock = timeSeconds }
+        while let top = heap.top, top.isDue(atClock: clock) {
+            _ = heap.popTop()
+            let s = Int(top.slot)
+            guard slots[s].isInUse, slots[s].isInside, slots[s].generation == top.generation else { continue }
+            emitDueDwells(slot: s)
+            let rules = zoneRules[Int(slots[s].zone)]
+            let exitSeconds = slots[s].lastDetectionSeconds + rules.outPeriodSeconds
+            if exitSeconds < clock {
+                if rules.callInout { hold(.exit, atSeconds: exitSeconds, slot: s, zone: Int(slots[s].zone)) }
+                freeSlot(s)
+            } else {
+                pushDeadline(slot: s)
+            }
+        }
+    }
+
+    /// Decides the dwell events of inside pair `s` at times t_enter + k·T_dwell ≤ c that lie before
+    /// the exit deadline t_last + T_out (§4.4); `dwellSeconds` of the event is k·T_dwell.
+    private mutating func emitDueDwells(slot s: Int) {
+        let zone = Int(slots[s].zone)
+        let rules = zoneRules[zone]
+        guard rules.dwellSeconds > 0 else { return }
+        let exitSeconds = slots[s].lastDetectionSeconds + rules.outPeriodSeconds
+        while true {
+            let k = slots[s].nextDwellIndex
+            let elapsedSeconds = Double(k) * rules.dwellSeconds
+            let dwellTime = slots[s].enterSeconds + elapsedSeconds
+            guard dwellTime <= clock, dwellTime < exitSeconds else { return }
+            hold(.dwell, atSeconds: dwellTime, slot: s, zone: zone, dwellSeconds: elapsedSeconds)
+            slots[s].nextDwellIndex = k + 1
+        }
+    }
+
+    /// Inserts a decided event into the held buffer at its §4.7 place (binary search; most new
+    /// events are the latest, so the shift is short).
+    private mutating func hold(_ kind: ZoneEvent.Kind, atSeconds t: Double, slot s: Int, zone: Int,
+                               dwellSeconds: Double? = nil) {
+        let event = ZoneEvent(timeSeconds: t, tag: tags[Int(slots[s].tag)].id, floor: floor,
+                              zone: zones[zone].zone.id, kind: kind, dwellSeconds: dwellSeconds)
+        let instant = kind == .exit && t == slots[s].enterSeconds
+        var lo = 0, hi = pending.count
+        while lo < hi {
+            let mid = (lo + hi) / 2
+            if Self.releasePrecedes(event, isInstantExit: instant, pending[mid].event,
+                                    isInstantExit: pending[mid].isInstantExit) {
+                hi = mid
+            } else {
+                lo = mid + 1
+            }
+        }
+        pending.insert(HeldEvent(event: event, isInstantExit: instant), at: lo)
+    }
+
+    /// Appends the held events with time < c (or ≤ c when `includingClock`) to `events`.
+    private mutating func release(into events: inout [ZoneEvent], includingClock: Bool) {
+        var n = 0
+        while n < pending.count, pending[n].event.timeSeconds < clock
+                || (includingClock && pending[n].event.timeSeconds <= clock) { n += 1 }
+        guard n > 0 else { return }
+        for i in 0..<n { events.append(pending[i].event) }
+        pending.removeFirst(n)
+    }
+}
