@@ -11,6 +11,20 @@ package struct EngineConfiguration: Sendable {
     package var solver: TrilaterationConfiguration
     /// Tracking: raw per-epoch least-squares fixes, or the causal filter.
     package var tracking: Tracking
+    /// The online per-tag common range offset (tag antenna delay), docs/calibration.md.
+    package var tagRangeOffset: TagRangeOffset
+
+    /// When the engine estimates and removes a per-tag common range offset b̂
+    /// (`TagRangeOffsetEstimator`) on planar floors.
+    package enum TagRangeOffset: Sendable {
+        /// Never.
+        case off
+        /// On every planar floor.
+        case on(TagRangeOffsetConfiguration)
+        /// On planar floors whose locators carry no bias (every `biasM` 0): it stands in for a
+        /// calibration; on calibrated floors it only adds noise.
+        case automatic(TagRangeOffsetConfiguration)
+    }
 
     /// What turns ranges into the fixes the engine reports.
     package enum Tracking: Sendable {
@@ -23,14 +37,16 @@ package struct EngineConfiguration: Sendable {
     }
 
     package init(rateHertz: Double = 4, defaultFloor: FloorID? = nil, solver: TrilaterationConfiguration = .standard,
-                 tracking: Tracking = .kalman(.standard)) {
+                 tracking: Tracking = .kalman(.standard), tagRangeOffset: TagRangeOffset = .automatic(.standard)) {
         self.rateHertz = rateHertz
         self.defaultFloor = defaultFloor
         self.solver = solver
         self.tracking = tracking
+        self.tagRangeOffset = tagRangeOffset
     }
 
     /// 4 Hz, first floor, the solver's standard settings (robust, automatic planar/spatial), the
-    /// causal filter with its standard settings (tightly coupled, interacting models).
+    /// causal filter with its standard settings (tightly coupled, interacting models), the per-tag
+    /// range offset on uncalibrated planar floors (`.automatic`).
     package static let standard = EngineConfiguration()
 }

@@ -29,6 +29,8 @@ package struct PositioningEngine: Sendable {
     package let floors: [FloorContext]
     private let defaultFloorIndex: Int
     private var floorIndexByID: [FloorID: Int] = [:]
+    /// Per floor: the offset settings when the engine estimates a per-tag range offset there.
+    private let offsetConfigurations: [TagRangeOffsetConfiguration?]
 
     private struct TagState: Sendable {
         var id: TagID
@@ -40,6 +42,8 @@ package struct PositioningEngine: Sendable {
         var lastTimeSeconds = -Double.infinity
         /// Incremented each time an epoch closes (stale heap entries are recognised by it).
         var epochGeneration = 0
+        /// The tag's common range offset estimate, when `tagRangeOffset` applies to its floor.
+        var offset: TagRangeOffsetEstimator? = nil
     }
     private var tags: [TagState] = []
     private var tagIndexByID: [TagID: Int] = [:]
@@ -88,6 +92,14 @@ package struct PositioningEngine: Sendable {
         guard !site.floors.isEmpty else { throw LocusError(.siteNoFloor, "the site has no floor") }
         self.configuration = configuration
         floors = site.floors.map { FloorContext(floor: $0, solver: configuration.solver) }
+        offsetConfigurations = floors.map { f in
+            guard f.mode == .planar else { return nil }
+            switch configuration.tagRangeOffset {
+            case .off: return nil
+            case .on(let c): return c
+            case .automatic(let c): return f.biasesMeters.allSatisfy { $0 == 0 } ? c : nil
+            }
+        }
         for (i, f) in site.floors.enumerated() { floorIndexByID[f.id] = i }
         if let wanted = configuration.defaultFloor {
             guard let i = floorIndexByID[wanted] else {
@@ -152,11 +164,14 @@ package struct PositioningEngine: Sendable {
             tags[tag].floorIndex = floor
             tags[tag].assembler = EpochAssembler(locatorCount: floors[floor].positions.count, rateHertz: configuration.rateHertz)
             tags[tag].filter = nil
+            tags[tag].offset = nil
         }
+        if tags[tag].offset == nil, let c = offsetConfigurations[floor] { tags[tag].offset = TagRangeOffsetEstimator(configuration: c) }
         tags[tag].lastTimeSeconds = t
         if tags[tag].assembler.closes(at: t) { closeEpoch(tag) }
         let opens = !tags[tag].assembler.isOpen
-        let corrected = max(0, range - floors[floor].biasesMeters[slot])
+        let tagOffset = tags[tag].offset?.offsetMeters ?? 0
+        let corrected = max(0, range - floors[floor].biasesMeters[slot] - tagOffset)
         tags[tag].assembler.add(slot: slot, rangeMeters: corrected, timeSeconds: t)
         if opens {
             let g = tags[tag].epochGeneration
@@ -169,7 +184,7 @@ package struct PositioningEngine: Sendable {
                                                tagHeightMeters: floors[floor].floor.tagHeightMeters)
             }
             if filterConfiguration.coupling == .tight {
-                let measurement = RangeMeasurement(timeSeconds: t, tag: tags[tag].id, locator: LocatorAddress(address), rangeMeters: range)
+                let measurement = RangeMeasurement(timeSeconds: t, tag: tags[tag].id, locator: LocatorAddress(address), rangeMeters: range - tagOffset)
                 tags[tag].filter?.update(range: measurement, locator: floors[floor].floor.locators[slot])
             }
         }
@@ -291,6 +306,7 @@ package struct PositioningEngine: Sendable {
             tags[tag].epochGeneration += 1
         }
         let time = tags[tag].assembler.epochTimeSeconds
+        if tags[tag].offset != nil { updateOffset(tag) }
         if tags[tag].filter != nil, case .kalman(let c) = configuration.tracking, c.coupling == .tight {
             if let fix = tags[tag].filter?.takeFix(atSeconds: time) {
                 reorder.push((fix, tag))
@@ -346,6 +362,36 @@ package struct PositioningEngine: Sendable {
             }
         case .failure(let error):
             diagnostics.recordFailure(error.code)
+        }
+    }
+}
+
+extension PositioningEngine {
+    /// Tag `tag`'s current common range offset estimate b̂ (metres) and the floor it applies to, or
+    /// nil when the engine estimates none for it (see `EngineConfiguration.tagRangeOffset`).
+    package func tagRangeOffset(_ tag: TagID) -> (floorIndex: Int, offsetMeters: Double)? {
+        guard let i = tagIndexByID[tag], let offset = tags[i].offset, offset.updates > 0 else { return nil }
+        return (tags[i].floorIndex, offset.offsetMeters)
+    }
+
+    /// Feeds tag `tag`'s open epoch (ranges already corrected by the current offset) to its offset
+    /// estimator. No allocation.
+    private mutating func updateOffset(_ tag: Int) {
+        let floorIndex = tags[tag].floorIndex
+        let slots = tags[tag].assembler.presentSlots
+        let n = slots.count
+        for (k, slot) in slots.enumerated() {
+            scratchLocators[k] = floors[floorIndex].positions[slot]
+            scratchRanges[k] = tags[tag].assembler.rangeMeters[slot]
+        }
+        let h = floors[floorIndex].floor.tagHeightMeters
+        let time = tags[tag].assembler.epochTimeSeconds
+        scratchLocators.withUnsafeBufferPointer { lp in
+            scratchRanges.withUnsafeBufferPointer { rp in
+                tags[tag].offset?.update(locators: UnsafeBufferPointer(rebasing: lp[0..<n]),
+                                         rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
+                                         tagHeightMeters: h, timeSeconds: time)
+            }
         }
     }
 }

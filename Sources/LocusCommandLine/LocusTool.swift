@@ -8,6 +8,7 @@ package enum LocusTool {
         ReplayCommand.self,
         ZonesCommand.self,
         SimulateCommand.self,
+        CalibrateCommand.self,
         LintCommand.self,
         GeometryCommand.self,
     ]

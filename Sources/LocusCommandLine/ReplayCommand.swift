@@ -25,6 +25,8 @@ package enum ReplayCommand: LocusCommand {
             .value("mode", "MODE", "Solver mode (default auto: planar when the locators are near-coplanar in height).",
                    choices: ["auto", "planar", "spatial"]),
             .value("sigma", "METRES", "Range noise σ assumed by the solver, metres (default 0.1)."),
+            .value("tag-offset", "WHEN", "Estimate and remove a per-tag common range offset online: auto (on planar floors without biasM, default), on, off.",
+                   choices: ["auto", "on", "off"]),
             .flag("json", "Print the summary as one JSON object."),
         ],
         discussion: """
@@ -54,7 +56,16 @@ package enum ReplayCommand: LocusCommand {
 
         let site = try SiteDecoder.load(path: sitePath)
         let defaultFloor: FloorID? = arguments.string("floor").map { FloorID($0) }
-        let configuration = EngineConfiguration(rateHertz: rate, defaultFloor: defaultFloor, solver: solver, tracking: tracking)
+        var offset = TagRangeOffsetConfiguration.standard
+        offset.rangeSigmaMeters = sigma
+        let tagOffset: EngineConfiguration.TagRangeOffset
+        switch arguments.string("tag-offset") ?? "auto" {
+        case "auto": tagOffset = .automatic(offset)
+        case "on": tagOffset = .on(offset)
+        default: tagOffset = .off
+        }
+        let configuration = EngineConfiguration(rateHertz: rate, defaultFloor: defaultFloor, solver: solver, tracking: tracking,
+                                                tagRangeOffset: tagOffset)
         var engine = try PositioningEngine(site: site, configuration: configuration)
         var truth: GroundTruth? = nil
         if let path = arguments.string("truth") { truth = try GroundTruth.read(path: path) }

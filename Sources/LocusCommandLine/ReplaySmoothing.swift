@@ -46,7 +46,11 @@ enum ReplaySmoothing {
                 let stretch = Array(tagFixes[start..<end])
                 let floorID = stretch[0].floor
                 if rangesBased, let floorIndex = engine.floorIndex(floorID) {
-                    let floor = engine.floors[floorIndex].floor
+                    var floor = engine.floors[floorIndex].floor
+                    if let offset = engine.tagRangeOffset(tag), offset.floorIndex == floorIndex {
+                        // The tag's common range offset, as the causal engine estimated it by the end.
+                        for k in floor.locators.indices { floor.locators[k].biasMeters += offset.offsetMeters }
+                    }
                     let t0 = stretch[0].timeSeconds - filterConfiguration.reinitializeAfterSeconds
                     let t1 = stretch[stretch.count - 1].timeSeconds
                     let ranges = (rangesByTag[tag] ?? []).filter { m in

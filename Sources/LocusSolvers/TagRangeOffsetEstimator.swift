@@ -1,0 +1,162 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LocusCore
+
+/// Settings of the online per-tag common range offset (`TagRangeOffsetEstimator`).
+package struct TagRangeOffsetConfiguration: Sendable, Hashable {
+    /// Range noise σ assumed for one epoch's (x, y, b) solve, metres.
+    package var rangeSigmaMeters: Double
+    /// Random-walk density q_b of the offset, m²/s (how fast the tag's delay may drift).
+    package var driftDensity: Double
+    /// Prior σ of the offset before the first epoch, metres.
+    package var initialSigmaMeters: Double
+    /// Epochs with fewer ranges are not used (3 unknowns need at least 4 ranges to be checked).
+    package var minimumRanges: Int
+    /// An epoch whose offset estimate exceeds this in size is ignored, metres.
+    package var maximumOffsetMeters: Double
+    /// A range whose residual exceeds this many σ is dropped from the epoch's solve (largest first).
+    package var rejectionSigmas: Double
+    /// An epoch whose offset innovation exceeds this many √(P + R) is ignored.
+    package var gateSigmas: Double
+
+    /// Creates settings; every argument defaults to the value of `standard`.
+    package init(rangeSigmaMeters: Double = 0.1, driftDensity: Double = 1e-5, initialSigmaMeters: Double = 1,
+                 minimumRanges: Int = 4, maximumOffsetMeters: Double = 1.5, rejectionSigmas: Double = 3,
+                 gateSigmas: Double = 4) {
+        self.rangeSigmaMeters = rangeSigmaMeters
+        self.driftDensity = driftDensity
+        self.initialSigmaMeters = initialSigmaMeters
+        self.minimumRanges = minimumRanges
+        self.maximumOffsetMeters = maximumOffsetMeters
+        self.rejectionSigmas = rejectionSigmas
+        self.gateSigmas = gateSigmas
+    }
+
+    /// σ 0.1 m, q_b = 1e-5 m²/s (time constant of seconds to tens of seconds at 4 Hz), prior 1 m,
+    /// at least 4 ranges, offsets beyond 1.5 m ignored, ranges beyond 3σ dropped, 4σ innovation gate.
+    package static let standard = TagRangeOffsetConfiguration()
+}
+
+/// Online estimate of a tag's common range offset b (antenna delay of the tag: every range of the
+/// tag long by the same b), for sites without calibrated locator biases.
+///
+/// Per epoch, planar Gauss–Newton on (x, y, b): rᵢ = ‖(x, y, h) − aᵢ‖ + b + εᵢ, with the ranges
+/// already corrected by the current estimate b̂, so the epoch measures the residual δ with variance
+/// R = σ²·(N⁻¹)_bb (N = HᵀH, rows Hᵢ = (∂ρᵢ/∂x, ∂ρᵢ/∂y, 1)). A scalar Kalman filter on the random
+/// walk b then updates: P ← P + q_b·Δt, K = P/(P + R), b̂ ← b̂ + K·δ, P ← (1 − K)·P. Allocation-free;
+/// O(n) per epoch for n ranges.
+package struct TagRangeOffsetEstimator: Sendable {
+    /// The settings.
+    package let configuration: TagRangeOffsetConfiguration
+    /// The current offset estimate b̂, metres (subtract it from the tag's ranges).
+    package private(set) var offsetMeters: Double = 0
+    /// Variance P of b̂, m².
+    package private(set) var varianceSquareMeters: Double
+    /// Epochs that updated the estimate.
+    package private(set) var updates = 0
+    private var lastTimeSeconds: Double?
+    private var lastPosition: Point2?
+
+    /// An estimator at b̂ = 0 with variance P = `initialSigmaMeters`².
+    package init(configuration: TagRangeOffsetConfiguration = .standard) {
+        self.configuration = configuration
+        varianceSquareMeters = configuration.initialSigmaMeters * configuration.initialSigmaMeters
+    }
+
+    /// Feeds one epoch: `rangesMeters[i]` to `locators[i]` with locator biases and the current
+    /// offset b̂ already removed, tag at height `tagHeightMeters`, at `timeSeconds`.
+    ///
+    /// Outliers (NLOS ranges are long) are taken out one at a time: while the largest residual
+    /// exceeds `rejectionSigmas`·σ and more than `minimumRanges` ranges remain, it is dropped and the
+    /// epoch solved again. An epoch δ whose normalised innovation |δ|/√(P + R) exceeds
+    /// `gateSigmas` is ignored. Epochs with too few ranges, a singular geometry or a non-finite or
+    /// implausible solution leave the estimate unchanged.
+    package mutating func update(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
+                                 tagHeightMeters h: Double, timeSeconds: Double) {
+        let n = min(locators.count, rangesMeters.count, 64)
+        let c = configuration
+        guard n >= max(4, c.minimumRanges) else { return }
+        var seed: Point2
+        if let p = lastPosition {
+            seed = p
+        } else {
+            var x = 0.0, y = 0.0
+            for i in 0..<n { x += locators[i].x; y += locators[i].y }
+            seed = Point2(x: x / Double(n), y: y / Double(n))
+        }
+        var used: UInt64 = n == 64 ? ~0 : (UInt64(1) << UInt64(n)) - 1
+        var usedCount = n
+        var solution: Solution? = nil
+        while true {
+            guard let s = Self.solve(locators: locators, rangesMeters: rangesMeters, used: used, count: n, tagHeightMeters: h,
+                                     seed: seed) else { return }
+            solution = s
+            seed = s.position
+            guard usedCount > max(4, c.minimumRanges), s.worstResidualMeters > c.rejectionSigmas * c.rangeSigmaMeters else { break }
+            used &= ~(UInt64(1) << UInt64(s.worstIndex))
+            usedCount -= 1
+        }
+        guard let s = solution, abs(offsetMeters + s.offsetMeters) <= c.maximumOffsetMeters else { return }
+        let r = c.rangeSigmaMeters * c.rangeSigmaMeters * s.offsetCofactor
+        var p = varianceSquareMeters
+        if let last = lastTimeSeconds, timeSeconds > last { p += c.driftDensity * (timeSeconds - last) }
+        guard abs(s.offsetMeters) <= c.gateSigmas * (p + r).squareRoot() else { return }
+        lastTimeSeconds = timeSeconds
+        lastPosition = s.position
+        let gain = p / (p + r)
+        offsetMeters += gain * s.offsetMeters
+        varianceSquareMeters = (1 - gain) * p
+        updates += 1
+    }
+
+    /// One epoch's planar (x, y, b) least-squares solution.
+    private struct Solution {
+        var position: Point2
+        var offsetMeters: Double
+        /// (N⁻¹)_bb: the variance of b̂ per unit range variance.
+        var offsetCofactor: Double
+        var worstIndex: Int
+        var worstResidualMeters: Double
+    }
+
+    /// Gauss–Newton on (x, y, b) over the ranges in `used` (bit i: range i), ≤ 10 iterations,
+    /// N·Δ = Hᵀv solved by the adjugate of the 3×3 N. Nil for a singular or non-finite result.
+    private static func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
+                              used: UInt64, count n: Int, tagHeightMeters h: Double, seed: Point2) -> Solution? {
+        var x = seed.x, y = seed.y, b = 0.0
+        var n00 = 0.0, n01 = 0.0, n02 = 0.0, n11 = 0.0, n12 = 0.0, n22 = 0.0, det = 0.0
+        for _ in 0..<10 {
+            n00 = 0; n01 = 0; n02 = 0; n11 = 0; n12 = 0; n22 = 0
+            var g0 = 0.0, g1 = 0.0, g2 = 0.0
+            for i in 0..<n where used & (UInt64(1) << UInt64(i)) != 0 {
+                let dx = x - locators[i].x, dy = y - locators[i].y, dz = h - locators[i].z
+                let rho = (dx * dx + dy * dy + dz * dz).squareRoot()
+                guard rho > 1e-9 else { return nil }
+                let hx = dx / rho, hy = dy / rho
+                let v = rangesMeters[i] - rho - b
+                n00 += hx * hx; n01 += hx * hy; n02 += hx; n11 += hy * hy; n12 += hy; n22 += 1
+                g0 += hx * v; g1 += hy * v; g2 += v
+            }
+            let c00 = n11 * n22 - n12 * n12, c01 = n02 * n12 - n01 * n22, c02 = n01 * n12 - n02 * n11
+            det = n00 * c00 + n01 * c01 + n02 * c02
+            guard det.isFinite, abs(det) > 1e-9 else { return nil }
+            let c11 = n00 * n22 - n02 * n02, c12 = n01 * n02 - n00 * n12, c22 = n00 * n11 - n01 * n01
+            let d0 = (c00 * g0 + c01 * g1 + c02 * g2) / det
+            let d1 = (c01 * g0 + c11 * g1 + c12 * g2) / det
+            let d2 = (c02 * g0 + c12 * g1 + c22 * g2) / det
+            x += d0; y += d1; b += d2
+            if abs(d0) + abs(d1) + abs(d2) < 1e-6 { break }
+        }
+        let cofactor = (n00 * n11 - n01 * n01) / det
+        guard x.isFinite, y.isFinite, b.isFinite, cofactor.isFinite, cofactor > 0 else { return nil }
+        var worst = 0, worstResidual = -1.0
+        for i in 0..<n where used & (UInt64(1) << UInt64(i)) != 0 {
+            let dx = x - locators[i].x, dy = y - locators[i].y, dz = h - locators[i].z
+            let v = abs(rangesMeters[i] - (dx * dx + dy * dy + dz * dz).squareRoot() - b)
+            if v > worstResidual { worstResidual = v; worst = i }
+        }
+        return Solution(position: Point2(x: x, y: y), offsetMeters: b, offsetCofactor: cofactor, worstIndex: worst,
+                        worstResidualMeters: worstResidual)
+    }
+}
