@@ -54,13 +54,7 @@ package enum CalibrateCommand: LocusCommand {
         let heightChoice = arguments.string("height") ?? "auto"
 
         var site = try SiteDecoder.load(path: arguments.string("site") ?? "")
-        var defaultFloor = 0
-        if let id = arguments.string("floor") {
-            guard let index = site.floors.firstIndex(where: { $0.id.rawValue == id }) else {
-                throw LocusError(.unknownFloor, "no floor '\(id)' in the site (floors: \(site.floors.map(\.id.rawValue).joined(separator: ", ")))")
-            }
-            defaultFloor = index
-        }
+        let defaultFloor = try site.floorIndex(arguments.string("floor").map { FloorID($0) })
         let truth = try GroundTruth.read(path: arguments.string("truth") ?? "")
         let trace = try TraceReader.read(path: tracePath)
 

@@ -36,14 +36,8 @@ package enum GeometryCommand: LocusCommand {
     package static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
         let path = arguments.string("site") ?? ""
         let site = try SiteDecoder.load(path: path)
-        var floorIndex = 0
-        if let id = arguments.string("floor") {
-            guard let i = site.floors.firstIndex(where: { $0.id.rawValue == id }) else {
-                throw LocusError(.unknownFloor, "no floor '\(id)' in the site (floors: \(site.floors.map(\.id.rawValue).joined(separator: ", ")))",
-                                 context: LocusError.Context(file: path))
-            }
-            floorIndex = i
-        }
+        let floorIndex: Int
+        do { floorIndex = try site.floorIndex(arguments.string("floor").map { FloorID($0) }) } catch { throw error.inFile(path) }
         let floor = site.floors[floorIndex]
         var options = GeometryReportOptions.standard
         options.gridMeters = try arguments.double("grid", default: options.gridMeters, in: 0.001...10_000)

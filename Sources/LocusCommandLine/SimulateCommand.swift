@@ -36,15 +36,7 @@ package enum SimulateCommand: LocusCommand {
 
     package static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
         let site = try SiteDecoder.load(path: arguments.string("site") ?? "")
-        let floor: Floor
-        if let id = arguments.string("floor") {
-            guard let f = site.floor(FloorID(id)) else {
-                throw LocusError(.unknownFloor, "no floor '\(id)' in the site (floors: \(site.floors.map(\.id.rawValue).joined(separator: ", ")))")
-            }
-            floor = f
-        } else {
-            floor = site.floors[0]
-        }
+        let floor = site.floors[try site.floorIndex(arguments.string("floor").map { FloorID($0) })]
         guard !floor.locators.isEmpty else {
             throw LocusError(.tooFewRanges, "floor '\(floor.id)' has no locators to range to")
         }

@@ -27,13 +27,7 @@ package enum ZonesCommand: LocusCommand {
         let site = try SiteDecoder.load(path: arguments.string("site") ?? "")
         let positionsPath = arguments.string("positions") ?? ""
         let rate = try arguments.double("rate", default: 4, in: 0.001...1000)
-        var defaultFloor = 0
-        if let id = arguments.string("floor") {
-            guard let i = site.floors.firstIndex(where: { $0.id.rawValue == id }) else {
-                throw LocusError(.unknownFloor, "no floor '\(id)' in the site (floors: \(site.floors.map(\.id.rawValue).joined(separator: ", ")))")
-            }
-            defaultFloor = i
-        }
+        let defaultFloor = try site.floorIndex(arguments.string("floor").map { FloorID($0) })
         var options = ZoneJudgeOptions.standard
         options.positionPeriodSeconds = 1 / rate
         var judges: [ZoneJudge] = []
