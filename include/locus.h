@@ -303,7 +303,7 @@ int locus_engine_stats(locus_engine *engine, locus_stats *out);
 
 /**
  * Writes `event` as the JSON Lines object `locus replay --events` writes, without the line break,
- * e.g. {"t":12.250,"tag":"T1","floor":"1F","zone":"entrance","event":"enter"}, NUL-terminated.
+ * e.g. {"t": 12.250, "tag": "T1", "floor": "1F", "zone": "entrance", "event": "enter"}, NUL-terminated.
  * *out_length (may be NULL) receives the length without the NUL, also when the buffer is too small
  * (then LOCUS_E_INVALID_ARGUMENT and nothing is written: retry with capacity > *out_length).
  */
