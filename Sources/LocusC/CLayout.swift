@@ -108,20 +108,16 @@ enum CText {
     /// A NUL-terminated id of 1–63 bytes of UTF-8 at `pointer` (at most `CLayout.idCapacity` bytes read).
     /// - Throws: E1003 when it is empty, longer than 63 bytes or not UTF-8.
     static func identifier(_ pointer: UnsafeRawPointer, field: String) throws(LocusError) -> String {
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(16)
-        var k = 0
-        while true {
-            guard k < CLayout.idCapacity else {
+        var count = 0
+        while pointer.load(fromByteOffset: count, as: UInt8.self) != 0 {
+            count += 1
+            guard count < CLayout.idCapacity else {
                 throw LocusError(.invalidArgument, "\(field) is longer than \(CLayout.idCapacity - 1) bytes (or not NUL-terminated)")
             }
-            let byte = pointer.load(fromByteOffset: k, as: UInt8.self)
-            if byte == 0 { break }
-            bytes.append(byte)
-            k += 1
         }
-        guard !bytes.isEmpty else { throw LocusError(.invalidArgument, "\(field) is empty") }
-        guard let text = String(validating: bytes, as: UTF8.self) else {
+        guard count > 0 else { throw LocusError(.invalidArgument, "\(field) is empty") }
+        // Decoded in place: ids up to 15 bytes become small strings, so a push allocates nothing here.
+        guard let text = String(validating: UnsafeRawBufferPointer(start: pointer, count: count), as: UTF8.self) else {
             throw LocusError(.invalidArgument, "\(field) is not valid UTF-8")
         }
         return text
