@@ -1,0 +1,97 @@
+import Locus
+import LocusCore
+import LocusSolvers
+import Synchronization
+
+/// What one C engine handle owns: the positioning engine and the released output not yet polled.
+struct EngineState: Sendable {
+    var engine: PositioningEngine
+    /// Released fixes; those before `fixRead` were polled.
+    var fixes: [PositionFix] = []
+    var fixRead = 0
+    /// Released events; those before `eventRead` were polled.
+    var events: [ZoneEvent] = []
+    var eventRead = 0
+    /// True after `locus_engine_finish`.
+    var isFinished = false
+    /// Ranges that joined an epoch.
+    var rangesAccepted = 0
+
+    /// Moves what the engine released into the poll queues (compacting what was polled).
+    mutating func collect() {
+        if !engine.fixes.isEmpty {
+            if fixRead > 0 { fixes.removeFirst(fixRead); fixRead = 0 }
+            fixes.append(contentsOf: engine.drainFixes())
+        }
+        if !engine.events.isEmpty {
+            if eventRead > 0 { events.removeFirst(eventRead); eventRead = 0 }
+            events.append(contentsOf: engine.drainEvents())
+        }
+    }
+
+    /// Positions released and not yet polled.
+    var pendingFixes: Int { fixes.count - fixRead + engine.fixes.count }
+    /// Events released and not yet polled.
+    var pendingEvents: Int { events.count - eventRead + engine.events.count }
+}
+
+/// The object behind a `locus_engine *`: the state under a lock (calls on one engine are serialised).
+final class EngineBox: Sendable {
+    let state: Mutex<EngineState>
+
+    init(engine: PositioningEngine) { state = Mutex(EngineState(engine: engine)) }
+}
+
+/// The live handles. A handle is `Unmanaged<EngineBox>` as an opaque pointer; a call first looks it
+/// up here, so a destroyed (or never created) handle is an error, not a crash — unless its address
+/// was reused by a newer engine.
+enum EngineRegistry {
+    private static let live = Mutex<Set<UInt>>([])
+
+    /// Registers a new engine and returns its handle (retained until `remove`).
+    static func insert(_ box: EngineBox) -> OpaquePointer {
+        let raw = Unmanaged.passRetained(box).toOpaque()
+        live.withLock { _ = $0.insert(UInt(bitPattern: raw)) }
+        return OpaquePointer(raw)
+    }
+
+    /// The engine of a live handle (a strong reference: the engine outlives the call even if
+    /// another thread destroys the handle meanwhile).
+    /// - Throws: E1003 for NULL, E1002 for a handle that is not live.
+    static func box(_ handle: OpaquePointer?) throws(LocusError) -> EngineBox {
+        guard let handle else { throw LocusError(.invalidArgument, "engine is NULL") }
+        let raw = UnsafeMutableRawPointer(handle)
+        let found: EngineBox? = live.withLock { set in
+            guard set.contains(UInt(bitPattern: raw)) else { return nil }
+            return Unmanaged<EngineBox>.fromOpaque(raw).takeUnretainedValue()
+        }
+        guard let found else {
+            throw LocusError(.callOrder, "not a live engine (destroyed, or never created by locus_engine_create_*)")
+        }
+        return found
+    }
+
+    /// Unregisters a handle and releases the registry's reference.
+    /// - Throws: E1002 for a handle that is not live.
+    static func remove(_ handle: OpaquePointer) throws(LocusError) {
+        let raw = UnsafeMutableRawPointer(handle)
+        let removed = live.withLock { $0.remove(UInt(bitPattern: raw)) != nil }
+        guard removed else { throw LocusError(.callOrder, "not a live engine (already destroyed?)") }
+        Unmanaged<EngineBox>.fromOpaque(raw).release()
+    }
+
+    /// Runs `body` on the state of a live handle, under its lock.
+    /// - Throws: the lookup's errors and `body`'s.
+    static func withState(_ handle: OpaquePointer?, _ body: (inout EngineState) throws(LocusError) -> Void) throws(LocusError) {
+        let box = try box(handle)
+        let outcome: LocusError? = box.state.withLock { state in
+            do throws(LocusError) {
+                try body(&state)
+                return nil
+            } catch {
+                return error
+            }
+        }
+        if let outcome { throw outcome }
+    }
+}

@@ -1,0 +1,283 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Locus
+import LocusCore
+import LocusIO
+import LocusSolvers
+
+// The engine half of include/locus.h: create, push, advance, finish, poll, stats, destroy.
+// Every entry point runs inside `Status.guarded`: inputs are checked before any Swift code that
+// could trap sees them, and every failure becomes a status and the thread's last error.
+
+/// `locus_engine_create_json`: an engine from site JSON text.
+///
+/// - Parameters: `json` (UTF-8, `length` bytes or `LOCUS_NUL_TERMINATED`), `options` (NULL: defaults),
+///   `outEngine` receives the handle (NULL on failure).
+/// - Returns: 0, or E1003 (null pointer, option out of range, id longer than 63 bytes), E5002, the
+///   site codes E3101–E3112, E3002 (unknown default floor).
+@c(locus_engine_create_json)
+public func locusEngineCreateJSON(_ json: UnsafePointer<CChar>?, _ length: Int, _ options: UnsafeRawPointer?,
+                                  _ outEngine: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    outEngine?.pointee = nil
+    return Status.guarded { () throws(LocusError) in
+        guard let outEngine else { throw LocusError(.invalidArgument, "out_engine is NULL") }
+        guard let json else { throw LocusError(.invalidArgument, "json is NULL") }
+        let count = length == -1 ? strlen(json) : length
+        guard count >= 0 else { throw LocusError(.invalidArgument, "length \(length) is not a byte count") }
+        let bytes = [UInt8](UnsafeRawBufferPointer(start: json, count: count))
+        let site = try SiteDecoder.decode(bytes, file: "<json>")
+        outEngine.pointee = try EngineFactory.make(site: site, options: options)
+    }
+}
+
+/// `locus_engine_create_file`: an engine from the site file at `path`.
+/// - Returns: as `locus_engine_create_json`, plus E5001 for a file that cannot be read.
+@c(locus_engine_create_file)
+public func locusEngineCreateFile(_ path: UnsafePointer<CChar>?, _ options: UnsafeRawPointer?,
+                                  _ outEngine: UnsafeMutablePointer<OpaquePointer?>?) -> Int32 {
+    outEngine?.pointee = nil
+    return Status.guarded { () throws(LocusError) in
+        guard let outEngine else { throw LocusError(.invalidArgument, "out_engine is NULL") }
+        let site = try SiteDecoder.load(path: try CText.string(path, field: "path"))
+        outEngine.pointee = try EngineFactory.make(site: site, options: options)
+    }
+}
+
+/// `locus_engine_destroy`: releases an engine (NULL: nothing).
+/// - Returns: 0, or E1002 for a handle that is not live (destroyed twice).
+@c(locus_engine_destroy)
+public func locusEngineDestroy(_ engine: OpaquePointer?) -> Int32 {
+    Status.guarded { () throws(LocusError) in
+        guard let engine else { return }
+        try EngineRegistry.remove(engine)
+    }
+}
+
+/// `locus_engine_push`: one range measurement.
+/// - Returns: 0 when the range joined an epoch; otherwise why it was skipped (E4003, E3002, E1002,
+///   E1003) — skipped ranges are counted as `locus replay` counts them.
+@c(locus_engine_push)
+public func locusEnginePush(_ engine: OpaquePointer?, _ range: UnsafeRawPointer?) -> Int32 {
+    Status.guarded { () throws(LocusError) in
+        guard let range else { throw LocusError(.invalidArgument, "range is NULL") }
+        try EngineRegistry.withState(engine) { (state: inout EngineState) throws(LocusError) in
+            try RangeIngest.push(range, into: &state)
+        }
+    }
+}
+
+/// `locus_engine_push_ranges`: `count` ranges in order (every one offered even when one is skipped).
+/// - Returns: 0 when all were used, else the status of the first skipped one (index in the message).
+///   `outAccepted` (may be NULL) receives the number used.
+@c(locus_engine_push_ranges)
+public func locusEnginePushRanges(_ engine: OpaquePointer?, _ ranges: UnsafeRawPointer?, _ count: Int,
+                                  _ outAccepted: UnsafeMutablePointer<Int>?) -> Int32 {
+    outAccepted?.pointee = 0
+    return Status.guarded { () throws(LocusError) in
+        guard count >= 0, count <= Int.max / CLayout.Range.size else {
+            throw LocusError(.invalidArgument, "count is too large")
+        }
+        guard count > 0 else { _ = try EngineRegistry.box(engine); return }
+        guard let ranges else { throw LocusError(.invalidArgument, "ranges is NULL") }
+        var first: LocusError? = nil
+        var accepted = 0
+        try EngineRegistry.withState(engine) { (state: inout EngineState) throws(LocusError) in
+            for i in 0..<count {
+                do throws(LocusError) {
+                    try RangeIngest.push(ranges + i * CLayout.Range.size, into: &state)
+                    accepted += 1
+                } catch {
+                    if first == nil {
+                        var indexed = error
+                        indexed.message = "ranges[\(i)]: " + error.message
+                        first = indexed
+                    }
+                }
+            }
+        }
+        outAccepted?.pointee = accepted
+        if let first { throw first }
+    }
+}
+
+/// `locus_engine_advance`: moves the clock to `timeSeconds`.
+/// - Returns: 0, E4003 (not finite), E1002 (finished).
+@c(locus_engine_advance)
+public func locusEngineAdvance(_ engine: OpaquePointer?, _ timeSeconds: Double) -> Int32 {
+    Status.guarded { () throws(LocusError) in
+        try EngineRegistry.withState(engine) { (state: inout EngineState) throws(LocusError) in
+            guard !state.isFinished else { throw LocusError(.callOrder, "the engine is finished") }
+            guard timeSeconds.isFinite else { throw LocusError(.invalidRange, "time \(timeSeconds) is not finite") }
+            state.engine.advance(toSeconds: timeSeconds)
+        }
+    }
+}
+
+/// `locus_engine_finish`: ends the stream and releases everything.
+/// - Returns: 0, or E1002 when already finished.
+@c(locus_engine_finish)
+public func locusEngineFinish(_ engine: OpaquePointer?) -> Int32 {
+    Status.guarded { () throws(LocusError) in
+        try EngineRegistry.withState(engine) { (state: inout EngineState) throws(LocusError) in
+            guard !state.isFinished else { throw LocusError(.callOrder, "the engine is already finished") }
+            state.engine.finish()
+            state.isFinished = true
+        }
+    }
+}
+
+/// `locus_engine_poll_positions`: takes up to `capacity` released positions into `out`.
+/// - Returns: 0, or E1003 (NULL `outCount`, NULL `out` with a positive capacity).
+@c(locus_engine_poll_positions)
+public func locusEnginePollPositions(_ engine: OpaquePointer?, _ out: UnsafeMutableRawPointer?, _ capacity: Int,
+                                     _ outCount: UnsafeMutablePointer<Int>?) -> Int32 {
+    outCount?.pointee = 0
+    return Status.guarded { () throws(LocusError) in
+        guard let outCount else { throw LocusError(.invalidArgument, "out_count is NULL") }
+        guard capacity >= 0 else { throw LocusError(.invalidArgument, "capacity is too large") }
+        guard capacity == 0 || out != nil else { throw LocusError(.invalidArgument, "out is NULL") }
+        try EngineRegistry.withState(engine) { (state: inout EngineState) throws(LocusError) in
+            guard capacity > 0, let out else { return }
+            state.collect()
+            let n = min(capacity, state.fixes.count - state.fixRead)
+            for k in 0..<n {
+                Records.store(state.fixes[state.fixRead + k], to: out + k * CLayout.Position.size)
+            }
+            state.fixRead += n
+            outCount.pointee = n
+        }
+    }
+}
+
+/// `locus_engine_poll_events`: takes up to `capacity` released zone events into `out`.
+/// - Returns: as `locus_engine_poll_positions`.
+@c(locus_engine_poll_events)
+public func locusEnginePollEvents(_ engine: OpaquePointer?, _ out: UnsafeMutableRawPointer?, _ capacity: Int,
+                                  _ outCount: UnsafeMutablePointer<Int>?) -> Int32 {
+    outCount?.pointee = 0
+    return Status.guarded { () throws(LocusError) in
+        guard let outCount else { throw LocusError(.invalidArgument, "out_count is NULL") }
+        guard capacity >= 0 else { throw LocusError(.invalidArgument, "capacity is too large") }
+        guard capacity == 0 || out != nil else { throw LocusError(.invalidArgument, "out is NULL") }
+        try EngineRegistry.withState(engine) { (state: inout EngineState) throws(LocusError) in
+            guard capacity > 0, let out else { return }
+            state.collect()
+            let n = min(capacity, state.events.count - state.eventRead)
+            for k in 0..<n {
+                Records.store(state.events[state.eventRead + k], to: out + k * CLayout.Event.size)
+            }
+            state.eventRead += n
+            outCount.pointee = n
+        }
+    }
+}
+
+/// `locus_engine_stats`: the engine's counters.
+/// - Returns: 0, or E1003 (NULL `out`).
+@c(locus_engine_stats)
+public func locusEngineStats(_ engine: OpaquePointer?, _ out: UnsafeMutableRawPointer?) -> Int32 {
+    Status.guarded { () throws(LocusError) in
+        guard let out else { throw LocusError(.invalidArgument, "out is NULL") }
+        try EngineRegistry.withState(engine) { (state: inout EngineState) throws(LocusError) in
+            let d = state.engine.diagnostics
+            let values = [state.rangesAccepted, d.skipped.total, d.epochs, d.failedEpochs.reduce(0) { $0 + $1.count },
+                          d.epochsBeforeTrack, d.rejectedRanges, state.pendingFixes, state.pendingEvents]
+            for (k, v) in values.enumerated() {
+                out.storeBytes(of: Int64(v), toByteOffset: 8 * k, as: Int64.self)
+            }
+        }
+    }
+}
+
+/// Builds engines from a site and a `locus_options`.
+enum EngineFactory {
+    /// A registered engine for `site` with `options` (NULL: defaults, as `locus replay`).
+    /// - Throws: E1003 for options out of range or ids longer than 63 bytes; the engine's errors.
+    static func make(site: Site, options: UnsafeRawPointer?) throws(LocusError) -> OpaquePointer {
+        typealias O = CLayout.Options
+        var rate = 4.0, sigma = 0.1
+        var filter: Int32 = 0, coupling: Int32 = 0, mode: Int32 = 0
+        var defaultFloor: FloorID? = nil
+        if let options {
+            let r = options.loadUnaligned(fromByteOffset: O.rateHertz, as: Double.self)
+            let s = options.loadUnaligned(fromByteOffset: O.sigmaMeters, as: Double.self)
+            if r != 0 { rate = r }
+            if s != 0 { sigma = s }
+            filter = options.loadUnaligned(fromByteOffset: O.filter, as: Int32.self)
+            coupling = options.loadUnaligned(fromByteOffset: O.coupling, as: Int32.self)
+            mode = options.loadUnaligned(fromByteOffset: O.mode, as: Int32.self)
+            let reserved = options.loadUnaligned(fromByteOffset: O.reserved, as: Int32.self)
+            guard reserved == 0 else { throw LocusError(.invalidArgument, "options.reserved must be 0") }
+            let floorPointer = UnsafePointer<CChar>(bitPattern: options.loadUnaligned(fromByteOffset: O.defaultFloor, as: UInt.self))
+            if let floorPointer { defaultFloor = FloorID(try CText.identifier(UnsafeRawPointer(floorPointer), field: "options.default_floor")) }
+        }
+        guard (0.001...1000).contains(rate) else { throw LocusError(.invalidArgument, "options.rate_hz \(rate) is outside [0.001, 1000]") }
+        guard (1e-6...100).contains(sigma) else { throw LocusError(.invalidArgument, "options.sigma_m \(sigma) is outside [1e-6, 100]") }
+        guard filter == 0 || filter == 1 else { throw LocusError(.invalidArgument, "options.filter \(filter) is not a locus_filter") }
+        guard coupling == 0 || coupling == 1 else { throw LocusError(.invalidArgument, "options.coupling \(coupling) is not a locus_coupling") }
+        var solver = TrilaterationConfiguration.standard
+        solver.sigmaMeters = sigma
+        solver.mode = try SolverExports.mode(mode)
+        var filterConfiguration = TrackFilterConfiguration.standard
+        filterConfiguration.coupling = coupling == 1 ? .loose : .tight
+        filterConfiguration.rangeSigmaMeters = sigma
+        let configuration = EngineConfiguration(rateHertz: rate, defaultFloor: defaultFloor, solver: solver,
+                                                tracking: filter == 1 ? .none : .kalman(filterConfiguration))
+        for floor in site.floors {
+            try checkLength(floor.id.rawValue, "floor id")
+            for zone in floor.zones { try checkLength(zone.id.rawValue, "zone id") }
+        }
+        let engine = try PositioningEngine(site: site, configuration: configuration)
+        return EngineRegistry.insert(EngineBox(engine: engine))
+    }
+
+    /// - Throws: E1003 when `id` does not fit a `LOCUS_ID_CAPACITY` field.
+    private static func checkLength(_ id: String, _ what: String) throws(LocusError) {
+        guard id.utf8.count < CLayout.idCapacity else {
+            throw LocusError(.invalidArgument, "\(what) '\(id)' is longer than \(CLayout.idCapacity - 1) bytes (the C API's limit)")
+        }
+    }
+}
+
+/// One `locus_range` into an engine.
+enum RangeIngest {
+    /// Reads the range at `raw`, offers it to the engine and says why it was skipped, if it was.
+    /// - Throws: E1002 (finished, time backwards), E1003 (bad tag or floor text, unknown locator),
+    ///   E3002 (unknown floor), E4003 (negative or non-finite range or time).
+    static func push(_ raw: UnsafeRawPointer, into state: inout EngineState) throws(LocusError) {
+        typealias R = CLayout.Range
+        guard !state.isFinished else { throw LocusError(.callOrder, "the engine is finished") }
+        let t = raw.loadUnaligned(fromByteOffset: R.timeSeconds, as: Double.self)
+        let range = raw.loadUnaligned(fromByteOffset: R.rangeMeters, as: Double.self)
+        let anchor = raw.loadUnaligned(fromByteOffset: R.anchor, as: UInt16.self)
+        var tag = TagID.single
+        if let p = UnsafeRawPointer(bitPattern: raw.loadUnaligned(fromByteOffset: R.tag, as: UInt.self)) {
+            tag = TagID(try CText.identifier(p, field: "range.tag"))
+        }
+        var floor: FloorID? = nil
+        if let p = UnsafeRawPointer(bitPattern: raw.loadUnaligned(fromByteOffset: R.floor, as: UInt.self)) {
+            floor = FloorID(try CText.identifier(p, field: "range.floor"))
+        }
+        let before = state.engine.diagnostics.skipped
+        state.engine.ingest(RangeMeasurement(timeSeconds: t, tag: tag, locator: LocatorAddress(anchor), rangeMeters: range, floor: floor))
+        let after = state.engine.diagnostics.skipped
+        guard after.total != before.total else { state.rangesAccepted += 1; return }
+        if after.count(.nonFinite) > before.count(.nonFinite) {
+            throw LocusError(.invalidRange, "range \(range) m at t \(t) s is not finite")
+        }
+        if after.count(.negativeRange) > before.count(.negativeRange) {
+            throw LocusError(.invalidRange, "range \(range) m is negative")
+        }
+        if after.count(.unknownFloor) > before.count(.unknownFloor) {
+            throw LocusError(.unknownFloor, "no floor '\(floor?.rawValue ?? "")' in the site")
+        }
+        if after.count(.unknownAnchor) > before.count(.unknownAnchor) {
+            throw LocusError(.invalidArgument, "no locator \(LocatorAddress(anchor)) on the range's floor")
+        }
+        if after.count(.timeBackwards) > before.count(.timeBackwards) {
+            throw LocusError(.callOrder, "time \(t) s is before tag '\(tag.rawValue)''s previous range")
+        }
+        throw LocusError(.invalidArgument, "the range was skipped")
+    }
+}

@@ -1,1 +1,0 @@
-// The C ABI: see README.md

@@ -1,0 +1,365 @@
+/*
+ * locus.h — the C interface of Locus (liblocus.so): UWB ranges in, positions and zone events out.
+ *
+ * One header, plain C99 (also valid C++). No Swift type appears here: engines are opaque handles,
+ * every other value is a plain struct, a number or a NUL-terminated UTF-8 string.
+ *
+ * STATUS AND ERRORS
+ *   Every function that can fail returns an int status: LOCUS_OK (0) or a code of enum locus_status,
+ *   which mirrors the library's stable error codes (E3104 -> 3104; table in docs/errors.md). On
+ *   failure the calling thread's last error is set (locus_last_error_code, locus_last_error_message);
+ *   a successful call leaves it unchanged. No input makes the library abort the host process: null
+ *   pointers, invalid JSON, unknown floors, NaN ranges, buffers too small and calls on a destroyed
+ *   engine are reported as statuses. (Pointers to memory that is not what the header says cannot be
+ *   detected: pass valid, NUL-terminated strings and arrays of at least the given length.)
+ *
+ * OWNERSHIP
+ *   locus_engine_create_* allocate an engine; the caller owns it and releases it with exactly one
+ *   locus_engine_destroy. The library keeps no pointer the caller passed in after a call returns
+ *   (strings are copied). Every output goes into caller-owned memory (structs, arrays, char
+ *   buffers). Strings returned as `const char *` (locus_version, locus_status_name) are static.
+ *
+ * THREAD SAFETY
+ *   All functions may be called from any thread. Calls on one engine are serialised by a lock inside
+ *   the engine (they never run concurrently); different engines run in parallel. Destroying an engine
+ *   while another thread is inside a call on it is safe (the engine is freed when that call returns),
+ *   but every later call with the handle returns LOCUS_E_CALL_ORDER. The last error is per thread.
+ *
+ * DETERMINISM
+ *   Positions and events depend on the ranges alone (their timestamps), never on how they were
+ *   batched or when they were polled: the same ranges give the same output as `locus replay`.
+ *
+ * UNITS
+ *   metres (_m), seconds (_s), radians (_rad), square metres (_m2), metres per second (_mps).
+ */
+#ifndef LOCUS_H
+#define LOCUS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- version */
+
+#define LOCUS_VERSION_MAJOR 0
+#define LOCUS_VERSION_MINOR 1
+#define LOCUS_VERSION_PATCH 0
+/** The library version as text; equal to locus_version() and to `locus --version`. */
+#define LOCUS_VERSION "0.1.0"
+
+/** The version of the loaded library, e.g. "0.1.0" (a static string). */
+const char *locus_version(void);
+
+/* ---------------------------------------------------------------- status */
+
+/** Status codes: 0 or the number of the library's error code (E3104 -> 3104). Stable. */
+typedef enum locus_status {
+    LOCUS_OK = 0,
+    /* E1xxx set-up and call order */
+    LOCUS_E_USAGE = 1001,                  /* usage error */
+    LOCUS_E_CALL_ORDER = 1002,             /* wrong state: destroyed handle, engine finished, time going backwards */
+    LOCUS_E_INVALID_ARGUMENT = 1003,       /* null pointer, out-of-domain value, buffer too small, id too long,
+                                              a range to a locator the floor does not have */
+    /* E3xxx floor and site configuration */
+    LOCUS_E_NO_FLOOR_MAP = 3001,
+    LOCUS_E_UNKNOWN_FLOOR = 3002,          /* a floor id the site does not have */
+    LOCUS_E_SITE_MISSING_FIELD = 3101,
+    LOCUS_E_SITE_WRONG_TYPE = 3102,
+    LOCUS_E_SITE_DUPLICATE_ID = 3103,
+    LOCUS_E_SITE_DUPLICATE_ADDRESS = 3104,
+    LOCUS_E_SITE_NON_FINITE_NUMBER = 3105,
+    LOCUS_E_SITE_NEGATIVE_VALUE = 3106,
+    LOCUS_E_SITE_NO_FLOOR = 3107,
+    LOCUS_E_POLYGON_TOO_FEW_VERTICES = 3108,
+    LOCUS_E_POLYGON_SELF_INTERSECTING = 3109,
+    LOCUS_E_POLYGON_ZERO_AREA = 3110,
+    LOCUS_E_INVALID_LOCATOR_ADDRESS = 3111,
+    LOCUS_E_SITE_VALUE_OUT_OF_RANGE = 3112,
+    /* E4xxx positioning at run time */
+    LOCUS_E_TOO_FEW_RANGES = 4001,         /* 3 planar, 4 spatial */
+    LOCUS_E_DEGENERATE_GEOMETRY = 4002,    /* collinear, coplanar or coincident locators */
+    LOCUS_E_INVALID_RANGE = 4003,          /* a range or time that is negative, NaN or infinite */
+    LOCUS_E_SOLVER_DIVERGED = 4004,
+    LOCUS_E_FILTER_DIVERGENCE = 4005,
+    /* E5xxx I/O and data */
+    LOCUS_E_FILE_UNREADABLE = 5001,
+    LOCUS_E_MALFORMED_JSON = 5002,
+    LOCUS_E_CSV_MISSING_COLUMN = 5003,
+    LOCUS_E_MALFORMED_CSV = 5004,
+    LOCUS_E_FILE_UNWRITABLE = 5005,
+    LOCUS_E_UNDELIVERED_POSITIONS = 5006,
+    LOCUS_E_LAPACK_INTERNAL = 5101
+} locus_status;
+
+/** The code's name: "OK", "E3104", ... or "unknown" (a static string). */
+const char *locus_status_name(int status);
+
+/** The status of the last failed call on this thread (LOCUS_OK when none failed yet). */
+int locus_last_error_code(void);
+
+/**
+ * Copies the message of the last failed call on this thread (e.g.
+ * "<json>:3:14: malformed JSON: ... [E5002]"; empty when none) into buffer, truncated and
+ * NUL-terminated when capacity > 0. Returns the message length in bytes without the NUL, as
+ * snprintf does: the message was truncated when the result is >= capacity. buffer may be NULL when
+ * capacity is 0.
+ */
+size_t locus_last_error_message(char *buffer, size_t capacity);
+
+/* ---------------------------------------------------------------- plain structs */
+
+/** Capacity of the id fields (tag, floor, zone): ids are at most 63 bytes of UTF-8 plus the NUL. */
+#define LOCUS_ID_CAPACITY 64
+/** Rejected locators listed in a position (further ones are only counted). */
+#define LOCUS_REJECTED_CAPACITY 8
+/** Pass as `length` for a NUL-terminated text. */
+#define LOCUS_NUL_TERMINATED ((size_t)-1)
+
+enum locus_filter { LOCUS_FILTER_KALMAN = 0, LOCUS_FILTER_NONE = 1 };
+enum locus_coupling { LOCUS_COUPLING_TIGHT = 0, LOCUS_COUPLING_LOOSE = 1 };
+enum locus_mode { LOCUS_MODE_AUTO = 0, LOCUS_MODE_PLANAR = 1, LOCUS_MODE_SPATIAL = 2 };
+
+/**
+ * Engine options. All zeros (`locus_options o = {0};`, or NULL) means the defaults of `locus replay`:
+ * 4 Hz, sigma 0.1 m, the site's first floor, the causal Kalman filter, tight coupling, automatic mode.
+ */
+typedef struct locus_options {
+    double rate_hz;            /* output rate per tag, Hz, in [0.001, 1000]; 0: 4 Hz */
+    double sigma_m;            /* range noise sigma assumed by solver and filter, m, in [1e-6, 100]; 0: 0.1 m */
+    const char *default_floor; /* floor for ranges that name none; NULL: the site's first floor */
+    int32_t filter;            /* enum locus_filter */
+    int32_t coupling;          /* enum locus_coupling (filter only) */
+    int32_t mode;              /* enum locus_mode */
+    int32_t reserved;          /* must be 0 */
+} locus_options;
+
+/** One range measurement (a row of trace.csv). */
+typedef struct locus_range {
+    double t_s;                /* measurement time, s (the data's clock) */
+    double range_m;            /* measured tag-locator distance, m (the locator's biasM is taken out) */
+    const char *tag;           /* tag id, UTF-8, 1-63 bytes; NULL: "tag" */
+    const char *floor;         /* floor id; NULL: the default floor */
+    uint16_t anchor;           /* the locator's 16-bit address */
+} locus_range;
+
+enum locus_position_flags {
+    LOCUS_POSITION_HAS_VELOCITY = 1, /* vx, vy, vz, speed are set (filtered fixes) */
+    LOCUS_POSITION_HAS_COURSE = 2,   /* course_rad is set (moving at >= 5 cm/s) */
+    LOCUS_POSITION_HAS_VDOP = 4      /* vdop is set (spatial solving) */
+};
+
+/** One position fix. Unset fields (see flags) are 0. Every number is finite. */
+typedef struct locus_position {
+    double t_s;                 /* fix time, s */
+    double x_m, y_m, z_m;       /* position in the floor frame, m (planar: z = the floor's tag height) */
+    double vx_mps, vy_mps, vz_mps; /* velocity, m/s */
+    double speed_mps;           /* sqrt(vx^2 + vy^2), m/s */
+    double course_rad;          /* atan2(vy, vx), rad, in (-pi, pi] */
+    double covariance_m2[6];    /* position covariance, m^2: xx, xy, xz, yy, yz, zz */
+    double accuracy_m;          /* DRMS sqrt(sxx + syy), m */
+    double accuracy95_m;        /* 95 % horizontal radius, m */
+    double hdop, vdop, pdop;    /* dilution of precision */
+    double residual_rms_m;      /* RMS of the used ranges' residuals, m */
+    int32_t flags;              /* enum locus_position_flags */
+    int32_t anchors_used;       /* locators whose ranges entered the fix */
+    int32_t rejected_count;     /* locators rejected as outliers (NLOS), may exceed the list */
+    uint16_t rejected[LOCUS_REJECTED_CAPACITY]; /* the first rejected locators' addresses */
+    char tag[LOCUS_ID_CAPACITY];   /* NUL-terminated */
+    char floor[LOCUS_ID_CAPACITY]; /* NUL-terminated */
+} locus_position;
+
+enum locus_event_kind { LOCUS_EVENT_EXIT = 0, LOCUS_EVENT_ENTER = 1, LOCUS_EVENT_DWELL = 2 };
+
+/** One zone event (SPEC section 3). */
+typedef struct locus_event {
+    double t_s;                 /* event time, s */
+    double dwell_s;             /* dwell: seconds since entry (k * dwellSeconds); 0 otherwise */
+    int32_t kind;               /* enum locus_event_kind */
+    char tag[LOCUS_ID_CAPACITY];
+    char floor[LOCUS_ID_CAPACITY];
+    char zone[LOCUS_ID_CAPACITY];
+} locus_event;
+
+/** Counters of an engine. */
+typedef struct locus_stats {
+    int64_t ranges_accepted;    /* ranges that joined an epoch */
+    int64_t ranges_skipped;     /* ranges that could not be used (unknown floor/anchor, NaN, time backwards) */
+    int64_t epochs;             /* epochs formed */
+    int64_t epochs_failed;      /* epochs that gave no fix (too few ranges, degenerate geometry, ...) */
+    int64_t epochs_before_track;/* epochs before the tag's filter had a track */
+    int64_t rejected_ranges;    /* ranges rejected as outliers over all least-squares fixes */
+    int64_t pending_positions;  /* positions released and not yet polled */
+    int64_t pending_events;     /* events released and not yet polled */
+} locus_stats;
+
+/** A point or locator position, m. */
+typedef struct locus_point {
+    double x_m, y_m, z_m;
+} locus_point;
+
+/** Options of locus_solve and locus_dop. All zeros (or NULL): sigma 0.1 m, tag height 0 m, automatic mode, robust. */
+typedef struct locus_solve_options {
+    double sigma_m;             /* range noise sigma, m, in [1e-6, 100]; 0: 0.1 m */
+    double tag_height_m;        /* known tag height for planar solving, m */
+    int32_t mode;               /* enum locus_mode */
+    int32_t no_outlier_rejection; /* nonzero: plain least squares (no NLOS rejection) */
+} locus_solve_options;
+
+/** One least-squares solution of locus_solve. */
+typedef struct locus_fix {
+    double x_m, y_m, z_m;       /* position, m (planar: z = tag_height_m) */
+    double covariance_m2[6];    /* xx, xy, xz, yy, yz, zz, m^2 (planar: z entries 0) */
+    double hdop, vdop, pdop;    /* vdop 0 in planar mode */
+    double residual_rms_m;      /* RMS of the used ranges' residuals, m */
+    double chi_square;          /* sum of (e_i / sigma_i)^2 over the used ranges */
+    uint64_t rejected_mask;     /* bit i: range i rejected as an outlier (i < 64) */
+    int32_t mode;               /* LOCUS_MODE_PLANAR or LOCUS_MODE_SPATIAL: the mode solved in */
+    int32_t anchors_used;       /* ranges in the final fit */
+    int32_t rejected_count;     /* ranges rejected */
+    int32_t iterations;         /* Gauss-Newton steps of the final fit */
+    int32_t converged;          /* 1 when the last step was within tolerance */
+    int32_t reserved;
+} locus_fix;
+
+/** Dilution of precision at one point. */
+typedef struct locus_dop_result {
+    double hdop, vdop, pdop;    /* vdop 0 in planar mode */
+    int32_t mode;               /* LOCUS_MODE_PLANAR or LOCUS_MODE_SPATIAL */
+    int32_t reserved;
+} locus_dop_result;
+
+/* ---------------------------------------------------------------- engine */
+
+/** An engine: one site, any number of tags. Opaque. */
+typedef struct locus_engine locus_engine;
+
+/**
+ * Creates an engine from site JSON (SPEC section 1) of `length` bytes (or LOCUS_NUL_TERMINATED).
+ * `options` may be NULL (defaults). On success *out_engine is the new engine; on failure it is NULL.
+ * Errors: LOCUS_E_INVALID_ARGUMENT (null pointer, option out of range, an id longer than 63 bytes),
+ * LOCUS_E_MALFORMED_JSON, the site codes 3101-3112, LOCUS_E_UNKNOWN_FLOOR (options->default_floor).
+ */
+int locus_engine_create_json(const char *json, size_t length, const locus_options *options,
+                             locus_engine **out_engine);
+
+/** As locus_engine_create_json, reading the site from the file at `path` (adds LOCUS_E_FILE_UNREADABLE). */
+int locus_engine_create_file(const char *path, const locus_options *options, locus_engine **out_engine);
+
+/**
+ * Destroys an engine (NULL: nothing happens, LOCUS_OK). Positions and events not polled are lost.
+ * A second destroy of the same handle returns LOCUS_E_CALL_ORDER (detected unless the address
+ * was reused by a newer engine).
+ */
+int locus_engine_destroy(locus_engine *engine);
+
+/**
+ * Pushes one range. Ranges of a tag must come in non-decreasing time. A range the engine cannot use
+ * is skipped and counted (as `locus replay` does) and the status says why: LOCUS_E_INVALID_RANGE
+ * (negative, NaN or infinite range or time), LOCUS_E_UNKNOWN_FLOOR, LOCUS_E_CALL_ORDER (time before
+ * the tag's previous range, or the engine finished), LOCUS_E_INVALID_ARGUMENT (no such locator on the
+ * floor; NULL; tag or floor id empty, longer than 63 bytes or not UTF-8).
+ */
+int locus_engine_push(locus_engine *engine, const locus_range *range);
+
+/**
+ * Pushes `count` ranges in order, as `count` calls of locus_engine_push. Every range is offered even
+ * when one is skipped; the status is LOCUS_OK when all were used, otherwise that of the first skipped
+ * range (its index is in the message). *out_accepted (may be NULL) receives the number used.
+ */
+int locus_engine_push_ranges(locus_engine *engine, const locus_range *ranges, size_t count,
+                             size_t *out_accepted);
+
+/**
+ * Moves the engine's clock to t_s (a timer tick): epochs no later range can join are solved and
+ * zones whose out-period passed exit. Times at or before the clock are ignored (LOCUS_OK).
+ * Errors: LOCUS_E_INVALID_RANGE (t_s not finite), LOCUS_E_CALL_ORDER (finished).
+ */
+int locus_engine_advance(locus_engine *engine, double t_s);
+
+/**
+ * Ends the stream: solves every open epoch and releases every position and event (the clock stays
+ * at the latest time seen, so zones still entered get no exit). Later pushes return LOCUS_E_CALL_ORDER;
+ * polling goes on. A second finish returns LOCUS_E_CALL_ORDER.
+ */
+int locus_engine_finish(locus_engine *engine);
+
+/**
+ * Takes up to `capacity` released positions, oldest first, in (time, tag) order, into `out`;
+ * *out_count receives the number written. Positions not taken stay for the next poll.
+ * `out` may be NULL when capacity is 0 (then *out_count is 0; locus_engine_stats tells what waits).
+ */
+int locus_engine_poll_positions(locus_engine *engine, locus_position *out, size_t capacity, size_t *out_count);
+
+/** As locus_engine_poll_positions, for zone events (SPEC section 4.7 order). */
+int locus_engine_poll_events(locus_engine *engine, locus_event *out, size_t capacity, size_t *out_count);
+
+/** The engine's counters. */
+int locus_engine_stats(locus_engine *engine, locus_stats *out);
+
+/* ---------------------------------------------------------------- formatting */
+
+/**
+ * Writes `event` as the JSON Lines object `locus replay --events` writes, without the line break,
+ * e.g. {"t": 12.250, "tag": "T1", "floor": "1F", "zone": "entrance", "event": "enter"}, NUL-terminated.
+ * *out_length (may be NULL) receives the length without the NUL, also when the buffer is too small
+ * (then LOCUS_E_INVALID_ARGUMENT and nothing is written: retry with capacity > *out_length).
+ */
+int locus_event_to_json(const locus_event *event, char *buffer, size_t capacity, size_t *out_length);
+
+/**
+ * Writes `position` as the CSV row `locus replay --positions` writes (columns as in
+ * locus_positions_csv_header), without the line break, NUL-terminated. Buffer rules as
+ * locus_event_to_json.
+ */
+int locus_position_to_csv(const locus_position *position, char *buffer, size_t capacity, size_t *out_length);
+
+/** The header line of the positions CSV, without the line break (a static string). */
+const char *locus_positions_csv_header(void);
+
+/* ---------------------------------------------------------------- stateless solving */
+
+/**
+ * Solves one epoch without an engine: weighted least squares (with NLOS rejection unless disabled)
+ * from ranges_m[i] (bias already removed) to locators[i], i < count (count <= 4096).
+ * Errors: LOCUS_E_INVALID_ARGUMENT (null pointer, count too large, non-finite locator, bad option),
+ * LOCUS_E_TOO_FEW_RANGES, LOCUS_E_DEGENERATE_GEOMETRY, LOCUS_E_INVALID_RANGE, LOCUS_E_SOLVER_DIVERGED.
+ */
+int locus_solve(const locus_point *locators, const double *ranges_m, size_t count,
+                const locus_solve_options *options, locus_fix *out);
+
+/**
+ * Dilution of precision of `count` locators (<= 4096) at `point` (planar: point->z_m is replaced by
+ * options->tag_height_m). Errors: LOCUS_E_INVALID_ARGUMENT, LOCUS_E_TOO_FEW_RANGES (fewer locators
+ * than unknowns), LOCUS_E_DEGENERATE_GEOMETRY.
+ */
+int locus_dop(const locus_point *locators, size_t count, const locus_point *point,
+              const locus_solve_options *options, locus_dop_result *out);
+
+/* ---------------------------------------------------------------- ABI checks (C99 static asserts) */
+
+/* The library reads and writes these structs at fixed offsets (LP64: 64-bit pointers and size_t). */
+#define LOCUS_STATIC_ASSERT(name, condition) typedef char locus_static_assert_##name[(condition) ? 1 : -1]
+LOCUS_STATIC_ASSERT(lp64, sizeof(void *) == 8 && sizeof(size_t) == 8);
+LOCUS_STATIC_ASSERT(options_size, sizeof(locus_options) == 40);
+LOCUS_STATIC_ASSERT(range_size, sizeof(locus_range) == 40 && offsetof(locus_range, anchor) == 32);
+LOCUS_STATIC_ASSERT(position_size, sizeof(locus_position) == 328 && offsetof(locus_position, flags) == 168
+                    && offsetof(locus_position, rejected) == 180 && offsetof(locus_position, tag) == 196
+                    && offsetof(locus_position, floor) == 260);
+LOCUS_STATIC_ASSERT(event_size, sizeof(locus_event) == 216 && offsetof(locus_event, tag) == 20
+                    && offsetof(locus_event, zone) == 148);
+LOCUS_STATIC_ASSERT(stats_size, sizeof(locus_stats) == 64);
+LOCUS_STATIC_ASSERT(point_size, sizeof(locus_point) == 24);
+LOCUS_STATIC_ASSERT(solve_options_size, sizeof(locus_solve_options) == 24);
+LOCUS_STATIC_ASSERT(fix_size, sizeof(locus_fix) == 144 && offsetof(locus_fix, rejected_mask) == 112
+                    && offsetof(locus_fix, mode) == 120);
+LOCUS_STATIC_ASSERT(dop_size, sizeof(locus_dop_result) == 32);
+#undef LOCUS_STATIC_ASSERT
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* LOCUS_H */
