@@ -3,16 +3,10 @@ import LocusIO
 
 // Version, status names, the thread's last error, and the replay output formats.
 
-/// The library version; `LOCUS_VERSION` in include/locus.h and `locus --version` say the same
-/// (scripts/test-c checks all three).
-enum LocusCVersion {
-    static let string: StaticString = "0.1.0"
-}
-
 /// `locus_version`: the library version, e.g. "0.1.0" (static).
 @c(locus_version)
 public func locusVersion() -> UnsafePointer<CChar> {
-    Status.cString(LocusCVersion.string)
+    Status.cString(LocusVersion.string)
 }
 
 /// `locus_status_name`: "OK", "E3104", … or "unknown" (static).

@@ -72,7 +72,3 @@ package protocol LocusCommand: Sendable {
     static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32
 }
 
-/// The library version (also in the C header later).
-package enum LocusVersion {
-    package static let string = "0.1.0"
-}
