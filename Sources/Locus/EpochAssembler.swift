@@ -3,8 +3,8 @@ import LocusCore
 /// Groups one tag's range stream into solver epochs (issue 2, SPEC §5 output rate).
 ///
 /// Two kinds of stream are handled by one rule:
-/// - **bursts** (a ranging round: the locators ranged a few ms apart, then a pause): a gap longer
-///   than `pauseSeconds` between consecutive ranges closes the epoch, so each burst is an epoch of
+/// - **bursts** (a ranging round: the locators ranged a few ms apart, then a pause): a gap of
+///   `pauseSeconds` or more between consecutive ranges closes the epoch, so each burst is an epoch of
 ///   its own;
 /// - **continuous** streams (e.g. every locator at 100 Hz): an epoch also closes when a range
 ///   arrives `periodSeconds` (1/rate) or more after the epoch's first range, so the stream is cut at
@@ -17,7 +17,7 @@ import LocusCore
 package struct EpochAssembler: Sendable {
     /// Cut period, seconds (1/rate).
     package let periodSeconds: Double
-    /// A gap longer than this closes the epoch, seconds.
+    /// A gap of this or more closes the epoch, seconds.
     package let pauseSeconds: Double
 
     /// Latest range per locator slot in the open epoch, metres, and its time.
@@ -50,19 +50,21 @@ package struct EpochAssembler: Sendable {
     /// The open epoch's time: its latest range's time.
     package var epochTimeSeconds: Double { lastTime }
 
-    /// The earliest clock time at which the open epoch is due if no range joins it meanwhile:
-    /// min(last + pause, start + period) (due strictly after the first, at the second).
+    /// The time from which the open epoch is due — no later range can join it:
+    /// min(last + pause, start + period). One expression decides both `closes(at:)` and
+    /// `isDue(at:)`, so a clock standing exactly on it always closes the epoch.
     package var dueSeconds: Double { min(lastTime + pauseSeconds, epochStart + periodSeconds) }
 
-    /// True when a range at `t` would close the open epoch first (pause or period reached).
+    /// True when a range at `t` would close the open epoch first: a gap of `pauseSeconds` or more
+    /// since its latest range, or `periodSeconds` or more since its first.
     package func closes(at t: Double) -> Bool {
-        isOpen && (t - lastTime > pauseSeconds || t - epochStart >= periodSeconds)
+        isOpen && t >= dueSeconds
     }
 
-    /// True when, with the clock at `now`, no range can still join the open epoch (its pause has
-    /// passed or its period is over): a live engine may solve it without waiting for the next range.
+    /// True when, with the clock at `now`, no range can still join the open epoch: a live engine
+    /// solves it without waiting for the next range. The same rule as `closes(at:)`.
     package func isDue(at now: Double) -> Bool {
-        isOpen && (now - lastTime > pauseSeconds || now - epochStart >= periodSeconds)
+        isOpen && now >= dueSeconds
     }
 
     /// Adds a range to the open epoch (opening one if none is open). Call `closes(at:)` first and

@@ -54,3 +54,38 @@ struct EpochAssemblerTests {
         #expect(a.isDue(at: 10.13))
     }
 }
+
+@Suite("Epoch assembly at exact boundaries")
+struct EpochBoundaryTests {
+    @Test("a clock standing exactly on an epoch's due time closes it (no endless re-queue)")
+    func exactDue() throws {
+        // Rows 5 ms apart and a pause of exactly 0.125 s (4 Hz): the second tag's row lands on the
+        // first tag's lastTime + pause. This used to spin in PositioningEngine.advance forever.
+        var a = EpochAssembler(locatorCount: 2, rateHertz: 4)
+        a.add(slot: 0, rangeMeters: 1, timeSeconds: 1.0)
+        #expect(a.dueSeconds == 1.125)
+        #expect(a.isDue(at: 1.125))
+        #expect(a.closes(at: 1.125))
+        #expect(!a.isDue(at: 1.1249999))
+    }
+
+    @Test("the engine finishes a trace whose rows hit due times exactly")
+    func engineExactDue() throws {
+        let locators = [Point3(x: 0, y: 0, z: 2), Point3(x: 10, y: 0, z: 2), Point3(x: 10, y: 10, z: 2), Point3(x: 0, y: 10, z: 2)]
+        let floor = Floor(id: "F", tagHeightMeters: 1, sessionID: 1,
+                          locators: locators.enumerated().map { Locator(address: LocatorAddress(UInt16($0.offset)), position: $0.element) })
+        var engine = try PositioningEngine(site: Site(building: .init(id: "b"), floors: [floor]))
+        let p = Point3(x: 4, y: 5, z: 1)
+        // Tag A ranges at 0.000–0.015, tag B's first row at exactly 0.015 + 0.125 = 0.140.
+        for k in 0..<20 {
+            for (tag, offset) in [("A", 0.0), ("B", 0.140)] {
+                for (i, l) in locators.enumerated() {
+                    engine.ingest(RangeMeasurement(timeSeconds: Double(k) * 0.25 + offset + Double(i) * 0.005, tag: TagID(tag),
+                                                   locator: LocatorAddress(UInt16(i)), rangeMeters: l.distance(to: p)))
+                }
+            }
+        }
+        engine.finish()
+        #expect(engine.drainFixes().count >= 38)
+    }
+}
