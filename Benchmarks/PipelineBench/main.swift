@@ -157,7 +157,7 @@ struct Scenario {
         var csv = Array("t,tag,anchor,range_m\n".utf8)
         csv.reserveCapacity(rows * 28)
         for i in 0..<rows {
-            DecimalText.append(timeSeconds[i], decimals: 6, to: &csv); csv.append(UInt8(ascii: ","))
+            DecimalText.append(timeSeconds[i], decimals: 9, to: &csv); csv.append(UInt8(ascii: ","))  // 9 decimals: see the jitter note
             csv.append(contentsOf: tags[Int(tagIndex[i])].rawValue.utf8); csv.append(UInt8(ascii: ","))
             DecimalText.append(Int(address[i]), to: &csv); csv.append(UInt8(ascii: ","))
             DecimalText.append(rangeMeters[i], decimals: 4, to: &csv); csv.append(UInt8(ascii: "\n"))
