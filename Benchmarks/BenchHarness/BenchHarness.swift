@@ -63,7 +63,8 @@ public enum Bench {
     /// `ops_per_s`, plus `extra` fields, and returns the result.
     @discardableResult
     public static func measure(_ name: String, operations: Int, runs: Int = 15, warmup: Int = 3,
-                               extra: [String: String] = [:], _ body: () -> Void) -> Result {
+                               extra: [String: String] = [:], derived: ((Result) -> [String: String])? = nil,
+                               _ body: () -> Void) -> Result {
         let timedRuns = isSmoke ? 1 : max(10, runs)
         for _ in 0..<(isSmoke ? 0 : warmup) { body() }
         var perOp: [Double] = []
@@ -88,9 +89,30 @@ public enum Bench {
             ("runs", "\(timedRuns)"),
             ("build", isRelease ? "\"release\"" : "\"debug\""),
         ]
-        for key in extra.keys.sorted() { fields.append((key, extra[key] ?? "")) }
+        var all = extra
+        if let derived { for (k, v) in derived(result) { all[k] = v } }
+        for key in all.keys.sorted() { fields.append((key, all[key] ?? "")) }
         print("{" + fields.map { "\"\($0.0)\": \($0.1)" }.joined(separator: ", ") + "}")
         return result
+    }
+
+    /// Per-fix figures against the 4 Hz budget for a result whose operation is one fix:
+    /// fixes/s per core = 10⁹ / ns_per_fix; tags at 4 Hz per core = fixes/s ÷ 4; headroom against
+    /// the 250 ms per tag-fix budget = 250 ms ÷ ns_per_fix (how many times over one core could do it).
+    public static func perFix(_ r: Result) -> [String: String] {
+        let ns = max(r.medianNanosecondsPerOp, 1e-9)
+        return ["unit": "\"fix\"", "ns_per_fix": fmt(ns), "ns_per_fix_p90": fmt(r.p90NanosecondsPerOp),
+                "fixes_per_s": fmt(1e9 / ns), "tags_at_4hz_per_core": fmt(1e9 / ns / 4),
+                "headroom_x": fmt(250e6 / ns)]
+    }
+
+    /// Prints one JSON line of already-computed fields (keys sorted), for figures that are not
+    /// timings (memory, latency percentiles, accuracy).
+    public static func record(_ name: String, _ fields: [String: String]) {
+        var parts = ["\"bench\": \"\(name)\""]
+        for key in fields.keys.sorted() { parts.append("\"\(key)\": \(fields[key] ?? "null")") }
+        parts.append("\"build\": \(isRelease ? "\"release\"" : "\"debug\"")")
+        print("{" + parts.joined(separator: ", ") + "}")
     }
 
     /// Fixed formatting for figures: up to 4 significant decimals, no exponent for normal sizes.

@@ -1,73 +1,589 @@
+// PipelineBench — the whole pipeline against the 4 Hz budget (issue #7).
+//
+// Sections (all by default; `--section NAME` runs one, `--smoke` runs everything briefly):
+//   stages    per stage (parse, solve, filter, judge, deliver) and whole pipeline, ns per fix
+//   latency   p50/p99 per-fix latency: stream wait (data time) + compute of the releasing call
+//   memory    engine memory per tag with 100,000 live tags (RssAnon from /proc/self/status, RSS from statm)
+//   locators  whole pipeline and solve (C kernel vs LAPACKE) with 4–32 locators
+//   zones     whole pipeline with 10–10,000 zones
+//   tags      whole pipeline with 1–100,000 tags
+// `--callgrind ITEM` (engine_kalman | engine_raw) runs only a fixed small workload inside
+// `callgrindWorkload`, for scripts/check-instructions (valgrind --toggle-collect).
+//
+// Per-fix figures: fixes/s per core = 10⁹ / ns_per_fix, tags at 4 Hz per core = fixes/s ÷ 4,
+// headroom = 250 ms ÷ ns_per_fix. Setup (scenario, site, CSV bytes) stays outside the timed part;
+// results go to Bench.blackHole and are checked (fix counts, RMSE against truth).
 import BenchHarness
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import Locus
 import LocusCore
 import LocusIO
-import LocusSimulation
 import LocusSolvers
+import LocusZones
 
-// Whole-pipeline benchmarks: parsing a trace from bytes, and ranges → fixes → zone events in
-// memory (8 locators, 50 zones), with and without the filter. Setup stays outside the timed part.
 Bench.banner("PipelineBench")
 
-/// A 40 × 25 m hall: 8 locators on the walls at 2.6 m, tag height 1.1 m, 50 random 2–5 m zones.
-func benchSite(zones zoneCount: Int, seed: UInt64) -> Site {
-    let positions: [(Double, Double)] = [(0, 0), (20, 0), (40, 0), (40, 12.5), (40, 25), (20, 25), (0, 25), (0, 12.5)]
-    let locators = positions.enumerated().map { i, p in
-        Locator(address: LocatorAddress(UInt16(0x100 + i)), position: Point3(x: p.0, y: p.1, z: 2.6))
+let arguments = CommandLine.arguments
+func argument(after flag: String) -> String? {
+    guard let i = arguments.firstIndex(of: flag), i + 1 < arguments.count else { return nil }
+    return arguments[i + 1]
+}
+let callgrindItem = argument(after: "--callgrind")
+let section = argument(after: "--section")
+func runs(_ name: String) -> Bool { callgrindItem == nil && (section == nil || section == name) }
+func note(_ text: String) { FileHandle.standardError.write(Data("# \(text)\n".utf8)) }
+
+// MARK: - Scenario
+
+/// A seeded synthetic recording on a 40 × 25 m hall (tag height 1.1 m): `locatorCount` locators
+/// spread along the walls at 2.6 m, `zoneCount` random 1–4 m rectangles (inDist 1 m, priority
+/// k mod 3), `tagCount` tags walking at 1.2 m/s with bounces. One ranging round per tag every
+/// 0.25 s: every locator once, σ = 0.1 m, 5 % NLOS (+U(0.3, 2.5) m). All rounds of one period are
+/// spread over its first 0.2 s, rows in global time order (as a live stream delivers them).
+struct Scenario {
+    var site: Site
+    var tags: [TagID]
+    var locatorCount: Int
+    var rounds: Int
+    /// Flat rows in time order.
+    var tagIndex: [Int32] = []
+    var slot: [Int32] = []
+    var address: [UInt16] = []
+    var rangeMeters: [Double] = []
+    var timeSeconds: [Double] = []
+    /// Truth per epoch (round-major: round · tags + tag).
+    var truth: [Point2] = []
+
+    var floor: Floor { site.floors[0] }
+    var epochs: Int { rounds * tags.count }
+    var rows: Int { rangeMeters.count }
+
+    static func site(locators locatorCount: Int, zones zoneCount: Int, seed: UInt64) -> Site {
+        // Locators evenly along the perimeter (130 m), alternating wall offsets so none is collinear.
+        let perimeter = 2 * (40.0 + 25.0)
+        var locators: [Locator] = []
+        for i in 0..<locatorCount {
+            var s = (Double(i) + 0.5) / Double(locatorCount) * perimeter
+            var p = (0.0, 0.0)
+            if s < 40 { p = (s, 0) } else {
+                s -= 40
+                if s < 25 { p = (40, s) } else {
+                    s -= 25
+                    if s < 40 { p = (40 - s, 25) } else { p = (0, 25 - (s - 40)) }
+                }
+            }
+            locators.append(Locator(address: LocatorAddress(UInt16(0x100 + i)), position: Point3(x: p.0, y: p.1, z: 2.6)))
+        }
+        var rng = SeededGenerator(seed: seed)
+        var zones: [Zone] = []
+        zones.reserveCapacity(zoneCount)
+        for k in 0..<zoneCount {
+            let x = rng.uniform(1, 35), y = rng.uniform(1, 20), w = rng.uniform(1, 4), h = rng.uniform(1, 4)
+            zones.append(Zone(id: ZoneID("z\(k)"),
+                              polygon: [Point2(x: x, y: y), Point2(x: x + w, y: y), Point2(x: x + w, y: y + h), Point2(x: x, y: y + h)],
+                              rules: ZoneRules(inDistanceMeters: 1, inCount: 1, inCountIntervalSeconds: 1, outPeriodSeconds: 3,
+                                               priority: k % 3, callInout: true, dwellSeconds: 5)))
+        }
+        let floor = Floor(id: "1F", originX: 0, originY: 0, widthMeters: 40, heightMeters: 25, tagHeightMeters: 1.1,
+                          sessionID: 1, locators: locators, zones: zones)
+        return Site(building: .init(id: "bench"), floors: [floor])
     }
-    var rng = SeededGenerator(seed: seed)
-    var zones: [Zone] = []
-    for k in 0..<zoneCount {
-        let x = rng.uniform(1, 35), y = rng.uniform(1, 20), w = rng.uniform(2, 5), h = rng.uniform(2, 5)
-        zones.append(Zone(id: ZoneID("z\(k)"), polygon: [Point2(x: x, y: y), Point2(x: x + w, y: y), Point2(x: x + w, y: y + h), Point2(x: x, y: y + h)],
-                          rules: ZoneRules(inDistanceMeters: 1, inCount: 1, inCountIntervalSeconds: 1, outPeriodSeconds: 3,
-                                           priority: k % 3, callInout: true, dwellSeconds: 5)))
+
+    /// Calls `emit(tag, slot, range, time)` for every row in time order, and `epoch(round, tag, truth)`
+    /// once per round and tag. Nothing is stored here (the memory section streams through it).
+    static func generate(site: Site, tags tagCount: Int, rounds: Int, seed: UInt64,
+                         epoch: (Int, Int, Point2) -> Void, emit: (Int, Int, Double, Double) -> Void) {
+        let floor = site.floors[0]
+        let n = floor.locators.count
+        var rng = SeededGenerator(seed: seed)
+        var x = (0..<tagCount).map { _ in rng.uniform(2, 38) }
+        var y = (0..<tagCount).map { _ in rng.uniform(2, 23) }
+        var heading = (0..<tagCount).map { _ in rng.uniform(0, 2 * Double.pi) }
+        let dt = 0.2 / Double(tagCount * n)
+        let h = floor.tagHeightMeters
+        for k in 0..<rounds {
+            for j in 0..<tagCount {
+                if k > 0 {
+                    heading[j] += 0.2 * rng.nextGaussian()
+                    x[j] += 0.3 * cos(heading[j]); y[j] += 0.3 * sin(heading[j])  // 1.2 m/s × 0.25 s
+                    if x[j] < 1 || x[j] > 39 || y[j] < 1 || y[j] > 24 {
+                        heading[j] += Double.pi
+                        x[j] = min(39, max(1, x[j])); y[j] = min(24, max(1, y[j]))
+                    }
+                }
+                epoch(k, j, Point2(x: x[j], y: y[j]))
+                for i in 0..<n {
+                    let l = floor.locators[i].position
+                    let dx = x[j] - l.x, dy = y[j] - l.y, dz = h - l.z
+                    var r = (dx * dx + dy * dy + dz * dz).squareRoot() + 0.1 * rng.nextGaussian()
+                    if rng.nextUnit() < 0.05 { r += rng.uniform(0.3, 2.5) }
+                    // Jittered slot times: no row lands exactly on another's pause deadline (see the
+                    // report: PositioningEngine.advance loops forever when a row's time equals an open
+                    // epoch's `lastTime + pauseSeconds` to the bit).
+                    emit(j, i, max(0, r), Double(k) * 0.25 + (Double(j * n + i) + 0.5 * rng.nextUnit()) * dt)
+                }
+            }
+        }
     }
-    let floor = Floor(id: "1F", originX: 0, originY: 0, widthMeters: 40, heightMeters: 25, tagHeightMeters: 1.1,
-                      sessionID: 1, locators: locators, zones: zones)
-    return Site(building: .init(id: "bench"), floors: [floor])
+
+    init(locators: Int, zones: Int, tags tagCount: Int, rounds: Int, seed: UInt64 = 3) {
+        site = Self.site(locators: locators, zones: zones, seed: seed &+ 11)
+        tags = (0..<tagCount).map { TagID("T\($0 + 1)") }
+        locatorCount = locators
+        self.rounds = rounds
+        let total = tagCount * rounds * locators
+        tagIndex.reserveCapacity(total); slot.reserveCapacity(total); address.reserveCapacity(total)
+        rangeMeters.reserveCapacity(total); timeSeconds.reserveCapacity(total)
+        truth = [Point2](repeating: Point2(x: 0, y: 0), count: tagCount * rounds)
+        let addresses = site.floors[0].locators.map(\.address.rawValue)
+        var truth = self.truth
+        var tagIndex = self.tagIndex, slot = self.slot, address = self.address, rangeMeters = self.rangeMeters, timeSeconds = self.timeSeconds
+        Self.generate(site: site, tags: tagCount, rounds: rounds, seed: seed,
+                      epoch: { k, j, p in truth[k * tagCount + j] = p },
+                      emit: { j, i, r, t in
+                          tagIndex.append(Int32(j)); slot.append(Int32(i)); address.append(addresses[i])
+                          rangeMeters.append(r); timeSeconds.append(t)
+                      })
+        self.truth = truth
+        self.tagIndex = tagIndex; self.slot = slot; self.address = address
+        self.rangeMeters = rangeMeters; self.timeSeconds = timeSeconds
+    }
+
+    /// The trace as CSV bytes (SPEC §2: t,tag,anchor,range_m), as `locus simulate` writes them.
+    func csvBytes() -> [UInt8] {
+        var csv = Array("t,tag,anchor,range_m\n".utf8)
+        csv.reserveCapacity(rows * 28)
+        for i in 0..<rows {
+            DecimalText.append(timeSeconds[i], decimals: 9, to: &csv); csv.append(UInt8(ascii: ","))  // 9 decimals: see the jitter note
+            csv.append(contentsOf: tags[Int(tagIndex[i])].rawValue.utf8); csv.append(UInt8(ascii: ","))
+            DecimalText.append(Int(address[i]), to: &csv); csv.append(UInt8(ascii: ","))
+            DecimalText.append(rangeMeters[i], decimals: 4, to: &csv); csv.append(UInt8(ascii: "\n"))
+        }
+        return csv
+    }
+
+    /// Horizontal RMSE of fixes against the truth of their round (fix time → round = ⌊t / 0.25⌋).
+    func rmseMeters(_ fixes: [PositionFix], tagIndexByID: [TagID: Int]) -> Double {
+        var sse = 0.0
+        var count = 0
+        for f in fixes {
+            guard let j = tagIndexByID[f.tag] else { continue }
+            let k = Int(f.timeSeconds / 0.25)
+            guard k < rounds else { continue }
+            let p = truth[k * tags.count + j]
+            let dx = f.position.x - p.x, dy = f.position.y - p.y
+            sse += dx * dx + dy * dy
+            count += 1
+        }
+        return count > 0 ? (sse / Double(count)).squareRoot() : .infinity
+    }
 }
 
-let site = benchSite(zones: 50, seed: 11)
-let tags = Bench.isSmoke ? 2 : 40
-let duration = Bench.isSmoke ? 10.0 : 120.0
-let recording = SimulatedRecording.simulate(floor: site.floors[0], tagCount: tags, durationSeconds: duration, seed: 3,
-                                            ranging: RangeSimulationConfiguration(sigmaMeters: 0.1, nlosProbability: 0.05))
-let ranges = recording.ranges
-let epochs = ranges.count / 8
-
-// 1. Parsing trace bytes.
-var csv = Array("t,tag,anchor,range_m\n".utf8)
-for r in ranges {
-    DecimalText.append(r.timeSeconds, decimals: 4, to: &csv); csv.append(UInt8(ascii: ","))
-    csv.append(contentsOf: r.tag.rawValue.utf8); csv.append(UInt8(ascii: ","))
-    DecimalText.append(Int(r.locator.rawValue), to: &csv); csv.append(UInt8(ascii: ","))
-    DecimalText.append(r.rangeMeters, decimals: 4, to: &csv); csv.append(UInt8(ascii: "\n"))
-}
-Bench.measure("parse_trace_rows", operations: ranges.count, extra: ["bytes": "\(csv.count)"]) {
-    csv.withUnsafeBufferPointer { buffer in
-        let trace = try? TraceReader.parse(buffer, file: "bench.csv")
-        precondition(trace?.count == ranges.count, "parse lost rows")
-        Bench.blackHole(trace?.count)
+func makeEngine(_ site: Site, _ tracking: EngineConfiguration.Tracking) -> PositioningEngine {
+    do { return try PositioningEngine(site: site, configuration: EngineConfiguration(tracking: tracking)) } catch {
+        fatalError("bench site rejected: \(error)")
     }
 }
 
-// 2. The engine: ranges → fixes (→ zone events), in memory, per fix.
-func runEngine(_ tracking: EngineConfiguration.Tracking) -> (Int, Int) {
-    var engine = (try? PositioningEngine(site: site, configuration: EngineConfiguration(tracking: tracking)))!
-    for m in ranges { engine.ingest(m) }
+/// Feeds every row through the engine (the replay loop: interned tags, fast-path ingest) and
+/// finishes; returns (fixes, events).
+@inline(never)
+func runEngine(_ s: Scenario, _ engine: inout PositioningEngine) -> (fixes: [PositionFix], events: [ZoneEvent]) {
+    let tagIndex = s.tags.map { engine.tagIndex(for: $0) }
+    let floor = engine.defaultFloor
+    for i in 0..<s.rows {
+        engine.ingest(tagIndex: tagIndex[Int(s.tagIndex[i])], floorIndex: floor, locator: s.address[i],
+                      rangeMeters: s.rangeMeters[i], timeSeconds: s.timeSeconds[i])
+    }
     engine.finish()
-    let f = engine.drainFixes().count, e = engine.drainEvents().count
-    return (f, e)
+    return (engine.drainFixes(), engine.drainEvents())
 }
-for (name, tracking) in [("pipeline_raw_ls_50_zones", EngineConfiguration.Tracking.none),
-                         ("pipeline_kalman_tight_50_zones", .kalman(.standard)),
-                         ("pipeline_kalman_loose_50_zones", .kalman(TrackFilterConfiguration(coupling: .loose)))] {
-    let (fixes, events) = runEngine(tracking)
-    precondition(fixes > epochs * 9 / 10, "\(name): too few fixes \(fixes) of \(epochs)")
-    let r = Bench.measure(name, operations: fixes, runs: 10, extra: ["fixes": "\(fixes)", "events": "\(events)", "tags": "\(tags)"]) {
-        Bench.blackHole(runEngine(tracking))
+
+let trackings: [(String, EngineConfiguration.Tracking)] = [
+    ("raw_ls", .none),
+    ("kalman_tight", .kalman(.standard)),
+    ("kalman_loose", .kalman(TrackFilterConfiguration(coupling: .loose))),
+]
+
+/// Whole pipeline in memory (ranges → fixes → zone events) for one scenario; checks fix count and RMSE.
+@discardableResult
+func measurePipeline(_ name: String, _ s: Scenario, _ tracking: EngineConfiguration.Tracking,
+                     extra: [String: String] = [:], runs: Int = 15, warmup: Int = 3) -> Bench.Result {
+    var engine = makeEngine(s.site, tracking)
+    let (fixes, events) = runEngine(s, &engine)
+    let tagIndexByID = Dictionary(uniqueKeysWithValues: s.tags.enumerated().map { ($1, $0) })
+    let rmse = s.rmseMeters(fixes, tagIndexByID: tagIndexByID)
+    precondition(fixes.count >= s.epochs * 9 / 10, "\(name): \(fixes.count) fixes of \(s.epochs) epochs")
+    precondition(rmse < 0.5, "\(name): RMSE \(rmse) m")
+    var fields = extra
+    fields["fixes"] = "\(fixes.count)"; fields["events"] = "\(events.count)"; fields["tags"] = "\(s.tags.count)"
+    fields["locators"] = "\(s.locatorCount)"; fields["zones"] = "\(s.floor.zones.count)"; fields["rmse_m"] = Bench.fmt(rmse)
+    fields["stage"] = "\"pipeline\""
+    let count = fixes.count
+    return Bench.measure(name, operations: count, runs: runs, warmup: warmup, extra: fields, derived: Bench.perFix) {
+        var e = makeEngine(s.site, tracking)
+        let out = runEngine(s, &e)
+        precondition(out.fixes.count == count, "nondeterministic fix count")
+        Bench.blackHole(out.events.count)
     }
-    FileHandle.standardError.write(Data("# \(name): \(Bench.fmt(r.medianNanosecondsPerOp)) ns/fix, \(Bench.fmt(r.opsPerSecond)) fixes/s, \(Bench.fmt(r.opsPerSecond / 4)) tags at 4 Hz per core\n".utf8))
+}
+
+// MARK: - Callgrind mode
+
+/// The fixed workload counted by scripts/check-instructions: everything from the first range to
+/// the drained outputs of one engine (engine construction and data set-up are outside).
+@inline(never)
+func callgrindWorkload(_ s: Scenario, _ engine: inout PositioningEngine) -> Int {
+    let out = runEngine(s, &engine)
+    return out.fixes.count &+ out.events.count
+}
+
+if let item = callgrindItem {
+    let s = Scenario(locators: 8, zones: 50, tags: 4, rounds: 50)
+    let tracking: EngineConfiguration.Tracking
+    switch item {
+    case "engine_raw": tracking = .none
+    case "engine_kalman": tracking = .kalman(.standard)
+    default: fatalError("--callgrind: unknown item '\(item)' (engine_kalman, engine_raw)")
+    }
+    var engine = makeEngine(s.site, tracking)
+    let produced = callgrindWorkload(s, &engine)
+    Bench.blackHole(produced)
+    Bench.record("callgrind_\(item)", ["fixes": "\(s.epochs)", "rows": "\(s.rows)"])
+    exit(0)
+}
+
+// MARK: - Stages
+
+let smoke = Bench.isSmoke
+let base = Scenario(locators: 8, zones: 50, tags: smoke ? 4 : 40, rounds: smoke ? 40 : 480)
+
+if runs("stages") {
+    let s = base
+    let epochs = s.epochs
+    let n = s.locatorCount
+    var stageNs: [(String, Double)] = []
+    let baseExtra = ["tags": "\(s.tags.count)", "locators": "\(n)", "zones": "\(s.floor.zones.count)"]
+
+    // parse: trace bytes → columns (TraceReader), per fix = per n rows.
+    let csv = s.csvBytes()
+    var parseExtra = baseExtra
+    parseExtra["stage"] = "\"parse\""; parseExtra["rows"] = "\(s.rows)"; parseExtra["bytes"] = "\(csv.count)"
+    let parse = Bench.measure("stage_parse", operations: epochs, extra: parseExtra, derived: Bench.perFix) {
+        csv.withUnsafeBufferPointer { buffer in
+            let trace = try? TraceReader.parse(buffer, file: "bench.csv")
+            precondition(trace?.count == s.rows, "parse lost rows")
+            Bench.blackHole(trace?.count)
+        }
+    }
+    stageNs.append(("parse", parse.medianNanosecondsPerOp))
+
+    // solve: each epoch's n ranges through the solver the engine uses (C kernel), and LAPACKE.
+    let positions = s.floor.locators.map(\.position)
+    var configuration = TrilaterationConfiguration.standard
+    configuration.tagHeightMeters = s.floor.tagHeightMeters
+    let epochLocators: [Point3] = s.slot.map { positions[Int($0)] }
+    func solveAll(_ solver: some Trilaterating, into out: inout [TrilaterationSolution?]) {
+        var workspace = TrilaterationWorkspace(capacity: n)
+        epochLocators.withUnsafeBufferPointer { lp in
+            s.rangeMeters.withUnsafeBufferPointer { rp in
+                for e in 0..<epochs {
+                    let r = (e * n)..<((e + 1) * n)
+                    out[e] = try? solver.solve(locators: UnsafeBufferPointer(rebasing: lp[r]),
+                                               rangesMeters: UnsafeBufferPointer(rebasing: rp[r]), workspace: &workspace)
+                }
+            }
+        }
+    }
+    var solutions = [TrilaterationSolution?](repeating: nil, count: epochs)
+    solveAll(Trilaterator(configuration: configuration), into: &solutions)
+    var lapackSolutions = solutions
+    solveAll(LapackTrilaterator(configuration: configuration), into: &lapackSolutions)
+    var worst = 0.0
+    for (a, b) in zip(solutions, lapackSolutions) {
+        if let a, let b { worst = max(worst, abs(a.position.x - b.position.x), abs(a.position.y - b.position.y)) }
+    }
+    precondition(worst < 1e-6, "kernel and LAPACKE paths disagree by \(worst) m")
+    var solveExtra = baseExtra
+    solveExtra["stage"] = "\"solve\""; solveExtra["path"] = "\"kernel\""
+    let solve = Bench.measure("stage_solve_kernel", operations: epochs, extra: solveExtra, derived: Bench.perFix) {
+        solveAll(Trilaterator(configuration: configuration), into: &solutions)
+        Bench.blackHole(solutions.count)
+    }
+    stageNs.append(("solve", solve.medianNanosecondsPerOp))
+    solveExtra["path"] = "\"lapacke\""
+    Bench.measure("stage_solve_lapacke", operations: epochs, runs: 10, warmup: 1, extra: solveExtra, derived: Bench.perFix) {
+        solveAll(LapackTrilaterator(configuration: configuration), into: &lapackSolutions)
+        Bench.blackHole(lapackSolutions.count)
+    }
+
+    // filter: tightly coupled (n range updates + the epoch's fix) and loosely coupled (one LS fix).
+    let locatorsBySlot = s.floor.locators
+    let rawFixes: [PositionFix?] = (0..<epochs).map { e in
+        let j = Int(s.tagIndex[e * n])
+        return solutions[e]?.positionFix(timeSeconds: s.timeSeconds[e * n + n - 1], tag: s.tags[j], floor: "1F",
+                                         address: { locatorsBySlot[Int(s.slot[e * n + $0])].address })
+    }
+    var filterExtra = baseExtra
+    filterExtra["stage"] = "\"filter\""; filterExtra["coupling"] = "\"tight\""
+    let tight = Bench.measure("stage_filter_tight", operations: epochs, extra: filterExtra, derived: Bench.perFix) {
+        var filters = s.tags.map { TrackFilter(configuration: .standard, tag: $0, floor: "1F", tagHeightMeters: 1.1) }
+        var produced = 0
+        for e in 0..<epochs {
+            let j = Int(s.tagIndex[e * n])
+            for i in (e * n)..<((e + 1) * n) {
+                let m = RangeMeasurement(timeSeconds: s.timeSeconds[i], tag: s.tags[j], locator: LocatorAddress(s.address[i]),
+                                         rangeMeters: s.rangeMeters[i])
+                _ = filters[j].update(range: m, locator: locatorsBySlot[Int(s.slot[i])])
+            }
+            if filters[j].takeFix(atSeconds: s.timeSeconds[e * n + n - 1]) != nil { produced += 1 }
+        }
+        precondition(produced > epochs * 9 / 10, "tight filter produced \(produced) of \(epochs)")
+        Bench.blackHole(produced)
+    }
+    stageNs.append(("filter", tight.medianNanosecondsPerOp))
+    filterExtra["coupling"] = "\"loose\""
+    Bench.measure("stage_filter_loose", operations: epochs, extra: filterExtra, derived: Bench.perFix) {
+        var filters = s.tags.map { TrackFilter(configuration: TrackFilterConfiguration(coupling: .loose), tag: $0, floor: "1F", tagHeightMeters: 1.1) }
+        var produced = 0
+        for e in 0..<epochs {
+            guard let fix = rawFixes[e] else { continue }
+            let j = Int(s.tagIndex[e * n])
+            _ = filters[j].update(fix: fix)
+            if filters[j].takeFix(atSeconds: fix.timeSeconds) != nil { produced += 1 }
+        }
+        precondition(produced > epochs * 9 / 10, "loose filter produced \(produced) of \(epochs)")
+        Bench.blackHole(produced)
+    }
+
+    // judge: the engine's released fixes (causal filter) through a fresh zone judge.
+    var engine = makeEngine(s.site, .kalman(.standard))
+    let (fixes, events) = runEngine(s, &engine)
+    var judgeExtra = baseExtra
+    judgeExtra["stage"] = "\"judge\""; judgeExtra["events"] = "\(events.count)"
+    let judgeBase: ZoneJudge
+    do { judgeBase = try ZoneJudge(floor: s.floor) } catch { fatalError("judge: \(error)") }
+    var judged: [ZoneEvent] = []
+    judged.reserveCapacity(events.count * 2)
+    let judge = Bench.measure("stage_judge", operations: fixes.count, extra: judgeExtra, derived: Bench.perFix) {
+        var j = judgeBase
+        judged.removeAll(keepingCapacity: true)
+        for f in fixes { try? j.judge(f, into: &judged) }
+        j.finish(into: &judged)
+        Bench.blackHole(judged.count)
+    }
+    precondition(judged.count == events.count, "judge stage gave \(judged.count) events, the engine \(events.count)")
+    stageNs.append(("judge", judge.medianNanosecondsPerOp))
+
+    // deliver: positions CSV and events JSON Lines bytes.
+    var deliverExtra = baseExtra
+    deliverExtra["stage"] = "\"deliver\""; deliverExtra["events"] = "\(events.count)"
+    var bytes = 0
+    let deliver = Bench.measure("stage_deliver", operations: fixes.count, extra: deliverExtra, derived: Bench.perFix) {
+        var positions = PositionsWriter()
+        var eventWriter = ZoneEventWriter()
+        for f in fixes { positions.append(f) }
+        for e in events { eventWriter.append(e) }
+        bytes = positions.bytes.count + eventWriter.bytes.count
+        Bench.blackHole(bytes)
+    }
+    stageNs.append(("deliver", deliver.medianNanosecondsPerOp))
+
+    // Whole pipeline in memory, each tracking mode.
+    var whole: [String: Double] = [:]
+    for (name, tracking) in trackings {
+        whole[name] = measurePipeline("pipeline_\(name)", s, tracking).medianNanosecondsPerOp
+    }
+
+    // End to end, bytes to bytes: parse + engine (default causal filter) + writers.
+    let endCount = fixes.count
+    var e2eExtra = baseExtra
+    e2eExtra["stage"] = "\"end_to_end\""; e2eExtra["bytes_in"] = "\(csv.count)"
+    let e2e = Bench.measure("pipeline_end_to_end_bytes", operations: endCount, runs: 10, extra: e2eExtra, derived: Bench.perFix) {
+        csv.withUnsafeBufferPointer { buffer in
+            guard let trace = try? TraceReader.parse(buffer, file: "bench.csv") else { fatalError("parse failed") }
+            var e = makeEngine(s.site, .kalman(.standard))
+            let tagIndex = trace.tags.map { e.tagIndex(for: $0) }
+            let floor = e.defaultFloor
+            for i in trace.timeOrder() {
+                e.ingest(tagIndex: tagIndex[Int(trace.tagIndex[i])], floorIndex: floor, locator: trace.locator[i],
+                         rangeMeters: trace.rangeMeters[i], timeSeconds: trace.timeSeconds[i])
+            }
+            e.finish()
+            var positions = PositionsWriter()
+            var eventWriter = ZoneEventWriter()
+            let out = e.drainFixes()
+            for f in out { positions.append(f) }
+            for ev in e.drainEvents() { eventWriter.append(ev) }
+            precondition(out.count == endCount, "end to end: \(out.count) fixes, expected \(endCount)")
+            Bench.blackHole(positions.bytes.count + eventWriter.bytes.count)
+        }
+    }
+    let sum = stageNs.reduce(0) { $0 + $1.1 }
+    note("stages (ns/fix): " + stageNs.map { "\($0.0) \(Bench.fmt($0.1))" }.joined(separator: ", ")
+         + "; sum \(Bench.fmt(sum)); whole pipeline in memory (kalman tight) \(Bench.fmt(whole["kalman_tight"] ?? 0))"
+         + "; end to end bytes→bytes \(Bench.fmt(e2e.medianNanosecondsPerOp)) ns/fix = \(Bench.fmt(1e9 / e2e.medianNanosecondsPerOp / 4)) tags at 4 Hz per core")
+}
+
+// MARK: - Latency
+
+/// p-th percentile (0…1) of sorted values.
+func percentile(_ sorted: [Double], _ p: Double) -> Double {
+    guard !sorted.isEmpty else { return .nan }
+    return sorted[min(sorted.count - 1, max(0, Int((Double(sorted.count) * p).rounded(.up)) - 1))]
+}
+
+if runs("latency") {
+    // Each fix's latency = stream wait (engine clock at release − fix time: how long, in the data's
+    // own time, the epoch waits for the pause rule and the time-order release) + compute (wall time
+    // of the ingest call that released it, which also judges zones for every fix it releases).
+    for (name, tracking) in trackings {
+        let s = base
+        var engine = makeEngine(s.site, tracking)
+        let tagIndex = s.tags.map { engine.tagIndex(for: $0) }
+        let floor = engine.defaultFloor
+        var waitMs: [Double] = [], computeUs: [Double] = [], totalMs: [Double] = []
+        waitMs.reserveCapacity(s.epochs); computeUs.reserveCapacity(s.epochs); totalMs.reserveCapacity(s.epochs)
+        for i in 0..<s.rows {
+            let t0 = Bench.nowNanoseconds()
+            engine.ingest(tagIndex: tagIndex[Int(s.tagIndex[i])], floorIndex: floor, locator: s.address[i],
+                          rangeMeters: s.rangeMeters[i], timeSeconds: s.timeSeconds[i])
+            let t1 = Bench.nowNanoseconds()
+            if !engine.fixes.isEmpty {
+                let compute = Double(t1 - t0)
+                for f in engine.drainFixes() {
+                    let wait = (engine.clockSeconds - f.timeSeconds) * 1e3
+                    waitMs.append(wait); computeUs.append(compute / 1e3); totalMs.append(wait + compute / 1e6)
+                }
+                _ = engine.drainEvents()
+            }
+        }
+        waitMs.sort(); computeUs.sort(); totalMs.sort()
+        precondition(waitMs.count > s.epochs / 2, "latency: too few fixes released before finish")
+        Bench.record("latency_\(name)", [
+            "fixes": "\(waitMs.count)", "tags": "\(s.tags.count)", "locators": "\(s.locatorCount)",
+            "stream_wait_ms_p50": Bench.fmt(percentile(waitMs, 0.5)), "stream_wait_ms_p99": Bench.fmt(percentile(waitMs, 0.99)),
+            "compute_us_p50": Bench.fmt(percentile(computeUs, 0.5)), "compute_us_p99": Bench.fmt(percentile(computeUs, 0.99)),
+            "latency_ms_p50": Bench.fmt(percentile(totalMs, 0.5)), "latency_ms_p99": Bench.fmt(percentile(totalMs, 0.99)),
+            "budget_ms": "250",
+        ])
+    }
+}
+
+// MARK: - Memory per tag
+
+/// Anonymous resident memory in bytes (/proc/self/status `RssAnon`: the heap and other private
+/// memory, without mapped files). (mallinfo2 is not visible to Swift's Glibc module.)
+func anonymousResidentBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/status", encoding: .utf8),
+          let line = text.split(separator: "\n").first(where: { $0.hasPrefix("RssAnon:") }),
+          let kB = Int(line.split(separator: " ").dropFirst().first ?? "") else { return 0 }
+    return kB * 1024
+}
+
+/// Resident set size in bytes (/proc/self/statm, second field × page size).
+func residentBytes() -> Int {
+    guard let text = try? String(contentsOfFile: "/proc/self/statm", encoding: .utf8) else { return 0 }
+    let fields = text.split(separator: " ")
+    guard fields.count > 1, let pages = Int(fields[1]) else { return 0 }
+    return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
+}
+
+if runs("memory") {
+    let tagCount = smoke ? 1_000 : 100_000
+    let rounds = 3
+    for (name, tracking) in trackings {
+        let site = Scenario.site(locators: 8, zones: 50, seed: 14)
+        var engine = makeEngine(site, tracking)
+        let addresses = site.floors[0].locators.map(\.address.rawValue)
+        let floor = engine.defaultFloor
+        var tagIndex = [Int](repeating: -1, count: tagCount)
+        var released = 0
+        var events = 0
+        var pending = 0
+        let heap0 = anonymousResidentBytes(), rss0 = residentBytes()
+        Scenario.generate(site: site, tags: tagCount, rounds: rounds, seed: 5, epoch: { _, _, _ in }, emit: { j, i, r, t in
+            if tagIndex[j] < 0 { tagIndex[j] = engine.tagIndex(for: TagID("T\(j + 1)")) }
+            engine.ingest(tagIndex: tagIndex[j], floorIndex: floor, locator: addresses[i], rangeMeters: r, timeSeconds: t)
+            pending += 1
+            if pending == 4096 {
+                pending = 0
+                released += engine.drainFixes().count
+                events += engine.drainEvents().count
+            }
+        })
+        released += engine.drainFixes().count
+        events += engine.drainEvents().count
+        let heap1 = anonymousResidentBytes(), rss1 = residentBytes()
+        let tagIndexBytes = tagCount * MemoryLayout<Int>.stride  // the bench's own table, not the engine's
+        let heapPerTag = Double(heap1 - heap0 - tagIndexBytes) / Double(tagCount)
+        let rssPerTag = Double(rss1 - rss0) / Double(tagCount)
+        precondition(released > tagCount, "memory: only \(released) fixes released")
+        Bench.record("memory_per_tag_\(name)", [
+            "tags": "\(tagCount)", "rounds_per_tag": "\(rounds)", "fixes_released": "\(released)", "events": "\(events)",
+            "anon_rss_bytes_per_tag": Bench.fmt(heapPerTag), "rss_bytes_per_tag": Bench.fmt(rssPerTag),
+            "target_bytes_per_tag": "2048", "zones": "50", "locators": "8",
+        ])
+        note("memory \(name): \(Bench.fmt(heapPerTag)) anonymous RSS B/tag, \(Bench.fmt(rssPerTag)) RSS B/tag over \(tagCount) live tags (target ≤ 2048)")
+        Bench.blackHole(engine.clockSeconds)
+    }
+}
+
+// MARK: - Scaling
+
+if runs("locators") {
+    for n in [4, 8, 16, 32] {
+        let s = Scenario(locators: n, zones: 50, tags: smoke ? 2 : 40, rounds: smoke ? 20 : 120, seed: UInt64(20 + n))
+        for (name, tracking) in trackings where name != "kalman_loose" {
+            measurePipeline("scale_locators_\(n)_\(name)", s, tracking, extra: ["scale": "\"locators\""], runs: 10, warmup: 1)
+        }
+        // Solve stage alone on both numeric paths.
+        var configuration = TrilaterationConfiguration.standard
+        configuration.tagHeightMeters = 1.1
+        let positions = s.floor.locators.map(\.position)
+        let locs: [Point3] = s.slot.map { positions[Int($0)] }
+        func solveAll(_ solver: some Trilaterating) -> Int {
+            var workspace = TrilaterationWorkspace(capacity: n)
+            var solved = 0
+            locs.withUnsafeBufferPointer { lp in
+                s.rangeMeters.withUnsafeBufferPointer { rp in
+                    for e in 0..<s.epochs {
+                        let r = (e * n)..<((e + 1) * n)
+                        if (try? solver.solve(locators: UnsafeBufferPointer(rebasing: lp[r]),
+                                              rangesMeters: UnsafeBufferPointer(rebasing: rp[r]), workspace: &workspace)) != nil { solved += 1 }
+                    }
+                }
+            }
+            return solved
+        }
+        for (path, solver) in [("kernel", Trilaterator(configuration: configuration) as any Trilaterating),
+                               ("lapacke", LapackTrilaterator(configuration: configuration) as any Trilaterating)] {
+            Bench.measure("scale_locators_\(n)_solve_\(path)", operations: s.epochs, runs: 10, warmup: 1,
+                          extra: ["scale": "\"locators\"", "locators": "\(n)", "stage": "\"solve\"", "path": "\"\(path)\""],
+                          derived: Bench.perFix) {
+                let solved = solveAll(solver)
+                precondition(solved > s.epochs * 9 / 10, "solve \(path) n=\(n): \(solved) of \(s.epochs)")
+                Bench.blackHole(solved)
+            }
+        }
+    }
+}
+
+if runs("zones") {
+    for z in smoke ? [10, 100] : [10, 100, 1_000, 10_000] {
+        let s = Scenario(locators: 8, zones: z, tags: smoke ? 2 : 40, rounds: smoke ? 20 : 120, seed: 30)
+        measurePipeline("scale_zones_\(z)_kalman_tight", s, .kalman(.standard), extra: ["scale": "\"zones\""], runs: 10, warmup: 1)
+    }
+}
+
+if runs("tags") {
+    let targetFixes = smoke ? 400 : 60_000
+    for tagCount in smoke ? [1, 10, 1_000] : [1, 10, 100, 1_000, 10_000, 100_000] {
+        let rounds = max(3, targetFixes / tagCount)
+        let s = Scenario(locators: 8, zones: 50, tags: tagCount, rounds: rounds, seed: 40)
+        measurePipeline("scale_tags_\(tagCount)_kalman_tight", s, .kalman(.standard), extra: ["scale": "\"tags\""], runs: 10, warmup: 1)
+    }
 }

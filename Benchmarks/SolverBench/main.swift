@@ -78,6 +78,31 @@ struct Batch {
     }
 }
 
+/// The fixed workload counted by scripts/check-instructions (valgrind --toggle-collect on this
+/// function): one pass of a fixed batch through one path.
+@inline(never)
+func callgrindWorkload(_ batch: Batch, _ solver: some Trilaterating, workspace: inout TrilaterationWorkspace) -> Int {
+    let check = batch.solveAll(solver, workspace: &workspace)
+    return check.iterations &+ check.failures
+}
+
+// `--callgrind kernel_n8_planar_nlos10 | lapack_n8_planar_nlos10`: only the fixed workload, then exit.
+if let i = CommandLine.arguments.firstIndex(of: "--callgrind") {
+    let item = i + 1 < CommandLine.arguments.count ? CommandLine.arguments[i + 1] : ""
+    let problems = 256
+    let batch = Batch(count: 8, spatial: false, nlos: true, problems: problems, seed: 8001)
+    var workspace = TrilaterationWorkspace(capacity: 8)
+    let produced: Int
+    switch item {
+    case "kernel_n8_planar_nlos10": produced = callgrindWorkload(batch, KernelTrilaterator(configuration: batch.configuration), workspace: &workspace)
+    case "lapack_n8_planar_nlos10": produced = callgrindWorkload(batch, LapackTrilaterator(configuration: batch.configuration), workspace: &workspace)
+    default: fatalError("--callgrind: unknown item '\(item)' (kernel_n8_planar_nlos10, lapack_n8_planar_nlos10)")
+    }
+    Bench.blackHole(produced)
+    Bench.record("callgrind_\(item)", ["fixes": "\(problems)"])
+    exit(0)
+}
+
 struct Row {
     var n: Int
     var mode: String
