@@ -114,16 +114,23 @@ struct Scenario {
                         x[j] = min(39, max(1, x[j])); y[j] = min(24, max(1, y[j]))
                     }
                 }
-                epoch(k, j, Point2(x: x[j], y: y[j]))
+                // The tag moves on during its round at 1.2 m/s (continuous motion, so a constant-
+                // velocity filter sees the world it models); each range is taken where the tag is at
+                // its own time, and the truth of the epoch is the tag at the round's last range,
+                // which is the fix's time.
+                let start = Double(k) * 0.25
+                let vx = 1.2 * cos(heading[j]), vy = 1.2 * sin(heading[j])
+                var times = [Double](repeating: 0, count: n)
+                for i in 0..<n { times[i] = start + (Double(j * n + i) + 0.5 * rng.nextUnit()) * dt }
+                let last = times[n - 1] - start
+                epoch(k, j, Point2(x: x[j] + vx * last, y: y[j] + vy * last))
                 for i in 0..<n {
                     let l = floor.locators[i].position
-                    let dx = x[j] - l.x, dy = y[j] - l.y, dz = h - l.z
+                    let into = times[i] - start
+                    let dx = x[j] + vx * into - l.x, dy = y[j] + vy * into - l.y, dz = h - l.z
                     var r = (dx * dx + dy * dy + dz * dz).squareRoot() + 0.1 * rng.nextGaussian()
                     if rng.nextUnit() < 0.05 { r += rng.uniform(0.3, 2.5) }
-                    // Jittered slot times: no row lands exactly on another's pause deadline (see the
-                    // report: PositioningEngine.advance loops forever when a row's time equals an open
-                    // epoch's `lastTime + pauseSeconds` to the bit).
-                    emit(j, i, max(0, r), Double(k) * 0.25 + (Double(j * n + i) + 0.5 * rng.nextUnit()) * dt)
+                    emit(j, i, max(0, r), times[i])
                 }
             }
         }
