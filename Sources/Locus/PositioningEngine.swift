@@ -27,7 +27,7 @@ import LocusZones
 package struct PositioningEngine: Sendable {
     package let configuration: EngineConfiguration
     package let floors: [FloorContext]
-    private let defaultFloorIndex: Int
+    private var defaultFloorIndex: Int
     private var floorIndexByID: [FloorID: Int] = [:]
 
     private struct TagState: Sendable {
@@ -46,17 +46,38 @@ package struct PositioningEngine: Sendable {
 
     /// An open epoch in the heaps: `key` is its due-time lower bound (due heap) or its start
     /// (start heap); `generation` tells whether the epoch is still the one that was pushed.
-    private struct EpochEntry: Sendable {
+    private struct EpochEntry: Sendable, Comparable {
         var key: Double
         var tag: Int
         var generation: Int
+        static func < (a: EpochEntry, b: EpochEntry) -> Bool { a.key < b.key || (a.key == b.key && a.tag < b.tag) }
     }
-    private var dueHeap = MinHeap<EpochEntry> { $0.key < $1.key || ($0.key == $1.key && $0.tag < $1.tag) }
-    private var startHeap = MinHeap<EpochEntry> { $0.key < $1.key || ($0.key == $1.key && $0.tag < $1.tag) }
-    /// Fixes waiting for release, by (time, tag index).
-    private var reorder = MinHeap<(fix: PositionFix, tag: Int)> { a, b in
-        a.fix.timeSeconds < b.fix.timeSeconds || (a.fix.timeSeconds == b.fix.timeSeconds && a.tag < b.tag)
+    private var dueHeap = MinHeap<EpochEntry>()
+    private var startHeap = MinHeap<EpochEntry>()
+
+    /// A fix waiting for release, ordered by (time, tag index, sequence). The fix itself stays in
+    /// `parked[slot]` so that heap moves copy 32 bytes, not a whole `PositionFix`.
+    private struct ReorderEntry: Sendable, Comparable {
+        var timeSeconds: Double
+        var tag: Int
+        var sequence: Int
+        var slot: Int
+        static func < (a: ReorderEntry, b: ReorderEntry) -> Bool {
+            if a.timeSeconds != b.timeSeconds { return a.timeSeconds < b.timeSeconds }
+            if a.tag != b.tag { return a.tag < b.tag }
+            return a.sequence < b.sequence
+        }
     }
+    private var reorder = MinHeap<ReorderEntry>()
+    /// Parked fixes (by slot) and their floor index; `freeSlots` lists reusable slots.
+    private var parked: [PositionFix] = []
+    private var parkedFloor: [Int] = []
+    private var freeSlots: [Int] = []
+    private var reorderSequence = 0
+
+    /// The last tag looked up by `ingest(_:)` (streams come in runs of one tag): skips hashing.
+    private var lastTagID: TagID?
+    private var lastTagIndex = 0
 
     // Zone judges, one per floor, sharing the clock.
     private var judges: [ZoneJudge]
@@ -115,6 +136,20 @@ package struct PositioningEngine: Sendable {
     /// The default floor's index (rows that name no floor).
     package var defaultFloor: Int { defaultFloorIndex }
 
+    /// Makes floor `index` the floor of rows that name none (a floor switch while running). Tags
+    /// keep their state; a tag whose next row lands on another floor closes its open epoch on the
+    /// old floor first (see `ingest`).
+    package mutating func setDefaultFloor(_ index: Int) {
+        precondition(floors.indices.contains(index), "setDefaultFloor: no floor \(index)")
+        defaultFloorIndex = index
+    }
+
+    /// The number of tags seen so far.
+    package var tagCount: Int { tags.count }
+
+    /// The floors' zones, by floor index (as the judges use them).
+    package func zones(ofFloor index: Int) -> [Zone] { floors[index].floor.zones }
+
     /// The configuration warnings of every floor's zones (SPEC §4.2), in floor order.
     package var zoneWarnings: [ZoneConfigurationWarning] { judges.flatMap(\.configurationWarnings) }
 
@@ -124,8 +159,15 @@ package struct PositioningEngine: Sendable {
     /// `diagnostics.skipped` (unknown floor, unknown anchor, negative or non-finite values, time
     /// going backwards for the tag); none throws.
     package mutating func ingest(_ m: RangeMeasurement, line: Int = 0) {
-        let tag = tagIndex(for: m.tag)
-        var floor = tags[tag].floorIndex
+        let tag: Int
+        if let last = lastTagID, last == m.tag {
+            tag = lastTagIndex
+        } else {
+            tag = tagIndex(for: m.tag)
+            lastTagID = m.tag
+            lastTagIndex = tag
+        }
+        let floor: Int
         if let id = m.floor {
             guard let f = floorIndexByID[id] else { diagnostics.skipped.record(.unknownFloor, line: line); return }
             floor = f
@@ -251,11 +293,12 @@ package struct PositioningEngine: Sendable {
             startHeap.pop()
         }
         var released = false
-        while let top = reorder.top, all || top.fix.timeSeconds < watermark {
+        while let top = reorder.top, all || top.timeSeconds < watermark {
             reorder.pop()
-            let fix = top.fix
+            let fix = parked[top.slot]
+            let floor = parkedFloor[top.slot]
+            freeSlots.append(top.slot)
             fixes.append(fix)
-            let floor = floorIndexByID[fix.floor] ?? defaultFloorIndex
             for f in judges.indices {
                 if f == floor {
                     try? judges[f].judge(fix, into: &eventScratch[f])
@@ -280,6 +323,22 @@ package struct PositioningEngine: Sendable {
         for f in eventScratch.indices { eventScratch[f].removeAll(keepingCapacity: true) }
     }
 
+    /// Puts a fix into the reorder buffer (reusing a free slot).
+    private mutating func park(_ fix: PositionFix, tag: Int, floor: Int) {
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = free
+            parked[slot] = fix
+            parkedFloor[slot] = floor
+        } else {
+            slot = parked.count
+            parked.append(fix)
+            parkedFloor.append(floor)
+        }
+        reorderSequence += 1
+        reorder.push(ReorderEntry(timeSeconds: fix.timeSeconds, tag: tag, sequence: reorderSequence, slot: slot))
+    }
+
     // MARK: epochs
 
     /// Gives tag `tag`'s open epoch (if any) its fix (into the reorder buffer) and empties it.
@@ -291,15 +350,15 @@ package struct PositioningEngine: Sendable {
             tags[tag].epochGeneration += 1
         }
         let time = tags[tag].assembler.epochTimeSeconds
+        let floorIndex = tags[tag].floorIndex
         if tags[tag].filter != nil, case .kalman(let c) = configuration.tracking, c.coupling == .tight {
             if let fix = tags[tag].filter?.takeFix(atSeconds: time) {
-                reorder.push((fix, tag))
+                park(fix, tag: tag, floor: floorIndex)
             } else {
                 diagnostics.epochsBeforeTrack += 1
             }
             return
         }
-        let floorIndex = tags[tag].floorIndex
         let slots = tags[tag].assembler.presentSlots
         let n = slots.count
         for (k, slot) in slots.enumerated() {
@@ -337,12 +396,12 @@ package struct PositioningEngine: Sendable {
                 // Loosely coupled: the least-squares fix is the filter's measurement.
                 tags[tag].filter?.update(fix: raw)
                 if let fix = tags[tag].filter?.takeFix(atSeconds: time) {
-                    reorder.push((fix, tag))
+                    park(fix, tag: tag, floor: floorIndex)
                 } else {
                     diagnostics.epochsBeforeTrack += 1
                 }
             } else {
-                reorder.push((raw, tag))
+                park(raw, tag: tag, floor: floorIndex)
             }
         case .failure(let error):
             diagnostics.recordFailure(error.code)
