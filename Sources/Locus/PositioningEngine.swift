@@ -218,6 +218,25 @@ package struct PositioningEngine: Sendable {
         release()
     }
 
+    /// Takes a ready position (from a provider that positions by itself) as if the engine had
+    /// computed it: it moves the clock to its time, waits in the reorder buffer and is judged
+    /// against the zones of its floor. A fix on an unknown floor or with a non-finite time or
+    /// position is skipped and counted.
+    package mutating func ingest(fix: PositionFix) {
+        guard !isFinished else { return }
+        guard let floor = floorIndexByID[fix.floor] else { diagnostics.skipped.record(.unknownFloor, line: 0); return }
+        guard fix.timeSeconds.isFinite, fix.position.isFinite else { diagnostics.skipped.record(.nonFinite, line: 0); return }
+        let tag = tagIndex(for: fix.tag)
+        guard fix.timeSeconds >= tags[tag].lastTimeSeconds else { diagnostics.skipped.record(.timeBackwards, line: 0); return }
+        tags[tag].lastTimeSeconds = fix.timeSeconds
+        advance(toSeconds: fix.timeSeconds)
+        park(fix, tag: tag, floor: floor)
+        release()
+    }
+
+    /// Whether `finish()` was called (further input is ignored).
+    package var hasFinished: Bool { isFinished }
+
     /// The index of `tag`, registering it (on the default floor) when new.
     package mutating func tagIndex(for tag: TagID) -> Int {
         if let known = tagIndexByID[tag] { return known }
