@@ -75,9 +75,17 @@ package struct PositioningEngine: Sendable {
     private var freeSlots: [Int] = []
     private var reorderSequence = 0
 
-    /// The last tag looked up by `ingest(_:)` (streams come in runs of one tag): skips hashing.
-    private var lastTagID: TagID?
-    private var lastTagIndex = 0
+    /// The tags most recently looked up by `ingest(_:)`, round robin: a short string compare
+    /// instead of a SipHash per row (rows of a few tags interleave in time order).
+    private var recentTags: (TagID, Int, TagID, Int, TagID, Int, TagID, Int) = ("", -1, "", -1, "", -1, "", -1)
+    private var recentTagNext = 0
+    /// The floor most recently looked up by `ingest(_:)`.
+    private var lastFloorID: FloorID?
+    private var lastFloorIndex = 0
+    /// The filter settings when tracking (nil for raw fixes), and whether it is tightly coupled:
+    /// taken out of `configuration` once, not per range.
+    private let filterConfiguration: TrackFilterConfiguration?
+    private let isTight: Bool
 
     // Zone judges, one per floor, sharing the clock.
     private var judges: [ZoneJudge]
@@ -108,6 +116,13 @@ package struct PositioningEngine: Sendable {
         }
         guard !site.floors.isEmpty else { throw LocusError(.siteNoFloor, "the site has no floor") }
         self.configuration = configuration
+        if case .kalman(let c) = configuration.tracking {
+            filterConfiguration = c
+            isTight = c.coupling == .tight
+        } else {
+            filterConfiguration = nil
+            isTight = false
+        }
         floors = site.floors.map { FloorContext(floor: $0, solver: configuration.solver) }
         for (i, f) in site.floors.enumerated() { floorIndexByID[f.id] = i }
         if let wanted = configuration.defaultFloor {
@@ -159,18 +174,17 @@ package struct PositioningEngine: Sendable {
     /// `diagnostics.skipped` (unknown floor, unknown anchor, negative or non-finite values, time
     /// going backwards for the tag); none throws.
     package mutating func ingest(_ m: RangeMeasurement, line: Int = 0) {
-        let tag: Int
-        if let last = lastTagID, last == m.tag {
-            tag = lastTagIndex
-        } else {
-            tag = tagIndex(for: m.tag)
-            lastTagID = m.tag
-            lastTagIndex = tag
-        }
+        let tag = cachedTagIndex(m.tag)
         let floor: Int
         if let id = m.floor {
-            guard let f = floorIndexByID[id] else { diagnostics.skipped.record(.unknownFloor, line: line); return }
-            floor = f
+            if let last = lastFloorID, last == id {
+                floor = lastFloorIndex
+            } else {
+                guard let f = floorIndexByID[id] else { diagnostics.skipped.record(.unknownFloor, line: line); return }
+                lastFloorID = id
+                lastFloorIndex = f
+                floor = f
+            }
         } else {
             floor = defaultFloorIndex
         }
@@ -205,12 +219,12 @@ package struct PositioningEngine: Sendable {
             dueHeap.push(EpochEntry(key: tags[tag].assembler.dueSeconds, tag: tag, generation: g))
             startHeap.push(EpochEntry(key: t, tag: tag, generation: g))
         }
-        if case .kalman(let filterConfiguration) = configuration.tracking, floors[floor].mode == .planar {
+        if let filterConfiguration, floors[floor].mode == .planar {
             if tags[tag].filter == nil {
                 tags[tag].filter = TrackFilter(configuration: filterConfiguration, tag: tags[tag].id, floor: floors[floor].floor.id,
                                                tagHeightMeters: floors[floor].floor.tagHeightMeters)
             }
-            if filterConfiguration.coupling == .tight {
+            if isTight {
                 let measurement = RangeMeasurement(timeSeconds: t, tag: tags[tag].id, locator: LocatorAddress(address), rangeMeters: range)
                 tags[tag].filter?.update(range: measurement, locator: floors[floor].floor.locators[slot])
             }
@@ -236,6 +250,23 @@ package struct PositioningEngine: Sendable {
 
     /// Whether `finish()` was called (further input is ignored).
     package var hasFinished: Bool { isFinished }
+
+    /// `tagIndex(for:)` through the small cache of recent tags.
+    private mutating func cachedTagIndex(_ id: TagID) -> Int {
+        if recentTags.1 >= 0 && recentTags.0 == id { return recentTags.1 }
+        if recentTags.3 >= 0 && recentTags.2 == id { return recentTags.3 }
+        if recentTags.5 >= 0 && recentTags.4 == id { return recentTags.5 }
+        if recentTags.7 >= 0 && recentTags.6 == id { return recentTags.7 }
+        let index = tagIndex(for: id)
+        switch recentTagNext {
+        case 0: recentTags.0 = id; recentTags.1 = index
+        case 1: recentTags.2 = id; recentTags.3 = index
+        case 2: recentTags.4 = id; recentTags.5 = index
+        default: recentTags.6 = id; recentTags.7 = index
+        }
+        recentTagNext = (recentTagNext + 1) & 3
+        return index
+    }
 
     /// The index of `tag`, registering it (on the default floor) when new.
     package mutating func tagIndex(for tag: TagID) -> Int {
@@ -370,7 +401,7 @@ package struct PositioningEngine: Sendable {
         }
         let time = tags[tag].assembler.epochTimeSeconds
         let floorIndex = tags[tag].floorIndex
-        if tags[tag].filter != nil, case .kalman(let c) = configuration.tracking, c.coupling == .tight {
+        if isTight, tags[tag].filter != nil {
             if let fix = tags[tag].filter?.takeFix(atSeconds: time) {
                 park(fix, tag: tag, floor: floorIndex)
             } else {
