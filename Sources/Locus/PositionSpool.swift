@@ -164,7 +164,7 @@ final class PositionSpool {
 
     private static func parse(_ line: String) -> PositionFix? {
         let f = line.split(separator: "\t", omittingEmptySubsequences: false)
-        guard f.count == 22 else { return nil }
+        guard f.count == 21 else { return nil }
         func d(_ i: Int) -> Double? { Double(f[i]) }
         func optional(_ i: Int) -> Double?? { f[i] == "-" ? .some(nil) : d(i).map { .some($0) } }
         guard let t = d(0), let x = d(3), let y = d(4), let z = d(5),
