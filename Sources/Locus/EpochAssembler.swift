@@ -20,12 +20,11 @@ package struct EpochAssembler: Sendable {
     /// A gap longer than this closes the epoch, seconds.
     package let pauseSeconds: Double
 
-    /// Latest range per locator slot in the open epoch, metres, and its time.
+    /// Latest range per locator slot in the open epoch, metres; −1 marks a slot absent from the
+    /// epoch (ranges are ≥ 0), so presence needs no array of its own (memory per tag).
     package private(set) var rangeMeters: [Double]
-    package private(set) var timeSeconds: [Double]
     /// Slots present in the open epoch, in order of first appearance.
     package private(set) var presentSlots: [Int]
-    private var isPresent: [Bool]
     private var epochStart = 0.0
     private var lastTime = -Double.infinity
 
@@ -37,11 +36,8 @@ package struct EpochAssembler: Sendable {
         precondition(rateHertz > 0 && rateHertz.isFinite, "EpochAssembler: rate must be positive")
         periodSeconds = 1 / rateHertz
         self.pauseSeconds = pauseSeconds ?? 0.5 / rateHertz
-        rangeMeters = [Double](repeating: 0, count: locatorCount)
-        timeSeconds = [Double](repeating: 0, count: locatorCount)
-        isPresent = [Bool](repeating: false, count: locatorCount)
+        rangeMeters = [Double](repeating: -1, count: locatorCount)
         presentSlots = []
-        presentSlots.reserveCapacity(locatorCount)
     }
 
     /// True when an epoch is open (has at least one range).
@@ -67,20 +63,21 @@ package struct EpochAssembler: Sendable {
 
     /// Adds a range to the open epoch (opening one if none is open). Call `closes(at:)` first and
     /// take the epoch out with `reset()` after solving it when it returns true.
+    /// `range` must be ≥ 0 (the engine clamps bias-corrected ranges at 0).
     package mutating func add(slot: Int, rangeMeters range: Double, timeSeconds t: Double) {
-        if !isOpen { epochStart = t }
-        if !isPresent[slot] {
-            isPresent[slot] = true
-            presentSlots.append(slot)
+        precondition(range >= 0, "EpochAssembler: ranges are ≥ 0")
+        if !isOpen {
+            epochStart = t
+            if presentSlots.capacity < rangeMeters.count { presentSlots.reserveCapacity(rangeMeters.count) }
         }
+        if rangeMeters[slot] < 0 { presentSlots.append(slot) }
         rangeMeters[slot] = range
-        timeSeconds[slot] = t
         lastTime = t
     }
 
     /// Empties the open epoch (after it was solved).
     package mutating func reset() {
-        for s in presentSlots { isPresent[s] = false }
+        for s in presentSlots { rangeMeters[s] = -1 }
         presentSlots.removeAll(keepingCapacity: true)
     }
 }

@@ -36,13 +36,15 @@ package struct PositioningEngine: Sendable {
         var assembler: EpochAssembler
         /// The tag's causal filter (tracking on a planar floor), created on the tag's first range.
         var filter: TrackFilter?
+        /// `filter != nil`, kept apart: comparing a 1.3 KB optional with nil copies it.
+        var hasFilter = false
         /// Time of the tag's latest accepted range.
         var lastTimeSeconds = -Double.infinity
         /// Incremented each time an epoch closes (stale heap entries are recognised by it).
         var epochGeneration = 0
     }
     private var tags: [TagState] = []
-    private var tagIndexByID: [TagID: Int] = [:]
+    private var tagTable = TagTable()
 
     /// An open epoch in the heaps: `key` is its due-time lower bound (due heap) or its start
     /// (start heap); `generation` tells whether the epoch is still the one that was pushed.
@@ -208,6 +210,7 @@ package struct PositioningEngine: Sendable {
             tags[tag].floorIndex = floor
             tags[tag].assembler = EpochAssembler(locatorCount: floors[floor].positions.count, rateHertz: configuration.rateHertz)
             tags[tag].filter = nil
+            tags[tag].hasFilter = false
         }
         tags[tag].lastTimeSeconds = t
         if tags[tag].assembler.closes(at: t) { closeEpoch(tag) }
@@ -220,9 +223,10 @@ package struct PositioningEngine: Sendable {
             startHeap.push(EpochEntry(key: t, tag: tag, generation: g))
         }
         if let filterConfiguration, floors[floor].mode == .planar {
-            if tags[tag].filter == nil {
+            if !tags[tag].hasFilter {
                 tags[tag].filter = TrackFilter(configuration: filterConfiguration, tag: tags[tag].id, floor: floors[floor].floor.id,
                                                tagHeightMeters: floors[floor].floor.tagHeightMeters)
+                tags[tag].hasFilter = true
             }
             if isTight {
                 let measurement = RangeMeasurement(timeSeconds: t, tag: tags[tag].id, locator: LocatorAddress(address), rangeMeters: range)
@@ -270,9 +274,9 @@ package struct PositioningEngine: Sendable {
 
     /// The index of `tag`, registering it (on the default floor) when new.
     package mutating func tagIndex(for tag: TagID) -> Int {
-        if let known = tagIndexByID[tag] { return known }
-        let index = tags.count
-        tagIndexByID[tag] = index
+        let h = TagTable.hash(tag)
+        if let known = tagTable.index(of: tag, hash: h) { return known }
+        let index = tagTable.insert(tag, hash: h)
         tags.append(TagState(id: tag, floorIndex: defaultFloorIndex,
                              assembler: EpochAssembler(locatorCount: floors[defaultFloorIndex].positions.count,
                                                        rateHertz: configuration.rateHertz)))
@@ -401,7 +405,7 @@ package struct PositioningEngine: Sendable {
         }
         let time = tags[tag].assembler.epochTimeSeconds
         let floorIndex = tags[tag].floorIndex
-        if isTight, tags[tag].filter != nil {
+        if isTight, tags[tag].hasFilter {
             if let fix = tags[tag].filter?.takeFix(atSeconds: time) {
                 park(fix, tag: tag, floor: floorIndex)
             } else {
@@ -442,7 +446,7 @@ package struct PositioningEngine: Sendable {
                                      rejected: rejected)
             let raw = PositionFix(timeSeconds: time, tag: tags[tag].id, floor: floors[floorIndex].floor.id,
                                   position: solution.position, covariance: solution.covariance, quality: quality)
-            if tags[tag].filter != nil {
+            if tags[tag].hasFilter {
                 // Loosely coupled: the least-squares fix is the filter's measurement.
                 tags[tag].filter?.update(fix: raw)
                 if let fix = tags[tag].filter?.takeFix(atSeconds: time) {
