@@ -9,6 +9,8 @@ package struct FloorContext: Sendable {
     package let positions: [Point3]
     /// Locator range biases (metres), by slot: subtracted from each range.
     package let biasesMeters: [Double]
+    /// The locators, by slot (the filter's range updates take them whole).
+    package let locators: [Locator]
     /// Addresses, by slot.
     package let addresses: [LocatorAddress]
     private let slotByAddress: [UInt16: Int]
@@ -22,6 +24,7 @@ package struct FloorContext: Sendable {
         positions = floor.locators.map(\.position)
         biasesMeters = floor.locators.map(\.biasMeters)
         addresses = floor.locators.map(\.address)
+        locators = floor.locators
         var map: [UInt16: Int] = [:]
         for (slot, locator) in floor.locators.enumerated() { map[locator.address.rawValue] = slot }
         slotByAddress = map

@@ -34,9 +34,8 @@ package struct PositioningEngine: Sendable {
         var id: TagID
         var floorIndex: Int
         var assembler: EpochAssembler
-        /// The tag's causal filter (tracking on a planar floor), created on the tag's first range.
-        var filter: TrackFilter?
-        /// `filter != nil`, kept apart: comparing a 1.3 KB optional with nil copies it.
+        /// True once the tag's causal filter (`filters[tag]`, tracking on a planar floor) exists;
+        /// it is created on the tag's first range.
         var hasFilter = false
         /// Time of the tag's latest accepted range.
         var lastTimeSeconds = -Double.infinity
@@ -44,6 +43,10 @@ package struct PositioningEngine: Sendable {
         var epochGeneration = 0
     }
     private var tags: [TagState] = []
+    /// Each tag's filter, by tag index (tracking only; empty for raw fixes). Kept out of
+    /// `TagState` so that the per-row state stays small (a 1.3 KB filter inline made every
+    /// element access and every array growth move it).
+    private var filters: [TrackFilter?] = []
     private var tagTable = TagTable()
 
     /// An open epoch in the heaps: `key` is its due-time lower bound (due heap) or its start
@@ -209,7 +212,7 @@ package struct PositioningEngine: Sendable {
             closeEpoch(tag)
             tags[tag].floorIndex = floor
             tags[tag].assembler = EpochAssembler(locatorCount: floors[floor].positions.count, rateHertz: configuration.rateHertz)
-            tags[tag].filter = nil
+            if tags[tag].hasFilter { filters[tag] = nil }
             tags[tag].hasFilter = false
         }
         tags[tag].lastTimeSeconds = t
@@ -224,13 +227,13 @@ package struct PositioningEngine: Sendable {
         }
         if let filterConfiguration, floors[floor].mode == .planar {
             if !tags[tag].hasFilter {
-                tags[tag].filter = TrackFilter(configuration: filterConfiguration, tag: tags[tag].id, floor: floors[floor].floor.id,
+                filters[tag] = TrackFilter(configuration: filterConfiguration, tag: tags[tag].id, floor: floors[floor].floor.id,
                                                tagHeightMeters: floors[floor].floor.tagHeightMeters)
                 tags[tag].hasFilter = true
             }
             if isTight {
                 let measurement = RangeMeasurement(timeSeconds: t, tag: tags[tag].id, locator: LocatorAddress(address), rangeMeters: range)
-                tags[tag].filter?.update(range: measurement, locator: floors[floor].floor.locators[slot])
+                filters[tag]?.update(range: measurement, locator: floors[floor].locators[slot])
             }
         }
         release()
@@ -280,6 +283,7 @@ package struct PositioningEngine: Sendable {
         tags.append(TagState(id: tag, floorIndex: defaultFloorIndex,
                              assembler: EpochAssembler(locatorCount: floors[defaultFloorIndex].positions.count,
                                                        rateHertz: configuration.rateHertz)))
+        if filterConfiguration != nil { filters.append(nil) }
         return index
     }
 
@@ -406,7 +410,7 @@ package struct PositioningEngine: Sendable {
         let time = tags[tag].assembler.epochTimeSeconds
         let floorIndex = tags[tag].floorIndex
         if isTight, tags[tag].hasFilter {
-            if let fix = tags[tag].filter?.takeFix(atSeconds: time) {
+            if let fix = filters[tag]?.takeFix(atSeconds: time) {
                 park(fix, tag: tag, floor: floorIndex)
             } else {
                 diagnostics.epochsBeforeTrack += 1
@@ -448,8 +452,8 @@ package struct PositioningEngine: Sendable {
                                   position: solution.position, covariance: solution.covariance, quality: quality)
             if tags[tag].hasFilter {
                 // Loosely coupled: the least-squares fix is the filter's measurement.
-                tags[tag].filter?.update(fix: raw)
-                if let fix = tags[tag].filter?.takeFix(atSeconds: time) {
+                filters[tag]?.update(fix: raw)
+                if let fix = filters[tag]?.takeFix(atSeconds: time) {
                     park(fix, tag: tag, floor: floorIndex)
                 } else {
                     diagnostics.epochsBeforeTrack += 1
