@@ -46,7 +46,9 @@ package struct PositioningEngine: Sendable {
     /// Each tag's filter, by tag index (tracking only; empty for raw fixes). Kept out of
     /// `TagState` so that the per-row state stays small (a 1.3 KB filter inline made every
     /// element access and every array growth move it).
-    private var filters: [TrackFilter?] = []
+    /// Non-optional: mutating through an optional array element copied the filter out and back.
+    /// A tag's slot holds a placeholder until `hasFilter`.
+    private var filters: [TrackFilter] = []
     private var tagTable = TagTable()
 
     /// An open epoch in the heaps: `key` is its due-time lower bound (due heap) or its start
@@ -90,6 +92,7 @@ package struct PositioningEngine: Sendable {
     /// The filter settings when tracking (nil for raw fixes), and whether it is tightly coupled:
     /// taken out of `configuration` once, not per range.
     private let filterConfiguration: TrackFilterConfiguration?
+    private let isTracking: Bool
     private let isTight: Bool
 
     // Zone judges, one per floor, sharing the clock.
@@ -123,9 +126,11 @@ package struct PositioningEngine: Sendable {
         self.configuration = configuration
         if case .kalman(let c) = configuration.tracking {
             filterConfiguration = c
+            isTracking = true
             isTight = c.coupling == .tight
         } else {
             filterConfiguration = nil
+            isTracking = false
             isTight = false
         }
         floors = site.floors.map { FloorContext(floor: $0, solver: configuration.solver) }
@@ -212,7 +217,6 @@ package struct PositioningEngine: Sendable {
             closeEpoch(tag)
             tags[tag].floorIndex = floor
             tags[tag].assembler = EpochAssembler(locatorCount: floors[floor].positions.count, rateHertz: configuration.rateHertz)
-            if tags[tag].hasFilter { filters[tag] = nil }
             tags[tag].hasFilter = false
         }
         tags[tag].lastTimeSeconds = t
@@ -225,15 +229,15 @@ package struct PositioningEngine: Sendable {
             dueHeap.push(EpochEntry(key: tags[tag].assembler.dueSeconds, tag: tag, generation: g))
             startHeap.push(EpochEntry(key: t, tag: tag, generation: g))
         }
-        if let filterConfiguration, floors[floor].mode == .planar {
+        if isTracking, floors[floor].mode == .planar {
             if !tags[tag].hasFilter {
-                filters[tag] = TrackFilter(configuration: filterConfiguration, tag: tags[tag].id, floor: floors[floor].floor.id,
-                                               tagHeightMeters: floors[floor].floor.tagHeightMeters)
+                filters[tag] = TrackFilter(configuration: filterConfiguration ?? .standard, tag: tags[tag].id, floor: floors[floor].floor.id,
+                                           tagHeightMeters: floors[floor].floor.tagHeightMeters)
                 tags[tag].hasFilter = true
             }
             if isTight {
                 let measurement = RangeMeasurement(timeSeconds: t, tag: tags[tag].id, locator: LocatorAddress(address), rangeMeters: range)
-                filters[tag]?.update(range: measurement, locator: floors[floor].locators[slot])
+                filters[tag].update(range: measurement, locator: floors[floor].locators[slot])
             }
         }
         release()
@@ -283,7 +287,10 @@ package struct PositioningEngine: Sendable {
         tags.append(TagState(id: tag, floorIndex: defaultFloorIndex,
                              assembler: EpochAssembler(locatorCount: floors[defaultFloorIndex].positions.count,
                                                        rateHertz: configuration.rateHertz)))
-        if filterConfiguration != nil { filters.append(nil) }
+        if let filterConfiguration {
+            filters.append(TrackFilter(configuration: filterConfiguration, tag: tag, floor: floors[defaultFloorIndex].floor.id,
+                                       tagHeightMeters: floors[defaultFloorIndex].floor.tagHeightMeters))
+        }
         return index
     }
 
@@ -410,7 +417,7 @@ package struct PositioningEngine: Sendable {
         let time = tags[tag].assembler.epochTimeSeconds
         let floorIndex = tags[tag].floorIndex
         if isTight, tags[tag].hasFilter {
-            if let fix = filters[tag]?.takeFix(atSeconds: time) {
+            if let fix = filters[tag].takeFix(atSeconds: time) {
                 park(fix, tag: tag, floor: floorIndex)
             } else {
                 diagnostics.epochsBeforeTrack += 1
@@ -452,8 +459,8 @@ package struct PositioningEngine: Sendable {
                                   position: solution.position, covariance: solution.covariance, quality: quality)
             if tags[tag].hasFilter {
                 // Loosely coupled: the least-squares fix is the filter's measurement.
-                filters[tag]?.update(fix: raw)
-                if let fix = filters[tag]?.takeFix(atSeconds: time) {
+                filters[tag].update(fix: raw)
+                if let fix = filters[tag].takeFix(atSeconds: time) {
                     park(fix, tag: tag, floor: floorIndex)
                 } else {
                     diagnostics.epochsBeforeTrack += 1
