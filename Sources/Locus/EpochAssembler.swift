@@ -23,8 +23,8 @@ package struct EpochAssembler: Sendable {
     /// Latest range per locator slot in the open epoch, metres; −1 marks a slot absent from the
     /// epoch (ranges are ≥ 0), so presence needs no array of its own (memory per tag).
     package private(set) var rangeMeters: [Double]
-    /// Slots present in the open epoch, in order of first appearance.
-    package private(set) var presentSlots: [Int]
+    /// Slots present in the open epoch, in order of first appearance (32-bit: memory per tag).
+    package private(set) var presentSlots: [Int32]
     private var epochStart = 0.0
     private var lastTime = -Double.infinity
 
@@ -70,14 +70,14 @@ package struct EpochAssembler: Sendable {
             epochStart = t
             if presentSlots.capacity < rangeMeters.count { presentSlots.reserveCapacity(rangeMeters.count) }
         }
-        if rangeMeters[slot] < 0 { presentSlots.append(slot) }
+        if rangeMeters[slot] < 0 { presentSlots.append(Int32(truncatingIfNeeded: slot)) }
         rangeMeters[slot] = range
         lastTime = t
     }
 
     /// Empties the open epoch (after it was solved).
     package mutating func reset() {
-        for s in presentSlots { rangeMeters[s] = -1 }
+        for s in presentSlots { rangeMeters[Int(s)] = -1 }
         presentSlots.removeAll(keepingCapacity: true)
     }
 }

@@ -31,7 +31,6 @@ package struct PositioningEngine: Sendable {
     private var floorIndexByID: [FloorID: Int] = [:]
 
     private struct TagState: Sendable {
-        var id: TagID
         var floorIndex: Int
         var assembler: EpochAssembler
         /// True once the tag's causal filter (`filters[tag]`, tracking on a planar floor) exists;
@@ -231,12 +230,12 @@ package struct PositioningEngine: Sendable {
         }
         if isTracking, floors[floor].mode == .planar {
             if !tags[tag].hasFilter {
-                filters[tag] = TrackFilter(configuration: filterConfiguration ?? .standard, tag: tags[tag].id, floor: floors[floor].floor.id,
+                filters[tag] = TrackFilter(configuration: filterConfiguration ?? .standard, tag: tagTable.ids[tag], floor: floors[floor].floor.id,
                                            tagHeightMeters: floors[floor].floor.tagHeightMeters)
                 tags[tag].hasFilter = true
             }
             if isTight {
-                let measurement = RangeMeasurement(timeSeconds: t, tag: tags[tag].id, locator: LocatorAddress(address), rangeMeters: range)
+                let measurement = RangeMeasurement(timeSeconds: t, tag: tagTable.ids[tag], locator: LocatorAddress(address), rangeMeters: range)
                 filters[tag].update(range: measurement, locator: floors[floor].locators[slot])
             }
         }
@@ -284,7 +283,7 @@ package struct PositioningEngine: Sendable {
         let h = TagTable.hash(tag)
         if let known = tagTable.index(of: tag, hash: h) { return known }
         let index = tagTable.insert(tag, hash: h)
-        tags.append(TagState(id: tag, floorIndex: defaultFloorIndex,
+        tags.append(TagState(floorIndex: defaultFloorIndex,
                              assembler: EpochAssembler(locatorCount: floors[defaultFloorIndex].positions.count,
                                                        rateHertz: configuration.rateHertz)))
         if let filterConfiguration {
@@ -427,8 +426,8 @@ package struct PositioningEngine: Sendable {
         let slots = tags[tag].assembler.presentSlots
         let n = slots.count
         for (k, slot) in slots.enumerated() {
-            scratchLocators[k] = floors[floorIndex].positions[slot]
-            scratchRanges[k] = tags[tag].assembler.rangeMeters[slot]
+            scratchLocators[k] = floors[floorIndex].positions[Int(slot)]
+            scratchRanges[k] = tags[tag].assembler.rangeMeters[Int(slot)]
         }
         let solver = floors[floorIndex].solver
         var outcome: Result<TrilaterationSolution, LocusError> = .failure(LocusError(.tooFewRanges, "empty epoch"))
@@ -448,14 +447,14 @@ package struct PositioningEngine: Sendable {
             var rejected = LocatorList()
             if solution.rejectedCount > 0 {
                 for (k, slot) in slots.enumerated() where k < 64 && solution.rejectedMask & (1 << UInt64(k)) != 0 {
-                    rejected.append(floors[floorIndex].addresses[slot])
+                    rejected.append(floors[floorIndex].addresses[Int(slot)])
                 }
                 diagnostics.rejectedRanges += solution.rejectedCount
             }
             let quality = FixQuality(hdop: solution.hdop, vdop: solution.vdop, pdop: solution.pdop,
                                      residualRMSMeters: solution.residualRMSMeters, locatorsUsed: solution.locatorsUsed,
                                      rejected: rejected)
-            let raw = PositionFix(timeSeconds: time, tag: tags[tag].id, floor: floors[floorIndex].floor.id,
+            let raw = PositionFix(timeSeconds: time, tag: tagTable.ids[tag], floor: floors[floorIndex].floor.id,
                                   position: solution.position, covariance: solution.covariance, quality: quality)
             if tags[tag].hasFilter {
                 // Loosely coupled: the least-squares fix is the filter's measurement.

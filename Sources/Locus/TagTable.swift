@@ -3,12 +3,12 @@ import LocusCore
 /// Tag id → dense tag index, for the engine's per-row lookup: open addressing with linear probing
 /// on an FNV-1a hash of the id's UTF-8 bytes (h ← (h ⊕ b)·0x100000001b3), checked by a stored
 /// 64-bit hash before the string compare. About 3× cheaper than `Dictionary`'s SipHash for short
-/// ids, and 24 bytes per tag (id, hash) plus 8 bytes per slot at a load of at most ½.
+/// ids, and 24 bytes per tag (id, hash) plus 4 bytes per slot at a load of at most ½.
 ///
 /// FNV is not flooding-resistant: ids crafted to collide make lookups O(n). Tag ids come from the
 /// operator's own hardware, which is why the engine accepts that.
 struct TagTable: Sendable {
-    private var slots = [Int](repeating: -1, count: 16)
+    private var slots = [Int32](repeating: -1, count: 16)
     private var hashes: [UInt64] = []
     private(set) var ids: [TagID] = []
 
@@ -28,7 +28,7 @@ struct TagTable: Sendable {
         let mask = slots.count - 1
         var i = Int(truncatingIfNeeded: h) & mask
         while true {
-            let k = slots[i]
+            let k = Int(slots[i])
             if k < 0 { return nil }
             if hashes[k] == h && ids[k] == id { return k }
             i = (i + 1) & mask
@@ -38,10 +38,11 @@ struct TagTable: Sendable {
     /// Adds `id` (not present) and returns its index (the previous count).
     mutating func insert(_ id: TagID, hash h: UInt64) -> Int {
         let index = ids.count
+        precondition(index < Int(Int32.max), "TagTable: more than 2³¹ − 1 tags")
         ids.append(id)
         hashes.append(h)
         if ids.count * 2 > slots.count {
-            slots = [Int](repeating: -1, count: slots.count * 2)
+            slots = [Int32](repeating: -1, count: slots.count * 2)
             for k in ids.indices { place(k) }
         } else {
             place(index)
@@ -53,6 +54,6 @@ struct TagTable: Sendable {
         let mask = slots.count - 1
         var i = Int(truncatingIfNeeded: hashes[k]) & mask
         while slots[i] >= 0 { i = (i + 1) & mask }
-        slots[i] = k
+        slots[i] = Int32(truncatingIfNeeded: k)
     }
 }
