@@ -15,18 +15,13 @@ import LocusCore
 /// batch sizes or the wall clock). Storage is fixed at the floor's locator count; adding a range
 /// and closing an epoch allocate nothing.
 package struct EpochAssembler: Sendable {
-    /// Cut period, seconds (1/rate).
-    package let periodSeconds: Double
-    /// A gap longer than this closes the epoch, seconds.
-    package let pauseSeconds: Double
+    /// The rules live in `EpochTable`; an assembler is a table of one row.
+    private var table: EpochTable
 
-    /// Latest range per locator slot in the open epoch, metres; −1 marks a slot absent from the
-    /// epoch (ranges are ≥ 0), so presence needs no array of its own (memory per tag).
-    package private(set) var rangeMeters: [Double]
-    /// Slots present in the open epoch, in order of first appearance (32-bit: memory per tag).
-    package private(set) var presentSlots: [Int32]
-    private var epochStart = 0.0
-    private var lastTime = -Double.infinity
+    /// Cut period, seconds (1/rate).
+    package var periodSeconds: Double { table.periodSeconds }
+    /// A gap longer than this closes the epoch, seconds.
+    package var pauseSeconds: Double { table.pauseSeconds }
 
     /// - Parameters:
     ///   - locatorCount: slots (the floor's locators).
@@ -34,50 +29,40 @@ package struct EpochAssembler: Sendable {
     ///   - pauseSeconds: the gap that separates bursts; default half the period.
     package init(locatorCount: Int, rateHertz: Double, pauseSeconds: Double? = nil) {
         precondition(rateHertz > 0 && rateHertz.isFinite, "EpochAssembler: rate must be positive")
-        periodSeconds = 1 / rateHertz
-        self.pauseSeconds = pauseSeconds ?? 0.5 / rateHertz
-        rangeMeters = [Double](repeating: -1, count: locatorCount)
-        presentSlots = []
+        table = EpochTable(stride: locatorCount, rateHertz: rateHertz, pauseSeconds: pauseSeconds)
+        table.appendRow()
     }
 
+    /// Latest range per locator slot in the open epoch, metres; −1 for a slot absent from it.
+    /// O(slots): for inspection, not the hot path.
+    package var rangeMeters: [Double] { (0..<table.stride).map { table.rangeMeters(0, slot: $0) } }
+
+    /// Slots present in the open epoch, in order of first appearance. O(slots).
+    package var presentSlots: [Int] { (0..<table.presentCount(0)).map { table.presentSlot(0, $0) } }
+
     /// True when an epoch is open (has at least one range).
-    package var isOpen: Bool { !presentSlots.isEmpty }
+    package var isOpen: Bool { table.isOpen(0) }
 
     /// The open epoch's time: its latest range's time.
-    package var epochTimeSeconds: Double { lastTime }
+    package var epochTimeSeconds: Double { table.epochTimeSeconds(0) }
 
     /// The earliest clock time at which the open epoch is due if no range joins it meanwhile:
     /// min(last + pause, start + period) (due strictly after the first, at the second).
-    package var dueSeconds: Double { min(lastTime + pauseSeconds, epochStart + periodSeconds) }
+    package var dueSeconds: Double { table.dueSeconds(0) }
 
     /// True when a range at `t` would close the open epoch first (pause or period reached).
-    package func closes(at t: Double) -> Bool {
-        isOpen && (t - lastTime > pauseSeconds || t - epochStart >= periodSeconds)
-    }
+    package func closes(at t: Double) -> Bool { table.closes(0, at: t) }
 
     /// True when, with the clock at `now`, no range can still join the open epoch (its pause has
     /// passed or its period is over): a live engine may solve it without waiting for the next range.
-    package func isDue(at now: Double) -> Bool {
-        isOpen && (now - lastTime > pauseSeconds || now - epochStart >= periodSeconds)
-    }
+    package func isDue(at now: Double) -> Bool { table.isDue(0, at: now) }
 
-    /// Adds a range to the open epoch (opening one if none is open). Call `closes(at:)` first and
-    /// take the epoch out with `reset()` after solving it when it returns true.
-    /// `range` must be ≥ 0 (the engine clamps bias-corrected ranges at 0).
+    /// Adds a range (≥ 0) to the open epoch (opening one if none is open). Call `closes(at:)` first
+    /// and take the epoch out with `reset()` after solving it when it returns true.
     package mutating func add(slot: Int, rangeMeters range: Double, timeSeconds t: Double) {
-        precondition(range >= 0, "EpochAssembler: ranges are ≥ 0")
-        if !isOpen {
-            epochStart = t
-            if presentSlots.capacity < rangeMeters.count { presentSlots.reserveCapacity(rangeMeters.count) }
-        }
-        if rangeMeters[slot] < 0 { presentSlots.append(Int32(truncatingIfNeeded: slot)) }
-        rangeMeters[slot] = range
-        lastTime = t
+        table.add(0, slot: slot, rangeMeters: range, timeSeconds: t)
     }
 
     /// Empties the open epoch (after it was solved).
-    package mutating func reset() {
-        for s in presentSlots { rangeMeters[Int(s)] = -1 }
-        presentSlots.removeAll(keepingCapacity: true)
-    }
+    package mutating func reset() { table.reset(0) }
 }

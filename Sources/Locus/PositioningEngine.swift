@@ -5,7 +5,7 @@ import LocusZones
 /// The synchronous, deterministic multi-tag core: ranges in, position fixes and zone events out.
 ///
 /// **Per range.** The row is checked (known floor, known locator), its locator's `biasM` is taken
-/// out (rᵢ ← max(0, rᵢ − bᵢ)) and it joins its tag's open epoch (`EpochAssembler`). With the
+/// out (rᵢ ← max(0, rᵢ − bᵢ)) and it joins its tag's open epoch (`EpochTable`, rules as in `EpochAssembler`). With the
 /// tightly coupled filter it also updates the tag's `TrackFilter` at its own timestamp.
 ///
 /// **Per epoch.** When no later range can join an epoch (a range of the same tag arrives after the
@@ -32,7 +32,6 @@ package struct PositioningEngine: Sendable {
 
     private struct TagState: Sendable {
         var floorIndex: Int
-        var assembler: EpochAssembler
         /// True once the tag's causal filter (`filters[tag]`, tracking on a planar floor) exists;
         /// it is created on the tag's first range.
         var hasFilter = false
@@ -42,6 +41,8 @@ package struct PositioningEngine: Sendable {
         var epochGeneration = 0
     }
     private var tags: [TagState] = []
+    /// Every tag's open epoch (row = tag index), in flat storage.
+    private var epochs: EpochTable
     /// Each tag's filter, by tag index (tracking only; empty for raw fixes). Kept out of
     /// `TagState` so that the per-row state stays small (a 1.3 KB filter inline made every
     /// element access and every array growth move it).
@@ -123,6 +124,7 @@ package struct PositioningEngine: Sendable {
         }
         guard !site.floors.isEmpty else { throw LocusError(.siteNoFloor, "the site has no floor") }
         self.configuration = configuration
+        epochs = EpochTable(stride: max(1, site.floors.map(\.locators.count).max() ?? 1), rateHertz: configuration.rateHertz)
         if case .kalman(let c) = configuration.tracking {
             filterConfiguration = c
             isTracking = true
@@ -215,17 +217,16 @@ package struct PositioningEngine: Sendable {
             // The tag changed floor: what it gathered on the old floor is solved there first.
             closeEpoch(tag)
             tags[tag].floorIndex = floor
-            tags[tag].assembler = EpochAssembler(locatorCount: floors[floor].positions.count, rateHertz: configuration.rateHertz)
             tags[tag].hasFilter = false
         }
         tags[tag].lastTimeSeconds = t
-        if tags[tag].assembler.closes(at: t) { closeEpoch(tag) }
-        let opens = !tags[tag].assembler.isOpen
+        if epochs.closes(tag, at: t) { closeEpoch(tag) }
+        let opens = !epochs.isOpen(tag)
         let corrected = max(0, range - floors[floor].biasesMeters[slot])
-        tags[tag].assembler.add(slot: slot, rangeMeters: corrected, timeSeconds: t)
+        epochs.add(tag, slot: slot, rangeMeters: corrected, timeSeconds: t)
         if opens {
             let g = tags[tag].epochGeneration
-            dueHeap.push(EpochEntry(key: tags[tag].assembler.dueSeconds, tag: tag, generation: g))
+            dueHeap.push(EpochEntry(key: epochs.dueSeconds(tag), tag: tag, generation: g))
             startHeap.push(EpochEntry(key: t, tag: tag, generation: g))
         }
         if isTracking, floors[floor].mode == .planar {
@@ -283,9 +284,8 @@ package struct PositioningEngine: Sendable {
         let h = TagTable.hash(tag)
         if let known = tagTable.index(of: tag, hash: h) { return known }
         let index = tagTable.insert(tag, hash: h)
-        tags.append(TagState(floorIndex: defaultFloorIndex,
-                             assembler: EpochAssembler(locatorCount: floors[defaultFloorIndex].positions.count,
-                                                       rateHertz: configuration.rateHertz)))
+        tags.append(TagState(floorIndex: defaultFloorIndex))
+        epochs.appendRow()
         if let filterConfiguration {
             filters.append(TrackFilter(configuration: filterConfiguration, tag: tag, floor: floors[defaultFloorIndex].floor.id,
                                        tagHeightMeters: floors[defaultFloorIndex].floor.tagHeightMeters))
@@ -302,11 +302,11 @@ package struct PositioningEngine: Sendable {
         clockSeconds = t
         while let top = dueHeap.top, top.key <= t {
             dueHeap.pop()
-            guard tags[top.tag].epochGeneration == top.generation, tags[top.tag].assembler.isOpen else { continue }
-            if tags[top.tag].assembler.isDue(at: t) {
+            guard tags[top.tag].epochGeneration == top.generation, epochs.isOpen(top.tag) else { continue }
+            if epochs.isDue(top.tag, at: t) {
                 closeEpoch(top.tag)
             } else {
-                dueHeap.push(EpochEntry(key: tags[top.tag].assembler.dueSeconds, tag: top.tag, generation: top.generation))
+                dueHeap.push(EpochEntry(key: epochs.dueSeconds(top.tag), tag: top.tag, generation: top.generation))
             }
         }
         release()
@@ -350,7 +350,7 @@ package struct PositioningEngine: Sendable {
     private mutating func release(all: Bool = false) {
         var watermark = clockSeconds
         while let top = startHeap.top {
-            if tags[top.tag].epochGeneration == top.generation && tags[top.tag].assembler.isOpen {
+            if tags[top.tag].epochGeneration == top.generation && epochs.isOpen(top.tag) {
                 watermark = min(watermark, top.key)
                 break
             }
@@ -407,13 +407,13 @@ package struct PositioningEngine: Sendable {
 
     /// Gives tag `tag`'s open epoch (if any) its fix (into the reorder buffer) and empties it.
     private mutating func closeEpoch(_ tag: Int) {
-        guard tags[tag].assembler.isOpen else { return }
+        guard epochs.isOpen(tag) else { return }
         diagnostics.epochs += 1
         defer {
-            tags[tag].assembler.reset()
+            epochs.reset(tag)
             tags[tag].epochGeneration += 1
         }
-        let time = tags[tag].assembler.epochTimeSeconds
+        let time = epochs.epochTimeSeconds(tag)
         let floorIndex = tags[tag].floorIndex
         if isTight, tags[tag].hasFilter {
             if let fix = filters[tag].takeFix(atSeconds: time) {
@@ -423,11 +423,11 @@ package struct PositioningEngine: Sendable {
             }
             return
         }
-        let slots = tags[tag].assembler.presentSlots
-        let n = slots.count
-        for (k, slot) in slots.enumerated() {
-            scratchLocators[k] = floors[floorIndex].positions[Int(slot)]
-            scratchRanges[k] = tags[tag].assembler.rangeMeters[Int(slot)]
+        let n = epochs.presentCount(tag)
+        for k in 0..<n {
+            let slot = epochs.presentSlot(tag, k)
+            scratchLocators[k] = floors[floorIndex].positions[slot]
+            scratchRanges[k] = epochs.rangeMeters(tag, slot: slot)
         }
         let solver = floors[floorIndex].solver
         var outcome: Result<TrilaterationSolution, LocusError> = .failure(LocusError(.tooFewRanges, "empty epoch"))
@@ -446,8 +446,8 @@ package struct PositioningEngine: Sendable {
         case .success(let solution):
             var rejected = LocatorList()
             if solution.rejectedCount > 0 {
-                for (k, slot) in slots.enumerated() where k < 64 && solution.rejectedMask & (1 << UInt64(k)) != 0 {
-                    rejected.append(floors[floorIndex].addresses[Int(slot)])
+                for k in 0..<min(n, 64) where solution.rejectedMask & (1 << UInt64(k)) != 0 {
+                    rejected.append(floors[floorIndex].addresses[epochs.presentSlot(tag, k)])
                 }
                 diagnostics.rejectedRanges += solution.rejectedCount
             }

@@ -9,10 +9,10 @@ struct EpochAssemblerTests {
         var a = EpochAssembler(locatorCount: locators, rateHertz: rate)
         var out: [(Double, [Int])] = []
         for (t, slot) in rows {
-            if a.closes(at: t) { out.append((a.epochTimeSeconds, a.presentSlots.map { Int($0) }.sorted())); a.reset() }
+            if a.closes(at: t) { out.append((a.epochTimeSeconds, a.presentSlots.sorted())); a.reset() }
             a.add(slot: slot, rangeMeters: Double(slot), timeSeconds: t)
         }
-        if a.isOpen { out.append((a.epochTimeSeconds, a.presentSlots.map { Int($0) }.sorted())) }
+        if a.isOpen { out.append((a.epochTimeSeconds, a.presentSlots.sorted())) }
         return out
     }
 
