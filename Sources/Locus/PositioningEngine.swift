@@ -89,9 +89,9 @@ package struct PositioningEngine: Sendable {
     /// The floor most recently looked up by `ingest(_:)`.
     private var lastFloorID: FloorID?
     private var lastFloorIndex = 0
-    /// The filter settings when tracking (nil for raw fixes), and whether it is tightly coupled:
+    /// The filter settings (meaningful when `isTracking`), and whether it is tightly coupled:
     /// taken out of `configuration` once, not per range.
-    private let filterConfiguration: TrackFilterConfiguration?
+    private let filterConfiguration: TrackFilterConfiguration
     private let isTracking: Bool
     private let isTight: Bool
 
@@ -130,7 +130,7 @@ package struct PositioningEngine: Sendable {
             isTracking = true
             isTight = c.coupling == .tight
         } else {
-            filterConfiguration = nil
+            filterConfiguration = .standard
             isTracking = false
             isTight = false
         }
@@ -231,7 +231,7 @@ package struct PositioningEngine: Sendable {
         }
         if isTracking, floors[floor].mode == .planar {
             if !tags[tag].hasFilter {
-                filters[tag] = TrackFilter(configuration: filterConfiguration ?? .standard, tag: tagTable.ids[tag], floor: floors[floor].floor.id,
+                filters[tag] = TrackFilter(configuration: filterConfiguration, tag: tagTable.ids[tag], floor: floors[floor].floor.id,
                                            tagHeightMeters: floors[floor].floor.tagHeightMeters)
                 tags[tag].hasFilter = true
             }
@@ -286,7 +286,7 @@ package struct PositioningEngine: Sendable {
         let index = tagTable.insert(tag, hash: h)
         tags.append(TagState(floorIndex: defaultFloorIndex))
         epochs.appendRow()
-        if let filterConfiguration {
+        if isTracking {
             filters.append(TrackFilter(configuration: filterConfiguration, tag: tag, floor: floors[defaultFloorIndex].floor.id,
                                        tagHeightMeters: floors[defaultFloorIndex].floor.tagHeightMeters))
         }
