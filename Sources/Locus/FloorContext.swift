@@ -14,6 +14,9 @@ package struct FloorContext: Sendable {
     /// Addresses, by slot.
     package let addresses: [LocatorAddress]
     private let slotByAddress: [UInt16: Int]
+    /// Raw addresses by slot, scanned linearly on small floors (a scan of ≤ 32 16-bit values beats
+    /// hashing the key).
+    private let rawAddresses: [UInt16]
     /// The solver for this floor (its tag height and mode).
     package let solver: Trilaterator
     /// The mode the floor's locators are solved in (planar or spatial).
@@ -28,6 +31,7 @@ package struct FloorContext: Sendable {
         var map: [UInt16: Int] = [:]
         for (slot, locator) in floor.locators.enumerated() { map[locator.address.rawValue] = slot }
         slotByAddress = map
+        rawAddresses = floor.locators.map(\.address.rawValue)
         var configuration = base
         configuration.tagHeightMeters = floor.tagHeightMeters
         solver = Trilaterator(configuration: configuration)
@@ -35,5 +39,9 @@ package struct FloorContext: Sendable {
     }
 
     /// The slot of the locator with this address, or nil when the floor has none.
-    @inline(__always) package func slot(of address: UInt16) -> Int? { slotByAddress[address] }
+    /// O(n) scan for n ≤ 32 locators, a hash lookup above.
+    @inline(__always) package func slot(of address: UInt16) -> Int? {
+        if rawAddresses.count <= 32 { return rawAddresses.firstIndex(of: address) }
+        return slotByAddress[address]
+    }
 }
