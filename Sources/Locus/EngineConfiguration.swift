@@ -22,6 +22,7 @@ package struct EngineConfiguration: Sendable {
         case kalman(TrackFilterConfiguration)
     }
 
+    /// A configuration; defaults as `standard`.
     package init(rateHertz: Double = 4, defaultFloor: FloorID? = nil, solver: TrilaterationConfiguration = .standard,
                  tracking: Tracking = .kalman(.standard)) {
         self.rateHertz = rateHertz

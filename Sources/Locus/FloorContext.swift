@@ -4,6 +4,7 @@ import LocusSolvers
 /// What the engine keeps per floor: locator positions and biases by slot (the floor's locator
 /// order), the address → slot map, and the solver settings for the floor.
 package struct FloorContext: Sendable {
+    /// The floor as the site gives it.
     package let floor: Floor
     /// Locator positions, by slot.
     package let positions: [Point3]
@@ -22,6 +23,7 @@ package struct FloorContext: Sendable {
     /// The mode the floor's locators are solved in (planar or spatial).
     package let mode: TrilaterationMode
 
+    /// The context of `floor`, with the solver settings `base` at the floor's tag height.
     package init(floor: Floor, solver base: TrilaterationConfiguration) {
         self.floor = floor
         positions = floor.locators.map(\.position)

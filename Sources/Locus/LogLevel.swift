@@ -9,6 +9,7 @@ public enum LogLevel: Int, Sendable, Hashable, Comparable, CaseIterable, CustomS
     /// Something the caller must act on (a sink that does not acknowledge, a spool that cannot be written).
     case error
 
+    /// Orders by importance: log < info < warn < error.
     public static func < (a: LogLevel, b: LogLevel) -> Bool { a.rawValue < b.rawValue }
 
     /// `log`, `info`, `warn` or `error`.
@@ -24,8 +25,11 @@ public enum LogLevel: Int, Sendable, Hashable, Comparable, CaseIterable, CustomS
 
 /// The language of log messages: English, Korean or Japanese.
 public enum LogLanguage: String, Sendable, Hashable, CaseIterable {
+    /// English (`en`).
     case english = "en"
+    /// Korean (`ko`).
     case korean = "ko"
+    /// Japanese (`ja`).
     case japanese = "ja"
 
     /// The language for a code such as `"ko"`, `"ja_JP.UTF-8"` or `"en-US"` (its first two letters);

@@ -28,6 +28,7 @@ public struct LogMessage: Sendable, Hashable {
         case discarded(positions: Int)
     }
 
+    /// A message of the catalogue.
     package init(_ level: LogLevel, _ code: LocusErrorCode?, _ subject: Subject) {
         self.level = level
         self.code = code

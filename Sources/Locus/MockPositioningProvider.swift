@@ -12,7 +12,9 @@ public final class MockPositioningProvider: PositioningProvider {
     /// A mock whose simulated data belongs to `tag`.
     public init(tag: TagID = .single) { self.tag = tag }
 
+    /// Starts delivering into `output` (see `PositioningProvider`).
     public func start(output: ProviderOutput) { self.output.withLock { $0 = output } }
+    /// Stops delivering (see `PositioningProvider`).
     public func stop() { output.withLock { $0 = nil } }
 
     /// Simulates entering building `buildingId`.

@@ -25,7 +25,9 @@ import LocusZones
 ///
 /// Steady state allocates nothing per fix beyond the growth of the output arrays.
 package struct PositioningEngine: Sendable {
+    /// The settings the engine was made with.
     package let configuration: EngineConfiguration
+    /// Per-floor locators, biases and solvers, in site order (the floor index).
     package let floors: [FloorContext]
     private var defaultFloorIndex: Int
     private var floorIndexByID: [FloorID: Int] = [:]

@@ -64,6 +64,7 @@ public final class TraceProvider: PositioningProvider {
         return last.timeSeconds - first.timeSeconds
     }
 
+    /// Starts delivering into `output` (see `PositioningProvider`).
     public func start(output: ProviderOutput) {
         let measurements = self.measurements, lines = self.lines, pace = self.pace, sleeper = self.sleeper
         let playing = Task {
@@ -95,8 +96,10 @@ public final class TraceProvider: PositioningProvider {
         task.withLock { $0 = playing }
     }
 
+    /// Stops delivering (see `PositioningProvider`).
     public func stop() { task.withLock { $0 }?.cancel() }
 
+    /// Returns when the whole trace has been delivered (or playback was stopped).
     public func finished() async {
         await task.withLock { $0 }?.value
     }
