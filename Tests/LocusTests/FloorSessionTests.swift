@@ -101,6 +101,26 @@ struct FloorSessionTests {
         #expect(throws: LocusError.self) { try session.setFloorMap("1F", buildingID: "other") }
     }
 
+    @Test("a tag can be put on its own floor; rows that name a floor keep theirs")
+    func floorPerTag() throws {
+        let session = try FloorSession(site: SessionFixtures.smallSite(), configuration: .init(floor: "1F", positioning: .leastSquares))
+        let recorder = SessionRecorder()
+        recorder.attach(to: session)
+        try session.setFloor("2F", forTag: "T2")
+        #expect(throws: LocusError.self) { try session.setFloor("9F", forTag: "T2") }
+        try session.begin()
+        let p = Point3(x: 8, y: 8, z: 1.2)
+        var rows = SessionFixtures.rounds(at: p, count: 4, tag: "T1") + SessionFixtures.rounds(at: p, count: 4, tag: "T2")
+        rows += SessionFixtures.rounds(at: p, count: 4, tag: "T3").map { var m = $0; m.floor = "2F"; return m }
+        session.ingest(contentsOf: rows.sorted { $0.timeSeconds < $1.timeSeconds })
+        session.end()
+        let floors = Dictionary(grouping: recorder.positions, by: \.tag).mapValues { Set($0.map(\.floor)) }
+        #expect(floors["T1"] == ["1F"])
+        #expect(floors["T2"] == ["2F"])
+        #expect(floors["T3"] == ["2F"])
+        #expect(session.refreshZones().map(\.id) == ["room"])
+    }
+
     @Test("an empty floor is logged at info with E3003, not as an error")
     func emptyFloorIsInfo() throws {
         let session = try FloorSession(site: SessionFixtures.smallSite(zones: false))
