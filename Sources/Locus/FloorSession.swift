@@ -498,9 +498,11 @@ public final class FloorSession: Sendable {
         let fixes = s.engine.drainFixes()
         if !fixes.isEmpty {
             s.positionsSinceBegin += fixes.count
+            let sealedBefore = s.delivery.openSequence
             if sink != nil, let e = s.delivery.add(fixes) { s.queue.append(.log(spoolFailure(e))) }
             for f in fixes { s.queue.append(.position(f)) }
-            if sink != nil && !s.delivery.pending.isEmpty { s.queue.append(.deliverPending) }
+            // Offer batches when one was sealed (a refused batch is retried then, on send() and end()).
+            if sink != nil && s.delivery.openSequence != sealedBefore { s.queue.append(.deliverPending) }
         }
         let events = s.engine.drainEvents()
         if !events.isEmpty {

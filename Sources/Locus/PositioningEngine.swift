@@ -350,6 +350,8 @@ package struct PositioningEngine: Sendable {
     /// Releases the fixes no open epoch can precede (time < min(clock, earliest open epoch start)),
     /// or all of them, to `fixes` and the zone judges.
     private mutating func release(all: Bool = false) {
+        // Most rows release nothing: no parked fix, or the earliest is not before the clock.
+        guard let first = reorder.top, all || first.timeSeconds < clockSeconds else { return }
         var watermark = clockSeconds
         while let top = startHeap.top {
             if tags[top.tag].epochGeneration == top.generation && epochs.isOpen(top.tag) {
