@@ -67,6 +67,38 @@ struct FloorSessionTests {
         #expect(one.1.map(\.kind) == [.enter, .dwell, .dwell, .exit])
     }
 
+    @Test("callers on several threads at once: every position is handed out once, in order per tag, and delivered in callback order")
+    func concurrentCallers() async throws {
+        let sink = RecordingSink()
+        let session = try FloorSession(site: SessionFixtures.smallSite(), configuration: .init(floor: "1F"), sink: sink)
+        let recorder = SessionRecorder()
+        recorder.attach(to: session)
+        try session.begin()
+        await withTaskGroup(of: Void.self) { group in
+            for k in 0..<4 {
+                let rows = SessionFixtures.rounds(at: Point3(x: 3 + 3 * Double(k), y: 7, z: 1.2), count: 40, tag: TagID("T\(k)"))
+                group.addTask {
+                    for chunk in stride(from: 0, to: rows.count, by: 7) {
+                        session.ingest(contentsOf: rows[chunk..<min(rows.count, chunk + 7)])
+                        if chunk % 35 == 0 { session.send() }
+                    }
+                }
+            }
+        }
+        session.end()
+        let positions = recorder.positions
+        #expect(positions.count > 100)
+        // Across tags the order follows the arrival of the rows (each thread plays one tag's whole
+        // timeline), so only each tag's own order is fixed.
+        for (_, own) in Dictionary(grouping: positions, by: \.tag) {
+            #expect(zip(own, own.dropFirst()).allSatisfy { a, b in a.timeSeconds < b.timeSeconds })
+            #expect(own.count >= 38)
+        }
+        #expect(Set(positions.map { "\($0.tag)@\($0.timeSeconds)" }).count == positions.count)
+        #expect(session.undeliveredPositionCount == 0)
+        #expect(sink.delivered.flatMap(\.positions) == positions)
+    }
+
     @Test("zone callbacks carry the site's zone and the dwell seconds")
     func zoneCallbacks() throws {
         let session = try FloorSession(site: SessionFixtures.smallSite(), configuration: .init(floor: "1F"))
