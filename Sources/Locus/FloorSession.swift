@@ -282,6 +282,7 @@ public final class FloorSession: Sendable {
         }
         s.isRunning = true
         s.generation += 1
+        s.loggedFailures.removeAll()
         s.positionsSinceBegin = 0
         s.eventsSinceBegin = 0
         s.queue.append(.log(LogMessage(.info, nil, .began(floor: s.floorIndex.map { site.floors[$0].id.rawValue }))))
@@ -510,8 +511,9 @@ public final class FloorSession: Sendable {
             for e in events { s.queue.append(.event(e)) }
         }
         for (code, count) in s.engine.diagnostics.failedEpochs {
+            // Log the first failure of a code, then each time the count passes 10, 100, 1000, …
             let logged = s.loggedFailures[code] ?? 0
-            if count > logged && Self.isMilestone(count) || (logged == 0 && count > 0) {
+            if count > 0 && (logged == 0 || count >= Self.nextMilestone(after: logged)) {
                 s.loggedFailures[code] = count
                 s.queue.append(.log(LogMessage(.warn, code, .epochsFailed(count: count))))
             }
@@ -530,6 +532,13 @@ public final class FloorSession: Sendable {
 
     private func spoolFailure(_ e: LocusError) -> LogMessage {
         LogMessage(.error, e.code, .spoolFailed(path: e.context.file ?? "", reason: e.message))
+    }
+
+    /// The least power of ten greater than `n`.
+    private static func nextMilestone(after n: Int) -> Int {
+        var m = 1
+        while m <= n { m *= 10 }
+        return m
     }
 
     /// 1, 10, 100, … (logs a growing count without flooding).
