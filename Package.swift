@@ -30,6 +30,8 @@ let package = Package(
                 exclude: ["README.md"]),
         // A runnable example: a FloorSession fed by a TraceProvider.
         .executableTarget(name: "FloorSessionExample", dependencies: ["Locus"], path: "Examples/FloorSessionExample"),
+        // The child process of the durable-spool kill test (Tests/LocusTests/SpoolKillTests.swift).
+        .executableTarget(name: "SpoolChild", dependencies: ["Locus"], path: "Tests/SpoolChild"),
         .target(name: "BenchHarness", path: "Benchmarks/BenchHarness"),
         .executableTarget(name: "SolverBench", dependencies: ["BenchHarness", "LocusCore", "LocusNumerics", "LocusSolvers"],
                           path: "Benchmarks/SolverBench"),

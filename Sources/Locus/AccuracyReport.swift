@@ -7,12 +7,19 @@ import LocusCore
 /// because planar solving fixes z; `rmse3DMeters` also includes z. Percentiles are the nearest-rank
 /// values of the sorted errors.
 package struct AccuracyReport: Sendable, Equatable {
+    /// Fixes compared with truth.
     package var compared: Int
+    /// Fixes without truth at their time (outside the truth span or tag).
     package var uncompared: Int
+    /// Horizontal RMSE √(Σeᵢ²/n), metres.
     package var rmseMeters: Double
+    /// Median horizontal error, metres.
     package var p50Meters: Double
+    /// 95th-percentile horizontal error, metres.
     package var p95Meters: Double
+    /// Largest horizontal error, metres.
     package var maxMeters: Double
+    /// 3-D RMSE, metres.
     package var rmse3DMeters: Double
 
     /// Compares `fixes` with `truth(tag, t)`.

@@ -36,6 +36,7 @@ package struct EngineConfiguration: Sendable {
         case kalman(TrackFilterConfiguration)
     }
 
+    /// A configuration; defaults as `standard`.
     package init(rateHertz: Double = 4, defaultFloor: FloorID? = nil, solver: TrilaterationConfiguration = .standard,
                  tracking: Tracking = .kalman(.standard), tagRangeOffset: TagRangeOffset = .automatic(.standard)) {
         self.rateHertz = rateHertz

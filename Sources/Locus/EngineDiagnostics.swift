@@ -16,6 +16,7 @@ package struct EngineDiagnostics: Sendable, Equatable {
     /// enough locators have been ranged).
     package var epochsBeforeTrack = 0
 
+    /// Nothing counted yet.
     package init() {}
 
     /// Counts one epoch that failed with `code`.
@@ -28,6 +29,7 @@ package struct EngineDiagnostics: Sendable, Equatable {
         }
     }
 
+    /// Equal counts (failed epochs compared by code and count, in order).
     package static func == (a: EngineDiagnostics, b: EngineDiagnostics) -> Bool {
         a.skipped == b.skipped && a.epochs == b.epochs && a.rejectedRanges == b.rejectedRanges && a.epochsBeforeTrack == b.epochsBeforeTrack
             && a.failedEpochs.map(\.code) == b.failedEpochs.map(\.code) && a.failedEpochs.map(\.count) == b.failedEpochs.map(\.count)

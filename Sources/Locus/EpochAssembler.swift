@@ -15,19 +15,13 @@ import LocusCore
 /// batch sizes or the wall clock). Storage is fixed at the floor's locator count; adding a range
 /// and closing an epoch allocate nothing.
 package struct EpochAssembler: Sendable {
-    /// Cut period, seconds (1/rate).
-    package let periodSeconds: Double
-    /// A gap of this or more closes the epoch, seconds.
-    package let pauseSeconds: Double
+    /// The rules live in `EpochTable`; an assembler is a table of one row.
+    private var table: EpochTable
 
-    /// Latest range per locator slot in the open epoch, metres, and its time.
-    package private(set) var rangeMeters: [Double]
-    package private(set) var timeSeconds: [Double]
-    /// Slots present in the open epoch, in order of first appearance.
-    package private(set) var presentSlots: [Int]
-    private var isPresent: [Bool]
-    private var epochStart = 0.0
-    private var lastTime = -Double.infinity
+    /// Cut period, seconds (1/rate).
+    package var periodSeconds: Double { table.periodSeconds }
+    /// A gap of this or more closes the epoch, seconds.
+    package var pauseSeconds: Double { table.pauseSeconds }
 
     /// - Parameters:
     ///   - locatorCount: slots (the floor's locators).
@@ -35,54 +29,40 @@ package struct EpochAssembler: Sendable {
     ///   - pauseSeconds: the gap that separates bursts; default half the period.
     package init(locatorCount: Int, rateHertz: Double, pauseSeconds: Double? = nil) {
         precondition(rateHertz > 0 && rateHertz.isFinite, "EpochAssembler: rate must be positive")
-        periodSeconds = 1 / rateHertz
-        self.pauseSeconds = pauseSeconds ?? 0.5 / rateHertz
-        rangeMeters = [Double](repeating: 0, count: locatorCount)
-        timeSeconds = [Double](repeating: 0, count: locatorCount)
-        isPresent = [Bool](repeating: false, count: locatorCount)
-        presentSlots = []
-        presentSlots.reserveCapacity(locatorCount)
+        table = EpochTable(stride: locatorCount, rateHertz: rateHertz, pauseSeconds: pauseSeconds)
+        table.appendRow()
     }
+
+    /// Latest range per locator slot in the open epoch, metres; −1 for a slot absent from it.
+    /// O(slots): for inspection, not the hot path.
+    package var rangeMeters: [Double] { (0..<table.stride).map { table.rangeMeters(0, slot: $0) } }
+
+    /// Slots present in the open epoch, in order of first appearance. O(slots).
+    package var presentSlots: [Int] { (0..<table.presentCount(0)).map { table.presentSlot(0, $0) } }
 
     /// True when an epoch is open (has at least one range).
-    package var isOpen: Bool { !presentSlots.isEmpty }
+    package var isOpen: Bool { table.isOpen(0) }
 
     /// The open epoch's time: its latest range's time.
-    package var epochTimeSeconds: Double { lastTime }
+    package var epochTimeSeconds: Double { table.epochTimeSeconds(0) }
 
     /// The time from which the open epoch is due — no later range can join it:
-    /// min(last + pause, start + period). One expression decides both `closes(at:)` and
-    /// `isDue(at:)`, so a clock standing exactly on it always closes the epoch.
-    package var dueSeconds: Double { min(lastTime + pauseSeconds, epochStart + periodSeconds) }
+    /// min(last + pause, start + period).
+    package var dueSeconds: Double { table.dueSeconds(0) }
 
-    /// True when a range at `t` would close the open epoch first: a gap of `pauseSeconds` or more
-    /// since its latest range, or `periodSeconds` or more since its first.
-    package func closes(at t: Double) -> Bool {
-        isOpen && t >= dueSeconds
-    }
+    /// True when a range at `t` would close the open epoch first (pause or period reached).
+    package func closes(at t: Double) -> Bool { table.closes(0, at: t) }
 
-    /// True when, with the clock at `now`, no range can still join the open epoch: a live engine
-    /// solves it without waiting for the next range. The same rule as `closes(at:)`.
-    package func isDue(at now: Double) -> Bool {
-        isOpen && now >= dueSeconds
-    }
+    /// True when, with the clock at `now`, no range can still join the open epoch (its pause has
+    /// passed or its period is over): a live engine may solve it without waiting for the next range.
+    package func isDue(at now: Double) -> Bool { table.isDue(0, at: now) }
 
-    /// Adds a range to the open epoch (opening one if none is open). Call `closes(at:)` first and
-    /// take the epoch out with `reset()` after solving it when it returns true.
+    /// Adds a range (≥ 0) to the open epoch (opening one if none is open). Call `closes(at:)` first
+    /// and take the epoch out with `reset()` after solving it when it returns true.
     package mutating func add(slot: Int, rangeMeters range: Double, timeSeconds t: Double) {
-        if !isOpen { epochStart = t }
-        if !isPresent[slot] {
-            isPresent[slot] = true
-            presentSlots.append(slot)
-        }
-        rangeMeters[slot] = range
-        timeSeconds[slot] = t
-        lastTime = t
+        table.add(0, slot: slot, rangeMeters: range, timeSeconds: t)
     }
 
     /// Empties the open epoch (after it was solved).
-    package mutating func reset() {
-        for s in presentSlots { isPresent[s] = false }
-        presentSlots.removeAll(keepingCapacity: true)
-    }
+    package mutating func reset() { table.reset(0) }
 }

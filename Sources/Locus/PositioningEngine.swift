@@ -5,7 +5,7 @@ import LocusZones
 /// The synchronous, deterministic multi-tag core: ranges in, position fixes and zone events out.
 ///
 /// **Per range.** The row is checked (known floor, known locator), its locator's `biasM` is taken
-/// out (rᵢ ← max(0, rᵢ − bᵢ)) and it joins its tag's open epoch (`EpochAssembler`). With the
+/// out (rᵢ ← max(0, rᵢ − bᵢ)) and it joins its tag's open epoch (`EpochTable`, rules as in `EpochAssembler`). With the
 /// tightly coupled filter it also updates the tag's `TrackFilter` at its own timestamp.
 ///
 /// **Per epoch.** When no later range can join an epoch (a range of the same tag arrives after the
@@ -25,19 +25,20 @@ import LocusZones
 ///
 /// Steady state allocates nothing per fix beyond the growth of the output arrays.
 package struct PositioningEngine: Sendable {
+    /// The settings the engine was made with.
     package let configuration: EngineConfiguration
+    /// Per-floor locators, biases and solvers, in site order (the floor index).
     package let floors: [FloorContext]
-    private let defaultFloorIndex: Int
+    private var defaultFloorIndex: Int
     private var floorIndexByID: [FloorID: Int] = [:]
     /// Per floor: the offset settings when the engine estimates a per-tag range offset there.
     private let offsetConfigurations: [TagRangeOffsetConfiguration?]
 
     private struct TagState: Sendable {
-        var id: TagID
         var floorIndex: Int
-        var assembler: EpochAssembler
-        /// The tag's causal filter (tracking on a planar floor), created on the tag's first range.
-        var filter: TrackFilter?
+        /// True once the tag's causal filter (`filters[tag]`, tracking on a planar floor) exists;
+        /// it is created on the tag's first range.
+        var hasFilter = false
         /// Time of the tag's latest accepted range.
         var lastTimeSeconds = -Double.infinity
         /// Incremented each time an epoch closes (stale heap entries are recognised by it).
@@ -46,21 +47,59 @@ package struct PositioningEngine: Sendable {
         var offset: TagRangeOffsetEstimator? = nil
     }
     private var tags: [TagState] = []
-    private var tagIndexByID: [TagID: Int] = [:]
+    /// Every tag's open epoch (row = tag index), in flat storage.
+    private var epochs: EpochTable
+    /// Each tag's filter, by tag index (tracking only; empty for raw fixes). Kept out of
+    /// `TagState` so that the per-row state stays small (a 1.3 KB filter inline made every
+    /// element access and every array growth move it).
+    /// Non-optional: mutating through an optional array element copied the filter out and back.
+    /// A tag's slot holds a placeholder until `hasFilter`.
+    private var filters: [TrackFilter] = []
+    private var tagTable = TagTable()
 
     /// An open epoch in the heaps: `key` is its due-time lower bound (due heap) or its start
     /// (start heap); `generation` tells whether the epoch is still the one that was pushed.
-    private struct EpochEntry: Sendable {
+    private struct EpochEntry: Sendable, Comparable {
         var key: Double
         var tag: Int
         var generation: Int
+        static func < (a: EpochEntry, b: EpochEntry) -> Bool { a.key < b.key || (a.key == b.key && a.tag < b.tag) }
     }
-    private var dueHeap = MinHeap<EpochEntry> { $0.key < $1.key || ($0.key == $1.key && $0.tag < $1.tag) }
-    private var startHeap = MinHeap<EpochEntry> { $0.key < $1.key || ($0.key == $1.key && $0.tag < $1.tag) }
-    /// Fixes waiting for release, by (time, tag index).
-    private var reorder = MinHeap<(fix: PositionFix, tag: Int)> { a, b in
-        a.fix.timeSeconds < b.fix.timeSeconds || (a.fix.timeSeconds == b.fix.timeSeconds && a.tag < b.tag)
+    private var dueHeap = MinHeap<EpochEntry>()
+    private var startHeap = MinHeap<EpochEntry>()
+
+    /// A fix waiting for release, ordered by (time, tag index, sequence). The fix itself stays in
+    /// `parked[slot]` so that heap moves copy 32 bytes, not a whole `PositionFix`.
+    private struct ReorderEntry: Sendable, Comparable {
+        var timeSeconds: Double
+        var tag: Int
+        var sequence: Int
+        var slot: Int
+        static func < (a: ReorderEntry, b: ReorderEntry) -> Bool {
+            if a.timeSeconds != b.timeSeconds { return a.timeSeconds < b.timeSeconds }
+            if a.tag != b.tag { return a.tag < b.tag }
+            return a.sequence < b.sequence
+        }
     }
+    private var reorder = MinHeap<ReorderEntry>()
+    /// Parked fixes (by slot) and their floor index; `freeSlots` lists reusable slots.
+    private var parked: [PositionFix] = []
+    private var parkedFloor: [Int] = []
+    private var freeSlots: [Int] = []
+    private var reorderSequence = 0
+
+    /// The tags most recently looked up by `ingest(_:)`, round robin: a short string compare
+    /// instead of a SipHash per row (rows of a few tags interleave in time order).
+    private var recentTags: (TagID, Int, TagID, Int, TagID, Int, TagID, Int) = ("", -1, "", -1, "", -1, "", -1)
+    private var recentTagNext = 0
+    /// The floor most recently looked up by `ingest(_:)`.
+    private var lastFloorID: FloorID?
+    private var lastFloorIndex = 0
+    /// The filter settings (meaningful when `isTracking`), and whether it is tightly coupled:
+    /// taken out of `configuration` once, not per range.
+    private let filterConfiguration: TrackFilterConfiguration
+    private let isTracking: Bool
+    private let isTight: Bool
 
     // Zone judges, one per floor, sharing the clock.
     private var judges: [ZoneJudge]
@@ -91,6 +130,16 @@ package struct PositioningEngine: Sendable {
         }
         guard !site.floors.isEmpty else { throw LocusError(.siteNoFloor, "the site has no floor") }
         self.configuration = configuration
+        epochs = EpochTable(stride: max(1, site.floors.map(\.locators.count).max() ?? 1), rateHertz: configuration.rateHertz)
+        if case .kalman(let c) = configuration.tracking {
+            filterConfiguration = c
+            isTracking = true
+            isTight = c.coupling == .tight
+        } else {
+            filterConfiguration = .standard
+            isTracking = false
+            isTight = false
+        }
         floors = site.floors.map { FloorContext(floor: $0, solver: configuration.solver) }
         offsetConfigurations = floors.map { f in
             guard f.mode == .planar else { return nil }
@@ -127,6 +176,20 @@ package struct PositioningEngine: Sendable {
     /// The default floor's index (rows that name no floor).
     package var defaultFloor: Int { defaultFloorIndex }
 
+    /// Makes floor `index` the floor of rows that name none (a floor switch while running). Tags
+    /// keep their state; a tag whose next row lands on another floor closes its open epoch on the
+    /// old floor first (see `ingest`).
+    package mutating func setDefaultFloor(_ index: Int) {
+        precondition(floors.indices.contains(index), "setDefaultFloor: no floor \(index)")
+        defaultFloorIndex = index
+    }
+
+    /// The number of tags seen so far.
+    package var tagCount: Int { tags.count }
+
+    /// The floors' zones, by floor index (as the judges use them).
+    package func zones(ofFloor index: Int) -> [Zone] { floors[index].floor.zones }
+
     /// The configuration warnings of every floor's zones (SPEC §4.2), in floor order.
     package var zoneWarnings: [ZoneConfigurationWarning] { judges.flatMap(\.configurationWarnings) }
 
@@ -136,11 +199,17 @@ package struct PositioningEngine: Sendable {
     /// `diagnostics.skipped` (unknown floor, unknown anchor, negative or non-finite values, time
     /// going backwards for the tag); none throws.
     package mutating func ingest(_ m: RangeMeasurement, line: Int = 0) {
-        let tag = tagIndex(for: m.tag)
-        var floor = tags[tag].floorIndex
+        let tag = cachedTagIndex(m.tag)
+        let floor: Int
         if let id = m.floor {
-            guard let f = floorIndexByID[id] else { diagnostics.skipped.record(.unknownFloor, line: line); return }
-            floor = f
+            if let last = lastFloorID, last == id {
+                floor = lastFloorIndex
+            } else {
+                guard let f = floorIndexByID[id] else { diagnostics.skipped.record(.unknownFloor, line: line); return }
+                lastFloorID = id
+                lastFloorIndex = f
+                floor = f
+            }
         } else {
             floor = defaultFloorIndex
         }
@@ -162,43 +231,82 @@ package struct PositioningEngine: Sendable {
             // The tag changed floor: what it gathered on the old floor is solved there first.
             closeEpoch(tag)
             tags[tag].floorIndex = floor
-            tags[tag].assembler = EpochAssembler(locatorCount: floors[floor].positions.count, rateHertz: configuration.rateHertz)
-            tags[tag].filter = nil
+            tags[tag].hasFilter = false
             tags[tag].offset = nil
         }
         if tags[tag].offset == nil, let c = offsetConfigurations[floor] { tags[tag].offset = TagRangeOffsetEstimator(configuration: c) }
         tags[tag].lastTimeSeconds = t
-        if tags[tag].assembler.closes(at: t) { closeEpoch(tag) }
-        let opens = !tags[tag].assembler.isOpen
+        if epochs.closes(tag, at: t) { closeEpoch(tag) }
+        let opens = !epochs.isOpen(tag)
         let tagOffset = tags[tag].offset?.offsetMeters ?? 0
         let corrected = max(0, range - floors[floor].biasesMeters[slot] - tagOffset)
-        tags[tag].assembler.add(slot: slot, rangeMeters: corrected, timeSeconds: t)
+        epochs.add(tag, slot: slot, rangeMeters: corrected, timeSeconds: t)
         if opens {
             let g = tags[tag].epochGeneration
-            dueHeap.push(EpochEntry(key: tags[tag].assembler.dueSeconds, tag: tag, generation: g))
+            dueHeap.push(EpochEntry(key: epochs.dueSeconds(tag), tag: tag, generation: g))
             startHeap.push(EpochEntry(key: t, tag: tag, generation: g))
         }
-        if case .kalman(let filterConfiguration) = configuration.tracking, floors[floor].mode == .planar {
-            if tags[tag].filter == nil {
-                tags[tag].filter = TrackFilter(configuration: filterConfiguration, tag: tags[tag].id, floor: floors[floor].floor.id,
-                                               tagHeightMeters: floors[floor].floor.tagHeightMeters)
+        if isTracking, floors[floor].mode == .planar {
+            if !tags[tag].hasFilter {
+                filters[tag] = TrackFilter(configuration: filterConfiguration, tag: tagTable.ids[tag], floor: floors[floor].floor.id,
+                                           tagHeightMeters: floors[floor].floor.tagHeightMeters)
+                tags[tag].hasFilter = true
             }
-            if filterConfiguration.coupling == .tight {
-                let measurement = RangeMeasurement(timeSeconds: t, tag: tags[tag].id, locator: LocatorAddress(address), rangeMeters: range - tagOffset)
-                tags[tag].filter?.update(range: measurement, locator: floors[floor].floor.locators[slot])
+            if isTight {
+                let measurement = RangeMeasurement(timeSeconds: t, tag: tagTable.ids[tag], locator: LocatorAddress(address), rangeMeters: range - tagOffset)
+                filters[tag].update(range: measurement, locator: floors[floor].locators[slot])
             }
         }
         release()
     }
 
+    /// Takes a ready position (from a provider that positions by itself) as if the engine had
+    /// computed it: it moves the clock to its time, waits in the reorder buffer and is judged
+    /// against the zones of its floor. A fix on an unknown floor or with a non-finite time or
+    /// position is skipped and counted.
+    package mutating func ingest(fix: PositionFix) {
+        guard !isFinished else { return }
+        guard let floor = floorIndexByID[fix.floor] else { diagnostics.skipped.record(.unknownFloor, line: 0); return }
+        guard fix.timeSeconds.isFinite, fix.position.isFinite else { diagnostics.skipped.record(.nonFinite, line: 0); return }
+        let tag = tagIndex(for: fix.tag)
+        guard fix.timeSeconds >= tags[tag].lastTimeSeconds else { diagnostics.skipped.record(.timeBackwards, line: 0); return }
+        tags[tag].lastTimeSeconds = fix.timeSeconds
+        advance(toSeconds: fix.timeSeconds)
+        park(fix, tag: tag, floor: floor)
+        release()
+    }
+
+    /// Whether `finish()` was called (further input is ignored).
+    package var hasFinished: Bool { isFinished }
+
+    /// `tagIndex(for:)` through the small cache of recent tags.
+    private mutating func cachedTagIndex(_ id: TagID) -> Int {
+        if recentTags.1 >= 0 && recentTags.0 == id { return recentTags.1 }
+        if recentTags.3 >= 0 && recentTags.2 == id { return recentTags.3 }
+        if recentTags.5 >= 0 && recentTags.4 == id { return recentTags.5 }
+        if recentTags.7 >= 0 && recentTags.6 == id { return recentTags.7 }
+        let index = tagIndex(for: id)
+        switch recentTagNext {
+        case 0: recentTags.0 = id; recentTags.1 = index
+        case 1: recentTags.2 = id; recentTags.3 = index
+        case 2: recentTags.4 = id; recentTags.5 = index
+        default: recentTags.6 = id; recentTags.7 = index
+        }
+        recentTagNext = (recentTagNext + 1) & 3
+        return index
+    }
+
     /// The index of `tag`, registering it (on the default floor) when new.
     package mutating func tagIndex(for tag: TagID) -> Int {
-        if let known = tagIndexByID[tag] { return known }
-        let index = tags.count
-        tagIndexByID[tag] = index
-        tags.append(TagState(id: tag, floorIndex: defaultFloorIndex,
-                             assembler: EpochAssembler(locatorCount: floors[defaultFloorIndex].positions.count,
-                                                       rateHertz: configuration.rateHertz)))
+        let h = TagTable.hash(tag)
+        if let known = tagTable.index(of: tag, hash: h) { return known }
+        let index = tagTable.insert(tag, hash: h)
+        tags.append(TagState(floorIndex: defaultFloorIndex))
+        epochs.appendRow()
+        if isTracking {
+            filters.append(TrackFilter(configuration: filterConfiguration, tag: tag, floor: floors[defaultFloorIndex].floor.id,
+                                       tagHeightMeters: floors[defaultFloorIndex].floor.tagHeightMeters))
+        }
         return index
     }
 
@@ -211,11 +319,11 @@ package struct PositioningEngine: Sendable {
         clockSeconds = t
         while let top = dueHeap.top, top.key <= t {
             dueHeap.pop()
-            guard tags[top.tag].epochGeneration == top.generation, tags[top.tag].assembler.isOpen else { continue }
-            if tags[top.tag].assembler.isDue(at: t) {
+            guard tags[top.tag].epochGeneration == top.generation, epochs.isOpen(top.tag) else { continue }
+            if epochs.isDue(top.tag, at: t) {
                 closeEpoch(top.tag)
             } else {
-                dueHeap.push(EpochEntry(key: tags[top.tag].assembler.dueSeconds, tag: top.tag, generation: top.generation))
+                dueHeap.push(EpochEntry(key: epochs.dueSeconds(top.tag), tag: top.tag, generation: top.generation))
             }
         }
         release()
@@ -257,20 +365,23 @@ package struct PositioningEngine: Sendable {
     /// Releases the fixes no open epoch can precede (time < min(clock, earliest open epoch start)),
     /// or all of them, to `fixes` and the zone judges.
     private mutating func release(all: Bool = false) {
+        // Most rows release nothing: no parked fix, or the earliest is not before the clock.
+        guard let first = reorder.top, all || first.timeSeconds < clockSeconds else { return }
         var watermark = clockSeconds
         while let top = startHeap.top {
-            if tags[top.tag].epochGeneration == top.generation && tags[top.tag].assembler.isOpen {
+            if tags[top.tag].epochGeneration == top.generation && epochs.isOpen(top.tag) {
                 watermark = min(watermark, top.key)
                 break
             }
             startHeap.pop()
         }
         var released = false
-        while let top = reorder.top, all || top.fix.timeSeconds < watermark {
+        while let top = reorder.top, all || top.timeSeconds < watermark {
             reorder.pop()
-            let fix = top.fix
+            let fix = parked[top.slot]
+            let floor = parkedFloor[top.slot]
+            freeSlots.append(top.slot)
             fixes.append(fix)
-            let floor = floorIndexByID[fix.floor] ?? defaultFloorIndex
             for f in judges.indices {
                 if f == floor {
                     try? judges[f].judge(fix, into: &eventScratch[f])
@@ -295,32 +406,48 @@ package struct PositioningEngine: Sendable {
         for f in eventScratch.indices { eventScratch[f].removeAll(keepingCapacity: true) }
     }
 
+    /// Puts a fix into the reorder buffer (reusing a free slot).
+    private mutating func park(_ fix: PositionFix, tag: Int, floor: Int) {
+        let slot: Int
+        if let free = freeSlots.popLast() {
+            slot = free
+            parked[slot] = fix
+            parkedFloor[slot] = floor
+        } else {
+            slot = parked.count
+            parked.append(fix)
+            parkedFloor.append(floor)
+        }
+        reorderSequence += 1
+        reorder.push(ReorderEntry(timeSeconds: fix.timeSeconds, tag: tag, sequence: reorderSequence, slot: slot))
+    }
+
     // MARK: epochs
 
     /// Gives tag `tag`'s open epoch (if any) its fix (into the reorder buffer) and empties it.
     private mutating func closeEpoch(_ tag: Int) {
-        guard tags[tag].assembler.isOpen else { return }
+        guard epochs.isOpen(tag) else { return }
         diagnostics.epochs += 1
         defer {
-            tags[tag].assembler.reset()
+            epochs.reset(tag)
             tags[tag].epochGeneration += 1
         }
-        let time = tags[tag].assembler.epochTimeSeconds
+        let time = epochs.epochTimeSeconds(tag)
+        let floorIndex = tags[tag].floorIndex
         if tags[tag].offset != nil { updateOffset(tag) }
-        if tags[tag].filter != nil, case .kalman(let c) = configuration.tracking, c.coupling == .tight {
-            if let fix = tags[tag].filter?.takeFix(atSeconds: time) {
-                reorder.push((fix, tag))
+        if isTight, tags[tag].hasFilter {
+            if let fix = filters[tag].takeFix(atSeconds: time) {
+                park(fix, tag: tag, floor: floorIndex)
             } else {
                 diagnostics.epochsBeforeTrack += 1
             }
             return
         }
-        let floorIndex = tags[tag].floorIndex
-        let slots = tags[tag].assembler.presentSlots
-        let n = slots.count
-        for (k, slot) in slots.enumerated() {
+        let n = epochs.presentCount(tag)
+        for k in 0..<n {
+            let slot = epochs.presentSlot(tag, k)
             scratchLocators[k] = floors[floorIndex].positions[slot]
-            scratchRanges[k] = tags[tag].assembler.rangeMeters[slot]
+            scratchRanges[k] = epochs.rangeMeters(tag, slot: slot)
         }
         let solver = floors[floorIndex].solver
         var outcome: Result<TrilaterationSolution, LocusError> = .failure(LocusError(.tooFewRanges, "empty epoch"))
@@ -339,26 +466,26 @@ package struct PositioningEngine: Sendable {
         case .success(let solution):
             var rejected = LocatorList()
             if solution.rejectedCount > 0 {
-                for (k, slot) in slots.enumerated() where k < 64 && solution.rejectedMask & (1 << UInt64(k)) != 0 {
-                    rejected.append(floors[floorIndex].addresses[slot])
+                for k in 0..<min(n, 64) where solution.rejectedMask & (1 << UInt64(k)) != 0 {
+                    rejected.append(floors[floorIndex].addresses[epochs.presentSlot(tag, k)])
                 }
                 diagnostics.rejectedRanges += solution.rejectedCount
             }
             let quality = FixQuality(hdop: solution.hdop, vdop: solution.vdop, pdop: solution.pdop,
                                      residualRMSMeters: solution.residualRMSMeters, locatorsUsed: solution.locatorsUsed,
                                      rejected: rejected)
-            let raw = PositionFix(timeSeconds: time, tag: tags[tag].id, floor: floors[floorIndex].floor.id,
+            let raw = PositionFix(timeSeconds: time, tag: tagTable.ids[tag], floor: floors[floorIndex].floor.id,
                                   position: solution.position, covariance: solution.covariance, quality: quality)
-            if tags[tag].filter != nil {
+            if tags[tag].hasFilter {
                 // Loosely coupled: the least-squares fix is the filter's measurement.
-                tags[tag].filter?.update(fix: raw)
-                if let fix = tags[tag].filter?.takeFix(atSeconds: time) {
-                    reorder.push((fix, tag))
+                filters[tag].update(fix: raw)
+                if let fix = filters[tag].takeFix(atSeconds: time) {
+                    park(fix, tag: tag, floor: floorIndex)
                 } else {
                     diagnostics.epochsBeforeTrack += 1
                 }
             } else {
-                reorder.push((raw, tag))
+                park(raw, tag: tag, floor: floorIndex)
             }
         case .failure(let error):
             diagnostics.recordFailure(error.code)
@@ -370,7 +497,7 @@ extension PositioningEngine {
     /// Tag `tag`'s current common range offset estimate b̂ (metres) and the floor it applies to, or
     /// nil when the engine estimates none for it (see `EngineConfiguration.tagRangeOffset`).
     package func tagRangeOffset(_ tag: TagID) -> (floorIndex: Int, offsetMeters: Double)? {
-        guard let i = tagIndexByID[tag], let offset = tags[i].offset, offset.updates > 0 else { return nil }
+        guard let i = tagTable.index(of: tag, hash: TagTable.hash(tag)), let offset = tags[i].offset, offset.updates > 0 else { return nil }
         return (tags[i].floorIndex, offset.offsetMeters)
     }
 
@@ -378,14 +505,14 @@ extension PositioningEngine {
     /// estimator. No allocation.
     private mutating func updateOffset(_ tag: Int) {
         let floorIndex = tags[tag].floorIndex
-        let slots = tags[tag].assembler.presentSlots
-        let n = slots.count
-        for (k, slot) in slots.enumerated() {
+        let n = epochs.presentCount(tag)
+        for k in 0..<n {
+            let slot = epochs.presentSlot(tag, k)
             scratchLocators[k] = floors[floorIndex].positions[slot]
-            scratchRanges[k] = tags[tag].assembler.rangeMeters[slot]
+            scratchRanges[k] = epochs.rangeMeters(tag, slot: slot)
         }
         let h = floors[floorIndex].floor.tagHeightMeters
-        let time = tags[tag].assembler.epochTimeSeconds
+        let time = epochs.epochTimeSeconds(tag)
         scratchLocators.withUnsafeBufferPointer { lp in
             scratchRanges.withUnsafeBufferPointer { rp in
                 tags[tag].offset?.update(locators: UnsafeBufferPointer(rebasing: lp[0..<n]),

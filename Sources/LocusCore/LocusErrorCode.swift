@@ -39,6 +39,8 @@ public enum LocusErrorCode: String, Sendable, CaseIterable, Comparable {
     case invalidLocatorAddress = "E3111"
     /// A value is outside its allowed range (e.g. an `inCount` that is not a whole number).
     case siteValueOutOfRange = "E3112"
+    /// The floor has no zones yet: positions flow, no zone events (logged at `info`, not an error).
+    case floorHasNoZones = "E3003"
 
     // E4xxx: positioning at run time
     /// Too few usable ranges for the mode (3 planar, 4 spatial).
@@ -67,6 +69,8 @@ public enum LocusErrorCode: String, Sendable, CaseIterable, Comparable {
     case undeliveredPositions = "E5006"
     /// LAPACK reported an illegal argument: a bug in Locus, never the user's data.
     case lapackInternal = "E5101"
+    /// The position sink did not acknowledge a batch; it stays pending and is offered again.
+    case deliveryFailed = "E5007"
 
     public static func < (lhs: LocusErrorCode, rhs: LocusErrorCode) -> Bool { lhs.rawValue < rhs.rawValue }
 }

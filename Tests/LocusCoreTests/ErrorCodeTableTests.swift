@@ -17,6 +17,7 @@ struct ErrorCodeTableTests {
         ("E4005", "filterDivergence"),
         ("E5001", "fileUnreadable"), ("E5002", "malformedJSON"), ("E5003", "csvMissingColumn"), ("E5004", "malformedCSV"),
         ("E5005", "fileUnwritable"), ("E5006", "undeliveredPositions"), ("E5101", "lapackInternal"),
+        ("E3003", "floorHasNoZones"), ("E5007", "deliveryFailed"),
     ]
 
     @Test("published codes keep their meaning")

@@ -1,0 +1,2 @@
+// Users of `import Locus` see the vocabulary (Site, Floor, Zone, PositionFix, ZoneEvent, LocusError, …).
+@_exported import LocusCore

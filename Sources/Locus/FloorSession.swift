@@ -1,0 +1,630 @@
+import LocusCore
+import LocusIO
+import LocusSolvers
+import Synchronization
+
+/// The SDK-style session over one `Site`: ranges (or a provider) in; positions, zone events,
+/// batches for a sink and log messages out. Names follow the console SDK: `begin()`,
+/// `begin(provider:)`, `end()`, `isRunning`, `floor`, `setFloorMap(_:buildingID:)`,
+/// `refreshZones()`, `send()`, `empty()`, callbacks `onPosition`, `onZoneEnter`, `onZoneExit`,
+/// `onZoneDwell`, and `positionStream()`/`zoneEventStream()` as `AsyncStream`s.
+///
+/// **Determinism.** Positions and events come from a `PositioningEngine`: they depend on the data
+/// alone (its timestamps), never on call sizes, threads or the wall clock, and equal `locus
+/// replay`'s output for the same trace.
+///
+/// **Threads.** Every method may be called from any thread. State sits behind one lock; callbacks,
+/// streams, the sink and the log hook are called outside it, in order, by one thread at a time (the
+/// caller whose call produced them, or the one already dispatching). A callback may call back into
+/// the session; what that produces is delivered after the current callback returns.
+///
+/// **Delivery.** With a sink, positions are batched (`DeliveryPolicy`: 300 positions or 60 s of
+/// data time, and on `send()` and `end()`); `empty()` discards what is buffered. With a spool
+/// directory, batches are durable: a killed process loses no position, and the next session on
+/// the same spool delivers the pending batches first.
+///
+/// Several sessions may coexist (one per venue or stream); they share nothing.
+public final class FloorSession: Sendable {
+    /// How a session positions and delivers. Defaults in `standard`.
+    public struct Configuration: Sendable, Hashable {
+        /// Output rate per tag, Hz (> 0; default 4).
+        public var rateHertz: Double
+        /// The floor map the session starts with; nil means none until `setFloorMap(_:buildingID:)`
+        /// (ranges that name no floor are then dropped with E3001).
+        public var floor: FloorID?
+        /// What turns ranges into positions.
+        public var positioning: Positioning
+        /// Batching and the durable spool.
+        public var delivery: DeliveryPolicy
+
+        /// What turns ranges into positions.
+        public enum Positioning: Sendable, Hashable {
+            /// Raw per-epoch least-squares fixes (`locus replay --filter none`).
+            case leastSquares
+            /// The causal tracking filter (`locus replay`'s default).
+            case kalman
+        }
+
+        /// A configuration.
+        public init(rateHertz: Double = 4, floor: FloorID? = nil, positioning: Positioning = .kalman,
+                    delivery: DeliveryPolicy = .standard) {
+            self.rateHertz = rateHertz
+            self.floor = floor
+            self.positioning = positioning
+            self.delivery = delivery
+        }
+
+        /// 4 Hz, no floor map yet, the causal filter, batches of 300 positions or 60 s in memory.
+        public static let standard = Configuration()
+    }
+
+    /// Receives a position (`onPosition`).
+    public typealias PositionHandler = @Sendable (PositionFix) -> Void
+    /// Receives a zone enter or exit: the zone (from the site) and the event.
+    public typealias ZoneHandler = @Sendable (Zone, ZoneEvent) -> Void
+    /// Receives a dwell: the zone, the seconds since entry, and the event.
+    public typealias DwellHandler = @Sendable (Zone, Double, ZoneEvent) -> Void
+    /// Receives log messages: their level and their text (with the code) in the session's language.
+    public typealias LogHandler = @Sendable (LogLevel, String) -> Void
+
+    /// The site the session positions in.
+    public let site: Site
+    private let engineConfiguration: EngineConfiguration
+    private let initialFloor: Int?
+    private let sink: (any PositionSink)?
+    private let zonesByFloor: [FloorID: [ZoneID: Zone]]
+    private let state: Mutex<State>
+
+    private struct Handlers: Sendable {
+        var position: PositionHandler?
+        var zoneEnter: ZoneHandler?
+        var zoneExit: ZoneHandler?
+        var zoneDwell: DwellHandler?
+        var log: LogHandler?
+        var minimumLevel: LogLevel = .log
+        var language: LogLanguage?
+    }
+
+    private enum Item: Sendable {
+        case position(PositionFix)
+        case event(ZoneEvent)
+        case log(LogMessage)
+        case deliverPending
+        case finishStreams
+    }
+
+    private struct State {
+        var engine: PositioningEngine
+        var isRunning = false
+        var floorIndex: Int?
+        var tagFloors: [TagID: Int] = [:]
+        var provider: (any PositioningProvider)?
+        var generation = 0
+        var delivery: PositionDelivery
+        var handlers = Handlers()
+        var positionContinuations: [Int: AsyncStream<PositionFix>.Continuation] = [:]
+        var eventContinuations: [Int: AsyncStream<ZoneEvent>.Continuation] = [:]
+        var nextContinuation = 0
+        var queue: [Item] = []
+        var isDispatching = false
+        var loggedFailures: [LocusErrorCode: Int] = [:]
+        var droppedNoFloor = 0
+        var droppedNotRunning = 0
+        var unknownFloors: Set<FloorID> = []
+        var positionsSinceBegin = 0
+        var eventsSinceBegin = 0
+    }
+
+    /// A session over `site`.
+    /// - Parameters:
+    ///   - sink: where batches of positions go; nil for callbacks and streams only.
+    /// - Throws: `E1003` for a rate or batch limits out of range; `E3002` when `configuration.floor`
+    ///   names no floor of the site; `E3107` for a site without floors; `E5005`/`E5001` when the
+    ///   spool directory cannot be created or read; the zone codes for invalid zones.
+    public convenience init(site: Site, configuration: Configuration = .standard, sink: (any PositionSink)? = nil) throws(LocusError) {
+        var engine = EngineConfiguration.standard
+        engine.rateHertz = configuration.rateHertz
+        engine.tracking = configuration.positioning == .leastSquares ? .none : .kalman(.standard)
+        try self.init(site: site, engineConfiguration: engine, floor: configuration.floor, delivery: configuration.delivery, sink: sink)
+    }
+
+    /// A session over the site file at `sitePath` (SPEC §1).
+    /// - Throws: the site decoder's codes (E3xxx, E5001, E5002), and those of `init(site:configuration:sink:)`.
+    public convenience init(sitePath: String, configuration: Configuration = .standard, sink: (any PositionSink)? = nil) throws(LocusError) {
+        try self.init(site: try SiteDecoder.load(path: sitePath), configuration: configuration, sink: sink)
+    }
+
+    /// A session with a full engine configuration (for the command line, the C ABI and tests).
+    /// - Throws: see `init(site:configuration:sink:)`.
+    package init(site: Site, engineConfiguration: EngineConfiguration, floor: FloorID?, delivery: DeliveryPolicy,
+                 sink: (any PositionSink)?) throws(LocusError) {
+        var configuration = engineConfiguration
+        configuration.defaultFloor = nil
+        let engine = try PositioningEngine(site: site, configuration: configuration)
+        var initialFloor: Int? = nil
+        if let floor {
+            guard let i = engine.floorIndex(floor) else {
+                throw LocusError(.unknownFloor, "no floor '\(floor)' in the site (floors: \(site.floors.map(\.id.rawValue).joined(separator: ", ")))")
+            }
+            initialFloor = i
+        }
+        self.site = site
+        self.engineConfiguration = configuration
+        self.initialFloor = initialFloor
+        self.sink = sink
+        var zones: [FloorID: [ZoneID: Zone]] = [:]
+        for f in site.floors { zones[f.id] = Dictionary(f.zones.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }) }
+        zonesByFloor = zones
+        let delivery = try PositionDelivery(policy: delivery)
+        var state = State(engine: engine, delivery: delivery)
+        state.floorIndex = initialFloor
+        if let initialFloor { state.engine.setDefaultFloor(initialFloor) }
+        self.state = Mutex(state)
+    }
+
+    deinit {
+        let (undelivered, spooled, handlers) = state.withLock { s in
+            (s.delivery.undeliveredCount, s.delivery.spool != nil, s.handlers)
+        }
+        if undelivered > 0 && sink != nil {
+            let message = LogMessage(spooled ? .warn : .error, .undeliveredPositions, .undelivered(positions: undelivered, spooled: spooled))
+            emit(message, handlers)
+        }
+    }
+
+    // MARK: callbacks and streams
+
+    /// Called with every position, in (time, tag) order.
+    public var onPosition: PositionHandler? {
+        get { state.withLock { $0.handlers.position } }
+        set { state.withLock { $0.handlers.position = newValue } }
+    }
+    /// Called when a tag enters a zone (SPEC §4.2).
+    public var onZoneEnter: ZoneHandler? {
+        get { state.withLock { $0.handlers.zoneEnter } }
+        set { state.withLock { $0.handlers.zoneEnter = newValue } }
+    }
+    /// Called when a tag leaves a zone (SPEC §4.3).
+    public var onZoneExit: ZoneHandler? {
+        get { state.withLock { $0.handlers.zoneExit } }
+        set { state.withLock { $0.handlers.zoneExit = newValue } }
+    }
+    /// Called at each dwell time k·dwellSeconds after entry (SPEC §4.4) with the seconds since entry.
+    public var onZoneDwell: DwellHandler? {
+        get { state.withLock { $0.handlers.zoneDwell } }
+        set { state.withLock { $0.handlers.zoneDwell = newValue } }
+    }
+
+    /// Installs the debug-log hook: it receives each message at `minimumLevel` or above.
+    public func setDebugLog(minimumLevel: LogLevel = .log, _ hook: LogHandler?) {
+        state.withLock {
+            $0.handlers.log = hook
+            $0.handlers.minimumLevel = minimumLevel
+        }
+    }
+
+    /// Chooses the language of log texts: `"en"`, `"ko"` or `"ja"`; nil means the process locale
+    /// (`LC_ALL`, `LC_MESSAGES`, `LANG`).
+    /// - Throws: `E1003` for another language.
+    public func setLanguage(_ code: String?) throws(LocusError) {
+        var language: LogLanguage? = nil
+        if let code {
+            guard let l = LogLanguage(code: code) else {
+                throw LocusError(.invalidArgument, "no log texts in '\(code)': use en, ko or ja")
+            }
+            language = l
+        }
+        state.withLock { $0.handlers.language = language }
+    }
+
+    /// A stream of every position from now on; it finishes at `end()`.
+    public func positionStream() -> AsyncStream<PositionFix> {
+        let (stream, continuation) = AsyncStream<PositionFix>.makeStream()
+        let id = state.withLock { s in
+            s.nextContinuation += 1
+            s.positionContinuations[s.nextContinuation] = continuation
+            return s.nextContinuation
+        }
+        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.positionContinuations.removeValue(forKey: id) } }
+        return stream
+    }
+
+    /// A stream of every zone event (enter, dwell, exit) from now on; it finishes at `end()`.
+    public func zoneEventStream() -> AsyncStream<ZoneEvent> {
+        let (stream, continuation) = AsyncStream<ZoneEvent>.makeStream()
+        let id = state.withLock { s in
+            s.nextContinuation += 1
+            s.eventContinuations[s.nextContinuation] = continuation
+            return s.nextContinuation
+        }
+        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.eventContinuations.removeValue(forKey: id) } }
+        return stream
+    }
+
+    // MARK: lifecycle
+
+    /// True between `begin()` and `end()`.
+    public var isRunning: Bool { state.withLock { $0.isRunning } }
+
+    /// The current floor map, nil when none is set.
+    public var floor: Floor? { state.withLock { s in s.floorIndex.map { site.floors[$0] } } }
+
+    /// Starts the session; ranges are taken from now on. Batches left in the spool by an earlier
+    /// process are delivered first. A session that ended starts afresh (new tracks, new zone state).
+    /// - Throws: `E1002` when it is already running.
+    public func begin() throws(LocusError) {
+        try state.withLock { (s: inout State) throws(LocusError) in try start(&s) }
+        dispatch()
+    }
+
+    /// Starts the session fed by `provider` (see `begin()`); `end()` stops the provider.
+    /// - Throws: `E1002` when it is already running.
+    public func begin(provider: some PositioningProvider) throws(LocusError) {
+        let generation = try state.withLock { (s: inout State) throws(LocusError) -> Int in
+            try start(&s)
+            s.provider = provider
+            return s.generation
+        }
+        dispatch()
+        provider.start(output: ProviderOutput(session: self, generation: generation))
+    }
+
+    private func start(_ s: inout State) throws(LocusError) {
+        guard !s.isRunning else { throw LocusError(.callOrder, "the session is already running: call end() first") }
+        if s.engine.hasFinished {
+            // A new run: fresh tracks and zone state, the floor map kept.
+            do throws(LocusError) {
+                s.engine = try PositioningEngine(site: site, configuration: engineConfiguration)
+            } catch {
+                preconditionFailure("a site that made an engine once makes it again: \(error)")
+            }
+            if let f = s.floorIndex { s.engine.setDefaultFloor(f) }
+        }
+        s.isRunning = true
+        s.generation += 1
+        s.loggedFailures.removeAll()
+        s.positionsSinceBegin = 0
+        s.eventsSinceBegin = 0
+        s.queue.append(.log(LogMessage(.info, nil, .began(floor: s.floorIndex.map { site.floors[$0].id.rawValue }))))
+        if let f = s.floorIndex { describeFloor(f, into: &s) }
+        if !s.delivery.pending.isEmpty {
+            let n = s.delivery.pending.reduce(0) { $0 + $1.positions.count }
+            s.queue.append(.log(LogMessage(.info, nil, .recovered(batches: s.delivery.pending.count, positions: n))))
+            s.queue.append(.deliverPending)
+        }
+    }
+
+    /// Ends the session: solves what is open, releases every position and event (the clock stays
+    /// at the latest time seen: no synthetic exits, SPEC §4.6), delivers every buffered position to
+    /// the sink, stops the provider and finishes the streams. Calling it when not running does nothing.
+    public func end() {
+        let provider = state.withLock { (s: inout State) -> (any PositioningProvider)? in
+            guard s.isRunning else { return nil }
+            s.isRunning = false
+            s.engine.finish()
+            collect(&s)
+            if let e = s.delivery.seal() { s.queue.append(.log(spoolFailure(e))) }
+            s.queue.append(.deliverPending)
+            s.queue.append(.log(LogMessage(.info, nil, .ended(positions: s.positionsSinceBegin, events: s.eventsSinceBegin))))
+            s.queue.append(.finishStreams)
+            defer { s.provider = nil }
+            return s.provider
+        }
+        provider?.stop()
+        dispatch()
+    }
+
+    /// Waits until the provider given to `begin(provider:)` has delivered everything (a recording
+    /// played to its end). Returns at once without a provider.
+    public func waitForProvider() async {
+        let provider = state.withLock { $0.provider }
+        await provider?.finished()
+    }
+
+    /// Switches the floor map (ranges that name no floor are positioned on `floorID` from now on),
+    /// while running or not; tracks and zone state are kept.
+    /// - Throws: `E3002` when the building is not the site's or the floor is not one of its floors.
+    public func setFloorMap(_ floorID: FloorID, buildingID: String) throws(LocusError) {
+        guard buildingID == site.building.id else {
+            throw LocusError(.unknownFloor, "building '\(buildingID)' is not this session's site ('\(site.building.id)')")
+        }
+        try state.withLock { (s: inout State) throws(LocusError) in
+            guard let i = s.engine.floorIndex(floorID) else {
+                throw LocusError(.unknownFloor, "no floor '\(floorID)' in building '\(buildingID)'")
+            }
+            s.floorIndex = i
+            s.engine.setDefaultFloor(i)
+            s.queue.append(.log(LogMessage(.info, nil, .floorSwitched(floor: floorID.rawValue, building: buildingID))))
+            describeFloor(i, into: &s)
+        }
+        dispatch()
+    }
+
+    /// Puts `tag` on floor `floorID` (rows of that tag that name no floor), or back on the floor map with nil.
+    /// - Throws: `E3002` for a floor the site does not have.
+    public func setFloor(_ floorID: FloorID?, forTag tag: TagID) throws(LocusError) {
+        try state.withLock { (s: inout State) throws(LocusError) in
+            guard let floorID else { s.tagFloors[tag] = nil; return }
+            guard let i = s.engine.floorIndex(floorID) else { throw LocusError(.unknownFloor, "no floor '\(floorID)' in the site") }
+            s.tagFloors[tag] = i
+        }
+    }
+
+    /// The zones of the current floor map (empty without one); an empty floor is logged at `info`
+    /// (E3003), not as an error. Zones come from the session's `Site`.
+    @discardableResult
+    public func refreshZones() -> [Zone] {
+        let zones = state.withLock { (s: inout State) -> [Zone] in
+            guard let f = s.floorIndex else { return [] }
+            describeFloor(f, into: &s)
+            return site.floors[f].zones
+        }
+        dispatch()
+        return zones
+    }
+
+    /// Seals the buffered positions into a batch and delivers every pending batch now.
+    public func send() {
+        state.withLock { s in
+            if let e = s.delivery.seal() { s.queue.append(.log(spoolFailure(e))) }
+            s.queue.append(.deliverPending)
+        }
+        dispatch()
+    }
+
+    /// Discards the buffered and pending positions (and their spool files) without delivering them.
+    public func empty() {
+        state.withLock { s in
+            let n = s.delivery.discard()
+            s.queue.append(.log(LogMessage(.info, nil, .discarded(positions: n))))
+        }
+        dispatch()
+    }
+
+    // MARK: input
+
+    /// Takes one range measurement (`locus replay`'s row): its floor is the row's, else the tag's
+    /// (`setFloor(_:forTag:)`), else the floor map. Rows that cannot be used are counted and logged
+    /// with their code (E1002 not running, E3001 no floor map, E3002 unknown floor); epochs without
+    /// a fix are logged with theirs (E4xxx). Nothing throws per row.
+    public func ingest(_ measurement: RangeMeasurement) {
+        state.withLock { s in
+            accept(measurement, line: 0, &s)
+            collect(&s)
+        }
+        dispatch()
+    }
+
+    /// Takes range measurements in order (one lock for all of them).
+    public func ingest(contentsOf measurements: some Sequence<RangeMeasurement>) {
+        state.withLock { s in
+            for m in measurements { accept(m, line: 0, &s) }
+            collect(&s)
+        }
+        dispatch()
+    }
+
+    /// Moves the stream clock to `timeSeconds` (a timer tick): epochs that no later range can join
+    /// are solved and tags that stopped reporting exit their zones. Ignored when not running.
+    public func advance(toSeconds timeSeconds: Double) {
+        state.withLock { s in
+            guard s.isRunning else { return }
+            s.engine.advance(toSeconds: timeSeconds)
+            collect(&s)
+        }
+        dispatch()
+    }
+
+    // MARK: provider entry points
+
+    func acceptsProvider(_ generation: Int) -> Bool {
+        state.withLock { $0.isRunning && $0.generation == generation }
+    }
+
+    func providerIngest(_ measurements: [RangeMeasurement], lines: [Int]?, generation: Int) {
+        state.withLock { s in
+            guard s.isRunning, s.generation == generation else { return }
+            for (k, m) in measurements.enumerated() { accept(m, line: lines?[k] ?? 0, &s) }
+            collect(&s)
+        }
+        dispatch()
+    }
+
+    func providerEnteredBuilding(_ buildingID: String) {
+        state.withLock { s in
+            guard s.isRunning, buildingID == site.building.id, s.floorIndex == nil else { return }
+            s.floorIndex = 0
+            s.engine.setDefaultFloor(0)
+            s.queue.append(.log(LogMessage(.info, nil, .floorSwitched(floor: site.floors[0].id.rawValue, building: buildingID))))
+            describeFloor(0, into: &s)
+        }
+        dispatch()
+    }
+
+    func providerPosition(_ fix: PositionFix) {
+        state.withLock { s in
+            guard s.isRunning else { return }
+            s.engine.ingest(fix: fix)
+            // A ready position is final: move the clock just past it so that it is released now.
+            s.engine.advance(toSeconds: fix.timeSeconds.nextUp)
+            collect(&s)
+        }
+        dispatch()
+    }
+
+    func providerZoneEvent(_ event: ZoneEvent) {
+        state.withLock { s in
+            guard s.isRunning else { return }
+            s.eventsSinceBegin += 1
+            s.queue.append(.event(event))
+        }
+        dispatch()
+    }
+
+    // MARK: internals (under the lock)
+
+    private func accept(_ m: RangeMeasurement, line: Int, _ s: inout State) {
+        guard s.isRunning else {
+            s.droppedNotRunning += 1
+            if Self.isMilestone(s.droppedNotRunning) {
+                s.queue.append(.log(LogMessage(.warn, .callOrder, .notRunning(dropped: s.droppedNotRunning))))
+            }
+            return
+        }
+        if let id = m.floor {
+            if s.engine.floorIndex(id) == nil, s.unknownFloors.insert(id).inserted {
+                s.queue.append(.log(LogMessage(.warn, .unknownFloor, .unknownFloor(floor: id.rawValue))))
+            }
+            s.engine.ingest(m, line: line)
+            return
+        }
+        if !s.tagFloors.isEmpty, let f = s.tagFloors[m.tag] {
+            var onFloor = m
+            onFloor.floor = site.floors[f].id
+            s.engine.ingest(onFloor, line: line)
+            return
+        }
+        guard s.floorIndex != nil else {
+            s.droppedNoFloor += 1
+            if Self.isMilestone(s.droppedNoFloor) {
+                s.queue.append(.log(LogMessage(.warn, .noFloorMap, .noFloorMap(dropped: s.droppedNoFloor))))
+            }
+            return
+        }
+        s.engine.ingest(m, line: line)
+    }
+
+    /// Moves what the engine released into the queue (and the delivery), and logs new failures.
+    private func collect(_ s: inout State) {
+        let fixes = s.engine.drainFixes()
+        if !fixes.isEmpty {
+            s.positionsSinceBegin += fixes.count
+            let sealedBefore = s.delivery.openSequence
+            if sink != nil, let e = s.delivery.add(fixes) { s.queue.append(.log(spoolFailure(e))) }
+            for f in fixes { s.queue.append(.position(f)) }
+            // Offer batches when one was sealed (a refused batch is retried then, on send() and end()).
+            if sink != nil && s.delivery.openSequence != sealedBefore { s.queue.append(.deliverPending) }
+        }
+        let events = s.engine.drainEvents()
+        if !events.isEmpty {
+            s.eventsSinceBegin += events.count
+            for e in events { s.queue.append(.event(e)) }
+        }
+        for (code, count) in s.engine.diagnostics.failedEpochs {
+            // Log the first failure of a code, then each time the count passes 10, 100, 1000, …
+            let logged = s.loggedFailures[code] ?? 0
+            if count > 0 && (logged == 0 || count >= Self.nextMilestone(after: logged)) {
+                s.loggedFailures[code] = count
+                s.queue.append(.log(LogMessage(.warn, code, .epochsFailed(count: count))))
+            }
+        }
+    }
+
+    private func describeFloor(_ f: Int, into s: inout State) {
+        let floor = site.floors[f]
+        if floor.zones.isEmpty {
+            s.queue.append(.log(LogMessage(.info, .floorHasNoZones, .floorHasNoZones(floor: floor.id.rawValue))))
+        }
+        if floor.sessionID == nil {
+            s.queue.append(.log(LogMessage(.info, nil, .floorWithoutSessionID(floor: floor.id.rawValue))))
+        }
+    }
+
+    private func spoolFailure(_ e: LocusError) -> LogMessage {
+        LogMessage(.error, e.code, .spoolFailed(path: e.context.file ?? "", reason: e.message))
+    }
+
+    /// The least power of ten greater than `n`.
+    private static func nextMilestone(after n: Int) -> Int {
+        var m = 1
+        while m <= n { m *= 10 }
+        return m
+    }
+
+    /// 1, 10, 100, … (logs a growing count without flooding).
+    private static func isMilestone(_ n: Int) -> Bool {
+        var m = 1
+        while m < n { m *= 10 }
+        return m == n
+    }
+
+    // MARK: dispatch (outside the lock, one thread at a time, in order)
+
+    private func dispatch() {
+        let claimed = state.withLock { s -> Bool in
+            guard !s.isDispatching, !s.queue.isEmpty else { return false }
+            s.isDispatching = true
+            return true
+        }
+        guard claimed else { return }
+        while true {
+            let work = state.withLock { s -> (items: [Item], handlers: Handlers, positions: [AsyncStream<PositionFix>.Continuation],
+                                              events: [AsyncStream<ZoneEvent>.Continuation])? in
+                guard !s.queue.isEmpty else {
+                    s.isDispatching = false
+                    return nil
+                }
+                let items = s.queue
+                s.queue.removeAll(keepingCapacity: true)
+                return (items, s.handlers, s.positionContinuations.sorted { $0.key < $1.key }.map(\.value),
+                        s.eventContinuations.sorted { $0.key < $1.key }.map(\.value))
+            }
+            guard let work else { return }
+            for item in work.items {
+                switch item {
+                case .position(let fix):
+                    work.handlers.position?(fix)
+                    for c in work.positions { c.yield(fix) }
+                case .event(let event):
+                    let zone = zonesByFloor[event.floor]?[event.zone] ?? Zone(id: event.zone, polygon: [])
+                    switch event.kind {
+                    case .enter: work.handlers.zoneEnter?(zone, event)
+                    case .exit: work.handlers.zoneExit?(zone, event)
+                    case .dwell: work.handlers.zoneDwell?(zone, event.dwellSeconds ?? 0, event)
+                    }
+                    for c in work.events { c.yield(event) }
+                case .log(let message):
+                    emit(message, work.handlers)
+                case .deliverPending:
+                    deliverPending(work.handlers)
+                case .finishStreams:
+                    for c in work.positions { c.finish() }
+                    for c in work.events { c.finish() }
+                    state.withLock { s in
+                        s.positionContinuations.removeAll()
+                        s.eventContinuations.removeAll()
+                    }
+                }
+            }
+        }
+    }
+
+    /// Offers the pending batches to the sink in order; stops at the first it refuses.
+    private func deliverPending(_ handlers: Handlers) {
+        guard let sink else { return }
+        while let batch = state.withLock({ $0.delivery.nextPending }) {
+            do {
+                try sink.deliver(batch)
+                state.withLock { $0.delivery.acknowledge(batch.sequence) }
+            } catch {
+                let reason = (error as? LocusError)?.message ?? "\(error)"
+                emit(LogMessage(.error, .deliveryFailed, .deliveryFailed(sequence: batch.sequence, positions: batch.positions.count,
+                                                                          reason: reason)), handlers)
+                return
+            }
+        }
+    }
+
+    private func emit(_ message: LogMessage, _ handlers: Handlers) {
+        guard let hook = handlers.log, message.level >= handlers.minimumLevel else { return }
+        hook(message.level, message.text(in: handlers.language ?? .processLocale()))
+    }
+
+    // MARK: inspection
+
+    /// Rows skipped by reason and epochs without a fix by code, since the run began.
+    package var diagnostics: EngineDiagnostics { state.withLock { $0.engine.diagnostics } }
+
+    /// Positions buffered or pending delivery (not acknowledged by the sink).
+    public var undeliveredPositionCount: Int { state.withLock { $0.delivery.undeliveredCount } }
+}
