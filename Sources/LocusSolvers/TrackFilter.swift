@@ -208,7 +208,7 @@ package struct TrackFilter: Sendable {
             return initializing ? .initialized : .accepted
         case .gated:
             rejectionScore += 1
-            if rejectionScore >= configuration.gateOpenScore {
+            if rejectionScore >= configuration.fixGateOpenScore {
                 // The gate opens: take the fix ungated (the manoeuvring model absorbs the jump).
                 return updateOpen(fix: fix)
             }

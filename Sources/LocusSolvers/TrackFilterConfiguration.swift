@@ -44,7 +44,12 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     package var fixGateChiSquare: Double
     /// Hysteresis: the rejection score rises by 1 per gated measurement and falls by 1 per accepted one;
     /// at this score the gate opens and the track is re-acquired from the latest measurements.
+    /// Counted in ranges (tightly coupled: 6 ranges is under one round of 8 locators).
     package var gateOpenScore: Int
+    /// The same for loosely coupled fixes, counted in fixes: each fix already passed the robust
+    /// solver's outlier rejection, so two gated fixes in a row (0.5 s at 4 Hz) mean the tag really
+    /// moved unlike the model (a sharp turn) and the gate opens.
+    package var fixGateOpenScore: Int
     /// After this long without an accepted measurement the track is re-initialised, seconds.
     package var reinitializeAfterSeconds: Double
     /// Reported fixes extrapolate the mean at most this far past the last accepted measurement
@@ -66,7 +71,7 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
                  modeSwitchesPerSecond: Double = 0.05, smootherProcessNoiseScale: Double = 0.5,
                  smootherModeSwitchesPerSecond: Double = 0.2, rangeSigmaMeters: Double = 0.1,
                  rangeGateLongSigmas: Double = 2.5, rangeGateShortSigmas: Double = 4.0, fixGateChiSquare: Double = 13.82,
-                 gateOpenScore: Int = 6, reinitializeAfterSeconds: Double = 2.0, maximumCoastSeconds: Double = 1.0,
+                 gateOpenScore: Int = 6, fixGateOpenScore: Int = 2, reinitializeAfterSeconds: Double = 2.0, maximumCoastSeconds: Double = 1.0,
                  initialPositionSigmaMeters: Double = 10, initialVelocitySigmaMetersPerSecond: Double = 1.5,
                  initializationLocators: Int = 4, initializationWindowSeconds: Double = 0.3) {
         self.coupling = coupling
@@ -84,6 +89,7 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
         self.rangeGateShortSigmas = rangeGateShortSigmas
         self.fixGateChiSquare = fixGateChiSquare
         self.gateOpenScore = gateOpenScore
+        self.fixGateOpenScore = fixGateOpenScore
         self.reinitializeAfterSeconds = reinitializeAfterSeconds
         self.maximumCoastSeconds = maximumCoastSeconds
         self.initialPositionSigmaMeters = initialPositionSigmaMeters
