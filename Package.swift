@@ -40,6 +40,9 @@ let package = Package(
         .executableTarget(name: "PipelineBench", dependencies: ["BenchHarness", "Locus", "LocusCore", "LocusIO", "LocusSolvers", "LocusZones", "LocusSimulation"],
                           path: "Benchmarks/PipelineBench"),
 
+        // The soak run of issue #9 (scripts/soak): simulated hours of many tags through the engine.
+        .executableTarget(name: "LocusSoak", dependencies: ["Locus", "LocusCore", "LocusSimulation"], path: "Fuzz/Soak"),
+
         .target(name: "LocusTestSupport", dependencies: ["LocusCore"], path: "Tests/LocusTestSupport"),
         .testTarget(name: "LocusCoreTests", dependencies: ["LocusCore", "LocusTestSupport"]),
         .testTarget(name: "LocusSolversTests", dependencies: ["LocusCore", "LocusNumerics", "LocusSolvers", "LocusTestSupport", "LocusSimulation"]),
