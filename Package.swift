@@ -42,6 +42,9 @@ let package = Package(
         .executableTarget(name: "PipelineBench", dependencies: ["BenchHarness", "Locus", "LocusCore", "LocusIO", "LocusSolvers", "LocusZones", "LocusSimulation"],
                           path: "Benchmarks/PipelineBench"),
 
+        // The soak run of issue #9 (scripts/soak): simulated hours of many tags through the engine.
+        .executableTarget(name: "LocusSoak", dependencies: ["Locus", "LocusCore", "LocusSimulation"], path: "Fuzz/Soak"),
+
         .target(name: "LocusTestSupport", dependencies: ["LocusCore"], path: "Tests/LocusTestSupport"),
         .testTarget(name: "LocusCoreTests", dependencies: ["LocusCore", "LocusTestSupport"]),
         .testTarget(name: "LocusSolversTests", dependencies: ["LocusCore", "LocusNumerics", "LocusSolvers", "LocusTestSupport", "LocusSimulation"]),
@@ -51,3 +54,17 @@ let package = Package(
         .testTarget(name: "LocusCommandLineTests", dependencies: ["LocusCommandLine", "Locus", "LocusCore", "LocusIO", "LocusTestSupport"]),
     ]
 )
+
+// Fuzz targets (libFuzzer; issue #9). They define `LLVMFuzzerTestOneInput` and no `main` (libFuzzer
+// brings it), so a plain `swift build` could not link them: they exist only when LOCUS_FUZZ is set,
+// as `scripts/fuzz` does (`LOCUS_FUZZ=1 swift build --sanitize=fuzzer --scratch-path .build-fuzz`).
+if Context.environment["LOCUS_FUZZ"] != nil {
+    package.targets += [
+        .executableTarget(name: "FuzzSiteDecoder", dependencies: ["Locus", "LocusCore", "LocusIO"],
+                          path: "Fuzz/FuzzSiteDecoder"),
+        .executableTarget(name: "FuzzTraceReader", dependencies: ["Locus", "LocusCore", "LocusIO"],
+                          path: "Fuzz/FuzzTraceReader"),
+        .executableTarget(name: "FuzzSolver", dependencies: ["LocusCore", "LocusSolvers"],
+                          path: "Fuzz/FuzzSolver"),
+    ]
+}
