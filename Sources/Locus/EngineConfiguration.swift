@@ -13,6 +13,9 @@ package struct EngineConfiguration: Sendable {
     package var tracking: Tracking
     /// The online per-tag common range offset (tag antenna delay), docs/calibration.md.
     package var tagRangeOffset: TagRangeOffset
+    /// Ranges longer than this are not UWB measurements (a corrupt value): skipped as
+    /// `range_too_long`, metres. 1,000 m is far beyond any UWB link.
+    package var maximumRangeMeters: Double
 
     /// When the engine estimates and removes a per-tag common range offset b̂
     /// (`TagRangeOffsetEstimator`) on planar floors.
@@ -38,7 +41,9 @@ package struct EngineConfiguration: Sendable {
 
     /// A configuration; defaults as `standard`.
     package init(rateHertz: Double = 4, defaultFloor: FloorID? = nil, solver: TrilaterationConfiguration = .standard,
-                 tracking: Tracking = .kalman(.standard), tagRangeOffset: TagRangeOffset = .automatic(.standard)) {
+                 tracking: Tracking = .kalman(.standard), tagRangeOffset: TagRangeOffset = .automatic(.standard),
+                 maximumRangeMeters: Double = 1000) {
+        self.maximumRangeMeters = maximumRangeMeters
         self.rateHertz = rateHertz
         self.defaultFloor = defaultFloor
         self.solver = solver

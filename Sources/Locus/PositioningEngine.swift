@@ -39,8 +39,8 @@ package struct PositioningEngine: Sendable {
         /// True once the tag's causal filter (`filters[tag]`, tracking on a planar floor) exists;
         /// it is created on the tag's first range.
         var hasFilter = false
-        /// Time of the tag's latest accepted range.
-        var lastTimeSeconds = -Double.infinity
+        /// The tag's clock: latest accepted time, and a suspected forward jump (`TagClock`).
+        var clock = TagClock()
         /// Incremented each time an epoch closes (stale heap entries are recognised by it).
         var epochGeneration = 0
         /// The tag's common range offset estimate, when `tagRangeOffset` applies to its floor.
@@ -225,7 +225,8 @@ package struct PositioningEngine: Sendable {
         guard t.isFinite, range.isFinite else { diagnostics.skipped.record(.nonFinite, line: line); return }
         guard range >= 0 else { diagnostics.skipped.record(.negativeRange, line: line); return }
         guard let slot = floors[floor].slot(of: address) else { diagnostics.skipped.record(.unknownAnchor, line: line); return }
-        guard t >= tags[tag].lastTimeSeconds else { diagnostics.skipped.record(.timeBackwards, line: line); return }
+        guard range <= configuration.maximumRangeMeters else { diagnostics.skipped.record(.rangeTooLong, line: line); return }
+        if let reason = tags[tag].clock.admit(t) { diagnostics.skipped.record(reason, line: line); return }
         advance(toSeconds: t)
         if tags[tag].floorIndex != floor {
             // The tag changed floor: what it gathered on the old floor is solved there first.
@@ -235,7 +236,6 @@ package struct PositioningEngine: Sendable {
             tags[tag].offset = nil
         }
         if tags[tag].offset == nil, let c = offsetConfigurations[floor] { tags[tag].offset = TagRangeOffsetEstimator(configuration: c) }
-        tags[tag].lastTimeSeconds = t
         if epochs.closes(tag, at: t) { closeEpoch(tag) }
         let opens = !epochs.isOpen(tag)
         let tagOffset = tags[tag].offset?.offsetMeters ?? 0
@@ -269,8 +269,7 @@ package struct PositioningEngine: Sendable {
         guard let floor = floorIndexByID[fix.floor] else { diagnostics.skipped.record(.unknownFloor, line: 0); return }
         guard fix.timeSeconds.isFinite, fix.position.isFinite else { diagnostics.skipped.record(.nonFinite, line: 0); return }
         let tag = tagIndex(for: fix.tag)
-        guard fix.timeSeconds >= tags[tag].lastTimeSeconds else { diagnostics.skipped.record(.timeBackwards, line: 0); return }
-        tags[tag].lastTimeSeconds = fix.timeSeconds
+        if let reason = tags[tag].clock.admit(fix.timeSeconds) { diagnostics.skipped.record(reason, line: 0); return }
         advance(toSeconds: fix.timeSeconds)
         park(fix, tag: tag, floor: floor)
         release()

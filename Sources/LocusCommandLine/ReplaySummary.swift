@@ -19,7 +19,8 @@ struct ReplaySummary {
 
     /// `fixes`, `skipped` (reason → count), `events` (enter/exit/dwell → count), `elapsed_s`,
     /// `fixes_per_s`, and with truth `rmse_m`, `p50_m`, `p95_m`, `max_m`; also `ranges`, `tags`,
-    /// `epochs`, `failed_epochs` (code → count), `rejected_ranges`, `filter`, `smooth`, `compared`.
+    /// `epochs`, `failed_epochs` (code → count), `epochs_before_track` (epochs the causal filter had
+    /// no track for yet), `rejected_ranges`, `filter`, `smooth`, `compared`.
     var json: JSONValue {
         var members: [(String, JSONValue)] = [
             ("fixes", .integer(fixes)),
@@ -28,6 +29,7 @@ struct ReplaySummary {
             ("epochs", .integer(diagnostics.epochs)),
             ("skipped", .object(skipped.nonZero.map { ($0.reason.rawValue, JSONValue.integer($0.count)) })),
             ("failed_epochs", .object(diagnostics.failedEpochs.map { ($0.code.rawValue, JSONValue.integer($0.count)) })),
+            ("epochs_before_track", .integer(diagnostics.epochsBeforeTrack)),
             ("rejected_ranges", .integer(diagnostics.rejectedRanges)),
             ("events", .object(ZoneEvent.Kind.allCases.sorted { $0.rawValue < $1.rawValue }.map { ($0.rawValue, JSONValue.integer(events[$0] ?? 0)) })),
             ("filter", .string(filter)),
@@ -61,6 +63,10 @@ struct ReplaySummary {
         if !diagnostics.failedEpochs.isEmpty {
             s += "epochs without a fix: " + diagnostics.failedEpochs.map { "\($0.code.rawValue) \(Self.describe($0.code)) \($0.count)" }
                 .joined(separator: ", ") + " of \(diagnostics.epochs)\n"
+        }
+        if diagnostics.epochsBeforeTrack > 0 {
+            s += "epochs before the filter had a track: \(diagnostics.epochsBeforeTrack) of \(diagnostics.epochs) "
+            s += "(it starts once enough locators are ranged; with --filter none each epoch is solved alone)\n"
         }
         if diagnostics.rejectedRanges > 0 { s += "ranges rejected as outliers: \(diagnostics.rejectedRanges)\n" }
         if let a = accuracy {

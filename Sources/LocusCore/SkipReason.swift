@@ -17,6 +17,10 @@ public enum SkipReason: String, Sendable, CaseIterable, Comparable {
     case negativeRange = "negative_range"
     /// A time earlier than the tag's previous row.
     case timeBackwards = "time_backwards"
+    /// A time far after the tag's previous row, not (yet) confirmed by the next one (`TagClock`).
+    case clockJump = "clock_jump"
+    /// A range longer than the engine's plausible maximum (default 1,000 m).
+    case rangeTooLong = "range_too_long"
 
     public static func < (a: SkipReason, b: SkipReason) -> Bool { a.rawValue < b.rawValue }
 }
@@ -39,6 +43,8 @@ public struct SkipTally: Sendable, Equatable {
         case .nonFinite: 5
         case .negativeRange: 6
         case .timeBackwards: 7
+        case .clockJump: 8
+        case .rangeTooLong: 9
         }
     }
 

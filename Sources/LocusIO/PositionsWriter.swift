@@ -51,6 +51,14 @@ package struct PositionsWriter {
 
 /// CSV text fields.
 package enum CSVText {
+    /// `text` made safe to quote in a message: control and non-ASCII bytes become `?`, and it is
+    /// cut to `limit` characters with `…` (a binary file's "header" must not reach a terminal raw).
+    package static func printable(_ text: String, limit: Int = 120) -> String {
+        var out = ""
+        for b in text.utf8.prefix(limit) { out.append(b >= 0x20 && b < 0x7F ? Character(UnicodeScalar(b)) : "?") }
+        return text.utf8.count > limit ? out + "…" : out
+    }
+
     /// Appends `text` as a CSV field, quoted (with doubled quotes) only when it holds a comma, quote
     /// or line break.
     package static func appendField(_ text: String, to out: inout [UInt8]) {

@@ -5,9 +5,9 @@ import LocusCore
 ///
 /// Columns are found by name in the header (any order, extra columns ignored); `t`, `anchor` and
 /// `range_m` are required, `tag` and `floor` optional. Each data row is checked and either kept or
-/// skipped and counted by reason ( `SkipReason`): an empty required field, an unparseable number, an
-/// anchor that is not a 16-bit address, a non-finite time or range, a negative range, or a time
-/// earlier than the tag's previous kept row. Numbers are parsed from bytes (`CSVNumberParser`) and
+/// skipped and counted by reason (`SkipReason`): an empty required field, an unparseable number, an
+/// anchor that is not a 16-bit address, a non-finite time or range, a negative range, a time
+/// earlier than the tag's previous kept row, or an unconfirmed jump far forward (`TagClock`). Numbers are parsed from bytes (`CSVNumberParser`) and
 /// tags interned, so a row costs no allocation. Unknown anchors and floors are the engine's to judge:
 /// it knows the site.
 package enum TraceReader {
@@ -39,7 +39,7 @@ package enum TraceReader {
         if rangeColumn == nil { missing.append("range_m") }
         guard let tCol = tColumn, let aCol = anchorColumn, let rCol = rangeColumn else {
             throw LocusError(.csvMissingColumn,
-                             "header lacks required column\(missing.count > 1 ? "s" : "") \(missing.joined(separator: ", ")) (found: \(header.joined(separator: ",")))",
+                             "header lacks required column\(missing.count > 1 ? "s" : "") \(missing.joined(separator: ", ")) (found: \(CSVText.printable(header.joined(separator: ","))))",
                              context: .init(file: file, line: headerLine))
         }
         let tagCol = column("tag"), floorCol = column("floor")
@@ -55,7 +55,7 @@ package enum TraceReader {
         trace.line.reserveCapacity(estimate)
         var tagLookup: [String: Int32] = [:]
         var floorLookup: [String: Int32] = [:]
-        var lastTime: [Double] = []
+        var clocks: [TagClock] = []
         var previousTag: (start: Int, end: Int, index: Int32)? = nil
         var previousFloor: (start: Int, end: Int, index: Int32)? = nil
 
@@ -99,7 +99,7 @@ package enum TraceReader {
                         tag = Int32(trace.tags.count)
                         tagLookup[name] = tag
                         trace.tags.append(TagID(name))
-                        lastTime.append(-Double.infinity)
+                        clocks.append(TagClock())
                     }
                     previousTag = (f.start, f.end, tag)
                 }
@@ -108,7 +108,7 @@ package enum TraceReader {
                     tag = Int32(trace.tags.count)
                     tagLookup[TagID.single.rawValue] = tag
                     trace.tags.append(.single)
-                    lastTime.append(-Double.infinity)
+                    clocks.append(TagClock())
                 }
             }
             var floor: Int32 = -1
@@ -126,8 +126,7 @@ package enum TraceReader {
                     previousFloor = (f.start, f.end, floor)
                 }
             }
-            guard t >= lastTime[Int(tag)] else { trace.skipped.record(.timeBackwards, line: line); continue }
-            lastTime[Int(tag)] = t
+            if let reason = clocks[Int(tag)].admit(t) { trace.skipped.record(reason, line: line); continue }
             trace.timeSeconds.append(t)
             trace.rangeMeters.append(r)
             trace.locator.append(UInt16(a))

@@ -87,7 +87,7 @@ struct BadInputCommandTests {
             ("time-backwards.csv", ["time_backwards": 20], 50),
             ("unknown-locators.csv", ["unknown_anchor": 100, "invalid_anchor": 1], 50),
             ("wrong-types.csv", ["unparseable_number": 2, "invalid_anchor": 1, "missing_field": 2, "unknown_floor": 1], 50),
-            ("huge-numbers.csv", ["non_finite": 1], 30),
+            ("huge-numbers.csv", ["non_finite": 1, "range_too_long": 16], 30),
             ("truncated.csv", [:], 50),
             ("duplicate-rows.csv", [:], 50),
             ("header-only.csv", [:], 0),

@@ -38,39 +38,41 @@ struct BadInputEngineTests {
         #expect(engine.diagnostics.skipped.count(.nonFinite) == 80)
         #expect(engine.diagnostics.skipped.count(.negativeRange) == 40)
         #expect(engine.diagnostics.skipped.count(.unknownAnchor) == 40)
+        #expect(engine.diagnostics.skipped.count(.rangeTooLong) == 40)
         #expect(fixes.count > 200)
         #expect(fixes.allSatisfy { $0.position.isFinite && $0.covariance.isFinite && $0.quality.hdop.isFinite })
         #expect(zip(events, events.dropFirst()).allSatisfy { $0.timeSeconds <= $1.timeSeconds })
     }
 
-    @Test("a far-future row silences its tag (its later rows are 'time going backwards'); other tags go on unchanged (documented risk)")
+    @Test("a single far-future row is held back as a suspected clock jump: its tag and the shared clock go on as if it never came")
     func farFutureRow() throws {
         let (site, clean) = try Self.rows()
         let rows = Array(clean.prefix(3000))
-        let jump = 1e6
         // One corrupt row of one tag, 1e6 s ahead, a third of the way in.
         var corrupt = rows[1000]
-        corrupt.timeSeconds = jump
-        let victim = corrupt.tag
-        let cutSeconds = rows[1000].timeSeconds
+        corrupt.timeSeconds = 1e6
         var bad = rows
         bad.insert(corrupt, at: 1001)
-        let (_, _, reference) = try Self.run(site, rows)
+        let (_, referenceFixes, reference) = try Self.run(site, rows)
         let (engine, fixes, events) = try Self.run(site, bad)
-        #expect(fixes.allSatisfy { $0.position.isFinite })
-        #expect(zip(events, events.dropFirst()).allSatisfy { $0.timeSeconds <= $1.timeSeconds })
-        #expect(engine.clockSeconds == jump)
-        // Every later row of the victim is older than its corrupt row: skipped and counted.
-        let victimRowsAfter = rows[1001...].filter { $0.tag == victim }.count
-        #expect(engine.diagnostics.skipped.count(.timeBackwards) == victimRowsAfter)
-        #expect(victimRowsAfter > 900)
-        // The victim gets no zone event after the cut; the other tag's events are those of the
-        // clean run (up to the end of the data, where the clean run stops without a synthetic exit).
-        #expect(!events.contains { $0.tag == victim && $0.timeSeconds > cutSeconds + 10 })
-        let lastRow = rows[rows.count - 1].timeSeconds
-        let others = events.filter { $0.tag != victim && $0.timeSeconds <= lastRow }
-        let othersReference = reference.filter { $0.tag != victim && $0.timeSeconds <= lastRow }
-        #expect(others == othersReference)
-        #expect(!others.isEmpty)
+        #expect(engine.diagnostics.skipped.count(.clockJump) == 1)
+        #expect(engine.diagnostics.skipped.count(.timeBackwards) == 0)
+        #expect(engine.clockSeconds == rows[rows.count - 1].timeSeconds)
+        #expect(fixes == referenceFixes)
+        #expect(events == reference)
+    }
+
+    @Test("a tag that really comes back after a long silence loses only its first row")
+    func confirmedJump() throws {
+        var clock = TagClock(maximumJumpSeconds: 300)
+        #expect(clock.admit(10) == nil)
+        #expect(clock.admit(5000) == .clockJump)
+        #expect(clock.admit(5000.25) == nil)
+        #expect(clock.latestSeconds == 5000.25)
+        #expect(clock.admit(5000.1) == .timeBackwards)
+        // A glitch followed by a normal row is dismissed.
+        #expect(clock.admit(1e9) == .clockJump)
+        #expect(clock.admit(5000.5) == nil)
+        #expect(clock.latestSeconds == 5000.5)
     }
 }

@@ -1,0 +1,40 @@
+/// One tag's clock as seen in its rows: times must not go backwards, and a jump far forward must be
+/// confirmed before it is believed.
+///
+/// A single corrupt timestamp far in the future would otherwise become the tag's latest time, and
+/// every later (correct) row would read as going backwards — the tag silenced for good. So a row
+/// more than `maximumJumpSeconds` after the tag's latest time is held back as a *suspected jump*
+/// (skipped as `clock_jump`); the next row confirms the jump when it lies within
+/// `maximumJumpSeconds` of the suspect (a tag that really came back after a long pause: only its
+/// first row is lost), and dismisses it otherwise. Rows at or after the latest time are admitted.
+public struct TagClock: Sendable, Equatable {
+    /// A forward jump larger than this (seconds) needs a second row to be believed.
+    public let maximumJumpSeconds: Double
+    /// The latest admitted time, seconds (−∞ before the first row).
+    public private(set) var latestSeconds = -Double.infinity
+    private var suspectSeconds: Double? = nil
+
+    /// The default jump limit: 300 s (a tag silent for longer loses one row on its return).
+    public static let standardMaximumJumpSeconds = 300.0
+
+    public init(maximumJumpSeconds: Double = TagClock.standardMaximumJumpSeconds) {
+        self.maximumJumpSeconds = maximumJumpSeconds
+    }
+
+    /// Admits a row at `t` (finite) or says why it is skipped: `.timeBackwards` or `.clockJump`.
+    public mutating func admit(_ t: Double) -> SkipReason? {
+        if t < latestSeconds { return .timeBackwards }
+        if latestSeconds.isFinite && t - latestSeconds > maximumJumpSeconds {
+            if let suspect = suspectSeconds, abs(t - suspect) <= maximumJumpSeconds {
+                suspectSeconds = nil
+                latestSeconds = t
+                return nil
+            }
+            suspectSeconds = t
+            return .clockJump
+        }
+        suspectSeconds = nil
+        latestSeconds = t
+        return nil
+    }
+}
