@@ -43,7 +43,7 @@ let package = Package(
                           path: "Benchmarks/PipelineBench"),
 
         // The soak run of issue #9 (scripts/soak): simulated hours of many tags through the engine.
-        .executableTarget(name: "LocusSoak", dependencies: ["Locus", "LocusCore", "LocusSimulation"], path: "Fuzz/Soak"),
+        .executableTarget(name: "LocusSoak", dependencies: ["Locus", "LocusCore", "LocusSimulation", "LocusTestSupport"], path: "Fuzz/Soak"),
 
         .target(name: "LocusTestSupport", dependencies: ["LocusCore"], path: "Tests/LocusTestSupport"),
         .testTarget(name: "LocusCoreTests", dependencies: ["LocusCore", "LocusTestSupport"]),

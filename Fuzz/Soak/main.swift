@@ -15,6 +15,7 @@
 import Foundation
 import Locus
 import LocusCore
+import LocusTestSupport
 import LocusSimulation
 
 struct Options {
@@ -102,7 +103,7 @@ guard var reference = try? PositioningEngine(site: site, configuration: configur
       var streamed = try? PositioningEngine(site: site, configuration: configuration) else { fail("engine set-up failed") }
 var ranging = RangeSimulationConfiguration(sigmaMeters: 0.1, nlosProbability: 0.05, dropoutProbability: 0.02)
 ranging.slotSeconds = 0.25 / Double(options.tags * floor.locators.count + 1)
-var comparator = SoakComparator()
+var comparator = StreamComparator()
 var rng = SeededGenerator(seed: options.seed ^ 0xA5A5)
 let chunks = Int((options.hours * 3600 / options.chunkSeconds).rounded(.up))
 let chunksPerHour = max(1, Int((3600 / options.chunkSeconds).rounded()))

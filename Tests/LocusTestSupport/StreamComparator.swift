@@ -1,29 +1,32 @@
 import LocusCore
 
+/// Used by the soak test (Tests/LocusTests/SoakTests.swift) and the soak executable (Fuzz/Soak).
+///
 /// Compares two streams of fixes and events that must be identical, without holding either
 /// whole: each side's output waits in a queue until the other side has produced the same item.
 ///
 /// Also checks each (tag, zone) pair's event sequence as it goes (SPEC §4): `enter` only while
 /// outside, `dwell` and `exit` only while inside (zones with `callInout` on), dwell times strictly
 /// increasing — so an event lost or written twice is caught even where both runs agree.
-struct SoakComparator {
+public struct StreamComparator {
+    public init() {}
     private var pendingFixes: [[PositionFix]] = [[], []]
     private var pendingEvents: [[ZoneEvent]] = [[], []]
     /// Items compared equal so far.
-    private(set) var matchedFixes = 0
-    private(set) var matchedEvents = 0
+    public private(set) var matchedFixes = 0
+    public private(set) var matchedEvents = 0
     /// Items that differ between the runs (should stay 0).
-    private(set) var mismatches = 0
+    public private(set) var mismatches = 0
     /// Event sequences that break the enter/dwell/exit rules (should stay 0).
-    private(set) var sequenceViolations = 0
+    public private(set) var sequenceViolations = 0
     /// Events by kind (from the reference run).
-    private(set) var eventCounts: [ZoneEvent.Kind: Int] = [:]
+    public private(set) var eventCounts: [ZoneEvent.Kind: Int] = [:]
     private var inside: [String: Double] = [:]
     /// The first problems, for the report.
-    private(set) var problems: [String] = []
+    public private(set) var problems: [String] = []
 
     /// Adds output of `side` (0 = reference, 1 = streamed) and compares what both sides have.
-    mutating func add(side: Int, fixes: [PositionFix], events: [ZoneEvent]) {
+    public mutating func add(side: Int, fixes: [PositionFix], events: [ZoneEvent]) {
         pendingFixes[side] += fixes
         pendingEvents[side] += events
         let f = min(pendingFixes[0].count, pendingFixes[1].count)
@@ -41,7 +44,7 @@ struct SoakComparator {
     }
 
     /// Items one side produced that the other did not (after both finished: should be 0).
-    var unmatched: Int { pendingFixes[0].count + pendingFixes[1].count + pendingEvents[0].count + pendingEvents[1].count }
+    public var unmatched: Int { pendingFixes[0].count + pendingFixes[1].count + pendingEvents[0].count + pendingEvents[1].count }
 
     private mutating func check(_ e: ZoneEvent) {
         eventCounts[e.kind, default: 0] += 1
