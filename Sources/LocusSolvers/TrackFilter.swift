@@ -194,15 +194,7 @@ package struct TrackFilter: Sendable {
                                             gate: gate, innovation: &innovation) {
         case .accepted:
             state = s
-            if configuration.usesInteractingModels {
-                let ok = updateModes(at: t) { m in
-                    var i = KalmanInnovation()
-                    guard KalmanKernels.updatePosition(&m, zx: fix.position.x, zy: fix.position.y, rxx: c.xx, rxy: c.xy,
-                                                       ryy: c.yy, gate: .infinity, innovation: &i) == .accepted else { return nil }
-                    return exp(-0.5 * i.statistic) / i.innovationVariance.squareRoot()
-                }
-                if !ok { diverge(at: t); return .diverged }
-            }
+            guard updateModes(with: fix) else { diverge(at: t); return .diverged }
             accept(at: t)
             lastFixQuality = fix.quality
             return initializing ? .initialized : .accepted
@@ -229,18 +221,23 @@ package struct TrackFilter: Sendable {
             return .diverged
         }
         state = s
-        if configuration.usesInteractingModels {
-            let ok = updateModes(at: t) { m in
-                var i = KalmanInnovation()
-                guard KalmanKernels.updatePosition(&m, zx: fix.position.x, zy: fix.position.y, rxx: c.xx, rxy: c.xy,
-                                                   ryy: c.yy, gate: .infinity, innovation: &i) == .accepted else { return nil }
-                return exp(-0.5 * i.statistic) / i.innovationVariance.squareRoot()
-            }
-            if !ok { diverge(at: t); return .diverged }
-        }
+        guard updateModes(with: fix) else { diverge(at: t); return .diverged }
         accept(at: t)
         lastFixQuality = fix.quality
         return .accepted
+    }
+
+    /// IMM: updates every model with the fix (ungated; the combined state already passed or
+    /// opened the gate) and recombines. True when there are no interacting models.
+    private mutating func updateModes(with fix: PositionFix) -> Bool {
+        guard configuration.usesInteractingModels else { return true }
+        let c = fix.covariance
+        return updateModes(at: fix.timeSeconds) { m in
+            var i = KalmanInnovation()
+            guard KalmanKernels.updatePosition(&m, zx: fix.position.x, zy: fix.position.y, rxx: c.xx, rxy: c.xy,
+                                               ryy: c.yy, gate: .infinity, innovation: &i) == .accepted else { return nil }
+            return exp(-0.5 * i.statistic) / i.innovationVariance.squareRoot()
+        }
     }
 
     // MARK: tightly coupled
