@@ -32,7 +32,7 @@ package struct PositioningEngine: Sendable {
     private var defaultFloorIndex: Int
     private var floorIndexByID: [FloorID: Int] = [:]
     /// Per floor: the offset settings when the engine estimates a per-tag range offset there.
-    private let offsetConfigurations: [TagRangeOffsetConfiguration?]
+    private let offsetConfigurations: [TagRangeOffsetConfiguration.Shared?]
 
     private struct TagState: Sendable {
         var floorIndex: Int
@@ -97,7 +97,7 @@ package struct PositioningEngine: Sendable {
     private var lastFloorIndex = 0
     /// The filter settings (meaningful when `isTracking`), and whether it is tightly coupled:
     /// taken out of `configuration` once, not per range.
-    private let filterConfiguration: TrackFilterConfiguration
+    private let sharedFilterConfiguration: TrackFilterConfiguration.Shared
     private let isTracking: Bool
     private let isTight: Bool
 
@@ -132,11 +132,11 @@ package struct PositioningEngine: Sendable {
         self.configuration = configuration
         epochs = EpochTable(stride: max(1, site.floors.map(\.locators.count).max() ?? 1), rateHertz: configuration.rateHertz)
         if case .kalman(let c) = configuration.tracking {
-            filterConfiguration = c
+            sharedFilterConfiguration = TrackFilterConfiguration.Shared(c)
             isTracking = true
             isTight = c.coupling == .tight
         } else {
-            filterConfiguration = .standard
+            sharedFilterConfiguration = TrackFilterConfiguration.Shared(.standard)
             isTracking = false
             isTight = false
         }
@@ -145,8 +145,8 @@ package struct PositioningEngine: Sendable {
             guard f.mode == .planar else { return nil }
             switch configuration.tagRangeOffset {
             case .off: return nil
-            case .on(let c): return c
-            case .automatic(let c): return f.biasesMeters.allSatisfy { $0 == 0 } ? c : nil
+            case .on(let c): return TagRangeOffsetConfiguration.Shared(c)
+            case .automatic(let c): return f.biasesMeters.allSatisfy { $0 == 0 } ? TagRangeOffsetConfiguration.Shared(c) : nil
             }
         }
         for (i, f) in site.floors.enumerated() { floorIndexByID[f.id] = i }
@@ -235,7 +235,7 @@ package struct PositioningEngine: Sendable {
             tags[tag].hasFilter = false
             tags[tag].offset = nil
         }
-        if tags[tag].offset == nil, let c = offsetConfigurations[floor] { tags[tag].offset = TagRangeOffsetEstimator(configuration: c) }
+        if tags[tag].offset == nil, let c = offsetConfigurations[floor] { tags[tag].offset = TagRangeOffsetEstimator(shared: c) }
         if epochs.closes(tag, at: t) { closeEpoch(tag) }
         let opens = !epochs.isOpen(tag)
         let tagOffset = tags[tag].offset?.offsetMeters ?? 0
@@ -248,7 +248,7 @@ package struct PositioningEngine: Sendable {
         }
         if isTracking, floors[floor].mode == .planar {
             if !tags[tag].hasFilter {
-                filters[tag] = TrackFilter(configuration: filterConfiguration, tag: tagTable.ids[tag], floor: floors[floor].floor.id,
+                filters[tag] = TrackFilter(shared: sharedFilterConfiguration, tag: tagTable.ids[tag], floor: floors[floor].floor.id,
                                            tagHeightMeters: floors[floor].floor.tagHeightMeters)
                 tags[tag].hasFilter = true
             }
@@ -303,7 +303,7 @@ package struct PositioningEngine: Sendable {
         tags.append(TagState(floorIndex: defaultFloorIndex))
         epochs.appendRow()
         if isTracking {
-            filters.append(TrackFilter(configuration: filterConfiguration, tag: tag, floor: floors[defaultFloorIndex].floor.id,
+            filters.append(TrackFilter(shared: sharedFilterConfiguration, tag: tag, floor: floors[defaultFloorIndex].floor.id,
                                        tagHeightMeters: floors[defaultFloorIndex].floor.tagHeightMeters))
         }
         return index

@@ -48,7 +48,9 @@ package struct TagRangeOffsetConfiguration: Sendable, Hashable {
 /// O(n) per epoch for n ranges.
 package struct TagRangeOffsetEstimator: Sendable {
     /// The settings.
-    package let configuration: TagRangeOffsetConfiguration
+    package var configuration: TagRangeOffsetConfiguration { shared.value }
+    /// The settings, held by reference so that the estimators of many tags share one copy.
+    private let shared: TagRangeOffsetConfiguration.Shared
     /// The current offset estimate b̂, metres (subtract it from the tag's ranges).
     package private(set) var offsetMeters: Double = 0
     /// Variance P of b̂, m².
@@ -60,7 +62,13 @@ package struct TagRangeOffsetEstimator: Sendable {
 
     /// An estimator at b̂ = 0 with variance P = `initialSigmaMeters`².
     package init(configuration: TagRangeOffsetConfiguration = .standard) {
-        self.configuration = configuration
+        self.init(shared: TagRangeOffsetConfiguration.Shared(configuration))
+    }
+
+    /// An estimator on settings shared with other estimators (an engine keeps one per floor).
+    package init(shared: TagRangeOffsetConfiguration.Shared) {
+        self.shared = shared
+        let configuration = shared.value
         varianceSquareMeters = configuration.initialSigmaMeters * configuration.initialSigmaMeters
     }
 
@@ -158,5 +166,13 @@ package struct TagRangeOffsetEstimator: Sendable {
         }
         return Solution(position: Point2(x: x, y: y), offsetMeters: b, offsetCofactor: cofactor, worstIndex: worst,
                         worstResidualMeters: worstResidual)
+    }
+}
+
+extension TagRangeOffsetConfiguration {
+    /// Immutable settings held by reference (memory per tracked tag).
+    package final class Shared: Sendable {
+        package let value: TagRangeOffsetConfiguration
+        package init(_ value: TagRangeOffsetConfiguration) { self.value = value }
     }
 }

@@ -31,8 +31,11 @@ package enum TrackUpdateOutcome: Sendable, Hashable {
 /// as the filter is mutated in place (keep one per tag, e.g. in an array indexed by tag; a copied filter
 /// copies its small range buffer on the next write).
 package struct TrackFilter: Sendable {
+    /// The parameters (fixed for the life of the filter), held by reference so that the filters of
+    /// many tags share one copy (memory per tracked tag).
+    private let shared: TrackFilterConfiguration.Shared
     /// The parameters (fixed for the life of the filter).
-    package let configuration: TrackFilterConfiguration
+    package var configuration: TrackFilterConfiguration { shared.value }
     /// The tag tracked.
     package let tag: TagID
     /// The floor the tag is on.
@@ -47,11 +50,15 @@ package struct TrackFilter: Sendable {
     /// Time of the last accepted (or initialising) measurement, seconds.
     package private(set) var lastUpdateSeconds: Double = -Double.infinity
     /// The state right after the last accepted measurement (reported fixes coast from it).
-    private var stateAtLastUpdate: KalmanState?
+    private var meanAtLastUpdate: SIMD4<Double>?
     /// Gate hysteresis score: +1 per gated, −1 per accepted measurement (never below 0).
     package private(set) var rejectionScore = 0
     /// The last error met (E4005 on divergence), if any.
-    package private(set) var lastError: LocusError?
+    package var lastError: LocusError? {
+        divergedAtSeconds.map { t in LocusError(.filterDivergence, "tag \(tag): filter state not finite at t = \(t) s; re-initialising") }
+    }
+    /// When the state last went non-finite (the error is built on demand: memory per tag).
+    private var divergedAtSeconds: Double?
     /// Number of (re-)initialisations so far.
     package private(set) var initializationCount = 0
     /// IMM: the models' states (0 standing still, 1 steady walking, 2 manoeuvring).
@@ -70,7 +77,13 @@ package struct TrackFilter: Sendable {
     /// A filter with no state yet.
     package init(configuration: TrackFilterConfiguration = .standard, tag: TagID, floor: FloorID,
                  tagHeightMeters: Double = 0) {
-        self.configuration = configuration
+        self.init(shared: TrackFilterConfiguration.Shared(configuration), tag: tag, floor: floor, tagHeightMeters: tagHeightMeters)
+    }
+
+    /// A filter with no state yet, on a configuration shared with other filters (an engine keeps
+    /// one `Shared` for all its tags).
+    package init(shared: TrackFilterConfiguration.Shared, tag: TagID, floor: FloorID, tagHeightMeters: Double = 0) {
+        self.shared = shared
         self.tag = tag
         self.floor = floor
         self.tagHeightMeters = tagHeightMeters
@@ -156,7 +169,7 @@ package struct TrackFilter: Sendable {
         modeProbabilities = SIMD4<Double>(1.0 / 3, 1.0 / 3, 1.0 / 3, 0)
         stateSeconds = t
         lastUpdateSeconds = t
-        stateAtLastUpdate = initial
+        meanAtLastUpdate = initial.x
         rejectionScore = 0
         initializationCount += 1
     }
@@ -319,9 +332,11 @@ package struct TrackFilter: Sendable {
         }
         var mean = covarianceState
         let coastEnd = lastUpdateSeconds + configuration.maximumCoastSeconds
-        if t > coastEnd, let anchor = stateAtLastUpdate {
-            mean = anchor
-            _ = KalmanKernels.predict(&mean, overSeconds: configuration.maximumCoastSeconds, processNoiseDensity: 0)
+        if t > coastEnd, let anchor = meanAtLastUpdate {
+            // Coast at most `maximumCoastSeconds` past the last update: x = (p + T·v, v) (only the
+            // mean is extrapolated; the covariance keeps growing above).
+            let coast = configuration.maximumCoastSeconds
+            mean.x = SIMD4(anchor[0] + coast * anchor[2], anchor[1] + coast * anchor[3], anchor[2], anchor[3])
         }
         return makeFix(time: max(t, stateSeconds), mean: mean, covariance: covarianceState)
     }
@@ -350,15 +365,15 @@ package struct TrackFilter: Sendable {
 
     private mutating func accept(at t: Double) {
         lastUpdateSeconds = t
-        stateAtLastUpdate = state
+        meanAtLastUpdate = state?.x
         rejectionScore = max(0, rejectionScore - 1)
     }
 
     private mutating func diverge(at t: Double) {
         state = nil
-        stateAtLastUpdate = nil
+        meanAtLastUpdate = nil
         lastUpdateSeconds = -Double.infinity
-        lastError = LocusError(.filterDivergence, "tag \(tag): filter state not finite at t = \(t) s; re-initialising")
+        divergedAtSeconds = t
     }
 
     private mutating func initializeFromBuffer(at t: Double) -> TrackUpdateOutcome {
@@ -367,7 +382,7 @@ package struct TrackFilter: Sendable {
                                    sigmaMeters: configuration.rangeSigmaMeters) else {
             if state != nil && t - lastUpdateSeconds > configuration.reinitializeAfterSeconds {
                 state = nil
-                stateAtLastUpdate = nil
+                meanAtLastUpdate = nil
             }
             return .buffered
         }

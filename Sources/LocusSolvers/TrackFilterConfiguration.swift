@@ -101,3 +101,12 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     /// The tuned defaults (figures in README-tracking.md).
     package static let standard = TrackFilterConfiguration()
 }
+
+extension TrackFilterConfiguration {
+    /// An immutable configuration held by reference, so that the filters of many tags share one
+    /// copy instead of carrying 176 bytes each.
+    package final class Shared: Sendable {
+        package let value: TrackFilterConfiguration
+        package init(_ value: TrackFilterConfiguration) { self.value = value }
+    }
+}

@@ -2,22 +2,34 @@ import LocusCore
 
 /// The latest range to each recently heard locator, for (re-)initialising a tightly coupled track.
 ///
-/// At most `capacity` locators are kept (the oldest entry is replaced when full); storage is reserved
-/// once, so inserting never allocates.
+/// At most `capacity` locators are kept (the oldest entry is replaced when full); storage grows to the
+/// number of locators heard and is then reused, so steady-state inserts never allocate.
 struct TrackRangeBuffer: Sendable {
+    /// One range. The anchor is kept in single precision (32 bytes an entry instead of 48: memory
+    /// per tracked tag); it only seeds (re)initialisation, where 1e-7 relative is far below σ.
     struct Entry: Sendable {
         var address: LocatorAddress
-        var anchor: Point3
+        private var anchorX: Float, anchorY: Float, anchorZ: Float
         var rangeMeters: Double
         var timeSeconds: Double
+
+        init(address: LocatorAddress, anchor: Point3, rangeMeters: Double, timeSeconds: Double) {
+            self.address = address
+            anchorX = Float(anchor.x); anchorY = Float(anchor.y); anchorZ = Float(anchor.z)
+            self.rangeMeters = rangeMeters
+            self.timeSeconds = timeSeconds
+        }
+
+        var anchor: Point3 { Point3(x: Double(anchorX), y: Double(anchorY), z: Double(anchorZ)) }
     }
 
     static let capacity = 16
     private(set) var entries: ContiguousArray<Entry>
 
+    /// Empty; storage grows with the locators heard (to at most `capacity` entries) and is then
+    /// reused, so steady-state inserts never allocate — and a tag among 8 locators pays for 8.
     init() {
         entries = []
-        entries.reserveCapacity(Self.capacity)
     }
 
     mutating func removeAll() { entries.removeAll(keepingCapacity: true) }
