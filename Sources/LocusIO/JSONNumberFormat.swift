@@ -66,7 +66,7 @@ package enum JSONNumberFormat: Sendable, Hashable {
     private static let integerPowersOfTen: [UInt64] = (0...19).map { n in (0..<n).reduce(UInt64(1)) { p, _ in p * 10 } }
 
     /// Writes n·10⁻ᵈ with exactly d decimals; the sign only when n ≠ 0.
-    private static func appendDigits(of n: UInt64, negative: Bool, decimals: Int, to out: inout [UInt8]) {
+    static func appendDigits(of n: UInt64, negative: Bool, decimals: Int, to out: inout [UInt8]) {
         var count = 1
         while count < integerPowersOfTen.count, integerPowersOfTen[count] <= n { count += 1 }
         let total = max(count, decimals + 1)
