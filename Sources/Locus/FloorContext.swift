@@ -10,6 +10,8 @@ package struct FloorContext: Sendable {
     package let positions: [Point3]
     /// Locator range biases (metres), by slot: subtracted from each range.
     package let biasesMeters: [Double]
+    /// True when no locator of the floor carries a bias or a range scale (no calibration).
+    package let isUncalibrated: Bool
     /// The locators, by slot (the filter's range updates take them whole).
     package let locators: [Locator]
     /// Addresses, by slot.
@@ -28,6 +30,7 @@ package struct FloorContext: Sendable {
         self.floor = floor
         positions = floor.locators.map(\.position)
         biasesMeters = floor.locators.map(\.biasMeters)
+        isUncalibrated = floor.locators.allSatisfy { $0.biasMeters == 0 && $0.biasSlope == 0 }
         addresses = floor.locators.map(\.address)
         locators = floor.locators
         var map: [UInt16: Int] = [:]

@@ -146,7 +146,7 @@ package struct PositioningEngine: Sendable {
             switch configuration.tagRangeOffset {
             case .off: return nil
             case .on(let c): return TagRangeOffsetConfiguration.Shared(c)
-            case .automatic(let c): return f.biasesMeters.allSatisfy { $0 == 0 } ? TagRangeOffsetConfiguration.Shared(c) : nil
+            case .automatic(let c): return f.isUncalibrated ? TagRangeOffsetConfiguration.Shared(c) : nil
             }
         }
         for (i, f) in site.floors.enumerated() { floorIndexByID[f.id] = i }
@@ -239,7 +239,7 @@ package struct PositioningEngine: Sendable {
         if epochs.closes(tag, at: t) { closeEpoch(tag) }
         let opens = !epochs.isOpen(tag)
         let tagOffset = tags[tag].offset?.offsetMeters ?? 0
-        let corrected = max(0, range - floors[floor].biasesMeters[slot] - tagOffset)
+        let corrected = max(0, floors[floor].locators[slot].correctedRange(range - tagOffset))
         epochs.add(tag, slot: slot, rangeMeters: corrected, timeSeconds: t)
         if opens {
             let g = tags[tag].epochGeneration

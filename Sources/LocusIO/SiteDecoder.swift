@@ -124,7 +124,12 @@ private struct SiteReader {
         let y = try number(required(value, "y", path: path), path: path + ".y")
         let z = try optionalNumber(value, "z", path: path) ?? 0
         let bias = try optionalNumber(value, "biasM", path: path) ?? 0
-        return Locator(address: address, position: Point3(x: x, y: y, z: z), biasMeters: bias)
+        let slope = try optionalNumber(value, "biasSlope", path: path) ?? 0
+        guard abs(slope) < 0.5 else {
+            throw LocusError(.siteValueOutOfRange, "biasSlope \(slope) is not a plausible range scale error (|s| < 0.5)",
+                             context: .init(jsonPath: path + ".biasSlope"))
+        }
+        return Locator(address: address, position: Point3(x: x, y: y, z: z), biasMeters: bias, biasSlope: slope)
     }
 
     func locatorAddress(_ value: JSONValue, path: String) throws(LocusError) -> LocatorAddress {

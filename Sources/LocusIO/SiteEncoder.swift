@@ -44,13 +44,17 @@ package enum SiteEncoder {
     }
 
     private static func locator(_ locator: Locator) -> JSONValue {
-        .object([
+        var members: [(String, JSONValue)] = [
             ("address", .string(locator.address.description)),
             ("x", number(locator.position.x)),
             ("y", number(locator.position.y)),
             ("z", number(locator.position.z)),
             ("biasM", number(locator.biasMeters)),
-        ])
+        ]
+        // The range-scale extension is written only where it is used, so sites without it keep
+        // the SPEC §1 shape.
+        if locator.biasSlope != 0 { members.append(("biasSlope", number(locator.biasSlope))) }
+        return .object(members)
     }
 
     private static func zone(_ zone: Zone) -> JSONValue {

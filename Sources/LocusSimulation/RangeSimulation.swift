@@ -106,7 +106,7 @@ package struct SimulatedRecording: Sendable {
                     let bias = rangeRNG.uniform(ranging.nlosBiasMeters.lowerBound, ranging.nlosBiasMeters.upperBound)
                     let dropped = rangeRNG.nextUnit() < ranging.dropoutProbability
                     if dropped || d > ranging.maximumRangeMeters { continue }
-                    let r = max(0, d + locator.biasMeters + ranging.sigmaMeters * noise + (nlos ? bias : 0))
+                    let r = max(0, (1 + locator.biasSlope) * d + locator.biasMeters + ranging.sigmaMeters * noise + (nlos ? bias : 0))
                     ranges.append(RangeMeasurement(timeSeconds: t, tag: tag, locator: locator.address,
                                                    rangeMeters: r, floor: floor.id))
                 }

@@ -171,12 +171,20 @@ package struct RangeCalibration: Sendable, Hashable {
         return result
     }
 
-    /// `floor` with each estimated locator's `biasMeters` replaced by the estimate (others kept).
+    /// `floor` with each estimated locator's bias replaced by the estimate (others kept). With the
+    /// slope model, measured r = b + (1 + s)·d, the site gets `biasM` = b (the intercept) and
+    /// `biasSlope` = s, which the engine inverts as d = (r − b)/(1 + s); without it, `biasM` = b̂ and
+    /// `biasSlope` 0.
     package func applied(to floor: Floor) -> Floor {
         var copy = floor
         for (slot, calibration) in locators.enumerated() where slot < copy.locators.count {
-            if let bias = calibration.biasMeters, copy.locators[slot].address == calibration.address {
+            guard copy.locators[slot].address == calibration.address else { continue }
+            if let slope = calibration.slope, let intercept = calibration.interceptMeters {
+                copy.locators[slot].biasMeters = intercept
+                copy.locators[slot].biasSlope = slope
+            } else if let bias = calibration.biasMeters {
                 copy.locators[slot].biasMeters = bias
+                copy.locators[slot].biasSlope = 0
             }
         }
         return copy

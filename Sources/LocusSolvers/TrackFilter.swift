@@ -263,7 +263,7 @@ package struct TrackFilter: Sendable {
     @discardableResult
     package mutating func update(range: RangeMeasurement, locator: Locator) -> TrackUpdateOutcome {
         let t = range.timeSeconds
-        let r = range.rangeMeters - locator.biasMeters
+        let r = locator.correctedRange(range.rangeMeters)
         guard t.isFinite, r.isFinite, r >= 0, locator.position.isFinite else { return .unusable }
         buffer.insert(.init(address: locator.address, anchor: locator.position, rangeMeters: r, timeSeconds: t))
         if state == nil || t - lastUpdateSeconds > configuration.reinitializeAfterSeconds || t < stateSeconds {

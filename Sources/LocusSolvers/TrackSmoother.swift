@@ -120,7 +120,7 @@ package enum TrackSmoother {
                 if filter.initializationCount != before {
                     node.prior = s
                 } else if outcome == .accepted {
-                    node.measurement = .range(anchor: locator.position, rangeMeters: r.rangeMeters - locator.biasMeters)
+                    node.measurement = .range(anchor: locator.position, rangeMeters: locator.correctedRange(r.rangeMeters))
                 }
                 mus.append(filter.modeProbabilities)
                 out.append(node)

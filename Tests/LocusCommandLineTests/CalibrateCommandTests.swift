@@ -146,3 +146,74 @@ struct CalibrateCommandTests {
         }
     }
 }
+
+@Suite("Range scale calibration (biasSlope)")
+struct RangeScaleCalibrationTests {
+    /// Range scale errors written into the simulated site.
+    static let slopes: [Double] = [0.02, -0.01, 0.035, 0.0, 0.015, 0.025]
+
+    @Test("calibrate --slope recovers each locator's bias and range scale from a simulated recording, and the site carries them")
+    func recoversSlopes() throws {
+        let dir = TestPaths.temporaryDirectory()
+        var biased = CalibrateCommandTests.site(biases: CalibrateCommandTests.biasesMeters)
+        for k in biased.floors[0].locators.indices { biased.floors[0].locators[k].biasSlope = Self.slopes[k] }
+        try Data(SiteEncoder.encode(biased)).write(to: URL(fileURLWithPath: dir + "/biased.json"))
+        try Data(SiteEncoder.encode(CalibrateCommandTests.site(biases: [Double](repeating: 0, count: 6))))
+            .write(to: URL(fileURLWithPath: dir + "/site.json"))
+        let sim = CapturedRun(["simulate", "--site", dir + "/biased.json", "--trace", dir + "/trace.csv", "--truth", dir + "/truth.csv",
+                               "--duration", "600", "--random-walk", "--seed", "4", "--truth-rate", "50"])
+        #expect(sim.status == 0, "\(sim.err)")
+        let run = CapturedRun(["calibrate", "--site", dir + "/site.json", "--trace", dir + "/trace.csv", "--truth", dir + "/truth.csv",
+                               "--slope", "--out", dir + "/calibrated.json"])
+        #expect(run.status == 0, "\(run.err)")
+        let site = try SiteDecoder.decode(TestPaths.bytes(dir + "/calibrated.json"), file: "calibrated.json")
+        for (l, (bias, slope)) in zip(site.floors[0].locators, zip(CalibrateCommandTests.biasesMeters, Self.slopes)) {
+            #expect(abs(l.biasSlope - slope) <= 0.004, "\(l.address): slope \(l.biasSlope) vs \(slope)")
+            #expect(abs(l.biasMeters - bias) <= 0.03, "\(l.address): bias \(l.biasMeters) vs \(bias)")
+        }
+        // Replayed on the calibrated site the raw fixes are as good as on the true one.
+        let calibrated = try CalibrateCommandTests.replayRMSE(site: dir + "/calibrated.json", run: dir, ["--filter", "none"])
+        let uncorrected = try CalibrateCommandTests.replayRMSE(site: dir + "/site.json", run: dir, ["--filter", "none", "--tag-offset", "off"])
+        #expect(calibrated < 0.12, "calibrated \(calibrated)")
+        #expect(calibrated < uncorrected, "calibrated \(calibrated) vs uncorrected \(uncorrected)")
+    }
+
+    @Test("biasSlope decodes, round-trips, is left out of sites that do not use it, and an absurd value is invalid input")
+    func siteField() throws {
+        let text = #"{"floors": [{"id": "F", "locators": [{"address": 1, "x": 0, "y": 0, "biasM": 0.1, "biasSlope": 0.02}]}]}"#
+        let site = try SiteDecoder.decode(Array(text.utf8), file: "s.json")
+        #expect(site.floors[0].locators[0].biasSlope == 0.02)
+        #expect(abs(site.floors[0].locators[0].correctedRange(5.2) - 5.0) < 1e-12)
+        #expect(try SiteDecoder.decode(SiteEncoder.encode(site), file: "again") == site)
+        let plain = try SiteDecoder.load(path: TestPaths.fixture("sites/hall.json"))
+        #expect(!String(decoding: SiteEncoder.encode(plain), as: UTF8.self).contains("biasSlope"))
+        do {
+            _ = try SiteDecoder.decode(Array(text.replacingOccurrences(of: "0.02", with: "0.9").utf8), file: "s.json")
+            Issue.record("expected an error")
+        } catch {
+            #expect(error.code == .siteValueOutOfRange)
+            #expect(error.context.jsonPath == "floors[0].locators[0].biasSlope")
+        }
+    }
+}
+
+@Suite("Range scale calibration on the recorded data")
+struct RangeScaleRealDataTests {
+    @Test("calibrated with --slope on static/, causal RMSE ≤ 6.5 cm on the fast run and ≤ 6 cm on mid, better than bias-only",
+          .enabled(if: TestPaths.dataset("cuhksz-planar-uwb") != nil, "../shared/datasets/cuhksz-planar-uwb is not present"))
+    func realDataWithSlope() throws {
+        let d = try #require(TestPaths.dataset("cuhksz-planar-uwb"))
+        let dir = TestPaths.temporaryDirectory()
+        for (flag, out) in [([String](), dir + "/bias.json"), (["--slope"], dir + "/slope.json")] {
+            let run = CapturedRun(["calibrate", "--site", d + "/static/site.json", "--trace", d + "/static/trace.csv",
+                                   "--truth", d + "/static/truth.csv", "--out", out] + flag)
+            #expect(run.status == 0, "\(run.err)")
+        }
+        for (directory, bound) in [(d, 0.065), (d + "/runs/mid", 0.060)] {
+            let biasOnly = try CalibrateCommandTests.replayRMSE(site: dir + "/bias.json", run: directory, [])
+            let withSlope = try CalibrateCommandTests.replayRMSE(site: dir + "/slope.json", run: directory, [])
+            #expect(withSlope <= bound, "\(directory): \(withSlope)")
+            #expect(withSlope < biasOnly, "\(directory): slope \(withSlope) vs bias only \(biasOnly)")
+        }
+    }
+}
