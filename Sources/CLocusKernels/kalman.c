@@ -14,6 +14,20 @@ static int positive_diagonal(const double *P) {
     return P[0] > 0 && P[5] > 0 && P[10] > 0 && P[15] > 0;
 }
 
+// Symmetrises the updated covariance n into P' = (n + nᵀ)/2, checks the new state (finite, positive
+// diagonal) and only then writes it to (x, P): a failed update leaves the caller's state untouched.
+static int commit_update(double *x, double *P, const double nx[4], const double n[16]) {
+    double out[16];
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 4; j++)
+            out[i * 4 + j] = 0.5 * (n[i * 4 + j] + n[j * 4 + i]);
+    if (!finite_state(nx, out)) return LOCUS_KALMAN_NOT_FINITE;
+    if (!positive_diagonal(out)) return LOCUS_KALMAN_NOT_POSITIVE;
+    for (int i = 0; i < 4; i++) x[i] = nx[i];
+    for (int i = 0; i < 16; i++) P[i] = out[i];
+    return LOCUS_KALMAN_OK;
+}
+
 int locus_kalman_cv_predict(double *x, double *P, double dt_s, double q) {
     if (!(dt_s >= 0) || !(q >= 0) || !isfinite(dt_s) || !isfinite(q)) return LOCUS_KALMAN_BAD_ARGUMENT;
     const double dt = dt_s, dt2 = dt * dt, dt3 = dt2 * dt;
@@ -98,15 +112,7 @@ int locus_kalman_cv_update_position(double *x, double *P, const double *z, const
         for (int j = 0; j < 4; j++)
             n[i * 4 + j] = m[i * 4 + j] - m[i * 4 + 0] * k[j][0] - m[i * 4 + 1] * k[j][1]
                          + kr[i][0] * k[j][0] + kr[i][1] * k[j][1];
-    double out[16];
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++)
-            out[i * 4 + j] = 0.5 * (n[i * 4 + j] + n[j * 4 + i]);
-    if (!finite_state(nx, out)) return LOCUS_KALMAN_NOT_FINITE;
-    if (!positive_diagonal(out)) return LOCUS_KALMAN_NOT_POSITIVE;
-    for (int i = 0; i < 4; i++) x[i] = nx[i];
-    for (int i = 0; i < 16; i++) P[i] = out[i];
-    return LOCUS_KALMAN_OK;
+    return commit_update(x, P, nx, n);
 }
 
 int locus_kalman_cv_update_range(double *x, double *P, const double *anchor, double tag_height_m,
@@ -137,15 +143,7 @@ int locus_kalman_cv_update_range(double *x, double *P, const double *anchor, dou
     for (int i = 0; i < 4; i++)
         for (int j = 0; j < 4; j++)
             n[i * 4 + j] = m[i * 4 + j] - w[i] * k[j] + variance * k[i] * k[j];
-    double out[16];
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++)
-            out[i * 4 + j] = 0.5 * (n[i * 4 + j] + n[j * 4 + i]);
-    if (!finite_state(nx, out)) return LOCUS_KALMAN_NOT_FINITE;
-    if (!positive_diagonal(out)) return LOCUS_KALMAN_NOT_POSITIVE;
-    for (int i = 0; i < 4; i++) x[i] = nx[i];
-    for (int i = 0; i < 16; i++) P[i] = out[i];
-    return LOCUS_KALMAN_OK;
+    return commit_update(x, P, nx, n);
 }
 
 // Cholesky factor of a 4x4 SPD matrix into L (lower, row-major). Returns 0 on success.
@@ -218,13 +216,5 @@ int locus_kalman_cv_rts_step(const double *xf, const double *Pf, const double *x
             for (int k = 0; k < 4; k++) s += gd[i * 4 + k] * g[j * 4 + k];
             n[i * 4 + j] = s;
         }
-    double out[16];
-    for (int i = 0; i < 4; i++)
-        for (int j = 0; j < 4; j++)
-            out[i * 4 + j] = 0.5 * (n[i * 4 + j] + n[j * 4 + i]);
-    if (!finite_state(nx, out)) return LOCUS_KALMAN_NOT_FINITE;
-    if (!positive_diagonal(out)) return LOCUS_KALMAN_NOT_POSITIVE;
-    for (int i = 0; i < 4; i++) xs[i] = nx[i];
-    for (int i = 0; i < 16; i++) Ps[i] = out[i];
-    return LOCUS_KALMAN_OK;
+    return commit_update(xs, Ps, nx, n);
 }
