@@ -132,21 +132,11 @@ public func locusEngineFinish(_ engine: OpaquePointer?) -> Int32 {
 @c(locus_engine_poll_positions)
 public func locusEnginePollPositions(_ engine: OpaquePointer?, _ out: UnsafeMutableRawPointer?, _ capacity: Int,
                                      _ outCount: UnsafeMutablePointer<Int>?) -> Int32 {
-    outCount?.pointee = 0
-    return Status.guarded { () throws(LocusError) in
-        guard let outCount else { throw LocusError(.invalidArgument, "out_count is NULL") }
-        guard capacity >= 0 else { throw LocusError(.invalidArgument, "capacity is too large") }
-        guard capacity == 0 || out != nil else { throw LocusError(.invalidArgument, "out is NULL") }
-        try EngineRegistry.withState(engine) { (state: inout EngineState) throws(LocusError) in
-            guard capacity > 0, let out else { return }
-            state.collect()
-            let n = min(capacity, state.fixes.count - state.fixRead)
-            for k in 0..<n {
-                Records.store(state.fixes[state.fixRead + k], to: out + k * CLayout.Position.size)
-            }
-            state.fixRead += n
-            outCount.pointee = n
-        }
+    poll(engine, out, capacity, outCount) { state, out, capacity in
+        let n = min(capacity, state.fixes.count - state.fixRead)
+        for k in 0..<n { Records.store(state.fixes[state.fixRead + k], to: out + k * CLayout.Position.size) }
+        state.fixRead += n
+        return n
     }
 }
 
@@ -155,6 +145,19 @@ public func locusEnginePollPositions(_ engine: OpaquePointer?, _ out: UnsafeMuta
 @c(locus_engine_poll_events)
 public func locusEnginePollEvents(_ engine: OpaquePointer?, _ out: UnsafeMutableRawPointer?, _ capacity: Int,
                                   _ outCount: UnsafeMutablePointer<Int>?) -> Int32 {
+    poll(engine, out, capacity, outCount) { state, out, capacity in
+        let n = min(capacity, state.events.count - state.eventRead)
+        for k in 0..<n { Records.store(state.events[state.eventRead + k], to: out + k * CLayout.Event.size) }
+        state.eventRead += n
+        return n
+    }
+}
+
+/// The checks and locking both poll functions share; `take` copies up to `capacity` records to `out`
+/// and returns how many.
+private func poll(_ engine: OpaquePointer?, _ out: UnsafeMutableRawPointer?, _ capacity: Int,
+                  _ outCount: UnsafeMutablePointer<Int>?,
+                  take: (inout EngineState, UnsafeMutableRawPointer, Int) -> Int) -> Int32 {
     outCount?.pointee = 0
     return Status.guarded { () throws(LocusError) in
         guard let outCount else { throw LocusError(.invalidArgument, "out_count is NULL") }
@@ -163,12 +166,7 @@ public func locusEnginePollEvents(_ engine: OpaquePointer?, _ out: UnsafeMutable
         try EngineRegistry.withState(engine) { (state: inout EngineState) throws(LocusError) in
             guard capacity > 0, let out else { return }
             state.collect()
-            let n = min(capacity, state.events.count - state.eventRead)
-            for k in 0..<n {
-                Records.store(state.events[state.eventRead + k], to: out + k * CLayout.Event.size)
-            }
-            state.eventRead += n
-            outCount.pointee = n
+            outCount.pointee = take(&state, out, capacity)
         }
     }
 }
