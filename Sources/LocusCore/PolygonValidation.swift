@@ -80,7 +80,14 @@ package enum PolygonValidation {
     /// The first problem of the polygon, or nil when it is a valid zone polygon.
     /// The input may carry a repeated closing vertex. Complexity O(n²).
     package static func validate(_ points: [Point2]) -> PolygonProblem? {
-        let vertices = normalized(points)
+        var vertices = normalized(points)
+        // Coordinates so large that cross products would overflow (|v| > 1e100) are checked on a
+        // copy scaled by a power of two — exact, so every sign test keeps its meaning.
+        let largest = vertices.reduce(0.0) { max($0, abs($1.x), abs($1.y)) }
+        if largest > 1e100, largest.isFinite {
+            let factor = Double(sign: .plus, exponent: -largest.exponent, significand: 1)
+            vertices = vertices.map { Point2(x: $0.x * factor, y: $0.y * factor) }
+        }
         var distinct: [Point2] = []
         for point in vertices where !distinct.contains(point) {
             distinct.append(point)

@@ -120,9 +120,9 @@ private struct SiteReader {
     func locator(_ value: JSONValue, path: String) throws(LocusError) -> Locator {
         try expectObject(value, path: path)
         let address = try locatorAddress(required(value, "address", path: path), path: path + ".address")
-        let x = try number(required(value, "x", path: path), path: path + ".x")
-        let y = try number(required(value, "y", path: path), path: path + ".y")
-        let z = try optionalNumber(value, "z", path: path) ?? 0
+        let x = try coordinate(required(value, "x", path: path), path: path + ".x")
+        let y = try coordinate(required(value, "y", path: path), path: path + ".y")
+        let z = try optional(value, "z").map { v throws(LocusError) in try coordinate(v, path: path + ".z") } ?? 0
         let bias = try optionalNumber(value, "biasM", path: path) ?? 0
         let slope = try optionalNumber(value, "biasSlope", path: path) ?? 0
         guard abs(slope) < 0.5 else {
@@ -161,8 +161,8 @@ private struct SiteReader {
         for (p, pointValue) in try array(polygonValue, path: path + ".polygon").enumerated() {
             let pointPath = path + ".polygon[\(p)]"
             try expectObject(pointValue, path: pointPath)
-            let x = try number(required(pointValue, "x", path: pointPath), path: pointPath + ".x")
-            let y = try number(required(pointValue, "y", path: pointPath), path: pointPath + ".y")
+            let x = try coordinate(required(pointValue, "x", path: pointPath), path: pointPath + ".x")
+            let y = try coordinate(required(pointValue, "y", path: pointPath), path: pointPath + ".y")
             points.append(Point2(x: x, y: y))
         }
 
@@ -254,6 +254,20 @@ private struct SiteReader {
             throw error(.siteNonFiniteNumber, "number \(number.literal) does not fit a double", at: value, path: path)
         }
         return number.value
+    }
+
+    /// The largest coordinate a site may use, metres: far beyond any venue (projected map
+    /// coordinates reach 1e7 m), small enough that distances and areas never overflow.
+    static let maximumCoordinateMeters = 1e9
+
+    /// A coordinate (metres): a number with |v| ≤ `maximumCoordinateMeters`.
+    /// - Throws: as `number`, and `E3112` beyond the bound.
+    func coordinate(_ value: JSONValue, path: String) throws(LocusError) -> Double {
+        let v = try number(value, path: path)
+        guard abs(v) <= Self.maximumCoordinateMeters else {
+            throw error(.siteValueOutOfRange, "coordinate \(v) m is beyond any venue (|v| ≤ 1e9 m)", at: value, path: path)
+        }
+        return v
     }
 
     func optionalNumber(_ object: JSONValue, _ key: String, path: String) throws(LocusError) -> Double? {

@@ -53,7 +53,7 @@ struct BadInputCommandTests {
             SiteCase(file: "polygon-two-vertices.json", code: "E3108", message: "polygon has 2 distinct vertices"),
             SiteCase(file: "polygon-collinear.json", code: "E3110", message: "polygon encloses no area"),
             SiteCase(file: "polygon-bow-tie.json", code: "E3109", message: "edge 0 meets edge 2"),
-            SiteCase(file: "huge-but-finite.json", code: "E3110", message: "floors[0].zones[0].polygon"),
+            SiteCase(file: "huge-but-finite.json", code: "E3112", message: "floors[0].zones[0].polygon[0].x"),
           ])
     func invalidSite(_ c: SiteCase) {
         let path = TestPaths.fixture("bad-input/site/" + c.file)
