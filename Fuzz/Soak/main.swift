@@ -63,17 +63,6 @@ func emit(_ line: String) { FileHandle.standardOutput.write(Data((line + "\n").u
 /// Writes a line to stderr.
 func warn(_ message: String) { FileHandle.standardError.write(Data(("soak: " + message + "\n").utf8)) }
 
-/// Resident set size, MiB (the second field of /proc/self/statm, in pages).
-func residentMegabytes() -> Double {
-    guard let file = fopen("/proc/self/statm", "r") else { return 0 }
-    defer { fclose(file) }
-    var buffer = [CChar](repeating: 0, count: 256)
-    guard fgets(&buffer, Int32(buffer.count), file) != nil else { return 0 }
-    let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-    let fields = text.split(separator: " ")
-    guard fields.count >= 2, let pages = Int(fields[1]) else { return 0 }
-    return Double(pages) * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
-}
 
 /// The soak venue: a 40 × 25 m hall with 8 locators and 6 zones (every zone reports enter and exit).
 func soakSite() -> Site {
@@ -108,7 +97,7 @@ var rng = SeededGenerator(seed: options.seed ^ 0xA5A5)
 let chunks = Int((options.hours * 3600 / options.chunkSeconds).rounded(.up))
 let chunksPerHour = max(1, Int((3600 / options.chunkSeconds).rounded()))
 var rangesFed = 0
-var rssSamples: [(hour: Double, megabytes: Double)] = [(0, residentMegabytes())]
+var rssSamples: [(hour: Double, megabytes: Double)] = [(0, ResidentMemory.megabytes())]
 let clock = ContinuousClock()
 let started = clock.now
 var ok = true
@@ -139,7 +128,7 @@ for chunk in 0..<chunks {
     comparator.add(side: 0, fixes: reference.drainFixes(), events: reference.drainEvents())
     if (chunk + 1) % chunksPerHour == 0 || chunk + 1 == chunks {
         comparator.add(side: 1, fixes: streamed.drainFixes(), events: streamed.drainEvents())
-        let rss = residentMegabytes()
+        let rss = ResidentMemory.megabytes()
         rssSamples.append((Double(chunk + 1) * options.chunkSeconds / 3600, rss))
         let wall = seconds(clock.now - started)
         let hour = Double(chunk + 1) * options.chunkSeconds / 3600

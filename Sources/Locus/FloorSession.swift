@@ -218,26 +218,23 @@ public final class FloorSession: Sendable {
     }
 
     /// A stream of every position from now on; it finishes at `end()`.
-    public func positionStream() -> AsyncStream<PositionFix> {
-        let (stream, continuation) = AsyncStream<PositionFix>.makeStream()
-        let id = state.withLock { s in
-            s.nextContinuation += 1
-            s.positionContinuations[s.nextContinuation] = continuation
-            return s.nextContinuation
-        }
-        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.positionContinuations.removeValue(forKey: id) } }
-        return stream
-    }
+    public func positionStream() -> AsyncStream<PositionFix> { makeStream(\.positionContinuations) }
 
     /// A stream of every zone event (enter, dwell, exit) from now on; it finishes at `end()`.
-    public func zoneEventStream() -> AsyncStream<ZoneEvent> {
-        let (stream, continuation) = AsyncStream<ZoneEvent>.makeStream()
+    public func zoneEventStream() -> AsyncStream<ZoneEvent> { makeStream(\.eventContinuations) }
+
+    /// A new stream registered in the continuation table at `table`, removed from it when the
+    /// consumer stops listening.
+    private func makeStream<Element: Sendable>(
+        _ table: WritableKeyPath<State, [Int: AsyncStream<Element>.Continuation]> & Sendable
+    ) -> AsyncStream<Element> {
+        let (stream, continuation) = AsyncStream<Element>.makeStream()
         let id = state.withLock { s in
             s.nextContinuation += 1
-            s.eventContinuations[s.nextContinuation] = continuation
+            s[keyPath: table][s.nextContinuation] = continuation
             return s.nextContinuation
         }
-        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.eventContinuations.removeValue(forKey: id) } }
+        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0[keyPath: table].removeValue(forKey: id) } }
         return stream
     }
 

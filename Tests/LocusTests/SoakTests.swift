@@ -61,17 +61,6 @@ struct SoakTests {
         return rows
     }
 
-    /// Resident set size in MiB, from /proc/self/statm (0 where it cannot be read).
-    static func residentMegabytes() -> Double {
-        guard let file = fopen("/proc/self/statm", "r") else { return 0 }
-        defer { fclose(file) }
-        var buffer = [CChar](repeating: 0, count: 256)
-        guard fgets(&buffer, Int32(buffer.count), file) != nil else { return 0 }
-        let text = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let fields = text.split(separator: " ")
-        guard fields.count >= 2, let pages = Int(fields[1]) else { return 0 }
-        return Double(pages) * Double(sysconf(Int32(_SC_PAGESIZE))) / 1_048_576
-    }
 
     @Test("a streamed run with ticks and drains gives exactly the fixes and events of a batch run, none lost or doubled",
           arguments: [EngineConfiguration.Tracking.none, .kalman(.standard)])
@@ -99,9 +88,9 @@ struct SoakTests {
                 }
             }
             comparator.add(side: 0, fixes: reference.drainFixes(), events: reference.drainEvents())
-            if m == 2 { residentAfterWarmUp = Self.residentMegabytes() }
+            if m == 2 { residentAfterWarmUp = ResidentMemory.megabytes() }
         }
-        let residentAtEnd = Self.residentMegabytes()
+        let residentAtEnd = ResidentMemory.megabytes()
         reference.finish()
         streamed.finish()
         comparator.add(side: 0, fixes: reference.drainFixes(), events: reference.drainEvents())
