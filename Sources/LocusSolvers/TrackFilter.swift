@@ -27,9 +27,12 @@ package enum TrackUpdateOutcome: Sendable, Hashable {
 ///
 /// State x = (px, py, vx, vy) (m, m/s), covariance P (4×4). Prediction over Δt:
 /// x ← F x, P ← F P Fᵀ + Q with F = [[I, Δt·I], [0, I]], Q = q·[[Δt³/3·I, Δt²/2·I], [Δt²/2·I, Δt·I]].
-/// Updates are Joseph-form (C kernels in `CLocusKernels`); no heap allocation per measurement as long
-/// as the filter is mutated in place (keep one per tag, e.g. in an array indexed by tag; a copied filter
-/// copies its small range buffer on the next write).
+/// With interacting models (the default) the three models live in one `InteractingModels` value (C
+/// kernel `locus_imm.c`): they interact once per ranging round (`interactionIntervalSeconds`) and each
+/// takes the round's ranges on its own in between; the single-model filter uses the Joseph-form
+/// kernels of `locus_kalman.h`. No heap allocation per measurement as long as the filter is mutated in
+/// place (keep one per tag, e.g. in an array indexed by tag; a copied filter copies its small range
+/// buffer on the next write).
 package struct TrackFilter: Sendable {
     /// The parameters (fixed for the life of the filter), held by reference so that the filters of
     /// many tags share one copy (memory per tracked tag).
@@ -43,8 +46,18 @@ package struct TrackFilter: Sendable {
     /// The known tag height h used by planar range updates, metres.
     package let tagHeightMeters: Double
 
-    /// The current state, nil before initialisation (and after a divergence).
-    package private(set) var state: KalmanState?
+    /// The current state, nil before initialisation (and after a divergence). With interacting
+    /// models, their moment-matched combination (computed on demand).
+    package var state: KalmanState? {
+        guard hasState else { return nil }
+        return configuration.usesInteractingModels ? models.combined : single
+    }
+    /// Whether there is a state (initialised and not diverged since).
+    private var hasState = false
+    /// The single-model state (meaningful when `hasState` and not `usesInteractingModels`).
+    private var single = KalmanState(x: .zero, p: .zero)
+    /// The interacting models (meaningful when `hasState` and `usesInteractingModels`).
+    private var models = InteractingModels()
     /// Time of `state`, seconds.
     package private(set) var stateSeconds: Double = 0
     /// Time of the last accepted (or initialising) measurement, seconds.
@@ -61,10 +74,12 @@ package struct TrackFilter: Sendable {
     private var divergedAtSeconds: Double?
     /// Number of (re-)initialisations so far.
     package private(set) var initializationCount = 0
-    /// IMM: the models' states (0 standing still, 1 steady walking, 2 manoeuvring).
-    private var modes = (KalmanState(x: .zero, p: .zero), KalmanState(x: .zero, p: .zero), KalmanState(x: .zero, p: .zero))
-    /// IMM model probabilities μ = (still, steady, manoeuvring) (the fourth lane is unused, 0).
-    package private(set) var modeProbabilities = SIMD4<Double>(1.0 / 3, 1.0 / 3, 1.0 / 3, 0)
+    /// IMM model probabilities μ = (still, steady, manoeuvring) with the likelihoods of the measurements
+    /// since the last interaction folded in (the fourth lane is unused, 0); (⅓, ⅓, ⅓) without models.
+    package var modeProbabilities: SIMD4<Double> {
+        guard hasState, configuration.usesInteractingModels else { return SIMD4<Double>(1.0 / 3, 1.0 / 3, 1.0 / 3, 0) }
+        return models.probabilities
+    }
 
     private var buffer = TrackRangeBuffer()
     // Per-epoch quality figures since the last `takeFix`: accepted ranges, Σ HᵀH, Σ y², rejected locators.
@@ -90,83 +105,27 @@ package struct TrackFilter: Sendable {
     }
 
     /// Predicts the state to time t (no-op before initialisation or for t ≤ the state's time).
-    /// x ← F x, P ← F P Fᵀ + Q over Δt = t − t_state.
-    /// With interacting models: mixing (μ_{i|j} = π_ij μ_i / c_j, c_j = Σ_i π_ij μ_i, x₀ⱼ = Σ_i μ_{i|j} xᵢ,
-    /// P₀ⱼ = Σ_i μ_{i|j}(Pᵢ + (xᵢ − x₀ⱼ)(xᵢ − x₀ⱼ)ᵀ)), prediction of each model with its q, μ ← c, and the
-    /// combined state x = Σ μⱼ xⱼ, P = Σ μⱼ (Pⱼ + (xⱼ − x)(xⱼ − x)ᵀ).
+    /// x ← F x, P ← F P Fᵀ + Q over Δt = t − t_state, for each model with its own q. With interacting
+    /// models, when the last interaction is `interactionIntervalSeconds` or more ago the models first
+    /// mix (μ_{i|j} = π_ij μ_i / c_j, c_j = Σ_i π_ij μ_i, x₀ⱼ = Σ_i μ_{i|j} xᵢ,
+    /// P₀ⱼ = Σ_i μ_{i|j}(Pᵢ + (xᵢ − x₀ⱼ)(xᵢ − x₀ⱼ)ᵀ), μ ← c; π: stay 1 − p, move p/2 to each other
+    /// model, p = 1 − e^(−λΔt) over the time since the last interaction).
     package mutating func predict(toSeconds t: Double) {
-        guard var s = state, t > stateSeconds else { return }
-        let dt = t - stateSeconds
+        guard hasState, t > stateSeconds else { return }
+        let outcome: KalmanOutcome
         if configuration.usesInteractingModels {
-            // Markov chain: stay with 1 − p, move to each other model with p/2.
-            let p = 1 - exp(-configuration.modeSwitchesPerSecond * dt)
-            let mu = modeProbabilities
-            let c = (1 - p) * mu + (0.5 * p) * (SIMD4(repeating: mu.sum()) - mu)
-            let stay = 1 - p, move = 0.5 * p
-            func weights(_ j: Int) -> SIMD4<Double> {
-                var w = SIMD4<Double>(move * mu[0], move * mu[1], move * mu[2], 0)
-                w[j] = stay * mu[j]
-                return w / max(c[j], 1e-300)
-            }
-            var a = Self.mix(modes, weights: weights(0))
-            var b = Self.mix(modes, weights: weights(1))
-            var m = Self.mix(modes, weights: weights(2))
-            let oa = KalmanKernels.predictStill(&a, overSeconds: dt, positionNoiseDensity: configuration.stillPositionNoiseDensity,
-                                                velocityVarianceSquareMetersPerSecondSquared:
-                                                    configuration.stillVelocitySigmaMetersPerSecond * configuration.stillVelocitySigmaMetersPerSecond)
-            let ob = KalmanKernels.predict(&b, overSeconds: dt, processNoiseDensity: configuration.lowProcessNoiseDensity)
-            let om = KalmanKernels.predict(&m, overSeconds: dt, processNoiseDensity: configuration.highProcessNoiseDensity)
-            guard oa == .accepted, ob == .accepted, om == .accepted else { diverge(at: t); return }
-            modes = (a, b, m)
-            modeProbabilities = c / c.sum()
-            state = Self.mix(modes, weights: modeProbabilities)
-            stateSeconds = t
-            return
+            outcome = models.predict(toSeconds: t, parameters: shared.interactingModels)
+        } else {
+            outcome = KalmanKernels.predict(&single, overSeconds: t - stateSeconds, processNoiseDensity: configuration.processNoiseDensity)
         }
-        switch KalmanKernels.predict(&s, overSeconds: dt, processNoiseDensity: configuration.processNoiseDensity) {
-        case .accepted:
-            state = s
-            stateSeconds = t
-        default:
-            diverge(at: t)
-        }
-    }
-
-    /// A Gaussian mixture Σ wᵢ N(xᵢ, Pᵢ) (weights summing to 1) moment-matched to one Gaussian:
-    /// x = Σ wᵢ xᵢ, P = Σ wᵢ (Pᵢ + (xᵢ − x)(xᵢ − x)ᵀ).
-    static func mix(_ m: (KalmanState, KalmanState, KalmanState), weights w: SIMD4<Double>) -> KalmanState {
-        let x = w[0] * m.0.x + w[1] * m.1.x + w[2] * m.2.x
-        let d0 = m.0.x - x, d1 = m.1.x - x, d2 = m.2.x - x
-        var p = w[0] * m.0.p + w[1] * m.1.p + w[2] * m.2.p
-        for r in 0..<4 {
-            for c in 0..<4 { p[4 * r + c] += w[0] * d0[r] * d0[c] + w[1] * d1[r] * d1[c] + w[2] * d2[r] * d2[c] }
-        }
-        return KalmanState(x: x, p: p)
-    }
-
-    /// IMM measurement step after the combined state passed the gate: update every model with
-    /// `update` (which returns the likelihood N(y; 0, S) up to a common constant, or nil on failure),
-    /// μⱼ ← μⱼ Lⱼ / Σ μᵢ Lᵢ, and recombine.
-    private mutating func updateModes(at t: Double, _ update: (inout KalmanState) -> Double?) -> Bool {
-        var a = modes.0, b = modes.1, m = modes.2
-        guard let la = update(&a), let lb = update(&b), let lm = update(&m) else { return false }
-        let weighted = modeProbabilities * SIMD4(la, lb, lm, 0)
-        let total = weighted.sum()
-        if total > 1e-300, total.isFinite {
-            modeProbabilities = (weighted / total).replacing(with: 1e-9, where: weighted / total .< 1e-9)
-            modeProbabilities[3] = 0
-            modeProbabilities /= modeProbabilities.sum()
-        }
-        modes = (a, b, m)
-        state = Self.mix(modes, weights: modeProbabilities)
-        return true
+        guard outcome == .accepted else { diverge(at: t); return }
+        stateSeconds = t
     }
 
     /// Sets the state directly (e.g. a prior), as if a measurement had initialised it at time t.
     package mutating func reset(to initial: KalmanState, atSeconds t: Double) {
-        state = initial
-        modes = (initial, initial, initial)
-        modeProbabilities = SIMD4<Double>(1.0 / 3, 1.0 / 3, 1.0 / 3, 0)
+        hasState = true
+        if configuration.usesInteractingModels { models.reset(to: initial, atSeconds: t) } else { single = initial }
         stateSeconds = t
         lastUpdateSeconds = t
         meanAtLastUpdate = initial.x
@@ -189,33 +148,28 @@ package struct TrackFilter: Sendable {
             return .unusable
         }
         var initializing = false
-        if state == nil || t - lastUpdateSeconds > configuration.reinitializeAfterSeconds || t < stateSeconds {
+        if !hasState || t - lastUpdateSeconds > configuration.reinitializeAfterSeconds || t < stateSeconds {
             initializing = true
         } else {
             predict(toSeconds: t)
-            if state == nil { initializing = true }
+            if !hasState { initializing = true }
         }
         if initializing {
             reset(to: prior(x: fix.position.x, y: fix.position.y), atSeconds: t)
         }
         // The gate is tested on the most permissive model (IMM: the manoeuvring one), so that a
         // confident steady model cannot lock the track out during a manoeuvre.
-        guard var s = configuration.usesInteractingModels ? modes.2 : state else { return .unusable }
-        var innovation = KalmanInnovation()
-        let gate = initializing ? Double.infinity : configuration.fixGateChiSquare
-        switch KalmanKernels.updatePosition(&s, zx: fix.position.x, zy: fix.position.y, rxx: c.xx, rxy: c.xy, ryy: c.yy,
-                                            gate: gate, innovation: &innovation) {
+        switch updatePosition(with: fix, gate: initializing ? Double.infinity : configuration.fixGateChiSquare) {
         case .accepted:
-            state = s
-            guard updateModes(with: fix) else { diverge(at: t); return .diverged }
-            accept(at: t)
             lastFixQuality = fix.quality
             return initializing ? .initialized : .accepted
         case .gated:
             rejectionScore += 1
             if rejectionScore >= configuration.fixGateOpenScore {
                 // The gate opens: take the fix ungated (the manoeuvring model absorbs the jump).
-                return updateOpen(fix: fix)
+                guard updatePosition(with: fix, gate: .infinity) == .accepted else { diverge(at: t); return .diverged }
+                lastFixQuality = fix.quality
+                return .accepted
             }
             return .gated
         default:
@@ -224,33 +178,23 @@ package struct TrackFilter: Sendable {
         }
     }
 
-    private mutating func updateOpen(fix: PositionFix) -> TrackUpdateOutcome {
-        guard var s = state else { return .unusable }
-        let c = fix.covariance, t = fix.timeSeconds
-        var innovation = KalmanInnovation()
-        guard KalmanKernels.updatePosition(&s, zx: fix.position.x, zy: fix.position.y, rxx: c.xx, rxy: c.xy, ryy: c.yy,
-                                           gate: .infinity, innovation: &innovation) == .accepted else {
-            diverge(at: t)
-            return .diverged
-        }
-        state = s
-        guard updateModes(with: fix) else { diverge(at: t); return .diverged }
-        accept(at: t)
-        lastFixQuality = fix.quality
-        return .accepted
-    }
-
-    /// IMM: updates every model with the fix (ungated; the combined state already passed or
-    /// opened the gate) and recombines. True when there are no interacting models.
-    private mutating func updateModes(with fix: PositionFix) -> Bool {
-        guard configuration.usesInteractingModels else { return true }
+    /// Position update of the state (every model; gated on the manoeuvring one) with the fix; on
+    /// acceptance the measurement counts as the last update.
+    private mutating func updatePosition(with fix: PositionFix, gate: Double) -> KalmanOutcome {
         let c = fix.covariance
-        return updateModes(at: fix.timeSeconds) { m in
-            var i = KalmanInnovation()
-            guard KalmanKernels.updatePosition(&m, zx: fix.position.x, zy: fix.position.y, rxx: c.xx, rxy: c.xy,
-                                               ryy: c.yy, gate: .infinity, innovation: &i) == .accepted else { return nil }
-            return exp(-0.5 * i.statistic) / i.innovationVariance.squareRoot()
+        var innovation = KalmanInnovation()
+        let outcome: KalmanOutcome
+        let mean: SIMD4<Double>
+        if configuration.usesInteractingModels {
+            (outcome, mean) = models.updatePosition(zx: fix.position.x, zy: fix.position.y, rxx: c.xx, rxy: c.xy, ryy: c.yy,
+                                                    gate: gate, innovation: &innovation)
+        } else {
+            outcome = KalmanKernels.updatePosition(&single, zx: fix.position.x, zy: fix.position.y, rxx: c.xx, rxy: c.xy,
+                                                   ryy: c.yy, gate: gate, innovation: &innovation)
+            mean = single.x
         }
+        if outcome == .accepted { accept(at: fix.timeSeconds, mean: mean) }
+        return outcome
     }
 
     // MARK: tightly coupled
@@ -266,38 +210,31 @@ package struct TrackFilter: Sendable {
         let r = locator.correctedRange(range.rangeMeters)
         guard t.isFinite, r.isFinite, r >= 0, locator.position.isFinite else { return .unusable }
         buffer.insert(.init(address: locator.address, anchor: locator.position, rangeMeters: r, timeSeconds: t))
-        if state == nil || t - lastUpdateSeconds > configuration.reinitializeAfterSeconds || t < stateSeconds {
+        if !hasState || t - lastUpdateSeconds > configuration.reinitializeAfterSeconds || t < stateSeconds {
             return initializeFromBuffer(at: t)
         }
         predict(toSeconds: t)
-        guard state != nil else { return initializeFromBuffer(at: t) }
-        // Gate on the most permissive model (IMM: manoeuvring), see `update(fix:)`.
-        var s = configuration.usesInteractingModels ? modes.2 : (state ?? modes.2)
+        guard hasState else { return initializeFromBuffer(at: t) }
+        // Gated on the most permissive model (IMM: manoeuvring), see `update(fix:)`.
         var innovation = KalmanInnovation()
         let sigma = configuration.rangeSigmaMeters
-        let outcome = KalmanKernels.updateRange(&s, anchor: locator.position, tagHeightMeters: tagHeightMeters,
+        let outcome: KalmanOutcome
+        let mean: SIMD4<Double>
+        if configuration.usesInteractingModels {
+            (outcome, mean) = models.updateRange(anchor: locator.position, tagHeightMeters: tagHeightMeters, rangeMeters: r,
+                                                 varianceSquareMeters: sigma * sigma, gateLong: configuration.rangeGateLongSigmas,
+                                                 gateShort: configuration.rangeGateShortSigmas, innovation: &innovation)
+        } else {
+            outcome = KalmanKernels.updateRange(&single, anchor: locator.position, tagHeightMeters: tagHeightMeters,
                                                 rangeMeters: r, varianceSquareMeters: sigma * sigma,
                                                 gateLong: configuration.rangeGateLongSigmas,
                                                 gateShort: configuration.rangeGateShortSigmas, innovation: &innovation)
+            mean = single.x
+        }
         switch outcome {
         case .accepted:
-            state = s
-            if configuration.usesInteractingModels {
-                let h = tagHeightMeters, anchor = locator.position, v = sigma * sigma
-                let ok = updateModes(at: t) { m in
-                    var i = KalmanInnovation()
-                    guard KalmanKernels.updateRange(&m, anchor: anchor, tagHeightMeters: h, rangeMeters: r,
-                                                    varianceSquareMeters: v, gateLong: .infinity, gateShort: .infinity,
-                                                    innovation: &i) == .accepted else { return nil }
-                    return exp(-0.5 * i.statistic * i.statistic) / i.innovationVariance.squareRoot()
-                }
-                guard ok, let combined = state else { diverge(at: t); return .diverged }
-                s = combined
-            } else {
-                state = s
-            }
-            accept(at: t)
-            let dx = s.x[0] - locator.position.x, dy = s.x[1] - locator.position.y, dz = tagHeightMeters - locator.position.z
+            accept(at: t, mean: mean)
+            let dx = mean[0] - locator.position.x, dy = mean[1] - locator.position.y, dz = tagHeightMeters - locator.position.z
             let rho2 = max(1e-12, dx * dx + dy * dy + dz * dz)
             epochUsed += 1
             epochA00 += dx * dx / rho2; epochA01 += dx * dy / rho2; epochA11 += dy * dy / rho2
@@ -363,14 +300,14 @@ package struct TrackFilter: Sendable {
                     velocitySigmaMetersPerSecond: configuration.initialVelocitySigmaMetersPerSecond)
     }
 
-    private mutating func accept(at t: Double) {
+    private mutating func accept(at t: Double, mean: SIMD4<Double>) {
         lastUpdateSeconds = t
-        meanAtLastUpdate = state?.x
+        meanAtLastUpdate = mean
         rejectionScore = max(0, rejectionScore - 1)
     }
 
     private mutating func diverge(at t: Double) {
-        state = nil
+        hasState = false
         meanAtLastUpdate = nil
         lastUpdateSeconds = -Double.infinity
         divergedAtSeconds = t
@@ -380,8 +317,8 @@ package struct TrackFilter: Sendable {
         guard let p = buffer.solve(newestSeconds: t, windowSeconds: configuration.initializationWindowSeconds,
                                    tagHeightMeters: tagHeightMeters, minimumLocators: configuration.initializationLocators,
                                    sigmaMeters: configuration.rangeSigmaMeters) else {
-            if state != nil && t - lastUpdateSeconds > configuration.reinitializeAfterSeconds {
-                state = nil
+            if hasState && t - lastUpdateSeconds > configuration.reinitializeAfterSeconds {
+                hasState = false
                 meanAtLastUpdate = nil
             }
             return .buffered

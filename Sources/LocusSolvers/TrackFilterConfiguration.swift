@@ -1,3 +1,5 @@
+import LocusNumerics
+
 /// Parameters of the tracking filter and the smoother (state apart: see `TrackFilter`).
 package struct TrackFilterConfiguration: Sendable, Hashable {
     /// How measurements enter the filter.
@@ -27,6 +29,10 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     package var stillVelocitySigmaMetersPerSecond: Double
     /// Mode switching rate λ of the IMM's Markov chain: P(switch within Δt) = 1 − e^(−λΔt), 1/s.
     package var modeSwitchesPerSecond: Double
+    /// The IMM's models interact (mix) at most once per this many seconds, at the first measurement
+    /// past it — once per ranging round at 4 Hz; in between each model takes the round's ranges on
+    /// its own and their likelihoods are folded into μ at the next interaction, seconds.
+    package var interactionIntervalSeconds: Double
     /// The smoother scales the IMM-weighted q by this (it sees both sides of a manoeuvre, so it needs
     /// less process noise than the causal filter; 0.5 measured best, README-tracking.md).
     package var smootherProcessNoiseScale: Double
@@ -68,7 +74,7 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     package init(coupling: Coupling = .tight, processNoiseDensity: Double = 0.2, usesInteractingModels: Bool = true,
                  lowProcessNoiseDensity: Double = 0.001, highProcessNoiseDensity: Double = 1.0,
                  stillPositionNoiseDensity: Double = 1e-5, stillVelocitySigmaMetersPerSecond: Double = 0.02,
-                 modeSwitchesPerSecond: Double = 0.05, smootherProcessNoiseScale: Double = 0.5,
+                 modeSwitchesPerSecond: Double = 0.05, interactionIntervalSeconds: Double = 0.1, smootherProcessNoiseScale: Double = 0.5,
                  smootherModeSwitchesPerSecond: Double = 0.2, rangeSigmaMeters: Double = 0.1,
                  rangeGateLongSigmas: Double = 2.5, rangeGateShortSigmas: Double = 4.0, fixGateChiSquare: Double = 13.82,
                  gateOpenScore: Int = 6, fixGateOpenScore: Int = 2, reinitializeAfterSeconds: Double = 2.0, maximumCoastSeconds: Double = 1.0,
@@ -80,6 +86,7 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
         self.lowProcessNoiseDensity = lowProcessNoiseDensity
         self.highProcessNoiseDensity = highProcessNoiseDensity
         self.modeSwitchesPerSecond = modeSwitchesPerSecond
+        self.interactionIntervalSeconds = interactionIntervalSeconds
         self.stillPositionNoiseDensity = stillPositionNoiseDensity
         self.smootherProcessNoiseScale = smootherProcessNoiseScale
         self.smootherModeSwitchesPerSecond = smootherModeSwitchesPerSecond
@@ -107,6 +114,15 @@ extension TrackFilterConfiguration {
     /// copy instead of carrying 176 bytes each.
     package final class Shared: Sendable {
         package let value: TrackFilterConfiguration
-        package init(_ value: TrackFilterConfiguration) { self.value = value }
+        /// The IMM kernel's parameters, derived once.
+        package let interactingModels: InteractingModelsParameters
+        package init(_ value: TrackFilterConfiguration) {
+            self.value = value
+            interactingModels = InteractingModelsParameters(
+                stillPositionNoiseDensity: value.stillPositionNoiseDensity,
+                stillVelocityVarianceSquareMetersPerSecondSquared: value.stillVelocitySigmaMetersPerSecond * value.stillVelocitySigmaMetersPerSecond,
+                steadyProcessNoiseDensity: value.lowProcessNoiseDensity, manoeuvreProcessNoiseDensity: value.highProcessNoiseDensity,
+                modeSwitchesPerSecond: value.modeSwitchesPerSecond, interactionIntervalSeconds: value.interactionIntervalSeconds)
+        }
     }
 }

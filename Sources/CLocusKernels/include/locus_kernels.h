@@ -3,3 +3,4 @@
 #pragma once
 #include "locus_trilateration.h"
 #include "locus_kalman.h"
+#include "locus_imm.h"

@@ -1,0 +1,87 @@
+// Interacting multiple models (IMM) for one tag, allocation-free: three 2-D constant-velocity-family
+// models — 0 standing still, 1 steady walking (q_steady), 2 manoeuvring (q_manoeuvre) — in one
+// fixed-size struct, with range (tightly coupled) and position (loosely coupled) updates.
+//
+// Storage: each model keeps x = (px, py, vx, vy) (m, m/s) and its covariance packed as the ten
+// unique entries of the symmetric 4x4 P, p = (A00 A01 A11 | B00 B01 B10 B11 | C00 C01 C11) with
+// A = cov(pos, pos), B[i][j] = cov(pos_i, vel_j), C = cov(vel, vel). A symmetric matrix stored once
+// stays exactly symmetric through every update.
+//
+// Interaction (Markov mixing of the models) happens at most once per `interaction_interval_s`, at the
+// first prediction past it — i.e. once per ranging round at 4 Hz —, not at every range; between
+// interactions each model is predicted and updated on its own, and the measurement likelihoods of each
+// model are accumulated (sum of squared normalised innovations, product of innovation variances) and
+// folded into the model probabilities at the next interaction (or on demand, without changing the
+// struct). Every function leaves the struct untouched unless it returns LOCUS_KALMAN_OK.
+#ifndef LOCUS_IMM_H
+#define LOCUS_IMM_H
+
+#include "locus_kalman.h"
+
+/// One model: mean and packed covariance (see above).
+typedef struct locus_imm_model {
+    double x[4];
+    double p[10];
+} locus_imm_model;
+
+/// The models, their probabilities and the pending likelihoods.
+typedef struct locus_imm {
+    locus_imm_model model[3];
+    /// Model probabilities mu (sum 1) as of the last settlement.
+    double mu[3];
+    /// Pending likelihood per model since the last settlement: L = exp(-nu2 / 2) / sqrt(s_product).
+    double nu2[3];
+    double s_product[3];
+    /// Time of the models (s) and of the last interaction (s).
+    double t;
+    double t_interaction;
+    /// Measurements whose likelihoods are pending.
+    int pending;
+} locus_imm;
+
+/// Fixed parameters of the models.
+typedef struct locus_imm_params {
+    /// Standing still: position random-walk density (m^2/s) and velocity variance (m^2/s^2).
+    double still_position_density;
+    double still_velocity_variance;
+    /// White-noise acceleration densities of the steady and manoeuvring models (m^2/s^3).
+    double steady_density;
+    double manoeuvre_density;
+    /// Markov switching rate lambda (1/s): P(switch within dt) = 1 - exp(-lambda dt), split evenly.
+    double switch_rate;
+    /// Interactions are at least this far apart (s); 0 interacts at every prediction.
+    double interaction_interval_s;
+} locus_imm_params;
+
+/// All three models at (x, P) (P full 4x4, row-major, symmetric), mu = 1/3 each, time t.
+void locus_imm_reset(locus_imm *imm, const double *x, const double *P, double t);
+
+/// Predicts every model to time t (no-op for t <= imm->t). When t - t_interaction >= the interval,
+/// first settles the pending likelihoods and mixes the models (IMM interaction with the transition
+/// probabilities over t - t_interaction): mu_{i|j} = pi_ij mu_i / c_j, c_j = sum_i pi_ij mu_i,
+/// x0_j = sum_i mu_{i|j} x_i, P0_j = sum_i mu_{i|j} (P_i + (x_i - x0_j)(x_i - x0_j)^T), mu <- c.
+int locus_imm_predict(locus_imm *imm, const locus_imm_params *params, double t);
+
+/// EKF range update of every model (anchor = (ax, ay, az), tag at height h, range and variance in m,
+/// m^2): y = r - |(px, py, h) - anchor|, S = H P H^T + variance, P <- P - (P H^T)(P H^T)^T / S.
+/// Gated on the manoeuvring model: LOCUS_KALMAN_GATED (nothing changed) when its nu = y / sqrt(S) >
+/// gate_long or < -gate_short; the other models are updated ungated. stats (7 doubles) = (nu, S, y of
+/// the manoeuvring model, then sum_j mu_j x_j of the updated models with the settled mu).
+int locus_imm_update_range(locus_imm *imm, const double *anchor, double tag_height_m, double range_m,
+                           double variance, double gate_long, double gate_short, double *stats);
+
+/// Position update of every model with z (m) of covariance R = [[r0, r1], [r1, r2]] (m^2):
+/// S = A + R, K = P H^T S^-1, P <- P - K H P. Gated on the manoeuvring model's NIS = y^T S^-1 y >
+/// gate. stats (6 doubles) = (NIS, det S of the manoeuvring model, then sum_j mu_j x_j of the
+/// updated models with the settled mu).
+int locus_imm_update_position(locus_imm *imm, const double *z, const double *r, double gate, double *stats);
+
+/// The model probabilities with the pending likelihoods folded in (floored at 1e-9, normalised);
+/// the struct is not changed.
+void locus_imm_probabilities(const locus_imm *imm, double *mu);
+
+/// The moment-matched combination of the models under `locus_imm_probabilities`:
+/// x = sum mu_j x_j, P = sum mu_j (P_j + (x_j - x)(x_j - x)^T) (full 4x4, row-major).
+void locus_imm_combined(const locus_imm *imm, double *x, double *P);
+
+#endif

@@ -1,0 +1,151 @@
+internal import CLocusKernels
+import LocusCore
+
+/// Fixed parameters of `InteractingModels` (see `locus_imm.h`).
+package struct InteractingModelsParameters: Sendable, Hashable {
+    /// Standing-still model: position random-walk density, m²/s.
+    package var stillPositionNoiseDensity: Double
+    /// Standing-still model: velocity variance, m²/s².
+    package var stillVelocityVarianceSquareMetersPerSecondSquared: Double
+    /// White-noise acceleration density of the steady model, m²/s³.
+    package var steadyProcessNoiseDensity: Double
+    /// White-noise acceleration density of the manoeuvring model, m²/s³.
+    package var manoeuvreProcessNoiseDensity: Double
+    /// Markov switching rate λ: P(switch within Δt) = 1 − e^(−λΔt), split evenly between the others, 1/s.
+    package var modeSwitchesPerSecond: Double
+    /// The models interact (mix) at most once per this many seconds, at the first prediction past it.
+    package var interactionIntervalSeconds: Double
+
+    /// Creates the parameters.
+    package init(stillPositionNoiseDensity: Double, stillVelocityVarianceSquareMetersPerSecondSquared: Double,
+                 steadyProcessNoiseDensity: Double, manoeuvreProcessNoiseDensity: Double,
+                 modeSwitchesPerSecond: Double, interactionIntervalSeconds: Double) {
+        self.stillPositionNoiseDensity = stillPositionNoiseDensity
+        self.stillVelocityVarianceSquareMetersPerSecondSquared = stillVelocityVarianceSquareMetersPerSecondSquared
+        self.steadyProcessNoiseDensity = steadyProcessNoiseDensity
+        self.manoeuvreProcessNoiseDensity = manoeuvreProcessNoiseDensity
+        self.modeSwitchesPerSecond = modeSwitchesPerSecond
+        self.interactionIntervalSeconds = interactionIntervalSeconds
+    }
+
+    fileprivate var c: locus_imm_params {
+        locus_imm_params(still_position_density: stillPositionNoiseDensity,
+                         still_velocity_variance: stillVelocityVarianceSquareMetersPerSecondSquared,
+                         steady_density: steadyProcessNoiseDensity, manoeuvre_density: manoeuvreProcessNoiseDensity,
+                         switch_rate: modeSwitchesPerSecond, interaction_interval_s: interactionIntervalSeconds)
+    }
+}
+
+/// Interacting multiple models for one tag — standing still, steady walking, manoeuvring — in one
+/// fixed-size value (C kernel `locus_imm.h`; 448 bytes, no allocation).
+///
+/// Each model is a 2-D constant-velocity-family Kalman filter with x = (px, py, vx, vy) and a packed
+/// symmetric covariance. The models interact (IMM mixing: μ_{i|j} = π_ij μ_i / c_j,
+/// x₀ⱼ = Σ_i μ_{i|j} xᵢ, P₀ⱼ = Σ_i μ_{i|j}(Pᵢ + (xᵢ − x₀ⱼ)(xᵢ − x₀ⱼ)ᵀ), μ ← c) at most once per
+/// `interactionIntervalSeconds` — once per ranging round —, in between each model is predicted and
+/// updated on its own and its measurement likelihoods Π N(yₖ; 0, Sₖ) are accumulated, to be folded into
+/// μ at the next interaction. Updates use P ← P − (PHᵀ)S⁻¹(PHᵀ)ᵀ on the ten unique entries, so P stays
+/// exactly symmetric; a result that is not finite or loses its positive diagonal is not committed.
+package struct InteractingModels: Sendable {
+    private var imm = locus_imm()
+
+    /// Empty models (call `reset` before use).
+    package init() {}
+
+    /// Every model at `state`, μ = (⅓, ⅓, ⅓), at time t (seconds).
+    package mutating func reset(to state: KalmanState, atSeconds t: Double) {
+        var s = state
+        withUnsafeMutablePointer(to: &s.x) { xp in
+            withUnsafeMutablePointer(to: &s.p) { pp in
+                xp.withMemoryRebound(to: Double.self, capacity: 4) { x in
+                    pp.withMemoryRebound(to: Double.self, capacity: 16) { p in locus_imm_reset(&imm, x, p, t) }
+                }
+            }
+        }
+    }
+
+    /// The models' time, seconds.
+    package var timeSeconds: Double { imm.t }
+
+    /// Predicts every model to t (interaction first when due); no-op for t ≤ `timeSeconds`.
+    package mutating func predict(toSeconds t: Double, parameters: InteractingModelsParameters) -> KalmanOutcome {
+        var p = parameters.c
+        return KalmanOutcome(status: locus_imm_predict(&imm, &p, t))
+    }
+
+    /// Range update of every model, gated on the manoeuvring one (ν = y/√S > `gateLong` or
+    /// < −`gateShort` → `.gated`, nothing changed). `innovation` is the manoeuvring model's; the
+    /// returned mean is Σ μⱼ xⱼ of the updated models with μ as of the last interaction (meaningful
+    /// when `.accepted`).
+    package mutating func updateRange(anchor: Point3, tagHeightMeters h: Double, rangeMeters r: Double,
+                                      varianceSquareMeters v: Double, gateLong: Double, gateShort: Double,
+                                      innovation: inout KalmanInnovation) -> (KalmanOutcome, SIMD4<Double>) {
+        var a = (anchor.x, anchor.y, anchor.z)
+        var stats = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        let status = withUnsafeMutablePointer(to: &a) { ap in
+            withUnsafeMutablePointer(to: &stats) { sp in
+                ap.withMemoryRebound(to: Double.self, capacity: 3) { anchorPointer in
+                    sp.withMemoryRebound(to: Double.self, capacity: 7) { s in
+                        locus_imm_update_range(&imm, anchorPointer, h, r, v, gateLong, gateShort, s)
+                    }
+                }
+            }
+        }
+        innovation.statistic = stats.0
+        innovation.innovationVariance = stats.1
+        innovation.residualMeters = stats.2
+        return (KalmanOutcome(status: status), SIMD4(stats.3, stats.4, stats.5, stats.6))
+    }
+
+    /// Position update of every model with z = (zx, zy), R = [[rxx, rxy], [rxy, ryy]] (m²), gated on the
+    /// manoeuvring model's NIS > `gate`. `innovation` is the manoeuvring model's (NIS, det S); the
+    /// returned mean as in `updateRange`.
+    package mutating func updatePosition(zx: Double, zy: Double, rxx: Double, rxy: Double, ryy: Double, gate: Double,
+                                         innovation: inout KalmanInnovation) -> (KalmanOutcome, SIMD4<Double>) {
+        var z = (zx, zy), r = (rxx, rxy, ryy)
+        var stats = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        let status = withUnsafeMutablePointer(to: &z) { zp in
+            withUnsafeMutablePointer(to: &r) { rp in
+                withUnsafeMutablePointer(to: &stats) { sp in
+                    zp.withMemoryRebound(to: Double.self, capacity: 2) { zz in
+                        rp.withMemoryRebound(to: Double.self, capacity: 3) { rr in
+                            sp.withMemoryRebound(to: Double.self, capacity: 6) { s in
+                                locus_imm_update_position(&imm, zz, rr, gate, s)
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        innovation.statistic = stats.0
+        innovation.innovationVariance = stats.1
+        innovation.residualMeters = 0
+        return (KalmanOutcome(status: status), SIMD4(stats.2, stats.3, stats.4, stats.5))
+    }
+
+    /// Model probabilities μ = (still, steady, manoeuvring, 0) with the pending likelihoods folded in.
+    package var probabilities: SIMD4<Double> {
+        var mu = (0.0, 0.0, 0.0)
+        withUnsafePointer(to: imm) { ip in
+            withUnsafeMutablePointer(to: &mu) { mp in
+                mp.withMemoryRebound(to: Double.self, capacity: 3) { m in locus_imm_probabilities(ip, m) }
+            }
+        }
+        return SIMD4(mu.0, mu.1, mu.2, 0)
+    }
+
+    /// The moment-matched single Gaussian x = Σ μⱼ xⱼ, P = Σ μⱼ (Pⱼ + (xⱼ − x)(xⱼ − x)ᵀ).
+    package var combined: KalmanState {
+        var s = KalmanState(x: .zero, p: .zero)
+        withUnsafePointer(to: imm) { ip in
+            withUnsafeMutablePointer(to: &s.x) { xp in
+                withUnsafeMutablePointer(to: &s.p) { pp in
+                    xp.withMemoryRebound(to: Double.self, capacity: 4) { x in
+                        pp.withMemoryRebound(to: Double.self, capacity: 16) { p in locus_imm_combined(ip, x, p) }
+                    }
+                }
+            }
+        }
+        return s
+    }
+}
