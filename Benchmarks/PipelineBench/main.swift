@@ -7,6 +7,7 @@
 //   locators  whole pipeline and solve (C kernel vs LAPACKE) with 4–32 locators
 //   zones     whole pipeline with 10–10,000 zones
 //   tags      whole pipeline with 1–100,000 tags
+//   pipeline  only the default whole pipeline (kalman tight), many runs: for `perf record`
 // `--callgrind ITEM` (engine_kalman | engine_raw) runs only a fixed small workload inside
 // `callgrindWorkload`, for scripts/check-instructions (valgrind --toggle-collect).
 //
@@ -443,6 +444,10 @@ if runs("stages") {
 func percentile(_ sorted: [Double], _ p: Double) -> Double {
     guard !sorted.isEmpty else { return .nan }
     return sorted[min(sorted.count - 1, max(0, Int((Double(sorted.count) * p).rounded(.up)) - 1))]
+}
+
+if section == "pipeline" && callgrindItem == nil {
+    measurePipeline("pipeline_kalman_tight", base, .kalman(.standard), runs: smoke ? 1 : 100)
 }
 
 if runs("latency") {

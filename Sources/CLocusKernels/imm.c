@@ -1,9 +1,24 @@
 // Interacting multiple models for one tag: see include/locus_imm.h. No allocation, no library calls
-// beyond sqrt and exp; every update is computed into a copy and committed only when it is finite
-// with a positive diagonal.
+// beyond sqrt and exp. The three models are the lanes of four-lane vectors (clang vector extensions:
+// SSE2 pairs on baseline x86-64, one AVX register where the target has it; IEEE arithmetic per lane,
+// so every target gives the same bits). Lane 3 mirrors the steady model and is never a result.
 #include "locus_imm.h"
 #include <math.h>
 #include <string.h>
+
+typedef double v4 __attribute__((vector_size(32)));
+
+// The per-range functions are compiled twice, for AVX (one register per four-lane vector) and for
+// baseline x86-64 (SSE2 pairs); the loader picks one. Both round every lane the same (IEEE, no
+// fused multiply-add), so the results are bit-identical.
+#if defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define LOCUS_IMM_CLONES __attribute__((target_clones("avx", "default")))
+#endif
+#endif
+#ifndef LOCUS_IMM_CLONES
+#define LOCUS_IMM_CLONES
+#endif
 
 enum { A00, A01, A11, B00, B01, B10, B11, C00, C01, C11 };
 
@@ -11,35 +26,36 @@ enum { A00, A01, A11, B00, B01, B10, B11, C00, C01, C11 };
 #define LOCUS_IMM_MAX_PENDING 16
 #define LOCUS_IMM_MU_FLOOR 1e-9
 
-static void pack(const double *P, double *p) {
-    p[A00] = P[0]; p[A01] = 0.5 * (P[1] + P[4]); p[A11] = P[5];
-    p[B00] = 0.5 * (P[2] + P[8]); p[B01] = 0.5 * (P[3] + P[12]);
-    p[B10] = 0.5 * (P[6] + P[9]); p[B11] = 0.5 * (P[7] + P[13]);
-    p[C00] = P[10]; p[C01] = 0.5 * (P[11] + P[14]); p[C11] = P[15];
-}
+// Loads and stores through memcpy (no alignment or aliasing assumptions; they compile to plain
+// vector moves). Macros, not functions: a 32-byte vector crossing a call would change the ABI
+// without AVX.
+#define load(a) ({ v4 v_; memcpy(&v_, (a), sizeof v_); v_; })
+#define store(a, v) do { const v4 w_ = (v); memcpy((a), &w_, sizeof w_); } while (0)
+#define vsqrt(a) ({ const v4 s_ = (a); (v4){ sqrt(s_[0]), sqrt(s_[1]), sqrt(s_[2]), sqrt(s_[3]) }; })
 
-static void unpack(const double *p, double *P) {
-    P[0] = p[A00]; P[1] = P[4] = p[A01]; P[5] = p[A11];
-    P[2] = P[8] = p[B00]; P[3] = P[12] = p[B01];
-    P[6] = P[9] = p[B10]; P[7] = P[13] = p[B11];
-    P[10] = p[C00]; P[11] = P[14] = p[C01]; P[15] = p[C11];
-}
-
-/// Finite mean and covariance, positive diagonal.
-static int usable(const locus_imm_model *m) {
-    double s = 0;
-    for (int i = 0; i < 4; i++) s += m->x[i] * 0.0;
-    for (int i = 0; i < 10; i++) s += m->p[i] * 0.0;
-    if (s != 0.0) return LOCUS_KALMAN_NOT_FINITE;
-    if (!(m->p[A00] > 0 && m->p[A11] > 0 && m->p[C00] > 0 && m->p[C11] > 0)) return LOCUS_KALMAN_NOT_POSITIVE;
+/// Lanes 0-2 finite with a positive covariance diagonal.
+static inline int usable(const locus_imm *imm) {
+    v4 z = { 0, 0, 0, 0 };
+    for (int i = 0; i < 4; i++) z += load(imm->x[i]) * 0.0;
+    for (int k = 0; k < 10; k++) z += load(imm->p[k]) * 0.0;
+    const v4 a = load(imm->p[A00]), b = load(imm->p[A11]), c = load(imm->p[C00]), d = load(imm->p[C11]);
+    for (int j = 0; j < 3; j++) {
+        if (z[j] != 0.0) return LOCUS_KALMAN_NOT_FINITE; // NaN or inf anywhere makes the sum NaN
+        if (!(a[j] > 0 && b[j] > 0 && c[j] > 0 && d[j] > 0)) return LOCUS_KALMAN_NOT_POSITIVE;
+    }
     return LOCUS_KALMAN_OK;
 }
 
 void locus_imm_reset(locus_imm *imm, const double *x, const double *P, double t) {
-    for (int j = 0; j < 3; j++) {
-        for (int i = 0; i < 4; i++) imm->model[j].x[i] = x[i];
-        pack(P, imm->model[j].p);
-        imm->mu[j] = 1.0 / 3.0;
+    double p[10];
+    p[A00] = P[0]; p[A01] = 0.5 * (P[1] + P[4]); p[A11] = P[5];
+    p[B00] = 0.5 * (P[2] + P[8]); p[B01] = 0.5 * (P[3] + P[12]);
+    p[B10] = 0.5 * (P[6] + P[9]); p[B11] = 0.5 * (P[7] + P[13]);
+    p[C00] = P[10]; p[C01] = 0.5 * (P[11] + P[14]); p[C11] = P[15];
+    for (int j = 0; j < 4; j++) {
+        for (int i = 0; i < 4; i++) imm->x[i][j] = x[i];
+        for (int k = 0; k < 10; k++) imm->p[k][j] = p[k];
+        imm->mu[j] = j < 3 ? 1.0 / 3.0 : 0;
         imm->nu2[j] = 0;
         imm->s_product[j] = 1;
     }
@@ -55,7 +71,8 @@ static void settled_probabilities(const locus_imm *imm, double *mu) {
         for (int j = 0; j < 3; j++) mu[j] = imm->mu[j];
         return;
     }
-    double nu_min = imm->nu2[0], s_ref = imm->s_product[0];
+    double nu_min = imm->nu2[0];
+    const double s_ref = imm->s_product[0];
     for (int j = 1; j < 3; j++) if (imm->nu2[j] < nu_min) nu_min = imm->nu2[j];
     double w[3], total = 0;
     for (int j = 0; j < 3; j++) {
@@ -77,195 +94,197 @@ static void settled_probabilities(const locus_imm *imm, double *mu) {
 
 static void settle(locus_imm *imm) {
     settled_probabilities(imm, imm->mu);
-    for (int j = 0; j < 3; j++) { imm->nu2[j] = 0; imm->s_product[j] = 1; }
+    for (int j = 0; j < 4; j++) { imm->nu2[j] = 0; imm->s_product[j] = 1; }
     imm->pending = 0;
 }
 
 void locus_imm_probabilities(const locus_imm *imm, double *mu) { settled_probabilities(imm, mu); }
 
-/// x = sum w_i x_i, P = sum w_i (P_i + d_i d_i^T), d_i = x_i - x (packed).
-static void mix(const locus_imm_model *models, const double *w, locus_imm_model *out) {
-    for (int i = 0; i < 4; i++) out->x[i] = w[0] * models[0].x[i] + w[1] * models[1].x[i] + w[2] * models[2].x[i];
-    for (int k = 0; k < 10; k++) out->p[k] = w[0] * models[0].p[k] + w[1] * models[1].p[k] + w[2] * models[2].p[k];
+/// Moment-matched mixture of the models with weights w (lanes 0-2), one target (the combined state):
+/// x = sum w_i x_i,
+/// P = sum w_i (P_i + d_i d_i^T), d_i = x_i - x; packed P into p[10].
+static void mix(const locus_imm *imm, const double *w, double *x, double *p) {
+    for (int i = 0; i < 4; i++) x[i] = w[0] * imm->x[i][0] + w[1] * imm->x[i][1] + w[2] * imm->x[i][2];
+    for (int k = 0; k < 10; k++) p[k] = w[0] * imm->p[k][0] + w[1] * imm->p[k][1] + w[2] * imm->p[k][2];
     for (int m = 0; m < 3; m++) {
-        const double d0 = models[m].x[0] - out->x[0], d1 = models[m].x[1] - out->x[1];
-        const double d2 = models[m].x[2] - out->x[2], d3 = models[m].x[3] - out->x[3];
+        const double d0 = imm->x[0][m] - x[0], d1 = imm->x[1][m] - x[1];
+        const double d2 = imm->x[2][m] - x[2], d3 = imm->x[3][m] - x[3];
         const double a = w[m];
-        out->p[A00] += a * d0 * d0; out->p[A01] += a * d0 * d1; out->p[A11] += a * d1 * d1;
-        out->p[B00] += a * d0 * d2; out->p[B01] += a * d0 * d3; out->p[B10] += a * d1 * d2; out->p[B11] += a * d1 * d3;
-        out->p[C00] += a * d2 * d2; out->p[C01] += a * d2 * d3; out->p[C11] += a * d3 * d3;
+        p[A00] += a * d0 * d0; p[A01] += a * d0 * d1; p[A11] += a * d1 * d1;
+        p[B00] += a * d0 * d2; p[B01] += a * d0 * d3; p[B10] += a * d1 * d2; p[B11] += a * d1 * d3;
+        p[C00] += a * d2 * d2; p[C01] += a * d2 * d3; p[C11] += a * d3 * d3;
     }
 }
 
-/// Constant velocity over dt with acceleration density q: x <- F x, P <- F P F^T + Q.
-static void predict_cv(locus_imm_model *m, double dt, double q) {
-    double *p = m->p;
-    const double dt2 = dt * dt, q3 = q * dt2 * dt / 3.0, q2 = q * dt2 / 2.0, q1 = q * dt;
-    const double a00 = p[A00] + 2 * dt * p[B00] + dt2 * p[C00] + q3;
-    const double a01 = p[A01] + dt * (p[B01] + p[B10]) + dt2 * p[C01];
-    const double a11 = p[A11] + 2 * dt * p[B11] + dt2 * p[C11] + q3;
-    const double b00 = p[B00] + dt * p[C00] + q2, b01 = p[B01] + dt * p[C01];
-    const double b10 = p[B10] + dt * p[C01], b11 = p[B11] + dt * p[C11] + q2;
-    p[A00] = a00; p[A01] = a01; p[A11] = a11;
-    p[B00] = b00; p[B01] = b01; p[B10] = b10; p[B11] = b11;
-    p[C00] += q1; p[C11] += q1;
-    m->x[0] += dt * m->x[2];
-    m->x[1] += dt * m->x[3];
+/// IMM interaction over dt: settles the pending likelihoods, mixes the models with the Markov
+/// transition probabilities (stay 1 - p, move p/2, p = 1 - exp(-lambda dt)) and pins the still model's
+/// velocity (v = 0, cov(pos, vel) = 0, cov(vel) = sigma_v^2 I). All targets j at once, as vectors over
+/// j: with W_i = (mu_{i|0}, mu_{i|1}, mu_{i|2}, mu_{i|1}) and D_i[a] = x_i[a] - x0[a],
+/// x0[a] = sum_i W_i x_i[a] and P0[ab] = sum_i W_i (P_i[ab] + D_i[a] D_i[b]).
+static inline __attribute__((always_inline)) void interact(locus_imm *imm, const locus_imm_params *params, double dt) {
+    settle(imm);
+    const double p = 1.0 - exp(-params->switch_rate * dt), stay = 1.0 - p, move = 0.5 * p;
+    double c[3];
+    for (int j = 0; j < 3; j++) c[j] = stay * imm->mu[j] + move * (imm->mu[0] + imm->mu[1] + imm->mu[2] - imm->mu[j]);
+    double w[3][4];
+    for (int i = 0; i < 3; i++) {
+        for (int j = 0; j < 3; j++) w[i][j] = (i == j ? stay : move) * imm->mu[i] / (c[j] > 1e-300 ? c[j] : 1e-300);
+        w[i][3] = w[i][1];
+    }
+    const v4 w0 = load(w[0]), w1 = load(w[1]), w2 = load(w[2]);
+    v4 x0[4], d[3][4];
+    for (int a = 0; a < 4; a++) {
+        const double *xa = imm->x[a];
+        x0[a] = w0 * xa[0] + w1 * xa[1] + w2 * xa[2];
+        d[0][a] = xa[0] - x0[a]; d[1][a] = xa[1] - x0[a]; d[2][a] = xa[2] - x0[a];
+    }
+    static const int row[10] = { 0, 0, 1, 0, 0, 1, 1, 2, 2, 3 }, col[10] = { 0, 1, 1, 2, 3, 2, 3, 2, 3, 3 };
+    for (int k = 0; k < 10; k++) {
+        const double *pk = imm->p[k];
+        const int a = row[k], b = col[k];
+        store(imm->p[k], w0 * (pk[0] + d[0][a] * d[0][b]) + w1 * (pk[1] + d[1][a] * d[1][b]) + w2 * (pk[2] + d[2][a] * d[2][b]));
+    }
+    for (int a = 0; a < 4; a++) store(imm->x[a], x0[a]);
+    const double total = c[0] + c[1] + c[2];
+    for (int j = 0; j < 3; j++) imm->mu[j] = c[j] / total;
+    imm->x[2][0] = imm->x[3][0] = 0;
+    imm->p[B00][0] = imm->p[B01][0] = imm->p[B10][0] = imm->p[B11][0] = 0;
+    imm->p[C00][0] = imm->p[C11][0] = params->still_velocity_variance;
+    imm->p[C01][0] = 0;
 }
 
-/// Standing still: x <- (px, py, 0, 0), A <- A + q_pos dt I, B <- 0, C <- sigma_v^2 I.
-static void predict_still(locus_imm_model *m, double dt, double q_pos, double velocity_variance) {
-    double *p = m->p;
-    p[A00] += q_pos * dt; p[A11] += q_pos * dt;
-    p[B00] = p[B01] = p[B10] = p[B11] = 0;
-    p[C00] = p[C11] = velocity_variance; p[C01] = 0;
-    m->x[2] = 0; m->x[3] = 0;
-}
-
-int locus_imm_predict(locus_imm *imm, const locus_imm_params *params, double t) {
+LOCUS_IMM_CLONES int locus_imm_predict(locus_imm *imm, const locus_imm_params *params, double t) {
     if (!isfinite(t)) return LOCUS_KALMAN_BAD_ARGUMENT;
     if (!(t > imm->t)) return LOCUS_KALMAN_OK;
-    locus_imm next = *imm;
     if (t - imm->t_interaction >= params->interaction_interval_s) {
-        settle(&next);
-        const double dt = t - imm->t_interaction;
-        const double p = 1.0 - exp(-params->switch_rate * dt), stay = 1.0 - p, move = 0.5 * p;
-        double c[3];
-        for (int j = 0; j < 3; j++) c[j] = stay * next.mu[j] + move * (next.mu[0] + next.mu[1] + next.mu[2] - next.mu[j]);
-        locus_imm_model mixed[3];
-        for (int j = 0; j < 3; j++) {
-            const double cj = c[j] > 1e-300 ? c[j] : 1e-300;
-            double w[3];
-            for (int i = 0; i < 3; i++) w[i] = (i == j ? stay : move) * next.mu[i] / cj;
-            mix(next.model, w, &mixed[j]);
-        }
-        const double total = c[0] + c[1] + c[2];
-        for (int j = 0; j < 3; j++) { next.model[j] = mixed[j]; next.mu[j] = c[j] / total; }
-        next.t_interaction = t;
+        interact(imm, params, t - imm->t_interaction);
+        imm->t_interaction = t;
     }
-    const double dt = t - imm->t;
-    predict_still(&next.model[0], dt, params->still_position_density, params->still_velocity_variance);
-    predict_cv(&next.model[1], dt, params->steady_density);
-    predict_cv(&next.model[2], dt, params->manoeuvre_density);
-    for (int j = 0; j < 3; j++) {
-        const int status = usable(&next.model[j]);
-        if (status != LOCUS_KALMAN_OK) return status;
-    }
-    next.t = t;
-    *imm = next;
-    return LOCUS_KALMAN_OK;
-}
-
-/// One model's range update into `out`; the innovation in nu_s_y = (nu, S, y).
-static int range_update(const locus_imm_model *m, const double *anchor, double h, double r, double variance,
-                        locus_imm_model *out, double *nu_s_y) {
-    const double dx = m->x[0] - anchor[0], dy = m->x[1] - anchor[1], dz = h - anchor[2];
-    const double rho = sqrt(dx * dx + dy * dy + dz * dz);
-    if (!(rho >= 1e-6) || !isfinite(rho)) return LOCUS_KALMAN_BAD_ARGUMENT;
-    const double hx = dx / rho, hy = dy / rho;
-    const double *p = m->p;
-    const double u0 = p[A00] * hx + p[A01] * hy, u1 = p[A01] * hx + p[A11] * hy;
-    const double u2 = p[B00] * hx + p[B10] * hy, u3 = p[B01] * hx + p[B11] * hy;
-    const double s = hx * u0 + hy * u1 + variance;
-    if (!(s > 0) || !isfinite(s)) return LOCUS_KALMAN_NOT_POSITIVE;
-    const double y = r - rho, inv = 1.0 / s, g = y * inv;
-    nu_s_y[0] = y / sqrt(s); nu_s_y[1] = s; nu_s_y[2] = y;
-    out->x[0] = m->x[0] + u0 * g; out->x[1] = m->x[1] + u1 * g;
-    out->x[2] = m->x[2] + u2 * g; out->x[3] = m->x[3] + u3 * g;
-    const double v0 = u0 * inv, v1 = u1 * inv, v2 = u2 * inv, v3 = u3 * inv;
-    double *q = out->p;
-    q[A00] = p[A00] - v0 * u0; q[A01] = p[A01] - v0 * u1; q[A11] = p[A11] - v1 * u1;
-    q[B00] = p[B00] - v0 * u2; q[B01] = p[B01] - v0 * u3; q[B10] = p[B10] - v1 * u2; q[B11] = p[B11] - v1 * u3;
-    q[C00] = p[C00] - v2 * u2; q[C01] = p[C01] - v2 * u3; q[C11] = p[C11] - v3 * u3;
-    return usable(out);
+    // Constant velocity per lane: x <- F x, P <- F P F^T + Q, with dt = 0 and Q = q_pos dt I on the
+    // position in the still lane: A <- A + d(B + B^T) + d^2 C + q3 I, B <- B + d C + q2 I, C <- C + q1 I.
+    const double dt = t - imm->t, dt2 = dt * dt;
+    const double qs = params->steady_density, qm = params->manoeuvre_density;
+    const v4 d = { 0, dt, dt, dt }, d2 = { 0, dt2, dt2, dt2 };
+    const v4 q3 = { params->still_position_density * dt, qs * dt2 * dt / 3.0, qm * dt2 * dt / 3.0, qs * dt2 * dt / 3.0 };
+    const v4 q2 = { 0, qs * dt2 / 2.0, qm * dt2 / 2.0, qs * dt2 / 2.0 };
+    const v4 q1 = { 0, qs * dt, qm * dt, qs * dt };
+    const v4 b00 = load(imm->p[B00]), b01 = load(imm->p[B01]), b10 = load(imm->p[B10]), b11 = load(imm->p[B11]);
+    const v4 c00 = load(imm->p[C00]), c01 = load(imm->p[C01]), c11 = load(imm->p[C11]);
+    store(imm->p[A00], load(imm->p[A00]) + 2 * d * b00 + d2 * c00 + q3);
+    store(imm->p[A01], load(imm->p[A01]) + d * (b01 + b10) + d2 * c01);
+    store(imm->p[A11], load(imm->p[A11]) + 2 * d * b11 + d2 * c11 + q3);
+    store(imm->p[B00], b00 + d * c00 + q2);
+    store(imm->p[B01], b01 + d * c01);
+    store(imm->p[B10], b10 + d * c01);
+    store(imm->p[B11], b11 + d * c11 + q2);
+    store(imm->p[C00], c00 + q1);
+    store(imm->p[C11], c11 + q1);
+    store(imm->x[0], load(imm->x[0]) + d * load(imm->x[2]));
+    store(imm->x[1], load(imm->x[1]) + d * load(imm->x[3]));
+    imm->t = t;
+    return usable(imm);
 }
 
 /// sum_j mu_j x_j with the settled mu (no exp: the per-measurement summary of the mixture mean).
 static void settled_mean(const locus_imm *imm, double *x) {
-    for (int i = 0; i < 4; i++)
-        x[i] = imm->mu[0] * imm->model[0].x[i] + imm->mu[1] * imm->model[1].x[i] + imm->mu[2] * imm->model[2].x[i];
+    for (int i = 0; i < 4; i++) x[i] = imm->mu[0] * imm->x[i][0] + imm->mu[1] * imm->x[i][1] + imm->mu[2] * imm->x[i][2];
 }
 
+/// Adds one measurement's per-model squared normalised innovation and innovation variance (or det S).
 static void accumulate(locus_imm *imm, const double *nu2, const double *s) {
     if (imm->pending >= LOCUS_IMM_MAX_PENDING) settle(imm);
-    for (int j = 0; j < 3; j++) { imm->nu2[j] += nu2[j]; imm->s_product[j] *= s[j]; }
+    for (int j = 0; j < 4; j++) { imm->nu2[j] += nu2[j]; imm->s_product[j] *= s[j]; }
     imm->pending += 1;
 }
 
-int locus_imm_update_range(locus_imm *imm, const double *anchor, double tag_height_m, double range_m,
+LOCUS_IMM_CLONES int locus_imm_update_range(locus_imm *imm, const double *anchor, double tag_height_m, double range_m,
                            double variance, double gate_long, double gate_short, double *stats) {
     if (!(variance > 0) || !isfinite(range_m) || !isfinite(variance)) return LOCUS_KALMAN_BAD_ARGUMENT;
-    locus_imm_model out[3];
-    double inn[3][3] = { { 0, 0, 0 }, { 0, 0, 0 }, { 0, 0, 0 } };
-    int status = range_update(&imm->model[2], anchor, tag_height_m, range_m, variance, &out[2], inn[2]);
-    if (!(inn[2][1] > 0)) return status; // no innovation: bad geometry or S not positive
-    if (stats) { stats[0] = inn[2][0]; stats[1] = inn[2][1]; stats[2] = inn[2][2]; }
-    if (inn[2][0] > gate_long || inn[2][0] < -gate_short) return LOCUS_KALMAN_GATED;
+    const v4 dx = load(imm->x[0]) - anchor[0], dy = load(imm->x[1]) - anchor[1];
+    const double dz = tag_height_m - anchor[2];
+    const v4 rho = vsqrt(dx * dx + dy * dy + dz * dz);
+    for (int j = 0; j < 3; j++) if (!(rho[j] >= 1e-6) || !isfinite(rho[j])) return LOCUS_KALMAN_BAD_ARGUMENT;
+    const v4 hx = dx / rho, hy = dy / rho;
+    const v4 a00 = load(imm->p[A00]), a01 = load(imm->p[A01]), a11 = load(imm->p[A11]);
+    const v4 b00 = load(imm->p[B00]), b01 = load(imm->p[B01]), b10 = load(imm->p[B10]), b11 = load(imm->p[B11]);
+    // u = P H^T, S = H u + variance, y = r - rho.
+    const v4 u0 = a00 * hx + a01 * hy, u1 = a01 * hx + a11 * hy;
+    const v4 u2 = b00 * hx + b10 * hy, u3 = b01 * hx + b11 * hy;
+    const v4 s = hx * u0 + hy * u1 + variance;
+    for (int j = 0; j < 3; j++) if (!(s[j] > 0) || !isfinite(s[j])) return LOCUS_KALMAN_NOT_POSITIVE;
+    const v4 y = range_m - rho;
+    // The gate, on the manoeuvring model (lane 2).
+    const double nu = y[2] / sqrt(s[2]);
+    if (stats) { stats[0] = nu; stats[1] = s[2]; stats[2] = y[2]; }
+    if (nu > gate_long || nu < -gate_short) return LOCUS_KALMAN_GATED;
+    // x <- x + u y / S, P <- P - u u^T / S (the struct changes from here on).
+    const v4 inv = 1.0 / s, g = y * inv;
+    const v4 v0 = u0 * inv, v1 = u1 * inv, v2 = u2 * inv, v3 = u3 * inv;
+    store(imm->x[0], load(imm->x[0]) + u0 * g);
+    store(imm->x[1], load(imm->x[1]) + u1 * g);
+    store(imm->x[2], load(imm->x[2]) + u2 * g);
+    store(imm->x[3], load(imm->x[3]) + u3 * g);
+    store(imm->p[A00], a00 - v0 * u0);
+    store(imm->p[A01], a01 - v0 * u1);
+    store(imm->p[A11], a11 - v1 * u1);
+    store(imm->p[B00], b00 - v0 * u2);
+    store(imm->p[B01], b01 - v0 * u3);
+    store(imm->p[B10], b10 - v1 * u2);
+    store(imm->p[B11], b11 - v1 * u3);
+    store(imm->p[C00], load(imm->p[C00]) - v2 * u2);
+    store(imm->p[C01], load(imm->p[C01]) - v2 * u3);
+    store(imm->p[C11], load(imm->p[C11]) - v3 * u3);
+    const int status = usable(imm);
     if (status != LOCUS_KALMAN_OK) return status;
-    for (int j = 0; j < 2; j++) {
-        status = range_update(&imm->model[j], anchor, tag_height_m, range_m, variance, &out[j], inn[j]);
-        if (status != LOCUS_KALMAN_OK) return status;
-    }
-    double nu2[3], s[3];
-    for (int j = 0; j < 3; j++) { nu2[j] = inn[j][0] * inn[j][0]; s[j] = inn[j][1]; imm->model[j] = out[j]; }
-    accumulate(imm, nu2, s);
+    double nu2[4], sv[4];
+    store(nu2, y * g);
+    store(sv, s);
+    accumulate(imm, nu2, sv);
     if (stats) settled_mean(imm, stats + 3);
     return LOCUS_KALMAN_OK;
 }
 
-/// One model's position update into `out`; (NIS, det S) in nis_det.
-static int position_update(const locus_imm_model *m, const double *z, const double *r, locus_imm_model *out,
-                           double *nis_det) {
-    const double *p = m->p;
-    const double s00 = p[A00] + r[0], s01 = p[A01] + r[1], s11 = p[A11] + r[2];
-    const double det = s00 * s11 - s01 * s01;
-    if (!(det > 0) || !(s00 > 0) || !isfinite(det)) return LOCUS_KALMAN_NOT_POSITIVE;
-    const double i00 = s11 / det, i01 = -s01 / det, i11 = s00 / det;
-    const double y0 = z[0] - m->x[0], y1 = z[1] - m->x[1];
-    const double d = y0 * (i00 * y0 + i01 * y1) + y1 * (i01 * y0 + i11 * y1);
-    if (!isfinite(d)) return LOCUS_KALMAN_NOT_FINITE;
-    nis_det[0] = d; nis_det[1] = det;
-    // U = P H^T (rows: px, py, vx, vy), K = U S^-1.
-    const double u[4][2] = { { p[A00], p[A01] }, { p[A01], p[A11] }, { p[B00], p[B10] }, { p[B01], p[B11] } };
-    double k[4][2];
+int locus_imm_update_position(locus_imm *imm, const double *z, const double *r, double gate, double *stats) {
+    const v4 a00 = load(imm->p[A00]), a01 = load(imm->p[A01]), a11 = load(imm->p[A11]);
+    const v4 b00 = load(imm->p[B00]), b01 = load(imm->p[B01]), b10 = load(imm->p[B10]), b11 = load(imm->p[B11]);
+    const v4 s00 = a00 + r[0], s01 = a01 + r[1], s11 = a11 + r[2];
+    const v4 det = s00 * s11 - s01 * s01;
+    for (int j = 0; j < 3; j++) if (!(det[j] > 0) || !(s00[j] > 0) || !isfinite(det[j])) return LOCUS_KALMAN_NOT_POSITIVE;
+    const v4 i00 = s11 / det, i01 = -s01 / det, i11 = s00 / det;
+    const v4 y0 = z[0] - load(imm->x[0]), y1 = z[1] - load(imm->x[1]);
+    const v4 nis = y0 * (i00 * y0 + i01 * y1) + y1 * (i01 * y0 + i11 * y1);
+    for (int j = 0; j < 3; j++) if (!isfinite(nis[j])) return LOCUS_KALMAN_NOT_FINITE;
+    if (stats) { stats[0] = nis[2]; stats[1] = det[2]; }
+    if (nis[2] > gate) return LOCUS_KALMAN_GATED;
+    // U = P H^T (rows px, py, vx, vy; columns x, y), K = U S^-1, x <- x + K y, P <- P - K U^T.
+    const v4 u[4][2] = { { a00, a01 }, { a01, a11 }, { b00, b10 }, { b01, b11 } };
+    v4 k[4][2];
     for (int i = 0; i < 4; i++) {
         k[i][0] = u[i][0] * i00 + u[i][1] * i01;
         k[i][1] = u[i][0] * i01 + u[i][1] * i11;
-        out->x[i] = m->x[i] + k[i][0] * y0 + k[i][1] * y1;
+        store(imm->x[i], load(imm->x[i]) + k[i][0] * y0 + k[i][1] * y1);
     }
-    // P <- P - K U^T, one entry per unique (i, j).
-#define DOWN(idx, i, j) out->p[idx] = p[idx] - (k[i][0] * u[j][0] + k[i][1] * u[j][1])
+#define DOWN(idx, i, j) store(imm->p[idx], load(imm->p[idx]) - (k[i][0] * u[j][0] + k[i][1] * u[j][1]))
     DOWN(A00, 0, 0); DOWN(A01, 0, 1); DOWN(A11, 1, 1);
     DOWN(B00, 0, 2); DOWN(B01, 0, 3); DOWN(B10, 1, 2); DOWN(B11, 1, 3);
     DOWN(C00, 2, 2); DOWN(C01, 2, 3); DOWN(C11, 3, 3);
 #undef DOWN
-    return usable(out);
-}
-
-int locus_imm_update_position(locus_imm *imm, const double *z, const double *r, double gate, double *stats) {
-    locus_imm_model out[3];
-    double inn[3][2] = { { 0, 0 }, { 0, 0 }, { 0, 0 } };
-    int status = position_update(&imm->model[2], z, r, &out[2], inn[2]);
-    if (!(inn[2][1] > 0)) return status; // no innovation: S not positive or not finite
-    if (stats) { stats[0] = inn[2][0]; stats[1] = inn[2][1]; }
-    if (inn[2][0] > gate) return LOCUS_KALMAN_GATED;
+    const int status = usable(imm);
     if (status != LOCUS_KALMAN_OK) return status;
-    for (int j = 0; j < 2; j++) {
-        status = position_update(&imm->model[j], z, r, &out[j], inn[j]);
-        if (status != LOCUS_KALMAN_OK) return status;
-    }
-    double nu2[3], s[3];
-    for (int j = 0; j < 3; j++) { nu2[j] = inn[j][0]; s[j] = inn[j][1]; imm->model[j] = out[j]; }
-    accumulate(imm, nu2, s);
+    double nu2[4], sv[4];
+    store(nu2, nis);
+    store(sv, det);
+    accumulate(imm, nu2, sv);
     if (stats) settled_mean(imm, stats + 2);
     return LOCUS_KALMAN_OK;
 }
 
 void locus_imm_combined(const locus_imm *imm, double *x, double *P) {
-    double mu[3];
+    double mu[3], p[10];
     settled_probabilities(imm, mu);
-    locus_imm_model out;
-    mix(imm->model, mu, &out);
-    for (int i = 0; i < 4; i++) x[i] = out.x[i];
-    unpack(out.p, P);
+    mix(imm, mu, x, p);
+    P[0] = p[A00]; P[1] = P[4] = p[A01]; P[5] = p[A11];
+    P[2] = P[8] = p[B00]; P[3] = P[12] = p[B01];
+    P[6] = P[9] = p[B10]; P[7] = P[13] = p[B11];
+    P[10] = p[C00]; P[11] = P[14] = p[C01]; P[15] = p[C11];
 }

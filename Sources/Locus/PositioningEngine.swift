@@ -253,8 +253,7 @@ package struct PositioningEngine: Sendable {
                 tags[tag].hasFilter = true
             }
             if isTight {
-                let measurement = RangeMeasurement(timeSeconds: t, tag: tagTable.ids[tag], locator: LocatorAddress(address), rangeMeters: range - tagOffset)
-                filters[tag].update(range: measurement, locator: floors[floor].locators[slot])
+                filters[tag].update(rangeMeters: range - tagOffset, timeSeconds: t, locator: floors[floor].locators[slot])
             }
         }
         release()

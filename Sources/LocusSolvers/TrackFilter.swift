@@ -206,8 +206,14 @@ package struct TrackFilter: Sendable {
     /// `initializationLocators` distinct locators give a least-squares position.
     @discardableResult
     package mutating func update(range: RangeMeasurement, locator: Locator) -> TrackUpdateOutcome {
-        let t = range.timeSeconds
-        let r = locator.correctedRange(range.rangeMeters)
+        update(rangeMeters: range.rangeMeters, timeSeconds: range.timeSeconds, locator: locator)
+    }
+
+    /// `update(range:locator:)` without a `RangeMeasurement` (the engine's per-range path: no tag
+    /// string to carry).
+    @discardableResult
+    package mutating func update(rangeMeters: Double, timeSeconds t: Double, locator: Locator) -> TrackUpdateOutcome {
+        let r = locator.correctedRange(rangeMeters)
         guard t.isFinite, r.isFinite, r >= 0, locator.position.isFinite else { return .unusable }
         buffer.insert(.init(address: locator.address, anchor: locator.position, rangeMeters: r, timeSeconds: t))
         if !hasState || t - lastUpdateSeconds > configuration.reinitializeAfterSeconds || t < stateSeconds {

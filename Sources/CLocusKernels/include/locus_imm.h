@@ -5,33 +5,39 @@
 // Storage: each model keeps x = (px, py, vx, vy) (m, m/s) and its covariance packed as the ten
 // unique entries of the symmetric 4x4 P, p = (A00 A01 A11 | B00 B01 B10 B11 | C00 C01 C11) with
 // A = cov(pos, pos), B[i][j] = cov(pos_i, vel_j), C = cov(vel, vel). A symmetric matrix stored once
-// stays exactly symmetric through every update.
+// stays exactly symmetric through every update. The three models sit side by side in four-lane
+// vectors (structure of arrays), so one vector operation predicts or updates all of them; the
+// standing-still model is the constant-velocity arithmetic with dt = 0 in its lane and its own
+// position noise (its velocity is pinned to zero with variance sigma_v^2 at each interaction, and a
+// range update cannot move it since cov(pos, vel) = 0).
 //
 // Interaction (Markov mixing of the models) happens at most once per `interaction_interval_s`, at the
 // first prediction past it — i.e. once per ranging round at 4 Hz —, not at every range; between
 // interactions each model is predicted and updated on its own, and the measurement likelihoods of each
 // model are accumulated (sum of squared normalised innovations, product of innovation variances) and
 // folded into the model probabilities at the next interaction (or on demand, without changing the
-// struct). Every function leaves the struct untouched unless it returns LOCUS_KALMAN_OK.
+// struct). LOCUS_KALMAN_GATED and LOCUS_KALMAN_BAD_ARGUMENT leave the struct untouched; after
+// LOCUS_KALMAN_NOT_FINITE or LOCUS_KALMAN_NOT_POSITIVE from a prediction or range update it is unusable
+// until the next reset (the caller drops the track: the checks run on the result, in place, so that the
+// hot path copies nothing).
 #ifndef LOCUS_IMM_H
 #define LOCUS_IMM_H
 
 #include "locus_kalman.h"
 
-/// One model: mean and packed covariance (see above).
-typedef struct locus_imm_model {
-    double x[4];
-    double p[10];
-} locus_imm_model;
-
-/// The models, their probabilities and the pending likelihoods.
+/// The models (structure of arrays: entry [k][j] belongs to model j; lane 3 is a spare that mirrors the
+/// steady model so that four-lane arithmetic stays finite, and is never read as a result), their
+/// probabilities and the pending likelihoods.
 typedef struct locus_imm {
-    locus_imm_model model[3];
-    /// Model probabilities mu (sum 1) as of the last settlement.
-    double mu[3];
+    /// x[i][j]: state component i (px, py, vx, vy) of model j.
+    double x[4][4];
+    /// p[k][j]: packed covariance entry k (A00 A01 A11 B00 B01 B10 B11 C00 C01 C11) of model j.
+    double p[10][4];
+    /// Model probabilities mu (sum 1 over lanes 0-2) as of the last settlement.
+    double mu[4];
     /// Pending likelihood per model since the last settlement: L = exp(-nu2 / 2) / sqrt(s_product).
-    double nu2[3];
-    double s_product[3];
+    double nu2[4];
+    double s_product[4];
     /// Time of the models (s) and of the last interaction (s).
     double t;
     double t_interaction;
