@@ -241,9 +241,9 @@ package struct TrackFilter: Sendable {
         case .accepted:
             accept(at: t, mean: mean)
             let dx = mean[0] - locator.position.x, dy = mean[1] - locator.position.y, dz = tagHeightMeters - locator.position.z
-            let rho2 = max(1e-12, dx * dx + dy * dy + dz * dz)
+            let inverseRho2 = 1 / max(1e-12, dx * dx + dy * dy + dz * dz)
             epochUsed += 1
-            epochA00 += dx * dx / rho2; epochA01 += dx * dy / rho2; epochA11 += dy * dy / rho2
+            epochA00 += dx * dx * inverseRho2; epochA01 += dx * dy * inverseRho2; epochA11 += dy * dy * inverseRho2
             epochResidualSquares += innovation.residualMeters * innovation.residualMeters
             return .accepted
         case .gated:

@@ -25,6 +25,9 @@ struct TrackRangeBuffer: Sendable {
 
     static let capacity = 16
     private(set) var entries: ContiguousArray<Entry>
+    /// Where the next range's locator probably is: one past the last one written (a ranging round
+    /// visits the locators in the same order each time, so this is usually a hit without a search).
+    private var hint = 0
 
     /// Empty; storage grows with the locators heard (to at most `capacity` entries) and is then
     /// reused, so steady-state inserts never allocate — and a tag among 8 locators pays for 8.
@@ -32,18 +35,28 @@ struct TrackRangeBuffer: Sendable {
         entries = []
     }
 
-    mutating func removeAll() { entries.removeAll(keepingCapacity: true) }
+    mutating func removeAll() {
+        entries.removeAll(keepingCapacity: true)
+        hint = 0
+    }
 
     /// Keeps this range as the latest of its locator.
     mutating func insert(_ entry: Entry) {
-        if let i = entries.firstIndex(where: { $0.address == entry.address }) {
+        let n = entries.count
+        if hint < n, entries[hint].address == entry.address {
+            entries[hint] = entry
+            hint = hint + 1 == n ? 0 : hint + 1
+        } else if let i = entries.firstIndex(where: { $0.address == entry.address }) {
             entries[i] = entry
-        } else if entries.count < Self.capacity {
+            hint = i + 1 == n ? 0 : i + 1
+        } else if n < Self.capacity {
             entries.append(entry)
+            hint = 0
         } else {
             var oldest = 0
             for i in entries.indices where entries[i].timeSeconds < entries[oldest].timeSeconds { oldest = i }
             entries[oldest] = entry
+            hint = oldest + 1 == n ? 0 : oldest + 1
         }
     }
 
