@@ -6,12 +6,19 @@
 #include <math.h>
 #include <string.h>
 
+// No fused multiply-add, even where the target has it: the same bits on every machine.
+#ifdef __clang__
+#pragma STDC FP_CONTRACT OFF // (gcc: build with -ffp-contract=off)
+#endif
+
 typedef double v4 __attribute__((vector_size(32)));
 
 // The per-range functions are compiled twice, for AVX (one register per four-lane vector) and for
 // baseline x86-64 (SSE2 pairs); the loader picks one. Both round every lane the same (IEEE, no
 // fused multiply-add), so the results are bit-identical.
-#if defined(__x86_64__) && defined(__has_attribute)
+// (LOCUS_IMM_NO_CLONES builds one version only: scripts/test-c builds the file with and without AVX
+// that way and checks that a seeded run gives the same bits.)
+#if defined(__x86_64__) && defined(__has_attribute) && !defined(LOCUS_IMM_NO_CLONES)
 #if __has_attribute(target_clones)
 #define LOCUS_IMM_CLONES __attribute__((target_clones("avx", "default")))
 #endif
