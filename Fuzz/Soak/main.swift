@@ -7,11 +7,13 @@
 // The data are generated chunk by chunk with LocusSimulation (walks and ranges, σ 0.1 m, 5 % NLOS,
 // 2 % dropouts), so memory never holds more than one chunk of ranges. Two engines get the same rows:
 // the reference takes them in one go per chunk; the streamed one gets timer ticks between rows and
-// drains at random moments, as a live caller would. Their fixes and events must be identical, and
+// drains at random moments, as a live caller would (the two engines run on two threads, each chunk's
+// rows shared read-only). Their fixes and events must be identical, and
 // each (tag, zone) event sequence must follow enter → dwell* → exit. Resident memory is sampled
 // every simulated hour; from the end of the first (warm-up) hour on, its growth per hour must stay
 // under the bound (checked when the run lasts at least 2 simulated hours).
 // Prints one JSON line per simulated hour and a final one; exit 0 when every check held, 1 otherwise.
+import Dispatch
 import Foundation
 import Locus
 import LocusCore
@@ -88,12 +90,26 @@ let options = parseOptions()
 let site = soakSite()
 guard let floor = site.floors.first else { fail("no floor") }
 let configuration = EngineConfiguration(tracking: options.tracking)
-guard var reference = try? PositioningEngine(site: site, configuration: configuration),
-      var streamed = try? PositioningEngine(site: site, configuration: configuration) else { fail("engine set-up failed") }
+/// One engine and what it released during the current chunk, touched by one thread at a time: the
+/// reference side by one `concurrentPerform` iteration, the streamed side by the other, and both by
+/// the main thread only between chunks.
+final class Side: @unchecked Sendable {
+    var engine: PositioningEngine
+    var batches: [(fixes: [PositionFix], events: [ZoneEvent])] = []
+    var rng: SeededGenerator
+    init(_ engine: PositioningEngine, seed: UInt64) {
+        self.engine = engine
+        rng = SeededGenerator(seed: seed)
+    }
+    func drain() { batches.append((engine.drainFixes(), engine.drainEvents())) }
+}
+guard let referenceEngine = try? PositioningEngine(site: site, configuration: configuration),
+      let streamedEngine = try? PositioningEngine(site: site, configuration: configuration) else { fail("engine set-up failed") }
+let reference = Side(referenceEngine, seed: 0)
+let streamed = Side(streamedEngine, seed: options.seed ^ 0xA5A5)
 var ranging = RangeSimulationConfiguration(sigmaMeters: 0.1, nlosProbability: 0.05, dropoutProbability: 0.02)
 ranging.slotSeconds = 0.25 / Double(options.tags * floor.locators.count + 1)
 var comparator = StreamComparator()
-var rng = SeededGenerator(seed: options.seed ^ 0xA5A5)
 let chunks = Int((options.hours * 3600 / options.chunkSeconds).rounded(.up))
 let chunksPerHour = max(1, Int((3600 / options.chunkSeconds).rounded()))
 var rangesFed = 0
@@ -109,25 +125,39 @@ for chunk in 0..<chunks {
     let recording = SimulatedRecording.simulate(floor: floor, tagCount: options.tags, durationSeconds: options.chunkSeconds,
                                                 seed: options.seed &+ UInt64(chunk) &* 0x9E37_79B9, ranging: ranging,
                                                 truthRateHertz: 1 / options.chunkSeconds)
-    let rows = recording.ranges
-    for (i, m) in rows.enumerated() {
+    let rows = recording.ranges.map { m -> RangeMeasurement in
         var row = m
         row.timeSeconds += start
-        reference.ingest(row)
-        streamed.ingest(row)
-        let u = rng.nextUnit()
-        if u < 0.02 {
-            // A timer tick between this row and the next (never past it).
-            let next = i + 1 < rows.count ? rows[i + 1].timeSeconds + start : start + options.chunkSeconds
-            streamed.advance(toSeconds: row.timeSeconds + (next - row.timeSeconds) * rng.nextUnit())
-        } else if u < 0.025 {
-            comparator.add(side: 1, fixes: streamed.drainFixes(), events: streamed.drainEvents())
+        return row
+    }
+    let endOfChunk = start + options.chunkSeconds
+    DispatchQueue.concurrentPerform(iterations: 2) { side in
+        if side == 0 {
+            // The reference: every row in one go, drained once per chunk.
+            for row in rows { reference.engine.ingest(row) }
+            reference.drain()
+            return
+        }
+        // The streamed run: timer ticks between rows and drains at random moments.
+        for (i, row) in rows.enumerated() {
+            streamed.engine.ingest(row)
+            let u = streamed.rng.nextUnit()
+            if u < 0.02 {
+                // A timer tick between this row and the next (never past it).
+                let next = i + 1 < rows.count ? rows[i + 1].timeSeconds : endOfChunk
+                streamed.engine.advance(toSeconds: row.timeSeconds + (next - row.timeSeconds) * streamed.rng.nextUnit())
+            } else if u < 0.025 {
+                streamed.drain()
+            }
         }
     }
     rangesFed += rows.count
-    comparator.add(side: 0, fixes: reference.drainFixes(), events: reference.drainEvents())
+    for b in reference.batches { comparator.add(side: 0, fixes: b.fixes, events: b.events) }
+    for b in streamed.batches { comparator.add(side: 1, fixes: b.fixes, events: b.events) }
+    reference.batches.removeAll(keepingCapacity: true)
+    streamed.batches.removeAll(keepingCapacity: true)
     if (chunk + 1) % chunksPerHour == 0 || chunk + 1 == chunks {
-        comparator.add(side: 1, fixes: streamed.drainFixes(), events: streamed.drainEvents())
+        comparator.add(side: 1, fixes: streamed.engine.drainFixes(), events: streamed.engine.drainEvents())
         let rss = ResidentMemory.megabytes()
         rssSamples.append((Double(chunk + 1) * options.chunkSeconds / 3600, rss))
         let wall = seconds(clock.now - started)
@@ -135,10 +165,10 @@ for chunk in 0..<chunks {
         emit("{\"simulated_h\": \(hour), \"ranges\": \(rangesFed), \"fixes\": \(comparator.matchedFixes), \"events\": \(comparator.matchedEvents), \"mismatches\": \(comparator.mismatches), \"sequence_violations\": \(comparator.sequenceViolations), \"rss_mb\": \(rss), \"wall_s\": \(wall), \"ranges_per_s\": \(Double(rangesFed) / max(wall, 1e-9))}")
     }
 }
-reference.finish()
-streamed.finish()
-comparator.add(side: 0, fixes: reference.drainFixes(), events: reference.drainEvents())
-comparator.add(side: 1, fixes: streamed.drainFixes(), events: streamed.drainEvents())
+reference.engine.finish()
+streamed.engine.finish()
+comparator.add(side: 0, fixes: reference.engine.drainFixes(), events: reference.engine.drainEvents())
+comparator.add(side: 1, fixes: streamed.engine.drainFixes(), events: streamed.engine.drainEvents())
 // Growth after the first (warm-up) hour, gated when at least one steady hour follows it.
 let steady = rssSamples.first { $0.hour >= 1 }
 let last = rssSamples[rssSamples.count - 1]
