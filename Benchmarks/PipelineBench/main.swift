@@ -8,6 +8,9 @@
 //   zones     whole pipeline with 10–10,000 zones
 //   tags      whole pipeline with 1–100,000 tags
 //   pipeline  only the default whole pipeline (kalman tight), many runs: for `perf record`
+// `--replay SITE TRACE` measures the default pipeline in memory on a recorded trace (rows parsed and
+// put in time order outside the timed part, as the peer in scripts/bench-peers is timed): ranges →
+// positions and zone events, best of 7 runs; one JSON line.
 // `--callgrind ITEM` (engine_kalman | engine_raw) runs only a fixed small workload inside
 // `callgrindWorkload`, for scripts/check-instructions (valgrind --toggle-collect).
 //
@@ -33,6 +36,7 @@ func argument(after flag: String) -> String? {
     return arguments[i + 1]
 }
 let callgrindItem = argument(after: "--callgrind")
+let smokeReplay = Bench.isSmoke
 let section = argument(after: "--section")
 func runs(_ name: String) -> Bool { callgrindItem == nil && (section == nil || section == name) }
 func note(_ text: String) { FileHandle.standardError.write(Data("# \(text)\n".utf8)) }
@@ -263,6 +267,45 @@ if let item = callgrindItem {
     let produced = callgrindWorkload(s, &engine)
     Bench.blackHole(produced)
     Bench.record("callgrind_\(item)", ["fixes": "\(s.epochs)", "rows": "\(s.rows)"])
+    exit(0)
+}
+
+// MARK: - Replay in memory
+
+if let sitePath = argument(after: "--replay") {
+    guard let i = arguments.firstIndex(of: "--replay"), i + 2 < arguments.count else { fatalError("--replay SITE TRACE") }
+    let tracePath = arguments[i + 2]
+    let site: Site
+    let trace: RangeTrace
+    do {
+        site = try SiteDecoder.decode(Array(try Data(contentsOf: URL(fileURLWithPath: sitePath))), file: sitePath)
+        trace = try TraceReader.read(path: tracePath)
+    } catch {
+        fatalError("--replay: \(error)")
+    }
+    let order = trace.timeOrder()
+    let time = order.map { trace.timeSeconds[$0] }, range = order.map { trace.rangeMeters[$0] }
+    let address = order.map { trace.locator[$0] }, tagOfRow = order.map { Int(trace.tagIndex[$0]) }
+    precondition(trace.floors.count <= 1, "--replay: one floor per trace")
+    func run() -> (fixes: Int, events: Int) {
+        var engine = makeEngine(site, .kalman(.standard))
+        let tagIndex = trace.tags.map { engine.tagIndex(for: $0) }
+        let floor = trace.floors.first.flatMap { engine.floorIndex($0) } ?? engine.defaultFloor
+        for k in time.indices {
+            engine.ingest(tagIndex: tagIndex[tagOfRow[k]], floorIndex: floor, locator: address[k], rangeMeters: range[k], timeSeconds: time[k])
+        }
+        engine.finish()
+        let fixes = engine.drainFixes(), events = engine.drainEvents()
+        return (fixes.count, events.count)
+    }
+    let first = run()
+    Bench.measure("replay_in_memory", operations: first.fixes, runs: smokeReplay ? 1 : 7, warmup: 1,
+                  extra: ["fixes": "\(first.fixes)", "events": "\(first.events)", "rows": "\(time.count)",
+                          "tags": "\(trace.tags.count)", "stage": "\"pipeline\""], derived: Bench.perFix) {
+        let out = run()
+        precondition(out == first, "nondeterministic replay")
+        Bench.blackHole(out.events)
+    }
     exit(0)
 }
 
