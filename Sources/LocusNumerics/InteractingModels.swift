@@ -37,7 +37,7 @@ package struct InteractingModelsParameters: Sendable, Hashable {
 }
 
 /// Interacting multiple models for one tag — standing still, steady walking, manoeuvring — in one
-/// fixed-size value (C kernel `locus_imm.h`; 448 bytes, no allocation).
+/// fixed-size value (C kernel `locus_imm.h`; 568 bytes, no allocation).
 ///
 /// Each model is a 2-D constant-velocity-family Kalman filter with x = (px, py, vx, vy) and a packed
 /// symmetric covariance. The models interact (IMM mixing: μ_{i|j} = π_ij μ_i / c_j,
