@@ -94,6 +94,29 @@ package struct EpochTable: Sendable {
     /// Row r's latest range of `slot` in the open epoch, metres (−1 when absent).
     @inline(__always) package func rangeMeters(_ r: Int, slot: Int) -> Double { ranges[r * stride + slot] }
 
+    /// Copies row r's open epoch into `locators` and `ranges` (k-th present slot: its position from
+    /// `positions`, by slot, and its range) and returns the count. Both arrays must hold at least
+    /// `presentCount(r)` elements. No allocation; one uniqueness check per array, not per element.
+    package func gather(_ r: Int, positions: [Point3], locators: inout [Point3], ranges: inout [Double]) -> Int {
+        let n = Int(rows[r].count)
+        precondition(n <= locators.count && n <= ranges.count, "EpochTable.gather: scratch too small")
+        let base = r * stride
+        locators.withUnsafeMutableBufferPointer { lp in
+            ranges.withUnsafeMutableBufferPointer { rp in
+                slots.withUnsafeBufferPointer { sp in
+                    self.ranges.withUnsafeBufferPointer { cells in
+                        for k in 0..<n {
+                            let slot = Int(sp[base + k])
+                            lp[k] = positions[slot]
+                            rp[k] = cells[base + slot]
+                        }
+                    }
+                }
+            }
+        }
+        return n
+    }
+
     /// Empties row r's open epoch (after it was solved).
     package mutating func reset(_ r: Int) {
         let base = r * stride

@@ -34,19 +34,28 @@ package struct PositioningEngine: Sendable {
     /// Per floor: the offset settings when the engine estimates a per-tag range offset there.
     private let offsetConfigurations: [TagRangeOffsetConfiguration.Shared?]
 
+    /// A tag's per-row state: plain scalars only (no reference inside), so that reading or
+    /// updating an element never copies, retains or releases.
     private struct TagState: Sendable {
         var floorIndex: Int
         /// True once the tag's causal filter (`filters[tag]`, tracking on a planar floor) exists;
         /// it is created on the tag's first range.
         var hasFilter = false
+        /// True while `offsets[tag]` holds an estimator (`tagRangeOffset` applies to its floor).
+        var hasOffset = false
         /// The tag's clock: latest accepted time, and a suspected forward jump (`TagClock`).
         var clock = TagClock()
         /// Incremented each time an epoch closes (stale heap entries are recognised by it).
         var epochGeneration = 0
-        /// The tag's common range offset estimate, when `tagRangeOffset` applies to its floor.
-        var offset: TagRangeOffsetEstimator? = nil
+        /// `offsets[tag]`'s current estimate b̂ (metres; 0 without one): the per-row correction,
+        /// refreshed when the estimator updates (once per epoch).
+        var offsetMeters = 0.0
     }
     private var tags: [TagState] = []
+    /// Each tag's common range offset estimator, by tag index (nil when `tagRangeOffset` does not
+    /// apply to its floor). Kept out of `TagState`: the estimator holds its shared settings by
+    /// reference, which made every `TagState` access a retain and every copy an outlined copy.
+    private var offsets: [TagRangeOffsetEstimator?] = []
     /// Every tag's open epoch (row = tag index), in flat storage.
     private var epochs: EpochTable
     /// Each tag's filter, by tag index (tracking only; empty for raw fixes). Kept out of
@@ -233,12 +242,18 @@ package struct PositioningEngine: Sendable {
             closeEpoch(tag)
             tags[tag].floorIndex = floor
             tags[tag].hasFilter = false
-            tags[tag].offset = nil
+            tags[tag].hasOffset = false
+            tags[tag].offsetMeters = 0
+            offsets[tag] = nil
         }
-        if tags[tag].offset == nil, let c = offsetConfigurations[floor] { tags[tag].offset = TagRangeOffsetEstimator(shared: c) }
+        if !tags[tag].hasOffset, let c = offsetConfigurations[floor] {
+            offsets[tag] = TagRangeOffsetEstimator(shared: c)
+            tags[tag].hasOffset = true
+            tags[tag].offsetMeters = 0
+        }
         if epochs.closes(tag, at: t) { closeEpoch(tag) }
         let opens = !epochs.isOpen(tag)
-        let tagOffset = tags[tag].offset?.offsetMeters ?? 0
+        let tagOffset = tags[tag].offsetMeters
         let corrected = max(0, floors[floor].locators[slot].correctedRange(range - tagOffset))
         epochs.add(tag, slot: slot, rangeMeters: corrected, timeSeconds: t)
         if opens {
@@ -301,6 +316,7 @@ package struct PositioningEngine: Sendable {
         if let known = tagTable.index(of: tag, hash: h) { return known }
         let index = tagTable.insert(tag, hash: h)
         tags.append(TagState(floorIndex: defaultFloorIndex))
+        offsets.append(nil)
         epochs.appendRow()
         if isTracking {
             filters.append(TrackFilter(shared: sharedFilterConfiguration, tag: tag, floor: floors[defaultFloorIndex].floor.id,
@@ -433,8 +449,13 @@ package struct PositioningEngine: Sendable {
         }
         let time = epochs.epochTimeSeconds(tag)
         let floorIndex = tags[tag].floorIndex
-        if tags[tag].offset != nil { updateOffset(tag) }
-        if isTight, tags[tag].hasFilter {
+        let usesFilterFix = isTight && tags[tag].hasFilter
+        // The epoch's locators and ranges, gathered once for the offset estimator and the solver.
+        let n = tags[tag].hasOffset || !usesFilterFix
+            ? epochs.gather(tag, positions: floors[floorIndex].positions, locators: &scratchLocators, ranges: &scratchRanges)
+            : 0
+        if tags[tag].hasOffset { updateOffset(tag, count: n, floorIndex: floorIndex, timeSeconds: time) }
+        if usesFilterFix {
             if let fix = filters[tag].takeFix(atSeconds: time) {
                 park(fix, tag: tag, floor: floorIndex)
             } else {
@@ -442,27 +463,22 @@ package struct PositioningEngine: Sendable {
             }
             return
         }
-        let n = epochs.presentCount(tag)
-        for k in 0..<n {
-            let slot = epochs.presentSlot(tag, k)
-            scratchLocators[k] = floors[floorIndex].positions[slot]
-            scratchRanges[k] = epochs.rangeMeters(tag, slot: slot)
-        }
         let solver = floors[floorIndex].solver
-        var outcome: Result<TrilaterationSolution, LocusError> = .failure(LocusError(.tooFewRanges, "empty epoch"))
+        var solved: TrilaterationSolution? = nil
+        var failure: LocusErrorCode = .tooFewRanges
         scratchLocators.withUnsafeBufferPointer { lp in
             scratchRanges.withUnsafeBufferPointer { rp in
                 do throws(LocusError) {
-                    outcome = .success(try solver.solve(locators: UnsafeBufferPointer(rebasing: lp[0..<n]),
-                                                        rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
-                                                        workspace: &workspace))
+                    solved = try solver.solve(locators: UnsafeBufferPointer(rebasing: lp[0..<n]),
+                                              rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
+                                              workspace: &workspace)
                 } catch {
-                    outcome = .failure(error)
+                    failure = error.code
                 }
             }
         }
-        switch outcome {
-        case .success(let solution):
+        switch solved {
+        case .some(let solution):
             var rejected = LocatorList()
             if solution.rejectedCount > 0 {
                 for k in 0..<min(n, 64) where solution.rejectedMask & (1 << UInt64(k)) != 0 {
@@ -486,8 +502,8 @@ package struct PositioningEngine: Sendable {
             } else {
                 park(raw, tag: tag, floor: floorIndex)
             }
-        case .failure(let error):
-            diagnostics.recordFailure(error.code)
+        case .none:
+            diagnostics.recordFailure(failure)
         }
     }
 }
@@ -496,28 +512,22 @@ extension PositioningEngine {
     /// Tag `tag`'s current common range offset estimate b̂ (metres) and the floor it applies to, or
     /// nil when the engine estimates none for it (see `EngineConfiguration.tagRangeOffset`).
     package func tagRangeOffset(_ tag: TagID) -> (floorIndex: Int, offsetMeters: Double)? {
-        guard let i = tagTable.index(of: tag, hash: TagTable.hash(tag)), let offset = tags[i].offset, offset.updates > 0 else { return nil }
+        guard let i = tagTable.index(of: tag, hash: TagTable.hash(tag)), let offset = offsets[i], offset.updates > 0 else { return nil }
         return (tags[i].floorIndex, offset.offsetMeters)
     }
 
-    /// Feeds tag `tag`'s open epoch (ranges already corrected by the current offset) to its offset
-    /// estimator. No allocation.
-    private mutating func updateOffset(_ tag: Int) {
-        let floorIndex = tags[tag].floorIndex
-        let n = epochs.presentCount(tag)
-        for k in 0..<n {
-            let slot = epochs.presentSlot(tag, k)
-            scratchLocators[k] = floors[floorIndex].positions[slot]
-            scratchRanges[k] = epochs.rangeMeters(tag, slot: slot)
-        }
+    /// Feeds tag `tag`'s open epoch — its first `n` ranges gathered in the scratch arrays, already
+    /// corrected by the current offset — to its offset estimator, and refreshes the per-row
+    /// correction `offsetMeters`. No allocation.
+    private mutating func updateOffset(_ tag: Int, count n: Int, floorIndex: Int, timeSeconds time: Double) {
         let h = floors[floorIndex].floor.tagHeightMeters
-        let time = epochs.epochTimeSeconds(tag)
         scratchLocators.withUnsafeBufferPointer { lp in
             scratchRanges.withUnsafeBufferPointer { rp in
-                tags[tag].offset?.update(locators: UnsafeBufferPointer(rebasing: lp[0..<n]),
-                                         rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
-                                         tagHeightMeters: h, timeSeconds: time)
+                offsets[tag]?.update(locators: UnsafeBufferPointer(rebasing: lp[0..<n]),
+                                     rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
+                                     tagHeightMeters: h, timeSeconds: time)
             }
         }
+        tags[tag].offsetMeters = offsets[tag]?.offsetMeters ?? 0
     }
 }
