@@ -108,6 +108,9 @@ package struct PositioningEngine: Sendable {
     /// taken out of `configuration` once, not per range.
     private let sharedFilterConfiguration: TrackFilterConfiguration.Shared
     private let isTracking: Bool
+    /// Per floor: whether it is solved in the plane (`FloorContext.mode == .planar`), where the
+    /// filter runs. A flag, not an enum compare per range (that went through `Equatable`'s witness).
+    private let floorIsPlanar: [Bool]
     private let isTight: Bool
 
     // Zone judges, one per floor, sharing the clock.
@@ -150,6 +153,7 @@ package struct PositioningEngine: Sendable {
             isTight = false
         }
         floors = site.floors.map { FloorContext(floor: $0, solver: configuration.solver) }
+        floorIsPlanar = floors.map { $0.mode == .planar }
         offsetConfigurations = floors.map { f in
             guard f.mode == .planar else { return nil }
             switch configuration.tagRangeOffset {
@@ -252,16 +256,14 @@ package struct PositioningEngine: Sendable {
             tags[tag].offsetMeters = 0
         }
         if epochs.closes(tag, at: t) { closeEpoch(tag) }
-        let opens = !epochs.isOpen(tag)
         let tagOffset = tags[tag].offsetMeters
         let corrected = max(0, floors[floor].locators[slot].correctedRange(range - tagOffset))
-        epochs.add(tag, slot: slot, rangeMeters: corrected, timeSeconds: t)
-        if opens {
+        if epochs.add(tag, slot: slot, rangeMeters: corrected, timeSeconds: t) {
             let g = tags[tag].epochGeneration
             dueHeap.push(EpochEntry(key: epochs.dueSeconds(tag), tag: tag, generation: g))
             startHeap.push(EpochEntry(key: t, tag: tag, generation: g))
         }
-        if isTracking, floors[floor].mode == .planar {
+        if isTracking, floorIsPlanar[floor] {
             if !tags[tag].hasFilter {
                 filters[tag] = TrackFilter(shared: sharedFilterConfiguration, tag: tagTable.ids[tag], floor: floors[floor].floor.id,
                                            tagHeightMeters: floors[floor].floor.tagHeightMeters)
