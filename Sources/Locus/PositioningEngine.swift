@@ -111,6 +111,8 @@ package struct PositioningEngine: Sendable {
     /// Per floor: whether it is solved in the plane (`FloorContext.mode == .planar`), where the
     /// filter runs. A flag, not an enum compare per range (that went through `Equatable`'s witness).
     private let floorIsPlanar: [Bool]
+    /// Per floor: whether the engine estimates a per-tag range offset there (`offsetConfigurations[f] != nil`).
+    private let floorEstimatesOffset: [Bool]
     private let isTight: Bool
 
     // Zone judges, one per floor, sharing the clock.
@@ -162,6 +164,7 @@ package struct PositioningEngine: Sendable {
             case .automatic(let c): return f.isUncalibrated ? TagRangeOffsetConfiguration.Shared(c) : nil
             }
         }
+        floorEstimatesOffset = offsetConfigurations.map { $0 != nil }
         for (i, f) in site.floors.enumerated() { floorIndexByID[f.id] = i }
         if let wanted = configuration.defaultFloor {
             guard let i = floorIndexByID[wanted] else {
@@ -241,20 +244,8 @@ package struct PositioningEngine: Sendable {
         guard range <= configuration.maximumRangeMeters else { diagnostics.skipped.record(.rangeTooLong, line: line); return }
         if let reason = tags[tag].clock.admit(t) { diagnostics.skipped.record(reason, line: line); return }
         advance(toSeconds: t)
-        if tags[tag].floorIndex != floor {
-            // The tag changed floor: what it gathered on the old floor is solved there first.
-            closeEpoch(tag)
-            tags[tag].floorIndex = floor
-            tags[tag].hasFilter = false
-            tags[tag].hasOffset = false
-            tags[tag].offsetMeters = 0
-            offsets[tag] = nil
-        }
-        if !tags[tag].hasOffset, let c = offsetConfigurations[floor] {
-            offsets[tag] = TagRangeOffsetEstimator(shared: c)
-            tags[tag].hasOffset = true
-            tags[tag].offsetMeters = 0
-        }
+        if tags[tag].floorIndex != floor { moveTag(tag, toFloor: floor) }
+        if !tags[tag].hasOffset, floorEstimatesOffset[floor] { startOffset(tag, floor: floor) }
         if epochs.closes(tag, at: t) { closeEpoch(tag) }
         let tagOffset = tags[tag].offsetMeters
         let corrected = max(0, floors[floor].locators[slot].correctedRange(range - tagOffset))
@@ -264,17 +255,52 @@ package struct PositioningEngine: Sendable {
             startHeap.push(EpochEntry(key: t, tag: tag, generation: g))
         }
         if isTracking, floorIsPlanar[floor] {
-            if !tags[tag].hasFilter {
-                filters[tag] = TrackFilter(shared: sharedFilterConfiguration, tag: tagTable.ids[tag], floor: floors[floor].floor.id,
-                                           tagHeightMeters: floors[floor].floor.tagHeightMeters)
-                tags[tag].hasFilter = true
-            }
+            if !tags[tag].hasFilter { startFilter(tag, floor: floor) }
             if isTight {
-                let measurement = RangeMeasurement(timeSeconds: t, tag: tagTable.ids[tag], locator: LocatorAddress(address), rangeMeters: range - tagOffset)
-                filters[tag].update(range: measurement, locator: floors[floor].locators[slot])
+                updateFilter(tag, floor: floor, slot: slot, address: address, rangeMeters: range - tagOffset, timeSeconds: t)
             }
         }
         release()
+    }
+
+    // The rare steps of `ingest`, out of line so that the per-range path stays small (a 1 KB
+    // filter built inline made every call reserve and spill around it).
+
+    /// The tag changed floor: what it gathered on the old floor is solved there first, and its
+    /// filter and offset start afresh on the new one.
+    @inline(never)
+    private mutating func moveTag(_ tag: Int, toFloor floor: Int) {
+        closeEpoch(tag)
+        tags[tag].floorIndex = floor
+        tags[tag].hasFilter = false
+        tags[tag].hasOffset = false
+        tags[tag].offsetMeters = 0
+        offsets[tag] = nil
+    }
+
+    /// Gives the tag a fresh offset estimator for `floor` (which estimates one).
+    @inline(never)
+    private mutating func startOffset(_ tag: Int, floor: Int) {
+        guard let c = offsetConfigurations[floor] else { return }
+        offsets[tag] = TagRangeOffsetEstimator(shared: c)
+        tags[tag].hasOffset = true
+        tags[tag].offsetMeters = 0
+    }
+
+    /// Gives the tag a fresh filter on `floor`.
+    @inline(never)
+    private mutating func startFilter(_ tag: Int, floor: Int) {
+        filters[tag] = TrackFilter(shared: sharedFilterConfiguration, tag: tagTable.ids[tag], floor: floors[floor].floor.id,
+                                   tagHeightMeters: floors[floor].floor.tagHeightMeters)
+        tags[tag].hasFilter = true
+    }
+
+    /// The tightly coupled filter update with one range (locator bias still in, tag offset out).
+    @inline(__always)
+    private mutating func updateFilter(_ tag: Int, floor: Int, slot: Int, address: UInt16, rangeMeters range: Double,
+                                       timeSeconds t: Double) {
+        let measurement = RangeMeasurement(timeSeconds: t, tag: tagTable.ids[tag], locator: LocatorAddress(address), rangeMeters: range)
+        filters[tag].update(range: measurement, locator: floors[floor].locators[slot])
     }
 
     /// Takes a ready position (from a provider that positions by itself) as if the engine had
@@ -335,12 +361,16 @@ package struct PositioningEngine: Sendable {
         guard !isFinished, t.isFinite, t > clockSeconds else { return }
         clockSeconds = t
         while let top = dueHeap.top, top.key <= t {
-            dueHeap.pop()
-            guard tags[top.tag].epochGeneration == top.generation, epochs.isOpen(top.tag) else { continue }
+            guard tags[top.tag].epochGeneration == top.generation, epochs.isOpen(top.tag) else {
+                dueHeap.pop()
+                continue
+            }
             if epochs.isDue(top.tag, at: t) {
+                dueHeap.pop()
                 closeEpoch(top.tag)
             } else {
-                dueHeap.push(EpochEntry(key: epochs.dueSeconds(top.tag), tag: top.tag, generation: top.generation))
+                // Ranges joined since the entry was pushed: requeue at the later due time, in one sift.
+                dueHeap.replaceTop(with: EpochEntry(key: epochs.dueSeconds(top.tag), tag: top.tag, generation: top.generation))
             }
         }
         release()
