@@ -244,9 +244,19 @@ package struct PositioningEngine: Sendable {
         guard range <= configuration.maximumRangeMeters else { diagnostics.skipped.record(.rangeTooLong, line: line); return }
         if let reason = tags[tag].clock.admit(t) { diagnostics.skipped.record(reason, line: line); return }
         advance(toSeconds: t)
-        if tags[tag].floorIndex != floor { moveTag(tag, toFloor: floor) }
+        // `advance` released what the clock allows; only closing this tag's epoch here (which
+        // parks its fix and can lift the watermark) may release more. Opening an epoch at t (the
+        // clock) cannot: the watermark is min(clock, open epochs' starts).
+        var closed = false
+        if tags[tag].floorIndex != floor {
+            moveTag(tag, toFloor: floor)
+            closed = true
+        }
         if !tags[tag].hasOffset, floorEstimatesOffset[floor] { startOffset(tag, floor: floor) }
-        if epochs.closes(tag, at: t) { closeEpoch(tag) }
+        if epochs.closes(tag, at: t) {
+            closeEpoch(tag)
+            closed = true
+        }
         let tagOffset = tags[tag].offsetMeters
         let corrected = max(0, floors[floor].locators[slot].correctedRange(range - tagOffset))
         if epochs.add(tag, slot: slot, rangeMeters: corrected, timeSeconds: t) {
@@ -260,7 +270,7 @@ package struct PositioningEngine: Sendable {
                 updateFilter(tag, floor: floor, slot: slot, address: address, rangeMeters: range - tagOffset, timeSeconds: t)
             }
         }
-        release()
+        if closed { release() }
     }
 
     // The rare steps of `ingest`, out of line so that the per-range path stays small (a 1 KB
