@@ -126,6 +126,8 @@ package struct PositioningEngine: Sendable {
     private var scratchLocators: [Point3]
     private var scratchRanges: [Double]
     private var workspace = TrilaterationWorkspace()
+    /// The range handed to the tightly coupled filter (no floor: the filter is the tag's floor's).
+    private var rangeScratch = RangeMeasurement(timeSeconds: 0, locator: LocatorAddress(0), rangeMeters: 0)
 
     /// Fixes released so far, in (time, tag) order. Take them with `drainFixes()`.
     package private(set) var fixes: [PositionFix] = []
@@ -309,8 +311,12 @@ package struct PositioningEngine: Sendable {
     @inline(__always)
     private mutating func updateFilter(_ tag: Int, floor: Int, slot: Int, address: UInt16, rangeMeters range: Double,
                                        timeSeconds t: Double) {
-        let measurement = RangeMeasurement(timeSeconds: t, tag: tagTable.ids[tag], locator: LocatorAddress(address), rangeMeters: range)
-        filters[tag].update(range: measurement, locator: floors[floor].locators[slot])
+        // Filled in place: a fresh `RangeMeasurement` per range cost an outlined copy and destroy.
+        rangeScratch.timeSeconds = t
+        rangeScratch.tag = tagTable.ids[tag]
+        rangeScratch.locator = LocatorAddress(address)
+        rangeScratch.rangeMeters = range
+        _ = filters[tag].update(range: rangeScratch, locator: floors[floor].locators[slot])
     }
 
     /// Takes a ready position (from a provider that positions by itself) as if the engine had
