@@ -441,15 +441,17 @@ package struct PositioningEngine: Sendable {
         var released = false
         while let top = reorder.top, all || top.timeSeconds < watermark {
             reorder.pop()
-            let fix = parked[top.slot]
-            let floor = parkedFloor[top.slot]
-            freeSlots.append(top.slot)
-            fixes.append(fix)
+            // The fix is read where it is parked (its slot is only reused by a later `park`), not
+            // copied out first.
+            let slot = top.slot
+            let floor = parkedFloor[slot]
+            freeSlots.append(slot)
+            fixes.append(parked[slot])
             for f in judges.indices {
                 if f == floor {
-                    try? judges[f].judge(fix, into: &eventScratch[f])
+                    try? judges[f].judge(parked[slot], into: &eventScratch[f])
                 } else {
-                    try? judges[f].advance(toSeconds: fix.timeSeconds, into: &eventScratch[f])
+                    try? judges[f].advance(toSeconds: parked[slot].timeSeconds, into: &eventScratch[f])
                 }
             }
             released = true
@@ -460,6 +462,8 @@ package struct PositioningEngine: Sendable {
     /// Moves the judges' released events to `events`, merged across floors in §4.7 order.
     private mutating func flushEvents() {
         if judges.count == 1 {
+            // Most fixes raise no event.
+            guard !eventScratch[0].isEmpty else { return }
             events.append(contentsOf: eventScratch[0])
             eventScratch[0].removeAll(keepingCapacity: true)
             return
