@@ -128,6 +128,8 @@ package struct PositioningEngine: Sendable {
     private var workspace = TrilaterationWorkspace()
     /// The range handed to the tightly coupled filter (no floor: the filter is the tag's floor's).
     private var rangeScratch = RangeMeasurement(timeSeconds: 0, locator: LocatorAddress(0), rangeMeters: 0)
+    /// The tag index whose id `rangeScratch.tag` holds (−1: none yet).
+    private var rangeScratchTag = -1
 
     /// Fixes released so far, in (time, tag) order. Take them with `drainFixes()`.
     package private(set) var fixes: [PositionFix] = []
@@ -313,7 +315,11 @@ package struct PositioningEngine: Sendable {
                                        timeSeconds t: Double) {
         // Filled in place: a fresh `RangeMeasurement` per range cost an outlined copy and destroy.
         rangeScratch.timeSeconds = t
-        rangeScratch.tag = tagTable.ids[tag]
+        if rangeScratchTag != tag {
+            // A tag's ranges mostly come in runs: its id is stored (a retain and a release) once per run.
+            rangeScratch.tag = tagTable.ids[tag]
+            rangeScratchTag = tag
+        }
         rangeScratch.locator = LocatorAddress(address)
         rangeScratch.rangeMeters = range
         _ = filters[tag].update(range: rangeScratch, locator: floors[floor].locators[slot])
