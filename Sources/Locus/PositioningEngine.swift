@@ -480,8 +480,10 @@ package struct PositioningEngine: Sendable {
     }
 
     /// Puts a fix into the reorder buffer (reusing a free slot).
-    private mutating func park(_ fix: PositionFix, tag: Int, floor: Int) {
+    /// The fix is taken (`consuming`): callers hand over a fresh fix, moved into its slot uncopied.
+    private mutating func park(_ fix: consuming PositionFix, tag: Int, floor: Int) {
         let slot: Int
+        let time = fix.timeSeconds
         if let free = freeSlots.popLast() {
             slot = free
             parked[slot] = fix
@@ -492,7 +494,7 @@ package struct PositioningEngine: Sendable {
             parkedFloor.append(floor)
         }
         reorderSequence += 1
-        reorder.push(ReorderEntry(timeSeconds: fix.timeSeconds, tag: tag, sequence: reorderSequence, slot: slot))
+        reorder.push(ReorderEntry(timeSeconds: time, tag: tag, sequence: reorderSequence, slot: slot))
     }
 
     // MARK: epochs
