@@ -3,10 +3,11 @@ import LocusCore
 /// The open epochs of every tag in flat storage: the engine's form of `EpochAssembler` (the
 /// epoch rules are documented there and live here, once).
 ///
-/// Row r (a tag) owns `stride` range cells (−1 marks a slot absent from the epoch; ranges are ≥ 0)
-/// and `stride` slot cells (the present slots, in order of first appearance), plus a plain
-/// `Row` of scalars. No per-row arrays: a row costs `24 + 12·stride` bytes, reading a row's
-/// scalars retains nothing, and adding a range or closing an epoch allocates nothing.
+/// One array of 16-byte cells, `stride + 2` per row (a tag): cell 0 holds the epoch's start time
+/// and its count of present slots, cell 1 its latest range's time, and cell 2 + j the range of
+/// slot j (−1 when absent from the epoch; ranges are ≥ 0) together with the k = j-th present slot
+/// (order of first appearance). A row costs `32 + 16·stride` bytes; adding a range touches one
+/// array (one uniqueness check), reading a row retains nothing, and nothing allocates.
 package struct EpochTable: Sendable {
     /// Cut period, seconds (1/rate).
     package let periodSeconds: Double
@@ -15,14 +16,15 @@ package struct EpochTable: Sendable {
     /// Cells per row: the most locators of any floor.
     package let stride: Int
 
-    private struct Row: Sendable {
-        var epochStart = 0.0
-        var lastTime = -Double.infinity
-        var count: Int32 = 0
+    /// A range (or a time) and a slot (or a count).
+    private struct Cell: Sendable {
+        var value: Double
+        var index: Int32
     }
-    private var rows: [Row] = []
-    private var ranges: [Double] = []
-    private var slots: [Int32] = []
+    /// Cells per row: `stride` range cells after the two header cells.
+    private let width: Int
+    private var cells: [Cell] = []
+    private var rows = 0
 
     /// - Parameters:
     ///   - stride: slots per row (the widest floor's locator count).
@@ -34,30 +36,32 @@ package struct EpochTable: Sendable {
         periodSeconds = 1 / rateHertz
         self.pauseSeconds = pauseSeconds ?? 0.5 / rateHertz
         self.stride = stride
+        width = stride + 2
     }
 
     /// The number of rows.
-    package var count: Int { rows.count }
+    package var count: Int { rows }
 
     /// Adds a row with no open epoch; returns its index. Amortised O(stride).
     @discardableResult
     package mutating func appendRow() -> Int {
-        rows.append(Row())
-        ranges.append(contentsOf: repeatElement(-1, count: stride))
-        slots.append(contentsOf: repeatElement(0, count: stride))
-        return rows.count - 1
+        cells.append(Cell(value: 0, index: 0))
+        cells.append(Cell(value: -.infinity, index: 0))
+        cells.append(contentsOf: repeatElement(Cell(value: -1, index: 0), count: stride))
+        rows += 1
+        return rows - 1
     }
 
     /// True when row r has an open epoch.
-    @inline(__always) package func isOpen(_ r: Int) -> Bool { rows[r].count > 0 }
+    @inline(__always) package func isOpen(_ r: Int) -> Bool { cells[r * width].index > 0 }
 
     /// The open epoch's time: its latest range's time.
-    @inline(__always) package func epochTimeSeconds(_ r: Int) -> Double { rows[r].lastTime }
+    @inline(__always) package func epochTimeSeconds(_ r: Int) -> Double { cells[r * width + 1].value }
 
     /// The earliest clock time at which row r's open epoch is due if no range joins it:
     /// min(last + pause, start + period).
     @inline(__always) package func dueSeconds(_ r: Int) -> Double {
-        min(rows[r].lastTime + pauseSeconds, rows[r].epochStart + periodSeconds)
+        min(cells[r * width + 1].value + pauseSeconds, cells[r * width].value + periodSeconds)
     }
 
     /// True when a range at `t` would close row r's open epoch first: a gap of `pauseSeconds` or
@@ -65,39 +69,68 @@ package struct EpochTable: Sendable {
     /// with `dueSeconds` itself, so that a clock standing exactly on the due time (the key of the
     /// engine's due heap) always closes the epoch — never an endless re-queue.
     @inline(__always) package func closes(_ r: Int, at t: Double) -> Bool {
-        rows[r].count > 0 && t >= dueSeconds(r)
+        isOpen(r) && t >= dueSeconds(r)
     }
 
     /// True when, with the clock at `now`, no range can still join row r's open epoch.
     @inline(__always) package func isDue(_ r: Int, at now: Double) -> Bool { closes(r, at: now) }
 
     /// Adds a range (≥ 0) of `slot` (< stride) at `t` to row r's epoch, opening one if none is open.
-    @inline(__always)
-    package mutating func add(_ r: Int, slot: Int, rangeMeters range: Double, timeSeconds t: Double) {
-        precondition(range >= 0 && slot >= 0 && slot < stride, "EpochTable: ranges are ≥ 0 and slots < stride")
-        let base = r * stride
-        if rows[r].count == 0 { rows[r].epochStart = t }
-        if ranges[base + slot] < 0 {
-            slots[base + Int(rows[r].count)] = Int32(truncatingIfNeeded: slot)
-            rows[r].count += 1
+    /// Returns true when the range opened the epoch.
+    @inline(__always) @discardableResult
+    package mutating func add(_ r: Int, slot: Int, rangeMeters range: Double, timeSeconds t: Double) -> Bool {
+        precondition(range >= 0 && slot >= 0 && slot < stride && r >= 0 && r < rows,
+                     "EpochTable: ranges are ≥ 0, slots < stride, rows exist")
+        let base = r * width
+        return cells.withUnsafeMutableBufferPointer { c in
+            let count = Int(c[base].index)
+            if count == 0 { c[base].value = t }
+            if c[base + 2 + slot].value < 0 {
+                c[base + 2 + count].index = Int32(truncatingIfNeeded: slot)
+                c[base].index = Int32(truncatingIfNeeded: count + 1)
+            }
+            c[base + 2 + slot].value = range
+            c[base + 1].value = t
+            return count == 0
         }
-        ranges[base + slot] = range
-        rows[r].lastTime = t
     }
 
     /// The number of slots in row r's open epoch.
-    @inline(__always) package func presentCount(_ r: Int) -> Int { Int(rows[r].count) }
+    @inline(__always) package func presentCount(_ r: Int) -> Int { Int(cells[r * width].index) }
 
     /// The k-th present slot of row r (order of first appearance).
-    @inline(__always) package func presentSlot(_ r: Int, _ k: Int) -> Int { Int(slots[r * stride + k]) }
+    @inline(__always) package func presentSlot(_ r: Int, _ k: Int) -> Int { Int(cells[r * width + 2 + k].index) }
 
     /// Row r's latest range of `slot` in the open epoch, metres (−1 when absent).
-    @inline(__always) package func rangeMeters(_ r: Int, slot: Int) -> Double { ranges[r * stride + slot] }
+    @inline(__always) package func rangeMeters(_ r: Int, slot: Int) -> Double { cells[r * width + 2 + slot].value }
+
+    /// Copies row r's open epoch into `locators` and `ranges` (k-th present slot: its position from
+    /// `positions`, by slot, and its range) and returns the count. Both arrays must hold at least
+    /// `presentCount(r)` elements. No allocation; one uniqueness check per array, not per element.
+    package func gather(_ r: Int, positions: [Point3], locators: inout [Point3], ranges: inout [Double]) -> Int {
+        let base = r * width
+        let n = Int(cells[base].index)
+        precondition(n <= locators.count && n <= ranges.count, "EpochTable.gather: scratch too small")
+        locators.withUnsafeMutableBufferPointer { lp in
+            ranges.withUnsafeMutableBufferPointer { rp in
+                cells.withUnsafeBufferPointer { c in
+                    for k in 0..<n {
+                        let slot = Int(c[base + 2 + k].index)
+                        lp[k] = positions[slot]
+                        rp[k] = c[base + 2 + slot].value
+                    }
+                }
+            }
+        }
+        return n
+    }
 
     /// Empties row r's open epoch (after it was solved).
     package mutating func reset(_ r: Int) {
-        let base = r * stride
-        for k in 0..<Int(rows[r].count) { ranges[base + Int(slots[base + k])] = -1 }
-        rows[r].count = 0
+        let base = r * width
+        cells.withUnsafeMutableBufferPointer { c in
+            for k in 0..<Int(c[base].index) { c[base + 2 + Int(c[base + 2 + k].index)].value = -1 }
+            c[base].index = 0
+        }
     }
 }

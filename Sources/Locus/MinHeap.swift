@@ -3,6 +3,9 @@
 ///
 /// The order comes from the element's `<` (statically dispatched after specialisation), not from a
 /// stored closure: a closure comparator cost an indirect call and a context retain per comparison.
+/// Sifting moves a hole, not swapped pairs, inside one `withUnsafeMutableBufferPointer` (one
+/// uniqueness check per operation, not one per level); the resulting layout is the one pairwise
+/// swaps give.
 package struct MinHeap<Element: Comparable & Sendable>: Sendable {
     private var storage: [Element] = []
 
@@ -19,12 +22,15 @@ package struct MinHeap<Element: Comparable & Sendable>: Sendable {
     /// Adds `element` (sift up). O(log n).
     package mutating func push(_ element: Element) {
         storage.append(element)
-        var i = storage.count - 1
-        while i > 0 {
-            let parent = (i - 1) / 2
-            guard storage[i] < storage[parent] else { break }
-            storage.swapAt(i, parent)
-            i = parent
+        storage.withUnsafeMutableBufferPointer { h in
+            var i = h.count - 1
+            while i > 0 {
+                let parent = (i - 1) / 2
+                guard element < h[parent] else { break }
+                h[i] = h[parent]
+                i = parent
+            }
+            h[i] = element
         }
     }
 
@@ -33,21 +39,33 @@ package struct MinHeap<Element: Comparable & Sendable>: Sendable {
     package mutating func pop() -> Element? {
         guard let first = storage.first else { return nil }
         let last = storage.removeLast()
-        if !storage.isEmpty {
-            storage[0] = last
+        if !storage.isEmpty { siftDown(last) }
+        return first
+    }
+
+    /// Replaces the least element with `element` (one sift down: a pop and a push in one pass),
+    /// which must not be empty. O(log n).
+    package mutating func replaceTop(with element: Element) {
+        precondition(!storage.isEmpty, "MinHeap.replaceTop: empty heap")
+        siftDown(element)
+    }
+
+    /// Puts `element` at the root and sifts it down.
+    private mutating func siftDown(_ element: Element) {
+        storage.withUnsafeMutableBufferPointer { h in
+            let n = h.count
             var i = 0
-            let n = storage.count
             while true {
                 let l = 2 * i + 1, r = l + 1
-                var m = i
-                if l < n, storage[l] < storage[m] { m = l }
-                if r < n, storage[r] < storage[m] { m = r }
-                if m == i { break }
-                storage.swapAt(i, m)
+                guard l < n else { break }
+                var m = l
+                if r < n, h[r] < h[l] { m = r }
+                guard h[m] < element else { break }
+                h[i] = h[m]
                 i = m
             }
+            h[i] = element
         }
-        return first
     }
 
     /// Empties the heap, keeping its storage.

@@ -34,19 +34,28 @@ package struct PositioningEngine: Sendable {
     /// Per floor: the offset settings when the engine estimates a per-tag range offset there.
     private let offsetConfigurations: [TagRangeOffsetConfiguration.Shared?]
 
+    /// A tag's per-row state: plain scalars only (no reference inside), so that reading or
+    /// updating an element never copies, retains or releases.
     private struct TagState: Sendable {
         var floorIndex: Int
         /// True once the tag's causal filter (`filters[tag]`, tracking on a planar floor) exists;
         /// it is created on the tag's first range.
         var hasFilter = false
+        /// True while `offsets[tag]` holds an estimator (`tagRangeOffset` applies to its floor).
+        var hasOffset = false
         /// The tag's clock: latest accepted time, and a suspected forward jump (`TagClock`).
         var clock = TagClock()
         /// Incremented each time an epoch closes (stale heap entries are recognised by it).
         var epochGeneration = 0
-        /// The tag's common range offset estimate, when `tagRangeOffset` applies to its floor.
-        var offset: TagRangeOffsetEstimator? = nil
+        /// `offsets[tag]`'s current estimate b̂ (metres; 0 without one): the per-row correction,
+        /// refreshed when the estimator updates (once per epoch).
+        var offsetMeters = 0.0
     }
     private var tags: [TagState] = []
+    /// Each tag's common range offset estimator, by tag index (nil when `tagRangeOffset` does not
+    /// apply to its floor). Kept out of `TagState`: the estimator holds its shared settings by
+    /// reference, which made every `TagState` access a retain and every copy an outlined copy.
+    private var offsets: [TagRangeOffsetEstimator?] = []
     /// Every tag's open epoch (row = tag index), in flat storage.
     private var epochs: EpochTable
     /// Each tag's filter, by tag index (tracking only; empty for raw fixes). Kept out of
@@ -99,6 +108,11 @@ package struct PositioningEngine: Sendable {
     /// taken out of `configuration` once, not per range.
     private let sharedFilterConfiguration: TrackFilterConfiguration.Shared
     private let isTracking: Bool
+    /// Per floor: whether it is solved in the plane (`FloorContext.mode == .planar`), where the
+    /// filter runs. A flag, not an enum compare per range (that went through `Equatable`'s witness).
+    private let floorIsPlanar: [Bool]
+    /// Per floor: whether the engine estimates a per-tag range offset there (`offsetConfigurations[f] != nil`).
+    private let floorEstimatesOffset: [Bool]
     private let isTight: Bool
 
     // Zone judges, one per floor, sharing the clock.
@@ -141,6 +155,7 @@ package struct PositioningEngine: Sendable {
             isTight = false
         }
         floors = site.floors.map { FloorContext(floor: $0, solver: configuration.solver) }
+        floorIsPlanar = floors.map { $0.mode == .planar }
         offsetConfigurations = floors.map { f in
             guard f.mode == .planar else { return nil }
             switch configuration.tagRangeOffset {
@@ -149,6 +164,7 @@ package struct PositioningEngine: Sendable {
             case .automatic(let c): return f.isUncalibrated ? TagRangeOffsetConfiguration.Shared(c) : nil
             }
         }
+        floorEstimatesOffset = offsetConfigurations.map { $0 != nil }
         for (i, f) in site.floors.enumerated() { floorIndexByID[f.id] = i }
         if let wanted = configuration.defaultFloor {
             guard let i = floorIndexByID[wanted] else {
@@ -228,35 +244,65 @@ package struct PositioningEngine: Sendable {
         guard range <= configuration.maximumRangeMeters else { diagnostics.skipped.record(.rangeTooLong, line: line); return }
         if let reason = tags[tag].clock.admit(t) { diagnostics.skipped.record(reason, line: line); return }
         advance(toSeconds: t)
+        // `advance` released what the clock allows; only closing this tag's epoch here (which
+        // parks its fix and can lift the watermark) may release more. Opening an epoch at t (the
+        // clock) cannot: the watermark is min(clock, open epochs' starts).
+        var closed = false
         if tags[tag].floorIndex != floor {
-            // The tag changed floor: what it gathered on the old floor is solved there first.
-            closeEpoch(tag)
-            tags[tag].floorIndex = floor
-            tags[tag].hasFilter = false
-            tags[tag].offset = nil
+            moveTag(tag, toFloor: floor)
+            closed = true
         }
-        if tags[tag].offset == nil, let c = offsetConfigurations[floor] { tags[tag].offset = TagRangeOffsetEstimator(shared: c) }
-        if epochs.closes(tag, at: t) { closeEpoch(tag) }
-        let opens = !epochs.isOpen(tag)
-        let tagOffset = tags[tag].offset?.offsetMeters ?? 0
+        if !tags[tag].hasOffset, floorEstimatesOffset[floor] { startOffset(tag, floor: floor) }
+        if epochs.closes(tag, at: t) {
+            closeEpoch(tag)
+            closed = true
+        }
+        let tagOffset = tags[tag].offsetMeters
         let corrected = max(0, floors[floor].locators[slot].correctedRange(range - tagOffset))
-        epochs.add(tag, slot: slot, rangeMeters: corrected, timeSeconds: t)
-        if opens {
+        if epochs.add(tag, slot: slot, rangeMeters: corrected, timeSeconds: t) {
             let g = tags[tag].epochGeneration
             dueHeap.push(EpochEntry(key: epochs.dueSeconds(tag), tag: tag, generation: g))
             startHeap.push(EpochEntry(key: t, tag: tag, generation: g))
         }
-        if isTracking, floors[floor].mode == .planar {
-            if !tags[tag].hasFilter {
-                filters[tag] = TrackFilter(shared: sharedFilterConfiguration, tag: tagTable.ids[tag], floor: floors[floor].floor.id,
-                                           tagHeightMeters: floors[floor].floor.tagHeightMeters)
-                tags[tag].hasFilter = true
-            }
+        if isTracking, floorIsPlanar[floor] {
+            if !tags[tag].hasFilter { startFilter(tag, floor: floor) }
             if isTight {
                 filters[tag].update(rangeMeters: range - tagOffset, timeSeconds: t, locator: floors[floor].locators[slot])
             }
         }
-        release()
+        if closed { release() }
+    }
+
+    // The rare steps of `ingest`, out of line so that the per-range path stays small (a 1 KB
+    // filter built inline made every call reserve and spill around it).
+
+    /// The tag changed floor: what it gathered on the old floor is solved there first, and its
+    /// filter and offset start afresh on the new one.
+    @inline(never)
+    private mutating func moveTag(_ tag: Int, toFloor floor: Int) {
+        closeEpoch(tag)
+        tags[tag].floorIndex = floor
+        tags[tag].hasFilter = false
+        tags[tag].hasOffset = false
+        tags[tag].offsetMeters = 0
+        offsets[tag] = nil
+    }
+
+    /// Gives the tag a fresh offset estimator for `floor` (which estimates one).
+    @inline(never)
+    private mutating func startOffset(_ tag: Int, floor: Int) {
+        guard let c = offsetConfigurations[floor] else { return }
+        offsets[tag] = TagRangeOffsetEstimator(shared: c)
+        tags[tag].hasOffset = true
+        tags[tag].offsetMeters = 0
+    }
+
+    /// Gives the tag a fresh filter on `floor`.
+    @inline(never)
+    private mutating func startFilter(_ tag: Int, floor: Int) {
+        filters[tag] = TrackFilter(shared: sharedFilterConfiguration, tag: tagTable.ids[tag], floor: floors[floor].floor.id,
+                                   tagHeightMeters: floors[floor].floor.tagHeightMeters)
+        tags[tag].hasFilter = true
     }
 
     /// Takes a ready position (from a provider that positions by itself) as if the engine had
@@ -300,6 +346,7 @@ package struct PositioningEngine: Sendable {
         if let known = tagTable.index(of: tag, hash: h) { return known }
         let index = tagTable.insert(tag, hash: h)
         tags.append(TagState(floorIndex: defaultFloorIndex))
+        offsets.append(nil)
         epochs.appendRow()
         if isTracking {
             filters.append(TrackFilter(shared: sharedFilterConfiguration, tag: tag, floor: floors[defaultFloorIndex].floor.id,
@@ -316,12 +363,16 @@ package struct PositioningEngine: Sendable {
         guard !isFinished, t.isFinite, t > clockSeconds else { return }
         clockSeconds = t
         while let top = dueHeap.top, top.key <= t {
-            dueHeap.pop()
-            guard tags[top.tag].epochGeneration == top.generation, epochs.isOpen(top.tag) else { continue }
+            guard tags[top.tag].epochGeneration == top.generation, epochs.isOpen(top.tag) else {
+                dueHeap.pop()
+                continue
+            }
             if epochs.isDue(top.tag, at: t) {
+                dueHeap.pop()
                 closeEpoch(top.tag)
             } else {
-                dueHeap.push(EpochEntry(key: epochs.dueSeconds(top.tag), tag: top.tag, generation: top.generation))
+                // Ranges joined since the entry was pushed: requeue at the later due time, in one sift.
+                dueHeap.replaceTop(with: EpochEntry(key: epochs.dueSeconds(top.tag), tag: top.tag, generation: top.generation))
             }
         }
         release()
@@ -376,15 +427,17 @@ package struct PositioningEngine: Sendable {
         var released = false
         while let top = reorder.top, all || top.timeSeconds < watermark {
             reorder.pop()
-            let fix = parked[top.slot]
-            let floor = parkedFloor[top.slot]
-            freeSlots.append(top.slot)
-            fixes.append(fix)
+            // The fix is read where it is parked (its slot is only reused by a later `park`), not
+            // copied out first.
+            let slot = top.slot
+            let floor = parkedFloor[slot]
+            freeSlots.append(slot)
+            fixes.append(parked[slot])
             for f in judges.indices {
                 if f == floor {
-                    try? judges[f].judge(fix, into: &eventScratch[f])
+                    try? judges[f].judge(parked[slot], into: &eventScratch[f])
                 } else {
-                    try? judges[f].advance(toSeconds: fix.timeSeconds, into: &eventScratch[f])
+                    try? judges[f].advance(toSeconds: parked[slot].timeSeconds, into: &eventScratch[f])
                 }
             }
             released = true
@@ -395,6 +448,8 @@ package struct PositioningEngine: Sendable {
     /// Moves the judges' released events to `events`, merged across floors in §4.7 order.
     private mutating func flushEvents() {
         if judges.count == 1 {
+            // Most fixes raise no event.
+            guard !eventScratch[0].isEmpty else { return }
             events.append(contentsOf: eventScratch[0])
             eventScratch[0].removeAll(keepingCapacity: true)
             return
@@ -405,8 +460,10 @@ package struct PositioningEngine: Sendable {
     }
 
     /// Puts a fix into the reorder buffer (reusing a free slot).
-    private mutating func park(_ fix: PositionFix, tag: Int, floor: Int) {
+    /// The fix is taken (`consuming`): callers hand over a fresh fix, moved into its slot uncopied.
+    private mutating func park(_ fix: consuming PositionFix, tag: Int, floor: Int) {
         let slot: Int
+        let time = fix.timeSeconds
         if let free = freeSlots.popLast() {
             slot = free
             parked[slot] = fix
@@ -417,7 +474,7 @@ package struct PositioningEngine: Sendable {
             parkedFloor.append(floor)
         }
         reorderSequence += 1
-        reorder.push(ReorderEntry(timeSeconds: fix.timeSeconds, tag: tag, sequence: reorderSequence, slot: slot))
+        reorder.push(ReorderEntry(timeSeconds: time, tag: tag, sequence: reorderSequence, slot: slot))
     }
 
     // MARK: epochs
@@ -432,8 +489,13 @@ package struct PositioningEngine: Sendable {
         }
         let time = epochs.epochTimeSeconds(tag)
         let floorIndex = tags[tag].floorIndex
-        if tags[tag].offset != nil { updateOffset(tag) }
-        if isTight, tags[tag].hasFilter {
+        let usesFilterFix = isTight && tags[tag].hasFilter
+        // The epoch's locators and ranges, gathered once for the offset estimator and the solver.
+        let n = tags[tag].hasOffset || !usesFilterFix
+            ? epochs.gather(tag, positions: floors[floorIndex].positions, locators: &scratchLocators, ranges: &scratchRanges)
+            : 0
+        if tags[tag].hasOffset { updateOffset(tag, count: n, floorIndex: floorIndex, timeSeconds: time) }
+        if usesFilterFix {
             if let fix = filters[tag].takeFix(atSeconds: time) {
                 park(fix, tag: tag, floor: floorIndex)
             } else {
@@ -441,27 +503,22 @@ package struct PositioningEngine: Sendable {
             }
             return
         }
-        let n = epochs.presentCount(tag)
-        for k in 0..<n {
-            let slot = epochs.presentSlot(tag, k)
-            scratchLocators[k] = floors[floorIndex].positions[slot]
-            scratchRanges[k] = epochs.rangeMeters(tag, slot: slot)
-        }
         let solver = floors[floorIndex].solver
-        var outcome: Result<TrilaterationSolution, LocusError> = .failure(LocusError(.tooFewRanges, "empty epoch"))
+        var solved: TrilaterationSolution? = nil
+        var failure: LocusErrorCode = .tooFewRanges
         scratchLocators.withUnsafeBufferPointer { lp in
             scratchRanges.withUnsafeBufferPointer { rp in
                 do throws(LocusError) {
-                    outcome = .success(try solver.solve(locators: UnsafeBufferPointer(rebasing: lp[0..<n]),
-                                                        rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
-                                                        workspace: &workspace))
+                    solved = try solver.solve(locators: UnsafeBufferPointer(rebasing: lp[0..<n]),
+                                              rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
+                                              workspace: &workspace)
                 } catch {
-                    outcome = .failure(error)
+                    failure = error.code
                 }
             }
         }
-        switch outcome {
-        case .success(let solution):
+        switch solved {
+        case .some(let solution):
             var rejected = LocatorList()
             if solution.rejectedCount > 0 {
                 for k in 0..<min(n, 64) where solution.rejectedMask & (1 << UInt64(k)) != 0 {
@@ -485,8 +542,8 @@ package struct PositioningEngine: Sendable {
             } else {
                 park(raw, tag: tag, floor: floorIndex)
             }
-        case .failure(let error):
-            diagnostics.recordFailure(error.code)
+        case .none:
+            diagnostics.recordFailure(failure)
         }
     }
 }
@@ -495,28 +552,22 @@ extension PositioningEngine {
     /// Tag `tag`'s current common range offset estimate b̂ (metres) and the floor it applies to, or
     /// nil when the engine estimates none for it (see `EngineConfiguration.tagRangeOffset`).
     package func tagRangeOffset(_ tag: TagID) -> (floorIndex: Int, offsetMeters: Double)? {
-        guard let i = tagTable.index(of: tag, hash: TagTable.hash(tag)), let offset = tags[i].offset, offset.updates > 0 else { return nil }
+        guard let i = tagTable.index(of: tag, hash: TagTable.hash(tag)), let offset = offsets[i], offset.updates > 0 else { return nil }
         return (tags[i].floorIndex, offset.offsetMeters)
     }
 
-    /// Feeds tag `tag`'s open epoch (ranges already corrected by the current offset) to its offset
-    /// estimator. No allocation.
-    private mutating func updateOffset(_ tag: Int) {
-        let floorIndex = tags[tag].floorIndex
-        let n = epochs.presentCount(tag)
-        for k in 0..<n {
-            let slot = epochs.presentSlot(tag, k)
-            scratchLocators[k] = floors[floorIndex].positions[slot]
-            scratchRanges[k] = epochs.rangeMeters(tag, slot: slot)
-        }
+    /// Feeds tag `tag`'s open epoch — its first `n` ranges gathered in the scratch arrays, already
+    /// corrected by the current offset — to its offset estimator, and refreshes the per-row
+    /// correction `offsetMeters`. No allocation.
+    private mutating func updateOffset(_ tag: Int, count n: Int, floorIndex: Int, timeSeconds time: Double) {
         let h = floors[floorIndex].floor.tagHeightMeters
-        let time = epochs.epochTimeSeconds(tag)
         scratchLocators.withUnsafeBufferPointer { lp in
             scratchRanges.withUnsafeBufferPointer { rp in
-                tags[tag].offset?.update(locators: UnsafeBufferPointer(rebasing: lp[0..<n]),
-                                         rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
-                                         tagHeightMeters: h, timeSeconds: time)
+                offsets[tag]?.update(locators: UnsafeBufferPointer(rebasing: lp[0..<n]),
+                                     rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
+                                     tagHeightMeters: h, timeSeconds: time)
             }
         }
+        tags[tag].offsetMeters = offsets[tag]?.offsetMeters ?? 0
     }
 }

@@ -130,6 +130,10 @@ package struct TagRangeOffsetEstimator: Sendable {
 
     /// Gauss–Newton on (x, y, b) over the ranges in `used` (bit i: range i), ≤ 10 iterations,
     /// N·Δ = Hᵀv solved by the adjugate of the 3×3 N. Nil for a singular or non-finite result.
+    ///
+    /// The ranges go through in pairs (`rangePair`): the square roots and divisions of two ranges
+    /// in one SIMD instruction each, lane by lane the same IEEE operations as one at a time; the
+    /// sums still take the ranges in index order, so the result is bit for bit the scalar one.
     private static func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
                               used: UInt64, count n: Int, tagHeightMeters h: Double, seed: Point2) -> Solution? {
         var x = seed.x, y = seed.y, b = 0.0
@@ -137,14 +141,23 @@ package struct TagRangeOffsetEstimator: Sendable {
         for _ in 0..<10 {
             n00 = 0; n01 = 0; n02 = 0; n11 = 0; n12 = 0; n22 = 0
             var g0 = 0.0, g1 = 0.0, g2 = 0.0
-            for i in 0..<n where used & (UInt64(1) << UInt64(i)) != 0 {
-                let dx = x - locators[i].x, dy = y - locators[i].y, dz = h - locators[i].z
-                let rho = (dx * dx + dy * dy + dz * dz).squareRoot()
-                guard rho > 1e-9 else { return nil }
-                let hx = dx / rho, hy = dy / rho
-                let v = rangesMeters[i] - rho - b
-                n00 += hx * hx; n01 += hx * hy; n02 += hx; n11 += hy * hy; n12 += hy; n22 += 1
-                g0 += hx * v; g1 += hy * v; g2 += v
+            var rest = used
+            while rest != 0 {
+                let i = rest.trailingZeroBitCount
+                rest &= rest &- 1
+                // A lone last range is paired with itself; its second lane is not summed.
+                let j = rest == 0 ? i : rest.trailingZeroBitCount
+                let pair = rangePair(i, j, locators: locators, rangesMeters: rangesMeters, x: x, y: y, h: h, b: b)
+                guard pair.rho[0] > 1e-9, pair.rho[1] > 1e-9 else { return nil }
+                let hx0 = pair.hx[0], hy0 = pair.hy[0], v0 = pair.v[0]
+                n00 += hx0 * hx0; n01 += hx0 * hy0; n02 += hx0; n11 += hy0 * hy0; n12 += hy0; n22 += 1
+                g0 += hx0 * v0; g1 += hy0 * v0; g2 += v0
+                if rest != 0 {
+                    rest &= rest &- 1
+                    let hx1 = pair.hx[1], hy1 = pair.hy[1], v1 = pair.v[1]
+                    n00 += hx1 * hx1; n01 += hx1 * hy1; n02 += hx1; n11 += hy1 * hy1; n12 += hy1; n22 += 1
+                    g0 += hx1 * v1; g1 += hy1 * v1; g2 += v1
+                }
             }
             let c00 = n11 * n22 - n12 * n12, c01 = n02 * n12 - n01 * n22, c02 = n01 * n12 - n02 * n11
             det = n00 * c00 + n01 * c01 + n02 * c02
@@ -159,13 +172,37 @@ package struct TagRangeOffsetEstimator: Sendable {
         let cofactor = (n00 * n11 - n01 * n01) / det
         guard x.isFinite, y.isFinite, b.isFinite, cofactor.isFinite, cofactor > 0 else { return nil }
         var worst = 0, worstResidual = -1.0
-        for i in 0..<n where used & (UInt64(1) << UInt64(i)) != 0 {
-            let dx = x - locators[i].x, dy = y - locators[i].y, dz = h - locators[i].z
-            let v = abs(rangesMeters[i] - (dx * dx + dy * dy + dz * dz).squareRoot() - b)
-            if v > worstResidual { worstResidual = v; worst = i }
+        var rest = used
+        while rest != 0 {
+            let i = rest.trailingZeroBitCount
+            rest &= rest &- 1
+            let j = rest == 0 ? i : rest.trailingZeroBitCount
+            let pair = rangePair(i, j, locators: locators, rangesMeters: rangesMeters, x: x, y: y, h: h, b: b)
+            let v0 = abs(pair.v[0])
+            if v0 > worstResidual { worstResidual = v0; worst = i }
+            if rest != 0 {
+                rest &= rest &- 1
+                let v1 = abs(pair.v[1])
+                if v1 > worstResidual { worstResidual = v1; worst = j }
+            }
         }
         return Solution(position: Point2(x: x, y: y), offsetMeters: b, offsetCofactor: cofactor, worstIndex: worst,
                         worstResidualMeters: worstResidual)
+    }
+
+    /// Ranges i and j (lanes 0 and 1) at (x, y, h) with offset b: distance ρ = ‖(x, y, h) − a‖ (m),
+    /// direction cosines hx = (x − aₓ)/ρ, hy = (y − a_y)/ρ, and residual v = r − ρ − b (m).
+    @inline(__always)
+    private static func rangePair(_ i: Int, _ j: Int, locators: UnsafeBufferPointer<Point3>,
+                                  rangesMeters: UnsafeBufferPointer<Double>, x: Double, y: Double, h: Double,
+                                  b: Double) -> (rho: SIMD2<Double>, hx: SIMD2<Double>, hy: SIMD2<Double>, v: SIMD2<Double>) {
+        let a = locators[i], c = locators[j]
+        let dx = SIMD2(repeating: x) - SIMD2(a.x, c.x)
+        let dy = SIMD2(repeating: y) - SIMD2(a.y, c.y)
+        let dz = SIMD2(repeating: h) - SIMD2(a.z, c.z)
+        let rho = (dx * dx + dy * dy + dz * dz).squareRoot()
+        let v = SIMD2(rangesMeters[i], rangesMeters[j]) - rho - SIMD2(repeating: b)
+        return (rho, dx / rho, dy / rho, v)
     }
 }
 
