@@ -107,6 +107,8 @@ static void settle(locus_imm *imm) {
 
 void locus_imm_probabilities(const locus_imm *imm, double *mu) { settled_probabilities(imm, mu); }
 
+void locus_imm_settle(locus_imm *imm) { settle(imm); }
+
 /// Moment-matched mixture of the models with weights w (lanes 0-2), one target (the combined state):
 /// x = sum w_i x_i,
 /// P = sum w_i (P_i + d_i d_i^T), d_i = x_i - x; packed P into p[10].
@@ -160,7 +162,7 @@ static inline __attribute__((always_inline)) void interact(locus_imm *imm, const
     imm->p[C01][0] = 0;
 }
 
-LOCUS_IMM_CLONES int locus_imm_predict(locus_imm *imm, const locus_imm_params *params, double t) {
+static inline __attribute__((always_inline)) int predict(locus_imm *imm, const locus_imm_params *params, double t) {
     if (!isfinite(t)) return LOCUS_KALMAN_BAD_ARGUMENT;
     if (!(t > imm->t)) return LOCUS_KALMAN_OK;
     if (t - imm->t_interaction >= params->interaction_interval_s) {
@@ -193,19 +195,20 @@ LOCUS_IMM_CLONES int locus_imm_predict(locus_imm *imm, const locus_imm_params *p
 }
 
 /// sum_j mu_j x_j with the settled mu (no exp: the per-measurement summary of the mixture mean).
-static void settled_mean(const locus_imm *imm, double *x) {
+static inline __attribute__((always_inline)) void settled_mean(const locus_imm *imm, double *x) {
     for (int i = 0; i < 4; i++) x[i] = imm->mu[0] * imm->x[i][0] + imm->mu[1] * imm->x[i][1] + imm->mu[2] * imm->x[i][2];
 }
 
 /// Adds one measurement's per-model squared normalised innovation and innovation variance (or det S).
-static void accumulate(locus_imm *imm, const double *nu2, const double *s) {
+static inline __attribute__((always_inline)) void accumulate(locus_imm *imm, const double *nu2, const double *s) {
     if (imm->pending >= LOCUS_IMM_MAX_PENDING) settle(imm);
     for (int j = 0; j < 4; j++) { imm->nu2[j] += nu2[j]; imm->s_product[j] *= s[j]; }
     imm->pending += 1;
 }
 
-LOCUS_IMM_CLONES int locus_imm_update_range(locus_imm *imm, const double *anchor, double tag_height_m, double range_m,
-                           double variance, double gate_long, double gate_short, double *stats) {
+static inline __attribute__((always_inline)) int update_range(locus_imm *imm, const double *anchor, double tag_height_m,
+                                                              double range_m, double variance, double gate_long,
+                                                              double gate_short, double *stats) {
     if (!(variance > 0) || !isfinite(range_m) || !isfinite(variance)) return LOCUS_KALMAN_BAD_ARGUMENT;
     const v4 dx = load(imm->x[0]) - anchor[0], dy = load(imm->x[1]) - anchor[1];
     const double dz = tag_height_m - anchor[2];
@@ -249,6 +252,25 @@ LOCUS_IMM_CLONES int locus_imm_update_range(locus_imm *imm, const double *anchor
     accumulate(imm, nu2, sv);
     if (stats) settled_mean(imm, stats + 3);
     return LOCUS_KALMAN_OK;
+}
+
+LOCUS_IMM_CLONES int locus_imm_predict(locus_imm *imm, const locus_imm_params *params, double t) {
+    return predict(imm, params, t);
+}
+
+LOCUS_IMM_CLONES int locus_imm_update_range(locus_imm *imm, const double *anchor, double tag_height_m, double range_m,
+                                            double variance, double gate_long, double gate_short, double *stats) {
+    return update_range(imm, anchor, tag_height_m, range_m, variance, gate_long, gate_short, stats);
+}
+
+LOCUS_IMM_CLONES int locus_imm_predict_update_range(locus_imm *imm, const locus_imm_params *params, double t,
+                                                    const double *anchor, double tag_height_m, double range_m,
+                                                    double variance, double gate_long, double gate_short,
+                                                    double *stats, int *predicted) {
+    const int status = predict(imm, params, t);
+    *predicted = status == LOCUS_KALMAN_OK;
+    if (status != LOCUS_KALMAN_OK) return status;
+    return update_range(imm, anchor, tag_height_m, range_m, variance, gate_long, gate_short, stats);
 }
 
 int locus_imm_update_position(locus_imm *imm, const double *z, const double *r, double gate, double *stats) {

@@ -97,6 +97,35 @@ package struct InteractingModels: Sendable {
         return (KalmanOutcome(status: status), SIMD4(stats.3, stats.4, stats.5, stats.6))
     }
 
+    /// `predict(toSeconds:parameters:)` then, when it succeeded, `updateRange`, in one call (the
+    /// per-range path). `predicted` is false when the prediction failed (its outcome is returned).
+    package mutating func predictAndUpdateRange(toSeconds t: Double, parameters: InteractingModelsParameters, anchor: Point3,
+                                                tagHeightMeters h: Double, rangeMeters r: Double, varianceSquareMeters v: Double,
+                                                gateLong: Double, gateShort: Double, innovation: inout KalmanInnovation,
+                                                predicted: inout Bool) -> (KalmanOutcome, SIMD4<Double>) {
+        var p = parameters.c
+        var a = (anchor.x, anchor.y, anchor.z)
+        var stats = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        var ok: Int32 = 0
+        let status = withUnsafeMutablePointer(to: &a) { ap in
+            withUnsafeMutablePointer(to: &stats) { sp in
+                ap.withMemoryRebound(to: Double.self, capacity: 3) { anchorPointer in
+                    sp.withMemoryRebound(to: Double.self, capacity: 7) { s in
+                        locus_imm_predict_update_range(&imm, &p, t, anchorPointer, h, r, v, gateLong, gateShort, s, &ok)
+                    }
+                }
+            }
+        }
+        predicted = ok != 0
+        innovation.statistic = stats.0
+        innovation.innovationVariance = stats.1
+        innovation.residualMeters = stats.2
+        return (KalmanOutcome(status: status), SIMD4(stats.3, stats.4, stats.5, stats.6))
+    }
+
+    /// Folds the likelihoods of the measurements since the last interaction into μ now.
+    package mutating func settle() { locus_imm_settle(&imm) }
+
     /// Position update of every model with z = (zx, zy), R = [[rxx, rxy], [rxy, ryy]] (m²), gated on the
     /// manoeuvring model's NIS > `gate`. `innovation` is the manoeuvring model's (NIS, det S); the
     /// returned mean as in `updateRange`.

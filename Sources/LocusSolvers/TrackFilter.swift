@@ -219,18 +219,28 @@ package struct TrackFilter: Sendable {
         if !hasState || t - lastUpdateSeconds > configuration.reinitializeAfterSeconds || t < stateSeconds {
             return initializeFromBuffer(at: t)
         }
-        predict(toSeconds: t)
-        guard hasState else { return initializeFromBuffer(at: t) }
         // Gated on the most permissive model (IMM: manoeuvring), see `update(fix:)`.
         var innovation = KalmanInnovation()
-        let sigma = configuration.rangeSigmaMeters
+        let c = shared.value
+        let sigma = c.rangeSigmaMeters
         let outcome: KalmanOutcome
         let mean: SIMD4<Double>
-        if configuration.usesInteractingModels {
-            (outcome, mean) = models.updateRange(anchor: locator.position, tagHeightMeters: tagHeightMeters, rangeMeters: r,
-                                                 varianceSquareMeters: sigma * sigma, gateLong: configuration.rangeGateLongSigmas,
-                                                 gateShort: configuration.rangeGateShortSigmas, innovation: &innovation)
+        if c.usesInteractingModels {
+            // Prediction and update in one kernel call.
+            var predicted = true
+            (outcome, mean) = models.predictAndUpdateRange(toSeconds: t, parameters: shared.interactingModels, anchor: locator.position,
+                                                           tagHeightMeters: tagHeightMeters, rangeMeters: r,
+                                                           varianceSquareMeters: sigma * sigma, gateLong: c.rangeGateLongSigmas,
+                                                           gateShort: c.rangeGateShortSigmas, innovation: &innovation,
+                                                           predicted: &predicted)
+            if !predicted {
+                diverge(at: t)
+                return initializeFromBuffer(at: t)
+            }
+            stateSeconds = max(stateSeconds, t)
         } else {
+            predict(toSeconds: t)
+            guard hasState else { return initializeFromBuffer(at: t) }
             outcome = KalmanKernels.updateRange(&single, anchor: locator.position, tagHeightMeters: tagHeightMeters,
                                                 rangeMeters: r, varianceSquareMeters: sigma * sigma,
                                                 gateLong: configuration.rangeGateLongSigmas,
@@ -291,6 +301,9 @@ package struct TrackFilter: Sendable {
     /// (locators used and rejected, HDOP of the accepted ranges, residual RMS).
     package mutating func takeFix(atSeconds t: Double) -> PositionFix? {
         if t - lastUpdateSeconds <= configuration.maximumCoastSeconds { predict(toSeconds: t) }
+        // The round's likelihoods go into μ now: the fix's combination and the next interaction then
+        // need no exponentials.
+        if hasState && configuration.usesInteractingModels { models.settle() }
         let f = fix(atSeconds: t)
         epochUsed = 0
         epochA00 = 0; epochA01 = 0; epochA11 = 0

@@ -76,11 +76,21 @@ int locus_imm_predict(locus_imm *imm, const locus_imm_params *params, double t);
 int locus_imm_update_range(locus_imm *imm, const double *anchor, double tag_height_m, double range_m,
                            double variance, double gate_long, double gate_short, double *stats);
 
+/// locus_imm_predict to t, then (when it succeeded: *predicted = 1) locus_imm_update_range: one call
+/// per range on the hot path. Returns the prediction's status when it failed (*predicted = 0).
+int locus_imm_predict_update_range(locus_imm *imm, const locus_imm_params *params, double t, const double *anchor,
+                                   double tag_height_m, double range_m, double variance, double gate_long,
+                                   double gate_short, double *stats, int *predicted);
+
 /// Position update of every model with z (m) of covariance R = [[r0, r1], [r1, r2]] (m^2):
 /// S = A + R, K = P H^T S^-1, P <- P - K H P. Gated on the manoeuvring model's NIS = y^T S^-1 y >
 /// gate. stats (6 doubles) = (NIS, det S of the manoeuvring model, then sum_j mu_j x_j of the
 /// updated models with the settled mu).
 int locus_imm_update_position(locus_imm *imm, const double *z, const double *r, double gate, double *stats);
+
+/// Folds the pending likelihoods into mu now (floored, normalised) instead of at the next interaction
+/// (e.g. when a fix is taken, so that the combination and the next interaction need no exp).
+void locus_imm_settle(locus_imm *imm);
 
 /// The model probabilities with the pending likelihoods folded in (floored at 1e-9, normalised);
 /// the struct is not changed.
