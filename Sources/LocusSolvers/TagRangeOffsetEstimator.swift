@@ -167,7 +167,7 @@ package struct TagRangeOffsetEstimator: Sendable {
             let d1 = (c01 * g0 + c11 * g1 + c12 * g2) / det
             let d2 = (c02 * g0 + c12 * g1 + c22 * g2) / det
             x += d0; y += d1; b += d2
-            if abs(d0) + abs(d1) + abs(d2) < 1e-6 { break }
+            if abs(d0) + abs(d1) + abs(d2) < 1e-4 { break }
         }
         let cofactor = (n00 * n11 - n01 * n01) / det
         guard x.isFinite, y.isFinite, b.isFinite, cofactor.isFinite, cofactor > 0 else { return nil }
