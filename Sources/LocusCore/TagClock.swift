@@ -11,8 +11,10 @@ public struct TagClock: Sendable, Equatable {
     /// A forward jump larger than this (seconds) needs a second row to be believed.
     public let maximumJumpSeconds: Double
     /// The latest admitted time, seconds (−∞ before the first row).
-    public private(set) var latestSeconds = -Double.infinity
-    private var suspectSeconds: Double? = nil
+    public var latestSeconds: Double { latest }
+    // Internal storage visible to the inlinable fast path of `admit` (called once per range).
+    @usableFromInline var latest = -Double.infinity
+    @usableFromInline var suspectSeconds: Double? = nil
 
     /// The default jump limit: 300 s (a tag silent for longer loses one row on its return).
     public static let standardMaximumJumpSeconds = 300.0
@@ -22,19 +24,29 @@ public struct TagClock: Sendable, Equatable {
     }
 
     /// Admits a row at `t` (finite) or says why it is skipped: `.timeBackwards` or `.clockJump`.
-    public mutating func admit(_ t: Double) -> SkipReason? {
-        if t < latestSeconds { return .timeBackwards }
-        if latestSeconds.isFinite && t - latestSeconds > maximumJumpSeconds {
+    /// Inlined where the common case — no earlier than the latest time, no jump, nothing
+    /// suspected — is taken (once per range in the engine).
+    @inlinable public mutating func admit(_ t: Double) -> SkipReason? {
+        if t >= latest && t - latest <= maximumJumpSeconds && suspectSeconds == nil {
+            latest = t
+            return nil
+        }
+        return admitSlowly(t)
+    }
+
+    @usableFromInline mutating func admitSlowly(_ t: Double) -> SkipReason? {
+        if t < latest { return .timeBackwards }
+        if latest.isFinite && t - latest > maximumJumpSeconds {
             if let suspect = suspectSeconds, abs(t - suspect) <= maximumJumpSeconds {
                 suspectSeconds = nil
-                latestSeconds = t
+                latest = t
                 return nil
             }
             suspectSeconds = t
             return .clockJump
         }
         suspectSeconds = nil
-        latestSeconds = t
+        latest = t
         return nil
     }
 }
