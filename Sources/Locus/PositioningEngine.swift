@@ -561,11 +561,14 @@ extension PositioningEngine {
     /// correction `offsetMeters`. No allocation.
     private mutating func updateOffset(_ tag: Int, count n: Int, floorIndex: Int, timeSeconds time: Double) {
         let h = floors[floorIndex].floor.tagHeightMeters
+        // The tracked position (tightly coupled filter) is within centimetres of the epoch's solution.
+        let mean = isTight && tags[tag].hasFilter ? filters[tag].meanAtLastUpdate : nil
+        let seed = mean.map { Point2(x: $0[0], y: $0[1]) }
         scratchLocators.withUnsafeBufferPointer { lp in
             scratchRanges.withUnsafeBufferPointer { rp in
                 offsets[tag]?.update(locators: UnsafeBufferPointer(rebasing: lp[0..<n]),
                                      rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
-                                     tagHeightMeters: h, timeSeconds: time)
+                                     tagHeightMeters: h, timeSeconds: time, seed: seed)
             }
         }
         tags[tag].offsetMeters = offsets[tag]?.offsetMeters ?? 0

@@ -80,13 +80,17 @@ package struct TagRangeOffsetEstimator: Sendable {
     /// epoch solved again. An epoch δ whose normalised innovation |δ|/√(P + R) exceeds
     /// `gateSigmas` is ignored. Epochs with too few ranges, a singular geometry or a non-finite or
     /// implausible solution leave the estimate unchanged.
+    /// `seed` (e.g. the tag's tracked position) starts the solve; without one it starts at the last
+    /// epoch's solution (or the locators' centroid).
     package mutating func update(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
-                                 tagHeightMeters h: Double, timeSeconds: Double) {
+                                 tagHeightMeters h: Double, timeSeconds: Double, seed start: Point2? = nil) {
         let n = min(locators.count, rangesMeters.count, 64)
         let c = configuration
         guard n >= max(4, c.minimumRanges) else { return }
         var seed: Point2
-        if let p = lastPosition {
+        if let p = start, p.x.isFinite, p.y.isFinite {
+            seed = p
+        } else if let p = lastPosition {
             seed = p
         } else {
             var x = 0.0, y = 0.0

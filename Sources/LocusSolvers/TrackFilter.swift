@@ -62,8 +62,9 @@ package struct TrackFilter: Sendable {
     package private(set) var stateSeconds: Double = 0
     /// Time of the last accepted (or initialising) measurement, seconds.
     package private(set) var lastUpdateSeconds: Double = -Double.infinity
-    /// The state right after the last accepted measurement (reported fixes coast from it).
-    private var meanAtLastUpdate: SIMD4<Double>?
+    /// The state right after the last accepted measurement (reported fixes coast from it); nil without
+    /// a state. Also a close seed for an epoch's least-squares solve.
+    package private(set) var meanAtLastUpdate: SIMD4<Double>?
     /// Gate hysteresis score: +1 per gated, −1 per accepted measurement (never below 0).
     package private(set) var rejectionScore = 0
     /// The last error met (E4005 on divergence), if any.
