@@ -10,7 +10,9 @@
 //   pipeline  only the default whole pipeline (kalman tight), many runs: for `perf record`
 // `--replay SITE TRACE` measures the default pipeline in memory on a recorded trace (rows parsed and
 // put in time order outside the timed part, as the peer in scripts/bench-peers is timed): ranges →
-// positions and zone events, best of 7 runs; one JSON line.
+// positions and zone events (taken every 4,096 rows, as a live consumer would), median of the runs;
+// one JSON line.
+// The whole-pipeline items likewise take the outputs every 4,096 rows (`runEngineStreaming`).
 // `--callgrind ITEM` (engine_kalman | engine_raw) runs only a fixed small workload inside
 // `callgrindWorkload`, for scripts/check-instructions (valgrind --toggle-collect).
 //
@@ -214,6 +216,28 @@ func runEngine(_ s: Scenario, _ engine: inout PositioningEngine) -> (fixes: [Pos
     return (engine.drainFixes(), engine.drainEvents())
 }
 
+/// The same loop as a live caller runs it: fixes and events are taken (and counted) every 4,096
+/// rows instead of piling up in the engine — the timed form (the outputs are produced either way;
+/// a consumer takes them as they come, so the output arrays stay small and warm).
+@inline(never)
+func runEngineStreaming(_ s: Scenario, _ engine: inout PositioningEngine) -> (fixes: Int, events: Int) {
+    let tagIndex = s.tags.map { engine.tagIndex(for: $0) }
+    let floor = engine.defaultFloor
+    var fixes = 0, events = 0
+    for i in 0..<s.rows {
+        engine.ingest(tagIndex: tagIndex[Int(s.tagIndex[i])], floorIndex: floor, locator: s.address[i],
+                      rangeMeters: s.rangeMeters[i], timeSeconds: s.timeSeconds[i])
+        if i & 4095 == 4095 {
+            fixes += engine.takeFixes { $0.count }
+            events += engine.takeEvents { $0.count }
+        }
+    }
+    engine.finish()
+    fixes += engine.takeFixes { $0.count }
+    events += engine.takeEvents { $0.count }
+    return (fixes, events)
+}
+
 let trackings: [(String, EngineConfiguration.Tracking)] = [
     ("raw_ls", .none),
     ("kalman_tight", .kalman(.standard)),
@@ -239,9 +263,9 @@ func measurePipeline(_ name: String, _ s: Scenario, _ tracking: EngineConfigurat
     let count = fixes.count
     return Bench.measure(name, operations: count, runs: runs, warmup: warmup, extra: fields, derived: Bench.perFix) {
         var e = makeEngine(s.site, tracking)
-        let out = runEngine(s, &e)
-        precondition(out.fixes.count == count, "nondeterministic fix count")
-        Bench.blackHole(out.events.count)
+        let out = runEngineStreaming(s, &e)
+        precondition(out.fixes == count && out.events == events.count, "nondeterministic output count")
+        Bench.blackHole(out.events)
     }
 }
 
@@ -251,8 +275,8 @@ func measurePipeline(_ name: String, _ s: Scenario, _ tracking: EngineConfigurat
 /// the drained outputs of one engine (engine construction and data set-up are outside).
 @inline(never)
 func callgrindWorkload(_ s: Scenario, _ engine: inout PositioningEngine) -> Int {
-    let out = runEngine(s, &engine)
-    return out.fixes.count &+ out.events.count
+    let out = runEngineStreaming(s, &engine)
+    return out.fixes &+ out.events
 }
 
 if let item = callgrindItem {
@@ -291,12 +315,18 @@ if let sitePath = argument(after: "--replay") {
         var engine = makeEngine(site, .kalman(.standard))
         let tagIndex = trace.tags.map { engine.tagIndex(for: $0) }
         let floor = trace.floors.first.flatMap { engine.floorIndex($0) } ?? engine.defaultFloor
+        var fixes = 0, events = 0
         for k in time.indices {
             engine.ingest(tagIndex: tagIndex[tagOfRow[k]], floorIndex: floor, locator: address[k], rangeMeters: range[k], timeSeconds: time[k])
+            if k & 4095 == 4095 {
+                fixes += engine.takeFixes { $0.count }
+                events += engine.takeEvents { $0.count }
+            }
         }
         engine.finish()
-        let fixes = engine.drainFixes(), events = engine.drainEvents()
-        return (fixes.count, events.count)
+        fixes += engine.takeFixes { $0.count }
+        events += engine.takeEvents { $0.count }
+        return (fixes, events)
     }
     let first = run()
     Bench.measure("replay_in_memory", operations: first.fixes, runs: smokeReplay ? 1 : 7, warmup: 1,

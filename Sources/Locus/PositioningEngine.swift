@@ -404,6 +404,20 @@ package struct PositioningEngine: Sendable {
         return events
     }
 
+    /// Hands the fixes released so far to `body`, then forgets them keeping the storage: a consumer
+    /// that writes or forwards them as they come allocates nothing per call (`drainFixes()` hands
+    /// the array over, so the engine's next fix needs a new one).
+    package mutating func takeFixes<R>(_ body: ([PositionFix]) throws -> R) rethrows -> R {
+        defer { fixes.removeAll(keepingCapacity: true) }
+        return try body(fixes)
+    }
+
+    /// `takeFixes(_:)` for the zone events released so far.
+    package mutating func takeEvents<R>(_ body: ([ZoneEvent]) throws -> R) rethrows -> R {
+        defer { events.removeAll(keepingCapacity: true) }
+        return try body(events)
+    }
+
     /// Adds rows a caller skipped before they reached the engine (so one tally reports them all).
     package mutating func recordSkipped(_ tally: SkipTally) {
         diagnostics.skipped.merge(tally)
