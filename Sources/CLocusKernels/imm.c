@@ -214,7 +214,7 @@ static inline __attribute__((always_inline)) int update_range(locus_imm *imm, co
     const double dz = tag_height_m - anchor[2];
     const v4 rho = vsqrt(dx * dx + dy * dy + dz * dz);
     for (int j = 0; j < 3; j++) if (!(rho[j] >= 1e-6) || !isfinite(rho[j])) return LOCUS_KALMAN_BAD_ARGUMENT;
-    const v4 hx = dx / rho, hy = dy / rho;
+    const v4 inverse_rho = 1.0 / rho, hx = dx * inverse_rho, hy = dy * inverse_rho;
     const v4 a00 = load(imm->p[A00]), a01 = load(imm->p[A01]), a11 = load(imm->p[A11]);
     const v4 b00 = load(imm->p[B00]), b01 = load(imm->p[B01]), b10 = load(imm->p[B10]), b11 = load(imm->p[B11]);
     // u = P H^T, S = H u + variance, y = r - rho.
@@ -223,10 +223,11 @@ static inline __attribute__((always_inline)) int update_range(locus_imm *imm, co
     const v4 s = hx * u0 + hy * u1 + variance;
     for (int j = 0; j < 3; j++) if (!(s[j] > 0) || !isfinite(s[j])) return LOCUS_KALMAN_NOT_POSITIVE;
     const v4 y = range_m - rho;
-    // The gate, on the manoeuvring model (lane 2).
-    const double nu = y[2] / sqrt(s[2]);
-    if (stats) { stats[0] = nu; stats[1] = s[2]; stats[2] = y[2]; }
-    if (nu > gate_long || nu < -gate_short) return LOCUS_KALMAN_GATED;
+    // The gate, on the manoeuvring model (lane 2): nu = y / sqrt(S) > gate_long or < -gate_short, tested
+    // as y^2 > gate^2 S on the side of y's sign (no square root or division on the way to the update).
+    const double y2 = y[2], s2 = s[2];
+    if (stats) { stats[0] = y2 / sqrt(s2); stats[1] = s2; stats[2] = y2; }
+    if (y2 * y2 > (y2 > 0 ? gate_long * gate_long : gate_short * gate_short) * s2) return LOCUS_KALMAN_GATED;
     // x <- x + u y / S, P <- P - u u^T / S (the struct changes from here on).
     const v4 inv = 1.0 / s, g = y * inv;
     const v4 v0 = u0 * inv, v1 = u1 * inv, v2 = u2 * inv, v3 = u3 * inv;
