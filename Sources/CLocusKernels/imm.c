@@ -251,7 +251,7 @@ static inline __attribute__((always_inline)) int update_range(locus_imm *imm, co
     store(nu2, y * g);
     store(sv, s);
     accumulate(imm, nu2, sv);
-    if (stats) settled_mean(imm, stats + 3);
+    if (stats) { settled_mean(imm, stats + 3); stats[7] = hx[2]; stats[8] = hy[2]; }
     return LOCUS_KALMAN_OK;
 }
 

@@ -81,11 +81,11 @@ package struct InteractingModels: Sendable {
                                       varianceSquareMeters v: Double, gateLong: Double, gateShort: Double,
                                       innovation: inout KalmanInnovation) -> (KalmanOutcome, SIMD4<Double>) {
         var a = (anchor.x, anchor.y, anchor.z)
-        var stats = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        var stats = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
         let status = withUnsafeMutablePointer(to: &a) { ap in
             withUnsafeMutablePointer(to: &stats) { sp in
                 ap.withMemoryRebound(to: Double.self, capacity: 3) { anchorPointer in
-                    sp.withMemoryRebound(to: Double.self, capacity: 7) { s in
+                    sp.withMemoryRebound(to: Double.self, capacity: 9) { s in
                         locus_imm_update_range(&imm, anchorPointer, h, r, v, gateLong, gateShort, s)
                     }
                 }
@@ -98,25 +98,27 @@ package struct InteractingModels: Sendable {
     }
 
     /// `predict(toSeconds:parameters:)` then, when it succeeded, `updateRange`, in one call (the
-    /// per-range path). `predicted` is false when the prediction failed (its outcome is returned).
+    /// per-range path). `predicted` is false when the prediction failed (its outcome is returned);
+    /// `directionCosines` = ((px − aₓ)/ρ, (py − a_y)/ρ) of the manoeuvring model before the update.
     package mutating func predictAndUpdateRange(toSeconds t: Double, parameters: InteractingModelsParameters, anchor: Point3,
                                                 tagHeightMeters h: Double, rangeMeters r: Double, varianceSquareMeters v: Double,
                                                 gateLong: Double, gateShort: Double, innovation: inout KalmanInnovation,
-                                                predicted: inout Bool) -> (KalmanOutcome, SIMD4<Double>) {
+                                                predicted: inout Bool, directionCosines: inout SIMD2<Double>) -> (KalmanOutcome, SIMD4<Double>) {
         var p = parameters.c
         var a = (anchor.x, anchor.y, anchor.z)
-        var stats = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        var stats = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
         var ok: Int32 = 0
         let status = withUnsafeMutablePointer(to: &a) { ap in
             withUnsafeMutablePointer(to: &stats) { sp in
                 ap.withMemoryRebound(to: Double.self, capacity: 3) { anchorPointer in
-                    sp.withMemoryRebound(to: Double.self, capacity: 7) { s in
+                    sp.withMemoryRebound(to: Double.self, capacity: 9) { s in
                         locus_imm_predict_update_range(&imm, &p, t, anchorPointer, h, r, v, gateLong, gateShort, s, &ok)
                     }
                 }
             }
         }
         predicted = ok != 0
+        directionCosines = SIMD2(stats.7, stats.8)
         innovation.statistic = stats.0
         innovation.innovationVariance = stats.1
         innovation.residualMeters = stats.2

@@ -222,6 +222,8 @@ package struct TrackFilter: Sendable {
         }
         // Gated on the most permissive model (IMM: manoeuvring), see `update(fix:)`.
         var innovation = KalmanInnovation()
+        // The range's direction cosines for the epoch's HDOP (from the kernel with interacting models).
+        var cosines = SIMD2<Double>(.nan, .nan)
         let c = shared.value
         let sigma = c.rangeSigmaMeters
         let outcome: KalmanOutcome
@@ -233,7 +235,7 @@ package struct TrackFilter: Sendable {
                                                            tagHeightMeters: tagHeightMeters, rangeMeters: r,
                                                            varianceSquareMeters: sigma * sigma, gateLong: c.rangeGateLongSigmas,
                                                            gateShort: c.rangeGateShortSigmas, innovation: &innovation,
-                                                           predicted: &predicted)
+                                                           predicted: &predicted, directionCosines: &cosines)
             if !predicted {
                 diverge(at: t)
                 return initializeFromBuffer(at: t)
@@ -251,10 +253,13 @@ package struct TrackFilter: Sendable {
         switch outcome {
         case .accepted:
             accept(at: t, mean: mean)
-            let dx = mean[0] - locator.position.x, dy = mean[1] - locator.position.y, dz = tagHeightMeters - locator.position.z
-            let inverseRho2 = 1 / max(1e-12, dx * dx + dy * dy + dz * dz)
+            if cosines[0].isNaN {
+                let dx = mean[0] - locator.position.x, dy = mean[1] - locator.position.y, dz = tagHeightMeters - locator.position.z
+                let rho = max(1e-6, (dx * dx + dy * dy + dz * dz).squareRoot())
+                cosines = SIMD2(dx / rho, dy / rho)
+            }
             epochUsed += 1
-            epochA00 += dx * dx * inverseRho2; epochA01 += dx * dy * inverseRho2; epochA11 += dy * dy * inverseRho2
+            epochA00 += cosines[0] * cosines[0]; epochA01 += cosines[0] * cosines[1]; epochA11 += cosines[1] * cosines[1]
             epochResidualSquares += innovation.residualMeters * innovation.residualMeters
             return .accepted
         case .gated:

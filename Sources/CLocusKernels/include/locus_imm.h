@@ -71,8 +71,9 @@ int locus_imm_predict(locus_imm *imm, const locus_imm_params *params, double t);
 /// EKF range update of every model (anchor = (ax, ay, az), tag at height h, range and variance in m,
 /// m^2): y = r - |(px, py, h) - anchor|, S = H P H^T + variance, P <- P - (P H^T)(P H^T)^T / S.
 /// Gated on the manoeuvring model: LOCUS_KALMAN_GATED (nothing changed) when its nu = y / sqrt(S) >
-/// gate_long or < -gate_short; the other models are updated ungated. stats (7 doubles) = (nu, S, y of
-/// the manoeuvring model, then sum_j mu_j x_j of the updated models with the settled mu).
+/// gate_long or < -gate_short; the other models are updated ungated. stats (9 doubles) = (nu, S, y of
+/// the manoeuvring model, sum_j mu_j x_j of the updated models with the settled mu, then the manoeuvring
+/// model's direction cosines (px - ax, py - ay) / rho before the update).
 int locus_imm_update_range(locus_imm *imm, const double *anchor, double tag_height_m, double range_m,
                            double variance, double gate_long, double gate_short, double *stats);
 
