@@ -71,6 +71,43 @@ package enum CSVNumberParser {
         return slowParse(bytes, i, j)
     }
 
+    /// The common case of `parseDouble` only: `[-+]?d+(.d+)?` or `[-+]?d*.d+` with at most 18 digits
+    /// and at most 22 of them after the point, nothing else (no spaces, no exponent). Then the value
+    /// is m·10ᵉ or m/10⁻ᵉ exactly as `parseDouble` computes it (the same m and e, one correctly
+    /// rounded operation); nil means "not this case", not "not a number": ask `parseDouble`.
+    @inlinable
+    package static func parsePlainDecimal(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Double? {
+        var k = start
+        guard k < end else { return nil }
+        var negative = false
+        if bytes[k] == UInt8(ascii: "-") { negative = true; k += 1 } else if bytes[k] == UInt8(ascii: "+") { k += 1 }
+        var mantissa: UInt64 = 0
+        var digits = 0
+        while k < end {
+            let d = bytes[k] &- 0x30
+            guard d < 10 else { break }
+            mantissa = mantissa &* 10 &+ UInt64(d)
+            digits += 1
+            k += 1
+        }
+        var fractionDigits = 0
+        if k < end, bytes[k] == UInt8(ascii: ".") {
+            k += 1
+            while k < end {
+                let d = bytes[k] &- 0x30
+                guard d < 10 else { return nil }
+                mantissa = mantissa &* 10 &+ UInt64(d)
+                fractionDigits += 1
+                k += 1
+            }
+        }
+        // 18 digits: m < 10¹⁸ < 2⁶³ without overflow; Clinger needs m < 2⁵³ and e ≥ −22.
+        guard k == end, digits + fractionDigits > 0, digits + fractionDigits <= 18, fractionDigits <= 22,
+              mantissa < (1 << 53) else { return nil }
+        let value = fractionDigits == 0 ? Double(mantissa) : Double(mantissa) / powersOfTen[fractionDigits]
+        return negative ? -value : value
+    }
+
     /// `strtod` on a NUL-terminated stack copy; nil unless it consumes the whole field.
     @usableFromInline
     static func slowParse(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Double? {
