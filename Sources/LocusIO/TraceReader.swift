@@ -110,41 +110,57 @@ package enum TraceReader {
         let comma = UInt8(ascii: ","), newline: UInt8 = 0x0A, quote = UInt8(ascii: "\"")
         /// One plain row at the scanner's next offset, in a single pass; false (nothing consumed)
         /// when the row needs the scanner or is to be skipped (the scanner path then says why).
+        /// `t` and `range_m` are read as plain decimals and `anchor` as plain decimal digits while
+        /// scanning; a byte they do not expect (space, exponent, hex, quote…) hands the row over.
         func fastRow() -> Bool {
             let lineStart = scanner.nextOffset
             guard lineStart < count else { return false }
             let first = bytes[lineStart]
             if first == 0x20 || first == 0x09 || first == newline || first == 0x0D || first == UInt8(ascii: "#") { return false }
-            var tField = CSVScanner.Field(start: 0, end: 0, isQuoted: false)
-            var aField = tField, rField = tField, tagField = tField, floorField = tField
+            var t = 0.0, r = 0.0
+            var a: UInt64 = 0
+            var tagField = CSVScanner.Field(start: 0, end: 0, isQuoted: false)
+            var floorField = tagField
             var i = lineStart
             var columnIndex = 0
             while true {
                 let fieldStart = i
-                while i < count {
-                    let c = bytes[i]
-                    if c == comma || c == newline { break }
-                    if c == quote { return false }
-                    i += 1
+                if columnIndex == tCol || columnIndex == rCol {
+                    guard let (value, end) = CSVNumberParser.scanPlainDecimal(bytes, from: i, limit: count),
+                          value.isFinite, columnIndex == tCol || value >= 0 else { return false }
+                    if columnIndex == tCol { t = value } else { r = value }
+                    i = end
+                } else if columnIndex == aCol {
+                    var digits = 0
+                    while i < count {
+                        let d = bytes[i] &- 0x30
+                        guard d < 10 else { break }
+                        a = a &* 10 &+ UInt64(d)
+                        digits += 1
+                        i += 1
+                    }
+                    guard digits > 0, digits <= 5, a <= 0xFFFF else { return false }
+                } else {
+                    while i < count {
+                        let c = bytes[i]
+                        if c == comma || c == newline { break }
+                        if c == quote { return false }
+                        i += 1
+                    }
                 }
-                let atLineEnd = i >= count || bytes[i] == newline
+                // The field must end here: a comma, the line's end, or CR LF at the line's end.
                 var end = i
+                if i < count, bytes[i] == 0x0D, i + 1 >= count || bytes[i + 1] == newline { i += 1 }
+                let atLineEnd = i >= count || bytes[i] == newline
+                guard atLineEnd || bytes[i] == comma else { return false }
                 if atLineEnd, end > fieldStart, bytes[end - 1] == 0x0D { end -= 1 }
-                let field = CSVScanner.Field(start: fieldStart, end: end, isQuoted: false)
-                if columnIndex == tCol { tField = field }
-                if columnIndex == aCol { aField = field }
-                if columnIndex == rCol { rField = field }
-                if columnIndex == tagColumn { tagField = field }
-                if columnIndex == floorColumn { floorField = field }
+                if columnIndex == tagColumn { tagField = CSVScanner.Field(start: fieldStart, end: end, isQuoted: false) }
+                if columnIndex == floorColumn { floorField = CSVScanner.Field(start: fieldStart, end: end, isQuoted: false) }
                 columnIndex += 1
                 if atLineEnd { break }
                 i += 1
             }
-            guard columnIndex >= fastNeeded,
-                  let t = CSVNumberParser.parsePlainDecimal(bytes, tField.start, tField.end),
-                  let r = CSVNumberParser.parsePlainDecimal(bytes, rField.start, rField.end),
-                  let a = CSVNumberParser.parseUnsigned(bytes, aField.start, aField.end), a <= 0xFFFF,
-                  t.isFinite, r.isFinite, r >= 0 else { return false }
+            guard columnIndex >= fastNeeded else { return false }
             let tag = tagColumn >= 0 && !isEmpty(tagField) ? tagIndex(tagField) : defaultTagIndex()
             let floor = floorColumn >= 0 && !isEmpty(floorField) ? floorIndex(floorField) : -1
             scanner.skipLine(to: i + 1)

@@ -261,7 +261,7 @@ struct FastPathEquivalenceTests {
                     let spellings = [DecimalText.string(r, decimals: 4), "-0.0", "-1.5", "inf", "1e999", ".5", "5.", "-", "", "\"2.5\"", "3.0\r"]
                     cells.append(bad < 50 ? spellings[0] : spellings[Int(rng.next() % UInt64(spellings.count))])
                 case "anchor":
-                    let spellings = ["\(rng.next() % 8 + 256)", "0x9DD7", "70000", "0x", "", " 7 ", "-1"]
+                    let spellings = ["\(rng.next() % 8 + 256)", "0x9DD7", "70000", "0x", "", " 7 ", "-1", "000256", "+3", "65535", "65536", "7\r"]
                     cells.append(bad < 50 ? spellings[0] : spellings[Int(rng.next() % UInt64(spellings.count))])
                 case "tag":
                     let spellings = ["T\(rng.next() % 12)", "", " T1 ", "\"T1\"", "\"tag, \"\"one\"\"\"", "ü", "T1\r", "A\"B"]
