@@ -189,13 +189,24 @@ package enum TraceReader {
             let floor = floorColumn >= 0 && floorColumn < fields.count && !isEmpty(fields[floorColumn]) ? floorIndex(fields[floorColumn]) : -1
             commit(t, r, a, tag, floor, line: line)
         }
-        trace.timeSeconds = rows.map(\.timeSeconds)
-        trace.rangeMeters = rows.map(\.rangeMeters)
-        trace.locator = rows.map(\.locator)
-        trace.tagIndex = rows.map(\.tagIndex)
-        trace.floorIndex = rows.map(\.floorIndex)
-        trace.line = rows.map(\.line)
+        rows.withUnsafeBufferPointer { rows in
+            trace.timeSeconds = Self.split(rows) { $0.timeSeconds }
+            trace.rangeMeters = Self.split(rows) { $0.rangeMeters }
+            trace.locator = Self.split(rows) { $0.locator }
+            trace.tagIndex = Self.split(rows) { $0.tagIndex }
+            trace.floorIndex = Self.split(rows) { $0.floorIndex }
+            trace.line = Self.split(rows) { $0.line }
+        }
         return trace
+    }
+
+    /// One field of every row, as a column (a plain copy loop into uninitialised storage).
+    @inline(__always)
+    private static func split<T>(_ rows: UnsafeBufferPointer<Row>, _ field: (Row) -> T) -> [T] {
+        [T](unsafeUninitializedCapacity: rows.count) { column, initialized in
+            for k in 0..<rows.count { column.initializeElement(at: k, to: field(rows[k])) }
+            initialized = rows.count
+        }
     }
 
     /// One kept row while reading.
