@@ -61,11 +61,12 @@ struct ScratchRow {
     mutating func appendFixed(_ x: Double, decimals: Int) -> Bool {
         let scaled = abs(x) * Self.powerOfTen(decimals)
         guard scaled < 1e12 else { return false }  // also refuses NaN and ±∞
-        let whole = scaled.rounded(.down)
-        let fraction = scaled - whole  // exact: scaled < 2⁵²
+        // ⌊scaled⌋ by conversion (one instruction; `rounded(.down)` is a libm call without SSE4.1).
+        let whole = UInt64(scaled)
+        let fraction = scaled - Double(whole)  // exact: scaled < 2⁵²
         let guardBand = (scaled + 1) * 1e-14
         guard abs(fraction - 0.5) > guardBand else { return false }
-        let n = UInt64(whole) + (fraction > 0.5 ? 1 : 0)
+        let n = whole + (fraction > 0.5 ? 1 : 0)
         return appendDigits(n, negative: x < 0, decimals: decimals)
     }
 
