@@ -139,7 +139,10 @@ package enum ReplayRun {
         fixes.reserveCapacity(trace.count / 4)
         var events: [ZoneEvent] = []
         var skippedFloor = SkipTally()
-        for (done, i) in trace.timeOrder().enumerated() {
+        // A trace already in time order (the usual case) is walked directly, without an index array.
+        let order: [Int]? = trace.isTimeOrdered ? nil : trace.timeOrder()
+        for done in 0..<trace.count {
+            let i = order?[done] ?? done
             if let progress, done & 0xFFFF == 0 { progress(done) }
             let f = trace.floorIndex[i]
             var floor = defaultFloor

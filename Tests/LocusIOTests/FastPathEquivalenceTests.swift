@@ -223,6 +223,8 @@ struct FastPathEquivalenceTests {
                 && a.locator == b.locator && a.tagIndex == b.tagIndex && a.floorIndex == b.floorIndex && a.line == b.line
                 && a.tags == b.tags && a.floors == b.floors && a.skipped == b.skipped
             #expect(same, "\(note): fast and scanner paths differ")
+            // Replay walks an ordered trace without the index array: the two must agree.
+            #expect(a.isTimeOrdered == (a.timeOrder() == Array(0..<a.count)), "\(note): isTimeOrdered")
             return same
         case (.failure(let a), .failure(let b)):
             #expect(a == b, "\(note)")
