@@ -135,9 +135,6 @@ package enum ReplayRun {
         let tagIndex = trace.tags.map { engine.tagIndex(for: $0) }
         let floorIndex = trace.floors.map { engine.floorIndex($0) }
         let defaultFloor = engine.defaultFloor
-        var fixes: [PositionFix] = []
-        fixes.reserveCapacity(trace.count / 4)
-        var events: [ZoneEvent] = []
         var skippedFloor = SkipTally()
         // A trace already in time order (the usual case) is walked directly, without an index array.
         let order: [Int]? = trace.isTimeOrdered ? nil : trace.timeOrder()
@@ -154,8 +151,9 @@ package enum ReplayRun {
                           rangeMeters: trace.rangeMeters[i], timeSeconds: trace.timeSeconds[i], line: Int(trace.line[i]))
         }
         engine.finish()
-        fixes.append(contentsOf: engine.drainFixes())
-        events.append(contentsOf: engine.drainEvents())
+        // The engine's buffers are taken as they are (no second array of every fix).
+        let fixes = engine.drainFixes()
+        let events = engine.drainEvents()
         engine.recordSkipped(skippedFloor)
         return Output(fixes: fixes, events: events)
     }
