@@ -88,6 +88,11 @@ struct FastPathEquivalenceTests {
         var rng = SeededGenerator(seed: 6_002)
         var ints: [Int] = [0, 1, -1, 9, 10, 99, 100, Int.max, Int.min, Int.min + 1, 999_999_999_999_999_999, 1_000_000_000_000_000_000]
         for _ in 0..<2_000 { ints.append(Int(truncatingIfNeeded: rng.next()) >> Int(rng.next() % 63)) }
+        var power = 1
+        for _ in 0...18 {
+            ints += [power - 1, power, power + 1, -power, -(power - 1)]
+            if power <= Int.max / 10 { power *= 10 }
+        }
         for n in ints {
             var reference: [UInt8] = []
             DecimalText.append(n, to: &reference)
