@@ -16,10 +16,12 @@ package struct PositionsWriter {
 
     package init() {}
 
-    /// Appends one row: written into stack scratch memory and copied once; a row the fast number
+    /// Appends one row: written into 512 bytes of stack scratch memory (15 fields of at most 16
+    /// bytes, the ids and up to 8 rejected addresses) and copied once; a row the fast number
     /// path cannot spell exactly (or a long or quoted id) is written by `appendExact`, the same bytes.
     package mutating func append(_ fix: PositionFix) {
-        let written = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: Self.scratchBytes) { scratch -> Bool in
+        // A literal size: the scratch is then a plain stack slot (no runtime size check).
+        let written = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 512) { scratch -> Bool in
             guard let base = scratch.baseAddress else { return false }
             var row = ScratchRow(base: base, capacity: scratch.count)
             guard Self.write(fix, to: &row) else { return false }
@@ -28,9 +30,6 @@ package struct PositionsWriter {
         }
         if !written { appendExact(fix) }
     }
-
-    /// Scratch size of one row: 15 fields of at most 16 bytes, ids and up to 8 rejected addresses.
-    private static let scratchBytes = 512
 
     /// The fast spelling of one row into `row`; false when any part needs the exact path.
     private static func write(_ fix: PositionFix, to row: inout ScratchRow) -> Bool {
