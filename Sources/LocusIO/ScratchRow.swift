@@ -61,12 +61,13 @@ struct ScratchRow {
     mutating func appendFixed(_ x: Double, decimals: Int) -> Bool {
         let scaled = abs(x) * Self.powerOfTen(decimals)
         guard scaled < 1e12 else { return false }  // also refuses NaN and ±∞
-        // ⌊scaled⌋ by conversion (one instruction; `rounded(.down)` is a libm call without SSE4.1).
-        let whole = UInt64(scaled)
+        // ⌊scaled⌋ by a signed conversion (one instruction each way on x86-64; `rounded(.down)` is a
+        // libm call without SSE4.1 and UInt64 ↔ Double conversions take several instructions).
+        let whole = Int64(scaled)
         let fraction = scaled - Double(whole)  // exact: scaled < 2⁵²
         let guardBand = (scaled + 1) * 1e-14
         guard abs(fraction - 0.5) > guardBand else { return false }
-        let n = whole + (fraction > 0.5 ? 1 : 0)
+        let n = UInt64(whole) + (fraction > 0.5 ? 1 : 0)
         return appendDigits(n, negative: x < 0, decimals: decimals)
     }
 
