@@ -135,11 +135,11 @@ package enum ReplayRun {
         let tagIndex = trace.tags.map { engine.tagIndex(for: $0) }
         let floorIndex = trace.floors.map { engine.floorIndex($0) }
         let defaultFloor = engine.defaultFloor
-        var fixes: [PositionFix] = []
-        fixes.reserveCapacity(trace.count / 4)
-        var events: [ZoneEvent] = []
         var skippedFloor = SkipTally()
-        for (done, i) in trace.timeOrder().enumerated() {
+        // A trace already in time order (the usual case) is walked directly, without an index array.
+        let order: [Int]? = trace.isTimeOrdered ? nil : trace.timeOrder()
+        for done in 0..<trace.count {
+            let i = order?[done] ?? done
             if let progress, done & 0xFFFF == 0 { progress(done) }
             let f = trace.floorIndex[i]
             var floor = defaultFloor
@@ -151,8 +151,9 @@ package enum ReplayRun {
                           rangeMeters: trace.rangeMeters[i], timeSeconds: trace.timeSeconds[i], line: Int(trace.line[i]))
         }
         engine.finish()
-        fixes.append(contentsOf: engine.drainFixes())
-        events.append(contentsOf: engine.drainEvents())
+        // The engine's buffers are taken as they are (no second array of every fix).
+        let fixes = engine.drainFixes()
+        let events = engine.drainEvents()
         engine.recordSkipped(skippedFloor)
         return Output(fixes: fixes, events: events)
     }

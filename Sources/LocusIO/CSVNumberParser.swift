@@ -71,6 +71,80 @@ package enum CSVNumberParser {
         return slowParse(bytes, i, j)
     }
 
+    /// The common case of `parseDouble` only: `[-+]?d+(.d*)?` or `[-+]?.d+` with at most 18 digits,
+    /// nothing else (no spaces, no exponent). Then the value is m·10ᵉ or m/10⁻ᵉ exactly as
+    /// `parseDouble` computes it (the same m and e, one correctly rounded operation); nil means
+    /// "not this case", not "not a number": ask `parseDouble`.
+    @inlinable
+    package static func parsePlainDecimal(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Double? {
+        guard let (value, stop) = scanPlainDecimal(bytes, from: start, limit: end), stop == end else { return nil }
+        return value
+    }
+
+    /// Reads a plain decimal (as `parsePlainDecimal`) starting at `start` and stopping at the first
+    /// byte that is not part of it (or at `limit`); returns the value and that byte's index, or nil
+    /// when the bytes read are not a plain decimal of at most 18 digits. The caller checks what
+    /// stopped it.
+    @inline(__always)
+    package static func scanPlainDecimal(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, limit: Int) -> (Double, Int)? {
+        var k = start
+        guard k < limit else { return nil }
+        var negative = false
+        if bytes[k] == UInt8(ascii: "-") { negative = true; k += 1 } else if bytes[k] == UInt8(ascii: "+") { k += 1 }
+        var mantissa: UInt64 = 0
+        let digitsStart = k
+        while k < limit {
+            let d = bytes[k] &- 0x30
+            guard d < 10 else { break }
+            mantissa = mantissa &* 10 &+ UInt64(d)
+            k += 1
+        }
+        var digits = k - digitsStart
+        var fractionDigits = 0
+        if k < limit, bytes[k] == UInt8(ascii: ".") {
+            k += 1
+            let fractionStart = k
+            while k < limit {
+                let d = bytes[k] &- 0x30
+                guard d < 10 else { break }
+                mantissa = mantissa &* 10 &+ UInt64(d)
+                k += 1
+            }
+            fractionDigits = k - fractionStart
+            digits += fractionDigits
+        }
+        // ≤ 18 digits: m < 10¹⁸ < 2⁶³ without overflow (so e ≥ −18 too); Clinger needs m < 2⁵³.
+        guard digits > 0, digits <= 18, mantissa < (1 << 53) else { return nil }
+        let value = fractionDigits == 0 ? Double(mantissa) : Double(mantissa) / exactPowerOfTen(fractionDigits)
+        return (negative ? -value : value, k)
+    }
+
+    /// 10ⁿ for n in 0…18, exactly (every such power is a Double).
+    @usableFromInline @inline(__always)
+    static func exactPowerOfTen(_ n: Int) -> Double {
+        switch n {
+        case 0: 1
+        case 1: 1e1
+        case 2: 1e2
+        case 3: 1e3
+        case 4: 1e4
+        case 5: 1e5
+        case 6: 1e6
+        case 7: 1e7
+        case 8: 1e8
+        case 9: 1e9
+        case 10: 1e10
+        case 11: 1e11
+        case 12: 1e12
+        case 13: 1e13
+        case 14: 1e14
+        case 15: 1e15
+        case 16: 1e16
+        case 17: 1e17
+        default: 1e18
+        }
+    }
+
     /// `strtod` on a NUL-terminated stack copy; nil unless it consumes the whole field.
     @usableFromInline
     static func slowParse(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Double? {

@@ -30,6 +30,18 @@ package struct CSVScanner {
         if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { position = 3 }
     }
 
+    /// Byte offset where the search for the next record starts (the start of the next line).
+    package var nextOffset: Int { position }
+
+    /// Steps over one line the caller has read itself: `offset` is the first byte after its `\n`
+    /// (or the end of the input). `lineNumber` becomes that line's number, as if `nextRecord` had
+    /// returned it; `fields` is left as it was.
+    package mutating func skipLine(to offset: Int) {
+        position = offset
+        lineNumber = nextLine
+        nextLine += 1
+    }
+
     /// Advances to the next record; false at the end of the input.
     package mutating func nextRecord() -> Bool {
         let n = bytes.count

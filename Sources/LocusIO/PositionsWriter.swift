@@ -16,8 +16,53 @@ package struct PositionsWriter {
 
     package init() {}
 
-    /// Appends one row.
+    /// Appends one row: written into 512 bytes of stack scratch memory (15 fields of at most 16
+    /// bytes, the ids and up to 8 rejected addresses) and copied once; a row the fast number
+    /// path cannot spell exactly (or a long or quoted id) is written by `appendExact`, the same bytes.
     package mutating func append(_ fix: PositionFix) {
+        // A literal size: the scratch is then a plain stack slot (no runtime size check).
+        let written = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 512) { scratch -> Bool in
+            guard let base = scratch.baseAddress else { return false }
+            var row = ScratchRow(base: base, capacity: scratch.count)
+            guard Self.write(fix, to: &row) else { return false }
+            bytes.append(contentsOf: row.written)
+            return true
+        }
+        if !written { appendExact(fix) }
+    }
+
+    /// The fast spelling of one row into `row`; false when any part needs the exact path.
+    private static func write(_ fix: PositionFix, to row: inout ScratchRow) -> Bool {
+        let comma = UInt8(ascii: ",")
+        guard row.appendFixed(fix.timeSeconds, decimals: 3), row.append(comma),
+              row.appendPlain(fix.tag.rawValue, forbidding: comma, UInt8(ascii: "\"")), row.append(comma),
+              row.appendFixed(fix.position.x, decimals: 4), row.append(comma),
+              row.appendFixed(fix.position.y, decimals: 4), row.append(comma),
+              row.appendFixed(fix.position.z, decimals: 4), row.append(comma) else { return false }
+        if let v = fix.velocity {
+            guard row.appendFixed(v.x, decimals: 3), row.append(comma),
+                  row.appendFixed(v.y, decimals: 3), row.append(comma),
+                  row.appendFixed(v.horizontalNorm, decimals: 3), row.append(comma) else { return false }
+            if let course = fix.courseRadians { guard row.appendFixed(course * 180 / Double.pi, decimals: 1) else { return false } }
+            guard row.append(comma) else { return false }
+        } else {
+            guard row.append(",,,,") else { return false }
+        }
+        guard row.appendFixed(fix.horizontalAccuracyMeters, decimals: 4), row.append(comma),
+              row.appendFixed(fix.horizontalAccuracy95Meters, decimals: 4), row.append(comma),
+              row.appendFixed(fix.quality.hdop, decimals: 2), row.append(comma),
+              row.appendInteger(fix.quality.locatorsUsed), row.append(comma) else { return false }
+        let rejected = fix.quality.rejected  // by index: its iterator is an AnyIterator (allocates)
+        for k in 0..<rejected.count {
+            if k > 0 { guard row.append(UInt8(ascii: " ")) else { return false } }
+            guard row.appendAddress(rejected[k].rawValue) else { return false }
+        }
+        return row.append(comma) && row.appendPlain(fix.floor.rawValue, forbidding: comma, UInt8(ascii: "\"")) && row.append(UInt8(ascii: "\n"))
+    }
+
+    /// Appends one row through the general formatter (`DecimalText`, `CSVText`): the reference
+    /// spelling, used for rows the fast path declines.
+    mutating func appendExact(_ fix: PositionFix) {
         let comma = UInt8(ascii: ",")
         DecimalText.append(fix.timeSeconds, decimals: 3, to: &bytes); bytes.append(comma)
         CSVText.appendField(fix.tag.rawValue, to: &bytes); bytes.append(comma)

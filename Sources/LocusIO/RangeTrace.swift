@@ -30,15 +30,23 @@ package struct RangeTrace: Sendable {
                          rangeMeters: rangeMeters[i], floor: floorIndex[i] < 0 ? nil : floors[Int(floorIndex[i])])
     }
 
+    /// True when the rows are already in non-decreasing time (then `timeOrder()` is 0..<count):
+    /// callers can walk the rows directly without the index array.
+    package var isTimeOrdered: Bool {
+        timeSeconds.withUnsafeBufferPointer { t in
+            var i = 1
+            while i < t.count { if t[i] < t[i - 1] { return false }; i += 1 }
+            return true
+        }
+    }
+
     /// Row indices in non-decreasing time, ties kept in file order (a stable merge of the tags'
     /// already sorted streams): the order a live system would have seen the rows in.
     package func timeOrder() -> [Int] {
         var order = Array(0..<count)
         // Tag streams are each sorted, so the file is a shuffle of sorted runs: a stable sort by
         // time is cheap and keeps file order for ties.
-        var sorted = true
-        for i in 1..<max(1, count) where timeSeconds[i] < timeSeconds[i - 1] { sorted = false; break }
-        if !sorted {
+        if !isTimeOrdered {
             let t = timeSeconds
             order.sort { a, b in t[a] < t[b] || (t[a] == t[b] && a < b) }
         }

@@ -23,7 +23,17 @@ package enum TraceReader {
     }
 
     /// Parses trace bytes; `file` names the source in errors.
+    /// - Throws: `E5003` when a required column is missing; `E5004` when there is no header.
     package static func parse(_ bytes: UnsafeBufferPointer<UInt8>, file: String) throws(LocusError) -> RangeTrace {
+        try parse(bytes, file: file, fastRows: true)
+    }
+
+    /// Parses trace bytes. With `fastRows` a plain row (no quotes, no comment, all columns present,
+    /// numbers that parse) is split and converted in one pass over its bytes; any other row, and
+    /// every row when `fastRows` is false, goes through `CSVScanner`. Both paths give the same trace
+    /// (the tests compare them).
+    /// - Throws: `E5003` when a required column is missing; `E5004` when there is no header.
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, file: String, fastRows: Bool) throws(LocusError) -> RangeTrace {
         var scanner = CSVScanner(bytes: bytes)
         guard scanner.nextRecord() else {
             throw LocusError(.malformedCSV, "empty file: expected a header line naming t, anchor, range_m",
@@ -44,34 +54,123 @@ package enum TraceReader {
         }
         let tagCol = column("tag"), floorCol = column("floor")
         let needed = max(tCol, aCol, rCol) + 1
+        // Columns a fast row must reach (−1: no such column).
+        let tagColumn = tagCol ?? -1, floorColumn = floorCol ?? -1
+        let fastNeeded = max(needed, tagColumn + 1, floorColumn + 1)
 
         var trace = RangeTrace()
-        let estimate = bytes.count / 16
-        trace.timeSeconds.reserveCapacity(estimate)
-        trace.rangeMeters.reserveCapacity(estimate)
-        trace.locator.reserveCapacity(estimate)
-        trace.tagIndex.reserveCapacity(estimate)
-        trace.floorIndex.reserveCapacity(estimate)
-        trace.line.reserveCapacity(estimate)
-        var tagLookup: [String: Int32] = [:]
-        var floorLookup: [String: Int32] = [:]
+        // Kept rows are collected as one array of records (one capacity and uniqueness check per
+        // row instead of six) and split into the trace's columns at the end.
+        var rows: [Row] = []
+        rows.reserveCapacity(bytes.count / 16)
+        var tagNames = CSVFieldInterner()
+        var floorNames = CSVFieldInterner()
         var clocks: [TagClock] = []
-        var previousTag: (start: Int, end: Int, index: Int32)? = nil
-        var previousFloor: (start: Int, end: Int, index: Int32)? = nil
+        var singleTag: Int32? = nil
 
-        func sameBytes(_ a: CSVScanner.Field, _ start: Int, _ end: Int) -> Bool {
-            guard a.end - a.start == end - start else { return false }
-            var i = 0
-            while i < end - start { if bytes[a.start + i] != bytes[start + i] { return false }; i += 1 }
+        func isEmpty(_ start: Int, _ end: Int) -> Bool {
+            var i = start
+            while i < end { if bytes[i] != 0x20 && bytes[i] != 0x09 && bytes[i] != 0x0D { return false }; i += 1 }
             return true
         }
-        func isEmpty(_ f: CSVScanner.Field) -> Bool {
-            var i = f.start
-            while i < f.end { if bytes[i] != 0x20 && bytes[i] != 0x09 && bytes[i] != 0x0D { return false }; i += 1 }
+        func isEmpty(_ f: CSVScanner.Field) -> Bool { isEmpty(f.start, f.end) }
+        /// The index of a non-empty tag field (quoted fields bypass the byte cache).
+        func tagIndex(_ f: CSVScanner.Field) -> Int32 {
+            let (index, isNew) = tagNames.index(bytes, f, text: scanner.text(f))
+            if isNew {
+                trace.tags.append(TagID(tagNames.names[Int(index)]))
+                clocks.append(TagClock())
+            }
+            return index
+        }
+        /// The index of the tag of rows without one (`TagID.single`).
+        func defaultTagIndex() -> Int32 {
+            if let known = singleTag { return known }
+            let (index, isNew) = tagNames.index(named: TagID.single.rawValue)
+            if isNew {
+                trace.tags.append(.single)
+                clocks.append(TagClock())
+            }
+            singleTag = index
+            return index
+        }
+        func floorIndex(_ f: CSVScanner.Field) -> Int32 {
+            let (index, isNew) = floorNames.index(bytes, f, text: scanner.text(f))
+            if isNew { trace.floors.append(FloorID(floorNames.names[Int(index)])) }
+            return index
+        }
+        /// Keeps a checked row unless its tag's clock refuses it.
+        func commit(_ t: Double, _ r: Double, _ a: UInt64, _ tag: Int32, _ floor: Int32, line: Int) {
+            if let reason = clocks[Int(tag)].admit(t) { trace.skipped.record(reason, line: line); return }
+            rows.append(Row(timeSeconds: t, rangeMeters: r, tagIndex: tag, floorIndex: floor,
+                            line: Int32(truncatingIfNeeded: line), locator: UInt16(truncatingIfNeeded: a)))
+        }
+
+        let count = bytes.count
+        let comma = UInt8(ascii: ","), newline: UInt8 = 0x0A, quote = UInt8(ascii: "\"")
+        /// One plain row at the scanner's next offset, in a single pass; false (nothing consumed)
+        /// when the row needs the scanner or is to be skipped (the scanner path then says why).
+        /// `t` and `range_m` are read as plain decimals and `anchor` as plain decimal digits while
+        /// scanning; a byte they do not expect (space, exponent, hex, quote…) hands the row over.
+        func fastRow() -> Bool {
+            let lineStart = scanner.nextOffset
+            guard lineStart < count else { return false }
+            let first = bytes[lineStart]
+            if first == 0x20 || first == 0x09 || first == newline || first == 0x0D || first == UInt8(ascii: "#") { return false }
+            var t = 0.0, r = 0.0
+            var a: UInt64 = 0
+            var tagField = CSVScanner.Field(start: 0, end: 0, isQuoted: false)
+            var floorField = tagField
+            var i = lineStart
+            var columnIndex = 0
+            while true {
+                let fieldStart = i
+                if columnIndex == tCol || columnIndex == rCol {
+                    guard let (value, end) = CSVNumberParser.scanPlainDecimal(bytes, from: i, limit: count),
+                          value.isFinite, columnIndex == tCol || value >= 0 else { return false }
+                    if columnIndex == tCol { t = value } else { r = value }
+                    i = end
+                } else if columnIndex == aCol {
+                    var digits = 0
+                    while i < count {
+                        let d = bytes[i] &- 0x30
+                        guard d < 10 else { break }
+                        a = a &* 10 &+ UInt64(d)
+                        digits += 1
+                        i += 1
+                    }
+                    guard digits > 0, digits <= 5, a <= 0xFFFF else { return false }
+                } else {
+                    while i < count {
+                        let c = bytes[i]
+                        if c == comma || c == newline { break }
+                        if c == quote { return false }
+                        i += 1
+                    }
+                }
+                // The field must end here: a comma, the line's end, or CR LF at the line's end.
+                var end = i
+                if i < count, bytes[i] == 0x0D, i + 1 >= count || bytes[i + 1] == newline { i += 1 }
+                let atLineEnd = i >= count || bytes[i] == newline
+                guard atLineEnd || bytes[i] == comma else { return false }
+                if atLineEnd, end > fieldStart, bytes[end - 1] == 0x0D { end -= 1 }
+                if columnIndex == tagColumn { tagField = CSVScanner.Field(start: fieldStart, end: end, isQuoted: false) }
+                if columnIndex == floorColumn { floorField = CSVScanner.Field(start: fieldStart, end: end, isQuoted: false) }
+                columnIndex += 1
+                if atLineEnd { break }
+                i += 1
+            }
+            guard columnIndex >= fastNeeded else { return false }
+            let tag = tagColumn >= 0 && !isEmpty(tagField) ? tagIndex(tagField) : defaultTagIndex()
+            let floor = floorColumn >= 0 && !isEmpty(floorField) ? floorIndex(floorField) : -1
+            scanner.skipLine(to: i + 1)
+            commit(t, r, a, tag, floor, line: scanner.lineNumber)
             return true
         }
 
-        while scanner.nextRecord() {
+        while true {
+            if fastRows, fastRow() { continue }
+            guard scanner.nextRecord() else { break }
             let line = scanner.lineNumber
             let fields = scanner.fields
             if fields.count < needed || isEmpty(fields[tCol]) || isEmpty(fields[aCol]) || isEmpty(fields[rCol]) {
@@ -86,54 +185,96 @@ package enum TraceReader {
             }
             guard t.isFinite, r.isFinite else { trace.skipped.record(.nonFinite, line: line); continue }
             guard r >= 0 else { trace.skipped.record(.negativeRange, line: line); continue }
-
-            // Tag: the previous row's tag is reused without a string when the bytes match.
-            var tag: Int32 = 0
-            if let tc = tagCol, tc < fields.count, !isEmpty(fields[tc]) {
-                let f = fields[tc]
-                if let p = previousTag, sameBytes(f, p.start, p.end) {
-                    tag = p.index
-                } else {
-                    let name = scanner.text(f)
-                    if let known = tagLookup[name] { tag = known } else {
-                        tag = Int32(trace.tags.count)
-                        tagLookup[name] = tag
-                        trace.tags.append(TagID(name))
-                        clocks.append(TagClock())
-                    }
-                    previousTag = (f.start, f.end, tag)
-                }
-            } else {
-                if let known = tagLookup[TagID.single.rawValue] { tag = known } else {
-                    tag = Int32(trace.tags.count)
-                    tagLookup[TagID.single.rawValue] = tag
-                    trace.tags.append(.single)
-                    clocks.append(TagClock())
-                }
-            }
-            var floor: Int32 = -1
-            if let fc = floorCol, fc < fields.count, !isEmpty(fields[fc]) {
-                let f = fields[fc]
-                if let p = previousFloor, sameBytes(f, p.start, p.end) {
-                    floor = p.index
-                } else {
-                    let name = scanner.text(f)
-                    if let known = floorLookup[name] { floor = known } else {
-                        floor = Int32(trace.floors.count)
-                        floorLookup[name] = floor
-                        trace.floors.append(FloorID(name))
-                    }
-                    previousFloor = (f.start, f.end, floor)
-                }
-            }
-            if let reason = clocks[Int(tag)].admit(t) { trace.skipped.record(reason, line: line); continue }
-            trace.timeSeconds.append(t)
-            trace.rangeMeters.append(r)
-            trace.locator.append(UInt16(a))
-            trace.tagIndex.append(tag)
-            trace.floorIndex.append(floor)
-            trace.line.append(Int32(truncatingIfNeeded: line))
+            let tag = tagColumn >= 0 && tagColumn < fields.count && !isEmpty(fields[tagColumn]) ? tagIndex(fields[tagColumn]) : defaultTagIndex()
+            let floor = floorColumn >= 0 && floorColumn < fields.count && !isEmpty(fields[floorColumn]) ? floorIndex(fields[floorColumn]) : -1
+            commit(t, r, a, tag, floor, line: line)
+        }
+        rows.withUnsafeBufferPointer { rows in
+            trace.timeSeconds = Self.split(rows) { $0.timeSeconds }
+            trace.rangeMeters = Self.split(rows) { $0.rangeMeters }
+            trace.locator = Self.split(rows) { $0.locator }
+            trace.tagIndex = Self.split(rows) { $0.tagIndex }
+            trace.floorIndex = Self.split(rows) { $0.floorIndex }
+            trace.line = Self.split(rows) { $0.line }
         }
         return trace
+    }
+
+    /// One field of every row, as a column (a plain copy loop into uninitialised storage).
+    @inline(__always)
+    private static func split<T>(_ rows: UnsafeBufferPointer<Row>, _ field: (Row) -> T) -> [T] {
+        [T](unsafeUninitializedCapacity: rows.count) { column, initialized in
+            for k in 0..<rows.count { column.initializeElement(at: k, to: field(rows[k])) }
+            initialized = rows.count
+        }
+    }
+
+    /// One kept row while reading.
+    private struct Row {
+        var timeSeconds: Double
+        var rangeMeters: Double
+        var tagIndex: Int32
+        var floorIndex: Int32
+        var line: Int32
+        var locator: UInt16
+    }
+}
+
+/// Interns the text of CSV fields (tag and floor ids) without building a `String` for bytes it has
+/// seen before.
+///
+/// A field's id is a pure function of its raw bytes (`CSVScanner.text`: trimmed, quotes unescaped),
+/// so an unquoted field whose bytes equal an earlier unquoted field's has that field's index. The
+/// previous field and a 4096-slot table indexed by an FNV-1a hash of the bytes remember where such
+/// bytes were seen; on a miss the text is built and looked up by name. Quoted fields always go by name.
+struct CSVFieldInterner {
+    private struct Slot {
+        var start: Int
+        var end: Int
+        var index: Int32
+    }
+    private static let slotMask = 4095
+    private var slots: [Slot] = []
+    private var previous = Slot(start: 0, end: 0, index: -1)
+    private var indexByName: [String: Int32] = [:]
+    /// Interned names in order of first appearance.
+    private(set) var names: [String] = []
+
+    /// The index of the field `f` of `bytes` whose text is `text` (evaluated only on a cache miss),
+    /// and whether it is new.
+    mutating func index(_ bytes: UnsafeBufferPointer<UInt8>, _ f: CSVScanner.Field,
+                        text: @autoclosure () -> String) -> (index: Int32, isNew: Bool) {
+        if f.isQuoted { return index(named: text()) }
+        if previous.index >= 0, Self.same(bytes, f.start, f.end, previous.start, previous.end) { return (previous.index, false) }
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        var i = f.start
+        while i < f.end { h = (h ^ UInt64(bytes[i])) &* 0x100_0000_01b3; i += 1 }
+        let slot = Int(truncatingIfNeeded: h ^ (h >> 29)) & Self.slotMask
+        if slots.isEmpty { slots = Array(repeating: Slot(start: 0, end: 0, index: -1), count: Self.slotMask + 1) }
+        let cached = slots[slot]
+        if cached.index >= 0, Self.same(bytes, f.start, f.end, cached.start, cached.end) {
+            previous = cached
+            return (cached.index, false)
+        }
+        let result = index(named: text())
+        slots[slot] = Slot(start: f.start, end: f.end, index: result.index)
+        previous = slots[slot]
+        return result
+    }
+
+    /// The index of `name`, and whether it is new.
+    mutating func index(named name: String) -> (index: Int32, isNew: Bool) {
+        if let known = indexByName[name] { return (known, false) }
+        let index = Int32(names.count)
+        indexByName[name] = index
+        names.append(name)
+        return (index, true)
+    }
+
+    private static func same(_ bytes: UnsafeBufferPointer<UInt8>, _ s1: Int, _ e1: Int, _ s2: Int, _ e2: Int) -> Bool {
+        guard e1 - s1 == e2 - s2 else { return false }
+        var k = 0
+        while k < e1 - s1 { if bytes[s1 + k] != bytes[s2 + k] { return false }; k += 1 }
+        return true
     }
 }

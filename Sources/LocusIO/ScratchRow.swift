@@ -1,0 +1,143 @@
+/// One output record (a CSV row or a JSON Lines record) written into caller-owned scratch memory,
+/// then appended to the output buffer in one copy.
+///
+/// Every `append…` either writes its whole item and returns true, or writes nothing and returns
+/// false (no room, or a value its fast path cannot spell exactly): the writer then writes the
+/// record again through the exact path (`PositionsWriter.appendExact`, `ZoneEventWriter` via
+/// `JSONWriter`). Numbers are spelled exactly as `JSONNumberFormat` spells them; the tests compare
+/// the two on seeded random values and on edge cases.
+struct ScratchRow {
+    private let base: UnsafeMutablePointer<UInt8>
+    private let capacity: Int
+    /// Bytes written so far.
+    private(set) var count = 0
+
+    /// A row writing into `capacity` bytes at `base` (the caller keeps the memory alive).
+    init(base: UnsafeMutablePointer<UInt8>, capacity: Int) {
+        self.base = base
+        self.capacity = capacity
+    }
+
+    /// The bytes written.
+    var written: UnsafeBufferPointer<UInt8> { UnsafeBufferPointer(start: base, count: count) }
+
+    /// Appends one byte; false when full.
+    @inline(__always)
+    mutating func append(_ byte: UInt8) -> Bool {
+        guard count < capacity else { return false }
+        base[count] = byte
+        count += 1
+        return true
+    }
+
+    /// Appends ASCII bytes given as a static string (keys, punctuation); false when full.
+    @inline(__always)
+    mutating func append(_ text: StaticString) -> Bool {
+        let n = text.utf8CodeUnitCount
+        guard count + n <= capacity else { return false }
+        (base + count).update(from: text.utf8Start, count: n)
+        count += n
+        return true
+    }
+
+    /// Appends the UTF-8 of `text` unchanged when it fits and holds no byte in `forbidden`
+    /// (ASCII control bytes below 0x20 are always refused); false otherwise.
+    mutating func appendPlain(_ text: String, forbidding first: UInt8, _ second: UInt8) -> Bool {
+        var text = text
+        return text.withUTF8 { utf8 in
+            guard count + utf8.count <= capacity else { return false }
+            for b in utf8 where b < 0x20 || b == first || b == second { return false }
+            for (k, b) in utf8.enumerated() { base[count + k] = b }
+            count += utf8.count
+            return true
+        }
+    }
+
+    /// Appends `x` as `JSONNumberFormat.fixed(decimals)` would, when its fast path decides: p =
+    /// |x|·10ⁿ rounded half away from zero, for p < 10¹² and p's fraction clearly away from ½ (the
+    /// argument is on `JSONNumberFormat.appendFixedFast`); `decimals` in 0…12. False otherwise
+    /// (including NaN and infinities), writing nothing.
+    @inline(__always)
+    mutating func appendFixed(_ x: Double, decimals: Int) -> Bool {
+        let scaled = abs(x) * Self.powerOfTen(decimals)
+        guard scaled < 1e12 else { return false }  // also refuses NaN and ±∞
+        // ⌊scaled⌋ by a signed conversion (one instruction each way on x86-64; `rounded(.down)` is a
+        // libm call without SSE4.1 and UInt64 ↔ Double conversions take several instructions).
+        let whole = Int64(scaled)
+        let fraction = scaled - Double(whole)  // exact: scaled < 2⁵²
+        let guardBand = (scaled + 1) * 1e-14
+        guard abs(fraction - 0.5) > guardBand else { return false }
+        let n = UInt64(whole) + (fraction > 0.5 ? 1 : 0)
+        return appendDigits(n, negative: x < 0, decimals: decimals)
+    }
+
+    /// Appends a whole number in decimal.
+    mutating func appendInteger(_ n: Int) -> Bool {
+        appendDigits(UInt64(n.magnitude), negative: n < 0, decimals: 0)
+    }
+
+    /// Appends a 16-bit locator address as `LocatorAddress.description` spells it: `0x` and four
+    /// upper-case hex digits.
+    mutating func appendAddress(_ address: UInt16) -> Bool {
+        guard count + 6 <= capacity else { return false }
+        base[count] = UInt8(ascii: "0")
+        base[count + 1] = UInt8(ascii: "x")
+        for k in 0..<4 {
+            let nibble = UInt8(truncatingIfNeeded: address >> (12 - 4 * k)) & 0xF
+            base[count + 2 + k] = nibble < 10 ? 0x30 + nibble : 0x37 + nibble
+        }
+        count += 6
+        return true
+    }
+
+    /// Writes n·10⁻ᵈ with exactly d decimals (at least one digit before the point); the sign only
+    /// when n ≠ 0 — `JSONNumberFormat.appendDigits`.
+    @inline(__always)
+    mutating func appendDigits(_ n: UInt64, negative: Bool, decimals: Int) -> Bool {
+        var digitCount = 1
+        var power: UInt64 = 10
+        while digitCount < 20, power <= n {
+            digitCount += 1
+            if digitCount < 20 { power = power &* 10 }
+        }
+        let total = max(digitCount, decimals + 1)
+        let sign = negative && n != 0 ? 1 : 0
+        let length = sign + total + (decimals > 0 ? 1 : 0)
+        guard count + length <= capacity else { return false }
+        if sign == 1 { base[count] = UInt8(ascii: "-") }
+        var position = count + length - 1
+        var rest = n
+        for k in 0..<total {
+            if k == decimals && decimals > 0 {
+                base[position] = UInt8(ascii: ".")
+                position -= 1
+            }
+            base[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
+            rest /= 10
+            position -= 1
+        }
+        count += length
+        return true
+    }
+
+    /// 10ⁿ for n in 0…12 (exact); +∞ otherwise, so `appendFixed` declines.
+    @inline(__always)
+    private static func powerOfTen(_ n: Int) -> Double {
+        switch n {
+        case 0: 1
+        case 1: 1e1
+        case 2: 1e2
+        case 3: 1e3
+        case 4: 1e4
+        case 5: 1e5
+        case 6: 1e6
+        case 7: 1e7
+        case 8: 1e8
+        case 9: 1e9
+        case 10: 1e10
+        case 11: 1e11
+        case 12: 1e12
+        default: .infinity
+        }
+    }
+}
