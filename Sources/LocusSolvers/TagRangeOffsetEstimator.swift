@@ -19,11 +19,14 @@ package struct TagRangeOffsetConfiguration: Sendable, Hashable {
     package var rejectionSigmas: Double
     /// An epoch whose offset innovation exceeds this many √(P + R) is ignored.
     package var gateSigmas: Double
+    /// Seeded with a tracked position, an epoch's Gauss–Newton stops after a step (|Δx| + |Δy| + |Δb|)
+    /// shorter than this, metres (unseeded: 0.1 mm).
+    package var seededStepToleranceMeters: Double
 
     /// Creates settings; every argument defaults to the value of `standard`.
     package init(rangeSigmaMeters: Double = 0.1, driftDensity: Double = 1e-5, initialSigmaMeters: Double = 1,
                  minimumRanges: Int = 4, maximumOffsetMeters: Double = 1.5, rejectionSigmas: Double = 3,
-                 gateSigmas: Double = 4) {
+                 gateSigmas: Double = 4, seededStepToleranceMeters: Double = 0.05) {
         self.rangeSigmaMeters = rangeSigmaMeters
         self.driftDensity = driftDensity
         self.initialSigmaMeters = initialSigmaMeters
@@ -31,6 +34,7 @@ package struct TagRangeOffsetConfiguration: Sendable, Hashable {
         self.maximumOffsetMeters = maximumOffsetMeters
         self.rejectionSigmas = rejectionSigmas
         self.gateSigmas = gateSigmas
+        self.seededStepToleranceMeters = seededStepToleranceMeters
     }
 
     /// σ 0.1 m, q_b = 1e-5 m²/s (time constant of seconds to tens of seconds at 4 Hz), prior 1 m,
@@ -88,8 +92,12 @@ package struct TagRangeOffsetEstimator: Sendable {
         let c = configuration
         guard n >= max(4, c.minimumRanges) else { return }
         var seed: Point2
+        // Gauss–Newton's error after a step of length d is O(d²/ρ): from a tracked seed (centimetres
+        // away) one step of ≤ 5 cm leaves under a millimetre, far below an epoch's σ of the offset.
+        var stepTolerance = 1e-4
         if let p = start, p.x.isFinite, p.y.isFinite {
             seed = p
+            stepTolerance = c.seededStepToleranceMeters
         } else if let p = lastPosition {
             seed = p
         } else {
@@ -102,7 +110,7 @@ package struct TagRangeOffsetEstimator: Sendable {
         var solution: Solution? = nil
         while true {
             guard let s = Self.solve(locators: locators, rangesMeters: rangesMeters, used: used, count: n, tagHeightMeters: h,
-                                     seed: seed) else { return }
+                                     seed: seed, stepToleranceMeters: stepTolerance) else { return }
             solution = s
             seed = s.position
             guard usedCount > max(4, c.minimumRanges), s.worstResidualMeters > c.rejectionSigmas * c.rangeSigmaMeters else { break }
@@ -139,7 +147,8 @@ package struct TagRangeOffsetEstimator: Sendable {
     /// in one SIMD instruction each, lane by lane the same IEEE operations as one at a time; the
     /// sums still take the ranges in index order, so the result is bit for bit the scalar one.
     private static func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
-                              used: UInt64, count n: Int, tagHeightMeters h: Double, seed: Point2) -> Solution? {
+                              used: UInt64, count n: Int, tagHeightMeters h: Double, seed: Point2,
+                              stepToleranceMeters: Double) -> Solution? {
         var x = seed.x, y = seed.y, b = 0.0
         var n00 = 0.0, n01 = 0.0, n02 = 0.0, n11 = 0.0, n12 = 0.0, n22 = 0.0, det = 0.0
         for _ in 0..<10 {
@@ -171,7 +180,7 @@ package struct TagRangeOffsetEstimator: Sendable {
             let d1 = (c01 * g0 + c11 * g1 + c12 * g2) / det
             let d2 = (c02 * g0 + c12 * g1 + c22 * g2) / det
             x += d0; y += d1; b += d2
-            if abs(d0) + abs(d1) + abs(d2) < 1e-4 { break }
+            if abs(d0) + abs(d1) + abs(d2) < stepToleranceMeters { break }
         }
         let cofactor = (n00 * n11 - n01 * n01) / det
         guard x.isFinite, y.isFinite, b.isFinite, cofactor.isFinite, cofactor > 0 else { return nil }

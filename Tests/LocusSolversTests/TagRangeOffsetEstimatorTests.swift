@@ -39,6 +39,41 @@ struct TagRangeOffsetEstimatorTests {
         #expect(estimator.varianceSquareMeters < 1e-3)
     }
 
+    @Test("Seeded with a tracked position a few centimetres off, the estimate follows the unseeded one to 1 mm")
+    func seededMatchesUnseeded() {
+        var floor = TrackFixture.floor()
+        for i in floor.locators.indices { floor.locators[i].biasMeters = 0.2 }
+        let recording = SimulatedRecording.simulate(floor: floor, durationSeconds: 120, seed: 24,
+                                                    ranging: RangeSimulationConfiguration(nlosProbability: 0.05))
+        guard let walk = recording.walks.first?.walk else { Issue.record("no walk"); return }
+        var plain = TagRangeOffsetEstimator(), seeded = TagRangeOffsetEstimator()
+        var rng = SeededGenerator(seed: 5)
+        var worst = 0.0
+        for round in TrackFixture.rounds(recording.ranges) {
+            let time = round.last?.timeSeconds ?? 0
+            var anchors: [Point3] = [], ranges: [Double] = [], seededRanges: [Double] = []
+            for r in round {
+                guard let l = floor.locator(r.locator) else { continue }
+                anchors.append(l.position)
+                ranges.append(r.rangeMeters - plain.offsetMeters)
+                seededRanges.append(r.rangeMeters - seeded.offsetMeters)
+            }
+            let truth = walk.position(atSeconds: time)
+            let seed = Point2(x: truth.x + 0.05 * (rng.nextUnit() - 0.5), y: truth.y + 0.05 * (rng.nextUnit() - 0.5))
+            anchors.withUnsafeBufferPointer { a in
+                ranges.withUnsafeBufferPointer { r in
+                    plain.update(locators: a, rangesMeters: r, tagHeightMeters: floor.tagHeightMeters, timeSeconds: time)
+                }
+                seededRanges.withUnsafeBufferPointer { r in
+                    seeded.update(locators: a, rangesMeters: r, tagHeightMeters: floor.tagHeightMeters, timeSeconds: time, seed: seed)
+                }
+            }
+            worst = max(worst, abs(plain.offsetMeters - seeded.offsetMeters))
+        }
+        #expect(seeded.updates > 400 && seeded.updates == plain.updates)
+        #expect(worst <= 0.001, "seeded and unseeded offsets differ by up to \(worst) m")
+    }
+
     @Test("10 % NLOS ranges (0.3–2.5 m long) move the estimate by at most 2 cm")
     func robustToNLOS() {
         let estimator = Self.run(commonOffset: 0.2, nlos: 0.1, seed: 22)
