@@ -50,12 +50,13 @@ package struct TrackFilter: Sendable {
     /// models, their moment-matched combination (computed on demand).
     package var state: KalmanState? {
         guard hasState else { return nil }
-        return configuration.usesInteractingModels ? models.combined : single
+        return configuration.usesInteractingModels ? models.combined : singleBox?.state
     }
     /// Whether there is a state (initialised and not diverged since).
     private var hasState = false
-    /// The single-model state (meaningful when `hasState` and not `usesInteractingModels`).
-    private var single = KalmanState(x: .zero, p: .zero)
+    /// The single-model state (meaningful when `hasState` and not `usesInteractingModels`), boxed: the
+    /// default filter (interacting models) does not carry its 160 bytes (memory per tracked tag).
+    private var singleBox: SingleModelBox?
     /// The interacting models (meaningful when `hasState` and `usesInteractingModels`).
     private var models = InteractingModels()
     /// Time of `state`, seconds.
@@ -117,7 +118,9 @@ package struct TrackFilter: Sendable {
         if configuration.usesInteractingModels {
             outcome = models.predict(toSeconds: t, parameters: shared.interactingModels)
         } else {
+            var single = singleBox?.state ?? KalmanState(x: .zero, p: .zero)
             outcome = KalmanKernels.predict(&single, overSeconds: t - stateSeconds, processNoiseDensity: configuration.processNoiseDensity)
+            setSingle(single)
         }
         guard outcome == .accepted else { diverge(at: t); return }
         stateSeconds = t
@@ -126,7 +129,7 @@ package struct TrackFilter: Sendable {
     /// Sets the state directly (e.g. a prior), as if a measurement had initialised it at time t.
     package mutating func reset(to initial: KalmanState, atSeconds t: Double) {
         hasState = true
-        if configuration.usesInteractingModels { models.reset(to: initial, atSeconds: t) } else { single = initial }
+        if configuration.usesInteractingModels { models.reset(to: initial, atSeconds: t) } else { singleBox = SingleModelBox(initial) }
         stateSeconds = t
         lastUpdateSeconds = t
         meanAtLastUpdate = initial.x
@@ -190,8 +193,10 @@ package struct TrackFilter: Sendable {
             (outcome, mean) = models.updatePosition(zx: fix.position.x, zy: fix.position.y, rxx: c.xx, rxy: c.xy, ryy: c.yy,
                                                     gate: gate, innovation: &innovation)
         } else {
+            var single = singleBox?.state ?? KalmanState(x: .zero, p: .zero)
             outcome = KalmanKernels.updatePosition(&single, zx: fix.position.x, zy: fix.position.y, rxx: c.xx, rxy: c.xy,
                                                    ryy: c.yy, gate: gate, innovation: &innovation)
+            setSingle(single)
             mean = single.x
         }
         if outcome == .accepted { accept(at: fix.timeSeconds, mean: mean) }
@@ -244,10 +249,12 @@ package struct TrackFilter: Sendable {
         } else {
             predict(toSeconds: t)
             guard hasState else { return initializeFromBuffer(at: t) }
+            var single = singleBox?.state ?? KalmanState(x: .zero, p: .zero)
             outcome = KalmanKernels.updateRange(&single, anchor: locator.position, tagHeightMeters: tagHeightMeters,
                                                 rangeMeters: r, varianceSquareMeters: sigma * sigma,
                                                 gateLong: configuration.rangeGateLongSigmas,
                                                 gateShort: configuration.rangeGateShortSigmas, innovation: &innovation)
+            setSingle(single)
             mean = single.x
         }
         switch outcome {
@@ -320,6 +327,16 @@ package struct TrackFilter: Sendable {
 
     // MARK: internals
 
+    /// Stores the single-model state (a fresh box when the current one is shared with a copy of
+    /// this filter: value semantics).
+    private mutating func setSingle(_ state: KalmanState) {
+        if isKnownUniquelyReferenced(&singleBox), let box = singleBox {
+            box.state = state
+        } else {
+            singleBox = SingleModelBox(state)
+        }
+    }
+
     private func prior(x: Double, y: Double) -> KalmanState {
         KalmanState(px: x, py: y, positionSigmaMeters: configuration.initialPositionSigmaMeters,
                     velocitySigmaMetersPerSecond: configuration.initialVelocitySigmaMetersPerSecond)
@@ -370,4 +387,11 @@ package struct TrackFilter: Sendable {
                            covariance: SymmetricMatrix3(xx: covariance[0, 0], xy: covariance[0, 1], yy: covariance[1, 1], zz: 0),
                            quality: quality)
     }
+}
+
+/// The single-model filter's state, boxed (see `TrackFilter.singleBox`).
+private final class SingleModelBox: @unchecked Sendable {
+    // Mutated only through `TrackFilter.setSingle`, after a uniqueness check (copy on write).
+    var state: KalmanState
+    init(_ state: KalmanState) { self.state = state }
 }
