@@ -52,6 +52,9 @@ package struct PositioningEngine: Sendable {
         var offsetMeters = 0.0
     }
     private var tags: [TagState] = []
+    /// Per tag: where the zone judge of its floor keeps it (−1: unknown), so judging a fix costs no
+    /// hash of the tag id (`ZoneJudge.judge(_:tagHint:into:)` checks and updates it).
+    private var judgeTagHints: [Int] = []
     /// Each tag's common range offset estimator, by tag index (nil when `tagRangeOffset` does not
     /// apply to its floor). Kept out of `TagState`: the estimator holds its shared settings by
     /// reference, which made every `TagState` access a retain and every copy an outlined copy.
@@ -346,6 +349,7 @@ package struct PositioningEngine: Sendable {
         if let known = tagTable.index(of: tag, hash: h) { return known }
         let index = tagTable.insert(tag, hash: h)
         tags.append(TagState(floorIndex: defaultFloorIndex))
+        judgeTagHints.append(-1)
         offsets.append(nil)
         epochs.appendRow()
         if isTracking {
@@ -449,7 +453,7 @@ package struct PositioningEngine: Sendable {
             fixes.append(parked[slot])
             for f in judges.indices {
                 if f == floor {
-                    try? judges[f].judge(parked[slot], into: &eventScratch[f])
+                    try? judges[f].judge(parked[slot], tagHint: &judgeTagHints[top.tag], into: &eventScratch[f])
                 } else {
                     try? judges[f].advance(toSeconds: parked[slot].timeSeconds, into: &eventScratch[f])
                 }

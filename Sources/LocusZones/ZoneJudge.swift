@@ -143,13 +143,27 @@ package struct ZoneJudge: Sendable {
     /// Judges one fix and appends the events that became final to `events`.
     /// - Throws: `E1002` after `finish`; `E1003` for a non-finite time or position.
     package mutating func judge(_ fix: ZoneFix, into events: inout [ZoneEvent]) throws(LocusError) {
+        var hint = -1
+        try judge(fix, tagHint: &hint, into: &events)
+    }
+
+    /// `judge(_:into:)` for a caller that remembers where this judge keeps the fix's tag: `tagHint`
+    /// (−1 when unknown) is checked with one id comparison and updated, so a known tag costs no hash.
+    /// - Throws: as `judge(_:into:)`.
+    package mutating func judge(_ fix: ZoneFix, tagHint: inout Int, into events: inout [ZoneEvent]) throws(LocusError) {
         guard !isFinished else { throw LocusError(.callOrder, "zone judge for floor '\(floor)' already finished") }
         guard fix.timeSeconds.isFinite, fix.point.x.isFinite, fix.point.y.isFinite else {
             throw LocusError(.invalidArgument, "fix of tag '\(fix.tag)' has a non-finite time or position")
         }
         let t = max(fix.timeSeconds, clock)
         advanceClock(to: t)
-        let tag = tagIndex(for: fix.tag)
+        let tag: Int
+        if tagHint >= 0, tagHint < tags.count, tags[tagHint].id == fix.tag {
+            tag = tagHint
+        } else {
+            tag = tagIndex(for: fix.tag)
+            tagHint = tag
+        }
         collectDetections(at: fix.point)
         for i in 0..<detectedCount { detect(tag: tag, zone: Int(detected[i]), atSeconds: t) }
         release(into: &events, includingClock: false)
@@ -158,10 +172,17 @@ package struct ZoneJudge: Sendable {
     /// Judges a position fix (its horizontal position) of this judge's floor.
     /// - Throws: `E1003` when the fix is on another floor or not finite; `E1002` after `finish`.
     package mutating func judge(_ fix: PositionFix, into events: inout [ZoneEvent]) throws(LocusError) {
+        var hint = -1
+        try judge(fix, tagHint: &hint, into: &events)
+    }
+
+    /// `judge(_:into:)` with a remembered tag index (see `judge(_:tagHint:into:)` for `ZoneFix`).
+    /// - Throws: as `judge(_:into:)`.
+    package mutating func judge(_ fix: PositionFix, tagHint: inout Int, into events: inout [ZoneEvent]) throws(LocusError) {
         guard fix.floor == floor else {
             throw LocusError(.invalidArgument, "fix of tag '\(fix.tag)' is on floor '\(fix.floor)', not '\(floor)'")
         }
-        try judge(ZoneFix(fix), into: &events)
+        try judge(ZoneFix(fix), tagHint: &tagHint, into: &events)
     }
 
     /// Moves the clock to `timeSeconds` (a timer tick or the end of a live stream) if that is later,
