@@ -196,8 +196,8 @@ struct Scenario {
     }
 }
 
-func makeEngine(_ site: Site, _ tracking: EngineConfiguration.Tracking) -> PositioningEngine {
-    do { return try PositioningEngine(site: site, configuration: EngineConfiguration(tracking: tracking)) } catch {
+func makeEngine(_ site: Site, _ tracking: EngineConfiguration.Tracking, offset: EngineConfiguration.TagRangeOffset = .automatic(.standard)) -> PositioningEngine {
+    do { return try PositioningEngine(site: site, configuration: EngineConfiguration(tracking: tracking, tagRangeOffset: offset)) } catch {
         fatalError("bench site rejected: \(error)")
     }
 }
@@ -247,8 +247,9 @@ let trackings: [(String, EngineConfiguration.Tracking)] = [
 /// Whole pipeline in memory (ranges → fixes → zone events) for one scenario; checks fix count and RMSE.
 @discardableResult
 func measurePipeline(_ name: String, _ s: Scenario, _ tracking: EngineConfiguration.Tracking,
+                     offset: EngineConfiguration.TagRangeOffset = .automatic(.standard),
                      extra: [String: String] = [:], runs: Int = 15, warmup: Int = 3) -> Bench.Result {
-    var engine = makeEngine(s.site, tracking)
+    var engine = makeEngine(s.site, tracking, offset: offset)
     let (fixes, events) = runEngine(s, &engine)
     let tagIndexByID = Dictionary(uniqueKeysWithValues: s.tags.enumerated().map { ($1, $0) })
     let rmse = s.rmseMeters(fixes, tagIndexByID: tagIndexByID)
@@ -262,7 +263,7 @@ func measurePipeline(_ name: String, _ s: Scenario, _ tracking: EngineConfigurat
     fields["stage"] = "\"pipeline\""
     let count = fixes.count
     return Bench.measure(name, operations: count, runs: runs, warmup: warmup, extra: fields, derived: Bench.perFix) {
-        var e = makeEngine(s.site, tracking)
+        var e = makeEngine(s.site, tracking, offset: offset)
         let out = runEngineStreaming(s, &e)
         precondition(out.fixes == count && out.events == events.count, "nondeterministic output count")
         Bench.blackHole(out.events)
@@ -480,6 +481,9 @@ if runs("stages") {
     for (name, tracking) in trackings {
         whole[name] = measurePipeline("pipeline_\(name)", s, tracking).medianNanosecondsPerOp
     }
+    // The same with calibrated locator biases (as after `locus calibrate`): no online per-tag offset.
+    measurePipeline("pipeline_kalman_tight_calibrated_site", s, .kalman(.standard), offset: .off,
+                    extra: ["site": "\"calibrated (tagRangeOffset off)\""])
 
     // End to end, bytes to bytes: parse + engine (default causal filter) + writers.
     let endCount = fixes.count
