@@ -4,17 +4,17 @@ import LocusCore
 /// Fixed parameters of `InteractingModels` (see `locus_imm.h`).
 package struct InteractingModelsParameters: Sendable, Hashable {
     /// Standing-still model: position random-walk density, m²/s.
-    package var stillPositionNoiseDensity: Double
+    package let stillPositionNoiseDensity: Double
     /// Standing-still model: velocity variance, m²/s².
-    package var stillVelocityVarianceSquareMetersPerSecondSquared: Double
+    package let stillVelocityVarianceSquareMetersPerSecondSquared: Double
     /// White-noise acceleration density of the steady model, m²/s³.
-    package var steadyProcessNoiseDensity: Double
+    package let steadyProcessNoiseDensity: Double
     /// White-noise acceleration density of the manoeuvring model, m²/s³.
-    package var manoeuvreProcessNoiseDensity: Double
+    package let manoeuvreProcessNoiseDensity: Double
     /// Markov switching rate λ: P(switch within Δt) = 1 − e^(−λΔt), split evenly between the others, 1/s.
-    package var modeSwitchesPerSecond: Double
+    package let modeSwitchesPerSecond: Double
     /// The models interact (mix) at most once per this many seconds, at the first prediction past it.
-    package var interactionIntervalSeconds: Double
+    package let interactionIntervalSeconds: Double
 
     /// Creates the parameters.
     package init(stillPositionNoiseDensity: Double, stillVelocityVarianceSquareMetersPerSecondSquared: Double,
@@ -26,13 +26,26 @@ package struct InteractingModelsParameters: Sendable, Hashable {
         self.manoeuvreProcessNoiseDensity = manoeuvreProcessNoiseDensity
         self.modeSwitchesPerSecond = modeSwitchesPerSecond
         self.interactionIntervalSeconds = interactionIntervalSeconds
+        c = locus_imm_params(still_position_density: stillPositionNoiseDensity,
+                             still_velocity_variance: stillVelocityVarianceSquareMetersPerSecondSquared,
+                             steady_density: steadyProcessNoiseDensity, manoeuvre_density: manoeuvreProcessNoiseDensity,
+                             switch_rate: modeSwitchesPerSecond, interaction_interval_s: interactionIntervalSeconds)
     }
 
-    fileprivate var c: locus_imm_params {
-        locus_imm_params(still_position_density: stillPositionNoiseDensity,
-                         still_velocity_variance: stillVelocityVarianceSquareMetersPerSecondSquared,
-                         steady_density: steadyProcessNoiseDensity, manoeuvre_density: manoeuvreProcessNoiseDensity,
-                         switch_rate: modeSwitchesPerSecond, interaction_interval_s: interactionIntervalSeconds)
+    /// The same numbers as the kernel takes them, built once (not per range).
+    fileprivate let c: locus_imm_params
+
+    package static func == (a: Self, b: Self) -> Bool {
+        a.stillPositionNoiseDensity == b.stillPositionNoiseDensity
+            && a.stillVelocityVarianceSquareMetersPerSecondSquared == b.stillVelocityVarianceSquareMetersPerSecondSquared
+            && a.steadyProcessNoiseDensity == b.steadyProcessNoiseDensity && a.manoeuvreProcessNoiseDensity == b.manoeuvreProcessNoiseDensity
+            && a.modeSwitchesPerSecond == b.modeSwitchesPerSecond && a.interactionIntervalSeconds == b.interactionIntervalSeconds
+    }
+
+    package func hash(into hasher: inout Hasher) {
+        hasher.combine(stillPositionNoiseDensity); hasher.combine(stillVelocityVarianceSquareMetersPerSecondSquared)
+        hasher.combine(steadyProcessNoiseDensity); hasher.combine(manoeuvreProcessNoiseDensity)
+        hasher.combine(modeSwitchesPerSecond); hasher.combine(interactionIntervalSeconds)
     }
 }
 
@@ -69,8 +82,7 @@ package struct InteractingModels: Sendable {
 
     /// Predicts every model to t (interaction first when due); no-op for t ≤ `timeSeconds`.
     package mutating func predict(toSeconds t: Double, parameters: InteractingModelsParameters) -> KalmanOutcome {
-        var p = parameters.c
-        return KalmanOutcome(status: locus_imm_predict(&imm, &p, t))
+        KalmanOutcome(status: withUnsafePointer(to: parameters.c) { p in locus_imm_predict(&imm, p, t) })
     }
 
     /// Range update of every model, gated on the manoeuvring one (ν = y/√S > `gateLong` or
@@ -104,15 +116,16 @@ package struct InteractingModels: Sendable {
                                                 tagHeightMeters h: Double, rangeMeters r: Double, varianceSquareMeters v: Double,
                                                 gateLong: Double, gateShort: Double, innovation: inout KalmanInnovation,
                                                 predicted: inout Bool, directionCosines: inout SIMD2<Double>) -> (KalmanOutcome, SIMD4<Double>) {
-        var p = parameters.c
-        var a = (anchor.x, anchor.y, anchor.z)
         var stats = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
         var ok: Int32 = 0
-        let status = withUnsafeMutablePointer(to: &a) { ap in
-            withUnsafeMutablePointer(to: &stats) { sp in
-                ap.withMemoryRebound(to: Double.self, capacity: 3) { anchorPointer in
-                    sp.withMemoryRebound(to: Double.self, capacity: 9) { s in
-                        locus_imm_predict_update_range(&imm, &p, t, anchorPointer, h, r, v, gateLong, gateShort, s, &ok)
+        // Point3 is three packed doubles (stride 24, see README).
+        let status = withUnsafePointer(to: parameters.c) { p in
+            withUnsafePointer(to: anchor) { ap in
+                withUnsafeMutablePointer(to: &stats) { sp in
+                    ap.withMemoryRebound(to: Double.self, capacity: 3) { anchorPointer in
+                        sp.withMemoryRebound(to: Double.self, capacity: 9) { s in
+                            locus_imm_predict_update_range(&imm, p, t, anchorPointer, h, r, v, gateLong, gateShort, s, &ok)
+                        }
                     }
                 }
             }
