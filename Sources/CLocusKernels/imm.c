@@ -210,48 +210,60 @@ static inline __attribute__((always_inline)) int update_range(locus_imm *imm, co
                                                               double range_m, double variance, double gate_long,
                                                               double gate_short, double *stats) {
     if (!(variance > 0) || !isfinite(range_m) || !isfinite(variance)) return LOCUS_KALMAN_BAD_ARGUMENT;
+    // With d = (px - ax, py - ay), rho^2 = |d|^2 + dz^2 and w = P (d, 0)^T (so P H^T = w / rho):
+    //   rho^2 S = d^T A d + variance rho^2 =: D,   x <- x + w (y rho / D),   P <- P - w w^T / D.
+    // The same update as with H = d / rho, but the gain waits for one division (1/D) instead of a
+    // square root, a division and then another division in a row: the square root of rho^2 is only
+    // needed for y = r - rho, off that chain.
     const v4 dx = load(imm->x[0]) - anchor[0], dy = load(imm->x[1]) - anchor[1];
     const double dz = tag_height_m - anchor[2];
-    const v4 rho = vsqrt(dx * dx + dy * dy + dz * dz);
-    for (int j = 0; j < 3; j++) if (!(rho[j] >= 1e-6) || !isfinite(rho[j])) return LOCUS_KALMAN_BAD_ARGUMENT;
-    const v4 inverse_rho = 1.0 / rho, hx = dx * inverse_rho, hy = dy * inverse_rho;
+    const v4 rho2 = dx * dx + dy * dy + dz * dz;
+    for (int j = 0; j < 3; j++) if (!(rho2[j] >= 1e-12) || !isfinite(rho2[j])) return LOCUS_KALMAN_BAD_ARGUMENT;
+    const v4 rho = vsqrt(rho2);
     const v4 a00 = load(imm->p[A00]), a01 = load(imm->p[A01]), a11 = load(imm->p[A11]);
     const v4 b00 = load(imm->p[B00]), b01 = load(imm->p[B01]), b10 = load(imm->p[B10]), b11 = load(imm->p[B11]);
-    // u = P H^T, S = H u + variance, y = r - rho.
-    const v4 u0 = a00 * hx + a01 * hy, u1 = a01 * hx + a11 * hy;
-    const v4 u2 = b00 * hx + b10 * hy, u3 = b01 * hx + b11 * hy;
-    const v4 s = hx * u0 + hy * u1 + variance;
-    for (int j = 0; j < 3; j++) if (!(s[j] > 0) || !isfinite(s[j])) return LOCUS_KALMAN_NOT_POSITIVE;
+    const v4 w0 = a00 * dx + a01 * dy, w1 = a01 * dx + a11 * dy;
+    const v4 w2 = b00 * dx + b10 * dy, w3 = b01 * dx + b11 * dy;
+    const v4 d = dx * w0 + dy * w1 + variance * rho2;
+    for (int j = 0; j < 3; j++) if (!(d[j] > 0) || !isfinite(d[j])) return LOCUS_KALMAN_NOT_POSITIVE;
     const v4 y = range_m - rho;
     // The gate, on the manoeuvring model (lane 2): nu = y / sqrt(S) > gate_long or < -gate_short, tested
-    // as y^2 > gate^2 S on the side of y's sign (no square root or division on the way to the update).
-    const double y2 = y[2], s2 = s[2];
-    if (stats) { stats[0] = y2 / sqrt(s2); stats[1] = s2; stats[2] = y2; }
-    if (y2 * y2 > (y2 > 0 ? gate_long * gate_long : gate_short * gate_short) * s2) return LOCUS_KALMAN_GATED;
-    // x <- x + u y / S, P <- P - u u^T / S (the struct changes from here on).
-    const v4 inv = 1.0 / s, g = y * inv;
-    const v4 v0 = u0 * inv, v1 = u1 * inv, v2 = u2 * inv, v3 = u3 * inv;
-    store(imm->x[0], load(imm->x[0]) + u0 * g);
-    store(imm->x[1], load(imm->x[1]) + u1 * g);
-    store(imm->x[2], load(imm->x[2]) + u2 * g);
-    store(imm->x[3], load(imm->x[3]) + u3 * g);
-    store(imm->p[A00], a00 - v0 * u0);
-    store(imm->p[A01], a01 - v0 * u1);
-    store(imm->p[A11], a11 - v1 * u1);
-    store(imm->p[B00], b00 - v0 * u2);
-    store(imm->p[B01], b01 - v0 * u3);
-    store(imm->p[B10], b10 - v1 * u2);
-    store(imm->p[B11], b11 - v1 * u3);
-    store(imm->p[C00], load(imm->p[C00]) - v2 * u2);
-    store(imm->p[C01], load(imm->p[C01]) - v2 * u3);
-    store(imm->p[C11], load(imm->p[C11]) - v3 * u3);
+    // as y^2 rho^2 > gate^2 D on the side of y's sign.
+    const double y2 = y[2], r2 = rho2[2], d2 = d[2];
+    if (stats) {
+        const double s2 = d2 / r2;
+        stats[0] = y2 / sqrt(s2); stats[1] = s2; stats[2] = y2;
+    }
+    if (y2 * y2 * r2 > (y2 > 0 ? gate_long * gate_long : gate_short * gate_short) * d2) return LOCUS_KALMAN_GATED;
+    // The struct changes from here on.
+    const v4 inv = 1.0 / d, g = (y * rho) * inv;
+    const v4 v0 = w0 * inv, v1 = w1 * inv, v2 = w2 * inv, v3 = w3 * inv;
+    store(imm->x[0], load(imm->x[0]) + w0 * g);
+    store(imm->x[1], load(imm->x[1]) + w1 * g);
+    store(imm->x[2], load(imm->x[2]) + w2 * g);
+    store(imm->x[3], load(imm->x[3]) + w3 * g);
+    store(imm->p[A00], a00 - v0 * w0);
+    store(imm->p[A01], a01 - v0 * w1);
+    store(imm->p[A11], a11 - v1 * w1);
+    store(imm->p[B00], b00 - v0 * w2);
+    store(imm->p[B01], b01 - v0 * w3);
+    store(imm->p[B10], b10 - v1 * w2);
+    store(imm->p[B11], b11 - v1 * w3);
+    store(imm->p[C00], load(imm->p[C00]) - v2 * w2);
+    store(imm->p[C01], load(imm->p[C01]) - v2 * w3);
+    store(imm->p[C11], load(imm->p[C11]) - v3 * w3);
     const int status = usable(imm);
     if (status != LOCUS_KALMAN_OK) return status;
+    // Likelihood terms: nu^2 = y^2 / S = y^2 rho^2 / D, and S = D / rho^2.
     double nu2[4], sv[4];
-    store(nu2, y * g);
-    store(sv, s);
+    store(nu2, (y * y) * rho2 * inv);
+    store(sv, d / rho2);
     accumulate(imm, nu2, sv);
-    if (stats) { settled_mean(imm, stats + 3); stats[7] = hx[2]; stats[8] = hy[2]; }
+    if (stats) {
+        settled_mean(imm, stats + 3);
+        const double r = rho[2];
+        stats[7] = dx[2] / r; stats[8] = dy[2] / r;
+    }
     return LOCUS_KALMAN_OK;
 }
 
