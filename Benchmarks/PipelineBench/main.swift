@@ -222,11 +222,19 @@ func runEngine(_ s: Scenario, _ engine: inout PositioningEngine) -> (fixes: [Pos
 @inline(never)
 func runEngineStreaming(_ s: Scenario, _ engine: inout PositioningEngine) -> (fixes: Int, events: Int) {
     let tagIndex = s.tags.map { engine.tagIndex(for: $0) }
-    let floor = engine.defaultFloor
+    return streamRows(&engine, floor: engine.defaultFloor, count: s.rows, tagOfRow: { tagIndex[Int(s.tagIndex[$0])] },
+                      locator: s.address, rangeMeters: s.rangeMeters, timeSeconds: s.timeSeconds)
+}
+
+/// Feeds rows 0..<count (in time order) through the engine's fast path, taking and counting the
+/// outputs every 4,096 rows, then finishes: (fixes, events).
+@inline(__always)
+func streamRows(_ engine: inout PositioningEngine, floor: Int, count: Int, tagOfRow: (Int) -> Int, locator: [UInt16],
+                rangeMeters: [Double], timeSeconds: [Double]) -> (fixes: Int, events: Int) {
     var fixes = 0, events = 0
-    for i in 0..<s.rows {
-        engine.ingest(tagIndex: tagIndex[Int(s.tagIndex[i])], floorIndex: floor, locator: s.address[i],
-                      rangeMeters: s.rangeMeters[i], timeSeconds: s.timeSeconds[i])
+    for i in 0..<count {
+        engine.ingest(tagIndex: tagOfRow(i), floorIndex: floor, locator: locator[i], rangeMeters: rangeMeters[i],
+                      timeSeconds: timeSeconds[i])
         if i & 4095 == 4095 {
             fixes += engine.takeFixes { $0.count }
             events += engine.takeEvents { $0.count }
@@ -316,18 +324,8 @@ if let sitePath = argument(after: "--replay") {
         var engine = makeEngine(site, .kalman(.standard))
         let tagIndex = trace.tags.map { engine.tagIndex(for: $0) }
         let floor = trace.floors.first.flatMap { engine.floorIndex($0) } ?? engine.defaultFloor
-        var fixes = 0, events = 0
-        for k in time.indices {
-            engine.ingest(tagIndex: tagIndex[tagOfRow[k]], floorIndex: floor, locator: address[k], rangeMeters: range[k], timeSeconds: time[k])
-            if k & 4095 == 4095 {
-                fixes += engine.takeFixes { $0.count }
-                events += engine.takeEvents { $0.count }
-            }
-        }
-        engine.finish()
-        fixes += engine.takeFixes { $0.count }
-        events += engine.takeEvents { $0.count }
-        return (fixes, events)
+        return streamRows(&engine, floor: floor, count: time.count, tagOfRow: { tagIndex[tagOfRow[$0]] }, locator: address,
+                          rangeMeters: range, timeSeconds: time)
     }
     let first = run()
     Bench.measure("replay_in_memory", operations: first.fixes, runs: smokeReplay ? 1 : 7, warmup: 1,

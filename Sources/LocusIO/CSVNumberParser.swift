@@ -92,31 +92,32 @@ package enum CSVNumberParser {
         var negative = false
         if bytes[k] == UInt8(ascii: "-") { negative = true; k += 1 } else if bytes[k] == UInt8(ascii: "+") { k += 1 }
         var mantissa: UInt64 = 0
-        let digitsStart = k
-        while k < limit {
-            let d = bytes[k] &- 0x30
-            guard d < 10 else { break }
-            mantissa = mantissa &* 10 &+ UInt64(d)
-            k += 1
-        }
-        var digits = k - digitsStart
+        var digits = accumulateDigits(bytes, &k, limit, into: &mantissa)
         var fractionDigits = 0
         if k < limit, bytes[k] == UInt8(ascii: ".") {
             k += 1
-            let fractionStart = k
-            while k < limit {
-                let d = bytes[k] &- 0x30
-                guard d < 10 else { break }
-                mantissa = mantissa &* 10 &+ UInt64(d)
-                k += 1
-            }
-            fractionDigits = k - fractionStart
+            fractionDigits = accumulateDigits(bytes, &k, limit, into: &mantissa)
             digits += fractionDigits
         }
         // ≤ 18 digits: m < 10¹⁸ < 2⁶³ without overflow (so e ≥ −18 too); Clinger needs m < 2⁵³.
         guard digits > 0, digits <= 18, mantissa < (1 << 53) else { return nil }
         let value = fractionDigits == 0 ? Double(mantissa) : Double(mantissa) / exactPowerOfTen(fractionDigits)
         return (negative ? -value : value, k)
+    }
+
+    /// Reads ASCII digits from `k` up to `limit` into `mantissa` (m ← 10m + d, wrapping: the caller
+    /// bounds the digit count); returns how many, with `k` at the first byte that is not a digit.
+    @inline(__always)
+    static func accumulateDigits(_ bytes: UnsafeBufferPointer<UInt8>, _ k: inout Int, _ limit: Int,
+                                 into mantissa: inout UInt64) -> Int {
+        let start = k
+        while k < limit {
+            let d = bytes[k] &- 0x30
+            guard d < 10 else { break }
+            mantissa = mantissa &* 10 &+ UInt64(d)
+            k += 1
+        }
+        return k - start
     }
 
     /// 10ⁿ for n in 0…18, exactly (every such power is a Double).

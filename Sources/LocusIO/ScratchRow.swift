@@ -123,21 +123,6 @@ struct ScratchRow {
     /// 10ⁿ for n in 0…12 (exact); +∞ otherwise, so `appendFixed` declines.
     @inline(__always)
     private static func powerOfTen(_ n: Int) -> Double {
-        switch n {
-        case 0: 1
-        case 1: 1e1
-        case 2: 1e2
-        case 3: 1e3
-        case 4: 1e4
-        case 5: 1e5
-        case 6: 1e6
-        case 7: 1e7
-        case 8: 1e8
-        case 9: 1e9
-        case 10: 1e10
-        case 11: 1e11
-        case 12: 1e12
-        default: .infinity
-        }
+        n >= 0 && n <= 12 ? CSVNumberParser.exactPowerOfTen(n) : .infinity
     }
 }
