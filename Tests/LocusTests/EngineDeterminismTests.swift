@@ -36,6 +36,27 @@ struct EngineDeterminismTests {
         return (fixes + engine.drainFixes(), events + engine.drainEvents())
     }
 
+    @Test("takeFixes/takeEvents hand over what drainFixes/drainEvents would, and leave nothing behind")
+    func takeEqualsDrain() throws {
+        let (site, rows) = try Self.load()
+        let reference = try Self.run(site, rows, tracking: .kalman(.standard), ticks: nil)
+        var engine = try PositioningEngine(site: site, configuration: EngineConfiguration(tracking: .kalman(.standard)))
+        var fixes: [PositionFix] = [], events: [ZoneEvent] = []
+        for (i, m) in rows.enumerated() {
+            engine.ingest(m)
+            if i % 97 == 96 {
+                engine.takeFixes { fixes += $0 }
+                engine.takeEvents { events += $0 }
+                #expect(engine.drainFixes().isEmpty && engine.drainEvents().isEmpty)
+            }
+        }
+        engine.finish()
+        engine.takeFixes { fixes += $0 }
+        engine.takeEvents { events += $0 }
+        #expect(fixes == reference.0)
+        #expect(events == reference.1)
+    }
+
     @Test("fixes come out in (time, tag) order and zone events in SPEC §4.7 order")
     func ordered() throws {
         let (site, rows) = try Self.load()

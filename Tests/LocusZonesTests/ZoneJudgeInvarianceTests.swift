@@ -14,6 +14,29 @@ struct ZoneJudgeInvarianceTests {
         return events
     }
 
+    @Test("tag hints — right, stale, wrong or out of range — never change the events", arguments: [6, 7] as [UInt64])
+    func tagHintsAreOnlyHints(seed: UInt64) throws {
+        let scene = RandomScene(seed: seed)
+        let expected = try Self.reference(scene)
+        var rng = SeededGenerator(seed: seed &+ 77)
+        var judge = try ZoneJudge(floor: Floor(id: "F", zones: scene.zones))
+        var events: [ZoneEvent] = []
+        var hints: [TagID: Int] = [:]
+        for f in scene.fixes {
+            // Mostly the hint the judge gave back last time; sometimes garbage.
+            var hint = hints[f.tag] ?? -1
+            switch rng.next() % 5 {
+            case 0: hint = Int(rng.next() % 8)
+            case 1: hint = 1_000_000
+            default: break
+            }
+            try judge.judge(f, tagHint: &hint, into: &events)
+            hints[f.tag] = hint
+        }
+        judge.finish(into: &events)
+        #expect(events.map(render) == expected.map(render))
+    }
+
     @Test("random batch sizes and ticks up to the next fix time give identical events", arguments: [1, 2, 3, 4, 5] as [UInt64])
     func batchAndTickInvariance(seed: UInt64) throws {
         let scene = RandomScene(seed: seed)
