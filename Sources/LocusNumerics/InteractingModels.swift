@@ -2,7 +2,7 @@ internal import CLocusKernels
 import LocusCore
 
 /// Fixed parameters of `InteractingModels` (see `locus_imm.h`).
-package struct InteractingModelsParameters: Sendable, Hashable {
+package struct InteractingModelsParameters: Sendable {
     /// Standing-still model: position random-walk density, m²/s.
     package let stillPositionNoiseDensity: Double
     /// Standing-still model: velocity variance, m²/s².
@@ -34,19 +34,6 @@ package struct InteractingModelsParameters: Sendable, Hashable {
 
     /// The same numbers as the kernel takes them, built once (not per range).
     fileprivate let c: locus_imm_params
-
-    package static func == (a: Self, b: Self) -> Bool {
-        a.stillPositionNoiseDensity == b.stillPositionNoiseDensity
-            && a.stillVelocityVarianceSquareMetersPerSecondSquared == b.stillVelocityVarianceSquareMetersPerSecondSquared
-            && a.steadyProcessNoiseDensity == b.steadyProcessNoiseDensity && a.manoeuvreProcessNoiseDensity == b.manoeuvreProcessNoiseDensity
-            && a.modeSwitchesPerSecond == b.modeSwitchesPerSecond && a.interactionIntervalSeconds == b.interactionIntervalSeconds
-    }
-
-    package func hash(into hasher: inout Hasher) {
-        hasher.combine(stillPositionNoiseDensity); hasher.combine(stillVelocityVarianceSquareMetersPerSecondSquared)
-        hasher.combine(steadyProcessNoiseDensity); hasher.combine(manoeuvreProcessNoiseDensity)
-        hasher.combine(modeSwitchesPerSecond); hasher.combine(interactionIntervalSeconds)
-    }
 }
 
 /// Interacting multiple models for one tag — standing still, steady walking, manoeuvring — in one
@@ -92,20 +79,9 @@ package struct InteractingModels: Sendable {
     package mutating func updateRange(anchor: Point3, tagHeightMeters h: Double, rangeMeters r: Double,
                                       varianceSquareMeters v: Double, gateLong: Double, gateShort: Double,
                                       innovation: inout KalmanInnovation) -> (KalmanOutcome, SIMD4<Double>) {
-        var a = (anchor.x, anchor.y, anchor.z)
-        var stats = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
-        let status = withUnsafeMutablePointer(to: &a) { ap in
-            withUnsafeMutablePointer(to: &stats) { sp in
-                ap.withMemoryRebound(to: Double.self, capacity: 3) { anchorPointer in
-                    sp.withMemoryRebound(to: Double.self, capacity: 9) { s in
-                        locus_imm_update_range(&imm, anchorPointer, h, r, v, gateLong, gateShort, s)
-                    }
-                }
-            }
+        let (status, stats) = Self.rangeKernel(anchor: anchor, innovation: &innovation) { a, out in
+            locus_imm_update_range(&imm, a, h, r, v, gateLong, gateShort, out)
         }
-        innovation.statistic = stats.0
-        innovation.innovationVariance = stats.1
-        innovation.residualMeters = stats.2
         return (KalmanOutcome(status: status), SIMD4(stats.3, stats.4, stats.5, stats.6))
     }
 
@@ -116,26 +92,39 @@ package struct InteractingModels: Sendable {
                                                 tagHeightMeters h: Double, rangeMeters r: Double, varianceSquareMeters v: Double,
                                                 gateLong: Double, gateShort: Double, innovation: inout KalmanInnovation,
                                                 predicted: inout Bool, directionCosines: inout SIMD2<Double>) -> (KalmanOutcome, SIMD4<Double>) {
-        var stats = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
         var ok: Int32 = 0
-        // Point3 is three packed doubles (stride 24, see README).
-        let status = withUnsafePointer(to: parameters.c) { p in
-            withUnsafePointer(to: anchor) { ap in
-                withUnsafeMutablePointer(to: &stats) { sp in
-                    ap.withMemoryRebound(to: Double.self, capacity: 3) { anchorPointer in
-                        sp.withMemoryRebound(to: Double.self, capacity: 9) { s in
-                            locus_imm_predict_update_range(&imm, p, t, anchorPointer, h, r, v, gateLong, gateShort, s, &ok)
-                        }
-                    }
-                }
+        let (status, stats) = Self.rangeKernel(anchor: anchor, innovation: &innovation) { a, out in
+            withUnsafePointer(to: parameters.c) { p in
+                locus_imm_predict_update_range(&imm, p, t, a, h, r, v, gateLong, gateShort, out, &ok)
             }
         }
         predicted = ok != 0
         directionCosines = SIMD2(stats.7, stats.8)
+        return (KalmanOutcome(status: status), SIMD4(stats.3, stats.4, stats.5, stats.6))
+    }
+
+    /// The nine numbers a range-update kernel reports (`locus_imm.h`).
+    private typealias RangeStatistics = (Double, Double, Double, Double, Double, Double, Double, Double, Double)
+
+    /// Calls a range-update kernel with the anchor as three doubles (Point3 is three packed doubles,
+    /// stride 24: see README) and room for its statistics; copies the manoeuvring model's innovation
+    /// (ν, S, y) into `innovation`.
+    @inline(__always)
+    private static func rangeKernel(anchor: Point3, innovation: inout KalmanInnovation,
+                                    _ call: (UnsafePointer<Double>, UnsafeMutablePointer<Double>) -> Int32)
+        -> (Int32, RangeStatistics) {
+        var stats: RangeStatistics = (0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let status = withUnsafePointer(to: anchor) { ap in
+            withUnsafeMutablePointer(to: &stats) { sp in
+                ap.withMemoryRebound(to: Double.self, capacity: 3) { a in
+                    sp.withMemoryRebound(to: Double.self, capacity: 9) { out in call(a, out) }
+                }
+            }
+        }
         innovation.statistic = stats.0
         innovation.innovationVariance = stats.1
         innovation.residualMeters = stats.2
-        return (KalmanOutcome(status: status), SIMD4(stats.3, stats.4, stats.5, stats.6))
+        return (status, stats)
     }
 
     /// Folds the likelihoods of the measurements since the last interaction into μ now.

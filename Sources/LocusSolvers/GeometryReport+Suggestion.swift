@@ -47,7 +47,7 @@ extension GeometryReport {
     /// the report's own grid for the before/after numbers.
     /// - Throws: E3001/E1003 as `init(floor:options:)` (not expected: the grid was valid).
     package func suggestion() throws(LocusError) -> GeometrySuggestion {
-                let area = floor.widthMeters * floor.heightMeters
+        let area = floor.widthMeters * floor.heightMeters
         var searchOptions = options
         searchOptions.gridMeters = max(options.gridMeters, (area / Self.searchCells).squareRoot())
         let search = try GeometryGrid(floor: floor, gridMeters: searchOptions.gridMeters, maximumCells: options.maximumCells)

@@ -118,9 +118,8 @@ package struct TrackFilter: Sendable {
         if configuration.usesInteractingModels {
             outcome = models.predict(toSeconds: t, parameters: shared.interactingModels)
         } else {
-            var single = singleBox?.state ?? KalmanState(x: .zero, p: .zero)
-            outcome = KalmanKernels.predict(&single, overSeconds: t - stateSeconds, processNoiseDensity: configuration.processNoiseDensity)
-            setSingle(single)
+            let dt = t - stateSeconds, q = configuration.processNoiseDensity
+            outcome = updateSingle { KalmanKernels.predict(&$0, overSeconds: dt, processNoiseDensity: q) }.outcome
         }
         guard outcome == .accepted else { diverge(at: t); return }
         stateSeconds = t
@@ -193,11 +192,10 @@ package struct TrackFilter: Sendable {
             (outcome, mean) = models.updatePosition(zx: fix.position.x, zy: fix.position.y, rxx: c.xx, rxy: c.xy, ryy: c.yy,
                                                     gate: gate, innovation: &innovation)
         } else {
-            var single = singleBox?.state ?? KalmanState(x: .zero, p: .zero)
-            outcome = KalmanKernels.updatePosition(&single, zx: fix.position.x, zy: fix.position.y, rxx: c.xx, rxy: c.xy,
-                                                   ryy: c.yy, gate: gate, innovation: &innovation)
-            setSingle(single)
-            mean = single.x
+            (outcome, mean) = updateSingle {
+                KalmanKernels.updatePosition(&$0, zx: fix.position.x, zy: fix.position.y, rxx: c.xx, rxy: c.xy, ryy: c.yy,
+                                             gate: gate, innovation: &innovation)
+            }
         }
         if outcome == .accepted { accept(at: fix.timeSeconds, mean: mean) }
         return outcome
@@ -249,13 +247,12 @@ package struct TrackFilter: Sendable {
         } else {
             predict(toSeconds: t)
             guard hasState else { return initializeFromBuffer(at: t) }
-            var single = singleBox?.state ?? KalmanState(x: .zero, p: .zero)
-            outcome = KalmanKernels.updateRange(&single, anchor: locator.position, tagHeightMeters: tagHeightMeters,
-                                                rangeMeters: r, varianceSquareMeters: sigma * sigma,
-                                                gateLong: configuration.rangeGateLongSigmas,
-                                                gateShort: configuration.rangeGateShortSigmas, innovation: &innovation)
-            setSingle(single)
-            mean = single.x
+            let h = tagHeightMeters
+            (outcome, mean) = updateSingle {
+                KalmanKernels.updateRange(&$0, anchor: locator.position, tagHeightMeters: h, rangeMeters: r,
+                                          varianceSquareMeters: sigma * sigma, gateLong: c.rangeGateLongSigmas,
+                                          gateShort: c.rangeGateShortSigmas, innovation: &innovation)
+            }
         }
         switch outcome {
         case .accepted:
@@ -327,14 +324,18 @@ package struct TrackFilter: Sendable {
 
     // MARK: internals
 
-    /// Stores the single-model state (a fresh box when the current one is shared with a copy of
-    /// this filter: value semantics).
-    private mutating func setSingle(_ state: KalmanState) {
+    /// Runs a kernel on the single-model state and stores the result (a fresh box when the current
+    /// one is shared with a copy of this filter: value semantics); returns the kernel's outcome and
+    /// the state's mean afterwards.
+    private mutating func updateSingle(_ kernel: (inout KalmanState) -> KalmanOutcome) -> (outcome: KalmanOutcome, mean: SIMD4<Double>) {
+        var state = singleBox?.state ?? KalmanState(x: .zero, p: .zero)
+        let outcome = kernel(&state)
         if isKnownUniquelyReferenced(&singleBox), let box = singleBox {
             box.state = state
         } else {
             singleBox = SingleModelBox(state)
         }
+        return (outcome, state.x)
     }
 
     private func prior(x: Double, y: Double) -> KalmanState {
@@ -391,7 +392,7 @@ package struct TrackFilter: Sendable {
 
 /// The single-model filter's state, boxed (see `TrackFilter.singleBox`).
 private final class SingleModelBox: @unchecked Sendable {
-    // Mutated only through `TrackFilter.setSingle`, after a uniqueness check (copy on write).
+    // Mutated only through `TrackFilter.updateSingle`, after a uniqueness check (copy on write).
     var state: KalmanState
     init(_ state: KalmanState) { self.state = state }
 }
