@@ -13,7 +13,7 @@ package enum ReplayCommand: LocusCommand {
             .value("site", "SITE", "Site JSON (SPEC §1).", required: true),
             .value("trace", "TRACE", "Range trace CSV: t,anchor,range_m[,tag][,floor] (SPEC §2).", required: true),
             .value("truth", "TRUTH", "Truth CSV t,[tag,]x,y[,z]: adds rmse_m, p50_m, p95_m, max_m."),
-            .value("truth-shift", "SECONDS", "Compare each fix at t with the truth at t + SECONDS (to check or correct a clock offset between the logs; default 0)."),
+            .value("truth-shift", "SECONDS", "Compare each fix at t with the truth at t + SECONDS (to check or correct a clock offset between the logs; default 0), or auto: estimate SECONDS from the range residuals against the truth (never from the fixes)."),
             .value("positions", "OUT.csv", "Write positions: t,tag,x,y,z,vx,vy,speed_mps,course_deg,accuracy_m,accuracy95_m,hdop,anchors,rejected,floor."),
             .value("events", "OUT.jsonl", "Write zone events as JSON Lines (SPEC §3)."),
             .value("floor", "ID", "Floor for rows without a floor column (default: the site's first floor)."),
@@ -71,6 +71,7 @@ package enum ReplayCommand: LocusCommand {
         var truth: GroundTruth? = nil
         if let path = arguments.string("truth") { truth = try GroundTruth.read(path: path) }
         let trace = try TraceReader.read(path: tracePath)
+        let truthShift = try Self.truthShift(arguments, trace: trace, truth: truth, site: site, solver: solver, console: console)
 
         let progress = console.errIsTerminal ? ProgressBar(total: trace.count, label: "replay", console: console) : nil
         let result = ReplayRun.run(trace: trace, engine: &engine, progress: progress.map { bar in { done in bar.update(done) } })
@@ -92,8 +93,8 @@ package enum ReplayCommand: LocusCommand {
             try FileBytes.write(writer.bytes, to: path)
         }
         var accuracy: AccuracyReport? = nil
-        let truthShift = try arguments.double("truth-shift", default: 0, in: -3600...3600)
-        if let t = truth { accuracy = AccuracyReport(fixes: fixes, truth: { tag, time in t.position(tag: tag, at: time + truthShift) }) }
+        let shiftSeconds = truthShift?.seconds ?? 0
+        if let t = truth { accuracy = AccuracyReport(fixes: fixes, truth: { tag, time in t.position(tag: tag, at: time + shiftSeconds) }) }
         let elapsed = Date().timeIntervalSince(started)
 
         var skipped = trace.skipped
@@ -102,7 +103,8 @@ package enum ReplayCommand: LocusCommand {
         let summary = ReplaySummary(fixes: fixes.count, ranges: rows, tags: trace.tags.count,
                                     skipped: skipped, diagnostics: engine.diagnostics, accuracy: accuracy,
                                     events: Dictionary(grouping: result.events, by: \.kind).mapValues(\.count),
-                                    elapsedSeconds: elapsed, filter: filter, smooth: arguments.flag("smooth"))
+                                    elapsedSeconds: elapsed, filter: filter, smooth: arguments.flag("smooth"),
+                                    truthShift: truth == nil ? nil : truthShift)
         if arguments.flag("json") {
             console.out(JSONWriter(style: .compact).string(summary.json) + "\n")
         } else {
@@ -113,6 +115,26 @@ package enum ReplayCommand: LocusCommand {
 }
 
 extension ReplayCommand {
+    /// `--truth-shift`: nil when absent (δ = 0, not reported), the number when given, or with `auto`
+    /// the estimate of `ReplayTruthShift.estimate` (0 with a warning on stderr when it cannot tell).
+    /// - Throws: E1001 for a value that is neither `auto` nor a number in −3600…3600; E3002 for an
+    ///   unknown `--floor` (only reached with `auto`).
+    static func truthShift(_ arguments: ParsedArguments, trace: RangeTrace, truth: GroundTruth?, site: Site,
+                           solver: TrilaterationConfiguration, console: Console) throws(LocusError) -> ReplayTruthShift? {
+        guard let text = arguments.string("truth-shift") else { return nil }
+        guard text == "auto" else {
+            return ReplayTruthShift(seconds: try arguments.double("truth-shift", default: 0, in: -3600...3600), source: .given)
+        }
+        guard let truth else {
+            console.err("locus replay: warning: --truth-shift auto has no effect without --truth\n")
+            return nil
+        }
+        let defaultFloor = try site.floorIndex(arguments.string("floor").map { FloorID($0) })
+        let alignment = ReplayTruthShift.estimate(trace: trace, truth: truth, site: site, defaultFloor: defaultFloor, solver: solver)
+        if let warning = ReplayTruthShift.warning(for: alignment) { console.err(warning) }
+        return ReplayTruthShift(seconds: alignment.shiftSeconds, source: .auto)
+    }
+
     /// Output order of fixes: time, then tag.
     static func fixOrder(_ a: PositionFix, _ b: PositionFix) -> Bool {
         if a.timeSeconds != b.timeSeconds { return a.timeSeconds < b.timeSeconds }

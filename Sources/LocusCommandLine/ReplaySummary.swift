@@ -14,13 +14,16 @@ struct ReplaySummary {
     var elapsedSeconds: Double
     var filter: String
     var smooth: Bool
+    /// The truth shift δ, when `--truth-shift` was given with `--truth`.
+    var truthShift: ReplayTruthShift? = nil
 
     var fixesPerSecond: Double { elapsedSeconds > 0 ? Double(fixes) / elapsedSeconds : 0 }
 
     /// `fixes`, `skipped` (reason → count), `events` (enter/exit/dwell → count), `elapsed_s`,
     /// `fixes_per_s`, and with truth `rmse_m`, `p50_m`, `p95_m`, `max_m`; also `ranges`, `tags`,
     /// `epochs`, `failed_epochs` (code → count), `epochs_before_track` (epochs the causal filter had
-    /// no track for yet), `rejected_ranges`, `filter`, `smooth`, `compared`.
+    /// no track for yet), `rejected_ranges`, `filter`, `smooth`, `compared`; with `--truth` and
+    /// `--truth-shift`: `truth_shift_s` (δ, seconds) and `truth_shift_source` (`auto` | `given`).
     var json: JSONValue {
         var members: [(String, JSONValue)] = [
             ("fixes", .integer(fixes)),
@@ -45,6 +48,9 @@ struct ReplaySummary {
                 ("p95_m", .number(a.p95Meters, .fixed(4))),
                 ("max_m", .number(a.maxMeters, .fixed(4))),
             ]
+        }
+        if let shift = truthShift {
+            members += [("truth_shift_s", .number(shift.seconds, .fixed(4))), ("truth_shift_source", .string(shift.source.rawValue))]
         }
         return .object(members)
     }
@@ -75,6 +81,7 @@ struct ReplaySummary {
             s += "max \(DecimalText.string(a.maxMeters, decimals: 3)) m\n"
             if a.uncompared > 0 { s += "  (\(a.uncompared) fixes outside the truth's time span were not compared)\n" }
         }
+        if let shift = truthShift { s += shift.text + "\n" }
         if !events.isEmpty {
             s += "zone events: " + ZoneEvent.Kind.allCases.map { "\($0.rawValue) \(events[$0] ?? 0)" }.joined(separator: ", ") + "\n"
         }

@@ -1,0 +1,84 @@
+import LocusCore
+import LocusIO
+import LocusSolvers
+
+/// `locus replay --truth-shift SECONDS|auto`: the shift δ used to compare a fix at t with the truth
+/// at t + δ, and where it came from.
+struct ReplayTruthShift: Equatable {
+    /// Where δ came from.
+    enum Source: String {
+        /// `--truth-shift SECONDS`.
+        case given
+        /// `--truth-shift auto`: estimated from the range residuals (`TruthClockAlignment`).
+        case auto
+    }
+
+    /// δ, seconds.
+    var seconds: Double
+    var source: Source
+
+    /// The summary line, e.g. `truth shift: +0.087 s (auto, from range residuals)`.
+    var text: String {
+        let sign = seconds < 0 ? "-" : "+"
+        let detail = source == .auto ? "auto, from range residuals" : "given"
+        return "truth shift: \(sign)\(DecimalText.string(abs(seconds), decimals: 3)) s (\(detail))"
+    }
+
+    /// δ̂ from the trace and the truth alone (never from fixes): every row on a known floor and
+    /// locator whose tag has truth gives dₖ = `Locator.correctedRange(r)` against the locator's
+    /// position, with the tag at the floor's `tagHeightM` on floors `solver` treats as planar (the
+    /// rule of `calibrate --height auto`) and at the truth's z otherwise.
+    /// - Parameter defaultFloor: index of the floor for rows without a floor column.
+    static func estimate(trace: RangeTrace, truth: GroundTruth, site: Site, defaultFloor: Int,
+                         solver: TrilaterationConfiguration,
+                         configuration: TruthClockAlignmentConfiguration = .standard) -> TruthClockAlignment {
+        let traceFloors: [Int?] = trace.floors.map { id in site.floors.firstIndex { $0.id == id } }
+        let slotMaps: [[UInt16: Int]] = site.floors.map { floor in
+            var map: [UInt16: Int] = [:]
+            for (slot, locator) in floor.locators.enumerated() { map[locator.address.rawValue] = slot }
+            return map
+        }
+        let slotBase: [Int] = site.floors.indices.map { f in site.floors[..<f].reduce(0) { $0 + $1.locators.count } }
+        let planarHeight: [Double?] = site.floors.map { floor in
+            solver.resolvedMode(for: floor.locators.map(\.position)) == .planar ? floor.tagHeightMeters : nil
+        }
+        var tracks: [TruthClockAlignment.Track] = []
+        let trackOfTag: [Int?] = trace.tags.map { tag in
+            guard let track = truth.tracks[tag] else { return nil }
+            tracks.append(TruthClockAlignment.Track(timeSeconds: track.timeSeconds, points: track.points))
+            return tracks.count - 1
+        }
+        var rows: [TruthClockAlignment.Row] = []
+        rows.reserveCapacity(trace.count)
+        for i in 0..<trace.count {
+            guard let track = trackOfTag[Int(trace.tagIndex[i])] else { continue }
+            var f = defaultFloor
+            if trace.floorIndex[i] >= 0 {
+                guard let known = traceFloors[Int(trace.floorIndex[i])] else { continue }
+                f = known
+            }
+            guard let slot = slotMaps[f][trace.locator[i]] else { continue }
+            let locator = site.floors[f].locators[slot]
+            rows.append(TruthClockAlignment.Row(timeSeconds: trace.timeSeconds[i], trackIndex: track, locatorIndex: slotBase[f] + slot,
+                                                correctedRangeMeters: locator.correctedRange(trace.rangeMeters[i]),
+                                                locator: locator.position, tagHeightMeters: planarHeight[f]))
+        }
+        return TruthClockAlignment.estimate(rows: rows, tracks: tracks, configuration: configuration)
+    }
+
+    /// The stderr warning for an estimate that fell back to 0, or nil.
+    static func warning(for alignment: TruthClockAlignment, configuration: TruthClockAlignmentConfiguration = .standard) -> String? {
+        let window = DecimalText.string(configuration.halfWidthSeconds, decimals: 2)
+        switch alignment.outcome {
+        case .estimated:
+            return nil
+        case .noUsableRow:
+            return "locus replay: warning: --truth-shift auto: no usable range row (known floor and locator, tag with truth "
+                + "over ±\(window) s around the row's time): using 0 s\n"
+        case .flatCost:
+            return "locus replay: warning: --truth-shift auto: the range residuals hardly depend on the shift (relative improvement "
+                + "\(DecimalText.string(alignment.relativeImprovement, decimals: 6)) < "
+                + "\(DecimalText.string(configuration.minimumRelativeImprovement, decimals: 6)); does the tag move?): using 0 s\n"
+        }
+    }
+}

@@ -1,0 +1,284 @@
+import LocusCore
+
+/// Settings of `TruthClockAlignment.estimate(rows:tracks:configuration:)`.
+package struct TruthClockAlignmentConfiguration: Sendable, Equatable {
+    /// Half width W of the searched shifts δ ∈ [−W, W], seconds.
+    package var halfWidthSeconds: Double
+    /// Grid step h of the coarse search, seconds (the parabola refines within ±h).
+    package var gridStepSeconds: Double
+    /// Clip c of the robust cost min(e², c²), metres (NLOS tails weigh at most c²).
+    package var clipMeters: Double
+    /// At most this many rows are used: with more, every k-th usable row, k = ⌈n / maximumRows⌉.
+    package var maximumRows: Int
+    /// Below this relative improvement (J(0) − J(δ̂)) / J(0) the cost is called flat and δ̂ = 0.
+    package var minimumRelativeImprovement: Double
+
+    package init(halfWidthSeconds: Double, gridStepSeconds: Double, clipMeters: Double, maximumRows: Int,
+                 minimumRelativeImprovement: Double) {
+        self.halfWidthSeconds = halfWidthSeconds
+        self.gridStepSeconds = gridStepSeconds
+        self.clipMeters = clipMeters
+        self.maximumRows = maximumRows
+        self.minimumRelativeImprovement = minimumRelativeImprovement
+    }
+
+    /// δ ∈ [−0.5, 0.5] s in steps of 0.01 s, c = 0.3 m, at most 200,000 rows, flat below 1e-3.
+    package static let standard = TruthClockAlignmentConfiguration(
+        halfWidthSeconds: 0.5, gridStepSeconds: 0.01, clipMeters: 0.3, maximumRows: 200_000, minimumRelativeImprovement: 1e-3)
+}
+
+/// The clock offset δ between a truth log and a range log, from the ranges and the truth alone.
+///
+/// For every usable range row k (tag with truth, locator i at aᵢ, distance dₖ = the range corrected
+/// for the locator's bias and scale, `Locator.correctedRange`), the residual at a trial shift δ is
+///
+///     eₖ(δ) = dₖ − ‖p_truth(tₖ + δ) − aᵢ‖            (metres)
+///
+/// with p_truth interpolated linearly in time (its z replaced by the floor's tag height where the
+/// row gives one). Per locator the median of eₖ(δ) is removed (an unknown constant bias does not
+/// move δ̂), and the cost is the clipped mean square
+///
+///     J(δ) = (1/N) Σₖ min((eₖ(δ) − medᵢ(δ))², c²)     (square metres).
+///
+/// δ̂ = argmin J over the grid δⱼ = j·h, |δⱼ| ≤ W, refined by the vertex of the parabola through the
+/// best grid point and its two neighbours (clamped to ±h). The truth at t + δ̂ is then the truth of
+/// the range time t. Only rows whose truth covers [t − W, t + W] are used, so every δ is scored on
+/// the same rows. Never uses any position fix. Deterministic.
+///
+/// Complexity: O(G·(N + M)) for G grid points, N rows and M truth samples (a cursor per track and a
+/// linear-time median selection per locator), plus one O(N log N) sort.
+package struct TruthClockAlignment: Sendable, Equatable {
+    /// One tag's truth samples, sorted by time.
+    package struct Track: Sendable {
+        /// Sample times, seconds, non-decreasing.
+        package var timeSeconds: [Double]
+        /// Sample positions, metres.
+        package var points: [Point3]
+
+        package init(timeSeconds: [Double], points: [Point3]) {
+            precondition(timeSeconds.count == points.count, "TruthClockAlignment.Track: times and points differ in count")
+            self.timeSeconds = timeSeconds
+            self.points = points
+        }
+    }
+
+    /// One range row.
+    package struct Row: Sendable {
+        /// Range time t, seconds (range clock).
+        package var timeSeconds: Double
+        /// Index of the tag's track in the `tracks` argument (rows with an index out of range are not used).
+        package var trackIndex: Int
+        /// Any id that is the same for all rows to one locator (its median is removed per id).
+        package var locatorIndex: Int
+        /// Range corrected for the locator's bias and scale, d = (r − b)/(1 + s), metres.
+        package var correctedRangeMeters: Double
+        /// Locator antenna position aᵢ, metres.
+        package var locator: Point3
+        /// The tag's height to use instead of the truth's z (planar floors), metres; nil keeps the truth's z.
+        package var tagHeightMeters: Double?
+
+        package init(timeSeconds: Double, trackIndex: Int, locatorIndex: Int, correctedRangeMeters: Double, locator: Point3,
+                     tagHeightMeters: Double?) {
+            self.timeSeconds = timeSeconds
+            self.trackIndex = trackIndex
+            self.locatorIndex = locatorIndex
+            self.correctedRangeMeters = correctedRangeMeters
+            self.locator = locator
+            self.tagHeightMeters = tagHeightMeters
+        }
+    }
+
+    /// How δ̂ was reached.
+    package enum Outcome: String, Sendable, Equatable {
+        /// The cost has a clear minimum: δ̂ is it.
+        case estimated
+        /// No row had truth over [t − W, t + W]: δ̂ = 0.
+        case noUsableRow
+        /// The cost hardly depends on δ (e.g. a tag that never moves): δ̂ = 0.
+        case flatCost
+    }
+
+    /// The estimated shift δ̂, seconds: compare a fix at t with the truth at t + δ̂.
+    package var shiftSeconds: Double
+    /// Whether δ̂ is an estimate or the fallback 0, and why.
+    package var outcome: Outcome
+    /// Rows the cost was computed on (after subsampling).
+    package var rowsUsed: Int
+    /// J(0), square metres (0 without rows).
+    package var costAtZeroSquareMeters: Double
+    /// The smallest grid cost J(δⱼ), square metres (0 without rows).
+    package var bestGridCostSquareMeters: Double
+    /// (J(0) − min J) / J(0) (0 without rows or when J(0) = 0).
+    package var relativeImprovement: Double
+
+    package init(shiftSeconds: Double, outcome: Outcome, rowsUsed: Int, costAtZeroSquareMeters: Double,
+                 bestGridCostSquareMeters: Double, relativeImprovement: Double) {
+        self.shiftSeconds = shiftSeconds
+        self.outcome = outcome
+        self.rowsUsed = rowsUsed
+        self.costAtZeroSquareMeters = costAtZeroSquareMeters
+        self.bestGridCostSquareMeters = bestGridCostSquareMeters
+        self.relativeImprovement = relativeImprovement
+    }
+
+    /// Estimates δ̂ (see the type's documentation). Never fails: without usable rows or with a flat
+    /// cost it returns δ̂ = 0 and says why in `outcome`.
+    package static func estimate(rows: [Row], tracks: [Track], configuration: TruthClockAlignmentConfiguration = .standard)
+        -> TruthClockAlignment {
+        precondition(configuration.gridStepSeconds > 0 && configuration.halfWidthSeconds >= 0 && configuration.clipMeters > 0
+                     && configuration.maximumRows > 0, "TruthClockAlignmentConfiguration: step, clip and row cap must be positive")
+        let step = configuration.gridStepSeconds
+        let m = Int((configuration.halfWidthSeconds / step).rounded(.down))
+        let reach = Double(m) * step
+
+        // Usable rows: known track whose samples cover [t − W, t + W], finite numbers.
+        var usable: [Int] = []
+        usable.reserveCapacity(rows.count)
+        for (k, row) in rows.enumerated() {
+            guard tracks.indices.contains(row.trackIndex), row.timeSeconds.isFinite, row.correctedRangeMeters.isFinite,
+                  row.locator.x.isFinite, row.locator.y.isFinite, row.locator.z.isFinite,
+                  row.tagHeightMeters?.isFinite ?? true else { continue }
+            let times = tracks[row.trackIndex].timeSeconds
+            guard let first = times.first, let last = times.last,
+                  first <= row.timeSeconds - reach, last >= row.timeSeconds + reach else { continue }
+            usable.append(k)
+        }
+        guard !usable.isEmpty else {
+            return TruthClockAlignment(shiftSeconds: 0, outcome: .noUsableRow, rowsUsed: 0, costAtZeroSquareMeters: 0,
+                                       bestGridCostSquareMeters: 0, relativeImprovement: 0)
+        }
+        // Deterministic subsampling: every k-th usable row in input order.
+        let stride = (usable.count + configuration.maximumRows - 1) / configuration.maximumRows
+        if stride > 1 { usable = Swift.stride(from: 0, to: usable.count, by: stride).map { usable[$0] } }
+        // Walk order: by track, then time, then input order (so each track's cursor only moves forward).
+        usable.sort { a, b in
+            let ra = rows[a], rb = rows[b]
+            if ra.trackIndex != rb.trackIndex { return ra.trackIndex < rb.trackIndex }
+            if ra.timeSeconds != rb.timeSeconds { return ra.timeSeconds < rb.timeSeconds }
+            return a < b
+        }
+
+        // Each row's slot in a residual buffer grouped by locator (groups in order of first appearance).
+        var groupOf: [Int: Int] = [:]
+        var groupCounts: [Int] = []
+        var rowGroup = [Int](repeating: 0, count: usable.count)
+        for (n, k) in usable.enumerated() {
+            let id = rows[k].locatorIndex
+            let g: Int
+            if let known = groupOf[id] { g = known } else { g = groupCounts.count; groupOf[id] = g; groupCounts.append(0) }
+            rowGroup[n] = g
+            groupCounts[g] += 1
+        }
+        var groupStarts = [Int](repeating: 0, count: groupCounts.count + 1)
+        for g in groupCounts.indices { groupStarts[g + 1] = groupStarts[g] + groupCounts[g] }
+        var filled = groupStarts
+        var slot = [Int](repeating: 0, count: usable.count)
+        for n in usable.indices { slot[n] = filled[rowGroup[n]]; filled[rowGroup[n]] += 1 }
+
+        let selected = usable.map { rows[$0] }
+        var residuals = [Double](repeating: 0, count: selected.count)
+        var costs = [Double](repeating: 0, count: 2 * m + 1)
+        let clipSquare = configuration.clipMeters * configuration.clipMeters
+        for j in -m...m {
+            let delta = Double(j) * step
+            fillResiduals(&residuals, rows: selected, slots: slot, tracks: tracks, shiftSeconds: delta)
+            costs[j + m] = clippedCost(&residuals, groupStarts: groupStarts, clipSquareMeters: clipSquare)
+        }
+
+        var best = 0
+        for i in costs.indices where costs[i] < costs[best] || (costs[i] == costs[best] && abs(i - m) < abs(best - m)) { best = i }
+        let costAtZero = costs[m]
+        let improvement = costAtZero > 0 ? (costAtZero - costs[best]) / costAtZero : 0
+        guard improvement >= configuration.minimumRelativeImprovement else {
+            return TruthClockAlignment(shiftSeconds: 0, outcome: .flatCost, rowsUsed: selected.count, costAtZeroSquareMeters: costAtZero,
+                                       bestGridCostSquareMeters: costs[best], relativeImprovement: improvement)
+        }
+        var shift = Double(best - m) * step
+        if best > 0 && best < costs.count - 1 {
+            // Vertex of the parabola through (−h, J₋), (0, J₀), (h, J₊): −h·(J₊ − J₋) / (2·(J₋ − 2J₀ + J₊)).
+            let below = costs[best - 1], centre = costs[best], above = costs[best + 1]
+            let curvature = below - 2 * centre + above
+            if curvature > 0 {
+                let offset = 0.5 * step * (below - above) / curvature
+                shift += min(step, max(-step, offset))
+            }
+        }
+        return TruthClockAlignment(shiftSeconds: shift, outcome: .estimated, rowsUsed: selected.count, costAtZeroSquareMeters: costAtZero,
+                                   bestGridCostSquareMeters: costs[best], relativeImprovement: improvement)
+    }
+
+    /// eₖ(δ) for every row into `residuals[slots[k]]`; rows sorted by track then time.
+    private static func fillResiduals(_ residuals: inout [Double], rows: [Row], slots: [Int], tracks: [Track], shiftSeconds: Double) {
+        var track = -1
+        var cursor = 0
+        residuals.withUnsafeMutableBufferPointer { out in
+            for (k, row) in rows.enumerated() {
+                if row.trackIndex != track { track = row.trackIndex; cursor = 0 }
+                let times = tracks[track].timeSeconds
+                let t = row.timeSeconds + shiftSeconds
+                // The interval [times[cursor], times[cursor + 1]] holding t (t lies within the track's span).
+                while cursor + 2 < times.count && times[cursor + 1] <= t { cursor += 1 }
+                let t0 = times[cursor], t1 = times[cursor + 1]
+                let p0 = tracks[track].points[cursor], p1 = tracks[track].points[cursor + 1]
+                let f = t1 > t0 ? (t - t0) / (t1 - t0) : 0
+                let x = p0.x + f * (p1.x - p0.x), y = p0.y + f * (p1.y - p0.y)
+                let z = row.tagHeightMeters ?? (p0.z + f * (p1.z - p0.z))
+                let dx = x - row.locator.x, dy = y - row.locator.y, dz = z - row.locator.z
+                out[slots[k]] = row.correctedRangeMeters - (dx * dx + dy * dy + dz * dz).squareRoot()
+            }
+        }
+    }
+
+    /// J = (1/N) Σ min((e − medᵢ)², c²) with the median taken per locator group (reorders each group).
+    private static func clippedCost(_ residuals: inout [Double], groupStarts: [Int], clipSquareMeters: Double) -> Double {
+        var total = 0.0
+        residuals.withUnsafeMutableBufferPointer { all in
+            for g in 0..<(groupStarts.count - 1) {
+                let lo = groupStarts[g], hi = groupStarts[g + 1]
+                guard hi > lo, let base = all.baseAddress else { continue }
+                let group = UnsafeMutableBufferPointer(start: base + lo, count: hi - lo)
+                let median = Self.median(group)
+                for e in group {
+                    let u = e - median
+                    total += min(u * u, clipSquareMeters)
+                }
+            }
+        }
+        return residuals.isEmpty ? 0 : total / Double(residuals.count)
+    }
+
+    /// The median of a non-empty buffer (mean of the two middle values for an even count), by
+    /// quickselect with a median-of-three pivot; reorders the buffer. O(n) expected.
+    static func median(_ values: UnsafeMutableBufferPointer<Double>) -> Double {
+        let n = values.count
+        precondition(n > 0, "TruthClockAlignment.median of an empty buffer")
+        let k = (n - 1) / 2
+        select(values, k)
+        let lower = values[k]
+        guard n % 2 == 0 else { return lower }
+        var upper = values[k + 1]
+        for i in (k + 2)..<max(k + 2, n) where values[i] < upper { upper = values[i] }
+        return 0.5 * (lower + upper)
+    }
+
+    /// Reorders `values` so that values[k] is the k-th smallest, with nothing larger before it and
+    /// nothing smaller after it (Hoare partition, median-of-three pivot).
+    static func select(_ values: UnsafeMutableBufferPointer<Double>, _ k: Int) {
+        var lo = 0, hi = values.count - 1
+        while hi > lo {
+            let mid = lo + (hi - lo) / 2
+            // Median of three into values[mid].
+            if values[mid] < values[lo] { values.swapAt(mid, lo) }
+            if values[hi] < values[lo] { values.swapAt(hi, lo) }
+            if values[hi] < values[mid] { values.swapAt(hi, mid) }
+            let pivot = values[mid]
+            var i = lo, j = hi
+            while i <= j {
+                while values[i] < pivot { i += 1 }
+                while values[j] > pivot { j -= 1 }
+                if i <= j { values.swapAt(i, j); i += 1; j -= 1 }
+            }
+            if k <= j { hi = j } else if k >= i { lo = i } else { return }
+        }
+    }
+}
