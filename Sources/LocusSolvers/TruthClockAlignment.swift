@@ -13,6 +13,7 @@ package struct TruthClockAlignmentConfiguration: Sendable, Equatable {
     /// Below this relative improvement (J(0) − J(δ̂)) / J(0) the cost is called flat and δ̂ = 0.
     package var minimumRelativeImprovement: Double
 
+    /// A configuration with every field given (see the fields; `standard` holds the defaults).
     package init(halfWidthSeconds: Double, gridStepSeconds: Double, clipMeters: Double, maximumRows: Int,
                  minimumRelativeImprovement: Double) {
         self.halfWidthSeconds = halfWidthSeconds
@@ -55,6 +56,7 @@ package struct TruthClockAlignment: Sendable, Equatable {
         /// Sample positions, metres.
         package var points: [Point3]
 
+        /// A track from samples already sorted by time; the counts must agree (programmer error otherwise).
         package init(timeSeconds: [Double], points: [Point3]) {
             precondition(timeSeconds.count == points.count, "TruthClockAlignment.Track: times and points differ in count")
             self.timeSeconds = timeSeconds
@@ -77,6 +79,7 @@ package struct TruthClockAlignment: Sendable, Equatable {
         /// The tag's height to use instead of the truth's z (planar floors), metres; nil keeps the truth's z.
         package var tagHeightMeters: Double?
 
+        /// A row with every field given (see the fields).
         package init(timeSeconds: Double, trackIndex: Int, locatorIndex: Int, correctedRangeMeters: Double, locator: Point3,
                      tagHeightMeters: Double?) {
             self.timeSeconds = timeSeconds
@@ -111,6 +114,7 @@ package struct TruthClockAlignment: Sendable, Equatable {
     /// (J(0) − min J) / J(0) (0 without rows or when J(0) = 0).
     package var relativeImprovement: Double
 
+    /// A result with every field given (`estimate` is the usual way to get one).
     package init(shiftSeconds: Double, outcome: Outcome, rowsUsed: Int, costAtZeroSquareMeters: Double,
                  bestGridCostSquareMeters: Double, relativeImprovement: Double) {
         self.shiftSeconds = shiftSeconds
