@@ -13,7 +13,7 @@ package enum ReplayCommand: LocusCommand {
             .value("site", "SITE", "Site JSON (SPEC §1).", required: true),
             .value("trace", "TRACE", "Range trace CSV: t,anchor,range_m[,tag][,floor] (SPEC §2).", required: true),
             .value("truth", "TRUTH", "Truth CSV t,[tag,]x,y[,z]: adds rmse_m, p50_m, p95_m, max_m."),
-            .value("truth-shift", "SECONDS", "Compare each fix at t with the truth at t + SECONDS (to check or correct a clock offset between the logs; default 0), or auto: estimate SECONDS from the range residuals against the truth (never from the fixes)."),
+            .value("truth-shift", "SECONDS|auto", "Compare each fix at t with the truth at t + SECONDS (to check or correct a clock offset between the logs; default 0), or auto: estimate SECONDS from the range residuals against the truth (never from the fixes)."),
             .value("positions", "OUT.csv", "Write positions: t,tag,x,y,z,vx,vy,speed_mps,course_deg,accuracy_m,accuracy95_m,hdop,anchors,rejected,floor."),
             .value("events", "OUT.jsonl", "Write zone events as JSON Lines (SPEC §3)."),
             .value("floor", "ID", "Floor for rows without a floor column (default: the site's first floor)."),
