@@ -5,6 +5,7 @@
 #include "locus_imm.h"
 #include <math.h>
 #include <string.h>
+#include <float.h>
 
 // No fused multiply-add, even where the target has it: the same bits on every machine.
 #ifdef __clang__
@@ -40,18 +41,30 @@ enum { A00, A01, A11, B00, B01, B10, B11, C00, C01, C11 };
 #define store(a, v) do { const v4 w_ = (v); memcpy((a), &w_, sizeof w_); } while (0)
 #define vsqrt(a) ({ const v4 s_ = (a); (v4){ sqrt(s_[0]), sqrt(s_[1]), sqrt(s_[2]), sqrt(s_[3]) }; })
 
-/// Lanes 0-2 finite with a positive covariance diagonal.
+typedef long long v4i __attribute__((vector_size(32)));
+
+/// Lanes 0-2 finite with a positive covariance diagonal. Finite: the lane sum s of every entry has
+/// s - s == 0 (NaN or infinity anywhere makes it NaN; so would a sum overflowing past 1e308, which no
+/// usable state comes near). Vector compares, then the three lanes' masks: no per-entry branches.
 static inline int usable(const locus_imm *imm) {
-    v4 z = { 0, 0, 0, 0 };
-    for (int i = 0; i < 4; i++) z += load(imm->x[i]) * 0.0;
-    for (int k = 0; k < 10; k++) z += load(imm->p[k]) * 0.0;
-    const v4 a = load(imm->p[A00]), b = load(imm->p[A11]), c = load(imm->p[C00]), d = load(imm->p[C11]);
-    for (int j = 0; j < 3; j++) {
-        if (z[j] != 0.0) return LOCUS_KALMAN_NOT_FINITE; // NaN or inf anywhere makes the sum NaN
-        if (!(a[j] > 0 && b[j] > 0 && c[j] > 0 && d[j] > 0)) return LOCUS_KALMAN_NOT_POSITIVE;
-    }
+    v4 s = load(imm->x[0]) + load(imm->x[1]) + load(imm->x[2]) + load(imm->x[3]);
+    for (int k = 0; k < 10; k++) s += load(imm->p[k]);
+    const v4i finite = (s - s) == 0;
+    if (!(finite[0] & finite[1] & finite[2])) return LOCUS_KALMAN_NOT_FINITE;
+    const v4 zero = { 0, 0, 0, 0 };
+    const v4i positive = (load(imm->p[A00]) > zero) & (load(imm->p[A11]) > zero) & (load(imm->p[C00]) > zero)
+                       & (load(imm->p[C11]) > zero);
+    if (!(positive[0] & positive[1] & positive[2])) return LOCUS_KALMAN_NOT_POSITIVE;
     return LOCUS_KALMAN_OK;
 }
+
+/// Lanes 0-2 of v all in [low, DBL_MAX] (finite, at least low; NaN fails). Macros: a four-lane vector
+/// argument would change the ABI without AVX (see accumulate).
+#define lanes_in(v, low) ({ const v4 v_ = (v); const v4 lo_ = { low, low, low, low }, hi_ = { DBL_MAX, DBL_MAX, DBL_MAX, DBL_MAX }; \
+    const v4i in_ = (v_ >= lo_) & (v_ <= hi_); in_[0] & in_[1] & in_[2]; })
+/// Lanes 0-2 of v all positive and finite.
+#define lanes_positive(v) ({ const v4 v_ = (v); const v4 z_ = { 0, 0, 0, 0 }, hi_ = { DBL_MAX, DBL_MAX, DBL_MAX, DBL_MAX }; \
+    const v4i in_ = (v_ > z_) & (v_ <= hi_); in_[0] & in_[1] & in_[2]; })
 
 void locus_imm_reset(locus_imm *imm, const double *x, const double *P, double t) {
     double p[10];
@@ -64,26 +77,29 @@ void locus_imm_reset(locus_imm *imm, const double *x, const double *P, double t)
         for (int k = 0; k < 10; k++) imm->p[k][j] = p[k];
         imm->mu[j] = j < 3 ? 1.0 / 3.0 : 0;
         imm->nu2[j] = 0;
-        imm->s_product[j] = 1;
+        imm->d_product[j] = 1;
+        imm->rho2_product[j] = 1;
     }
     imm->t = t;
     imm->t_interaction = t;
     imm->pending = 0;
 }
 
-/// mu_j <- mu_j L_j / sum_i mu_i L_i (floored, normalised), L_j = exp(-nu2_j / 2) / sqrt(s_product_j),
-/// evaluated relative to the best model so that nothing under- or overflows.
+/// mu_j <- mu_j L_j / sum_i mu_i L_i (floored, normalised), L_j = exp(-nu2_j / 2) / sqrt(S_j) with
+/// S_j = d_product_j / rho2_product_j, evaluated relative to the best model so that nothing under- or
+/// overflows.
 static void settled_probabilities(const locus_imm *imm, double *mu) {
     if (imm->pending == 0) {
         for (int j = 0; j < 3; j++) mu[j] = imm->mu[j];
         return;
     }
     double nu_min = imm->nu2[0];
-    const double s_ref = imm->s_product[0];
+    const double d_ref = imm->d_product[0], rho2_ref = imm->rho2_product[0];
     for (int j = 1; j < 3; j++) if (imm->nu2[j] < nu_min) nu_min = imm->nu2[j];
     double w[3], total = 0;
     for (int j = 0; j < 3; j++) {
-        w[j] = imm->mu[j] * exp(-0.5 * (imm->nu2[j] - nu_min)) * sqrt(s_ref / imm->s_product[j]);
+        w[j] = imm->mu[j] * exp(-0.5 * (imm->nu2[j] - nu_min))
+             * sqrt((d_ref * imm->rho2_product[j]) / (imm->d_product[j] * rho2_ref));
         total += w[j];
     }
     if (!(total > 1e-300) || !isfinite(total)) {
@@ -101,7 +117,7 @@ static void settled_probabilities(const locus_imm *imm, double *mu) {
 
 static void settle(locus_imm *imm) {
     settled_probabilities(imm, imm->mu);
-    for (int j = 0; j < 4; j++) { imm->nu2[j] = 0; imm->s_product[j] = 1; }
+    for (int j = 0; j < 4; j++) { imm->nu2[j] = 0; imm->d_product[j] = 1; imm->rho2_product[j] = 1; }
     imm->pending = 0;
 }
 
@@ -199,10 +215,14 @@ static inline __attribute__((always_inline)) void settled_mean(const locus_imm *
     for (int i = 0; i < 4; i++) x[i] = imm->mu[0] * imm->x[i][0] + imm->mu[1] * imm->x[i][1] + imm->mu[2] * imm->x[i][2];
 }
 
-/// Adds one measurement's per-model squared normalised innovation and innovation variance (or det S).
-static inline __attribute__((always_inline)) void accumulate(locus_imm *imm, const double *nu2, const double *s) {
+/// Adds one measurement's per-model squared normalised innovation and innovation variance S = d / rho2
+/// (range: D and rho^2; position: det S and 1).
+/// (Vectors by pointer: a 32-byte vector argument would change the ABI without AVX.)
+static inline __attribute__((always_inline)) void accumulate(locus_imm *imm, const v4 *nu2, const v4 *d, const v4 *rho2) {
     if (imm->pending >= LOCUS_IMM_MAX_PENDING) settle(imm);
-    for (int j = 0; j < 4; j++) { imm->nu2[j] += nu2[j]; imm->s_product[j] *= s[j]; }
+    store(imm->nu2, load(imm->nu2) + *nu2);
+    store(imm->d_product, load(imm->d_product) * *d);
+    store(imm->rho2_product, load(imm->rho2_product) * *rho2);
     imm->pending += 1;
 }
 
@@ -218,22 +238,19 @@ static inline __attribute__((always_inline)) int update_range(locus_imm *imm, co
     const v4 dx = load(imm->x[0]) - anchor[0], dy = load(imm->x[1]) - anchor[1];
     const double dz = tag_height_m - anchor[2];
     const v4 rho2 = dx * dx + dy * dy + dz * dz;
-    for (int j = 0; j < 3; j++) if (!(rho2[j] >= 1e-12) || !isfinite(rho2[j])) return LOCUS_KALMAN_BAD_ARGUMENT;
+    if (!lanes_in(rho2, 1e-12)) return LOCUS_KALMAN_BAD_ARGUMENT;
     const v4 rho = vsqrt(rho2);
     const v4 a00 = load(imm->p[A00]), a01 = load(imm->p[A01]), a11 = load(imm->p[A11]);
     const v4 b00 = load(imm->p[B00]), b01 = load(imm->p[B01]), b10 = load(imm->p[B10]), b11 = load(imm->p[B11]);
     const v4 w0 = a00 * dx + a01 * dy, w1 = a01 * dx + a11 * dy;
     const v4 w2 = b00 * dx + b10 * dy, w3 = b01 * dx + b11 * dy;
     const v4 d = dx * w0 + dy * w1 + variance * rho2;
-    for (int j = 0; j < 3; j++) if (!(d[j] > 0) || !isfinite(d[j])) return LOCUS_KALMAN_NOT_POSITIVE;
+    if (!lanes_positive(d)) return LOCUS_KALMAN_NOT_POSITIVE;
     const v4 y = range_m - rho;
     // The gate, on the manoeuvring model (lane 2): nu = y / sqrt(S) > gate_long or < -gate_short, tested
     // as y^2 rho^2 > gate^2 D on the side of y's sign.
     const double y2 = y[2], r2 = rho2[2], d2 = d[2];
-    if (stats) {
-        const double s2 = d2 / r2;
-        stats[0] = y2 / sqrt(s2); stats[1] = s2; stats[2] = y2;
-    }
+    if (stats) { stats[0] = y2; stats[1] = d2; stats[2] = r2; }
     if (y2 * y2 * r2 > (y2 > 0 ? gate_long * gate_long : gate_short * gate_short) * d2) return LOCUS_KALMAN_GATED;
     // The struct changes from here on.
     const v4 inv = 1.0 / d, g = (y * rho) * inv;
@@ -254,15 +271,12 @@ static inline __attribute__((always_inline)) int update_range(locus_imm *imm, co
     store(imm->p[C11], load(imm->p[C11]) - v3 * w3);
     const int status = usable(imm);
     if (status != LOCUS_KALMAN_OK) return status;
-    // Likelihood terms: nu^2 = y^2 / S = y^2 rho^2 / D, and S = D / rho^2.
-    double nu2[4], sv[4];
-    store(nu2, (y * y) * rho2 * inv);
-    store(sv, d / rho2);
-    accumulate(imm, nu2, sv);
+    // Likelihood terms: nu^2 = y^2 / S = y^2 rho^2 / D, and S = D / rho^2 (as its two factors).
+    const v4 nu2 = (y * y) * rho2 * inv;
+    accumulate(imm, &nu2, &d, &rho2);
     if (stats) {
         settled_mean(imm, stats + 3);
-        const double r = rho[2];
-        stats[7] = dx[2] / r; stats[8] = dy[2] / r;
+        stats[7] = dx[2]; stats[8] = dy[2];
     }
     return LOCUS_KALMAN_OK;
 }
@@ -313,10 +327,8 @@ int locus_imm_update_position(locus_imm *imm, const double *z, const double *r, 
 #undef DOWN
     const int status = usable(imm);
     if (status != LOCUS_KALMAN_OK) return status;
-    double nu2[4], sv[4];
-    store(nu2, nis);
-    store(sv, det);
-    accumulate(imm, nu2, sv);
+    const v4 one = { 1, 1, 1, 1 };
+    accumulate(imm, &nis, &det, &one);
     if (stats) settled_mean(imm, stats + 2);
     return LOCUS_KALMAN_OK;
 }

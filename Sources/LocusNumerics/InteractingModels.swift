@@ -37,7 +37,7 @@ package struct InteractingModelsParameters: Sendable {
 }
 
 /// Interacting multiple models for one tag — standing still, steady walking, manoeuvring — in one
-/// fixed-size value (C kernel `locus_imm.h`; 568 bytes, no allocation).
+/// fixed-size value (C kernel `locus_imm.h`; 600 bytes, no allocation).
 ///
 /// Each model is a 2-D constant-velocity-family Kalman filter with x = (px, py, vx, vy) and a packed
 /// symmetric covariance. The models interact (IMM mixing: μ_{i|j} = π_ij μ_i / c_j,
@@ -79,39 +79,67 @@ package struct InteractingModels: Sendable {
     package mutating func updateRange(anchor: Point3, tagHeightMeters h: Double, rangeMeters r: Double,
                                       varianceSquareMeters v: Double, gateLong: Double, gateShort: Double,
                                       innovation: inout KalmanInnovation) -> (KalmanOutcome, SIMD4<Double>) {
-        let (status, stats) = Self.rangeKernel(anchor: anchor, innovation: &innovation) { a, out in
+        let (status, stats) = Self.rangeKernel(anchor: anchor) { a, out in
             locus_imm_update_range(&imm, a, h, r, v, gateLong, gateShort, out)
         }
+        // S = D/ρ², ν = y/√S: the kernel hands over the raw numbers (see `RangeStatistics`).
+        let s = stats.1 / stats.2
+        innovation.statistic = stats.0 / s.squareRoot()
+        innovation.innovationVariance = s
+        innovation.residualMeters = stats.0
         return (KalmanOutcome(status: status), SIMD4(stats.3, stats.4, stats.5, stats.6))
     }
 
-    /// `predict(toSeconds:parameters:)` then, when it succeeded, `updateRange`, in one call (the
-    /// per-range path). `predicted` is false when the prediction failed (its outcome is returned);
-    /// `directionCosines` = ((px − aₓ)/ρ, (py − a_y)/ρ) of the manoeuvring model before the update.
+    /// What the per-range path needs of a range update besides the outcome and the mean: the
+    /// manoeuvring model's innovation y = r − ρ (m) and its offset from the anchor before the update,
+    /// (dx, dy) = (px − aₓ, py − a_y) (m), with ρ² = dx² + dy² + dz² (m²): the direction cosines are
+    /// (dx, dy)/ρ. No division is spent on them here (the caller divides for what it uses).
+    package struct RangeGeometry: Sendable {
+        /// y = r − ρ of the manoeuvring model, metres.
+        package var residualMeters = 0.0
+        /// px − aₓ, metres.
+        package var dx = 0.0
+        /// py − a_y, metres.
+        package var dy = 0.0
+        /// ρ² = ‖(px, py, h) − a‖², m².
+        package var rho2 = 0.0
+        /// An empty record.
+        package init() {}
+        /// A record of these values.
+        package init(residualMeters: Double, dx: Double, dy: Double, rho2: Double) {
+            self.residualMeters = residualMeters
+            self.dx = dx
+            self.dy = dy
+            self.rho2 = rho2
+        }
+    }
+
+    /// `predict(toSeconds:parameters:)` then, when it succeeded, the range update of
+    /// `updateRange`, in one call (the per-range path). `predicted` is false when the prediction
+    /// failed (its outcome is returned); `geometry` is the manoeuvring model's innovation and
+    /// anchor offset before the update.
     package mutating func predictAndUpdateRange(toSeconds t: Double, parameters: InteractingModelsParameters, anchor: Point3,
                                                 tagHeightMeters h: Double, rangeMeters r: Double, varianceSquareMeters v: Double,
-                                                gateLong: Double, gateShort: Double, innovation: inout KalmanInnovation,
-                                                predicted: inout Bool, directionCosines: inout SIMD2<Double>) -> (KalmanOutcome, SIMD4<Double>) {
+                                                gateLong: Double, gateShort: Double)
+        -> (outcome: KalmanOutcome, mean: SIMD4<Double>, predicted: Bool, geometry: RangeGeometry) {
         var ok: Int32 = 0
-        let (status, stats) = Self.rangeKernel(anchor: anchor, innovation: &innovation) { a, out in
+        let (status, stats) = Self.rangeKernel(anchor: anchor) { a, out in
             withUnsafePointer(to: parameters.c) { p in
                 locus_imm_predict_update_range(&imm, p, t, a, h, r, v, gateLong, gateShort, out, &ok)
             }
         }
-        predicted = ok != 0
-        directionCosines = SIMD2(stats.7, stats.8)
-        return (KalmanOutcome(status: status), SIMD4(stats.3, stats.4, stats.5, stats.6))
+        return (KalmanOutcome(status: status), SIMD4(stats.3, stats.4, stats.5, stats.6), ok != 0,
+                RangeGeometry(residualMeters: stats.0, dx: stats.7, dy: stats.8, rho2: stats.2))
     }
 
-    /// The nine numbers a range-update kernel reports (`locus_imm.h`).
+    /// The nine numbers a range-update kernel reports (`locus_imm.h`): y, D, ρ² of the manoeuvring
+    /// model (S = D/ρ²), the mean Σ μⱼ xⱼ (four), and (px − aₓ, py − a_y).
     private typealias RangeStatistics = (Double, Double, Double, Double, Double, Double, Double, Double, Double)
 
     /// Calls a range-update kernel with the anchor as three doubles (Point3 is three packed doubles,
-    /// stride 24: see README) and room for its statistics; copies the manoeuvring model's innovation
-    /// (ν, S, y) into `innovation`.
+    /// stride 24: see README) and room for its statistics.
     @inline(__always)
-    private static func rangeKernel(anchor: Point3, innovation: inout KalmanInnovation,
-                                    _ call: (UnsafePointer<Double>, UnsafeMutablePointer<Double>) -> Int32)
+    private static func rangeKernel(anchor: Point3, _ call: (UnsafePointer<Double>, UnsafeMutablePointer<Double>) -> Int32)
         -> (Int32, RangeStatistics) {
         var stats: RangeStatistics = (0, 0, 0, 0, 0, 0, 0, 0, 0)
         let status = withUnsafePointer(to: anchor) { ap in
@@ -121,9 +149,6 @@ package struct InteractingModels: Sendable {
                 }
             }
         }
-        innovation.statistic = stats.0
-        innovation.innovationVariance = stats.1
-        innovation.residualMeters = stats.2
         return (status, stats)
     }
 
@@ -169,8 +194,16 @@ package struct InteractingModels: Sendable {
 
     /// The moment-matched single Gaussian x = Σ μⱼ xⱼ, P = Σ μⱼ (Pⱼ + (xⱼ − x)(xⱼ − x)ᵀ).
     package var combined: KalmanState {
+        var copy = self
+        return copy.settledCombination()
+    }
+
+    /// `settle()` then `combined`, in place: the per-fix path (the models are read where they are,
+    /// not copied out first — a 600-byte copy per fix through a non-mutating pointer).
+    package mutating func settledCombination() -> KalmanState {
         var s = KalmanState(x: .zero, p: .zero)
-        withUnsafePointer(to: imm) { ip in
+        withUnsafeMutablePointer(to: &imm) { ip in
+            locus_imm_settle(ip)
             withUnsafeMutablePointer(to: &s.x) { xp in
                 withUnsafeMutablePointer(to: &s.p) { pp in
                     xp.withMemoryRebound(to: Double.self, capacity: 4) { x in

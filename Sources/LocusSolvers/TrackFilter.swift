@@ -224,21 +224,18 @@ package struct TrackFilter: Sendable {
             return initializeFromBuffer(at: t)
         }
         // Gated on the most permissive model (IMM: manoeuvring), see `update(fix:)`.
-        var innovation = KalmanInnovation()
-        // The range's direction cosines for the epoch's HDOP (from the kernel with interacting models).
-        var cosines = SIMD2<Double>(.nan, .nan)
+        // The manoeuvring model's innovation and anchor offset (for the epoch's HDOP and residual RMS).
+        var geometry: InteractingModels.RangeGeometry
         let c = shared.value
         let sigma = c.rangeSigmaMeters
         let outcome: KalmanOutcome
         let mean: SIMD4<Double>
         if c.usesInteractingModels {
             // Prediction and update in one kernel call.
-            var predicted = true
-            (outcome, mean) = models.predictAndUpdateRange(toSeconds: t, parameters: shared.interactingModels, anchor: locator.position,
-                                                           tagHeightMeters: tagHeightMeters, rangeMeters: r,
-                                                           varianceSquareMeters: sigma * sigma, gateLong: c.rangeGateLongSigmas,
-                                                           gateShort: c.rangeGateShortSigmas, innovation: &innovation,
-                                                           predicted: &predicted, directionCosines: &cosines)
+            let predicted: Bool
+            (outcome, mean, predicted, geometry) = models.predictAndUpdateRange(
+                toSeconds: t, parameters: shared.interactingModels, anchor: locator.position, tagHeightMeters: tagHeightMeters,
+                rangeMeters: r, varianceSquareMeters: sigma * sigma, gateLong: c.rangeGateLongSigmas, gateShort: c.rangeGateShortSigmas)
             if !predicted {
                 diverge(at: t)
                 return initializeFromBuffer(at: t)
@@ -248,23 +245,26 @@ package struct TrackFilter: Sendable {
             predict(toSeconds: t)
             guard hasState else { return initializeFromBuffer(at: t) }
             let h = tagHeightMeters
+            var innovation = KalmanInnovation()
             (outcome, mean) = updateSingle {
                 KalmanKernels.updateRange(&$0, anchor: locator.position, tagHeightMeters: h, rangeMeters: r,
                                           varianceSquareMeters: sigma * sigma, gateLong: c.rangeGateLongSigmas,
                                           gateShort: c.rangeGateShortSigmas, innovation: &innovation)
             }
+            // Direction from the updated mean (the single-model kernel reports none).
+            let dx = mean[0] - locator.position.x, dy = mean[1] - locator.position.y, dz = tagHeightMeters - locator.position.z
+            geometry = InteractingModels.RangeGeometry(residualMeters: innovation.residualMeters, dx: dx, dy: dy,
+                                                       rho2: dx * dx + dy * dy + dz * dz)
         }
         switch outcome {
         case .accepted:
             accept(at: t, mean: mean)
-            if cosines[0].isNaN {
-                let dx = mean[0] - locator.position.x, dy = mean[1] - locator.position.y, dz = tagHeightMeters - locator.position.z
-                let rho = max(1e-6, (dx * dx + dy * dy + dz * dz).squareRoot())
-                cosines = SIMD2(dx / rho, dy / rho)
-            }
+            // Σ HᵀH with H = (dx, dy)/ρ: one division for the three products.
+            let inverse = 1 / max(1e-12, geometry.rho2)
+            let dx = geometry.dx, dy = geometry.dy
             epochUsed += 1
-            epochA00 += cosines[0] * cosines[0]; epochA01 += cosines[0] * cosines[1]; epochA11 += cosines[1] * cosines[1]
-            epochResidualSquares += innovation.residualMeters * innovation.residualMeters
+            epochA00 += dx * dx * inverse; epochA01 += dx * dy * inverse; epochA11 += dy * dy * inverse
+            epochResidualSquares += geometry.residualMeters * geometry.residualMeters
             return .accepted
         case .gated:
             epochRejected.append(locator.address)
@@ -289,6 +289,13 @@ package struct TrackFilter: Sendable {
     /// through an outage) while the covariance keeps growing as F P Fᵀ + Q. Nil before initialisation.
     package func fix(atSeconds t: Double) -> PositionFix? {
         guard let current = state else { return nil }
+        return fix(atSeconds: t, current: current)
+    }
+
+    /// `fix(atSeconds:)` from the current (combined) state. (Inlined: called out of line from the
+    /// mutating `takeFix`, it made Swift copy the whole filter to lend it.)
+    @inline(__always)
+    private func fix(atSeconds t: Double, current: KalmanState) -> PositionFix {
         var covarianceState = current
         if t > stateSeconds {
             _ = KalmanKernels.predict(&covarianceState, overSeconds: t - stateSeconds, processNoiseDensity: configuration.processNoiseDensity)
@@ -313,8 +320,15 @@ package struct TrackFilter: Sendable {
         if t - lastUpdateSeconds <= configuration.maximumCoastSeconds { predict(toSeconds: t) }
         // The round's likelihoods go into μ now: the fix's combination and the next interaction then
         // need no exponentials.
-        if hasState && configuration.usesInteractingModels { models.settle() }
-        let f = fix(atSeconds: t)
+        let f: PositionFix?
+        if hasState && configuration.usesInteractingModels {
+            // Combined first, into a local: mutating `models` inside the call's arguments made Swift
+            // copy the whole filter to lend `self` to `fix`.
+            let current = models.settledCombination()
+            f = fix(atSeconds: t, current: current)
+        } else {
+            f = fix(atSeconds: t)
+        }
         epochUsed = 0
         epochA00 = 0; epochA01 = 0; epochA11 = 0
         epochResidualSquares = 0
@@ -373,6 +387,7 @@ package struct TrackFilter: Sendable {
         return .initialized
     }
 
+    @inline(__always)
     private func makeFix(time t: Double, mean: KalmanState, covariance: KalmanState) -> PositionFix {
         var quality = lastFixQuality
         if configuration.coupling == .tight || epochUsed > 0 {

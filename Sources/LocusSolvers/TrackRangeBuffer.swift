@@ -2,8 +2,8 @@ import LocusCore
 
 /// The latest range to each recently heard locator, for (re-)initialising a tightly coupled track.
 ///
-/// At most `capacity` locators are kept (the oldest entry is replaced when full); storage grows to the
-/// number of locators heard and is then reused, so steady-state inserts never allocate.
+/// At most `capacity` locators are kept (the oldest entry is replaced when full), inline (no heap
+/// storage: an insert is a compare and a 32-byte store, with no copy-on-write check per range).
 struct TrackRangeBuffer: Sendable {
     /// One range. The anchor is kept in single precision (32 bytes an entry instead of 48: memory
     /// per tracked tag); it only seeds (re)initialisation, where 1e-7 relative is far below σ.
@@ -24,38 +24,44 @@ struct TrackRangeBuffer: Sendable {
     }
 
     static let capacity = 16
-    private(set) var entries: ContiguousArray<Entry>
+    /// The first `count` slots hold entries.
+    private var storage = InlineArray<16, Entry>(repeating: Entry(address: LocatorAddress(0), anchor: Point3(x: 0, y: 0, z: 0),
+                                                                  rangeMeters: 0, timeSeconds: -Double.infinity))
+    /// Number of entries kept.
+    private(set) var count = 0
     /// Where the next range's locator probably is: one past the last one written (a ranging round
     /// visits the locators in the same order each time, so this is usually a hit without a search).
     private var hint = 0
 
-    /// Empty; storage grows with the locators heard (to at most `capacity` entries) and is then
-    /// reused, so steady-state inserts never allocate — and a tag among 8 locators pays for 8.
-    init() {
-        entries = []
-    }
+    /// Empty.
+    init() {}
 
     mutating func removeAll() {
-        entries.removeAll(keepingCapacity: true)
+        count = 0
         hint = 0
     }
 
     /// Keeps this range as the latest of its locator.
     mutating func insert(_ entry: Entry) {
-        let n = entries.count
-        if hint < n, entries[hint].address == entry.address {
-            entries[hint] = entry
+        let n = count
+        if hint < n, storage[hint].address == entry.address {
+            storage[hint] = entry
             hint = hint + 1 == n ? 0 : hint + 1
-        } else if let i = entries.firstIndex(where: { $0.address == entry.address }) {
-            entries[i] = entry
+            return
+        }
+        for i in 0..<n where storage[i].address == entry.address {
+            storage[i] = entry
             hint = i + 1 == n ? 0 : i + 1
-        } else if n < Self.capacity {
-            entries.append(entry)
+            return
+        }
+        if n < Self.capacity {
+            storage[n] = entry
+            count = n + 1
             hint = 0
         } else {
             var oldest = 0
-            for i in entries.indices where entries[i].timeSeconds < entries[oldest].timeSeconds { oldest = i }
-            entries[oldest] = entry
+            for i in 0..<n where storage[i].timeSeconds < storage[oldest].timeSeconds { oldest = i }
+            storage[oldest] = entry
             hint = oldest + 1 == n ? 0 : oldest + 1
         }
     }
@@ -69,7 +75,8 @@ struct TrackRangeBuffer: Sendable {
                sigmaMeters: Double) -> (x: Double, y: Double, cxx: Double, cxy: Double, cyy: Double)? {
         var anchors: [Point3] = []
         var ranges: [Double] = []
-        for e in entries where newestSeconds - e.timeSeconds <= windowSeconds {
+        for i in 0..<count where newestSeconds - storage[i].timeSeconds <= windowSeconds {
+            let e = storage[i]
             anchors.append(e.anchor)
             ranges.append(e.rangeMeters)
         }

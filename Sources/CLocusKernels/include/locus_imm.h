@@ -35,9 +35,13 @@ typedef struct locus_imm {
     double p[10][4];
     /// Model probabilities mu (sum 1 over lanes 0-2) as of the last settlement.
     double mu[4];
-    /// Pending likelihood per model since the last settlement: L = exp(-nu2 / 2) / sqrt(s_product).
+    /// Pending likelihood per model since the last settlement: L = exp(-nu2 / 2) / sqrt(S product),
+    /// the product of the innovation variances S kept as d_product / rho2_product (range updates:
+    /// S = D / rho^2 with D = d^T A d + variance rho^2, multiplied up without a division per range;
+    /// position updates contribute det S to d_product).
     double nu2[4];
-    double s_product[4];
+    double d_product[4];
+    double rho2_product[4];
     /// Time of the models (s) and of the last interaction (s).
     double t;
     double t_interaction;
@@ -71,9 +75,11 @@ int locus_imm_predict(locus_imm *imm, const locus_imm_params *params, double t);
 /// EKF range update of every model (anchor = (ax, ay, az), tag at height h, range and variance in m,
 /// m^2): y = r - |(px, py, h) - anchor|, S = H P H^T + variance, P <- P - (P H^T)(P H^T)^T / S.
 /// Gated on the manoeuvring model: LOCUS_KALMAN_GATED (nothing changed) when its nu = y / sqrt(S) >
-/// gate_long or < -gate_short; the other models are updated ungated. stats (9 doubles) = (nu, S, y of
-/// the manoeuvring model, sum_j mu_j x_j of the updated models with the settled mu, then the manoeuvring
-/// model's direction cosines (px - ax, py - ay) / rho before the update).
+/// gate_long or < -gate_short; the other models are updated ungated. stats (9 doubles) = (y, D, rho^2 of
+/// the manoeuvring model before the update, with S = D / rho^2 and nu = y / sqrt(S); sum_j mu_j x_j of
+/// the updated models with the settled mu; the manoeuvring model's (px - ax, py - ay) before the update,
+/// so that its direction cosines are those over rho). Raw numbers: the caller divides only for what it
+/// uses (the divider is the kernel's bottleneck).
 int locus_imm_update_range(locus_imm *imm, const double *anchor, double tag_height_m, double range_m,
                            double variance, double gate_long, double gate_short, double *stats);
 
