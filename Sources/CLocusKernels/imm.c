@@ -93,13 +93,15 @@ static void settled_probabilities(const locus_imm *imm, double *mu) {
         for (int j = 0; j < 3; j++) mu[j] = imm->mu[j];
         return;
     }
-    double nu_min = imm->nu2[0];
+    int best = 0;
+    for (int j = 1; j < 3; j++) if (imm->nu2[j] < imm->nu2[best]) best = j;
+    const double nu_min = imm->nu2[best];
     const double d_ref = imm->d_product[0], rho2_ref = imm->rho2_product[0];
-    for (int j = 1; j < 3; j++) if (imm->nu2[j] < nu_min) nu_min = imm->nu2[j];
     double w[3], total = 0;
     for (int j = 0; j < 3; j++) {
-        w[j] = imm->mu[j] * exp(-0.5 * (imm->nu2[j] - nu_min))
-             * sqrt((d_ref * imm->rho2_product[j]) / (imm->d_product[j] * rho2_ref));
+        // exp(0) = 1 exactly for the best model: two exponentials, not three.
+        const double e = j == best ? 1.0 : exp(-0.5 * (imm->nu2[j] - nu_min));
+        w[j] = imm->mu[j] * e * sqrt((d_ref * imm->rho2_product[j]) / (imm->d_product[j] * rho2_ref));
         total += w[j];
     }
     if (!(total > 1e-300) || !isfinite(total)) {
@@ -341,4 +343,15 @@ void locus_imm_combined(const locus_imm *imm, double *x, double *P) {
     P[2] = P[8] = p[B00]; P[3] = P[12] = p[B01];
     P[6] = P[9] = p[B10]; P[7] = P[13] = p[B11];
     P[10] = p[C00]; P[11] = P[14] = p[C01]; P[15] = p[C11];
+}
+
+void locus_imm_combined_position(const locus_imm *imm, double *x, double *a) {
+    double mu[3];
+    settled_probabilities(imm, mu);
+    for (int i = 0; i < 4; i++) x[i] = mu[0] * imm->x[i][0] + mu[1] * imm->x[i][1] + mu[2] * imm->x[i][2];
+    for (int k = 0; k < 3; k++) a[k] = mu[0] * imm->p[k][0] + mu[1] * imm->p[k][1] + mu[2] * imm->p[k][2];
+    for (int m = 0; m < 3; m++) {
+        const double d0 = imm->x[0][m] - x[0], d1 = imm->x[1][m] - x[1];
+        a[A00] += mu[m] * d0 * d0; a[A01] += mu[m] * d0 * d1; a[A11] += mu[m] * d1 * d1;
+    }
 }

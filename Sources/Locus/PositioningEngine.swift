@@ -366,6 +366,17 @@ package struct PositioningEngine: Sendable {
     package mutating func advance(toSeconds t: Double) {
         guard !isFinished, t.isFinite, t > clockSeconds else { return }
         clockSeconds = t
+        // Most rows close no epoch and release no fix: two compares, no call.
+        if let top = dueHeap.top, top.key <= t {
+            closeDueEpochs(at: t)
+        } else if let first = reorder.top, first.timeSeconds < t {
+            release()
+        }
+    }
+
+    /// `advance`'s rare part: closes the epochs due at t (the clock), then releases.
+    @inline(never)
+    private mutating func closeDueEpochs(at t: Double) {
         while let top = dueHeap.top, top.key <= t {
             guard tags[top.tag].epochGeneration == top.generation, epochs.isOpen(top.tag) else {
                 dueHeap.pop()

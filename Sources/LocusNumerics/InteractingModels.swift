@@ -198,6 +198,27 @@ package struct InteractingModels: Sendable {
         return copy.settledCombination()
     }
 
+    /// `settle()` then the combination's mean and position covariance block, in place: a state whose
+    /// x and P's position block (entries 0, 1, 4, 5) are those of `combined` and whose other entries are
+    /// 0 — for an output at the models' own time (it must not be predicted further).
+    package mutating func settledPositionCombination() -> KalmanState {
+        var x = SIMD4<Double>.zero
+        var a = (0.0, 0.0, 0.0)
+        withUnsafeMutablePointer(to: &imm) { ip in
+            locus_imm_settle(ip)
+            withUnsafeMutablePointer(to: &x) { xp in
+                withUnsafeMutablePointer(to: &a) { ap in
+                    xp.withMemoryRebound(to: Double.self, capacity: 4) { xx in
+                        ap.withMemoryRebound(to: Double.self, capacity: 3) { aa in locus_imm_combined_position(ip, xx, aa) }
+                    }
+                }
+            }
+        }
+        var p = SIMD16<Double>.zero
+        p[0] = a.0; p[1] = a.1; p[4] = a.1; p[5] = a.2
+        return KalmanState(x: x, p: p)
+    }
+
     /// `settle()` then `combined`, in place: the per-fix path (the models are read where they are,
     /// not copied out first — a 600-byte copy per fix through a non-mutating pointer).
     package mutating func settledCombination() -> KalmanState {

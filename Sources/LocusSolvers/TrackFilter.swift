@@ -324,7 +324,9 @@ package struct TrackFilter: Sendable {
         if hasState && configuration.usesInteractingModels {
             // Combined first, into a local: mutating `models` inside the call's arguments made Swift
             // copy the whole filter to lend `self` to `fix`.
-            let current = models.settledCombination()
+            // At the models' own time (the usual case: the epoch's last range) the fix needs the mean
+            // and the position covariance only; later, the whole state is predicted to t.
+            let current = t <= stateSeconds ? models.settledPositionCombination() : models.settledCombination()
             f = fix(atSeconds: t, current: current)
         } else {
             f = fix(atSeconds: t)
@@ -400,7 +402,7 @@ package struct TrackFilter: Sendable {
         return PositionFix(timeSeconds: t, tag: tag, floor: floor,
                            position: Point3(x: mean.x[0], y: mean.x[1], z: tagHeightMeters),
                            velocity: Vector3(x: mean.x[2], y: mean.x[3], z: 0),
-                           covariance: SymmetricMatrix3(xx: covariance[0, 0], xy: covariance[0, 1], yy: covariance[1, 1], zz: 0),
+                           covariance: SymmetricMatrix3(xx: covariance.p[0], xy: covariance.p[1], yy: covariance.p[5], zz: 0),
                            quality: quality)
     }
 }

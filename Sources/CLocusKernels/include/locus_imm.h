@@ -107,4 +107,8 @@ void locus_imm_probabilities(const locus_imm *imm, double *mu);
 /// x = sum mu_j x_j, P = sum mu_j (P_j + (x_j - x)(x_j - x)^T) (full 4x4, row-major).
 void locus_imm_combined(const locus_imm *imm, double *x, double *P);
 
+/// locus_imm_combined's mean x (4) and its position block a = (P00, P01, P11) only, the same numbers
+/// (the per-fix output needs no velocity covariance).
+void locus_imm_combined_position(const locus_imm *imm, double *x, double *a);
+
 #endif
