@@ -47,8 +47,12 @@ typedef long long v4i __attribute__((vector_size(32)));
 /// s - s == 0 (NaN or infinity anywhere makes it NaN; so would a sum overflowing past 1e308, which no
 /// usable state comes near). Vector compares, then the three lanes' masks: no per-entry branches.
 static inline int usable(const locus_imm *imm) {
-    v4 s = load(imm->x[0]) + load(imm->x[1]) + load(imm->x[2]) + load(imm->x[3]);
-    for (int k = 0; k < 10; k++) s += load(imm->p[k]);
+    // A tree of sums (depth 4, not a chain of 13 additions): the check sits on every range's
+    // critical path, and nothing after it retires before it is known.
+    const v4 sx = (load(imm->x[0]) + load(imm->x[1])) + (load(imm->x[2]) + load(imm->x[3]));
+    const v4 sa = (load(imm->p[0]) + load(imm->p[1])) + (load(imm->p[2]) + load(imm->p[3]));
+    const v4 sb = (load(imm->p[4]) + load(imm->p[5])) + (load(imm->p[6]) + load(imm->p[7]));
+    const v4 s = (sx + sa) + (sb + (load(imm->p[8]) + load(imm->p[9])));
     const v4i finite = (s - s) == 0;
     if (!(finite[0] & finite[1] & finite[2])) return LOCUS_KALMAN_NOT_FINITE;
     const v4 zero = { 0, 0, 0, 0 };
@@ -180,7 +184,9 @@ static inline __attribute__((always_inline)) void interact(locus_imm *imm, const
     imm->p[C01][0] = 0;
 }
 
-static inline __attribute__((always_inline)) int predict(locus_imm *imm, const locus_imm_params *params, double t) {
+/// The prediction without its closing check (locus_imm_predict_update_range checks once, after the
+/// update, or on its refusal paths). LOCUS_KALMAN_BAD_ARGUMENT for a non-finite t, else OK.
+static inline __attribute__((always_inline)) int predict_unchecked(locus_imm *imm, const locus_imm_params *params, double t) {
     if (!isfinite(t)) return LOCUS_KALMAN_BAD_ARGUMENT;
     if (!(t > imm->t)) return LOCUS_KALMAN_OK;
     if (t - imm->t_interaction >= params->interaction_interval_s) {
@@ -209,12 +215,21 @@ static inline __attribute__((always_inline)) int predict(locus_imm *imm, const l
     store(imm->x[0], load(imm->x[0]) + d * load(imm->x[2]));
     store(imm->x[1], load(imm->x[1]) + d * load(imm->x[3]));
     imm->t = t;
-    return usable(imm);
+    return LOCUS_KALMAN_OK;
+}
+
+static inline __attribute__((always_inline)) int predict(locus_imm *imm, const locus_imm_params *params, double t) {
+    const int status = predict_unchecked(imm, params, t);
+    return status == LOCUS_KALMAN_OK ? usable(imm) : status;
 }
 
 /// sum_j mu_j x_j with the settled mu (no exp: the per-measurement summary of the mixture mean).
+/// Written with one 32-byte store: the caller reads it back with wide loads, and a load spanning
+/// several narrower stores cannot be forwarded from them (it waits for them to reach the cache).
 static inline __attribute__((always_inline)) void settled_mean(const locus_imm *imm, double *x) {
-    for (int i = 0; i < 4; i++) x[i] = imm->mu[0] * imm->x[i][0] + imm->mu[1] * imm->x[i][1] + imm->mu[2] * imm->x[i][2];
+    double m[4];
+    for (int i = 0; i < 4; i++) m[i] = imm->mu[0] * imm->x[i][0] + imm->mu[1] * imm->x[i][1] + imm->mu[2] * imm->x[i][2];
+    store(x, load(m));
 }
 
 /// Adds one measurement's per-model squared normalised innovation and innovation variance S = d / rho2
@@ -228,9 +243,12 @@ static inline __attribute__((always_inline)) void accumulate(locus_imm *imm, con
     imm->pending += 1;
 }
 
-static inline __attribute__((always_inline)) int update_range(locus_imm *imm, const double *anchor, double tag_height_m,
-                                                              double range_m, double variance, double gate_long,
-                                                              double gate_short, double *stats) {
+/// update_range, setting *refused_before_change when it returns before changing the struct.
+static inline __attribute__((always_inline)) int update_range_tracked(locus_imm *imm, const double *anchor, double tag_height_m,
+                                                                      double range_m, double variance, double gate_long,
+                                                                      double gate_short, double *stats,
+                                                                      int *refused_before_change) {
+    *refused_before_change = 1;
     if (!(variance > 0) || !isfinite(range_m) || !isfinite(variance)) return LOCUS_KALMAN_BAD_ARGUMENT;
     // With d = (px - ax, py - ay), rho^2 = |d|^2 + dz^2 and w = P (d, 0)^T (so P H^T = w / rho):
     //   rho^2 S = d^T A d + variance rho^2 =: D,   x <- x + w (y rho / D),   P <- P - w w^T / D.
@@ -254,33 +272,45 @@ static inline __attribute__((always_inline)) int update_range(locus_imm *imm, co
     const double y2 = y[2], r2 = rho2[2], d2 = d[2];
     if (stats) { stats[0] = y2; stats[1] = d2; stats[2] = r2; }
     if (y2 * y2 * r2 > (y2 > 0 ? gate_long * gate_long : gate_short * gate_short) * d2) return LOCUS_KALMAN_GATED;
-    // The struct changes from here on.
     const v4 inv = 1.0 / d, g = (y * rho) * inv;
     const v4 v0 = w0 * inv, v1 = w1 * inv, v2 = w2 * inv, v3 = w3 * inv;
-    store(imm->x[0], load(imm->x[0]) + w0 * g);
-    store(imm->x[1], load(imm->x[1]) + w1 * g);
-    store(imm->x[2], load(imm->x[2]) + w2 * g);
-    store(imm->x[3], load(imm->x[3]) + w3 * g);
-    store(imm->p[A00], a00 - v0 * w0);
-    store(imm->p[A01], a01 - v0 * w1);
-    store(imm->p[A11], a11 - v1 * w1);
-    store(imm->p[B00], b00 - v0 * w2);
-    store(imm->p[B01], b01 - v0 * w3);
-    store(imm->p[B10], b10 - v1 * w2);
-    store(imm->p[B11], b11 - v1 * w3);
-    store(imm->p[C00], load(imm->p[C00]) - v2 * w2);
-    store(imm->p[C01], load(imm->p[C01]) - v2 * w3);
-    store(imm->p[C11], load(imm->p[C11]) - v3 * w3);
-    const int status = usable(imm);
-    if (status != LOCUS_KALMAN_OK) return status;
+    const v4 x0 = load(imm->x[0]) + w0 * g, x1 = load(imm->x[1]) + w1 * g;
+    const v4 x2 = load(imm->x[2]) + w2 * g, x3 = load(imm->x[3]) + w3 * g;
+    const v4 n00 = a00 - v0 * w0, n01 = a01 - v0 * w1, n11 = a11 - v1 * w1;
+    const v4 m00 = b00 - v0 * w2, m01 = b01 - v0 * w3, m10 = b10 - v1 * w2, m11 = b11 - v1 * w3;
+    const v4 k00 = load(imm->p[C00]) - v2 * w2, k01 = load(imm->p[C01]) - v2 * w3, k11 = load(imm->p[C11]) - v3 * w3;
+    // The result is checked before it is committed (in registers: finite, positive diagonal, lanes
+    // 0-2); a refused result leaves the models as they were before this update.
+    const v4 sum = ((x0 + x1) + (x2 + x3)) + ((n00 + n01) + (n11 + m00)) + ((m01 + m10) + (m11 + k00)) + (k01 + k11);
+    const v4i finite = (sum - sum) == 0;
+    if (!(finite[0] & finite[1] & finite[2])) return LOCUS_KALMAN_NOT_FINITE;
+    const v4 zero = { 0, 0, 0, 0 };
+    const v4i positive = (n00 > zero) & (n11 > zero) & (k00 > zero) & (k11 > zero);
+    if (!(positive[0] & positive[1] & positive[2])) return LOCUS_KALMAN_NOT_POSITIVE;
+    // The struct changes from here on.
+    *refused_before_change = 0;
+    store(imm->x[0], x0); store(imm->x[1], x1); store(imm->x[2], x2); store(imm->x[3], x3);
+    store(imm->p[A00], n00); store(imm->p[A01], n01); store(imm->p[A11], n11);
+    store(imm->p[B00], m00); store(imm->p[B01], m01); store(imm->p[B10], m10); store(imm->p[B11], m11);
+    store(imm->p[C00], k00); store(imm->p[C01], k01); store(imm->p[C11], k11);
     // Likelihood terms: nu^2 = y^2 / S = y^2 rho^2 / D, and S = D / rho^2 (as its two factors).
     const v4 nu2 = (y * y) * rho2 * inv;
     accumulate(imm, &nu2, &d, &rho2);
     if (stats) {
         settled_mean(imm, stats + 3);
-        stats[7] = dx[2]; stats[8] = dy[2];
+        // One 16-byte store for the pair (read back as one: see settled_mean).
+        const double pair[2] = { dx[2], dy[2] };
+        memcpy(stats + 7, pair, sizeof pair);
     }
     return LOCUS_KALMAN_OK;
+}
+
+static inline __attribute__((always_inline)) int update_range(locus_imm *imm, const double *anchor, double tag_height_m,
+                                                              double range_m, double variance, double gate_long,
+                                                              double gate_short, double *stats) {
+    int refused_before_change = 0;
+    return update_range_tracked(imm, anchor, tag_height_m, range_m, variance, gate_long, gate_short, stats,
+                                &refused_before_change);
 }
 
 LOCUS_IMM_CLONES int locus_imm_predict(locus_imm *imm, const locus_imm_params *params, double t) {
@@ -296,10 +326,23 @@ LOCUS_IMM_CLONES int locus_imm_predict_update_range(locus_imm *imm, const locus_
                                                     const double *anchor, double tag_height_m, double range_m,
                                                     double variance, double gate_long, double gate_short,
                                                     double *stats, int *predicted) {
-    const int status = predict(imm, params, t);
-    *predicted = status == LOCUS_KALMAN_OK;
-    if (status != LOCUS_KALMAN_OK) return status;
-    return update_range(imm, anchor, tag_height_m, range_m, variance, gate_long, gate_short, stats);
+    // The prediction's own check is left to the end: an accepted update ends with the same check of the
+    // updated models, which a non-finite or non-positive prediction cannot pass (NaN and infinity
+    // survive the update's additions and subtractions). Only the paths that refuse the update before
+    // changing the struct check the predicted models themselves — and so say whether the prediction
+    // failed, exactly as a checked prediction first would.
+    const int status = predict_unchecked(imm, params, t);
+    if (status != LOCUS_KALMAN_OK) { *predicted = 0; return status; }
+    int refused_before_change = 0;
+    const int updated = update_range_tracked(imm, anchor, tag_height_m, range_m, variance, gate_long, gate_short, stats,
+                                             &refused_before_change);
+    if (refused_before_change) {
+        const int prediction = usable(imm);
+        *predicted = prediction == LOCUS_KALMAN_OK;
+        return prediction == LOCUS_KALMAN_OK ? updated : prediction;
+    }
+    *predicted = 1;
+    return updated;
 }
 
 int locus_imm_update_position(locus_imm *imm, const double *z, const double *r, double gate, double *stats) {

@@ -41,7 +41,10 @@ struct TrackRangeBuffer: Sendable {
         hint = 0
     }
 
-    /// Keeps this range as the latest of its locator.
+    /// Keeps this range as the latest of its locator. Inlined (the common case, a ranging round in
+    /// its usual order, is one compare and a store): an entry built on the caller's stack with narrow
+    /// stores and read back here with wide loads waited for the stores each time.
+    @inline(__always)
     mutating func insert(_ entry: Entry) {
         let n = count
         if hint < n, storage[hint].address == entry.address {
@@ -49,6 +52,13 @@ struct TrackRangeBuffer: Sendable {
             hint = hint + 1 == n ? 0 : hint + 1
             return
         }
+        insertSlowly(entry)
+    }
+
+    /// `insert` when the hint misses: a search, an append, or the oldest entry replaced.
+    @inline(never)
+    private mutating func insertSlowly(_ entry: Entry) {
+        let n = count
         for i in 0..<n where storage[i].address == entry.address {
             storage[i] = entry
             hint = i + 1 == n ? 0 : i + 1

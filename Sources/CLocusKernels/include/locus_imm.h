@@ -16,10 +16,13 @@
 // interactions each model is predicted and updated on its own, and the measurement likelihoods of each
 // model are accumulated (sum of squared normalised innovations, product of innovation variances) and
 // folded into the model probabilities at the next interaction (or on demand, without changing the
-// struct). LOCUS_KALMAN_GATED and LOCUS_KALMAN_BAD_ARGUMENT leave the struct untouched; after
-// LOCUS_KALMAN_NOT_FINITE or LOCUS_KALMAN_NOT_POSITIVE from a prediction or range update it is unusable
-// until the next reset (the caller drops the track: the checks run on the result, in place, so that the
-// hot path copies nothing).
+// struct). A range update that is gated, given bad arguments, or whose result would not be finite or
+// would lose a positive covariance diagonal (LOCUS_KALMAN_GATED, _BAD_ARGUMENT, _NOT_FINITE,
+// _NOT_POSITIVE) leaves the struct untouched: the result is checked in registers before it is stored.
+// After LOCUS_KALMAN_NOT_FINITE or LOCUS_KALMAN_NOT_POSITIVE from a prediction the struct is unusable
+// until the next reset (the caller drops the track). locus_imm_predict_update_range checks its
+// prediction once, with the update's result (or, on the paths that refuse the update, the predicted
+// models themselves), and reports through *predicted whether the prediction was at fault.
 #ifndef LOCUS_IMM_H
 #define LOCUS_IMM_H
 
