@@ -19,8 +19,10 @@ package struct TagRangeOffsetConfiguration: Sendable, Hashable {
     package var rejectionSigmas: Double
     /// An epoch whose offset innovation exceeds this many √(P + R) is ignored.
     package var gateSigmas: Double
-    /// Seeded with a tracked position, an epoch's Gauss–Newton stops after a step (|Δx| + |Δy| + |Δb|)
-    /// shorter than this, metres (unseeded: 0.1 mm).
+    /// Seeded with a tracked position, an epoch is linearised once at the seed when its position step
+    /// |Δx| + |Δy| stays under this, metres (one Gauss–Newton step from d away errs by O(d²/ρ): ≤ ~1 mm
+    /// for d ≤ 5 cm); otherwise its Gauss–Newton from the seed stops after a step (|Δx| + |Δy| + |Δb|)
+    /// shorter than this (unseeded: 0.1 mm).
     package var seededStepToleranceMeters: Double
 
     /// Creates settings; every argument defaults to the value of `standard`.
@@ -49,7 +51,8 @@ package struct TagRangeOffsetConfiguration: Sendable, Hashable {
 /// already corrected by the current estimate b̂, so the epoch measures the residual δ with variance
 /// R = σ²·(N⁻¹)_bb (N = HᵀH, rows Hᵢ = (∂ρᵢ/∂x, ∂ρᵢ/∂y, 1)). A scalar Kalman filter on the random
 /// walk b then updates: P ← P + q_b·Δt, K = P/(P + R), b̂ ← b̂ + K·δ, P ← (1 − K)·P. Allocation-free;
-/// O(n) per epoch for n ranges.
+/// O(n) per epoch for n ranges. Seeded with a tracked position the epoch is linearised once there
+/// (one pass of square roots; outliers dropped by downdating N), see `solveLinearised`.
 package struct TagRangeOffsetEstimator: Sendable {
     /// The settings.
     package var configuration: TagRangeOffsetConfiguration { shared.value }
@@ -84,40 +87,18 @@ package struct TagRangeOffsetEstimator: Sendable {
     /// epoch solved again. An epoch δ whose normalised innovation |δ|/√(P + R) exceeds
     /// `gateSigmas` is ignored. Epochs with too few ranges, a singular geometry or a non-finite or
     /// implausible solution leave the estimate unchanged.
-    /// `seed` (e.g. the tag's tracked position) starts the solve; without one it starts at the last
-    /// epoch's solution (or the locators' centroid).
+    /// `seed` (e.g. the tag's tracked position) linearises the epoch once (`solveLinearised`: one
+    /// Gauss–Newton step, error O(d²/ρ) for a seed d away — ≤ ~1 mm from a tracked seed ≤ 5 cm
+    /// away); a seed whose step reaches `seededStepToleranceMeters` falls back to the iterative
+    /// solve from it. Without one the solve iterates from the last epoch's solution (or the
+    /// locators' centroid).
     package mutating func update(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
                                  tagHeightMeters h: Double, timeSeconds: Double, seed start: Point2? = nil) {
-        let n = min(locators.count, rangesMeters.count, 64)
         let c = configuration
-        guard n >= max(4, c.minimumRanges) else { return }
-        var seed: Point2
-        // Gauss–Newton's error after a step of length d is O(d²/ρ): from a tracked seed (centimetres
-        // away) one step of ≤ 5 cm leaves under a millimetre, far below an epoch's σ of the offset.
-        var stepTolerance = 1e-4
-        if let p = start, p.x.isFinite, p.y.isFinite {
-            seed = p
-            stepTolerance = c.seededStepToleranceMeters
-        } else if let p = lastPosition {
-            seed = p
-        } else {
-            var x = 0.0, y = 0.0
-            for i in 0..<n { x += locators[i].x; y += locators[i].y }
-            seed = Point2(x: x / Double(n), y: y / Double(n))
-        }
-        var used: UInt64 = n == 64 ? ~0 : (UInt64(1) << UInt64(n)) - 1
-        var usedCount = n
-        var solution: Solution? = nil
-        while true {
-            guard let s = Self.solve(locators: locators, rangesMeters: rangesMeters, used: used, count: n, tagHeightMeters: h,
-                                     seed: seed, stepToleranceMeters: stepTolerance) else { return }
-            solution = s
-            seed = s.position
-            guard usedCount > max(4, c.minimumRanges), s.worstResidualMeters > c.rejectionSigmas * c.rangeSigmaMeters else { break }
-            used &= ~(UInt64(1) << UInt64(s.worstIndex))
-            usedCount -= 1
-        }
-        guard let s = solution, abs(offsetMeters + s.offsetMeters) <= c.maximumOffsetMeters else { return }
+        guard let epoch = Self.solveEpoch(locators: locators, rangesMeters: rangesMeters, tagHeightMeters: h,
+                                          seed: start, lastPosition: lastPosition, configuration: c) else { return }
+        let s = epoch.solution
+        guard abs(offsetMeters + s.offsetMeters) <= c.maximumOffsetMeters else { return }
         let r = c.rangeSigmaMeters * c.rangeSigmaMeters * s.offsetCofactor
         var p = varianceSquareMeters
         if let last = lastTimeSeconds, timeSeconds > last { p += c.driftDensity * (timeSeconds - last) }
@@ -130,8 +111,70 @@ package struct TagRangeOffsetEstimator: Sendable {
         updates += 1
     }
 
+    /// One epoch's solution after outlier rejection, with how it was reached (for `update` and tests).
+    struct Epoch {
+        /// The (x, y, b) solution on the ranges kept.
+        var solution: Solution
+        /// The worst range (largest |residual|) of the first solve, on all ranges, and its |residual| (m).
+        var firstWorstIndex: Int
+        var firstWorstResidualMeters: Double
+        /// Bit i set: range i was dropped as an outlier.
+        var droppedMask: UInt64
+        /// True when the seeded one-linearisation path solved it (false: iterative Gauss–Newton).
+        var linearised: Bool
+    }
+
+    /// Solves one epoch with outlier rejection: seeded (finite `start`) by one linearisation at the
+    /// seed (`solveLinearised`), falling back to the iterative path when the seed was far; unseeded
+    /// by Gauss–Newton from `lastPosition` (or the locators' centroid). Nil when the epoch is not usable.
+    static func solveEpoch(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
+                           tagHeightMeters h: Double, seed start: Point2?, lastPosition: Point2?,
+                           configuration c: TagRangeOffsetConfiguration) -> Epoch? {
+        let n = min(locators.count, rangesMeters.count, 64)
+        guard n >= max(4, c.minimumRanges) else { return nil }
+        var seed: Point2
+        // Gauss–Newton's error after a step of length d is O(d²/ρ): from a tracked seed (centimetres
+        // away) one step of ≤ 5 cm leaves under a millimetre, far below an epoch's σ of the offset.
+        var stepTolerance = 1e-4
+        if let p = start, p.x.isFinite, p.y.isFinite {
+            switch solveLinearised(locators: locators, rangesMeters: rangesMeters, count: n, tagHeightMeters: h,
+                                   seed: p, configuration: c) {
+            case .solved(let epoch): return epoch
+            case .unusable: return nil
+            case .far: break
+            }
+            seed = p
+            stepTolerance = c.seededStepToleranceMeters
+        } else if let p = lastPosition {
+            seed = p
+        } else {
+            var x = 0.0, y = 0.0
+            for i in 0..<n { x += locators[i].x; y += locators[i].y }
+            seed = Point2(x: x / Double(n), y: y / Double(n))
+        }
+        var used: UInt64 = n == 64 ? ~0 : (UInt64(1) << UInt64(n)) - 1
+        var usedCount = n
+        var dropped: UInt64 = 0
+        var first: Solution? = nil
+        while true {
+            guard let s = solve(locators: locators, rangesMeters: rangesMeters, used: used, count: n, tagHeightMeters: h,
+                                seed: seed, stepToleranceMeters: stepTolerance) else { return nil }
+            let head = first ?? s
+            first = head
+            seed = s.position
+            guard usedCount > max(4, c.minimumRanges), s.worstResidualMeters > c.rejectionSigmas * c.rangeSigmaMeters else {
+                return Epoch(solution: s, firstWorstIndex: head.worstIndex, firstWorstResidualMeters: head.worstResidualMeters,
+                             droppedMask: dropped, linearised: false)
+            }
+            let bit = UInt64(1) << UInt64(s.worstIndex)
+            used &= ~bit
+            dropped |= bit
+            usedCount -= 1
+        }
+    }
+
     /// One epoch's planar (x, y, b) least-squares solution.
-    private struct Solution {
+    struct Solution {
         var position: Point2
         var offsetMeters: Double
         /// (N⁻¹)_bb: the variance of b̂ per unit range variance.
@@ -146,7 +189,7 @@ package struct TagRangeOffsetEstimator: Sendable {
     /// The ranges go through in pairs (`rangePair`): the square roots and divisions of two ranges
     /// in one SIMD instruction each, lane by lane the same IEEE operations as one at a time; the
     /// sums still take the ranges in index order, so the result is bit for bit the scalar one.
-    private static func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
+    static func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
                               used: UInt64, count n: Int, tagHeightMeters h: Double, seed: Point2,
                               stepToleranceMeters: Double) -> Solution? {
         var x = seed.x, y = seed.y, b = 0.0
@@ -206,7 +249,7 @@ package struct TagRangeOffsetEstimator: Sendable {
     /// Ranges i and j (lanes 0 and 1) at (x, y, h) with offset b: distance ρ = ‖(x, y, h) − a‖ (m),
     /// direction cosines hx = (x − aₓ)/ρ, hy = (y − a_y)/ρ, and residual v = r − ρ − b (m).
     @inline(__always)
-    private static func rangePair(_ i: Int, _ j: Int, locators: UnsafeBufferPointer<Point3>,
+    static func rangePair(_ i: Int, _ j: Int, locators: UnsafeBufferPointer<Point3>,
                                   rangesMeters: UnsafeBufferPointer<Double>, x: Double, y: Double, h: Double,
                                   b: Double) -> (rho: SIMD2<Double>, hx: SIMD2<Double>, hy: SIMD2<Double>, v: SIMD2<Double>) {
         let a = locators[i], c = locators[j]
