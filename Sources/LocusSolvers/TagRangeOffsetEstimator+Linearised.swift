@@ -9,8 +9,10 @@ extension TagRangeOffsetEstimator {
         /// the epoch is not used (the iterative path would give up on it as well).
         case unusable
         /// The position step |Δx| + |Δy| reached `seededStepToleranceMeters`: the seed was far from
-        /// the epoch's solution and one linearisation is not accurate enough; solve iteratively.
-        case far
+        /// the epoch's solution and one linearisation is not accurate enough; solve iteratively,
+        /// starting from `position` = seed + (Δₓ, Δ_y) (one Gauss–Newton step on, the outliers found
+        /// so far left out: a start closer to the epoch's solution than the seed).
+        case far(position: Point2)
     }
 
     /// One epoch's (x, y, b) solution linearised ONCE at the tracked seed s = (xₛ, yₛ), b = 0.
@@ -32,7 +34,8 @@ extension TagRangeOffsetEstimator {
     /// that is ≤ ~1 mm, far below an epoch's σ of the offset (σ·√(N⁻¹)_bb ≈ 4 cm for 8 ranges of
     /// σ = 0.1 m); the iterative path agrees to that. Before an outlier is dropped, its pull may
     /// make the intermediate Δ larger (decimetres): the residuals then err by centimetres, small
-    /// against the 3σ = 0.3 m rejection threshold. A final step ≥ the gate returns `.far`.
+    /// against the 3σ = 0.3 m rejection threshold. A final step ≥ the gate returns `.far` with the
+    /// point reached, where the iterative solve continues.
     ///
     /// Called with n ≥ max(4, `minimumRanges`) and n ≤ 64 ranges.
     static func solveLinearised(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
@@ -104,7 +107,7 @@ extension TagRangeOffsetEstimator {
             }
             if firstWorst < 0 { firstWorst = worst; firstWorstResidual = worstResidual }
             guard usedCount > minimumUsed, worstResidual > limitMeters else {
-                if abs(d0) + abs(d1) >= c.seededStepToleranceMeters { return .far }
+                if abs(d0) + abs(d1) >= c.seededStepToleranceMeters { return .far(position: Point2(x: seed.x + d0, y: seed.y + d1)) }
                 let solution = Solution(position: Point2(x: seed.x + d0, y: seed.y + d1), offsetMeters: d2,
                                         offsetCofactor: cofactor, worstIndex: worst, worstResidualMeters: worstResidual)
                 return .solved(Epoch(solution: solution, firstWorstIndex: firstWorst,

@@ -65,7 +65,7 @@ package struct TagRangeOffsetEstimator: Sendable {
     /// Epochs that updated the estimate.
     package private(set) var updates = 0
     private var lastTimeSeconds: Double?
-    private var lastPosition: Point2?
+    private(set) var lastPosition: Point2?
 
     /// An estimator at b̂ = 0 with variance P = `initialSigmaMeters`².
     package init(configuration: TagRangeOffsetConfiguration = .standard) {
@@ -125,7 +125,8 @@ package struct TagRangeOffsetEstimator: Sendable {
     }
 
     /// Solves one epoch with outlier rejection: seeded (finite `start`) by one linearisation at the
-    /// seed (`solveLinearised`), falling back to the iterative path when the seed was far; unseeded
+    /// seed (`solveLinearised`), falling back to the iterative path (from the point that one step
+    /// reached, stopping after a step under `seededStepToleranceMeters`) when the seed was far; unseeded
     /// by Gauss–Newton from `lastPosition` (or the locators' centroid). Nil when the epoch is not usable.
     static func solveEpoch(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
                            tagHeightMeters h: Double, seed start: Point2?, lastPosition: Point2?,
@@ -141,9 +142,8 @@ package struct TagRangeOffsetEstimator: Sendable {
                                    seed: p, configuration: c) {
             case .solved(let epoch): return epoch
             case .unusable: return nil
-            case .far: break
+            case .far(let position): seed = position
             }
-            seed = p
             stepTolerance = c.seededStepToleranceMeters
         } else if let p = lastPosition {
             seed = p
