@@ -9,10 +9,10 @@ extension TagRangeOffsetEstimator {
         /// the epoch is not used (the iterative path would give up on it as well).
         case unusable
         /// The position step |Δx| + |Δy| reached `seededStepToleranceMeters`: the seed was far from
-        /// the epoch's solution and one linearisation is not accurate enough; solve iteratively,
-        /// starting from `position` = seed + (Δₓ, Δ_y) (one Gauss–Newton step on, the outliers found
-        /// so far left out: a start closer to the epoch's solution than the seed).
-        case far(position: Point2)
+        /// the epoch's solution and one linearisation there is not accurate enough. `position` =
+        /// seed + (Δₓ, Δ_y) and `offsetMeters` = Δ_b are one Gauss–Newton step on (the outliers found
+        /// so far left out): a start closer to the epoch's solution than the seed.
+        case far(position: Point2, offsetMeters: Double)
     }
 
     /// One epoch's (x, y, b) solution linearised ONCE at the tracked seed s = (xₛ, yₛ), b = 0.
@@ -107,11 +107,11 @@ extension TagRangeOffsetEstimator {
             }
             if firstWorst < 0 { firstWorst = worst; firstWorstResidual = worstResidual }
             guard usedCount > minimumUsed, worstResidual > limitMeters else {
-                if abs(d0) + abs(d1) >= c.seededStepToleranceMeters { return .far(position: Point2(x: seed.x + d0, y: seed.y + d1)) }
+                if abs(d0) + abs(d1) >= c.seededStepToleranceMeters { return .far(position: Point2(x: seed.x + d0, y: seed.y + d1), offsetMeters: d2) }
                 let solution = Solution(position: Point2(x: seed.x + d0, y: seed.y + d1), offsetMeters: d2,
                                         offsetCofactor: cofactor, worstIndex: worst, worstResidualMeters: worstResidual)
                 return .solved(Epoch(solution: solution, firstWorstIndex: firstWorst,
-                                     firstWorstResidualMeters: firstWorstResidual, droppedMask: dropped, linearised: true))
+                                     firstWorstResidualMeters: firstWorstResidual, droppedMask: dropped, linearisations: 1, linearised: true))
             }
             // Downdate: take row k = (hx, hy, 1) and its residual out of N and g.
             let hx = directions[worst][0], hy = directions[worst][1], v = residuals[worst]

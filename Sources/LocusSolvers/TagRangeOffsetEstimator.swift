@@ -120,14 +120,23 @@ package struct TagRangeOffsetEstimator: Sendable {
         var firstWorstResidualMeters: Double
         /// Bit i set: range i was dropped as an outlier.
         var droppedMask: UInt64
-        /// True when the seeded one-linearisation path solved it (false: iterative Gauss–Newton).
+        /// Linearisations made before the solution (`solveLinearised` passes: 0 unseeded, 1 or 2 seeded).
+        var linearisations: Int
+        /// True when a linearisation (`solveLinearised`) gave the solution; false: iterative Gauss–Newton.
         var linearised: Bool
     }
 
-    /// Solves one epoch with outlier rejection: seeded (finite `start`) by one linearisation at the
-    /// seed (`solveLinearised`), falling back to the iterative path (from the point that one step
-    /// reached, stopping after a step under `seededStepToleranceMeters`) when the seed was far; unseeded
-    /// by Gauss–Newton from `lastPosition` (or the locators' centroid). Nil when the epoch is not usable.
+    /// A seeded epoch is linearised at most this often (the seed, then the point one step reached)
+    /// before it falls back to iterating.
+    static let maximumLinearisations = 2
+
+    /// Solves one epoch with outlier rejection. Seeded (finite `start`): one linearisation at the
+    /// seed (`solveLinearised`); when its position step reaches `seededStepToleranceMeters` (the seed
+    /// was far) once more at the point that step reached — Gauss–Newton converges quadratically, so
+    /// the second step is usually millimetres and the O(d²/ρ) bound holds for the step accepted —
+    /// and when still far, the iterative path from the last point (stopping after a step under
+    /// `seededStepToleranceMeters`). Unseeded: Gauss–Newton from `lastPosition` (or the locators'
+    /// centroid) to a 0.1 mm step. Nil when the epoch is not usable.
     static func solveEpoch(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
                            tagHeightMeters h: Double, seed start: Point2?, lastPosition: Point2?,
                            configuration c: TagRangeOffsetConfiguration) -> Epoch? {
@@ -137,12 +146,19 @@ package struct TagRangeOffsetEstimator: Sendable {
         // Gauss–Newton's error after a step of length d is O(d²/ρ): from a tracked seed (centimetres
         // away) one step of ≤ 5 cm leaves under a millimetre, far below an epoch's σ of the offset.
         var stepTolerance = 1e-4
+        var startOffset = 0.0, linearisations = 0
         if let p = start, p.x.isFinite, p.y.isFinite {
-            switch solveLinearised(locators: locators, rangesMeters: rangesMeters, count: n, tagHeightMeters: h,
-                                   seed: p, configuration: c) {
-            case .solved(let epoch): return epoch
-            case .unusable: return nil
-            case .far(let position): seed = position
+            seed = p
+            while linearisations < maximumLinearisations {
+                linearisations += 1
+                switch solveLinearised(locators: locators, rangesMeters: rangesMeters, count: n, tagHeightMeters: h,
+                                       seed: seed, configuration: c) {
+                case .solved(var epoch):
+                    epoch.linearisations = linearisations
+                    return epoch
+                case .unusable: return nil
+                case .far(let position, let offset): seed = position; startOffset = offset
+                }
             }
             stepTolerance = c.seededStepToleranceMeters
         } else if let p = lastPosition {
@@ -158,13 +174,14 @@ package struct TagRangeOffsetEstimator: Sendable {
         var first: Solution? = nil
         while true {
             guard let s = solve(locators: locators, rangesMeters: rangesMeters, used: used, count: n, tagHeightMeters: h,
-                                seed: seed, stepToleranceMeters: stepTolerance) else { return nil }
+                                seed: seed, offsetMeters: startOffset, stepToleranceMeters: stepTolerance) else { return nil }
+            startOffset = 0
             let head = first ?? s
             first = head
             seed = s.position
             guard usedCount > max(4, c.minimumRanges), s.worstResidualMeters > c.rejectionSigmas * c.rangeSigmaMeters else {
                 return Epoch(solution: s, firstWorstIndex: head.worstIndex, firstWorstResidualMeters: head.worstResidualMeters,
-                             droppedMask: dropped, linearised: false)
+                             droppedMask: dropped, linearisations: linearisations, linearised: false)
             }
             let bit = UInt64(1) << UInt64(s.worstIndex)
             used &= ~bit
@@ -183,16 +200,17 @@ package struct TagRangeOffsetEstimator: Sendable {
         var worstResidualMeters: Double
     }
 
-    /// Gauss–Newton on (x, y, b) over the ranges in `used` (bit i: range i), ≤ 10 iterations,
-    /// N·Δ = Hᵀv solved by the adjugate of the 3×3 N. Nil for a singular or non-finite result.
+    /// Gauss–Newton on (x, y, b) from (`seed`, `offsetMeters`) over the ranges in `used` (bit i:
+    /// range i), ≤ 10 iterations, N·Δ = Hᵀv solved by the adjugate of the 3×3 N. Nil for a singular
+    /// or non-finite result.
     ///
     /// The ranges go through in pairs (`rangePair`): the square roots and divisions of two ranges
     /// in one SIMD instruction each, lane by lane the same IEEE operations as one at a time; the
     /// sums still take the ranges in index order, so the result is bit for bit the scalar one.
     static func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
-                              used: UInt64, count n: Int, tagHeightMeters h: Double, seed: Point2,
-                              stepToleranceMeters: Double) -> Solution? {
-        var x = seed.x, y = seed.y, b = 0.0
+                      used: UInt64, count n: Int, tagHeightMeters h: Double, seed: Point2, offsetMeters b0: Double = 0,
+                      stepToleranceMeters: Double) -> Solution? {
+        var x = seed.x, y = seed.y, b = b0
         var n00 = 0.0, n01 = 0.0, n02 = 0.0, n11 = 0.0, n12 = 0.0, n22 = 0.0, det = 0.0
         for _ in 0..<10 {
             n00 = 0; n01 = 0; n02 = 0; n11 = 0; n12 = 0; n22 = 0
