@@ -19,14 +19,19 @@ package struct TagRangeOffsetConfiguration: Sendable, Hashable {
     package var rejectionSigmas: Double
     /// An epoch whose offset innovation exceeds this many √(P + R) is ignored.
     package var gateSigmas: Double
-    /// Seeded with a tracked position, an epoch's Gauss–Newton stops after a step (|Δx| + |Δy| + |Δb|)
-    /// shorter than this, metres (unseeded: 0.1 mm).
+    /// Seeded with a tracked position, an epoch is linearised once at the seed when its position step
+    /// |Δx| + |Δy| stays under this, metres (one Gauss–Newton step from d away errs by O(d²/ρ): a few
+    /// mm at most for d ≤ 15 cm and ranges of metres, typically d ≈ 4 cm — the scatter of one epoch's
+    /// solution — and < 1 mm; the scalar filter on b then averages it over many epochs); otherwise its
+    /// Gauss–Newton from the seed stops after a step (|Δx| + |Δy| + |Δb|) shorter than this
+    /// (unseeded: 0.1 mm). 15 cm, not 5: one epoch's solution scatters by several cm around the
+    /// tracked seed, so at 5 cm half the epochs needed a second linearisation.
     package var seededStepToleranceMeters: Double
 
     /// Creates settings; every argument defaults to the value of `standard`.
     package init(rangeSigmaMeters: Double = 0.1, driftDensity: Double = 1e-5, initialSigmaMeters: Double = 1,
                  minimumRanges: Int = 4, maximumOffsetMeters: Double = 1.5, rejectionSigmas: Double = 3,
-                 gateSigmas: Double = 4, seededStepToleranceMeters: Double = 0.05) {
+                 gateSigmas: Double = 4, seededStepToleranceMeters: Double = 0.15) {
         self.rangeSigmaMeters = rangeSigmaMeters
         self.driftDensity = driftDensity
         self.initialSigmaMeters = initialSigmaMeters
@@ -49,7 +54,8 @@ package struct TagRangeOffsetConfiguration: Sendable, Hashable {
 /// already corrected by the current estimate b̂, so the epoch measures the residual δ with variance
 /// R = σ²·(N⁻¹)_bb (N = HᵀH, rows Hᵢ = (∂ρᵢ/∂x, ∂ρᵢ/∂y, 1)). A scalar Kalman filter on the random
 /// walk b then updates: P ← P + q_b·Δt, K = P/(P + R), b̂ ← b̂ + K·δ, P ← (1 − K)·P. Allocation-free;
-/// O(n) per epoch for n ranges.
+/// O(n) per epoch for n ranges. Seeded with a tracked position the epoch is linearised once there
+/// (one pass of square roots; outliers dropped by downdating N), see `solveLinearised`.
 package struct TagRangeOffsetEstimator: Sendable {
     /// The settings.
     package var configuration: TagRangeOffsetConfiguration { shared.value }
@@ -62,7 +68,7 @@ package struct TagRangeOffsetEstimator: Sendable {
     /// Epochs that updated the estimate.
     package private(set) var updates = 0
     private var lastTimeSeconds: Double?
-    private var lastPosition: Point2?
+    private(set) var lastPosition: Point2?
 
     /// An estimator at b̂ = 0 with variance P = `initialSigmaMeters`².
     package init(configuration: TagRangeOffsetConfiguration = .standard) {
@@ -84,40 +90,18 @@ package struct TagRangeOffsetEstimator: Sendable {
     /// epoch solved again. An epoch δ whose normalised innovation |δ|/√(P + R) exceeds
     /// `gateSigmas` is ignored. Epochs with too few ranges, a singular geometry or a non-finite or
     /// implausible solution leave the estimate unchanged.
-    /// `seed` (e.g. the tag's tracked position) starts the solve; without one it starts at the last
-    /// epoch's solution (or the locators' centroid).
+    /// `seed` (e.g. the tag's tracked position) linearises the epoch once (`solveLinearised`: one
+    /// Gauss–Newton step, error O(d²/ρ) for a seed d away — ≤ ~1 mm from a tracked seed ≤ 5 cm
+    /// away, a few mm at the 15 cm gate); a seed whose step reaches `seededStepToleranceMeters` falls back to the iterative
+    /// solve from it. Without one the solve iterates from the last epoch's solution (or the
+    /// locators' centroid).
     package mutating func update(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
                                  tagHeightMeters h: Double, timeSeconds: Double, seed start: Point2? = nil) {
-        let n = min(locators.count, rangesMeters.count, 64)
         let c = configuration
-        guard n >= max(4, c.minimumRanges) else { return }
-        var seed: Point2
-        // Gauss–Newton's error after a step of length d is O(d²/ρ): from a tracked seed (centimetres
-        // away) one step of ≤ 5 cm leaves under a millimetre, far below an epoch's σ of the offset.
-        var stepTolerance = 1e-4
-        if let p = start, p.x.isFinite, p.y.isFinite {
-            seed = p
-            stepTolerance = c.seededStepToleranceMeters
-        } else if let p = lastPosition {
-            seed = p
-        } else {
-            var x = 0.0, y = 0.0
-            for i in 0..<n { x += locators[i].x; y += locators[i].y }
-            seed = Point2(x: x / Double(n), y: y / Double(n))
-        }
-        var used: UInt64 = n == 64 ? ~0 : (UInt64(1) << UInt64(n)) - 1
-        var usedCount = n
-        var solution: Solution? = nil
-        while true {
-            guard let s = Self.solve(locators: locators, rangesMeters: rangesMeters, used: used, count: n, tagHeightMeters: h,
-                                     seed: seed, stepToleranceMeters: stepTolerance) else { return }
-            solution = s
-            seed = s.position
-            guard usedCount > max(4, c.minimumRanges), s.worstResidualMeters > c.rejectionSigmas * c.rangeSigmaMeters else { break }
-            used &= ~(UInt64(1) << UInt64(s.worstIndex))
-            usedCount -= 1
-        }
-        guard let s = solution, abs(offsetMeters + s.offsetMeters) <= c.maximumOffsetMeters else { return }
+        guard let epoch = Self.solveEpoch(locators: locators, rangesMeters: rangesMeters, tagHeightMeters: h,
+                                          seed: start, lastPosition: lastPosition, configuration: c) else { return }
+        let s = epoch.solution
+        guard abs(offsetMeters + s.offsetMeters) <= c.maximumOffsetMeters else { return }
         let r = c.rangeSigmaMeters * c.rangeSigmaMeters * s.offsetCofactor
         var p = varianceSquareMeters
         if let last = lastTimeSeconds, timeSeconds > last { p += c.driftDensity * (timeSeconds - last) }
@@ -130,8 +114,87 @@ package struct TagRangeOffsetEstimator: Sendable {
         updates += 1
     }
 
+    /// One epoch's solution after outlier rejection, with how it was reached (for `update` and tests).
+    struct Epoch {
+        /// The (x, y, b) solution on the ranges kept.
+        var solution: Solution
+        /// The worst range (largest |residual|) of the first solve, on all ranges, and its |residual| (m).
+        var firstWorstIndex: Int
+        var firstWorstResidualMeters: Double
+        /// Bit i set: range i was dropped as an outlier.
+        var droppedMask: UInt64
+        /// Linearisations made before the solution (`solveLinearised` passes: 0 unseeded, 1 or 2 seeded).
+        var linearisations: Int
+        /// True when a linearisation (`solveLinearised`) gave the solution; false: iterative Gauss–Newton.
+        var linearised: Bool
+    }
+
+    /// A seeded epoch is linearised at most this often (the seed, then the point one step reached)
+    /// before it falls back to iterating.
+    static let maximumLinearisations = 2
+
+    /// Solves one epoch with outlier rejection. Seeded (finite `start`): one linearisation at the
+    /// seed (`solveLinearised`); when its position step reaches `seededStepToleranceMeters` (the seed
+    /// was far) once more at the point that step reached — Gauss–Newton converges quadratically, so
+    /// the second step is usually millimetres and the O(d²/ρ) bound holds for the step accepted —
+    /// and when still far, the iterative path from the last point (stopping after a step under
+    /// `seededStepToleranceMeters`). Unseeded: Gauss–Newton from `lastPosition` (or the locators'
+    /// centroid) to a 0.1 mm step. Nil when the epoch is not usable.
+    static func solveEpoch(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
+                           tagHeightMeters h: Double, seed start: Point2?, lastPosition: Point2?,
+                           configuration c: TagRangeOffsetConfiguration) -> Epoch? {
+        let n = min(locators.count, rangesMeters.count, 64)
+        guard n >= max(4, c.minimumRanges) else { return nil }
+        var seed: Point2
+        // Gauss–Newton's error after a step of length d is O(d²/ρ): from a tracked seed (centimetres
+        // away) one step of a few cm leaves about a millimetre, far below an epoch's σ of the offset.
+        var stepTolerance = 1e-4
+        var startOffset = 0.0, linearisations = 0
+        if let p = start, p.x.isFinite, p.y.isFinite {
+            seed = p
+            while linearisations < maximumLinearisations {
+                linearisations += 1
+                switch solveLinearised(locators: locators, rangesMeters: rangesMeters, count: n, tagHeightMeters: h,
+                                       seed: seed, configuration: c) {
+                case .solved(var epoch):
+                    epoch.linearisations = linearisations
+                    return epoch
+                case .unusable: return nil
+                case .far(let position, let offset): seed = position; startOffset = offset
+                }
+            }
+            stepTolerance = c.seededStepToleranceMeters
+        } else if let p = lastPosition {
+            seed = p
+        } else {
+            var x = 0.0, y = 0.0
+            for i in 0..<n { x += locators[i].x; y += locators[i].y }
+            seed = Point2(x: x / Double(n), y: y / Double(n))
+        }
+        var used: UInt64 = n == 64 ? ~0 : (UInt64(1) << UInt64(n)) - 1
+        var usedCount = n
+        var dropped: UInt64 = 0
+        var first: Solution? = nil
+        while true {
+            guard let s = solve(locators: locators, rangesMeters: rangesMeters, used: used, count: n, tagHeightMeters: h,
+                                seed: seed, offsetMeters: startOffset, stepToleranceMeters: stepTolerance) else { return nil }
+            startOffset = 0
+            let head = first ?? s
+            first = head
+            seed = s.position
+            guard usedCount > max(4, c.minimumRanges), s.worstResidualMeters > c.rejectionSigmas * c.rangeSigmaMeters else {
+                return Epoch(solution: s, firstWorstIndex: head.worstIndex, firstWorstResidualMeters: head.worstResidualMeters,
+                             droppedMask: dropped, linearisations: linearisations, linearised: false)
+            }
+            let bit = UInt64(1) << UInt64(s.worstIndex)
+            used &= ~bit
+            dropped |= bit
+            usedCount -= 1
+        }
+    }
+
     /// One epoch's planar (x, y, b) least-squares solution.
-    private struct Solution {
+    struct Solution {
         var position: Point2
         var offsetMeters: Double
         /// (N⁻¹)_bb: the variance of b̂ per unit range variance.
@@ -140,16 +203,17 @@ package struct TagRangeOffsetEstimator: Sendable {
         var worstResidualMeters: Double
     }
 
-    /// Gauss–Newton on (x, y, b) over the ranges in `used` (bit i: range i), ≤ 10 iterations,
-    /// N·Δ = Hᵀv solved by the adjugate of the 3×3 N. Nil for a singular or non-finite result.
+    /// Gauss–Newton on (x, y, b) from (`seed`, `offsetMeters`) over the ranges in `used` (bit i:
+    /// range i), ≤ 10 iterations, N·Δ = Hᵀv solved by the adjugate of the 3×3 N. Nil for a singular
+    /// or non-finite result.
     ///
     /// The ranges go through in pairs (`rangePair`): the square roots and divisions of two ranges
     /// in one SIMD instruction each, lane by lane the same IEEE operations as one at a time; the
     /// sums still take the ranges in index order, so the result is bit for bit the scalar one.
-    private static func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
-                              used: UInt64, count n: Int, tagHeightMeters h: Double, seed: Point2,
-                              stepToleranceMeters: Double) -> Solution? {
-        var x = seed.x, y = seed.y, b = 0.0
+    static func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
+                      used: UInt64, count n: Int, tagHeightMeters h: Double, seed: Point2, offsetMeters b0: Double = 0,
+                      stepToleranceMeters: Double) -> Solution? {
+        var x = seed.x, y = seed.y, b = b0
         var n00 = 0.0, n01 = 0.0, n02 = 0.0, n11 = 0.0, n12 = 0.0, n22 = 0.0, det = 0.0
         for _ in 0..<10 {
             n00 = 0; n01 = 0; n02 = 0; n11 = 0; n12 = 0; n22 = 0
@@ -206,7 +270,7 @@ package struct TagRangeOffsetEstimator: Sendable {
     /// Ranges i and j (lanes 0 and 1) at (x, y, h) with offset b: distance ρ = ‖(x, y, h) − a‖ (m),
     /// direction cosines hx = (x − aₓ)/ρ, hy = (y − a_y)/ρ, and residual v = r − ρ − b (m).
     @inline(__always)
-    private static func rangePair(_ i: Int, _ j: Int, locators: UnsafeBufferPointer<Point3>,
+    static func rangePair(_ i: Int, _ j: Int, locators: UnsafeBufferPointer<Point3>,
                                   rangesMeters: UnsafeBufferPointer<Double>, x: Double, y: Double, h: Double,
                                   b: Double) -> (rho: SIMD2<Double>, hx: SIMD2<Double>, hy: SIMD2<Double>, v: SIMD2<Double>) {
         let a = locators[i], c = locators[j]

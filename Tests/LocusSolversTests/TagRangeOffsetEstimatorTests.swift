@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import LocusCore
 import LocusSimulation
 @testable import LocusSolvers
@@ -95,5 +98,175 @@ struct TagRangeOffsetEstimatorTests {
         }
         #expect(estimator.updates == 0)
         #expect(estimator.offsetMeters == 0)
+    }
+
+    /// One simulated epoch: the locators and raw ranges of a round, its time and the true position.
+    struct SimulatedEpoch {
+        var anchors: [Point3]
+        var rangesMeters: [Double]
+        var timeSeconds: Double
+        var truth: Point2
+    }
+
+    /// The rounds of a 120 s simulated recording (every locator bias `commonOffset`) as epochs.
+    static func epochs(commonOffset: Double, nlos: Double, seed: UInt64) -> (floor: Floor, epochs: [SimulatedEpoch]) {
+        var floor = TrackFixture.floor()
+        for i in floor.locators.indices { floor.locators[i].biasMeters = commonOffset }
+        let recording = SimulatedRecording.simulate(floor: floor, durationSeconds: 120, seed: seed,
+                                                    ranging: RangeSimulationConfiguration(nlosProbability: nlos))
+        guard let walk = recording.walks.first?.walk else { return (floor, []) }
+        var epochs: [SimulatedEpoch] = []
+        for round in TrackFixture.rounds(recording.ranges) {
+            var anchors: [Point3] = [], ranges: [Double] = []
+            for r in round {
+                guard let l = floor.locator(r.locator) else { continue }
+                anchors.append(l.position)
+                ranges.append(r.rangeMeters)
+            }
+            let time = round.last?.timeSeconds ?? 0
+            let p = walk.position(atSeconds: time)
+            epochs.append(SimulatedEpoch(anchors: anchors, rangesMeters: ranges, timeSeconds: time, truth: Point2(x: p.x, y: p.y)))
+        }
+        return (floor, epochs)
+    }
+
+    /// A point at a uniformly random direction and a distance U(0, `maximumMeters`) from `p`.
+    static func perturbed(_ p: Point2, upToMeters maximumMeters: Double, rng: inout SeededGenerator) -> Point2 {
+        let angle = 2 * Double.pi * rng.nextUnit(), distance = maximumMeters * rng.nextUnit()
+        return Point2(x: p.x + distance * cos(angle), y: p.y + distance * sin(angle))
+    }
+
+    /// `estimator.update` on the epoch's ranges corrected by its current estimate.
+    static func feed(_ estimator: inout TagRangeOffsetEstimator, _ epoch: SimulatedEpoch, floor: Floor, seed: Point2?) {
+        let corrected = epoch.rangesMeters.map { $0 - estimator.offsetMeters }
+        epoch.anchors.withUnsafeBufferPointer { a in
+            corrected.withUnsafeBufferPointer { r in
+                estimator.update(locators: a, rangesMeters: r, tagHeightMeters: floor.tagHeightMeters,
+                                 timeSeconds: epoch.timeSeconds, seed: seed)
+            }
+        }
+    }
+
+    /// The estimator's solve of one epoch (ranges corrected by its estimate) without updating it.
+    static func solve(_ estimator: TagRangeOffsetEstimator, _ epoch: SimulatedEpoch, floor: Floor,
+                      seed: Point2?) -> TagRangeOffsetEstimator.Epoch? {
+        let corrected = epoch.rangesMeters.map { $0 - estimator.offsetMeters }
+        return epoch.anchors.withUnsafeBufferPointer { a in
+            corrected.withUnsafeBufferPointer { r in
+                TagRangeOffsetEstimator.solveEpoch(locators: a, rangesMeters: r, tagHeightMeters: floor.tagHeightMeters,
+                                                   seed: seed, lastPosition: estimator.lastPosition,
+                                                   configuration: estimator.configuration)
+            }
+        }
+    }
+
+    /// Simulations (seed, NLOS probability) for the linearised-versus-iterative comparison.
+    static let comparisonCases: [(UInt64, Double)] = [(31, 0.0), (32, 0.05), (33, 0.1), (34, 0.1), (35, 0.05)]
+
+    /// The standard settings with the seeded linearisation gate `gateMeters`.
+    static func configuration(gateMeters: Double) -> TagRangeOffsetConfiguration {
+        var c = TagRangeOffsetConfiguration.standard
+        c.seededStepToleranceMeters = gateMeters
+        return c
+    }
+
+    // The seed is ≤ 3 cm from truth, but an epoch's solution scatters around truth by several
+    // centimetres (σ = 0.1 m ranges), so at the standard 5 cm gate only ~1/5 of the epochs are
+    // linearised (the rest fall back); the 15 cm gate linearises most of them.
+    @Test("Seeded by one linearisation at a point ≤ 3 cm from truth, the offset follows the unseeded iterative one to 1 mm after 200 epochs, and both drop the same worst range whenever it exceeds 4σ",
+          arguments: comparisonCases, [(0.05, 60), (0.15, 300)])
+    func linearisedMatchesIterative(simulation: (UInt64, Double), gate: (meters: Double, minimumLinearised: Int)) {
+        let (seed, nlos) = simulation
+        let (floor, epochs) = Self.epochs(commonOffset: 0.25, nlos: nlos, seed: seed)
+        let shared = TagRangeOffsetConfiguration.Shared(Self.configuration(gateMeters: gate.meters))
+        var plain = TagRangeOffsetEstimator(shared: shared), seeded = TagRangeOffsetEstimator(shared: shared)
+        var rng = SeededGenerator(seed: seed &* 7 &+ 1)
+        let sigma = plain.configuration.rangeSigmaMeters
+        var worstAfter200 = 0.0, linearised = 0, solved = 0, clearOutliers = 0, disagreements = 0
+        for (k, epoch) in epochs.enumerated() {
+            let point = Self.perturbed(epoch.truth, upToMeters: 0.03, rng: &rng)
+            let fast = Self.solve(seeded, epoch, floor: floor, seed: point)
+            let slow = Self.solve(plain, epoch, floor: floor, seed: nil)
+            if let fast, let slow {
+                solved += 1
+                if fast.linearised { linearised += 1 }
+                if slow.firstWorstResidualMeters > 4 * sigma {
+                    clearOutliers += 1
+                    if fast.droppedMask != slow.droppedMask { disagreements += 1 }
+                    if fast.linearisations == 1, fast.firstWorstIndex != slow.firstWorstIndex { disagreements += 1 }
+                }
+            } else {
+                #expect(fast == nil && slow == nil, "epoch \(k): one path solved, the other did not")
+            }
+            Self.feed(&plain, epoch, floor: floor, seed: nil)
+            Self.feed(&seeded, epoch, floor: floor, seed: point)
+            if k >= 200 { worstAfter200 = max(worstAfter200, abs(plain.offsetMeters - seeded.offsetMeters)) }
+        }
+        #expect(epochs.count > 400 && seeded.updates > 400)
+        #expect(worstAfter200 <= 0.001, "seeded and unseeded offsets differ by up to \(worstAfter200) m after 200 epochs")
+        #expect(abs(seeded.offsetMeters - 0.25) <= 0.02, "\(seeded.offsetMeters)")
+        #expect(linearised >= gate.minimumLinearised, "only \(linearised) of \(solved) epochs linearised")
+        #expect(disagreements == 0, "dropped ranges differ on \(disagreements) of \(clearOutliers) epochs beyond 4σ")
+        if nlos >= 0.05 { #expect(clearOutliers >= 50, "only \(clearOutliers) epochs with a range beyond 4σ") }
+    }
+
+    @Test("A seed 1 m or 3 m off is never taken after one linearisation (relinearised or iterated instead) and the offset still tracks the unseeded one to 1 mm",
+          arguments: [1.0, 3.0])
+    func farSeedFallsBack(distanceMeters: Double) {
+        let (floor, epochs) = Self.epochs(commonOffset: -0.15, nlos: 0.05, seed: 41)
+        var plain = TagRangeOffsetEstimator(), seeded = TagRangeOffsetEstimator()
+        var rng = SeededGenerator(seed: 9)
+        var firstTaken = 0, relinearised = 0, iterated = 0, worstAfter200 = 0.0
+        for (k, epoch) in epochs.enumerated() {
+            let angle = 2 * Double.pi * rng.nextUnit()
+            let point = Point2(x: epoch.truth.x + distanceMeters * cos(angle), y: epoch.truth.y + distanceMeters * sin(angle))
+            if let fast = Self.solve(seeded, epoch, floor: floor, seed: point) {
+                if fast.linearised && fast.linearisations == 1 { firstTaken += 1 }
+                if fast.linearised && fast.linearisations == 2 { relinearised += 1 }
+                if !fast.linearised { iterated += 1 }
+            }
+            Self.feed(&plain, epoch, floor: floor, seed: nil)
+            Self.feed(&seeded, epoch, floor: floor, seed: point)
+            if k >= 200 { worstAfter200 = max(worstAfter200, abs(plain.offsetMeters - seeded.offsetMeters)) }
+        }
+        #expect(firstTaken == 0, "\(firstTaken) epochs taken from one linearisation \(distanceMeters) m off")
+        #expect(iterated > 0, "no epoch fell back to iterating")
+        #expect(seeded.updates > 400)
+        #expect(worstAfter200 <= 0.001, "offsets differ by up to \(worstAfter200) m (\(relinearised) relinearised, \(iterated) iterated)")
+        #expect(abs(seeded.offsetMeters + 0.15) <= 0.02, "\(seeded.offsetMeters)")
+    }
+
+    @Test("Dropping an outlier by downdating N and g gives the solve of the remaining ranges from scratch (1e-9 m)")
+    func downdateEqualsFreshSolve() {
+        let (floor, epochs) = Self.epochs(commonOffset: 0, nlos: 0.1, seed: 51)
+        let c = Self.configuration(gateMeters: 0.3)
+        var rng = SeededGenerator(seed: 3)
+        var checked = 0
+        for epoch in epochs {
+            let point = Self.perturbed(epoch.truth, upToMeters: 0.03, rng: &rng)
+            let outcome = epoch.anchors.withUnsafeBufferPointer { a in
+                epoch.rangesMeters.withUnsafeBufferPointer { r in
+                    TagRangeOffsetEstimator.solveLinearised(locators: a, rangesMeters: r, count: a.count,
+                                                            tagHeightMeters: floor.tagHeightMeters, seed: point, configuration: c)
+                }
+            }
+            guard case .solved(let downdated) = outcome, downdated.droppedMask != 0 else { continue }
+            let kept = epoch.anchors.indices.filter { downdated.droppedMask & (UInt64(1) << UInt64($0)) == 0 }
+            let anchors = kept.map { epoch.anchors[$0] }, ranges = kept.map { epoch.rangesMeters[$0] }
+            let fresh = anchors.withUnsafeBufferPointer { a in
+                ranges.withUnsafeBufferPointer { r in
+                    TagRangeOffsetEstimator.solveLinearised(locators: a, rangesMeters: r, count: a.count,
+                                                            tagHeightMeters: floor.tagHeightMeters, seed: point, configuration: c)
+                }
+            }
+            guard case .solved(let scratch) = fresh else { Issue.record("the kept ranges alone did not solve"); continue }
+            checked += 1
+            #expect(scratch.droppedMask == 0)
+            #expect(abs(scratch.solution.offsetMeters - downdated.solution.offsetMeters) <= 1e-9)
+            #expect(abs(scratch.solution.position.x - downdated.solution.position.x) <= 1e-9)
+            #expect(abs(scratch.solution.position.y - downdated.solution.position.y) <= 1e-9)
+            #expect(abs(scratch.solution.offsetCofactor - downdated.solution.offsetCofactor) <= 1e-9)
+        }
+        #expect(checked >= 50, "only \(checked) epochs dropped a range")
     }
 }

@@ -1,0 +1,126 @@
+import LocusCore
+
+extension TagRangeOffsetEstimator {
+    /// What the seeded one-linearisation solve of an epoch came to.
+    enum LinearisedOutcome {
+        /// The epoch's solution, its ranges dropped as outliers and its first worst range.
+        case solved(Epoch)
+        /// Too few usable ranges, a locator at the seed, a singular geometry or a non-finite result:
+        /// the epoch is not used (the iterative path would give up on it as well).
+        case unusable
+        /// The position step |Δx| + |Δy| reached `seededStepToleranceMeters`: the seed was far from
+        /// the epoch's solution and one linearisation there is not accurate enough. `position` =
+        /// seed + (Δₓ, Δ_y) and `offsetMeters` = Δ_b are one Gauss–Newton step on (the outliers found
+        /// so far left out): a start closer to the epoch's solution than the seed.
+        case far(position: Point2, offsetMeters: Double)
+    }
+
+    /// One epoch's (x, y, b) solution linearised ONCE at the tracked seed s = (xₛ, yₛ), b = 0.
+    ///
+    /// One pass over the n ranges computes, for range i to locator aᵢ with the tag at height h,
+    /// ρᵢ = ‖(xₛ, yₛ, h) − aᵢ‖ (m), the row hᵢ = ((xₛ − aᵢₓ)/ρᵢ, (yₛ − aᵢ_y)/ρᵢ, 1) and the residual
+    /// vᵢ = rᵢ − ρᵢ (m), kept in two stack buffers (≤ 64 rows: ≤ 1 KiB and ≤ ½ KiB, under the
+    /// standard library's always-on-the-stack limit, so no heap). Then
+    /// N = Σ hᵢhᵢᵀ, g = Σ hᵢvᵢ, Δ = N⁻¹g (adjugate of the 3×3 N), and the linearised residuals
+    /// after the step vᵢ' = vᵢ − hᵢ·Δ. While the largest |vₖ'| exceeds `rejectionSigmas`·σ and more
+    /// than max(4, `minimumRanges`) ranges remain, range k is dropped by the downdate
+    /// N ← N − hₖhₖᵀ, g ← g − hₖvₖ and Δ solved again — no new square root or division per range.
+    /// The result is b = Δ_b (m), position s + (Δₓ, Δ_y), cofactor (N⁻¹)_bb.
+    ///
+    /// Accuracy: this is one Gauss–Newton step from the seed. With the seed a distance d from the
+    /// epoch's solution, the step's error (and each vᵢ' 's error against the exact residual) is
+    /// O(d²/ρ) — ρ being the ranges, metres. From a tracked seed a few cm away (the step gate
+    /// `seededStepToleranceMeters`, 15 cm, applied to the final Δ's position part) and ranges of
+    /// metres, that is ~1 mm (a few mm at the gate), far below an epoch's σ of the offset (σ·√(N⁻¹)_bb ≈ 4 cm for 8 ranges of
+    /// σ = 0.1 m); the iterative path agrees to that. Before an outlier is dropped, its pull may
+    /// make the intermediate Δ larger (decimetres): the residuals then err by centimetres, small
+    /// against the 3σ = 0.3 m rejection threshold. A final step ≥ the gate returns `.far` with the
+    /// point reached, where the iterative solve continues.
+    ///
+    /// Called with n ≥ max(4, `minimumRanges`) and n ≤ 64 ranges.
+    static func solveLinearised(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
+                                count n: Int, tagHeightMeters h: Double, seed: Point2,
+                                configuration c: TagRangeOffsetConfiguration) -> LinearisedOutcome {
+        withUnsafeTemporaryAllocation(of: SIMD2<Double>.self, capacity: n) { directions in
+            withUnsafeTemporaryAllocation(of: Double.self, capacity: n) { residuals in
+                solveLinearised(locators: locators, rangesMeters: rangesMeters, count: n, tagHeightMeters: h, seed: seed,
+                                configuration: c, directions: directions, residuals: residuals)
+            }
+        }
+    }
+
+    /// `solveLinearised` on caller-owned scratch: `directions[i]` = (∂ρᵢ/∂x, ∂ρᵢ/∂y), `residuals[i]` = vᵢ (m).
+    private static func solveLinearised(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
+                                        count n: Int, tagHeightMeters h: Double, seed: Point2,
+                                        configuration c: TagRangeOffsetConfiguration,
+                                        directions: UnsafeMutableBufferPointer<SIMD2<Double>>,
+                                        residuals: UnsafeMutableBufferPointer<Double>) -> LinearisedOutcome {
+        // The one pass with square roots and divisions: the same pairs, in the same order, as the
+        // iterative path's first Gauss–Newton iteration, so N and g are bit for bit its first ones.
+        var n00 = 0.0, n01 = 0.0, n02 = 0.0, n11 = 0.0, n12 = 0.0, n22 = 0.0
+        var g0 = 0.0, g1 = 0.0, g2 = 0.0
+        var i = 0
+        while i < n {
+            // A lone last range is paired with itself; its second lane is not used.
+            let j = i + 1 < n ? i + 1 : i
+            let pair = rangePair(i, j, locators: locators, rangesMeters: rangesMeters, x: seed.x, y: seed.y, h: h, b: 0)
+            guard pair.rho[0] > 1e-9, pair.rho[1] > 1e-9 else { return .unusable }
+            let hx0 = pair.hx[0], hy0 = pair.hy[0], v0 = pair.v[0]
+            directions[i] = SIMD2(hx0, hy0)
+            residuals[i] = v0
+            n00 += hx0 * hx0; n01 += hx0 * hy0; n02 += hx0; n11 += hy0 * hy0; n12 += hy0; n22 += 1
+            g0 += hx0 * v0; g1 += hy0 * v0; g2 += v0
+            if j != i {
+                let hx1 = pair.hx[1], hy1 = pair.hy[1], v1 = pair.v[1]
+                directions[j] = SIMD2(hx1, hy1)
+                residuals[j] = v1
+                n00 += hx1 * hx1; n01 += hx1 * hy1; n02 += hx1; n11 += hy1 * hy1; n12 += hy1; n22 += 1
+                g0 += hx1 * v1; g1 += hy1 * v1; g2 += v1
+            }
+            i += 2
+        }
+        let minimumUsed = max(4, c.minimumRanges)
+        let limitMeters = c.rejectionSigmas * c.rangeSigmaMeters
+        var used: UInt64 = n == 64 ? ~0 : (UInt64(1) << UInt64(n)) - 1
+        var usedCount = n
+        var dropped: UInt64 = 0
+        var firstWorst = -1, firstWorstResidual = -1.0
+        while true {
+            let c00 = n11 * n22 - n12 * n12, c01 = n02 * n12 - n01 * n22, c02 = n01 * n12 - n02 * n11
+            let det = n00 * c00 + n01 * c01 + n02 * c02
+            guard det.isFinite, abs(det) > 1e-9 else { return .unusable }
+            let c11 = n00 * n22 - n02 * n02, c12 = n01 * n02 - n00 * n12, c22 = n00 * n11 - n01 * n01
+            let d0 = (c00 * g0 + c01 * g1 + c02 * g2) / det
+            let d1 = (c01 * g0 + c11 * g1 + c12 * g2) / det
+            let d2 = (c02 * g0 + c12 * g1 + c22 * g2) / det
+            let cofactor = c22 / det
+            guard d0.isFinite, d1.isFinite, d2.isFinite, cofactor.isFinite, cofactor > 0 else { return .unusable }
+            // Linearised residuals after the step, in index order (ties keep the first, as the iterative path).
+            let step = SIMD2(d0, d1)
+            var worst = 0, worstResidual = -1.0
+            var rest = used
+            while rest != 0 {
+                let k = rest.trailingZeroBitCount
+                rest &= rest &- 1
+                let r = abs(residuals[k] - (directions[k] * step).sum() - d2)
+                if r > worstResidual { worstResidual = r; worst = k }
+            }
+            if firstWorst < 0 { firstWorst = worst; firstWorstResidual = worstResidual }
+            guard usedCount > minimumUsed, worstResidual > limitMeters else {
+                if abs(d0) + abs(d1) >= c.seededStepToleranceMeters { return .far(position: Point2(x: seed.x + d0, y: seed.y + d1), offsetMeters: d2) }
+                let solution = Solution(position: Point2(x: seed.x + d0, y: seed.y + d1), offsetMeters: d2,
+                                        offsetCofactor: cofactor, worstIndex: worst, worstResidualMeters: worstResidual)
+                return .solved(Epoch(solution: solution, firstWorstIndex: firstWorst,
+                                     firstWorstResidualMeters: firstWorstResidual, droppedMask: dropped, linearisations: 1, linearised: true))
+            }
+            // Downdate: take row k = (hx, hy, 1) and its residual out of N and g.
+            let hx = directions[worst][0], hy = directions[worst][1], v = residuals[worst]
+            n00 -= hx * hx; n01 -= hx * hy; n02 -= hx; n11 -= hy * hy; n12 -= hy; n22 -= 1
+            g0 -= hx * v; g1 -= hy * v; g2 -= v
+            let bit = UInt64(1) << UInt64(worst)
+            used &= ~bit
+            dropped |= bit
+            usedCount -= 1
+        }
+    }
+}
