@@ -138,7 +138,8 @@ package struct PositioningEngine: Sendable {
     package internal(set) var diagnostics = EngineDiagnostics()
 
     /// An engine for `site`.
-    /// - Throws: `E3002` when `configuration.defaultFloor` names no floor of the site; `E1003` for a
+    /// - Throws: `E3105` for a locator whose position, bias or slope is not finite (or slope ≤ −1);
+    ///   `E3002` when `configuration.defaultFloor` names no floor of the site; `E1003` for a
     ///   rate that is not positive and finite; `E3107` for a site without floors; the zone codes of
     ///   `ZoneJudge.init` for invalid zones.
     package init(site: Site, configuration: EngineConfiguration = .standard) throws(LocusError) {
@@ -146,6 +147,15 @@ package struct PositioningEngine: Sendable {
             throw LocusError(.invalidArgument, "rate must be a positive number of Hz, not \(configuration.rateHertz)")
         }
         guard !site.floors.isEmpty else { throw LocusError(.siteNoFloor, "the site has no floor") }
+        // Locator coordinates are checked once here, not per range (a decoded site cannot hold a
+        // non-finite number; a site built in code could).
+        for (f, floor) in site.floors.enumerated() {
+            for (l, locator) in floor.locators.enumerated() where !(locator.position.isFinite && locator.biasMeters.isFinite
+                                                                    && locator.biasSlope.isFinite && locator.biasSlope > -1) {
+                throw LocusError(.siteNonFiniteNumber, "floors[\(f)].locators[\(l)] (address \(locator.address.rawValue)): "
+                                 + "position, biasM and biasSlope must be finite numbers (and biasSlope > -1)")
+            }
+        }
         self.configuration = configuration
         epochs = EpochTable(stride: max(1, site.floors.map(\.locators.count).max() ?? 1), rateHertz: configuration.rateHertz)
         if case .kalman(let c) = configuration.tracking {
@@ -260,9 +270,10 @@ package struct PositioningEngine: Sendable {
             closeEpoch(tag)
             closed = true
         }
-        let tagOffset = tags[tag].offsetMeters
-        let corrected = max(0, floors[floor].locators[slot].correctedRange(range - tagOffset))
-        if epochs.add(tag, slot: slot, rangeMeters: corrected, timeSeconds: t) {
+        // The range without the tag's offset and the locator's bias (the filter refuses a negative
+        // one; the epoch keeps it clamped at 0).
+        let corrected = floors[floor].locators[slot].correctedRange(range - tags[tag].offsetMeters)
+        if epochs.add(tag, slot: slot, rangeMeters: max(0, corrected), timeSeconds: t) {
             let g = tags[tag].epochGeneration
             dueHeap.push(EpochEntry(key: epochs.dueSeconds(tag), tag: tag, generation: g))
             startHeap.push(EpochEntry(key: t, tag: tag, generation: g))
@@ -270,7 +281,8 @@ package struct PositioningEngine: Sendable {
         if isTracking, floorIsPlanar[floor] {
             if !tags[tag].hasFilter { startFilter(tag, floor: floor) }
             if isTight {
-                filters[tag].update(rangeMeters: range - tagOffset, timeSeconds: t, locator: floors[floor].locators[slot])
+                filters[tag].update(correctedRangeMeters: corrected, timeSeconds: t, address: floors[floor].addresses[slot],
+                                    anchor: floors[floor].positions[slot])
             }
         }
         if closed { release() }

@@ -217,9 +217,20 @@ package struct TrackFilter: Sendable {
     /// string to carry).
     @discardableResult
     package mutating func update(rangeMeters: Double, timeSeconds t: Double, locator: Locator) -> TrackUpdateOutcome {
-        let r = locator.correctedRange(rangeMeters)
-        guard t.isFinite, r.isFinite, r >= 0, locator.position.isFinite else { return .unusable }
-        buffer.insert(.init(address: locator.address, anchor: locator.position, rangeMeters: r, timeSeconds: t))
+        guard locator.position.isFinite else { return .unusable }
+        return update(correctedRangeMeters: locator.correctedRange(rangeMeters), timeSeconds: t, address: locator.address,
+                      anchor: locator.position)
+    }
+
+    /// `update(rangeMeters:timeSeconds:locator:)` with the locator's bias already taken out
+    /// (r = `Locator.correctedRange`) and its finite position given on its own: the engine's
+    /// per-range path (a `Locator` is passed by address, and the copy the caller made for it was
+    /// read back with wide loads that could not be forwarded from its narrow stores).
+    @discardableResult
+    package mutating func update(correctedRangeMeters r: Double, timeSeconds t: Double, address: LocatorAddress,
+                                 anchor: Point3) -> TrackUpdateOutcome {
+        guard t.isFinite, r.isFinite, r >= 0 else { return .unusable }
+        buffer.insert(address: address, anchor: anchor, rangeMeters: r, timeSeconds: t)
         if !hasState || t - lastUpdateSeconds > configuration.reinitializeAfterSeconds || t < stateSeconds {
             return initializeFromBuffer(at: t)
         }
@@ -234,7 +245,7 @@ package struct TrackFilter: Sendable {
             // Prediction and update in one kernel call.
             let predicted: Bool
             (outcome, mean, predicted, geometry) = models.predictAndUpdateRange(
-                toSeconds: t, parameters: shared.interactingModels, anchor: locator.position, tagHeightMeters: tagHeightMeters,
+                toSeconds: t, parameters: shared.interactingModels, anchor: anchor, tagHeightMeters: tagHeightMeters,
                 rangeMeters: r, varianceSquareMeters: sigma * sigma, gateLong: c.rangeGateLongSigmas, gateShort: c.rangeGateShortSigmas)
             if !predicted {
                 diverge(at: t)
@@ -247,12 +258,12 @@ package struct TrackFilter: Sendable {
             let h = tagHeightMeters
             var innovation = KalmanInnovation()
             (outcome, mean) = updateSingle {
-                KalmanKernels.updateRange(&$0, anchor: locator.position, tagHeightMeters: h, rangeMeters: r,
+                KalmanKernels.updateRange(&$0, anchor: anchor, tagHeightMeters: h, rangeMeters: r,
                                           varianceSquareMeters: sigma * sigma, gateLong: c.rangeGateLongSigmas,
                                           gateShort: c.rangeGateShortSigmas, innovation: &innovation)
             }
             // Direction from the updated mean (the single-model kernel reports none).
-            let dx = mean[0] - locator.position.x, dy = mean[1] - locator.position.y, dz = tagHeightMeters - locator.position.z
+            let dx = mean[0] - anchor.x, dy = mean[1] - anchor.y, dz = tagHeightMeters - anchor.z
             geometry = InteractingModels.RangeGeometry(residualMeters: innovation.residualMeters, dx: dx, dy: dy,
                                                        rho2: dx * dx + dy * dy + dz * dz)
         }
@@ -267,7 +278,7 @@ package struct TrackFilter: Sendable {
             epochResidualSquares += geometry.residualMeters * geometry.residualMeters
             return .accepted
         case .gated:
-            epochRejected.append(locator.address)
+            epochRejected.append(address)
             rejectionScore += 1
             if rejectionScore >= configuration.gateOpenScore {
                 let o = initializeFromBuffer(at: t)

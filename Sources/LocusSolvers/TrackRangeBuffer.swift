@@ -21,6 +21,14 @@ struct TrackRangeBuffer: Sendable {
         }
 
         var anchor: Point3 { Point3(x: Double(anchorX), y: Double(anchorY), z: Double(anchorZ)) }
+
+        /// Overwrites everything but the address, in place.
+        @inline(__always)
+        mutating func set(anchor: Point3, rangeMeters: Double, timeSeconds: Double) {
+            anchorX = Float(anchor.x); anchorY = Float(anchor.y); anchorZ = Float(anchor.z)
+            self.rangeMeters = rangeMeters
+            self.timeSeconds = timeSeconds
+        }
     }
 
     static let capacity = 16
@@ -42,17 +50,18 @@ struct TrackRangeBuffer: Sendable {
     }
 
     /// Keeps this range as the latest of its locator. Inlined (the common case, a ranging round in
-    /// its usual order, is one compare and a store): an entry built on the caller's stack with narrow
-    /// stores and read back here with wide loads waited for the stores each time.
+    /// its usual order, is one compare and four stores), and written field by field: an `Entry` built on
+    /// the stack with narrow stores and copied with wide loads waited for the stores each time (a
+    /// load spanning several stores cannot be forwarded from them).
     @inline(__always)
-    mutating func insert(_ entry: Entry) {
+    mutating func insert(address: LocatorAddress, anchor: Point3, rangeMeters: Double, timeSeconds: Double) {
         let n = count
-        if hint < n, storage[hint].address == entry.address {
-            storage[hint] = entry
+        if hint < n, storage[hint].address == address {
+            storage[hint].set(anchor: anchor, rangeMeters: rangeMeters, timeSeconds: timeSeconds)
             hint = hint + 1 == n ? 0 : hint + 1
             return
         }
-        insertSlowly(entry)
+        insertSlowly(Entry(address: address, anchor: anchor, rangeMeters: rangeMeters, timeSeconds: timeSeconds))
     }
 
     /// `insert` when the hint misses: a search, an append, or the oldest entry replaced.

@@ -44,6 +44,27 @@ struct BadInputEngineTests {
         #expect(zip(events, events.dropFirst()).allSatisfy { $0.timeSeconds <= $1.timeSeconds })
     }
 
+    @Test("a site built in code with a non-finite locator coordinate or bias is refused up front (E3105, naming the locator)")
+    func nonFiniteLocator() throws {
+        let (site, _) = try Self.rows()
+        for damage in 0..<3 {
+            var bad = site
+            switch damage {
+            case 0: bad.floors[0].locators[2].position.x = .nan
+            case 1: bad.floors[0].locators[2].biasMeters = .infinity
+            default: bad.floors[0].locators[2].biasSlope = -1
+            }
+            #expect(throws: LocusError.self) { _ = try PositioningEngine(site: bad) }
+            do {
+                _ = try PositioningEngine(site: bad)
+            } catch {
+                #expect(error.code == .siteNonFiniteNumber)
+                #expect(error.message.contains("floors[0].locators[2]"))
+            }
+        }
+        #expect(throws: Never.self) { _ = try PositioningEngine(site: site) }
+    }
+
     @Test("a single far-future row is held back as a suspected clock jump: its tag and the shared clock go on as if it never came")
     func farFutureRow() throws {
         let (site, clean) = try Self.rows()
