@@ -251,7 +251,10 @@ package struct PositioningEngine: Sendable {
     package mutating func ingest(tagIndex tag: Int, floorIndex floor: Int, locator address: UInt16,
                                  rangeMeters range: Double, timeSeconds t: Double, line: Int = 0) {
         guard !isFinished else { return }
-        guard t.isFinite, range.isFinite else { diagnostics.skipped.record(.nonFinite, line: line); return }
+        // Finite as plain compares (NaN fails them).
+        guard abs(t) <= .greatestFiniteMagnitude, abs(range) <= .greatestFiniteMagnitude else {
+            diagnostics.skipped.record(.nonFinite, line: line); return
+        }
         guard range >= 0 else { diagnostics.skipped.record(.negativeRange, line: line); return }
         guard let slot = floors[floor].slot(of: address) else { diagnostics.skipped.record(.unknownAnchor, line: line); return }
         guard range <= configuration.maximumRangeMeters else { diagnostics.skipped.record(.rangeTooLong, line: line); return }

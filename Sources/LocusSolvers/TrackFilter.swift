@@ -229,7 +229,8 @@ package struct TrackFilter: Sendable {
     @discardableResult
     package mutating func update(correctedRangeMeters r: Double, timeSeconds t: Double, address: LocatorAddress,
                                  anchor: Point3) -> TrackUpdateOutcome {
-        guard t.isFinite, r.isFinite, r >= 0 else { return .unusable }
+        // Finite and r ≥ 0 as plain compares (NaN fails them).
+        guard r >= 0, r <= .greatestFiniteMagnitude, abs(t) <= .greatestFiniteMagnitude else { return .unusable }
         buffer.insert(address: address, anchor: anchor, rangeMeters: r, timeSeconds: t)
         if !hasState || t - lastUpdateSeconds > configuration.reinitializeAfterSeconds || t < stateSeconds {
             return initializeFromBuffer(at: t)
