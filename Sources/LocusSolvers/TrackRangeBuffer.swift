@@ -2,8 +2,8 @@ import LocusCore
 
 /// The latest range to each recently heard locator, for (re-)initialising a tightly coupled track.
 ///
-/// At most `capacity` locators are kept (the oldest entry is replaced when full), inline (no heap
-/// storage: an insert is a compare and a 32-byte store, with no copy-on-write check per range).
+/// At most `capacity` locators are kept (the oldest entry is replaced when full); storage grows to the
+/// number of locators heard and is then reused, so steady-state inserts never allocate.
 struct TrackRangeBuffer: Sendable {
     /// One range. The anchor is kept in single precision (32 bytes an entry instead of 48: memory
     /// per tracked tag); it only seeds (re)initialisation, where 1e-7 relative is far below σ.
@@ -32,11 +32,12 @@ struct TrackRangeBuffer: Sendable {
     }
 
     static let capacity = 16
-    /// The first `count` slots hold entries.
-    private var storage = InlineArray<16, Entry>(repeating: Entry(address: LocatorAddress(0), anchor: Point3(x: 0, y: 0, z: 0),
-                                                                  rangeMeters: 0, timeSeconds: -Double.infinity))
+    /// The entries, in the order their locators were first heard. Heap storage grown to the number of
+    /// locators heard and then reused (steady-state inserts never allocate): a tag among 8 locators
+    /// pays for 8 entries, not 16 (memory per tracked tag).
+    private var storage: ContiguousArray<Entry> = []
     /// Number of entries kept.
-    private(set) var count = 0
+    var count: Int { storage.count }
     /// Where the next range's locator probably is: one past the last one written (a ranging round
     /// visits the locators in the same order each time, so this is usually a hit without a search).
     private var hint = 0
@@ -45,7 +46,7 @@ struct TrackRangeBuffer: Sendable {
     init() {}
 
     mutating func removeAll() {
-        count = 0
+        storage.removeAll(keepingCapacity: true)
         hint = 0
     }
 
@@ -74,8 +75,7 @@ struct TrackRangeBuffer: Sendable {
             return
         }
         if n < Self.capacity {
-            storage[n] = entry
-            count = n + 1
+            storage.append(entry)
             hint = 0
         } else {
             var oldest = 0
