@@ -460,6 +460,23 @@ package struct PositioningEngine: Sendable {
     private mutating func release(all: Bool = false) {
         // Most rows release nothing: no parked fix, or the earliest is not before the clock.
         guard let first = reorder.top, all || first.timeSeconds < clockSeconds else { return }
+        let watermark = releaseWatermark()
+        var released = false
+        while let top = reorder.top, all || top.timeSeconds < watermark {
+            reorder.pop()
+            // The fix is read where it is parked (its slot is only reused by a later `park`), not
+            // copied out first.
+            let slot = top.slot
+            freeSlots.append(slot)
+            emit(parked[slot], tag: top.tag, floor: parkedFloor[slot])
+            released = true
+        }
+        if released { flushEvents() }
+    }
+
+    /// min(clock, the earliest start of an open epoch): no fix still to come can be earlier (an open
+    /// epoch's fix time is at least its start). Drops the stale heads of the start heap.
+    private mutating func releaseWatermark() -> Double {
         var watermark = clockSeconds
         while let top = startHeap.top {
             if tags[top.tag].epochGeneration == top.generation && epochs.isOpen(top.tag) {
@@ -468,25 +485,32 @@ package struct PositioningEngine: Sendable {
             }
             startHeap.pop()
         }
-        var released = false
-        while let top = reorder.top, all || top.timeSeconds < watermark {
-            reorder.pop()
-            // The fix is read where it is parked (its slot is only reused by a later `park`), not
-            // copied out first.
-            let slot = top.slot
-            let floor = parkedFloor[slot]
-            freeSlots.append(slot)
-            fixes.append(parked[slot])
-            for f in judges.indices {
-                if f == floor {
-                    try? judges[f].judge(parked[slot], tagHint: &judgeTagHints[top.tag], into: &eventScratch[f])
-                } else {
-                    try? judges[f].advance(toSeconds: parked[slot].timeSeconds, into: &eventScratch[f])
-                }
+        return watermark
+    }
+
+    /// Releases one fix: to `fixes`, judged on its floor, the other floors' clocks moved to its time.
+    @inline(__always)
+    private mutating func emit(_ fix: borrowing PositionFix, tag: Int, floor: Int) {
+        fixes.append(copy fix)
+        for f in judges.indices {
+            if f == floor {
+                try? judges[f].judge(fix, tagHint: &judgeTagHints[tag], into: &eventScratch[f])
+            } else {
+                try? judges[f].advance(toSeconds: fix.timeSeconds, into: &eventScratch[f])
             }
-            released = true
         }
-        if released { flushEvents() }
+    }
+
+    /// A freshly closed epoch's fix (its epoch already reset): released at once when nothing is
+    /// parked and no open epoch can still produce an earlier fix (time < `releaseWatermark()`) —
+    /// the usual case, and exactly what parking it and releasing would do —, parked otherwise.
+    private mutating func deliver(_ fix: consuming PositionFix, tag: Int, floor: Int) {
+        if reorder.isEmpty, fix.timeSeconds < releaseWatermark() {
+            emit(fix, tag: tag, floor: floor)
+            flushEvents()
+            return
+        }
+        park(fix, tag: tag, floor: floor)
     }
 
     /// Moves the judges' released events to `events`, merged across floors in §4.7 order.
@@ -527,10 +551,8 @@ package struct PositioningEngine: Sendable {
     private mutating func closeEpoch(_ tag: Int) {
         guard epochs.isOpen(tag) else { return }
         diagnostics.epochs += 1
-        defer {
-            epochs.reset(tag)
-            tags[tag].epochGeneration += 1
-        }
+        var isReset = false
+        defer { if !isReset { resetEpoch(tag) } }
         let time = epochs.epochTimeSeconds(tag)
         let floorIndex = tags[tag].floorIndex
         let usesFilterFix = isTight && tags[tag].hasFilter
@@ -540,8 +562,12 @@ package struct PositioningEngine: Sendable {
             : 0
         if tags[tag].hasOffset { updateOffset(tag, count: n, floorIndex: floorIndex, timeSeconds: time) }
         if usesFilterFix {
+            // The epoch is done with (its ranges were gathered above): reset it first, so that the fix
+            // can be released at once when nothing precedes it.
+            resetEpoch(tag)
+            isReset = true
             if let fix = filters[tag].takeFix(atSeconds: time) {
-                park(fix, tag: tag, floor: floorIndex)
+                deliver(fix, tag: tag, floor: floorIndex)
             } else {
                 diagnostics.epochsBeforeTrack += 1
             }
@@ -575,16 +601,18 @@ package struct PositioningEngine: Sendable {
                                      rejected: rejected)
             let raw = PositionFix(timeSeconds: time, tag: tagTable.ids[tag], floor: floors[floorIndex].floor.id,
                                   position: solution.position, covariance: solution.covariance, quality: quality)
+            resetEpoch(tag)
+            isReset = true
             if tags[tag].hasFilter {
                 // Loosely coupled: the least-squares fix is the filter's measurement.
                 filters[tag].update(fix: raw)
                 if let fix = filters[tag].takeFix(atSeconds: time) {
-                    park(fix, tag: tag, floor: floorIndex)
+                    deliver(fix, tag: tag, floor: floorIndex)
                 } else {
                     diagnostics.epochsBeforeTrack += 1
                 }
             } else {
-                park(raw, tag: tag, floor: floorIndex)
+                deliver(raw, tag: tag, floor: floorIndex)
             }
         case .none:
             diagnostics.recordFailure(failure)
@@ -593,6 +621,12 @@ package struct PositioningEngine: Sendable {
 }
 
 extension PositioningEngine {
+    /// Empties tag `tag`'s open epoch and retires its heap entries (a new generation).
+    private mutating func resetEpoch(_ tag: Int) {
+        epochs.reset(tag)
+        tags[tag].epochGeneration += 1
+    }
+
     /// Tag `tag`'s current common range offset estimate b̂ (metres) and the floor it applies to, or
     /// nil when the engine estimates none for it (see `EngineConfiguration.tagRangeOffset`).
     package func tagRangeOffset(_ tag: TagID) -> (floorIndex: Int, offsetMeters: Double)? {
