@@ -37,6 +37,9 @@ enum { A00, A01, A11, B00, B01, B10, B11, C00, C01, C11 };
 // Loads and stores through memcpy (no alignment or aliasing assumptions; they compile to plain
 // vector moves). Macros, not functions: a 32-byte vector crossing a call would change the ABI
 // without AVX.
+/// x finite, as two compares (NaN fails both; isfinite() compiles to a dozen integer operations here).
+#define finite(x) ((x) >= -DBL_MAX && (x) <= DBL_MAX)
+
 #define load(a) ({ v4 v_; memcpy(&v_, (a), sizeof v_); v_; })
 #define store(a, v) do { const v4 w_ = (v); memcpy((a), &w_, sizeof w_); } while (0)
 #define vsqrt(a) ({ const v4 s_ = (a); (v4){ sqrt(s_[0]), sqrt(s_[1]), sqrt(s_[2]), sqrt(s_[3]) }; })
@@ -108,7 +111,7 @@ static void settled_probabilities(const locus_imm *imm, double *mu) {
         w[j] = imm->mu[j] * e * sqrt((d_ref * imm->rho2_product[j]) / (imm->d_product[j] * rho2_ref));
         total += w[j];
     }
-    if (!(total > 1e-300) || !isfinite(total)) {
+    if (!(total > 1e-300) || !finite(total)) {
         for (int j = 0; j < 3; j++) mu[j] = imm->mu[j];
         return;
     }
@@ -187,7 +190,7 @@ static inline __attribute__((always_inline)) void interact(locus_imm *imm, const
 /// The prediction without its closing check (locus_imm_predict_update_range checks once, after the
 /// update, or on its refusal paths). LOCUS_KALMAN_BAD_ARGUMENT for a non-finite t, else OK.
 static inline __attribute__((always_inline)) int predict_unchecked(locus_imm *imm, const locus_imm_params *params, double t) {
-    if (!isfinite(t)) return LOCUS_KALMAN_BAD_ARGUMENT;
+    if (!finite(t)) return LOCUS_KALMAN_BAD_ARGUMENT;
     if (!(t > imm->t)) return LOCUS_KALMAN_OK;
     if (t - imm->t_interaction >= params->interaction_interval_s) {
         interact(imm, params, t - imm->t_interaction);
@@ -249,7 +252,7 @@ static inline __attribute__((always_inline)) int update_range_tracked(locus_imm 
                                                                       double gate_short, double *stats,
                                                                       int *refused_before_change) {
     *refused_before_change = 1;
-    if (!(variance > 0) || !isfinite(range_m) || !isfinite(variance)) return LOCUS_KALMAN_BAD_ARGUMENT;
+    if (!(variance > 0 && variance <= DBL_MAX && finite(range_m))) return LOCUS_KALMAN_BAD_ARGUMENT;
     // With d = (px - ax, py - ay), rho^2 = |d|^2 + dz^2 and w = P (d, 0)^T (so P H^T = w / rho):
     //   rho^2 S = d^T A d + variance rho^2 =: D,   x <- x + w (y rho / D),   P <- P - w w^T / D.
     // The same update as with H = d / rho, but the gain waits for one division (1/D) instead of a
@@ -350,11 +353,11 @@ int locus_imm_update_position(locus_imm *imm, const double *z, const double *r, 
     const v4 b00 = load(imm->p[B00]), b01 = load(imm->p[B01]), b10 = load(imm->p[B10]), b11 = load(imm->p[B11]);
     const v4 s00 = a00 + r[0], s01 = a01 + r[1], s11 = a11 + r[2];
     const v4 det = s00 * s11 - s01 * s01;
-    for (int j = 0; j < 3; j++) if (!(det[j] > 0) || !(s00[j] > 0) || !isfinite(det[j])) return LOCUS_KALMAN_NOT_POSITIVE;
+    for (int j = 0; j < 3; j++) if (!(det[j] > 0) || !(s00[j] > 0) || !finite(det[j])) return LOCUS_KALMAN_NOT_POSITIVE;
     const v4 i00 = s11 / det, i01 = -s01 / det, i11 = s00 / det;
     const v4 y0 = z[0] - load(imm->x[0]), y1 = z[1] - load(imm->x[1]);
     const v4 nis = y0 * (i00 * y0 + i01 * y1) + y1 * (i01 * y0 + i11 * y1);
-    for (int j = 0; j < 3; j++) if (!isfinite(nis[j])) return LOCUS_KALMAN_NOT_FINITE;
+    for (int j = 0; j < 3; j++) if (!finite(nis[j])) return LOCUS_KALMAN_NOT_FINITE;
     if (stats) { stats[0] = nis[2]; stats[1] = det[2]; }
     if (nis[2] > gate) return LOCUS_KALMAN_GATED;
     // U = P H^T (rows px, py, vx, vy; columns x, y), K = U S^-1, x <- x + K y, P <- P - K U^T.
