@@ -79,6 +79,11 @@ package struct PositioningEngine: Sendable {
     }
     private var dueHeap = MinHeap<EpochEntry>()
     private var startHeap = MinHeap<EpochEntry>()
+    /// The earliest start of an open epoch (+∞ with none), as `releaseWatermark()` last found it;
+    /// nil once an epoch opened or closed since. Fixes wait in the reorder heap for rows at a time
+    /// (rounds of different tags interleave), and each row asks again: the answer changes only when
+    /// an epoch opens or closes, about twice per fix, not at every row.
+    private var earliestOpenStart: Double?
 
     /// A fix waiting for release, ordered by (time, tag index, sequence). The fix itself stays in
     /// `parked[slot]` so that heap moves copy 32 bytes, not a whole `PositionFix`.
@@ -280,6 +285,7 @@ package struct PositioningEngine: Sendable {
             let g = tags[tag].epochGeneration
             dueHeap.push(EpochEntry(key: epochs.dueSeconds(tag), tag: tag, generation: g))
             startHeap.push(EpochEntry(key: t, tag: tag, generation: g))
+            earliestOpenStart = nil
         }
         if isTracking, floorIsPlanar[floor] {
             if !tags[tag].hasFilter { startFilter(tag, floor: floor) }
@@ -385,6 +391,8 @@ package struct PositioningEngine: Sendable {
         if let top = dueHeap.top, top.key <= t {
             closeDueEpochs(at: t)
         } else if let first = reorder.top, first.timeSeconds < t {
+            // Still held by an open epoch that started no later (known since the last open or close)?
+            if let known = earliestOpenStart, first.timeSeconds >= known { return }
             release()
         }
     }
@@ -477,15 +485,17 @@ package struct PositioningEngine: Sendable {
     /// min(clock, the earliest start of an open epoch): no fix still to come can be earlier (an open
     /// epoch's fix time is at least its start). Drops the stale heads of the start heap.
     private mutating func releaseWatermark() -> Double {
-        var watermark = clockSeconds
+        if let known = earliestOpenStart { return min(clockSeconds, known) }
+        var earliest = Double.infinity
         while let top = startHeap.top {
             if tags[top.tag].epochGeneration == top.generation && epochs.isOpen(top.tag) {
-                watermark = min(watermark, top.key)
+                earliest = top.key
                 break
             }
             startHeap.pop()
         }
-        return watermark
+        earliestOpenStart = earliest
+        return min(clockSeconds, earliest)
     }
 
     /// Releases one fix: to `fixes`, judged on its floor, the other floors' clocks moved to its time.
@@ -625,6 +635,7 @@ extension PositioningEngine {
     private mutating func resetEpoch(_ tag: Int) {
         epochs.reset(tag)
         tags[tag].epochGeneration += 1
+        earliestOpenStart = nil
     }
 
     /// Tag `tag`'s current common range offset estimate b̂ (metres) and the floor it applies to, or
