@@ -2,8 +2,9 @@ import LocusCore
 
 /// The latest range to each recently heard locator, for (re-)initialising a tightly coupled track.
 ///
-/// At most `capacity` locators are kept (the oldest entry is replaced when full); storage grows to the
-/// number of locators heard and is then reused, so steady-state inserts never allocate.
+/// At most `capacity` locators are kept (the oldest entry is replaced when full): the first 8 inline,
+/// the rest in heap storage grown to the number of locators heard and then reused, so steady-state
+/// inserts never allocate.
 struct TrackRangeBuffer: Sendable {
     /// One range. The anchor is kept in single precision (32 bytes an entry instead of 48: memory
     /// per tracked tag); it only seeds (re)initialisation, where 1e-7 relative is far below σ.
@@ -32,12 +33,16 @@ struct TrackRangeBuffer: Sendable {
     }
 
     static let capacity = 16
-    /// The entries, in the order their locators were first heard. Heap storage grown to the number of
-    /// locators heard and then reused (steady-state inserts never allocate): a tag among 8 locators
-    /// pays for 8 entries, not 16 (memory per tracked tag).
-    private var storage: ContiguousArray<Entry> = []
+    /// How many entries are kept inline (a tag among up to 8 locators needs no heap storage at all).
+    static let inlineCapacity = 8
+    /// Entries 0..<8 (in the order their locators were first heard), inline: the common insert is a
+    /// compare and four stores, with no copy-on-write check.
+    private var near = InlineArray<8, Entry>(repeating: Entry(address: LocatorAddress(0), anchor: Point3(x: 0, y: 0, z: 0),
+                                                              rangeMeters: 0, timeSeconds: -Double.infinity))
+    /// Entries 8..<16, on the heap (floors with more than 8 locators in earshot).
+    private var far: ContiguousArray<Entry> = []
     /// Number of entries kept.
-    var count: Int { storage.count }
+    private(set) var count = 0
     /// Where the next range's locator probably is: one past the last one written (a ranging round
     /// visits the locators in the same order each time, so this is usually a hit without a search).
     private var hint = 0
@@ -46,8 +51,28 @@ struct TrackRangeBuffer: Sendable {
     init() {}
 
     mutating func removeAll() {
-        storage.removeAll(keepingCapacity: true)
+        count = 0
+        far.removeAll(keepingCapacity: true)
         hint = 0
+    }
+
+    /// Entry i (< count), for tests.
+    func entryForTesting(_ i: Int) -> Entry { entry(i) }
+
+    /// Entry i (< count).
+    @inline(__always)
+    private func entry(_ i: Int) -> Entry { i < Self.inlineCapacity ? near[i] : far[i - Self.inlineCapacity] }
+
+    /// Overwrites entry i (< count), or appends it (i == count).
+    @inline(__always)
+    private mutating func store(_ e: Entry, at i: Int) {
+        if i < Self.inlineCapacity {
+            near[i] = e
+        } else if i - Self.inlineCapacity < far.count {
+            far[i - Self.inlineCapacity] = e
+        } else {
+            far.append(e)
+        }
     }
 
     /// Keeps this range as the latest of its locator. Inlined (the common case, a ranging round in
@@ -56,31 +81,33 @@ struct TrackRangeBuffer: Sendable {
     /// load spanning several stores cannot be forwarded from them).
     @inline(__always)
     mutating func insert(address: LocatorAddress, anchor: Point3, rangeMeters: Double, timeSeconds: Double) {
-        let n = count
-        if hint < n, storage[hint].address == address {
-            storage[hint].set(anchor: anchor, rangeMeters: rangeMeters, timeSeconds: timeSeconds)
-            hint = hint + 1 == n ? 0 : hint + 1
+        let n = count, h = hint
+        if h < n, h < Self.inlineCapacity, near[h].address == address {
+            near[h].set(anchor: anchor, rangeMeters: rangeMeters, timeSeconds: timeSeconds)
+            hint = h + 1 == n ? 0 : h + 1
             return
         }
         insertSlowly(Entry(address: address, anchor: anchor, rangeMeters: rangeMeters, timeSeconds: timeSeconds))
     }
 
-    /// `insert` when the hint misses: a search, an append, or the oldest entry replaced.
+    /// `insert` when the hint misses (or points past the inline entries): a search, an append, or the
+    /// oldest entry replaced.
     @inline(never)
-    private mutating func insertSlowly(_ entry: Entry) {
+    private mutating func insertSlowly(_ e: Entry) {
         let n = count
-        for i in 0..<n where storage[i].address == entry.address {
-            storage[i] = entry
+        for i in 0..<n where entry(i).address == e.address {
+            store(e, at: i)
             hint = i + 1 == n ? 0 : i + 1
             return
         }
         if n < Self.capacity {
-            storage.append(entry)
+            store(e, at: n)
+            count = n + 1
             hint = 0
         } else {
             var oldest = 0
-            for i in 0..<n where storage[i].timeSeconds < storage[oldest].timeSeconds { oldest = i }
-            storage[oldest] = entry
+            for i in 0..<n where entry(i).timeSeconds < entry(oldest).timeSeconds { oldest = i }
+            store(e, at: oldest)
             hint = oldest + 1 == n ? 0 : oldest + 1
         }
     }
@@ -94,8 +121,8 @@ struct TrackRangeBuffer: Sendable {
                sigmaMeters: Double) -> (x: Double, y: Double, cxx: Double, cxy: Double, cyy: Double)? {
         var anchors: [Point3] = []
         var ranges: [Double] = []
-        for i in 0..<count where newestSeconds - storage[i].timeSeconds <= windowSeconds {
-            let e = storage[i]
+        for i in 0..<count where newestSeconds - entry(i).timeSeconds <= windowSeconds {
+            let e = entry(i)
             anchors.append(e.anchor)
             ranges.append(e.rangeMeters)
         }
