@@ -126,6 +126,7 @@ package struct EpochTable: Sendable {
     }
 
     /// Empties row r's open epoch (after it was solved).
+    @inline(__always)
     package mutating func reset(_ r: Int) {
         let base = r * width
         cells.withUnsafeMutableBufferPointer { c in
