@@ -456,6 +456,19 @@ package struct PositioningEngine: Sendable {
         return try body(events)
     }
 
+    /// What the engine holds between rows, by kind (for tests of bounded state): heap entries (due
+    /// and start heaps: open epochs plus stale entries not yet popped), fixes waiting for release,
+    /// parking slots ever used, and the zone judges' own counts summed over floors.
+    package var retainedCounts: (dueHeap: Int, startHeap: Int, waiting: Int, parkingSlots: Int,
+                                 judgePairs: Int, judgeDeadlines: Int, judgeHeldEvents: Int) {
+        var pairs = 0, deadlines = 0, held = 0
+        for j in judges {
+            let c = j.retainedCounts
+            pairs += c.pairs; deadlines += c.deadlines; held += c.heldEvents
+        }
+        return (dueHeap.count, startHeap.count, reorder.count, parked.count, pairs, deadlines, held)
+    }
+
     /// Adds rows a caller skipped before they reached the engine (so one tally reports them all).
     package mutating func recordSkipped(_ tally: SkipTally) {
         diagnostics.skipped.merge(tally)

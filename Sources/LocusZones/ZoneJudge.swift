@@ -93,6 +93,12 @@ package struct ZoneJudge: Sendable {
     private var freeSlots: [Int32] = []
     private var heap = DeadlineHeap()
     private var pending: [HeldEvent] = []
+
+    /// What the judge holds, by kind (for tests of bounded state): tags seen, (tag, zone) pair slots in
+    /// use, deadlines queued, events held back.
+    package var retainedCounts: (tags: Int, pairs: Int, deadlines: Int, heldEvents: Int) {
+        (tags.count, slots.count - freeSlots.count, heap.count, pending.count)
+    }
     /// Scratch: the zones detected by the current fix are `detected[0..<detectedCount]`.
     private var detected: [Int32] = []
     private var detectedCount = 0

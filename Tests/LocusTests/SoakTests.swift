@@ -89,6 +89,15 @@ struct SoakTests {
             }
             comparator.add(side: 0, fixes: reference.drainFixes(), events: reference.drainEvents())
             if m == 2 { residentAfterWarmUp = ResidentMemory.megabytes() }
+            // Bounded state, deterministically: per tag at most a few heap entries, one waiting fix,
+            // a parking slot, and the judge's live (tag, zone) pairs and their deadlines.
+            let held = streamed.retainedCounts
+            let tags = Self.tagCount
+            #expect(held.dueHeap <= 4 * tags && held.startHeap <= 4 * tags, "heaps \(held.dueHeap), \(held.startHeap) at minute \(m)")
+            #expect(held.waiting <= tags && held.parkingSlots <= 2 * tags, "waiting \(held.waiting), slots \(held.parkingSlots)")
+            let zones = floor.zones.count
+            #expect(held.judgePairs <= tags * zones && held.judgeDeadlines <= 2 * tags * zones && held.judgeHeldEvents <= 4 * tags * zones,
+                    "judge \(held.judgePairs), \(held.judgeDeadlines), \(held.judgeHeldEvents) at minute \(m)")
         }
         let residentAtEnd = ResidentMemory.megabytes()
         reference.finish()
@@ -103,8 +112,10 @@ struct SoakTests {
         #expect(comparator.matchedFixes > Self.tagCount * Self.minutes * 60 * 9 / 10)
         #expect((comparator.eventCounts[.enter] ?? 0) > 100 && (comparator.eventCounts[.exit] ?? 0) > 100)
         #expect(reference.diagnostics == streamed.diagnostics)
-        // The engine keeps per-tag state only. Other suites run alongside in this process, so the
-        // bound is loose (it catches gross retention); `scripts/soak` measures the real figure.
-        #expect(residentAtEnd - residentAfterWarmUp < 48, "resident memory grew \(residentAtEnd - residentAfterWarmUp) MiB")
+        // The engine keeps per-tag state only (checked exactly above, every simulated minute). Resident
+        // memory is the process's, shared with the suites that run alongside (some load the recorded
+        // dataset, tens of MiB), so this bound only catches gross retention; `scripts/soak` measures
+        // the real figure.
+        #expect(residentAtEnd - residentAfterWarmUp < 160, "resident memory grew \(residentAtEnd - residentAfterWarmUp) MiB")
     }
 }
