@@ -89,7 +89,21 @@ package struct TrackFilter: Sendable {
     private var epochA00 = 0.0, epochA01 = 0.0, epochA11 = 0.0
     private var epochResidualSquares = 0.0
     private var epochRejected = LocatorList()
-    private var lastFixQuality = FixQuality(hdop: 0, pdop: 0, residualRMSMeters: 0, locatorsUsed: 0)
+    /// The quality of the last least-squares fix taken (loosely coupled only), boxed: the default
+    /// tightly coupled filter never sets it and carries 8 bytes, not 88 (memory per tracked tag).
+    private var lastFixQualityBox: FixQualityBox?
+    private var lastFixQuality: FixQuality {
+        get { lastFixQualityBox?.quality ?? FixQuality(hdop: 0, pdop: 0, residualRMSMeters: 0, locatorsUsed: 0) }
+        set {
+            // In place once allocated (the first loosely coupled fix); a fresh box when shared with
+            // a copy of this filter (value semantics).
+            if isKnownUniquelyReferenced(&lastFixQualityBox), let box = lastFixQualityBox {
+                box.quality = newValue
+            } else {
+                lastFixQualityBox = FixQualityBox(newValue)
+            }
+        }
+    }
 
     /// A filter with no state yet.
     package init(configuration: TrackFilterConfiguration = .standard, tag: TagID, floor: FloorID,
@@ -417,6 +431,13 @@ package struct TrackFilter: Sendable {
                            covariance: SymmetricMatrix3(xx: covariance.p[0], xy: covariance.p[1], yy: covariance.p[5], zz: 0),
                            quality: quality)
     }
+}
+
+/// A loosely coupled filter's last fix quality, boxed (see `TrackFilter.lastFixQualityBox`).
+private final class FixQualityBox: @unchecked Sendable {
+    // Mutated only through `TrackFilter.lastFixQuality`'s setter, after a uniqueness check (copy on write).
+    var quality: FixQuality
+    init(_ quality: FixQuality) { self.quality = quality }
 }
 
 /// The single-model filter's state, boxed (see `TrackFilter.singleBox`).
