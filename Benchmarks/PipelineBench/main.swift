@@ -10,8 +10,9 @@
 //   pipeline  only the default whole pipeline (kalman tight), many runs: for `perf record`
 // `--replay SITE TRACE` measures the default pipeline in memory on a recorded trace (rows parsed and
 // put in time order outside the timed part, as the peer in scripts/bench-peers is timed): ranges →
-// positions and zone events (taken every 4,096 rows, as a live consumer would), median of the runs;
-// one JSON line.
+// positions and zone events (taken every 4,096 rows, as a live consumer would), each run a fresh
+// engine; median of 31 runs after 3 warm-up runs (one run is ~6 ms: fewer runs gave medians a few
+// per cent higher and less stable); one JSON line.
 // The whole-pipeline items likewise take the outputs every 4,096 rows (`runEngineStreaming`).
 // `--callgrind ITEM` (engine_kalman | engine_raw) runs only a fixed small workload inside
 // `callgrindWorkload`, for scripts/check-instructions (valgrind --toggle-collect).
@@ -328,7 +329,7 @@ if let sitePath = argument(after: "--replay") {
                           rangeMeters: range, timeSeconds: time)
     }
     let first = run()
-    Bench.measure("replay_in_memory", operations: first.fixes, runs: smokeReplay ? 1 : 7, warmup: 1,
+    Bench.measure("replay_in_memory", operations: first.fixes, runs: smokeReplay ? 1 : 31, warmup: 3,
                   extra: ["fixes": "\(first.fixes)", "events": "\(first.events)", "rows": "\(time.count)",
                           "tags": "\(trace.tags.count)", "stage": "\"pipeline\""], derived: Bench.perFix) {
         let out = run()
