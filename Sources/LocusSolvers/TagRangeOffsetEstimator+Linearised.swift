@@ -57,43 +57,29 @@ extension TagRangeOffsetEstimator {
                                         residuals: UnsafeMutableBufferPointer<Double>) -> LinearisedOutcome {
         // The one pass with square roots and divisions: the same pairs, in the same order, as the
         // iterative path's first Gauss–Newton iteration, so N and g are bit for bit its first ones.
-        var n00 = 0.0, n01 = 0.0, n02 = 0.0, n11 = 0.0, n12 = 0.0, n22 = 0.0
-        var g0 = 0.0, g1 = 0.0, g2 = 0.0
-        var i = 0
-        while i < n {
-            // A lone last range is paired with itself; its second lane is not used.
-            let j = i + 1 < n ? i + 1 : i
-            let pair = rangePair(i, j, locators: locators, rangesMeters: rangesMeters, x: seed.x, y: seed.y, h: h, b: 0)
-            guard pair.rho[0] > 1e-9, pair.rho[1] > 1e-9 else { return .unusable }
-            let hx0 = pair.hx[0], hy0 = pair.hy[0], v0 = pair.v[0]
-            directions[i] = SIMD2(hx0, hy0)
-            residuals[i] = v0
-            n00 += hx0 * hx0; n01 += hx0 * hy0; n02 += hx0; n11 += hy0 * hy0; n12 += hy0; n22 += 1
-            g0 += hx0 * v0; g1 += hy0 * v0; g2 += v0
-            if j != i {
-                let hx1 = pair.hx[1], hy1 = pair.hy[1], v1 = pair.v[1]
-                directions[j] = SIMD2(hx1, hy1)
-                residuals[j] = v1
-                n00 += hx1 * hx1; n01 += hx1 * hy1; n02 += hx1; n11 += hy1 * hy1; n12 += hy1; n22 += 1
-                g0 += hx1 * v1; g1 += hy1 * v1; g2 += v1
+        var normal = NormalEquations()
+        var used: UInt64 = n == 64 ? ~0 : (UInt64(1) << UInt64(n)) - 1
+        let usable = forEachRangePair(used: used, locators: locators, rangesMeters: rangesMeters, x: seed.x, y: seed.y, h: h,
+                                      b: 0) { i, j, pair, both in
+            guard pair.rho[0] > 1e-9, pair.rho[1] > 1e-9 else { return false }
+            directions[i] = SIMD2(pair.hx[0], pair.hy[0])
+            residuals[i] = pair.v[0]
+            normal.add(hx: pair.hx[0], hy: pair.hy[0], v: pair.v[0])
+            if both {
+                directions[j] = SIMD2(pair.hx[1], pair.hy[1])
+                residuals[j] = pair.v[1]
+                normal.add(hx: pair.hx[1], hy: pair.hy[1], v: pair.v[1])
             }
-            i += 2
+            return true
         }
+        guard usable else { return .unusable }
         let minimumUsed = max(4, c.minimumRanges)
         let limitMeters = c.rejectionSigmas * c.rangeSigmaMeters
-        var used: UInt64 = n == 64 ? ~0 : (UInt64(1) << UInt64(n)) - 1
         var usedCount = n
         var dropped: UInt64 = 0
         var firstWorst = -1, firstWorstResidual = -1.0
         while true {
-            let c00 = n11 * n22 - n12 * n12, c01 = n02 * n12 - n01 * n22, c02 = n01 * n12 - n02 * n11
-            let det = n00 * c00 + n01 * c01 + n02 * c02
-            guard det.isFinite, abs(det) > 1e-9 else { return .unusable }
-            let c11 = n00 * n22 - n02 * n02, c12 = n01 * n02 - n00 * n12, c22 = n00 * n11 - n01 * n01
-            let d0 = (c00 * g0 + c01 * g1 + c02 * g2) / det
-            let d1 = (c01 * g0 + c11 * g1 + c12 * g2) / det
-            let d2 = (c02 * g0 + c12 * g1 + c22 * g2) / det
-            let cofactor = c22 / det
+            guard let (d0, d1, d2, cofactor) = normal.solved() else { return .unusable }
             guard d0.isFinite, d1.isFinite, d2.isFinite, cofactor.isFinite, cofactor > 0 else { return .unusable }
             // Linearised residuals after the step, in index order (ties keep the first, as the iterative path).
             let step = SIMD2(d0, d1)
@@ -114,9 +100,7 @@ extension TagRangeOffsetEstimator {
                                      firstWorstResidualMeters: firstWorstResidual, droppedMask: dropped, linearisations: 1, linearised: true))
             }
             // Downdate: take row k = (hx, hy, 1) and its residual out of N and g.
-            let hx = directions[worst][0], hy = directions[worst][1], v = residuals[worst]
-            n00 -= hx * hx; n01 -= hx * hy; n02 -= hx; n11 -= hy * hy; n12 -= hy; n22 -= 1
-            g0 -= hx * v; g1 -= hy * v; g2 -= v
+            normal.remove(hx: directions[worst][0], hy: directions[worst][1], v: residuals[worst])
             let bit = UInt64(1) << UInt64(worst)
             used &= ~bit
             dropped |= bit

@@ -214,65 +214,100 @@ package struct TagRangeOffsetEstimator: Sendable {
                       used: UInt64, count n: Int, tagHeightMeters h: Double, seed: Point2, offsetMeters b0: Double = 0,
                       stepToleranceMeters: Double) -> Solution? {
         var x = seed.x, y = seed.y, b = b0
-        var n00 = 0.0, n01 = 0.0, n02 = 0.0, n11 = 0.0, n12 = 0.0, n22 = 0.0, det = 0.0
+        var cofactor = 0.0
         for _ in 0..<10 {
-            n00 = 0; n01 = 0; n02 = 0; n11 = 0; n12 = 0; n22 = 0
-            var g0 = 0.0, g1 = 0.0, g2 = 0.0
-            var rest = used
-            while rest != 0 {
-                let i = rest.trailingZeroBitCount
-                rest &= rest &- 1
-                // A lone last range is paired with itself; its second lane is not summed.
-                let j = rest == 0 ? i : rest.trailingZeroBitCount
-                let pair = rangePair(i, j, locators: locators, rangesMeters: rangesMeters, x: x, y: y, h: h, b: b)
-                guard pair.rho[0] > 1e-9, pair.rho[1] > 1e-9 else { return nil }
-                let hx0 = pair.hx[0], hy0 = pair.hy[0], v0 = pair.v[0]
-                n00 += hx0 * hx0; n01 += hx0 * hy0; n02 += hx0; n11 += hy0 * hy0; n12 += hy0; n22 += 1
-                g0 += hx0 * v0; g1 += hy0 * v0; g2 += v0
-                if rest != 0 {
-                    rest &= rest &- 1
-                    let hx1 = pair.hx[1], hy1 = pair.hy[1], v1 = pair.v[1]
-                    n00 += hx1 * hx1; n01 += hx1 * hy1; n02 += hx1; n11 += hy1 * hy1; n12 += hy1; n22 += 1
-                    g0 += hx1 * v1; g1 += hy1 * v1; g2 += v1
-                }
+            var normal = NormalEquations()
+            let usable = forEachRangePair(used: used, locators: locators, rangesMeters: rangesMeters, x: x, y: y, h: h, b: b) {
+                _, _, pair, both in
+                guard pair.rho[0] > 1e-9, pair.rho[1] > 1e-9 else { return false }
+                normal.add(hx: pair.hx[0], hy: pair.hy[0], v: pair.v[0])
+                if both { normal.add(hx: pair.hx[1], hy: pair.hy[1], v: pair.v[1]) }
+                return true
             }
-            let c00 = n11 * n22 - n12 * n12, c01 = n02 * n12 - n01 * n22, c02 = n01 * n12 - n02 * n11
-            det = n00 * c00 + n01 * c01 + n02 * c02
-            guard det.isFinite, abs(det) > 1e-9 else { return nil }
-            let c11 = n00 * n22 - n02 * n02, c12 = n01 * n02 - n00 * n12, c22 = n00 * n11 - n01 * n01
-            let d0 = (c00 * g0 + c01 * g1 + c02 * g2) / det
-            let d1 = (c01 * g0 + c11 * g1 + c12 * g2) / det
-            let d2 = (c02 * g0 + c12 * g1 + c22 * g2) / det
-            x += d0; y += d1; b += d2
-            if abs(d0) + abs(d1) + abs(d2) < stepToleranceMeters { break }
+            guard usable, let step = normal.solved() else { return nil }
+            cofactor = step.cofactor
+            x += step.d0; y += step.d1; b += step.d2
+            if abs(step.d0) + abs(step.d1) + abs(step.d2) < stepToleranceMeters { break }
         }
-        let cofactor = (n00 * n11 - n01 * n01) / det
         guard x.isFinite, y.isFinite, b.isFinite, cofactor.isFinite, cofactor > 0 else { return nil }
         var worst = 0, worstResidual = -1.0
+        _ = forEachRangePair(used: used, locators: locators, rangesMeters: rangesMeters, x: x, y: y, h: h, b: b) {
+            i, j, pair, both in
+            let v0 = abs(pair.v[0])
+            if v0 > worstResidual { worstResidual = v0; worst = i }
+            if both {
+                let v1 = abs(pair.v[1])
+                if v1 > worstResidual { worstResidual = v1; worst = j }
+            }
+            return true
+        }
+        return Solution(position: Point2(x: x, y: y), offsetMeters: b, offsetCofactor: cofactor, worstIndex: worst,
+                        worstResidualMeters: worstResidual)
+    }
+
+    /// One range pair of `rangePair`: distances, direction cosines and residuals of lanes 0 and 1.
+    typealias RangePair = (rho: SIMD2<Double>, hx: SIMD2<Double>, hy: SIMD2<Double>, v: SIMD2<Double>)
+
+    /// Walks the ranges in `used` (bit i: range i) in index order, two at a time through `rangePair`
+    /// at (x, y, h) with offset b: `body(i, j, pair, both)` gets range i in lane 0 and, when `both`,
+    /// range j in lane 1 (a lone last range is paired with itself and `both` is false). Stops and
+    /// returns false as soon as `body` does; true when every pair went through.
+    @inline(__always)
+    static func forEachRangePair(used: UInt64, locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
+                                 x: Double, y: Double, h: Double, b: Double,
+                                 _ body: (_ i: Int, _ j: Int, _ pair: RangePair, _ both: Bool) -> Bool) -> Bool {
         var rest = used
         while rest != 0 {
             let i = rest.trailingZeroBitCount
             rest &= rest &- 1
-            let j = rest == 0 ? i : rest.trailingZeroBitCount
-            let pair = rangePair(i, j, locators: locators, rangesMeters: rangesMeters, x: x, y: y, h: h, b: b)
-            let v0 = abs(pair.v[0])
-            if v0 > worstResidual { worstResidual = v0; worst = i }
-            if rest != 0 {
-                rest &= rest &- 1
-                let v1 = abs(pair.v[1])
-                if v1 > worstResidual { worstResidual = v1; worst = j }
+            let both = rest != 0
+            let j = both ? rest.trailingZeroBitCount : i
+            if both { rest &= rest &- 1 }
+            guard body(i, j, rangePair(i, j, locators: locators, rangesMeters: rangesMeters, x: x, y: y, h: h, b: b), both) else {
+                return false
             }
         }
-        return Solution(position: Point2(x: x, y: y), offsetMeters: b, offsetCofactor: cofactor, worstIndex: worst,
-                        worstResidualMeters: worstResidual)
+        return true
+    }
+
+    /// The normal equations N·Δ = g of one epoch's planar (x, y, b) solve: N = Σ hᵢhᵢᵀ, g = Σ hᵢvᵢ with
+    /// rows hᵢ = (∂ρᵢ/∂x, ∂ρᵢ/∂y, 1) and residuals vᵢ (m), summed range by range in index order.
+    struct NormalEquations {
+        var n00 = 0.0, n01 = 0.0, n02 = 0.0, n11 = 0.0, n12 = 0.0, n22 = 0.0
+        var g0 = 0.0, g1 = 0.0, g2 = 0.0
+
+        /// Adds row h = (hx, hy, 1) with residual v.
+        @inline(__always)
+        mutating func add(hx: Double, hy: Double, v: Double) {
+            n00 += hx * hx; n01 += hx * hy; n02 += hx; n11 += hy * hy; n12 += hy; n22 += 1
+            g0 += hx * v; g1 += hy * v; g2 += v
+        }
+
+        /// Takes row h = (hx, hy, 1) with residual v out again (a downdate).
+        @inline(__always)
+        mutating func remove(hx: Double, hy: Double, v: Double) {
+            n00 -= hx * hx; n01 -= hx * hy; n02 -= hx; n11 -= hy * hy; n12 -= hy; n22 -= 1
+            g0 -= hx * v; g1 -= hy * v; g2 -= v
+        }
+
+        /// Δ = N⁻¹g by the adjugate of N, and (N⁻¹)_bb (the variance of b̂ per unit range variance);
+        /// nil when det N is not finite or |det N| ≤ 1e-9.
+        @inline(__always)
+        func solved() -> (d0: Double, d1: Double, d2: Double, cofactor: Double)? {
+            let c00 = n11 * n22 - n12 * n12, c01 = n02 * n12 - n01 * n22, c02 = n01 * n12 - n02 * n11
+            let det = n00 * c00 + n01 * c01 + n02 * c02
+            guard det.isFinite, abs(det) > 1e-9 else { return nil }
+            let c11 = n00 * n22 - n02 * n02, c12 = n01 * n02 - n00 * n12, c22 = n00 * n11 - n01 * n01
+            return ((c00 * g0 + c01 * g1 + c02 * g2) / det, (c01 * g0 + c11 * g1 + c12 * g2) / det,
+                    (c02 * g0 + c12 * g1 + c22 * g2) / det, c22 / det)
+        }
     }
 
     /// Ranges i and j (lanes 0 and 1) at (x, y, h) with offset b: distance ρ = ‖(x, y, h) − a‖ (m),
     /// direction cosines hx = (x − aₓ)/ρ, hy = (y − a_y)/ρ, and residual v = r − ρ − b (m).
     @inline(__always)
     static func rangePair(_ i: Int, _ j: Int, locators: UnsafeBufferPointer<Point3>,
-                                  rangesMeters: UnsafeBufferPointer<Double>, x: Double, y: Double, h: Double,
-                                  b: Double) -> (rho: SIMD2<Double>, hx: SIMD2<Double>, hy: SIMD2<Double>, v: SIMD2<Double>) {
+                          rangesMeters: UnsafeBufferPointer<Double>, x: Double, y: Double, h: Double, b: Double) -> RangePair {
         let a = locators[i], c = locators[j]
         let dx = SIMD2(repeating: x) - SIMD2(a.x, c.x)
         let dy = SIMD2(repeating: y) - SIMD2(a.y, c.y)
