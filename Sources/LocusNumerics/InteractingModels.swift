@@ -96,15 +96,13 @@ package struct InteractingModels: Sendable {
     /// (dx, dy)/ρ. No division is spent on them here (the caller divides for what it uses).
     package struct RangeGeometry: Sendable {
         /// y = r − ρ of the manoeuvring model, metres.
-        package var residualMeters = 0.0
+        package var residualMeters: Double
         /// px − aₓ, metres.
-        package var dx = 0.0
+        package var dx: Double
         /// py − a_y, metres.
-        package var dy = 0.0
+        package var dy: Double
         /// ρ² = ‖(px, py, h) − a‖², m².
-        package var rho2 = 0.0
-        /// An empty record.
-        package init() {}
+        package var rho2: Double
         /// A record of these values.
         package init(residualMeters: Double, dx: Double, dy: Double, rho2: Double) {
             self.residualMeters = residualMeters
