@@ -234,8 +234,10 @@ func streamRows(_ engine: inout PositioningEngine, floor: Int, count: Int, tagOf
                 rangeMeters: [Double], timeSeconds: [Double]) -> (fixes: Int, events: Int) {
     var fixes = 0, events = 0
     for i in 0..<count {
+        // `line:` given, as the command line gives it (a defaulted argument is a call of its own
+        // from another module).
         engine.ingest(tagIndex: tagOfRow(i), floorIndex: floor, locator: locator[i], rangeMeters: rangeMeters[i],
-                      timeSeconds: timeSeconds[i])
+                      timeSeconds: timeSeconds[i], line: 0)
         if i & 4095 == 4095 {
             fixes += engine.takeFixes { $0.count }
             events += engine.takeEvents { $0.count }
@@ -306,6 +308,35 @@ if let item = callgrindItem {
 
 // MARK: - Replay in memory
 
+/// A recorded trace as the timed replay reads it: rows in time order as flat arrays (built once,
+/// outside the timed part).
+struct ReplayRows {
+    var time: [Double] = [], range: [Double] = [], address: [UInt16] = [], tagOfRow: [Int] = []
+    var tags: [TagID], floor: FloorID?
+    init(_ trace: RangeTrace) {
+        let order = trace.timeOrder()
+        time = order.map { trace.timeSeconds[$0] }
+        range = order.map { trace.rangeMeters[$0] }
+        address = order.map { trace.locator[$0] }
+        tagOfRow = order.map { Int(trace.tagIndex[$0]) }
+        tags = trace.tags
+        floor = trace.floors.first
+    }
+}
+
+/// One timed replay: a fresh engine, every row through the fast path (outputs taken every 4,096
+/// rows), finished.
+@inline(never)
+func replayInMemory(_ site: Site, _ rows: ReplayRows) -> (fixes: Int, events: Int) {
+    var engine = makeEngine(site, .kalman(.standard))
+    let tagIndex = rows.tags.map { engine.tagIndex(for: $0) }
+    let floor = rows.floor.flatMap { engine.floorIndex($0) } ?? engine.defaultFloor
+    let tagOfRow = rows.tagOfRow
+    return streamRows(&engine, floor: floor, count: rows.time.count, tagOfRow: { tagIndex[tagOfRow[$0]] },
+                      locator: rows.address, rangeMeters: rows.range, timeSeconds: rows.time)
+}
+
+
 if let sitePath = argument(after: "--replay") {
     guard let i = arguments.firstIndex(of: "--replay"), i + 2 < arguments.count else { fatalError("--replay SITE TRACE") }
     let tracePath = arguments[i + 2]
@@ -317,20 +348,12 @@ if let sitePath = argument(after: "--replay") {
     } catch {
         fatalError("--replay: \(error)")
     }
-    let order = trace.timeOrder()
-    let time = order.map { trace.timeSeconds[$0] }, range = order.map { trace.rangeMeters[$0] }
-    let address = order.map { trace.locator[$0] }, tagOfRow = order.map { Int(trace.tagIndex[$0]) }
+    let rows = ReplayRows(trace)
     precondition(trace.floors.count <= 1, "--replay: one floor per trace")
-    func run() -> (fixes: Int, events: Int) {
-        var engine = makeEngine(site, .kalman(.standard))
-        let tagIndex = trace.tags.map { engine.tagIndex(for: $0) }
-        let floor = trace.floors.first.flatMap { engine.floorIndex($0) } ?? engine.defaultFloor
-        return streamRows(&engine, floor: floor, count: time.count, tagOfRow: { tagIndex[tagOfRow[$0]] }, locator: address,
-                          rangeMeters: range, timeSeconds: time)
-    }
+    func run() -> (fixes: Int, events: Int) { replayInMemory(site, rows) }
     let first = run()
     Bench.measure("replay_in_memory", operations: first.fixes, runs: smokeReplay ? 1 : 31, warmup: 3,
-                  extra: ["fixes": "\(first.fixes)", "events": "\(first.events)", "rows": "\(time.count)",
+                  extra: ["fixes": "\(first.fixes)", "events": "\(first.events)", "rows": "\(rows.time.count)",
                           "tags": "\(trace.tags.count)", "stage": "\"pipeline\""], derived: Bench.perFix) {
         let out = run()
         precondition(out == first, "nondeterministic replay")
