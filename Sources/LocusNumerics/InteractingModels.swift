@@ -26,14 +26,37 @@ package struct InteractingModelsParameters: Sendable {
         self.manoeuvreProcessNoiseDensity = manoeuvreProcessNoiseDensity
         self.modeSwitchesPerSecond = modeSwitchesPerSecond
         self.interactionIntervalSeconds = interactionIntervalSeconds
-        c = locus_imm_params(still_position_density: stillPositionNoiseDensity,
-                             still_velocity_variance: stillVelocityVarianceSquareMetersPerSecondSquared,
-                             steady_density: steadyProcessNoiseDensity, manoeuvre_density: manoeuvreProcessNoiseDensity,
-                             switch_rate: modeSwitchesPerSecond, interaction_interval_s: interactionIntervalSeconds)
+        kernel = KernelParameters(locus_imm_params(
+            still_position_density: stillPositionNoiseDensity,
+            still_velocity_variance: stillVelocityVarianceSquareMetersPerSecondSquared,
+            steady_density: steadyProcessNoiseDensity, manoeuvre_density: manoeuvreProcessNoiseDensity,
+            switch_rate: modeSwitchesPerSecond, interaction_interval_s: interactionIntervalSeconds))
     }
 
-    /// The same numbers as the kernel takes them, built once (not per range).
-    fileprivate let c: locus_imm_params
+    /// The same numbers as the kernel takes them, built once (not per range) at an address that
+    /// stays put: the per-range call hands the kernel that pointer (copying the 48-byte struct to
+    /// the stack for every range, twice, was ~25 instructions of the ~500 a range costs).
+    fileprivate let kernel: KernelParameters
+
+    /// The kernel's copy as a bare pointer, for the per-range calls: valid while this value (or a
+    /// copy of it) lives — keep both side by side (as `TrackFilterConfiguration.Shared` does).
+    package var unownedKernel: InteractingModelsKernelParameters { InteractingModelsKernelParameters(pointer: kernel.pointer) }
+
+    /// Owner of the kernel's copy (immutable after `init`, freed with the last reference).
+    fileprivate final class KernelParameters: @unchecked Sendable {
+        let pointer: UnsafeMutablePointer<locus_imm_params>
+        init(_ c: locus_imm_params) {
+            pointer = .allocate(capacity: 1)
+            pointer.initialize(to: c)
+        }
+        deinit { pointer.deallocate() }
+    }
+}
+
+/// `InteractingModelsParameters.unownedKernel`: the kernel's parameters by address, a trivial value
+/// (passing it costs no copy of the parameters and no reference count).
+package struct InteractingModelsKernelParameters: @unchecked Sendable {
+    fileprivate let pointer: UnsafeMutablePointer<locus_imm_params>
 }
 
 /// Interacting multiple models for one tag — standing still, steady walking, manoeuvring — in one
@@ -69,7 +92,12 @@ package struct InteractingModels: Sendable {
 
     /// Predicts every model to t (interaction first when due); no-op for t ≤ `timeSeconds`.
     package mutating func predict(toSeconds t: Double, parameters: InteractingModelsParameters) -> KalmanOutcome {
-        KalmanOutcome(status: withUnsafePointer(to: parameters.c) { p in locus_imm_predict(&imm, p, t) })
+        withExtendedLifetime(parameters) { predict(toSeconds: t, parameters: parameters.unownedKernel) }
+    }
+
+    /// `predict(toSeconds:parameters:)` with the parameters by address (see `unownedKernel`).
+    package mutating func predict(toSeconds t: Double, parameters: InteractingModelsKernelParameters) -> KalmanOutcome {
+        KalmanOutcome(status: locus_imm_predict(&imm, parameters.pointer, t))
     }
 
     /// Range update of every model, gated on the manoeuvring one (ν = y/√S > `gateLong` or
@@ -116,15 +144,13 @@ package struct InteractingModels: Sendable {
     /// `updateRange`, in one call (the per-range path). `predicted` is false when the prediction
     /// failed (its outcome is returned); `geometry` is the manoeuvring model's innovation and
     /// anchor offset before the update.
-    package mutating func predictAndUpdateRange(toSeconds t: Double, parameters: InteractingModelsParameters, anchor: Point3,
+    package mutating func predictAndUpdateRange(toSeconds t: Double, parameters: InteractingModelsKernelParameters, anchor: Point3,
                                                 tagHeightMeters h: Double, rangeMeters r: Double, varianceSquareMeters v: Double,
                                                 gateLong: Double, gateShort: Double)
         -> (outcome: KalmanOutcome, mean: SIMD4<Double>, predicted: Bool, geometry: RangeGeometry) {
         var ok: Int32 = 0
         let (status, stats) = Self.rangeKernel(anchor: anchor) { a, out in
-            withUnsafePointer(to: parameters.c) { p in
-                locus_imm_predict_update_range(&imm, p, t, a, h, r, v, gateLong, gateShort, out, &ok)
-            }
+            locus_imm_predict_update_range(&imm, parameters.pointer, t, a, h, r, v, gateLong, gateShort, out, &ok)
         }
         return (KalmanOutcome(status: status), SIMD4(stats.3, stats.4, stats.5, stats.6), ok != 0,
                 RangeGeometry(residualMeters: stats.0, dx: stats.7, dy: stats.8, rho2: stats.2))

@@ -130,7 +130,7 @@ package struct TrackFilter: Sendable {
         guard hasState, t > stateSeconds else { return }
         let outcome: KalmanOutcome
         if configuration.usesInteractingModels {
-            outcome = models.predict(toSeconds: t, parameters: shared.interactingModels)
+            outcome = models.predict(toSeconds: t, parameters: shared.interactingModelsKernel)
         } else {
             let dt = t - stateSeconds, q = configuration.processNoiseDensity
             outcome = updateSingle { KalmanKernels.predict(&$0, overSeconds: dt, processNoiseDensity: q) }.outcome
@@ -260,7 +260,7 @@ package struct TrackFilter: Sendable {
             // Prediction and update in one kernel call.
             let predicted: Bool
             (outcome, mean, predicted, geometry) = models.predictAndUpdateRange(
-                toSeconds: t, parameters: shared.interactingModels, anchor: anchor, tagHeightMeters: tagHeightMeters,
+                toSeconds: t, parameters: shared.interactingModelsKernel, anchor: anchor, tagHeightMeters: tagHeightMeters,
                 rangeMeters: r, varianceSquareMeters: sigma * sigma, gateLong: c.rangeGateLongSigmas, gateShort: c.rangeGateShortSigmas)
             if !predicted {
                 diverge(at: t)

@@ -116,6 +116,9 @@ extension TrackFilterConfiguration {
         package let value: TrackFilterConfiguration
         /// The IMM kernel's parameters, derived once.
         package let interactingModels: InteractingModelsParameters
+        /// `interactingModels` by address, for the per-range calls (valid while this object lives:
+        /// it holds `interactingModels`).
+        package let interactingModelsKernel: InteractingModelsKernelParameters
         package init(_ value: TrackFilterConfiguration) {
             self.value = value
             interactingModels = InteractingModelsParameters(
@@ -123,6 +126,7 @@ extension TrackFilterConfiguration {
                 stillVelocityVarianceSquareMetersPerSecondSquared: value.stillVelocitySigmaMetersPerSecond * value.stillVelocitySigmaMetersPerSecond,
                 steadyProcessNoiseDensity: value.lowProcessNoiseDensity, manoeuvreProcessNoiseDensity: value.highProcessNoiseDensity,
                 modeSwitchesPerSecond: value.modeSwitchesPerSecond, interactionIntervalSeconds: value.interactionIntervalSeconds)
+            interactingModelsKernel = interactingModels.unownedKernel
         }
     }
 }
