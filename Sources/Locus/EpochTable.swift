@@ -55,6 +55,9 @@ package struct EpochTable: Sendable {
     /// True when row r has an open epoch.
     @inline(__always) package func isOpen(_ r: Int) -> Bool { cells[r * width].index > 0 }
 
+    /// The open epoch's start: its first range's time.
+    @inline(__always) package func startSeconds(_ r: Int) -> Double { cells[r * width].value }
+
     /// The open epoch's time: its latest range's time.
     @inline(__always) package func epochTimeSeconds(_ r: Int) -> Double { cells[r * width + 1].value }
 

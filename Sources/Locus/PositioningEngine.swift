@@ -79,10 +79,11 @@ package struct PositioningEngine: Sendable {
     }
     private var dueHeap = MinHeap<EpochEntry>()
     private var startHeap = MinHeap<EpochEntry>()
-    /// The earliest start of an open epoch (+∞ with none), as `releaseWatermark()` last found it;
-    /// nil once an epoch opened or closed since. Fixes wait in the reorder heap for rows at a time
+    /// The earliest start of an open epoch (+∞ with none), as `releaseWatermark()` last found it
+    /// and kept up to date since: an epoch opening at the clock leaves it or (none open) becomes it;
+    /// nil once the epoch that started then may have closed. Fixes wait in the reorder heap for rows at a time
     /// (rounds of different tags interleave), and each row asks again: the answer changes only when
-    /// an epoch opens or closes, about twice per fix, not at every row.
+    /// the earliest open epoch closes, about once per fix, not at every row.
     private var earliestOpenStart: Double?
 
     /// A fix waiting for release, ordered by (time, tag index, sequence). The fix itself stays in
@@ -264,7 +265,7 @@ package struct PositioningEngine: Sendable {
         guard let slot = floors[floor].slot(of: address) else { diagnostics.skipped.record(.unknownAnchor, line: line); return }
         guard range <= configuration.maximumRangeMeters else { diagnostics.skipped.record(.rangeTooLong, line: line); return }
         if let reason = tags[tag].clock.admit(t) { diagnostics.skipped.record(reason, line: line); return }
-        advance(toSeconds: t)
+        advanceClock(to: t)
         // `advance` released what the clock allows; only closing this tag's epoch here (which
         // parks its fix and can lift the watermark) may release more. Opening an epoch at t (the
         // clock) cannot: the watermark is min(clock, open epochs' starts).
@@ -285,7 +286,9 @@ package struct PositioningEngine: Sendable {
             let g = tags[tag].epochGeneration
             dueHeap.push(EpochEntry(key: epochs.dueSeconds(tag), tag: tag, generation: g))
             startHeap.push(EpochEntry(key: t, tag: tag, generation: g))
-            earliestOpenStart = nil
+            // Opened at the clock, no earlier than any open epoch's start: the earliest start stays
+            // known (or becomes t when none was open).
+            if let known = earliestOpenStart { earliestOpenStart = min(known, t) }
         }
         if isTracking, floorIsPlanar[floor] {
             if !tags[tag].hasFilter { startFilter(tag, floor: floor) }
@@ -385,7 +388,15 @@ package struct PositioningEngine: Sendable {
     /// the zone judges emit what became final (a tag that stopped reporting exits this way).
     /// Amortised O(log epochs) per closed epoch.
     package mutating func advance(toSeconds t: Double) {
-        guard !isFinished, t.isFinite, t > clockSeconds else { return }
+        guard !isFinished, t.isFinite else { return }
+        advanceClock(to: t)
+    }
+
+    /// `advance(toSeconds:)` for a finite t of a row being ingested (inlined there: most rows only
+    /// move the clock).
+    @inline(__always)
+    private mutating func advanceClock(to t: Double) {
+        guard t > clockSeconds else { return }
         clockSeconds = t
         // Most rows close no epoch and release no fix: two compares, no call.
         if let top = dueHeap.top, top.key <= t {
@@ -485,11 +496,15 @@ package struct PositioningEngine: Sendable {
         var released = false
         while let top = reorder.top, all || top.timeSeconds < watermark {
             reorder.pop()
-            // The fix is read where it is parked (its slot is only reused by a later `park`), not
-            // copied out first.
             let slot = top.slot
             freeSlots.append(slot)
-            emit(parked[slot], tag: top.tag, floor: parkedFloor[slot])
+            // The fix moves from its slot to `fixes` (swapped with a vacant fix: no copy of the fix and
+            // no reference count; a copy in and out of the slot was ~3 % of the pipeline).
+            let judged = ZoneFix(timeSeconds: parked[slot].timeSeconds, tag: parked[slot].tag,
+                                 point: parked[slot].position.horizontal)
+            fixes.append(Self.vacantFix)
+            swap(&fixes[fixes.count - 1], &parked[slot])
+            judge(judged, tag: top.tag, floor: parkedFloor[slot])
             released = true
         }
         if released { flushEvents() }
@@ -511,25 +526,33 @@ package struct PositioningEngine: Sendable {
         return min(clockSeconds, earliest)
     }
 
-    /// Releases one fix: to `fixes`, judged on its floor, the other floors' clocks moved to its time.
+    /// A released fix judged on its floor (`judged`: its time, tag and horizontal position), the
+    /// other floors' clocks moved to its time.
     @inline(__always)
-    private mutating func emit(_ fix: borrowing PositionFix, tag: Int, floor: Int) {
-        fixes.append(copy fix)
+    private mutating func judge(_ judged: ZoneFix, tag: Int, floor: Int) {
         for f in judges.indices {
             if f == floor {
-                try? judges[f].judge(fix, tagHint: &judgeTagHints[tag], into: &eventScratch[f])
+                try? judges[f].judge(judged, tagHint: &judgeTagHints[tag], into: &eventScratch[f])
             } else {
-                try? judges[f].advance(toSeconds: fix.timeSeconds, into: &eventScratch[f])
+                try? judges[f].advance(toSeconds: judged.timeSeconds, into: &eventScratch[f])
             }
         }
     }
+
+    /// What a released parking slot holds until it is reused (plain values: nothing to count).
+    private static let vacantFix = PositionFix(timeSeconds: 0, tag: TagID(""), floor: FloorID(""),
+                                               position: Point3(x: 0, y: 0, z: 0),
+                                               covariance: SymmetricMatrix3(xx: 0, xy: 0, xz: 0, yy: 0, yz: 0, zz: 0),
+                                               quality: FixQuality(hdop: 0, pdop: 0, residualRMSMeters: 0, locatorsUsed: 0))
 
     /// A freshly closed epoch's fix (its epoch already reset): released at once when nothing is
     /// parked and no open epoch can still produce an earlier fix (time < `releaseWatermark()`) —
     /// the usual case, and exactly what parking it and releasing would do —, parked otherwise.
     private mutating func deliver(_ fix: consuming PositionFix, tag: Int, floor: Int) {
         if reorder.isEmpty, fix.timeSeconds < releaseWatermark() {
-            emit(fix, tag: tag, floor: floor)
+            let judged = ZoneFix(timeSeconds: fix.timeSeconds, tag: fix.tag, point: fix.position.horizontal)
+            fixes.append(consume fix)
+            judge(judged, tag: tag, floor: floor)
             flushEvents()
             return
         }
@@ -557,11 +580,11 @@ package struct PositioningEngine: Sendable {
         let time = fix.timeSeconds
         if let free = freeSlots.popLast() {
             slot = free
-            parked[slot] = fix
+            parked[slot] = consume fix
             parkedFloor[slot] = floor
         } else {
             slot = parked.count
-            parked.append(fix)
+            parked.append(consume fix)
             parkedFloor.append(floor)
         }
         reorderSequence += 1
@@ -646,9 +669,12 @@ package struct PositioningEngine: Sendable {
 extension PositioningEngine {
     /// Empties tag `tag`'s open epoch and retires its heap entries (a new generation).
     private mutating func resetEpoch(_ tag: Int) {
+        // The earliest open start stays known unless this epoch may have been the one holding it.
+        if let known = earliestOpenStart, epochs.isOpen(tag), !(epochs.startSeconds(tag) > known) {
+            earliestOpenStart = nil
+        }
         epochs.reset(tag)
         tags[tag].epochGeneration += 1
-        earliestOpenStart = nil
     }
 
     /// Tag `tag`'s current common range offset estimate b̂ (metres) and the floor it applies to, or
