@@ -198,12 +198,17 @@ static inline __attribute__((always_inline)) int predict_unchecked(locus_imm *im
     }
     // Constant velocity per lane: x <- F x, P <- F P F^T + Q, with dt = 0 and Q = q_pos dt I on the
     // position in the still lane: A <- A + d(B + B^T) + d^2 C + q3 I, B <- B + d C + q2 I, C <- C + q1 I.
-    const double dt = t - imm->t, dt2 = dt * dt;
+    // The noise terms as vectors over the lanes, q = (0, qs, qm, qs): q1 = q dt, q2 = q dt^2 / 2,
+    // q3 = q dt^2 dt / 3 (the still lane: q_pos dt) — each lane rounded exactly as the scalar
+    // expressions q*dt, (q*dt^2)/2 and ((q*dt^2)*dt)/3 (halving is exact, 0 lanes stay 0).
+    const double dt = t - imm->t;
     const double qs = params->steady_density, qm = params->manoeuvre_density;
-    const v4 d = { 0, dt, dt, dt }, d2 = { 0, dt2, dt2, dt2 };
-    const v4 q3 = { params->still_position_density * dt, qs * dt2 * dt / 3.0, qm * dt2 * dt / 3.0, qs * dt2 * dt / 3.0 };
-    const v4 q2 = { 0, qs * dt2 / 2.0, qm * dt2 / 2.0, qs * dt2 / 2.0 };
-    const v4 q1 = { 0, qs * dt, qm * dt, qs * dt };
+    const v4 d = { 0, dt, dt, dt }, d2 = d * d;
+    const v4 q = { 0, qs, qm, qs }, qd2 = d2 * q;
+    v4 q3 = (qd2 * d) / 3.0;
+    q3[0] = params->still_position_density * dt;
+    const v4 q2 = qd2 * 0.5;
+    const v4 q1 = d * q;
     const v4 b00 = load(imm->p[B00]), b01 = load(imm->p[B01]), b10 = load(imm->p[B10]), b11 = load(imm->p[B11]);
     const v4 c00 = load(imm->p[C00]), c01 = load(imm->p[C01]), c11 = load(imm->p[C11]);
     store(imm->p[A00], load(imm->p[A00]) + 2 * d * b00 + d2 * c00 + q3);

@@ -80,8 +80,8 @@ package struct PositioningEngine: Sendable {
     private var dueHeap = MinHeap<EpochEntry>()
     private var startHeap = MinHeap<EpochEntry>()
     /// The earliest start of an open epoch (+∞ with none), as `releaseWatermark()` last found it
-    /// and kept up to date since: an epoch opening at the clock leaves it or (none open) becomes it;
-    /// nil once the epoch that started then may have closed. Fixes wait in the reorder heap for rows at a time
+    /// and kept up to date since: an epoch opening at t makes it min(it, t); nil once the epoch that
+    /// started then may have closed. Fixes wait in the reorder heap for rows at a time
     /// (rounds of different tags interleave), and each row asks again: the answer changes only when
     /// the earliest open epoch closes, about once per fix, not at every row.
     private var earliestOpenStart: Double?
@@ -286,8 +286,7 @@ package struct PositioningEngine: Sendable {
             let g = tags[tag].epochGeneration
             dueHeap.push(EpochEntry(key: epochs.dueSeconds(tag), tag: tag, generation: g))
             startHeap.push(EpochEntry(key: t, tag: tag, generation: g))
-            // Opened at the clock, no earlier than any open epoch's start: the earliest start stays
-            // known (or becomes t when none was open).
+            // The earliest open start stays known: min(known, t) (t when none was open).
             if let known = earliestOpenStart { earliestOpenStart = min(known, t) }
         }
         if isTracking, floorIsPlanar[floor] {
