@@ -65,13 +65,15 @@ static inline int usable(const locus_imm *imm) {
     return LOCUS_KALMAN_OK;
 }
 
-/// Lanes 0-2 of v all in [low, DBL_MAX] (finite, at least low; NaN fails). Macros: a four-lane vector
-/// argument would change the ABI without AVX (see accumulate).
-#define lanes_in(v, low) ({ const v4 v_ = (v); const v4 lo_ = { low, low, low, low }, hi_ = { DBL_MAX, DBL_MAX, DBL_MAX, DBL_MAX }; \
-    const v4i in_ = (v_ >= lo_) & (v_ <= hi_); in_[0] & in_[1] & in_[2]; })
-/// Lanes 0-2 of v all positive and finite.
-#define lanes_positive(v) ({ const v4 v_ = (v); const v4 z_ = { 0, 0, 0, 0 }, hi_ = { DBL_MAX, DBL_MAX, DBL_MAX, DBL_MAX }; \
-    const v4i in_ = (v_ > z_) & (v_ <= hi_); in_[0] & in_[1] & in_[2]; })
+/// The lane masks (all bits set: true) of v in [low, DBL_MAX] (finite, at least low; NaN fails) and of
+/// v positive and finite; lanes_all says whether lanes 0-2 of a mask are all true. Masks, so that
+/// several checks fold into one branch. Macros: a four-lane vector argument would change the ABI
+/// without AVX (see accumulate).
+#define lanes_in_mask(v, low) ({ const v4 v_ = (v); const v4 lo_ = { low, low, low, low }, hi_ = { DBL_MAX, DBL_MAX, DBL_MAX, DBL_MAX }; \
+    (v_ >= lo_) & (v_ <= hi_); })
+#define lanes_positive_mask(v) ({ const v4 v_ = (v); const v4 z_ = { 0, 0, 0, 0 }, hi_ = { DBL_MAX, DBL_MAX, DBL_MAX, DBL_MAX }; \
+    (v_ > z_) & (v_ <= hi_); })
+#define lanes_all(m) ({ const v4i m_ = (m); m_[0] & m_[1] & m_[2]; })
 
 void locus_imm_reset(locus_imm *imm, const double *x, const double *P, double t) {
     double p[10];
@@ -266,14 +268,18 @@ static inline __attribute__((always_inline)) int update_range_tracked(locus_imm 
     const v4 dx = load(imm->x[0]) - anchor[0], dy = load(imm->x[1]) - anchor[1];
     const double dz = tag_height_m - anchor[2];
     const v4 rho2 = dx * dx + dy * dy + dz * dz;
-    if (!lanes_in(rho2, 1e-12)) return LOCUS_KALMAN_BAD_ARGUMENT;
     const v4 rho = vsqrt(rho2);
     const v4 a00 = load(imm->p[A00]), a01 = load(imm->p[A01]), a11 = load(imm->p[A11]);
     const v4 b00 = load(imm->p[B00]), b01 = load(imm->p[B01]), b10 = load(imm->p[B10]), b11 = load(imm->p[B11]);
     const v4 w0 = a00 * dx + a01 * dy, w1 = a01 * dx + a11 * dy;
     const v4 w2 = b00 * dx + b10 * dy, w3 = b01 * dx + b11 * dy;
     const v4 d = dx * w0 + dy * w1 + variance * rho2;
-    if (!lanes_positive(d)) return LOCUS_KALMAN_NOT_POSITIVE;
+    // rho^2 in [1e-12, DBL_MAX] (else BAD_ARGUMENT) and D positive and finite (else NOT_POSITIVE), on
+    // every lane: one branch for both (nothing before it has changed the struct).
+    const v4i rho2_ok = lanes_in_mask(rho2, 1e-12);
+    if (!lanes_all(rho2_ok & lanes_positive_mask(d))) {
+        return lanes_all(rho2_ok) ? LOCUS_KALMAN_NOT_POSITIVE : LOCUS_KALMAN_BAD_ARGUMENT;
+    }
     const v4 y = range_m - rho;
     // The gate, on the manoeuvring model (lane 2): nu = y / sqrt(S) > gate_long or < -gate_short, tested
     // as y^2 rho^2 > gate^2 D on the side of y's sign.
@@ -291,10 +297,9 @@ static inline __attribute__((always_inline)) int update_range_tracked(locus_imm 
     // 0-2); a refused result leaves the models as they were before this update.
     const v4 sum = ((x0 + x1) + (x2 + x3)) + ((n00 + n01) + (n11 + m00)) + ((m01 + m10) + (m11 + k00)) + (k01 + k11);
     const v4i finite = (sum - sum) == 0;
-    if (!(finite[0] & finite[1] & finite[2])) return LOCUS_KALMAN_NOT_FINITE;
     const v4 zero = { 0, 0, 0, 0 };
     const v4i positive = (n00 > zero) & (n11 > zero) & (k00 > zero) & (k11 > zero);
-    if (!(positive[0] & positive[1] & positive[2])) return LOCUS_KALMAN_NOT_POSITIVE;
+    if (!lanes_all(finite & positive)) return lanes_all(finite) ? LOCUS_KALMAN_NOT_POSITIVE : LOCUS_KALMAN_NOT_FINITE;
     // The struct changes from here on.
     *refused_before_change = 0;
     store(imm->x[0], x0); store(imm->x[1], x1); store(imm->x[2], x2); store(imm->x[3], x3);
