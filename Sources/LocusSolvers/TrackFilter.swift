@@ -326,13 +326,13 @@ package struct TrackFilter: Sendable {
         if t > stateSeconds {
             _ = KalmanKernels.predict(&covarianceState, overSeconds: t - stateSeconds, processNoiseDensity: configuration.processNoiseDensity)
         }
-        var mean = covarianceState
+        var mean = covarianceState.x
         let coastEnd = lastUpdateSeconds + configuration.maximumCoastSeconds
         if t > coastEnd, let anchor = meanAtLastUpdate {
             // Coast at most `maximumCoastSeconds` past the last update: x = (p + T·v, v) (only the
             // mean is extrapolated; the covariance keeps growing above).
             let coast = configuration.maximumCoastSeconds
-            mean.x = SIMD4(anchor[0] + coast * anchor[2], anchor[1] + coast * anchor[3], anchor[2], anchor[3])
+            mean = SIMD4(anchor[0] + coast * anchor[2], anchor[1] + coast * anchor[3], anchor[2], anchor[3])
         }
         return makeFix(time: max(t, stateSeconds), mean: mean, covariance: covarianceState)
     }
@@ -416,18 +416,22 @@ package struct TrackFilter: Sendable {
     }
 
     @inline(__always)
-    private func makeFix(time t: Double, mean: KalmanState, covariance: KalmanState) -> PositionFix {
-        var quality = lastFixQuality
+    private func makeFix(time t: Double, mean: SIMD4<Double>, covariance: KalmanState) -> PositionFix {
+        let quality: FixQuality
         if configuration.coupling == .tight || epochUsed > 0 {
             let det = epochA00 * epochA11 - epochA01 * epochA01
             let hdop = det > 1e-12 ? ((epochA00 + epochA11) / det).squareRoot() : 0
             quality = FixQuality(hdop: hdop, pdop: hdop,
                                  residualRMSMeters: epochUsed > 0 ? (epochResidualSquares / Double(epochUsed)).squareRoot() : 0,
                                  locatorsUsed: epochUsed, rejected: epochRejected)
+        } else {
+            // Read only here (the loosely coupled filter's boxed quality): the tight path's figures
+            // are the epoch's own.
+            quality = lastFixQuality
         }
         return PositionFix(timeSeconds: t, tag: tag, floor: floor,
-                           position: Point3(x: mean.x[0], y: mean.x[1], z: tagHeightMeters),
-                           velocity: Vector3(x: mean.x[2], y: mean.x[3], z: 0),
+                           position: Point3(x: mean[0], y: mean[1], z: tagHeightMeters),
+                           velocity: Vector3(x: mean[2], y: mean[3], z: 0),
                            covariance: SymmetricMatrix3(xx: covariance.p[0], xy: covariance.p[1], yy: covariance.p[5], zz: 0),
                            quality: quality)
     }
