@@ -611,9 +611,10 @@ package struct PositioningEngine: Sendable {
             // can be released at once when nothing precedes it.
             resetEpoch(tag)
             isReset = true
-            if let fix = filters[tag].takeFix(atSeconds: time) {
-                deliver(fix, tag: tag, floor: floorIndex)
+            if filters[tag].prepareFix(atSeconds: time) {
+                deliver(filters[tag].takePreparedFix(atSeconds: time), tag: tag, floor: floorIndex)
             } else {
+                filters[tag].restartEpochFigures()
                 diagnostics.epochsBeforeTrack += 1
             }
             return
@@ -651,9 +652,10 @@ package struct PositioningEngine: Sendable {
             if tags[tag].hasFilter {
                 // Loosely coupled: the least-squares fix is the filter's measurement.
                 filters[tag].update(fix: raw)
-                if let fix = filters[tag].takeFix(atSeconds: time) {
-                    deliver(fix, tag: tag, floor: floorIndex)
+                if filters[tag].prepareFix(atSeconds: time) {
+                    deliver(filters[tag].takePreparedFix(atSeconds: time), tag: tag, floor: floorIndex)
                 } else {
+                    filters[tag].restartEpochFigures()
                     diagnostics.epochsBeforeTrack += 1
                 }
             } else {

@@ -341,27 +341,49 @@ package struct TrackFilter: Sendable {
     package var currentFix: PositionFix? { fix(atSeconds: stateSeconds) }
 
     /// Predicts to t, returns the fix there and starts a new epoch for the quality figures
-    /// (locators used and rejected, HDOP of the accepted ranges, residual RMS).
+    /// (locators used and rejected, HDOP of the accepted ranges, residual RMS). Nil (the epoch's
+    /// figures restarted all the same) when the filter has no state.
     package mutating func takeFix(atSeconds t: Double) -> PositionFix? {
+        guard prepareFix(atSeconds: t) else {
+            restartEpochFigures()
+            return nil
+        }
+        return takePreparedFix(atSeconds: t)
+    }
+
+    /// `takeFix(atSeconds:)` in two steps, for the engine's per-fix path (a non-optional result is
+    /// handed on without the two copies Swift makes of an optional 224-byte fix): the prediction to t,
+    /// true when there is then a fix to take.
+    package mutating func prepareFix(atSeconds t: Double) -> Bool {
         if t - lastUpdateSeconds <= configuration.maximumCoastSeconds { predict(toSeconds: t) }
+        return hasState
+    }
+
+    /// The second step: the fix at t (after `prepareFix(atSeconds: t)` returned true).
+    package mutating func takePreparedFix(atSeconds t: Double) -> PositionFix {
+        precondition(hasState, "TrackFilter.takePreparedFix: no state (prepareFix returned false)")
+        defer { restartEpochFigures() }
         // The round's likelihoods go into μ now: the fix's combination and the next interaction then
         // need no exponentials.
-        let f: PositionFix?
-        if hasState && configuration.usesInteractingModels {
-            // Combined first, into a local: mutating `models` inside the call's arguments made Swift
-            // copy the whole filter to lend `self` to `fix`.
-            // At the models' own time (the usual case: the epoch's last range) the fix needs the mean
-            // and the position covariance only; later, the whole state is predicted to t.
-            let current = t <= stateSeconds ? models.settledPositionCombination() : models.settledCombination()
-            f = fix(atSeconds: t, current: current)
+        // At the models' own time (the usual case: the epoch's last range) the fix needs the mean and
+        // the position covariance only; later, the whole state is predicted to t. (Combined into a
+        // local first: mutating `models` inside the call's arguments made Swift copy the whole filter
+        // to lend `self` to `fix`.)
+        let current: KalmanState
+        if configuration.usesInteractingModels {
+            current = t <= stateSeconds ? models.settledPositionCombination() : models.settledCombination()
         } else {
-            f = fix(atSeconds: t)
+            current = singleBox?.state ?? KalmanState(x: .zero, p: .zero)
         }
+        return fix(atSeconds: t, current: current)
+    }
+
+    /// Restarts the epoch's quality figures (what `takeFix` does when there is no fix to take).
+    package mutating func restartEpochFigures() {
         epochUsed = 0
         epochA00 = 0; epochA01 = 0; epochA11 = 0
         epochResidualSquares = 0
         epochRejected = LocatorList()
-        return f
     }
 
     // MARK: internals
