@@ -3,10 +3,11 @@ import LocusCore
 /// The open epochs of every tag in flat storage: the engine's form of `EpochAssembler` (the
 /// epoch rules are documented there and live here, once).
 ///
-/// One array of 16-byte cells, `stride + 2` per row (a tag): cell 0 holds the epoch's start time
-/// and its count of present slots, cell 1 its latest range's time, and cell 2 + j the range of
+/// One array of 16-byte cells, `stride + 3` per row (a tag): cell 0 holds the epoch's start time
+/// and its count of present slots, cell 1 its latest range's time, cell 2 the tag's latest admitted
+/// time (kept across epochs: the tag's clock, see `PositioningEngine.ingest`), and cell 3 + j the range of
 /// slot j (−1 when absent from the epoch; ranges are ≥ 0) together with the k = j-th present slot
-/// (order of first appearance). A row costs `32 + 16·stride` bytes; adding a range touches one
+/// (order of first appearance). A row costs `48 + 16·stride` bytes; adding a range touches one
 /// array (one uniqueness check), reading a row retains nothing, and nothing allocates.
 package struct EpochTable: Sendable {
     /// Cut period, seconds (1/rate).
@@ -21,8 +22,10 @@ package struct EpochTable: Sendable {
         var value: Double
         var index: Int32
     }
-    /// Cells per row: `stride` range cells after the two header cells.
+    /// Cells per row: `stride` range cells after the `header` cells.
     private let width: Int
+    /// Header cells per row (start and count, latest range time, latest admitted time).
+    private static let header = 3
     private var cells: [Cell] = []
     private var rows = 0
 
@@ -36,7 +39,7 @@ package struct EpochTable: Sendable {
         periodSeconds = 1 / rateHertz
         self.pauseSeconds = pauseSeconds ?? 0.5 / rateHertz
         self.stride = stride
-        width = stride + 2
+        width = stride + Self.header
     }
 
     /// The number of rows.
@@ -47,6 +50,7 @@ package struct EpochTable: Sendable {
     package mutating func appendRow() -> Int {
         cells.append(Cell(value: 0, index: 0))
         cells.append(Cell(value: -.infinity, index: 0))
+        cells.append(Cell(value: -.infinity, index: 0))
         cells.append(contentsOf: repeatElement(Cell(value: -1, index: 0), count: stride))
         rows += 1
         return rows - 1
@@ -54,6 +58,13 @@ package struct EpochTable: Sendable {
 
     /// True when row r has an open epoch.
     @inline(__always) package func isOpen(_ r: Int) -> Bool { cells[r * width].index > 0 }
+
+    /// The tag's latest admitted time (−∞ before its first): the time of its latest range (`add`)
+    /// or of a fix taken as it is (`admit(_:atSeconds:)`), whether or not an epoch is open.
+    @inline(__always) package func latestAdmittedSeconds(_ r: Int) -> Double { cells[r * width + 2].value }
+
+    /// Records a time admitted without a range (a ready fix): the tag's latest admitted time.
+    package mutating func admit(_ r: Int, atSeconds t: Double) { cells[r * width + 2].value = t }
 
     /// The open epoch's start: its first range's time.
     @inline(__always) package func startSeconds(_ r: Int) -> Double { cells[r * width].value }
@@ -88,12 +99,13 @@ package struct EpochTable: Sendable {
         return cells.withUnsafeMutableBufferPointer { c in
             let count = Int(c[base].index)
             if count == 0 { c[base].value = t }
-            if c[base + 2 + slot].value < 0 {
-                c[base + 2 + count].index = Int32(truncatingIfNeeded: slot)
+            if c[base + Self.header + slot].value < 0 {
+                c[base + Self.header + count].index = Int32(truncatingIfNeeded: slot)
                 c[base].index = Int32(truncatingIfNeeded: count + 1)
             }
-            c[base + 2 + slot].value = range
+            c[base + Self.header + slot].value = range
             c[base + 1].value = t
+            c[base + 2].value = t
             return count == 0
         }
     }
@@ -102,10 +114,10 @@ package struct EpochTable: Sendable {
     @inline(__always) package func presentCount(_ r: Int) -> Int { Int(cells[r * width].index) }
 
     /// The k-th present slot of row r (order of first appearance).
-    @inline(__always) package func presentSlot(_ r: Int, _ k: Int) -> Int { Int(cells[r * width + 2 + k].index) }
+    @inline(__always) package func presentSlot(_ r: Int, _ k: Int) -> Int { Int(cells[r * width + Self.header + k].index) }
 
     /// Row r's latest range of `slot` in the open epoch, metres (−1 when absent).
-    @inline(__always) package func rangeMeters(_ r: Int, slot: Int) -> Double { cells[r * width + 2 + slot].value }
+    @inline(__always) package func rangeMeters(_ r: Int, slot: Int) -> Double { cells[r * width + Self.header + slot].value }
 
     /// Copies row r's open epoch into `locators` and `ranges` (k-th present slot: its position from
     /// `positions`, by slot, and its range) and returns the count. Both arrays must hold at least
@@ -118,9 +130,9 @@ package struct EpochTable: Sendable {
             ranges.withUnsafeMutableBufferPointer { rp in
                 cells.withUnsafeBufferPointer { c in
                     for k in 0..<n {
-                        let slot = Int(c[base + 2 + k].index)
+                        let slot = Int(c[base + Self.header + k].index)
                         lp[k] = positions[slot]
-                        rp[k] = c[base + 2 + slot].value
+                        rp[k] = c[base + Self.header + slot].value
                     }
                 }
             }
@@ -133,7 +145,7 @@ package struct EpochTable: Sendable {
     package mutating func reset(_ r: Int) {
         let base = r * width
         cells.withUnsafeMutableBufferPointer { c in
-            for k in 0..<Int(c[base].index) { c[base + 2 + Int(c[base + 2 + k].index)].value = -1 }
+            for k in 0..<Int(c[base].index) { c[base + Self.header + Int(c[base + Self.header + k].index)].value = -1 }
             c[base].index = 0
         }
     }

@@ -43,7 +43,8 @@ package struct PositioningEngine: Sendable {
         var hasFilter = false
         /// True while `offsets[tag]` holds an estimator (`tagRangeOffset` applies to its floor).
         var hasOffset = false
-        /// The tag's clock: latest accepted time, and a suspected forward jump (`TagClock`).
+        /// The tag's clock (`TagClock`): a suspected forward jump. Its latest admitted time is kept in
+        /// `epochs` (`latestAdmittedSeconds`), written with each row's range.
         var clock = TagClock()
         /// Incremented each time an epoch closes (stale heap entries are recognised by it).
         var epochGeneration = 0
@@ -264,7 +265,13 @@ package struct PositioningEngine: Sendable {
         guard range >= 0 else { diagnostics.skipped.record(.negativeRange, line: line); return }
         guard let slot = floors[floor].slot(of: address) else { diagnostics.skipped.record(.unknownAnchor, line: line); return }
         guard range <= configuration.maximumRangeMeters else { diagnostics.skipped.record(.rangeTooLong, line: line); return }
-        if let reason = tags[tag].clock.admit(t) { diagnostics.skipped.record(reason, line: line); return }
+        // The tag's clock: its latest admitted time is the epoch table's (every admitted row is added
+        // there, which records it), so the usual row is admitted by reading, not writing, `tags`.
+        let latest = epochs.latestAdmittedSeconds(tag)
+        if !tags[tag].clock.admitsDirectly(t, after: latest),
+           let reason = tags[tag].clock.admit(t, after: latest) {
+            diagnostics.skipped.record(reason, line: line); return
+        }
         advanceClock(to: t)
         // `advance` released what the clock allows; only closing this tag's epoch here (which
         // parks its fix and can lift the watermark) may release more. Opening an epoch at t (the
@@ -340,7 +347,10 @@ package struct PositioningEngine: Sendable {
         guard let floor = floorIndexByID[fix.floor] else { diagnostics.skipped.record(.unknownFloor, line: 0); return }
         guard fix.timeSeconds.isFinite, fix.position.isFinite else { diagnostics.skipped.record(.nonFinite, line: 0); return }
         let tag = tagIndex(for: fix.tag)
-        if let reason = tags[tag].clock.admit(fix.timeSeconds) { diagnostics.skipped.record(reason, line: 0); return }
+        if let reason = tags[tag].clock.admit(fix.timeSeconds, after: epochs.latestAdmittedSeconds(tag)) {
+            diagnostics.skipped.record(reason, line: 0); return
+        }
+        epochs.admit(tag, atSeconds: fix.timeSeconds)
         advance(toSeconds: fix.timeSeconds)
         park(fix, tag: tag, floor: floor)
         release()

@@ -34,6 +34,21 @@ public struct TagClock: Sendable, Equatable {
         return admitSlowly(t)
     }
 
+    /// `admit(_:)` for a caller that keeps the latest admitted time itself (`latest`; the clock's own
+    /// is set to it first) and checks the common case without this call: true when t is admitted
+    /// with nothing suspected, t >= latest and t - latest <= `maximumJumpSeconds` (then the caller
+    /// records t as its latest and need not call `admit(_:after:)` at all).
+    @inlinable package func admitsDirectly(_ t: Double, after latest: Double) -> Bool {
+        t >= latest && t - latest <= maximumJumpSeconds && suspectSeconds == nil
+    }
+
+    /// The rows `admitsDirectly(_:after:)` refuses: `admit(_:)` with the clock's latest time set to
+    /// `latest` first. The caller records t as its latest when this returns nil.
+    package mutating func admit(_ t: Double, after latest: Double) -> SkipReason? {
+        self.latest = latest
+        return admit(t)
+    }
+
     @usableFromInline mutating func admitSlowly(_ t: Double) -> SkipReason? {
         if t < latest { return .timeBackwards }
         if latest.isFinite && t - latest > maximumJumpSeconds {

@@ -96,4 +96,27 @@ struct BadInputEngineTests {
         #expect(clock.admit(5000.5) == nil)
         #expect(clock.latestSeconds == 5000.5)
     }
+
+    @Test("a clock whose latest time is kept outside (the engine's, in its epoch table) decides every row as the self-contained one")
+    func externalLatestTime() {
+        var rng = SeededGenerator(seed: 17)
+        var reference = TagClock(maximumJumpSeconds: 300), clock = TagClock(maximumJumpSeconds: 300)
+        var latest = -Double.infinity
+        var t = 0.0
+        for _ in 0..<20_000 {
+            // Mostly forward steps, some backwards, some glitches far ahead, some real long silences.
+            switch rng.next() % 20 {
+            case 0: t -= 0.5
+            case 1: t += 1e6
+            case 2: t += 400
+            default: t += 0.05
+            }
+            let row = rng.next() % 7 == 0 ? t + 1e7 : t
+            let expected = reference.admit(row)
+            let got = clock.admitsDirectly(row, after: latest) ? nil : clock.admit(row, after: latest)
+            #expect(got == expected)
+            if got == nil { latest = row }
+            #expect(latest == reference.latestSeconds)
+        }
+    }
 }
