@@ -6,7 +6,8 @@
 //   memory    engine memory per tag with 100,000 live tags (RssAnon from /proc/self/status, RSS from statm)
 //   locators  whole pipeline and solve (C kernel vs LAPACKE) with 4–32 locators
 //   zones     whole pipeline with 10–10,000 zones
-//   tags      whole pipeline with 1–100,000 tags
+//   tags      whole pipeline with 1–100,000 tags (fresh engines: tag setup included), and the steady
+//             state with 10,000 and 100,000 live tags (first rounds untimed)
 //   pipeline  only the default whole pipeline (kalman tight), many runs: for `perf record`
 // `--replay SITE TRACE` measures the default pipeline in memory on a recorded trace (rows parsed and
 // put in time order outside the timed part, as the peer in scripts/bench-peers is timed): ranges →
@@ -698,5 +699,46 @@ if runs("tags") {
         let rounds = max(3, targetFixes / tagCount)
         let s = Scenario(locators: 8, zones: 50, tags: tagCount, rounds: rounds, seed: 40)
         measurePipeline("scale_tags_\(tagCount)_kalman_tight", s, .kalman(.standard), extra: ["scale": "\"tags\""], runs: 10, warmup: 1)
+    }
+    // Steady state with many live tags: the rows above include each tag's first rounds — its
+    // registration, its filter's initialisation (a least-squares solve) and the growth of the
+    // engine's per-tag arrays (fresh memory, copied as it doubles) —, a third of all fixes at 100,000
+    // tags (3 rounds each). Here the first two rounds of every tag run untimed and only the following
+    // rounds are timed, on the same engine: the cost of a fix whose tag's state is one of 10,000 or
+    // 100,000 (≈ 19 MB or ≈ 190 MB: beyond the caches) rather than a tag being set up.
+    for tagCount in smoke ? [1_000] : [10_000, 100_000] {
+        let warmRounds = 2, timedRounds = smoke ? 1 : 4
+        let s = Scenario(locators: 8, zones: 50, tags: tagCount, rounds: warmRounds + timedRounds, seed: 41)
+        let rowsPerRound = tagCount * s.locatorCount
+        var perFix: [Double] = []
+        for _ in 0..<(smoke ? 1 : 5) {
+            var engine = makeEngine(s.site, .kalman(.standard))
+            let tagIndex = s.tags.map { engine.tagIndex(for: $0) }
+            let floor = engine.defaultFloor
+            func feed(_ rows: Range<Int>) -> Int {
+                var released = 0
+                for i in rows {
+                    engine.ingest(tagIndex: tagIndex[Int(s.tagIndex[i])], floorIndex: floor, locator: s.address[i],
+                                  rangeMeters: s.rangeMeters[i], timeSeconds: s.timeSeconds[i], line: 0)
+                    if i & 4095 == 4095 { released += engine.takeFixes { $0.count }; _ = engine.takeEvents { $0.count } }
+                }
+                return released
+            }
+            _ = feed(0..<(warmRounds * rowsPerRound))
+            let t0 = Bench.nowNanoseconds()
+            let released = feed((warmRounds * rowsPerRound)..<s.rows)
+            let t1 = Bench.nowNanoseconds()
+            precondition(released > (timedRounds - 1) * tagCount, "steady tags: only \(released) fixes released")
+            perFix.append(Double(t1 - t0) / Double(timedRounds * tagCount))
+            Bench.blackHole(engine.clockSeconds)
+        }
+        perFix.sort()
+        let ns = perFix[perFix.count / 2]
+        Bench.record("scale_tags_\(tagCount)_steady_kalman_tight", [
+            "tags": "\(tagCount)", "untimed_rounds": "\(warmRounds)", "timed_rounds": "\(timedRounds)", "runs": "\(perFix.count)",
+            "ns_per_fix": Bench.fmt(ns), "tags_at_4hz_per_core": Bench.fmt(1e9 / ns / 4), "unit": "\"fix\"",
+            "scale": "\"tags_steady\"",
+        ])
+        note("steady state, \(tagCount) live tags: \(Bench.fmt(ns)) ns per fix (median of \(perFix.count) runs, \(timedRounds) timed rounds after \(warmRounds))")
     }
 }
