@@ -1,13 +1,11 @@
-/// A 4-ary min-heap of `Comparable` elements. Push and pop O(log n); no allocation once the
+/// A binary min-heap of `Comparable` elements. Push and pop O(log n); no allocation once the
 /// storage has grown to its working size.
 ///
-/// Four children per node: half the levels of a binary heap, and a node's children side by side
-/// (one or two cache lines) — with 100,000 open epochs the heap no longer fits in the caches, and
-/// each level of a sift is a memory access. The order comes from the element's `<` (statically
-/// dispatched after specialisation), not from a stored closure: a closure comparator cost an
-/// indirect call and a context retain per comparison. Sifting moves a hole, not swapped pairs,
-/// inside one `withUnsafeMutableBufferPointer` (one uniqueness check per operation, not one per
-/// level). For a total order the pops come out sorted whatever the arity.
+/// The order comes from the element's `<` (statically dispatched after specialisation), not from a
+/// stored closure: a closure comparator cost an indirect call and a context retain per comparison.
+/// Sifting moves a hole, not swapped pairs, inside one `withUnsafeMutableBufferPointer` (one
+/// uniqueness check per operation, not one per level); the resulting layout is the one pairwise
+/// swaps give.
 package struct MinHeap<Element: Comparable & Sendable>: Sendable {
     private var storage: [Element] = []
 
@@ -27,7 +25,7 @@ package struct MinHeap<Element: Comparable & Sendable>: Sendable {
         storage.withUnsafeMutableBufferPointer { h in
             var i = h.count - 1
             while i > 0 {
-                let parent = (i - 1) >> 2
+                let parent = (i - 1) / 2
                 guard element < h[parent] else { break }
                 h[i] = h[parent]
                 i = parent
@@ -58,10 +56,10 @@ package struct MinHeap<Element: Comparable & Sendable>: Sendable {
             let n = h.count
             var i = 0
             while true {
-                let first = 4 * i + 1
-                guard first < n else { break }
-                var m = first
-                for c in (first + 1)..<min(first + 4, n) where h[c] < h[m] { m = c }
+                let l = 2 * i + 1, r = l + 1
+                guard l < n else { break }
+                var m = l
+                if r < n, h[r] < h[l] { m = r }
                 guard h[m] < element else { break }
                 h[i] = h[m]
                 i = m
