@@ -233,8 +233,21 @@ func runEngineStreaming(_ s: Scenario, _ engine: inout PositioningEngine) -> (fi
 @inline(__always)
 func streamRows(_ engine: inout PositioningEngine, floor: Int, count: Int, tagOfRow: (Int) -> Int, locator: [UInt16],
                 rangeMeters: [Double], timeSeconds: [Double]) -> (fixes: Int, events: Int) {
+    var (fixes, events) = feedRows(&engine, floor: floor, rows: 0..<count, tagOfRow: tagOfRow, locator: locator,
+                                   rangeMeters: rangeMeters, timeSeconds: timeSeconds)
+    engine.finish()
+    fixes += engine.takeFixes { $0.count }
+    events += engine.takeEvents { $0.count }
+    return (fixes, events)
+}
+
+/// Feeds `rows` (in time order) through the engine's fast path, taking and counting the outputs
+/// every 4,096 rows (by row index), without finishing: (fixes, events) taken.
+@inline(__always)
+func feedRows(_ engine: inout PositioningEngine, floor: Int, rows: Range<Int>, tagOfRow: (Int) -> Int, locator: [UInt16],
+              rangeMeters: [Double], timeSeconds: [Double]) -> (fixes: Int, events: Int) {
     var fixes = 0, events = 0
-    for i in 0..<count {
+    for i in rows {
         // `line:` given, as the command line gives it (a defaulted argument is a call of its own
         // from another module).
         engine.ingest(tagIndex: tagOfRow(i), floorIndex: floor, locator: locator[i], rangeMeters: rangeMeters[i],
@@ -244,9 +257,6 @@ func streamRows(_ engine: inout PositioningEngine, floor: Int, count: Int, tagOf
             events += engine.takeEvents { $0.count }
         }
     }
-    engine.finish()
-    fixes += engine.takeFixes { $0.count }
-    events += engine.takeEvents { $0.count }
     return (fixes, events)
 }
 
@@ -716,13 +726,8 @@ if runs("tags") {
             let tagIndex = s.tags.map { engine.tagIndex(for: $0) }
             let floor = engine.defaultFloor
             func feed(_ rows: Range<Int>) -> Int {
-                var released = 0
-                for i in rows {
-                    engine.ingest(tagIndex: tagIndex[Int(s.tagIndex[i])], floorIndex: floor, locator: s.address[i],
-                                  rangeMeters: s.rangeMeters[i], timeSeconds: s.timeSeconds[i], line: 0)
-                    if i & 4095 == 4095 { released += engine.takeFixes { $0.count }; _ = engine.takeEvents { $0.count } }
-                }
-                return released
+                feedRows(&engine, floor: floor, rows: rows, tagOfRow: { tagIndex[Int(s.tagIndex[$0])] }, locator: s.address,
+                         rangeMeters: s.rangeMeters, timeSeconds: s.timeSeconds).fixes
             }
             _ = feed(0..<(warmRounds * rowsPerRound))
             let t0 = Bench.nowNanoseconds()

@@ -46,6 +46,16 @@ enum { A00, A01, A11, B00, B01, B10, B11, C00, C01, C11 };
 
 typedef long long v4i __attribute__((vector_size(32)));
 
+/// The lane masks (all bits set: true) of v in [low, DBL_MAX] (finite, at least low; NaN fails) and of
+/// v positive and finite; lanes_all says whether lanes 0-2 of a mask are all true. Masks, so that
+/// several checks fold into one branch. Macros: a four-lane vector argument would change the ABI
+/// without AVX (see accumulate).
+#define lanes_in_mask(v, low) ({ const v4 v_ = (v); const v4 lo_ = { low, low, low, low }, hi_ = { DBL_MAX, DBL_MAX, DBL_MAX, DBL_MAX }; \
+    (v_ >= lo_) & (v_ <= hi_); })
+#define lanes_positive_mask(v) ({ const v4 v_ = (v); const v4 z_ = { 0, 0, 0, 0 }, hi_ = { DBL_MAX, DBL_MAX, DBL_MAX, DBL_MAX }; \
+    (v_ > z_) & (v_ <= hi_); })
+#define lanes_all(m) ({ const v4i m_ = (m); m_[0] & m_[1] & m_[2]; })
+
 /// Lanes 0-2 finite with a positive covariance diagonal. Finite: the lane sum s of every entry has
 /// s - s == 0 (NaN or infinity anywhere makes it NaN; so would a sum overflowing past 1e308, which no
 /// usable state comes near). Vector compares, then the three lanes' masks: no per-entry branches.
@@ -57,23 +67,13 @@ static inline int usable(const locus_imm *imm) {
     const v4 sb = (load(imm->p[4]) + load(imm->p[5])) + (load(imm->p[6]) + load(imm->p[7]));
     const v4 s = (sx + sa) + (sb + (load(imm->p[8]) + load(imm->p[9])));
     const v4i finite = (s - s) == 0;
-    if (!(finite[0] & finite[1] & finite[2])) return LOCUS_KALMAN_NOT_FINITE;
+    if (!lanes_all(finite)) return LOCUS_KALMAN_NOT_FINITE;
     const v4 zero = { 0, 0, 0, 0 };
     const v4i positive = (load(imm->p[A00]) > zero) & (load(imm->p[A11]) > zero) & (load(imm->p[C00]) > zero)
                        & (load(imm->p[C11]) > zero);
-    if (!(positive[0] & positive[1] & positive[2])) return LOCUS_KALMAN_NOT_POSITIVE;
+    if (!lanes_all(positive)) return LOCUS_KALMAN_NOT_POSITIVE;
     return LOCUS_KALMAN_OK;
 }
-
-/// The lane masks (all bits set: true) of v in [low, DBL_MAX] (finite, at least low; NaN fails) and of
-/// v positive and finite; lanes_all says whether lanes 0-2 of a mask are all true. Masks, so that
-/// several checks fold into one branch. Macros: a four-lane vector argument would change the ABI
-/// without AVX (see accumulate).
-#define lanes_in_mask(v, low) ({ const v4 v_ = (v); const v4 lo_ = { low, low, low, low }, hi_ = { DBL_MAX, DBL_MAX, DBL_MAX, DBL_MAX }; \
-    (v_ >= lo_) & (v_ <= hi_); })
-#define lanes_positive_mask(v) ({ const v4 v_ = (v); const v4 z_ = { 0, 0, 0, 0 }, hi_ = { DBL_MAX, DBL_MAX, DBL_MAX, DBL_MAX }; \
-    (v_ > z_) & (v_ <= hi_); })
-#define lanes_all(m) ({ const v4i m_ = (m); m_[0] & m_[1] & m_[2]; })
 
 void locus_imm_reset(locus_imm *imm, const double *x, const double *P, double t) {
     double p[10];
