@@ -121,10 +121,19 @@ size_t locus_last_error_message(char *buffer, size_t capacity);
 enum locus_filter { LOCUS_FILTER_KALMAN = 0, LOCUS_FILTER_NONE = 1 };
 enum locus_coupling { LOCUS_COUPLING_TIGHT = 0, LOCUS_COUPLING_LOOSE = 1 };
 enum locus_mode { LOCUS_MODE_AUTO = 0, LOCUS_MODE_PLANAR = 1, LOCUS_MODE_SPATIAL = 2 };
+/** Bits of locus_options.flags. */
+enum locus_option_flag {
+    LOCUS_OPTION_SMOOTH = 1,         /* positions smoothed offline over the whole stream (`locus replay --smooth`):
+                                        held until locus_engine_finish, then released smoothed; events stay causal */
+    LOCUS_OPTION_TAG_OFFSET_ON = 2,  /* estimate a per-tag range offset on every planar floor (`--tag-offset on`) */
+    LOCUS_OPTION_TAG_OFFSET_OFF = 4  /* never (`--tag-offset off`); neither bit: on uncalibrated planar floors */
+};
 
 /**
  * Engine options. All zeros (`locus_options o = {0};`, or NULL) means the defaults of `locus replay`:
- * 4 Hz, sigma 0.1 m, the site's first floor, the causal Kalman filter, tight coupling, automatic mode.
+ * 4 Hz, sigma 0.1 m, the site's first floor, the causal Kalman filter, tight coupling, automatic mode,
+ * the per-tag range offset on uncalibrated planar floors, no smoothing. The same options give the same
+ * bytes as `locus replay` with the same command-line options.
  */
 typedef struct locus_options {
     double rate_hz;            /* output rate per tag, Hz, in [0.001, 1000]; 0: 4 Hz */
@@ -133,7 +142,7 @@ typedef struct locus_options {
     int32_t filter;            /* enum locus_filter */
     int32_t coupling;          /* enum locus_coupling (filter only) */
     int32_t mode;              /* enum locus_mode */
-    int32_t reserved;          /* must be 0 */
+    uint32_t flags;            /* enum locus_option_flag bits (0: none); unknown bits are an error */
 } locus_options;
 
 /** One range measurement (a row of trace.csv). */

@@ -29,11 +29,19 @@ public final class FloorSession: Sendable {
     public struct Configuration: Sendable, Hashable {
         /// Output rate per tag, Hz (> 0; default 4).
         public var rateHertz: Double
-        /// The floor map the session starts with; nil means none until `setFloorMap(_:buildingID:)`
-        /// (ranges that name no floor are then dropped with E3001).
+        /// The floor map the session starts with; nil means the site's floor when it has only one,
+        /// and otherwise none until `setFloorMap(_:buildingID:)` (a range that names no floor is then
+        /// refused with E3001).
         public var floor: FloorID?
         /// What turns ranges into positions.
         public var positioning: Positioning
+        /// Range noise σ assumed by the solver, the filter and the tag-offset estimator, metres
+        /// (`locus replay --sigma`; default 0.1).
+        public var rangeSigmaMeters: Double
+        /// Whether the session keeps what the offline smoother needs (every range and position of
+        /// the run: memory grows with it), so that `smoothedPositions()` can smooth the run after
+        /// `end()` (`locus replay --smooth`). Live positions and events are causal either way.
+        public var smoothing: Bool
         /// Batching and the durable spool.
         public var delivery: DeliveryPolicy
 
@@ -47,14 +55,27 @@ public final class FloorSession: Sendable {
 
         /// A configuration.
         public init(rateHertz: Double = 4, floor: FloorID? = nil, positioning: Positioning = .kalman,
-                    delivery: DeliveryPolicy = .standard) {
+                    rangeSigmaMeters: Double = 0.1, smoothing: Bool = false, delivery: DeliveryPolicy = .standard) {
             self.rateHertz = rateHertz
             self.floor = floor
             self.positioning = positioning
+            self.rangeSigmaMeters = rangeSigmaMeters
+            self.smoothing = smoothing
             self.delivery = delivery
         }
 
-        /// 4 Hz, no floor map yet, the causal filter, batches of 300 positions or 60 s in memory.
+        /// The engine options these settings stand for (the value every face builds its engine from).
+        var engineOptions: EngineOptions {
+            var options = EngineOptions()
+            options.rateHertz = rateHertz
+            options.sigmaMeters = rangeSigmaMeters
+            options.filter = positioning == .leastSquares ? .none : .kalman
+            options.smooth = smoothing
+            return options
+        }
+
+        /// 4 Hz, the site's floor when it has one (else no floor map yet), the causal filter, σ 0.1 m,
+        /// no smoothing, batches of 300 positions or 60 s in memory.
         public static let standard = Configuration()
     }
 
@@ -70,6 +91,8 @@ public final class FloorSession: Sendable {
     /// The site the session positions in.
     public let site: Site
     private let engineConfiguration: EngineConfiguration
+    /// Whether the run is recorded for `smoothedPositions()`.
+    private let keepsForSmoothing: Bool
     private let initialFloor: Int?
     private let sink: (any PositionSink)?
     private let zonesByFloor: [FloorID: [ZoneID: Zone]]
@@ -109,6 +132,9 @@ public final class FloorSession: Sendable {
         var isDispatching = false
         var loggedFailures: [LocusErrorCode: Int] = [:]
         var droppedNoFloor = 0
+        /// With smoothing: the run's rows and every position released, for `smoothedPositions()`.
+        var smoothing: OfflineSmoothing?
+        var runFixes: [PositionFix] = []
         var droppedNotRunning = 0
         var unknownFloors: Set<FloorID> = []
         var positionsSinceBegin = 0
@@ -118,14 +144,14 @@ public final class FloorSession: Sendable {
     /// A session over `site`.
     /// - Parameters:
     ///   - sink: where batches of positions go; nil for callbacks and streams only.
-    /// - Throws: `E1003` for a rate or batch limits out of range; `E3002` when `configuration.floor`
+    /// - Throws: `E1003` for a rate, σ or batch limits out of range; `E3002` when `configuration.floor`
     ///   names no floor of the site; `E3107` for a site without floors; `E5005`/`E5001` when the
     ///   spool directory cannot be created or read; the zone codes for invalid zones.
     public convenience init(site: Site, configuration: Configuration = .standard, sink: (any PositionSink)? = nil) throws(LocusError) {
-        var engine = EngineConfiguration.standard
-        engine.rateHertz = configuration.rateHertz
-        engine.tracking = configuration.positioning == .leastSquares ? .none : .kalman(.standard)
-        try self.init(site: site, engineConfiguration: engine, floor: configuration.floor, delivery: configuration.delivery, sink: sink)
+        let options = configuration.engineOptions
+        try options.validate(naming: ("rateHertz", "rangeSigmaMeters"))
+        try self.init(site: site, engineConfiguration: EngineConfiguration(options), floor: configuration.floor,
+                      smoothing: options.smooth, delivery: configuration.delivery, sink: sink)
     }
 
     /// A session over the site file at `sitePath` (SPEC §1).
@@ -136,8 +162,8 @@ public final class FloorSession: Sendable {
 
     /// A session with a full engine configuration (for the command line, the C ABI and tests).
     /// - Throws: see `init(site:configuration:sink:)`.
-    package init(site: Site, engineConfiguration: EngineConfiguration, floor: FloorID?, delivery: DeliveryPolicy,
-                 sink: (any PositionSink)?) throws(LocusError) {
+    package init(site: Site, engineConfiguration: EngineConfiguration, floor: FloorID?, smoothing: Bool = false,
+                 delivery: DeliveryPolicy, sink: (any PositionSink)?) throws(LocusError) {
         var configuration = engineConfiguration
         configuration.defaultFloor = nil
         let engine = try PositioningEngine(site: site, configuration: configuration)
@@ -147,8 +173,12 @@ public final class FloorSession: Sendable {
                 throw LocusError(.unknownFloor, "no floor '\(floor)' in the site (floors: \(site.floors.map(\.id.rawValue).joined(separator: ", ")))")
             }
             initialFloor = i
+        } else if site.floors.count == 1 {
+            // One floor: it is the floor map (as `locus replay` uses the site's floor).
+            initialFloor = 0
         }
         self.site = site
+        self.keepsForSmoothing = smoothing
         self.engineConfiguration = configuration
         self.initialFloor = initialFloor
         self.sink = sink
@@ -157,6 +187,7 @@ public final class FloorSession: Sendable {
         zonesByFloor = zones
         let delivery = try PositionDelivery(policy: delivery)
         var state = State(engine: engine, delivery: delivery)
+        if smoothing { state.smoothing = OfflineSmoothing(configuration: configuration) }
         state.floorIndex = initialFloor
         if let initialFloor { state.engine.setDefaultFloor(initialFloor) }
         self.state = Mutex(state)
@@ -277,6 +308,10 @@ public final class FloorSession: Sendable {
             }
             if let f = s.floorIndex { s.engine.setDefaultFloor(f) }
         }
+        if keepsForSmoothing {
+            s.smoothing = OfflineSmoothing(configuration: engineConfiguration)
+            s.runFixes = []
+        }
         s.isRunning = true
         s.generation += 1
         s.loggedFailures.removeAll()
@@ -309,6 +344,22 @@ public final class FloorSession: Sendable {
         }
         provider?.stop()
         dispatch()
+    }
+
+    /// The last run's positions smoothed offline over the whole run (`locus replay --smooth`: the
+    /// same bytes for the same rows), in (time, tag) order. Needs `Configuration.smoothing`; call
+    /// after `end()`.
+    /// - Throws: E1002 when the session was not configured for smoothing or is still running;
+    ///   E4005 when the smoother's numbers go non-finite.
+    public func smoothedPositions() throws(LocusError) -> [PositionFix] {
+        let (smoothing, fixes, engine) = try state.withLock { (s: inout State) throws(LocusError) in
+            guard let smoothing = s.smoothing else {
+                throw LocusError(.callOrder, "the session does not keep its runs for smoothing: set Configuration.smoothing")
+            }
+            guard !s.isRunning, s.engine.hasFinished else { throw LocusError(.callOrder, "smooth after end()") }
+            return (smoothing, s.runFixes, s.engine)
+        }
+        return try smoothing.smooth(fixes: fixes, engine: engine)
     }
 
     /// Waits until the provider given to `begin(provider:)` has delivered everything (a recording
@@ -382,23 +433,30 @@ public final class FloorSession: Sendable {
 
     /// Takes one range measurement (`locus replay`'s row): its floor is the row's, else the tag's
     /// (`setFloor(_:forTag:)`), else the floor map. Rows that cannot be used are counted and logged
-    /// with their code (E1002 not running, E3001 no floor map, E3002 unknown floor); epochs without
-    /// a fix are logged with theirs (E4xxx). Nothing throws per row.
-    public func ingest(_ measurement: RangeMeasurement) {
-        state.withLock { s in
-            accept(measurement, line: 0, &s)
-            collect(&s)
-        }
-        dispatch()
+    /// with their code (E1002 not running, E3002 unknown floor); epochs without a fix are logged by
+    /// code too.
+    /// - Throws: E3001 for a row that names no floor while the session has no floor map (a site of
+    ///   several floors before `setFloorMap(_:buildingID:)`): the row is not positioned.
+    public func ingest(_ measurement: RangeMeasurement) throws(LocusError) {
+        try ingest(contentsOf: CollectionOfOne(measurement))
     }
 
-    /// Takes range measurements in order (one lock for all of them).
-    public func ingest(contentsOf measurements: some Sequence<RangeMeasurement>) {
-        state.withLock { s in
+    /// Takes range measurements in order (one lock for all of them). Every row is offered, as
+    /// `ingest(_:)` does.
+    /// - Throws: E3001 after the last row when rows named no floor without a floor map (the message
+    ///   counts them; those rows were not positioned).
+    public func ingest(contentsOf measurements: some Sequence<RangeMeasurement>) throws(LocusError) {
+        let refused = state.withLock { s -> Int in
+            let before = s.droppedNoFloor
             for m in measurements { accept(m, line: 0, &s) }
             collect(&s)
+            return s.droppedNoFloor - before
         }
         dispatch()
+        if refused > 0 {
+            throw LocusError(.noFloorMap, "\(refused) range\(refused == 1 ? "" : "s") named no floor and the session has no floor map "
+                             + "(the site has \(site.floors.count) floors): call setFloorMap(_:buildingID:) or name the floor in each range")
+        }
     }
 
     /// Moves the stream clock to `timeSeconds` (a timer tick): epochs that no later range can join
@@ -472,13 +530,13 @@ public final class FloorSession: Sendable {
             if s.engine.floorIndex(id) == nil, s.unknownFloors.insert(id).inserted {
                 s.queue.append(.log(LogMessage(.warn, .unknownFloor, .unknownFloor(floor: id.rawValue))))
             }
-            s.engine.ingest(m, line: line)
+            offer(m, line: line, &s)
             return
         }
         if !s.tagFloors.isEmpty, let f = s.tagFloors[m.tag] {
             var onFloor = m
             onFloor.floor = site.floors[f].id
-            s.engine.ingest(onFloor, line: line)
+            offer(onFloor, line: line, &s)
             return
         }
         guard s.floorIndex != nil else {
@@ -488,6 +546,12 @@ public final class FloorSession: Sendable {
             }
             return
         }
+        offer(m, line: line, &s)
+    }
+
+    /// Hands a row to the engine (and to the smoother's record).
+    private func offer(_ m: RangeMeasurement, line: Int, _ s: inout State) {
+        s.smoothing?.record(m)
         s.engine.ingest(m, line: line)
     }
 
@@ -495,6 +559,7 @@ public final class FloorSession: Sendable {
     private func collect(_ s: inout State) {
         let fixes = s.engine.drainFixes()
         if !fixes.isEmpty {
+            if s.smoothing != nil { s.runFixes.append(contentsOf: fixes) }
             s.positionsSinceBegin += fixes.count
             let sealedBefore = s.delivery.openSequence
             if sink != nil, let e = s.delivery.add(fixes) { s.queue.append(.log(spoolFailure(e))) }

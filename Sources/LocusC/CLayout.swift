@@ -20,7 +20,12 @@ enum CLayout {
     /// `locus_options`.
     enum Options {
         static let size = 40
-        static let rateHertz = 0, sigmaMeters = 8, defaultFloor = 16, filter = 24, coupling = 28, mode = 32, reserved = 36
+        static let rateHertz = 0, sigmaMeters = 8, defaultFloor = 16, filter = 24, coupling = 28, mode = 32, flags = 36
+    }
+    /// `locus_option_flag` bits of `locus_options.flags`.
+    enum OptionFlag {
+        static let smooth: UInt32 = 1, tagOffsetOn: UInt32 = 2, tagOffsetOff: UInt32 = 4
+        static let all: UInt32 = smooth | tagOffsetOn | tagOffsetOff
     }
     /// `locus_range`.
     enum Range {

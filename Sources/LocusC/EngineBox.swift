@@ -16,10 +16,41 @@ struct EngineState: Sendable {
     var isFinished = false
     /// Ranges that joined an epoch.
     var rangesAccepted = 0
+    /// With `LOCUS_OPTION_SMOOTH`: the rows offered so far, and the causal fixes held back until
+    /// `finish()` replaces them with smoothed ones.
+    var smoothing: OfflineSmoothing?
+    var heldFixes: [PositionFix] = []
 
-    /// Moves what the engine released into the poll queues (compacting what was polled).
+    init(engine: PositioningEngine, smoothing: Bool) {
+        self.engine = engine
+        self.smoothing = smoothing ? OfflineSmoothing(configuration: engine.configuration) : nil
+    }
+
+    /// Offers a row to the engine (and records it for the smoother).
+    mutating func ingest(_ m: RangeMeasurement) {
+        smoothing?.record(m)
+        engine.ingest(m)
+    }
+
+    /// Finishes the engine; with smoothing, the held fixes are smoothed and released.
+    /// - Throws: E4005 when the smoother's numbers go non-finite.
+    mutating func finish() throws(LocusError) {
+        engine.finish()
+        isFinished = true
+        if let smoothing {
+            heldFixes.append(contentsOf: engine.drainFixes())
+            fixes = try smoothing.smooth(fixes: heldFixes, engine: engine)
+            fixRead = 0
+            heldFixes = []
+        }
+    }
+
+    /// Moves what the engine released into the poll queues (compacting what was polled). With
+    /// smoothing, fixes are held until `finish()`.
     mutating func collect() {
-        if !engine.fixes.isEmpty {
+        if smoothing != nil {
+            if !engine.fixes.isEmpty { heldFixes.append(contentsOf: engine.drainFixes()) }
+        } else if !engine.fixes.isEmpty {
             if fixRead > 0 { fixes.removeFirst(fixRead); fixRead = 0 }
             fixes.append(contentsOf: engine.drainFixes())
         }
@@ -29,8 +60,8 @@ struct EngineState: Sendable {
         }
     }
 
-    /// Positions released and not yet polled.
-    var pendingFixes: Int { fixes.count - fixRead + engine.fixes.count }
+    /// Positions released and not yet polled (with smoothing: none before `finish()`).
+    var pendingFixes: Int { fixes.count - fixRead + (smoothing == nil ? engine.fixes.count : 0) }
     /// Events released and not yet polled.
     var pendingEvents: Int { events.count - eventRead + engine.events.count }
 }
@@ -39,7 +70,7 @@ struct EngineState: Sendable {
 final class EngineBox: Sendable {
     let state: Mutex<EngineState>
 
-    init(engine: PositioningEngine) { state = Mutex(EngineState(engine: engine)) }
+    init(engine: PositioningEngine, smoothing: Bool) { state = Mutex(EngineState(engine: engine, smoothing: smoothing)) }
 }
 
 /// The live handles. A handle is `Unmanaged<EngineBox>` as an opaque pointer; a call first looks it

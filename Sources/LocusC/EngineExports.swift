@@ -121,8 +121,7 @@ public func locusEngineFinish(_ engine: OpaquePointer?) -> Int32 {
     Status.guarded { () throws(LocusError) in
         try EngineRegistry.withState(engine) { (state: inout EngineState) throws(LocusError) in
             guard !state.isFinished else { throw LocusError(.callOrder, "the engine is already finished") }
-            state.engine.finish()
-            state.isFinished = true
+            try state.finish()
         }
     }
 }
@@ -193,43 +192,55 @@ enum EngineFactory {
     /// A registered engine for `site` with `options` (NULL: defaults, as `locus replay`).
     /// - Throws: E1003 for options out of range or ids longer than 63 bytes; the engine's errors.
     static func make(site: Site, options: UnsafeRawPointer?) throws(LocusError) -> OpaquePointer {
-        typealias O = CLayout.Options
-        var rate = 4.0, sigma = 0.1
-        var filter: Int32 = 0, coupling: Int32 = 0, mode: Int32 = 0
-        var defaultFloor: FloorID? = nil
-        if let options {
-            let r = options.loadUnaligned(fromByteOffset: O.rateHertz, as: Double.self)
-            let s = options.loadUnaligned(fromByteOffset: O.sigmaMeters, as: Double.self)
-            if r != 0 { rate = r }
-            if s != 0 { sigma = s }
-            filter = options.loadUnaligned(fromByteOffset: O.filter, as: Int32.self)
-            coupling = options.loadUnaligned(fromByteOffset: O.coupling, as: Int32.self)
-            mode = options.loadUnaligned(fromByteOffset: O.mode, as: Int32.self)
-            let reserved = options.loadUnaligned(fromByteOffset: O.reserved, as: Int32.self)
-            guard reserved == 0 else { throw LocusError(.invalidArgument, "options.reserved must be 0") }
-            let floorPointer = UnsafePointer<CChar>(bitPattern: options.loadUnaligned(fromByteOffset: O.defaultFloor, as: UInt.self))
-            if let floorPointer { defaultFloor = FloorID(try CText.identifier(UnsafeRawPointer(floorPointer), field: "options.default_floor")) }
-        }
-        guard (0.001...1000).contains(rate) else { throw LocusError(.invalidArgument, "options.rate_hz \(rate) is outside [0.001, 1000]") }
-        guard (1e-6...100).contains(sigma) else { throw LocusError(.invalidArgument, "options.sigma_m \(sigma) is outside [1e-6, 100]") }
-        guard filter == 0 || filter == 1 else { throw LocusError(.invalidArgument, "options.filter \(filter) is not a locus_filter") }
-        guard coupling == 0 || coupling == 1 else { throw LocusError(.invalidArgument, "options.coupling \(coupling) is not a locus_coupling") }
-        var solver = TrilaterationConfiguration.standard
-        solver.sigmaMeters = sigma
-        solver.mode = try SolverExports.mode(mode)
-        var filterConfiguration = TrackFilterConfiguration.standard
-        filterConfiguration.coupling = coupling == 1 ? .loose : .tight
-        filterConfiguration.rangeSigmaMeters = sigma
-        let configuration = EngineConfiguration(rateHertz: rate, defaultFloor: defaultFloor, solver: solver,
-                                                tracking: filter == 1 ? .none : .kalman(filterConfiguration))
+        let options = try engineOptions(options)
         for floor in site.floors {
             try checkLength(floor.id.rawValue, "floor id")
             for zone in floor.zones { try checkLength(zone.id.rawValue, "zone id") }
         }
-        let engine = try PositioningEngine(site: site, configuration: configuration)
-        return EngineRegistry.insert(EngineBox(engine: engine))
+        let engine = try PositioningEngine(site: site, configuration: EngineConfiguration(options))
+        return EngineRegistry.insert(EngineBox(engine: engine, smoothing: options.smooth))
     }
 
+    /// A `locus_options` (NULL: defaults) as the engine's options, the same value `locus replay` builds
+    /// from its command line.
+    /// - Throws: E1003 for a value out of range, an unknown enum value or flag bit, a bad floor id.
+    static func engineOptions(_ raw: UnsafeRawPointer?) throws(LocusError) -> EngineOptions {
+        typealias O = CLayout.Options
+        var options = EngineOptions()
+        guard let raw else { return options }
+        let rate = raw.loadUnaligned(fromByteOffset: O.rateHertz, as: Double.self)
+        let sigma = raw.loadUnaligned(fromByteOffset: O.sigmaMeters, as: Double.self)
+        if rate != 0 { options.rateHertz = rate }
+        if sigma != 0 { options.sigmaMeters = sigma }
+        try options.validate(naming: ("options.rate_hz", "options.sigma_m"))
+        switch raw.loadUnaligned(fromByteOffset: O.filter, as: Int32.self) {
+        case 0: options.filter = .kalman
+        case 1: options.filter = .none
+        case let other: throw LocusError(.invalidArgument, "options.filter \(other) is not a locus_filter")
+        }
+        switch raw.loadUnaligned(fromByteOffset: O.coupling, as: Int32.self) {
+        case 0: options.coupling = .tight
+        case 1: options.coupling = .loose
+        case let other: throw LocusError(.invalidArgument, "options.coupling \(other) is not a locus_coupling")
+        }
+        options.mode = try SolverExports.mode(raw.loadUnaligned(fromByteOffset: O.mode, as: Int32.self))
+        let flags = raw.loadUnaligned(fromByteOffset: O.flags, as: UInt32.self)
+        guard flags & ~CLayout.OptionFlag.all == 0 else {
+            throw LocusError(.invalidArgument, "options.flags \(flags) has bits that are not locus_option_flag values")
+        }
+        switch (flags & CLayout.OptionFlag.tagOffsetOn != 0, flags & CLayout.OptionFlag.tagOffsetOff != 0) {
+        case (true, true): throw LocusError(.invalidArgument, "options.flags: LOCUS_OPTION_TAG_OFFSET_ON and _OFF together")
+        case (true, false): options.tagOffset = .on
+        case (false, true): options.tagOffset = .off
+        case (false, false): options.tagOffset = .automatic
+        }
+        options.smooth = flags & CLayout.OptionFlag.smooth != 0
+        let floorPointer = UnsafePointer<CChar>(bitPattern: raw.loadUnaligned(fromByteOffset: O.defaultFloor, as: UInt.self))
+        if let floorPointer {
+            options.defaultFloor = FloorID(try CText.identifier(UnsafeRawPointer(floorPointer), field: "options.default_floor"))
+        }
+        return options
+    }
     /// - Throws: E1003 when `id` does not fit a `LOCUS_ID_CAPACITY` field.
     private static func checkLength(_ id: String, _ what: String) throws(LocusError) {
         guard id.utf8.count < CLayout.idCapacity else {
@@ -258,7 +269,7 @@ enum RangeIngest {
             floor = FloorID(try CText.identifier(p, field: "range.floor"))
         }
         let before = state.engine.diagnostics.skipped
-        state.engine.ingest(RangeMeasurement(timeSeconds: t, tag: tag, locator: LocatorAddress(anchor), rangeMeters: range, floor: floor))
+        state.ingest(RangeMeasurement(timeSeconds: t, tag: tag, locator: LocatorAddress(anchor), rangeMeters: range, floor: floor))
         let after = state.engine.diagnostics.skipped
         guard after.total != before.total else { state.rangesAccepted += 1; return }
         if after.count(.nonFinite) > before.count(.nonFinite) {

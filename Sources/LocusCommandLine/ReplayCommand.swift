@@ -40,47 +40,23 @@ package enum ReplayCommand: LocusCommand {
         let started = Date()
         let sitePath = arguments.string("site") ?? ""
         let tracePath = arguments.string("trace") ?? ""
-        let rate = try arguments.double("rate", default: 4, in: 0.001...1000)
-        let filter = arguments.string("filter") ?? "kalman"
-        let sigma = try arguments.double("sigma", default: 0.1, in: 1e-6...100)
-        var solver = TrilaterationConfiguration.standard
-        solver.sigmaMeters = sigma
-        switch arguments.string("mode") ?? "auto" {
-        case "planar": solver.mode = .planar
-        case "spatial": solver.mode = .spatial
-        default: solver.mode = .automatic
-        }
-        var filterConfiguration = TrackFilterConfiguration.standard
-        filterConfiguration.coupling = arguments.string("coupling") == "loose" ? .loose : .tight
-        filterConfiguration.rangeSigmaMeters = sigma
-        let tracking: EngineConfiguration.Tracking = filter == "none" ? .none : .kalman(filterConfiguration)
-
+        let options = try EngineOptions(arguments)
+        let configuration = EngineConfiguration(options)
         let site = try SiteDecoder.load(path: sitePath)
-        let defaultFloor: FloorID? = arguments.string("floor").map { FloorID($0) }
-        var offset = TagRangeOffsetConfiguration.standard
-        offset.rangeSigmaMeters = sigma
-        let tagOffset: EngineConfiguration.TagRangeOffset
-        switch arguments.string("tag-offset") ?? "auto" {
-        case "auto": tagOffset = .automatic(offset)
-        case "on": tagOffset = .on(offset)
-        default: tagOffset = .off
-        }
-        let configuration = EngineConfiguration(rateHertz: rate, defaultFloor: defaultFloor, solver: solver, tracking: tracking,
-                                                tagRangeOffset: tagOffset)
         var engine = try PositioningEngine(site: site, configuration: configuration)
         var truth: GroundTruth? = nil
         if let path = arguments.string("truth") { truth = try GroundTruth.read(path: path) }
         let trace = try TraceReader.read(path: tracePath)
-        let truthShift = try Self.truthShift(arguments, trace: trace, truth: truth, site: site, solver: solver, console: console)
+        let truthShift = try Self.truthShift(arguments, trace: trace, truth: truth, site: site, solver: configuration.solver,
+                                             console: console)
 
         let progress = console.errIsTerminal ? ProgressBar(total: trace.count, label: "replay", console: console) : nil
-        let result = ReplayRun.run(trace: trace, engine: &engine, progress: progress.map { bar in { done in bar.update(done) } })
+        var smoothing = options.smooth ? OfflineSmoothing(configuration: configuration) : nil
+        let result = ReplayRun.run(trace: trace, engine: &engine, smoothing: &smoothing,
+                                   progress: progress.map { bar in { done in bar.update(done) } })
         progress?.finish()
         var fixes = result.fixes
-        if arguments.flag("smooth") {
-            fixes = try ReplaySmoothing.smooth(fixes: fixes, trace: trace, site: site, engine: engine, tracking: tracking)
-            fixes.sort(by: Self.fixOrder)
-        }
+        if let smoothing { fixes = try smoothing.smooth(fixes: fixes, engine: engine) }
 
         if let path = arguments.string("events") {
             var writer = ZoneEventWriter()
@@ -103,7 +79,7 @@ package enum ReplayCommand: LocusCommand {
         let summary = ReplaySummary(fixes: fixes.count, ranges: rows, tags: trace.tags.count,
                                     skipped: skipped, diagnostics: engine.diagnostics, accuracy: accuracy,
                                     events: Dictionary(grouping: result.events, by: \.kind).mapValues(\.count),
-                                    elapsedSeconds: elapsed, filter: filter, smooth: arguments.flag("smooth"),
+                                    elapsedSeconds: elapsed, filter: options.filter.rawValue, smooth: options.smooth,
                                     truthShift: truth == nil ? nil : truthShift)
         if arguments.flag("json") {
             console.out(JSONWriter(style: .compact).string(summary.json) + "\n")
@@ -134,12 +110,6 @@ extension ReplayCommand {
         if let warning = ReplayTruthShift.warning(for: alignment) { console.err(warning) }
         return ReplayTruthShift(seconds: alignment.shiftSeconds, source: .auto)
     }
-
-    /// Output order of fixes: time, then tag.
-    static func fixOrder(_ a: PositionFix, _ b: PositionFix) -> Bool {
-        if a.timeSeconds != b.timeSeconds { return a.timeSeconds < b.timeSeconds }
-        return a.tag < b.tag
-    }
 }
 
 /// Feeds a trace through an engine in time order.
@@ -153,7 +123,9 @@ package enum ReplayRun {
 
     /// Ingests every row of `trace` in non-decreasing time (ties in file order), then finishes.
     /// - Parameter progress: called with the number of rows done, every 65,536 rows.
-    package static func run(trace: RangeTrace, engine: inout PositioningEngine, progress: ((Int) -> Void)? = nil) -> Output {
+    /// - Parameter smoothing: when given, every row is recorded there as it is offered (for `--smooth`).
+    package static func run(trace: RangeTrace, engine: inout PositioningEngine, smoothing: inout OfflineSmoothing?,
+                            progress: ((Int) -> Void)? = nil) -> Output {
         let tagIndex = trace.tags.map { engine.tagIndex(for: $0) }
         let floorIndex = trace.floors.map { engine.floorIndex($0) }
         let defaultFloor = engine.defaultFloor
@@ -163,6 +135,7 @@ package enum ReplayRun {
         for done in 0..<trace.count {
             let i = order?[done] ?? done
             if let progress, done & 0xFFFF == 0 { progress(done) }
+            if smoothing != nil { smoothing?.record(trace.measurement(i)) }
             let f = trace.floorIndex[i]
             var floor = defaultFloor
             if f >= 0 {
@@ -178,5 +151,11 @@ package enum ReplayRun {
         let events = engine.drainEvents()
         engine.recordSkipped(skippedFloor)
         return Output(fixes: fixes, events: events)
+    }
+
+    /// `run(trace:engine:smoothing:progress:)` without smoothing.
+    package static func run(trace: RangeTrace, engine: inout PositioningEngine, progress: ((Int) -> Void)? = nil) -> Output {
+        var none: OfflineSmoothing? = nil
+        return run(trace: trace, engine: &engine, smoothing: &none, progress: progress)
     }
 }

@@ -19,7 +19,7 @@ struct DeliveryTests {
         let recorder = SessionRecorder()
         recorder.attach(to: session)
         try session.begin()
-        session.ingest(contentsOf: Self.ranges().sorted { $0.timeSeconds < $1.timeSeconds })
+        try session.ingest(contentsOf: Self.ranges().sorted { $0.timeSeconds < $1.timeSeconds })
         session.end()
         let batches = sink.delivered
         let all = batches.flatMap(\.positions)
@@ -40,7 +40,7 @@ struct DeliveryTests {
         let sink = RecordingSink()
         let session = try FloorSession(site: SessionFixtures.smallSite(), configuration: .init(floor: "1F"), sink: sink)
         try session.begin()
-        session.ingest(contentsOf: SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 4 * 150))
+        try session.ingest(contentsOf: SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 4 * 150))
         session.end()
         let sizes = sink.delivered.map(\.positions.count)
         // One tag at 4 Hz: 240 positions per 60 s.
@@ -53,14 +53,14 @@ struct DeliveryTests {
         let sink = RecordingSink()
         let session = try FloorSession(site: SessionFixtures.smallSite(), configuration: .init(floor: "1F"), sink: sink)
         try session.begin()
-        session.ingest(contentsOf: SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 20))
+        try session.ingest(contentsOf: SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 20))
         #expect(sink.delivered.isEmpty)
         let buffered = session.undeliveredPositionCount
         #expect(buffered > 10)
         session.send()
         #expect(sink.delivered.count == 1)
         #expect(sink.delivered[0].positions.count == buffered)
-        session.ingest(contentsOf: SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 20, start: 10))
+        try session.ingest(contentsOf: SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 20, start: 10))
         #expect(session.undeliveredPositionCount > 10)
         session.empty()
         #expect(session.undeliveredPositionCount == 0)
@@ -77,10 +77,10 @@ struct DeliveryTests {
         let recorder = SessionRecorder()
         recorder.attach(to: session)
         try session.begin()
-        session.ingest(contentsOf: SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 20))
+        try session.ingest(contentsOf: SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 20))
         session.send()
         #expect(recorder.logs.contains { $0.0 == .error && $0.1.hasPrefix("[E5007]") })
-        session.ingest(contentsOf: SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 20, start: 10))
+        try session.ingest(contentsOf: SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 20, start: 10))
         session.send()
         #expect(sink.delivered.isEmpty)
         sink.refuses.withLock { $0 = false }
@@ -96,7 +96,7 @@ struct DeliveryTests {
             let session = try FloorSession(site: SessionFixtures.smallSite(), configuration: .init(floor: "1F"), sink: RecordingSink())
             recorder.attach(to: session)
             try session.begin()
-            session.ingest(contentsOf: SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 20))
+            try session.ingest(contentsOf: SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 20))
         }
         #expect(recorder.logs.contains { $0.0 == .error && $0.1.hasPrefix("[E5006]") })
     }
@@ -112,7 +112,7 @@ struct DeliveryTests {
             let session = try FloorSession(site: SessionFixtures.smallSite(), configuration: .init(floor: "1F", delivery: policy), sink: refusing)
             recorder.attach(to: session)
             try session.begin()
-            session.ingest(contentsOf: SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 60))
+            try session.ingest(contentsOf: SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 60))
             // No end(): the open batch stays in its journal, the sealed ones as pending files.
         }
         let produced = recorder.positions
@@ -127,7 +127,7 @@ struct DeliveryTests {
         try next.begin()
         #expect(sink.delivered.allSatisfy { $0.isRecovered })
         #expect(sink.delivered.flatMap(\.positions) == produced)
-        next.ingest(contentsOf: SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 8, start: 100))
+        try next.ingest(contentsOf: SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 8, start: 100))
         next.end()
         let sequences = sink.delivered.map(\.sequence)
         #expect(sequences == sequences.sorted())

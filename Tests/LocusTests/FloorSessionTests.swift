@@ -52,7 +52,7 @@ struct FloorSessionTests {
             try session.begin()
             var i = 0
             while i < ranges.count {
-                session.ingest(contentsOf: ranges[i..<min(ranges.count, i + chunk)])
+                try session.ingest(contentsOf: ranges[i..<min(ranges.count, i + chunk)])
                 i += chunk
             }
             session.advance(toSeconds: 30)
@@ -79,7 +79,7 @@ struct FloorSessionTests {
                 let rows = SessionFixtures.rounds(at: Point3(x: 3 + 3 * Double(k), y: 7, z: 1.2), count: 40, tag: TagID("T\(k)"))
                 group.addTask {
                     for chunk in stride(from: 0, to: rows.count, by: 7) {
-                        session.ingest(contentsOf: rows[chunk..<min(rows.count, chunk + 7)])
+                        try? session.ingest(contentsOf: rows[chunk..<min(rows.count, chunk + 7)])
                         if chunk % 35 == 0 { session.send() }
                     }
                 }
@@ -99,13 +99,28 @@ struct FloorSessionTests {
         #expect(sink.delivered.flatMap(\.positions) == positions)
     }
 
+    @Test("a session on a one-floor site without a floor map positions on the site's floor, as locus replay does")
+    func singleFloorIsTheFloorMap() throws {
+        var site = SessionFixtures.smallSite()
+        site.floors = [site.floors[0]]
+        let session = try FloorSession(site: site)
+        #expect(session.floor?.id == site.floors[0].id)
+        let recorder = SessionRecorder()
+        recorder.attach(to: session)
+        try session.begin()
+        try session.ingest(contentsOf: SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 8))
+        session.end()
+        #expect(recorder.positions.count >= 6)
+        #expect(!recorder.logs.contains { $0.1.hasPrefix("[E3001]") })
+    }
+
     @Test("zone callbacks carry the site's zone and the dwell seconds")
     func zoneCallbacks() throws {
         let session = try FloorSession(site: SessionFixtures.smallSite(), configuration: .init(floor: "1F"))
         let recorder = SessionRecorder()
         recorder.attach(to: session)
         try session.begin()
-        session.ingest(contentsOf: SessionFixtures.rounds(at: Point3(x: 2, y: 2, z: 1.2), count: 48))
+        try session.ingest(contentsOf: SessionFixtures.rounds(at: Point3(x: 2, y: 2, z: 1.2), count: 48))
         session.advance(toSeconds: 30)
         session.end()
         let snapshot = recorder.snapshot.withLock { $0 }
@@ -114,18 +129,22 @@ struct FloorSessionTests {
         #expect(snapshot.events.map(\.kind) == [.enter, .dwell, .dwell, .exit])
     }
 
-    @Test("without a floor map, rows that name no floor are dropped and logged as E3001; setFloorMap switches while running")
+    @Test("without a floor map on a site of several floors, rows that name no floor are refused with E3001 and logged; setFloorMap switches while running")
     func noFloorMap() throws {
         let session = try FloorSession(site: SessionFixtures.smallSite())
         let recorder = SessionRecorder()
         recorder.attach(to: session)
         try session.begin()
         #expect(session.floor == nil)
-        session.ingest(contentsOf: SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 4))
+        let refused = #expect(throws: LocusError.self) {
+            try session.ingest(contentsOf: SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 4))
+        }
+        #expect(refused?.code == .noFloorMap)
+        #expect(refused?.message.hasPrefix("24 ranges named no floor") == true)
         #expect(recorder.logs.contains { $0.0 == .warn && $0.1.hasPrefix("[E3001]") })
         try session.setFloorMap("1F", buildingID: "b1")
         #expect(session.floor?.id == "1F")
-        session.ingest(contentsOf: SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 8, start: 2))
+        try session.ingest(contentsOf: SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 8, start: 2))
         session.end()
         #expect(recorder.positions.count >= 6)
         #expect(recorder.positions.allSatisfy { $0.floor == "1F" })
@@ -144,7 +163,7 @@ struct FloorSessionTests {
         let p = Point3(x: 8, y: 8, z: 1.2)
         var rows = SessionFixtures.rounds(at: p, count: 4, tag: "T1") + SessionFixtures.rounds(at: p, count: 4, tag: "T2")
         rows += SessionFixtures.rounds(at: p, count: 4, tag: "T3").map { var m = $0; m.floor = "2F"; return m }
-        session.ingest(contentsOf: rows.sorted { $0.timeSeconds < $1.timeSeconds })
+        try session.ingest(contentsOf: rows.sorted { $0.timeSeconds < $1.timeSeconds })
         session.end()
         let floors = Dictionary(grouping: recorder.positions, by: \.tag).mapValues { Set($0.map(\.floor)) }
         #expect(floors["T1"] == ["1F"])
@@ -206,7 +225,7 @@ struct FloorSessionTests {
         try session.begin()
         // Two locators per round: too few for a planar fix.
         let rounds = SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 6).filter { $0.locator.rawValue < 102 }
-        session.ingest(contentsOf: rounds)
+        try session.ingest(contentsOf: rounds)
         session.end()
         #expect(recorder.positions.isEmpty)
         #expect(recorder.logs.contains { $0.0 == .warn && $0.1.hasPrefix("[E4001]") })
@@ -217,7 +236,7 @@ struct FloorSessionTests {
         let session = try FloorSession(site: SessionFixtures.smallSite(), configuration: .init(floor: "1F"))
         let recorder = SessionRecorder()
         recorder.attach(to: session)
-        session.ingest(SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 1)[0])
+        try session.ingest(SessionFixtures.rounds(at: Point3(x: 8, y: 8, z: 1.2), count: 1)[0])
         #expect(recorder.logs.contains { $0.1.hasPrefix("[E1002]") })
         #expect(!session.isRunning)
         try session.begin()

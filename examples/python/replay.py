@@ -3,7 +3,8 @@
 
     python3 examples/python/replay.py --lib .build/debug/liblocus.so \
         --site Fixtures/sites/hall.json --trace Fixtures/traces/hall-walk.csv \
-        [--positions OUT.csv] [--events OUT.jsonl] [--filter kalman|none] [--rate HZ] [--batch N]
+        [--positions OUT.csv] [--events OUT.jsonl] [--filter kalman|none] [--rate HZ] [--sigma M]
+        [--coupling tight|loose] [--mode auto|planar|spatial] [--tag-offset auto|on|off] [--smooth] [--batch N]
 
 Reads the trace (columns t, anchor, range_m, optional tag and floor, in any order), pushes the rows
 in time order (ties in file order) in batches, polls positions and zone events as it goes, and
@@ -20,11 +21,13 @@ ID_CAPACITY = 64
 REJECTED_CAPACITY = 8
 NUL_TERMINATED = C.c_size_t(-1).value
 EVENT_KINDS = {0: "exit", 1: "enter", 2: "dwell"}
+OPTION_SMOOTH, OPTION_TAG_OFFSET_ON, OPTION_TAG_OFFSET_OFF = 1, 2, 4  # enum locus_option_flag
+MODES = {"auto": 0, "planar": 1, "spatial": 2}
 
 
 class Options(C.Structure):
     _fields_ = [("rate_hz", C.c_double), ("sigma_m", C.c_double), ("default_floor", C.c_char_p),
-                ("filter", C.c_int32), ("coupling", C.c_int32), ("mode", C.c_int32), ("reserved", C.c_int32)]
+                ("filter", C.c_int32), ("coupling", C.c_int32), ("mode", C.c_int32), ("flags", C.c_uint32)]
 
 
 class Range(C.Structure):
@@ -179,11 +182,18 @@ def main():
     parser.add_argument("--events", help="write zone events JSON Lines (as locus replay --events)")
     parser.add_argument("--filter", choices=["kalman", "none"], default="kalman")
     parser.add_argument("--rate", type=float, default=4.0)
+    parser.add_argument("--sigma", type=float, default=0.1, help="range noise sigma, m")
+    parser.add_argument("--coupling", choices=["tight", "loose"], default="tight")
+    parser.add_argument("--mode", choices=list(MODES), default="auto")
+    parser.add_argument("--tag-offset", choices=["auto", "on", "off"], default="auto")
+    parser.add_argument("--smooth", action="store_true", help="offline smoother (positions at finish)")
     parser.add_argument("--batch", type=int, default=100, help="ranges per push")
     args = parser.parse_args()
 
     lib = load(args.lib)
-    options = Options(rate_hz=args.rate, filter=1 if args.filter == "none" else 0)
+    flags = (OPTION_SMOOTH if args.smooth else 0) | {"auto": 0, "on": OPTION_TAG_OFFSET_ON, "off": OPTION_TAG_OFFSET_OFF}[args.tag_offset]
+    options = Options(rate_hz=args.rate, sigma_m=args.sigma, filter=1 if args.filter == "none" else 0,
+                      coupling=1 if args.coupling == "loose" else 0, mode=MODES[args.mode], flags=flags)
     rows = read_trace(args.trace)
     try:
         replay = Replay(lib, args.site, options)

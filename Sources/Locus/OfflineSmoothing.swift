@@ -1,0 +1,94 @@
+import LocusCore
+import LocusSolvers
+
+/// The offline smoother over a whole recording (`locus replay --smooth`, `FloorSession`'s
+/// `smoothedPositions()`, the C ABI's `LOCUS_OPTION_SMOOTH`): every face records the rows it feeds the
+/// engine here, and after `PositioningEngine.finish()` turns the engine's causal fixes into smoothed
+/// ones. Zone events are not affected: they come from the causal stream, as they would live.
+///
+/// With the tightly coupled filter the smoother works on each tag's ranges (extended RTS,
+/// `TrackSmoother.smooth(ranges:…)`, the tag's common range offset as the causal engine estimated it
+/// by the end added to every locator's bias) and reports at the causal fix times; with the loosely
+/// coupled filter or raw fixes it smooths the least-squares fixes (`TrackSmoother.smooth(_:)`). A tag
+/// that changes floor is smoothed per stretch on one floor.
+///
+/// Memory grows with the recording (every range of every tag when ranges are smoothed): it is an
+/// offline tool. O(n) time per tag.
+package struct OfflineSmoothing: Sendable {
+    private let filterConfiguration: TrackFilterConfiguration
+    /// Whether the smoother works on ranges (tightly coupled filter) rather than on fixes.
+    private let usesRanges: Bool
+    /// Recorded ranges by tag, in the order fed.
+    private var rangesByTag: [TagID: [RangeMeasurement]] = [:]
+
+    /// A smoother for an engine configured with `configuration`.
+    package init(configuration: EngineConfiguration) {
+        if case .kalman(let c) = configuration.tracking {
+            filterConfiguration = c
+            usesRanges = c.coupling == .tight
+        } else {
+            filterConfiguration = .standard
+            usesRanges = false
+        }
+    }
+
+    /// Records a row as it is offered to the engine (used or not: rows the engine skips are ignored
+    /// by the smoother too, by floor and locator). A no-op unless the smoother works on ranges.
+    package mutating func record(_ m: RangeMeasurement) {
+        guard usesRanges else { return }
+        rangesByTag[m.tag, default: []].append(m)
+    }
+
+    /// The smoothed fixes for the engine's causal `fixes` (in (time, tag) order as the engine
+    /// released them), in (time, tag) order. Call after `engine.finish()`.
+    /// - Throws: E4005 when the numbers go non-finite.
+    package func smooth(fixes: [PositionFix], engine: PositioningEngine) throws(LocusError) -> [PositionFix] {
+        // Fixes by tag, in time order (the input is sorted by time then tag).
+        var byTag: [TagID: [PositionFix]] = [:]
+        var tagOrder: [TagID] = []
+        for f in fixes {
+            if byTag[f.tag] == nil { tagOrder.append(f.tag) }
+            byTag[f.tag, default: []].append(f)
+        }
+        let defaultFloorID = engine.floors[engine.defaultFloor].floor.id
+        var out: [PositionFix] = []
+        out.reserveCapacity(fixes.count)
+        for tag in tagOrder {
+            let tagFixes = byTag[tag] ?? []
+            // A live feed may offer a tag's rows slightly out of order: the smoother wants them in time
+            // (stable, so a recording's ties keep their file order).
+            var tagRanges = rangesByTag[tag] ?? []
+            if zip(tagRanges, tagRanges.dropFirst()).contains(where: { $0.timeSeconds > $1.timeSeconds }) {
+                tagRanges = tagRanges.enumerated().sorted { a, b in
+                    a.element.timeSeconds < b.element.timeSeconds || (a.element.timeSeconds == b.element.timeSeconds && a.offset < b.offset)
+                }.map(\.element)
+            }
+            var start = 0
+            while start < tagFixes.count {
+                var end = start
+                while end < tagFixes.count, tagFixes[end].floor == tagFixes[start].floor { end += 1 }
+                let stretch = Array(tagFixes[start..<end])
+                let floorID = stretch[0].floor
+                if usesRanges, let floorIndex = engine.floorIndex(floorID) {
+                    var floor = engine.floors[floorIndex].floor
+                    if let offset = engine.tagRangeOffset(tag), offset.floorIndex == floorIndex {
+                        // The tag's common range offset, as the causal engine estimated it by the end.
+                        for k in floor.locators.indices { floor.locators[k].biasMeters += offset.offsetMeters }
+                    }
+                    let t0 = stretch[0].timeSeconds - filterConfiguration.reinitializeAfterSeconds
+                    let t1 = stretch[stretch.count - 1].timeSeconds
+                    let ranges = tagRanges.filter { m in
+                        m.timeSeconds >= t0 && m.timeSeconds <= t1 && (m.floor ?? defaultFloorID) == floorID
+                    }
+                    out += try TrackSmoother.smooth(ranges: ranges, floor: floor, outputTimesSeconds: stretch.map(\.timeSeconds),
+                                                    configuration: filterConfiguration)
+                } else {
+                    out += try TrackSmoother.smooth(stretch, configuration: filterConfiguration)
+                }
+                start = end
+            }
+        }
+        out.sort { a, b in a.timeSeconds < b.timeSeconds || (a.timeSeconds == b.timeSeconds && a.tag < b.tag) }
+        return out
+    }
+}
