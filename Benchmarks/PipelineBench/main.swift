@@ -211,7 +211,7 @@ func runEngine(_ s: Scenario, _ engine: inout PositioningEngine) -> (fixes: [Pos
     let tagIndex = s.tags.map { engine.tagIndex(for: $0) }
     let floor = engine.defaultFloor
     for i in 0..<s.rows {
-        engine.ingest(tagIndex: tagIndex[Int(s.tagIndex[i])], floorIndex: floor, locator: s.address[i],
+        engine.ingest(tag: tagIndex[Int(s.tagIndex[i])], floor: floor, locator: s.address[i],
                       rangeMeters: s.rangeMeters[i], timeSeconds: s.timeSeconds[i])
     }
     engine.finish()
@@ -231,7 +231,7 @@ func runEngineStreaming(_ s: Scenario, _ engine: inout PositioningEngine) -> (fi
 /// Feeds rows 0..<count (in time order) through the engine's fast path, taking and counting the
 /// outputs every 4,096 rows, then finishes: (fixes, events).
 @inline(__always)
-func streamRows(_ engine: inout PositioningEngine, floor: Int, count: Int, tagOfRow: (Int) -> Int, locator: [UInt16],
+func streamRows(_ engine: inout PositioningEngine, floor: FloorIndex, count: Int, tagOfRow: (Int) -> TagIndex, locator: [UInt16],
                 rangeMeters: [Double], timeSeconds: [Double]) -> (fixes: Int, events: Int) {
     var (fixes, events) = feedRows(&engine, floor: floor, rows: 0..<count, tagOfRow: tagOfRow, locator: locator,
                                    rangeMeters: rangeMeters, timeSeconds: timeSeconds)
@@ -244,13 +244,13 @@ func streamRows(_ engine: inout PositioningEngine, floor: Int, count: Int, tagOf
 /// Feeds `rows` (in time order) through the engine's fast path, taking and counting the outputs
 /// every 4,096 rows (by row index), without finishing: (fixes, events) taken.
 @inline(__always)
-func feedRows(_ engine: inout PositioningEngine, floor: Int, rows: Range<Int>, tagOfRow: (Int) -> Int, locator: [UInt16],
+func feedRows(_ engine: inout PositioningEngine, floor: FloorIndex, rows: Range<Int>, tagOfRow: (Int) -> TagIndex, locator: [UInt16],
               rangeMeters: [Double], timeSeconds: [Double]) -> (fixes: Int, events: Int) {
     var fixes = 0, events = 0
     for i in rows {
         // `line:` given, as the command line gives it (a defaulted argument is a call of its own
         // from another module).
-        engine.ingest(tagIndex: tagOfRow(i), floorIndex: floor, locator: locator[i], rangeMeters: rangeMeters[i],
+        engine.ingest(tag: tagOfRow(i), floor: floor, locator: locator[i], rangeMeters: rangeMeters[i],
                       timeSeconds: timeSeconds[i], line: 0)
         if i & 4095 == 4095 {
             fixes += engine.takeFixes { $0.count }
@@ -485,10 +485,13 @@ if runs("stages") {
     do { judgeBase = try ZoneJudge(floor: s.floor) } catch { fatalError("judge: \(error)") }
     var judged: [ZoneEvent] = []
     judged.reserveCapacity(events.count * 2)
+    // Tags registered once, as the engine does: the judge takes their index.
+    var registry = TagRegistry()
+    let fixTags = fixes.map { registry.register($0.tag).index }
     let judge = Bench.measure("stage_judge", operations: fixes.count, extra: judgeExtra, derived: Bench.perFix) {
         var j = judgeBase
         judged.removeAll(keepingCapacity: true)
-        for f in fixes { try? j.judge(f, into: &judged) }
+        for (k, f) in fixes.enumerated() { try? j.judge(f, tag: fixTags[k], into: &judged) }
         j.finish(into: &judged)
         Bench.blackHole(judged.count)
     }
@@ -529,7 +532,7 @@ if runs("stages") {
             let tagIndex = trace.tags.map { e.tagIndex(for: $0) }
             let floor = e.defaultFloor
             for i in trace.timeOrder() {
-                e.ingest(tagIndex: tagIndex[Int(trace.tagIndex[i])], floorIndex: floor, locator: trace.locator[i],
+                e.ingest(tag: tagIndex[Int(trace.tagIndex[i])], floor: floor, locator: trace.locator[i],
                          rangeMeters: trace.rangeMeters[i], timeSeconds: trace.timeSeconds[i])
             }
             e.finish()
@@ -573,7 +576,7 @@ if runs("latency") {
         waitMs.reserveCapacity(s.epochs); computeUs.reserveCapacity(s.epochs); totalMs.reserveCapacity(s.epochs)
         for i in 0..<s.rows {
             let t0 = Bench.nowNanoseconds()
-            engine.ingest(tagIndex: tagIndex[Int(s.tagIndex[i])], floorIndex: floor, locator: s.address[i],
+            engine.ingest(tag: tagIndex[Int(s.tagIndex[i])], floor: floor, locator: s.address[i],
                           rangeMeters: s.rangeMeters[i], timeSeconds: s.timeSeconds[i])
             let t1 = Bench.nowNanoseconds()
             if !engine.fixes.isEmpty {
@@ -624,14 +627,15 @@ if runs("memory") {
         var engine = makeEngine(site, tracking)
         let addresses = site.floors[0].locators.map(\.address.rawValue)
         let floor = engine.defaultFloor
-        var tagIndex = [Int](repeating: -1, count: tagCount)
+        var tagIndex = [TagIndex?](repeating: nil, count: tagCount)
         var released = 0
         var events = 0
         var pending = 0
         let heap0 = anonymousResidentBytes(), rss0 = residentBytes()
         Scenario.generate(site: site, tags: tagCount, rounds: rounds, seed: 5, epoch: { _, _, _ in }, emit: { j, i, r, t in
-            if tagIndex[j] < 0 { tagIndex[j] = engine.tagIndex(for: TagID("T\(j + 1)")) }
-            engine.ingest(tagIndex: tagIndex[j], floorIndex: floor, locator: addresses[i], rangeMeters: r, timeSeconds: t)
+            let tag = tagIndex[j] ?? engine.tagIndex(for: TagID("T\(j + 1)"))
+            tagIndex[j] = tag
+            engine.ingest(tag: tag, floor: floor, locator: addresses[i], rangeMeters: r, timeSeconds: t)
             pending += 1
             if pending == 4096 {
                 pending = 0

@@ -34,13 +34,16 @@ func makeZones(_ count: Int, floorSideMeters: Double, seed: UInt64) -> [Zone] {
     }
 }
 
-func makeFixes(floorSideMeters: Double, seed: UInt64) -> [ZoneFix] {
+/// A fix and its tag's index (the engine's `TagIndex`: tags are registered once, judges take the index).
+struct IndexedFix { var fix: ZoneFix; var tag: TagIndex }
+
+func makeFixes(floorSideMeters: Double, seed: UInt64) -> [IndexedFix] {
     var rng = SeededGenerator(seed: seed)
     var x = (0..<tagCount).map { _ in rng.uniform(0, floorSideMeters) }
     var y = (0..<tagCount).map { _ in rng.uniform(0, floorSideMeters) }
     var heading = (0..<tagCount).map { _ in rng.uniform(0, 2 * Double.pi) }
     let tags = (0..<tagCount).map { TagID("T\($0)") }
-    var fixes: [ZoneFix] = []
+    var fixes: [IndexedFix] = []
     fixes.reserveCapacity(tagCount * stepsPerTag)
     for step in 0..<stepsPerTag {
         for k in 0..<tagCount {
@@ -51,7 +54,7 @@ func makeFixes(floorSideMeters: Double, seed: UInt64) -> [ZoneFix] {
                 x[k] = min(floorSideMeters, max(0, x[k])); y[k] = min(floorSideMeters, max(0, y[k]))
             }
             let t = Double(step) * 0.25 + Double(k) * 0.25 / Double(tagCount)
-            fixes.append(ZoneFix(timeSeconds: t, tag: tags[k], point: Point2(x: x[k], y: y[k])))
+            fixes.append(IndexedFix(fix: ZoneFix(timeSeconds: t, tag: tags[k], point: Point2(x: x[k], y: y[k])), tag: TagIndex(k)))
         }
     }
     return fixes
@@ -68,7 +71,7 @@ struct Row { var zones: Int; var nsPerFix: Double; var events: Int }
 
 func measureScene(_ scene: String, sizes: [Int], floorSide: (Int) -> Double) -> [Row] {
     var table: [Row] = []
-    var fixesBySide: [Double: [ZoneFix]] = [:]
+    var fixesBySide: [Double: [IndexedFix]] = [:]
     for zoneCount in sizes {
         let side = floorSide(zoneCount)
         let fixes = fixesBySide[side] ?? makeFixes(floorSideMeters: side, seed: 7)
@@ -86,7 +89,7 @@ func measureScene(_ scene: String, sizes: [Int], floorSide: (Int) -> Double) -> 
             var judge = base
             events.removeAll(keepingCapacity: true)
             do {
-                for f in fixes { try judge.judge(f, into: &events) }
+                for f in fixes { try judge.judge(f.fix, tag: f.tag, into: &events) }
             } catch {
                 fatalError("judge failed: \(error)")
             }

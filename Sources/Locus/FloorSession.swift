@@ -93,7 +93,7 @@ public final class FloorSession: Sendable {
     private let engineConfiguration: EngineConfiguration
     /// Whether the run is recorded for `smoothedPositions()`.
     private let keepsForSmoothing: Bool
-    private let initialFloor: Int?
+    private let initialFloor: FloorIndex?
     private let sink: (any PositionSink)?
     private let zonesByFloor: [FloorID: [ZoneID: Zone]]
     private let state: Mutex<State>
@@ -119,8 +119,8 @@ public final class FloorSession: Sendable {
     private struct State {
         var engine: PositioningEngine
         var isRunning = false
-        var floorIndex: Int?
-        var tagFloors: [TagID: Int] = [:]
+        var floorIndex: FloorIndex?
+        var tagFloors: [TagID: FloorIndex] = [:]
         var provider: (any PositioningProvider)?
         var generation = 0
         var delivery: PositionDelivery
@@ -167,7 +167,7 @@ public final class FloorSession: Sendable {
         var configuration = engineConfiguration
         configuration.defaultFloor = nil
         let engine = try PositioningEngine(site: site, configuration: configuration)
-        var initialFloor: Int? = nil
+        var initialFloor: FloorIndex? = nil
         if let floor {
             guard let i = engine.floorIndex(floor) else {
                 throw LocusError(.unknownFloor, "no floor '\(floor)' in the site (floors: \(site.floors.map(\.id.rawValue).joined(separator: ", ")))")
@@ -175,7 +175,7 @@ public final class FloorSession: Sendable {
             initialFloor = i
         } else if site.floors.count == 1 {
             // One floor: it is the floor map (as `locus replay` uses the site's floor).
-            initialFloor = 0
+            initialFloor = FloorIndex(0)
         }
         self.site = site
         self.keepsForSmoothing = smoothing
@@ -275,7 +275,7 @@ public final class FloorSession: Sendable {
     public var isRunning: Bool { state.withLock { $0.isRunning } }
 
     /// The current floor map, nil when none is set.
-    public var floor: Floor? { state.withLock { s in s.floorIndex.map { site.floors[$0] } } }
+    public var floor: Floor? { state.withLock { s in s.floorIndex.map { site.floors[$0.rawValue] } } }
 
     /// Starts the session; ranges are taken from now on. Batches left in the spool by an earlier
     /// process are delivered first. A session that ended starts afresh (new tracks, new zone state).
@@ -317,7 +317,7 @@ public final class FloorSession: Sendable {
         s.loggedFailures.removeAll()
         s.positionsSinceBegin = 0
         s.eventsSinceBegin = 0
-        s.queue.append(.log(LogMessage(.info, nil, .began(floor: s.floorIndex.map { site.floors[$0].id.rawValue }))))
+        s.queue.append(.log(LogMessage(.info, nil, .began(floor: s.floorIndex.map { site.floors[$0.rawValue].id.rawValue }))))
         if let f = s.floorIndex { describeFloor(f, into: &s) }
         if !s.delivery.pending.isEmpty {
             let n = s.delivery.pending.reduce(0) { $0 + $1.positions.count }
@@ -405,7 +405,7 @@ public final class FloorSession: Sendable {
         let zones = state.withLock { (s: inout State) -> [Zone] in
             guard let f = s.floorIndex else { return [] }
             describeFloor(f, into: &s)
-            return site.floors[f].zones
+            return site.floors[f.rawValue].zones
         }
         dispatch()
         return zones
@@ -488,10 +488,10 @@ public final class FloorSession: Sendable {
     func providerEnteredBuilding(_ buildingID: String) {
         state.withLock { s in
             guard s.isRunning, buildingID == site.building.id, s.floorIndex == nil else { return }
-            s.floorIndex = 0
-            s.engine.setDefaultFloor(0)
+            s.floorIndex = FloorIndex(0)
+            s.engine.setDefaultFloor(FloorIndex(0))
             s.queue.append(.log(LogMessage(.info, nil, .floorSwitched(floor: site.floors[0].id.rawValue, building: buildingID))))
-            describeFloor(0, into: &s)
+            describeFloor(FloorIndex(0), into: &s)
         }
         dispatch()
     }
@@ -535,7 +535,7 @@ public final class FloorSession: Sendable {
         }
         if !s.tagFloors.isEmpty, let f = s.tagFloors[m.tag] {
             var onFloor = m
-            onFloor.floor = site.floors[f].id
+            onFloor.floor = site.floors[f.rawValue].id
             offer(onFloor, line: line, &s)
             return
         }
@@ -582,8 +582,8 @@ public final class FloorSession: Sendable {
         }
     }
 
-    private func describeFloor(_ f: Int, into s: inout State) {
-        let floor = site.floors[f]
+    private func describeFloor(_ f: FloorIndex, into s: inout State) {
+        let floor = site.floors[f.rawValue]
         if floor.zones.isEmpty {
             s.queue.append(.log(LogMessage(.info, .floorHasNoZones, .floorHasNoZones(floor: floor.id.rawValue))))
         }

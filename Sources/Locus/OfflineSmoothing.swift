@@ -50,7 +50,7 @@ package struct OfflineSmoothing: Sendable {
             if byTag[f.tag] == nil { tagOrder.append(f.tag) }
             byTag[f.tag, default: []].append(f)
         }
-        let defaultFloorID = engine.floors[engine.defaultFloor].floor.id
+        let defaultFloorID = engine.floor(engine.defaultFloor).id
         var out: [PositionFix] = []
         out.reserveCapacity(fixes.count)
         for tag in tagOrder {
@@ -70,8 +70,8 @@ package struct OfflineSmoothing: Sendable {
                 let stretch = Array(tagFixes[start..<end])
                 let floorID = stretch[0].floor
                 if usesRanges, let floorIndex = engine.floorIndex(floorID) {
-                    var floor = engine.floors[floorIndex].floor
-                    if let offset = engine.tagRangeOffset(tag), offset.floorIndex == floorIndex {
+                    var floor = engine.floor(floorIndex)
+                    if let offset = engine.tagRangeOffset(tag), offset.floor == floorIndex {
                         // The tag's common range offset, as the causal engine estimated it by the end.
                         for k in floor.locators.indices { floor.locators[k].biasMeters += offset.offsetMeters }
                     }

@@ -47,8 +47,8 @@ package enum ReplayCommand: LocusCommand {
         var truth: GroundTruth? = nil
         if let path = arguments.string("truth") { truth = try GroundTruth.read(path: path) }
         let trace = try TraceReader.read(path: tracePath)
-        let truthShift = try Self.truthShift(arguments, trace: trace, truth: truth, site: site, solver: configuration.solver,
-                                             console: console)
+        let truthShift = try Self.truthShift(arguments, trace: trace, truth: truth, site: site, defaultFloor: engine.defaultFloor,
+                                             solver: configuration.solver, console: console)
 
         let progress = console.errIsTerminal ? ProgressBar(total: trace.count, label: "replay", console: console) : nil
         var smoothing = options.smooth ? OfflineSmoothing(configuration: configuration) : nil
@@ -93,9 +93,8 @@ package enum ReplayCommand: LocusCommand {
 extension ReplayCommand {
     /// `--truth-shift`: nil when absent (δ = 0, not reported), the number when given, or with `auto`
     /// the estimate of `ReplayTruthShift.estimate` (0 with a warning on stderr when it cannot tell).
-    /// - Throws: E1001 for a value that is neither `auto` nor a number in −3600…3600; E3002 for an
-    ///   unknown `--floor` (only reached with `auto`).
-    static func truthShift(_ arguments: ParsedArguments, trace: RangeTrace, truth: GroundTruth?, site: Site,
+    /// - Throws: E1001 for a value that is neither `auto` nor a number in −3600…3600.
+    static func truthShift(_ arguments: ParsedArguments, trace: RangeTrace, truth: GroundTruth?, site: Site, defaultFloor: FloorIndex,
                            solver: TrilaterationConfiguration, console: Console) throws(LocusError) -> ReplayTruthShift? {
         guard let text = arguments.string("truth-shift") else { return nil }
         guard text == "auto" else {
@@ -105,8 +104,7 @@ extension ReplayCommand {
             console.err("locus replay: warning: --truth-shift auto has no effect without --truth\n")
             return nil
         }
-        let defaultFloor = try site.floorIndex(arguments.string("floor").map { FloorID($0) })
-        let alignment = ReplayTruthShift.estimate(trace: trace, truth: truth, site: site, defaultFloor: defaultFloor, solver: solver)
+        let alignment = ReplayTruthShift.estimate(trace: trace, truth: truth, site: site, defaultFloor: defaultFloor.rawValue, solver: solver)
         if let warning = ReplayTruthShift.warning(for: alignment) { console.err(warning) }
         return ReplayTruthShift(seconds: alignment.shiftSeconds, source: .auto)
     }
@@ -142,7 +140,7 @@ package enum ReplayRun {
                 guard let known = floorIndex[Int(f)] else { skippedFloor.record(.unknownFloor, line: Int(trace.line[i])); continue }
                 floor = known
             }
-            engine.ingest(tagIndex: tagIndex[Int(trace.tagIndex[i])], floorIndex: floor, locator: trace.locator[i],
+            engine.ingest(tag: tagIndex[Int(trace.tagIndex[i])], floor: floor, locator: trace.locator[i],
                           rangeMeters: trace.rangeMeters[i], timeSeconds: trace.timeSeconds[i], line: Int(trace.line[i]))
         }
         engine.finish()

@@ -44,7 +44,7 @@ package enum ZonesCommand: LocusCommand {
         }
         let table = try parsed.get()
         var skipped = table.skipped
-        let floorOfName: [Int] = table.floors.map { name in site.floors.firstIndex { $0.id == name } ?? -1 }
+        let floorOfName: [Int] = table.floors.map { name in site.floorIndex(of: name)?.rawValue ?? -1 }
         var order = Array(0..<table.count)
         order.sort { a, b in table.timeSeconds[a] < table.timeSeconds[b] || (table.timeSeconds[a] == table.timeSeconds[b] && a < b) }
 
@@ -61,7 +61,8 @@ package enum ZonesCommand: LocusCommand {
             let fix = ZoneFix(timeSeconds: t, tag: table.tags[Int(table.tagIndex[i])],
                               point: Point2(x: table.points[i].x, y: table.points[i].y))
             for f in judges.indices {
-                if f == floor { try judges[f].judge(fix, into: &scratch[f]) } else { try judges[f].advance(toSeconds: t, into: &scratch[f]) }
+                // The table's tag numbers (first appearance) serve as the judges' tag indices.
+                if f == floor { try judges[f].judge(fix, tag: TagIndex(Int(table.tagIndex[i])), into: &scratch[f]) } else { try judges[f].advance(toSeconds: t, into: &scratch[f]) }
             }
             judged += 1
             events += judges.count == 1 ? scratch[0] : ZoneJudge.merge(scratch)

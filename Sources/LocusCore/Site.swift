@@ -30,9 +30,15 @@ extension Site {
     /// - Throws: `E3002` naming the floors the site has, when there is no floor `id`.
     public func floorIndex(_ id: FloorID?) throws(LocusError) -> Int {
         guard let id else { return 0 }
-        guard let i = floors.firstIndex(where: { $0.id == id }) else {
+        guard let i = floorIndex(of: id) else {
             throw LocusError(.unknownFloor, "no floor '\(id)' in the site (floors: \(floors.map(\.id.rawValue).joined(separator: ", ")))")
         }
-        return i
+        return i.rawValue
+    }
+
+    /// The index of the floor `id`, or nil: the one lookup of a floor by id (the engine keeps the
+    /// last floor it resolved in front of it). O(floors): sites have a handful.
+    package func floorIndex(of id: FloorID) -> FloorIndex? {
+        floors.firstIndex(where: { $0.id == id }).map(FloorIndex.init)
     }
 }

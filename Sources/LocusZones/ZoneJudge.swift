@@ -72,7 +72,8 @@ package struct ZoneJudge: Sendable {
         return a.floor < b.floor
     }
 
-    /// A tag: its id and the slots of its counting or inside pairs.
+    /// A tag (by `TagIndex`): its id (empty until the judge first sees it) and the slots of its
+    /// counting or inside pairs.
     struct TagState: Sendable {
         var id: TagID
         var activeSlots: [Int32]
@@ -91,7 +92,7 @@ package struct ZoneJudge: Sendable {
     private var tags: [TagState] = []
     private var slots: [PairState] = []
     private var freeSlots: [Int32] = []
-    private var heap = DeadlineHeap()
+    private var heap = MinHeap<ZoneDeadline>()
     private var pending: [HeldEvent] = []
 
     /// What the judge holds, by kind (for tests of bounded state): tags seen, (tag, zone) pair slots in
@@ -102,7 +103,6 @@ package struct ZoneJudge: Sendable {
     /// Scratch: the zones detected by the current fix are `detected[0..<detectedCount]`.
     private var detected: [Int32] = []
     private var detectedCount = 0
-    private var tagTable = TagTable()
 
     /// Settings for the configuration warnings (judgement does not depend on them).
     package let options: ZoneJudgeOptions
@@ -138,57 +138,42 @@ package struct ZoneJudge: Sendable {
     package var heldEventCount: Int { pending.count }
 
     /// The pairs of `tag` currently inside, by zone id (for inspection and tests).
+    /// O(tags) (a scan of the ids; the judge keeps tags by `TagIndex`).
     package func zonesInside(for tag: TagID) -> [ZoneID] {
-        guard let t = tagTable.find(tag, in: tags) else { return [] }
-        return tags[Int(t)].activeSlots.filter { slots[Int($0)].isInside }
+        guard let t = tags.firstIndex(where: { $0.id == tag && !$0.id.rawValue.isEmpty }) else { return [] }
+        return tags[t].activeSlots.filter { slots[Int($0)].isInside }
             .map { zones[Int(slots[Int($0)].zone)].zone.id }.sorted()
     }
 
     // MARK: input
 
-    /// Judges one fix and appends the events that became final to `events`.
+    /// Judges one fix of tag `tag` (the engine's `TagIndex` of `fix.tag`: the judge keeps its
+    /// per-tag state by that index, so it hashes nothing) and appends the events that became final
+    /// to `events`.
     /// - Throws: `E1002` after `finish`; `E1003` for a non-finite time or position.
-    package mutating func judge(_ fix: ZoneFix, into events: inout [ZoneEvent]) throws(LocusError) {
-        var hint = -1
-        try judge(fix, tagHint: &hint, into: &events)
-    }
-
-    /// `judge(_:into:)` for a caller that remembers where this judge keeps the fix's tag: `tagHint`
-    /// (−1 when unknown) is checked with one id comparison and updated, so a known tag costs no hash.
-    /// - Throws: as `judge(_:into:)`.
-    package mutating func judge(_ fix: ZoneFix, tagHint: inout Int, into events: inout [ZoneEvent]) throws(LocusError) {
+    package mutating func judge(_ fix: ZoneFix, tag: TagIndex, into events: inout [ZoneEvent]) throws(LocusError) {
         guard !isFinished else { throw LocusError(.callOrder, "zone judge for floor '\(floor)' already finished") }
         guard fix.timeSeconds.isFinite, fix.point.x.isFinite, fix.point.y.isFinite else {
             throw LocusError(.invalidArgument, "fix of tag '\(fix.tag)' has a non-finite time or position")
         }
         let t = max(fix.timeSeconds, clock)
         advanceClock(to: t)
-        let tag: Int
-        if tagHint >= 0, tagHint < tags.count, tags[tagHint].id == fix.tag {
-            tag = tagHint
-        } else {
-            tag = tagIndex(for: fix.tag)
-            tagHint = tag
-        }
+        let tag = tag.rawValue
+        if tag >= tags.count { addTags(through: tag) }
+        if tags[tag].id.rawValue.isEmpty { tags[tag].id = fix.tag }
         collectDetections(at: fix.point)
         for i in 0..<detectedCount { detect(tag: tag, zone: Int(detected[i]), atSeconds: t) }
         release(into: &events, includingClock: false)
     }
 
-    /// Judges a position fix (its horizontal position) of this judge's floor.
+    /// Judges a position fix (its horizontal position) of this judge's floor, for tag `tag` (see
+    /// `judge(_:tag:into:)`).
     /// - Throws: `E1003` when the fix is on another floor or not finite; `E1002` after `finish`.
-    package mutating func judge(_ fix: PositionFix, into events: inout [ZoneEvent]) throws(LocusError) {
-        var hint = -1
-        try judge(fix, tagHint: &hint, into: &events)
-    }
-
-    /// `judge(_:into:)` with a remembered tag index (see `judge(_:tagHint:into:)` for `ZoneFix`).
-    /// - Throws: as `judge(_:into:)`.
-    package mutating func judge(_ fix: PositionFix, tagHint: inout Int, into events: inout [ZoneEvent]) throws(LocusError) {
+    package mutating func judge(_ fix: PositionFix, tag: TagIndex, into events: inout [ZoneEvent]) throws(LocusError) {
         guard fix.floor == floor else {
             throw LocusError(.invalidArgument, "fix of tag '\(fix.tag)' is on floor '\(fix.floor)', not '\(floor)'")
         }
-        try judge(ZoneFix(fix), tagHint: &tagHint, into: &events)
+        try judge(ZoneFix(fix), tag: tag, into: &events)
     }
 
     /// Moves the clock to `timeSeconds` (a timer tick or the end of a live stream) if that is later,
@@ -351,12 +336,11 @@ package struct ZoneJudge: Sendable {
 
     // MARK: internals
 
-    private mutating func tagIndex(for id: TagID) -> Int {
-        if let i = tagTable.find(id, in: tags) { return i }
-        let i = tags.count
-        tags.append(TagState(id: id, activeSlots: []))
-        tagTable.insert(id, index: i, in: tags)
-        return i
+    /// Grows the tag list to hold index `index` (tags the judge has not seen yet stay unnamed).
+    @inline(never)
+    private mutating func addTags(through index: Int) {
+        tags.reserveCapacity(index + 1)
+        while tags.count <= index { tags.append(TagState(id: TagID(""), activeSlots: [])) }
     }
 
     /// Fills `detected` with the zones p qualifies for that have the highest priority (§4.1):
@@ -465,7 +449,7 @@ package struct ZoneJudge: Sendable {
     private mutating func pushDeadline(slot s: Int) {
         let rules = zoneRules[Int(slots[s].zone)]
         let exitSeconds = slots[s].lastDetectionSeconds + rules.outPeriodSeconds
-        var entry = DeadlineHeap.Entry(timeSeconds: exitSeconds, isStrict: true, slot: Int32(s),
+        var entry = ZoneDeadline(timeSeconds: exitSeconds, isStrict: true, slot: Int32(s),
                                        generation: slots[s].generation)
         if rules.dwellSeconds > 0 {
             let dwellSeconds = slots[s].enterSeconds + Double(slots[s].nextDwellIndex) * rules.dwellSeconds
@@ -478,7 +462,7 @@ package struct ZoneJudge: Sendable {
     private mutating func advanceClock(to timeSeconds: Double) {
         if timeSeconds > clock { clock = timeSeconds }
         while let top = heap.top, top.isDue(atClock: clock) {
-            _ = heap.popTop()
+            heap.pop()
             let s = Int(top.slot)
             guard slots[s].isInUse, slots[s].isInside, slots[s].generation == top.generation else { continue }
             emitDueDwells(slot: s)

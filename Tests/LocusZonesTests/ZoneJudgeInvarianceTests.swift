@@ -14,24 +14,19 @@ struct ZoneJudgeInvarianceTests {
         return events
     }
 
-    @Test("tag hints — right, stale, wrong or out of range — never change the events", arguments: [6, 7] as [UInt64])
-    func tagHintsAreOnlyHints(seed: UInt64) throws {
+    @Test("the tag numbering — dense, shuffled or sparse — never changes the events", arguments: [6, 7] as [UInt64])
+    func tagNumberingIsOnlyANumbering(seed: UInt64) throws {
         let scene = RandomScene(seed: seed)
         let expected = try Self.reference(scene)
         var rng = SeededGenerator(seed: seed &+ 77)
+        var numbers: [TagID: TagIndex] = [:]
+        var free = Array(0..<64).shuffled(using: &rng)
         var judge = try ZoneJudge(floor: Floor(id: "F", zones: scene.zones))
         var events: [ZoneEvent] = []
-        var hints: [TagID: Int] = [:]
         for f in scene.fixes {
-            // Mostly the hint the judge gave back last time; sometimes garbage.
-            var hint = hints[f.tag] ?? -1
-            switch rng.next() % 5 {
-            case 0: hint = Int(rng.next() % 8)
-            case 1: hint = 1_000_000
-            default: break
-            }
-            try judge.judge(f, tagHint: &hint, into: &events)
-            hints[f.tag] = hint
+            let index = numbers[f.tag] ?? TagIndex(3 * free.removeLast() + 5)
+            numbers[f.tag] = index
+            try judge.judge(f, tag: index, into: &events)
         }
         judge.finish(into: &events)
         #expect(events.map(render) == expected.map(render))

@@ -1,5 +1,23 @@
 import LocusCore
 @testable import LocusZones
+import Synchronization
+
+/// One registry for the tests' tag ids (as an engine keeps one): judges take the index.
+private let testTags = Mutex(TagRegistry())
+
+extension ZoneJudge {
+    /// `judge(_:tag:into:)` with the tag's index from the tests' registry.
+    mutating func judge(_ fix: ZoneFix, into events: inout [ZoneEvent]) throws(LocusError) {
+        let tag = testTags.withLock { $0.register(fix.tag).index }
+        try judge(fix, tag: tag, into: &events)
+    }
+
+    /// `judge(_:tag:into:)` for a position fix, with the tag's index from the tests' registry.
+    mutating func judge(_ fix: PositionFix, into events: inout [ZoneEvent]) throws(LocusError) {
+        let tag = testTags.withLock { $0.register(fix.tag).index }
+        try judge(fix, tag: tag, into: &events)
+    }
+}
 
 /// Rules from the SPEC defaults with some fields overridden.
 func rules(inDist: Double = ZoneRules.standard.inDistanceMeters, inCount: Int = ZoneRules.standard.inCount,

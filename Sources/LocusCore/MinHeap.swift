@@ -6,21 +6,26 @@
 /// Sifting moves a hole, not swapped pairs, inside one `withUnsafeMutableBufferPointer` (one
 /// uniqueness check per operation, not one per level); the resulting layout is the one pairwise
 /// swaps give.
-package struct MinHeap<Element: Comparable & Sendable>: Sendable {
-    private var storage: [Element] = []
+///
+/// The one heap of the package: the engine's due, start and reorder heaps and the zone judge's
+/// deadlines. Public and inlinable, so that each user's element type is specialised in its own
+/// module (with `package` access the toolchain did not specialise it across modules: the engine's
+/// per-fix instruction count tripled); `import Locus` does not re-export it.
+public struct MinHeap<Element: Comparable & Sendable>: Sendable {
+    @usableFromInline var storage: [Element] = []
 
     /// An empty heap.
-    package init() {}
+    @inlinable public init() {}
 
     /// The least element, or nil when empty.
-    @inline(__always) package var top: Element? { storage.first }
+    @inlinable @inline(__always) public var top: Element? { storage.first }
     /// The number of elements.
-    package var count: Int { storage.count }
+    @inlinable public var count: Int { storage.count }
     /// True when the heap holds nothing.
-    package var isEmpty: Bool { storage.isEmpty }
+    @inlinable public var isEmpty: Bool { storage.isEmpty }
 
     /// Adds `element` (sift up). O(log n).
-    package mutating func push(_ element: Element) {
+    @inlinable public mutating func push(_ element: Element) {
         storage.append(element)
         storage.withUnsafeMutableBufferPointer { h in
             var i = h.count - 1
@@ -36,7 +41,7 @@ package struct MinHeap<Element: Comparable & Sendable>: Sendable {
 
     /// Removes and returns the least element (sift down). O(log n).
     @discardableResult
-    package mutating func pop() -> Element? {
+    @inlinable public mutating func pop() -> Element? {
         guard let first = storage.first else { return nil }
         let last = storage.removeLast()
         if !storage.isEmpty { siftDown(last) }
@@ -45,13 +50,13 @@ package struct MinHeap<Element: Comparable & Sendable>: Sendable {
 
     /// Replaces the least element with `element` (one sift down: a pop and a push in one pass),
     /// which must not be empty. O(log n).
-    package mutating func replaceTop(with element: Element) {
+    @inlinable public mutating func replaceTop(with element: Element) {
         precondition(!storage.isEmpty, "MinHeap.replaceTop: empty heap")
         siftDown(element)
     }
 
     /// Puts `element` at the root and sifts it down.
-    private mutating func siftDown(_ element: Element) {
+    @inlinable mutating func siftDown(_ element: Element) {
         storage.withUnsafeMutableBufferPointer { h in
             let n = h.count
             var i = 0
@@ -69,5 +74,5 @@ package struct MinHeap<Element: Comparable & Sendable>: Sendable {
     }
 
     /// Empties the heap, keeping its storage.
-    package mutating func removeAll() { storage.removeAll(keepingCapacity: true) }
+    @inlinable public mutating func removeAll() { storage.removeAll(keepingCapacity: true) }
 }

@@ -1,0 +1,59 @@
+import LocusCore
+import LocusZones
+
+// Taking the engine's output, and looking inside it.
+extension PositioningEngine {
+    /// Takes the fixes released so far.
+    package mutating func drainFixes() -> [PositionFix] {
+        defer { fixes.removeAll(keepingCapacity: true) }
+        return fixes
+    }
+
+    /// Takes the zone events released so far.
+    package mutating func drainEvents() -> [ZoneEvent] {
+        defer { events.removeAll(keepingCapacity: true) }
+        return events
+    }
+
+    /// Hands the fixes released so far to `body`, then forgets them keeping the storage: a consumer
+    /// that writes or forwards them as they come allocates nothing per call (`drainFixes()` hands
+    /// the array over, so the engine's next fix needs a new one).
+    package mutating func takeFixes<R>(_ body: ([PositionFix]) throws -> R) rethrows -> R {
+        defer { fixes.removeAll(keepingCapacity: true) }
+        return try body(fixes)
+    }
+
+    /// `takeFixes(_:)` for the zone events released so far.
+    package mutating func takeEvents<R>(_ body: ([ZoneEvent]) throws -> R) rethrows -> R {
+        defer { events.removeAll(keepingCapacity: true) }
+        return try body(events)
+    }
+
+    /// Adds rows a caller skipped before they reached the engine (so one tally reports them all).
+    package mutating func recordSkipped(_ tally: SkipTally) {
+        diagnostics.skipped.merge(tally)
+    }
+
+    /// The floor index of a floor id, or nil (`Site.floorIndex(of:)`).
+    package func floorIndex(_ id: FloorID) -> FloorIndex? { site.floorIndex(of: id) }
+
+    /// The floor of index `floor`.
+    package func floor(_ floor: FloorIndex) -> Floor { floors[floor.rawValue].floor }
+
+    /// The configuration warnings of every floor's zones (SPEC §4.2), in floor order.
+    package var zoneWarnings: [ZoneConfigurationWarning] { judges.flatMap(\.configurationWarnings) }
+
+    /// What the engine holds between rows, by kind (for tests of bounded state): heap entries (due
+    /// and start heaps: open epochs plus stale entries not yet popped), fixes waiting for release,
+    /// parking slots ever used, and the zone judges' own counts summed over floors.
+    package var retainedCounts: (dueHeap: Int, startHeap: Int, waiting: Int, parkingSlots: Int,
+                                 judgePairs: Int, judgeDeadlines: Int, judgeHeldEvents: Int) {
+        var pairs = 0, deadlines = 0, held = 0
+        for j in judges {
+            let c = j.retainedCounts
+            pairs += c.pairs; deadlines += c.deadlines; held += c.heldEvents
+        }
+        let heaps = schedule.heapCounts
+        return (heaps.due, heaps.start, reorder.count, reorder.slotCount, pairs, deadlines, held)
+    }
+}

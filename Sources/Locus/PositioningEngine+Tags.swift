@@ -1,0 +1,109 @@
+import LocusCore
+import LocusSolvers
+
+// The engine's rare steps: new tags, a tag changing floor, offset estimators and filters started,
+// ready fixes from a provider, the default floor switched. Out of line, so that the per-range path
+// stays small (a 1 KB filter built inline made every call reserve and spill around it).
+extension PositioningEngine {
+    /// The index of `tag`, registering it (on the default floor) when new.
+    package mutating func tagIndex(for tag: TagID) -> TagIndex {
+        let (index, isNew) = registry.register(tag)
+        if isNew { addTag(tag) }
+        return index
+    }
+
+    /// The per-tag state of a newly registered tag.
+    @inline(never)
+    private mutating func addTag(_ tag: TagID) {
+        tags.append(TagState(floorIndex: defaultFloor.rawValue))
+        offsets.append(nil)
+        schedule.appendTag()
+        if isTracking {
+            let floor = floors[defaultFloor.rawValue].floor
+            filters.append(TrackFilter(shared: sharedFilterConfiguration, tag: tag, floor: floor.id, tagHeightMeters: floor.tagHeightMeters))
+        }
+    }
+
+    /// The number of tags seen so far.
+    package var tagCount: Int { tags.count }
+
+    /// Makes `floor` the floor of rows that name none (a floor switch while running). Tags keep their
+    /// state; a tag whose next row lands on another floor closes its open epoch on the old floor
+    /// first (see `ingest`).
+    package mutating func setDefaultFloor(_ floor: FloorIndex) {
+        precondition(floors.indices.contains(floor.rawValue), "setDefaultFloor: no floor \(floor.rawValue)")
+        defaultFloor = floor
+    }
+
+    /// The tag changed floor: what it gathered on the old floor is solved there first, and its
+    /// filter and offset start afresh on the new one.
+    @inline(never)
+    mutating func moveTag(_ tag: Int, toFloor floor: Int) {
+        closeEpoch(tag)
+        tags[tag].floorIndex = floor
+        tags[tag].hasFilter = false
+        tags[tag].hasOffset = false
+        tags[tag].offsetMeters = 0
+        offsets[tag] = nil
+    }
+
+    /// Gives the tag a fresh offset estimator for `floor` (which estimates one).
+    @inline(never)
+    mutating func startOffset(_ tag: Int, floor: Int) {
+        guard let c = offsetConfigurations[floor] else { return }
+        offsets[tag] = TagRangeOffsetEstimator(shared: c)
+        tags[tag].hasOffset = true
+        tags[tag].offsetMeters = 0
+    }
+
+    /// Gives the tag a fresh filter on `floor`.
+    @inline(never)
+    mutating func startFilter(_ tag: Int, floor: Int) {
+        filters[tag] = TrackFilter(shared: sharedFilterConfiguration, tag: registry.ids[tag], floor: floors[floor].floor.id,
+                                   tagHeightMeters: floors[floor].floor.tagHeightMeters)
+        tags[tag].hasFilter = true
+    }
+
+    /// Tag `tag`'s current common range offset estimate b̂ (metres) and the floor it applies to, or
+    /// nil when the engine estimates none for it (see `EngineConfiguration.tagRangeOffset`).
+    package func tagRangeOffset(_ tag: TagID) -> (floor: FloorIndex, offsetMeters: Double)? {
+        guard let i = registry.index(of: tag)?.rawValue, let offset = offsets[i], offset.updates > 0 else { return nil }
+        return (FloorIndex(tags[i].floorIndex), offset.offsetMeters)
+    }
+
+    /// Feeds tag `tag`'s open epoch — its first `n` ranges gathered in the scratch arrays, already
+    /// corrected by the current offset — to its offset estimator, and refreshes the per-row
+    /// correction `offsetMeters`. No allocation.
+    mutating func updateOffset(_ tag: Int, count n: Int, floorIndex: Int, timeSeconds time: Double) {
+        let h = floors[floorIndex].floor.tagHeightMeters
+        // The tracked position (tightly coupled filter) is within centimetres of the epoch's solution.
+        let mean = isTight && tags[tag].hasFilter ? filters[tag].meanAtLastUpdate : nil
+        let seed = mean.map { Point2(x: $0[0], y: $0[1]) }
+        scratchLocators.withUnsafeBufferPointer { lp in
+            scratchRanges.withUnsafeBufferPointer { rp in
+                offsets[tag]?.update(locators: UnsafeBufferPointer(rebasing: lp[0..<n]),
+                                     rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
+                                     tagHeightMeters: h, timeSeconds: time, seed: seed)
+            }
+        }
+        tags[tag].offsetMeters = offsets[tag]?.offsetMeters ?? 0
+    }
+
+    /// Takes a ready position (from a provider that positions by itself) as if the engine had
+    /// computed it: it moves the clock to its time, waits in the reorder buffer and is judged
+    /// against the zones of its floor. A fix on an unknown floor or with a non-finite time or
+    /// position is skipped and counted.
+    package mutating func ingest(fix: PositionFix) {
+        guard !hasFinished else { return }
+        guard let floor = site.floorIndex(of: fix.floor) else { diagnostics.skipped.record(.unknownFloor, line: 0); return }
+        guard fix.timeSeconds.isFinite, fix.position.isFinite else { diagnostics.skipped.record(.nonFinite, line: 0); return }
+        let tag = tagIndex(for: fix.tag).rawValue
+        if let reason = tags[tag].clock.admit(fix.timeSeconds, after: schedule.epochs.latestAdmittedSeconds(tag)) {
+            diagnostics.skipped.record(reason, line: 0); return
+        }
+        schedule.admit(tag, atSeconds: fix.timeSeconds)
+        advance(toSeconds: fix.timeSeconds)
+        reorder.park(fix, tag: tag, floor: floor.rawValue)
+        release()
+    }
+}

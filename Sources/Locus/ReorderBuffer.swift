@@ -1,0 +1,84 @@
+import LocusCore
+import LocusZones
+
+/// Fixes waiting for release in (time, tag index, arrival) order: an epoch closes when its tag's
+/// next round starts or the clock passes it, so fixes of different tags are made out of time order,
+/// and wait here until no open epoch can still produce an earlier one.
+///
+/// A parked fix stays in a slot of `parked` (slots are reused); the heap orders 32-byte entries
+/// that name the slot, so heap moves never copy a whole `PositionFix`, and a released fix is swapped
+/// out of its slot, not copied. Steady state allocates nothing.
+struct ReorderBuffer: Sendable {
+    private struct Entry: Sendable, Comparable {
+        var timeSeconds: Double
+        var tag: Int
+        var sequence: Int
+        var slot: Int
+        static func < (a: Entry, b: Entry) -> Bool {
+            if a.timeSeconds != b.timeSeconds { return a.timeSeconds < b.timeSeconds }
+            if a.tag != b.tag { return a.tag < b.tag }
+            return a.sequence < b.sequence
+        }
+    }
+    private var heap = MinHeap<Entry>()
+    /// Parked fixes (by slot) and their floor index; `freeSlots` lists reusable slots.
+    private var parked: [PositionFix] = []
+    private var parkedFloor: [Int] = []
+    private var freeSlots: [Int] = []
+    private var sequence = 0
+
+    /// A released fix's tag and floor indices and what the zone judge needs of it.
+    struct Released {
+        var tag: Int
+        var floor: Int
+        var zoneFix: ZoneFix
+    }
+
+    /// The earliest waiting fix's time, or nil when none waits.
+    @inline(__always) var earliestSeconds: Double? { heap.top?.timeSeconds }
+    /// True when no fix waits.
+    @inline(__always) var isEmpty: Bool { heap.isEmpty }
+    /// Fixes waiting.
+    var count: Int { heap.count }
+    /// Parking slots ever used (for tests of bounded state).
+    var slotCount: Int { parked.count }
+
+    /// Parks a fix (taken: moved into its slot uncopied).
+    mutating func park(_ fix: consuming PositionFix, tag: Int, floor: Int) {
+        let slot: Int
+        let time = fix.timeSeconds
+        if let free = freeSlots.popLast() {
+            slot = free
+            parked[slot] = consume fix
+            parkedFloor[slot] = floor
+        } else {
+            slot = parked.count
+            parked.append(consume fix)
+            parkedFloor.append(floor)
+        }
+        sequence += 1
+        heap.push(Entry(timeSeconds: time, tag: tag, sequence: sequence, slot: slot))
+    }
+
+    /// Moves the earliest fix to the end of `fixes` when its time is before `watermark` (or always,
+    /// with `all`), and says what was released; nil when nothing may go.
+    @inline(__always)
+    mutating func releaseEarliest(before watermark: Double, all: Bool, into fixes: inout [PositionFix]) -> Released? {
+        guard let top = heap.top, all || top.timeSeconds < watermark else { return nil }
+        heap.pop()
+        let slot = top.slot
+        freeSlots.append(slot)
+        let zoneFix = ZoneFix(timeSeconds: parked[slot].timeSeconds, tag: parked[slot].tag, point: parked[slot].position.horizontal)
+        // Swapped with a vacant fix: no copy of the fix and no reference count (a copy in and out
+        // of the slot was ~3 % of the pipeline).
+        fixes.append(Self.vacantFix)
+        swap(&fixes[fixes.count - 1], &parked[slot])
+        return Released(tag: top.tag, floor: parkedFloor[slot], zoneFix: zoneFix)
+    }
+
+    /// What a released slot holds until it is reused (plain values: nothing to count).
+    private static let vacantFix = PositionFix(timeSeconds: 0, tag: TagID(""), floor: FloorID(""),
+                                               position: Point3(x: 0, y: 0, z: 0),
+                                               covariance: SymmetricMatrix3(xx: 0, xy: 0, xz: 0, yy: 0, yz: 0, zz: 0),
+                                               quality: FixQuality(hdop: 0, pdop: 0, residualRMSMeters: 0, locatorsUsed: 0))
+}

@@ -1,0 +1,110 @@
+/// Tag id → `TagIndex`, the one tag registry of an engine (every stage downstream takes the index).
+///
+/// Open addressing with linear probing on an FNV-1a hash of the id's UTF-8 bytes
+/// (h ← (h ⊕ b)·0x100000001b3 from 0xcbf29ce484222325, folded h ⊕ (h ≫ 29)), checked by a stored
+/// 64-bit hash before the string compare: about 3× cheaper than `Dictionary`'s SipHash for short
+/// ids, 24 bytes per tag (id, hash) plus 4 bytes per slot at a load of at most ½. In front of the
+/// table, the four ids most recently looked up (round robin): rows of a few tags interleave in time
+/// order, so most rows cost a short string compare and no hash.
+///
+/// FNV is not flooding-resistant: ids crafted to collide make lookups O(n). Tag ids come from the
+/// operator's own hardware, which is why the engine accepts that. Indices only name tags: no
+/// iteration order of the table reaches any output.
+///
+/// Public and inlinable (like `MinHeap`) so that the per-row lookup inlines into the engine; `import
+/// Locus` does not re-export it.
+public struct TagRegistry: Sendable {
+    @usableFromInline var slots = [Int32](repeating: -1, count: 16)
+    @usableFromInline var hashes: [UInt64] = []
+    /// The ids, by index.
+    public private(set) var ids: [TagID] = []
+    /// The recent lookups: (id, index) × 4, index −1 when empty.
+    @usableFromInline var recent: (TagID, Int, TagID, Int, TagID, Int, TagID, Int) = ("", -1, "", -1, "", -1, "", -1)
+    @usableFromInline var recentNext = 0
+
+    /// An empty registry.
+    public init() {}
+
+    /// The number of tags registered.
+    @inlinable public var count: Int { ids.count }
+
+    /// The id of tag `index`.
+    @inlinable public subscript(index: TagIndex) -> TagID { ids[index.rawValue] }
+
+    /// The index of `id`, or nil when it was never registered. O(1) expected.
+    @inlinable public func index(of id: TagID) -> TagIndex? {
+        find(id, hash: Self.hash(id)).map(TagIndex.init)
+    }
+
+    /// The index of `id`, registering it when new (`isNew` then true). O(1) expected (amortised).
+    @inlinable public mutating func register(_ id: TagID) -> (index: TagIndex, isNew: Bool) {
+        if recent.1 >= 0 && recent.0 == id { return (TagIndex(recent.1), false) }
+        if recent.3 >= 0 && recent.2 == id { return (TagIndex(recent.3), false) }
+        if recent.5 >= 0 && recent.4 == id { return (TagIndex(recent.5), false) }
+        if recent.7 >= 0 && recent.6 == id { return (TagIndex(recent.7), false) }
+        return registerHashed(id)
+    }
+
+    /// `register(_:)` past the recent-lookup cache, which it updates.
+    @usableFromInline mutating func registerHashed(_ id: TagID) -> (index: TagIndex, isNew: Bool) {
+        let h = Self.hash(id)
+        var isNew = false
+        let index: Int
+        if let known = find(id, hash: h) {
+            index = known
+        } else {
+            index = insert(id, hash: h)
+            isNew = true
+        }
+        switch recentNext {
+        case 0: recent.0 = id; recent.1 = index
+        case 1: recent.2 = id; recent.3 = index
+        case 2: recent.4 = id; recent.5 = index
+        default: recent.6 = id; recent.7 = index
+        }
+        recentNext = (recentNext + 1) & 3
+        return (TagIndex(index), isNew)
+    }
+
+    /// FNV-1a over the UTF-8 bytes, folded.
+    @inlinable @inline(__always)
+    static func hash(_ id: TagID) -> UInt64 {
+        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        for b in id.rawValue.utf8 { h = (h ^ UInt64(b)) &* 0x0000_0100_0000_01b3 }
+        return h ^ (h >> 29)
+    }
+
+    /// The index of `id` with hash `h`, or nil.
+    @inlinable func find(_ id: TagID, hash h: UInt64) -> Int? {
+        let mask = slots.count - 1
+        var i = Int(truncatingIfNeeded: h) & mask
+        while true {
+            let k = Int(slots[i])
+            if k < 0 { return nil }
+            if hashes[k] == h && ids[k] == id { return k }
+            i = (i + 1) & mask
+        }
+    }
+
+    /// Adds `id` (not present) and returns its index (the previous count).
+    @usableFromInline mutating func insert(_ id: TagID, hash h: UInt64) -> Int {
+        let index = ids.count
+        precondition(index < Int(Int32.max), "TagRegistry: more than 2³¹ − 1 tags")
+        ids.append(id)
+        hashes.append(h)
+        if ids.count * 2 > slots.count {
+            slots = [Int32](repeating: -1, count: slots.count * 2)
+            for k in ids.indices { place(k) }
+        } else {
+            place(index)
+        }
+        return index
+    }
+
+    private mutating func place(_ k: Int) {
+        let mask = slots.count - 1
+        var i = Int(truncatingIfNeeded: hashes[k]) & mask
+        while slots[i] >= 0 { i = (i + 1) & mask }
+        slots[i] = Int32(truncatingIfNeeded: k)
+    }
+}
