@@ -83,7 +83,8 @@ for (name, config) in [("filter_loose_single", TrackFilterConfiguration(coupling
         if loose {
             for f in fixes where filter.update(fix: f) == .accepted { accepted += 1 }
         } else {
-            for (r, l) in ranges where filter.update(range: r, locator: l) == .accepted { accepted += 1 }
+            for (r, l) in ranges where filter.update(correctedRangeMeters: l.correctedRange(r.rangeMeters), timeSeconds: r.timeSeconds,
+                                                     address: l.address, anchor: l.position) == .accepted { accepted += 1 }
         }
         precondition(accepted > (loose ? fixCount : rangeCount) * 8 / 10, "\(name) lost the track")
         Bench.blackHole(filter.currentFix)

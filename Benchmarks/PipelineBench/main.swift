@@ -454,9 +454,11 @@ if runs("stages") {
             for i in (e * n)..<((e + 1) * n) {
                 let m = RangeMeasurement(timeSeconds: s.timeSeconds[i], tag: s.tags[j], locator: LocatorAddress(s.address[i]),
                                          rangeMeters: s.rangeMeters[i])
-                _ = filters[j].update(range: m, locator: locatorsBySlot[Int(s.slot[i])])
+                let l = locatorsBySlot[Int(s.slot[i])]
+                _ = filters[j].update(correctedRangeMeters: l.correctedRange(m.rangeMeters), timeSeconds: m.timeSeconds,
+                                      address: l.address, anchor: l.position)
             }
-            if filters[j].takeFix(atSeconds: s.timeSeconds[e * n + n - 1]) != nil { produced += 1 }
+            if filters[j].closeEpoch(atSeconds: s.timeSeconds[e * n + n - 1]) != nil { produced += 1 }
         }
         precondition(produced > epochs * 9 / 10, "tight filter produced \(produced) of \(epochs)")
         Bench.blackHole(produced)
@@ -470,7 +472,7 @@ if runs("stages") {
             guard let fix = rawFixes[e] else { continue }
             let j = Int(s.tagIndex[e * n])
             _ = filters[j].update(fix: fix)
-            if filters[j].takeFix(atSeconds: fix.timeSeconds) != nil { produced += 1 }
+            if filters[j].closeEpoch(atSeconds: fix.timeSeconds) != nil { produced += 1 }
         }
         precondition(produced > epochs * 9 / 10, "loose filter produced \(produced) of \(epochs)")
         Bench.blackHole(produced)

@@ -311,10 +311,9 @@ package struct PositioningEngine: Sendable {
     /// Delivers the tag's filter fix at the epoch time (none before the track starts: counted).
     @inline(__always)
     private mutating func deliverFilterFix(_ tag: Int, floor: Int, atSeconds time: Double) {
-        if filters[tag].prepareFix(atSeconds: time) {
-            deliver(filters[tag].takePreparedFix(atSeconds: time), tag: tag, floor: floor)
+        if let fix = filters[tag].closeEpoch(atSeconds: time) {
+            deliver(fix, tag: tag, floor: floor)
         } else {
-            filters[tag].restartEpochFigures()
             diagnostics.epochsBeforeTrack += 1
         }
     }

@@ -1,8 +1,12 @@
 internal import CLocusKernels
 import LocusCore
 
-/// Fixed parameters of `InteractingModels` (see `locus_imm.h`).
-package struct InteractingModelsParameters: Sendable {
+/// Fixed parameters of `InteractingModels` (see `locus_imm.h`), immutable and shared by reference:
+/// an engine builds them once and every tag's filter uses them. The kernel's copy lives at an
+/// address of its own (allocated once, freed with the object), which the per-range calls hand to the
+/// kernel: copying the 48-byte struct to the stack for every range, twice, was ~25 instructions of
+/// the ~500 a range costs. The address never leaves this module.
+package final class InteractingModelsParameters: Sendable {
     /// Standing-still model: position random-walk density, m²/s.
     package let stillPositionNoiseDensity: Double
     /// Standing-still model: velocity variance, m²/s².
@@ -15,6 +19,8 @@ package struct InteractingModelsParameters: Sendable {
     package let modeSwitchesPerSecond: Double
     /// The models interact (mix) at most once per this many seconds, at the first prediction past it.
     package let interactionIntervalSeconds: Double
+    /// The numbers as the kernel takes them (immutable after `init`).
+    private nonisolated(unsafe) let kernel: UnsafeMutablePointer<locus_imm_params>
 
     /// Creates the parameters.
     package init(stillPositionNoiseDensity: Double, stillVelocityVarianceSquareMetersPerSecondSquared: Double,
@@ -26,37 +32,18 @@ package struct InteractingModelsParameters: Sendable {
         self.manoeuvreProcessNoiseDensity = manoeuvreProcessNoiseDensity
         self.modeSwitchesPerSecond = modeSwitchesPerSecond
         self.interactionIntervalSeconds = interactionIntervalSeconds
-        kernel = KernelParameters(locus_imm_params(
+        kernel = .allocate(capacity: 1)
+        kernel.initialize(to: locus_imm_params(
             still_position_density: stillPositionNoiseDensity,
             still_velocity_variance: stillVelocityVarianceSquareMetersPerSecondSquared,
             steady_density: steadyProcessNoiseDensity, manoeuvre_density: manoeuvreProcessNoiseDensity,
             switch_rate: modeSwitchesPerSecond, interaction_interval_s: interactionIntervalSeconds))
     }
 
-    /// The same numbers as the kernel takes them, built once (not per range) at an address that
-    /// stays put: the per-range call hands the kernel that pointer (copying the 48-byte struct to
-    /// the stack for every range, twice, was ~25 instructions of the ~500 a range costs).
-    fileprivate let kernel: KernelParameters
+    deinit { kernel.deallocate() }
 
-    /// The kernel's copy as a bare pointer, for the per-range calls: valid while this value (or a
-    /// copy of it) lives — keep both side by side (as `TrackFilterConfiguration.Shared` does).
-    package var unownedKernel: InteractingModelsKernelParameters { InteractingModelsKernelParameters(pointer: kernel.pointer) }
-
-    /// Owner of the kernel's copy (immutable after `init`, freed with the last reference).
-    fileprivate final class KernelParameters: @unchecked Sendable {
-        let pointer: UnsafeMutablePointer<locus_imm_params>
-        init(_ c: locus_imm_params) {
-            pointer = .allocate(capacity: 1)
-            pointer.initialize(to: c)
-        }
-        deinit { pointer.deallocate() }
-    }
-}
-
-/// `InteractingModelsParameters.unownedKernel`: the kernel's parameters by address, a trivial value
-/// (passing it costs no copy of the parameters and no reference count).
-package struct InteractingModelsKernelParameters: @unchecked Sendable {
-    fileprivate let pointer: UnsafeMutablePointer<locus_imm_params>
+    /// The kernel's parameters, for the calls in this file.
+    fileprivate var pointer: UnsafePointer<locus_imm_params> { UnsafePointer(kernel) }
 }
 
 /// Interacting multiple models for one tag — standing still, steady walking, manoeuvring — in one
@@ -78,13 +65,7 @@ package struct InteractingModels: Sendable {
     /// Every model at `state`, μ = (⅓, ⅓, ⅓), at time t (seconds).
     package mutating func reset(to state: KalmanState, atSeconds t: Double) {
         var s = state
-        withUnsafeMutablePointer(to: &s.x) { xp in
-            withUnsafeMutablePointer(to: &s.p) { pp in
-                xp.withMemoryRebound(to: Double.self, capacity: 4) { x in
-                    pp.withMemoryRebound(to: Double.self, capacity: 16) { p in locus_imm_reset(&imm, x, p, t) }
-                }
-            }
-        }
+        s.withKernelPointers { x, p in locus_imm_reset(&imm, x, p, t) }
     }
 
     /// The models' time, seconds.
@@ -92,11 +73,6 @@ package struct InteractingModels: Sendable {
 
     /// Predicts every model to t (interaction first when due); no-op for t ≤ `timeSeconds`.
     package mutating func predict(toSeconds t: Double, parameters: InteractingModelsParameters) -> KalmanOutcome {
-        withExtendedLifetime(parameters) { predict(toSeconds: t, parameters: parameters.unownedKernel) }
-    }
-
-    /// `predict(toSeconds:parameters:)` with the parameters by address (see `unownedKernel`).
-    package mutating func predict(toSeconds t: Double, parameters: InteractingModelsKernelParameters) -> KalmanOutcome {
         KalmanOutcome(status: locus_imm_predict(&imm, parameters.pointer, t))
     }
 
@@ -144,7 +120,7 @@ package struct InteractingModels: Sendable {
     /// `updateRange`, in one call (the per-range path). `predicted` is false when the prediction
     /// failed (its outcome is returned); `geometry` is the manoeuvring model's innovation and
     /// anchor offset before the update.
-    package mutating func predictAndUpdateRange(toSeconds t: Double, parameters: InteractingModelsKernelParameters, anchor: Point3,
+    package mutating func predictAndUpdateRange(toSeconds t: Double, parameters: InteractingModelsParameters, anchor: Point3,
                                                 tagHeightMeters h: Double, rangeMeters r: Double, varianceSquareMeters v: Double,
                                                 gateLong: Double, gateShort: Double)
         -> (outcome: KalmanOutcome, mean: SIMD4<Double>, predicted: Bool, geometry: RangeGeometry) {
@@ -249,13 +225,7 @@ package struct InteractingModels: Sendable {
         var s = KalmanState(x: .zero, p: .zero)
         withUnsafeMutablePointer(to: &imm) { ip in
             locus_imm_settle(ip)
-            withUnsafeMutablePointer(to: &s.x) { xp in
-                withUnsafeMutablePointer(to: &s.p) { pp in
-                    xp.withMemoryRebound(to: Double.self, capacity: 4) { x in
-                        pp.withMemoryRebound(to: Double.self, capacity: 16) { p in locus_imm_combined(ip, x, p) }
-                    }
-                }
-            }
+            s.withKernelPointers { x, p in locus_imm_combined(ip, x, p) }
         }
         return s
     }

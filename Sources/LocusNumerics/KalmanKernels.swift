@@ -82,15 +82,7 @@ package enum KalmanKernels {
     @inline(__always)
     package static func predict(_ state: inout KalmanState, overSeconds dt: Double,
                                 processNoiseDensity q: Double) -> KalmanOutcome {
-        let status = withUnsafeMutablePointer(to: &state.x) { xp in
-            withUnsafeMutablePointer(to: &state.p) { pp in
-                xp.withMemoryRebound(to: Double.self, capacity: 4) { x in
-                    pp.withMemoryRebound(to: Double.self, capacity: 16) { p in
-                        locus_kalman_cv_predict(x, p, dt, q)
-                    }
-                }
-            }
-        }
+        let status = state.withKernelPointers { x, p in locus_kalman_cv_predict(x, p, dt, q) }
         return KalmanOutcome(status: status)
     }
 
@@ -100,15 +92,7 @@ package enum KalmanKernels {
     package static func predictStill(_ state: inout KalmanState, overSeconds dt: Double,
                                      positionNoiseDensity qPosition: Double,
                                      velocityVarianceSquareMetersPerSecondSquared v: Double) -> KalmanOutcome {
-        let status = withUnsafeMutablePointer(to: &state.x) { xp in
-            withUnsafeMutablePointer(to: &state.p) { pp in
-                xp.withMemoryRebound(to: Double.self, capacity: 4) { x in
-                    pp.withMemoryRebound(to: Double.self, capacity: 16) { p in
-                        locus_kalman_still_predict(x, p, dt, qPosition, v)
-                    }
-                }
-            }
-        }
+        let status = state.withKernelPointers { x, p in locus_kalman_still_predict(x, p, dt, qPosition, v) }
         return KalmanOutcome(status: status)
     }
 
@@ -121,22 +105,8 @@ package enum KalmanKernels {
                                        innovation: inout KalmanInnovation) -> KalmanOutcome {
         var zr = SIMD8<Double>(zx, zy, rxx, rxy, ryy, 0, 0, 0)
         var stats = SIMD4<Double>(repeating: 0)
-        let status = withUnsafeMutablePointer(to: &state.x) { xp in
-            withUnsafeMutablePointer(to: &state.p) { pp in
-                withUnsafeMutablePointer(to: &zr) { zp in
-                    withUnsafeMutablePointer(to: &stats) { sp in
-                        xp.withMemoryRebound(to: Double.self, capacity: 4) { x in
-                            pp.withMemoryRebound(to: Double.self, capacity: 16) { p in
-                                zp.withMemoryRebound(to: Double.self, capacity: 8) { z in
-                                    sp.withMemoryRebound(to: Double.self, capacity: 4) { s in
-                                        locus_kalman_cv_update_position(x, p, z, z + 2, gate, s)
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
-            }
+        let status = state.withKernelPointers { x, p in
+            withDoubles(&zr) { z in withDoubles(&stats) { s in locus_kalman_cv_update_position(x, p, z, z + 2, gate, s) } }
         }
         innovation.statistic = stats[0]
         innovation.innovationVariance = stats[1]
@@ -154,21 +124,11 @@ package enum KalmanKernels {
                                     innovation: inout KalmanInnovation) -> KalmanOutcome {
         var a = SIMD4<Double>(anchor.x, anchor.y, anchor.z, 0)
         var stats = SIMD4<Double>(repeating: 0)
-        let status = withUnsafeMutablePointer(to: &state.x) { xp in
-            withUnsafeMutablePointer(to: &state.p) { pp in
-                withUnsafeMutablePointer(to: &a) { ap in
-                    withUnsafeMutablePointer(to: &stats) { sp in
-                        xp.withMemoryRebound(to: Double.self, capacity: 4) { x in
-                            pp.withMemoryRebound(to: Double.self, capacity: 16) { p in
-                                ap.withMemoryRebound(to: Double.self, capacity: 4) { anchorPointer in
-                                    sp.withMemoryRebound(to: Double.self, capacity: 4) { s in
-                                        locus_kalman_cv_update_range(x, p, anchorPointer, tagHeightMeters, rangeMeters,
-                                                                     varianceSquareMeters, gateLong, gateShort, s)
-                                    }
-                                }
-                            }
-                        }
-                    }
+        let status = state.withKernelPointers { x, p in
+            withDoubles(&a) { anchorPointer in
+                withDoubles(&stats) { s in
+                    locus_kalman_cv_update_range(x, p, anchorPointer, tagHeightMeters, rangeMeters, varianceSquareMeters,
+                                                 gateLong, gateShort, s)
                 }
             }
         }
@@ -184,40 +144,28 @@ package enum KalmanKernels {
     package static func smoothStep(filtered: KalmanState, predictedNext: KalmanState, smoothedNext: KalmanState,
                                    overSeconds dt: Double, into smoothed: inout KalmanState) -> KalmanOutcome {
         var f = filtered, pn = predictedNext, sn = smoothedNext
-        let status = withUnsafeMutablePointer(to: &f) { fp in
-            withUnsafeMutablePointer(to: &pn) { pnp in
-                withUnsafeMutablePointer(to: &sn) { snp in
-                    withUnsafeMutablePointer(to: &smoothed.x) { oxp in
-                        withUnsafeMutablePointer(to: &smoothed.p) { opp in
-                            Self.rts(fp, pnp, snp, oxp, opp, dt)
-                        }
-                    }
+        let status = f.withKernelPointers { fx, fp in
+            pn.withKernelPointers { px, pp in
+                sn.withKernelPointers { sx, sp in
+                    smoothed.withKernelPointers { ox, op in locus_kalman_cv_rts_step(fx, fp, px, pp, sx, sp, dt, ox, op) }
                 }
             }
         }
         return KalmanOutcome(status: status)
     }
+}
 
+extension KalmanState {
+    /// x and P as the C kernels take them: 4 and 16 contiguous doubles (P row-major). The only place,
+    /// with `withDoubles`, where a state's storage is seen as raw memory.
     @inline(__always)
-    private static func rts(_ f: UnsafeMutablePointer<KalmanState>, _ pn: UnsafeMutablePointer<KalmanState>,
-                            _ sn: UnsafeMutablePointer<KalmanState>, _ ox: UnsafeMutablePointer<SIMD4<Double>>,
-                            _ op: UnsafeMutablePointer<SIMD16<Double>>, _ dt: Double) -> Int32 {
-        withUnsafeMutablePointer(to: &f.pointee.x) { fx in
-        withUnsafeMutablePointer(to: &f.pointee.p) { fpp in
-        withUnsafeMutablePointer(to: &pn.pointee.x) { px in
-        withUnsafeMutablePointer(to: &pn.pointee.p) { ppp in
-        withUnsafeMutablePointer(to: &sn.pointee.x) { sx in
-        withUnsafeMutablePointer(to: &sn.pointee.p) { spp in
-            fx.withMemoryRebound(to: Double.self, capacity: 4) { a in
-            fpp.withMemoryRebound(to: Double.self, capacity: 16) { b in
-            px.withMemoryRebound(to: Double.self, capacity: 4) { c in
-            ppp.withMemoryRebound(to: Double.self, capacity: 16) { d in
-            sx.withMemoryRebound(to: Double.self, capacity: 4) { e in
-            spp.withMemoryRebound(to: Double.self, capacity: 16) { g in
-            ox.withMemoryRebound(to: Double.self, capacity: 4) { h in
-            op.withMemoryRebound(to: Double.self, capacity: 16) { k in
-                locus_kalman_cv_rts_step(a, b, c, d, e, g, dt, h, k)
-            }}}}}}}}
-        }}}}}}
+    mutating func withKernelPointers<R>(_ body: (UnsafeMutablePointer<Double>, UnsafeMutablePointer<Double>) -> R) -> R {
+        withDoubles(&x) { xp in withDoubles(&p) { pp in body(xp, pp) } }
     }
+}
+
+/// A vector of doubles as a C kernel takes it: a pointer to its `scalarCount` contiguous elements.
+@inline(__always)
+func withDoubles<V: SIMD, R>(_ vector: inout V, _ body: (UnsafeMutablePointer<Double>) -> R) -> R where V.Scalar == Double {
+    withUnsafeMutablePointer(to: &vector) { $0.withMemoryRebound(to: Double.self, capacity: V.scalarCount, body) }
 }

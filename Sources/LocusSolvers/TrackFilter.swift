@@ -30,9 +30,13 @@ package enum TrackUpdateOutcome: Sendable, Hashable {
 /// With interacting models (the default) the three models live in one `InteractingModels` value (C
 /// kernel `locus_imm.c`): they interact once per ranging round (`interactionIntervalSeconds`) and each
 /// takes the round's ranges on its own in between; the single-model filter uses the Joseph-form
-/// kernels of `locus_kalman.h`. No heap allocation per measurement as long as the filter is mutated in
-/// place (keep one per tag, e.g. in an array indexed by tag; a copied filter copies its small range
-/// buffer on the next write).
+/// kernels of `locus_kalman.h` (both behind `TrackMotion`). Each epoch's fix carries the epoch's
+/// quality figures (`TrackEpochQuality`). No heap allocation per measurement as long as the filter is
+/// mutated in place (keep one per tag, e.g. in an array indexed by tag; a copied filter copies its
+/// small range buffer on the next write).
+///
+/// Use: `update(correctedRangeMeters:timeSeconds:address:anchor:)` per range (tightly coupled) or
+/// `update(fix:)` per least-squares fix (loosely coupled), then `closeEpoch(atSeconds:)` once per epoch.
 package struct TrackFilter: Sendable {
     /// The parameters (fixed for the life of the filter), held by reference so that the filters of
     /// many tags share one copy (memory per tracked tag).
@@ -48,17 +52,11 @@ package struct TrackFilter: Sendable {
 
     /// The current state, nil before initialisation (and after a divergence). With interacting
     /// models, their moment-matched combination (computed on demand).
-    package var state: KalmanState? {
-        guard hasState else { return nil }
-        return configuration.usesInteractingModels ? models.combined : singleBox?.state
-    }
+    package var state: KalmanState? { hasState ? motion.combined(shared) : nil }
     /// Whether there is a state (initialised and not diverged since).
     private var hasState = false
-    /// The single-model state (meaningful when `hasState` and not `usesInteractingModels`), boxed: the
-    /// default filter (interacting models) does not carry its 160 bytes (memory per tracked tag).
-    private var singleBox: SingleModelBox?
-    /// The interacting models (meaningful when `hasState` and `usesInteractingModels`).
-    private var models = InteractingModels()
+    /// The motion model(s): interacting models or the single-model baseline.
+    private var motion = TrackMotion()
     /// Time of `state`, seconds.
     package private(set) var stateSeconds: Double = 0
     /// Time of the last accepted (or initialising) measurement, seconds.
@@ -80,15 +78,12 @@ package struct TrackFilter: Sendable {
     /// since the last interaction folded in (the fourth lane is unused, 0); (⅓, ⅓, ⅓) without models.
     package var modeProbabilities: SIMD4<Double> {
         guard hasState, configuration.usesInteractingModels else { return SIMD4<Double>(1.0 / 3, 1.0 / 3, 1.0 / 3, 0) }
-        return models.probabilities
+        return motion.probabilities
     }
 
     private var buffer = TrackRangeBuffer()
-    // Per-epoch quality figures since the last `takeFix`: accepted ranges, Σ HᵀH, Σ y², rejected locators.
-    private var epochUsed = 0
-    private var epochA00 = 0.0, epochA01 = 0.0, epochA11 = 0.0
-    private var epochResidualSquares = 0.0
-    private var epochRejected = LocatorList()
+    /// The current epoch's figures (tightly coupled), restarted by `closeEpoch`.
+    private var epoch = TrackEpochQuality()
     /// The quality of the last least-squares fix taken (loosely coupled only), boxed: the default
     /// tightly coupled filter never sets it and carries 8 bytes, not 88 (memory per tracked tag).
     private var lastFixQualityBox: FixQualityBox?
@@ -128,21 +123,14 @@ package struct TrackFilter: Sendable {
     /// model, p = 1 − e^(−λΔt) over the time since the last interaction).
     package mutating func predict(toSeconds t: Double) {
         guard hasState, t > stateSeconds else { return }
-        let outcome: KalmanOutcome
-        if configuration.usesInteractingModels {
-            outcome = models.predict(toSeconds: t, parameters: shared.interactingModelsKernel)
-        } else {
-            let dt = t - stateSeconds, q = configuration.processNoiseDensity
-            outcome = updateSingle { KalmanKernels.predict(&$0, overSeconds: dt, processNoiseDensity: q) }.outcome
-        }
-        guard outcome == .accepted else { diverge(at: t); return }
+        guard motion.predict(toSeconds: t, fromSeconds: stateSeconds, shared) == .accepted else { diverge(at: t); return }
         stateSeconds = t
     }
 
     /// Sets the state directly (e.g. a prior), as if a measurement had initialised it at time t.
     package mutating func reset(to initial: KalmanState, atSeconds t: Double) {
         hasState = true
-        if configuration.usesInteractingModels { models.reset(to: initial, atSeconds: t) } else { singleBox = SingleModelBox(initial) }
+        motion.reset(to: initial, atSeconds: t, shared)
         stateSeconds = t
         lastUpdateSeconds = t
         meanAtLastUpdate = initial.x
@@ -199,47 +187,22 @@ package struct TrackFilter: Sendable {
     /// acceptance the measurement counts as the last update.
     private mutating func updatePosition(with fix: PositionFix, gate: Double) -> KalmanOutcome {
         let c = fix.covariance
-        var innovation = KalmanInnovation()
-        let outcome: KalmanOutcome
-        let mean: SIMD4<Double>
-        if configuration.usesInteractingModels {
-            (outcome, mean) = models.updatePosition(zx: fix.position.x, zy: fix.position.y, rxx: c.xx, rxy: c.xy, ryy: c.yy,
-                                                    gate: gate, innovation: &innovation)
-        } else {
-            (outcome, mean) = updateSingle {
-                KalmanKernels.updatePosition(&$0, zx: fix.position.x, zy: fix.position.y, rxx: c.xx, rxy: c.xy, ryy: c.yy,
-                                             gate: gate, innovation: &innovation)
-            }
-        }
+        let (outcome, mean) = motion.updatePosition(zx: fix.position.x, zy: fix.position.y, rxx: c.xx, rxy: c.xy, ryy: c.yy,
+                                                    gate: gate, shared)
         if outcome == .accepted { accept(at: fix.timeSeconds, mean: mean) }
         return outcome
     }
 
     // MARK: tightly coupled
 
-    /// Tightly coupled EKF update with one range to `locator` (its bias removed, tag at height h):
-    /// h(x) = √((px−xᵢ)² + (py−yᵢ)² + (h−zᵢ)²), y = r − bᵢ − h(x), S = HPHᵀ + σ_r², gate on ν = y/√S
-    /// (asymmetric: NLOS ranges are long), Joseph-form update at the range's own timestamp.
-    /// Before initialisation (and after a gap or an opened gate) ranges are buffered until
-    /// `initializationLocators` distinct locators give a least-squares position.
-    @discardableResult
-    package mutating func update(range: RangeMeasurement, locator: Locator) -> TrackUpdateOutcome {
-        update(rangeMeters: range.rangeMeters, timeSeconds: range.timeSeconds, locator: locator)
-    }
-
-    /// `update(range:locator:)` without a `RangeMeasurement` (the engine's per-range path: no tag
-    /// string to carry).
-    @discardableResult
-    package mutating func update(rangeMeters: Double, timeSeconds t: Double, locator: Locator) -> TrackUpdateOutcome {
-        guard locator.position.isFinite else { return .unusable }
-        return update(correctedRangeMeters: locator.correctedRange(rangeMeters), timeSeconds: t, address: locator.address,
-                      anchor: locator.position)
-    }
-
-    /// `update(rangeMeters:timeSeconds:locator:)` with the locator's bias already taken out
-    /// (r = `Locator.correctedRange`) and its finite position given on its own: the engine's
-    /// per-range path (a `Locator` is passed by address, and the copy the caller made for it was
-    /// read back with wide loads that could not be forwarded from its narrow stores).
+    /// Tightly coupled EKF update with one range r to the locator `address` at `anchor` (metres), its
+    /// bias already removed (r = `Locator.correctedRange`), the tag at height h:
+    /// h(x) = √((px−xᵢ)² + (py−yᵢ)² + (h−zᵢ)²), y = r − h(x), S = HPHᵀ + σ_r², gate on ν = y/√S
+    /// (asymmetric: NLOS ranges are long), update at the range's own timestamp. Before initialisation
+    /// (and after a gap or an opened gate) ranges are buffered until `initializationLocators` distinct
+    /// locators give a least-squares position. The filter's one range entry point (the engine's
+    /// per-range path: the locator's position passed on its own, not a whole `Locator`); `anchor`
+    /// must be finite (the engine checks every locator once, when it is made).
     @discardableResult
     package mutating func update(correctedRangeMeters r: Double, timeSeconds t: Double, address: LocatorAddress,
                                  anchor: Point3) -> TrackUpdateOutcome {
@@ -249,51 +212,22 @@ package struct TrackFilter: Sendable {
         if !hasState || t - lastUpdateSeconds > configuration.reinitializeAfterSeconds || t < stateSeconds {
             return initializeFromBuffer(at: t)
         }
-        // Gated on the most permissive model (IMM: manoeuvring), see `update(fix:)`.
-        // The manoeuvring model's innovation and anchor offset (for the epoch's HDOP and residual RMS).
-        var geometry: InteractingModels.RangeGeometry
-        let c = shared.value
-        let sigma = c.rangeSigmaMeters
-        let outcome: KalmanOutcome
-        let mean: SIMD4<Double>
-        if c.usesInteractingModels {
-            // Prediction and update in one kernel call.
-            let predicted: Bool
-            (outcome, mean, predicted, geometry) = models.predictAndUpdateRange(
-                toSeconds: t, parameters: shared.interactingModelsKernel, anchor: anchor, tagHeightMeters: tagHeightMeters,
-                rangeMeters: r, varianceSquareMeters: sigma * sigma, gateLong: c.rangeGateLongSigmas, gateShort: c.rangeGateShortSigmas)
-            if !predicted {
-                diverge(at: t)
-                return initializeFromBuffer(at: t)
-            }
-            stateSeconds = max(stateSeconds, t)
-        } else {
-            predict(toSeconds: t)
-            guard hasState else { return initializeFromBuffer(at: t) }
-            let h = tagHeightMeters
-            var innovation = KalmanInnovation()
-            (outcome, mean) = updateSingle {
-                KalmanKernels.updateRange(&$0, anchor: anchor, tagHeightMeters: h, rangeMeters: r,
-                                          varianceSquareMeters: sigma * sigma, gateLong: c.rangeGateLongSigmas,
-                                          gateShort: c.rangeGateShortSigmas, innovation: &innovation)
-            }
-            // Direction from the updated mean (the single-model kernel reports none).
-            let dx = mean[0] - anchor.x, dy = mean[1] - anchor.y, dz = tagHeightMeters - anchor.z
-            geometry = InteractingModels.RangeGeometry(residualMeters: innovation.residualMeters, dx: dx, dy: dy,
-                                                       rho2: dx * dx + dy * dy + dz * dz)
+        // Prediction and update in one kernel call; gated on the most permissive model (IMM:
+        // manoeuvring), see `update(fix:)`.
+        let (outcome, mean, predicted, geometry) = motion.predictAndUpdateRange(
+            toSeconds: t, fromSeconds: stateSeconds, anchor: anchor, tagHeightMeters: tagHeightMeters, rangeMeters: r, shared)
+        if !predicted {
+            diverge(at: t)
+            return initializeFromBuffer(at: t)
         }
+        stateSeconds = max(stateSeconds, t)
         switch outcome {
         case .accepted:
             accept(at: t, mean: mean)
-            // Σ HᵀH with H = (dx, dy)/ρ: one division for the three products.
-            let inverse = 1 / max(1e-12, geometry.rho2)
-            let dx = geometry.dx, dy = geometry.dy
-            epochUsed += 1
-            epochA00 += dx * dx * inverse; epochA01 += dx * dy * inverse; epochA11 += dy * dy * inverse
-            epochResidualSquares += geometry.residualMeters * geometry.residualMeters
+            epoch.accept(residualMeters: geometry.residualMeters, dx: geometry.dx, dy: geometry.dy, rho2: geometry.rho2)
             return .accepted
         case .gated:
-            epochRejected.append(address)
+            epoch.reject(address)
             rejectionScore += 1
             if rejectionScore >= configuration.gateOpenScore {
                 let o = initializeFromBuffer(at: t)
@@ -318,8 +252,25 @@ package struct TrackFilter: Sendable {
         return fix(atSeconds: t, current: current)
     }
 
-    /// `fix(atSeconds:)` from the current (combined) state. (Inlined: called out of line from the
-    /// mutating `takeFix`, it made Swift copy the whole filter to lend it.)
+    /// The fix at the state's own time (nil before initialisation).
+    package var currentFix: PositionFix? { fix(atSeconds: stateSeconds) }
+
+    /// Ends an epoch at time t: predicts to t (within `maximumCoastSeconds` of the last update) and
+    /// returns the fix there with the epoch's quality figures (locators used and rejected, HDOP of
+    /// the accepted ranges, residual RMS), then starts the next epoch's figures. Nil (the figures
+    /// restarted all the same) when the filter has no state.
+    package mutating func closeEpoch(atSeconds t: Double) -> PositionFix? {
+        defer { epoch = TrackEpochQuality() }
+        if t - lastUpdateSeconds <= configuration.maximumCoastSeconds { predict(toSeconds: t) }
+        guard hasState else { return nil }
+        // The round's likelihoods go into μ now: the fix's combination and the next interaction then
+        // need no exponentials. At the models' own time (the usual case: the epoch's last range) the
+        // fix needs the mean and the position covariance only; later, the whole state is predicted to t.
+        let current = motion.settledCombination(positionOnly: t <= stateSeconds, shared)
+        return fix(atSeconds: t, current: current)
+    }
+
+    /// `fix(atSeconds:)` from the current (combined) state.
     @inline(__always)
     private func fix(atSeconds t: Double, current: KalmanState) -> PositionFix {
         var covarianceState = current
@@ -334,73 +285,15 @@ package struct TrackFilter: Sendable {
             let coast = configuration.maximumCoastSeconds
             mean = SIMD4(anchor[0] + coast * anchor[2], anchor[1] + coast * anchor[3], anchor[2], anchor[3])
         }
-        return makeFix(time: max(t, stateSeconds), mean: mean, covariance: covarianceState)
-    }
-
-    /// The fix at the state's own time (nil before initialisation).
-    package var currentFix: PositionFix? { fix(atSeconds: stateSeconds) }
-
-    /// Predicts to t, returns the fix there and starts a new epoch for the quality figures
-    /// (locators used and rejected, HDOP of the accepted ranges, residual RMS). Nil (the epoch's
-    /// figures restarted all the same) when the filter has no state.
-    package mutating func takeFix(atSeconds t: Double) -> PositionFix? {
-        guard prepareFix(atSeconds: t) else {
-            restartEpochFigures()
-            return nil
-        }
-        return takePreparedFix(atSeconds: t)
-    }
-
-    /// `takeFix(atSeconds:)` in two steps, for the engine's per-fix path (a non-optional result is
-    /// handed on without the two copies Swift makes of an optional 224-byte fix): the prediction to t,
-    /// true when there is then a fix to take.
-    package mutating func prepareFix(atSeconds t: Double) -> Bool {
-        if t - lastUpdateSeconds <= configuration.maximumCoastSeconds { predict(toSeconds: t) }
-        return hasState
-    }
-
-    /// The second step: the fix at t (after `prepareFix(atSeconds: t)` returned true).
-    package mutating func takePreparedFix(atSeconds t: Double) -> PositionFix {
-        precondition(hasState, "TrackFilter.takePreparedFix: no state (prepareFix returned false)")
-        defer { restartEpochFigures() }
-        // The round's likelihoods go into μ now: the fix's combination and the next interaction then
-        // need no exponentials.
-        // At the models' own time (the usual case: the epoch's last range) the fix needs the mean and
-        // the position covariance only; later, the whole state is predicted to t. (Combined into a
-        // local first: mutating `models` inside the call's arguments made Swift copy the whole filter
-        // to lend `self` to `fix`.)
-        let current: KalmanState
-        if configuration.usesInteractingModels {
-            current = t <= stateSeconds ? models.settledPositionCombination() : models.settledCombination()
-        } else {
-            current = singleBox?.state ?? KalmanState(x: .zero, p: .zero)
-        }
-        return fix(atSeconds: t, current: current)
-    }
-
-    /// Restarts the epoch's quality figures (what `takeFix` does when there is no fix to take).
-    package mutating func restartEpochFigures() {
-        epochUsed = 0
-        epochA00 = 0; epochA01 = 0; epochA11 = 0
-        epochResidualSquares = 0
-        epochRejected = LocatorList()
+        let quality = configuration.coupling == .tight || epoch.rangesUsed > 0 ? epoch.fixQuality : lastFixQuality
+        return PositionFix(timeSeconds: max(t, stateSeconds), tag: tag, floor: floor,
+                           position: Point3(x: mean[0], y: mean[1], z: tagHeightMeters),
+                           velocity: Vector3(x: mean[2], y: mean[3], z: 0),
+                           covariance: SymmetricMatrix3(xx: covarianceState.p[0], xy: covarianceState.p[1], yy: covarianceState.p[5], zz: 0),
+                           quality: quality)
     }
 
     // MARK: internals
-
-    /// Runs a kernel on the single-model state and stores the result (a fresh box when the current
-    /// one is shared with a copy of this filter: value semantics); returns the kernel's outcome and
-    /// the state's mean afterwards.
-    private mutating func updateSingle(_ kernel: (inout KalmanState) -> KalmanOutcome) -> (outcome: KalmanOutcome, mean: SIMD4<Double>) {
-        var state = singleBox?.state ?? KalmanState(x: .zero, p: .zero)
-        let outcome = kernel(&state)
-        if isKnownUniquelyReferenced(&singleBox), let box = singleBox {
-            box.state = state
-        } else {
-            singleBox = SingleModelBox(state)
-        }
-        return (outcome, state.x)
-    }
 
     private func prior(x: Double, y: Double) -> KalmanState {
         KalmanState(px: x, py: y, positionSigmaMeters: configuration.initialPositionSigmaMeters,
@@ -436,27 +329,6 @@ package struct TrackFilter: Sendable {
         reset(to: KalmanState(x: SIMD4(p.x, p.y, 0, 0), p: p0), atSeconds: t)
         return .initialized
     }
-
-    @inline(__always)
-    private func makeFix(time t: Double, mean: SIMD4<Double>, covariance: KalmanState) -> PositionFix {
-        let quality: FixQuality
-        if configuration.coupling == .tight || epochUsed > 0 {
-            let det = epochA00 * epochA11 - epochA01 * epochA01
-            let hdop = det > 1e-12 ? ((epochA00 + epochA11) / det).squareRoot() : 0
-            quality = FixQuality(hdop: hdop, pdop: hdop,
-                                 residualRMSMeters: epochUsed > 0 ? (epochResidualSquares / Double(epochUsed)).squareRoot() : 0,
-                                 locatorsUsed: epochUsed, rejected: epochRejected)
-        } else {
-            // Read only here (the loosely coupled filter's boxed quality): the tight path's figures
-            // are the epoch's own.
-            quality = lastFixQuality
-        }
-        return PositionFix(timeSeconds: t, tag: tag, floor: floor,
-                           position: Point3(x: mean[0], y: mean[1], z: tagHeightMeters),
-                           velocity: Vector3(x: mean[2], y: mean[3], z: 0),
-                           covariance: SymmetricMatrix3(xx: covariance.p[0], xy: covariance.p[1], yy: covariance.p[5], zz: 0),
-                           quality: quality)
-    }
 }
 
 /// A loosely coupled filter's last fix quality, boxed (see `TrackFilter.lastFixQualityBox`).
@@ -464,11 +336,4 @@ private final class FixQualityBox: @unchecked Sendable {
     // Mutated only through `TrackFilter.lastFixQuality`'s setter, after a uniqueness check (copy on write).
     var quality: FixQuality
     init(_ quality: FixQuality) { self.quality = quality }
-}
-
-/// The single-model filter's state, boxed (see `TrackFilter.singleBox`).
-private final class SingleModelBox: @unchecked Sendable {
-    // Mutated only through `TrackFilter.updateSingle`, after a uniqueness check (copy on write).
-    var state: KalmanState
-    init(_ state: KalmanState) { self.state = state }
 }

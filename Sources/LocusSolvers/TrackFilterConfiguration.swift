@@ -10,7 +10,7 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
         case loose
     }
 
-    /// The default measurement form (chosen by the figures in README-tracking.md).
+    /// The default measurement form (chosen by the figures in docs/tracking.md).
     package var coupling: Coupling
     /// White-noise acceleration density q of the constant-velocity model, m²/s³ (single-model filter,
     /// and the smoother when no mode history is available).
@@ -34,7 +34,7 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     /// its own and their likelihoods are folded into μ at the next interaction, seconds.
     package var interactionIntervalSeconds: Double
     /// The smoother scales the IMM-weighted q by this (it sees both sides of a manoeuvre, so it needs
-    /// less process noise than the causal filter; 0.5 measured best, README-tracking.md).
+    /// less process noise than the causal filter; 0.5 measured best, docs/tracking.md).
     package var smootherProcessNoiseScale: Double
     /// Mode switching rate of the IMM pass that drives the smoother's per-step q, 1/s (the causal
     /// filter uses `modeSwitchesPerSecond`, tuned for NEES consistency; 0.2 measured best offline).
@@ -105,7 +105,7 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
         self.initializationWindowSeconds = initializationWindowSeconds
     }
 
-    /// The tuned defaults (figures in README-tracking.md).
+    /// The tuned defaults (figures in docs/tracking.md).
     package static let standard = TrackFilterConfiguration()
 }
 
@@ -116,9 +116,6 @@ extension TrackFilterConfiguration {
         package let value: TrackFilterConfiguration
         /// The IMM kernel's parameters, derived once.
         package let interactingModels: InteractingModelsParameters
-        /// `interactingModels` by address, for the per-range calls (valid while this object lives:
-        /// it holds `interactingModels`).
-        package let interactingModelsKernel: InteractingModelsKernelParameters
         package init(_ value: TrackFilterConfiguration) {
             self.value = value
             interactingModels = InteractingModelsParameters(
@@ -126,7 +123,6 @@ extension TrackFilterConfiguration {
                 stillVelocityVarianceSquareMetersPerSecondSquared: value.stillVelocitySigmaMetersPerSecond * value.stillVelocitySigmaMetersPerSecond,
                 steadyProcessNoiseDensity: value.lowProcessNoiseDensity, manoeuvreProcessNoiseDensity: value.highProcessNoiseDensity,
                 modeSwitchesPerSecond: value.modeSwitchesPerSecond, interactionIntervalSeconds: value.interactionIntervalSeconds)
-            interactingModelsKernel = interactingModels.unownedKernel
         }
     }
 }

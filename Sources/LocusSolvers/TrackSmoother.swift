@@ -114,7 +114,8 @@ package enum TrackSmoother {
                 i += 1
                 guard let locator = floor.locator(r.locator) else { continue }
                 let before = filter.initializationCount
-                let outcome = filter.update(range: r, locator: locator)
+                let outcome = filter.update(correctedRangeMeters: locator.correctedRange(r.rangeMeters), timeSeconds: r.timeSeconds,
+                                            address: locator.address, anchor: locator.position)
                 guard let s = filter.state else { continue }
                 var node = Node(timeSeconds: r.timeSeconds, measurement: .none, prior: nil, processNoiseDensity: 0, isOutput: false)
                 if filter.initializationCount != before {

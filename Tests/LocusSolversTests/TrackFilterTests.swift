@@ -51,7 +51,7 @@ import LocusSimulation
                                                       rangeMeters: p.distance(to: l.position) + 0.1 * rng.nextGaussian()), locator: l)
             }
         }
-        _ = filter.takeFix(atSeconds: 10)
+        _ = filter.closeEpoch(atSeconds: 10)
         let l = floor.locators[0]
         let before = filter.state
         let outcome = filter.update(range: RangeMeasurement(timeSeconds: 10.1, tag: "T1", locator: l.address,
@@ -89,7 +89,7 @@ import LocusSimulation
                 }
             }
             for r in round { if let l = floor.locator(r.locator) { filter.update(range: r, locator: l) } }
-            if t > 110, let f = filter.takeFix(atSeconds: t), after.count < 2 {
+            if t > 110, let f = filter.closeEpoch(atSeconds: t), after.count < 2 {
                 after.append(f.position.horizontal.distance(to: walk.position(atSeconds: t)))
             }
         }
@@ -124,7 +124,7 @@ import LocusSimulation
             case .loose:
                 if let f = TrackFixture.leastSquaresFix(round, floor: floor) { filter.update(fix: f) }
             }
-            guard let t = round.last?.timeSeconds, let f = filter.takeFix(atSeconds: t) else { continue }
+            guard let t = round.last?.timeSeconds, let f = filter.closeEpoch(atSeconds: t) else { continue }
             if k >= 60 {
                 fixesAfterJump += 1
                 if reacquiredAfter == nil, f.position.horizontal.distance(to: p.horizontal) < 0.2 { reacquiredAfter = fixesAfterJump }

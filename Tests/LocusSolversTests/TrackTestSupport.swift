@@ -99,8 +99,17 @@ enum TrackFixture {
             case .loose:
                 if let f = leastSquaresFix(round, floor: floor) { filter.update(fix: f) }
             }
-            if let f = filter.takeFix(atSeconds: t) { fixes.append(f) }
+            if let f = filter.closeEpoch(atSeconds: t) { fixes.append(f) }
         }
         return fixes
+    }
+}
+
+extension TrackFilter {
+    /// The filter's range entry point for a measurement and its locator (the bias taken out here).
+    @discardableResult
+    mutating func update(range: RangeMeasurement, locator: Locator) -> TrackUpdateOutcome {
+        update(correctedRangeMeters: locator.correctedRange(range.rangeMeters), timeSeconds: range.timeSeconds,
+               address: locator.address, anchor: locator.position)
     }
 }

@@ -1,0 +1,64 @@
+import LocusCore
+import LocusNumerics
+
+/// The single-model baseline of `TrackFilter` (`usesInteractingModels: false`): one constant-velocity
+/// Kalman filter with white-noise acceleration density q (m²/s³), Joseph-form updates
+/// (`locus_kalman.h`). Its 160-byte state is boxed, so that the default filter (interacting models)
+/// does not carry it (memory per tracked tag); the box is copied on write (value semantics).
+struct SingleModelTrack: Sendable {
+    private var box: Box?
+
+    /// No state yet.
+    init() {}
+
+    /// The state (zeros before `reset`).
+    var state: KalmanState { box?.state ?? KalmanState(x: .zero, p: .zero) }
+
+    /// Sets the state.
+    mutating func reset(to initial: KalmanState) { box = Box(initial) }
+
+    /// x ← F x, P ← F P Fᵀ + Q over Δt seconds.
+    mutating func predict(overSeconds dt: Double, processNoiseDensity q: Double) -> KalmanOutcome {
+        update { KalmanKernels.predict(&$0, overSeconds: dt, processNoiseDensity: q) }.outcome
+    }
+
+    /// Position update with z = (zx, zy), R = [[rxx, rxy], [rxy, ryy]] (m²), gated on NIS > `gate`;
+    /// the outcome and the mean afterwards.
+    mutating func updatePosition(zx: Double, zy: Double, rxx: Double, rxy: Double, ryy: Double, gate: Double)
+        -> (outcome: KalmanOutcome, mean: SIMD4<Double>) {
+        var innovation = KalmanInnovation()
+        return update {
+            KalmanKernels.updatePosition(&$0, zx: zx, zy: zy, rxx: rxx, rxy: rxy, ryy: ryy, gate: gate, innovation: &innovation)
+        }
+    }
+
+    /// EKF range update (see `KalmanKernels.updateRange`); the outcome, the mean afterwards and the
+    /// range geometry from the updated mean (this kernel reports no direction).
+    mutating func updateRange(anchor: Point3, tagHeightMeters h: Double, rangeMeters r: Double, varianceSquareMeters v: Double,
+                              gateLong: Double, gateShort: Double)
+        -> (outcome: KalmanOutcome, mean: SIMD4<Double>, geometry: InteractingModels.RangeGeometry) {
+        var innovation = KalmanInnovation()
+        let (outcome, mean) = update {
+            KalmanKernels.updateRange(&$0, anchor: anchor, tagHeightMeters: h, rangeMeters: r, varianceSquareMeters: v,
+                                      gateLong: gateLong, gateShort: gateShort, innovation: &innovation)
+        }
+        let dx = mean[0] - anchor.x, dy = mean[1] - anchor.y, dz = h - anchor.z
+        return (outcome, mean, InteractingModels.RangeGeometry(residualMeters: innovation.residualMeters, dx: dx, dy: dy,
+                                                               rho2: dx * dx + dy * dy + dz * dz))
+    }
+
+    /// Runs a kernel on the state and stores the result (a fresh box when the current one is shared
+    /// with a copy); returns the kernel's outcome and the mean afterwards.
+    private mutating func update(_ kernel: (inout KalmanState) -> KalmanOutcome) -> (outcome: KalmanOutcome, mean: SIMD4<Double>) {
+        var s = state
+        let outcome = kernel(&s)
+        if isKnownUniquelyReferenced(&box), let box { box.state = s } else { box = Box(s) }
+        return (outcome, s.x)
+    }
+
+    private final class Box: @unchecked Sendable {
+        // Mutated only through `update`, after a uniqueness check (copy on write).
+        var state: KalmanState
+        init(_ state: KalmanState) { self.state = state }
+    }
+}

@@ -1,0 +1,42 @@
+import LocusCore
+
+/// The quality figures of one epoch of a tightly coupled track, from the ranges it took:
+/// locators used, HDOP of their geometry, residual RMS, and the locators whose ranges were gated.
+///
+/// Each accepted range adds its unit line of sight H = (dx, dy)/ρ to A = Σ HᵀH and its innovation y
+/// to Σ y²; then HDOP = √trace(A⁻¹) = √((A₀₀ + A₁₁)/det A) (0 while A is singular) and the residual
+/// RMS is √(Σ y² / n). Plain values: no allocation.
+struct TrackEpochQuality: Sendable {
+    private var used = 0
+    private var a00 = 0.0, a01 = 0.0, a11 = 0.0
+    private var residualSquares = 0.0
+    private var rejected = LocatorList()
+
+    /// No range yet.
+    init() {}
+
+    /// Ranges accepted in the epoch.
+    var rangesUsed: Int { used }
+
+    /// Counts an accepted range: its innovation y (metres) and the tag's offset (dx, dy) from the
+    /// locator with ρ² = dx² + dy² + dz² (m²).
+    @inline(__always)
+    mutating func accept(residualMeters y: Double, dx: Double, dy: Double, rho2: Double) {
+        // Σ HᵀH with H = (dx, dy)/ρ: one division for the three products.
+        let inverse = 1 / max(1e-12, rho2)
+        used += 1
+        a00 += dx * dx * inverse; a01 += dx * dy * inverse; a11 += dy * dy * inverse
+        residualSquares += y * y
+    }
+
+    /// Counts a gated range of locator `address`.
+    mutating func reject(_ address: LocatorAddress) { rejected.append(address) }
+
+    /// The figures as a fix carries them (planar: PDOP = HDOP).
+    var fixQuality: FixQuality {
+        let det = a00 * a11 - a01 * a01
+        let hdop = det > 1e-12 ? ((a00 + a11) / det).squareRoot() : 0
+        return FixQuality(hdop: hdop, pdop: hdop, residualRMSMeters: used > 0 ? (residualSquares / Double(used)).squareRoot() : 0,
+                          locatorsUsed: used, rejected: rejected)
+    }
+}

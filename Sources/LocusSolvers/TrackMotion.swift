@@ -1,0 +1,80 @@
+import LocusCore
+import LocusNumerics
+
+/// The motion model behind a `TrackFilter`, one interface over two implementations chosen by
+/// `TrackFilterConfiguration.usesInteractingModels`:
+/// - the **interacting models** (default): standing still, steady walking and manoeuvring, mixed once
+///   per ranging round (`InteractingModels`, C kernel `locus_imm.h`, 600 bytes inline);
+/// - the **single-model baseline**: one constant-velocity filter with density q (`SingleModelTrack`).
+///
+/// Both are predicted to a measurement's own time and updated in Joseph or symmetric form by the C
+/// kernels; a result that is not finite is not committed (the outcome says so).
+struct TrackMotion: Sendable {
+    private var models = InteractingModels()
+    private var single = SingleModelTrack()
+
+    /// No state yet (`reset` first).
+    init() {}
+
+    /// Every model at `state` at time t.
+    mutating func reset(to state: KalmanState, atSeconds t: Double, _ shared: TrackFilterConfiguration.Shared) {
+        if shared.value.usesInteractingModels { models.reset(to: state, atSeconds: t) } else { single.reset(to: state) }
+    }
+
+    /// Predicts from `fromSeconds` to t (> `fromSeconds`): x ← F x, P ← F P Fᵀ + Q per model (IMM:
+    /// interaction first when due).
+    mutating func predict(toSeconds t: Double, fromSeconds: Double, _ shared: TrackFilterConfiguration.Shared) -> KalmanOutcome {
+        if shared.value.usesInteractingModels { return models.predict(toSeconds: t, parameters: shared.interactingModels) }
+        return single.predict(overSeconds: t - fromSeconds, processNoiseDensity: shared.value.processNoiseDensity)
+    }
+
+    /// Prediction to t (when later than `fromSeconds`) and the range update, for the per-range path:
+    /// `predicted` false when the prediction failed; the update's outcome, the mean afterwards and
+    /// the (manoeuvring) model's range geometry (innovation, offset from the anchor).
+    @inline(__always)
+    mutating func predictAndUpdateRange(toSeconds t: Double, fromSeconds: Double, anchor: Point3, tagHeightMeters h: Double,
+                                        rangeMeters r: Double, _ shared: TrackFilterConfiguration.Shared)
+        -> (outcome: KalmanOutcome, mean: SIMD4<Double>, predicted: Bool, geometry: InteractingModels.RangeGeometry) {
+        let c = shared.value
+        let variance = c.rangeSigmaMeters * c.rangeSigmaMeters
+        if c.usesInteractingModels {
+            return models.predictAndUpdateRange(toSeconds: t, parameters: shared.interactingModels, anchor: anchor, tagHeightMeters: h,
+                                                rangeMeters: r, varianceSquareMeters: variance,
+                                                gateLong: c.rangeGateLongSigmas, gateShort: c.rangeGateShortSigmas)
+        }
+        if t > fromSeconds, single.predict(overSeconds: t - fromSeconds, processNoiseDensity: c.processNoiseDensity) != .accepted {
+            return (.notFinite, .zero, false, InteractingModels.RangeGeometry(residualMeters: 0, dx: 0, dy: 0, rho2: 0))
+        }
+        let (outcome, mean, geometry) = single.updateRange(anchor: anchor, tagHeightMeters: h, rangeMeters: r, varianceSquareMeters: variance,
+                                                           gateLong: c.rangeGateLongSigmas, gateShort: c.rangeGateShortSigmas)
+        return (outcome, mean, true, geometry)
+    }
+
+    /// Position update of every model with z = (zx, zy), R (m²), gated on the most permissive model
+    /// (IMM: the manoeuvring one) at NIS > `gate`; the outcome and the mean afterwards.
+    mutating func updatePosition(zx: Double, zy: Double, rxx: Double, rxy: Double, ryy: Double, gate: Double,
+                                 _ shared: TrackFilterConfiguration.Shared) -> (outcome: KalmanOutcome, mean: SIMD4<Double>) {
+        if shared.value.usesInteractingModels {
+            var innovation = KalmanInnovation()
+            let (outcome, mean) = models.updatePosition(zx: zx, zy: zy, rxx: rxx, rxy: rxy, ryy: ryy, gate: gate, innovation: &innovation)
+            return (outcome, mean)
+        }
+        return single.updatePosition(zx: zx, zy: zy, rxx: rxx, rxy: rxy, ryy: ryy, gate: gate)
+    }
+
+    /// The state as one Gaussian (IMM: moment-matched x = Σ μⱼ xⱼ, P = Σ μⱼ (Pⱼ + (xⱼ − x)(xⱼ − x)ᵀ)).
+    func combined(_ shared: TrackFilterConfiguration.Shared) -> KalmanState {
+        shared.value.usesInteractingModels ? models.combined : single.state
+    }
+
+    /// `combined` for a fix, with the round's likelihoods folded into μ first (IMM). With
+    /// `positionOnly` (a fix at the models' own time, not predicted further) only x and P's position
+    /// block are filled.
+    mutating func settledCombination(positionOnly: Bool, _ shared: TrackFilterConfiguration.Shared) -> KalmanState {
+        guard shared.value.usesInteractingModels else { return single.state }
+        return positionOnly ? models.settledPositionCombination() : models.settledCombination()
+    }
+
+    /// IMM model probabilities μ = (still, steady, manoeuvring, 0).
+    var probabilities: SIMD4<Double> { models.probabilities }
+}
