@@ -29,6 +29,7 @@ import Glibc
 import Locus
 import LocusCore
 import LocusIO
+import LocusSimulation
 import LocusSolvers
 import LocusZones
 
@@ -47,11 +48,7 @@ func note(_ text: String) { FileHandle.standardError.write(Data("# \(text)\n".ut
 
 // MARK: - Scenario
 
-/// A seeded synthetic recording on a 40 × 25 m hall (tag height 1.1 m): `locatorCount` locators
-/// spread along the walls at 2.6 m, `zoneCount` random 1–4 m rectangles (inDist 1 m, priority
-/// k mod 3), `tagCount` tags walking at 1.2 m/s with bounces. One ranging round per tag every
-/// 0.25 s: every locator once, σ = 0.1 m, 5 % NLOS (+U(0.3, 2.5) m). All rounds of one period are
-/// spread over its first 0.2 s, rows in global time order (as a live stream delivers them).
+/// `ManyTagScenario` (LocusSimulation) stored as flat rows in time order, with the truth per epoch.
 struct Scenario {
     var site: Site
     var tags: [TagID]
@@ -70,79 +67,15 @@ struct Scenario {
     var epochs: Int { rounds * tags.count }
     var rows: Int { rangeMeters.count }
 
+    /// The hall of `ManyTagScenario`.
     static func site(locators locatorCount: Int, zones zoneCount: Int, seed: UInt64) -> Site {
-        // Locators evenly along the perimeter (130 m), alternating wall offsets so none is collinear.
-        let perimeter = 2 * (40.0 + 25.0)
-        var locators: [Locator] = []
-        for i in 0..<locatorCount {
-            var s = (Double(i) + 0.5) / Double(locatorCount) * perimeter
-            var p = (0.0, 0.0)
-            if s < 40 { p = (s, 0) } else {
-                s -= 40
-                if s < 25 { p = (40, s) } else {
-                    s -= 25
-                    if s < 40 { p = (40 - s, 25) } else { p = (0, 25 - (s - 40)) }
-                }
-            }
-            locators.append(Locator(address: LocatorAddress(UInt16(0x100 + i)), position: Point3(x: p.0, y: p.1, z: 2.6)))
-        }
-        var rng = SeededGenerator(seed: seed)
-        var zones: [Zone] = []
-        zones.reserveCapacity(zoneCount)
-        for k in 0..<zoneCount {
-            let x = rng.uniform(1, 35), y = rng.uniform(1, 20), w = rng.uniform(1, 4), h = rng.uniform(1, 4)
-            zones.append(Zone(id: ZoneID("z\(k)"),
-                              polygon: [Point2(x: x, y: y), Point2(x: x + w, y: y), Point2(x: x + w, y: y + h), Point2(x: x, y: y + h)],
-                              rules: ZoneRules(inDistanceMeters: 1, inCount: 1, inCountIntervalSeconds: 1, outPeriodSeconds: 3,
-                                               priority: k % 3, callInout: true, dwellSeconds: 5)))
-        }
-        let floor = Floor(id: "1F", originX: 0, originY: 0, widthMeters: 40, heightMeters: 25, tagHeightMeters: 1.1,
-                          sessionID: 1, locators: locators, zones: zones)
-        return Site(building: .init(id: "bench"), floors: [floor])
+        ManyTagScenario.site(locators: locatorCount, zones: zoneCount, seed: seed)
     }
 
-    /// Calls `emit(tag, slot, range, time)` for every row in time order, and `epoch(round, tag, truth)`
-    /// once per round and tag. Nothing is stored here (the memory section streams through it).
+    /// The rows of `ManyTagScenario`, streamed (see `ManyTagScenario.generate`).
     static func generate(site: Site, tags tagCount: Int, rounds: Int, seed: UInt64,
                          epoch: (Int, Int, Point2) -> Void, emit: (Int, Int, Double, Double) -> Void) {
-        let floor = site.floors[0]
-        let n = floor.locators.count
-        var rng = SeededGenerator(seed: seed)
-        var x = (0..<tagCount).map { _ in rng.uniform(2, 38) }
-        var y = (0..<tagCount).map { _ in rng.uniform(2, 23) }
-        var heading = (0..<tagCount).map { _ in rng.uniform(0, 2 * Double.pi) }
-        let dt = 0.2 / Double(tagCount * n)
-        let h = floor.tagHeightMeters
-        for k in 0..<rounds {
-            for j in 0..<tagCount {
-                if k > 0 {
-                    heading[j] += 0.2 * rng.nextGaussian()
-                    x[j] += 0.3 * cos(heading[j]); y[j] += 0.3 * sin(heading[j])  // 1.2 m/s × 0.25 s
-                    if x[j] < 1 || x[j] > 39 || y[j] < 1 || y[j] > 24 {
-                        heading[j] += Double.pi
-                        x[j] = min(39, max(1, x[j])); y[j] = min(24, max(1, y[j]))
-                    }
-                }
-                // The tag moves on during its round at 1.2 m/s (continuous motion, so a constant-
-                // velocity filter sees the world it models); each range is taken where the tag is at
-                // its own time, and the truth of the epoch is the tag at the round's last range,
-                // which is the fix's time.
-                let start = Double(k) * 0.25
-                let vx = 1.2 * cos(heading[j]), vy = 1.2 * sin(heading[j])
-                var times = [Double](repeating: 0, count: n)
-                for i in 0..<n { times[i] = start + (Double(j * n + i) + 0.5 * rng.nextUnit()) * dt }
-                let last = times[n - 1] - start
-                epoch(k, j, Point2(x: x[j] + vx * last, y: y[j] + vy * last))
-                for i in 0..<n {
-                    let l = floor.locators[i].position
-                    let into = times[i] - start
-                    let dx = x[j] + vx * into - l.x, dy = y[j] + vy * into - l.y, dz = h - l.z
-                    var r = (dx * dx + dy * dy + dz * dz).squareRoot() + 0.1 * rng.nextGaussian()
-                    if rng.nextUnit() < 0.05 { r += rng.uniform(0.3, 2.5) }
-                    emit(j, i, max(0, r), times[i])
-                }
-            }
-        }
+        ManyTagScenario.generate(site: site, tags: tagCount, rounds: rounds, seed: seed, epoch: epoch, emit: emit)
     }
 
     init(locators: Int, zones: Int, tags tagCount: Int, rounds: Int, seed: UInt64 = 3) {
@@ -198,8 +131,9 @@ struct Scenario {
     }
 }
 
-func makeEngine(_ site: Site, _ tracking: EngineConfiguration.Tracking, offset: EngineConfiguration.TagRangeOffset = .automatic(.standard)) -> PositioningEngine {
-    do { return try PositioningEngine(site: site, configuration: EngineConfiguration(tracking: tracking, tagRangeOffset: offset)) } catch {
+/// An engine as every face builds one: from `EngineOptions` (the benchmarks measure what users run).
+func makeEngine(_ site: Site, _ options: EngineOptions = EngineOptions()) -> PositioningEngine {
+    do { return try PositioningEngine(site: site, configuration: EngineConfiguration(options)) } catch {
         fatalError("bench site rejected: \(error)")
     }
 }
@@ -260,18 +194,26 @@ func feedRows(_ engine: inout PositioningEngine, floor: FloorIndex, rows: Range<
     return (fixes, events)
 }
 
-let trackings: [(String, EngineConfiguration.Tracking)] = [
-    ("raw_ls", .none),
-    ("kalman_tight", .kalman(.standard)),
-    ("kalman_loose", .kalman(TrackFilterConfiguration(coupling: .loose))),
+extension EngineOptions {
+    /// The defaults with `change` applied.
+    static func with(_ change: (inout EngineOptions) -> Void) -> EngineOptions {
+        var options = EngineOptions()
+        change(&options)
+        return options
+    }
+}
+
+let trackings: [(String, EngineOptions)] = [
+    ("raw_ls", .with { $0.filter = .none }),
+    ("kalman_tight", EngineOptions()),
+    ("kalman_loose", .with { $0.coupling = .loose }),
 ]
 
 /// Whole pipeline in memory (ranges → fixes → zone events) for one scenario; checks fix count and RMSE.
 @discardableResult
-func measurePipeline(_ name: String, _ s: Scenario, _ tracking: EngineConfiguration.Tracking,
-                     offset: EngineConfiguration.TagRangeOffset = .automatic(.standard),
+func measurePipeline(_ name: String, _ s: Scenario, _ options: EngineOptions,
                      extra: [String: String] = [:], runs: Int = 15, warmup: Int = 3) -> Bench.Result {
-    var engine = makeEngine(s.site, tracking, offset: offset)
+    var engine = makeEngine(s.site, options)
     let (fixes, events) = runEngine(s, &engine)
     let tagIndexByID = Dictionary(uniqueKeysWithValues: s.tags.enumerated().map { ($1, $0) })
     let rmse = s.rmseMeters(fixes, tagIndexByID: tagIndexByID)
@@ -285,7 +227,7 @@ func measurePipeline(_ name: String, _ s: Scenario, _ tracking: EngineConfigurat
     fields["stage"] = "\"pipeline\""
     let count = fixes.count
     return Bench.measure(name, operations: count, runs: runs, warmup: warmup, extra: fields, derived: Bench.perFix) {
-        var e = makeEngine(s.site, tracking, offset: offset)
+        var e = makeEngine(s.site, options)
         let out = runEngineStreaming(s, &e)
         precondition(out.fixes == count && out.events == events.count, "nondeterministic output count")
         Bench.blackHole(out.events)
@@ -304,13 +246,13 @@ func callgrindWorkload(_ s: Scenario, _ engine: inout PositioningEngine) -> Int 
 
 if let item = callgrindItem {
     let s = Scenario(locators: 8, zones: 50, tags: 4, rounds: 50)
-    let tracking: EngineConfiguration.Tracking
+    var options = EngineOptions()
     switch item {
-    case "engine_raw": tracking = .none
-    case "engine_kalman": tracking = .kalman(.standard)
+    case "engine_raw": options.filter = .none
+    case "engine_kalman": break
     default: fatalError("--callgrind: unknown item '\(item)' (engine_kalman, engine_raw)")
     }
-    var engine = makeEngine(s.site, tracking)
+    var engine = makeEngine(s.site, options)
     let produced = callgrindWorkload(s, &engine)
     Bench.blackHole(produced)
     Bench.record("callgrind_\(item)", ["fixes": "\(s.epochs)", "rows": "\(s.rows)"])
@@ -339,7 +281,7 @@ struct ReplayRows {
 /// rows), finished.
 @inline(never)
 func replayInMemory(_ site: Site, _ rows: ReplayRows) -> (fixes: Int, events: Int) {
-    var engine = makeEngine(site, .kalman(.standard))
+    var engine = makeEngine(site)
     let tagIndex = rows.tags.map { engine.tagIndex(for: $0) }
     let floor = rows.floor.flatMap { engine.floorIndex($0) } ?? engine.defaultFloor
     let tagOfRow = rows.tagOfRow
@@ -479,7 +421,7 @@ if runs("stages") {
     }
 
     // judge: the engine's released fixes (causal filter) through a fresh zone judge.
-    var engine = makeEngine(s.site, .kalman(.standard))
+    var engine = makeEngine(s.site)
     let (fixes, events) = runEngine(s, &engine)
     var judgeExtra = baseExtra
     judgeExtra["stage"] = "\"judge\""; judgeExtra["events"] = "\(events.count)"
@@ -516,11 +458,11 @@ if runs("stages") {
 
     // Whole pipeline in memory, each tracking mode.
     var whole: [String: Double] = [:]
-    for (name, tracking) in trackings {
-        whole[name] = measurePipeline("pipeline_\(name)", s, tracking).medianNanosecondsPerOp
+    for (name, options) in trackings {
+        whole[name] = measurePipeline("pipeline_\(name)", s, options).medianNanosecondsPerOp
     }
     // The same with calibrated locator biases (as after `locus calibrate`): no online per-tag offset.
-    measurePipeline("pipeline_kalman_tight_calibrated_site", s, .kalman(.standard), offset: .off,
+    measurePipeline("pipeline_kalman_tight_calibrated_site", s, .with { $0.tagOffset = .off },
                     extra: ["site": "\"calibrated (tagRangeOffset off)\""])
 
     // End to end, bytes to bytes: parse + engine (default causal filter) + writers.
@@ -530,7 +472,7 @@ if runs("stages") {
     let e2e = Bench.measure("pipeline_end_to_end_bytes", operations: endCount, runs: 10, extra: e2eExtra, derived: Bench.perFix) {
         csv.withUnsafeBufferPointer { buffer in
             guard let trace = try? TraceReader.parse(buffer, file: "bench.csv") else { fatalError("parse failed") }
-            var e = makeEngine(s.site, .kalman(.standard))
+            var e = makeEngine(s.site)
             let tagIndex = trace.tags.map { e.tagIndex(for: $0) }
             let floor = e.defaultFloor
             for i in trace.timeOrder() {
@@ -562,16 +504,16 @@ func percentile(_ sorted: [Double], _ p: Double) -> Double {
 }
 
 if section == "pipeline" && callgrindItem == nil {
-    measurePipeline("pipeline_kalman_tight", base, .kalman(.standard), runs: smoke ? 1 : 100)
+    measurePipeline("pipeline_kalman_tight", base, EngineOptions(), runs: smoke ? 1 : 100)
 }
 
 if runs("latency") {
     // Each fix's latency = stream wait (engine clock at release − fix time: how long, in the data's
     // own time, the epoch waits for the pause rule and the time-order release) + compute (wall time
     // of the ingest call that released it, which also judges zones for every fix it releases).
-    for (name, tracking) in trackings {
+    for (name, options) in trackings {
         let s = base
-        var engine = makeEngine(s.site, tracking)
+        var engine = makeEngine(s.site, options)
         let tagIndex = s.tags.map { engine.tagIndex(for: $0) }
         let floor = engine.defaultFloor
         var waitMs: [Double] = [], computeUs: [Double] = [], totalMs: [Double] = []
@@ -624,9 +566,9 @@ func residentBytes() -> Int {
 if runs("memory") {
     let tagCount = smoke ? 1_000 : 100_000
     let rounds = 3
-    for (name, tracking) in trackings {
+    for (name, options) in trackings {
         let site = Scenario.site(locators: 8, zones: 50, seed: 14)
-        var engine = makeEngine(site, tracking)
+        var engine = makeEngine(site, options)
         let addresses = site.floors[0].locators.map(\.address.rawValue)
         let floor = engine.defaultFloor
         var tagIndex = [TagIndex?](repeating: nil, count: tagCount)
@@ -667,8 +609,8 @@ if runs("memory") {
 if runs("locators") {
     for n in [4, 8, 16, 32] {
         let s = Scenario(locators: n, zones: 50, tags: smoke ? 2 : 40, rounds: smoke ? 20 : 120, seed: UInt64(20 + n))
-        for (name, tracking) in trackings where name != "kalman_loose" {
-            measurePipeline("scale_locators_\(n)_\(name)", s, tracking, extra: ["scale": "\"locators\""], runs: 10, warmup: 1)
+        for (name, options) in trackings where name != "kalman_loose" {
+            measurePipeline("scale_locators_\(n)_\(name)", s, options, extra: ["scale": "\"locators\""], runs: 10, warmup: 1)
         }
         // Solve stage alone on both numeric paths.
         var configuration = TrilaterationConfiguration.standard
@@ -705,7 +647,7 @@ if runs("locators") {
 if runs("zones") {
     for z in smoke ? [10, 100] : [10, 100, 1_000, 10_000] {
         let s = Scenario(locators: 8, zones: z, tags: smoke ? 2 : 40, rounds: smoke ? 20 : 120, seed: 30)
-        measurePipeline("scale_zones_\(z)_kalman_tight", s, .kalman(.standard), extra: ["scale": "\"zones\""], runs: 10, warmup: 1)
+        measurePipeline("scale_zones_\(z)_kalman_tight", s, EngineOptions(), extra: ["scale": "\"zones\""], runs: 10, warmup: 1)
     }
 }
 
@@ -714,7 +656,7 @@ if runs("tags") {
     for tagCount in smoke ? [1, 10, 1_000] : [1, 10, 100, 1_000, 10_000, 100_000] {
         let rounds = max(3, targetFixes / tagCount)
         let s = Scenario(locators: 8, zones: 50, tags: tagCount, rounds: rounds, seed: 40)
-        measurePipeline("scale_tags_\(tagCount)_kalman_tight", s, .kalman(.standard), extra: ["scale": "\"tags\""], runs: 10, warmup: 1)
+        measurePipeline("scale_tags_\(tagCount)_kalman_tight", s, EngineOptions(), extra: ["scale": "\"tags\""], runs: 10, warmup: 1)
     }
     // Steady state with many live tags: the rows above include each tag's first rounds — its
     // registration, its filter's initialisation (a least-squares solve) and the growth of the
@@ -728,7 +670,7 @@ if runs("tags") {
         let rowsPerRound = tagCount * s.locatorCount
         var perFix: [Double] = []
         for _ in 0..<(smoke ? 1 : 5) {
-            var engine = makeEngine(s.site, .kalman(.standard))
+            var engine = makeEngine(s.site)
             let tagIndex = s.tags.map { engine.tagIndex(for: $0) }
             let floor = engine.defaultFloor
             func feed(_ rows: Range<Int>) -> Int {
