@@ -225,7 +225,7 @@ package enum TraceReader {
 ///
 /// A field's id is a pure function of its raw bytes (`CSVScanner.text`: trimmed, quotes unescaped),
 /// so an unquoted field whose bytes equal an earlier unquoted field's has that field's index. The
-/// previous field and a 4096-slot table indexed by an FNV-1a hash of the bytes remember where such
+/// previous field and a 4096-slot table indexed by the `FNV1a` hash of the bytes remember where such
 /// bytes were seen; on a miss the text is built and looked up by name. Quoted fields always go by name.
 struct CSVFieldInterner {
     private struct Slot {
@@ -246,10 +246,10 @@ struct CSVFieldInterner {
                         text: @autoclosure () -> String) -> (index: Int32, isNew: Bool) {
         if f.isQuoted { return index(named: text()) }
         if previous.index >= 0, Self.same(bytes, f.start, f.end, previous.start, previous.end) { return (previous.index, false) }
-        var h: UInt64 = 0xcbf2_9ce4_8422_2325
+        var h = FNV1a()
         var i = f.start
-        while i < f.end { h = (h ^ UInt64(bytes[i])) &* 0x100_0000_01b3; i += 1 }
-        let slot = Int(truncatingIfNeeded: h ^ (h >> 29)) & Self.slotMask
+        while i < f.end { h.combine(bytes[i]); i += 1 }
+        let slot = Int(truncatingIfNeeded: h.value) & Self.slotMask
         if slots.isEmpty { slots = Array(repeating: Slot(start: 0, end: 0, index: -1), count: Self.slotMask + 1) }
         let cached = slots[slot]
         if cached.index >= 0, Self.same(bytes, f.start, f.end, cached.start, cached.end) {
