@@ -14,13 +14,15 @@ let package = Package(
     targets: [
         // System library: LAPACKE + CBLAS (Debian: liblapacke-dev, libopenblas-dev).
         .systemLibrary(name: "CLapacke", path: "Sources/CLapacke"),
+        // System library: zlib (Debian: zlib1g-dev), for gzip-compressed traces (LocusIO only).
+        .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
         // Fixed-size, allocation-free C kernels for the per-fix hot path.
         .target(name: "CLocusKernels", path: "Sources/CLocusKernels", exclude: ["README.md"]),
         .target(name: "LocusCore", exclude: ["README.md"]),
         .target(name: "LocusNumerics", dependencies: ["LocusCore", "CLapacke", "CLocusKernels"], exclude: ["README.md"]),
         .target(name: "LocusSolvers", dependencies: ["LocusCore", "LocusNumerics"], exclude: ["README.md"]),
         .target(name: "LocusZones", dependencies: ["LocusCore"], exclude: ["README.md"]),
-        .target(name: "LocusIO", dependencies: ["LocusCore"], exclude: ["README.md"]),
+        .target(name: "LocusIO", dependencies: ["LocusCore", "CZlib"], exclude: ["README.md"]),
         .target(name: "LocusSimulation", dependencies: ["LocusCore"], exclude: ["README.md"]),
         .target(name: "Locus", dependencies: ["LocusCore", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation"], exclude: ["README.md"]),
         .target(name: "LocusCommandLine", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation"], exclude: ["README.md"]),

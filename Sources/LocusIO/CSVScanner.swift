@@ -24,14 +24,37 @@ package struct CSVScanner {
     package private(set) var fields: [Field] = []
 
     package init(bytes: UnsafeBufferPointer<UInt8>) {
+        self.init(bytes: bytes, firstLine: 1)
+    }
+
+    /// A scanner over a piece of a larger input that starts at a line start: its first line is
+    /// number `firstLine`; a UTF-8 byte-order mark is skipped only at the input's start (line 1).
+    package init(bytes: UnsafeBufferPointer<UInt8>, firstLine: Int) {
         self.bytes = bytes
+        nextLine = firstLine
         fields.reserveCapacity(16)
         // A UTF-8 byte-order mark is ignored.
-        if bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { position = 3 }
+        if firstLine == 1, bytes.count >= 3, bytes[0] == 0xEF, bytes[1] == 0xBB, bytes[2] == 0xBF { position = 3 }
     }
 
     /// Byte offset where the search for the next record starts (the start of the next line).
     package var nextOffset: Int { position }
+
+    /// The number the next line will get.
+    package var nextLineNumber: Int { nextLine }
+
+    /// True when the record last returned ran into the end of the bytes without its line's end (a
+    /// piece of a larger input then holds only its beginning).
+    package var lastRecordIsUnterminated: Bool { position > bytes.count }
+
+    /// Where the scanner stands, to come back to with `restore(_:)`.
+    package var mark: (position: Int, nextLine: Int) { (position, nextLine) }
+
+    /// Goes back to a `mark`.
+    package mutating func restore(_ mark: (position: Int, nextLine: Int)) {
+        position = mark.position
+        nextLine = mark.nextLine
+    }
 
     /// Steps over one line the caller has read itself: `offset` is the first byte after its `\n`
     /// (or the end of the input). `lineNumber` becomes that line's number, as if `nextRecord` had

@@ -1,0 +1,114 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LocusCore
+
+/// An output written as it is produced: a file (created or replaced), or standard output for `-`.
+/// Writes go through a buffer of 1 MiB; `flush()` hands it on. Used by one thread at a time.
+package final class ByteSink: @unchecked Sendable {
+    /// The name in messages: the path, or `<stdout>`.
+    package let name: String
+    private var fd: Int32
+    private let ownsDescriptor: Bool
+    private var buffer: [UInt8] = []
+    private static let capacity = 1 << 20
+    /// Bytes handed on so far.
+    package private(set) var bytesWritten = 0
+
+    /// Opens `path` for writing (`-`: standard output).
+    /// - Throws: `E5005` naming the path when it cannot be created.
+    package init(path: String) throws(LocusError) {
+        if path == "-" {
+            name = "<stdout>"
+            fd = 1
+            ownsDescriptor = false
+        } else {
+            name = path
+            fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            ownsDescriptor = true
+            guard fd >= 0 else {
+                throw LocusError(.fileUnwritable, "cannot write file (\(String(cString: strerror(errno))))", context: .init(file: path))
+            }
+        }
+        buffer.reserveCapacity(Self.capacity)
+    }
+
+    deinit {
+        if ownsDescriptor, fd >= 0 { Glibc.close(fd) }
+    }
+
+    /// True when what was written can be taken back (`restart()`): a regular file.
+    package var canRestart: Bool {
+        var info = stat()
+        return fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && ownsDescriptor
+    }
+
+    /// Appends bytes.
+    /// - Throws: `E5005` when the output cannot take them (disk full, closed pipe).
+    package func write(_ bytes: UnsafeRawBufferPointer) throws(LocusError) {
+        if buffer.count + bytes.count > Self.capacity { try flush() }
+        if bytes.count >= Self.capacity {
+            try Self.writeAll(fd, bytes, name: name)
+            bytesWritten += bytes.count
+        } else {
+            buffer.append(contentsOf: bytes)
+        }
+    }
+
+    /// Appends bytes.
+    package func write(_ bytes: [UInt8]) throws(LocusError) {
+        try bytes.withUnsafeBytes { raw in Result { () throws(LocusError) in try write(raw) } }.get()
+    }
+
+    /// Hands the buffered bytes on.
+    package func flush() throws(LocusError) {
+        guard !buffer.isEmpty else { return }
+        let (fd, name) = (self.fd, self.name)
+        try buffer.withUnsafeBytes { raw in Result { () throws(LocusError) in try Self.writeAll(fd, raw, name: name) } }.get()
+        bytesWritten += buffer.count
+        buffer.removeAll(keepingCapacity: true)
+    }
+
+    /// Forgets everything written (the file is emptied), for a second pass over the input.
+    /// - Throws: `E5005` when the output is not a regular file.
+    package func restart() throws(LocusError) {
+        buffer.removeAll(keepingCapacity: true)
+        guard canRestart, ftruncate(fd, 0) == 0, lseek(fd, 0, SEEK_SET) == 0 else {
+            throw LocusError(.fileUnwritable, "cannot take back what was written", context: .init(file: name))
+        }
+        bytesWritten = 0
+    }
+
+    /// Flushes and closes.
+    package func close() throws(LocusError) {
+        try flush()
+        if ownsDescriptor, fd >= 0 {
+            let status = Glibc.close(fd)
+            fd = -1
+            guard status == 0 else { throw LocusError(.fileUnwritable, "cannot write file", context: .init(file: name)) }
+        }
+    }
+
+    /// `write(2)` until every byte is written.
+    /// - Throws: `E5005` naming `name` on an error.
+    static func writeAll(_ fd: Int32, _ bytes: UnsafeRawBufferPointer, name: String) throws(LocusError) {
+        var offset = 0
+        while offset < bytes.count {
+            let n = Glibc.write(fd, bytes.baseAddress! + offset, bytes.count - offset)
+            if n < 0 {
+                if errno == EINTR { continue }
+                throw LocusError(.fileUnwritable, "write failed (\(String(cString: strerror(errno))))", context: .init(file: name))
+            }
+            offset += n
+        }
+    }
+}
+
+/// Where temporary files go: `$TMPDIR`, else `/tmp`.
+package enum TemporaryFiles {
+    /// The directory.
+    package static var directory: String {
+        if let d = getenv("TMPDIR"), d.pointee != 0 { return String(cString: d) }
+        return "/tmp"
+    }
+}

@@ -1,0 +1,262 @@
+import LocusCore
+
+/// One kept row of a range trace: the SPEC §2 fields with the tag and floor interned (indices into
+/// the parser's `tags` and `floors`; floor −1 when the row names none) and the row's 1-based line.
+package struct TraceRow: Sendable, Equatable {
+    package var timeSeconds: Double
+    package var rangeMeters: Double
+    package var tagIndex: Int32
+    package var floorIndex: Int32
+    package var line: Int32
+    package var locator: UInt16
+
+    /// A row.
+    package init(timeSeconds: Double, rangeMeters: Double, tagIndex: Int32, floorIndex: Int32, line: Int32, locator: UInt16) {
+        self.timeSeconds = timeSeconds
+        self.rangeMeters = rangeMeters
+        self.tagIndex = tagIndex
+        self.floorIndex = floorIndex
+        self.line = line
+        self.locator = locator
+    }
+}
+
+/// The trace reader's state across the pieces of one input, so that a recording of any length can
+/// be read in bounded chunks (`TraceStream`) — and a whole file as one piece (`TraceReader`): one
+/// code path, so both read the same rows, skip the same rows and count them alike.
+///
+/// Columns are found by name in the header (any order, extra columns ignored); `t`, `anchor` and
+/// `range_m` are required, `tag` and `floor` optional. Each data row is checked and either kept or
+/// skipped and counted by reason (`SkipReason`): an empty required field, an unparseable number, an
+/// anchor that is not a 16-bit address, a non-finite time or range, a negative range, a time earlier
+/// than the tag's previous kept row, or an unconfirmed jump far forward (`TagClock`) — in file order.
+/// Numbers are parsed from bytes (`CSVNumberParser`) and tags interned, so a row costs no allocation.
+/// Unknown anchors and floors are the engine's to judge: it knows the site.
+///
+/// A plain row (no quotes, no comment, all columns present, numbers that parse) is split and
+/// converted in one pass over its bytes; any other row goes through `CSVScanner` (`fastRows: false`:
+/// every row; the tests compare the two).
+package struct TraceRowParser {
+    /// The file name errors and skips refer to.
+    package let file: String
+    /// Tag ids in order of first appearance (`TraceRow.tagIndex` indexes it).
+    package private(set) var tags: [TagID] = []
+    /// Floor ids named by the rows, in order of first appearance.
+    package private(set) var floors: [FloorID] = []
+    /// Rows skipped so far, by reason.
+    package private(set) var skipped = SkipTally()
+    /// Where the data rows start in the piece given to `init(header:file:)`.
+    package let headerEnd: Int
+
+    private let tCol: Int, aCol: Int, rCol: Int
+    /// Columns a row must have (the required ones), and a fast row must reach (tag and floor too).
+    private let needed: Int, fastNeeded: Int
+    /// The tag and floor columns (−1: none).
+    private let tagColumn: Int, floorColumn: Int
+    private var tagNames = CSVFieldInterner()
+    private var floorNames = CSVFieldInterner()
+    private var clocks: [TagClock] = []
+    private var singleTag: Int32? = nil
+    /// The number of the next line to parse.
+    private var nextLine: Int
+
+    /// Reads the header from the start of the input (`bytes` must hold its first line; blank and
+    /// comment lines before it are skipped).
+    /// - Throws: `E5004` when there is no header line; `E5003` when a required column is missing.
+    package init(header bytes: UnsafeBufferPointer<UInt8>, file: String) throws(LocusError) {
+        self.file = file
+        var scanner = CSVScanner(bytes: bytes)
+        guard scanner.nextRecord() else {
+            throw LocusError(.malformedCSV, "empty file: expected a header line naming t, anchor, range_m",
+                             context: .init(file: file, line: 1))
+        }
+        let header = scanner.fields.map { scanner.text($0).lowercased() }
+        func column(_ name: String) -> Int? { header.firstIndex(of: name) }
+        let headerLine = scanner.lineNumber
+        var missing: [String] = []
+        let tColumn = column("t"), anchorColumn = column("anchor"), rangeColumn = column("range_m")
+        if tColumn == nil { missing.append("t") }
+        if anchorColumn == nil { missing.append("anchor") }
+        if rangeColumn == nil { missing.append("range_m") }
+        guard let tCol = tColumn, let aCol = anchorColumn, let rCol = rangeColumn else {
+            throw LocusError(.csvMissingColumn,
+                             "header lacks required column\(missing.count > 1 ? "s" : "") \(missing.joined(separator: ", ")) (found: \(CSVText.printable(header.joined(separator: ","))))",
+                             context: .init(file: file, line: headerLine))
+        }
+        self.tCol = tCol
+        self.aCol = aCol
+        self.rCol = rCol
+        tagColumn = column("tag") ?? -1
+        floorColumn = column("floor") ?? -1
+        needed = max(tCol, aCol, rCol) + 1
+        fastNeeded = max(needed, tagColumn + 1, floorColumn + 1)
+        headerEnd = min(scanner.nextOffset, bytes.count)
+        nextLine = scanner.nextLineNumber
+    }
+
+    /// Where the next piece must be cut so that it ends with a whole line: the offset just past the
+    /// last `\n` of `bytes` (0 when it has none: the piece must grow).
+    package static func completeLinesEnd(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
+        var i = bytes.count
+        while i > 0 {
+            if bytes[i - 1] == 0x0A { return i }
+            i -= 1
+        }
+        return 0
+    }
+
+    /// Parses the rows in `bytes` — the input's next piece, starting where the previous one stopped
+    /// and ending with a whole line unless it is the input's last (`isLast`) — and appends the kept
+    /// ones to `rows`. Returns the bytes consumed: all of them, except for a quoted record that
+    /// continues past the piece's end (its bytes start the next piece).
+    package mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>, isLast: Bool, fastRows: Bool = true,
+                                into rows: inout [TraceRow]) -> Int {
+        // The field cache remembers offsets into the previous piece.
+        tagNames.forgetBytes()
+        floorNames.forgetBytes()
+        var scanner = CSVScanner(bytes: bytes, firstLine: nextLine)
+        // The state as locals for the row loop (the closures below capture them).
+        let (tCol, aCol, rCol, needed, fastNeeded) = (self.tCol, self.aCol, self.rCol, self.needed, self.fastNeeded)
+        let (tagColumn, floorColumn) = (self.tagColumn, self.floorColumn)
+        var tagNames = self.tagNames, floorNames = self.floorNames
+        var clocks = self.clocks, tags = self.tags, floors = self.floors, skipped = self.skipped
+        var singleTag = self.singleTag
+        defer {
+            self.tagNames = tagNames; self.floorNames = floorNames
+            self.clocks = clocks; self.tags = tags; self.floors = floors; self.skipped = skipped
+            self.singleTag = singleTag
+        }
+
+        func isEmpty(_ start: Int, _ end: Int) -> Bool {
+            var i = start
+            while i < end { if bytes[i] != 0x20 && bytes[i] != 0x09 && bytes[i] != 0x0D { return false }; i += 1 }
+            return true
+        }
+        func isEmpty(_ f: CSVScanner.Field) -> Bool { isEmpty(f.start, f.end) }
+        /// The index of a non-empty tag field (quoted fields bypass the byte cache).
+        func tagIndex(_ f: CSVScanner.Field) -> Int32 {
+            let (index, isNew) = tagNames.index(bytes, f, text: scanner.text(f))
+            if isNew {
+                tags.append(TagID(tagNames.names[Int(index)]))
+                clocks.append(TagClock())
+            }
+            return index
+        }
+        /// The index of the tag of rows without one (`TagID.single`).
+        func defaultTagIndex() -> Int32 {
+            if let known = singleTag { return known }
+            let (index, isNew) = tagNames.index(named: TagID.single.rawValue)
+            if isNew {
+                tags.append(.single)
+                clocks.append(TagClock())
+            }
+            singleTag = index
+            return index
+        }
+        func floorIndex(_ f: CSVScanner.Field) -> Int32 {
+            let (index, isNew) = floorNames.index(bytes, f, text: scanner.text(f))
+            if isNew { floors.append(FloorID(floorNames.names[Int(index)])) }
+            return index
+        }
+        /// Keeps a checked row unless its tag's clock refuses it.
+        func commit(_ t: Double, _ r: Double, _ a: UInt64, _ tag: Int32, _ floor: Int32, line: Int) {
+            if let reason = clocks[Int(tag)].admit(t) { skipped.record(reason, line: line); return }
+            rows.append(TraceRow(timeSeconds: t, rangeMeters: r, tagIndex: tag, floorIndex: floor,
+                                 line: Int32(truncatingIfNeeded: line), locator: UInt16(truncatingIfNeeded: a)))
+        }
+
+        let count = bytes.count
+        let comma = UInt8(ascii: ","), newline: UInt8 = 0x0A, quote = UInt8(ascii: "\"")
+        /// One plain row at the scanner's next offset, in a single pass; false (nothing consumed)
+        /// when the row needs the scanner or is to be skipped (the scanner path then says why).
+        /// `t` and `range_m` are read as plain decimals and `anchor` as plain decimal digits while
+        /// scanning; a byte they do not expect (space, exponent, hex, quote…) hands the row over.
+        func fastRow() -> Bool {
+            let lineStart = scanner.nextOffset
+            guard lineStart < count else { return false }
+            let first = bytes[lineStart]
+            if first == 0x20 || first == 0x09 || first == newline || first == 0x0D || first == UInt8(ascii: "#") { return false }
+            var t = 0.0, r = 0.0
+            var a: UInt64 = 0
+            var tagField = CSVScanner.Field(start: 0, end: 0, isQuoted: false)
+            var floorField = tagField
+            var i = lineStart
+            var columnIndex = 0
+            while true {
+                let fieldStart = i
+                if columnIndex == tCol || columnIndex == rCol {
+                    guard let (value, end) = CSVNumberParser.scanPlainDecimal(bytes, from: i, limit: count),
+                          value.isFinite, columnIndex == tCol || value >= 0 else { return false }
+                    if columnIndex == tCol { t = value } else { r = value }
+                    i = end
+                } else if columnIndex == aCol {
+                    var digits = 0
+                    while i < count {
+                        let d = bytes[i] &- 0x30
+                        guard d < 10 else { break }
+                        a = a &* 10 &+ UInt64(d)
+                        digits += 1
+                        i += 1
+                    }
+                    guard digits > 0, digits <= 5, a <= 0xFFFF else { return false }
+                } else {
+                    while i < count {
+                        let c = bytes[i]
+                        if c == comma || c == newline { break }
+                        if c == quote { return false }
+                        i += 1
+                    }
+                }
+                // The field must end here: a comma, the line's end, or CR LF at the line's end.
+                var end = i
+                if i < count, bytes[i] == 0x0D, i + 1 >= count || bytes[i + 1] == newline { i += 1 }
+                let atLineEnd = i >= count || bytes[i] == newline
+                guard atLineEnd || bytes[i] == comma else { return false }
+                if atLineEnd, end > fieldStart, bytes[end - 1] == 0x0D { end -= 1 }
+                if columnIndex == tagColumn { tagField = CSVScanner.Field(start: fieldStart, end: end, isQuoted: false) }
+                if columnIndex == floorColumn { floorField = CSVScanner.Field(start: fieldStart, end: end, isQuoted: false) }
+                columnIndex += 1
+                if atLineEnd { break }
+                i += 1
+            }
+            guard columnIndex >= fastNeeded else { return false }
+            let tag = tagColumn >= 0 && !isEmpty(tagField) ? tagIndex(tagField) : defaultTagIndex()
+            let floor = floorColumn >= 0 && !isEmpty(floorField) ? floorIndex(floorField) : -1
+            scanner.skipLine(to: i + 1)
+            commit(t, r, a, tag, floor, line: scanner.lineNumber)
+            return true
+        }
+
+        var consumed = count
+        while true {
+            if fastRows, fastRow() { continue }
+            let mark = scanner.mark
+            guard scanner.nextRecord() else { break }
+            if !isLast, scanner.lastRecordIsUnterminated {
+                // A quoted field runs past this piece: the record is read again with the next one.
+                scanner.restore(mark)
+                consumed = mark.position
+                break
+            }
+            let line = scanner.lineNumber
+            let fields = scanner.fields
+            if fields.count < needed || isEmpty(fields[tCol]) || isEmpty(fields[aCol]) || isEmpty(fields[rCol]) {
+                skipped.record(.missingField, line: line); continue
+            }
+            guard let t = CSVNumberParser.parseDouble(bytes, fields[tCol].start, fields[tCol].end),
+                  let r = CSVNumberParser.parseDouble(bytes, fields[rCol].start, fields[rCol].end) else {
+                skipped.record(.unparseableNumber, line: line); continue
+            }
+            guard let a = CSVNumberParser.parseUnsigned(bytes, fields[aCol].start, fields[aCol].end), a <= 0xFFFF else {
+                skipped.record(.invalidAnchor, line: line); continue
+            }
+            guard t.isFinite, r.isFinite else { skipped.record(.nonFinite, line: line); continue }
+            guard r >= 0 else { skipped.record(.negativeRange, line: line); continue }
+            let tag = tagColumn >= 0 && tagColumn < fields.count && !isEmpty(fields[tagColumn]) ? tagIndex(fields[tagColumn]) : defaultTagIndex()
+            let floor = floorColumn >= 0 && floorColumn < fields.count && !isEmpty(fields[floorColumn]) ? floorIndex(fields[floorColumn]) : -1
+            commit(t, r, a, tag, floor, line: line)
+        }
+        nextLine = scanner.nextLineNumber
+        return consumed
+    }
+}
