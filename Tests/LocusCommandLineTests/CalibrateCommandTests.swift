@@ -164,13 +164,26 @@ struct RangeScaleCalibrationTests {
                                "--duration", "600", "--random-walk", "--seed", "4", "--truth-rate", "50"])
         #expect(sim.status == 0, "\(sim.err)")
         let run = CapturedRun(["calibrate", "--site", dir + "/site.json", "--trace", dir + "/trace.csv", "--truth", dir + "/truth.csv",
-                               "--slope", "--out", dir + "/calibrated.json"])
+                               "--slope", "--out", dir + "/calibrated.json", "--json"])
         #expect(run.status == 0, "\(run.err)")
         let site = try SiteDecoder.decode(TestPaths.bytes(dir + "/calibrated.json"), file: "calibrated.json")
         for (l, (bias, slope)) in zip(site.floors[0].locators, zip(CalibrateCommandTests.biasesMeters, Self.slopes)) {
             #expect(abs(l.biasSlope - slope) <= 0.004, "\(l.address): slope \(l.biasSlope) vs \(slope)")
             #expect(abs(l.biasMeters - bias) <= 0.03, "\(l.address): bias \(l.biasMeters) vs \(bias)")
         }
+        // The file holds the intercept (intercept_m, the error at distance 0), as --help and
+        // docs/calibration.md say; bias_m (the fit at the mean distance) is another number.
+        let summary = try JSONParser.parse(Array(run.out.utf8))
+        let reported = try #require(summary["floors"]?.arrayValue?.first?["locators"]?.arrayValue)
+        for (l, row) in zip(site.floors[0].locators, reported) {
+            let intercept = try #require(row["intercept_m"]?.doubleValue)
+            let atMean = try #require(row["bias_m"]?.doubleValue)
+            #expect(abs(l.biasMeters - intercept) <= 0.00005, "\(l.address): biasM \(l.biasMeters) vs intercept_m \(intercept)")
+            if abs(l.biasSlope) > 0.005 { #expect(abs(atMean - intercept) > 0.001, "\(l.address): bias_m \(atMean) equals the intercept") }
+        }
+        let help = CapturedRun(["calibrate", "--help"]).out
+        #expect(help.contains("biasM = b, the intercept"))
+        #expect(!help.contains("biasM is then the fit at the mean distance"))
         // Replayed on the calibrated site the raw fixes are as good as on the true one.
         let calibrated = try CalibrateCommandTests.replayRMSE(site: dir + "/calibrated.json", run: dir, ["--filter", "none"])
         let uncorrected = try CalibrateCommandTests.replayRMSE(site: dir + "/site.json", run: dir, ["--filter", "none", "--tag-offset", "off"])
