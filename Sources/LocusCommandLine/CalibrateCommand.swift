@@ -53,7 +53,9 @@ package enum CalibrateCommand: LocusCommand {
         configuration.minimumSamples = try arguments.integer("min-samples", default: 10, in: 1...Int.max)
         let heightChoice = arguments.string("height") ?? "auto"
 
-        var site = try SiteDecoder.load(path: arguments.string("site") ?? "")
+        // The notation of each address, so that --out writes them as the input had them.
+        let (input, addressNotation) = try SiteDecoder.loadNotated(path: arguments.string("site") ?? "")
+        var site = input
         let defaultFloor = try site.floorIndex(arguments.string("floor").map { FloorID($0) })
         let truth = try GroundTruth.read(path: arguments.string("truth") ?? "")
         let trace = try TraceReader.read(path: tracePath)
@@ -111,7 +113,7 @@ package enum CalibrateCommand: LocusCommand {
                             + "fewer than \(configuration.minimumSamples): its biasM is kept\n")
             }
         }
-        if let out = arguments.string("out") { try FileBytes.write(SiteEncoder.encode(site), to: out) }
+        if let out = arguments.string("out") { try FileBytes.write(SiteEncoder.encode(site, addressNotation: addressNotation), to: out) }
 
         let summary = CalibrationSummary(floors: results, samples: samples.reduce(0) { $0 + $1.count },
                                          withoutTruth: withoutTruth, skipped: skipped, configuration: configuration,

@@ -55,6 +55,26 @@ struct CalibrateCommandTests {
         #expect(site == expected)
     }
 
+    @Test("calibrate --out keeps each locator address in the input's notation: a number stays a number, a hex string keeps its case and width")
+    func outKeepsAddressNotation() throws {
+        let dir = TestPaths.temporaryDirectory()
+        let files = try Self.simulatedRecording(in: dir)
+        // The encoder wrote "0x0200" … "0x0205"; respell two as a number and one in lower case.
+        var text = try String(contentsOfFile: files.site, encoding: .utf8)
+        text = text.replacingOccurrences(of: #""address": "0x0200""#, with: #""address": 512"#)
+            .replacingOccurrences(of: #""address": "0x0201""#, with: #""address": "0x201""#)
+            .replacingOccurrences(of: #""address": "0x0202""#, with: #""address": 514"#)
+        try text.write(toFile: files.site, atomically: true, encoding: .utf8)
+        let out = dir + "/calibrated.json"
+        let run = CapturedRun(["calibrate", "--site", files.site, "--trace", files.trace, "--truth", files.truth, "--out", out])
+        #expect(run.status == 0, "\(run.err)")
+        let written = try String(contentsOfFile: out, encoding: .utf8)
+        for spelling in [#""address": 512,"#, #""address": "0x201","#, #""address": 514,"#, #""address": "0x0203","#] {
+            #expect(written.contains(spelling), "\(spelling) missing from the written site")
+        }
+        #expect(!written.contains(#""0x0200""#) && !written.contains(#""0x0202""#))
+    }
+
     @Test("--json prints one object with a per-locator table: address, samples, bias_m, median_m, sigma_m")
     func jsonSummary() throws {
         let dir = TestPaths.temporaryDirectory()
