@@ -109,7 +109,7 @@ package enum CalibrateCommand: LocusCommand {
         }
         for r in results {
             for l in r.calibration.locators where l.biasMeters == nil {
-                console.err("locus calibrate: warning: floor '\(r.floor.id)' locator \(l.address): \(l.sampleCount) samples, "
+                console.err("locus calibrate: warning: floor '\(r.floor.id)' locator \(l.address): \(plural(l.sampleCount, "sample")), "
                             + "fewer than \(configuration.minimumSamples): its biasM is kept\n")
             }
         }
@@ -176,7 +176,7 @@ struct CalibrationSummary {
     }
 
     func text(tracePath: String) -> String {
-        var s = "calibrate \(tracePath): \(samples) ranges with truth"
+        var s = "calibrate \(tracePath): \(plural(samples, "range")) with truth"
         if withoutTruth > 0 { s += ", \(withoutTruth) outside the truth's time span (not used)" }
         s += "; estimator \(configuration.estimator.rawValue)\(configuration.fitsSlope ? " with slope" : "")\n"
         if skipped.total > 0 {
@@ -187,7 +187,7 @@ struct CalibrationSummary {
         func pad(_ text: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - text.count)) + text }
         for r in floors {
             s += "floor \(r.floor.id) (tag height from \(r.heightSource)"
-            if configuration.estimator != .median { s += ", \(r.calibration.iterations) reweighting passes" }
+            if configuration.estimator != .median { s += ", \(plural(r.calibration.iterations, "reweighting pass", "reweighting passes"))" }
             s += ")\n"
             var header = pad("address", 9) + pad("samples", 9) + pad("bias_m", 9) + pad("median_m", 10) + pad("sigma_m", 9)
             if configuration.fitsSlope { header += pad("slope", 9) + pad("icept_m", 9) }

@@ -89,7 +89,7 @@ package enum SimulateCommand: LocusCommand {
                 ("seed", .integer(seed)),
             ])) + "\n")
         } else {
-            console.out("simulate: \(recording.ranges.count) ranges and \(recording.truth.count) truth rows, \(tags) tag\(tags == 1 ? "" : "s"), "
+            console.out("simulate: \(plural(recording.ranges.count, "range")) and \(plural(recording.truth.count, "truth row")), \(plural(tags, "tag")), "
                         + "\(DecimalText.string(duration, decimals: 1)) s on floor \(floor.id), seed \(seed)\n")
         }
         return 0

@@ -89,7 +89,7 @@ package enum ZonesCommand: LocusCommand {
             console.out(JSONWriter(style: .compact).string(summary) + "\n")
         } else {
             if arguments.string("events") == nil { console.out(String(decoding: writer.bytes, as: UTF8.self)) }
-            var s = "zones \(positionsPath): \(judged) fixes judged, events: "
+            var s = "zones \(positionsPath): \(plural(judged, "fix", "fixes")) judged, events: "
             s += ZoneEvent.Kind.allCases.map { "\($0.rawValue) \(counts[$0] ?? 0)" }.joined(separator: ", ")
             if skipped.total > 0 {
                 s += "; skipped rows: " + skipped.nonZero.map { "\($0.reason.rawValue) \($0.count) (first at line \(skipped.firstLine($0.reason)))" }.joined(separator: ", ")

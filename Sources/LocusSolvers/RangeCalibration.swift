@@ -198,7 +198,7 @@ package struct RangeCalibration: Sendable, Hashable {
         let columns = c.fitsSlope ? 2 * locatorCount : locatorCount
         let rows = included.reduce(0) { $0 + errors[$1].count }
         guard rows >= columns else {
-            throw LocusError(.tooFewRanges, "calibration needs at least \(columns) samples, has \(rows)")
+            throw LocusError(.tooFewRanges, "calibration needs at least \(plural(columns, "sample")), has \(rows)")
         }
         // θ: intercept cⱼ at the centred distance (d − d̄ⱼ) for conditioning, then the slope sⱼ.
         var meanDistance = [Double](repeating: 0, count: locatorCount)

@@ -109,3 +109,21 @@ struct CoreValueTests {
         #expect((0..<10).map { _ in a.next() } == (0..<10).map { _ in b.next() })
     }
 }
+
+@Suite("English counts in messages")
+struct PluralTests {
+    @Test("plural takes the singular for exactly 1, the plural otherwise, with an irregular form when given")
+    func forms() {
+        #expect(plural(1, "zone") == "1 zone")
+        #expect(plural(0, "zone") == "0 zones")
+        #expect(plural(2, "range row") == "2 range rows")
+        #expect(plural(1, "fix", "fixes") == "1 fix")
+        #expect(plural(3, "fix", "fixes") == "3 fixes")
+    }
+
+    @Test("a polygon with one distinct vertex says so in the singular")
+    func polygonMessage() {
+        #expect(PolygonProblem.tooFewVertices(distinct: 1).message == "polygon has 1 distinct vertex, needs at least 3")
+        #expect(PolygonProblem.tooFewVertices(distinct: 2).message == "polygon has 2 distinct vertices, needs at least 3")
+    }
+}
