@@ -28,7 +28,8 @@ package enum CalibrateCommand: LocusCommand {
         For every range row with truth at its time: e = r − ‖p_truth(t) − aᵢ‖. Per locator the bias b̂ᵢ is
         the robust M-estimate of e (or its median), σ̂ᵢ = 1.4826·MAD of the residuals. The method and the
         figures on real data are in docs/calibration.md.
-        Exit codes: 0 success, 1 failure at run time, 2 usage error or invalid input.
+        Exit codes: 0 success, 1 failure at run time (e.g. an unwritable --out), 2 usage error or
+        invalid input (including no row with truth, or a slope the samples do not determine).
         """)
 
     /// What one floor's calibration produced.

@@ -27,7 +27,8 @@ package enum GeometryCommand: LocusCommand {
         outside the floor, areas out of range or with HDOP > 5 (with their bounding box), zones in
         poor geometry. --suggest tries positions every ~1 m along the walls and on an interior grid
         (at the median locator height) and picks the one with the lowest 95th-percentile HDOP.
-        Exit codes: 0 judged (warnings allowed), 2 usage error or invalid site.
+        Exit codes: 0 judged (warnings allowed), 1 failure at run time (e.g. an unwritable --svg),
+        2 usage error or invalid site.
         """)
 
     /// Loads the site, computes the report (and the suggestion), writes the SVG, prints the summary.

@@ -19,7 +19,7 @@ package enum LintCommand: LocusCommand {
             .value("rate", "HZ", "Position rate the zone rules are judged against (default 4).", required: false),
             .flag("json", "Print {\"errors\": [...], \"warnings\": [...]} as one JSON object."),
         ],
-        discussion: "Exit codes: 0 no errors (warnings allowed), 2 the site is invalid.")
+        discussion: "Exit codes: 0 no errors (warnings allowed), 2 usage error or invalid site (lint writes no file, so never 1).")
 
     /// One warning: a stable key, where, and what.
     struct Finding {

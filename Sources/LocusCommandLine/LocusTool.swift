@@ -18,6 +18,7 @@ package enum LocusTool {
         locus — UWB ranges to positions and zone events.
 
         usage: locus <command> [options]     (locus <command> --help for its options)
+        exit codes: 0 success, 1 the work failed at run time, 2 usage error or invalid input
 
         commands:
 

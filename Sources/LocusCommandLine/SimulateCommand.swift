@@ -32,6 +32,8 @@ package enum SimulateCommand: LocusCommand {
         Ranges are r = ‖p(t) − aᵢ‖ + biasMᵢ + σ·n (+ an NLOS excess), p at the floor's tagHeightM.
         Walks: 0.8–1.5 m/s with turns, stopping 2–5 s at 30 % of waypoints. The model is documented in
         Sources/LocusSimulation/README.md.
+        Exit codes: 0 success, 1 failure at run time (e.g. an unwritable --trace or --truth), 2 usage
+        error or invalid input (including a floor without locators).
         """)
 
     package static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {

@@ -20,6 +20,8 @@ package enum ZonesCommand: LocusCommand {
         Rows are judged in time order (ties in file order); all floors share one clock, the latest fix
         time, and at the end of the stream no synthetic exit is made (SPEC §4.6). Configuration
         warnings go to stderr.
+        Exit codes: 0 success, 1 failure at run time (e.g. an unwritable --events), 2 usage error or
+        invalid input.
         """)
 
     package static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
