@@ -54,14 +54,10 @@ package enum LocusTool {
         }
     }
 
-    /// 2 for usage errors and invalid input (site, trace, arguments), 1 for failures at run time.
+    /// 2 for usage errors and invalid input (site, trace, arguments), 1 for failures at run time
+    /// (`LocusErrorCode.isRunTimeFailure`).
     package static func exitCode(for code: LocusErrorCode) -> Int32 {
-        switch code {
-        case .fileUnwritable, .undeliveredPositions, .lapackInternal, .solverDiverged, .filterDivergence, .callOrder:
-            return 1
-        default:
-            return 2
-        }
+        code.isRunTimeFailure ? 1 : 2
     }
 }
 

@@ -38,6 +38,15 @@ struct ErrorCodeTableTests {
         }
     }
 
+    @Test("the run-time failures (exit 1) are the codes docs/errors.md lists for exit 1; every other code exits 2")
+    func runTimeFailures() throws {
+        let doc = try String(contentsOfFile: TestPaths.repositoryRoot.appendingPathComponent("docs/errors.md").path, encoding: .utf8)
+        let sentence = try #require(doc.range(of: "1 for failures at run time (").map { doc[$0.upperBound...] })
+        let listed = Set(sentence.prefix { $0 != ")" }.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        let failing = Set(LocusErrorCode.allCases.filter(\.isRunTimeFailure).map(\.rawValue))
+        #expect(failing == listed)
+    }
+
     @Test("an error prints file, line, column, JSON path, message and code")
     func description() {
         let e = LocusError(.siteDuplicateAddress, "duplicate address 0x9DD7",
