@@ -2,11 +2,11 @@ import LocusCore
 
 /// One log message of a session: its level, its code (SPEC §6; nil for lifecycle tracing) and what
 /// happened, rendered in English, Korean or Japanese by `text(in:)`.
-public struct LogMessage: Sendable, Hashable {
+package struct LogMessage: Sendable, Hashable {
     /// How much it matters.
-    public var level: LogLevel
+    package var level: LogLevel
     /// The stable code (`E3001`, `E4002`, …), nil for lifecycle messages.
-    public var code: LocusErrorCode?
+    package var code: LocusErrorCode?
     /// What happened (the catalogue entry with its values).
     package var subject: Subject
 
@@ -36,7 +36,7 @@ public struct LogMessage: Sendable, Hashable {
     }
 
     /// The message in `language`, prefixed with its code: `[E3001] no floor map set: …`.
-    public func text(in language: LogLanguage) -> String {
+    package func text(in language: LogLanguage) -> String {
         let body: String
         switch language {
         case .english: body = english
