@@ -3,7 +3,10 @@
 //   swift run FloorSessionExample [SITE.json] [TRACE.csv]
 //
 // Defaults: Fixtures/sites/hall.json and Fixtures/traces/hall-walk.csv (two tags walking through
-// the hall's zones for 90 s), played as fast as possible.
+// the hall's zones for 90 s), played as fast as possible. Exits as `locus` does: 0 success, 1 the
+// work failed at run time, 2 invalid input (a missing or invalid site or trace), with the error on
+// stderr.
+import Foundation
 import Locus
 
 let arguments = CommandLine.arguments
@@ -22,7 +25,7 @@ func format(_ value: Double) -> String {
     return "\(scaled)"
 }
 
-do {
+do throws(LocusError) {
     let session = try FloorSession(sitePath: sitePath, sink: CountingSink())
     session.setDebugLog(minimumLevel: .info) { level, text in print("[\(level)] \(text)") }
     try session.setLanguage("en")
@@ -43,5 +46,6 @@ do {
     await session.waitForProvider()
     session.end()
 } catch {
-    print("error: \(error)")
+    FileHandle.standardError.write(Data("FloorSessionExample: error: \(error)\n".utf8))
+    exit(error.code.isRunTimeFailure ? 1 : 2)
 }

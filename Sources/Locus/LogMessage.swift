@@ -2,11 +2,11 @@ import LocusCore
 
 /// One log message of a session: its level, its code (SPEC §6; nil for lifecycle tracing) and what
 /// happened, rendered in English, Korean or Japanese by `text(in:)`.
-public struct LogMessage: Sendable, Hashable {
+package struct LogMessage: Sendable, Hashable {
     /// How much it matters.
-    public var level: LogLevel
+    package var level: LogLevel
     /// The stable code (`E3001`, `E4002`, …), nil for lifecycle messages.
-    public var code: LocusErrorCode?
+    package var code: LocusErrorCode?
     /// What happened (the catalogue entry with its values).
     package var subject: Subject
 
@@ -36,7 +36,7 @@ public struct LogMessage: Sendable, Hashable {
     }
 
     /// The message in `language`, prefixed with its code: `[E3001] no floor map set: …`.
-    public func text(in language: LogLanguage) -> String {
+    package func text(in language: LogLanguage) -> String {
         let body: String
         switch language {
         case .english: body = english
@@ -78,21 +78,21 @@ public struct LogMessage: Sendable, Hashable {
     private var english: String {
         switch subject {
         case .began(let floor): floor.map { "session began on floor \($0)" } ?? "session began without a floor map"
-        case .ended(let p, let e): "session ended: \(p) positions, \(e) zone events"
+        case .ended(let p, let e): "session ended: \(plural(p, "position")), \(plural(e, "zone event"))"
         case .floorSwitched(let f, let b): "floor map set to \(f) of building \(b)"
-        case .noFloorMap(let n): "no floor map set: \(n) range(s) without a floor were dropped; call setFloorMap first"
+        case .noFloorMap(let n): "no floor map set: dropped \(plural(n, "range")) without a floor; call setFloorMap first"
         case .unknownFloor(let f): "the site has no floor '\(f)'"
         case .floorHasNoZones(let f): "floor \(f) has no zones yet: positions only, no zone events"
         case .floorWithoutSessionID(let f): "floor \(f) has no UWB session id: positioning anyway"
-        case .notRunning(let n): "the session is not running: \(n) range(s) dropped; call begin() first"
-        case .epochsFailed(let n): "\(n) epoch(s) gave no position: \(epochReasonEnglish)"
-        case .deliveryFailed(let s, let n, let r): "the sink did not take batch \(s) (\(n) positions): \(r); it stays pending"
+        case .notRunning(let n): "the session is not running: dropped \(plural(n, "range")); call begin() first"
+        case .epochsFailed(let n): "\(plural(n, "epoch")) gave no position: \(epochReasonEnglish)"
+        case .deliveryFailed(let s, let n, let r): "the sink did not take batch \(s) (\(plural(n, "position"))): \(r); it stays pending"
         case .spoolFailed(let p, let r): "could not write the spool \(p): \(r)"
         case .undelivered(let n, let spooled):
-            spooled ? "\(n) position(s) not yet delivered at exit: they stay in the spool for the next start"
-                : "\(n) position(s) were never delivered: the session ended without end() or send()"
-        case .recovered(let b, let n): "delivered \(b) pending batch(es) (\(n) positions) from the spool first"
-        case .discarded(let n): "discarded \(n) buffered position(s)"
+            spooled ? "not yet delivered at exit: \(plural(n, "position")), kept in the spool for the next start"
+                : "never delivered: \(plural(n, "position")), the session ended without end() or send()"
+        case .recovered(let b, let n): "delivered \(plural(b, "pending batch", "pending batches")) (\(plural(n, "position"))) from the spool first"
+        case .discarded(let n): "discarded \(plural(n, "buffered position"))"
         }
     }
 

@@ -17,24 +17,24 @@ public final class MockPositioningProvider: PositioningProvider {
     /// Stops delivering (see `PositioningProvider`).
     public func stop() { output.withLock { $0 = nil } }
 
-    /// Simulates entering building `buildingId`.
-    public func simulateEnter(buildingId: String) {
-        output.withLock { $0 }?.enterBuilding(buildingId)
+    /// Simulates entering building `buildingID`.
+    public func simulateEnter(buildingID: String) {
+        output.withLock { $0 }?.enterBuilding(buildingID)
     }
 
-    /// Simulates a position `point` on floor `floorId` at time `timeSeconds` (a fix with zero
+    /// Simulates a position `point` on floor `floorID` at time `timeSeconds` (a fix with zero
     /// covariance); zones are judged on it as on any fix.
-    public func simulatePosition(_ point: Point3, floorId: FloorID, at timeSeconds: Double) {
-        let fix = PositionFix(timeSeconds: timeSeconds, tag: tag, floor: floorId, position: point, covariance: .zero,
+    public func simulatePosition(_ point: Point3, floorID: FloorID, at timeSeconds: Double) {
+        let fix = PositionFix(timeSeconds: timeSeconds, tag: tag, floor: floorID, position: point, covariance: .zero,
                               quality: FixQuality(hdop: 0, pdop: 0, residualRMSMeters: 0, locatorsUsed: 0))
         output.withLock { $0 }?.position(fix)
     }
 
-    /// Simulates a zone event of `status` for `zone` on floor `floorId` at `timeSeconds`. A dwell
+    /// Simulates a zone event of `status` for `zone` on floor `floorID` at `timeSeconds`. A dwell
     /// event carries the seconds since the latest simulated enter of that zone (0 if none).
-    public func simulateZone(_ zone: ZoneID, status: ZoneEventStatus, floorId: FloorID, at timeSeconds: Double) {
+    public func simulateZone(_ zone: ZoneID, status: ZoneEventStatus, floorID: FloorID, at timeSeconds: Double) {
         let dwell: Double? = status == .dwell ? max(0, timeSeconds - enteredAt(zone, status: status, at: timeSeconds)) : nil
-        let event = ZoneEvent(timeSeconds: timeSeconds, tag: tag, floor: floorId, zone: zone, kind: status.kind, dwellSeconds: dwell)
+        let event = ZoneEvent(timeSeconds: timeSeconds, tag: tag, floor: floorID, zone: zone, kind: status.kind, dwellSeconds: dwell)
         note(zone, status: status, at: timeSeconds)
         output.withLock { $0 }?.zoneEvent(event)
     }

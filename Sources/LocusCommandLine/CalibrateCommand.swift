@@ -14,11 +14,11 @@ package enum CalibrateCommand: LocusCommand {
             .value("site", "SITE", "Site JSON (SPEC §1); its biasM values are ignored: biases are estimated from the raw ranges.", required: true),
             .value("trace", "TRACE", "Range trace CSV: t,anchor,range_m[,tag][,floor] (SPEC §2).", required: true),
             .value("truth", "TRUTH", "Truth CSV t,[tag,]x,y[,z]: where each tag was (interpolated linearly in time).", required: true),
-            .value("out", "SITE_OUT", "Write the site with the estimated biasM (locators without enough samples keep theirs)."),
+            .value("out", "SITE_OUT", "Write the site with the estimated biasM (and biasSlope with --slope); locators without enough samples keep theirs."),
             .value("floor", "ID", "Floor for rows without a floor column (default: the site's first floor)."),
             .value("estimator", "KIND", "tukey: Huber then Tukey bisquare M-estimate, one LAPACKE least squares over all locators per pass (default); huber: the Huber stage only; median: per-locator median.",
                    choices: ["tukey", "huber", "median"]),
-            .flag("slope", "Fit error = bias + slope·distance per locator (tukey/huber); biasM is then the fit at the mean distance."),
+            .flag("slope", "Fit error = b + s·distance per locator (tukey/huber): --out writes biasM = b, the intercept (the error at distance 0), and biasSlope = s; the table's bias_m column is the fit at the mean distance, icept_m is b."),
             .value("height", "SOURCE", "Tag height for the true distance: auto (the floor's tagHeightM on planar floors, the truth's z otherwise, default), floor, or truth.",
                    choices: ["auto", "floor", "truth"]),
             .value("min-samples", "N", "Samples a locator needs to be estimated (default 10)."),
@@ -28,7 +28,8 @@ package enum CalibrateCommand: LocusCommand {
         For every range row with truth at its time: e = r − ‖p_truth(t) − aᵢ‖. Per locator the bias b̂ᵢ is
         the robust M-estimate of e (or its median), σ̂ᵢ = 1.4826·MAD of the residuals. The method and the
         figures on real data are in docs/calibration.md.
-        Exit codes: 0 success, 1 failure at run time, 2 usage error or invalid input.
+        Exit codes: 0 success, 1 failure at run time (e.g. an unwritable --out), 2 usage error or
+        invalid input (including no row with truth, or a slope the samples do not determine).
         """)
 
     /// What one floor's calibration produced.
@@ -53,7 +54,9 @@ package enum CalibrateCommand: LocusCommand {
         configuration.minimumSamples = try arguments.integer("min-samples", default: 10, in: 1...Int.max)
         let heightChoice = arguments.string("height") ?? "auto"
 
-        var site = try SiteDecoder.load(path: arguments.string("site") ?? "")
+        // The notation of each address, so that --out writes them as the input had them.
+        let (input, addressNotation) = try SiteDecoder.loadNotated(path: arguments.string("site") ?? "")
+        var site = input
         let defaultFloor = try site.floorIndex(arguments.string("floor").map { FloorID($0) })
         let truth = try GroundTruth.read(path: arguments.string("truth") ?? "")
         let trace = try TraceReader.read(path: tracePath)
@@ -107,11 +110,11 @@ package enum CalibrateCommand: LocusCommand {
         }
         for r in results {
             for l in r.calibration.locators where l.biasMeters == nil {
-                console.err("locus calibrate: warning: floor '\(r.floor.id)' locator \(l.address): \(l.sampleCount) samples, "
+                console.err("locus calibrate: warning: floor '\(r.floor.id)' locator \(l.address): \(plural(l.sampleCount, "sample")), "
                             + "fewer than \(configuration.minimumSamples): its biasM is kept\n")
             }
         }
-        if let out = arguments.string("out") { try FileBytes.write(SiteEncoder.encode(site), to: out) }
+        if let out = arguments.string("out") { try FileBytes.write(SiteEncoder.encode(site, addressNotation: addressNotation), to: out) }
 
         let summary = CalibrationSummary(floors: results, samples: samples.reduce(0) { $0 + $1.count },
                                          withoutTruth: withoutTruth, skipped: skipped, configuration: configuration,
@@ -174,7 +177,7 @@ struct CalibrationSummary {
     }
 
     func text(tracePath: String) -> String {
-        var s = "calibrate \(tracePath): \(samples) ranges with truth"
+        var s = "calibrate \(tracePath): \(plural(samples, "range")) with truth"
         if withoutTruth > 0 { s += ", \(withoutTruth) outside the truth's time span (not used)" }
         s += "; estimator \(configuration.estimator.rawValue)\(configuration.fitsSlope ? " with slope" : "")\n"
         if skipped.total > 0 {
@@ -185,7 +188,7 @@ struct CalibrationSummary {
         func pad(_ text: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - text.count)) + text }
         for r in floors {
             s += "floor \(r.floor.id) (tag height from \(r.heightSource)"
-            if configuration.estimator != .median { s += ", \(r.calibration.iterations) reweighting passes" }
+            if configuration.estimator != .median { s += ", \(plural(r.calibration.iterations, "reweighting pass", "reweighting passes"))" }
             s += ")\n"
             var header = pad("address", 9) + pad("samples", 9) + pad("bias_m", 9) + pad("median_m", 10) + pad("sigma_m", 9)
             if configuration.fitsSlope { header += pad("slope", 9) + pad("icept_m", 9) }

@@ -27,7 +27,8 @@ package enum GeometryCommand: LocusCommand {
         outside the floor, areas out of range or with HDOP > 5 (with their bounding box), zones in
         poor geometry. --suggest tries positions every ~1 m along the walls and on an interior grid
         (at the median locator height) and picks the one with the lowest 95th-percentile HDOP.
-        Exit codes: 0 judged (warnings allowed), 2 usage error or invalid site.
+        Exit codes: 0 judged (warnings allowed), 1 failure at run time (e.g. an unwritable --svg),
+        2 usage error or invalid site.
         """)
 
     /// Loads the site, computes the report (and the suggestion), writes the SVG, prints the summary.
@@ -120,7 +121,7 @@ package enum GeometryCommand: LocusCommand {
         func f(_ x: Double?, _ d: Int = 2) -> String { x.map { DecimalText.string($0, decimals: d) } ?? "n/a" }
         func pct(_ part: Int) -> String { f(s.cells > 0 ? 100 * Double(part) / Double(s.cells) : 0, 1) + " %" }
         var out = "geometry \(path): floor \(r.floor.id)\(r.floor.name.isEmpty ? "" : " (\(r.floor.name))"), "
-        out += "\(r.mode == .spatial ? "spatial" : "planar"), \(r.locators.count) locators, "
+        out += "\(r.mode == .spatial ? "spatial" : "planar"), \(plural(r.locators.count, "locator")), "
         out += "\(r.grid.columns) × \(r.grid.rows) cells of \(f(r.grid.cellWidthMeters)) m, range \(f(r.options.maximumRangeMeters, 0)) m\n"
         out += "  HDOP       p50 \(f(s.hdopP50))   p95 \(f(s.hdopP95))   max \(f(s.hdopMax))"
         if let v = s.vdopMax { out += "   (VDOP max \(f(v)))" }
@@ -137,7 +138,7 @@ package enum GeometryCommand: LocusCommand {
             out += "suggest: one more locator at (\(f(g.position.x)), \(f(g.position.y)), \(f(g.position.z))) m"
             out += g.improves ? "\n" : " — marginal: no position gains 5 % in p95 HDOP or 0.5 % in coverage\n"
             out += "  p95 HDOP \(f(g.before.hdopP95)) → \(f(g.after.hdopP95)),  max \(f(g.before.hdopMax)) → \(f(g.after.hdopMax)),  "
-            out += "coverage \(f(100 * g.before.coverage, 1)) % → \(f(100 * g.after.coverage, 1)) %   (\(g.candidates) positions tried)\n"
+            out += "coverage \(f(100 * g.before.coverage, 1)) % → \(f(100 * g.after.coverage, 1)) %   (\(plural(g.candidates, "position")) tried)\n"
         }
         if site.floors.count > 1 {
             out += "other floors: \(site.floors.filter { $0.id != r.floor.id }.map(\.id.rawValue).joined(separator: ", ")) (use --floor)\n"

@@ -96,11 +96,11 @@ enum GeometryHeatmap {
         // Title: what, the numbers, and the verdict.
         svg.text(title, x: left, y: 30, [("font-size", .number(17)), ("font-weight", .text("bold")), ("fill", .text("#111111"))])
         var line2 = "\(report.mode == .spatial ? "spatial (3-D)" : "planar (2-D)") · \(grid.columns) × \(grid.rows) cells of "
-        line2 += "\(n(grid.cellWidthMeters, 2)) m · range \(n(report.options.maximumRangeMeters, 0)) m · \(report.locators.count) locators"
+        line2 += "\(n(grid.cellWidthMeters, 2)) m · range \(n(report.options.maximumRangeMeters, 0)) m · \(plural(report.locators.count, "locator"))"
         svg.text(line2, x: left, y: 52, [("font-size", .number(12.5)), ("fill", .text("#444444"))])
         var line3 = "HDOP p50 \(opt(stats.hdopP50)) · p95 \(opt(stats.hdopP95)) · max \(opt(stats.hdopMax))"
         if let v = stats.vdopMax { line3 += " · VDOP max \(n(v, 2))" }
-        line3 += " · coverage \(n(100 * stats.coverage, 1)) % · \(report.warnings.count) warning\(report.warnings.count == 1 ? "" : "s")"
+        line3 += " · coverage \(n(100 * stats.coverage, 1)) % · \(plural(report.warnings.count, "warning"))"
         svg.text(line3, x: left, y: 72, [("font-size", .number(13.5)), ("font-weight", .text("bold")),
                                          ("fill", .text(stats.coverage >= 0.95 ? "#1A6B3A" : (stats.coverage >= 0.8 ? "#8A5A00" : "#B2182B")))])
         if let s = suggestion {

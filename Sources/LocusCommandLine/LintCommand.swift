@@ -19,7 +19,7 @@ package enum LintCommand: LocusCommand {
             .value("rate", "HZ", "Position rate the zone rules are judged against (default 4).", required: false),
             .flag("json", "Print {\"errors\": [...], \"warnings\": [...]} as one JSON object."),
         ],
-        discussion: "Exit codes: 0 no errors (warnings allowed), 2 the site is invalid.")
+        discussion: "Exit codes: 0 no errors (warnings allowed), 2 usage error or invalid site (lint writes no file, so never 1).")
 
     /// One warning: a stable key, where, and what.
     struct Finding {
@@ -58,8 +58,8 @@ package enum LintCommand: LocusCommand {
         } else {
             for f in findings { console.out("\(path): floors[\(f.floor)]: warning: \(f.key): \(f.message)\n") }
             let z = site.floors.reduce(0) { $0 + $1.zones.count }, l = site.floors.reduce(0) { $0 + $1.locators.count }
-            console.out("\(path): no errors, \(findings.count) warning\(findings.count == 1 ? "" : "s") "
-                        + "(\(site.floors.count) floor\(site.floors.count == 1 ? "" : "s"), \(l) locators, \(z) zones)\n")
+            console.out("\(path): no errors, \(plural(findings.count, "warning")) "
+                        + "(\(plural(site.floors.count, "floor")), \(plural(l, "locator")), \(plural(z, "zone")))\n")
         }
         return 0
     }
@@ -81,7 +81,7 @@ package enum LintCommand: LocusCommand {
         for floor in site.floors {
             if floor.locators.count < 3 {
                 out.append(Finding(key: "floor.tooFewLocators", floor: floor.id,
-                                   message: "floor '\(floor.id)' has \(floor.locators.count) locator\(floor.locators.count == 1 ? "" : "s"): at least 3 are needed to position"))
+                                   message: "floor '\(floor.id)' has \(plural(floor.locators.count, "locator")): at least 3 are needed to position"))
             }
             if floor.sessionID == nil {
                 out.append(Finding(key: "floor.noSessionId", floor: floor.id,

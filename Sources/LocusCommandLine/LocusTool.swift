@@ -18,6 +18,7 @@ package enum LocusTool {
         locus — UWB ranges to positions and zone events.
 
         usage: locus <command> [options]     (locus <command> --help for its options)
+        exit codes: 0 success, 1 the work failed at run time, 2 usage error or invalid input
 
         commands:
 
@@ -53,14 +54,10 @@ package enum LocusTool {
         }
     }
 
-    /// 2 for usage errors and invalid input (site, trace, arguments), 1 for failures at run time.
+    /// 2 for usage errors and invalid input (site, trace, arguments), 1 for failures at run time
+    /// (`LocusErrorCode.isRunTimeFailure`).
     package static func exitCode(for code: LocusErrorCode) -> Int32 {
-        switch code {
-        case .fileUnwritable, .undeliveredPositions, .lapackInternal, .solverDiverged, .filterDivergence, .callOrder:
-            return 1
-        default:
-            return 2
-        }
+        code.isRunTimeFailure ? 1 : 2
     }
 }
 

@@ -56,7 +56,7 @@ struct ReplaySummary {
     }
 
     func text(tracePath: String, positionsPath: String?) -> String {
-        var s = "replay \(tracePath): \(fixes) fixes from \(ranges) range rows, \(tags) tag\(tags == 1 ? "" : "s"), "
+        var s = "replay \(tracePath): \(plural(fixes, "fix", "fixes")) from \(plural(ranges, "range row")), \(plural(tags, "tag")), "
         s += "filter \(filter)\(smooth ? " + smoother" : ""), \(DecimalText.string(elapsedSeconds, decimals: 3)) s "
         s += "(\(DecimalText.string(fixesPerSecond, decimals: 0)) fixes/s)\n"
         if skipped.total == 0 {
@@ -76,10 +76,10 @@ struct ReplaySummary {
         }
         if diagnostics.rejectedRanges > 0 { s += "ranges rejected as outliers: \(diagnostics.rejectedRanges)\n" }
         if let a = accuracy {
-            s += "horizontal error vs truth (\(a.compared) fixes): RMSE \(DecimalText.string(a.rmseMeters, decimals: 3)) m, "
+            s += "horizontal error vs truth (\(plural(a.compared, "fix", "fixes"))): RMSE \(DecimalText.string(a.rmseMeters, decimals: 3)) m, "
             s += "p50 \(DecimalText.string(a.p50Meters, decimals: 3)) m, p95 \(DecimalText.string(a.p95Meters, decimals: 3)) m, "
             s += "max \(DecimalText.string(a.maxMeters, decimals: 3)) m\n"
-            if a.uncompared > 0 { s += "  (\(a.uncompared) fixes outside the truth's time span were not compared)\n" }
+            if a.uncompared > 0 { s += "  (not compared: \(plural(a.uncompared, "fix", "fixes")) outside the truth's time span)\n" }
         }
         if let shift = truthShift { s += shift.text + "\n" }
         if !events.isEmpty {

@@ -32,6 +32,8 @@ package enum SimulateCommand: LocusCommand {
         Ranges are r = ‖p(t) − aᵢ‖ + biasMᵢ + σ·n (+ an NLOS excess), p at the floor's tagHeightM.
         Walks: 0.8–1.5 m/s with turns, stopping 2–5 s at 30 % of waypoints. The model is documented in
         Sources/LocusSimulation/README.md.
+        Exit codes: 0 success, 1 failure at run time (e.g. an unwritable --trace or --truth), 2 usage
+        error or invalid input (including a floor without locators).
         """)
 
     package static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
@@ -89,7 +91,7 @@ package enum SimulateCommand: LocusCommand {
                 ("seed", .integer(seed)),
             ])) + "\n")
         } else {
-            console.out("simulate: \(recording.ranges.count) ranges and \(recording.truth.count) truth rows, \(tags) tag\(tags == 1 ? "" : "s"), "
+            console.out("simulate: \(plural(recording.ranges.count, "range")) and \(plural(recording.truth.count, "truth row")), \(plural(tags, "tag")), "
                         + "\(DecimalText.string(duration, decimals: 1)) s on floor \(floor.id), seed \(seed)\n")
         }
         return 0

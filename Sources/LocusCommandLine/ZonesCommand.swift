@@ -20,6 +20,8 @@ package enum ZonesCommand: LocusCommand {
         Rows are judged in time order (ties in file order); all floors share one clock, the latest fix
         time, and at the end of the stream no synthetic exit is made (SPEC §4.6). Configuration
         warnings go to stderr.
+        Exit codes: 0 success, 1 failure at run time (e.g. an unwritable --events), 2 usage error or
+        invalid input.
         """)
 
     package static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
@@ -90,7 +92,7 @@ package enum ZonesCommand: LocusCommand {
             console.out(JSONWriter(style: .compact).string(summary) + "\n")
         } else {
             if arguments.string("events") == nil { console.out(String(decoding: writer.bytes, as: UTF8.self)) }
-            var s = "zones \(positionsPath): \(judged) fixes judged, events: "
+            var s = "zones \(positionsPath): \(plural(judged, "fix", "fixes")) judged, events: "
             s += ZoneEvent.Kind.allCases.map { "\($0.rawValue) \(counts[$0] ?? 0)" }.joined(separator: ", ")
             if skipped.total > 0 {
                 s += "; skipped rows: " + skipped.nonZero.map { "\($0.reason.rawValue) \($0.count) (first at line \(skipped.firstLine($0.reason)))" }.joined(separator: ", ")

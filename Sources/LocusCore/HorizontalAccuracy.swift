@@ -13,14 +13,14 @@ import Darwin
 /// bisection, once, for a table of r/√λ₁ over the axis ratio ρ = √(λ₂/λ₁) ∈ [0, 1]. Per fix the
 /// radius is one table interpolation (relative error below 1e-4): ρ = 1 gives √(−2 ln 0.05) ≈ 2.4477σ,
 /// ρ → 0 gives 1.96σ.
-public enum HorizontalAccuracy {
+@usableFromInline package enum HorizontalAccuracy {
     /// DRMS √(σx² + σy²), metres.
-    @inlinable public static func drms(_ c: SymmetricMatrix3) -> Double {
+    @inlinable package static func drms(_ c: SymmetricMatrix3) -> Double {
         max(0, c.xx + c.yy).squareRoot()
     }
 
     /// The 95 % horizontal radius, metres.
-    public static func radius95(_ c: SymmetricMatrix3) -> Double {
+    package static func radius95(_ c: SymmetricMatrix3) -> Double {
         let mean = 0.5 * (c.xx + c.yy)
         let half = 0.5 * (c.xx - c.yy)
         let disc = (half * half + c.xy * c.xy).squareRoot()

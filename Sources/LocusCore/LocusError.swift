@@ -19,7 +19,8 @@ public struct LocusError: Error, Sendable, Equatable, CustomStringConvertible {
         public var column: Int?
         public var jsonPath: String?
 
-        public init(file: String? = nil, line: Int? = nil, column: Int? = nil, jsonPath: String? = nil) {
+        /// A context with the fields that are known.
+        package init(file: String? = nil, line: Int? = nil, column: Int? = nil, jsonPath: String? = nil) {
             self.file = file
             self.line = line
             self.column = column
@@ -27,14 +28,16 @@ public struct LocusError: Error, Sendable, Equatable, CustomStringConvertible {
         }
     }
 
-    public init(_ code: LocusErrorCode, _ message: String, context: Context = Context()) {
+    /// An error with its code, message and (optional) location. Users receive errors; only the
+    /// package's modules make them.
+    package init(_ code: LocusErrorCode, _ message: String, context: Context = Context()) {
         self.code = code
         self.message = message
         self.context = context
     }
 
     /// A copy with the file name filled in (kept when already set).
-    public func inFile(_ file: String) -> LocusError {
+    package func inFile(_ file: String) -> LocusError {
         var copy = self
         if copy.context.file == nil { copy.context.file = file }
         return copy

@@ -73,4 +73,17 @@ public enum LocusErrorCode: String, Sendable, CaseIterable, Comparable {
     case deliveryFailed = "E5007"
 
     public static func < (lhs: LocusErrorCode, rhs: LocusErrorCode) -> Bool { lhs.rawValue < rhs.rawValue }
+
+    /// True when the code means the work failed at run time (`locus` exits 1: a call out of order,
+    /// a solver or filter that diverged, an output that cannot be written, undelivered positions,
+    /// a LAPACK bug); false for usage errors and invalid input (exit 2). SPEC §5; docs/errors.md.
+    public var isRunTimeFailure: Bool {
+        switch self {
+        case .callOrder, .solverDiverged, .filterDivergence, .fileUnwritable, .undeliveredPositions, .deliveryFailed,
+             .lapackInternal:
+            true
+        default:
+            false
+        }
+    }
 }

@@ -22,7 +22,7 @@ package enum PolygonProblem: Sendable, Hashable {
     package var message: String {
         switch self {
         case .tooFewVertices(let distinct):
-            "polygon has \(distinct) distinct vertices, needs at least 3"
+            "polygon has \(plural(distinct, "distinct vertex", "distinct vertices")), needs at least 3"
         case .zeroArea:
             "polygon encloses no area (its vertices are collinear)"
         case .selfIntersecting(let edge, let otherEdge):

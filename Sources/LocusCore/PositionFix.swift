@@ -63,11 +63,19 @@ public struct FixQuality: Sendable, Hashable {
     public var residualRMSMeters: Double
     /// Locators whose ranges entered the solution.
     public var locatorsUsed: Int
-    /// Locators whose ranges were rejected as outliers (e.g. NLOS).
-    public var rejected: LocatorList
+    /// Locators whose ranges were rejected as outliers (e.g. NLOS): the first `LocatorList.capacity`
+    /// kept inline (a fix never allocates), the rest counted.
+    @usableFromInline package var rejected: LocatorList
 
-    public init(hdop: Double, vdop: Double? = nil, pdop: Double, residualRMSMeters: Double, locatorsUsed: Int,
-                rejected: LocatorList = LocatorList()) {
+    /// Figures of a solve that rejected no locator (e.g. for a position from another positioning system).
+    @inlinable public init(hdop: Double, vdop: Double? = nil, pdop: Double, residualRMSMeters: Double, locatorsUsed: Int) {
+        self.init(hdop: hdop, vdop: vdop, pdop: pdop, residualRMSMeters: residualRMSMeters, locatorsUsed: locatorsUsed,
+                  rejected: LocatorList())
+    }
+
+    /// Figures of a solve with the locators it rejected.
+    @inlinable package init(hdop: Double, vdop: Double? = nil, pdop: Double, residualRMSMeters: Double, locatorsUsed: Int,
+                 rejected: LocatorList) {
         self.hdop = hdop
         self.vdop = vdop
         self.pdop = pdop
@@ -75,4 +83,11 @@ public struct FixQuality: Sendable, Hashable {
         self.locatorsUsed = locatorsUsed
         self.rejected = rejected
     }
+
+    /// The locators whose ranges were rejected as outliers (e.g. NLOS), at most 8 (the rest are only
+    /// counted in `rejectedCount`). Allocates an array: for reading, not for a per-fix hot path.
+    public var rejectedLocators: [LocatorAddress] { Array(rejected) }
+
+    /// How many locators' ranges were rejected as outliers, including any beyond `rejectedLocators`.
+    public var rejectedCount: Int { rejected.totalCount }
 }

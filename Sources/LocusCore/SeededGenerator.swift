@@ -6,10 +6,12 @@ import Darwin
 
 /// A small, fast, seeded random number generator (xoshiro256**, seeded through SplitMix64).
 /// Same seed, same sequence, on every platform: used by simulation, tests and benchmarks.
-public struct SeededGenerator: RandomNumberGenerator, Sendable {
-    private var s0: UInt64, s1: UInt64, s2: UInt64, s3: UInt64
+/// (`@usableFromInline` with inlinable draws: the simulator in another module draws per range.)
+@usableFromInline package struct SeededGenerator: RandomNumberGenerator, Sendable {
+    @usableFromInline var s0: UInt64, s1: UInt64, s2: UInt64, s3: UInt64
 
-    public init(seed: UInt64) {
+    /// The generator whose state is four SplitMix64 outputs from `seed`.
+    package init(seed: UInt64) {
         var x = seed
         func splitMix() -> UInt64 {
             x &+= 0x9E37_79B9_7F4A_7C15
@@ -21,7 +23,8 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
         s0 = splitMix(); s1 = splitMix(); s2 = splitMix(); s3 = splitMix()
     }
 
-    public mutating func next() -> UInt64 {
+    /// The next 64 random bits (xoshiro256**).
+    @inlinable package mutating func next() -> UInt64 {
         let result = rotl(s1 &* 5, 7) &* 9
         let t = s1 << 17
         s2 ^= s0; s3 ^= s1; s1 ^= s2; s0 ^= s3
@@ -30,16 +33,17 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
         return result
     }
 
-    private func rotl(_ x: UInt64, _ k: UInt64) -> UInt64 { (x << k) | (x >> (64 - k)) }
+    /// x rotated left by k bits.
+    @usableFromInline func rotl(_ x: UInt64, _ k: UInt64) -> UInt64 { (x << k) | (x >> (64 - k)) }
 
     /// Uniform in [0, 1) with 53 random bits.
-    public mutating func nextUnit() -> Double { Double(next() >> 11) * 0x1p-53 }
+    @inlinable package mutating func nextUnit() -> Double { Double(next() >> 11) * 0x1p-53 }
 
     /// Uniform in [a, b).
-    public mutating func uniform(_ a: Double, _ b: Double) -> Double { a + (b - a) * nextUnit() }
+    @inlinable package mutating func uniform(_ a: Double, _ b: Double) -> Double { a + (b - a) * nextUnit() }
 
     /// Standard normal N(0, 1) by the Box–Muller transform (one value per call; deterministic).
-    public mutating func nextGaussian() -> Double {
+    package mutating func nextGaussian() -> Double {
         var u = nextUnit()
         if u < 1e-300 { u = 1e-300 }
         let v = nextUnit()

@@ -28,7 +28,7 @@ extension Site {
     /// The index of the floor `id`, or of the first floor when `id` is nil (the default floor of
     /// the command line and the engine).
     /// - Throws: `E3002` naming the floors the site has, when there is no floor `id`.
-    public func floorIndex(_ id: FloorID?) throws(LocusError) -> Int {
+    package func floorIndex(_ id: FloorID?) throws(LocusError) -> Int {
         guard let id else { return 0 }
         guard let i = floorIndex(of: id) else {
             throw LocusError(.unknownFloor, "no floor '\(id)' in the site (floors: \(floors.map(\.id.rawValue).joined(separator: ", ")))")

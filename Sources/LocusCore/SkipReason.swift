@@ -1,6 +1,6 @@
 /// Why an input row was skipped. Skipped rows are never silent: they are counted by reason and
 /// reported (`skipped` in the `--json` summary). The raw values are the report's keys.
-public enum SkipReason: String, Sendable, CaseIterable, Comparable {
+@usableFromInline package enum SkipReason: String, Sendable, CaseIterable, Comparable {
     /// A required field is empty or the row has too few fields.
     case missingField = "missing_field"
     /// A number that does not parse.
@@ -22,16 +22,18 @@ public enum SkipReason: String, Sendable, CaseIterable, Comparable {
     /// A range longer than the engine's plausible maximum (default 1,000 m).
     case rangeTooLong = "range_too_long"
 
-    public static func < (a: SkipReason, b: SkipReason) -> Bool { a.rawValue < b.rawValue }
+    /// Orders by the report key (`rawValue`).
+    @usableFromInline package static func < (a: SkipReason, b: SkipReason) -> Bool { a.rawValue < b.rawValue }
 }
 
 /// Counts of skipped rows by reason, with the first line number of each (for messages).
 /// Deterministic: reported in the order of the reasons' keys.
-public struct SkipTally: Sendable, Equatable {
+package struct SkipTally: Sendable, Equatable {
     private var counts = [Int](repeating: 0, count: SkipReason.allCases.count)
     private var firstLines = [Int](repeating: 0, count: SkipReason.allCases.count)
 
-    public init() {}
+    /// No row skipped.
+    package init() {}
 
     private static func index(_ reason: SkipReason) -> Int {
         switch reason {
@@ -49,14 +51,14 @@ public struct SkipTally: Sendable, Equatable {
     }
 
     /// Counts one skipped row; `line` is its 1-based line number in the input, or 0 if none.
-    public mutating func record(_ reason: SkipReason, line: Int = 0) {
+    package mutating func record(_ reason: SkipReason, line: Int = 0) {
         let i = Self.index(reason)
         if counts[i] == 0 { firstLines[i] = line }
         counts[i] += 1
     }
 
     /// Adds another tally into this one.
-    public mutating func merge(_ other: SkipTally) {
+    package mutating func merge(_ other: SkipTally) {
         for r in SkipReason.allCases where other.count(r) > 0 {
             let i = Self.index(r)
             if counts[i] == 0 { firstLines[i] = other.firstLines[i] }
@@ -64,12 +66,15 @@ public struct SkipTally: Sendable, Equatable {
         }
     }
 
-    public func count(_ reason: SkipReason) -> Int { counts[Self.index(reason)] }
-    public func firstLine(_ reason: SkipReason) -> Int { firstLines[Self.index(reason)] }
-    public var total: Int { counts.reduce(0, +) }
+    /// Rows skipped for `reason`.
+    package func count(_ reason: SkipReason) -> Int { counts[Self.index(reason)] }
+    /// The line of the first row skipped for `reason` (0 if none, or unknown).
+    package func firstLine(_ reason: SkipReason) -> Int { firstLines[Self.index(reason)] }
+    /// Rows skipped for any reason.
+    package var total: Int { counts.reduce(0, +) }
 
     /// The reasons with a non-zero count, sorted by key, with their counts.
-    public var nonZero: [(reason: SkipReason, count: Int)] {
+    package var nonZero: [(reason: SkipReason, count: Int)] {
         SkipReason.allCases.sorted().compactMap { r in count(r) > 0 ? (r, count(r)) : nil }
     }
 }

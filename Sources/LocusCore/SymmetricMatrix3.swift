@@ -14,10 +14,10 @@ public struct SymmetricMatrix3: Sendable, Hashable {
     public static let zero = SymmetricMatrix3(xx: 0, yy: 0, zz: 0)
 
     /// Trace of the horizontal 2×2 block, xx + yy.
-    @inlinable public var horizontalTrace: Double { xx + yy }
+    @inlinable package var horizontalTrace: Double { xx + yy }
 
     /// True when every entry is finite.
-    @inlinable public var isFinite: Bool {
+    @inlinable package var isFinite: Bool {
         xx.isFinite && xy.isFinite && xz.isFinite && yy.isFinite && yz.isFinite && zz.isFinite
     }
 }

@@ -7,26 +7,26 @@
 /// (skipped as `clock_jump`); the next row confirms the jump when it lies within
 /// `maximumJumpSeconds` of the suspect (a tag that really came back after a long pause: only its
 /// first row is lost), and dismisses it otherwise. Rows at or after the latest time are admitted.
-public struct TagClock: Sendable, Equatable {
+@usableFromInline package struct TagClock: Sendable, Equatable {
     /// A forward jump larger than this (seconds) needs a second row to be believed.
-    public let maximumJumpSeconds: Double
+    @usableFromInline package let maximumJumpSeconds: Double
     /// The latest admitted time, seconds (−∞ before the first row).
-    public var latestSeconds: Double { latest }
+    package var latestSeconds: Double { latest }
     // Internal storage visible to the inlinable fast path of `admit` (called once per range).
     @usableFromInline var latest = -Double.infinity
     @usableFromInline var suspectSeconds: Double? = nil
 
     /// The default jump limit: 300 s (a tag silent for longer loses one row on its return).
-    public static let standardMaximumJumpSeconds = 300.0
+    package static let standardMaximumJumpSeconds = 300.0
 
-    public init(maximumJumpSeconds: Double = TagClock.standardMaximumJumpSeconds) {
+    package init(maximumJumpSeconds: Double = TagClock.standardMaximumJumpSeconds) {
         self.maximumJumpSeconds = maximumJumpSeconds
     }
 
     /// Admits a row at `t` (finite) or says why it is skipped: `.timeBackwards` or `.clockJump`.
     /// Inlined where the common case — no earlier than the latest time, no jump, nothing
     /// suspected — is taken (once per range in the engine).
-    @inlinable public mutating func admit(_ t: Double) -> SkipReason? {
+    @inlinable package mutating func admit(_ t: Double) -> SkipReason? {
         if t >= latest && t - latest <= maximumJumpSeconds && suspectSeconds == nil {
             latest = t
             return nil

@@ -1,5 +1,5 @@
 /// A displacement or velocity in a floor's frame (metres, or metres per second for velocity).
-public struct Vector3: Sendable, Hashable, Codable {
+public struct Vector3: Sendable, Hashable {
     public var x: Double
     public var y: Double
     public var z: Double
@@ -7,5 +7,5 @@ public struct Vector3: Sendable, Hashable, Codable {
     public static let zero = Vector3(x: 0, y: 0, z: 0)
 
     /// Horizontal norm √(x² + y²).
-    @inlinable public var horizontalNorm: Double { (x * x + y * y).squareRoot() }
+    @inlinable package var horizontalNorm: Double { (x * x + y * y).squareRoot() }
 }

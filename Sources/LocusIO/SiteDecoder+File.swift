@@ -6,10 +6,22 @@ extension SiteDecoder {
     /// - Throws: `LocusError` `.fileUnreadable` (E5001) when the file cannot be read, otherwise the
     ///   errors of `decode(_:file:)`.
     package static func load(path: String) throws(LocusError) -> Site {
+        try decode(bytes(path: path), file: path)
+    }
+
+    /// `load(path:)`, and how each locator address was written (see `decodeNotated(_:file:)`).
+    /// - Throws: as `load(path:)`.
+    package static func loadNotated(path: String) throws(LocusError) -> (site: Site, addressNotation: SiteAddressNotation) {
+        try decodeNotated(bytes(path: path), file: path)
+    }
+
+    /// The file's bytes.
+    /// - Throws: `E5001` when the file cannot be read.
+    private static func bytes(path: String) throws(LocusError) -> [UInt8] {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw LocusError(.fileUnreadable, "cannot read the site file (missing, a directory, or no permission)",
                              context: .init(file: path))
         }
-        return try decode([UInt8](data), file: path)
+        return [UInt8](data)
     }
 }

@@ -24,13 +24,23 @@ package enum SiteDecoder {
     ///   (E3111), `.siteValueOutOfRange` (E3112: non-integer `inCount`/`priority`/`sessionId`/
     ///   `floorCount`, empty id).
     package static func decode(_ bytes: [UInt8], file: String) throws(LocusError) -> Site {
+        try decodeNotated(bytes, file: file).site
+    }
+
+    /// `decode(_:file:)`, and how each locator address was written (for `SiteEncoder` to write the
+    /// site back in the input's notation).
+    /// - Throws: as `decode(_:file:)`.
+    package static func decodeNotated(_ bytes: [UInt8], file: String) throws(LocusError)
+        -> (site: Site, addressNotation: SiteAddressNotation) {
         let root: JSONValue
         do {
             root = try JSONParser.parse(bytes)
         } catch {
             throw error.inFile(file)
         }
-        return try SiteReader(file: file).site(root)
+        var notation = SiteAddressNotation()
+        let site = try SiteReader(file: file).site(root, notation: &notation)
+        return (site, notation)
     }
 }
 
@@ -40,7 +50,8 @@ private struct SiteReader {
 
     // MARK: - Site, floors, locators, zones
 
-    func site(_ root: JSONValue) throws(LocusError) -> Site {
+    /// The site; each locator address's spelling goes into `notation`.
+    func site(_ root: JSONValue, notation: inout SiteAddressNotation) throws(LocusError) -> Site {
         try expectObject(root, path: "")
         var building = Site.Building(id: "")
         if let value = optional(root, "building") {
@@ -62,7 +73,7 @@ private struct SiteReader {
         var firstPathOfID: [FloorID: String] = [:]
         for (i, value) in floorValues.enumerated() {
             let path = "floors[\(i)]"
-            let floor = try self.floor(value, path: path)
+            let floor = try self.floor(value, path: path, notation: &notation)
             if let previous = firstPathOfID[floor.id] {
                 let idValue = value["id"] ?? value
                 throw error(.siteDuplicateID, "duplicate floor id \"\(floor.id)\" (also at \(previous))",
@@ -74,7 +85,7 @@ private struct SiteReader {
         return Site(building: building, floors: floors)
     }
 
-    func floor(_ value: JSONValue, path: String) throws(LocusError) -> Floor {
+    func floor(_ value: JSONValue, path: String, notation: inout SiteAddressNotation) throws(LocusError) -> Floor {
         try expectObject(value, path: path)
         var floor = Floor(id: FloorID(try identifier(required(value, "id", path: path), path: path + ".id")))
         floor.name = try optionalString(value, "name", path: path) ?? ""
@@ -97,6 +108,11 @@ private struct SiteReader {
                                 at: locatorValue["address"] ?? locatorValue, path: locatorPath + ".address")
                 }
                 firstPathOfAddress[locator.address] = locatorPath
+                if case .string(let text) = locatorValue["address"]?.kind {
+                    notation[floor.id, locator.address] = .string(text)
+                } else {
+                    notation[floor.id, locator.address] = .number
+                }
                 floor.locators.append(locator)
             }
         }

@@ -93,7 +93,7 @@ extension GeometryReport {
         let needed = spatial ? 4 : 3
         if locators.count < needed {
             out.append(GeometryWarning(key: "geometry.tooFewLocators",
-                                       message: "floor '\(floor.id)' has \(locators.count) locator\(locators.count == 1 ? "" : "s"); "
+                                       message: "floor '\(floor.id)' has \(plural(locators.count, "locator")); "
                                        + "\(needed) are needed in range to position (\(spatial ? "spatial" : "planar") mode)"))
         }
         if locators.count >= 3, let shape = LayoutShape(points: locators, spatial: spatial) {

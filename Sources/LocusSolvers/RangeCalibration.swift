@@ -96,8 +96,9 @@ package struct LocatorCalibration: Sendable, Hashable {
     package var address: LocatorAddress
     /// Samples with truth.
     package var sampleCount: Int
-    /// The bias to write to the site, metres (nil: too few samples, the site's value is kept).
-    /// Bias-only model: b̂ᵢ; slope model: b̂ᵢ + ŝᵢ·d̄ᵢ, the fitted error at the mean distance d̄ᵢ.
+    /// The estimated bias, metres (nil: too few samples, the site's value is kept). Bias-only model:
+    /// b̂ᵢ, the value `applied(to:)` writes as `biasM`; slope model: b̂ᵢ + ŝᵢ·d̄ᵢ, the fitted error at
+    /// the mean distance d̄ᵢ, reported only (the site gets the intercept `interceptMeters`).
     package var biasMeters: Double?
     /// median(eₖ), metres: the simple estimate, reported beside the Huber one for comparison.
     package var medianErrorMeters: Double?
@@ -197,7 +198,7 @@ package struct RangeCalibration: Sendable, Hashable {
         let columns = c.fitsSlope ? 2 * locatorCount : locatorCount
         let rows = included.reduce(0) { $0 + errors[$1].count }
         guard rows >= columns else {
-            throw LocusError(.tooFewRanges, "calibration needs at least \(columns) samples, has \(rows)")
+            throw LocusError(.tooFewRanges, "calibration needs at least \(plural(columns, "sample")), has \(rows)")
         }
         // θ: intercept cⱼ at the centred distance (d − d̄ⱼ) for conditioning, then the slope sⱼ.
         var meanDistance = [Double](repeating: 0, count: locatorCount)

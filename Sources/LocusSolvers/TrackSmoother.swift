@@ -141,7 +141,7 @@ package enum TrackSmoother {
 
     /// qₖ for the step into node k: `processNoise(for:)` of the causal IMM's model probabilities
     /// just after node k (they have seen node k's measurement). A window maximum over ±0.5–2 s was
-    /// measured and is worse (README-tracking.md).
+    /// measured and is worse (docs/tracking.md, Smoother).
     private static func assignProcessNoise(_ nodes: inout [Node], mus: [SIMD4<Double>], configuration: TrackFilterConfiguration) {
         for k in nodes.indices { nodes[k].processNoiseDensity = processNoise(for: mus[k], configuration: configuration) }
     }

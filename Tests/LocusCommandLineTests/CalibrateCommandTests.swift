@@ -55,6 +55,26 @@ struct CalibrateCommandTests {
         #expect(site == expected)
     }
 
+    @Test("calibrate --out keeps each locator address in the input's notation: a number stays a number, a hex string keeps its case and width")
+    func outKeepsAddressNotation() throws {
+        let dir = TestPaths.temporaryDirectory()
+        let files = try Self.simulatedRecording(in: dir)
+        // The encoder wrote "0x0200" … "0x0205"; respell two as a number and one in lower case.
+        var text = try String(contentsOfFile: files.site, encoding: .utf8)
+        text = text.replacingOccurrences(of: #""address": "0x0200""#, with: #""address": 512"#)
+            .replacingOccurrences(of: #""address": "0x0201""#, with: #""address": "0x201""#)
+            .replacingOccurrences(of: #""address": "0x0202""#, with: #""address": 514"#)
+        try text.write(toFile: files.site, atomically: true, encoding: .utf8)
+        let out = dir + "/calibrated.json"
+        let run = CapturedRun(["calibrate", "--site", files.site, "--trace", files.trace, "--truth", files.truth, "--out", out])
+        #expect(run.status == 0, "\(run.err)")
+        let written = try String(contentsOfFile: out, encoding: .utf8)
+        for spelling in [#""address": 512,"#, #""address": "0x201","#, #""address": 514,"#, #""address": "0x0203","#] {
+            #expect(written.contains(spelling), "\(spelling) missing from the written site")
+        }
+        #expect(!written.contains(#""0x0200""#) && !written.contains(#""0x0202""#))
+    }
+
     @Test("--json prints one object with a per-locator table: address, samples, bias_m, median_m, sigma_m")
     func jsonSummary() throws {
         let dir = TestPaths.temporaryDirectory()
@@ -164,13 +184,26 @@ struct RangeScaleCalibrationTests {
                                "--duration", "600", "--random-walk", "--seed", "4", "--truth-rate", "50"])
         #expect(sim.status == 0, "\(sim.err)")
         let run = CapturedRun(["calibrate", "--site", dir + "/site.json", "--trace", dir + "/trace.csv", "--truth", dir + "/truth.csv",
-                               "--slope", "--out", dir + "/calibrated.json"])
+                               "--slope", "--out", dir + "/calibrated.json", "--json"])
         #expect(run.status == 0, "\(run.err)")
         let site = try SiteDecoder.decode(TestPaths.bytes(dir + "/calibrated.json"), file: "calibrated.json")
         for (l, (bias, slope)) in zip(site.floors[0].locators, zip(CalibrateCommandTests.biasesMeters, Self.slopes)) {
             #expect(abs(l.biasSlope - slope) <= 0.004, "\(l.address): slope \(l.biasSlope) vs \(slope)")
             #expect(abs(l.biasMeters - bias) <= 0.03, "\(l.address): bias \(l.biasMeters) vs \(bias)")
         }
+        // The file holds the intercept (intercept_m, the error at distance 0), as --help and
+        // docs/calibration.md say; bias_m (the fit at the mean distance) is another number.
+        let summary = try JSONParser.parse(Array(run.out.utf8))
+        let reported = try #require(summary["floors"]?.arrayValue?.first?["locators"]?.arrayValue)
+        for (l, row) in zip(site.floors[0].locators, reported) {
+            let intercept = try #require(row["intercept_m"]?.doubleValue)
+            let atMean = try #require(row["bias_m"]?.doubleValue)
+            #expect(abs(l.biasMeters - intercept) <= 0.00005, "\(l.address): biasM \(l.biasMeters) vs intercept_m \(intercept)")
+            if abs(l.biasSlope) > 0.005 { #expect(abs(atMean - intercept) > 0.001, "\(l.address): bias_m \(atMean) equals the intercept") }
+        }
+        let help = CapturedRun(["calibrate", "--help"]).out
+        #expect(help.contains("biasM = b, the intercept"))
+        #expect(!help.contains("biasM is then the fit at the mean distance"))
         // Replayed on the calibrated site the raw fixes are as good as on the true one.
         let calibrated = try CalibrateCommandTests.replayRMSE(site: dir + "/calibrated.json", run: dir, ["--filter", "none"])
         let uncorrected = try CalibrateCommandTests.replayRMSE(site: dir + "/site.json", run: dir, ["--filter", "none", "--tag-offset", "off"])

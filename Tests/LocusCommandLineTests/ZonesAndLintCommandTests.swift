@@ -61,6 +61,28 @@ struct ZonesAndLintCommandTests {
         #expect(e["errors"]?.arrayValue?.first?["path"]?.stringValue == "floors[0].locators[2].address")
     }
 
+    @Test("lint's summary and warnings count in English: 1 floor, 1 locator, 1 zone; 0 locators, 2 floors")
+    func lintPlurals() throws {
+        let dir = TestPaths.temporaryDirectory()
+        let one = """
+        {"floors": [{"id": "F", "sessionId": 1, "locators": [{"address": 1, "x": 0, "y": 0}],
+          "zones": [{"id": "z", "polygon": [{"x": 0, "y": 0}, {"x": 1, "y": 0}, {"x": 1, "y": 1}]}]}]}
+        """
+        try one.write(toFile: dir + "/one.json", atomically: true, encoding: .utf8)
+        let run = CapturedRun(["lint", "--site", dir + "/one.json"])
+        #expect(run.status == 0)
+        #expect(run.out.contains("(1 floor, 1 locator, 1 zone)"), "\(run.out)")
+        #expect(run.out.contains("floor 'F' has 1 locator: at least 3 are needed"), "\(run.out)")
+        #expect(!run.out.contains("1 locators") && !run.out.contains("1 zones") && !run.out.contains("1 floors"))
+
+        let empty = #"{"floors": [{"id": "A", "sessionId": 1}, {"id": "B", "sessionId": 2}]}"#
+        try empty.write(toFile: dir + "/empty.json", atomically: true, encoding: .utf8)
+        let none = CapturedRun(["lint", "--site", dir + "/empty.json"])
+        #expect(none.status == 0)
+        #expect(none.out.contains("no errors, 2 warnings (2 floors, 0 locators, 0 zones)"), "\(none.out)")
+        #expect(none.out.contains("floor 'A' has 0 locators:"), "\(none.out)")
+    }
+
     @Test("simulate is deterministic for a seed and its trace replays")
     func simulate() throws {
         let dir = TestPaths.temporaryDirectory()

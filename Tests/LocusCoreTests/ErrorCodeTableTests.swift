@@ -38,6 +38,15 @@ struct ErrorCodeTableTests {
         }
     }
 
+    @Test("the run-time failures (exit 1) are the codes docs/errors.md lists for exit 1; every other code exits 2")
+    func runTimeFailures() throws {
+        let doc = try String(contentsOfFile: TestPaths.repositoryRoot.appendingPathComponent("docs/errors.md").path, encoding: .utf8)
+        let sentence = try #require(doc.range(of: "1 for failures at run time (").map { doc[$0.upperBound...] })
+        let listed = Set(sentence.prefix { $0 != ")" }.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) })
+        let failing = Set(LocusErrorCode.allCases.filter(\.isRunTimeFailure).map(\.rawValue))
+        #expect(failing == listed)
+    }
+
     @Test("an error prints file, line, column, JSON path, message and code")
     func description() {
         let e = LocusError(.siteDuplicateAddress, "duplicate address 0x9DD7",
@@ -107,5 +116,23 @@ struct CoreValueTests {
     func seeded() {
         var a = SeededGenerator(seed: 42), b = SeededGenerator(seed: 42)
         #expect((0..<10).map { _ in a.next() } == (0..<10).map { _ in b.next() })
+    }
+}
+
+@Suite("English counts in messages")
+struct PluralTests {
+    @Test("plural takes the singular for exactly 1, the plural otherwise, with an irregular form when given")
+    func forms() {
+        #expect(plural(1, "zone") == "1 zone")
+        #expect(plural(0, "zone") == "0 zones")
+        #expect(plural(2, "range row") == "2 range rows")
+        #expect(plural(1, "fix", "fixes") == "1 fix")
+        #expect(plural(3, "fix", "fixes") == "3 fixes")
+    }
+
+    @Test("a polygon with one distinct vertex says so in the singular")
+    func polygonMessage() {
+        #expect(PolygonProblem.tooFewVertices(distinct: 1).message == "polygon has 1 distinct vertex, needs at least 3")
+        #expect(PolygonProblem.tooFewVertices(distinct: 2).message == "polygon has 2 distinct vertices, needs at least 3")
     }
 }

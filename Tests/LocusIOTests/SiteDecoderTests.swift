@@ -131,4 +131,31 @@ struct SiteDecoderTests {
         #expect(text.hasSuffix("}\n"))
         #expect(try SiteDecoder.decode(bytes, file: "x.json") == site)
     }
+
+    @Test("written back with its address notation, a site keeps each address as the file had it: a number stays a number, a string stays the same string")
+    func addressNotationRoundTrip() throws {
+        // hall.json mixes "0x9DD7", "0x9dd8", 40409 and "40410".
+        let (site, notation) = try SiteDecoder.loadNotated(path: TestPaths.fixture("sites/hall.json"))
+        #expect(notation[site.floors[0].id, LocatorAddress(40409)] == .number)
+        #expect(notation[site.floors[0].id, LocatorAddress(0x9DD8)] == .string("0x9dd8"))
+        let bytes = SiteEncoder.encode(site, addressNotation: notation)
+        let text = String(decoding: bytes, as: UTF8.self)
+        for spelling in [#""address": "0x9DD7","#, #""address": "0x9dd8","#, #""address": 40409,"#, #""address": "40410","#] {
+            #expect(text.contains(spelling), "\(spelling) missing")
+        }
+        let (again, notationAgain) = try SiteDecoder.decodeNotated(bytes, file: "written.json")
+        #expect(again == site)
+        #expect(notationAgain == notation)
+        #expect(SiteEncoder.encode(again, addressNotation: notationAgain) == bytes) // byte-stable
+
+        // A zero address written as a number, and odd but valid strings, survive as given.
+        let source = #"{"floors": [{"id": "F", "locators": [{"address": 0, "x": 0, "y": 0}, {"address": "0X00aB", "x": 1, "y": 0}, {"address": "007", "x": 2, "y": 0}]}]}"#
+        let (small, smallNotation) = try SiteDecoder.decodeNotated(Array(source.utf8), file: "s.json")
+        let written = String(decoding: SiteEncoder.encode(small, addressNotation: smallNotation), as: UTF8.self)
+        #expect(written.contains(#"{"address": 0, "x": 0,"#))
+        #expect(written.contains(#"{"address": "0X00aB", "x": 1,"#))
+        #expect(written.contains(#"{"address": "007", "x": 2,"#))
+        // Without a notation (a site built in code) every address is written as "0x…", as before.
+        #expect(String(decoding: SiteEncoder.encode(small), as: UTF8.self).contains(#"{"address": "0x0000", "x": 0,"#))
+    }
 }

@@ -106,7 +106,7 @@ struct RangeCalibrationTests {
         #expect(worstMean > 0.08)
     }
 
-    @Test("the slope model recovers bias and slope of e = b + s·d, and writes the fit at the mean distance")
+    @Test("the slope model recovers bias and slope of e = b + s·d, reports the fit at the mean distance, and writes the intercept")
     func slopeModel() throws {
         let floor = TrackFixture.floor(locatorCount: 4)
         let intercepts = [0.05, 0.12, 0.20, -0.02], slopes = [0.02, 0.0, 0.04, 0.01]
@@ -129,6 +129,10 @@ struct RangeCalibrationTests {
             let meanDistance = sumDistance[slot] / 1_000
             let bias = try #require(l.biasMeters)
             #expect(abs(bias - (intercepts[slot] + slopes[slot] * meanDistance)) <= 0.005)
+        }
+        let applied = calibration.applied(to: floor)
+        for (locator, l) in zip(applied.locators, calibration.locators) {
+            #expect(locator.biasMeters == l.interceptMeters && locator.biasSlope == l.slope)
         }
     }
 

@@ -258,22 +258,22 @@ struct FloorSessionTests {
         let recorder = SessionRecorder()
         recorder.attach(to: session)
         let mock = MockPositioningProvider(tag: "M1")
-        mock.simulatePosition(Point3(x: 1, y: 1, z: 0), floorId: "1F", at: 0)  // before begin: ignored
+        mock.simulatePosition(Point3(x: 1, y: 1, z: 0), floorID: "1F", at: 0)  // before begin: ignored
         try session.begin(provider: mock)
-        mock.simulateEnter(buildingId: "b1")
+        mock.simulateEnter(buildingID: "b1")
         #expect(session.floor?.id == "1F")
-        for k in 0..<8 { mock.simulatePosition(Point3(x: 2, y: 2, z: 1.2), floorId: "1F", at: Double(k) * 0.25) }
+        for k in 0..<8 { mock.simulatePosition(Point3(x: 2, y: 2, z: 1.2), floorID: "1F", at: Double(k) * 0.25) }
         #expect(recorder.positions.count == 8)
         #expect(recorder.events.map(\.kind) == [.enter])
         #expect(recorder.events.first?.timeSeconds == 0)
-        mock.simulateZone("lobby", status: .enter, floorId: "2F", at: 10)
-        mock.simulateZone("lobby", status: .dwell, floorId: "2F", at: 15)
-        mock.simulateZone("lobby", status: .exit, floorId: "2F", at: 16)
+        mock.simulateZone("lobby", status: .enter, floorID: "2F", at: 10)
+        mock.simulateZone("lobby", status: .dwell, floorID: "2F", at: 15)
+        mock.simulateZone("lobby", status: .exit, floorID: "2F", at: 16)
         let simulated = recorder.events.filter { $0.zone == "lobby" }
         #expect(simulated.map(\.kind) == [.enter, .dwell, .exit])
         #expect(simulated[1].dwellSeconds == 5)
         session.end()
-        mock.simulatePosition(Point3(x: 1, y: 1, z: 0), floorId: "1F", at: 20)  // after end: ignored
+        mock.simulatePosition(Point3(x: 1, y: 1, z: 0), floorID: "1F", at: 20)  // after end: ignored
         #expect(recorder.positions.count == 8)
     }
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Replay a recorded range trace through liblocus with ctypes (no other packages).
 
-    python3 examples/python/replay.py --lib .build/debug/liblocus.so \
+    swift build --product locus-c        # builds .build/debug/liblocus-c.so
+    python3 examples/python/replay.py --lib .build/debug/liblocus-c.so \
         --site Fixtures/sites/hall.json --trace Fixtures/traces/hall-walk.csv \
         [--positions OUT.csv] [--events OUT.jsonl] [--filter kalman|none] [--rate HZ] [--sigma M]
         [--coupling tight|loose] [--mode auto|planar|spatial] [--tag-offset auto|on|off] [--smooth] [--batch N]
@@ -175,7 +176,7 @@ class Replay:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--lib", required=True, help="path to liblocus.so")
+    parser.add_argument("--lib", required=True, help="path to the library, e.g. .build/debug/liblocus-c.so")
     parser.add_argument("--site", required=True)
     parser.add_argument("--trace", required=True)
     parser.add_argument("--positions", help="write positions CSV (as locus replay --positions)")
