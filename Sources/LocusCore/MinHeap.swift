@@ -8,24 +8,24 @@
 /// swaps give.
 ///
 /// The one heap of the package: the engine's due, start and reorder heaps and the zone judge's
-/// deadlines. Public and inlinable, so that each user's element type is specialised in its own
-/// module (with `package` access the toolchain did not specialise it across modules: the engine's
-/// per-fix instruction count tripled); `import Locus` does not re-export it.
-public struct MinHeap<Element: Comparable & Sendable>: Sendable {
+/// deadlines. `@usableFromInline` with `@inlinable` members, so that each user's element type is
+/// specialised in its own module: without the type's attribute the toolchain neither inlines nor
+/// specialises `package` code across modules (the engine's per-fix instruction count tripled).
+@usableFromInline package struct MinHeap<Element: Comparable & Sendable>: Sendable {
     @usableFromInline var storage: [Element] = []
 
     /// An empty heap.
-    @inlinable public init() {}
+    @inlinable package init() {}
 
     /// The least element, or nil when empty.
-    @inlinable @inline(__always) public var top: Element? { storage.first }
+    @inlinable @inline(__always) package var top: Element? { storage.first }
     /// The number of elements.
-    @inlinable public var count: Int { storage.count }
+    @inlinable package var count: Int { storage.count }
     /// True when the heap holds nothing.
-    @inlinable public var isEmpty: Bool { storage.isEmpty }
+    @inlinable package var isEmpty: Bool { storage.isEmpty }
 
     /// Adds `element` (sift up). O(log n).
-    @inlinable public mutating func push(_ element: Element) {
+    @inlinable package mutating func push(_ element: Element) {
         storage.append(element)
         storage.withUnsafeMutableBufferPointer { h in
             var i = h.count - 1
@@ -41,7 +41,7 @@ public struct MinHeap<Element: Comparable & Sendable>: Sendable {
 
     /// Removes and returns the least element (sift down). O(log n).
     @discardableResult
-    @inlinable public mutating func pop() -> Element? {
+    @inlinable package mutating func pop() -> Element? {
         guard let first = storage.first else { return nil }
         let last = storage.removeLast()
         if !storage.isEmpty { siftDown(last) }
@@ -50,7 +50,7 @@ public struct MinHeap<Element: Comparable & Sendable>: Sendable {
 
     /// Replaces the least element with `element` (one sift down: a pop and a push in one pass),
     /// which must not be empty. O(log n).
-    @inlinable public mutating func replaceTop(with element: Element) {
+    @inlinable package mutating func replaceTop(with element: Element) {
         precondition(!storage.isEmpty, "MinHeap.replaceTop: empty heap")
         siftDown(element)
     }
@@ -74,5 +74,5 @@ public struct MinHeap<Element: Comparable & Sendable>: Sendable {
     }
 
     /// Empties the heap, keeping its storage.
-    @inlinable public mutating func removeAll() { storage.removeAll(keepingCapacity: true) }
+    @inlinable package mutating func removeAll() { storage.removeAll(keepingCapacity: true) }
 }

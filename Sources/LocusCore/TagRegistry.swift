@@ -10,33 +10,33 @@
 /// operator's own hardware, which is why the engine accepts that. Indices only name tags: no
 /// iteration order of the table reaches any output.
 ///
-/// Public and inlinable (like `MinHeap`) so that the per-row lookup inlines into the engine; `import
-/// Locus` does not re-export it.
-public struct TagRegistry: Sendable {
+/// `@usableFromInline` with `@inlinable` members (like `MinHeap`), so that the per-row lookup inlines
+/// into the engine across modules.
+@usableFromInline package struct TagRegistry: Sendable {
     @usableFromInline var slots = [Int32](repeating: -1, count: 16)
     @usableFromInline var hashes: [UInt64] = []
     /// The ids, by index.
-    public private(set) var ids: [TagID] = []
+    @usableFromInline package private(set) var ids: [TagID] = []
     /// The recent lookups: (id, index) × 4, index −1 when empty.
     @usableFromInline var recent: (TagID, Int, TagID, Int, TagID, Int, TagID, Int) = ("", -1, "", -1, "", -1, "", -1)
     @usableFromInline var recentNext = 0
 
     /// An empty registry.
-    public init() {}
+    package init() {}
 
     /// The number of tags registered.
-    @inlinable public var count: Int { ids.count }
+    @inlinable package var count: Int { ids.count }
 
     /// The id of tag `index`.
-    @inlinable public subscript(index: TagIndex) -> TagID { ids[index.rawValue] }
+    @inlinable package subscript(index: TagIndex) -> TagID { ids[index.rawValue] }
 
     /// The index of `id`, or nil when it was never registered. O(1) expected.
-    @inlinable public func index(of id: TagID) -> TagIndex? {
+    @inlinable package func index(of id: TagID) -> TagIndex? {
         find(id, hash: Self.hash(id)).map(TagIndex.init)
     }
 
     /// The index of `id`, registering it when new (`isNew` then true). O(1) expected (amortised).
-    @inlinable public mutating func register(_ id: TagID) -> (index: TagIndex, isNew: Bool) {
+    @inlinable package mutating func register(_ id: TagID) -> (index: TagIndex, isNew: Bool) {
         if recent.1 >= 0 && recent.0 == id { return (TagIndex(recent.1), false) }
         if recent.3 >= 0 && recent.2 == id { return (TagIndex(recent.3), false) }
         if recent.5 >= 0 && recent.4 == id { return (TagIndex(recent.5), false) }

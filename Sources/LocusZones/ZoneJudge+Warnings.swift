@@ -54,7 +54,7 @@ extension ZoneJudge {
             }.count
             if covering < options.minimumCoveringLocators {
                 out.append(.init(kind: .noLocatorCoverage, zone: zone.id,
-                                 message: "zone '\(zone.id)' has \(covering) locator(s) within "
+                                 message: "zone '\(zone.id)' has \(plural(covering, "locator")) within "
                                      + "\(options.coverageRangeMeters) m; \(options.minimumCoveringLocators) "
                                      + "are needed to position tags there"))
             }
