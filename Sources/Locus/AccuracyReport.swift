@@ -24,19 +24,38 @@ package struct AccuracyReport: Sendable, Equatable {
 
     /// Compares `fixes` with `truth(tag, t)`.
     package init(fixes: [PositionFix], truth: (TagID, Double) -> Point3?) {
-        var errors: [Double] = []
-        errors.reserveCapacity(fixes.count)
-        var sum2 = 0.0, sum3 = 0.0
-        var missing = 0
-        for fix in fixes {
-            guard let p = truth(fix.tag, fix.timeSeconds) else { missing += 1; continue }
+        var accumulator = Accumulator()
+        for fix in fixes { accumulator.add(fix, truth: truth(fix.tag, fix.timeSeconds)) }
+        self = accumulator.report
+    }
+
+    /// The figures gathered fix by fix (a streamed replay): the same arithmetic in the same order as
+    /// `init(fixes:truth:)`, so the same fixes give the same bits. Keeps one error per compared fix.
+    package struct Accumulator: Sendable {
+        private var errors: [Double] = []
+        private var sum2 = 0.0, sum3 = 0.0
+        private var missing = 0
+
+        /// Nothing compared yet.
+        package init() {}
+
+        /// Compares one fix with its truth (nil: none at its time).
+        package mutating func add(_ fix: PositionFix, truth p: Point3?) {
+            guard let p else { missing += 1; return }
             let dx = fix.position.x - p.x, dy = fix.position.y - p.y, dz = fix.position.z - p.z
             let e2 = dx * dx + dy * dy
             errors.append(e2.squareRoot())
             sum2 += e2
             sum3 += e2 + dz * dz
         }
-        errors.sort()
+
+        /// The figures so far.
+        package var report: AccuracyReport {
+            AccuracyReport(errors: errors.sorted(), sum2: sum2, sum3: sum3, missing: missing)
+        }
+    }
+
+    private init(errors: [Double], sum2: Double, sum3: Double, missing: Int) {
         compared = errors.count
         uncompared = missing
         func rank(_ q: Double) -> Double {

@@ -29,6 +29,22 @@ package struct EngineDiagnostics: Sendable, Equatable {
         }
     }
 
+    /// Adds another engine's counts (the shards of a `ShardedEngine`).
+    package mutating func merge(_ other: EngineDiagnostics) {
+        skipped.merge(other.skipped)
+        epochs += other.epochs
+        rejectedRanges += other.rejectedRanges
+        epochsBeforeTrack += other.epochsBeforeTrack
+        for (code, count) in other.failedEpochs {
+            if let i = failedEpochs.firstIndex(where: { $0.code == code }) {
+                failedEpochs[i].count += count
+            } else {
+                failedEpochs.append((code, count))
+                failedEpochs.sort { $0.code < $1.code }
+            }
+        }
+    }
+
     /// Equal counts (failed epochs compared by code and count, in order).
     package static func == (a: EngineDiagnostics, b: EngineDiagnostics) -> Bool {
         a.skipped == b.skipped && a.epochs == b.epochs && a.rejectedRanges == b.rejectedRanges && a.epochsBeforeTrack == b.epochsBeforeTrack

@@ -34,6 +34,25 @@ extension PositioningEngine {
         diagnostics.skipped.merge(tally)
     }
 
+    /// No fix released from now on is earlier than this, seconds: the release watermark
+    /// min(clock, earliest open epoch start), lowered to a parked fix; +∞ once finished.
+    package mutating func fixFrontier() -> Double {
+        guard !hasFinished else { return .infinity }
+        var frontier = schedule.watermark(clock: clockSeconds)
+        if let parked = reorder.earliestSeconds { frontier = min(frontier, parked) }
+        return frontier
+    }
+
+    /// No zone event released from now on is earlier than this, seconds: `fixFrontier()`, lowered to
+    /// the clock of a judge that holds events or pairs (their exits and dwells come at or after it).
+    package mutating func eventFrontier() -> Double {
+        var frontier = fixFrontier()
+        for j in judges where j.activePairCount > 0 || j.heldEventCount > 0 {
+            frontier = min(frontier, j.clockSeconds ?? -.infinity)
+        }
+        return frontier
+    }
+
     /// The floor index of a floor id, or nil (`Site.floorIndex(of:)`).
     package func floorIndex(_ id: FloorID) -> FloorIndex? { site.floorIndex(of: id) }
 

@@ -395,6 +395,14 @@ package struct PositioningEngine: Sendable {
         }
     }
 
+    /// Moves every zone judge's clock to `t`, as releasing a fix at `t` would (for a `ShardedEngine`:
+    /// a fix of another shard's tag was let out at `t`).
+    package mutating func advanceJudges(toSeconds t: Double) {
+        guard !hasFinished, t.isFinite else { return }
+        for f in judges.indices { try? judges[f].advance(toSeconds: t, into: &eventScratch[f]) }
+        flushEvents()
+    }
+
     /// Moves the judges' released events to `events`, merged across floors in §4.7 order.
     mutating func flushEvents() {
         if judges.count == 1 {

@@ -1,9 +1,11 @@
 import Foundation
 
 /// A one-line progress bar on stderr, redrawn in place (`\r`), only when stderr is a terminal
-/// (SPEC §5). At most ten redraws a second.
+/// (SPEC §5). At most ten redraws a second. With a total of 0 (a streamed input of unknown length)
+/// it shows the rows done and the rate.
 final class ProgressBar: @unchecked Sendable {
     private let total: Int
+    private let knowsTotal: Bool
     private let label: String
     private let console: Console
     private var lastDraw = Date.distantPast
@@ -11,6 +13,7 @@ final class ProgressBar: @unchecked Sendable {
 
     init(total: Int, label: String, console: Console) {
         self.total = max(1, total)
+        knowsTotal = total > 0
         self.label = label
         self.console = console
     }
@@ -25,11 +28,16 @@ final class ProgressBar: @unchecked Sendable {
 
     /// Draws the full bar and ends the line.
     func finish() {
-        draw(total)
+        if knowsTotal { draw(total) }
         console.err("\n")
     }
 
     private func draw(_ done: Int) {
+        guard knowsTotal else {
+            let rate = Double(done) / max(1e-9, Date().timeIntervalSince(started))
+            console.err("\r\(label) \(done) rows  \(Int(rate)) rows/s ")
+            return
+        }
         let fraction = min(1, Double(done) / Double(total))
         let width = 30
         let filled = Int(fraction * Double(width))

@@ -28,11 +28,22 @@ package enum ReplayCommand: LocusCommand {
             .value("sigma", "METRES", "Range noise σ assumed by the solver, metres (default 0.1)."),
             .value("tag-offset", "WHEN", "Estimate and remove a per-tag common range offset online: auto (on planar floors without biasM, default), on, off.",
                    choices: ["auto", "on", "off"]),
+            .value("jobs", "N", "Cores to run on (default: all online): tags are shared out, one clock, the same bytes for every N."),
             .flag("json", "Print the summary as one JSON object."),
         ],
         discussion: """
+        The trace is read and replayed as it streams (memory does not grow with its length); '-' reads it
+        from standard input, and gzip data (a .gz file, or gzip on stdin) is inflated as it is read. A trace
+        that is not in time order (exports concatenated, runs back to back) is sorted with bounded memory
+        through a temporary file in $TMPDIR (deleted), and a line on stderr says so. --smooth and
+        --truth-shift auto need the whole recording and hold it in memory.
+        --positions - or --events - writes to standard output (one of them); the summary (text or --json)
+        then goes to stderr, otherwise to stdout.
         Rows that cannot be used are skipped, counted by reason and reported; they never stop a replay.
-        Accuracy figures are horizontal: e = ‖(x, y) − truth(t)‖, truth interpolated linearly in time.
+        Accuracy figures are horizontal: e = ‖(x, y) − truth(t)‖, truth interpolated linearly in time; with
+        --json a figure of nothing compared is null.
+        A run that gives no fix fails (exit 1) with the likely cause from the skip counts, and so does
+        --truth that covers none of the fixes; more than half the rows skipped is a warning on stderr.
         Exit codes: 0 success, 1 failure at run time, 2 usage error or invalid input.
         """)
 
@@ -40,16 +51,71 @@ package enum ReplayCommand: LocusCommand {
         let started = Date()
         let sitePath = arguments.string("site") ?? ""
         let tracePath = arguments.string("trace") ?? ""
+        let positionsPath = arguments.string("positions"), eventsPath = arguments.string("events")
+        if positionsPath == "-" && eventsPath == "-" {
+            throw LocusError(.usage, "only one of --positions and --events can be '-' (standard output) (see: locus replay --help)")
+        }
         let options = try EngineOptions(arguments)
         let configuration = EngineConfiguration(options)
+        let jobs = try arguments.integer("jobs", default: ProcessorCount.online, in: 1...256)
         let site = try SiteDecoder.load(path: sitePath)
-        var engine = try PositioningEngine(site: site, configuration: configuration)
+        // The defaults are checked (an unknown --floor) before any input is read.
+        let defaultFloor = try PositioningEngine(site: site, configuration: configuration).defaultFloor
         var truth: GroundTruth? = nil
         if let path = arguments.string("truth") { truth = try GroundTruth.read(path: path) }
-        let trace = try TraceReader.read(path: tracePath)
-        let truthShift = try Self.truthShift(arguments, trace: trace, truth: truth, site: site, defaultFloor: engine.defaultFloor,
-                                             solver: configuration.solver, console: console)
+        let source = try ByteSource(path: tracePath)
+        // Outputs are opened (created) before the run, so an unwritable one fails before the work.
+        let positions = try positionsPath.map { (path: String) throws(LocusError) in try ByteSink(path: path) }
+        let events = try eventsPath.map { (path: String) throws(LocusError) in try ByteSink(path: path) }
+        // The summary goes where no output goes: stderr when an output is standard output.
+        let report: @Sendable (String) -> Void = positionsPath == "-" || eventsPath == "-" ? console.err : console.out
 
+        var summary: ReplaySummary
+        if options.smooth || arguments.string("truth-shift") == "auto" {
+            // The smoother and the truth-shift estimate need the whole recording in memory.
+            summary = try wholeRecording(arguments, options: options, configuration: configuration, site: site,
+                                         defaultFloor: defaultFloor, source: source, truth: truth,
+                                         positions: positions, events: events, console: console)
+        } else {
+            let shift = try truthShift(arguments, trace: nil, truth: truth, site: site, defaultFloor: defaultFloor,
+                                       solver: configuration.solver, console: console)
+            let bar = console.errIsTerminal ? ProgressBar(total: 0, label: "replay", console: console) : nil
+            var replay = StreamingReplay(site: site, configuration: configuration, jobs: jobs, truth: truth,
+                                         truthShiftSeconds: shift?.seconds ?? 0)
+            replay.progress = bar.map { b in { rows in b.update(rows) } }
+            let outcome = try replay.run(source: source, positions: positions, events: events)
+            bar?.finish()
+            if let runs = outcome.sortedRuns {
+                console.err("locus replay: \(source.name) is not in time order (\(plural(runs, "time-ordered run"))): "
+                            + (outcome.spilledBlocks > 0
+                               ? "sorted through \(plural(outcome.spilledBlocks, "block")) in \(TemporaryFiles.directory) (deleted)\n"
+                               : "sorted in memory\n"))
+            }
+            summary = ReplaySummary(fixes: outcome.fixes, ranges: outcome.rows, tags: outcome.tags, skipped: outcome.skipped,
+                                    diagnostics: outcome.diagnostics, accuracy: outcome.accuracy, events: outcome.events,
+                                    elapsedSeconds: 0, filter: options.filter.rawValue, smooth: false,
+                                    truthShift: truth == nil ? nil : shift)
+        }
+        try positions?.close()
+        try events?.close()
+        summary.elapsedSeconds = Date().timeIntervalSince(started)
+        if arguments.flag("json") {
+            report(JSONWriter(style: .compact).string(summary.json) + "\n")
+        } else {
+            report(summary.text(tracePath: source.name, positionsPath: positionsPath == "-" ? "<stdout>" : positionsPath))
+        }
+        return summary.verdict(command: "replay", input: source.name, console: console)
+    }
+
+    /// `--smooth` and `--truth-shift auto`: the whole recording read into memory, replayed by one
+    /// engine (`ReplayRun`), then smoothed.
+    private static func wholeRecording(_ arguments: ParsedArguments, options: EngineOptions, configuration: EngineConfiguration,
+                                       site: Site, defaultFloor: FloorIndex, source: ByteSource, truth: GroundTruth?,
+                                       positions: ByteSink?, events: ByteSink?, console: Console) throws(LocusError) -> ReplaySummary {
+        var engine = try PositioningEngine(site: site, configuration: configuration)
+        let trace = try TraceReader.read(source: source)
+        let truthShift = try Self.truthShift(arguments, trace: trace, truth: truth, site: site, defaultFloor: defaultFloor,
+                                             solver: configuration.solver, console: console)
         let progress = console.errIsTerminal ? ProgressBar(total: trace.count, label: "replay", console: console) : nil
         var smoothing = options.smooth ? OfflineSmoothing(configuration: configuration) : nil
         let result = ReplayRun.run(trace: trace, engine: &engine, smoothing: &smoothing,
@@ -57,36 +123,26 @@ package enum ReplayCommand: LocusCommand {
         progress?.finish()
         var fixes = result.fixes
         if let smoothing { fixes = try smoothing.smooth(fixes: fixes, engine: engine) }
-
-        if let path = arguments.string("events") {
+        if let events {
             var writer = ZoneEventWriter()
             for e in result.events { writer.append(e) }
-            try FileBytes.write(writer.bytes, to: path)
+            try events.write(writer.bytes)
         }
-        if let path = arguments.string("positions") {
+        if let positions {
             var writer = PositionsWriter()
             for fix in fixes { writer.append(fix) }
-            try FileBytes.write(writer.bytes, to: path)
+            try positions.write(writer.bytes)
         }
         var accuracy: AccuracyReport? = nil
         let shiftSeconds = truthShift?.seconds ?? 0
         if let t = truth { accuracy = AccuracyReport(fixes: fixes, truth: { tag, time in t.position(tag: tag, at: time + shiftSeconds) }) }
-        let elapsed = Date().timeIntervalSince(started)
-
         var skipped = trace.skipped
         skipped.merge(engine.diagnostics.skipped)
-        let rows = trace.count + trace.skipped.total
-        let summary = ReplaySummary(fixes: fixes.count, ranges: rows, tags: trace.tags.count,
-                                    skipped: skipped, diagnostics: engine.diagnostics, accuracy: accuracy,
-                                    events: Dictionary(grouping: result.events, by: \.kind).mapValues(\.count),
-                                    elapsedSeconds: elapsed, filter: options.filter.rawValue, smooth: options.smooth,
-                                    truthShift: truth == nil ? nil : truthShift)
-        if arguments.flag("json") {
-            console.out(JSONWriter(style: .compact).string(summary.json) + "\n")
-        } else {
-            console.out(summary.text(tracePath: tracePath, positionsPath: arguments.string("positions")))
-        }
-        return 0
+        return ReplaySummary(fixes: fixes.count, ranges: trace.count + trace.skipped.total, tags: trace.tags.count,
+                             skipped: skipped, diagnostics: engine.diagnostics, accuracy: accuracy,
+                             events: Dictionary(grouping: result.events, by: \.kind).mapValues(\.count),
+                             elapsedSeconds: 0, filter: options.filter.rawValue, smooth: options.smooth,
+                             truthShift: truth == nil ? nil : truthShift)
     }
 }
 
@@ -94,13 +150,13 @@ extension ReplayCommand {
     /// `--truth-shift`: nil when absent (δ = 0, not reported), the number when given, or with `auto`
     /// the estimate of `ReplayTruthShift.estimate` (0 with a warning on stderr when it cannot tell).
     /// - Throws: E1001 for a value that is neither `auto` nor a number in −3600…3600.
-    static func truthShift(_ arguments: ParsedArguments, trace: RangeTrace, truth: GroundTruth?, site: Site, defaultFloor: FloorIndex,
+    static func truthShift(_ arguments: ParsedArguments, trace: RangeTrace?, truth: GroundTruth?, site: Site, defaultFloor: FloorIndex,
                            solver: TrilaterationConfiguration, console: Console) throws(LocusError) -> ReplayTruthShift? {
         guard let text = arguments.string("truth-shift") else { return nil }
         guard text == "auto" else {
             return ReplayTruthShift(seconds: try arguments.double("truth-shift", default: 0, in: -3600...3600), source: .given)
         }
-        guard let truth else {
+        guard let truth, let trace else {
             console.err("locus replay: warning: --truth-shift auto has no effect without --truth\n")
             return nil
         }

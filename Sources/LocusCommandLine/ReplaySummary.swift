@@ -41,12 +41,14 @@ struct ReplaySummary {
             ("fixes_per_s", .number(fixesPerSecond, .fixed(0))),
         ]
         if let a = accuracy {
+            // Figures of nothing compared are not measured: null, never 0.
+            func figure(_ v: Double) -> JSONValue { a.compared > 0 ? .number(v, .fixed(4)) : .null }
             members += [
                 ("compared", .integer(a.compared)),
-                ("rmse_m", .number(a.rmseMeters, .fixed(4))),
-                ("p50_m", .number(a.p50Meters, .fixed(4))),
-                ("p95_m", .number(a.p95Meters, .fixed(4))),
-                ("max_m", .number(a.maxMeters, .fixed(4))),
+                ("rmse_m", figure(a.rmseMeters)),
+                ("p50_m", figure(a.p50Meters)),
+                ("p95_m", figure(a.p95Meters)),
+                ("max_m", figure(a.maxMeters)),
             ]
         }
         if let shift = truthShift {
@@ -75,7 +77,9 @@ struct ReplaySummary {
             s += "(it starts once enough locators are ranged; with --filter none each epoch is solved alone)\n"
         }
         if diagnostics.rejectedRanges > 0 { s += "ranges rejected as outliers: \(diagnostics.rejectedRanges)\n" }
-        if let a = accuracy {
+        if let a = accuracy, a.compared == 0 {
+            s += "horizontal error vs truth: not measured (no fix compared)\n"
+        } else if let a = accuracy {
             s += "horizontal error vs truth (\(plural(a.compared, "fix", "fixes"))): RMSE \(DecimalText.string(a.rmseMeters, decimals: 3)) m, "
             s += "p50 \(DecimalText.string(a.p50Meters, decimals: 3)) m, p95 \(DecimalText.string(a.p95Meters, decimals: 3)) m, "
             s += "max \(DecimalText.string(a.maxMeters, decimals: 3)) m\n"

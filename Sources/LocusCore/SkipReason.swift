@@ -26,8 +26,9 @@
     @usableFromInline package static func < (a: SkipReason, b: SkipReason) -> Bool { a.rawValue < b.rawValue }
 }
 
-/// Counts of skipped rows by reason, with the first line number of each (for messages).
-/// Deterministic: reported in the order of the reasons' keys.
+/// Counts of skipped rows by reason, with the first line number of each — the smallest, so that a
+/// tally does not depend on the order rows were met or tallies merged (a sorted replay, several
+/// engines): for messages. Deterministic: reported in the order of the reasons' keys.
 package struct SkipTally: Sendable, Equatable {
     private var counts = [Int](repeating: 0, count: SkipReason.allCases.count)
     private var firstLines = [Int](repeating: 0, count: SkipReason.allCases.count)
@@ -53,22 +54,30 @@ package struct SkipTally: Sendable, Equatable {
     /// Counts one skipped row; `line` is its 1-based line number in the input, or 0 if none.
     package mutating func record(_ reason: SkipReason, line: Int = 0) {
         let i = Self.index(reason)
-        if counts[i] == 0 { firstLines[i] = line }
+        firstLines[i] = Self.earlier(counts[i] == 0 ? nil : firstLines[i], line)
         counts[i] += 1
+    }
+
+    /// The earlier of two line numbers, 0 (unknown) counting as later than any.
+    private static func earlier(_ a: Int?, _ b: Int) -> Int {
+        guard let a else { return b }
+        if a == 0 { return b }
+        if b == 0 { return a }
+        return min(a, b)
     }
 
     /// Adds another tally into this one.
     package mutating func merge(_ other: SkipTally) {
         for r in SkipReason.allCases where other.count(r) > 0 {
             let i = Self.index(r)
-            if counts[i] == 0 { firstLines[i] = other.firstLines[i] }
+            firstLines[i] = Self.earlier(counts[i] == 0 ? nil : firstLines[i], other.firstLines[i])
             counts[i] += other.counts[i]
         }
     }
 
     /// Rows skipped for `reason`.
     package func count(_ reason: SkipReason) -> Int { counts[Self.index(reason)] }
-    /// The line of the first row skipped for `reason` (0 if none, or unknown).
+    /// The smallest line of a row skipped for `reason` (0 if none, or unknown).
     package func firstLine(_ reason: SkipReason) -> Int { firstLines[Self.index(reason)] }
     /// Rows skipped for any reason.
     package var total: Int { counts.reduce(0, +) }

@@ -16,6 +16,10 @@ package struct PositionsWriter {
 
     package init() {}
 
+    /// Forgets the bytes written (the header too), keeping the storage: for output written piece
+    /// by piece (`bytes` then holds only the rows appended since).
+    package mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+
     /// Appends one row: written into 512 bytes of stack scratch memory (15 fields of at most 16
     /// bytes, the ids and up to 8 rejected addresses) and copied once; a row the fast number
     /// path cannot spell exactly (or a long or quoted id) is written by `appendExact`, the same bytes.

@@ -16,6 +16,20 @@ package enum TraceReader {
         return try result.get()
     }
 
+    /// Reads the whole trace from `source` (a file, standard input, gzip data) in chunks.
+    /// - Throws: as `TraceStream.nextRows(into:)`.
+    package static func read(source: ByteSource) throws(LocusError) -> RangeTrace {
+        var stream = TraceStream(source: source)
+        var rows: [TraceRow] = []
+        while try stream.nextRows(into: &rows) {}
+        var trace = RangeTrace()
+        trace.tags = stream.tags
+        trace.floors = stream.floors
+        trace.skipped = stream.skipped
+        fill(&trace, from: rows)
+        return trace
+    }
+
     /// Parses trace bytes; `file` names the source in errors.
     /// - Throws: `E5003` when a required column is missing; `E5004` when there is no header.
     package static func parse(_ bytes: UnsafeBufferPointer<UInt8>, file: String) throws(LocusError) -> RangeTrace {
@@ -37,6 +51,12 @@ package enum TraceReader {
         trace.tags = parser.tags
         trace.floors = parser.floors
         trace.skipped = parser.skipped
+        fill(&trace, from: rows)
+        return trace
+    }
+
+    /// The rows as the trace's columns.
+    private static func fill(_ trace: inout RangeTrace, from rows: [TraceRow]) {
         rows.withUnsafeBufferPointer { rows in
             trace.timeSeconds = Self.split(rows) { $0.timeSeconds }
             trace.rangeMeters = Self.split(rows) { $0.rangeMeters }
@@ -45,7 +65,6 @@ package enum TraceReader {
             trace.floorIndex = Self.split(rows) { $0.floorIndex }
             trace.line = Self.split(rows) { $0.line }
         }
-        return trace
     }
 
     /// One field of every row, as a column (a plain copy loop into uninitialised storage).

@@ -10,6 +10,9 @@ package struct ZoneEventWriter {
 
     package init() {}
 
+    /// Forgets the bytes written, keeping the storage (output written piece by piece).
+    package mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+
     /// The JSON object of one event.
     package static func json(_ e: ZoneEvent) -> JSONValue {
         var members: [(String, JSONValue)] = [

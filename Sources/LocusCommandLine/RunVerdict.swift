@@ -1,0 +1,88 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Locus
+import LocusCore
+
+/// The honest-result rules of the commands that read a recording (`replay`, `zones`, `calibrate`):
+/// a run that yields nothing fails (exit 1) with the likely cause, a run that skipped more than half
+/// its rows says so, and a comparison with truth that compared nothing fails rather than report 0.
+enum RunVerdict {
+    /// The likely cause of the skips, from the reason with the most rows.
+    static func hint(_ skipped: SkipTally) -> String {
+        guard let top = skipped.nonZero.max(by: { $0.count < $1.count }) else { return "" }
+        switch top.reason {
+        case .unknownAnchor: return "does this trace belong to this site? Its anchors are not the floor's locators"
+        case .unknownFloor: return "do the rows' floor ids match the site's floors? (--floor sets the floor of rows without one)"
+        case .timeBackwards: return "rows go backwards in time for their tag: is t one clock, in seconds?"
+        case .clockJump: return "a tag's clock jumps far forward: is t in seconds?"
+        case .missingField, .unparseableNumber, .invalidAnchor: return "is this a range trace (t,anchor,range_m, SPEC §2)?"
+        case .nonFinite, .negativeRange, .rangeTooLong: return "are the ranges in metres?"
+        }
+    }
+
+    /// The skip counts as "reason count, …".
+    static func counts(_ skipped: SkipTally) -> String {
+        skipped.nonZero.map { "\($0.reason.rawValue) \($0.count)" }.joined(separator: ", ")
+    }
+
+    /// Applies the rules to a finished run and says them on stderr; the exit status.
+    /// - Parameters:
+    ///   - results: what the run produced (fixes, events judged, samples used), with its noun.
+    ///   - rows: data rows read; `skipped` those skipped, by reason.
+    ///   - failure: why rows that were kept still gave nothing (e.g. the engine's failed epochs).
+    ///   - compared: with truth, how many results were compared (nil without truth).
+    static func check(command: String, input: String, results: Int, noun: (String, String), rows: Int, skipped: SkipTally,
+                      failure: String? = nil, compared: Int? = nil, console: Console) -> Int32 {
+        let prefix = "locus \(command): "
+        guard rows > 0 else {
+            console.err(prefix + "error: no \(noun.1): \(input) holds no data rows\n")
+            return 1
+        }
+        guard results > 0 else {
+            if skipped.total >= rows {
+                console.err(prefix + "error: no \(noun.1): every row skipped (\(counts(skipped))) — \(hint(skipped))\n")
+            } else {
+                let kept = rows - skipped.total
+                console.err(prefix + "error: no \(noun.1) from \(plural(kept, "usable row"))" + (failure.map { ": " + $0 } ?? "")
+                            + (skipped.total > 0 ? " (skipped: \(counts(skipped)) — \(hint(skipped)))" : "") + "\n")
+            }
+            return 1
+        }
+        if skipped.total * 2 > rows {
+            console.err(prefix + "warning: \(skipped.total) of \(rows) rows skipped (\(counts(skipped))) — \(hint(skipped))\n")
+        }
+        if let compared, compared == 0 {
+            console.err(prefix + "error: truth covers 0 of the \(plural(results, noun.0, noun.1)): check that trace and truth share tags and clock\n")
+            return 1
+        }
+        return 0
+    }
+
+    /// Why an engine's kept rows gave no fix.
+    static func engineFailure(_ d: EngineDiagnostics) -> String? {
+        if d.epochs == 0 { return nil }
+        var parts = d.failedEpochs.map { "\($0.code.rawValue) \(ReplaySummary.describe($0.code)) \($0.count)" }
+        if d.epochsBeforeTrack > 0 { parts.append("before the filter had a track \(d.epochsBeforeTrack)") }
+        return "\(plural(d.epochs, "epoch")), none solved (" + parts.joined(separator: ", ") + ")"
+    }
+}
+
+extension ReplaySummary {
+    /// The run's exit status under `RunVerdict`'s rules (messages on stderr).
+    func verdict(command: String, input: String, console: Console) -> Int32 {
+        RunVerdict.check(command: command, input: input, results: fixes, noun: ("fix", "fixes"), rows: ranges, skipped: skipped,
+                         failure: RunVerdict.engineFailure(diagnostics), compared: accuracy?.compared, console: console)
+    }
+}
+
+/// The number of cores online (the default of `--jobs`).
+enum ProcessorCount {
+    static var online: Int {
+        #if canImport(Glibc)
+        return max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
+        #else
+        return 1
+        #endif
+    }
+}
