@@ -1,4 +1,3 @@
-import Dispatch
 import LocusCore
 import LocusZones
 
@@ -21,10 +20,13 @@ import LocusZones
 ///
 /// Rows go in with their tag's index of first appearance (`TraceRow.tagIndex` of the streamed
 /// reader); tags are registered in that order in their shard (shard = index mod jobs), so that each
-/// shard's order of tags agrees with the single engine's. With one job the engine is used directly.
-package struct ShardedEngine: Sendable {
-    /// The shards' engines.
+/// shard's order of tags agrees with the single engine's. With one job the engine is used directly;
+/// with more, shards 1…N−1 run on threads of their own (`ShardWorkers`), shard 0 on the caller's.
+/// A reference type: one owner drives it; its threads end with it.
+package final class ShardedEngine: @unchecked Sendable {
+    /// The shards' engines (each touched by one thread at a time: its worker during `ingest`).
     private var shards: [PositioningEngine]
+    private let workers: ShardWorkers
     /// Per shard: the global index of each of its tags, by local index.
     private var globalOfLocal: [[Int]]
     /// Per shard: local index of global tag g (−1: not registered), dense over the global indices.
@@ -49,6 +51,7 @@ package struct ShardedEngine: Sendable {
         var shards: [PositioningEngine] = []
         for _ in 0..<n { shards.append(try PositioningEngine(site: site, configuration: configuration)) }
         self.shards = shards
+        workers = ShardWorkers(workers: n - 1)
         globalOfLocal = Array(repeating: [], count: n)
         pendingFixes = Array(repeating: [], count: n)
         pendingEvents = Array(repeating: [], count: n)
@@ -56,11 +59,13 @@ package struct ShardedEngine: Sendable {
         eventHeads = Array(repeating: 0, count: n)
     }
 
+    deinit { workers.stop() }
+
     /// The engine every shard shares the settings of (the first).
     package var first: PositioningEngine { shards[0] }
 
     /// Registers tag `id` as global index `global` (indices come in increasing order, from 0).
-    package mutating func register(_ id: TagID, global: Int) {
+    package func register(_ id: TagID, global: Int) {
         precondition(global == localOfGlobal.count, "ShardedEngine.register: tags in order of first appearance")
         let s = global % shards.count
         let local = shards[s].tagIndex(for: id).rawValue
@@ -94,7 +99,7 @@ package struct ShardedEngine: Sendable {
 
     /// Ingests a block of rows in time order (each shard takes its tags' rows, in parallel), then
     /// moves every shard to the shared clock. Afterwards `takeMerged` hands out what is final.
-    package mutating func ingest(_ rows: UnsafeBufferPointer<Row>) {
+    package func ingest(_ rows: UnsafeBufferPointer<Row>) {
         let n = shards.count
         if n == 1 {
             for r in rows {
@@ -107,7 +112,7 @@ package struct ShardedEngine: Sendable {
         let localOfGlobal = self.localOfGlobal
         shards.withUnsafeMutableBufferPointer { engines in
             let box = UnsafeSendable(engines), input = UnsafeSendable(rows)
-            DispatchQueue.concurrentPerform(iterations: n) { s in
+            workers.run { s in
                 for r in input.value where Int(r.tag) % n == s {
                     box.value[s].ingest(tag: TagIndex(localOfGlobal[Int(r.tag)]), floor: FloorIndex(Int(r.floor)), locator: r.locator,
                                         rangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds, line: Int(r.line))
@@ -121,7 +126,7 @@ package struct ShardedEngine: Sendable {
     }
 
     /// Moves every shard's clock to `t` (a timer tick).
-    package mutating func advance(toSeconds t: Double) {
+    package func advance(toSeconds t: Double) {
         for s in shards.indices {
             shards[s].advance(toSeconds: t)
             collect(s)
@@ -129,7 +134,7 @@ package struct ShardedEngine: Sendable {
     }
 
     /// Ends the stream: every shard at the shared clock, then finished; everything becomes final.
-    package mutating func finish() {
+    package func finish() {
         let clock = shards.map(\.clockSeconds).max() ?? -.infinity
         for s in shards.indices {
             if clock.isFinite { shards[s].advance(toSeconds: clock) }
@@ -146,7 +151,7 @@ package struct ShardedEngine: Sendable {
     }
 
     /// Moves shard `s`'s released output into its pending queues.
-    private mutating func collect(_ s: Int) {
+    private func collect(_ s: Int) {
         if !shards[s].fixes.isEmpty {
             shards[s].takeFixes { pendingFixes[s].append(contentsOf: $0) }
         }
@@ -157,7 +162,7 @@ package struct ShardedEngine: Sendable {
 
     /// Hands `body` the fixes and events that no shard can precede any more, in the single engine's
     /// order (all of them after `finish()`), and forgets them.
-    package mutating func takeMerged(_ body: (_ fixes: [PositionFix], _ events: [ZoneEvent]) -> Void) {
+    package func takeMerged(_ body: (_ fixes: [PositionFix], _ events: [ZoneEvent]) -> Void) {
         let n = shards.count
         if n == 1 {
             // One engine's releases are final as they come.
@@ -209,7 +214,7 @@ package struct ShardedEngine: Sendable {
     }
 
     /// Drops what was merged.
-    private mutating func compact() {
+    private func compact() {
         for s in shards.indices {
             if fixHeads[s] > 0 && fixHeads[s] * 2 >= pendingFixes[s].count {
                 pendingFixes[s].removeFirst(fixHeads[s])

@@ -1,3 +1,4 @@
+import Foundation
 import Locus
 import LocusCore
 import LocusIO
@@ -74,106 +75,249 @@ struct StreamingReplay {
         return true
     }
 
-    /// One pass: rows as read (`sorted` false; nil at the first row out of order) or through the
-    /// sorter, into the engine, out to the sinks.
-    private func pass(source: ByteSource, sorted: Bool, positions: ByteSink?, events: ByteSink?) throws(LocusError) -> Outcome? {
-        var stream = TraceStream(source: source)
-        var engine = try ShardedEngine(site: site, configuration: configuration, jobs: jobs)
-        var out = Outcome()
-        var positionsWriter = PositionsWriter()
-        if positions == nil { positionsWriter.removeAll() }
-        var eventsWriter = ZoneEventWriter()
-        var accuracy = truth == nil ? nil : AccuracyReport.Accumulator()
-        var floorOf: [Int32?] = []
+    /// One block of rows on its way to the engine, with the tags first seen in it.
+    private struct ReadBlock: Sendable {
+        var rows: [ShardedEngine.Row] = []
+        var newTags: [TagID] = []
+        var outOfOrder = false
+    }
+
+    /// What the reading stage counted.
+    private struct ReadSummary: Sendable {
+        var rows = 0
+        var tags = 0
+        var skipped = SkipTally()
         var routerSkips = SkipTally()
-        var rows: [TraceRow] = []
-        rows.reserveCapacity(1 << 16)
-        var routed: [ShardedEngine.Row] = []
-        routed.reserveCapacity(1 << 16)
-        var lastTime = -Double.infinity
-        var rowsSeen = 0
+        var sortedRuns: Int?
+        var spilledBlocks = 0
+    }
 
-        var sorter: TraceRowSorter? = nil
-        if sorted {
-            let s = TraceRowSorter()
-            while try stream.nextRows(into: &rows) {
-                try s.add(rows)
-                rows.removeAll(keepingCapacity: true)
+    /// What the engine let out, on its way to the writers.
+    private struct WriteBatch: Sendable {
+        var fixes: [PositionFix]
+        var events: [ZoneEvent]
+    }
+
+    /// What the writing stage counted.
+    private struct WriteSummary: Sendable {
+        var fixes = 0
+        var events: [ZoneEvent.Kind: Int] = [:]
+        var accuracy: AccuracyReport.Accumulator?
+    }
+
+    /// A value filled by one stage's thread and read after it ended.
+    private final class Box<T>: @unchecked Sendable {
+        var value: T
+        init(_ value: T) { self.value = value }
+    }
+
+    /// One pass: rows as read (`sorted` false; nil at the first row out of order) or through the
+    /// sorter, into the engine, out to the sinks. With more than one job the three stages — read and
+    /// parse, solve (the shards in parallel), format and write — run on their own threads, handing
+    /// each other blocks through bounded channels; with one job they take turns on this thread.
+    private func pass(source: ByteSource, sorted: Bool, positions: ByteSink?, events: ByteSink?) throws(LocusError) -> Outcome? {
+        let engine = try ShardedEngine(site: site, configuration: configuration, jobs: jobs)
+        let defaultFloor = Int32(engine.first.defaultFloor.rawValue)
+        let reader = Box(Reader(source: source, sorted: sorted, site: site, defaultFloor: defaultFloor))
+        let writer = Box(Writer(positions: positions, events: events, truth: truth, truthShiftSeconds: truthShiftSeconds))
+        let readFailure = Box<LocusError?>(nil), writeFailure = Box<LocusError?>(nil)
+        var outOfOrder = false
+
+        /// The engine stage: one block in, what is final out.
+        func solve(_ block: ReadBlock, _ handOn: (WriteBatch) -> Void) {
+            for id in block.newTags { engine.register(id, global: engine.tagCount) }
+            block.rows.withUnsafeBufferPointer { engine.ingest($0) }
+            engine.takeMerged { fixes, released in
+                if !fixes.isEmpty || !released.isEmpty { handOn(WriteBatch(fixes: fixes, events: released)) }
             }
-            sorter = s
-            out.sortedRuns = s.runs
+        }
+        func finish(_ handOn: (WriteBatch) -> Void) {
+            engine.finish()
+            engine.takeMerged { fixes, released in handOn(WriteBatch(fixes: fixes, events: released)) }
         }
 
-        /// Writes and counts what the engine let out.
-        func emit(_ fixes: [PositionFix], _ released: [ZoneEvent]) throws(LocusError) {
-            out.fixes += fixes.count
-            for e in released { out.events[e.kind, default: 0] += 1 }
-            if let t = truth {
-                for f in fixes { accuracy?.add(f, truth: t.position(tag: f.tag, at: f.timeSeconds + truthShiftSeconds)) }
+        if jobs == 1 {
+            do {
+                while let block = try reader.value.next() {
+                    if block.outOfOrder { outOfOrder = true; break }
+                    var failure: LocusError? = nil
+                    solve(block) { batch in
+                        do throws(LocusError) { try writer.value.write(batch) } catch { failure = error }
+                    }
+                    if let failure { throw failure }
+                    progress?(reader.value.rowsRead)
+                }
+                if !outOfOrder {
+                    var failure: LocusError? = nil
+                    finish { batch in
+                        do throws(LocusError) { try writer.value.write(batch) } catch { failure = error }
+                    }
+                    if let failure { throw failure }
+                }
             }
-            if let positions {
-                for f in fixes { positionsWriter.append(f) }
-                try positions.write(positionsWriter.bytes)
-                positionsWriter.removeAll()
+        } else {
+            let blocks = BoundedChannel<ReadBlock>(capacity: 3)
+            let batches = BoundedChannel<WriteBatch>(capacity: 3)
+            // The reading and writing stages on threads of their own (see `ShardWorkers`).
+            let stages = DispatchGroup()
+            stages.enter()
+            stages.enter()
+            Thread {
+                defer { stages.leave() }
+                do throws(LocusError) {
+                    while let block = try reader.value.next() {
+                        guard blocks.send(block), !block.outOfOrder else { break }
+                    }
+                } catch {
+                    readFailure.value = error
+                }
+                blocks.close()
+            }.start()
+            Thread {
+                defer { stages.leave() }
+                while let batch = batches.receive() {
+                    guard writeFailure.value == nil else { continue }
+                    do throws(LocusError) { try writer.value.write(batch) } catch { writeFailure.value = error }
+                }
+            }.start()
+            while let block = blocks.receive() {
+                if block.outOfOrder { outOfOrder = true; break }
+                if writeFailure.value != nil { break }
+                solve(block) { batches.send($0) }
+                progress?(reader.value.rowsRead)
             }
-            if let events, !released.isEmpty {
-                for e in released { eventsWriter.append(e) }
-                try events.write(eventsWriter.bytes)
-                eventsWriter.removeAll()
-            }
+            blocks.close()
+            if !outOfOrder && readFailure.value == nil && writeFailure.value == nil { finish { batches.send($0) } }
+            batches.close()
+            stages.wait()
+            if let e = readFailure.value { throw e }
+            if let e = writeFailure.value { throw e }
+        }
+        if outOfOrder { return nil }
+        try positions?.flush()
+        try events?.flush()
+        let read = reader.value.summary
+        var out = Outcome()
+        out.fixes = writer.value.summary.fixes
+        out.events = writer.value.summary.events
+        out.accuracy = writer.value.summary.accuracy?.report
+        out.tags = read.tags
+        out.skipped = read.skipped
+        out.rows = read.rows + read.skipped.total
+        var diagnostics = engine.diagnostics
+        diagnostics.skipped.merge(read.routerSkips)
+        out.diagnostics = diagnostics
+        out.skipped.merge(diagnostics.skipped)
+        out.sortedRuns = read.sortedRuns
+        out.spilledBlocks = read.spilledBlocks
+        return out
+    }
+
+    /// The reading stage: the trace in blocks (as read, or through the sorter), rows routed (floor
+    /// resolved, unknown floors counted), the order checked.
+    private struct Reader: @unchecked Sendable {  // one stage at a time (the sorter is a class)
+        private var stream: TraceStream
+        private let sorted: Bool
+        private var sorter: TraceRowSorter?
+        private let site: Site
+        private let defaultFloor: Int32
+        private var floorOf: [Int32?] = []
+        private var tagsSent = 0
+        private var lastTime = -Double.infinity
+        private var rows: [TraceRow] = []
+        private(set) var rowsRead = 0
+        private var routerSkips = SkipTally()
+
+        init(source: ByteSource, sorted: Bool, site: Site, defaultFloor: Int32) {
+            stream = TraceStream(source: source)
+            self.sorted = sorted
+            self.site = site
+            self.defaultFloor = defaultFloor
+            rows.reserveCapacity(1 << 16)
         }
 
-        while true {
+        /// The next block, nil at the end.
+        mutating func next() throws(LocusError) -> ReadBlock? {
+            if sorted && sorter == nil {
+                let s = TraceRowSorter()
+                while try stream.nextRows(into: &rows) {
+                    try s.add(rows)
+                    rows.removeAll(keepingCapacity: true)
+                }
+                sorter = s
+            }
             rows.removeAll(keepingCapacity: true)
             let more: Bool
             if let sorter { more = try sorter.next(into: &rows) } else { more = try stream.nextRows(into: &rows) }
-            guard more else { break }
-            while engine.tagCount < stream.tags.count {
-                engine.register(stream.tags[engine.tagCount], global: engine.tagCount)
+            guard more else { return nil }
+            var block = ReadBlock()
+            let tags = stream.tags
+            if tagsSent < tags.count {
+                block.newTags = Array(tags[tagsSent...])
+                tagsSent = tags.count
             }
-            while floorOf.count < stream.floors.count {
-                floorOf.append(site.floorIndex(of: stream.floors[floorOf.count]).map { Int32($0.rawValue) })
+            let floors = stream.floors
+            while floorOf.count < floors.count {
+                floorOf.append(site.floorIndex(of: floors[floorOf.count]).map { Int32($0.rawValue) })
             }
-            routed.removeAll(keepingCapacity: true)
-            let defaultFloor = Int32(engine.first.defaultFloor.rawValue)
+            block.rows.reserveCapacity(rows.count)
             for r in rows {
-                if r.timeSeconds < lastTime { return nil }
+                if r.timeSeconds < lastTime { return ReadBlock(outOfOrder: true) }
                 lastTime = r.timeSeconds
                 var floor = defaultFloor
                 if r.floorIndex >= 0 {
                     guard let known = floorOf[Int(r.floorIndex)] else { routerSkips.record(.unknownFloor, line: Int(r.line)); continue }
                     floor = known
                 }
-                routed.append(ShardedEngine.Row(tag: r.tagIndex, floor: floor, locator: r.locator, line: r.line,
-                                                rangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds))
+                block.rows.append(ShardedEngine.Row(tag: r.tagIndex, floor: floor, locator: r.locator, line: r.line,
+                                                    rangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds))
             }
-            routed.withUnsafeBufferPointer { engine.ingest($0) }
-            var failure: LocusError? = nil
-            engine.takeMerged { fixes, released in
-                do throws(LocusError) { try emit(fixes, released) } catch { failure = error }
-            }
-            if let failure { throw failure }
-            rowsSeen += rows.count
-            progress?(rowsSeen)
+            rowsRead += rows.count
+            return block
         }
-        engine.finish()
-        var failure: LocusError? = nil
-        engine.takeMerged { fixes, released in
-            do throws(LocusError) { try emit(fixes, released) } catch { failure = error }
-        }
-        if let failure { throw failure }
-        try positions?.flush()
-        try events?.flush()
 
-        out.tags = stream.tags.count
-        out.skipped = stream.skipped
-        out.rows = (sorter?.count ?? rowsSeen) + stream.skipped.total
-        var diagnostics = engine.diagnostics
-        diagnostics.skipped.merge(routerSkips)
-        out.diagnostics = diagnostics
-        out.skipped.merge(diagnostics.skipped)
-        out.accuracy = accuracy?.report
-        out.spilledBlocks = sorter?.spilledBlocks ?? 0
-        return out
+        /// The counts, once the input is exhausted.
+        var summary: ReadSummary {
+            ReadSummary(rows: rowsRead, tags: stream.tags.count, skipped: stream.skipped, routerSkips: routerSkips,
+                        sortedRuns: sorter?.runs, spilledBlocks: sorter?.spilledBlocks ?? 0)
+        }
+    }
+
+    /// The writing stage: positions and events formatted and written, counted, compared with truth.
+    private struct Writer: Sendable {
+        let positions: ByteSink?
+        let events: ByteSink?
+        let truth: GroundTruth?
+        let truthShiftSeconds: Double
+        private var positionsWriter = PositionsWriter()
+        private var eventsWriter = ZoneEventWriter()
+        private(set) var summary = WriteSummary()
+
+        init(positions: ByteSink?, events: ByteSink?, truth: GroundTruth?, truthShiftSeconds: Double) {
+            self.positions = positions
+            self.events = events
+            self.truth = truth
+            self.truthShiftSeconds = truthShiftSeconds
+            if truth != nil { summary.accuracy = AccuracyReport.Accumulator() }
+        }
+
+        mutating func write(_ batch: WriteBatch) throws(LocusError) {
+            summary.fixes += batch.fixes.count
+            for e in batch.events { summary.events[e.kind, default: 0] += 1 }
+            if let t = truth {
+                for f in batch.fixes { summary.accuracy?.add(f, truth: t.position(tag: f.tag, at: f.timeSeconds + truthShiftSeconds)) }
+            }
+            if let positions {
+                // The first batch carries the header (the writer starts with it; finish() always hands one on).
+                for f in batch.fixes { positionsWriter.append(f) }
+                try positions.write(positionsWriter.bytes)
+                positionsWriter.removeAll()
+            }
+            if let events, !batch.events.isEmpty {
+                for e in batch.events { eventsWriter.append(e) }
+                try events.write(eventsWriter.bytes)
+                eventsWriter.removeAll()
+            }
+        }
     }
 }

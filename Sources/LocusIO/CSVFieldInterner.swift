@@ -7,7 +7,7 @@ import LocusCore
 /// so an unquoted field whose bytes equal an earlier unquoted field's has that field's index. The
 /// previous field and a 4096-slot table indexed by the `FNV1a` hash of the bytes remember where such
 /// bytes were seen; on a miss the text is built and looked up by name. Quoted fields always go by name.
-struct CSVFieldInterner {
+struct CSVFieldInterner: Sendable {
     private struct Slot {
         var start: Int
         var end: Int

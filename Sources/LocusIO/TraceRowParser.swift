@@ -36,7 +36,7 @@ package struct TraceRow: Sendable, Equatable {
 /// A plain row (no quotes, no comment, all columns present, numbers that parse) is split and
 /// converted in one pass over its bytes; any other row goes through `CSVScanner` (`fastRows: false`:
 /// every row; the tests compare the two).
-package struct TraceRowParser {
+package struct TraceRowParser: Sendable {
     /// The file name errors and skips refer to.
     package let file: String
     /// Tag ids in order of first appearance (`TraceRow.tagIndex` indexes it).

@@ -7,7 +7,7 @@ import LocusCore
 /// Each call of `nextRows(into:)` reads about `chunkBytes` and appends that piece's kept rows, in
 /// file order. A piece ends with a whole line; the rest of the bytes (and a quoted record that
 /// continues past them) start the next piece.
-package struct TraceStream {
+package struct TraceStream: Sendable {
     /// Where the bytes come from.
     package let source: ByteSource
     private let chunkBytes: Int
