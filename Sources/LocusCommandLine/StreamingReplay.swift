@@ -37,6 +37,8 @@ struct StreamingReplay {
     let truthShiftSeconds: Double
     /// Called with the number of rows read, now and then.
     var progress: ((Int) -> Void)?
+    /// Rows per sorted block of an out-of-order trace (`TraceRowSorter`); small in tests, to spill.
+    var sortBlockRows = 1 << 20
 
     /// Replays the trace from `source` into the sinks.
     /// - Throws: the reader's errors (E5001, E5003, E5004 naming the input), E5005 for an output.
@@ -48,12 +50,13 @@ struct StreamingReplay {
             ordered = try Self.isTimeOrdered(source)
             try source.rewind()
         }
-        if ordered, let outcome = try pass(source: source, sorted: false, positions: positions, events: events) {
-            return outcome
+        if ordered {
+            if let outcome = try pass(source: source, sorted: false, positions: positions, events: events) { return outcome }
+            // Written so far is taken back (only restartable outputs get here: see above).
+            try positions?.restart()
+            try events?.restart()
         }
         try source.rewind()
-        try positions?.restart()
-        try events?.restart()
         guard let outcome = try pass(source: source, sorted: true, positions: positions, events: events) else {
             preconditionFailure("a sorted pass is in order")
         }
@@ -118,7 +121,7 @@ struct StreamingReplay {
     private func pass(source: ByteSource, sorted: Bool, positions: ByteSink?, events: ByteSink?) throws(LocusError) -> Outcome? {
         let engine = try ShardedEngine(site: site, configuration: configuration, jobs: jobs)
         let defaultFloor = Int32(engine.first.defaultFloor.rawValue)
-        let reader = Box(Reader(source: source, sorted: sorted, site: site, defaultFloor: defaultFloor))
+        let reader = Box(Reader(source: source, sorted: sorted, sortBlockRows: sortBlockRows, site: site, defaultFloor: defaultFloor))
         let writer = Box(Writer(positions: positions, events: events, truth: truth, truthShiftSeconds: truthShiftSeconds))
         let readFailure = Box<LocusError?>(nil), writeFailure = Box<LocusError?>(nil)
         var outOfOrder = false
@@ -218,6 +221,7 @@ struct StreamingReplay {
     private struct Reader: @unchecked Sendable {  // one stage at a time (the sorter is a class)
         private var stream: TraceStream
         private let sorted: Bool
+        private let sortBlockRows: Int
         private var sorter: TraceRowSorter?
         private let site: Site
         private let defaultFloor: Int32
@@ -228,9 +232,10 @@ struct StreamingReplay {
         private(set) var rowsRead = 0
         private var routerSkips = SkipTally()
 
-        init(source: ByteSource, sorted: Bool, site: Site, defaultFloor: Int32) {
+        init(source: ByteSource, sorted: Bool, sortBlockRows: Int, site: Site, defaultFloor: Int32) {
             stream = TraceStream(source: source)
             self.sorted = sorted
+            self.sortBlockRows = sortBlockRows
             self.site = site
             self.defaultFloor = defaultFloor
             rows.reserveCapacity(1 << 16)
@@ -239,7 +244,7 @@ struct StreamingReplay {
         /// The next block, nil at the end.
         mutating func next() throws(LocusError) -> ReadBlock? {
             if sorted && sorter == nil {
-                let s = TraceRowSorter()
+                let s = TraceRowSorter(blockRows: sortBlockRows)
                 while try stream.nextRows(into: &rows) {
                     try s.add(rows)
                     rows.removeAll(keepingCapacity: true)

@@ -1,0 +1,360 @@
+import Foundation
+import Locus
+@testable import LocusCommandLine
+import LocusCore
+import LocusIO
+import LocusTestSupport
+import Testing
+
+/// The streamed replay (`locus replay` without --smooth) against the whole-file path it replaced:
+/// the same bytes for every input, job count, order and encoding; bounded memory; honest results.
+@Suite("Streamed replay")
+struct StreamingReplayTests {
+    static func site(_ name: String) -> String { TestPaths.fixture("sites/\(name).json") }
+    static func trace(_ name: String) -> String { TestPaths.fixture("traces/\(name)-walk.csv") }
+
+    /// The whole-file path: `TraceReader` + `ReplayRun` (the rows sorted stably by time in memory).
+    static func reference(site: String, trace: String, options: [String] = []) throws -> (positions: [UInt8], events: [UInt8]) {
+        var arguments = ParsedArguments(command: "replay", values: [:], flags: [])
+        var k = 0
+        while k < options.count {
+            if options[k] == "--smooth" { arguments.flags.insert("smooth"); k += 1; continue }
+            arguments.values[String(options[k].dropFirst(2))] = options[k + 1]
+            k += 2
+        }
+        let configuration = EngineConfiguration(try EngineOptions(arguments))
+        var engine = try PositioningEngine(site: try SiteDecoder.load(path: site), configuration: configuration)
+        let result = ReplayRun.run(trace: try TraceReader.read(path: trace), engine: &engine)
+        var p = PositionsWriter(), e = ZoneEventWriter()
+        for f in result.fixes { p.append(f) }
+        for x in result.events { e.append(x) }
+        return (p.bytes, e.bytes)
+    }
+
+    /// `locus replay` in-process with outputs to files: (run, positions, events).
+    static func replay(_ arguments: [String]) -> (run: CapturedRun, positions: [UInt8], events: [UInt8]) {
+        let dir = TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let run = CapturedRun(["replay"] + arguments + ["--positions", dir + "/p.csv", "--events", dir + "/e.jsonl"])
+        return (run, TestPaths.bytes(dir + "/p.csv"), TestPaths.bytes(dir + "/e.jsonl"))
+    }
+
+    /// A summary without its timing fields.
+    static func untimed(_ json: String) throws -> JSONValue {
+        let v = try JSONParser.parse(Array(json.utf8))
+        return .object((v.members ?? []).filter { $0.key != "elapsed_s" && $0.key != "fixes_per_s" }.map { ($0.key, $0.value) })
+    }
+
+    @Test("--jobs 1, 2, 3 and 8 give the whole-file path's bytes and the same summary, on both fixtures and both filters",
+          arguments: ["hall", "corridor"], ["kalman", "none"])
+    func jobsInvariance(fixture: String, filter: String) throws {
+        let expected = try Self.reference(site: Self.site(fixture), trace: Self.trace(fixture), options: ["--filter", filter])
+        var summaries: [JSONValue] = []
+        for jobs in [1, 2, 3, 8] {
+            let r = Self.replay(["--site", Self.site(fixture), "--trace", Self.trace(fixture), "--filter", filter, "--jobs", "\(jobs)",
+                                 "--truth", TestPaths.fixture("traces/\(fixture)-walk-truth.csv"), "--json"])
+            #expect(r.run.status == 0, "\(r.run.err)")
+            #expect(r.positions == expected.positions, "positions, --jobs \(jobs)")
+            #expect(r.events == expected.events, "events, --jobs \(jobs)")
+            summaries.append(try Self.untimed(r.run.out))
+        }
+        #expect(Set(summaries.map { JSONWriter(style: .compact).string($0) }).count == 1)
+    }
+
+    @Test("the recorded CUHK-SZ runs give the whole-file path's bytes with 1, 2 and 3 jobs")
+    func realRecordings() throws {
+        guard let dataset = TestPaths.dataset("cuhksz-planar-uwb") else {
+            print("skipped: ../shared/datasets/cuhksz-planar-uwb is absent")
+            return
+        }
+        for trace in [dataset + "/trace.csv", dataset + "/runs/mid/trace.csv"] {
+            let expected = try Self.reference(site: dataset + "/site.json", trace: trace)
+            for jobs in [1, 2, 3] {
+                let r = Self.replay(["--site", dataset + "/site.json", "--trace", trace, "--jobs", "\(jobs)"])
+                #expect(r.run.status == 0, "\(r.run.err)")
+                #expect(r.positions == expected.positions && r.events == expected.events, "\(trace), --jobs \(jobs)")
+            }
+        }
+    }
+
+    /// The fixture's rows regrouped tag by tag (per-tag exports concatenated): not in time order.
+    static func concatenatedByTag(_ fixture: String, to path: String) throws {
+        let lines = try String(contentsOfFile: Self.trace(fixture), encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false)
+        let header = lines[0]
+        let tagColumn = header.split(separator: ",").firstIndex(of: "tag")!
+        var byTag: [Substring: [Substring]] = [:]
+        var order: [Substring] = []
+        for line in lines.dropFirst() where !line.isEmpty {
+            let tag = line.split(separator: ",", omittingEmptySubsequences: false)[tagColumn]
+            if byTag[tag] == nil { order.append(tag) }
+            byTag[tag, default: []].append(line)
+        }
+        let text = ([header] + order.reversed().flatMap { byTag[$0]! }).joined(separator: "\n") + "\n"
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+    }
+
+    @Test("a trace of per-tag exports concatenated replays as the whole-file path sorts it, and says it was sorted")
+    func outOfOrderTrace() throws {
+        let dir = TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.concatenatedByTag("hall", to: dir + "/byTag.csv")
+        let expected = try Self.reference(site: Self.site("hall"), trace: dir + "/byTag.csv")
+        for jobs in [1, 2] {
+            let r = Self.replay(["--site", Self.site("hall"), "--trace", dir + "/byTag.csv", "--jobs", "\(jobs)"])
+            #expect(r.run.status == 0, "\(r.run.err)")
+            #expect(r.positions == expected.positions && r.events == expected.events, "--jobs \(jobs)")
+            #expect(r.run.err.contains("is not in time order"), "\(r.run.err)")
+            #expect(r.run.err.contains("time-ordered runs"), "\(r.run.err)")
+        }
+    }
+
+    @Test("an out-of-order trace sorted through spilled blocks (17 rows each) gives the same bytes")
+    func spilledSort() throws {
+        let dir = TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.concatenatedByTag("corridor", to: dir + "/byTag.csv")
+        let expected = try Self.reference(site: Self.site("corridor"), trace: dir + "/byTag.csv")
+        let site = try SiteDecoder.load(path: Self.site("corridor"))
+        var replay = StreamingReplay(site: site, configuration: .standard, jobs: 2, truth: nil, truthShiftSeconds: 0)
+        replay.sortBlockRows = 17
+        let positions = try ByteSink(path: dir + "/p.csv"), events = try ByteSink(path: dir + "/e.jsonl")
+        let outcome = try replay.run(source: try ByteSource(path: dir + "/byTag.csv"), positions: positions, events: events)
+        try positions.close()
+        try events.close()
+        #expect(outcome.spilledBlocks > 100)
+        #expect((outcome.sortedRuns ?? 0) > 1)
+        #expect(TestPaths.bytes(dir + "/p.csv") == expected.positions)
+        #expect(TestPaths.bytes(dir + "/e.jsonl") == expected.events)
+    }
+
+    @Test("the external sort gives a stable sort by time, in memory or through the temporary file")
+    func sorter() throws {
+        var rng = SeededGenerator(seed: 99)
+        var rows: [TraceRow] = []
+        for k in 0..<5_000 {
+            rows.append(TraceRow(timeSeconds: Double(rng.next() % 700) / 4, rangeMeters: 1, tagIndex: 0, floorIndex: -1,
+                                 line: Int32(k + 2), locator: 1))
+        }
+        let expected = rows.enumerated().sorted { a, b in
+            a.element.timeSeconds < b.element.timeSeconds || (a.element.timeSeconds == b.element.timeSeconds && a.offset < b.offset)
+        }.map(\.element)
+        for block in [16, 333, 1 << 20] {
+            let s = TraceRowSorter(blockRows: block)
+            try s.add(rows[..<2_500])
+            try s.add(rows[2_500...])
+            var out: [TraceRow] = []
+            while try s.next(into: &out, limit: 97) {}
+            #expect(out == expected, "blocks of \(block)")
+        }
+    }
+
+    @Test("gzip input replays to the plain file's bytes")
+    func gzipTrace() throws {
+        let dir = TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        _ = FileManager.default.createFile(atPath: dir + "/t.csv.gz", contents: Data(try TraceStreamTestsGzip.gzip(TestPaths.bytes(Self.trace("hall")))))
+        let plain = Self.replay(["--site", Self.site("hall"), "--trace", Self.trace("hall")])
+        let gz = Self.replay(["--site", Self.site("hall"), "--trace", dir + "/t.csv.gz"])
+        #expect(gz.run.status == 0, "\(gz.run.err)")
+        #expect(gz.positions == plain.positions && gz.events == plain.events)
+    }
+
+    /// The built `locus` with `arguments`, `input` on its stdin; (status, stdout, stderr).
+    static func locus(_ arguments: [String], input: [UInt8]) throws -> (status: Int32, out: [UInt8], err: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
+            .appendingPathComponent("locus")
+        process.arguments = arguments
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        let writer = Thread {
+            stdin.fileHandleForWriting.write(Data(input))
+            try? stdin.fileHandleForWriting.close()
+        }
+        writer.start()
+        let errReader = ErrorText(stderr)
+        let out = [UInt8](stdout.fileHandleForReading.readDataToEndOfFile())
+        process.waitUntilExit()
+        return (process.terminationStatus, out, errReader.text())
+    }
+
+    @Test("'-' reads the trace from stdin and writes positions (or events) to stdout, the summary then on stderr — in order or not")
+    func standardStreams() throws {
+        let expected = try Self.reference(site: Self.site("hall"), trace: Self.trace("hall"))
+        let p = try Self.locus(["replay", "--site", Self.site("hall"), "--trace", "-", "--positions", "-", "--json"],
+                               input: TestPaths.bytes(Self.trace("hall")))
+        #expect(p.status == 0, "\(p.err)")
+        #expect(p.out == expected.positions)
+        #expect(p.err.contains("\"fixes\":"), "\(p.err)")
+        let e = try Self.locus(["replay", "--site", Self.site("hall"), "--trace", "-", "--events", "-"], input: TestPaths.bytes(Self.trace("hall")))
+        #expect(e.status == 0 && e.out == expected.events, "\(e.err)")
+        // Out of order through a pipe into a pipe: the order is checked before anything is written.
+        let dir = TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try Self.concatenatedByTag("hall", to: dir + "/byTag.csv")
+        let sortedExpected = try Self.reference(site: Self.site("hall"), trace: dir + "/byTag.csv")
+        let s = try Self.locus(["replay", "--site", Self.site("hall"), "--trace", "-", "--positions", "-"], input: TestPaths.bytes(dir + "/byTag.csv"))
+        #expect(s.status == 0 && s.out == sortedExpected.positions, "\(s.err)")
+        let both = CapturedRun(["replay", "--site", Self.site("hall"), "--trace", Self.trace("hall"), "--positions", "-", "--events", "-"])
+        #expect(both.status == 2 && both.err.contains("only one of --positions and --events"), "\(both.err)")
+    }
+
+    @Test("memory does not grow with the recording: 8× the rows through a pipe (37 MB), the same peak RSS (within 10 % + 4 MB)")
+    func boundedMemory() throws {
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/time") else {
+            print("skipped: /usr/bin/time is absent (scripts/setup installs it)")
+            return
+        }
+        func peakKilobytes(rounds: Int) throws -> Int {
+            // 20 tags ranging 8 locators at 4 Hz, generated straight into the pipe.
+            let locators = [40407, 40408, 40409, 40410, 40411, 40412, 40413, 40414]
+            var text: [UInt8] = Array("t,tag,anchor,range_m\n".utf8)
+            text.reserveCapacity(rounds * 20 * 8 * 24)
+            for k in 0..<rounds {
+                for tag in 0..<20 {
+                    for (i, a) in locators.enumerated() {
+                        DecimalText.append(Double(k) * 0.25 + Double(tag * 8 + i) * 0.001, decimals: 3, to: &text)
+                        text.append(contentsOf: ",T".utf8)
+                        DecimalText.append(tag, to: &text)
+                        text.append(UInt8(ascii: ","))
+                        DecimalText.append(a, to: &text)
+                        text.append(UInt8(ascii: ","))
+                        DecimalText.append(5 + Double((k + tag + i) % 7), decimals: 3, to: &text)
+                        text.append(0x0A)
+                    }
+                }
+            }
+            let r = try Self.locus(["-f", "%M", Self.locusPath, "replay", "--site", Self.site("hall"), "--trace", "-", "--jobs", "2"],
+                                   input: text, executable: "/usr/bin/time")
+            #expect(r.status == 0, "\(r.err)")
+            return Int(r.err.split(separator: "\n").last.map { String($0).trimmingCharacters(in: .whitespaces) } ?? "") ?? -1
+        }
+        // 1,000 rounds (160,000 rows, 4.7 MB) already fill every buffer; 8,000 (1.28 M rows, 37 MB) are 8× longer.
+        let short = try peakKilobytes(rounds: 1_000), long = try peakKilobytes(rounds: 8_000)
+        #expect(short > 0 && long > 0)
+        #expect(Double(long) <= Double(short) * 1.1 + 4_096, "peak RSS \(short) kB for 160,000 rows, \(long) kB for 1,280,000")
+    }
+
+    static var locusPath: String {
+        URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent().appendingPathComponent("locus").path
+    }
+
+    static func locus(_ arguments: [String], input: [UInt8], executable: String) throws -> (status: Int32, out: [UInt8], err: String) {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
+        process.standardInput = stdin
+        process.standardOutput = stdout
+        process.standardError = stderr
+        try process.run()
+        let writer = Thread {
+            stdin.fileHandleForWriting.write(Data(input))
+            try? stdin.fileHandleForWriting.close()
+        }
+        writer.start()
+        let errReader = ErrorText(stderr)
+        let out = [UInt8](stdout.fileHandleForReading.readDataToEndOfFile())
+        process.waitUntilExit()
+        return (process.terminationStatus, out, errReader.text())
+    }
+
+    @Test("a run with no fix exits 1 naming the cause; over half skipped warns; truth covering nothing exits 1 with null figures")
+    func honestResults() throws {
+        let dir = TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        // The corridor's trace against the hall's site: its floor is not the hall's.
+        let wrongSite = CapturedRun(["replay", "--site", Self.site("hall"), "--trace", Self.trace("corridor"), "--json"])
+        #expect(wrongSite.status == 1)
+        #expect(wrongSite.err.contains("every row skipped (unknown_floor "), "\(wrongSite.err)")
+        #expect(wrongSite.err.contains("do the rows' floor ids match the site's floors?"), "\(wrongSite.err)")
+        #expect(wrongSite.out.contains("\"fixes\":0"), "the summary is printed all the same")
+        // A header alone.
+        let headerOnly = CapturedRun(["replay", "--site", Self.site("hall"), "--trace", TestPaths.fixture("bad-input/trace/header-only.csv")])
+        #expect(headerOnly.status == 1 && headerOnly.err.contains("holds no data rows"), "\(headerOnly.err)")
+        // Every row going backwards after the first.
+        var lines = try String(contentsOfFile: Self.trace("hall"), encoding: .utf8).split(separator: "\n").map(String.init)
+        let header = lines.removeFirst()
+        try ([header] + lines.reversed()).joined(separator: "\n").appending("\n").write(toFile: dir + "/backwards.csv", atomically: true, encoding: .utf8)
+        let backwards = CapturedRun(["replay", "--site", Self.site("hall"), "--trace", dir + "/backwards.csv"])
+        // Reversed, each tag's rows run backwards: the reader keeps each tag's first row only.
+        #expect(backwards.status == 1, "\(backwards.err)")
+        #expect(backwards.err.contains("time_backwards"), "\(backwards.err)")
+        // Truth outside the trace's time span.
+        let truth = try String(contentsOfFile: TestPaths.fixture("traces/hall-walk-truth.csv"), encoding: .utf8).split(separator: "\n")
+        let shifted = [String(truth[0])] + truth.dropFirst().map { line -> String in
+            var cells = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            cells[0] = String((Double(cells[0]) ?? 0) + 100_000)
+            return cells.joined(separator: ",")
+        }
+        try (shifted.joined(separator: "\n") + "\n").write(toFile: dir + "/late-truth.csv", atomically: true, encoding: .utf8)
+        let late = CapturedRun(["replay", "--site", Self.site("hall"), "--trace", Self.trace("hall"), "--truth", dir + "/late-truth.csv", "--json"])
+        #expect(late.status == 1 && late.err.contains("truth covers 0 of the"), "\(late.err)")
+        #expect(late.out.contains("\"rmse_m\":null") && late.out.contains("\"compared\":0"), "\(late.out)")
+        // Over half the rows with an unknown anchor: a warning, exit 0.
+        let rows = lines
+        let mixed = [header] + rows.enumerated().map { k, line -> String in
+            guard k % 3 != 0 else { return line }
+            var cells = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            let anchor = header.split(separator: ",").firstIndex(of: "anchor")!
+            cells[anchor] = "7"
+            return cells.joined(separator: ",")
+        }
+        try (mixed.joined(separator: "\n") + "\n").write(toFile: dir + "/mixed.csv", atomically: true, encoding: .utf8)
+        let warned = CapturedRun(["replay", "--site", Self.site("hall"), "--trace", dir + "/mixed.csv"])
+        #expect(warned.status == 0, "\(warned.err)")
+        #expect(warned.err.contains("warning:") && warned.err.contains("rows skipped (unknown_anchor"), "\(warned.err)")
+        // Every anchor unknown: a trace of another site.
+        let foreign = [header] + rows.map { line -> String in
+            var cells = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            cells[header.split(separator: ",").firstIndex(of: "anchor")!] = "7"
+            return cells.joined(separator: ",")
+        }
+        try (foreign.joined(separator: "\n") + "\n").write(toFile: dir + "/foreign.csv", atomically: true, encoding: .utf8)
+        let unknown = CapturedRun(["replay", "--site", Self.site("hall"), "--trace", dir + "/foreign.csv"])
+        #expect(unknown.status == 1, "\(unknown.err)")
+        #expect(unknown.err.contains("every row skipped (unknown_anchor ") && unknown.err.contains("does this trace belong to this site?"),
+                "\(unknown.err)")
+        let badJobs = CapturedRun(["replay", "--site", Self.site("hall"), "--trace", Self.trace("hall"), "--jobs", "0"])
+        #expect(badJobs.status == 2)
+    }
+}
+
+/// Reads a pipe to its end on a thread of its own (so that a child filling stderr never blocks).
+final class ErrorText: @unchecked Sendable {
+    private var data = Data()
+    private let done = DispatchSemaphore(value: 0)
+    init(_ pipe: Pipe) {
+        Thread { [self] in
+            self.data = pipe.fileHandleForReading.readDataToEndOfFile()
+            self.done.signal()
+        }.start()
+    }
+    func text() -> String {
+        done.wait()
+        return String(decoding: data, as: UTF8.self)
+    }
+}
+
+/// `gzip -c -n` of some bytes (Debian's gzip).
+enum TraceStreamTestsGzip {
+    static func gzip(_ bytes: [UInt8]) throws -> [UInt8] {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/bin/gzip")
+        process.arguments = ["-c", "-n"]
+        let input = Pipe(), output = Pipe()
+        process.standardInput = input
+        process.standardOutput = output
+        try process.run()
+        Thread {
+            input.fileHandleForWriting.write(Data(bytes))
+            try? input.fileHandleForWriting.close()
+        }.start()
+        let data = output.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return [UInt8](data)
+    }
+}
