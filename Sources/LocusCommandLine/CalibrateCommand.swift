@@ -59,7 +59,8 @@ package enum CalibrateCommand: LocusCommand {
         var site = input
         let defaultFloor = try site.floorIndex(arguments.string("floor").map { FloorID($0) })
         let truth = try GroundTruth.read(path: arguments.string("truth") ?? "")
-        let trace = try TraceReader.read(path: tracePath)
+        let traceSource = try ByteSource(path: tracePath)
+        let trace = try TraceReader.read(source: traceSource)
 
         // Samples per floor: each range row with truth at its time.
         let planar = site.floors.map { floor in
@@ -71,7 +72,7 @@ package enum CalibrateCommand: LocusCommand {
             for (slot, locator) in floor.locators.enumerated() { map[locator.address.rawValue] = slot }
             return map
         }
-        let traceFloors: [Int?] = trace.floors.map { id in site.floors.firstIndex { $0.id == id } }
+        let traceFloors: [Int?] = trace.floors.map { site.floorIndex(of: $0)?.rawValue }
         var samples = [RangeCalibrationSamples](repeating: RangeCalibrationSamples(), count: site.floors.count)
         var skipped = trace.skipped
         var withoutTruth = 0
@@ -104,6 +105,13 @@ package enum CalibrateCommand: LocusCommand {
             results.append(FloorResult(floor: floor, heightSource: usesFloorHeight[f] ? "floor tagHeightM" : "truth z",
                                        calibration: calibration))
         }
+        let rows = trace.count + trace.skipped.total
+        let sampleCount = samples.reduce(0) { $0 + $1.count }
+        if sampleCount == 0 && (rows == 0 || skipped.total >= rows) {
+            // Nothing to calibrate with, and the skip counts say why.
+            return RunVerdict.check(command: "calibrate", input: traceSource.name, results: 0, noun: ("sample", "samples"),
+                                    rows: rows, skipped: skipped, console: console)
+        }
         guard !results.isEmpty else {
             throw LocusError(.tooFewRanges, "no range row has truth at its time (check that trace and truth share tags and clock)",
                              context: .init(file: tracePath))
@@ -124,7 +132,8 @@ package enum CalibrateCommand: LocusCommand {
         } else {
             console.out(summary.text(tracePath: tracePath))
         }
-        return 0
+        return RunVerdict.check(command: "calibrate", input: traceSource.name, results: sampleCount, noun: ("sample", "samples"),
+                                rows: rows, skipped: skipped, console: console)
     }
 }
 

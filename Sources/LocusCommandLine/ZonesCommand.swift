@@ -10,7 +10,7 @@ package enum ZonesCommand: LocusCommand {
         summary: "Judge zones (SPEC §4) on a position stream: enter, dwell and exit events.",
         options: [
             .value("site", "SITE", "Site JSON (SPEC §1) with the floors' zones.", required: true),
-            .value("positions", "POSITIONS", "Positions CSV with t,x,y (tag, z, floor optional), e.g. from locus replay.", required: true),
+            .value("positions", "POSITIONS", "Positions CSV with t,x,y (tag, z, floor optional), e.g. from locus replay; '-' reads standard input, gzip is inflated.", required: true),
             .value("events", "OUT.jsonl", "Write the events as JSON Lines (SPEC §3); without it they go to stdout."),
             .value("floor", "ID", "Floor for rows without a floor column (default: the site's first floor)."),
             .value("rate", "HZ", "Position rate assumed by the configuration warnings (default 4)."),
@@ -19,9 +19,10 @@ package enum ZonesCommand: LocusCommand {
         discussion: """
         Rows are judged in time order (ties in file order); all floors share one clock, the latest fix
         time, and at the end of the stream no synthetic exit is made (SPEC §4.6). Configuration
-        warnings go to stderr.
-        Exit codes: 0 success, 1 failure at run time (e.g. an unwritable --events), 2 usage error or
-        invalid input.
+        warnings go to stderr. A stream of which no row can be judged fails (exit 1) with the likely
+        cause from the skip counts; more than half the rows skipped is a warning.
+        Exit codes: 0 success, 1 failure at run time (e.g. an unwritable --events, nothing judged), 2
+        usage error or invalid input.
         """)
 
     package static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
@@ -38,10 +39,12 @@ package enum ZonesCommand: LocusCommand {
         }
         for w in judges.flatMap(\.configurationWarnings) { console.err("warning: \(w)\n") }
 
-        let data = try FileBytes.read(path: positionsPath)
-        let parsed = data.withUnsafeBytes { raw -> Result<PointTable, LocusError> in
+        // '-' is standard input; gzip is inflated. The positions are read whole (a tenth of a trace's size).
+        let source = try ByteSource(path: positionsPath)
+        let data = try source.readAll()
+        let parsed = data.withUnsafeBufferPointer { raw -> Result<PointTable, LocusError> in
             Result { () throws(LocusError) -> PointTable in
-                try PointTable.parse(raw.bindMemory(to: UInt8.self), file: positionsPath, kind: "positions")
+                try PointTable.parse(raw, file: source.name, kind: "positions")
             }
         }
         let table = try parsed.get()
@@ -99,6 +102,7 @@ package enum ZonesCommand: LocusCommand {
             }
             (arguments.string("events") == nil ? console.err : console.out)(s + "\n")
         }
-        return 0
+        return RunVerdict.check(command: "zones", input: source.name, results: judged, noun: ("fix", "fixes"),
+                                rows: table.count + table.skipped.total, skipped: skipped, console: console)
     }
 }

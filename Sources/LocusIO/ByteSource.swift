@@ -80,6 +80,18 @@ package final class ByteSource: @unchecked Sendable {
         return try readRaw(into: buffer)
     }
 
+    /// Every remaining byte (plain, or inflated): for inputs read whole (positions, truth).
+    /// - Throws: as `read(into:)`.
+    package func readAll() throws(LocusError) -> [UInt8] {
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        while true {
+            let n = try chunk.withUnsafeMutableBytes { raw in Result { () throws(LocusError) in try read(into: raw) } }.get()
+            if n == 0 { return out }
+            out.append(contentsOf: chunk[..<n])
+        }
+    }
+
     /// Starts again from the first byte.
     /// - Throws: `E5001` when the file cannot be read again.
     package func rewind() throws(LocusError) {

@@ -358,3 +358,51 @@ enum TraceStreamTestsGzip {
         return [UInt8](data)
     }
 }
+
+/// The honest-result rules and '-' for `locus zones` and `locus calibrate`.
+@Suite("Zones and calibrate: honest results, standard input")
+struct ZonesCalibrateHonestyTests {
+    @Test("zones: nothing judgeable exits 1 naming the cause; '-' reads the positions from stdin")
+    func zones() throws {
+        let dir = TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let site = StreamingReplayTests.site("hall")
+        let positions = TestPaths.fixture("golden/hall-walk.raw-positions.csv")
+        try "t,tag,x,y\n".write(toFile: dir + "/empty.csv", atomically: true, encoding: .utf8)
+        let empty = CapturedRun(["zones", "--site", site, "--positions", dir + "/empty.csv", "--json"])
+        #expect(empty.status == 1 && empty.err.contains("holds no data rows"), "\(empty.err)")
+        let lines = try String(contentsOfFile: positions, encoding: .utf8).split(separator: "\n").map(String.init)
+        let floor = lines[0].split(separator: ",").firstIndex(of: "floor")!
+        let elsewhere = [lines[0]] + lines.dropFirst().map { line -> String in
+            var cells = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            cells[floor] = "9F"
+            return cells.joined(separator: ",")
+        }
+        try (elsewhere.joined(separator: "\n") + "\n").write(toFile: dir + "/elsewhere.csv", atomically: true, encoding: .utf8)
+        let unknown = CapturedRun(["zones", "--site", site, "--positions", dir + "/elsewhere.csv"])
+        #expect(unknown.status == 1 && unknown.err.contains("every row skipped (unknown_floor"), "\(unknown.err)")
+        let file = CapturedRun(["zones", "--site", site, "--positions", positions, "--events", dir + "/e.jsonl"])
+        #expect(file.status == 0, "\(file.err)")
+        let piped = try StreamingReplayTests.locus(["zones", "--site", site, "--positions", "-"], input: TestPaths.bytes(positions))
+        #expect(piped.status == 0, "\(piped.err)")
+        #expect(piped.out == TestPaths.bytes(dir + "/e.jsonl"))
+    }
+
+    @Test("calibrate: a trace of another site exits 1 naming the cause")
+    func calibrate() throws {
+        let dir = TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let lines = try String(contentsOfFile: StreamingReplayTests.trace("hall"), encoding: .utf8).split(separator: "\n").map(String.init)
+        let anchor = lines[0].split(separator: ",").firstIndex(of: "anchor")!
+        let foreign = [lines[0]] + lines.dropFirst().map { line -> String in
+            var cells = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            cells[anchor] = "7"
+            return cells.joined(separator: ",")
+        }
+        try (foreign.joined(separator: "\n") + "\n").write(toFile: dir + "/foreign.csv", atomically: true, encoding: .utf8)
+        let run = CapturedRun(["calibrate", "--site", StreamingReplayTests.site("hall"), "--trace", dir + "/foreign.csv",
+                               "--truth", TestPaths.fixture("traces/hall-walk-truth.csv")])
+        #expect(run.status == 1, "\(run.err)")
+        #expect(run.err.contains("every row skipped (unknown_anchor") && run.err.contains("does this trace belong to this site?"), "\(run.err)")
+    }
+}
