@@ -111,4 +111,17 @@ package enum TemporaryFiles {
         if let d = getenv("TMPDIR"), d.pointee != 0 { return String(cString: d) }
         return "/tmp"
     }
+
+    /// A new temporary file, open for reading and writing and already unlinked: the system deletes
+    /// it when the descriptor is closed, however the process ends.
+    /// - Throws: `E5005` naming the directory, with `purpose` ("to sort the trace").
+    package static func anonymous(purpose: String) throws(LocusError) -> Int32 {
+        var template = Array((directory + "/locus-XXXXXX").utf8CString)
+        let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard fd >= 0 else {
+            throw LocusError(.fileUnwritable, "cannot create a temporary file \(purpose) in \(directory)", context: .init(file: directory))
+        }
+        template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
+        return fd
+    }
 }

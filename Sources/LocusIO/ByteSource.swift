@@ -9,7 +9,7 @@ import LocusCore
 /// concatenated members too).
 ///
 /// Rewindable: a file is read again from its start; standard input is copied to a temporary file as
-/// it is read (deleted when the source goes away), so that a reader that finds it needs a second
+/// it is read (unlinked at once: deleted with the source), so that a reader that finds it needs a second
 /// pass — a trace that is not in time order — can have one. Used by one thread at a time.
 package final class ByteSource: @unchecked Sendable {
     /// The name in messages: the path, or `<stdin>`.
@@ -18,7 +18,6 @@ package final class ByteSource: @unchecked Sendable {
     private var fd: Int32
     /// Standard input's copy (a temporary file), while reading it the first time.
     private var tee: Int32 = -1
-    private var teePath: String?
     /// After a rewind of standard input: the copy is read first, then the rest of the pipe.
     private var replayingTee = false
     /// gzip state (nil: plain bytes), and its read buffer.
@@ -54,7 +53,6 @@ package final class ByteSource: @unchecked Sendable {
     deinit {
         if fd >= 0 { Glibc.close(fd) }
         if tee >= 0 { Glibc.close(tee) }
-        if let teePath { unlink(teePath) }
     }
 
     /// True when the input is standard input.
@@ -127,20 +125,12 @@ package final class ByteSource: @unchecked Sendable {
     }
 
     private func copyToTee(_ bytes: UnsafeRawBufferPointer) throws(LocusError) {
-        if tee < 0 {
-            var template = Array((TemporaryFiles.directory + "/locus-stdin-XXXXXX").utf8CString)
-            tee = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-            guard tee >= 0 else {
-                throw LocusError(.fileUnwritable, "cannot create a temporary copy of standard input in \(TemporaryFiles.directory)",
-                                 context: .init(file: TemporaryFiles.directory))
-            }
-            teePath = String(cString: template.withUnsafeBufferPointer { $0.baseAddress! })
-        }
+        if tee < 0 { tee = try TemporaryFiles.anonymous(purpose: "for a copy of standard input") }
         // Appended at the end whatever was read back from it.
         guard lseek(tee, 0, SEEK_END) >= 0 else {
-            throw LocusError(.fileUnwritable, "cannot extend the copy of standard input", context: .init(file: teePath ?? ""))
+            throw LocusError(.fileUnwritable, "cannot extend the copy of standard input", context: .init(file: TemporaryFiles.directory))
         }
-        try ByteSink.writeAll(tee, bytes, name: teePath ?? "")
+        try ByteSink.writeAll(tee, bytes, name: TemporaryFiles.directory + " (the copy of standard input)")
     }
 
     /// Inflated bytes into `buffer`; 0 at the end of the last gzip member.

@@ -121,7 +121,12 @@ package struct TraceRowParser: Sendable {
         var tagNames = self.tagNames, floorNames = self.floorNames
         var clocks = self.clocks, tags = self.tags, floors = self.floors, skipped = self.skipped
         var singleTag = self.singleTag
+        // The caller's array as a local (an inout parameter captured by the closures below made the
+        // row loop ~25 % slower).
+        var kept: [TraceRow] = []
+        swap(&kept, &rows)
         defer {
+            swap(&kept, &rows)
             self.tagNames = tagNames; self.floorNames = floorNames
             self.clocks = clocks; self.tags = tags; self.floors = floors; self.skipped = skipped
             self.singleTag = singleTag
@@ -161,7 +166,7 @@ package struct TraceRowParser: Sendable {
         /// Keeps a checked row unless its tag's clock refuses it.
         func commit(_ t: Double, _ r: Double, _ a: UInt64, _ tag: Int32, _ floor: Int32, line: Int) {
             if let reason = clocks[Int(tag)].admit(t) { skipped.record(reason, line: line); return }
-            rows.append(TraceRow(timeSeconds: t, rangeMeters: r, tagIndex: tag, floorIndex: floor,
+            kept.append(TraceRow(timeSeconds: t, rangeMeters: r, tagIndex: tag, floorIndex: floor,
                                  line: Int32(truncatingIfNeeded: line), locator: UInt16(truncatingIfNeeded: a)))
         }
 

@@ -142,21 +142,13 @@ package final class TraceRowSorter {
 
     /// Sorts the current block and writes it to the spill file.
     private func spillBlock() throws(LocusError) {
-        if spill < 0 {
-            var template = Array((TemporaryFiles.directory + "/locus-sort-XXXXXX").utf8CString)
-            spill = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
-            guard spill >= 0 else {
-                throw LocusError(.fileUnwritable, "cannot create a temporary file to sort the trace",
-                                 context: .init(file: TemporaryFiles.directory))
-            }
-            template.withUnsafeBufferPointer { _ = unlink($0.baseAddress!) }
-        }
+        if spill < 0 { spill = try TemporaryFiles.anonymous(purpose: "to sort the trace") }
         Self.stableSortByTime(&block)
         blockStarts.append(spilledRows)
         let fd = spill
         try block.withUnsafeBytes { raw in
             Result { () throws(LocusError) in
-                try ByteSink.writeAll(fd, raw, name: TemporaryFiles.directory + "/locus-sort-…")
+                try ByteSink.writeAll(fd, raw, name: TemporaryFiles.directory + " (the trace's sorted blocks)")
             }
         }.get()
         spilledRows += block.count

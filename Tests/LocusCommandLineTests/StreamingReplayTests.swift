@@ -161,24 +161,7 @@ struct StreamingReplayTests {
 
     /// The built `locus` with `arguments`, `input` on its stdin; (status, stdout, stderr).
     static func locus(_ arguments: [String], input: [UInt8]) throws -> (status: Int32, out: [UInt8], err: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath().deletingLastPathComponent()
-            .appendingPathComponent("locus")
-        process.arguments = arguments
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        try process.run()
-        let writer = Thread {
-            stdin.fileHandleForWriting.write(Data(input))
-            try? stdin.fileHandleForWriting.close()
-        }
-        writer.start()
-        let errReader = ErrorText(stderr)
-        let out = [UInt8](stdout.fileHandleForReading.readDataToEndOfFile())
-        process.waitUntilExit()
-        return (process.terminationStatus, out, errReader.text())
+        try locus(arguments, input: input, executable: locusPath)
     }
 
     @Test("'-' reads the trace from stdin and writes positions (or events) to stdout, the summary then on stderr — in order or not")
