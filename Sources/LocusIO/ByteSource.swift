@@ -9,7 +9,7 @@ import LocusCore
 /// concatenated members too).
 ///
 /// Rewindable: a file is read again from its start; standard input is copied to a temporary file as
-/// it is read (unlinked at once: deleted with the source), so that a reader that finds it needs a second
+/// it is read (unlinked at once: deleted with the source; up to `copyLimitBytes`), so that a reader that finds it needs a second
 /// pass — a trace that is not in time order — can have one. Used by one thread at a time.
 package final class ByteSource: @unchecked Sendable {
     /// The name in messages: the path, or `<stdin>`.
@@ -18,6 +18,12 @@ package final class ByteSource: @unchecked Sendable {
     private var fd: Int32
     /// Standard input's copy (a temporary file), while reading it the first time.
     private var tee: Int32 = -1
+    /// Bytes in the copy, and whether it was given up (past `copyLimitBytes`).
+    private var teeBytes = 0
+    private var teeAbandoned = false
+    /// The most of standard input kept for a second reading (16 GiB): a longer stream can be read
+    /// once only (a time-ordered trace needs no more).
+    package var copyLimitBytes = 16 << 30
     /// After a rewind of standard input: the copy is read first, then the rest of the pipe.
     private var replayingTee = false
     /// gzip state (nil: plain bytes), and its read buffer.
@@ -94,6 +100,11 @@ package final class ByteSource: @unchecked Sendable {
     /// - Throws: `E5001` when the file cannot be read again.
     package func rewind() throws(LocusError) {
         if isStandardInput {
+            guard !teeAbandoned else {
+                throw LocusError(.fileUnreadable, "standard input is too long to be read twice (its copy stopped at "
+                                 + "\(copyLimitBytes >> 20) MiB): sort the trace by time first, or give it as a file",
+                                 context: .init(file: name))
+            }
             // Keep reading the pipe after the copy; the copy is read from its start.
             if !replayingTee, tee >= 0 {
                 replayingTee = true
@@ -125,6 +136,14 @@ package final class ByteSource: @unchecked Sendable {
     }
 
     private func copyToTee(_ bytes: UnsafeRawBufferPointer) throws(LocusError) {
+        guard !teeAbandoned else { return }
+        teeBytes += bytes.count
+        if teeBytes > copyLimitBytes {
+            // Disk bounded: the copy is given up (a second reading would fail, see `rewind`).
+            teeAbandoned = true
+            if tee >= 0 { Glibc.close(tee); tee = -1 }
+            return
+        }
         if tee < 0 { tee = try TemporaryFiles.anonymous(purpose: "for a copy of standard input") }
         // Appended at the end whatever was read back from it.
         guard lseek(tee, 0, SEEK_END) >= 0 else {
