@@ -389,3 +389,45 @@ struct ZonesCalibrateHonestyTests {
         #expect(run.err.contains("every row skipped (unknown_anchor") && run.err.contains("does this trace belong to this site?"), "\(run.err)")
     }
 }
+
+/// Sharding across floors: tags that change floor, judges of two floors sharing one clock.
+@Suite("Streamed replay on two floors")
+struct StreamingReplayFloorsTests {
+    @Test("a two-floor site with tags moving between floors gives the whole-file path's bytes with 1, 2, 3 and 5 jobs")
+    func twoFloors() throws {
+        let dir = TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        var site = try SiteDecoder.load(path: StreamingReplayTests.site("hall"))
+        var upstairs = site.floors[0]
+        upstairs.id = "2F"
+        upstairs.zones = upstairs.zones.map { var z = $0; z.rules.outPeriodSeconds += 1; return z }
+        site.floors.append(upstairs)
+        // Each tag's rows go to 2F during the second 20 s of every minute (its floor column rewritten).
+        let lines = try String(contentsOfFile: StreamingReplayTests.trace("hall"), encoding: .utf8).split(separator: "\n").map(String.init)
+        let floor = lines[0].split(separator: ",").firstIndex(of: "floor")!
+        let moved = [lines[0]] + lines.dropFirst().map { line -> String in
+            var cells = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
+            let t = Double(cells[0]) ?? 0
+            let tag = Int(cells[1].dropFirst()) ?? 0
+            if Int(t + Double(tag) * 7) % 60 >= 20 && Int(t + Double(tag) * 7) % 60 < 40 { cells[floor] = "2F" }
+            return cells.joined(separator: ",")
+        }
+        try (moved.joined(separator: "\n") + "\n").write(toFile: dir + "/moved.csv", atomically: true, encoding: .utf8)
+        var engine = try PositioningEngine(site: site, configuration: .standard)
+        let result = ReplayRun.run(trace: try TraceReader.read(path: dir + "/moved.csv"), engine: &engine)
+        var p = PositionsWriter(), e = ZoneEventWriter()
+        for f in result.fixes { p.append(f) }
+        for x in result.events { e.append(x) }
+        #expect(result.fixes.contains { $0.floor == "2F" } && result.fixes.contains { $0.floor == "1F" })
+        #expect(result.events.contains { $0.floor == "2F" })
+        for jobs in [1, 2, 3, 5] {
+            let replay = StreamingReplay(site: site, configuration: .standard, jobs: jobs, truth: nil, truthShiftSeconds: 0)
+            let positions = try ByteSink(path: dir + "/p.csv"), events = try ByteSink(path: dir + "/e.jsonl")
+            _ = try replay.run(source: try ByteSource(path: dir + "/moved.csv"), positions: positions, events: events)
+            try positions.close()
+            try events.close()
+            #expect(TestPaths.bytes(dir + "/p.csv") == p.bytes, "positions, \(jobs) jobs")
+            #expect(TestPaths.bytes(dir + "/e.jsonl") == e.bytes, "events, \(jobs) jobs")
+        }
+    }
+}
