@@ -61,8 +61,8 @@ package final class ShardedEngine: @unchecked Sendable {
 
     deinit { workers.stop() }
 
-    /// The engine every shard shares the settings of (the first).
-    package var first: PositioningEngine { shards[0] }
+    /// The floor of rows that name none (every shard's).
+    package var defaultFloor: FloorIndex { shards[0].defaultFloor }
 
     /// Registers tag `id` as global index `global` (indices come in increasing order, from 0).
     package func register(_ id: TagID, global: Int) {
@@ -101,17 +101,10 @@ package final class ShardedEngine: @unchecked Sendable {
     /// moves every shard to the shared clock. Afterwards `takeMerged` hands out what is final.
     package func ingest(_ rows: UnsafeBufferPointer<Row>) {
         let n = shards.count
-        if n == 1 {
-            for r in rows {
-                shards[0].ingest(tag: TagIndex(localOfGlobal[Int(r.tag)]), floor: FloorIndex(Int(r.floor)), locator: r.locator,
-                                 rangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds, line: Int(r.line))
-            }
-            collect(0)
-            return
-        }
         let localOfGlobal = self.localOfGlobal
         shards.withUnsafeMutableBufferPointer { engines in
             let box = UnsafeSendable(engines), input = UnsafeSendable(rows)
+            // With one job the caller runs the loop alone.
             workers.run { s in
                 for r in input.value where Int(r.tag) % n == s {
                     box.value[s].ingest(tag: TagIndex(localOfGlobal[Int(r.tag)]), floor: FloorIndex(Int(r.floor)), locator: r.locator,
@@ -119,25 +112,22 @@ package final class ShardedEngine: @unchecked Sendable {
                 }
             }
         }
-        // One clock: the largest time any shard admitted (rows an engine skips do not move it).
-        let clock = shards.map(\.clockSeconds).max() ?? -.infinity
-        if clock.isFinite { for s in 0..<n { shards[s].advance(toSeconds: clock) } }
+        moveToSharedClock()
         for s in 0..<n { collect(s) }
     }
 
-    /// Moves every shard's clock to `t` (a timer tick).
-    package func advance(toSeconds t: Double) {
-        for s in shards.indices {
-            shards[s].advance(toSeconds: t)
-            collect(s)
-        }
+    /// Advances every shard to the largest time any shard admitted (rows an engine skips do not move
+    /// it): the clock the single engine would have.
+    private func moveToSharedClock() {
+        guard shards.count > 1 else { return }
+        let clock = shards.map(\.clockSeconds).max() ?? -.infinity
+        if clock.isFinite { for s in shards.indices { shards[s].advance(toSeconds: clock) } }
     }
 
     /// Ends the stream: every shard at the shared clock, then finished; everything becomes final.
     package func finish() {
-        let clock = shards.map(\.clockSeconds).max() ?? -.infinity
+        moveToSharedClock()
         for s in shards.indices {
-            if clock.isFinite { shards[s].advance(toSeconds: clock) }
             shards[s].finish()
             collect(s)
         }

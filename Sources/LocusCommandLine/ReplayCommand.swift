@@ -59,8 +59,8 @@ package enum ReplayCommand: LocusCommand {
         let configuration = EngineConfiguration(options)
         let jobs = try arguments.integer("jobs", default: ProcessorCount.online, in: 1...256)
         let site = try SiteDecoder.load(path: sitePath)
-        // The defaults are checked (an unknown --floor) before any input is read.
-        let defaultFloor = try PositioningEngine(site: site, configuration: configuration).defaultFloor
+        // An unknown --floor is an error before any input is read (E3002, as the engine would say).
+        let defaultFloor = FloorIndex(try site.floorIndex(options.defaultFloor))
         var truth: GroundTruth? = nil
         if let path = arguments.string("truth") { truth = try GroundTruth.read(path: path) }
         let source = try ByteSource(path: tracePath)

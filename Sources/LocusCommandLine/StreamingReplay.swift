@@ -120,7 +120,7 @@ struct StreamingReplay {
     /// each other blocks through bounded channels; with one job they take turns on this thread.
     private func pass(source: ByteSource, sorted: Bool, positions: ByteSink?, events: ByteSink?) throws(LocusError) -> Outcome? {
         let engine = try ShardedEngine(site: site, configuration: configuration, jobs: jobs)
-        let defaultFloor = Int32(engine.first.defaultFloor.rawValue)
+        let defaultFloor = Int32(engine.defaultFloor.rawValue)
         let reader = Box(Reader(source: source, sorted: sorted, sortBlockRows: sortBlockRows, site: site, defaultFloor: defaultFloor))
         let writer = Box(Writer(positions: positions, events: events, truth: truth, truthShiftSeconds: truthShiftSeconds))
         let readFailure = Box<LocusError?>(nil), writeFailure = Box<LocusError?>(nil)

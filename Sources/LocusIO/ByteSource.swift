@@ -30,8 +30,6 @@ package final class ByteSource: @unchecked Sendable {
     private var inflater: Inflater?
     private var compressed = [UInt8](repeating: 0, count: 1 << 16)
     private var sniffed = false
-    /// Bytes read from the descriptor so far (for messages).
-    package private(set) var bytesRead = 0
 
     /// Opens `path` (`-`: standard input).
     /// - Throws: `E5001` naming the path when it cannot be opened.
@@ -117,7 +115,6 @@ package final class ByteSource: @unchecked Sendable {
         }
         sniffed = false
         inflater = nil
-        bytesRead = 0
     }
 
     /// The next raw bytes: standard input is copied to the temporary file as it is read; after a
@@ -125,12 +122,11 @@ package final class ByteSource: @unchecked Sendable {
     private func readRaw(into buffer: UnsafeMutableRawBufferPointer) throws(LocusError) -> Int {
         if replayingTee {
             let n = try Self.readRetrying(tee, buffer, name: name)
-            if n > 0 { bytesRead += n; return n }
+            if n > 0 { return n }
             // The copy is exhausted: the pipe goes on (and is copied again, after what is there).
             replayingTee = false
         }
         let n = try Self.readRetrying(fd, buffer, name: name)
-        bytesRead += n
         if isStandardInput, n > 0 { try copyToTee(UnsafeRawBufferPointer(rebasing: buffer[0..<n])) }
         return n
     }
