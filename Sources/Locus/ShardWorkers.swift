@@ -1,67 +1,125 @@
 import Foundation
 
-/// Threads of their own for the shards of a `ShardedEngine`: `run(_:)` has worker k (1…n−1) and the
-/// caller (0) each run the job once, and returns when all are done — a fork and a join per block of
-/// rows. Dedicated threads, not the shared dispatch pool: the pool is as wide as the machine, and a
-/// replay's reading and writing stages already keep its threads busy, so that its parallel loops
-/// ran the shards one after the other on the caller.
-final class ShardWorkers: @unchecked Sendable {
+/// Threads for the shards of a `ShardedEngine`: a small pool of `workers` threads plus the caller,
+/// taking tasks from one queue. `run(_:_:)` queues one task per shard and returns when they are
+/// done, the caller taking tasks too while it waits — a fork and a join per phase of a block.
+/// `spawn(_:)` queues a task on the side (the next block's reading and parsing) that runs alongside
+/// the shards' phases and is awaited with `wait(_:)`: with more shards than threads, whichever
+/// thread is free takes the next task, so the side task and the shards share the cores evenly.
+/// Dedicated threads, not the shared dispatch pool, which is as wide as the machine and busy
+/// elsewhere.
+package final class ShardWorkers: @unchecked Sendable {
+    /// A set of tasks to wait for.
+    package final class Group: @unchecked Sendable {
+        fileprivate var remaining: Int
+        fileprivate init(_ remaining: Int) { self.remaining = remaining }
+    }
+
+    private struct Task {
+        let work: @Sendable () -> Void
+        let group: Group
+    }
+
     /// Guarded by `condition`.
-    private var job: (@Sendable (Int) -> Void)?
-    private var generation = 0
-    private var running = 0
+    private var queue: [Task] = []
+    private var queueHead = 0
     private var stopped = false
     private let condition = NSCondition()
     private let workers: Int
 
     /// `workers` threads (besides the caller's).
-    init(workers: Int) {
+    package init(workers: Int) {
         self.workers = max(0, workers)
         for k in 0..<self.workers {
-            let thread = Thread { [self] in self.loop(worker: k + 1) }
+            let thread = Thread { [self] in self.loop() }
             thread.name = "locus-shard-\(k + 1)"
             thread.start()
         }
     }
 
-    /// Runs `job(k)` for k = 0…workers: 0 on the calling thread, the others on the workers.
-    func run(_ job: @escaping @Sendable (Int) -> Void) {
-        guard workers > 0 else { job(0); return }
+    /// Runs `job(k)` for k = 0..<count on the pool and the calling thread; returns when all are done.
+    package func run(_ count: Int, _ job: @escaping @Sendable (Int) -> Void) {
+        guard workers > 0 else {
+            for k in 0..<count { job(k) }
+            return
+        }
+        let group = Group(count)
         condition.lock()
-        self.job = job
-        running = workers
-        generation += 1
+        for k in 0..<count { queue.append(Task(work: { job(k) }, group: group)) }
         condition.broadcast()
         condition.unlock()
-        job(0)
+        wait(group)
+    }
+
+    /// Queues `work` to run alongside the next `run`s (at once, on the caller, without workers).
+    package func spawn(_ work: @escaping @Sendable () -> Void) -> Group {
+        let group = Group(1)
+        guard workers > 0 else {
+            work()
+            group.remaining = 0
+            return group
+        }
         condition.lock()
-        while running > 0 { condition.wait() }
-        self.job = nil
+        queue.append(Task(work: work, group: group))
+        condition.broadcast()
+        condition.unlock()
+        return group
+    }
+
+    /// Returns when `group`'s tasks are done, running queued tasks meanwhile.
+    package func wait(_ group: Group) {
+        condition.lock()
+        while group.remaining > 0 {
+            if let task = dequeue() {
+                condition.unlock()
+                task.work()
+                condition.lock()
+                finished(task)
+            } else {
+                condition.wait()
+            }
+        }
         condition.unlock()
     }
 
     /// Ends the threads (they hold the pool until then).
-    func stop() {
+    package func stop() {
         condition.lock()
         stopped = true
         condition.broadcast()
         condition.unlock()
     }
 
-    private func loop(worker k: Int) {
-        var seen = 0
+    /// The next queued task (with the lock held).
+    private func dequeue() -> Task? {
+        guard queueHead < queue.count else { return nil }
+        let task = queue[queueHead]
+        queueHead += 1
+        if queueHead == queue.count {
+            queue.removeAll(keepingCapacity: true)
+            queueHead = 0
+        }
+        return task
+    }
+
+    /// Counts `task` done (with the lock held).
+    private func finished(_ task: Task) {
+        task.group.remaining -= 1
+        if task.group.remaining == 0 { condition.broadcast() }
+    }
+
+    private func loop() {
+        condition.lock()
         while true {
-            condition.lock()
-            while generation == seen && !stopped { condition.wait() }
             if stopped { condition.unlock(); return }
-            seen = generation
-            let job = self.job
-            condition.unlock()
-            job?(k)
-            condition.lock()
-            running -= 1
-            if running == 0 { condition.broadcast() }
-            condition.unlock()
+            if let task = dequeue() {
+                condition.unlock()
+                task.work()
+                condition.lock()
+                finished(task)
+            } else {
+                condition.wait()
+            }
         }
     }
 }

@@ -18,45 +18,52 @@ import LocusZones
 /// fixes by (time, tag's first appearance), events by `ZoneJudge.releasePrecedes` (a total order,
 /// so the interleaving is unique). What waits is bounded by a block's worth of output.
 ///
+/// **The output.** Each shard's thread turns the fixes it releases into bytes itself (`encoder`, e.g.
+/// a positions CSV row), so that formatting runs on every core; the merge then only compares
+/// (time, tag) keys and copies each fix's bytes into place. The fixes themselves are kept for the
+/// merged output only when asked (`keepFixes`: a comparison with truth needs them in order).
+///
 /// Rows go in with their tag's index of first appearance (`TraceRow.tagIndex` of the streamed
 /// reader); tags are registered in that order in their shard (shard = index mod jobs), so that each
-/// shard's order of tags agrees with the single engine's. With one job the engine is used directly;
-/// with more, shards 1…N−1 run on threads of their own (`ShardWorkers`), shard 0 on the caller's.
-/// A reference type: one owner drives it; its threads end with it.
+/// shard's order of tags agrees with the single engine's. Shards 1…N−1 run on threads of their own
+/// (`ShardWorkers`), shard 0 on the caller's. A reference type: one owner drives it; its threads end
+/// with it.
 package final class ShardedEngine: @unchecked Sendable {
-    /// The shards' engines (each touched by one thread at a time: its worker during `ingest`).
+    /// Appends the bytes of one released fix (run on its shard's thread).
+    package typealias FixEncoder = @Sendable (PositionFix, inout [UInt8]) -> Void
+
+    /// The shards' engines (each touched by one thread at a time: its worker during a job).
     private var shards: [PositioningEngine]
+    /// Per shard: what it released and the merge has not let out yet.
+    private var lanes: [Lane]
     private let workers: ShardWorkers
-    /// Per shard: the global index of each of its tags, by local index.
-    private var globalOfLocal: [[Int]]
-    /// Per shard: local index of global tag g (−1: not registered), dense over the global indices.
+    private let encoder: FixEncoder?
+    private let keepFixes: Bool
+    /// Per shard: the global index of each of its tags, by id (read by the shard's thread).
+    private var globalOfID: [[TagID: Int32]]
+    /// Per global tag: its local index in its shard.
     private var localOfGlobal: [Int] = []
-    /// The global index of each tag id registered (for merge ties between shards).
-    private var globalOfID: [TagID: Int] = [:]
-    /// Released, not yet merged: per shard, its fixes and events in its own order.
-    private var pendingFixes: [[PositionFix]]
-    private var pendingEvents: [[ZoneEvent]]
-    private var fixHeads: [Int]
-    private var eventHeads: [Int]
-    /// The latest fix time let out.
-    private var lastMergedFixSeconds = -Double.infinity
 
     /// The number of shards.
-    package var jobs: Int { shards.count }
+    package var shardCount: Int { shards.count }
 
-    /// `jobs` engines for `site` (1 ≤ jobs ≤ 256).
+    /// `shards` engines for `site` (1…1024; default: one per thread, four per thread with several,
+    /// so that a thread that is free takes the next shard) run on `jobs` threads (1…256, the
+    /// caller's included); `encoder` spells each fix (nil: none, only counted), `keepFixes` keeps
+    /// the fixes for `takeMerged` too. The output does not depend on either number.
     /// - Throws: the engine's errors (`PositioningEngine.init`).
-    package init(site: Site, configuration: EngineConfiguration, jobs: Int) throws(LocusError) {
-        let n = min(max(1, jobs), 256)
-        var shards: [PositioningEngine] = []
-        for _ in 0..<n { shards.append(try PositioningEngine(site: site, configuration: configuration)) }
-        self.shards = shards
-        workers = ShardWorkers(workers: n - 1)
-        globalOfLocal = Array(repeating: [], count: n)
-        pendingFixes = Array(repeating: [], count: n)
-        pendingEvents = Array(repeating: [], count: n)
-        fixHeads = Array(repeating: 0, count: n)
-        eventHeads = Array(repeating: 0, count: n)
+    package init(site: Site, configuration: EngineConfiguration, jobs: Int, shards: Int? = nil,
+                 encoder: FixEncoder?, keepFixes: Bool) throws(LocusError) {
+        let threads = min(max(1, jobs), 256)
+        let n = min(max(1, shards ?? (threads == 1 ? 1 : 4 * threads)), 1024)
+        var engines: [PositioningEngine] = []
+        for _ in 0..<n { engines.append(try PositioningEngine(site: site, configuration: configuration)) }
+        self.shards = engines
+        lanes = Array(repeating: Lane(), count: n)
+        workers = ShardWorkers(workers: threads - 1)
+        self.encoder = encoder
+        self.keepFixes = keepFixes
+        globalOfID = Array(repeating: [:], count: n)
     }
 
     deinit { workers.stop() }
@@ -68,10 +75,8 @@ package final class ShardedEngine: @unchecked Sendable {
     package func register(_ id: TagID, global: Int) {
         precondition(global == localOfGlobal.count, "ShardedEngine.register: tags in order of first appearance")
         let s = global % shards.count
-        let local = shards[s].tagIndex(for: id).rawValue
-        localOfGlobal.append(local)
-        globalOfLocal[s].append(global)
-        globalOfID[id] = global
+        localOfGlobal.append(shards[s].tagIndex(for: id).rawValue)
+        globalOfID[s][id] = Int32(global)
     }
 
     /// The number of tags registered.
@@ -97,23 +102,48 @@ package final class ShardedEngine: @unchecked Sendable {
         }
     }
 
-    /// Ingests a block of rows in time order (each shard takes its tags' rows, in parallel), then
-    /// moves every shard to the shared clock. Afterwards `takeMerged` hands out what is final.
-    package func ingest(_ rows: UnsafeBufferPointer<Row>) {
-        let n = shards.count
+    /// The shard of the tag of global index `tag`.
+    package func shard(ofTag tag: Int32) -> Int { Int(tag) % shards.count }
+
+    /// Ingests a block of rows in time order, `rows[s]` those of shard s's tags (`shard(ofTag:)`),
+    /// the shards in parallel; then moves every shard to the shared clock (in parallel again), each
+    /// shard spelling what it released. Afterwards `takeMerged` hands out what is final.
+    package func ingest(_ rows: [[Row]]) {
+        precondition(rows.count == shards.count, "ShardedEngine.ingest: one row list per shard")
         let localOfGlobal = self.localOfGlobal
-        shards.withUnsafeMutableBufferPointer { engines in
-            let box = UnsafeSendable(engines), input = UnsafeSendable(rows)
-            // With one job the caller runs the loop alone.
-            workers.run { s in
-                for r in input.value where Int(r.tag) % n == s {
-                    box.value[s].ingest(tag: TagIndex(localOfGlobal[Int(r.tag)]), floor: FloorIndex(Int(r.floor)), locator: r.locator,
-                                        rangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds, line: Int(r.line))
+        forEachShard { s, engine, _ in
+            rows[s].withUnsafeBufferPointer { rows in
+                for r in rows {
+                    engine.ingest(tag: TagIndex(localOfGlobal[Int(r.tag)]), floor: FloorIndex(Int(r.floor)), locator: r.locator,
+                                  rangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds, line: Int(r.line))
                 }
             }
         }
         moveToSharedClock()
-        for s in 0..<n { collect(s) }
+    }
+
+    /// Queues `work` to run on the shards' threads alongside the next `ingest`s (the next block's
+    /// reading); wait for it with `wait(_:)`. With one thread it runs at once.
+    package func spawn(_ work: @escaping @Sendable () -> Void) -> ShardWorkers.Group { workers.spawn(work) }
+
+    /// Returns when the work of `spawn` is done (this thread helps with queued shard work meanwhile).
+    package func wait(_ group: ShardWorkers.Group) { workers.wait(group) }
+
+    /// Runs `body` on every shard (engine and lane), each on its own thread, then has each shard's
+    /// lane take what its engine released.
+    private func forEachShard(_ body: @escaping (Int, inout PositioningEngine, inout Lane) -> Void) {
+        let encoder = self.encoder, keep = self.keepFixes
+        let globalOfID = self.globalOfID
+        shards.withUnsafeMutableBufferPointer { engines in
+            lanes.withUnsafeMutableBufferPointer { lanes in
+                let box = UnsafeSendable((engines, lanes, body))
+                workers.run(engines.count) { s in
+                    let (engines, lanes, body) = box.value
+                    body(s, &engines[s], &lanes[s])
+                    lanes[s].take(from: &engines[s], globalOfID: globalOfID[s], encoder: encoder, keepFixes: keep)
+                }
+            }
+        }
     }
 
     /// Advances every shard to the largest time any shard admitted (rows an engine skips do not move
@@ -121,16 +151,14 @@ package final class ShardedEngine: @unchecked Sendable {
     private func moveToSharedClock() {
         guard shards.count > 1 else { return }
         let clock = shards.map(\.clockSeconds).max() ?? -.infinity
-        if clock.isFinite { for s in shards.indices { shards[s].advance(toSeconds: clock) } }
+        guard clock.isFinite else { return }
+        forEachShard { _, engine, _ in engine.advance(toSeconds: clock) }
     }
 
     /// Ends the stream: every shard at the shared clock, then finished; everything becomes final.
     package func finish() {
         moveToSharedClock()
-        for s in shards.indices {
-            shards[s].finish()
-            collect(s)
-        }
+        forEachShard { _, engine, _ in engine.finish() }
     }
 
     /// Counts of every shard, summed.
@@ -140,85 +168,140 @@ package final class ShardedEngine: @unchecked Sendable {
         return d
     }
 
-    /// Moves shard `s`'s released output into its pending queues.
-    private func collect(_ s: Int) {
-        if !shards[s].fixes.isEmpty {
-            shards[s].takeFixes { pendingFixes[s].append(contentsOf: $0) }
-        }
-        if !shards[s].events.isEmpty {
-            shards[s].takeEvents { pendingEvents[s].append(contentsOf: $0) }
-        }
-    }
-
-    /// Hands `body` the fixes and events that no shard can precede any more, in the single engine's
-    /// order (all of them after `finish()`), and forgets them.
-    package func takeMerged(_ body: (_ fixes: [PositionFix], _ events: [ZoneEvent]) -> Void) {
+    /// Appends to `bytes` (and `fixes`, with `keepFixes`) the fixes no shard can precede any more
+    /// and to `events` the zone events likewise, in the single engine's order (everything after
+    /// `finish()`); returns the number of fixes let out.
+    @discardableResult
+    package func takeMerged(bytes: inout [UInt8], fixes: inout [PositionFix], events: inout [ZoneEvent]) -> Int {
         let n = shards.count
         if n == 1 {
             // One engine's releases are final as they come.
-            body(pendingFixes[0], pendingEvents[0])
-            pendingFixes[0].removeAll(keepingCapacity: true)
-            pendingEvents[0].removeAll(keepingCapacity: true)
-            return
+            let count = lanes[0].takeAll(bytes: &bytes, fixes: &fixes, events: &events)
+            return count
         }
         var fixFrontier = Double.infinity
         for s in 0..<n { fixFrontier = min(fixFrontier, shards[s].fixFrontier()) }
-        var fixes: [PositionFix] = []
-        while true {
-            var best = -1
-            for s in 0..<n where fixHeads[s] < pendingFixes[s].count {
-                let f = pendingFixes[s][fixHeads[s]]
-                guard f.timeSeconds < fixFrontier else { continue }
-                if best < 0 || precedes(f, pendingFixes[best][fixHeads[best]]) { best = s }
+        var merged = 0
+        var lastTime = -Double.infinity
+        lanes.withUnsafeMutableBufferPointer { lanes in
+            while true {
+                var best = -1, bestTime = 0.0, bestTag: Int32 = 0
+                for s in 0..<n {
+                    let head = lanes[s].head
+                    guard head < lanes[s].times.count else { continue }
+                    let t = lanes[s].times[head]
+                    guard t < fixFrontier else { continue }
+                    let tag = lanes[s].tags[head]
+                    if best < 0 || t < bestTime || (t == bestTime && tag < bestTag) { best = s; bestTime = t; bestTag = tag }
+                }
+                guard best >= 0 else { break }
+                lanes[best].letOut(bytes: &bytes, fixes: &fixes)
+                lastTime = bestTime
+                merged += 1
             }
-            guard best >= 0 else { break }
-            fixes.append(pendingFixes[best][fixHeads[best]])
-            fixHeads[best] += 1
         }
-        if let last = fixes.last {
-            lastMergedFixSeconds = last.timeSeconds
+        if merged > 0 {
             // The single engine's judges have seen every fix let out: so must each shard's.
             for s in 0..<n {
-                shards[s].advanceJudges(toSeconds: lastMergedFixSeconds)
-                collect(s)
+                shards[s].advanceJudges(toSeconds: lastTime)
+                lanes[s].takeEvents(from: &shards[s])
             }
         }
         var eventFrontier = fixFrontier
         for s in 0..<n { eventFrontier = min(eventFrontier, shards[s].eventFrontier()) }
         var streams: [[ZoneEvent]] = []
-        for s in 0..<n {
-            var k = eventHeads[s]
-            while k < pendingEvents[s].count, pendingEvents[s][k].timeSeconds < eventFrontier { k += 1 }
-            streams.append(Array(pendingEvents[s][eventHeads[s]..<k]))
-            eventHeads[s] = k
+        for s in 0..<n { streams.append(lanes[s].events(before: eventFrontier)) }
+        if streams.contains(where: { !$0.isEmpty }) { events.append(contentsOf: ZoneJudge.merge(streams)) }
+        for s in 0..<n { lanes[s].compact() }
+        return merged
+    }
+}
+
+/// What one shard released and the merge has not let out: per fix its time, global tag index and
+/// the end of its bytes (and the fix itself, when kept), and the shard's zone events.
+private struct Lane {
+    var times: [Double] = []
+    var tags: [Int32] = []
+    var ends: [Int] = []
+    var bytes: [UInt8] = []
+    var fixes: [PositionFix] = []
+    var events: [ZoneEvent] = []
+    /// The first fix, byte and event not let out yet.
+    var head = 0, byteHead = 0, eventHead = 0
+
+    /// Takes what `engine` released: fixes keyed and spelled, events as they are.
+    mutating func take(from engine: inout PositioningEngine, globalOfID: [TagID: Int32], encoder: ShardedEngine.FixEncoder?, keepFixes: Bool) {
+        if !engine.fixes.isEmpty {
+            engine.takeFixes { released in
+                for f in released {
+                    times.append(f.timeSeconds)
+                    tags.append(globalOfID[f.tag] ?? 0)
+                    encoder?(f, &bytes)
+                    ends.append(bytes.count)
+                }
+                if keepFixes { fixes.append(contentsOf: released) }
+            }
         }
-        let events = streams.contains(where: { !$0.isEmpty }) ? ZoneJudge.merge(streams) : []
-        body(fixes, events)
+        takeEvents(from: &engine)
+    }
+
+    /// Takes the zone events `engine` released.
+    mutating func takeEvents(from engine: inout PositioningEngine) {
+        if !engine.events.isEmpty { engine.takeEvents { events.append(contentsOf: $0) } }
+    }
+
+    /// Lets out the next fix: its bytes (and the fix, when kept).
+    mutating func letOut(bytes out: inout [UInt8], fixes out2: inout [PositionFix]) {
+        let end = ends[head]
+        if end > byteHead {
+            bytes.withUnsafeBufferPointer { out.append(contentsOf: UnsafeBufferPointer(rebasing: $0[byteHead..<end])) }
+        }
+        if !fixes.isEmpty { out2.append(fixes[head]) }
+        byteHead = end
+        head += 1
+    }
+
+    /// The events before `frontier` not let out yet, let out.
+    mutating func events(before frontier: Double) -> [ZoneEvent] {
+        var k = eventHead
+        while k < events.count, events[k].timeSeconds < frontier { k += 1 }
+        defer { eventHead = k }
+        return Array(events[eventHead..<k])
+    }
+
+    /// Lets out everything (one shard: its order is the merged order); returns the fixes' count.
+    mutating func takeAll(bytes out: inout [UInt8], fixes out2: inout [PositionFix], events out3: inout [ZoneEvent]) -> Int {
+        let count = times.count - head
+        if bytes.count > byteHead {
+            bytes.withUnsafeBufferPointer { out.append(contentsOf: UnsafeBufferPointer(rebasing: $0[byteHead...])) }
+        }
+        if !fixes.isEmpty { out2.append(contentsOf: fixes[head...]) }
+        if events.count > eventHead { out3.append(contentsOf: events[eventHead...]) }
+        head = times.count; byteHead = bytes.count; eventHead = events.count
         compact()
+        return count
     }
 
-    /// (time, tag's first appearance): the single engine's release order across shards.
-    private func precedes(_ a: PositionFix, _ b: PositionFix) -> Bool {
-        if a.timeSeconds != b.timeSeconds { return a.timeSeconds < b.timeSeconds }
-        return (globalOfID[a.tag] ?? 0) < (globalOfID[b.tag] ?? 0)
-    }
-
-    /// Drops what was merged.
-    private func compact() {
-        for s in shards.indices {
-            if fixHeads[s] > 0 && fixHeads[s] * 2 >= pendingFixes[s].count {
-                pendingFixes[s].removeFirst(fixHeads[s])
-                fixHeads[s] = 0
-            }
-            if eventHeads[s] > 0 && eventHeads[s] * 2 >= pendingEvents[s].count {
-                pendingEvents[s].removeFirst(eventHeads[s])
-                eventHeads[s] = 0
-            }
+    /// Drops what was let out once it is at least half the storage (keeping the capacity).
+    mutating func compact() {
+        if head > 0 && head * 2 >= times.count {
+            times.removeFirst(head)
+            tags.removeFirst(head)
+            if !fixes.isEmpty { fixes.removeFirst(head) }
+            for k in ends.indices.dropFirst(head) { ends[k] -= byteHead }
+            ends.removeFirst(head)
+            bytes.removeFirst(byteHead)
+            head = 0
+            byteHead = 0
+        }
+        if eventHead > 0 && eventHead * 2 >= events.count {
+            events.removeFirst(eventHead)
+            eventHead = 0
         }
     }
 }
 
-/// A value handed to the workers of `concurrentPerform`, each of which touches only its own part.
+/// A value handed to the shard workers, each of which touches only its own part.
 private struct UnsafeSendable<T>: @unchecked Sendable {
     let value: T
     init(_ value: T) { self.value = value }

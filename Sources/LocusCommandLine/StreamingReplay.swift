@@ -78,11 +78,13 @@ struct StreamingReplay {
         return true
     }
 
-    /// One block of rows on its way to the engine, with the tags first seen in it.
+    /// One block of rows on its way to the engine, by shard, with the tags first seen in it.
     private struct ReadBlock: Sendable {
-        var rows: [ShardedEngine.Row] = []
+        var rows: [[ShardedEngine.Row]] = []
         var newTags: [TagID] = []
         var outOfOrder = false
+        /// Data rows read so far, this block's included.
+        var rowsRead = 0
     }
 
     /// What the reading stage counted.
@@ -93,12 +95,6 @@ struct StreamingReplay {
         var routerSkips = SkipTally()
         var sortedRuns: Int?
         var spilledBlocks = 0
-    }
-
-    /// What the engine let out, on its way to the writers.
-    private struct WriteBatch: Sendable {
-        var fixes: [PositionFix]
-        var events: [ZoneEvent]
     }
 
     /// What the writing stage counted.
@@ -115,95 +111,50 @@ struct StreamingReplay {
     }
 
     /// One pass: rows as read (`sorted` false; nil at the first row out of order) or through the
-    /// sorter, into the engine, out to the sinks. With more than one job the three stages — read and
-    /// parse, solve (the shards in parallel), format and write — run on their own threads, handing
-    /// each other blocks through bounded channels; with one job they take turns on this thread.
+    /// sorter, into the engine, out to the sinks. While the shards solve one block (on every
+    /// thread, each shard spelling its fixes), the next block is read and parsed alongside them,
+    /// by whichever thread is free (`ShardedEngine.spawn`); this thread then writes what the merge
+    /// lets out. Blocks' row storage goes round (the block solved lends its storage to the block
+    /// after next), so none is allocated afresh.
     private func pass(source: ByteSource, sorted: Bool, positions: ByteSink?, events: ByteSink?) throws(LocusError) -> Outcome? {
-        let engine = try ShardedEngine(site: site, configuration: configuration, jobs: jobs)
+        let encoder: ShardedEngine.FixEncoder? = positions == nil ? nil : { @Sendable fix, bytes in PositionsWriter.appendRow(fix, to: &bytes) }
+        let engine = try ShardedEngine(site: site, configuration: configuration, jobs: jobs, encoder: encoder, keepFixes: truth != nil)
         let defaultFloor = Int32(engine.defaultFloor.rawValue)
-        let reader = Box(Reader(source: source, sorted: sorted, sortBlockRows: sortBlockRows, site: site, defaultFloor: defaultFloor))
-        let writer = Box(Writer(positions: positions, events: events, truth: truth, truthShiftSeconds: truthShiftSeconds))
-        let readFailure = Box<LocusError?>(nil), writeFailure = Box<LocusError?>(nil)
+        let reader = Box(Reader(source: source, sorted: sorted, sortBlockRows: sortBlockRows, site: site, defaultFloor: defaultFloor,
+                                shards: engine.shardCount))
+        var writer = Writer(positions: positions, events: events, truth: truth, truthShiftSeconds: truthShiftSeconds)
         var outOfOrder = false
 
-        /// The engine stage: one block in, what is final out.
-        func solve(_ block: ReadBlock, _ handOn: (WriteBatch) -> Void) {
+        var current = try reader.value.next(reusing: [])
+        var spare: [[ShardedEngine.Row]] = []
+        while let block = current {
+            if block.outOfOrder { outOfOrder = true; break }
+            // The next block, read alongside this one's solving.
+            let next = Box<Result<ReadBlock?, LocusError>>(.success(nil))
+            let storage = spare
+            let reading = engine.spawn {
+                next.value = Result { () throws(LocusError) in try reader.value.next(reusing: storage) }
+            }
             for id in block.newTags { engine.register(id, global: engine.tagCount) }
-            block.rows.withUnsafeBufferPointer { engine.ingest($0) }
-            engine.takeMerged { fixes, released in
-                if !fixes.isEmpty || !released.isEmpty { handOn(WriteBatch(fixes: fixes, events: released)) }
-            }
-        }
-        func finish(_ handOn: (WriteBatch) -> Void) {
-            engine.finish()
-            engine.takeMerged { fixes, released in handOn(WriteBatch(fixes: fixes, events: released)) }
-        }
-
-        if jobs == 1 {
-            do {
-                while let block = try reader.value.next() {
-                    if block.outOfOrder { outOfOrder = true; break }
-                    var failure: LocusError? = nil
-                    solve(block) { batch in
-                        do throws(LocusError) { try writer.value.write(batch) } catch { failure = error }
-                    }
-                    if let failure { throw failure }
-                    progress?(reader.value.rowsRead)
-                }
-                if !outOfOrder {
-                    var failure: LocusError? = nil
-                    finish { batch in
-                        do throws(LocusError) { try writer.value.write(batch) } catch { failure = error }
-                    }
-                    if let failure { throw failure }
-                }
-            }
-        } else {
-            let blocks = BoundedChannel<ReadBlock>(capacity: 3)
-            let batches = BoundedChannel<WriteBatch>(capacity: 3)
-            // The reading and writing stages on threads of their own (see `ShardWorkers`).
-            let stages = DispatchGroup()
-            stages.enter()
-            stages.enter()
-            Thread {
-                defer { stages.leave() }
-                do throws(LocusError) {
-                    while let block = try reader.value.next() {
-                        guard blocks.send(block), !block.outOfOrder else { break }
-                    }
-                } catch {
-                    readFailure.value = error
-                }
-                blocks.close()
-            }.start()
-            Thread {
-                defer { stages.leave() }
-                while let batch = batches.receive() {
-                    guard writeFailure.value == nil else { continue }
-                    do throws(LocusError) { try writer.value.write(batch) } catch { writeFailure.value = error }
-                }
-            }.start()
-            while let block = blocks.receive() {
-                if block.outOfOrder { outOfOrder = true; break }
-                if writeFailure.value != nil { break }
-                solve(block) { batches.send($0) }
-                progress?(reader.value.rowsRead)
-            }
-            blocks.close()
-            if !outOfOrder && readFailure.value == nil && writeFailure.value == nil { finish { batches.send($0) } }
-            batches.close()
-            stages.wait()
-            if let e = readFailure.value { throw e }
-            if let e = writeFailure.value { throw e }
+            engine.ingest(block.rows)
+            var failure: LocusError? = nil
+            do throws(LocusError) { try writer.write(from: engine) } catch { failure = error }
+            engine.wait(reading)
+            if let failure { throw failure }
+            progress?(block.rowsRead)
+            spare = block.rows
+            current = try next.value.get()
         }
         if outOfOrder { return nil }
+        engine.finish()
+        try writer.write(from: engine)
         try positions?.flush()
         try events?.flush()
         let read = reader.value.summary
         var out = Outcome()
-        out.fixes = writer.value.summary.fixes
-        out.events = writer.value.summary.events
-        out.accuracy = writer.value.summary.accuracy?.report
+        out.fixes = writer.summary.fixes
+        out.events = writer.summary.events
+        out.accuracy = writer.summary.accuracy?.report
         out.tags = read.tags
         out.skipped = read.skipped
         out.rows = read.rows + read.skipped.total
@@ -231,8 +182,10 @@ struct StreamingReplay {
         private var rows: [TraceRow] = []
         private(set) var rowsRead = 0
         private var routerSkips = SkipTally()
+        private let shards: Int
 
-        init(source: ByteSource, sorted: Bool, sortBlockRows: Int, site: Site, defaultFloor: Int32) {
+        init(source: ByteSource, sorted: Bool, sortBlockRows: Int, site: Site, defaultFloor: Int32, shards: Int) {
+            self.shards = shards
             stream = TraceStream(source: source)
             self.sorted = sorted
             self.sortBlockRows = sortBlockRows
@@ -241,8 +194,8 @@ struct StreamingReplay {
             rows.reserveCapacity(1 << 16)
         }
 
-        /// The next block, nil at the end.
-        mutating func next() throws(LocusError) -> ReadBlock? {
+        /// The next block (its rows in `storage`, emptied), nil at the end.
+        mutating func next(reusing storage: [[ShardedEngine.Row]]) throws(LocusError) -> ReadBlock? {
             if sorted && sorter == nil {
                 let s = TraceRowSorter(blockRows: sortBlockRows)
                 while try stream.nextRows(into: &rows) {
@@ -255,7 +208,8 @@ struct StreamingReplay {
             let more: Bool
             if let sorter { more = try sorter.next(into: &rows) } else { more = try stream.nextRows(into: &rows) }
             guard more else { return nil }
-            var block = ReadBlock()
+            var block = ReadBlock(rows: storage.count == shards ? storage : Array(repeating: [], count: shards))
+            for s in 0..<shards { block.rows[s].removeAll(keepingCapacity: true) }
             let tags = stream.tags
             if tagsSent < tags.count {
                 block.newTags = Array(tags[tagsSent...])
@@ -265,7 +219,6 @@ struct StreamingReplay {
             while floorOf.count < floors.count {
                 floorOf.append(site.floorIndex(of: floors[floorOf.count]).map { Int32($0.rawValue) })
             }
-            block.rows.reserveCapacity(rows.count)
             for r in rows {
                 if r.timeSeconds < lastTime { return ReadBlock(outOfOrder: true) }
                 lastTime = r.timeSeconds
@@ -274,10 +227,11 @@ struct StreamingReplay {
                     guard let known = floorOf[Int(r.floorIndex)] else { routerSkips.record(.unknownFloor, line: Int(r.line)); continue }
                     floor = known
                 }
-                block.rows.append(ShardedEngine.Row(tag: r.tagIndex, floor: floor, locator: r.locator, line: r.line,
+                block.rows[Int(r.tagIndex) % shards].append(ShardedEngine.Row(tag: r.tagIndex, floor: floor, locator: r.locator, line: r.line,
                                                     rangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds))
             }
             rowsRead += rows.count
+            block.rowsRead = rowsRead
             return block
         }
 
@@ -288,13 +242,17 @@ struct StreamingReplay {
         }
     }
 
-    /// The writing stage: positions and events formatted and written, counted, compared with truth.
-    private struct Writer: Sendable {
+    /// The writing stage: what the engine's merge lets out — positions already spelled by the
+    /// shards, events formatted here — written, counted, compared with truth.
+    private struct Writer {
         let positions: ByteSink?
         let events: ByteSink?
         let truth: GroundTruth?
         let truthShiftSeconds: Double
-        private var positionsWriter = PositionsWriter()
+        /// The positions bytes let out and not written yet (the header first).
+        private var positionBytes: [UInt8] = []
+        private var fixes: [PositionFix] = []
+        private var released: [ZoneEvent] = []
         private var eventsWriter = ZoneEventWriter()
         private(set) var summary = WriteSummary()
 
@@ -303,26 +261,28 @@ struct StreamingReplay {
             self.events = events
             self.truth = truth
             self.truthShiftSeconds = truthShiftSeconds
+            if positions != nil { positionBytes = Array(PositionsWriter.header.utf8) }
             if truth != nil { summary.accuracy = AccuracyReport.Accumulator() }
         }
 
-        mutating func write(_ batch: WriteBatch) throws(LocusError) {
-            summary.fixes += batch.fixes.count
-            for e in batch.events { summary.events[e.kind, default: 0] += 1 }
+        /// Takes what `engine` lets out and writes it.
+        mutating func write(from engine: ShardedEngine) throws(LocusError) {
+            summary.fixes += engine.takeMerged(bytes: &positionBytes, fixes: &fixes, events: &released)
+            for e in released { summary.events[e.kind, default: 0] += 1 }
             if let t = truth {
-                for f in batch.fixes { summary.accuracy?.add(f, truth: t.position(tag: f.tag, at: f.timeSeconds + truthShiftSeconds)) }
+                for f in fixes { summary.accuracy?.add(f, truth: t.position(tag: f.tag, at: f.timeSeconds + truthShiftSeconds)) }
             }
-            if let positions {
-                // The first batch carries the header (the writer starts with it; finish() always hands one on).
-                for f in batch.fixes { positionsWriter.append(f) }
-                try positions.write(positionsWriter.bytes)
-                positionsWriter.removeAll()
+            fixes.removeAll(keepingCapacity: true)
+            if let positions, !positionBytes.isEmpty {
+                try positions.write(positionBytes)
+                positionBytes.removeAll(keepingCapacity: true)
             }
-            if let events, !batch.events.isEmpty {
-                for e in batch.events { eventsWriter.append(e) }
+            if let events, !released.isEmpty {
+                for e in released { eventsWriter.append(e) }
                 try events.write(eventsWriter.bytes)
                 eventsWriter.removeAll()
             }
+            released.removeAll(keepingCapacity: true)
         }
     }
 }

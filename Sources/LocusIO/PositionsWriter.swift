@@ -23,7 +23,11 @@ package struct PositionsWriter {
     /// Appends one row: written into 512 bytes of stack scratch memory (15 fields of at most 16
     /// bytes, the ids and up to 8 rejected addresses) and copied once; a row the fast number
     /// path cannot spell exactly (or a long or quoted id) is written by `appendExact`, the same bytes.
-    package mutating func append(_ fix: PositionFix) {
+    package mutating func append(_ fix: PositionFix) { Self.appendRow(fix, to: &bytes) }
+
+    /// Appends the row of `fix` to `bytes` (what `append` writes; for callers that keep their own
+    /// buffers, such as the shards of a parallel replay).
+    package static func appendRow(_ fix: PositionFix, to bytes: inout [UInt8]) {
         // A literal size: the scratch is then a plain stack slot (no runtime size check).
         let written = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 512) { scratch -> Bool in
             guard let base = scratch.baseAddress else { return false }
@@ -32,7 +36,7 @@ package struct PositionsWriter {
             bytes.append(contentsOf: row.written)
             return true
         }
-        if !written { appendExact(fix) }
+        if !written { appendExact(fix, to: &bytes) }
     }
 
     /// The fast spelling of one row into `row`; false when any part needs the exact path.
@@ -66,7 +70,7 @@ package struct PositionsWriter {
 
     /// Appends one row through the general formatter (`DecimalText`, `CSVText`): the reference
     /// spelling, used for rows the fast path declines.
-    mutating func appendExact(_ fix: PositionFix) {
+    static func appendExact(_ fix: PositionFix, to bytes: inout [UInt8]) {
         let comma = UInt8(ascii: ",")
         DecimalText.append(fix.timeSeconds, decimals: 3, to: &bytes); bytes.append(comma)
         CSVText.appendField(fix.tag.rawValue, to: &bytes); bytes.append(comma)

@@ -90,7 +90,7 @@ struct StreamingReplayTests {
             byTag[tag, default: []].append(line)
         }
         let text = ([header] + order.reversed().flatMap { byTag[$0]! }).joined(separator: "\n") + "\n"
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
     }
 
     @Test("a trace of per-tag exports concatenated replays as the whole-file path sorts it, and says it was sorted")
@@ -261,7 +261,7 @@ struct StreamingReplayTests {
         // Every row going backwards after the first.
         var lines = try String(contentsOfFile: Self.trace("hall"), encoding: .utf8).split(separator: "\n").map(String.init)
         let header = lines.removeFirst()
-        try ([header] + lines.reversed()).joined(separator: "\n").appending("\n").write(toFile: dir + "/backwards.csv", atomically: true, encoding: .utf8)
+        try ([header] + lines.reversed()).joined(separator: "\n").appending("\n").write(toFile: dir + "/backwards.csv", atomically: false, encoding: .utf8)
         let backwards = CapturedRun(["replay", "--site", Self.site("hall"), "--trace", dir + "/backwards.csv"])
         // Reversed, each tag's rows run backwards: the reader keeps each tag's first row only.
         #expect(backwards.status == 1, "\(backwards.err)")
@@ -273,7 +273,7 @@ struct StreamingReplayTests {
             cells[0] = String((Double(cells[0]) ?? 0) + 100_000)
             return cells.joined(separator: ",")
         }
-        try (shifted.joined(separator: "\n") + "\n").write(toFile: dir + "/late-truth.csv", atomically: true, encoding: .utf8)
+        try (shifted.joined(separator: "\n") + "\n").write(toFile: dir + "/late-truth.csv", atomically: false, encoding: .utf8)
         let late = CapturedRun(["replay", "--site", Self.site("hall"), "--trace", Self.trace("hall"), "--truth", dir + "/late-truth.csv", "--json"])
         #expect(late.status == 1 && late.err.contains("truth covers 0 of the"), "\(late.err)")
         #expect(late.out.contains("\"rmse_m\":null") && late.out.contains("\"compared\":0"), "\(late.out)")
@@ -286,7 +286,7 @@ struct StreamingReplayTests {
             cells[anchor] = "7"
             return cells.joined(separator: ",")
         }
-        try (mixed.joined(separator: "\n") + "\n").write(toFile: dir + "/mixed.csv", atomically: true, encoding: .utf8)
+        try (mixed.joined(separator: "\n") + "\n").write(toFile: dir + "/mixed.csv", atomically: false, encoding: .utf8)
         let warned = CapturedRun(["replay", "--site", Self.site("hall"), "--trace", dir + "/mixed.csv"])
         #expect(warned.status == 0, "\(warned.err)")
         #expect(warned.err.contains("warning:") && warned.err.contains("rows skipped (unknown_anchor"), "\(warned.err)")
@@ -296,7 +296,7 @@ struct StreamingReplayTests {
             cells[header.split(separator: ",").firstIndex(of: "anchor")!] = "7"
             return cells.joined(separator: ",")
         }
-        try (foreign.joined(separator: "\n") + "\n").write(toFile: dir + "/foreign.csv", atomically: true, encoding: .utf8)
+        try (foreign.joined(separator: "\n") + "\n").write(toFile: dir + "/foreign.csv", atomically: false, encoding: .utf8)
         let unknown = CapturedRun(["replay", "--site", Self.site("hall"), "--trace", dir + "/foreign.csv"])
         #expect(unknown.status == 1, "\(unknown.err)")
         #expect(unknown.err.contains("every row skipped (unknown_anchor ") && unknown.err.contains("does this trace belong to this site?"),
@@ -351,7 +351,7 @@ struct ZonesCalibrateHonestyTests {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let site = StreamingReplayTests.site("hall")
         let positions = TestPaths.fixture("golden/hall-walk.raw-positions.csv")
-        try "t,tag,x,y\n".write(toFile: dir + "/empty.csv", atomically: true, encoding: .utf8)
+        try "t,tag,x,y\n".write(toFile: dir + "/empty.csv", atomically: false, encoding: .utf8)
         let empty = CapturedRun(["zones", "--site", site, "--positions", dir + "/empty.csv", "--json"])
         #expect(empty.status == 1 && empty.err.contains("holds no data rows"), "\(empty.err)")
         let lines = try String(contentsOfFile: positions, encoding: .utf8).split(separator: "\n").map(String.init)
@@ -361,7 +361,7 @@ struct ZonesCalibrateHonestyTests {
             cells[floor] = "9F"
             return cells.joined(separator: ",")
         }
-        try (elsewhere.joined(separator: "\n") + "\n").write(toFile: dir + "/elsewhere.csv", atomically: true, encoding: .utf8)
+        try (elsewhere.joined(separator: "\n") + "\n").write(toFile: dir + "/elsewhere.csv", atomically: false, encoding: .utf8)
         let unknown = CapturedRun(["zones", "--site", site, "--positions", dir + "/elsewhere.csv"])
         #expect(unknown.status == 1 && unknown.err.contains("every row skipped (unknown_floor"), "\(unknown.err)")
         let file = CapturedRun(["zones", "--site", site, "--positions", positions, "--events", dir + "/e.jsonl"])
@@ -382,7 +382,7 @@ struct ZonesCalibrateHonestyTests {
             cells[anchor] = "7"
             return cells.joined(separator: ",")
         }
-        try (foreign.joined(separator: "\n") + "\n").write(toFile: dir + "/foreign.csv", atomically: true, encoding: .utf8)
+        try (foreign.joined(separator: "\n") + "\n").write(toFile: dir + "/foreign.csv", atomically: false, encoding: .utf8)
         let run = CapturedRun(["calibrate", "--site", StreamingReplayTests.site("hall"), "--trace", dir + "/foreign.csv",
                                "--truth", TestPaths.fixture("traces/hall-walk-truth.csv")])
         #expect(run.status == 1, "\(run.err)")
@@ -412,7 +412,7 @@ struct StreamingReplayFloorsTests {
             if Int(t + Double(tag) * 7) % 60 >= 20 && Int(t + Double(tag) * 7) % 60 < 40 { cells[floor] = "2F" }
             return cells.joined(separator: ",")
         }
-        try (moved.joined(separator: "\n") + "\n").write(toFile: dir + "/moved.csv", atomically: true, encoding: .utf8)
+        try (moved.joined(separator: "\n") + "\n").write(toFile: dir + "/moved.csv", atomically: false, encoding: .utf8)
         var engine = try PositioningEngine(site: site, configuration: .standard)
         let result = ReplayRun.run(trace: try TraceReader.read(path: dir + "/moved.csv"), engine: &engine)
         var p = PositionsWriter(), e = ZoneEventWriter()

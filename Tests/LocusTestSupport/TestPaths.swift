@@ -17,12 +17,27 @@ public enum TestPaths {
         return FileManager.default.fileExists(atPath: url.appendingPathComponent("site.json").path) ? url.path : nil
     }
 
-    /// A fresh temporary directory for a test's outputs.
+    /// A fresh temporary directory for a test's outputs, inside one directory per test process
+    /// (`locus-tests-<pid>` in the system temporary directory) that is removed when the process exits.
     public static func temporaryDirectory() -> String {
-        let url = FileManager.default.temporaryDirectory.appendingPathComponent("locus-tests-\(UUID().uuidString)")
+        let url = URL(fileURLWithPath: processScratch).appendingPathComponent(UUID().uuidString)
         try? FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         return url.path
     }
+
+    /// The per-process parent of `temporaryDirectory()`, created on first use with its removal
+    /// registered for exit.
+    private static let processScratch: String = {
+        let path = FileManager.default.temporaryDirectory
+            .appendingPathComponent("locus-tests-\(ProcessInfo.processInfo.processIdentifier)").path
+        try? FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        atexit {
+            let path = FileManager.default.temporaryDirectory
+                .appendingPathComponent("locus-tests-\(ProcessInfo.processInfo.processIdentifier)").path
+            try? FileManager.default.removeItem(atPath: path)
+        }
+        return path
+    }()
 }
 
 extension TestPaths {
