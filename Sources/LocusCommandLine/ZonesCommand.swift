@@ -11,14 +11,16 @@ package enum ZonesCommand: LocusCommand {
         options: [
             .value("site", "SITE", "Site JSON (SPEC §1) with the floors' zones.", required: true),
             .value("positions", "POSITIONS", "Positions CSV with t,x,y (tag, z, floor optional), e.g. from locus replay; '-' reads standard input, gzip is inflated.", required: true),
-            .value("events", "OUT.jsonl", "Write the events as JSON Lines (SPEC §3); without it they go to stdout."),
+            .value("events", "OUT.jsonl", "Write the events as JSON Lines (SPEC §3), as they are released; '-' or none: stdout (the summary then goes to stderr)."),
             .value("floor", "ID", "Floor for rows without a floor column (default: the site's first floor)."),
             .value("rate", "HZ", "Position rate assumed by the configuration warnings (default 4)."),
             .flag("json", "Print the summary as one JSON object."),
         ],
         discussion: """
         Rows are judged in time order (ties in file order); all floors share one clock, the latest fix
-        time, and at the end of the stream no synthetic exit is made (SPEC §4.6). Configuration
+        time, and at the end of the stream no synthetic exit is made (SPEC §4.6). Positions are read
+        in pieces and judged as they are read (memory does not grow with the stream); rows that are
+        not in time order are read whole and sorted (said on stderr). Configuration
         warnings go to stderr. A stream of which no row can be judged fails (exit 1) with the likely
         cause from the skip counts; more than half the rows skipped is a warning.
         Exit codes: 0 success, 1 failure at run time (e.g. an unwritable --events, nothing judged), 2
@@ -29,6 +31,7 @@ package enum ZonesCommand: LocusCommand {
         let started = Date()
         let site = try SiteDecoder.load(path: arguments.string("site") ?? "")
         let positionsPath = arguments.string("positions") ?? ""
+        let eventsPath = arguments.string("events")
         let rate = try arguments.double("rate", default: 4, in: 0.001...1000)
         let defaultFloor = try site.floorIndex(arguments.string("floor").map { FloorID($0) })
         var options = ZoneJudgeOptions.standard
@@ -37,72 +40,181 @@ package enum ZonesCommand: LocusCommand {
         for floor in site.floors {
             do { judges.append(try ZoneJudge(floor: floor, options: options)) } catch { throw error.inFile(arguments.string("site") ?? "") }
         }
-        for w in judges.flatMap(\.configurationWarnings) { console.err("warning: \(w)\n") }
+        let warnings = judges.flatMap(\.configurationWarnings)
+        for w in warnings { console.err("warning: \(w)\n") }
 
-        // '-' is standard input; gzip is inflated. The positions are read whole (a tenth of a trace's size).
+        // '-' is standard input; gzip is inflated. Read in pieces and judged as read; events written
+        // as released (to the --events file, or standard output).
         let source = try ByteSource(path: positionsPath)
-        let data = try source.readAll()
-        let parsed = data.withUnsafeBufferPointer { raw -> Result<PointTable, LocusError> in
-            Result { () throws(LocusError) -> PointTable in
-                try PointTable.parse(raw, file: source.name, kind: "positions")
-            }
+        let sink = try eventsPath.map { (path: String) throws(LocusError) in try ByteSink(path: path) }
+        let printsEvents = sink == nil && !arguments.flag("json")
+        let emit: (ZoneEventWriter) throws(LocusError) -> Void = { writer throws(LocusError) in
+            if let sink { try sink.write(writer.bytes) } else if printsEvents { console.out(String(decoding: writer.bytes, as: UTF8.self)) }
         }
-        let table = try parsed.get()
-        var skipped = table.skipped
-        let floorOfName: [Int] = table.floors.map { name in site.floorIndex(of: name)?.rawValue ?? -1 }
-        var order = Array(0..<table.count)
-        order.sort { a, b in table.timeSeconds[a] < table.timeSeconds[b] || (table.timeSeconds[a] == table.timeSeconds[b] && a < b) }
+        var run = ZoneRun(judges: judges, site: site, defaultFloor: defaultFloor)
+        // Rows out of time order need them all at once (sorted in memory); the order is known before
+        // anything is written unless what was written can be taken back (an --events file).
+        let restartable = sink?.canRestart ?? false
+        var ordered = true
+        if !restartable {
+            ordered = try isTimeOrdered(source)
+            try source.rewind()
+        }
+        if ordered, try !run.streamed(source: source, emit: emit) {
+            ordered = false
+            try sink?.restart()
+            try source.rewind()
+            run = ZoneRun(judges: judges, site: site, defaultFloor: defaultFloor)
+        }
+        if !ordered {
+            console.err("locus zones: \(source.name) is not in time order: its rows are sorted in memory\n")
+            try run.sorted(source: source, emit: emit)
+        }
+        try sink?.flush()
 
-        var scratch = [[ZoneEvent]](repeating: [], count: judges.count)
-        var events: [ZoneEvent] = []
-        var judged = 0
-        for i in order {
-            var floor = defaultFloor
-            if table.floorIndex[i] >= 0 {
-                floor = floorOfName[Int(table.floorIndex[i])]
-                if floor < 0 { skipped.record(.unknownFloor, line: Int(table.line[i])); continue }
-            }
-            let t = table.timeSeconds[i]
-            let fix = ZoneFix(timeSeconds: t, tag: table.tags[Int(table.tagIndex[i])],
-                              point: Point2(x: table.points[i].x, y: table.points[i].y))
-            for f in judges.indices {
-                // The table's tag numbers (first appearance) serve as the judges' tag indices.
-                if f == floor { try judges[f].judge(fix, tag: TagIndex(Int(table.tagIndex[i])), into: &scratch[f]) } else { try judges[f].advance(toSeconds: t, into: &scratch[f]) }
-            }
-            judged += 1
-            events += judges.count == 1 ? scratch[0] : ZoneJudge.merge(scratch)
-            for f in scratch.indices { scratch[f].removeAll(keepingCapacity: true) }
-        }
-        for f in judges.indices { judges[f].finish(into: &scratch[f]) }
-        events += judges.count == 1 ? scratch[0] : ZoneJudge.merge(scratch)
-
-        var writer = ZoneEventWriter()
-        for e in events { writer.append(e) }
-        if let path = arguments.string("events") {
-            try FileBytes.write(writer.bytes, to: path)
-        }
-        let counts = Dictionary(grouping: events, by: \.kind).mapValues(\.count)
+        let counts = run.counts
         let elapsed = Date().timeIntervalSince(started)
+        let report: @Sendable (String) -> Void = eventsPath == "-" ? console.err : console.out
         if arguments.flag("json") {
             let summary: JSONValue = .object([
-                ("fixes", .integer(judged)),
-                ("skipped", .object(skipped.nonZero.map { ($0.reason.rawValue, JSONValue.integer($0.count)) })),
+                ("fixes", .integer(run.judged)),
+                ("skipped", .object(run.skipped.nonZero.map { ($0.reason.rawValue, JSONValue.integer($0.count)) })),
                 ("events", .object(ZoneEvent.Kind.allCases.sorted { $0.rawValue < $1.rawValue }.map { ($0.rawValue, JSONValue.integer(counts[$0] ?? 0)) })),
-                ("warnings", .array(judges.flatMap(\.configurationWarnings).map { .string($0.description) })),
+                ("warnings", .array(warnings.map { .string($0.description) })),
                 ("elapsed_s", .number(elapsed, .fixed(4))),
-                ("fixes_per_s", .number(elapsed > 0 ? Double(judged) / elapsed : 0, .fixed(0))),
+                ("fixes_per_s", .number(elapsed > 0 ? Double(run.judged) / elapsed : 0, .fixed(0))),
             ])
-            console.out(JSONWriter(style: .compact).string(summary) + "\n")
+            report(JSONWriter(style: .compact).string(summary) + "\n")
         } else {
-            if arguments.string("events") == nil { console.out(String(decoding: writer.bytes, as: UTF8.self)) }
-            var s = "zones \(positionsPath): \(plural(judged, "fix", "fixes")) judged, events: "
+            var s = "zones \(source.name): \(plural(run.judged, "fix", "fixes")) judged, events: "
             s += ZoneEvent.Kind.allCases.map { "\($0.rawValue) \(counts[$0] ?? 0)" }.joined(separator: ", ")
-            if skipped.total > 0 {
-                s += "; skipped rows: " + skipped.nonZero.map { "\($0.reason.rawValue) \($0.count) (first at line \(skipped.firstLine($0.reason)))" }.joined(separator: ", ")
+            if run.skipped.total > 0 {
+                s += "; skipped rows: " + run.skipped.nonZero.map { "\($0.reason.rawValue) \($0.count) (first at line \(run.skipped.firstLine($0.reason)))" }.joined(separator: ", ")
             }
-            (arguments.string("events") == nil ? console.err : console.out)(s + "\n")
+            (eventsPath == nil || eventsPath == "-" ? console.err : console.out)(s + "\n")
         }
-        return RunVerdict.check(command: "zones", input: source.name, results: judged, noun: ("fix", "fixes"),
-                                rows: table.count + table.skipped.total, skipped: skipped, console: console)
+        return RunVerdict.check(command: "zones", input: source.name, results: run.judged, noun: ("fix", "fixes"),
+                                rows: run.rows, skipped: run.skipped, console: console)
+    }
+
+    /// True when the positions' kept rows are in non-decreasing time (a reading pass).
+    private static func isTimeOrdered(_ source: ByteSource) throws(LocusError) -> Bool {
+        var stream = PointStream(source: source, kind: "positions")
+        var table = PointTable()
+        var last = -Double.infinity
+        while try stream.next(into: &table) {
+            for t in table.timeSeconds {
+                if t < last { return false }
+                last = t
+            }
+        }
+        return true
+    }
+}
+
+/// One judging of a position stream: every floor's judge on one clock (SPEC §4.6), rows in time
+/// order (ties in file order), events released as the rows come.
+private struct ZoneRun {
+    var judges: [ZoneJudge]
+    let site: Site
+    let defaultFloor: Int
+    private var scratch: [[ZoneEvent]]
+    private var floorOfName: [Int] = []
+    private var writer = ZoneEventWriter()
+    private(set) var judged = 0
+    /// Data rows read (kept or skipped).
+    private(set) var rows = 0
+    private(set) var skipped = SkipTally()
+    private(set) var counts: [ZoneEvent.Kind: Int] = [:]
+
+    init(judges: [ZoneJudge], site: Site, defaultFloor: Int) {
+        self.judges = judges
+        self.site = site
+        self.defaultFloor = defaultFloor
+        scratch = Array(repeating: [], count: judges.count)
+    }
+
+    /// Judges the stream as it is read; false (stopped) at the first row earlier than the one
+    /// before it.
+    mutating func streamed(source: ByteSource, emit: (ZoneEventWriter) throws(LocusError) -> Void) throws(LocusError) -> Bool {
+        var stream = PointStream(source: source, kind: "positions")
+        var table = PointTable()
+        var last = -Double.infinity
+        while try stream.next(into: &table) {
+            for i in 0..<table.count {
+                if table.timeSeconds[i] < last { return false }
+                last = table.timeSeconds[i]
+                try judge(table, i)
+            }
+            rows += table.count
+            skipped = table.skipped
+            skipped.merge(routerSkips)
+            try flush(emit)
+        }
+        try finish(emit)
+        return true
+    }
+
+    /// Judges the whole stream read at once, its rows sorted by time (ties in file order).
+    mutating func sorted(source: ByteSource, emit: (ZoneEventWriter) throws(LocusError) -> Void) throws(LocusError) {
+        let data = try source.readAll()
+        let table = try data.withUnsafeBufferPointer { raw in
+            Result { () throws(LocusError) in try PointTable.parse(raw, file: source.name, kind: "positions") }
+        }.get()
+        var order = Array(0..<table.count)
+        order.sort { a, b in table.timeSeconds[a] < table.timeSeconds[b] || (table.timeSeconds[a] == table.timeSeconds[b] && a < b) }
+        for i in order { try judge(table, i) }
+        rows = table.count
+        skipped = table.skipped
+        skipped.merge(routerSkips)
+        try finish(emit)
+    }
+
+    /// Rows whose floor the site does not know.
+    private var routerSkips = SkipTally()
+
+    /// Judges row `i` of `table` on its floor, the other floors' clocks moved to its time.
+    private mutating func judge(_ table: PointTable, _ i: Int) throws(LocusError) {
+        while floorOfName.count < table.floors.count {
+            floorOfName.append(site.floorIndex(of: table.floors[floorOfName.count])?.rawValue ?? -1)
+        }
+        var floor = defaultFloor
+        if table.floorIndex[i] >= 0 {
+            floor = floorOfName[Int(table.floorIndex[i])]
+            if floor < 0 { routerSkips.record(.unknownFloor, line: Int(table.line[i])); return }
+        }
+        let t = table.timeSeconds[i]
+        let fix = ZoneFix(timeSeconds: t, tag: table.tags[Int(table.tagIndex[i])],
+                          point: Point2(x: table.points[i].x, y: table.points[i].y))
+        for f in judges.indices {
+            // The table's tag numbers (first appearance) serve as the judges' tag indices.
+            if f == floor { try judges[f].judge(fix, tag: TagIndex(Int(table.tagIndex[i])), into: &scratch[f]) } else { try judges[f].advance(toSeconds: t, into: &scratch[f]) }
+        }
+        judged += 1
+        collect()
+    }
+
+    /// Moves the judges' released events, merged across floors, to the writer.
+    private mutating func collect() {
+        guard scratch.contains(where: { !$0.isEmpty }) else { return }
+        for e in judges.count == 1 ? scratch[0] : ZoneJudge.merge(scratch) {
+            counts[e.kind, default: 0] += 1
+            writer.append(e)
+        }
+        for f in scratch.indices { scratch[f].removeAll(keepingCapacity: true) }
+    }
+
+    /// Writes the events formatted so far.
+    private mutating func flush(_ emit: (ZoneEventWriter) throws(LocusError) -> Void) throws(LocusError) {
+        guard !writer.bytes.isEmpty else { return }
+        try emit(writer)
+        writer.removeAll()
+    }
+
+    /// Ends judgement (no synthetic exit, SPEC §4.6) and writes the rest.
+    private mutating func finish(_ emit: (ZoneEventWriter) throws(LocusError) -> Void) throws(LocusError) {
+        for f in judges.indices { judges[f].finish(into: &scratch[f]) }
+        collect()
+        try flush(emit)
     }
 }

@@ -17,9 +17,47 @@ package struct PointTable: Sendable {
 
     package var count: Int { timeSeconds.count }
 
+    /// An empty table.
+    package init() {}
+
+    /// Forgets the rows, keeping the tags and floors named so far and the skip counts (for a table
+    /// filled piece by piece, `PointStream`).
+    package mutating func removeRows() {
+        timeSeconds.removeAll(keepingCapacity: true)
+        points.removeAll(keepingCapacity: true)
+        tagIndex.removeAll(keepingCapacity: true)
+        floorIndex.removeAll(keepingCapacity: true)
+        line.removeAll(keepingCapacity: true)
+    }
+
     /// Parses the table; `kind` names the file's role in messages ("truth", "positions").
     /// - Throws: `E5003` when `t`, `x` or `y` is missing; `E5004` on an empty file.
     package static func parse(_ bytes: UnsafeBufferPointer<UInt8>, file: String, kind: String) throws(LocusError) -> PointTable {
+        var parser = try PointTableParser(header: bytes, file: file, kind: kind)
+        var table = PointTable()
+        _ = parser.parse(UnsafeBufferPointer(rebasing: bytes[parser.headerEnd...]), isLast: true, into: &table)
+        return table
+    }
+}
+
+/// The state of a `PointTable` read piece by piece (`PointStream`; one piece: `PointTable.parse`):
+/// the header's columns, the tags and floors named so far, the line count.
+package struct PointTableParser: Sendable {
+    /// Where the data rows start in the piece given to `init(header:file:kind:)`.
+    package let headerEnd: Int
+    private let file: String
+    private let tCol: Int, xCol: Int, yCol: Int
+    private let zCol: Int?, tagCol: Int?, floorCol: Int?
+    private let needed: Int
+    private var tagLookup: [String: Int32] = [:]
+    private var floorLookup: [String: Int32] = [:]
+    private var tagCount: Int32 = 0, floorCount: Int32 = 0
+    private var nextLine: Int
+
+    /// Reads the header from the start of the input (`bytes` must hold its first line).
+    /// - Throws: `E5003` when `t`, `x` or `y` is missing; `E5004` on an empty file.
+    package init(header bytes: UnsafeBufferPointer<UInt8>, file: String, kind: String) throws(LocusError) {
+        self.file = file
         var scanner = CSVScanner(bytes: bytes)
         guard scanner.nextRecord() else {
             throw LocusError(.malformedCSV, "empty \(kind) file: expected a header line naming t, x, y",
@@ -32,13 +70,31 @@ package struct PointTable: Sendable {
             throw LocusError(.csvMissingColumn, "\(kind) header lacks required column\(missing.count > 1 ? "s" : "") \(missing.joined(separator: ", "))",
                              context: .init(file: file, line: scanner.lineNumber))
         }
-        let zCol = header.firstIndex(of: "z"), tagCol = header.firstIndex(of: "tag"), floorCol = header.firstIndex(of: "floor")
-        let needed = max(tCol, xCol, yCol) + 1
-        var table = PointTable()
+        (self.tCol, self.xCol, self.yCol) = (tCol, xCol, yCol)
+        zCol = header.firstIndex(of: "z")
+        tagCol = header.firstIndex(of: "tag")
+        floorCol = header.firstIndex(of: "floor")
+        needed = max(tCol, xCol, yCol) + 1
+        headerEnd = min(scanner.nextOffset, bytes.count)
+        nextLine = scanner.nextLineNumber
+    }
+
+    /// Parses the rows in `bytes` — the input's next piece, ending with a whole line unless it is the
+    /// last (`isLast`) — appending them to `table` (and the tags and floors first named in them, and
+    /// the rows skipped). Returns the bytes consumed: all of them, except for a quoted record that
+    /// continues past the piece's end.
+    package mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>, isLast: Bool, into table: inout PointTable) -> Int {
+        var scanner = CSVScanner(bytes: bytes, firstLine: nextLine)
         table.hasZ = zCol != nil
-        var tagLookup: [String: Int32] = [:]
-        var floorLookup: [String: Int32] = [:]
-        while scanner.nextRecord() {
+        var consumed = bytes.count
+        while true {
+            let mark = scanner.mark
+            guard scanner.nextRecord() else { break }
+            if !isLast, scanner.lastRecordIsUnterminated {
+                scanner.restore(mark)
+                consumed = mark.position
+                break
+            }
             let line = scanner.lineNumber
             let fields = scanner.fields
             guard fields.count >= needed else { table.skipped.record(.missingField, line: line); continue }
@@ -59,7 +115,8 @@ package struct PointTable: Sendable {
             let tagName = tagCol.flatMap { $0 < fields.count ? scanner.text(fields[$0]) : nil } ?? ""
             let tagKey = tagName.isEmpty ? TagID.single.rawValue : tagName
             if let known = tagLookup[tagKey] { tag = known } else {
-                tag = Int32(table.tags.count)
+                tag = tagCount
+                tagCount += 1
                 tagLookup[tagKey] = tag
                 table.tags.append(TagID(tagKey))
             }
@@ -68,7 +125,8 @@ package struct PointTable: Sendable {
                 let name = scanner.text(fields[fc])
                 if !name.isEmpty {
                     if let known = floorLookup[name] { floor = known } else {
-                        floor = Int32(table.floors.count)
+                        floor = floorCount
+                        floorCount += 1
                         floorLookup[name] = floor
                         table.floors.append(FloorID(name))
                     }
@@ -80,6 +138,40 @@ package struct PointTable: Sendable {
             table.floorIndex.append(floor)
             table.line.append(Int32(truncatingIfNeeded: line))
         }
-        return table
+        nextLine = scanner.nextLineNumber
+        return consumed
+    }
+}
+
+/// A `PointTable` read in bounded pieces from any input (`LineChunks`): each `next(into:)` leaves the
+/// next piece's rows in the table (its tags, floors and skip counts accumulate).
+package struct PointStream: Sendable {
+    private var chunks: LineChunks
+    private var parser: PointTableParser?
+    private let kind: String
+
+    /// A stream over `source`; `kind` names the file's role in messages.
+    package init(source: ByteSource, kind: String, chunkBytes: Int = 1 << 20) {
+        chunks = LineChunks(source: source, chunkBytes: chunkBytes)
+        self.kind = kind
+    }
+
+    /// Replaces the table's rows with the next piece's; false once the input is exhausted.
+    /// - Throws: as `PointTableParser.init`; `E5001` when the input cannot be read.
+    package mutating func next(into table: inout PointTable) throws(LocusError) -> Bool {
+        table.removeRows()
+        if parser == nil {
+            let (name, kind) = (chunks.source.name, self.kind)
+            var made: PointTableParser? = nil
+            try chunks.header { (bytes) throws(LocusError) -> Int in
+                let p = try PointTableParser(header: bytes, file: name, kind: kind)
+                made = p
+                return p.headerEnd
+            }
+            parser = made
+        }
+        var p = parser!
+        defer { parser = p }
+        return try chunks.next { piece, isLast in p.parse(piece, isLast: isLast, into: &table) }
     }
 }

@@ -94,17 +94,6 @@ package struct TraceRowParser: Sendable {
         nextLine = scanner.nextLineNumber
     }
 
-    /// Where the next piece must be cut so that it ends with a whole line: the offset just past the
-    /// last `\n` of `bytes` (0 when it has none: the piece must grow).
-    package static func completeLinesEnd(_ bytes: UnsafeBufferPointer<UInt8>) -> Int {
-        var i = bytes.count
-        while i > 0 {
-            if bytes[i - 1] == 0x0A { return i }
-            i -= 1
-        }
-        return 0
-    }
-
     /// Parses the rows in `bytes` — the input's next piece, starting where the previous one stopped
     /// and ending with a whole line unless it is the input's last (`isLast`) — and appends the kept
     /// ones to `rows`. Returns the bytes consumed: all of them, except for a quoted record that

@@ -185,40 +185,76 @@ struct StreamingReplayTests {
         #expect(both.status == 2 && both.err.contains("only one of --positions and --events"), "\(both.err)")
     }
 
-    @Test("memory does not grow with the recording: 8× the rows through a pipe (37 MB), the same peak RSS (within 10 % + 4 MB)")
+    @Test("memory does not grow with the recording: 50× the rows (8 M, 240 MB) generated into a pipe, the same peak RSS (within 10 % + 4 MB, under 96 MB)")
     func boundedMemory() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/time") else {
             print("skipped: /usr/bin/time is absent (scripts/setup installs it)")
             return
         }
         func peakKilobytes(rounds: Int) throws -> Int {
-            // 20 tags ranging 8 locators at 4 Hz, generated straight into the pipe.
-            let locators = [40407, 40408, 40409, 40410, 40411, 40412, 40413, 40414]
-            var text: [UInt8] = Array("t,tag,anchor,range_m\n".utf8)
-            text.reserveCapacity(rounds * 20 * 8 * 24)
-            for k in 0..<rounds {
+            let r = try Self.locus(["-f", "%M", Self.locusPath, "replay", "--site", Self.site("hall"), "--trace", "-", "--jobs", "2"],
+                                   generator: Self.hallTrace(rounds: rounds), executable: "/usr/bin/time")
+            #expect(r.status == 0, "\(r.err)")
+            #expect(String(decoding: r.out, as: UTF8.self).contains("from \(rounds * 20 * 8) range rows"), "\(r.err)")
+            return Int(r.err.split(separator: "\n").last.map { String($0).trimmingCharacters(in: .whitespaces) } ?? "") ?? -1
+        }
+        // 1,000 rounds (160,000 rows, 4.8 MB) already fill every buffer; 50,000 (8 M rows, 240 MB)
+        // are 50× longer. The whole-file path held ~90 bytes per row (352 MB for 3.84 M rows): it
+        // would have needed ~700 MB here.
+        let short = try peakKilobytes(rounds: 1_000), long = try peakKilobytes(rounds: 50_000)
+        #expect(short > 0 && long > 0)
+        #expect(Double(long) <= Double(short) * 1.1 + 4_096, "peak RSS \(short) kB for 160,000 rows, \(long) kB for 8,000,000")
+        #expect(long <= 96 * 1_024, "peak RSS \(long) kB for 8,000,000 rows")
+    }
+
+    /// A range trace on the hall fixture generated piece by piece (one piece per call, nil at the
+    /// end; never the whole text in memory): 20 tags circling the floor, ranged by its 8 locators
+    /// at 4 Hz, true distances plus a few millimetres of deterministic noise.
+    static func hallTrace(rounds: Int) -> () -> [UInt8]? {
+        let locators: [(address: Int, x: Double, y: Double, z: Double)] = [
+            (40407, 0.3, 0.3, 2.6), (40408, 20.0, 0.3, 2.6), (40409, 39.7, 0.3, 2.6), (40410, 39.7, 12.5, 2.6),
+            (40411, 39.7, 24.7, 2.6), (40412, 20.0, 24.7, 2.6), (40413, 0.3, 24.7, 2.6), (40414, 0.3, 12.5, 2.55)]
+        var k = -1
+        return {
+            if k >= rounds { return nil }
+            var text: [UInt8] = []
+            if k < 0 {
+                text = Array("t,tag,anchor,range_m\n".utf8)
+                k = 0
+            }
+            text.reserveCapacity(100 * 20 * 8 * 32)
+            let end = min(rounds, k + 100)
+            while k < end {
                 for tag in 0..<20 {
-                    for (i, a) in locators.enumerated() {
-                        DecimalText.append(Double(k) * 0.25 + Double(tag * 8 + i) * 0.001, decimals: 3, to: &text)
+                    let angle = Double(k) * 0.0125 + Double(tag)
+                    let x = 20 + 12 * cos(angle), y = 12.5 + 8 * sin(angle)
+                    for (i, l) in locators.enumerated() {
+                        let d = ((x - l.x) * (x - l.x) + (y - l.y) * (y - l.y) + (1.2 - l.z) * (1.2 - l.z)).squareRoot()
+                        // Milliseconds and millimetres as integers: fast to spell.
+                        Self.appendMilli(k * 250 + tag * 8 + i, to: &text)
                         text.append(contentsOf: ",T".utf8)
                         DecimalText.append(tag, to: &text)
                         text.append(UInt8(ascii: ","))
-                        DecimalText.append(a, to: &text)
+                        DecimalText.append(l.address, to: &text)
                         text.append(UInt8(ascii: ","))
-                        DecimalText.append(5 + Double((k + tag + i) % 7), decimals: 3, to: &text)
+                        Self.appendMilli(Int(d * 1000) + (k * 7 + tag * 3 + i * 5) % 11 - 5, to: &text)
                         text.append(0x0A)
                     }
                 }
+                k += 1
             }
-            let r = try Self.locus(["-f", "%M", Self.locusPath, "replay", "--site", Self.site("hall"), "--trace", "-", "--jobs", "2"],
-                                   input: text, executable: "/usr/bin/time")
-            #expect(r.status == 0, "\(r.err)")
-            return Int(r.err.split(separator: "\n").last.map { String($0).trimmingCharacters(in: .whitespaces) } ?? "") ?? -1
+            return text
         }
-        // 1,000 rounds (160,000 rows, 4.7 MB) already fill every buffer; 8,000 (1.28 M rows, 37 MB) are 8× longer.
-        let short = try peakKilobytes(rounds: 1_000), long = try peakKilobytes(rounds: 8_000)
-        #expect(short > 0 && long > 0)
-        #expect(Double(long) <= Double(short) * 1.1 + 4_096, "peak RSS \(short) kB for 160,000 rows, \(long) kB for 1,280,000")
+    }
+
+    /// `value` thousandths as a decimal with 3 places.
+    static func appendMilli(_ value: Int, to text: inout [UInt8]) {
+        DecimalText.append(value / 1000, to: &text)
+        text.append(UInt8(ascii: "."))
+        let r = value % 1000
+        text.append(UInt8(ascii: "0") + UInt8(r / 100))
+        text.append(UInt8(ascii: "0") + UInt8(r / 10 % 10))
+        text.append(UInt8(ascii: "0") + UInt8(r % 10))
     }
 
     static var locusPath: String {
@@ -226,6 +262,15 @@ struct StreamingReplayTests {
     }
 
     static func locus(_ arguments: [String], input: [UInt8], executable: String) throws -> (status: Int32, out: [UInt8], err: String) {
+        var given = false
+        return try locus(arguments, generator: {
+            defer { given = true }
+            return given ? nil : input
+        }, executable: executable)
+    }
+
+    /// Runs `executable` with standard input written from `generator`'s pieces as they come.
+    static func locus(_ arguments: [String], generator: @escaping () -> [UInt8]?, executable: String) throws -> (status: Int32, out: [UInt8], err: String) {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -234,8 +279,9 @@ struct StreamingReplayTests {
         process.standardOutput = stdout
         process.standardError = stderr
         try process.run()
+        let pieces = UncheckedBox(generator)
         let writer = Thread {
-            stdin.fileHandleForWriting.write(Data(input))
+            while let piece = pieces.value() { stdin.fileHandleForWriting.write(Data(piece)) }
             try? stdin.fileHandleForWriting.close()
         }
         writer.start()
@@ -307,6 +353,12 @@ struct StreamingReplayTests {
 }
 
 /// Reads a pipe to its end on a thread of its own (so that a child filling stderr never blocks).
+/// A value handed to one other thread, which alone uses it from then on.
+final class UncheckedBox<T>: @unchecked Sendable {
+    let value: T
+    init(_ value: T) { self.value = value }
+}
+
 final class ErrorText: @unchecked Sendable {
     private var data = Data()
     private let done = DispatchSemaphore(value: 0)
