@@ -25,7 +25,7 @@ let package = Package(
         .target(name: "LocusIO", dependencies: ["LocusCore", "CZlib"], exclude: ["README.md"]),
         .target(name: "LocusSimulation", dependencies: ["LocusCore"], exclude: ["README.md"]),
         .target(name: "Locus", dependencies: ["LocusCore", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation"], exclude: ["README.md"]),
-        .target(name: "LocusCommandLine", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation"], exclude: ["README.md"]),
+        .target(name: "LocusCommandLine", dependencies: ["Locus", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation"], exclude: ["README.md"]),
         .executableTarget(name: "locus", dependencies: ["LocusCommandLine"]),
         // The C ABI: exported `locus_*` functions over the engine and the solver.
         .target(name: "LocusC", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusIO", "LocusZones"],

@@ -9,11 +9,11 @@ package enum CalibrateCommand: LocusCommand {
     /// The option table (drives parsing and `--help`).
     package static let spec = CommandSpec(
         name: "calibrate",
-        summary: "Estimate each locator's range bias (biasM) and noise from ranges recorded at known positions.",
+        summary: "Estimate each locator's range bias (biasM) and noise: from ranges at known positions (--truth), or from the ranges alone.",
         options: [
             .value("site", "SITE", "Site JSON (SPEC §1); its biasM values are ignored: biases are estimated from the raw ranges.", required: true),
             .value("trace", "TRACE", "Range trace CSV: t,anchor,range_m[,tag][,floor] (SPEC §2).", required: true),
-            .value("truth", "TRUTH", "Truth CSV t,[tag,]x,y[,z]: where each tag was (interpolated linearly in time).", required: true),
+            .value("truth", "TRUTH", "Truth CSV t,[tag,]x,y[,z]: where each tag was (interpolated linearly in time). Without it the biases are estimated from the ranges alone, jointly with the tag's path, and every locator's surveyed position is checked."),
             .value("out", "SITE_OUT", "Write the site with the estimated biasM (and biasSlope with --slope); locators without enough samples keep theirs."),
             .value("floor", "ID", "Floor for rows without a floor column (default: the site's first floor)."),
             .value("estimator", "KIND", "tukey: Huber then Tukey bisquare M-estimate, one LAPACKE least squares over all locators per pass (default); huber: the Huber stage only; median: per-locator median.",
@@ -21,13 +21,22 @@ package enum CalibrateCommand: LocusCommand {
             .flag("slope", "Fit error = b + s·distance per locator (tukey/huber): --out writes biasM = b, the intercept (the error at distance 0), and biasSlope = s; the table's bias_m column is the fit at the mean distance, icept_m is b."),
             .value("height", "SOURCE", "Tag height for the true distance: auto (the floor's tagHeightM on planar floors, the truth's z otherwise, default), floor, or truth.",
                    choices: ["auto", "floor", "truth"]),
-            .value("min-samples", "N", "Samples a locator needs to be estimated (default 10)."),
+            .value("min-samples", "N", "Samples a locator needs to be estimated (default 10 with --truth, 50 ranges without)."),
+            .flag("fix-positions", "Without --truth: --out also moves each flagged locator to its fitted position."),
             .flag("json", "Print the summary as one JSON object."),
         ],
         discussion: """
-        For every range row with truth at its time: e = r − ‖p_truth(t) − aᵢ‖. Per locator the bias b̂ᵢ is
-        the robust M-estimate of e (or its median), σ̂ᵢ = 1.4826·MAD of the residuals. The method and the
-        figures on real data are in docs/calibration.md.
+        With --truth, for every range row with truth at its time: e = r − ‖p_truth(t) − aᵢ‖. Per locator
+        the bias b̂ᵢ is the robust M-estimate of e (or its median), σ̂ᵢ = 1.4826·MAD of the residuals.
+        Without --truth: a bundle adjustment fits every epoch's tag position and the locators' biases
+        (and scales with --slope) to the ranges alone, with robust weights; it reports each bias ± 1σ,
+        the range noise, whether the recording determines it (a locator heard rarely or left loose keeps
+        its value, with a warning naming it; a common offset the geometry does not separate is said, the
+        biases then relative; a collinear tag path calibrates nothing), and checks each locator's
+        surveyed position: one the data put away from it beyond the noise is flagged ("fits 0.47 ± 0.04 m
+        from its surveyed position, towards (…)"). Rows whose tag is a locator's address and that range
+        from a fixed place are used as ranges between locators. The method and the figures on real data
+        are in docs/calibration.md.
         Exit codes: 0 success, 1 failure at run time (e.g. an unwritable --out), 2 usage error or
         invalid input (including no row with truth, or a slope the samples do not determine).
         """)
@@ -52,13 +61,23 @@ package enum CalibrateCommand: LocusCommand {
             throw LocusError(.usage, "--slope needs --estimator tukey or huber (see: locus calibrate --help)")
         }
         configuration.minimumSamples = try arguments.integer("min-samples", default: 10, in: 1...Int.max)
+        let estimatorGiven = arguments.string("estimator") != nil
         let heightChoice = arguments.string("height") ?? "auto"
 
         // The notation of each address, so that --out writes them as the input had them.
         let (input, addressNotation) = try SiteDecoder.loadNotated(path: arguments.string("site") ?? "")
         var site = input
         let defaultFloor = try site.floorIndex(arguments.string("floor").map { FloorID($0) })
-        let truth = try GroundTruth.read(path: arguments.string("truth") ?? "")
+        guard let truthPath = arguments.string("truth") else {
+            if estimatorGiven {
+                throw LocusError(.usage, "--estimator applies with --truth only (see: locus calibrate --help)")
+            }
+            return try runWithoutTruth(arguments, console: console, site: input, addressNotation: addressNotation, defaultFloor: defaultFloor)
+        }
+        if arguments.flag("fix-positions") {
+            throw LocusError(.usage, "--fix-positions applies without --truth only (see: locus calibrate --help)")
+        }
+        let truth = try GroundTruth.read(path: truthPath)
         let traceSource = try ByteSource(path: tracePath)
         let trace = try TraceReader.read(source: traceSource)
 

@@ -1,4 +1,5 @@
 import LocusCore
+import LocusNumerics
 
 /// The `locus` command: dispatches to a subcommand and maps errors to exit codes (SPEC §5):
 /// 0 success, 1 the work failed at run time, 2 usage error or invalid input.
@@ -28,6 +29,12 @@ package enum LocusTool {
             text += "  " + c.spec.name + String(repeating: " ", count: width - c.spec.name.count) + c.spec.summary + "\n"
         }
         return text
+    }
+
+    /// The process-wide settings of the `locus` executable, before it runs a command: OpenBLAS on one
+    /// thread (its LAPACKE problems are small; `LapackThreads`).
+    package static func configureProcess() {
+        LapackThreads.useOneThreadUnlessConfigured()
     }
 
     /// Runs `locus` with `arguments` (without the program name) and returns the exit code.

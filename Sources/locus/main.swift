@@ -3,4 +3,5 @@ import LocusCommandLine
 import Glibc
 #endif
 
+LocusTool.configureProcess()
 exit(LocusTool.run(Array(CommandLine.arguments.dropFirst()), console: .standard))

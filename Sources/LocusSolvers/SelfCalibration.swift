@@ -1,0 +1,296 @@
+import LocusCore
+
+/// Settings of the calibration without truth (`SelfCalibration.estimate`).
+package struct SelfCalibrationConfiguration: Sendable, Hashable {
+    /// Also fit each locator's scale error sᵢ (r = (1 + sᵢ)·d + bᵢ).
+    package var fitsSlope = false
+    /// Estimate each locator's position correction and flag those the data put away from their survey.
+    package var checksSurvey = true
+    /// A locator needs this many ranges to be estimated.
+    package var minimumRanges = 50
+    /// A bias whose standard deviation exceeds this is not determined by the recording (metres):
+    /// the locator keeps its value.
+    package var observableSDMeters = 0.03
+    /// The common offset (the mean bias, shared with the tag's own delay) is separable when its
+    /// standard deviation is below this, metres; otherwise the biases are relative and their mean is
+    /// held at the site's.
+    package var commonOffsetSDMeters = 0.03
+    /// A tag path narrower than this across its principal direction (metres, 1σ) is collinear:
+    /// nothing is calibrated from it.
+    package var collinearSpreadMeters = 0.25
+    /// A locator is flagged when its fitted position correction is at least this long (metres)…
+    package var flagMinimumMeters = 0.10
+    /// …and significant: δᵀC⁻¹δ above this (χ², 2 or 3 degrees of freedom; 13.8 is p = 0.001 for 2)…
+    package var flagChiSquare = 13.8
+    /// …and the correction explains structure the noise does not: the locator's robust range noise
+    /// falls by at least this fraction once its position is corrected (on the real CUHK-SZ runs,
+    /// whose locators are surveyed by motion capture, a correction lowers it by at most 16 %; a
+    /// locator 0.5 m off, by 26 % and more).
+    package var flagNoiseDrop = 0.2
+    /// Write the flagged locators' positions corrected: the biases are then those fitted with the
+    /// corrections (otherwise those of the positions as surveyed).
+    package var fixesPositions = false
+    /// Gauss–Newton steps (at most), the first `huberIterations` with Huber weights.
+    package var maximumIterations = 40
+    package var huberIterations = 3
+    /// The steps stop when no parameter moves by more than this (and no position by more than ten
+    /// times this), metres.
+    package var convergenceMeters = 1e-4
+    /// Robust weights: Huber k and Tukey c in units of the locator's scale, the smallest scale.
+    package var huberThreshold = 1.345
+    package var tukeyThreshold = 4.685
+    package var minimumScaleMeters = 0.01
+    /// Eigenvalues of the reduced normal matrix below this fraction of the largest are directions
+    /// the data do not determine.
+    package var rankThreshold = 1e-10
+
+    /// Bias only, survey check on, the thresholds above.
+    package init() {}
+
+    /// The defaults.
+    package static let standard = SelfCalibrationConfiguration()
+}
+
+/// One locator's calibration without truth.
+package struct SelfCalibratedLocator: Sendable, Hashable {
+    package var address: LocatorAddress
+    /// Tag ranges to it.
+    package var rangeCount: Int
+    /// The estimated bias bᵢ, metres; nil when not estimated (the site's value is kept).
+    package var biasMeters: Double?
+    /// Its standard deviation, metres.
+    package var biasSDMeters: Double?
+    /// The estimated scale error sᵢ (with `fitsSlope`), and its standard deviation.
+    package var slope: Double?
+    package var slopeSD: Double?
+    /// Robust range noise σᵢ = 1.4826·MAD of its residuals, metres.
+    package var noiseMeters: Double?
+    /// Whether this recording determines the locator's bias.
+    package var observable: Bool
+    /// The fitted correction of its surveyed position (survey check), metres, with its largest
+    /// standard deviation; nil when not checked.
+    package var positionOffset: Vector3?
+    package var positionOffsetSDMeters: Double?
+    /// The data put it away from its surveyed position beyond what the noise explains.
+    package var flagged: Bool
+    /// Why it was not estimated, or why it was flagged (for the report).
+    package var note: String?
+}
+
+/// Each locator's range bias (and scale, and a check of its surveyed position) from the
+/// redundancy of the ranges alone, with no known tag position: a bundle adjustment over the
+/// recording's epochs (`SelfCalibrationSolver`).
+///
+/// With more ranges per epoch than position coordinates, the ranges overdetermine the tag; a bias
+/// that is wrong leaves residuals whose pattern across epochs the adjustment removes. What the data
+/// cannot say is reported, not guessed: a locator heard too rarely or whose bias is not determined
+/// keeps its value; a common offset of all biases (shared with the tag's own delay) that the
+/// geometry does not separate leaves the biases relative, their mean held at the site's; a tag path
+/// that is nearly a line calibrates nothing.
+///
+/// Survey check: for each locator in turn its position correction δᵢ is fitted too (the others
+/// hold the frame); the locator with the most significant δ (χ² = δᵀC⁻¹δ above `flagChiSquare`,
+/// |δ| ≥ `flagMinimumMeters`) is flagged and its δ kept free, and the others are checked again,
+/// until none is flagged (at most n − 3).
+package struct SelfCalibration: Sendable {
+    /// Per locator, in the floor's order.
+    package var locators: [SelfCalibratedLocator]
+    /// Whether the recording separates the biases' common offset, and its standard deviation
+    /// (+∞ when not determined at all), metres.
+    package var commonOffsetSeparable: Bool
+    package var commonOffsetSDMeters: Double
+    /// RMS of the residuals the final weights keep, metres, and the ranges they reject (NLOS).
+    package var residualRMSMeters: Double
+    package var outlierCount: Int
+    /// Epochs used (more ranges than position coordinates), and Gauss–Newton steps taken.
+    package var epochs: Int
+    package var iterations: Int
+    /// The tag path's spread across and along its principal direction (1σ), metres.
+    package var pathSpreadMeters: (minor: Double, major: Double)
+    /// The tag's share of the biases c, metres, when ranges between locators were used.
+    package var tagDelayMeters: Double?
+    /// What the recording could not determine, in words.
+    package var warnings: [String]
+    /// The settings used.
+    package var configuration: SelfCalibrationConfiguration
+
+    /// Calibrates `floor`'s locators from `data` (slots index `floor.locators`).
+    /// - Parameter planar: positions in x, y at the floor's tag height (else x, y, z).
+    /// - Throws: `E4001` (tooFewRanges) when fewer than 10 epochs have more ranges than position
+    ///   coordinates; `E4002` when LAPACK fails.
+    package static func estimate(floor: Floor, data: SelfCalibrationData, planar: Bool,
+                                 configuration: SelfCalibrationConfiguration = .standard) throws(LocusError) -> SelfCalibration {
+        let n = floor.locators.count
+        var solver = SelfCalibrationSolver(data: data, anchors: floor.locators.map(\.position), planar: planar,
+                                           tagHeight: floor.tagHeightMeters, initialBias: floor.locators.map(\.biasMeters),
+                                           configuration: configuration)
+        solver.slope = floor.locators.map(\.biasSlope)
+        let usable = (0..<data.epochCount).filter(solver.isUsable).count
+        guard usable >= 10 else {
+            throw LocusError(.tooFewRanges, "\(usable) epochs hold more ranges than the tag has coordinates: at least 10 are needed to calibrate without truth")
+        }
+        var notes = [String?](repeating: nil, count: n)
+        var warnings: [String] = []
+        let counts = solver.residualFigures().counts
+        for i in 0..<n where counts[i] < configuration.minimumRanges {
+            solver.freeBias[i] = false
+            solver.freeSlope[i] = false
+            notes[i] = "heard in \(counts[i]) ranges (fewer than \(configuration.minimumRanges)): its bias is kept"
+        }
+        if configuration.fitsSlope {
+            // The common range scale trades off against the common offset (the ranges of a room are of
+            // similar length) and takes up model errors: only the locators' relative scales are fitted,
+            // their mean held at the site's.
+            let fitted = (0..<n).filter { solver.freeSlope[$0] }
+            solver.meanSlopePrior = fitted.isEmpty ? nil : fitted.reduce(0.0) { $0 + floor.locators[$1].biasSlope } / Double(fitted.count)
+        }
+        try solver.solve(limit: configuration.maximumIterations)
+
+        // A path along a line determines neither the biases nor the positions across it.
+        let spread = solver.pathSpread()
+        if spread.minor < configuration.collinearSpreadMeters {
+            warnings.append("the tag path is nearly collinear (\(Self.metres(spread.minor)) m across, \(Self.metres(spread.major)) m along): "
+                            + "the biases are not observable from this recording; nothing is calibrated")
+            let figures = solver.residualFigures()
+            return SelfCalibration(
+                locators: floor.locators.indices.map { i in
+                    SelfCalibratedLocator(address: floor.locators[i].address, rangeCount: figures.counts[i], biasMeters: nil, biasSDMeters: nil,
+                                          slope: nil, slopeSD: nil, noiseMeters: figures.counts[i] > 0 ? solver.sigma[i] : nil, observable: false,
+                                          positionOffset: nil, positionOffsetSDMeters: nil, flagged: false,
+                                          note: notes[i] ?? "not observable: collinear tag path")
+                },
+                commonOffsetSeparable: false, commonOffsetSDMeters: .infinity, residualRMSMeters: figures.rms, outlierCount: figures.outliers,
+                epochs: usable, iterations: solver.iterations, pathSpreadMeters: spread, tagDelayMeters: nil, warnings: warnings,
+                configuration: configuration)
+        }
+
+        // The common offset first (when it is not determined, no single bias is).
+        var uncertainty = try solver.uncertainty()
+        let free = (0..<n).filter { solver.freeBias[$0] }
+        var commonSD = uncertainty.standardDeviation(free.map { (.bias($0), 1 / Double(free.count)) })
+        let separable = commonSD <= configuration.commonOffsetSDMeters
+        if !separable, !free.isEmpty {
+            let siteMean = free.reduce(0.0) { $0 + floor.locators[$1].biasMeters } / Double(free.count)
+            warnings.append("the common offset of the biases is not separable from this recording (σ "
+                            + (commonSD.isFinite ? "\(Self.metres(commonSD)) m" : "unbounded")
+                            + "): the biases are relative, their mean held at the site's (\(Self.metres(siteMean)) m)")
+            solver.meanBiasPrior = siteMean
+            try solver.solve(limit: configuration.maximumIterations)
+            uncertainty = try solver.uncertainty()
+        }
+        // Then each locator: a bias the data leave loose keeps the site's value.
+        var refit = false
+        for i in free {
+            let sd = uncertainty.standardDeviation([(.bias(i), 1)])
+            if sd > configuration.observableSDMeters {
+                solver.freeBias[i] = false
+                solver.freeSlope[i] = false
+                solver.bias[i] = floor.locators[i].biasMeters
+                solver.slope[i] = floor.locators[i].biasSlope
+                notes[i] = "its bias is not determined by this recording (σ " + (sd.isFinite ? "\(Self.metres(sd)) m" : "unbounded") + "): kept"
+                refit = true
+            }
+        }
+        if refit {
+            try solver.solve(limit: configuration.maximumIterations)
+            uncertainty = try solver.uncertainty()
+        }
+
+        // Survey check: each observable locator's position correction in turn.
+        var offsets = [Vector3?](repeating: nil, count: n), offsetSDs = [Double?](repeating: nil, count: n)
+        var flagged = [Bool](repeating: false, count: n)
+        let surveyed = solver
+        if configuration.checksSurvey {
+            let dims = planar ? 2 : 3
+            while flagged.filter({ $0 }).count < max(0, n - 3) {
+                var best: (locator: Int, chi2: Double, solver: SelfCalibrationSolver)?
+                for k in 0..<n where solver.freeBias[k] && !flagged[k] {
+                    var trial = solver
+                    trial.freeOffset[k] = true
+                    try trial.solve(limit: 3)
+                    let u = try trial.uncertainty()
+                    var c = [Double](repeating: 0, count: 9)
+                    for r in 0..<dims { for s in 0..<dims { c[3 * r + s] = u.covariance(.offset(k, axis: r), .offset(k, axis: s)) } }
+                    let delta = [trial.offset[3 * k], trial.offset[3 * k + 1], trial.offset[3 * k + 2]]
+                    offsets[k] = Vector3(x: delta[0], y: delta[1], z: delta[2])
+                    offsetSDs[k] = (0..<dims).map { c[3 * $0 + $0] }.max().map { $0.squareRoot() }
+                    guard let inverse = SelfCalibrationSolver.invertSmall(c, dims) else { continue }
+                    var chi2 = 0.0
+                    for r in 0..<dims { for s in 0..<dims { chi2 += delta[r] * inverse[3 * r + s] * delta[s] } }
+                    let length = (delta[0] * delta[0] + delta[1] * delta[1] + delta[2] * delta[2]).squareRoot()
+                    // Beyond what the noise explains: significant, long enough, and the locator's
+                    // range noise falls by `flagNoiseDrop` once its position is corrected (a model
+                    // error — a range scale, a lever arm — lets a correction absorb a little of it).
+                    let drop = 1 - trial.sigma[k] / solver.sigma[k]
+                    if chi2 > configuration.flagChiSquare, length >= configuration.flagMinimumMeters, drop >= configuration.flagNoiseDrop,
+                       chi2 > (best?.chi2 ?? 0) {
+                        best = (k, chi2, trial)
+                    }
+                }
+                guard let found = best else { break }
+                flagged[found.locator] = true
+                solver = found.solver
+                let d = offsets[found.locator] ?? Vector3(x: 0, y: 0, z: 0)
+                let length = (d.x * d.x + d.y * d.y + d.z * d.z).squareRoot()
+                let towards = planar ? "(\(Self.metres(d.x)), \(Self.metres(d.y)))" : "(\(Self.metres(d.x)), \(Self.metres(d.y)), \(Self.metres(d.z)))"
+                let sd = Self.metres(offsetSDs[found.locator] ?? 0)
+                notes[found.locator] = "fits \(Self.metres(length)) ± \(sd) m from its surveyed position, towards \(towards)"
+            }
+            uncertainty = try solver.uncertainty()
+            // The flagged locators' corrections from the final fit.
+            for k in 0..<n where flagged[k] {
+                offsets[k] = Vector3(x: solver.offset[3 * k], y: solver.offset[3 * k + 1], z: solver.offset[3 * k + 2])
+                offsetSDs[k] = (0..<(planar ? 2 : 3)).map { uncertainty.covariance(.offset(k, axis: $0), .offset(k, axis: $0)) }.max().map { $0.squareRoot() }
+            }
+            // The biases for the positions as surveyed, unless the corrections are to be written.
+            if !configuration.fixesPositions {
+                solver = surveyed
+                uncertainty = try solver.uncertainty()
+            }
+        }
+
+        let free2 = (0..<n).filter { solver.freeBias[$0] }
+        commonSD = uncertainty.standardDeviation(free2.map { (.bias($0), 1 / Double(max(1, free2.count))) })
+        let figures = solver.residualFigures()
+        let locators = (0..<n).map { i -> SelfCalibratedLocator in
+            let estimated = solver.freeBias[i]
+            return SelfCalibratedLocator(
+                address: floor.locators[i].address, rangeCount: figures.counts[i],
+                biasMeters: estimated ? solver.bias[i] : nil,
+                biasSDMeters: estimated ? uncertainty.standardDeviation([(.bias(i), 1)]) : nil,
+                slope: estimated && configuration.fitsSlope ? solver.slope[i] : nil,
+                slopeSD: estimated && configuration.fitsSlope ? uncertainty.standardDeviation([(.slope(i), 1)]) : nil,
+                noiseMeters: figures.counts[i] > 0 ? solver.sigma[i] : nil, observable: estimated,
+                positionOffset: offsets[i], positionOffsetSDMeters: offsetSDs[i], flagged: flagged[i], note: notes[i])
+        }
+        return SelfCalibration(locators: locators, commonOffsetSeparable: separable, commonOffsetSDMeters: commonSD,
+                               residualRMSMeters: figures.rms, outlierCount: figures.outliers, epochs: usable,
+                               iterations: solver.iterations, pathSpreadMeters: spread,
+                               tagDelayMeters: data.pairs.isEmpty ? nil : solver.tagDelay, warnings: warnings, configuration: configuration)
+    }
+
+    /// `floor` with the estimated biases (and slopes) written; with `fixesPositions` (configuration),
+    /// the flagged locators moved to their fitted positions. Locators not estimated keep their values.
+    package func applied(to floor: Floor) -> Floor {
+        let fixPositions = configuration.fixesPositions
+        var out = floor
+        for (i, l) in locators.enumerated() where i < out.locators.count {
+            if let b = l.biasMeters { out.locators[i].biasMeters = b }
+            if let s = l.slope { out.locators[i].biasSlope = s }
+            if fixPositions, l.flagged, let d = l.positionOffset {
+                let p = out.locators[i].position
+                out.locators[i].position = Point3(x: p.x + d.x, y: p.y + d.y, z: p.z + d.z)
+            }
+        }
+        return out
+    }
+
+    /// Metres with 3 decimals.
+    static func metres(_ value: Double) -> String {
+        let scaled = (value * 1000).rounded()
+        let sign = scaled < 0 ? "-" : ""
+        let m = Int(abs(scaled))
+        let frac = m % 1000
+        return "\(sign)\(m / 1000).\(frac < 10 ? "00" : frac < 100 ? "0" : "")\(frac)"
+    }
+}

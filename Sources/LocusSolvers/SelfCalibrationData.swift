@@ -1,0 +1,66 @@
+import LocusCore
+
+/// The ranges of one floor arranged for a calibration without truth (`SelfCalibration`): tag ranges
+/// grouped into epochs (one tag, one round of ranging), and ranges measured between locators.
+///
+/// An epoch is a run of one tag's ranges, in time order, that names each locator at most once and
+/// spans at most `epochSpanSeconds`: a round of two-way ranging. Ranges to the same locator again,
+/// or a gap, start the next epoch.
+package struct SelfCalibrationData: Sendable {
+    /// Per range, grouped by epoch: the locator (slot in the floor's `locators`), range, time.
+    package private(set) var slots: [Int] = []
+    package private(set) var rangesMeters: [Double] = []
+    package private(set) var timesSeconds: [Double] = []
+    /// The first range of each epoch, then the end (`epochCount + 1` entries).
+    package private(set) var epochStarts: [Int] = [0]
+    /// The tag of each epoch (an index the caller chose; epochs of one tag are consecutive).
+    package private(set) var epochTags: [Int] = []
+    /// Ranges measured between two locators (slots), metres.
+    package private(set) var pairs: [(a: Int, b: Int, rangeMeters: Double)] = []
+
+    /// No ranges.
+    package init() {}
+
+    /// Number of epochs.
+    package var epochCount: Int { epochTags.count }
+    /// Number of tag ranges.
+    package var rangeCount: Int { slots.count }
+
+    /// Adds one tag's ranges, in time order, split into epochs.
+    /// - Parameters:
+    ///   - ranges: (slot, range, time) in non-decreasing time.
+    ///   - tag: the tag's index (distinct per call).
+    ///   - epochSpanSeconds: the longest epoch.
+    package mutating func appendTag(_ ranges: [(slot: Int, rangeMeters: Double, timeSeconds: Double)], tag: Int,
+                                    epochSpanSeconds: Double = 0.1) {
+        var seen = Set<Int>()
+        var start = -Double.infinity
+        for r in ranges {
+            precondition(r.slot >= 0 && r.rangeMeters.isFinite && r.timeSeconds.isFinite,
+                         "SelfCalibrationData.appendTag: slots ≥ 0, finite values")
+            if seen.contains(r.slot) || r.timeSeconds - start > epochSpanSeconds {
+                closeEpoch(tag: tag)
+                seen.removeAll(keepingCapacity: true)
+                start = r.timeSeconds
+            }
+            seen.insert(r.slot)
+            slots.append(r.slot)
+            rangesMeters.append(r.rangeMeters)
+            timesSeconds.append(r.timeSeconds)
+        }
+        closeEpoch(tag: tag)
+    }
+
+    /// Adds a range measured from locator `a` to locator `b` (slots), metres.
+    package mutating func appendPair(_ a: Int, _ b: Int, rangeMeters: Double) {
+        precondition(a >= 0 && b >= 0 && a != b && rangeMeters.isFinite, "SelfCalibrationData.appendPair: two slots, a finite range")
+        pairs.append((a, b, rangeMeters))
+    }
+
+    /// Ends the open epoch (when it holds ranges).
+    private mutating func closeEpoch(tag: Int) {
+        guard slots.count > epochStarts[epochStarts.count - 1] else { return }
+        epochStarts.append(slots.count)
+        epochTags.append(tag)
+    }
+}

@@ -1,0 +1,621 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LocusCore
+import LocusNumerics
+
+/// The bundle adjustment behind `SelfCalibration`: every epoch's tag position and the locators'
+/// parameters fitted jointly to the ranges, by Gauss–Newton with robust weights.
+///
+/// Model, range m of epoch j to locator i at time t:
+///   r = (1 + sᵢ)·‖p(t) − (aᵢ + δᵢ)‖ + bᵢ + ε,  p(t) = pⱼ + vⱼ·(t − t̄ⱼ),
+/// with bᵢ the bias, sᵢ the scale error (`--slope`), δᵢ a correction of the surveyed position aᵢ
+/// (survey check), pⱼ the epoch's position (x, y at the floor's tag height on a planar floor;
+/// x, y, z otherwise) and vⱼ its velocity from the neighbouring epochs (the ranges of a round are a
+/// few milliseconds apart). A range between locators i and k: r = ‖aᵢ+δᵢ − aₖ−δₖ‖ + bᵢ + bₖ − 2c,
+/// c the tag's own share of the biases.
+///
+/// Each step solves the normal equations (JᵀWJ)Δ = JᵀW e with the epochs eliminated (Schur
+/// complement: S = H_θθ − Σⱼ H_θpⱼ H_pⱼpⱼ⁻¹ H_pⱼθ, a few tens of global parameters), S by its
+/// eigen-decomposition (LAPACKE `dsyev`): directions the data do not determine stay at zero and are
+/// reported, not inverted into noise. Weights wₘ = ψ(eₘ/σᵢ)/σᵢ², Huber for the first steps then
+/// Tukey's bisquare (NLOS ranges, always long, weigh 0), σᵢ = 1.4826·MAD of locator i's residuals.
+struct SelfCalibrationSolver {
+    /// Which locator parameters are free (the others stay at their values).
+    var freeBias: [Bool]
+    var freeSlope: [Bool]
+    var freeOffset: [Bool]
+    var freeTagDelay: Bool
+    /// Current values.
+    var bias: [Double]
+    var slope: [Double]
+    /// Position corrections δᵢ, 3 per locator (z stays 0 on a planar floor).
+    var offset: [Double]
+    var tagDelay = 0.0
+    /// A soft constraint holding the mean of the free biases (when the data do not fix it).
+    var meanBiasPrior: Double?
+    /// A soft constraint holding the mean of the free slopes (the common range scale).
+    var meanSlopePrior: Double?
+    /// Robust scale per locator, metres.
+    private(set) var sigma: [Double]
+    /// Steps taken.
+    private(set) var iterations = 0
+
+    let data: SelfCalibrationData
+    let anchors: [Point3]
+    /// 2 (planar: z at the tag height) or 3.
+    let dimensions: Int
+    let tagHeight: Double
+    let configuration: SelfCalibrationConfiguration
+    /// Per epoch: position (3 per epoch), velocity (3 per epoch), reference time.
+    private(set) var positions: [Double]
+    private var velocities: [Double]
+    private let epochTimes: [Double]
+    private var useTukey = false
+
+    /// A problem on `data` with every bias free (starting at `initialBias`), slopes free with
+    /// `fitsSlope`, no position correction; epoch positions from a per-epoch fit.
+    init(data: SelfCalibrationData, anchors: [Point3], planar: Bool, tagHeight: Double, initialBias: [Double],
+         configuration: SelfCalibrationConfiguration) {
+        let n = anchors.count
+        self.data = data
+        self.anchors = anchors
+        dimensions = planar ? 2 : 3
+        self.tagHeight = tagHeight
+        self.configuration = configuration
+        freeBias = Array(repeating: true, count: n)
+        freeSlope = Array(repeating: configuration.fitsSlope, count: n)
+        freeOffset = Array(repeating: false, count: n)
+        freeTagDelay = !data.pairs.isEmpty
+        bias = initialBias
+        slope = Array(repeating: 0, count: n)
+        offset = Array(repeating: 0, count: 3 * n)
+        sigma = Array(repeating: 0.1, count: n)
+        var times = [Double](repeating: 0, count: data.epochCount)
+        for j in 0..<data.epochCount {
+            let range = data.epochStarts[j]..<data.epochStarts[j + 1]
+            times[j] = range.reduce(0) { $0 + data.timesSeconds[$1] } / Double(range.count)
+        }
+        epochTimes = times
+        positions = Array(repeating: 0, count: 3 * data.epochCount)
+        velocities = Array(repeating: 0, count: 3 * data.epochCount)
+        initializePositions()
+    }
+
+    // MARK: model
+
+    /// The locator's position with its correction.
+    private func anchor(_ i: Int) -> Point3 {
+        Point3(x: anchors[i].x + offset[3 * i], y: anchors[i].y + offset[3 * i + 1], z: anchors[i].z + offset[3 * i + 2])
+    }
+
+    /// The tag of epoch j at time t.
+    private func tagPosition(_ j: Int, at t: Double) -> Point3 {
+        let dt = t - epochTimes[j]
+        return Point3(x: positions[3 * j] + velocities[3 * j] * dt, y: positions[3 * j + 1] + velocities[3 * j + 1] * dt,
+                      z: positions[3 * j + 2] + velocities[3 * j + 2] * dt)
+    }
+
+    /// Residual of range m: measured minus modelled, metres.
+    func residual(_ m: Int, epoch j: Int) -> Double {
+        let i = data.slots[m]
+        let d = tagPosition(j, at: data.timesSeconds[m]).distance(to: anchor(i))
+        return data.rangesMeters[m] - ((1 + slope[i]) * d + bias[i])
+    }
+
+    /// Residual of locator pair k.
+    func pairResidual(_ k: Int) -> Double {
+        let p = data.pairs[k]
+        return p.rangeMeters - (anchor(p.a).distance(to: anchor(p.b)) + bias[p.a] + bias[p.b] - 2 * tagDelay)
+    }
+
+    /// The robust weight factor ψ(u)/u of a standardised residual u.
+    private func robustWeight(_ u: Double) -> Double {
+        let a = abs(u)
+        if useTukey {
+            let c = configuration.tukeyThreshold
+            guard a < c else { return 0 }
+            let q = 1 - (u / c) * (u / c)
+            return q * q
+        }
+        let k = configuration.huberThreshold
+        return a <= k ? 1 : k / a
+    }
+
+    /// Whether epoch j holds more ranges than its position has coordinates (fewer say nothing about
+    /// the locators).
+    func isUsable(_ j: Int) -> Bool { data.epochStarts[j + 1] - data.epochStarts[j] > dimensions }
+
+    // MARK: start
+
+    /// Each epoch's position by its own Gauss–Newton fit (biases as they are), starting from the
+    /// previous epoch of the same tag or from the locators' centroid.
+    private mutating func initializePositions() {
+        let centroid = anchors.reduce(Point3(x: 0, y: 0, z: 0)) { Point3(x: $0.x + $1.x, y: $0.y + $1.y, z: $0.z + $1.z) }
+        let n = Double(max(1, anchors.count))
+        var start = Point3(x: centroid.x / n, y: centroid.y / n, z: dimensions == 2 ? tagHeight : tagHeight)
+        for j in 0..<data.epochCount {
+            if j > 0, data.epochTags[j] != data.epochTags[j - 1] { start = Point3(x: centroid.x / n, y: centroid.y / n, z: tagHeight) }
+            var p = start
+            guard isUsable(j) else {
+                positions[3 * j] = p.x; positions[3 * j + 1] = p.y; positions[3 * j + 2] = p.z
+                continue
+            }
+            for _ in 0..<15 {
+                var a = [Double](repeating: 0, count: 9), g = [Double](repeating: 0, count: 3)
+                for m in data.epochStarts[j]..<data.epochStarts[j + 1] {
+                    let i = data.slots[m]
+                    let q = anchor(i)
+                    let diff = [p.x - q.x, p.y - q.y, p.z - q.z]
+                    let d = max(1e-6, (diff[0] * diff[0] + diff[1] * diff[1] + diff[2] * diff[2]).squareRoot())
+                    let e = data.rangesMeters[m] - ((1 + slope[i]) * d + bias[i])
+                    for r in 0..<dimensions {
+                        let jr = (1 + slope[i]) * diff[r] / d
+                        g[r] += jr * e
+                        for c in 0..<dimensions { a[3 * r + c] += jr * (1 + slope[i]) * diff[c] / d }
+                    }
+                }
+                for r in 0..<dimensions { a[3 * r + r] += 1e-6 }
+                guard let step = Self.solveSmall(a, g, dimensions) else { break }
+                p = Point3(x: p.x + step[0], y: p.y + step[1], z: dimensions == 3 ? p.z + step[2] : tagHeight)
+                if abs(step[0]) + abs(step[1]) + (dimensions == 3 ? abs(step[2]) : 0) < 1e-6 { break }
+            }
+            positions[3 * j] = p.x
+            positions[3 * j + 1] = p.y
+            positions[3 * j + 2] = p.z
+            start = p
+        }
+        updateVelocities()
+        updateScales()
+    }
+
+    /// vⱼ from the neighbouring epochs of the same tag (central difference; one-sided at the ends;
+    /// 0 across a gap of a second or more).
+    private mutating func updateVelocities() {
+        for j in 0..<data.epochCount {
+            let hasPrevious = j > 0 && data.epochTags[j - 1] == data.epochTags[j] && epochTimes[j] - epochTimes[j - 1] < 1
+            let hasNext = j + 1 < data.epochCount && data.epochTags[j + 1] == data.epochTags[j] && epochTimes[j + 1] - epochTimes[j] < 1
+            let a = hasPrevious ? j - 1 : j, b = hasNext ? j + 1 : j
+            let dt = epochTimes[b] - epochTimes[a]
+            for r in 0..<3 { velocities[3 * j + r] = dt > 0 ? (positions[3 * b + r] - positions[3 * a + r]) / dt : 0 }
+        }
+    }
+
+    /// σᵢ = 1.4826·MAD of each locator's studentised residuals eₘ/√(1 − hₘ) (at least
+    /// `minimumScaleMeters`), hₘ = wₘ·jₘᵀH_pp⁻¹jₘ the range's leverage on its epoch's position: a
+    /// fitted position pulls its ranges' residuals in, the more so the more weight a range has, and
+    /// without the correction a locator's small scale would raise its weight and shrink its scale
+    /// further.
+    mutating func updateScales() {
+        var byLocator = [[Double]](repeating: [], count: anchors.count)
+        let dims = dimensions
+        var jps: [V3] = [], es: [Double] = [], ws: [Double] = []
+        for j in 0..<data.epochCount where isUsable(j) {
+            jps.removeAll(keepingCapacity: true); es.removeAll(keepingCapacity: true); ws.removeAll(keepingCapacity: true)
+            var hpp = [Double](repeating: 0, count: 9)
+            for m in data.epochStarts[j]..<data.epochStarts[j + 1] {
+                let i = data.slots[m]
+                let p = tagPosition(j, at: data.timesSeconds[m]), q = anchor(i)
+                let diff = V3(x: p.x - q.x, y: p.y - q.y, z: p.z - q.z)
+                let d = max(1e-6, diff.norm)
+                let jp = (1 + slope[i]) * diff / d
+                let e = data.rangesMeters[m] - ((1 + slope[i]) * d + bias[i])
+                let w = robustWeight(e / sigma[i]) / (sigma[i] * sigma[i])
+                jps.append(jp); es.append(e); ws.append(w)
+                for r in 0..<dims { for c in 0..<dims { hpp[3 * r + c] += w * jp[r] * jp[c] } }
+            }
+            for r in 0..<dims { hpp[3 * r + r] += 1e-9 }
+            let inverse = Self.invertSmall(hpp, dims)
+            for (k, m) in (data.epochStarts[j]..<data.epochStarts[j + 1]).enumerated() {
+                var h = 0.0
+                if let inverse {
+                    for r in 0..<dims { for c in 0..<dims { h += jps[k][r] * inverse[3 * r + c] * jps[k][c] } }
+                    h *= ws[k]
+                }
+                byLocator[data.slots[m]].append(es[k] / max(0.05, 1 - h).squareRoot())
+            }
+        }
+        for i in anchors.indices where !byLocator[i].isEmpty {
+            let med = Self.median(byLocator[i])
+            sigma[i] = max(configuration.minimumScaleMeters, 1.4826 * Self.median(byLocator[i].map { abs($0 - med) }))
+        }
+    }
+
+    // MARK: steps
+
+    /// The free global parameters, in column order.
+    enum Parameter: Equatable {
+        case bias(Int), slope(Int), offset(Int, axis: Int), tagDelay
+    }
+
+    /// Column of each parameter (−1: fixed).
+    private struct Columns {
+        var list: [Parameter] = []
+        var bias: [Int], slope: [Int], offset: [Int], tagDelay = -1
+        init(_ solver: SelfCalibrationSolver) {
+            let n = solver.anchors.count
+            bias = Array(repeating: -1, count: n)
+            slope = bias
+            offset = Array(repeating: -1, count: 3 * n)
+            for i in 0..<n where solver.freeBias[i] { bias[i] = list.count; list.append(.bias(i)) }
+            for i in 0..<n where solver.freeSlope[i] { slope[i] = list.count; list.append(.slope(i)) }
+            for i in 0..<n where solver.freeOffset[i] {
+                for axis in 0..<solver.dimensions { offset[3 * i + axis] = list.count; list.append(.offset(i, axis: axis)) }
+            }
+            if solver.freeTagDelay { tagDelay = list.count; list.append(.tagDelay) }
+        }
+    }
+
+    /// The reduced normal equations at the current values: S (P×P, column-major), its right-hand
+    /// side, and the columns.
+    private func reducedSystem() -> (s: [Double], rhs: [Double], columns: Columns) {
+        let columns = Columns(self)
+        let count = columns.list.count
+        var s = [Double](repeating: 0, count: count * count), rhs = [Double](repeating: 0, count: count)
+        let dims = dimensions
+        // Per epoch: H_pp (D×D), g_p, and H_pθ as (column, D-vector) entries.
+        var hpp = [Double](repeating: 0, count: 9), gp = [Double](repeating: 0, count: 3)
+        var entryColumns: [Int] = [], entryValues: [Double] = []
+        for j in 0..<data.epochCount where isUsable(j) {
+            for k in 0..<9 { hpp[k] = 0 }
+            for k in 0..<3 { gp[k] = 0 }
+            entryColumns.removeAll(keepingCapacity: true)
+            entryValues.removeAll(keepingCapacity: true)
+            for m in data.epochStarts[j]..<data.epochStarts[j + 1] {
+                let (jp, jt, e, w) = linearised(m, epoch: j, columns: columns)
+                guard w > 0 else { continue }
+                for r in 0..<dims {
+                    gp[r] += w * jp[r] * e
+                    for c in 0..<dims { hpp[3 * r + c] += w * jp[r] * jp[c] }
+                }
+                for a in 0..<jt.count {
+                    let ca = jt.column(a), va = jt.value(a)
+                    rhs[ca] += w * va * e
+                    for b in 0..<jt.count { s[jt.column(b) * count + ca] += w * va * jt.value(b) }
+                    // H_pθ column ca += w·jp·va
+                    if let k = entryColumns.firstIndex(of: ca) {
+                        for r in 0..<dims { entryValues[3 * k + r] += w * jp[r] * va }
+                    } else {
+                        entryColumns.append(ca)
+                        for r in 0..<3 { entryValues.append(r < dims ? w * jp[r] * va : 0) }
+                    }
+                }
+            }
+            guard !entryColumns.isEmpty, let inverse = Self.invertSmall(hpp, dims) else { continue }
+            // S −= H_θp H_pp⁻¹ H_pθ ; rhs −= H_θp H_pp⁻¹ g_p.
+            var x = [Double](repeating: 0, count: 3 * entryColumns.count)  // H_pp⁻¹ H_pθ, per entry
+            for k in entryColumns.indices {
+                for r in 0..<dims {
+                    var sum = 0.0
+                    for c in 0..<dims { sum += inverse[3 * r + c] * entryValues[3 * k + c] }
+                    x[3 * k + r] = sum
+                }
+            }
+            for (ka, ca) in entryColumns.enumerated() {
+                var dot = 0.0
+                for r in 0..<dims { dot += x[3 * ka + r] * gp[r] }
+                rhs[ca] -= dot
+                for (kb, cb) in entryColumns.enumerated() {
+                    var sum = 0.0
+                    for r in 0..<dims { sum += entryValues[3 * kb + r] * x[3 * ka + r] }
+                    s[cb * count + ca] -= sum
+                }
+            }
+        }
+        for k in data.pairs.indices { addPair(k, columns: columns, s: &s, rhs: &rhs) }
+        addPriors(columns: columns, s: &s, rhs: &rhs)
+        return (s, rhs, columns)
+    }
+
+    /// The nonzero entries of one row of ∂model/∂θ: (column, value), at most 5 (bias, slope, 3 offsets).
+    struct SparseRow {
+        var columns: (Int, Int, Int, Int, Int) = (0, 0, 0, 0, 0)
+        var values: (Double, Double, Double, Double, Double) = (0, 0, 0, 0, 0)
+        var count = 0
+
+        mutating func append(_ column: Int, _ value: Double) {
+            switch count {
+            case 0: columns.0 = column; values.0 = value
+            case 1: columns.1 = column; values.1 = value
+            case 2: columns.2 = column; values.2 = value
+            case 3: columns.3 = column; values.3 = value
+            default: columns.4 = column; values.4 = value
+            }
+            count += 1
+        }
+
+        func column(_ k: Int) -> Int {
+            switch k { case 0: columns.0; case 1: columns.1; case 2: columns.2; case 3: columns.3; default: columns.4 }
+        }
+
+        func value(_ k: Int) -> Double {
+            switch k { case 0: values.0; case 1: values.1; case 2: values.2; case 3: values.3; default: values.4 }
+        }
+    }
+
+    /// Three doubles (plain fields: fast in debug builds too, where SIMD types are calls).
+    struct V3 {
+        var x: Double, y: Double, z: Double
+        subscript(_ k: Int) -> Double { k == 0 ? x : k == 1 ? y : z }
+        static func * (a: Double, v: V3) -> V3 { V3(x: a * v.x, y: a * v.y, z: a * v.z) }
+        static func / (v: V3, a: Double) -> V3 { V3(x: v.x / a, y: v.y / a, z: v.z / a) }
+        var norm: Double { (x * x + y * y + z * z).squareRoot() }
+    }
+
+    /// Range m linearised: ∂model/∂p (D values), ∂model/∂θ for the free parameters, the residual,
+    /// and its weight.
+    private func linearised(_ m: Int, epoch j: Int, columns: Columns) -> (jp: V3, jt: SparseRow, e: Double, w: Double) {
+        let i = data.slots[m]
+        let p = tagPosition(j, at: data.timesSeconds[m]), q = anchor(i)
+        let diff = V3(x: p.x - q.x, y: p.y - q.y, z: p.z - q.z)
+        let d = max(1e-6, diff.norm)
+        let u = diff / d
+        let e = data.rangesMeters[m] - ((1 + slope[i]) * d + bias[i])
+        let w = robustWeight(e / sigma[i]) / (sigma[i] * sigma[i])
+        let jp = (1 + slope[i]) * u
+        var jt = SparseRow()
+        if columns.bias[i] >= 0 { jt.append(columns.bias[i], 1) }
+        if columns.slope[i] >= 0 { jt.append(columns.slope[i], d) }
+        for axis in 0..<dimensions where columns.offset[3 * i + axis] >= 0 { jt.append(columns.offset[3 * i + axis], -jp[axis]) }
+        return (jp, jt, e, w)
+    }
+
+    /// A locator pair's row of the normal equations (global parameters only).
+    private func addPair(_ k: Int, columns: Columns, s: inout [Double], rhs: inout [Double]) {
+        let pair = data.pairs[k]
+        let pa = anchor(pair.a), pb = anchor(pair.b)
+        let diff = V3(x: pa.x - pb.x, y: pa.y - pb.y, z: pa.z - pb.z)
+        let u = diff / max(1e-6, diff.norm)
+        let e = pairResidual(k)
+        let scale = max(sigma[pair.a], sigma[pair.b])
+        let w = robustWeight(e / scale) / (scale * scale)
+        var jt: [(Int, Double)] = []
+        if columns.bias[pair.a] >= 0 { jt.append((columns.bias[pair.a], 1)) }
+        if columns.bias[pair.b] >= 0 { jt.append((columns.bias[pair.b], 1)) }
+        if columns.tagDelay >= 0 { jt.append((columns.tagDelay, -2)) }
+        for axis in 0..<dimensions {
+            if columns.offset[3 * pair.a + axis] >= 0 { jt.append((columns.offset[3 * pair.a + axis], u[axis])) }
+            if columns.offset[3 * pair.b + axis] >= 0 { jt.append((columns.offset[3 * pair.b + axis], -u[axis])) }
+        }
+        let count = columns.list.count
+        for (ca, va) in jt {
+            rhs[ca] += w * va * e
+            for (cb, vb) in jt { s[cb * count + ca] += w * va * vb }
+        }
+    }
+
+    /// Soft priors: slopes towards 0 (σ 5 %), position corrections towards 0 (σ 10 m: only keeps S
+    /// regular), and the mean of the free biases when it is held.
+    private func addPriors(columns: Columns, s: inout [Double], rhs: inout [Double]) {
+        let count = columns.list.count
+        for (c, parameter) in columns.list.enumerated() {
+            switch parameter {
+            case .slope(let i):
+                let w = 1 / (0.05 * 0.05)
+                s[c * count + c] += w
+                rhs[c] -= w * slope[i]
+            case .offset(let i, let axis):
+                let w = 1 / (10.0 * 10.0)
+                s[c * count + c] += w
+                rhs[c] -= w * offset[3 * i + axis]
+            default:
+                break
+            }
+        }
+        if let mean = meanBiasPrior {
+            holdMean(of: (0..<anchors.count).filter { columns.bias[$0] >= 0 }, at: mean, values: bias, columnOf: columns.bias,
+                     sigma: 0.001, count: count, s: &s, rhs: &rhs)
+        }
+        if let mean = meanSlopePrior {
+            holdMean(of: (0..<anchors.count).filter { columns.slope[$0] >= 0 }, at: mean, values: slope, columnOf: columns.slope,
+                     sigma: 1e-5, count: count, s: &s, rhs: &rhs)
+        }
+    }
+
+    /// The pseudo-observation mean(values of `locators`) = `mean` with standard deviation `sigma`.
+    private func holdMean(of locators: [Int], at mean: Double, values: [Double], columnOf: [Int], sigma: Double, count: Int,
+                          s: inout [Double], rhs: inout [Double]) {
+        guard !locators.isEmpty else { return }
+        let a = 1 / Double(locators.count)
+        let current = locators.reduce(0.0) { $0 + values[$1] } * a
+        let w = 1 / (sigma * sigma)
+        for i in locators {
+            let ca = columnOf[i]
+            rhs[ca] += w * a * (mean - current)
+            for k in locators { s[columnOf[k] * count + ca] += w * a * a }
+        }
+    }
+
+    /// One Gauss–Newton step; returns the largest change of a global parameter (metres, or per
+    /// metre for slopes) and of a position.
+    /// - Throws: `E4002` when LAPACK fails on the reduced system.
+    mutating func step() throws(LocusError) -> (parameters: Double, positions: Double) {
+        iterations += 1
+        if iterations > configuration.huberIterations { useTukey = true }
+        let (s, rhs, columns) = reducedSystem()
+        let count = columns.list.count
+        var delta = [Double](repeating: 0, count: count)
+        if count > 0 {
+            let eigen = try SymmetricEigen(s, size: count)
+            let inverse = eigen.pseudoInverse(relativeThreshold: configuration.rankThreshold)
+            for r in 0..<count {
+                var sum = 0.0
+                for c in 0..<count { sum += inverse[c * count + r] * rhs[c] }
+                delta[r] = sum
+            }
+        }
+        // Back-substitution: Δpⱼ = H_pp⁻¹ (g_p − H_pθ Δθ), with the linearisation of this step.
+        var largestPosition = 0.0
+        var newPositions = positions
+        for j in 0..<data.epochCount where isUsable(j) {
+            var hpp = [Double](repeating: 0, count: 9), gp = [Double](repeating: 0, count: 3)
+            for m in data.epochStarts[j]..<data.epochStarts[j + 1] {
+                let (jp, jt, e, w) = linearised(m, epoch: j, columns: columns)
+                guard w > 0 else { continue }
+                var predicted = 0.0
+                for a in 0..<jt.count { predicted += jt.value(a) * delta[jt.column(a)] }
+                for r in 0..<dimensions {
+                    gp[r] += w * jp[r] * (e - predicted)
+                    for c in 0..<dimensions { hpp[3 * r + c] += w * jp[r] * jp[c] }
+                }
+            }
+            for r in 0..<dimensions { hpp[3 * r + r] += 1e-9 }
+            guard let stepP = Self.solveSmall(hpp, gp, dimensions) else { continue }
+            for r in 0..<dimensions {
+                newPositions[3 * j + r] += stepP[r]
+                largestPosition = max(largestPosition, abs(stepP[r]))
+            }
+        }
+        positions = newPositions
+        var largest = 0.0
+        for (c, parameter) in columns.list.enumerated() {
+            largest = max(largest, abs(delta[c]))
+            switch parameter {
+            case .bias(let i): bias[i] += delta[c]
+            case .slope(let i): slope[i] += delta[c]
+            case .offset(let i, let axis): offset[3 * i + axis] += delta[c]
+            case .tagDelay: tagDelay += delta[c]
+            }
+        }
+        updateVelocities()
+        updateScales()
+        return (largest, largestPosition)
+    }
+
+    /// Steps until the parameters move by less than `convergenceMeters` (after the Huber steps),
+    /// at most `limit` steps.
+    mutating func solve(limit: Int) throws(LocusError) {
+        for _ in 0..<limit {
+            let moved = try step()
+            if useTukey && moved.parameters < configuration.convergenceMeters && moved.positions < 10 * configuration.convergenceMeters { break }
+        }
+    }
+
+    // MARK: uncertainty
+
+    /// The covariance of the free parameters at the current values, with the directions the data do
+    /// not determine: (columns, S⁺, eigen-decomposition of S).
+    func uncertainty() throws(LocusError) -> Uncertainty {
+        let (s, _, columns) = reducedSystem()
+        let eigen = try SymmetricEigen(s, size: max(1, columns.list.count))
+        return Uncertainty(parameters: columns.list, eigen: eigen, threshold: configuration.rankThreshold)
+    }
+
+    /// Standard deviations of linear combinations of the free parameters.
+    struct Uncertainty {
+        let parameters: [Parameter]
+        let eigen: SymmetricEigen
+        let threshold: Double
+
+        /// σ of aᵀθ for `a` given as (parameter, coefficient); +∞ when a direction the data do not
+        /// determine takes part in it.
+        func standardDeviation(_ a: [(Parameter, Double)]) -> Double {
+            let n = eigen.size
+            var vector = [Double](repeating: 0, count: n)
+            for (p, v) in a {
+                guard let c = parameters.firstIndex(of: p) else { continue }
+                vector[c] += v
+            }
+            let norm = vector.reduce(0) { $0 + $1 * $1 }.squareRoot()
+            guard norm > 0 else { return 0 }
+            var variance = 0.0
+            for k in 0..<n {
+                var dot = 0.0
+                for r in 0..<n { dot += eigen.vectors[k * n + r] * vector[r] }
+                if eigen.isDetermined(k, relativeThreshold: threshold) {
+                    variance += dot * dot / eigen.values[k]
+                } else if abs(dot) > 1e-6 * norm {
+                    return .infinity
+                }
+            }
+            return variance.squareRoot()
+        }
+
+        /// The covariance of two parameters (0 when either is fixed or undetermined).
+        func covariance(_ a: Parameter, _ b: Parameter) -> Double {
+            guard let ca = parameters.firstIndex(of: a), let cb = parameters.firstIndex(of: b) else { return 0 }
+            let n = eigen.size
+            var sum = 0.0
+            for k in 0..<n where eigen.isDetermined(k, relativeThreshold: threshold) {
+                sum += eigen.vectors[k * n + ca] * eigen.vectors[k * n + cb] / eigen.values[k]
+            }
+            return sum
+        }
+    }
+
+    // MARK: figures
+
+    /// Per locator: ranges, and RMS of the residuals of the ranges the final weights keep (|u| < c).
+    func residualFigures() -> (counts: [Int], inliers: [Int], rms: Double, outliers: Int) {
+        var counts = [Int](repeating: 0, count: anchors.count), inliers = counts
+        var sum = 0.0, kept = 0, outliers = 0
+        for j in 0..<data.epochCount where isUsable(j) {
+            for m in data.epochStarts[j]..<data.epochStarts[j + 1] {
+                let i = data.slots[m]
+                counts[i] += 1
+                let e = residual(m, epoch: j)
+                if abs(e / sigma[i]) < configuration.tukeyThreshold {
+                    sum += e * e
+                    kept += 1
+                    inliers[i] += 1
+                } else {
+                    outliers += 1
+                }
+            }
+        }
+        return (counts, inliers, kept > 0 ? (sum / Double(kept)).squareRoot() : 0, outliers)
+    }
+
+    /// The spread of the fitted tag path: the standard deviation of the positions across their
+    /// principal direction (the minor axis), metres; and along it (the major axis).
+    func pathSpread() -> (minor: Double, major: Double) {
+        let used = (0..<data.epochCount).filter(isUsable)
+        let count = Double(max(1, used.count))
+        var mx = 0.0, my = 0.0
+        for j in used { mx += positions[3 * j]; my += positions[3 * j + 1] }
+        mx /= count; my /= count
+        var sxx = 0.0, syy = 0.0, sxy = 0.0
+        for j in used {
+            let dx = positions[3 * j] - mx, dy = positions[3 * j + 1] - my
+            sxx += dx * dx; syy += dy * dy; sxy += dx * dy
+        }
+        sxx /= count; syy /= count; sxy /= count
+        let mean = (sxx + syy) / 2, root = (((sxx - syy) / 2) * ((sxx - syy) / 2) + sxy * sxy).squareRoot()
+        return (max(0, mean - root).squareRoot(), (mean + root).squareRoot())
+    }
+
+    // MARK: small dense algebra
+
+    /// x = A⁻¹ b for the leading n×n block of a 3×3 row-major A (n = 2 or 3); nil when singular.
+    static func solveSmall(_ a: [Double], _ b: [Double], _ n: Int) -> [Double]? {
+        guard let inverse = invertSmall(a, n) else { return nil }
+        var x = [Double](repeating: 0, count: 3)
+        for r in 0..<n { for c in 0..<n { x[r] += inverse[3 * r + c] * b[c] } }
+        return x
+    }
+
+    /// The inverse of the leading n×n block of a 3×3 row-major matrix (n = 2 or 3); nil when singular.
+    static func invertSmall(_ a: [Double], _ n: Int) -> [Double]? {
+        var out = [Double](repeating: 0, count: 9)
+        if n == 2 {
+            let det = a[0] * a[4] - a[1] * a[3]
+            guard abs(det) > 1e-300 else { return nil }
+            out[0] = a[4] / det; out[1] = -a[1] / det; out[3] = -a[3] / det; out[4] = a[0] / det
+            return out
+        }
+        let c00 = a[4] * a[8] - a[5] * a[7], c01 = a[5] * a[6] - a[3] * a[8], c02 = a[3] * a[7] - a[4] * a[6]
+        let det = a[0] * c00 + a[1] * c01 + a[2] * c02
+        guard abs(det) > 1e-300 else { return nil }
+        out[0] = c00 / det; out[3] = c01 / det; out[6] = c02 / det
+        out[1] = (a[2] * a[7] - a[1] * a[8]) / det; out[4] = (a[0] * a[8] - a[2] * a[6]) / det; out[7] = (a[1] * a[6] - a[0] * a[7]) / det
+        out[2] = (a[1] * a[5] - a[2] * a[4]) / det; out[5] = (a[2] * a[3] - a[0] * a[5]) / det; out[8] = (a[0] * a[4] - a[1] * a[3]) / det
+        return out
+    }
+
+    static func median(_ values: [Double]) -> Double {
+        guard !values.isEmpty else { return 0 }
+        let sorted = values.sorted()
+        let m = sorted.count / 2
+        return sorted.count % 2 == 1 ? sorted[m] : (sorted[m - 1] + sorted[m]) / 2
+    }
+}
