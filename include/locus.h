@@ -347,11 +347,75 @@ int locus_solve(const locus_point *locators, const double *ranges_m, size_t coun
 int locus_dop(const locus_point *locators, size_t count, const locus_point *point,
               const locus_solve_options *options, locus_dop_result *out);
 
+/* ---------------------------------------------------------------- calibration without truth */
+
+/** Options of locus_calibrate. All zeros (or NULL): biases only, positions not moved, 50 ranges per locator, the first floor. */
+typedef struct locus_calibration_options {
+    const char *floor;          /* floor of the ranges that name none; NULL: the site's first floor */
+    int32_t fit_slope;          /* nonzero: fit each locator's range scale too (relative: their mean stays the site's) */
+    int32_t fix_positions;      /* nonzero: flagged locators are moved to their fitted positions in the site written */
+    int32_t min_ranges;         /* ranges a locator needs to be calibrated; 0: 50 */
+    int32_t reserved;
+} locus_calibration_options;
+
+/** Bits of locus_locator_calibration.flags. */
+enum locus_calibration_flag {
+    LOCUS_CALIBRATION_ESTIMATED = 1, /* the bias was fitted (otherwise the recording did not determine it: the site's value is kept) */
+    LOCUS_CALIBRATION_FLAGGED = 2,   /* the recording puts the locator away from its surveyed position beyond the noise */
+    LOCUS_CALIBRATION_CHECKED = 4    /* offset_m holds the fitted correction of its surveyed position */
+};
+
+/** One locator's result of locus_calibrate. */
+typedef struct locus_locator_calibration {
+    double bias_m;              /* fitted range bias (ESTIMATED), else the site's biasM, m */
+    double bias_sd_m;           /* its standard deviation, m; 0 when not fitted */
+    double slope;               /* fitted range scale (fit_slope), else the site's biasSlope */
+    double slope_sd;            /* its standard deviation; 0 when not fitted */
+    double noise_m;             /* robust range noise, m; 0 without ranges */
+    double offset_m[3];         /* fitted correction of its surveyed position (CHECKED), m */
+    double offset_sd_m;         /* its largest standard deviation, m */
+    int64_t ranges;             /* tag ranges to it */
+    char floor[LOCUS_ID_CAPACITY];
+    uint16_t address;           /* the locator's 16-bit address */
+    uint16_t reserved;
+    int32_t flags;              /* locus_calibration_flag bits */
+} locus_locator_calibration;
+
+/** The fit of locus_calibrate over every floor the ranges reach. */
+typedef struct locus_calibration_summary {
+    double residual_rms_m;      /* RMS of the residuals the final weights keep, m (worst floor) */
+    int64_t locators;           /* results: every locator of every floor the ranges reach */
+    int64_t estimated;          /* locators whose bias was fitted */
+    int64_t flagged;            /* locators flagged by the survey check */
+    int64_t unused_ranges;      /* ranges whose floor or locator is not in the site */
+    int32_t common_offset_separable; /* 1 when the recording separates the biases' common offset on every floor */
+    int32_t warnings;           /* things the recording could not determine (`locus calibrate` prints them) */
+} locus_calibration_summary;
+
+/**
+ * Calibrates the site (JSON of `length` bytes or LOCUS_NUL_TERMINATED) from `count` measured ranges
+ * (biases not removed) without ground truth, as `locus calibrate` does without --truth: each
+ * locator's range bias (and scale), its noise, and a check of its surveyed position. Writes one
+ * result per locator of every floor the ranges reach into `locators` (room for `capacity`), the
+ * summary (may be NULL), and the calibrated site as NUL-terminated JSON into `site_out` (may be
+ * NULL with site_capacity 0; *site_length gets its length without the NUL either way).
+ * Errors: LOCUS_E_INVALID_ARGUMENT (null pointer, bad option or id, a capacity too small: the
+ * summary's `locators` and *site_length say what is needed), LOCUS_E_INVALID_RANGE, the site codes,
+ * LOCUS_E_UNKNOWN_FLOOR, LOCUS_E_TOO_FEW_RANGES (a floor with fewer than 10 usable epochs),
+ * LOCUS_E_DEGENERATE_GEOMETRY.
+ */
+int locus_calibrate(const char *site_json, size_t length, const locus_range *ranges, size_t count,
+                    const locus_calibration_options *options, locus_locator_calibration *locators, size_t capacity,
+                    locus_calibration_summary *summary, char *site_out, size_t site_capacity, size_t *site_length);
+
 /* ---------------------------------------------------------------- ABI checks (C99 static asserts) */
 
 /* The library reads and writes these structs at fixed offsets (LP64: 64-bit pointers and size_t). */
 #define LOCUS_STATIC_ASSERT(name, condition) typedef char locus_static_assert_##name[(condition) ? 1 : -1]
 LOCUS_STATIC_ASSERT(lp64, sizeof(void *) == 8 && sizeof(size_t) == 8);
+LOCUS_STATIC_ASSERT(calibration_sizes, sizeof(locus_calibration_options) == 24 && sizeof(locus_locator_calibration) == 152
+                    && offsetof(locus_locator_calibration, floor) == 80 && offsetof(locus_locator_calibration, flags) == 148
+                    && sizeof(locus_calibration_summary) == 48);
 LOCUS_STATIC_ASSERT(options_size, sizeof(locus_options) == 40);
 LOCUS_STATIC_ASSERT(range_size, sizeof(locus_range) == 40 && offsetof(locus_range, anchor) == 32);
 LOCUS_STATIC_ASSERT(position_size, sizeof(locus_position) == 328 && offsetof(locus_position, flags) == 168

@@ -27,6 +27,23 @@ enum CLayout {
         static let smooth: UInt32 = 1, tagOffsetOn: UInt32 = 2, tagOffsetOff: UInt32 = 4
         static let all: UInt32 = smooth | tagOffsetOn | tagOffsetOff
     }
+    /// `locus_calibration_options`.
+    enum CalibrationOptions {
+        static let size = 24
+        static let floor = 0, fitSlope = 8, fixPositions = 12, minimumRanges = 16
+    }
+    /// `locus_locator_calibration`.
+    enum LocatorCalibration {
+        static let size = 152
+        static let bias = 0, biasSD = 8, slope = 16, slopeSD = 24, noise = 32, offset = 40, offsetSD = 64, ranges = 72
+        static let floor = 80, address = 144, flags = 148
+        static let estimated: Int32 = 1, flagged: Int32 = 2, checked: Int32 = 4
+    }
+    /// `locus_calibration_summary`.
+    enum CalibrationSummary {
+        static let size = 48
+        static let residualRMS = 0, locators = 8, estimated = 16, flagged = 24, unusedRanges = 32, separable = 40, warnings = 44
+    }
     /// `locus_range`.
     enum Range {
         static let size = 40

@@ -251,15 +251,10 @@ enum EngineFactory {
 
 /// One `locus_range` into an engine.
 enum RangeIngest {
-    /// Reads the range at `raw`, offers it to the engine and says why it was skipped, if it was.
-    /// - Throws: E1002 (finished, time backwards), E1003 (bad tag or floor text, unknown locator),
-    ///   E3002 (unknown floor), E4003 (negative or non-finite range or time).
-    static func push(_ raw: UnsafeRawPointer, into state: inout EngineState) throws(LocusError) {
+    /// The range at `raw` as a measurement (tag NULL: `tag`; floor NULL: none).
+    /// - Throws: E1003 for a tag or floor text that is not a 1–63-byte UTF-8 id.
+    static func load(_ raw: UnsafeRawPointer) throws(LocusError) -> RangeMeasurement {
         typealias R = CLayout.Range
-        guard !state.isFinished else { throw LocusError(.callOrder, "the engine is finished") }
-        let t = raw.loadUnaligned(fromByteOffset: R.timeSeconds, as: Double.self)
-        let range = raw.loadUnaligned(fromByteOffset: R.rangeMeters, as: Double.self)
-        let anchor = raw.loadUnaligned(fromByteOffset: R.anchor, as: UInt16.self)
         var tag = TagID.single
         if let p = UnsafeRawPointer(bitPattern: raw.loadUnaligned(fromByteOffset: R.tag, as: UInt.self)) {
             tag = TagID(try CText.identifier(p, field: "range.tag"))
@@ -268,8 +263,20 @@ enum RangeIngest {
         if let p = UnsafeRawPointer(bitPattern: raw.loadUnaligned(fromByteOffset: R.floor, as: UInt.self)) {
             floor = FloorID(try CText.identifier(p, field: "range.floor"))
         }
+        return RangeMeasurement(timeSeconds: raw.loadUnaligned(fromByteOffset: R.timeSeconds, as: Double.self), tag: tag,
+                                locator: LocatorAddress(raw.loadUnaligned(fromByteOffset: R.anchor, as: UInt16.self)),
+                                rangeMeters: raw.loadUnaligned(fromByteOffset: R.rangeMeters, as: Double.self), floor: floor)
+    }
+
+    /// Reads the range at `raw`, offers it to the engine and says why it was skipped, if it was.
+    /// - Throws: E1002 (finished, time backwards), E1003 (bad tag or floor text, unknown locator),
+    ///   E3002 (unknown floor), E4003 (negative or non-finite range or time).
+    static func push(_ raw: UnsafeRawPointer, into state: inout EngineState) throws(LocusError) {
+        guard !state.isFinished else { throw LocusError(.callOrder, "the engine is finished") }
+        let m = try load(raw)
+        let (t, range, tag, floor, anchor) = (m.timeSeconds, m.rangeMeters, m.tag, m.floor, m.locator.rawValue)
         let before = state.engine.diagnostics.skipped
-        state.ingest(RangeMeasurement(timeSeconds: t, tag: tag, locator: LocatorAddress(anchor), rangeMeters: range, floor: floor))
+        state.ingest(m)
         let after = state.engine.diagnostics.skipped
         guard after.total != before.total else { state.rangesAccepted += 1; return }
         if after.count(.nonFinite) > before.count(.nonFinite) {

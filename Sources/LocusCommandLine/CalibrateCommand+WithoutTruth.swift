@@ -60,57 +60,25 @@ extension CalibrateCommand {
                                 rows: rows, skipped: skipped, failure: why, console: console)
     }
 
-    /// The trace's ranges per floor, grouped by tag into epochs; rows whose tag is a locator of the
-    /// floor (its address, ranging the others from a fixed place) become ranges between locators.
+    /// The trace's ranges per floor (`SelfCalibrationData(measurements:floor:)`): rows of unknown
+    /// floors and locators skipped and counted.
     static func selfCalibrationData(trace: RangeTrace, site: Site, defaultFloor: Int) -> (data: [SelfCalibrationData], skipped: SkipTally) {
         var skipped = trace.skipped
         let traceFloors: [Int?] = trace.floors.map { site.floorIndex(of: $0)?.rawValue }
-        let slotMaps: [[UInt16: Int]] = site.floors.map { floor in
-            var map: [UInt16: Int] = [:]
-            for (slot, locator) in floor.locators.enumerated() { map[locator.address.rawValue] = slot }
-            return map
-        }
-        // Rows per (floor, tag), in time order (ties in file order).
-        var groups: [Int: [Int]] = [:]
+        let known: [Set<UInt16>] = site.floors.map { Set($0.locators.map(\.address.rawValue)) }
+        var measurements = [[RangeMeasurement]](repeating: [], count: site.floors.count)
         for i in 0..<trace.count {
             var f = defaultFloor
             if trace.floorIndex[i] >= 0 {
-                guard let known = traceFloors[Int(trace.floorIndex[i])] else { skipped.record(.unknownFloor, line: Int(trace.line[i])); continue }
-                f = known
+                guard let floor = traceFloors[Int(trace.floorIndex[i])] else { skipped.record(.unknownFloor, line: Int(trace.line[i])); continue }
+                f = floor
             }
-            guard slotMaps[f][trace.locator[i]] != nil else { skipped.record(.unknownAnchor, line: Int(trace.line[i])); continue }
-            groups[f * trace.tags.count + Int(trace.tagIndex[i]), default: []].append(i)
+            guard known[f].contains(trace.locator[i]) else { skipped.record(.unknownAnchor, line: Int(trace.line[i])); continue }
+            measurements[f].append(RangeMeasurement(timeSeconds: trace.timeSeconds[i], tag: trace.tags[Int(trace.tagIndex[i])],
+                                                    locator: LocatorAddress(trace.locator[i]), rangeMeters: trace.rangeMeters[i]))
         }
-        var data = [SelfCalibrationData](repeating: SelfCalibrationData(), count: site.floors.count)
-        for key in groups.keys.sorted() {
-            let f = key / max(1, trace.tags.count), tag = key % max(1, trace.tags.count)
-            let rows = groups[key]!.sorted { trace.timeSeconds[$0] < trace.timeSeconds[$1] || (trace.timeSeconds[$0] == trace.timeSeconds[$1] && $0 < $1) }
-            if let source = LocatorAddress(parsing: trace.tags[tag].rawValue).flatMap({ slotMaps[f][$0.rawValue] }),
-               Self.isFixed(rows: rows, trace: trace) {
-                for i in rows {
-                    let slot = slotMaps[f][trace.locator[i]]!
-                    if slot != source { data[f].appendPair(source, slot, rangeMeters: trace.rangeMeters[i]) }
-                }
-                continue
-            }
-            data[f].appendTag(rows.map { (slotMaps[f][trace.locator[$0]]!, trace.rangeMeters[$0], trace.timeSeconds[$0]) }, tag: tag)
-        }
+        let data = site.floors.indices.map { SelfCalibrationData(measurements: measurements[$0], floor: site.floors[$0]) }
         return (data, skipped)
-    }
-
-    /// Whether a "tag" ranges each locator from one place: the ranges to every locator it reaches
-    /// vary by less than 0.2 m (1.4826·MAD), and it reaches at least two.
-    private static func isFixed(rows: [Int], trace: RangeTrace) -> Bool {
-        var byLocator: [UInt16: [Double]] = [:]
-        for i in rows { byLocator[trace.locator[i], default: []].append(trace.rangeMeters[i]) }
-        guard byLocator.count >= 2 else { return false }
-        for ranges in byLocator.values {
-            let sorted = ranges.sorted()
-            let median = sorted[sorted.count / 2]
-            let deviations = sorted.map { abs($0 - median) }.sorted()
-            if 1.4826 * deviations[deviations.count / 2] > 0.2 { return false }
-        }
-        return true
     }
 }
 

@@ -16,6 +16,7 @@ package enum GeometryCommand: LocusCommand {
             .value("max-range", "METRES", "Largest tag–locator distance that still ranges (default 30)."),
             .value("svg", "OUT.svg", "Write the heatmap: HDOP per cell, floor, zones, locators, legend, scale bar."),
             .flag("suggest", "Find where one more locator would most improve the worst area, and by how much."),
+            .value("trace", "TRACE", "Check each locator's surveyed position against a recording on this floor (the survey check of 'locus calibrate' without truth): flagged locators are listed and marked on the SVG with the position the recording fits."),
             .value("method", "PATH", "Numeric path of the DOP map: batched (one dgemm per block of cells, default) or kernel (C kernel per cell, the reference).", choices: ["kernel", "batched"]),
             .flag("json", "Print the summary as one JSON object."),
         ],
@@ -61,13 +62,26 @@ package enum GeometryCommand: LocusCommand {
         var title = "Locator geometry — "
         title += site.building.name.isEmpty ? site.building.id : site.building.name
         title += ", floor \(floor.id)" + (floor.name.isEmpty ? "" : " (\(floor.name))")
+        let survey = try arguments.string("trace").map { (trace: String) throws(LocusError) in
+            try surveyCheck(trace: trace, site: site, floorIndex: floorIndex)
+        }
+        let marks = (survey?.locators ?? []).enumerated().compactMap { i, l -> SurveyMark? in
+            guard l.flagged, let d = l.positionOffset else { return nil }
+            let p = floor.locators[i].position
+            return SurveyMark(address: l.address, surveyed: Point2(x: p.x, y: p.y), fitted: Point2(x: p.x + d.x, y: p.y + d.y),
+                              offsetMeters: (d.x * d.x + d.y * d.y + d.z * d.z).squareRoot())
+        }
         if let svgPath = arguments.string("svg") {
-            try FileBytes.write(GeometryHeatmap.svg(report: report, suggestion: suggestion, title: title), to: svgPath)
+            try FileBytes.write(GeometryHeatmap.svg(report: report, suggestion: suggestion, title: title, survey: marks), to: svgPath)
         }
         if arguments.flag("json") {
-            console.out(JSONWriter(style: .compact).string(summary(report, suggestion: suggestion, svg: arguments.string("svg"))) + "\n")
+            let json = summary(report, suggestion: suggestion, svg: arguments.string("svg"),
+                               survey: survey.map { surveyJSON($0, trace: arguments.string("trace") ?? "") })
+            console.out(JSONWriter(style: .compact).string(json) + "\n")
         } else {
-            console.out(text(report, suggestion: suggestion, site: site, path: path, svg: arguments.string("svg")))
+            var out = text(report, suggestion: suggestion, site: site, path: path, svg: arguments.string("svg"))
+            if let survey { out += surveyText(survey, trace: arguments.string("trace") ?? "") }
+            console.out(out)
         }
         return 0
     }
@@ -86,7 +100,7 @@ package enum GeometryCommand: LocusCommand {
 
     /// The `--json` summary: SPEC keys `cells`, `hdop_p50`, `hdop_p95`, `hdop_max`, `coverage`,
     /// `warnings`, and more (floor, mode, grid, solvable and poor fractions, suggestion, svg).
-    static func summary(_ r: GeometryReport, suggestion: GeometrySuggestion?, svg: String?) -> JSONValue {
+    static func summary(_ r: GeometryReport, suggestion: GeometrySuggestion?, svg: String?, survey: JSONValue? = nil) -> JSONValue {
         let s = r.statistics
         var members: [(String, JSONValue)] = [
             ("floor", .string(r.floor.id.rawValue)),
@@ -111,6 +125,7 @@ package enum GeometryCommand: LocusCommand {
                 ("candidates", .integer(g.candidates)),
             ])))
         }
+        if let survey { members.append(("survey", survey)) }
         if let svg { members.append(("svg", .string(svg))) }
         return .object(members)
     }
@@ -144,6 +159,49 @@ package enum GeometryCommand: LocusCommand {
             out += "other floors: \(site.floors.filter { $0.id != r.floor.id }.map(\.id.rawValue).joined(separator: ", ")) (use --floor)\n"
         }
         if let svg { out += "heatmap: \(svg)\n" }
+        return out
+    }
+
+    /// The survey check of the floor's locators against `trace` (`SelfCalibration`, bias only).
+    /// - Throws: the trace reader's errors; E4001 when the trace holds too few usable epochs on it.
+    static func surveyCheck(trace path: String, site: Site, floorIndex: Int) throws(LocusError) -> SelfCalibration {
+        let trace = try TraceReader.read(source: try ByteSource(path: path))
+        let data = CalibrateCommand.selfCalibrationData(trace: trace, site: site, defaultFloor: floorIndex).data[floorIndex]
+        let floor = site.floors[floorIndex]
+        let planar = TrilaterationConfiguration.standard.resolvedMode(for: floor.locators.map(\.position)) == .planar
+        do {
+            return try SelfCalibration.estimate(floor: floor, data: data, planar: planar)
+        } catch {
+            throw LocusError(error.code, "survey check of floor '\(floor.id)': \(error.message)", context: .init(file: path))
+        }
+    }
+
+    /// `survey`: `trace`, `flagged` (count), `locators`: `address`, `flagged`, `offset_m` ([dx, dy, dz]),
+    /// `offset_sd_m`, `note`.
+    static func surveyJSON(_ c: SelfCalibration, trace: String) -> JSONValue {
+        func metres(_ x: Double?) -> JSONValue { x.flatMap { $0.isFinite ? JSONValue.number($0, .fixed(4)) : nil } ?? .null }
+        return .object([
+            ("trace", .string(trace)),
+            ("flagged", .integer(c.locators.filter(\.flagged).count)),
+            ("locators", .array(c.locators.map { l in
+                .object([
+                    ("address", .string(l.address.description)),
+                    ("flagged", .bool(l.flagged)),
+                    ("offset_m", l.positionOffset.map { .array([metres($0.x), metres($0.y), metres($0.z)]) } ?? .null),
+                    ("offset_sd_m", metres(l.positionOffsetSDMeters)),
+                    ("note", l.note.map { .string($0) } ?? .null),
+                ])
+            })),
+        ])
+    }
+
+    /// The survey check in words.
+    static func surveyText(_ c: SelfCalibration, trace: String) -> String {
+        let flagged = c.locators.filter(\.flagged)
+        var out = "survey check against \(trace): "
+        out += flagged.isEmpty ? "every locator fits its surveyed position\n" : "\(plural(flagged.count, "locator")) flagged\n"
+        for l in flagged { out += "  \(l.address) \(l.note ?? "")\n" }
+        for w in c.warnings { out += "  note: \(w)\n" }
         return out
     }
 }

@@ -70,7 +70,7 @@ enum GeometryHeatmap {
 
     /// The SVG bytes for `report`, with `suggestion` drawn when given.
     /// `title` is the first title line (e.g. building and floor names).
-    static func svg(report: GeometryReport, suggestion: GeometrySuggestion?, title: String) -> [UInt8] {
+    static func svg(report: GeometryReport, suggestion: GeometrySuggestion?, title: String, survey: [SurveyMark] = []) -> [UInt8] {
         let floor = report.floor, grid = report.grid, stats = report.statistics
         let w = floor.widthMeters, h = floor.heightMeters
         let scale = min(1000 / w, 560 / h)
@@ -200,6 +200,20 @@ enum GeometryHeatmap {
                      halo + [("font-size", .number(10.5)), ("fill", .text("#111111")), ("text-anchor", .text(right ? "start" : "end"))])
         }
 
+        // Flagged locators (the survey check of `--trace`): a red ring, a dashed line to the position
+        // the recording fits, a red hollow dot there.
+        for mark in survey {
+            let x0 = X(mark.surveyed.x), y0 = Y(mark.surveyed.y), x1 = X(mark.fitted.x), y1 = Y(mark.fitted.y)
+            let red: [(String, SVGDocument.Value)] = [("stroke", .text("#B2182B")), ("stroke-width", .number(2)), ("fill", .text("none"))]
+            svg.circle(cx: x0, cy: y0, r: 9, red)
+            svg.line(x1: x0, y1: y0, x2: x1, y2: y1, red + [("stroke-dasharray", .text("4 3"))])
+            svg.circle(cx: x1, cy: y1, r: 5, red)
+            let right = mark.fitted.x < floor.originX + 0.8 * w
+            svg.text("\(mark.address) fits \(n(mark.offsetMeters, 2)) m away", x: x1 + (right ? 9 : -9), y: y1 + 15,
+                     halo + [("font-size", .number(10.5)), ("font-weight", .text("bold")), ("fill", .text("#B2182B")),
+                             ("text-anchor", .text(right ? "start" : "end"))])
+        }
+
         // The suggested locator: a blue star.
         if let s = suggestion {
             let cx = X(s.position.x), cy = Y(s.position.y)
@@ -211,9 +225,9 @@ enum GeometryHeatmap {
         }
 
         if sideLegend {
-            verticalLegend(&svg, x: left + mapW + 40, top: top, report: report, withSuggestion: suggestion != nil)
+            verticalLegend(&svg, x: left + mapW + 40, top: top, report: report, withSuggestion: suggestion != nil, withSurvey: !survey.isEmpty)
         } else {
-            horizontalLegend(&svg, x: left, top: top + mapH + 100, report: report, withSuggestion: suggestion != nil)
+            horizontalLegend(&svg, x: left, top: top + mapH + 100, report: report, withSuggestion: suggestion != nil, withSurvey: !survey.isEmpty)
         }
         if !warningLines.isEmpty {
             let maximumCharacters = max(40, Int((width - left - 12) / 6.4))
@@ -227,7 +241,8 @@ enum GeometryHeatmap {
     }
 
     /// The vertical legend beside the map: stepped colour bar, HDOP 0.5 at the bottom to > 5 at the top.
-    static func verticalLegend(_ svg: inout SVGDocument, x lx: Double, top: Double, report: GeometryReport, withSuggestion: Bool) {
+    static func verticalLegend(_ svg: inout SVGDocument, x lx: Double, top: Double, report: GeometryReport, withSuggestion: Bool,
+                               withSurvey: Bool) {
         let legendBarHeight = 300.0
         let ly = top + 18
         svg.text("HDOP", x: lx, y: top + 4, [("font-size", .number(13)), ("font-weight", .text("bold")), ("fill", .text("#111111"))])
@@ -251,11 +266,12 @@ enum GeometryHeatmap {
             }
         }
         svg.text("> 5  very poor", x: lx + 29, y: ly + 17, tick)
-        markerLegend(&svg, x: lx, y: barBottom + 30, rowHeight: 22, columns: false, report: report, withSuggestion: withSuggestion)
+        markerLegend(&svg, x: lx, y: barBottom + 30, rowHeight: 22, columns: false, report: report, withSuggestion: withSuggestion, withSurvey: withSurvey)
     }
 
     /// The horizontal legend below a flat map: colour bar left to right, markers to its right.
-    static func horizontalLegend(_ svg: inout SVGDocument, x lx: Double, top: Double, report: GeometryReport, withSuggestion: Bool) {
+    static func horizontalLegend(_ svg: inout SVGDocument, x lx: Double, top: Double, report: GeometryReport, withSuggestion: Bool,
+                                 withSurvey: Bool) {
         let barWidth = 330.0, barHeight = 16.0
         let segments = anchors.count - 1
         let segmentWidth = (barWidth - 34) / Double(segments)
@@ -278,12 +294,12 @@ enum GeometryHeatmap {
             }
         }
         svg.text("> 5", x: lx + barWidth - 15, y: top + barHeight + 17, tick)
-        markerLegend(&svg, x: lx + barWidth + 40, y: top + 12, rowHeight: 22, columns: true, report: report, withSuggestion: withSuggestion)
+        markerLegend(&svg, x: lx + barWidth + 40, y: top + 12, rowHeight: 22, columns: true, report: report, withSuggestion: withSuggestion, withSurvey: withSurvey)
     }
 
     /// Swatches for no fix, locator, zone and suggested locator, in a column or two columns.
     static func markerLegend(_ svg: inout SVGDocument, x lx: Double, y y0: Double, rowHeight: Double, columns: Bool,
-                             report: GeometryReport, withSuggestion: Bool) {
+                             report: GeometryReport, withSuggestion: Bool, withSurvey: Bool) {
         let tick: [(String, SVGDocument.Value)] = [("font-size", .number(11)), ("fill", .text("#222222"))]
         var items = 0
         func position() -> (Double, Double) {
@@ -306,6 +322,15 @@ enum GeometryHeatmap {
             (x, y) = position()
             svg.polygon(star(cx: x + 10, cy: y - 4, outer: 9, inner: 3.8), [("fill", .text("#2166AC"))])
             svg.text("suggested locator", x: x + 29, y: y, tick)
+        }
+        if withSurvey {
+            (x, y) = position()
+            let red: [(String, SVGDocument.Value)] = [("stroke", .text("#B2182B")), ("stroke-width", .number(2)), ("fill", .text("none"))]
+            svg.circle(cx: x + 4, cy: y - 4, r: 5, red)
+            svg.line(x1: x + 4, y1: y - 4, x2: x + 16, y2: y - 4, red + [("stroke-dasharray", .text("3 2"))])
+            svg.circle(cx: x + 17, cy: y - 4, r: 3, red)
+            svg.text("flagged locator → where", x: x + 29, y: y, tick)
+            svg.text("the recording fits it", x: x + 29, y: y + 14, tick)
         }
     }
 
@@ -341,4 +366,13 @@ enum GeometryHeatmap {
     }
 
     static func cosine(_ x: Double) -> Double { sine(x + Double.pi / 2) }
+}
+
+/// A locator the survey check flagged, for the heatmap: where it was surveyed, where the recording
+/// fits it.
+struct SurveyMark {
+    var address: LocatorAddress
+    var surveyed: Point2
+    var fitted: Point2
+    var offsetMeters: Double
 }

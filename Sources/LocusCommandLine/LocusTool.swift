@@ -31,14 +31,16 @@ package enum LocusTool {
         return text
     }
 
-    /// The process-wide settings of the `locus` executable, before it runs a command: OpenBLAS on one
+    /// The process-wide settings of `locus`, made once before the first command runs: OpenBLAS on one
     /// thread (its LAPACKE problems are small; `LapackThreads`).
-    package static func configureProcess() {
+    private static let processConfigured: Bool = {
         LapackThreads.useOneThreadUnlessConfigured()
-    }
+        return true
+    }()
 
     /// Runs `locus` with `arguments` (without the program name) and returns the exit code.
     package static func run(_ arguments: [String], console: Console) -> Int32 {
+        _ = processConfigured
         guard let name = arguments.first, name != "--help", name != "-h", name != "help" else {
             console.out(overview)
             return arguments.isEmpty ? 2 : 0

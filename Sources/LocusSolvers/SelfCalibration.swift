@@ -15,9 +15,9 @@ package struct SelfCalibrationConfiguration: Sendable, Hashable {
     /// standard deviation is below this, metres; otherwise the biases are relative and their mean is
     /// held at the site's.
     package var commonOffsetSDMeters = 0.03
-    /// A tag path narrower than this across its principal direction (metres, 1σ) is collinear:
-    /// nothing is calibrated from it.
-    package var collinearSpreadMeters = 0.25
+    /// A tag path narrower than this across its principal direction (metres, 1σ) is collinear: said
+    /// in a warning (the covariance decides what it determines).
+    package var collinearSpreadMeters = 0.5
     /// A locator is flagged when its fitted position correction is at least this long (metres)…
     package var flagMinimumMeters = 0.10
     /// …and significant: δᵀC⁻¹δ above this (χ², 2 or 3 degrees of freedom; 13.8 is p = 0.001 for 2)…
@@ -86,7 +86,7 @@ package struct SelfCalibratedLocator: Sendable, Hashable {
 /// cannot say is reported, not guessed: a locator heard too rarely or whose bias is not determined
 /// keeps its value; a common offset of all biases (shared with the tag's own delay) that the
 /// geometry does not separate leaves the biases relative, their mean held at the site's; a tag path
-/// that is nearly a line calibrates nothing.
+/// that is nearly a line is said (what it determines, the covariance decides).
 ///
 /// Survey check: for each locator in turn its position correction δᵢ is fitted too (the others
 /// hold the frame); the locator with the most significant δ (χ² = δᵀC⁻¹δ above `flagChiSquare`,
@@ -146,22 +146,13 @@ package struct SelfCalibration: Sendable {
         }
         try solver.solve(limit: configuration.maximumIterations)
 
-        // A path along a line determines neither the biases nor the positions across it.
+        // A path along a line: each epoch still fixes the tag when the locators surround it, and the
+        // covariance below decides what is determined; the narrow path is said, since it leaves the
+        // calibration to rest on the locators' spread alone.
         let spread = solver.pathSpread()
         if spread.minor < configuration.collinearSpreadMeters {
             warnings.append("the tag path is nearly collinear (\(Self.metres(spread.minor)) m across, \(Self.metres(spread.major)) m along): "
-                            + "the biases are not observable from this recording; nothing is calibrated")
-            let figures = solver.residualFigures()
-            return SelfCalibration(
-                locators: floor.locators.indices.map { i in
-                    SelfCalibratedLocator(address: floor.locators[i].address, rangeCount: figures.counts[i], biasMeters: nil, biasSDMeters: nil,
-                                          slope: nil, slopeSD: nil, noiseMeters: figures.counts[i] > 0 ? solver.sigma[i] : nil, observable: false,
-                                          positionOffset: nil, positionOffsetSDMeters: nil, flagged: false,
-                                          note: notes[i] ?? "not observable: collinear tag path")
-                },
-                commonOffsetSeparable: false, commonOffsetSDMeters: .infinity, residualRMSMeters: figures.rms, outlierCount: figures.outliers,
-                epochs: usable, iterations: solver.iterations, pathSpreadMeters: spread, tagDelayMeters: nil, warnings: warnings,
-                configuration: configuration)
+                            + "what is calibrated rests on the locators' spread around it alone; walk across the floor for a sturdier calibration")
         }
 
         // The common offset first (when it is not determined, no single bias is).

@@ -64,3 +64,56 @@ package struct SelfCalibrationData: Sendable {
         epochTags.append(tag)
     }
 }
+
+extension SelfCalibrationData {
+    /// The measurements of one floor arranged: each tag's ranges in time order (ties in the given
+    /// order) split into epochs, tags in order of first appearance; a "tag" whose id is the address
+    /// of one of the floor's locators (`0x9DD8` or `40408`) and that ranges every locator it reaches
+    /// from one place (their ranges vary by less than 0.2 m, 1.4826·MAD, at least two locators) is
+    /// that locator ranging the others: its rows become ranges between locators. Measurements to a
+    /// locator the floor does not have are left out (the caller counts them).
+    package init(measurements: [RangeMeasurement], floor: Floor, epochSpanSeconds: Double = 0.1) {
+        self.init()
+        var slotOf: [UInt16: Int] = [:]
+        for (slot, locator) in floor.locators.enumerated() { slotOf[locator.address.rawValue] = slot }
+        var order: [TagID] = []
+        var rowsOf: [TagID: [Int]] = [:]
+        for (k, m) in measurements.enumerated() where slotOf[m.locator.rawValue] != nil {
+            if rowsOf[m.tag] == nil { order.append(m.tag) }
+            rowsOf[m.tag, default: []].append(k)
+        }
+        for (tagIndex, tag) in order.enumerated() {
+            let rows = rowsOf[tag, default: []].enumerated()
+                .sorted { a, b in
+                    let ta = measurements[a.element].timeSeconds, tb = measurements[b.element].timeSeconds
+                    return ta < tb || (ta == tb && a.offset < b.offset)
+                }
+                .map(\.element)
+            if let source = LocatorAddress(parsing: tag.rawValue).flatMap({ slotOf[$0.rawValue] }),
+               Self.rangesFromOnePlace(rows.map { (measurements[$0].locator.rawValue, measurements[$0].rangeMeters) }) {
+                for k in rows {
+                    let slot = slotOf[measurements[k].locator.rawValue]!
+                    if slot != source { appendPair(source, slot, rangeMeters: measurements[k].rangeMeters) }
+                }
+                continue
+            }
+            appendTag(rows.map { (slotOf[measurements[$0].locator.rawValue]!, measurements[$0].rangeMeters, measurements[$0].timeSeconds) },
+                      tag: tagIndex, epochSpanSeconds: epochSpanSeconds)
+        }
+    }
+
+    /// Whether ranges (locator, metres) come from one place: at least two locators, and the ranges
+    /// to each vary by less than 0.2 m (1.4826·MAD).
+    static func rangesFromOnePlace(_ ranges: [(UInt16, Double)]) -> Bool {
+        var byLocator: [UInt16: [Double]] = [:]
+        for (locator, range) in ranges { byLocator[locator, default: []].append(range) }
+        guard byLocator.count >= 2 else { return false }
+        for values in byLocator.values {
+            let sorted = values.sorted()
+            let median = sorted[sorted.count / 2]
+            let deviations = sorted.map { abs($0 - median) }.sorted()
+            if 1.4826 * deviations[deviations.count / 2] > 0.2 { return false }
+        }
+        return true
+    }
+}

@@ -3,5 +3,4 @@ import LocusCommandLine
 import Glibc
 #endif
 
-LocusTool.configureProcess()
 exit(LocusTool.run(Array(CommandLine.arguments.dropFirst()), console: .standard))

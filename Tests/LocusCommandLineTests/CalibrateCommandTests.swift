@@ -124,9 +124,13 @@ struct CalibrateCommandTests {
         #expect(noOverlap.err.contains("E4001"))
         #expect(noOverlap.err.contains("trace.csv"))
 
-        let required = CapturedRun(["calibrate", "--site", site, "--trace", trace])
-        #expect(required.status == 2)
-        #expect(required.err.contains("--truth"))
+        // Without truth the options of the truth path are refused, and the other way round.
+        let estimator = CapturedRun(["calibrate", "--site", site, "--trace", trace, "--estimator", "median"])
+        #expect(estimator.status == 2)
+        #expect(estimator.err.contains("--truth"), "\(estimator.err)")
+        let fix = CapturedRun(["calibrate", "--site", site, "--trace", trace, "--truth", trace, "--fix-positions"])
+        #expect(fix.status == 2)
+        #expect(fix.err.contains("--fix-positions"), "\(fix.err)")
     }
 
     /// `locus replay … --json` on the real data; returns rmse_m.
