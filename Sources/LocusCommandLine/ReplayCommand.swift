@@ -12,7 +12,9 @@ package enum ReplayCommand: LocusCommand {
         options: [
             .value("site", "SITE", "Site JSON (SPEC §1).", required: true),
             .value("trace", "TRACE", "Range trace CSV: t,anchor,range_m[,tag][,floor] (SPEC §2).", required: true),
-            .value("truth", "TRUTH", "Truth CSV t,[tag,]x,y[,z]: adds rmse_m, p50_m, p95_m, max_m."),
+            .value("truth", "TRUTH", "Truth CSV t,[tag,]x,y[,z]: adds rmse_m, p50_m, p95_m, p99_m, max_m, per_tag figures, the error cdf, and zone_score: the zone transitions scored against those the same rules raise on the truth (matched, missed, spurious per tag-hour, delay p50/p95)."),
+            .value("report", "OUT.svg", "With --truth: one self-contained SVG report — the floor map with each tag's track over its truth, the error over time, the error CDF (p50/p95 marked), the zone score and a per-tag table."),
+            .value("zone-window", "SECONDS", "With --truth: how far apart a zone transition and its reference may be to match (default 5)."),
             .value("truth-shift", "SECONDS|auto", "Compare each fix at t with the truth at t + SECONDS (to check or correct a clock offset between the logs; default 0), or auto: estimate SECONDS from the range residuals against the truth (never from the fixes)."),
             .value("positions", "OUT.csv", "Write positions: t,tag,x,y,z,vx,vy,speed_mps,course_deg,accuracy_m,accuracy95_m,hdop,anchors,rejected,floor."),
             .value("events", "OUT.jsonl", "Write zone events as JSON Lines (SPEC §3)."),
@@ -63,6 +65,11 @@ package enum ReplayCommand: LocusCommand {
         let defaultFloor = FloorIndex(try site.floorIndex(options.defaultFloor))
         var truth: GroundTruth? = nil
         if let path = arguments.string("truth") { truth = try GroundTruth.read(path: path) }
+        let reportPath = arguments.string("report")
+        if reportPath != nil && truth == nil {
+            throw LocusError(.usage, "--report needs --truth: it draws the tracks over their truth (see: locus replay --help)")
+        }
+        let zoneWindow = try arguments.double("zone-window", default: 5, in: 0.001...3600)
         let source = try ByteSource(path: tracePath)
         // Outputs are opened (created) before the run, so an unwritable one fails before the work.
         let positions = try positionsPath.map { (path: String) throws(LocusError) in try ByteSink(path: path) }
@@ -74,14 +81,18 @@ package enum ReplayCommand: LocusCommand {
         if options.smooth || arguments.string("truth-shift") == "auto" {
             // The smoother and the truth-shift estimate need the whole recording in memory.
             summary = try wholeRecording(arguments, options: options, configuration: configuration, site: site,
-                                         defaultFloor: defaultFloor, source: source, truth: truth,
+                                         defaultFloor: defaultFloor, source: source, truth: truth, zoneWindow: zoneWindow,
                                          positions: positions, events: events, console: console)
         } else {
             let shift = try truthShift(arguments, trace: nil, truth: truth, site: site, defaultFloor: defaultFloor,
                                        solver: configuration.solver, console: console)
             let bar = console.errIsTerminal ? ProgressBar(total: 0, label: "replay", console: console) : nil
-            var replay = StreamingReplay(site: site, configuration: configuration, jobs: jobs, truth: truth,
-                                         truthShiftSeconds: shift?.seconds ?? 0)
+            var replay = StreamingReplay(site: site, configuration: configuration, jobs: jobs)
+            if let truth {
+                replay.evaluation = try ReplayEvaluation(site: site, truth: truth, shiftSeconds: shift?.seconds ?? 0,
+                                                         rateHertz: configuration.rateHertz, keepsTracks: reportPath != nil,
+                                                         windowSeconds: zoneWindow)
+            }
             replay.progress = bar.map { b in { rows in b.update(rows) } }
             let outcome = try replay.run(source: source, positions: positions, events: events)
             bar?.finish()
@@ -94,11 +105,14 @@ package enum ReplayCommand: LocusCommand {
             summary = ReplaySummary(fixes: outcome.fixes, ranges: outcome.rows, tags: outcome.tags, skipped: outcome.skipped,
                                     diagnostics: outcome.diagnostics, accuracy: outcome.accuracy, events: outcome.events,
                                     elapsedSeconds: 0, filter: options.filter.rawValue, smooth: false,
-                                    truthShift: truth == nil ? nil : shift)
+                                    truthShift: truth == nil ? nil : shift, evaluation: outcome.evaluation)
         }
         try positions?.close()
         try events?.close()
         summary.elapsedSeconds = Date().timeIntervalSince(started)
+        if let reportPath, let evaluation = summary.evaluation {
+            try FileBytes.write(ReplayReport.svg(site: site, summary: summary, evaluation: evaluation, trace: source.name), to: reportPath)
+        }
         if arguments.flag("json") {
             report(JSONWriter(style: .compact).string(summary.json) + "\n")
         } else {
@@ -110,7 +124,7 @@ package enum ReplayCommand: LocusCommand {
     /// `--smooth` and `--truth-shift auto`: the whole recording read into memory, replayed by one
     /// engine (`ReplayRun`), then smoothed.
     private static func wholeRecording(_ arguments: ParsedArguments, options: EngineOptions, configuration: EngineConfiguration,
-                                       site: Site, defaultFloor: FloorIndex, source: ByteSource, truth: GroundTruth?,
+                                       site: Site, defaultFloor: FloorIndex, source: ByteSource, truth: GroundTruth?, zoneWindow: Double,
                                        positions: ByteSink?, events: ByteSink?, console: Console) throws(LocusError) -> ReplaySummary {
         var engine = try PositioningEngine(site: site, configuration: configuration)
         let trace = try TraceReader.read(source: source)
@@ -133,16 +147,23 @@ package enum ReplayCommand: LocusCommand {
             for fix in fixes { writer.append(fix) }
             try positions.write(writer.bytes)
         }
-        var accuracy: AccuracyReport? = nil
-        let shiftSeconds = truthShift?.seconds ?? 0
-        if let t = truth { accuracy = AccuracyReport(fixes: fixes, truth: { tag, time in t.position(tag: tag, at: time + shiftSeconds) }) }
+        var evaluation: ReplayEvaluation? = nil
+        if let truth {
+            var e = try ReplayEvaluation(site: site, truth: truth, shiftSeconds: truthShift?.seconds ?? 0, rateHertz: configuration.rateHertz,
+                                         keepsTracks: arguments.string("report") != nil, windowSeconds: zoneWindow)
+            for fix in fixes { e.add(fix) }
+            for event in result.events { e.add(event) }
+            e.finish()
+            evaluation = e
+        }
+        let accuracy = evaluation?.accuracyReport
         var skipped = trace.skipped
         skipped.merge(engine.diagnostics.skipped)
         return ReplaySummary(fixes: fixes.count, ranges: trace.count + trace.skipped.total, tags: trace.tags.count,
                              skipped: skipped, diagnostics: engine.diagnostics, accuracy: accuracy,
                              events: Dictionary(grouping: result.events, by: \.kind).mapValues(\.count),
                              elapsedSeconds: 0, filter: options.filter.rawValue, smooth: options.smooth,
-                             truthShift: truth == nil ? nil : truthShift)
+                             truthShift: truth == nil ? nil : truthShift, evaluation: evaluation)
     }
 }
 

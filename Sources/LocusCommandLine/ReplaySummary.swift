@@ -1,6 +1,7 @@
 import Locus
 import LocusCore
 import LocusIO
+import LocusZones
 
 /// The figures `locus replay` reports, as text for people and as the `--json` object (SPEC §5).
 struct ReplaySummary {
@@ -16,11 +17,14 @@ struct ReplaySummary {
     var smooth: Bool
     /// The truth shift δ, when `--truth-shift` was given with `--truth`.
     var truthShift: ReplayTruthShift? = nil
+    /// Per tag, the error CDF and the zone score, with `--truth`.
+    var evaluation: ReplayEvaluation? = nil
 
     var fixesPerSecond: Double { elapsedSeconds > 0 ? Double(fixes) / elapsedSeconds : 0 }
 
     /// `fixes`, `skipped` (reason → count), `events` (enter/exit/dwell → count), `elapsed_s`,
-    /// `fixes_per_s`, and with truth `rmse_m`, `p50_m`, `p95_m`, `max_m`; also `ranges`, `tags`,
+    /// `fixes_per_s`, and with truth `rmse_m`, `p50_m`, `p95_m`, `p99_m`, `max_m`, `per_tag`, `cdf`,
+    /// `zone_score` (`ReplayEvaluation`); also `ranges`, `tags`,
     /// `epochs`, `failed_epochs` (code → count), `epochs_before_track` (epochs the causal filter had
     /// no track for yet), `rejected_ranges`, `filter`, `smooth`, `compared`; with `--truth` and
     /// `--truth-shift`: `truth_shift_s` (δ, seconds) and `truth_shift_source` (`auto` | `given`).
@@ -51,8 +55,12 @@ struct ReplaySummary {
                 ("max_m", figure(a.maxMeters)),
             ]
         }
+        if let a = accuracy { members.append(("p99_m", a.compared > 0 ? .number(evaluation.flatMap { ZoneEventMatching.quantile($0.sortedErrors, 0.99) } ?? 0, .fixed(4)) : .null)) }
         if let shift = truthShift {
             members += [("truth_shift_s", .number(shift.seconds, .fixed(4))), ("truth_shift_source", .string(shift.source.rawValue))]
+        }
+        if let e = evaluation {
+            members += [("per_tag", e.perTagJSON), ("cdf", e.cdfJSON), ("zone_score", e.zoneScoreJSON)]
         }
         return .object(members)
     }
@@ -86,6 +94,7 @@ struct ReplaySummary {
             if a.uncompared > 0 { s += "  (not compared: \(plural(a.uncompared, "fix", "fixes")) outside the truth's time span)\n" }
         }
         if let shift = truthShift { s += shift.text + "\n" }
+        if let e = evaluation { s += e.zoneScoreText + "\n" }
         if !events.isEmpty {
             s += "zone events: " + ZoneEvent.Kind.allCases.map { "\($0.rawValue) \(events[$0] ?? 0)" }.joined(separator: ", ") + "\n"
         }

@@ -24,6 +24,8 @@ struct StreamingReplay {
         var skipped = SkipTally()
         var diagnostics = EngineDiagnostics()
         var accuracy: AccuracyReport?
+        /// The run judged against truth (with truth).
+        var evaluation: ReplayEvaluation?
         /// Time-ordered runs of the trace, and blocks sorted through the temporary file (0: in memory);
         /// nil when the trace was in order.
         var sortedRuns: Int?
@@ -33,8 +35,8 @@ struct StreamingReplay {
     let site: Site
     let configuration: EngineConfiguration
     let jobs: Int
-    let truth: GroundTruth?
-    let truthShiftSeconds: Double
+    /// What a comparison with truth gathers (nil without truth): copied into each pass.
+    var evaluation: ReplayEvaluation?
     /// Called with the number of rows read, now and then.
     var progress: ((Int) -> Void)?
     /// Rows per sorted block of an out-of-order trace (`TraceRowSorter`); small in tests, to spill.
@@ -101,7 +103,6 @@ struct StreamingReplay {
     private struct WriteSummary: Sendable {
         var fixes = 0
         var events: [ZoneEvent.Kind: Int] = [:]
-        var accuracy: AccuracyReport.Accumulator?
     }
 
     /// A value filled by one stage's thread and read after it ended.
@@ -118,11 +119,11 @@ struct StreamingReplay {
     /// after next), so none is allocated afresh.
     private func pass(source: ByteSource, sorted: Bool, positions: ByteSink?, events: ByteSink?) throws(LocusError) -> Outcome? {
         let encoder: ShardedEngine.FixEncoder? = positions == nil ? nil : { @Sendable fix, bytes in PositionsWriter.appendRow(fix, to: &bytes) }
-        let engine = try ShardedEngine(site: site, configuration: configuration, jobs: jobs, encoder: encoder, keepFixes: truth != nil)
+        let engine = try ShardedEngine(site: site, configuration: configuration, jobs: jobs, encoder: encoder, keepFixes: evaluation != nil)
         let defaultFloor = Int32(engine.defaultFloor.rawValue)
         let reader = Box(Reader(source: source, sorted: sorted, sortBlockRows: sortBlockRows, site: site, defaultFloor: defaultFloor,
                                 shards: engine.shardCount))
-        var writer = Writer(positions: positions, events: events, truth: truth, truthShiftSeconds: truthShiftSeconds)
+        var writer = Writer(positions: positions, events: events, evaluation: evaluation)
         var outOfOrder = false
 
         var current = try reader.value.next(reusing: [])
@@ -154,7 +155,9 @@ struct StreamingReplay {
         var out = Outcome()
         out.fixes = writer.summary.fixes
         out.events = writer.summary.events
-        out.accuracy = writer.summary.accuracy?.report
+        writer.evaluation?.finish()
+        out.evaluation = writer.evaluation
+        out.accuracy = writer.evaluation?.accuracyReport
         out.tags = read.tags
         out.skipped = read.skipped
         out.rows = read.rows + read.skipped.total
@@ -247,30 +250,29 @@ struct StreamingReplay {
     private struct Writer {
         let positions: ByteSink?
         let events: ByteSink?
-        let truth: GroundTruth?
-        let truthShiftSeconds: Double
         /// The positions bytes let out and not written yet (the header first).
         private var positionBytes: [UInt8] = []
         private var fixes: [PositionFix] = []
         private var released: [ZoneEvent] = []
         private var eventsWriter = ZoneEventWriter()
         private(set) var summary = WriteSummary()
+        /// The comparison with truth, fed in release order.
+        var evaluation: ReplayEvaluation?
 
-        init(positions: ByteSink?, events: ByteSink?, truth: GroundTruth?, truthShiftSeconds: Double) {
+        init(positions: ByteSink?, events: ByteSink?, evaluation: ReplayEvaluation?) {
             self.positions = positions
             self.events = events
-            self.truth = truth
-            self.truthShiftSeconds = truthShiftSeconds
+            self.evaluation = evaluation
             if positions != nil { positionBytes = Array(PositionsWriter.header.utf8) }
-            if truth != nil { summary.accuracy = AccuracyReport.Accumulator() }
         }
 
         /// Takes what `engine` lets out and writes it.
         mutating func write(from engine: ShardedEngine) throws(LocusError) {
             summary.fixes += engine.takeMerged(bytes: &positionBytes, fixes: &fixes, events: &released)
             for e in released { summary.events[e.kind, default: 0] += 1 }
-            if let t = truth {
-                for f in fixes { summary.accuracy?.add(f, truth: t.position(tag: f.tag, at: f.timeSeconds + truthShiftSeconds)) }
+            if evaluation != nil {
+                for f in fixes { evaluation?.add(f) }
+                for e in released { evaluation?.add(e) }
             }
             fixes.removeAll(keepingCapacity: true)
             if let positions, !positionBytes.isEmpty {

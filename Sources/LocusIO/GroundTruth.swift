@@ -9,6 +9,15 @@ package struct GroundTruth: Sendable {
         package var timeSeconds: [Double] = []
         package var points: [Point3] = []
 
+        /// No samples.
+        package init() {}
+
+        /// Samples at `timeSeconds` (sorted), `points`.
+        package init(timeSeconds: [Double], points: [Point3]) {
+            self.timeSeconds = timeSeconds
+            self.points = points
+        }
+
         /// The truth at `t` by linear interpolation between the neighbouring samples; nil outside
         /// [first, last] sample time. O(log n).
         package func position(at t: Double) -> Point3? {

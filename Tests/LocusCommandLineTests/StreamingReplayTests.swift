@@ -115,7 +115,7 @@ struct StreamingReplayTests {
         try Self.concatenatedByTag("corridor", to: dir + "/byTag.csv")
         let expected = try Self.reference(site: Self.site("corridor"), trace: dir + "/byTag.csv")
         let site = try SiteDecoder.load(path: Self.site("corridor"))
-        var replay = StreamingReplay(site: site, configuration: .standard, jobs: 2, truth: nil, truthShiftSeconds: 0)
+        var replay = StreamingReplay(site: site, configuration: .standard, jobs: 2)
         replay.sortBlockRows = 17
         let positions = try ByteSink(path: dir + "/p.csv"), events = try ByteSink(path: dir + "/e.jsonl")
         let outcome = try replay.run(source: try ByteSource(path: dir + "/byTag.csv"), positions: positions, events: events)
@@ -473,7 +473,7 @@ struct StreamingReplayFloorsTests {
         #expect(result.fixes.contains { $0.floor == "2F" } && result.fixes.contains { $0.floor == "1F" })
         #expect(result.events.contains { $0.floor == "2F" })
         for jobs in [1, 2, 3, 5] {
-            let replay = StreamingReplay(site: site, configuration: .standard, jobs: jobs, truth: nil, truthShiftSeconds: 0)
+            let replay = StreamingReplay(site: site, configuration: .standard, jobs: jobs)
             let positions = try ByteSink(path: dir + "/p.csv"), events = try ByteSink(path: dir + "/e.jsonl")
             _ = try replay.run(source: try ByteSource(path: dir + "/moved.csv"), positions: positions, events: events)
             try positions.close()

@@ -1,0 +1,196 @@
+import Locus
+import LocusCore
+import LocusIO
+import LocusZones
+
+/// A replay judged against truth, fix by fix in release order: the run's accuracy (`AccuracyReport`,
+/// the same arithmetic and order as before), each tag's (RMSE, percentiles, per-axis RMSE), the
+/// error CDF, the zone transitions scored against those the same rules raise on the true positions
+/// (`ZoneEventMatching`), and — for `--report` — each tag's track beside its truth.
+///
+/// Reference events: every fix's truth at its time (plus the truth shift) goes, in the fixes' order,
+/// through zone judges of its own (one per floor, the engine's options), as the pipeline's fixes go
+/// through the engine's; fixes without truth only move those judges' clock.
+struct ReplayEvaluation {
+    /// One tag's figures.
+    struct TagFigures {
+        var fixes = 0
+        var errors: [Double] = []
+        var sumX = 0.0, sumY = 0.0, sumZ = 0.0
+        /// Whether z was solved (a fix with z variance): then the z error counts.
+        var solvesZ = false
+        var firstSeconds = Double.infinity, lastSeconds = -Double.infinity
+        /// The track for the report (every fix when kept): time, estimate, truth (nil when none).
+        var track: [(t: Double, x: Double, y: Double, truth: Point2?, error: Double?)] = []
+        var floor: FloorID?
+
+        var compared: Int { errors.count }
+        func rmse(_ sum: Double) -> Double { compared > 0 ? (sum / Double(compared)).squareRoot() : 0 }
+    }
+
+    private var accuracy = AccuracyReport.Accumulator()
+    private(set) var tags: [TagID: TagFigures] = [:]
+    /// Tags in order of first fix.
+    private(set) var tagOrder: [TagID] = []
+    private var allErrors: [Double] = []
+    private var referenceJudges: [ZoneJudge]
+    private var referenceScratch: [[ZoneEvent]]
+    private var referenceTag: [TagID: Int] = [:]
+    private(set) var reference: [ZoneEvent] = []
+    private(set) var pipeline: [ZoneEvent] = []
+    private let site: Site
+    private let truth: GroundTruth
+    private let shiftSeconds: Double
+    private let keepsTracks: Bool
+    /// Matching window of the zone score, seconds.
+    let windowSeconds: Double
+
+    /// - Throws: the zone judges' errors (the site was valid for the engine, so none in practice).
+    init(site: Site, truth: GroundTruth, shiftSeconds: Double, rateHertz: Double, keepsTracks: Bool, windowSeconds: Double) throws(LocusError) {
+        self.site = site
+        self.truth = truth
+        self.shiftSeconds = shiftSeconds
+        self.keepsTracks = keepsTracks
+        self.windowSeconds = windowSeconds
+        var options = ZoneJudgeOptions.standard
+        options.positionPeriodSeconds = 1 / rateHertz
+        var judges: [ZoneJudge] = []
+        for floor in site.floors { judges.append(try ZoneJudge(floor: floor, options: options)) }
+        referenceJudges = judges
+        referenceScratch = Array(repeating: [], count: judges.count)
+    }
+
+    /// One released fix, in release order.
+    mutating func add(_ fix: PositionFix) {
+        let p = truth.position(tag: fix.tag, at: fix.timeSeconds + shiftSeconds)
+        accuracy.add(fix, truth: p)
+        if tags[fix.tag] == nil { tagOrder.append(fix.tag) }
+        var figures = tags[fix.tag] ?? TagFigures()
+        figures.fixes += 1
+        figures.firstSeconds = min(figures.firstSeconds, fix.timeSeconds)
+        figures.lastSeconds = max(figures.lastSeconds, fix.timeSeconds)
+        figures.floor = figures.floor ?? fix.floor
+        if fix.covariance.zz > 0 { figures.solvesZ = true }
+        var error: Double? = nil
+        if let p {
+            let dx = fix.position.x - p.x, dy = fix.position.y - p.y, dz = fix.position.z - p.z
+            let e = (dx * dx + dy * dy).squareRoot()
+            figures.errors.append(e)
+            figures.sumX += dx * dx
+            figures.sumY += dy * dy
+            figures.sumZ += dz * dz
+            allErrors.append(e)
+            error = e
+        }
+        if keepsTracks {
+            figures.track.append((fix.timeSeconds, fix.position.x, fix.position.y, p.map { Point2(x: $0.x, y: $0.y) }, error))
+        }
+        tags[fix.tag] = figures
+        // The reference: the same rules on the truth at the fix's time.
+        let floor = site.floorIndex(of: fix.floor)?.rawValue ?? 0
+        let tagIndex = referenceTag[fix.tag] ?? {
+            let k = referenceTag.count
+            referenceTag[fix.tag] = k
+            return k
+        }()
+        for f in referenceJudges.indices {
+            if f == floor, let p {
+                try? referenceJudges[f].judge(ZoneFix(timeSeconds: fix.timeSeconds, tag: fix.tag, point: Point2(x: p.x, y: p.y)),
+                                              tag: TagIndex(tagIndex), into: &referenceScratch[f])
+            } else {
+                try? referenceJudges[f].advance(toSeconds: fix.timeSeconds, into: &referenceScratch[f])
+            }
+        }
+        collectReference()
+    }
+
+    /// One event the pipeline released.
+    mutating func add(_ event: ZoneEvent) { pipeline.append(event) }
+
+    private mutating func collectReference() {
+        guard referenceScratch.contains(where: { !$0.isEmpty }) else { return }
+        reference += referenceJudges.count == 1 ? referenceScratch[0] : ZoneJudge.merge(referenceScratch)
+        for f in referenceScratch.indices { referenceScratch[f].removeAll(keepingCapacity: true) }
+    }
+
+    /// Ends the reference judgement (no synthetic exit, SPEC §4.6).
+    mutating func finish() {
+        for f in referenceJudges.indices { referenceJudges[f].finish(into: &referenceScratch[f]) }
+        collectReference()
+    }
+
+    /// The run's accuracy (as `AccuracyReport(fixes:truth:)` computes it).
+    var accuracyReport: AccuracyReport { accuracy.report }
+
+    /// The zone transitions scored (after `finish()`).
+    var zoneScore: ZoneEventMatching { ZoneEventMatching(reference: reference, pipeline: pipeline, windowSeconds: windowSeconds) }
+
+    /// Hours of tag time: Σ over tags of (last fix − first fix).
+    var tagHours: Double { tags.values.reduce(0) { $0 + max(0, $1.lastSeconds - $1.firstSeconds) } / 3600 }
+
+    /// Every compared error, sorted, metres.
+    var sortedErrors: [Double] { allErrors.sorted() }
+
+    // MARK: JSON
+
+    /// `per_tag`: keyed by tag id — `fixes`, `compared`, `rmse_m`, `p50_m`, `p95_m`, `p99_m`, `max_m`,
+    /// `rmse_x_m`, `rmse_y_m`, and `rmse_z_m` where z is solved (null figures when nothing compared).
+    var perTagJSON: JSONValue {
+        .object(tagOrder.map { tag in
+            let f = tags[tag]!
+            let sorted = f.errors.sorted()
+            func figure(_ v: Double?) -> JSONValue { f.compared > 0 ? v.map { .number($0, .fixed(4)) } ?? .null : .null }
+            var members: [(String, JSONValue)] = [
+                ("fixes", .integer(f.fixes)), ("compared", .integer(f.compared)),
+                ("rmse_m", figure(f.rmse(f.sumX + f.sumY))),
+                ("p50_m", figure(ZoneEventMatching.quantile(sorted, 0.5))), ("p95_m", figure(ZoneEventMatching.quantile(sorted, 0.95))),
+                ("p99_m", figure(ZoneEventMatching.quantile(sorted, 0.99))), ("max_m", figure(sorted.last)),
+                ("rmse_x_m", figure(f.rmse(f.sumX))), ("rmse_y_m", figure(f.rmse(f.sumY))),
+            ]
+            if f.solvesZ { members.append(("rmse_z_m", figure(f.rmse(f.sumZ)))) }
+            return (tag.rawValue, JSONValue.object(members))
+        })
+    }
+
+    /// `cdf`: the error at each percent, `[{"p": 0.01, "error_m": …}, … {"p": 1, …}]` (nearest rank).
+    var cdfJSON: JSONValue {
+        let sorted = sortedErrors
+        guard !sorted.isEmpty else { return .array([]) }
+        return .array((1...100).map { k in
+            let q = Double(k) / 100
+            return .object([("p", .number(q, .fixed(2))), ("error_m", .number(ZoneEventMatching.quantile(sorted, q) ?? 0, .fixed(4)))])
+        })
+    }
+
+    /// `zone_score`: `reference`, `matched`, `missed`, `spurious`, `spurious_per_tag_hour`,
+    /// `delay_p50_s`, `delay_p95_s` (null without matched pairs), per kind `enter`/`exit` delays,
+    /// `window_s`, `tag_hours`.
+    var zoneScoreJSON: JSONValue {
+        let s = zoneScore
+        func seconds(_ v: Double?) -> JSONValue { v.map { .number($0, .fixed(3)) } ?? .null }
+        let hours = tagHours
+        return .object([
+            ("reference", .integer(s.reference)), ("matched", .integer(s.matched)),
+            ("missed", .integer(s.missed)), ("spurious", .integer(s.spurious)),
+            ("spurious_per_tag_hour", hours > 0 ? .number(Double(s.spurious) / hours, .fixed(3)) : .null),
+            ("delay_p50_s", seconds(ZoneEventMatching.quantile(s.delaysSeconds, 0.5))),
+            ("delay_p95_s", seconds(ZoneEventMatching.quantile(s.delaysSeconds, 0.95))),
+            ("enter_delay_p50_s", seconds(ZoneEventMatching.quantile(s.enterDelaysSeconds, 0.5))),
+            ("exit_delay_p50_s", seconds(ZoneEventMatching.quantile(s.exitDelaysSeconds, 0.5))),
+            ("window_s", .number(windowSeconds, .fixed(3))),
+            ("tag_hours", .number(hours, .fixed(4))),
+        ])
+    }
+
+    /// The zone score in one line of words.
+    var zoneScoreText: String {
+        let s = zoneScore
+        func f(_ v: Double?) -> String { v.map { DecimalText.string($0, decimals: 2) + " s" } ?? "n/a" }
+        let hours = tagHours
+        var out = "zone transitions vs truth (±\(DecimalText.string(windowSeconds, decimals: 1)) s): \(s.reference) reference, \(s.matched) matched, "
+        out += "\(s.missed) missed, \(s.spurious) spurious"
+        if hours > 0 { out += " (\(DecimalText.string(Double(s.spurious) / hours, decimals: 2)) per tag-hour)" }
+        out += "; delay p50 \(f(ZoneEventMatching.quantile(s.delaysSeconds, 0.5))), p95 \(f(ZoneEventMatching.quantile(s.delaysSeconds, 0.95)))"
+        return out
+    }
+}
