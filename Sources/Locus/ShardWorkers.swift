@@ -70,14 +70,7 @@ package final class ShardWorkers: @unchecked Sendable {
     package func wait(_ group: Group) {
         condition.lock()
         while group.remaining > 0 {
-            if let task = dequeue() {
-                condition.unlock()
-                task.work()
-                condition.lock()
-                finished(task)
-            } else {
-                condition.wait()
-            }
+            if !runQueued() { condition.wait() }
         }
         condition.unlock()
     }
@@ -102,24 +95,23 @@ package final class ShardWorkers: @unchecked Sendable {
         return task
     }
 
-    /// Counts `task` done (with the lock held).
-    private func finished(_ task: Task) {
+    /// Runs the next queued task, the lock released meanwhile (held on entry and on return), and
+    /// counts it done; false when the queue is empty.
+    private func runQueued() -> Bool {
+        guard let task = dequeue() else { return false }
+        condition.unlock()
+        task.work()
+        condition.lock()
         task.group.remaining -= 1
         if task.group.remaining == 0 { condition.broadcast() }
+        return true
     }
 
     private func loop() {
         condition.lock()
-        while true {
-            if stopped { condition.unlock(); return }
-            if let task = dequeue() {
-                condition.unlock()
-                task.work()
-                condition.lock()
-                finished(task)
-            } else {
-                condition.wait()
-            }
+        while !stopped {
+            if !runQueued() { condition.wait() }
         }
+        condition.unlock()
     }
 }

@@ -65,6 +65,21 @@ package struct CSVScanner {
         nextLine += 1
     }
 
+    /// `nextRecord()` over one piece of a longer input (`LineChunks`): false at the piece's end, and
+    /// also — unless the piece is the input's last — when the record runs past it (a quoted field
+    /// across the cut): the scanner then stands before that record and `consumed` is its offset, so
+    /// that it is read again with the next piece.
+    package mutating func nextRecord(inPiece isLast: Bool, consumed: inout Int) -> Bool {
+        let before = mark
+        guard nextRecord() else { return false }
+        if !isLast, lastRecordIsUnterminated {
+            restore(before)
+            consumed = before.position
+            return false
+        }
+        return true
+    }
+
     /// Advances to the next record; false at the end of the input.
     package mutating func nextRecord() -> Bool {
         let n = bytes.count

@@ -67,6 +67,27 @@ package struct LineChunks: Sendable {
         }
     }
 
+    /// The reading step of a stream of parsed pieces: the parser made from the header on first use
+    /// (`makeParser` returns it and the header's length), then the next piece given to `parse`.
+    /// Returns false once the input is exhausted.
+    /// - Throws: `makeParser`'s errors; as `next(_:)`.
+    package mutating func nextPiece<Parser>(parser: inout Parser?,
+                                            makeParser: (UnsafeBufferPointer<UInt8>) throws(LocusError) -> (Parser, Int),
+                                            parse: (inout Parser, UnsafeBufferPointer<UInt8>, Bool) -> Int) throws(LocusError) -> Bool {
+        if parser == nil {
+            var made: Parser? = nil
+            try header { (bytes) throws(LocusError) -> Int in
+                let (p, headerEnd) = try makeParser(bytes)
+                made = p
+                return headerEnd
+            }
+            parser = made
+        }
+        guard var p = parser else { return false }
+        defer { parser = p }
+        return try next { piece, isLast in parse(&p, piece, isLast) }
+    }
+
     /// Reads until the buffer is full or the input ends.
     private mutating func fill() throws(LocusError) {
         while !sourceEnded && filled < buffer.count {

@@ -87,14 +87,7 @@ package struct PointTableParser: Sendable {
         var scanner = CSVScanner(bytes: bytes, firstLine: nextLine)
         table.hasZ = zCol != nil
         var consumed = bytes.count
-        while true {
-            let mark = scanner.mark
-            guard scanner.nextRecord() else { break }
-            if !isLast, scanner.lastRecordIsUnterminated {
-                scanner.restore(mark)
-                consumed = mark.position
-                break
-            }
+        while scanner.nextRecord(inPiece: isLast, consumed: &consumed) {
             let line = scanner.lineNumber
             let fields = scanner.fields
             guard fields.count >= needed else { table.skipped.record(.missingField, line: line); continue }
@@ -160,18 +153,10 @@ package struct PointStream: Sendable {
     /// - Throws: as `PointTableParser.init`; `E5001` when the input cannot be read.
     package mutating func next(into table: inout PointTable) throws(LocusError) -> Bool {
         table.removeRows()
-        if parser == nil {
-            let (name, kind) = (chunks.source.name, self.kind)
-            var made: PointTableParser? = nil
-            try chunks.header { (bytes) throws(LocusError) -> Int in
-                let p = try PointTableParser(header: bytes, file: name, kind: kind)
-                made = p
-                return p.headerEnd
-            }
-            parser = made
-        }
-        var p = parser!
-        defer { parser = p }
-        return try chunks.next { piece, isLast in p.parse(piece, isLast: isLast, into: &table) }
+        let (name, kind) = (chunks.source.name, self.kind)
+        return try chunks.nextPiece(parser: &parser, makeParser: { (bytes) throws(LocusError) in
+            let p = try PointTableParser(header: bytes, file: name, kind: kind)
+            return (p, p.headerEnd)
+        }, parse: { p, piece, isLast in p.parse(piece, isLast: isLast, into: &table) })
     }
 }

@@ -224,14 +224,8 @@ package struct TraceRowParser: Sendable {
         var consumed = count
         while true {
             if fastRows, fastRow() { continue }
-            let mark = scanner.mark
-            guard scanner.nextRecord() else { break }
-            if !isLast, scanner.lastRecordIsUnterminated {
-                // A quoted field runs past this piece: the record is read again with the next one.
-                scanner.restore(mark)
-                consumed = mark.position
-                break
-            }
+            // A quoted field running past this piece is read again with the next one.
+            guard scanner.nextRecord(inPiece: isLast, consumed: &consumed) else { break }
             let line = scanner.lineNumber
             let fields = scanner.fields
             if fields.count < needed || isEmpty(fields[tCol]) || isEmpty(fields[aCol]) || isEmpty(fields[rCol]) {

@@ -32,18 +32,10 @@ package struct TraceStream: Sendable {
     /// - Throws: `E5004` for a file without a header, `E5003` for a missing required column (naming
     ///   the file and line), `E5001` when the input cannot be read.
     package mutating func nextRows(into rows: inout [TraceRow]) throws(LocusError) -> Bool {
-        if parser == nil {
-            let name = chunks.source.name
-            var made: TraceRowParser? = nil
-            try chunks.header { (bytes) throws(LocusError) -> Int in
-                let p = try TraceRowParser(header: bytes, file: name)
-                made = p
-                return p.headerEnd
-            }
-            parser = made
-        }
-        var p = parser!
-        defer { parser = p }
-        return try chunks.next { piece, isLast in p.parse(piece, isLast: isLast, into: &rows) }
+        let name = chunks.source.name
+        return try chunks.nextPiece(parser: &parser, makeParser: { (bytes) throws(LocusError) in
+            let p = try TraceRowParser(header: bytes, file: name)
+            return (p, p.headerEnd)
+        }, parse: { p, piece, isLast in p.parse(piece, isLast: isLast, into: &rows) })
     }
 }

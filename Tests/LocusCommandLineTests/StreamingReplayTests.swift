@@ -192,11 +192,9 @@ struct StreamingReplayTests {
             return
         }
         func peakKilobytes(rounds: Int) throws -> Int {
-            let r = try Self.locus(["-f", "%M", Self.locusPath, "replay", "--site", Self.site("hall"), "--trace", "-", "--jobs", "2"],
-                                   generator: Self.hallTrace(rounds: rounds), executable: "/usr/bin/time")
-            #expect(r.status == 0, "\(r.err)")
-            #expect(String(decoding: r.out, as: UTF8.self).contains("from \(rounds * 20 * 8) range rows"), "\(r.err)")
-            return Int(r.err.split(separator: "\n").last.map { String($0).trimmingCharacters(in: .whitespaces) } ?? "") ?? -1
+            let r = try Self.peakRSS(["replay", "--site", Self.site("hall"), "--trace", "-", "--jobs", "2"], generator: Self.hallTrace(rounds: rounds))
+            #expect(r.out.contains("from \(rounds * 20 * 8) range rows"), "\(r.out)")
+            return r.kilobytes
         }
         // 1,000 rounds (160,000 rows, 4.8 MB) already fill every buffer; 50,000 (8 M rows, 240 MB)
         // are 50× longer. The whole-file path held ~90 bytes per row (352 MB for 3.84 M rows): it
@@ -255,6 +253,15 @@ struct StreamingReplayTests {
         text.append(UInt8(ascii: "0") + UInt8(r / 100))
         text.append(UInt8(ascii: "0") + UInt8(r / 10 % 10))
         text.append(UInt8(ascii: "0") + UInt8(r % 10))
+    }
+
+    /// Runs `locus arguments` under /usr/bin/time with standard input from `generator`: its peak
+    /// RSS (kB; −1 when unreadable) and standard output. Expects exit status 0.
+    static func peakRSS(_ arguments: [String], generator: @escaping () -> [UInt8]?) throws -> (kilobytes: Int, out: String) {
+        let r = try locus(["-f", "%M", locusPath] + arguments, generator: generator, executable: "/usr/bin/time")
+        #expect(r.status == 0, "\(r.err)")
+        let kilobytes = Int(r.err.split(separator: "\n").last.map { String($0).trimmingCharacters(in: .whitespaces) } ?? "") ?? -1
+        return (kilobytes, String(decoding: r.out, as: UTF8.self))
     }
 
     static var locusPath: String {
