@@ -556,22 +556,37 @@ public final class FloorSession: Sendable {
     }
 
     /// Moves what the engine released into the queue (and the delivery), and logs new failures.
+    ///
+    /// Positions and zone events are queued interleaved in time order — an event after the positions
+    /// up to its time and before later ones (at equal times the positions first: an event is raised
+    /// by the position at its time) —, so that callbacks see a chunk's output as it happened, not all
+    /// its positions before all its events. Each kind stays in the engine's order.
     private func collect(_ s: inout State) {
         let fixes = s.engine.drainFixes()
+        let events = s.engine.drainEvents()
+        var sealed = false
         if !fixes.isEmpty {
             if s.smoothing != nil { s.runFixes.append(contentsOf: fixes) }
             s.positionsSinceBegin += fixes.count
             let sealedBefore = s.delivery.openSequence
             if sink != nil, let e = s.delivery.add(fixes) { s.queue.append(.log(spoolFailure(e))) }
-            for f in fixes { s.queue.append(.position(f)) }
-            // Offer batches when one was sealed (a refused batch is retried then, on send() and end()).
-            if sink != nil && s.delivery.openSequence != sealedBefore { s.queue.append(.deliverPending) }
+            sealed = sink != nil && s.delivery.openSequence != sealedBefore
         }
-        let events = s.engine.drainEvents()
-        if !events.isEmpty {
-            s.eventsSinceBegin += events.count
-            for e in events { s.queue.append(.event(e)) }
+        s.eventsSinceBegin += events.count
+        var j = 0
+        for f in fixes {
+            while j < events.count, events[j].timeSeconds < f.timeSeconds {
+                s.queue.append(.event(events[j]))
+                j += 1
+            }
+            s.queue.append(.position(f))
         }
+        while j < events.count {
+            s.queue.append(.event(events[j]))
+            j += 1
+        }
+        // Offer batches when one was sealed (a refused batch is retried then, on send() and end()).
+        if sealed { s.queue.append(.deliverPending) }
         for (code, count) in s.engine.diagnostics.failedEpochs {
             // Log the first failure of a code, then each time the count passes 10, 100, 1000, …
             let logged = s.loggedFailures[code] ?? 0

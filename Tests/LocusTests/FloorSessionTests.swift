@@ -67,6 +67,33 @@ struct FloorSessionTests {
         #expect(one.1.map(\.kind) == [.enter, .dwell, .dwell, .exit])
     }
 
+    @Test("a chunk's positions and zone events reach the callbacks interleaved in time order, not all positions first (an event after the positions up to its time)")
+    func interleavedDelivery() throws {
+        let site = try SiteDecoder.load(path: SessionFixtures.hallSite)
+        let trace = try TraceReader.read(path: SessionFixtures.hallWalk)
+        let session = try FloorSession(site: site, configuration: .init(floor: "1F"))
+        let order = Mutex<[(time: Double, isEvent: Bool)]>([])
+        session.onPosition = { fix in order.withLock { $0.append((fix.timeSeconds, false)) } }
+        session.onZoneEnter = { _, e in order.withLock { $0.append((e.timeSeconds, true)) } }
+        session.onZoneExit = { _, e in order.withLock { $0.append((e.timeSeconds, true)) } }
+        session.onZoneDwell = { _, _, e in order.withLock { $0.append((e.timeSeconds, true)) } }
+        try session.begin()
+        // The whole trace in one call: every position and event of it is released by that call.
+        try session.ingest(contentsOf: (0..<trace.count).map { trace.measurement($0) })
+        session.end()
+        let seen = order.withLock { $0 }
+        #expect(seen.contains { $0.isEvent } && seen.contains { !$0.isEvent })
+        // Times never go back; at equal times the positions come first.
+        for k in 1..<seen.count {
+            let (a, b) = (seen[k - 1], seen[k])
+            #expect(a.time < b.time || (a.time == b.time && (!a.isEvent || b.isEvent)), "item \(k): \(a) then \(b)")
+            if a.time > b.time { break }
+        }
+        // The first event is delivered right after the position it follows, not after the last position.
+        let firstEvent = try #require(seen.firstIndex { $0.isEvent })
+        #expect(firstEvent < seen.count / 10, "first event at item \(firstEvent) of \(seen.count)")
+    }
+
     @Test("callers on several threads at once: every position is handed out once, in order per tag, and delivered in callback order")
     func concurrentCallers() async throws {
         let sink = RecordingSink()
