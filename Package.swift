@@ -53,7 +53,8 @@ let package = Package(
         .testTarget(name: "LocusZonesTests", dependencies: ["LocusCore", "LocusZones", "LocusTestSupport"]),
         .testTarget(name: "LocusIOTests", dependencies: ["LocusCore", "LocusIO", "LocusTestSupport"]),
         .testTarget(name: "LocusTests", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusIO", "LocusSimulation", "LocusTestSupport"]),
-        .testTarget(name: "LocusCommandLineTests", dependencies: ["LocusCommandLine", "Locus", "LocusCore", "LocusIO", "LocusZones", "LocusSimulation", "LocusTestSupport"]),
+        // CZlib: the heatmap tests decode the PNGs rsvg-convert renders.
+        .testTarget(name: "LocusCommandLineTests", dependencies: ["LocusCommandLine", "Locus", "LocusCore", "LocusIO", "LocusZones", "LocusSimulation", "LocusTestSupport", "CZlib"]),
     ]
 )
 

@@ -14,7 +14,8 @@ package enum GeometryCommand: LocusCommand {
             .value("floor", "ID", "Floor to judge (default: the site's first floor)."),
             .value("grid", "METRES", "Cell size of the grid (default 0.5; at most 1,000,000 cells)."),
             .value("max-range", "METRES", "Largest tag–locator distance that still ranges (default 30)."),
-            .value("svg", "OUT.svg", "Write the heatmap: HDOP per cell, floor, zones, locators, legend, scale bar."),
+            .value("svg", "OUT.svg", "Write the heatmap: HDOP per cell on a scale fitted to the map's range, floor, zones, locators (those off the floor at its edge), legend, scale bar, wrapped warnings."),
+            .value("accuracy", "SIGMA_M", "Range error σ in metres (e.g. 0.1): the heatmap shows the expected horizontal accuracy HDOP × σ in cm, and the summary adds its p50/p95/max."),
             .flag("suggest", "Find where one more locator would most improve the worst area, and by how much."),
             .value("trace", "TRACE", "Check each locator's surveyed position against a recording on this floor (the survey check of 'locus calibrate' without truth): flagged locators are listed and marked on the SVG with the position the recording fits."),
             .value("method", "PATH", "Numeric path of the DOP map: batched (one dgemm per block of cells, default) or kernel (C kernel per cell, the reference).", choices: ["kernel", "batched"]),
@@ -28,6 +29,9 @@ package enum GeometryCommand: LocusCommand {
         outside the floor, areas out of range or with HDOP > 5 (with their bounding box), zones in
         poor geometry. --suggest tries positions every ~1 m along the walls and on an interior grid
         (at the median locator height) and picks the one with the lowest 95th-percentile HDOP.
+        The heatmap's colours adapt to the map: shades of green (HDOP ≤ 2, covered) span the map's own
+        range, yellow (2), orange (3), red (5) and dark red (> 5, very poor) keep their meaning; the
+        title is green when coverage ≥ 95 % and max HDOP ≤ 2, amber when ≥ 80 % and ≤ 5, else red.
         Exit codes: 0 judged (warnings allowed), 1 failure at run time (e.g. an unwritable --svg),
         2 usage error or invalid site.
         """)
@@ -58,6 +62,7 @@ package enum GeometryCommand: LocusCommand {
             if e.code == .noFloorMap { e.context.jsonPath = "floors[\(floorIndex)].widthM" }
             throw e.inFile(path)
         }
+        let sigma: Double? = arguments.string("accuracy") == nil ? nil : try arguments.double("accuracy", default: 0, in: 0.000_1...100)
         let suggestion = arguments.flag("suggest") ? try report.suggestion() : nil
         var title = "Locator geometry — "
         title += site.building.name.isEmpty ? site.building.id : site.building.name
@@ -72,14 +77,15 @@ package enum GeometryCommand: LocusCommand {
                               offsetMeters: (d.x * d.x + d.y * d.y + d.z * d.z).squareRoot())
         }
         if let svgPath = arguments.string("svg") {
-            try FileBytes.write(GeometryHeatmap.svg(report: report, suggestion: suggestion, title: title, survey: marks), to: svgPath)
+            try FileBytes.write(GeometryHeatmap.svg(report: report, suggestion: suggestion, title: title, survey: marks,
+                                                    accuracySigmaMeters: sigma), to: svgPath)
         }
         if arguments.flag("json") {
             let json = summary(report, suggestion: suggestion, svg: arguments.string("svg"),
-                               survey: survey.map { surveyJSON($0, trace: arguments.string("trace") ?? "") })
+                               survey: survey.map { surveyJSON($0, trace: arguments.string("trace") ?? "") }, accuracySigmaMeters: sigma)
             console.out(JSONWriter(style: .compact).string(json) + "\n")
         } else {
-            var out = text(report, suggestion: suggestion, site: site, path: path, svg: arguments.string("svg"))
+            var out = text(report, suggestion: suggestion, site: site, path: path, svg: arguments.string("svg"), accuracySigmaMeters: sigma)
             if let survey { out += surveyText(survey, trace: arguments.string("trace") ?? "") }
             console.out(out)
         }
@@ -99,8 +105,10 @@ package enum GeometryCommand: LocusCommand {
     }
 
     /// The `--json` summary: SPEC keys `cells`, `hdop_p50`, `hdop_p95`, `hdop_max`, `coverage`,
-    /// `warnings`, and more (floor, mode, grid, solvable and poor fractions, suggestion, svg).
-    static func summary(_ r: GeometryReport, suggestion: GeometrySuggestion?, svg: String?, survey: JSONValue? = nil) -> JSONValue {
+    /// `warnings`, and more (floor, mode, grid, solvable and poor fractions, suggestion, svg); with
+    /// `accuracySigmaMeters` σ also `accuracy` (`accuracyJSON`).
+    static func summary(_ r: GeometryReport, suggestion: GeometrySuggestion?, svg: String?, survey: JSONValue? = nil,
+                        accuracySigmaMeters: Double? = nil) -> JSONValue {
         let s = r.statistics
         var members: [(String, JSONValue)] = [
             ("floor", .string(r.floor.id.rawValue)),
@@ -116,6 +124,7 @@ package enum GeometryCommand: LocusCommand {
         if let v = s.vdopMax { members.append(("vdop_max", .number(v, .fixed(4)))) }
         members.append(("out_of_range_fraction", .number(s.cells > 0 ? Double(s.outOfRangeCells) / Double(s.cells) : 0, .fixed(4))))
         members.append(("poor_fraction", .number(s.cells > 0 ? Double(s.poorCells) / Double(s.cells) : 0, .fixed(4))))
+        if let sigma = accuracySigmaMeters { members.append(("accuracy", accuracyJSON(s, sigmaMeters: sigma, options: r.options))) }
         members.append(("warnings", .array(r.warnings.map { .string($0.description) })))
         if let g = suggestion {
             members.append(("suggestion", .object([
@@ -130,8 +139,18 @@ package enum GeometryCommand: LocusCommand {
         return .object(members)
     }
 
-    /// The human summary: a compact table, the warnings, the suggestion.
-    static func text(_ r: GeometryReport, suggestion: GeometrySuggestion?, site: Site, path: String, svg: String?) -> String {
+    /// `accuracy`: the expected horizontal accuracy HDOP × σ over the solvable cells —
+    /// `range_sigma_m` (σ, metres), `p50_cm`, `p95_cm`, `max_cm` (centimetres; null when no cell is
+    /// solvable) and `coverage_limit_cm` (the coverage HDOP × σ).
+    static func accuracyJSON(_ s: GeometryStatistics, sigmaMeters sigma: Double, options: GeometryReportOptions) -> JSONValue {
+        func cm(_ x: Double?) -> JSONValue { x.map { .number($0 * sigma * 100, .fixed(2)) } ?? .null }
+        return .object([("range_sigma_m", .number(sigma, .fixed(4))), ("p50_cm", cm(s.hdopP50)), ("p95_cm", cm(s.hdopP95)),
+                        ("max_cm", cm(s.hdopMax)), ("coverage_limit_cm", cm(options.coverageHDOP))])
+    }
+
+    /// The human summary: a compact table (with the accuracy in cm when σ is given), the warnings, the suggestion.
+    static func text(_ r: GeometryReport, suggestion: GeometrySuggestion?, site: Site, path: String, svg: String?,
+                     accuracySigmaMeters: Double? = nil) -> String {
         let s = r.statistics
         func f(_ x: Double?, _ d: Int = 2) -> String { x.map { DecimalText.string($0, decimals: d) } ?? "n/a" }
         func pct(_ part: Int) -> String { f(s.cells > 0 ? 100 * Double(part) / Double(s.cells) : 0, 1) + " %" }
@@ -141,6 +160,10 @@ package enum GeometryCommand: LocusCommand {
         out += "  HDOP       p50 \(f(s.hdopP50))   p95 \(f(s.hdopP95))   max \(f(s.hdopMax))"
         if let v = s.vdopMax { out += "   (VDOP max \(f(v)))" }
         out += "\n"
+        if let sigma = accuracySigmaMeters {
+            func cm(_ x: Double?) -> String { x.map { f($0 * sigma * 100, 1) + " cm" } ?? "n/a" }
+            out += "  accuracy   p50 \(cm(s.hdopP50))   p95 \(cm(s.hdopP95))   max \(cm(s.hdopMax))   (HDOP × range σ \(f(sigma, 3)) m)\n"
+        }
         out += "  coverage   \(pct(s.coveredCells)) of the floor (HDOP ≤ \(f(r.options.coverageHDOP, 0)), ≥ \(r.locatorsNeeded) locators in range)\n"
         out += "  no fix     \(pct(s.cells - s.solvableCells))   HDOP > \(f(r.options.poorHDOP, 0))  \(pct(s.poorCells))\n"
         if r.warnings.isEmpty {

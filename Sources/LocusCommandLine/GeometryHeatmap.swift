@@ -2,57 +2,25 @@ import LocusCore
 import LocusIO
 import LocusSolvers
 
-/// Draws a `GeometryReport` as an SVG heatmap a person reads at a glance: HDOP per cell on a
-/// green–yellow–red scale (ColorBrewer RdYlGn, 0.5 dark green, 1 green, 2 yellow, 5 red, above 5
-/// dark red, no fix grey), a legend colour bar with ticks and the coverage limit, the floor outline
-/// with metre ticks (y up), zones outlined and labelled, locators with their addresses, the
-/// suggested locator as a blue star, a scale bar, and a title with the summary numbers.
+/// Draws a `GeometryReport` as an SVG heatmap a person reads at a glance: HDOP (or, with
+/// `--accuracy`, the expected horizontal accuracy in cm) per cell on a colour scale fitted to the
+/// map's range (`GeometryHeatScale`), a legend colour bar with ticks and the coverage limit, the floor
+/// outline with metre ticks (y up), zones outlined and labelled, locators with their addresses,
+/// locators and zones off the floor drawn at its edge, the suggested locator as a blue star, a scale
+/// bar, a title with the summary numbers coloured by the verdict (`GeometryVerdict`), and the
+/// warnings wrapped under the drawing.
 ///
-/// Cells are quantised to 50 colour classes (10 per segment between the anchors) and same-class
-/// runs are merged into rectangles, along rows and then across identical runs of consecutive rows,
-/// so a 0.5 m map of a 40 × 25 m hall is a few hundred rectangles. Output bytes depend only on
-/// the report (fixed decimals, fixed order).
+/// Cells are quantised to the scale's colour classes and same-class runs are merged into rectangles,
+/// along rows and then across identical runs of consecutive rows, so a 0.5 m map of a 40 × 25 m hall
+/// is a few hundred rectangles. Their edges are whole pixels taken from one table per axis (each
+/// column's and row's edge rounded once), so neighbouring rectangles share their edges exactly and
+/// no renderer can leave a seam between them. Map labels are placed by `LabelPlacer` so they overlap
+/// neither each other nor the markers. Output bytes depend only on the report (fixed decimals, fixed
+/// order).
 enum GeometryHeatmap {
-    /// HDOP anchors of the colour scale and their colours (RdYlGn).
-    static let anchors: [(hdop: Double, rgb: (Double, Double, Double))] = [
-        (0.5, (0x00, 0x68, 0x37)), (1.0, (0x1A, 0x98, 0x50)), (1.5, (0xA6, 0xD9, 0x6A)),
-        (2.0, (0xFE, 0xE0, 0x8B)), (3.0, (0xFD, 0xAE, 0x61)), (5.0, (0xD7, 0x30, 0x27)),
-    ]
-    static let classesPerSegment = 10
-    static let aboveColour = "#7F0000"
-    static let noFixColour = "#C4C4C4"
-
-    /// Colour class of an HDOP: 0 … 49 on the scale, 50 above the last anchor, 51 no fix.
-    static func colourClass(_ hdop: Double?) -> Int {
-        guard let h = hdop else { return 51 }
-        let last = anchors.count - 1
-        if h > anchors[last].hdop { return 50 }
-        var segment = 0
-        while segment < last - 1 && h > anchors[segment + 1].hdop { segment += 1 }
-        let lo = anchors[segment].hdop, hi = anchors[segment + 1].hdop
-        let t = min(max((h - lo) / (hi - lo), 0), 0.999_999)
-        return segment * classesPerSegment + Int(t * Double(classesPerSegment))
-    }
-
-    /// `#RRGGBB` of a colour class (the colour at the class's centre).
-    static func colour(ofClass k: Int) -> String {
-        if k == 50 { return aboveColour }
-        if k >= 51 { return noFixColour }
-        let segment = k / classesPerSegment
-        let t = (Double(k % classesPerSegment) + 0.5) / Double(classesPerSegment)
-        let a = anchors[segment].rgb, b = anchors[segment + 1].rgb
-        return hex(a.0 + t * (b.0 - a.0), a.1 + t * (b.1 - a.1), a.2 + t * (b.2 - a.2))
-    }
-
-    static func hex(_ r: Double, _ g: Double, _ b: Double) -> String {
-        let digits = Array("0123456789ABCDEF")
-        var s = "#"
-        for v in [r, g, b] {
-            let n = Int(min(max(v.rounded(), 0), 255))
-            s.append(digits[n / 16]); s.append(digits[n % 16])
-        }
-        return s
-    }
+    /// Map-label colours: locators, off-floor markers, zones, the suggestion, flagged locators.
+    static let locatorColour = "#111111", offFloorColour = "#7B3294", zoneColour = "#1F2D5A"
+    static let suggestionColour = "#2166AC", surveyColour = "#B2182B"
 
     /// A "nice" tick step (1, 2 or 5 × 10ᵏ metres) giving at most `maximumTicks` intervals over `length`.
     static func tickStep(_ length: Double, maximumTicks: Double = 10) -> Double {
@@ -68,64 +36,109 @@ enum GeometryHeatmap {
 
     static func n(_ x: Double, _ d: Int) -> String { DecimalText.string(x, decimals: d) }
 
-    /// The SVG bytes for `report`, with `suggestion` drawn when given.
-    /// `title` is the first title line (e.g. building and floor names).
-    static func svg(report: GeometryReport, suggestion: GeometrySuggestion?, title: String, survey: [SurveyMark] = []) -> [UInt8] {
+    /// A style list, SVG attribute name → value.
+    typealias Style = [(String, SVGDocument.Value)]
+
+    /// The SVG bytes for `report`, with `suggestion` drawn when given and flagged locators (`survey`)
+    /// marked. `title` is the first title line (e.g. building and floor names). With
+    /// `accuracySigmaMeters` σ the cells show HDOP · σ in centimetres instead of HDOP.
+    static func svg(report: GeometryReport, suggestion: GeometrySuggestion?, title: String, survey: [SurveyMark] = [],
+                    accuracySigmaMeters: Double? = nil) -> [UInt8] {
         let floor = report.floor, grid = report.grid, stats = report.statistics
+        let heat = GeometryHeatScale(report: report, sigmaMeters: accuracySigmaMeters)
         let w = floor.widthMeters, h = floor.heightMeters
         let scale = min(1000 / w, 560 / h)
         let mapW = w * scale, mapH = h * scale
         // Legend beside a map tall enough for it, below a flat one (a corridor).
         let sideLegend = mapH >= 330
-        let left = 64.0, top = 108.0, bottom = 84.0
-        let width = (left + mapW + (sideLegend ? 36 + 210 : 40)).rounded(.up)
-        // Warnings listed under the drawing (at most 5 lines, each cut to the width).
-        var warningLines = report.warnings.prefix(5).map { "⚠ " + $0.description }
-        if report.warnings.count > 5 { warningLines.append("… and \(report.warnings.count - 5) more (see the text or --json summary)") }
-        let mapBlockBottom = top + (sideLegend ? mapH + bottom : mapH + 100 + 96)
-        let warningsTop = max(mapBlockBottom, sideLegend ? top + 450 + 24 : 0) + 6
-        let height = (warningLines.isEmpty ? max(mapBlockBottom, sideLegend ? top + 450 + bottom : 0)
-                      : warningsTop + 18 * Double(warningLines.count) + 10).rounded(.up)
+        let left = 64.0, top = 108.0
         func X(_ x: Double) -> Double { left + (x - floor.originX) * scale }
         func Y(_ y: Double) -> Double { top + (floor.originY + h - y) * scale }
-        let halo: [(String, SVGDocument.Value)] = [("stroke", .text("#FFFFFF")), ("stroke-width", .number(3)),
-                                                    ("stroke-linejoin", .text("round")), ("paint-order", .text("stroke"))]
-        var svg = SVGDocument(width: width, height: height)
-        svg.rect(x: 0, y: 0, width: width, height: height, [("fill", .text("#FFFFFF"))])
+        // Whole-pixel cell edges, one table per axis: rectangles meet exactly.
+        let columnEdges = (0...grid.columns).map { X(grid.originX + Double($0) * grid.cellWidthMeters).rounded() }
+        let rowEdges = (0...grid.rows).map { Y(grid.originY + Double($0) * grid.cellHeightMeters).rounded() }
+        let mapLeft = columnEdges[0], mapRight = columnEdges[grid.columns], mapTop = rowEdges[grid.rows], mapBottom = rowEdges[0]
+        let halo: Style = [("stroke", .text("#FFFFFF")), ("stroke-width", .number(3)),
+                           ("stroke-linejoin", .text("round")), ("paint-order", .text("stroke"))]
 
         // Title: what, the numbers, and the verdict.
-        svg.text(title, x: left, y: 30, [("font-size", .number(17)), ("font-weight", .text("bold")), ("fill", .text("#111111"))])
         var line2 = "\(report.mode == .spatial ? "spatial (3-D)" : "planar (2-D)") · \(grid.columns) × \(grid.rows) cells of "
         line2 += "\(n(grid.cellWidthMeters, 2)) m · range \(n(report.options.maximumRangeMeters, 0)) m · \(plural(report.locators.count, "locator"))"
-        svg.text(line2, x: left, y: 52, [("font-size", .number(12.5)), ("fill", .text("#444444"))])
-        var line3 = "HDOP p50 \(opt(stats.hdopP50)) · p95 \(opt(stats.hdopP95)) · max \(opt(stats.hdopMax))"
-        if let v = stats.vdopMax { line3 += " · VDOP max \(n(v, 2))" }
+        var line3: String
+        if let sigma = accuracySigmaMeters {
+            func cm(_ x: Double?) -> String { x.map { n($0 * sigma * 100, 1) } ?? "n/a" }
+            line3 = "accuracy p50 \(cm(stats.hdopP50)) · p95 \(cm(stats.hdopP95)) · max \(cm(stats.hdopMax)) cm "
+            line3 += "(HDOP × range σ \(n(sigma * 100, 1)) cm)"
+        } else {
+            line3 = "HDOP p50 \(opt(stats.hdopP50)) · p95 \(opt(stats.hdopP95)) · max \(opt(stats.hdopMax))"
+            if let v = stats.vdopMax { line3 += " · VDOP max \(n(v, 2))" }
+        }
         line3 += " · coverage \(n(100 * stats.coverage, 1)) % · \(plural(report.warnings.count, "warning"))"
-        svg.text(line3, x: left, y: 72, [("font-size", .number(13.5)), ("font-weight", .text("bold")),
-                                         ("fill", .text(stats.coverage >= 0.95 ? "#1A6B3A" : (stats.coverage >= 0.8 ? "#8A5A00" : "#B2182B")))])
+        var line4: String? = nil
         if let s = suggestion {
-            var line4 = "+1 locator at (\(n(s.position.x, 1)), \(n(s.position.y, 1))) m: p95 \(opt(s.before.hdopP95)) → \(opt(s.after.hdopP95)), "
-            line4 += "coverage \(n(100 * s.before.coverage, 1)) → \(n(100 * s.after.coverage, 1)) %"
-            if !s.improves { line4 += " — marginal gain" }
-            svg.text(line4, x: left, y: 91, [("font-size", .number(12.5)), ("font-weight", .text("bold")), ("fill", .text("#2166AC"))])
+            var text = "+1 locator at (\(n(s.position.x, 1)), \(n(s.position.y, 1))) m: p95 \(opt(s.before.hdopP95)) → \(opt(s.after.hdopP95)), "
+            text += "coverage \(n(100 * s.before.coverage, 1)) → \(n(100 * s.after.coverage, 1)) %"
+            if !s.improves { text += " — marginal gain" }
+            line4 = text
+        }
+        let titleWidth = max(LabelPlacer.textWidth(title, fontSize: 17, bold: true), LabelPlacer.textWidth(line2, fontSize: 12.5, bold: false),
+                             LabelPlacer.textWidth(line3, fontSize: 13.5, bold: true),
+                             line4.map { LabelPlacer.textWidth($0, fontSize: 12.5, bold: true) } ?? 0)
+        let width = max(left + mapW + (sideLegend ? 36 + 210 : 40), left + titleWidth + 16).rounded(.up)
+
+        // Off-floor markers go in the legend when there are any.
+        let offFloorLocators = floor.locators.filter { !isOnFloor($0.position.x, $0.position.y, floor) }
+        let clippedZones = floor.zones.map { zone in
+            RectangleClipping.clip(zone.polygon, minX: floor.originX, minY: floor.originY, maxX: floor.originX + w, maxY: floor.originY + h)
+        }
+        let anyOffFloor = !offFloorLocators.isEmpty || zip(floor.zones, clippedZones).contains { zone, clipped in
+            clipped.isEmpty || zone.polygon.contains { !isOnFloor($0.x, $0.y, floor) }
+        }
+        let items = LegendItems(report: report, suggestion: suggestion != nil, survey: !survey.isEmpty, offFloor: anyOffFloor)
+
+        // The legend's extent, from a dry run into a scratch document (the same code draws it below).
+        let legendX = sideLegend ? left + mapW + 40 : left, legendTop = sideLegend ? top : mapBottom + 100
+        var scratch = SVGDocument(width: 0, height: 0)
+        let legendBottom = sideLegend ? verticalLegend(&scratch, x: legendX, top: legendTop, heat: heat, items: items)
+                                      : horizontalLegend(&scratch, x: legendX, top: legendTop, heat: heat, items: items)
+
+        // Warnings under the drawing (at most 5, each wrapped to the width). They are mostly lower-case
+        // prose (DejaVu Sans averages about 0.5 em there): 0.6 em a character.
+        let characters = max(40, Int((width - left - 12) / (11 * 0.6)))
+        var warnings = report.warnings.prefix(5).map { TextWrapping.lines("⚠ " + $0.description, width: characters, indent: "    ") }
+        if report.warnings.count > 5 { warnings.append(["… and \(report.warnings.count - 5) more (see the text or --json summary)"]) }
+        let blockBottom = max(mapBottom + 84, legendBottom + 12)
+        let warningsTop = blockBottom + 6
+        let warningLines = warnings.reduce(0) { $0 + $1.count }
+        let height = (warnings.isEmpty ? blockBottom
+                      : warningsTop + 15 * Double(warningLines) + 4 * Double(warnings.count - 1) + 10).rounded(.up)
+
+        var svg = SVGDocument(width: width, height: height)
+        svg.rect(x: 0, y: 0, width: width, height: height, [("fill", .text("#FFFFFF"))])
+        svg.text(title, x: left, y: 30, [("font-size", .number(17)), ("font-weight", .text("bold")), ("fill", .text("#111111"))])
+        svg.text(line2, x: left, y: 52, [("font-size", .number(12.5)), ("fill", .text("#444444"))])
+        let verdict = GeometryVerdict(statistics: stats, options: report.options)
+        svg.text(line3, x: left, y: 72, [("font-size", .number(13.5)), ("font-weight", .text("bold")), ("fill", .text(verdict.colour))])
+        if let line4 {
+            svg.text(line4, x: left, y: 91, [("font-size", .number(12.5)), ("font-weight", .text("bold")), ("fill", .text(suggestionColour))])
         }
 
-        // Heat cells, merged into rectangles.
-        svg.open("g", [("shape-rendering", .text("crispEdges")), ("stroke", .text("none"))])
+        // Heat cells, merged into rectangles on the whole-pixel edges.
+        svg.open("g", [("id", .text("cells")), ("shape-rendering", .text("crispEdges")), ("stroke", .text("none"))])
         struct Run: Equatable { var i0: Int; var i1: Int; var k: Int; var j0: Int }
         var active: [Run] = []
         func emit(_ r: Run, untilRow j1: Int) {
-            let x0 = grid.originX + Double(r.i0) * grid.cellWidthMeters, x1 = grid.originX + Double(r.i1 + 1) * grid.cellWidthMeters
-            let y0 = grid.originY + Double(r.j0) * grid.cellHeightMeters, y1 = grid.originY + Double(j1 + 1) * grid.cellHeightMeters
-            svg.rect(x: X(x0), y: Y(y1), width: X(x1) - X(x0), height: Y(y0) - Y(y1), [("fill", .text(colour(ofClass: r.k)))])
+            let x0 = columnEdges[r.i0], x1 = columnEdges[r.i1 + 1], yTop = rowEdges[j1 + 1], yBottom = rowEdges[r.j0]
+            guard x1 > x0, yBottom > yTop else { return }   // thinner than a pixel: its neighbours cover it
+            svg.rect(x: x0, y: yTop, width: x1 - x0, height: yBottom - yTop, [("fill", .text(heat.colour(ofClass: r.k)))])
         }
         for j in 0..<grid.rows {
             var runs: [Run] = []
             var i = 0
             while i < grid.columns {
-                let k = colourClass(report.cells[j * grid.columns + i].hdop)
+                let k = heat.colourClass(report.cells[j * grid.columns + i].hdop)
                 var e = i
-                while e + 1 < grid.columns && colourClass(report.cells[j * grid.columns + e + 1].hdop) == k { e += 1 }
+                while e + 1 < grid.columns && heat.colourClass(report.cells[j * grid.columns + e + 1].hdop) == k { e += 1 }
                 runs.append(Run(i0: i, i1: e, k: k, j0: j))
                 i = e + 1
             }
@@ -142,34 +155,43 @@ enum GeometryHeatmap {
         for a in active { emit(a, untilRow: grid.rows - 1) }
         svg.close()
 
+        // Labels may use the map and its margins, but not the title, the legend or the scale bar.
+        var placer = LabelPlacer(bounds: PixelBox(minX: 2, minY: line4 == nil ? 78 : 96,
+                                                  maxX: sideLegend ? legendX - 6 : width - 2, maxY: mapBottom + 44))
+
         // Floor outline and metre ticks (x along the bottom, y up the left side).
-        svg.rect(x: X(floor.originX), y: Y(floor.originY + h), width: mapW, height: mapH,
+        svg.rect(x: mapLeft, y: mapTop, width: mapRight - mapLeft, height: mapBottom - mapTop,
                  [("fill", .text("none")), ("stroke", .text("#222222")), ("stroke-width", .number(1.5))])
         let step = tickStep(w, maximumTicks: max(2, (mapW / 70).rounded(.down)))
         let stepY = tickStep(h, maximumTicks: max(2, (mapH / 45).rounded(.down)))
-        let axis: [(String, SVGDocument.Value)] = [("font-size", .number(11)), ("fill", .text("#333333"))]
+        let axis: Style = [("font-size", .number(11)), ("fill", .text("#333333"))]
         let decimals = step < 1 ? 1 : 0, decimalsY = stepY < 1 ? 1 : 0
+        func axisText(_ text: String, x: Double, y: Double, anchor: String) {
+            svg.text(text, x: x, y: y, axis + [("text-anchor", .text(anchor))])
+            placer.reserve(LabelPlacer.box(text, fontSize: 11, bold: false, x: x, baseline: y, textAnchor: anchor))
+        }
         // Ticks at whole multiples of the step inside the floor (the origin need not be one).
         var k = (floor.originX / step - 1e-9).rounded(.up)
         while k * step <= floor.originX + w + 1e-9 {
             let x = k * step
-            svg.line(x1: X(x), y1: Y(floor.originY), x2: X(x), y2: Y(floor.originY) + 5, [("stroke", .text("#222222"))])
-            svg.text(n(x, decimals), x: X(x), y: Y(floor.originY) + 18, axis + [("text-anchor", .text("middle"))])
+            svg.line(x1: X(x), y1: mapBottom, x2: X(x), y2: mapBottom + 5, [("stroke", .text("#222222"))])
+            axisText(n(x, decimals), x: X(x), y: mapBottom + 18, anchor: "middle")
             k += 1
         }
         k = (floor.originY / stepY - 1e-9).rounded(.up)
         while k * stepY <= floor.originY + h + 1e-9 {
             let y = k * stepY
-            svg.line(x1: X(floor.originX) - 5, y1: Y(y), x2: X(floor.originX), y2: Y(y), [("stroke", .text("#222222"))])
-            svg.text(n(y, decimalsY), x: X(floor.originX) - 8, y: Y(y) + 4, axis + [("text-anchor", .text("end"))])
+            svg.line(x1: mapLeft - 5, y1: Y(y), x2: mapLeft, y2: Y(y), [("stroke", .text("#222222"))])
+            axisText(n(y, decimalsY), x: mapLeft - 8, y: Y(y) + 4, anchor: "end")
             k += 1
         }
-        svg.text("x (m)", x: X(floor.originX) + mapW / 2, y: Y(floor.originY) + 34, axis + [("text-anchor", .text("middle"))])
+        axisText("x (m)", x: X(floor.originX) + mapW / 2, y: mapBottom + 34, anchor: "middle")
         svg.text("y (m)", x: 16, y: top + mapH / 2, axis + [("text-anchor", .text("middle")),
                                                             ("transform", .text("rotate(-90 16 \(n(top + mapH / 2, 2)))"))])
+        placer.reserve(PixelBox(minX: 6, minY: top + mapH / 2 - 18, maxX: 20, maxY: top + mapH / 2 + 18))
 
         // Scale bar: two alternating segments of one tick step each.
-        let barY = Y(floor.originY) + 52, barX = X(floor.originX)
+        let barY = mapBottom + 52, barX = mapLeft
         for s in 0..<2 {
             svg.rect(x: barX + Double(s) * step * scale, y: barY, width: step * scale, height: 6,
                      [("fill", .text(s == 0 ? "#222222" : "#FFFFFF")), ("stroke", .text("#222222")), ("stroke-width", .number(1))])
@@ -177,169 +199,156 @@ enum GeometryHeatmap {
         svg.text("0", x: barX, y: barY + 20, axis + [("text-anchor", .text("middle"))])
         svg.text("\(n(2 * step, decimals)) m", x: barX + 2 * step * scale, y: barY + 20, axis + [("text-anchor", .text("middle"))])
 
-        // Zones: dashed outline, label at the vertex mean.
-        for zone in floor.zones {
-            svg.polygon(zone.polygon.map { (X($0.x), Y($0.y)) },
-                        [("fill", .text("#FFFFFF")), ("fill-opacity", .number(0.08)), ("stroke", .text("#1F2D5A")),
+        // Zones: dashed outline of the part on the floor; a zone wholly off it gets an edge marker.
+        for clipped in clippedZones where !clipped.isEmpty {
+            svg.polygon(clipped.map { (X($0.x), Y($0.y)) },
+                        [("fill", .text("#FFFFFF")), ("fill-opacity", .number(0.08)), ("stroke", .text(zoneColour)),
                          ("stroke-width", .number(1.6)), ("stroke-dasharray", .text("6 3"))])
         }
-        for zone in floor.zones {
-            let cx = zone.polygon.reduce(0) { $0 + $1.x } / Double(zone.polygon.count)
-            let cy = zone.polygon.reduce(0) { $0 + $1.y } / Double(zone.polygon.count)
-            svg.text(zone.name.isEmpty ? zone.id.rawValue : zone.name, x: X(cx), y: Y(cy) + 4,
-                     halo + [("font-size", .number(11)), ("font-style", .text("italic")), ("fill", .text("#1F2D5A")),
-                             ("text-anchor", .text("middle"))])
+
+        // Markers first (they are obstacles for every label), labels after, on top.
+        struct PendingLabel {
+            var text: String
+            var x: Double, y: Double, clearance: Double
+            var style: Style
+            var fontSize: Double, bold: Bool
+            var colour: String
+            var directions: [LabelPlacer.Direction]
+        }
+        var zoneLabels: [PendingLabel] = []
+        let around: [LabelPlacer.Direction] = [.northEast, .northWest, .southEast, .southWest, .east, .west, .north, .south]
+        func offFloorMarker(realX: Double, realY: Double, colour: String) -> (x: Double, y: Double) {
+            let cx = min(max(realX, floor.originX), floor.originX + w), cy = min(max(realY, floor.originY), floor.originY + h)
+            let tipX = X(cx), tipY = Y(cy)
+            var ux = X(realX) - tipX, uy = Y(realY) - tipY
+            let length = (ux * ux + uy * uy).squareRoot()
+            (ux, uy) = length > 0 ? (ux / length, uy / length) : (0, -1)
+            // A triangle pointing out of the floor, its tip on the edge, towards the real position.
+            let baseX = tipX - 14 * ux, baseY = tipY - 14 * uy
+            svg.polygon([(tipX, tipY), (baseX - 7 * uy, baseY + 7 * ux), (baseX + 7 * uy, baseY - 7 * ux)],
+                        [("fill", .text(colour)), ("stroke", .text("#FFFFFF")), ("stroke-width", .number(1.2))])
+            let centre = (x: tipX - 7 * ux, y: tipY - 7 * uy)
+            placer.reserve(PixelBox.around(x: centre.x, y: centre.y, radius: 8))
+            return centre
+        }
+        for (zone, clipped) in zip(floor.zones, clippedZones) {
+            let name = shortened(zone.name.isEmpty ? zone.id.rawValue : zone.name)
+            let italic: Style = [("font-style", .text("italic"))]
+            if clipped.isEmpty {
+                let mx = zone.polygon.reduce(0) { $0 + $1.x } / Double(max(1, zone.polygon.count))
+                let my = zone.polygon.reduce(0) { $0 + $1.y } / Double(max(1, zone.polygon.count))
+                let at = offFloorMarker(realX: mx, realY: my, colour: offFloorColour)
+                zoneLabels.append(PendingLabel(text: "\(name): off floor, centre (\(n(mx, 1)), \(n(my, 1))) m", x: at.x, y: at.y, clearance: 10,
+                                           style: italic, fontSize: 11, bold: true, colour: offFloorColour, directions: around))
+            } else {
+                let partly = zone.polygon.contains { !isOnFloor($0.x, $0.y, floor) }
+                let cx = clipped.reduce(0) { $0 + $1.x } / Double(clipped.count), cy = clipped.reduce(0) { $0 + $1.y } / Double(clipped.count)
+                zoneLabels.append(PendingLabel(text: partly ? "\(name) (partly off floor)" : name, x: X(cx), y: Y(cy), clearance: 0,
+                                           style: italic, fontSize: 11, bold: false, colour: zoneColour,
+                                           directions: [.centre, .north, .south, .east, .west, .northEast, .southEast, .northWest, .southWest]))
+            }
         }
 
-        // Locators: dark dots with their addresses.
+        // Locators: dark dots with their addresses; one off the floor: a purple arrow at the edge,
+        // its address and real position.
+        var locatorLabels: [PendingLabel] = [], offFloorLabels: [PendingLabel] = []
         for l in floor.locators {
-            let x = X(l.position.x), y = Y(l.position.y)
-            svg.circle(cx: x, cy: y, r: 5.5, [("fill", .text("#111111")), ("stroke", .text("#FFFFFF")), ("stroke-width", .number(1.5))])
-            let right = l.position.x < floor.originX + 0.8 * w
-            svg.text(l.address.description, x: x + (right ? 8 : -8), y: y - 7,
-                     halo + [("font-size", .number(10.5)), ("fill", .text("#111111")), ("text-anchor", .text(right ? "start" : "end"))])
+            if isOnFloor(l.position.x, l.position.y, floor) {
+                let x = X(l.position.x), y = Y(l.position.y)
+                svg.circle(cx: x, cy: y, r: 5.5, [("fill", .text(locatorColour)), ("stroke", .text("#FFFFFF")), ("stroke-width", .number(1.5))])
+                placer.reserve(PixelBox.around(x: x, y: y, radius: 6.5))
+                let right = l.position.x < floor.originX + 0.8 * w
+                locatorLabels.append(PendingLabel(text: l.address.description, x: x, y: y, clearance: 8, style: [], fontSize: 10.5, bold: false,
+                                                  colour: locatorColour,
+                                                  directions: right ? around : [.northWest, .northEast, .southWest, .southEast, .west, .east, .north, .south]))
+            } else {
+                let at = offFloorMarker(realX: l.position.x, realY: l.position.y, colour: offFloorColour)
+                offFloorLabels.append(PendingLabel(text: "\(l.address) off floor at (\(n(l.position.x, 2)), \(n(l.position.y, 2))) m",
+                                                   x: at.x, y: at.y, clearance: 10, style: [], fontSize: 10.5, bold: true,
+                                                   colour: offFloorColour, directions: around))
+            }
         }
 
         // Flagged locators (the survey check of `--trace`): a red ring, a dashed line to the position
         // the recording fits, a red hollow dot there.
+        var surveyLabels: [PendingLabel] = []
         for mark in survey {
             let x0 = X(mark.surveyed.x), y0 = Y(mark.surveyed.y), x1 = X(mark.fitted.x), y1 = Y(mark.fitted.y)
-            let red: [(String, SVGDocument.Value)] = [("stroke", .text("#B2182B")), ("stroke-width", .number(2)), ("fill", .text("none"))]
+            let red: Style = [("stroke", .text(surveyColour)), ("stroke-width", .number(2)), ("fill", .text("none"))]
             svg.circle(cx: x0, cy: y0, r: 9, red)
             svg.line(x1: x0, y1: y0, x2: x1, y2: y1, red + [("stroke-dasharray", .text("4 3"))])
             svg.circle(cx: x1, cy: y1, r: 5, red)
+            placer.reserve(PixelBox.around(x: x0, y: y0, radius: 10))
+            placer.reserve(PixelBox.around(x: x1, y: y1, radius: 6))
             let right = mark.fitted.x < floor.originX + 0.8 * w
-            svg.text("\(mark.address) fits \(n(mark.offsetMeters, 2)) m away", x: x1 + (right ? 9 : -9), y: y1 + 15,
-                     halo + [("font-size", .number(10.5)), ("font-weight", .text("bold")), ("fill", .text("#B2182B")),
-                             ("text-anchor", .text(right ? "start" : "end"))])
+            surveyLabels.append(PendingLabel(text: "\(mark.address) fits \(n(mark.offsetMeters, 2)) m away", x: x1, y: y1, clearance: 8,
+                                             style: [], fontSize: 10.5, bold: true, colour: surveyColour,
+                                             directions: right ? [.southEast, .southWest, .northEast, .northWest, .east, .west, .south, .north]
+                                                               : [.southWest, .southEast, .northWest, .northEast, .west, .east, .south, .north]))
         }
 
         // The suggested locator: a blue star.
+        var suggestionLabels: [PendingLabel] = []
         if let s = suggestion {
             let cx = X(s.position.x), cy = Y(s.position.y)
-            svg.polygon(star(cx: cx, cy: cy, outer: 11, inner: 4.6), [("fill", .text("#2166AC")), ("stroke", .text("#FFFFFF")), ("stroke-width", .number(1.5))])
+            svg.polygon(star(cx: cx, cy: cy, outer: 11, inner: 4.6),
+                        [("fill", .text(suggestionColour)), ("stroke", .text("#FFFFFF")), ("stroke-width", .number(1.5))])
+            placer.reserve(PixelBox.around(x: cx, y: cy, radius: 11))
             let right = s.position.x < floor.originX + 0.7 * w
-            svg.text("+1 suggested", x: cx + (right ? 13 : -13), y: cy + 4,
-                     halo + [("font-size", .number(11)), ("font-weight", .text("bold")), ("fill", .text("#2166AC")),
-                             ("text-anchor", .text(right ? "start" : "end"))])
+            suggestionLabels.append(PendingLabel(text: "+1 suggested", x: cx, y: cy, clearance: 12, style: [], fontSize: 11, bold: true,
+                                                 colour: suggestionColour,
+                                                 directions: right ? [.east, .southEast, .northEast, .west, .southWest, .northWest, .south, .north]
+                                                                   : [.west, .southWest, .northWest, .east, .southEast, .northEast, .south, .north]))
         }
 
-        if sideLegend {
-            verticalLegend(&svg, x: left + mapW + 40, top: top, report: report, withSuggestion: suggestion != nil, withSurvey: !survey.isEmpty)
-        } else {
-            horizontalLegend(&svg, x: left, top: top + mapH + 100, report: report, withSuggestion: suggestion != nil, withSurvey: !survey.isEmpty)
-        }
-        if !warningLines.isEmpty {
-            let maximumCharacters = max(40, Int((width - left - 12) / 6.4))
-            for (i, line) in warningLines.enumerated() {
-                let text = line.count > maximumCharacters ? String(line.prefix(maximumCharacters - 1)) + "…" : line
-                svg.text(text, x: left, y: warningsTop + 18 * Double(i) + 12,
-                         [("font-size", .number(11)), ("fill", .text("#B2182B"))])
+        // Labels, most constrained first: off-floor items, locators, flagged locators, the suggestion, zones.
+        svg.open("g", [("id", .text("labels"))])
+        for label in offFloorLabels + locatorLabels + surveyLabels + suggestionLabels + zoneLabels {
+            let p = placer.place(label.text, fontSize: label.fontSize, bold: label.bold, x: label.x, y: label.y,
+                                 clearance: label.clearance, directions: label.directions)
+            if let leader = p.leader {
+                svg.line(x1: leader.x1, y1: leader.y1, x2: leader.x2, y2: leader.y2,
+                         [("stroke", .text(label.colour)), ("stroke-width", .number(0.8)), ("stroke-opacity", .number(0.8))])
             }
+            var style = halo + [("font-size", .number(label.fontSize))]
+            if label.bold { style.append(("font-weight", .text("bold"))) }
+            style += label.style + [("fill", .text(label.colour)), ("text-anchor", .text(p.textAnchor))]
+            svg.text(label.text, x: p.x, y: p.baseline, style)
         }
+        svg.close()
+
+        svg.open("g", [("id", .text("legend"))])
+        if sideLegend {
+            verticalLegend(&svg, x: legendX, top: legendTop, heat: heat, items: items)
+        } else {
+            horizontalLegend(&svg, x: legendX, top: legendTop, heat: heat, items: items)
+        }
+        svg.close()
+        svg.open("g", [("id", .text("warnings"))])
+        var y = warningsTop + 12
+        for block in warnings {
+            for line in block {
+                svg.text(line, x: left, y: y, [("font-size", .number(11)), ("fill", .text("#B2182B"))])
+                y += 15
+            }
+            y += 4
+        }
+        svg.close()
         return svg.bytes
     }
 
-    /// The vertical legend beside the map: stepped colour bar, HDOP 0.5 at the bottom to > 5 at the top.
-    static func verticalLegend(_ svg: inout SVGDocument, x lx: Double, top: Double, report: GeometryReport, withSuggestion: Bool,
-                               withSurvey: Bool) {
-        let legendBarHeight = 300.0
-        let ly = top + 18
-        svg.text("HDOP", x: lx, y: top + 4, [("font-size", .number(13)), ("font-weight", .text("bold")), ("fill", .text("#111111"))])
-        let segments = anchors.count - 1
-        let segmentHeight = (legendBarHeight - 30) / Double(segments)
-        let barBottom = ly + legendBarHeight
-        for c in 0..<(segments * classesPerSegment) {
-            let y = barBottom - Double(c + 1) * segmentHeight / Double(classesPerSegment)
-            svg.rect(x: lx, y: y, width: 20, height: segmentHeight / Double(classesPerSegment) + 0.3,
-                     [("fill", .text(colour(ofClass: c))), ("shape-rendering", .text("crispEdges"))])
-        }
-        svg.rect(x: lx, y: ly, width: 20, height: 26, [("fill", .text(aboveColour))])
-        svg.rect(x: lx, y: ly, width: 20, height: legendBarHeight, [("fill", .text("none")), ("stroke", .text("#333333"))])
-        let tick: [(String, SVGDocument.Value)] = [("font-size", .number(11)), ("fill", .text("#222222"))]
-        for (i, a) in anchors.enumerated() {
-            let y = barBottom - Double(i) * segmentHeight
-            svg.line(x1: lx + 20, y1: y, x2: lx + 25, y2: y, [("stroke", .text("#333333"))])
-            svg.text(tickLabel(a.hdop, report: report), x: lx + 29, y: y + 4, tick)
-            if a.hdop == report.options.coverageHDOP {
-                svg.line(x1: lx - 4, y1: y, x2: lx + 24, y2: y, [("stroke", .text("#111111")), ("stroke-width", .number(2))])
-            }
-        }
-        svg.text("> 5  very poor", x: lx + 29, y: ly + 17, tick)
-        markerLegend(&svg, x: lx, y: barBottom + 30, rowHeight: 22, columns: false, report: report, withSuggestion: withSuggestion, withSurvey: withSurvey)
+    /// A name for a map label: at most `mapLabelCharacters`, longer ones cut with "…" (the text
+    /// summary and `locus lint` give them whole).
+    static func shortened(_ name: String) -> String {
+        name.count <= mapLabelCharacters ? name : String(name.prefix(mapLabelCharacters - 1)) + "…"
     }
 
-    /// The horizontal legend below a flat map: colour bar left to right, markers to its right.
-    static func horizontalLegend(_ svg: inout SVGDocument, x lx: Double, top: Double, report: GeometryReport, withSuggestion: Bool,
-                                 withSurvey: Bool) {
-        let barWidth = 330.0, barHeight = 16.0
-        let segments = anchors.count - 1
-        let segmentWidth = (barWidth - 34) / Double(segments)
-        svg.text("HDOP", x: lx, y: top - 8, [("font-size", .number(13)), ("font-weight", .text("bold")), ("fill", .text("#111111"))])
-        for c in 0..<(segments * classesPerSegment) {
-            svg.rect(x: lx + Double(c) * segmentWidth / Double(classesPerSegment), y: top,
-                     width: segmentWidth / Double(classesPerSegment) + 0.3, height: barHeight,
-                     [("fill", .text(colour(ofClass: c))), ("shape-rendering", .text("crispEdges"))])
-        }
-        svg.rect(x: lx + barWidth - 30, y: top, width: 30, height: barHeight, [("fill", .text(aboveColour))])
-        svg.rect(x: lx, y: top, width: barWidth, height: barHeight, [("fill", .text("none")), ("stroke", .text("#333333"))])
-        let tick: [(String, SVGDocument.Value)] = [("font-size", .number(11)), ("fill", .text("#222222")), ("text-anchor", .text("middle"))]
-        for (i, a) in anchors.enumerated() {
-            let x = lx + Double(i) * segmentWidth
-            svg.line(x1: x, y1: top + barHeight, x2: x, y2: top + barHeight + 5, [("stroke", .text("#333333"))])
-            svg.text(n(a.hdop, a.hdop == a.hdop.rounded() ? 0 : 1), x: x, y: top + barHeight + 17, tick)
-            if a.hdop == report.options.coverageHDOP {
-                svg.line(x1: x, y1: top - 4, x2: x, y2: top + barHeight + 4, [("stroke", .text("#111111")), ("stroke-width", .number(2))])
-                svg.text("coverage limit", x: x, y: top + barHeight + 31, tick)
-            }
-        }
-        svg.text("> 5", x: lx + barWidth - 15, y: top + barHeight + 17, tick)
-        markerLegend(&svg, x: lx + barWidth + 40, y: top + 12, rowHeight: 22, columns: true, report: report, withSuggestion: withSuggestion, withSurvey: withSurvey)
-    }
+    /// The longest name drawn whole on the map.
+    static let mapLabelCharacters = 40
 
-    /// Swatches for no fix, locator, zone and suggested locator, in a column or two columns.
-    static func markerLegend(_ svg: inout SVGDocument, x lx: Double, y y0: Double, rowHeight: Double, columns: Bool,
-                             report: GeometryReport, withSuggestion: Bool, withSurvey: Bool) {
-        let tick: [(String, SVGDocument.Value)] = [("font-size", .number(11)), ("fill", .text("#222222"))]
-        var items = 0
-        func position() -> (Double, Double) {
-            defer { items += 1 }
-            if columns { return (lx + Double(items / 2) * 200, y0 + Double(items % 2) * (rowHeight + 14)) }
-            return (lx, y0 + Double(items) * rowHeight + (items > 0 ? 18 : 0))
-        }
-        var (x, y) = position()
-        svg.rect(x: x, y: y - 12, width: 20, height: 14, [("fill", .text(noFixColour)), ("stroke", .text("#333333"))])
-        svg.text("no fix: < \(report.locatorsNeeded) locators", x: x + 29, y: y, tick)
-        svg.text("in range or degenerate", x: x + 29, y: y + 14, tick)
-        (x, y) = position()
-        svg.circle(cx: x + 10, cy: y - 4, r: 5.5, [("fill", .text("#111111")), ("stroke", .text("#FFFFFF")), ("stroke-width", .number(1.5))])
-        svg.text("locator", x: x + 29, y: y, tick)
-        (x, y) = position()
-        svg.rect(x: x + 1, y: y - 12, width: 18, height: 13, [("fill", .text("none")), ("stroke", .text("#1F2D5A")),
-                                                               ("stroke-width", .number(1.6)), ("stroke-dasharray", .text("6 3"))])
-        svg.text("zone", x: x + 29, y: y, tick)
-        if withSuggestion {
-            (x, y) = position()
-            svg.polygon(star(cx: x + 10, cy: y - 4, outer: 9, inner: 3.8), [("fill", .text("#2166AC"))])
-            svg.text("suggested locator", x: x + 29, y: y, tick)
-        }
-        if withSurvey {
-            (x, y) = position()
-            let red: [(String, SVGDocument.Value)] = [("stroke", .text("#B2182B")), ("stroke-width", .number(2)), ("fill", .text("none"))]
-            svg.circle(cx: x + 4, cy: y - 4, r: 5, red)
-            svg.line(x1: x + 4, y1: y - 4, x2: x + 16, y2: y - 4, red + [("stroke-dasharray", .text("3 2"))])
-            svg.circle(cx: x + 17, cy: y - 4, r: 3, red)
-            svg.text("flagged locator → where", x: x + 29, y: y, tick)
-            svg.text("the recording fits it", x: x + 29, y: y + 14, tick)
-        }
-    }
-
-    /// "2  coverage limit", "5  poor" or the plain number.
-    static func tickLabel(_ hdop: Double, report: GeometryReport) -> String {
-        var label = n(hdop, hdop == hdop.rounded() ? 0 : 1)
-        if hdop == report.options.coverageHDOP { label += "  coverage limit" }
-        if hdop == report.options.poorHDOP { label += "  poor" }
-        return label
+    /// Whether (x, y) lies on the floor rectangle (edges included), metres.
+    static func isOnFloor(_ x: Double, _ y: Double, _ floor: Floor) -> Bool {
+        x >= floor.originX && x <= floor.originX + floor.widthMeters && y >= floor.originY && y <= floor.originY + floor.heightMeters
     }
 
     /// A five-pointed star's ten vertices around (cx, cy), point up.
