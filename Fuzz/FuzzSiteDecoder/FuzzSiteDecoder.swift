@@ -7,6 +7,7 @@ import LocusIO
 /// Invariants checked (a violation traps, which libFuzzer reports as a crash with the input saved):
 /// - `SiteDecoder.decode` either returns a site or throws a `LocusError` with a malformed-JSON (E5002)
 ///   or site-validation (E31xx) code — never another code, never a trap;
+/// - `SiteDecoder.validate` agrees: the same site and no error, or that error first;
 /// - a decoded site has at least one floor, finite numbers, and zone polygons that pass
 ///   `PolygonValidation`;
 /// - `PositioningEngine(site:)` over a decoded site either succeeds or throws (zone grid set-up with
@@ -14,14 +15,17 @@ import LocusIO
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzSiteDecoder(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))
+    let validation = SiteDecoder.validate(bytes, file: "fuzz.json")
     let site: Site
     do {
         site = try SiteDecoder.decode(bytes, file: "fuzz.json")
     } catch {
         let code = error.code.rawValue
         precondition(code == "E5002" || code.hasPrefix("E31"), "unexpected error code \(code): \(error)")
+        precondition(validation.site == nil && validation.errors.first == error, "validate's first error is decode's")
         return 0
     }
+    precondition(validation.site == site && validation.errors.isEmpty, "validate gives decode's site")
     precondition(!site.floors.isEmpty, "a decoded site has a floor")
     for floor in site.floors {
         precondition(floor.originX.isFinite && floor.originY.isFinite && floor.tagHeightMeters.isFinite,

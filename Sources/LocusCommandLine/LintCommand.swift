@@ -1,15 +1,16 @@
+import Locus
 import LocusCore
 import LocusIO
-import LocusSolvers
-import LocusZones
 
 /// `locus lint`: errors and warnings for a site file (SPEC §5).
 ///
-/// Errors are what makes the file invalid input (the first one found, with file, line, column and
-/// JSON path; exit 2). Warnings are legal configurations that will not behave as intended: zone
-/// rules that can never enter or flicker, zones outside the floor or without locator coverage,
-/// floors that cannot position (fewer than 3 locators) or lack a UWB session id, and locator
-/// layouts that are collinear (planar) or coplanar (3-D).
+/// Errors are what makes the file invalid input: every one of them (`SiteDecoder.validate`), each
+/// with file, line, column and JSON path; exit 2. Warnings, checked once the file is valid, are
+/// legal configurations that will not behave as intended (`SiteLint`): floors that cannot position
+/// or lack a UWB session id, locator layouts that are clustered, collinear (planar) or coplanar
+/// (3-D), locators outside the floor, zone rules that can never enter or flicker, zones outside the
+/// floor, beyond every locator's range or partly outside positioning coverage. The command only
+/// reads and prints; the checks are `SiteDecoder.validate` and `SiteLint.warnings`.
 package enum LintCommand: LocusCommand {
     package static let spec = CommandSpec(
         name: "lint",
@@ -19,51 +20,72 @@ package enum LintCommand: LocusCommand {
             .value("rate", "HZ", "Position rate the zone rules are judged against (default 4).", required: false),
             .flag("json", "Print {\"errors\": [...], \"warnings\": [...]} as one JSON object."),
         ],
-        discussion: "Exit codes: 0 no errors (warnings allowed), 2 usage error or invalid site (lint writes no file, so never 1).")
+        discussion: """
+        Errors: every problem of the file, not just the first, one per line as
+        'error: FILE:LINE:COLUMN: JSON.PATH: message [E31xx]' (a file that is not JSON has its one
+        parse error, E5002). Warnings are checked once there are no errors, one per line as
+        'FILE: JSON.PATH: warning: KEY: message'. Keys (ranges 30 m, as locus geometry):
+          floor.tooFewLocators        fewer than 3 locators
+          floor.noSessionId           no sessionId (positioningReady false)
+          floor.locatorsClustered     every two locators closer than 0.5 m (horizontally)
+          floor.locatorsCollinear     all in a strip along a line < 10 % of the floor across it
+          floor.locatorsCoplanar      (spatial) all in a slab < 10 % of the layout's size
+          locator.outsideFloor        outside originX..originX+widthM x originY..originY+heightM
+          zone.inCount.zero, zone.inCountInterval.tooShort, zone.outPeriod.tooShort  (vs --rate)
+          zone.outsideFloor, zone.partlyOutsideFloor   all / some vertices outside the floor
+          zone.noLocatorCoverage      fewer than 3 locators within range of the zone
+          zone.beyondRange            every locator out of range of the whole zone
+          zone.outsideCoverage        a vertex or the centroid with fewer than 3 (spatial 4)
+                                      locators in range, or a degenerate geometry there
+        --json prints {"errors": [{code, message, file, line, column, path}, ...], "warnings":
+        [{key, floor, path, message}, ...], "floors", "locators", "zones"} (counts when valid).
+        Exit codes: 0 no errors (warnings allowed), 2 usage error or invalid site (lint writes no
+        file, so never 1).
+        """)
 
-    /// One warning: a stable key, where, and what.
-    struct Finding {
-        var key: String
-        var floor: FloorID
-        var message: String
-    }
-
+    /// Validates the site and prints every error (exit 2), or, for a valid site, its warnings and
+    /// counts (exit 0) — as text or one `--json` object.
+    /// - Throws: E1001 for a bad `--rate` (usage); problems of the file itself are printed, not thrown.
     package static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
         let path = arguments.string("site") ?? ""
-        let rate = try arguments.double("rate", default: 4, in: 0.001...1000)
-        let site: Site
-        do {
-            site = try SiteDecoder.load(path: path)
-        } catch {
-            if arguments.flag("json") {
+        var options = SiteLint.Options.standard
+        options.positionPeriodSeconds = 1 / (try arguments.double("rate", default: 4, in: 0.001...1000))
+        let json = arguments.flag("json")
+        let (decoded, errors) = SiteDecoder.validate(path: path)
+        guard let site = decoded, errors.isEmpty else {
+            if json {
                 console.out(JSONWriter(style: .compact).string(.object([
-                    ("errors", .array([errorJSON(error)])), ("warnings", .array([])),
+                    ("errors", .array(errors.map(errorJSON))), ("warnings", .array([])),
                 ])) + "\n")
             } else {
-                console.out("error: \(error)\n")
+                for e in errors { console.out("error: \(e)\n") }
+                console.out("\(path): \(plural(errors.count, "error")); warnings are checked once the site is valid\n")
             }
-            return LocusTool.exitCode(for: error.code)
+            return errors.first.map { LocusTool.exitCode(for: $0.code) } ?? 2
         }
-        let findings = warnings(for: site, rateHertz: rate)
-        if arguments.flag("json") {
+        let warnings = SiteLint.warnings(for: site, options: options)
+        let locators = site.floors.reduce(0) { $0 + $1.locators.count }, zones = site.floors.reduce(0) { $0 + $1.zones.count }
+        if json {
             console.out(JSONWriter(style: .compact).string(.object([
                 ("errors", .array([])),
-                ("warnings", .array(findings.map { f in
-                    .object([("key", .string(f.key)), ("floor", .string(f.floor.rawValue)), ("message", .string(f.message))])
+                ("warnings", .array(warnings.map { w in
+                    .object([("key", .string(w.key)), ("floor", .string(w.floor.rawValue)), ("path", .string(w.path)),
+                             ("message", .string(w.message))])
                 })),
                 ("floors", .integer(site.floors.count)),
-                ("locators", .integer(site.floors.reduce(0) { $0 + $1.locators.count })),
-                ("zones", .integer(site.floors.reduce(0) { $0 + $1.zones.count })),
+                ("locators", .integer(locators)),
+                ("zones", .integer(zones)),
             ])) + "\n")
         } else {
-            for f in findings { console.out("\(path): floors[\(f.floor)]: warning: \(f.key): \(f.message)\n") }
-            let z = site.floors.reduce(0) { $0 + $1.zones.count }, l = site.floors.reduce(0) { $0 + $1.locators.count }
-            console.out("\(path): no errors, \(plural(findings.count, "warning")) "
-                        + "(\(plural(site.floors.count, "floor")), \(plural(l, "locator")), \(plural(z, "zone")))\n")
+            for w in warnings { console.out("\(path): \(w.path): warning: \(w.key): \(w.message)\n") }
+            console.out("\(path): no errors, \(plural(warnings.count, "warning")) "
+                        + "(\(plural(site.floors.count, "floor")), \(plural(locators, "locator")), \(plural(zones, "zone")))\n")
         }
         return 0
     }
 
+    /// One error as a JSON object: `code`, `message`, and those of `file`, `line`, `column`, `path`
+    /// that are known.
     static func errorJSON(_ e: LocusError) -> JSONValue {
         var members: [(String, JSONValue)] = [("code", .string(e.code.rawValue)), ("message", .string(e.message))]
         if let f = e.context.file { members.append(("file", .string(f))) }
@@ -71,38 +93,5 @@ package enum LintCommand: LocusCommand {
         if let c = e.context.column { members.append(("column", .integer(c))) }
         if let p = e.context.jsonPath { members.append(("path", .string(p))) }
         return .object(members)
-    }
-
-    /// Every warning of the site, floor by floor.
-    static func warnings(for site: Site, rateHertz: Double) -> [Finding] {
-        var out: [Finding] = []
-        var options = ZoneJudgeOptions.standard
-        options.positionPeriodSeconds = 1 / rateHertz
-        for floor in site.floors {
-            if floor.locators.count < 3 {
-                out.append(Finding(key: "floor.tooFewLocators", floor: floor.id,
-                                   message: "floor '\(floor.id)' has \(plural(floor.locators.count, "locator")): at least 3 are needed to position"))
-            }
-            if floor.sessionID == nil {
-                out.append(Finding(key: "floor.noSessionId", floor: floor.id,
-                                   message: "floor '\(floor.id)' has no sessionId: positioningReady is false (the engine still positions)"))
-            }
-            if floor.locators.count >= 3 {
-                let positions = floor.locators.map(\.position)
-                let mode = TrilaterationConfiguration.standard.resolvedMode(for: positions)
-                let centre = Point3(x: positions.reduce(0) { $0 + $1.x } / Double(positions.count),
-                                    y: positions.reduce(0) { $0 + $1.y } / Double(positions.count), z: floor.tagHeightMeters)
-                do {
-                    _ = try GeometryQuality.dop(locators: positions, at: centre, mode: mode, tagHeightMeters: floor.tagHeightMeters)
-                } catch {
-                    out.append(Finding(key: mode == .planar ? "floor.locatorsCollinear" : "floor.locatorsCoplanar", floor: floor.id,
-                                       message: "floor '\(floor.id)': the locators are \(mode == .planar ? "collinear" : "coplanar") — positions cannot be determined (\(error.message))"))
-                }
-            }
-            for w in ZoneJudge.warnings(for: floor, options: options) {
-                out.append(Finding(key: w.kind.rawValue, floor: floor.id, message: w.message))
-            }
-        }
-        return out
     }
 }

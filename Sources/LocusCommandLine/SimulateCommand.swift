@@ -59,7 +59,7 @@ package enum SimulateCommand: LocusCommand {
         let truthRate = try arguments.double("truth-rate", default: 10, in: 0.01...10_000)
         var walk = WalkConfiguration.standard
         if !arguments.flag("random-walk") {
-            walk.waypoints = floor.zones.map { Self.centroid($0.polygon) }
+            walk.waypoints = floor.zones.map { PolygonValidation.centroid($0.polygon) }
         }
 
         let recording = SimulatedRecording.simulate(floor: floor, tagCount: tags, durationSeconds: duration,
@@ -95,22 +95,5 @@ package enum SimulateCommand: LocusCommand {
                         + "\(DecimalText.string(duration, decimals: 1)) s on floor \(floor.id), seed \(seed)\n")
         }
         return 0
-    }
-
-    /// The area centroid of a simple polygon (vertex mean when the area is ~0).
-    static func centroid(_ polygon: [Point2]) -> Point2 {
-        var a = 0.0, cx = 0.0, cy = 0.0
-        for i in polygon.indices {
-            let p = polygon[i], q = polygon[(i + 1) % polygon.count]
-            let cross = p.x * q.y - q.x * p.y
-            a += cross
-            cx += (p.x + q.x) * cross
-            cy += (p.y + q.y) * cross
-        }
-        guard abs(a) > 1e-12 else {
-            let n = Double(max(1, polygon.count))
-            return Point2(x: polygon.reduce(0) { $0 + $1.x } / n, y: polygon.reduce(0) { $0 + $1.y } / n)
-        }
-        return Point2(x: cx / (3 * a), y: cy / (3 * a))
     }
 }

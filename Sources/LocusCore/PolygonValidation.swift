@@ -77,6 +77,25 @@ package enum PolygonValidation {
         return twiceArea / 2
     }
 
+    /// The area centroid of a simple polygon, metres: (Σ (xᵢ + xᵢ₊₁)·cᵢ, Σ (yᵢ + yᵢ₊₁)·cᵢ) / 3Σcᵢ with
+    /// cᵢ = xᵢ yᵢ₊₁ − xᵢ₊₁ yᵢ; the vertex mean when the area is ~0 (|Σcᵢ| ≤ 10⁻¹²). Either winding.
+    /// Where `locus simulate` walks tags and `locus lint` checks a zone's coverage. Complexity O(n).
+    package static func centroid(_ polygon: [Point2]) -> Point2 {
+        var a = 0.0, cx = 0.0, cy = 0.0
+        for i in polygon.indices {
+            let p = polygon[i], q = polygon[(i + 1) % polygon.count]
+            let cross = p.x * q.y - q.x * p.y
+            a += cross
+            cx += (p.x + q.x) * cross
+            cy += (p.y + q.y) * cross
+        }
+        guard abs(a) > 1e-12 else {
+            let n = Double(max(1, polygon.count))
+            return Point2(x: polygon.reduce(0) { $0 + $1.x } / n, y: polygon.reduce(0) { $0 + $1.y } / n)
+        }
+        return Point2(x: cx / (3 * a), y: cy / (3 * a))
+    }
+
     /// The first problem of the polygon, or nil when it is a valid zone polygon.
     /// The input may carry a repeated closing vertex. Complexity O(n²).
     package static func validate(_ points: [Point2]) -> PolygonProblem? {

@@ -9,6 +9,16 @@ extension SiteDecoder {
         try decode(bytes(path: path), file: path)
     }
 
+    /// `validate(_:file:)` of the file at `path`: every problem, not just the first. A file that
+    /// cannot be read gives the one error E5001.
+    package static func validate(path: String) -> (site: Site?, errors: [LocusError]) {
+        do {
+            return validate(try bytes(path: path), file: path)
+        } catch {
+            return (nil, [error])
+        }
+    }
+
     /// `load(path:)`, and how each locator address was written (see `decodeNotated(_:file:)`).
     /// - Throws: as `load(path:)`.
     package static func loadNotated(path: String) throws(LocusError) -> (site: Site, addressNotation: SiteAddressNotation) {

@@ -37,8 +37,11 @@ struct JSONFuzzTests {
         for _ in 0..<1_500 {
             var bytes = original
             for _ in 0...(rng.next() % 4) { Self.mutate(&bytes, using: &rng) }
+            // The collecting walk and the throwing decode agree: the same site, or the first error.
+            let validation = SiteDecoder.validate(bytes, file: name)
             do {
                 let site = try SiteDecoder.decode(bytes, file: name)
+                #expect(validation.site == site && validation.errors.isEmpty)
                 // Whatever decodes must satisfy the invariants the decoder promises.
                 #expect(!site.floors.isEmpty)
                 for floor in site.floors {
@@ -48,6 +51,8 @@ struct JSONFuzzTests {
                 decoded += 1
             } catch {
                 failed[error.code, default: 0] += 1
+                #expect(validation.site == nil && validation.errors.first == error)
+                #expect(validation.errors.allSatisfy { $0.context.file == name && $0.context.line != nil })
                 #expect(error.context.file == name)
                 #expect(error.context.line != nil)
             }

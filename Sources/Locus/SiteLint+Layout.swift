@@ -1,0 +1,102 @@
+import LocusCore
+import LocusSolvers
+
+extension SiteLint {
+    /// Thickness below which a flat layout is called exactly collinear/coplanar rather than nearly,
+    /// metres: 1 mm, the resolution of a survey written to the millimetre.
+    static let exactFlatnessMeters = 0.001
+
+    /// Below this √(λ_min/λ_max) of the locators' scatter a layout is flat whatever its size — the
+    /// threshold `locus geometry` uses (`GeometryReport`).
+    static let flatSpreadRatio = 1e-3
+
+    /// The one layout warning of a floor with at least 3 locators, nil when the layout is sound.
+    ///
+    /// - `floor.locatorsClustered`: every pair of locators is closer than
+    ///   `options.clusterDiameterMeters` horizontally (coincident locators included). Reported
+    ///   instead of collinear: a cluster has no direction to speak of.
+    /// - `floor.locatorsCollinear` (planar mode) / `floor.locatorsCoplanar` (spatial mode):
+    ///   `LayoutShape`'s thickness t along the layout's minor principal axis u is below
+    ///   `GeometryReport.flatLayoutFraction` (10 %) of a yardstick, or √(λ_min/λ_max) <
+    ///   `flatSpreadRatio` — `locus geometry`'s rule. The yardstick, planar: the floor's extent
+    ///   across u, W|uₓ| + H|u_y|, when the floor has one, otherwise the layout's own extent along
+    ///   its major axis; spatial: the diagonal of the layout's 3-D bounding box.
+    ///
+    /// Why not the DOP at the locators' centroid (the check this replaces): the centroid of
+    /// collinear locators lies on their line, where HᵀH is singular only in exact arithmetic.
+    /// Coordinates written to the millimetre leave rcond ≈ 10⁻⁹ > 10⁻¹⁰ and a PDOP in the
+    /// hundreds < 10⁴, so the solver's "cannot compute" guards pass and a collinear layout went
+    /// unwarned — let alone a nearly collinear one (Fixtures/sites/poor-geometry.json, HDOP 34 at
+    /// worst). Flatness is a property of the layout, not of one point, so it is measured on the
+    /// layout.
+    static func layoutWarning(floor: Floor, mode: TrilaterationMode, options: Options)
+        -> (key: String, message: String)? {
+        let positions = floor.locators.map(\.position)
+        guard positions.count >= 3 else { return nil }
+        let n = plural(positions.count, "locator")
+        let diameter = horizontalDiameter(positions)
+        if diameter < options.clusterDiameterMeters {
+            return ("floor.locatorsClustered",
+                    "floor '\(floor.id)': the \(n) all lie within \(GeometryReport.text(diameter, 2)) m of one another "
+                    + "(< \(GeometryReport.text(options.clusterDiameterMeters, 2)) m): seen from a tag they are one point, "
+                    + "so positions cannot be determined")
+        }
+        let spatial = mode == .spatial
+        guard let shape = LayoutShape(points: positions, spatial: spatial) else { return nil }
+        let u = shape.minorAxis
+        let reference: Double, yardstick: String
+        if spatial {
+            let xs = positions.map(\.x), ys = positions.map(\.y), zs = positions.map(\.z)
+            let dx = (xs.max() ?? 0) - (xs.min() ?? 0), dy = (ys.max() ?? 0) - (ys.min() ?? 0)
+            let dz = (zs.max() ?? 0) - (zs.min() ?? 0)
+            reference = (dx * dx + dy * dy + dz * dz).squareRoot()
+            yardstick = "the layout spans \(GeometryReport.text(reference, 1)) m"
+        } else if floor.widthMeters > 0, floor.heightMeters > 0 {
+            reference = floor.widthMeters * abs(u.x) + floor.heightMeters * abs(u.y)
+            yardstick = "the floor is \(GeometryReport.text(reference, 1)) m across it"
+        } else {
+            let along = positions.map { -$0.x * u.y + $0.y * u.x }
+            reference = (along.max() ?? 0) - (along.min() ?? 0)
+            yardstick = "it is \(GeometryReport.text(reference, 1)) m long"
+        }
+        guard shape.thicknessMeters < GeometryReport.flatLayoutFraction * reference || shape.spreadRatio < flatSpreadRatio else {
+            return nil
+        }
+        let exact = shape.thicknessMeters < exactFlatnessMeters
+        let what = spatial ? "coplanar" : "collinear", figure = spatial ? "plane" : "line"
+        let consequence = exact ? "positions across it cannot be determined" : "positions across it are poorly determined"
+        return (spatial ? "floor.locatorsCoplanar" : "floor.locatorsCollinear",
+                "floor '\(floor.id)': the \(n) are \(exact ? "" : "nearly ")\(what): they lie within "
+                + "\(GeometryReport.text(shape.thicknessMeters, 3)) m of a \(figure) (\(yardstick)); \(consequence) "
+                + "(direction (\(GeometryReport.text(u.x, 2)), \(GeometryReport.text(u.y, 2))"
+                + "\(spatial ? ", " + GeometryReport.text(u.z, 2) : "")))")
+    }
+
+    /// The largest horizontal distance between two of `points`, metres (0 for fewer than 2). O(n²).
+    static func horizontalDiameter(_ points: [Point3]) -> Double {
+        var largest = 0.0
+        for i in points.indices {
+            for j in points.indices where j > i {
+                largest = max(largest, points[i].horizontal.distance(to: points[j].horizontal))
+            }
+        }
+        return largest
+    }
+
+    /// `locator.outsideFloor`: each locator whose (x, y) lies outside the closed floor rectangle
+    /// [originX, originX + widthM] × [originY, originY + heightM], as (index, message); none when
+    /// the floor has no extent (widthM or heightM 0).
+    static func outsideFloorMessages(_ floor: Floor) -> [(Int, String)] {
+        guard floor.widthMeters > 0, floor.heightMeters > 0 else { return [] }
+        let x0 = floor.originX, y0 = floor.originY, x1 = x0 + floor.widthMeters, y1 = y0 + floor.heightMeters
+        var out: [(Int, String)] = []
+        for (j, locator) in floor.locators.enumerated() {
+            let p = locator.position
+            guard p.x < x0 || p.x > x1 || p.y < y0 || p.y > y1 else { continue }
+            out.append((j, "locator \(locator.address) at (\(GeometryReport.text(p.x, 2)), \(GeometryReport.text(p.y, 2))) "
+                        + "is outside floor '\(floor.id)' (\(GeometryReport.text(x0, 2))…\(GeometryReport.text(x1, 2)) × "
+                        + "\(GeometryReport.text(y0, 2))…\(GeometryReport.text(y1, 2)) m)"))
+        }
+        return out
+    }
+}
