@@ -308,6 +308,41 @@ int locus_engine_poll_events(locus_engine *engine, locus_event *out, size_t capa
 /** The engine's counters. */
 int locus_engine_stats(locus_engine *engine, locus_stats *out);
 
+/* ---------------------------------------------------------------- trace files and skipped rows */
+
+/** Reasons a row is skipped, in the order of locus_engine_skipped's counters (`locus replay --json`'s "skipped" keys). */
+enum locus_skip_reason {
+    LOCUS_SKIP_MISSING_FIELD = 0,      /* "missing_field": a required field empty, too few fields */
+    LOCUS_SKIP_UNPARSEABLE_NUMBER = 1, /* "unparseable_number" */
+    LOCUS_SKIP_INVALID_ANCHOR = 2,     /* "invalid_anchor": not a 16-bit address */
+    LOCUS_SKIP_UNKNOWN_ANCHOR = 3,     /* "unknown_anchor": no such locator on the row's floor */
+    LOCUS_SKIP_UNKNOWN_FLOOR = 4,      /* "unknown_floor" */
+    LOCUS_SKIP_NON_FINITE = 5,         /* "non_finite": NaN or infinite range or time */
+    LOCUS_SKIP_NEGATIVE_RANGE = 6,     /* "negative_range" */
+    LOCUS_SKIP_TIME_BACKWARDS = 7,     /* "time_backwards": before the tag's previous row */
+    LOCUS_SKIP_CLOCK_JUMP = 8,         /* "clock_jump": far after the tag's previous row, unconfirmed */
+    LOCUS_SKIP_RANGE_TOO_LONG = 9,     /* "range_too_long" */
+    LOCUS_SKIP_REASON_COUNT = 10
+};
+
+/**
+ * Reads the trace file at `path` (SPEC section 2: columns t, anchor, range_m, optional tag and floor,
+ * in any order) with the reader of `locus replay` and pushes its usable rows in non-decreasing time
+ * (ties in file order). Rows the reader cannot use and rows the engine skips are counted exactly as
+ * `locus replay` counts them (locus_engine_skipped), not reported as a failure. *out_rows (may be
+ * NULL) receives the file's data rows, *out_accepted (may be NULL) the rows that joined an epoch.
+ * Errors: LOCUS_E_INVALID_ARGUMENT (NULL path), LOCUS_E_CALL_ORDER (finished), LOCUS_E_FILE_UNREADABLE,
+ * LOCUS_E_CSV_MISSING_COLUMN, LOCUS_E_MALFORMED_CSV (no header).
+ */
+int locus_engine_push_trace_file(locus_engine *engine, const char *path, size_t *out_rows, size_t *out_accepted);
+
+/**
+ * The engine's skipped rows by reason: writes min(capacity, LOCUS_SKIP_REASON_COUNT) counters, indexed
+ * by enum locus_skip_reason, into `out` (NULL allowed when capacity is 0). Their sum is
+ * locus_stats.ranges_skipped.
+ */
+int locus_engine_skipped(locus_engine *engine, int64_t *out, size_t capacity);
+
 /* ---------------------------------------------------------------- formatting */
 
 /**

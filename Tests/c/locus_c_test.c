@@ -605,6 +605,68 @@ static void test_calibrate(const char *site_path) {
     free(site);
 }
 
+/* ------------------------------------------------------------------ trace files */
+
+/* locus_engine_push_trace_file gives `locus replay`'s bytes, and a trace with bad rows is read with
+   them skipped and counted by reason (locus_engine_skipped), never as a failure. */
+static void test_trace_file(const char *site, const char *trace, const char *expected_positions,
+                            const char *expected_events) {
+    replay_job job;
+    memset(&job, 0, sizeof job);
+    job.ok = 1;
+    locus_engine *e = NULL;
+    CHECK_STATUS(locus_engine_create_file(site, NULL, &e), LOCUS_OK);
+    if (!e) return;
+    size_t rows = 0, accepted = 0;
+    CHECK_STATUS(locus_engine_push_trace_file(e, trace, &rows, &accepted), LOCUS_OK);
+    CHECK(rows > 0 && accepted == rows, "rows %zu, accepted %zu", rows, accepted);
+    CHECK_STATUS(locus_engine_finish(e), LOCUS_OK);
+    text_append(&job.positions, locus_positions_csv_header(), strlen(locus_positions_csv_header()));
+    text_append(&job.positions, "\n", 1);
+    drain(e, &job, 16);
+    CHECK(job.ok, "drain failed");
+    compare_text("positions (trace file)", &job.positions, expected_positions);
+    compare_text("events (trace file)", &job.events, expected_events);
+    CHECK_STATUS(locus_engine_push_trace_file(e, trace, NULL, NULL), LOCUS_E_CALL_ORDER);
+    CHECK_STATUS(locus_engine_destroy(e), LOCUS_OK);
+    free(job.positions.data);
+    free(job.events.data);
+
+    /* Bad rows: skipped and counted by reason. */
+    char path[] = "/tmp/locus_c_test_traceXXXXXX";
+    int fd = mkstemp(path);
+    CHECK(fd >= 0, "mkstemp");
+    if (fd < 0) return;
+    FILE *f = fdopen(fd, "w");
+    fputs("t,tag,anchor,range_m,floor\n"
+          "0.0,T1,40407,10.1,1F\n"
+          "0.1,T1,40407,garbage,1F\n"
+          "0.2,T1,0xZZZZ,10.1,1F\n"
+          "0.3,T1,40407,-1.0,1F\n"
+          "0.4,T1,40407,10.1,9F\n", f);
+    fclose(f);
+    CHECK_STATUS(locus_engine_create_file(site, NULL, &e), LOCUS_OK);
+    CHECK_STATUS(locus_engine_push_trace_file(e, path, &rows, &accepted), LOCUS_OK);
+    CHECK(rows == 5 && accepted == 1, "rows %zu, accepted %zu", rows, accepted);
+    int64_t skipped[LOCUS_SKIP_REASON_COUNT + 1];
+    memset(skipped, 0xff, sizeof skipped);
+    CHECK_STATUS(locus_engine_skipped(e, skipped, LOCUS_SKIP_REASON_COUNT), LOCUS_OK);
+    CHECK(skipped[LOCUS_SKIP_UNPARSEABLE_NUMBER] == 1 && skipped[LOCUS_SKIP_INVALID_ANCHOR] == 1
+          && skipped[LOCUS_SKIP_NEGATIVE_RANGE] == 1 && skipped[LOCUS_SKIP_UNKNOWN_FLOOR] == 1
+          && skipped[LOCUS_SKIP_REASON_COUNT] == -1,
+          "skipped unparseable %lld, invalid anchor %lld, negative %lld, unknown floor %lld",
+          (long long)skipped[1], (long long)skipped[2], (long long)skipped[6], (long long)skipped[4]);
+    locus_stats st;
+    CHECK_STATUS(locus_engine_stats(e, &st), LOCUS_OK);
+    CHECK(st.ranges_skipped == 4, "ranges_skipped %lld", (long long)st.ranges_skipped);
+    CHECK_STATUS(locus_engine_skipped(e, NULL, 3), LOCUS_E_INVALID_ARGUMENT);
+    CHECK_STATUS(locus_engine_push_trace_file(e, NULL, NULL, NULL), LOCUS_E_INVALID_ARGUMENT);
+    CHECK_STATUS(locus_engine_push_trace_file(e, "/nonexistent/trace.csv", NULL, NULL), LOCUS_E_FILE_UNREADABLE);
+    CHECK_STATUS(locus_engine_destroy(e), LOCUS_OK);
+    remove(path);
+    printf("trace file: %zu rows pushed by the library's reader, bad rows counted by reason\n", (size_t)5);
+}
+
 int main(int argc, char **argv) {
     if (argc != 6) {
         fprintf(stderr, "usage: %s SITE TRACE EXPECTED_POSITIONS EXPECTED_EVENTS EXPECTED_VERSION\n", argv[0]);
@@ -646,6 +708,7 @@ int main(int argc, char **argv) {
         for (int k = 0; k < 2; ++k) { free(jobs[k].positions.data); free(jobs[k].events.data); }
         free(rows);
     }
+    test_trace_file(argv[1], argv[2], argv[3], argv[4]);
     printf("locus_c_test: %d checks, %d failed\n", checks, failures);
     return failures == 0 ? 0 : 1;
 }
