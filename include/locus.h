@@ -282,6 +282,22 @@ int locus_engine_push_ranges(locus_engine *engine, const locus_range *ranges, si
                              size_t *out_accepted);
 
 /**
+ * Makes the engine one of `count` partitions of the tags (0 <= index < count): it solves the tags
+ * whose index of first appearance is `index` mod `count` and only observes the others' rows (checked,
+ * counted, moving the clock). `count` engines fed the same stream give the single engine's positions
+ * and events restricted to their tags; merged by (t_s, locus_engine_tag_index) and in SPEC 4.7 order
+ * they are its bytes (archive replay on a cluster). Call before the first range.
+ * Errors: LOCUS_E_INVALID_ARGUMENT (bad index or count; a smoothed engine), LOCUS_E_CALL_ORDER.
+ */
+int locus_engine_set_partition(locus_engine *engine, size_t index, size_t count);
+
+/**
+ * The index of `tag` in order of first appearance (0, 1, ...): the order of equal-time positions.
+ * Errors: LOCUS_E_INVALID_ARGUMENT (NULL, bad text, or a tag no range named yet).
+ */
+int locus_engine_tag_index(locus_engine *engine, const char *tag, int64_t *out_index);
+
+/**
  * Moves the engine's clock to t_s (a timer tick): epochs no later range can join are solved and
  * zones whose out-period passed exit. Times at or before the clock are ignored (LOCUS_OK).
  * Errors: LOCUS_E_INVALID_RANGE (t_s not finite), LOCUS_E_CALL_ORDER (finished).

@@ -106,4 +106,43 @@ extension PositioningEngine {
         reorder.park(fix, tag: tag, floor: floor.rawValue)
         release()
     }
+
+    // MARK: partitions
+
+    /// The index of tag `id` in order of first appearance, or nil when no row named it yet.
+    package func registeredTagIndex(_ id: TagID) -> TagIndex? { registry.index(of: id) }
+
+    /// Makes this engine one of `count` partitions of the tags (`index` in 0..<count): it solves
+    /// and judges the tags whose index of first appearance is `index` mod `count`; the rows of the
+    /// others are checked and counted as always and move the clock, nothing more. Fed the whole
+    /// stream, each partition gives the single engine's positions and events restricted to its tags
+    /// — every row moves the clock as in the single engine, and a tag's output depends on its own
+    /// rows and the clock (`ShardedEngine`'s argument); merged by (time, tag index) and in SPEC
+    /// §4.7 order they are the single engine's bytes (an archive replayed on a cluster, a partition
+    /// per task). Call before the first row.
+    /// - Throws: `E1003` for a bad partition, `E1002` once a row was ingested.
+    package mutating func setPartition(index: Int, count: Int) throws(LocusError) {
+        guard count >= 1, index >= 0, index < count else {
+            throw LocusError(.invalidArgument, "partition \(index) of \(count): need 0 ≤ index < count")
+        }
+        guard clockSeconds == -.infinity, diagnostics.skipped.total == 0 else {
+            throw LocusError(.callOrder, "the partition is set before the first row")
+        }
+        partitionIndex = index
+        partitionCount = count
+    }
+
+    /// A row of a tag of another partition: its admission (the tag's clock) and the engine's clock,
+    /// as `ingest` does, without the epoch.
+    @inline(never)
+    mutating func observe(tag: Int, timeSeconds t: Double, line: Int) {
+        while observedLatestSeconds.count <= tag { observedLatestSeconds.append(-.infinity) }
+        let latest = observedLatestSeconds[tag]
+        if !tags[tag].clock.admitsDirectly(t, after: latest),
+           let reason = tags[tag].clock.admit(t, after: latest) {
+            diagnostics.skipped.record(reason, line: line); return
+        }
+        observedLatestSeconds[tag] = max(latest, t)
+        advanceClock(to: t)
+    }
 }

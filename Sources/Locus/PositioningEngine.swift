@@ -61,6 +61,11 @@ package struct PositioningEngine: Sendable {
     var registry = TagRegistry()
     /// Per tag index.
     var tags: [TagState] = []
+    /// A partition of the tags (`setPartition`): this engine solves the tags whose index (order of
+    /// first appearance) is `partitionIndex` mod `partitionCount`, and only observes the others' rows.
+    var partitionCount = 1, partitionIndex = 0
+    /// Per observed tag, its latest admitted time (the epoch table keeps it for solved tags).
+    var observedLatestSeconds: [Double] = []
     /// Each tag's common range offset estimator (nil when `tagRangeOffset` does not apply to its
     /// floor). Kept out of `TagState`: the estimator holds its shared settings by reference.
     var offsets: [TagRangeOffsetEstimator?] = []
@@ -196,6 +201,10 @@ package struct PositioningEngine: Sendable {
         guard range >= 0 else { diagnostics.skipped.record(.negativeRange, line: line); return }
         guard let slot = floors[floor].slot(of: address) else { diagnostics.skipped.record(.unknownAnchor, line: line); return }
         guard range <= configuration.maximumRangeMeters else { diagnostics.skipped.record(.rangeTooLong, line: line); return }
+        if partitionCount > 1, tag % partitionCount != partitionIndex {
+            observe(tag: tag, timeSeconds: t, line: line)
+            return
+        }
         // The tag's clock: its latest admitted time is the epoch table's (every admitted row is added
         // there, which records it), so the usual row is admitted by reading, not writing, `tags`.
         let latest = schedule.epochs.latestAdmittedSeconds(tag)

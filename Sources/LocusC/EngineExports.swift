@@ -114,6 +114,39 @@ public func locusEngineAdvance(_ engine: OpaquePointer?, _ timeSeconds: Double) 
     }
 }
 
+/// `locus_engine_set_partition`: the engine solves only the tags whose index of first appearance is
+/// `index` mod `count` and observes the others' rows (checked, counted, moving the clock): one of
+/// `count` engines fed the same stream, whose outputs merged by (time, tag index) and in SPEC §4.7
+/// order are the single engine's (`PositioningEngine.setPartition`).
+/// - Returns: 0, E1003 (bad index or count, or with `LOCUS_OPTION_SMOOTH`), E1002 (after the first row).
+@c(locus_engine_set_partition)
+public func locusEngineSetPartition(_ engine: OpaquePointer?, _ index: Int, _ count: Int) -> Int32 {
+    Status.guarded { () throws(LocusError) in
+        try EngineRegistry.withState(engine) { (state: inout EngineState) throws(LocusError) in
+            guard state.smoothing == nil || count == 1 else {
+                throw LocusError(.invalidArgument, "a smoothed engine cannot be partitioned (the smoother needs every tag's fixes)")
+            }
+            guard !state.isFinished, state.rangesAccepted == 0 else { throw LocusError(.callOrder, "the partition is set before the first range") }
+            try state.engine.setPartition(index: index, count: count)
+        }
+    }
+}
+
+/// `locus_engine_tag_index`: the index of tag `tag` in order of first appearance (the order of
+/// equal-time positions; the merge key of partitions).
+/// - Returns: 0, E1003 (NULL or bad text, or a tag no range named yet).
+@c(locus_engine_tag_index)
+public func locusEngineTagIndex(_ engine: OpaquePointer?, _ tag: UnsafePointer<CChar>?, _ outIndex: UnsafeMutablePointer<Int64>?) -> Int32 {
+    Status.guarded { () throws(LocusError) in
+        guard let tag, let outIndex else { throw LocusError(.invalidArgument, "tag or out_index is NULL") }
+        let id = TagID(try CText.identifier(UnsafeRawPointer(tag), field: "tag"))
+        try EngineRegistry.withState(engine) { (state: inout EngineState) throws(LocusError) in
+            guard let index = state.engine.registeredTagIndex(id) else { throw LocusError(.invalidArgument, "no range named tag '\(id)'") }
+            outIndex.pointee = Int64(index.rawValue)
+        }
+    }
+}
+
 /// `locus_engine_finish`: ends the stream and releases everything.
 /// - Returns: 0, or E1002 when already finished.
 @c(locus_engine_finish)

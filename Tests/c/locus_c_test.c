@@ -552,6 +552,27 @@ static const double hall_locators[8][3] = {{0.3, 0.3, 2.6}, {20.0, 0.3, 2.6}, {3
 
 /* A tag circling the hall at 1.1 m for 2 min at 4 Hz, ranging every locator with bias 0.03*i m and a
  * few millimetres of deterministic noise; locus_calibrate must give the biases back. */
+/* Partitions: set before the first range, a valid index; tag indices in order of first appearance. */
+static void test_partition(const char *site_path) {
+    locus_engine *e = NULL;
+    CHECK_STATUS(locus_engine_create_file(site_path, NULL, &e), LOCUS_OK);
+    if (!e) return;
+    CHECK_STATUS(locus_engine_set_partition(e, 2, 2), LOCUS_E_INVALID_ARGUMENT);
+    CHECK_STATUS(locus_engine_set_partition(e, 0, 0), LOCUS_E_INVALID_ARGUMENT);
+    CHECK_STATUS(locus_engine_set_partition(e, 1, 2), LOCUS_OK);
+    int64_t index = -1;
+    CHECK_STATUS(locus_engine_tag_index(e, "T9", &index), LOCUS_E_INVALID_ARGUMENT);
+    locus_range r = {1.0, 5.0, "T9", NULL, 0x9DD7};
+    CHECK_STATUS(locus_engine_push(e, &r), LOCUS_OK);
+    r.tag = "T3";
+    CHECK_STATUS(locus_engine_push(e, &r), LOCUS_OK);
+    CHECK_STATUS(locus_engine_tag_index(e, "T3", &index), LOCUS_OK);
+    CHECK(index == 1, "T3 is the second tag seen, index %lld", (long long)index);
+    CHECK_STATUS(locus_engine_set_partition(e, 0, 2), LOCUS_E_CALL_ORDER);
+    CHECK_STATUS(locus_engine_tag_index(e, NULL, &index), LOCUS_E_INVALID_ARGUMENT);
+    locus_engine_destroy(e);
+}
+
 static void test_calibrate(const char *site_path) {
     size_t site_length = 0;
     char *site = read_file(site_path, &site_length);
@@ -680,6 +701,7 @@ int main(int argc, char **argv) {
     test_solve_and_dop();
     test_thread_local_error();
     test_calibrate(argv[1]);
+    test_partition(argv[1]);
 
     size_t count = 0;
     row *rows = read_trace(argv[2], &count);

@@ -51,6 +51,18 @@ class Engine:
             self.lib.locus_engine_push_ranges(self.handle, records.ctypes.data, len(records), ctypes.byref(accepted))
         del keep  # the library copied the strings
 
+    def set_partition(self, index, count):
+        """Makes this engine partition `index` of `count`: it solves the tags whose index of first
+        appearance is index mod count and only observes the others' rows (before the first row)."""
+        check(self.lib, self.lib.locus_engine_set_partition(self.handle, int(index), int(count)))
+
+    def tag_index(self, tag):
+        """The index of `tag` (str or bytes) in order of first appearance."""
+        out = ctypes.c_int64()
+        name = tag if isinstance(tag, bytes) else tag.encode("utf-8")
+        check(self.lib, self.lib.locus_engine_tag_index(self.handle, name, ctypes.byref(out)))
+        return out.value
+
     def advance(self, t):
         """Moves the engine's clock to `t` (s)."""
         check(self.lib, self.lib.locus_engine_advance(self.handle, float(t)))

@@ -35,9 +35,14 @@ def replay(site, trace, *, filter="kalman", rate=4, sigma=0.1, smooth=False, tag
 
 def summarize(engine, stats, fixes, raw_events, filter, smooth):
     """The summary dict of a replay (the figures of `locus replay --json` that the C ABI gives)."""
+    return summarize_counts(engine.rows, engine.skipped(), stats, fixes, raw_events, filter, smooth)
+
+
+def summarize_counts(rows, skipped, stats, fixes, raw_events, filter, smooth):
+    """`summarize` from the counts themselves (rows read, skipped by reason, the engine's counters)."""
     kinds = {"dwell": 0, "enter": 0, "exit": 0}
     for kind in raw_events["kind"]:
         kinds[("exit", "enter", "dwell")[int(kind)]] += 1
-    return {"fixes": fixes, "ranges": engine.rows, "epochs": stats["epochs"], "skipped": engine.skipped(),
+    return {"fixes": fixes, "ranges": rows, "epochs": stats["epochs"], "skipped": skipped,
             "failed_epochs": stats["epochs_failed"], "epochs_before_track": stats["epochs_before_track"],
             "rejected_ranges": stats["rejected_ranges"], "events": kinds, "filter": filter, "smooth": bool(smooth)}
