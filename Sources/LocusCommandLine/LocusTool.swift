@@ -12,6 +12,7 @@ package enum LocusTool {
         CalibrateCommand.self,
         LintCommand.self,
         GeometryCommand.self,
+        HelpCommand.self,
     ]
 
     package static var overview: String {
@@ -41,7 +42,8 @@ package enum LocusTool {
     /// Runs `locus` with `arguments` (without the program name) and returns the exit code.
     package static func run(_ arguments: [String], console: Console) -> Int32 {
         _ = processConfigured
-        guard let name = arguments.first, name != "--help", name != "-h", name != "help" else {
+        // `locus help` alone is the overview; with options it is `HelpCommand` (man pages, completions).
+        guard let name = arguments.first, name != "--help", name != "-h", name != "help" || arguments.count > 1 else {
             console.out(overview)
             return arguments.isEmpty ? 2 : 0
         }
