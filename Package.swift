@@ -28,7 +28,7 @@ let package = Package(
         .target(name: "LocusCommandLine", dependencies: ["Locus", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation"], exclude: ["README.md"]),
         .executableTarget(name: "locus", dependencies: ["LocusCommandLine"]),
         // The C ABI: exported `locus_*` functions over the engine and the solver.
-        .target(name: "LocusC", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusIO", "LocusZones"],
+        .target(name: "LocusC", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusIO", "LocusZones", "LocusCommandLine"],
                 exclude: ["README.md"]),
         // A runnable example: a FloorSession fed by a TraceProvider.
         .executableTarget(name: "FloorSessionExample", dependencies: ["Locus"], path: "Examples/FloorSessionExample"),

@@ -459,6 +459,21 @@ int locus_calibrate(const char *site_json, size_t length, const locus_range *ran
                     const locus_calibration_options *options, locus_locator_calibration *locators, size_t capacity,
                     locus_calibration_summary *summary, char *site_out, size_t site_capacity, size_t *site_length);
 
+/* ---------------------------------------------------------------- the command line, in-process */
+
+/**
+ * Runs a `locus` subcommand in this process exactly as the command line runs it: `argv` holds
+ * `argc` UTF-8 arguments, the subcommand first (e.g. "geometry", "--site", "site.json", "--json");
+ * files named by them are read and written as the command does. What it prints is copied,
+ * NUL-terminated, into `out` (standard output) and `err` (standard error); *out_length and
+ * *err_length get the lengths without the NUL even when a buffer is too small; *exit_status gets
+ * the command's exit status (0, 1 or 2, as `locus <command> --help` documents).
+ * Errors: LOCUS_E_INVALID_ARGUMENT (NULL or empty argv, bad text, a buffer too small: run again
+ * with the lengths given).
+ */
+int locus_command(const char *const *argv, size_t argc, char *out, size_t out_capacity, size_t *out_length,
+                  char *err, size_t err_capacity, size_t *err_length, int *exit_status);
+
 /* ---------------------------------------------------------------- ABI checks (C99 static asserts) */
 
 /* The library reads and writes these structs at fixed offsets (LP64: 64-bit pointers and size_t). */

@@ -573,6 +573,23 @@ static void test_partition(const char *site_path) {
     locus_engine_destroy(e);
 }
 
+/* The command line in-process: `locus --version`, a usage error, and a buffer too small. */
+static void test_command(const char *expected_version) {
+    const char *version[] = {"--version"};
+    char out[256], err[256];
+    size_t out_length = 0, err_length = 0;
+    int status = -1;
+    CHECK_STATUS(locus_command(version, 1, out, sizeof out, &out_length, err, sizeof err, &err_length, &status), LOCUS_OK);
+    CHECK(status == 0 && strstr(out, expected_version) != NULL, "locus --version: status %d, out '%s'", status, out);
+    const char *bad[] = {"replay", "--nonsense"};
+    CHECK_STATUS(locus_command(bad, 2, out, sizeof out, &out_length, err, sizeof err, &err_length, &status), LOCUS_OK);
+    CHECK(status == 2 && strstr(err, "E1001") != NULL, "usage error: status %d, err '%s'", status, err);
+    const char *help[] = {"replay", "--help"};
+    CHECK_STATUS(locus_command(help, 2, out, 8, &out_length, err, sizeof err, &err_length, &status), LOCUS_E_INVALID_ARGUMENT);
+    CHECK(out_length > 100, "the help's length is given: %zu", out_length);
+    CHECK_STATUS(locus_command(NULL, 0, out, sizeof out, &out_length, err, sizeof err, &err_length, &status), LOCUS_E_INVALID_ARGUMENT);
+}
+
 static void test_calibrate(const char *site_path) {
     size_t site_length = 0;
     char *site = read_file(site_path, &site_length);
@@ -702,6 +719,7 @@ int main(int argc, char **argv) {
     test_thread_local_error();
     test_calibrate(argv[1]);
     test_partition(argv[1]);
+    test_command(argv[5]);
 
     size_t count = 0;
     row *rows = read_trace(argv[2], &count);

@@ -91,6 +91,8 @@ def declare(lib):
         ("locus_engine_set_partition", [engine, C.c_size_t, C.c_size_t]),
         ("locus_engine_tag_index", [engine, C.c_char_p, C.POINTER(C.c_int64)]),
         ("locus_event_to_json", [C.c_void_p, C.c_char_p, C.c_size_t, size_p]),
+        ("locus_command", [C.POINTER(C.c_char_p), C.c_size_t, C.c_char_p, C.c_size_t, size_p, C.c_char_p, C.c_size_t, size_p,
+                           C.POINTER(C.c_int)]),
         ("locus_position_to_csv", [C.c_void_p, C.c_char_p, C.c_size_t, size_p]),
     ):
         function = getattr(lib, name)

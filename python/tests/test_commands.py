@@ -1,0 +1,46 @@
+"""locus.geometry and locus.calibrate: the command line's summaries, run in-process (locus_command)."""
+import json
+import subprocess
+
+import pytest
+
+import locus
+from conftest import DATASET, FIXTURES, cli_path
+
+
+def test_geometry_equals_the_cli(tmp_path):
+    site = FIXTURES / "sites" / "hall.json"
+    summary = locus.geometry(site, grid=1.0, svg=tmp_path / "map.svg")
+    assert summary["cells"] > 0 and 0 < summary["coverage"] <= 1 and "warnings" in summary
+    assert (tmp_path / "map.svg").read_text().startswith("<?xml")
+    cli = cli_path()
+    if cli:
+        out = subprocess.run([cli, "geometry", "--site", str(site), "--grid", "1.0", "--json"], capture_output=True, text=True,
+                             check=True).stdout
+        expected = json.loads(out)
+        assert {k: v for k, v in summary.items() if k != "svg"} == {k: v for k, v in expected.items() if k != "svg"}
+
+
+def test_geometry_of_a_site_object_and_errors():
+    site = locus.Site.load(FIXTURES / "sites" / "corridor.json")
+    assert locus.geometry(site, suggest=True)["suggestion"]["candidates"] > 0
+    with pytest.raises(locus.LocusError) as raised:
+        locus.geometry(FIXTURES / "sites" / "hall.json", floor="nowhere")
+    assert raised.value.code == "E3002"
+
+
+def test_calibrate_without_truth(tmp_path):
+    """A simulated walk on the hall with biases: calibrated from the ranges alone."""
+    cli = cli_path()
+    if cli is None:
+        pytest.skip("no locus executable")
+    trace = tmp_path / "t.csv"
+    subprocess.run([cli, "simulate", "--site", str(FIXTURES / "sites" / "hall.json"), "--trace", str(trace), "--truth",
+                    str(tmp_path / "truth.csv"), "--duration", "120", "--seed", "4", "--random-walk"], check=True, capture_output=True)
+    report = locus.calibrate(FIXTURES / "sites" / "hall.json", trace, out=tmp_path / "cal.json")
+    assert report["mode"] == "without_truth" and len(report["locators"]) == 8
+    assert not any(l["flagged"] for l in report["locators"])
+    assert json.loads((tmp_path / "cal.json").read_text())["floors"][0]["locators"][0]["biasM"] == pytest.approx(
+        report["locators"][0]["bias_m"], abs=1e-3)
+    with_truth = locus.calibrate(FIXTURES / "sites" / "hall.json", trace, truth=tmp_path / "truth.csv")
+    assert with_truth["samples"] > 0
