@@ -28,9 +28,13 @@ def command(*arguments):
         return status.value, out.value.decode("utf-8"), err.value.decode("utf-8")
 
 
-def _json_command(name, arguments):
-    """`locus NAME ARGUMENTS... --json` → the summary dict; a failure raises LocusError with the code."""
+def _json_command(name, arguments, summary_on_failure=False):
+    """`locus NAME ARGUMENTS... --json` → the summary dict; a failure raises LocusError with the code
+    (with `summary_on_failure`, a run-time failure — exit 1, e.g. no fix — that printed its summary
+    returns it: the verdict is in the figures)."""
     status, out, err = command(name, *arguments, "--json")
+    if status == 1 and summary_on_failure and out.strip().startswith("{"):
+        return json.loads(out)
     if status != 0:
         found = re.search(r"\[(E\d{4})\]", err)
         code = found.group(1) if found else ("E1001" if status == 2 else "E0000")

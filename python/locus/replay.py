@@ -6,7 +6,7 @@ from .result import Result
 
 
 def replay(site, trace, *, filter="kalman", rate=4, sigma=0.1, smooth=False, tag_offset="auto", mode="auto",
-           coupling="tight", floor=None):
+           coupling="tight", floor=None, truth=None):
     """Replays `trace` on `site` and returns a Result.
 
     `site` is a path or a Site. `trace` is a path to a trace.csv (read by the library's own reader: the
@@ -14,8 +14,15 @@ def replay(site, trace, *, filter="kalman", rate=4, sigma=0.1, smooth=False, tag
     array, a pandas DataFrame or a dict with columns t, anchor, range_m and optionally tag, floor
     (pushed in time order, ties in input order; unusable rows are skipped and counted). The options
     are `locus replay`'s (--filter, --rate, --sigma, --smooth, --tag-offset, --mode, --coupling,
-    --floor). Raises LocusError for an invalid site or option or an unreadable trace file.
+    --floor, --truth). For a trace file `Result.summary` is `locus replay --json`'s object itself
+    (the command run in-process on the same file and options: with `truth`, rmse_m, per_tag, cdf,
+    zone_score…; it costs a second pass); for rows given as data it has the counts the engine
+    gives, and `truth` needs a file. Raises LocusError for an invalid site or option or an
+    unreadable trace file.
     """
+    is_file = isinstance(trace, (str, bytes, os.PathLike))
+    if truth is not None and not is_file:
+        raise ValueError("truth= needs the trace as a file (the comparison is locus replay --truth's)")
     engine = Engine(site, filter=filter, rate=rate, sigma=sigma, smooth=smooth, tag_offset=tag_offset, mode=mode,
                     coupling=coupling, floor=floor)
     try:
@@ -30,7 +37,25 @@ def replay(site, trace, *, filter="kalman", rate=4, sigma=0.1, smooth=False, tag
         summary = summarize(engine, stats, len(raw_positions), raw_events, filter, smooth)
     finally:
         engine.close()
+    if is_file:
+        summary = _cli_summary(site, trace, filter=filter, rate=rate, sigma=sigma, smooth=smooth, tag_offset=tag_offset,
+                               mode=mode, coupling=coupling, floor=floor, truth=truth)
     return Result(raw_positions, raw_events, summary)
+
+
+def _cli_summary(site, trace, *, filter, rate, sigma, smooth, tag_offset, mode, coupling, floor, truth):
+    """`locus replay --json`'s summary for the same site, trace and options, run in-process."""
+    from .commands import _json_command, _options, _site_path
+    keep = []
+    try:
+        arguments = ["--site", _site_path(site, keep), "--trace", os.fspath(trace), "--jobs", "1"]
+        arguments += _options([("--filter", filter), ("--rate", rate), ("--sigma", sigma), ("--smooth", bool(smooth)),
+                               ("--tag-offset", tag_offset), ("--mode", mode), ("--coupling", coupling), ("--floor", floor),
+                               ("--truth", None if truth is None else os.fspath(truth))])
+        return _json_command("replay", arguments, summary_on_failure=True)
+    finally:
+        for path in keep:
+            os.unlink(path)
 
 
 def summarize(engine, stats, fixes, raw_events, filter, smooth):

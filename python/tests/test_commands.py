@@ -44,3 +44,20 @@ def test_calibrate_without_truth(tmp_path):
         report["locators"][0]["bias_m"], abs=1e-3)
     with_truth = locus.calibrate(FIXTURES / "sites" / "hall.json", trace, truth=tmp_path / "truth.csv")
     assert with_truth["samples"] > 0
+
+
+def test_replay_summary_is_the_cli_json_with_truth(cli_replay):
+    """For a trace file the summary is `locus replay --json`'s, with truth too (rmse, per_tag, zone_score)."""
+    site, trace = FIXTURES / "sites" / "hall.json", FIXTURES / "traces" / "hall-walk.csv"
+    result = locus.replay(site, trace, truth=FIXTURES / "traces" / "hall-walk-truth.csv")
+    cli = cli_path()
+    if cli is None:
+        pytest.skip("no locus executable")
+    out = subprocess.run([cli, "replay", "--site", str(site), "--trace", str(trace), "--truth",
+                          str(FIXTURES / "traces" / "hall-walk-truth.csv"), "--json"], capture_output=True, text=True, check=True).stdout
+    expected = json.loads(out)
+    timing = ("elapsed_s", "fixes_per_s")
+    assert {k: v for k, v in result.summary.items() if k not in timing} == {k: v for k, v in expected.items() if k not in timing}
+    assert result.summary["zone_score"]["reference"] > 0 and result.summary["rmse_m"] > 0
+    with pytest.raises(ValueError):
+        locus.replay(site, {"t": [0.0], "anchor": [40407], "range_m": [1.0]}, truth=FIXTURES / "traces" / "hall-walk-truth.csv")

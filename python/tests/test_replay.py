@@ -50,7 +50,9 @@ def test_array_input_gives_the_file_input_bytes(fixture, tmp_path):
     rows = read_csv_rows(trace)
     from_array = locus.replay(site, rows)
     assert written(from_array, tmp_path) == written(from_file, tmp_path / "..")
-    assert from_array.summary == from_file.summary
+    # A file's summary is `locus replay --json`'s; the array's has the engine's counts: they agree.
+    for key in ("fixes", "ranges", "epochs", "skipped", "events", "epochs_before_track", "rejected_ranges", "filter", "smooth"):
+        assert from_array.summary[key] == from_file.summary[key], key
     shuffled = rows[np.random.default_rng(1).permutation(len(rows))]  # input order does not matter (sorted)
     shuffled = shuffled[np.argsort(shuffled["t"], kind="stable")]
     assert locus.replay(site, shuffled).positions_csv() == from_file.positions_csv()
