@@ -160,14 +160,7 @@ struct GeometryCommandTests {
     @Test("axis ticks sit at whole metres when the floor origin is not one, and a good layout's suggestion is called marginal")
     func ticksAndMarginalSuggestion() throws {
         let dir = TestPaths.temporaryDirectory()
-        let site = """
-        {"building": {"id": "b"}, "floors": [{"id": "F1", "originX": -3.9858, "originY": -3.5087, "widthM": 8.091, "heightM": 7.02,
-          "tagHeightM": 0.964, "locators": [
-            {"address": 0, "x": -3.42, "y": 3.0, "z": 1.04}, {"address": 1, "x": 0.0, "y": 3.01, "z": 1.04},
-            {"address": 2, "x": 3.6, "y": 2.98, "z": 1.05}, {"address": 3, "x": 3.6, "y": 0.0, "z": 1.04},
-            {"address": 4, "x": 3.57, "y": -3.0, "z": 1.04}, {"address": 5, "x": 0.0, "y": -2.97, "z": 1.04},
-            {"address": 6, "x": -3.47, "y": -2.96, "z": 1.04}, {"address": 7, "x": -3.49, "y": 0.0, "z": 1.05}]}]}
-        """
+        let site = GeometryHeatmapTests.goodSite
         try site.write(toFile: dir + "/site.json", atomically: false, encoding: .utf8)
         let run = CapturedRun(["geometry", "--site", dir + "/site.json", "--svg", dir + "/g.svg", "--suggest"])
         #expect(run.status == 0, "\(run.err)")

@@ -33,24 +33,23 @@ def positions_array(raw):
 
 def event_lines(raw):
     """struct locus_event records -> their `locus replay --events` lines (without line breaks)."""
-    lib = _library.library()
-    buffer = ctypes.create_string_buffer(1024)
-    length = ctypes.c_size_t()
-    lines = []
-    for k in range(len(raw)):
-        check(lib, lib.locus_event_to_json(raw[k:k + 1].ctypes.data, buffer, len(buffer), ctypes.byref(length)))
-        lines.append(buffer.value.decode("utf-8"))
-    return lines
+    return _formatted(raw, "locus_event_to_json", 1024)
 
 
 def position_lines(raw):
     """struct locus_position records -> their `locus replay --positions` rows (without line breaks)."""
+    return _formatted(raw, "locus_position_to_csv", 2048)
+
+
+def _formatted(raw, function, capacity):
+    """Each record of `raw` through the library's formatter `function` (its exact bytes), as text."""
     lib = _library.library()
-    buffer = ctypes.create_string_buffer(2048)
+    format_one = getattr(lib, function)
+    buffer = ctypes.create_string_buffer(capacity)
     length = ctypes.c_size_t()
     lines = []
     for k in range(len(raw)):
-        check(lib, lib.locus_position_to_csv(raw[k:k + 1].ctypes.data, buffer, len(buffer), ctypes.byref(length)))
+        check(lib, format_one(raw[k:k + 1].ctypes.data, buffer, len(buffer), ctypes.byref(length)))
         lines.append(buffer.value.decode("utf-8"))
     return lines
 
