@@ -168,12 +168,12 @@ struct BadInputCommandTests {
             }
         }
         site += "]}]}"
-        try site.write(toFile: dir + "/site.json", atomically: true, encoding: .utf8)
+        try site.write(toFile: dir + "/site.json", atomically: false, encoding: .utf8)
         // One tag stands 2 s in the middle of zone z(100·250 + 100) = z25100, then leaves the area.
         var csv = "t,tag,x,y\n"
         for k in 0..<8 { csv += "\(Double(k) * 0.25),T1,100.5,100.5\n" }
         for k in 8..<40 { csv += "\(Double(k) * 0.25),T1,500,500\n" }
-        try csv.write(toFile: dir + "/p.csv", atomically: true, encoding: .utf8)
+        try csv.write(toFile: dir + "/p.csv", atomically: false, encoding: .utf8)
         let run = CapturedRun(["zones", "--site", dir + "/site.json", "--positions", dir + "/p.csv", "--events", dir + "/e.jsonl"])
         #expect(run.status == 0, "\(run.err.prefix(300))")
         let events = try String(contentsOfFile: dir + "/e.jsonl", encoding: .utf8).split(separator: "\n")

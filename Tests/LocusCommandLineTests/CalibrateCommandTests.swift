@@ -64,7 +64,7 @@ struct CalibrateCommandTests {
         text = text.replacingOccurrences(of: #""address": "0x0200""#, with: #""address": 512"#)
             .replacingOccurrences(of: #""address": "0x0201""#, with: #""address": "0x201""#)
             .replacingOccurrences(of: #""address": "0x0202""#, with: #""address": 514"#)
-        try text.write(toFile: files.site, atomically: true, encoding: .utf8)
+        try text.write(toFile: files.site, atomically: false, encoding: .utf8)
         let out = dir + "/calibrated.json"
         let run = CapturedRun(["calibrate", "--site", files.site, "--trace", files.trace, "--truth", files.truth, "--out", out])
         #expect(run.status == 0, "\(run.err)")
@@ -107,8 +107,8 @@ struct CalibrateCommandTests {
         let site = dir + "/site.json"
         try Data(SiteEncoder.encode(Self.site(biases: [Double](repeating: 0, count: 6)))).write(to: URL(fileURLWithPath: site))
         let trace = dir + "/trace.csv", truth = dir + "/truth.csv"
-        try "t,anchor,range_m\n0,0x200,5\n0.1,0x201,6\n".write(toFile: trace, atomically: true, encoding: .utf8)
-        try "t,x,y\n10,1,1\n11,1,1\n".write(toFile: truth, atomically: true, encoding: .utf8)
+        try "t,anchor,range_m\n0,0x200,5\n0.1,0x201,6\n".write(toFile: trace, atomically: false, encoding: .utf8)
+        try "t,x,y\n10,1,1\n11,1,1\n".write(toFile: truth, atomically: false, encoding: .utf8)
 
         let slope = CapturedRun(["calibrate", "--site", site, "--trace", trace, "--truth", truth, "--slope", "--estimator", "median"])
         #expect(slope.status == 2)

@@ -30,7 +30,7 @@ struct ExitCodeTests {
         let geometry = CapturedRun(["geometry", "--site", site, "--svg", unwritable + ".svg"])
         #expect(geometry.status == 1 && geometry.err.contains("E5005"), "\(geometry.err)")
 
-        try "t,tag,x,y\n0,T1,5,5\n".write(toFile: dir + "/p.csv", atomically: true, encoding: .utf8)
+        try "t,tag,x,y\n0,T1,5,5\n".write(toFile: dir + "/p.csv", atomically: false, encoding: .utf8)
         let zones = CapturedRun(["zones", "--site", site, "--positions", dir + "/p.csv", "--events", unwritable + ".jsonl"])
         #expect(zones.status == 1 && zones.err.contains("E5005"), "\(zones.err)")
 

@@ -20,7 +20,7 @@ struct LintCommandTests {
     /// Writes `text` as a site file and lints it with `--json`: exit status and the parsed summary.
     static func lintJSON(_ text: String) throws -> (status: Int32, summary: JSONValue, text: String) {
         let path = TestPaths.temporaryDirectory() + "/site.json"
-        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        try text.write(toFile: path, atomically: false, encoding: .utf8)
         let run = CapturedRun(["lint", "--site", path, "--json"])
         let plain = CapturedRun(["lint", "--site", path])
         return (run.status, try JSONParser.parse(Array(run.out.utf8)), plain.out)

@@ -31,7 +31,7 @@ struct ReplayCommandTests {
         let site = TestPaths.fixture("sites/invalid/duplicate-address.json")
         let dir = TestPaths.temporaryDirectory()
         let trace = dir + "/trace.csv"
-        try "t,anchor,range_m\n0,1,1\n".write(toFile: trace, atomically: true, encoding: .utf8)
+        try "t,anchor,range_m\n0,1,1\n".write(toFile: trace, atomically: false, encoding: .utf8)
         let run = CapturedRun(["replay", "--site", site, "--trace", trace, "--filter", "none"])
         #expect(run.status == 2)
         #expect(run.err.contains("duplicate-address.json"))
@@ -43,7 +43,7 @@ struct ReplayCommandTests {
     func invalidTrace() throws {
         let dir = TestPaths.temporaryDirectory()
         let trace = dir + "/bad.csv"
-        try "t,anchor\n0,1\n".write(toFile: trace, atomically: true, encoding: .utf8)
+        try "t,anchor\n0,1\n".write(toFile: trace, atomically: false, encoding: .utf8)
         let run = CapturedRun(["replay", "--site", TestPaths.fixture("sites/hall.json"), "--trace", trace, "--filter", "none"])
         #expect(run.status == 2)
         #expect(run.err.contains("bad.csv:1"))

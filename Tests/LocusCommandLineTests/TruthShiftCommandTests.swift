@@ -19,7 +19,7 @@ struct TruthShiftCommandTests {
             cells[tColumn] = String(t + shiftSeconds)
             text += cells.joined(separator: ",") + "\n"
         }
-        try text.write(toFile: out, atomically: true, encoding: .utf8)
+        try text.write(toFile: out, atomically: false, encoding: .utf8)
     }
 
     /// `locus replay … --json` with `extra`; returns the parsed summary and stderr.
@@ -110,14 +110,14 @@ struct TruthShiftCommandTests {
                 rows += "\(t),\(locator.address.rawValue),\(d + CalibrateCommandTests.biasesMeters[k] + noise)\n"
             }
         }
-        try rows.write(toFile: trace, atomically: true, encoding: .utf8)
+        try rows.write(toFile: trace, atomically: false, encoding: .utf8)
         var samples = "t,x,y,z\n"
         for i in 0...6_300 {
             let t = Double(i) * 0.01
             let p = position(t)
             samples += "\(t + shiftSeconds),\(p.x),\(p.y),\(p.z)\n"
         }
-        try samples.write(toFile: truth, atomically: true, encoding: .utf8)
+        try samples.write(toFile: truth, atomically: false, encoding: .utf8)
         return (site, trace, truth)
     }
 
@@ -140,7 +140,7 @@ struct TruthShiftCommandTests {
         #expect(still.err.contains("warning: --truth-shift auto: the range residuals hardly depend on the shift"), "\(still.err)")
 
         let short = dir + "/short-truth.csv"
-        try "t,x,y,z\n10,14,6,1.1\n10.5,14,6,1.1\n".write(toFile: short, atomically: true, encoding: .utf8)
+        try "t,x,y,z\n10,14,6,1.1\n10.5,14,6,1.1\n".write(toFile: short, atomically: false, encoding: .utf8)
         let none = try Self.replay(site: files.site, trace: files.trace, truth: short, ["--filter", "none", "--truth-shift", "auto"])
         #expect(none.summary["truth_shift_s"]?.doubleValue == 0)
         #expect(none.err.contains("warning: --truth-shift auto: no usable range row"), "\(none.err)")

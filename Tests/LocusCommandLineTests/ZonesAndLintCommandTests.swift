@@ -30,7 +30,7 @@ struct ZonesAndLintCommandTests {
         var csv = "x,y,t\n"
         for k in 0..<40 { csv += "2.0,1.5,\(Double(k) * 0.25)\n" }
         for k in 40..<80 { csv += "30.0,20.0,\(Double(k) * 0.25)\n" }
-        try csv.write(toFile: dir + "/p.csv", atomically: true, encoding: .utf8)
+        try csv.write(toFile: dir + "/p.csv", atomically: false, encoding: .utf8)
         let run = CapturedRun(["zones", "--site", TestPaths.fixture("sites/hall.json"), "--positions", dir + "/p.csv"])
         #expect(run.status == 0, "\(run.err)")
         let lines = run.out.split(separator: "\n").map(String.init)
@@ -46,7 +46,7 @@ struct ZonesAndLintCommandTests {
         {"floors": [{"id": "F", "locators": [{"address": 1, "x": 0, "y": 0}, {"address": 2, "x": 10, "y": 0}],
           "zones": [{"id": "z", "polygon": [{"x": 0, "y": 0}, {"x": 1, "y": 0}, {"x": 1, "y": 1}], "inCount": 0}]}]}
         """
-        try text.write(toFile: dir + "/s.json", atomically: true, encoding: .utf8)
+        try text.write(toFile: dir + "/s.json", atomically: false, encoding: .utf8)
         let run = CapturedRun(["lint", "--site", dir + "/s.json", "--json"])
         #expect(run.status == 0)
         let v = try JSONParser.parse(Array(run.out.utf8))
@@ -68,7 +68,7 @@ struct ZonesAndLintCommandTests {
         {"floors": [{"id": "F", "sessionId": 1, "locators": [{"address": 1, "x": 0, "y": 0}],
           "zones": [{"id": "z", "polygon": [{"x": 0, "y": 0}, {"x": 1, "y": 0}, {"x": 1, "y": 1}]}]}]}
         """
-        try one.write(toFile: dir + "/one.json", atomically: true, encoding: .utf8)
+        try one.write(toFile: dir + "/one.json", atomically: false, encoding: .utf8)
         let run = CapturedRun(["lint", "--site", dir + "/one.json"])
         #expect(run.status == 0)
         #expect(run.out.contains("(1 floor, 1 locator, 1 zone)"), "\(run.out)")
@@ -76,7 +76,7 @@ struct ZonesAndLintCommandTests {
         #expect(!run.out.contains("1 locators") && !run.out.contains("1 zones") && !run.out.contains("1 floors"))
 
         let empty = #"{"floors": [{"id": "A", "sessionId": 1}, {"id": "B", "sessionId": 2}]}"#
-        try empty.write(toFile: dir + "/empty.json", atomically: true, encoding: .utf8)
+        try empty.write(toFile: dir + "/empty.json", atomically: false, encoding: .utf8)
         let none = CapturedRun(["lint", "--site", dir + "/empty.json"])
         #expect(none.status == 0)
         #expect(none.out.contains("no errors, 2 warnings (2 floors, 0 locators, 0 zones)"), "\(none.out)")
