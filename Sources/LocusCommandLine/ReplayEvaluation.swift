@@ -33,8 +33,7 @@ struct ReplayEvaluation {
     /// Tags in order of first fix.
     private(set) var tagOrder: [TagID] = []
     private var allErrors: [Double] = []
-    private var referenceJudges: [ZoneJudge]
-    private var referenceScratch: [[ZoneEvent]]
+    private var referenceJudges: FloorJudges
     private var referenceTag: [TagID: Int] = [:]
     private(set) var reference: [ZoneEvent] = []
     private(set) var pipeline: [ZoneEvent] = []
@@ -54,10 +53,7 @@ struct ReplayEvaluation {
         self.windowSeconds = windowSeconds
         var options = ZoneJudgeOptions.standard
         options.positionPeriodSeconds = 1 / rateHertz
-        var judges: [ZoneJudge] = []
-        for floor in site.floors { judges.append(try ZoneJudge(floor: floor, options: options)) }
-        referenceJudges = judges
-        referenceScratch = Array(repeating: [], count: judges.count)
+        referenceJudges = try FloorJudges(floors: site.floors, options: options)
     }
 
     /// One released fix, in release order.
@@ -86,38 +82,22 @@ struct ReplayEvaluation {
             figures.track.append((fix.timeSeconds, fix.position.x, fix.position.y, p.map { Point2(x: $0.x, y: $0.y) }, error))
         }
         tags[fix.tag] = figures
-        // The reference: the same rules on the truth at the fix's time.
-        let floor = site.floorIndex(of: fix.floor)?.rawValue ?? 0
+        // The reference: the same rules on the truth at the fix's time (without truth, only the clock).
         let tagIndex = referenceTag[fix.tag] ?? {
             let k = referenceTag.count
             referenceTag[fix.tag] = k
             return k
         }()
-        for f in referenceJudges.indices {
-            if f == floor, let p {
-                try? referenceJudges[f].judge(ZoneFix(timeSeconds: fix.timeSeconds, tag: fix.tag, point: Point2(x: p.x, y: p.y)),
-                                              tag: TagIndex(tagIndex), into: &referenceScratch[f])
-            } else {
-                try? referenceJudges[f].advance(toSeconds: fix.timeSeconds, into: &referenceScratch[f])
-            }
-        }
-        collectReference()
+        let point = p.map { Point2(x: $0.x, y: $0.y) } ?? fix.position.horizontal
+        try? referenceJudges.judge(ZoneFix(timeSeconds: fix.timeSeconds, tag: fix.tag, point: point), tag: TagIndex(tagIndex),
+                                   floor: p == nil ? nil : site.floorIndex(of: fix.floor)?.rawValue ?? 0, into: &reference)
     }
 
     /// One event the pipeline released.
     mutating func add(_ event: ZoneEvent) { pipeline.append(event) }
 
-    private mutating func collectReference() {
-        guard referenceScratch.contains(where: { !$0.isEmpty }) else { return }
-        reference += referenceJudges.count == 1 ? referenceScratch[0] : ZoneJudge.merge(referenceScratch)
-        for f in referenceScratch.indices { referenceScratch[f].removeAll(keepingCapacity: true) }
-    }
-
     /// Ends the reference judgement (no synthetic exit, SPEC §4.6).
-    mutating func finish() {
-        for f in referenceJudges.indices { referenceJudges[f].finish(into: &referenceScratch[f]) }
-        collectReference()
-    }
+    mutating func finish() { referenceJudges.finish(into: &reference) }
 
     /// The run's accuracy (as `AccuracyReport(fixes:truth:)` computes it).
     var accuracyReport: AccuracyReport { accuracy.report }

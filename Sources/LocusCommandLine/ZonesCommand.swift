@@ -36,11 +36,9 @@ package enum ZonesCommand: LocusCommand {
         let defaultFloor = try site.floorIndex(arguments.string("floor").map { FloorID($0) })
         var options = ZoneJudgeOptions.standard
         options.positionPeriodSeconds = 1 / rate
-        var judges: [ZoneJudge] = []
-        for floor in site.floors {
-            do { judges.append(try ZoneJudge(floor: floor, options: options)) } catch { throw error.inFile(arguments.string("site") ?? "") }
-        }
-        let warnings = judges.flatMap(\.configurationWarnings)
+        let judges: FloorJudges
+        do { judges = try FloorJudges(floors: site.floors, options: options) } catch { throw error.inFile(arguments.string("site") ?? "") }
+        let warnings = judges.judges.flatMap(\.configurationWarnings)
         for w in warnings { console.err("warning: \(w)\n") }
 
         // '-' is standard input; gzip is inflated. Read in pieces and judged as read; events written
@@ -115,10 +113,11 @@ package enum ZonesCommand: LocusCommand {
 /// One judging of a position stream: every floor's judge on one clock (SPEC §4.6), rows in time
 /// order (ties in file order), events released as the rows come.
 private struct ZoneRun {
-    var judges: [ZoneJudge]
+    var judges: FloorJudges
     let site: Site
     let defaultFloor: Int
-    private var scratch: [[ZoneEvent]]
+    /// Events released and not yet formatted.
+    private var released: [ZoneEvent] = []
     private var floorOfName: [Int] = []
     private var writer = ZoneEventWriter()
     private(set) var judged = 0
@@ -127,11 +126,10 @@ private struct ZoneRun {
     private(set) var skipped = SkipTally()
     private(set) var counts: [ZoneEvent.Kind: Int] = [:]
 
-    init(judges: [ZoneJudge], site: Site, defaultFloor: Int) {
+    init(judges: FloorJudges, site: Site, defaultFloor: Int) {
         self.judges = judges
         self.site = site
         self.defaultFloor = defaultFloor
-        scratch = Array(repeating: [], count: judges.count)
     }
 
     /// Judges the stream as it is read; false (stopped) at the first row earlier than the one
@@ -186,22 +184,19 @@ private struct ZoneRun {
         let t = table.timeSeconds[i]
         let fix = ZoneFix(timeSeconds: t, tag: table.tags[Int(table.tagIndex[i])],
                           point: Point2(x: table.points[i].x, y: table.points[i].y))
-        for f in judges.indices {
-            // The table's tag numbers (first appearance) serve as the judges' tag indices.
-            if f == floor { try judges[f].judge(fix, tag: TagIndex(Int(table.tagIndex[i])), into: &scratch[f]) } else { try judges[f].advance(toSeconds: t, into: &scratch[f]) }
-        }
+        // The table's tag numbers (first appearance) serve as the judges' tag indices.
+        try judges.judge(fix, tag: TagIndex(Int(table.tagIndex[i])), floor: floor, into: &released)
         judged += 1
         collect()
     }
 
-    /// Moves the judges' released events, merged across floors, to the writer.
+    /// Moves the released events to the writer.
     private mutating func collect() {
-        guard scratch.contains(where: { !$0.isEmpty }) else { return }
-        for e in judges.count == 1 ? scratch[0] : ZoneJudge.merge(scratch) {
+        for e in released {
             counts[e.kind, default: 0] += 1
             writer.append(e)
         }
-        for f in scratch.indices { scratch[f].removeAll(keepingCapacity: true) }
+        released.removeAll(keepingCapacity: true)
     }
 
     /// Writes the events formatted so far.
@@ -213,7 +208,7 @@ private struct ZoneRun {
 
     /// Ends judgement (no synthetic exit, SPEC §4.6) and writes the rest.
     private mutating func finish(_ emit: (ZoneEventWriter) throws(LocusError) -> Void) throws(LocusError) {
-        for f in judges.indices { judges[f].finish(into: &scratch[f]) }
+        judges.finish(into: &released)
         collect()
         try flush(emit)
     }

@@ -22,12 +22,7 @@ package enum TraceReader {
         var stream = TraceStream(source: source)
         var rows: [TraceRow] = []
         while try stream.nextRows(into: &rows) {}
-        var trace = RangeTrace()
-        trace.tags = stream.tags
-        trace.floors = stream.floors
-        trace.skipped = stream.skipped
-        fill(&trace, from: rows)
-        return trace
+        return trace(rows, tags: stream.tags, floors: stream.floors, skipped: stream.skipped)
     }
 
     /// Parses trace bytes; `file` names the source in errors.
@@ -47,10 +42,15 @@ package enum TraceReader {
         rows.reserveCapacity(bytes.count / 16)
         let rest = UnsafeBufferPointer(rebasing: bytes[parser.headerEnd...])
         _ = parser.parse(rest, isLast: true, fastRows: fastRows, into: &rows)
+        return trace(rows, tags: parser.tags, floors: parser.floors, skipped: parser.skipped)
+    }
+
+    /// The parsed rows and the parser's tables as a trace.
+    private static func trace(_ rows: [TraceRow], tags: [TagID], floors: [FloorID], skipped: SkipTally) -> RangeTrace {
         var trace = RangeTrace()
-        trace.tags = parser.tags
-        trace.floors = parser.floors
-        trace.skipped = parser.skipped
+        trace.tags = tags
+        trace.floors = floors
+        trace.skipped = skipped
         fill(&trace, from: rows)
         return trace
     }
