@@ -63,6 +63,12 @@ package struct EpochAssembler: Sendable {
         table.add(0, slot: slot, rangeMeters: range, timeSeconds: t)
     }
 
-    /// Empties the open epoch (after it was solved).
-    package mutating func reset() { table.reset(0) }
+    /// True when the open epoch holds as many locators as the recent rounds (`EpochTable`).
+    package var isComplete: Bool { table.isComplete(0) }
+
+    /// Empties the open epoch (after it was solved), learning the round model from how it ended
+    /// with the clock at `now` (nil: learn nothing).
+    package mutating func reset(atSeconds now: Double? = nil) {
+        table.reset(0, ending: now.map { table.ending(0, at: $0) })
+    }
 }

@@ -54,17 +54,21 @@ struct EpochScheduler: Sendable {
         if let known = earliestOpenStart { earliestOpenStart = min(known, t) }
     }
 
+    /// Forgets `tag`'s round model (it moved to another floor).
+    mutating func forgetRounds(_ tag: Int) { epochs.forgetRounds(tag) }
+
     /// Records `t` as `tag`'s latest admitted time without a range (a ready fix from a provider).
     mutating func admit(_ tag: Int, atSeconds t: Double) { epochs.admit(tag, atSeconds: t) }
 
-    /// Empties `tag`'s open epoch and retires its heap entries (a new generation).
+    /// Empties `tag`'s open epoch and retires its heap entries (a new generation); `ending` teaches
+    /// the tag's round model (`EpochTable`).
     @inline(__always)
-    mutating func reset(_ tag: Int) {
+    mutating func reset(_ tag: Int, ending: EpochTable.Ending?) {
         // The earliest open start stays known unless this epoch may have been the one holding it.
         if let known = earliestOpenStart, epochs.isOpen(tag), !(epochs.startSeconds(tag) > known) {
             earliestOpenStart = nil
         }
-        epochs.reset(tag)
+        epochs.reset(tag, ending: ending)
         generations[tag] += 1
     }
 

@@ -4,11 +4,15 @@ import LocusCore
 /// epoch rules are documented there and live here, once).
 ///
 /// One array of 16-byte cells, `stride + 3` per row (a tag): cell 0 holds the epoch's start time
-/// and its count of present slots, cell 1 its latest range's time, cell 2 the tag's latest admitted
-/// time (kept across epochs: the tag's clock, see `PositioningEngine.ingest`), and cell 3 + j the range of
-/// slot j (−1 when absent from the epoch; ranges are ≥ 0) together with the k = j-th present slot
-/// (order of first appearance). A row costs `48 + 16·stride` bytes; adding a range touches one
-/// array (one uniqueness check), reading a row retains nothing, and nothing allocates.
+/// and its count of present slots, cell 1 its latest range's time and the tag's round model (below),
+/// cell 2 the tag's latest admitted time (kept across epochs: the tag's clock, see
+/// `PositioningEngine.ingest`) and its recent round sizes, and cell 3 + j the range of slot j (−1 when
+/// absent from the epoch; ranges are ≥ 0) together with the k = j-th present slot (order of first
+/// appearance). A row costs `48 + 16·stride` bytes; adding a range touches one array (one uniqueness
+/// check), reading a row retains nothing, and nothing allocates.
+///
+/// Rounds close when complete: cells 1 and 2 also hold the tag's `RoundModel` in their spare
+/// words, and `isComplete` tells the engine it can solve a round without waiting for the pause.
 package struct EpochTable: Sendable {
     /// Cut period, seconds (1/rate).
     package let periodSeconds: Double
@@ -28,6 +32,14 @@ package struct EpochTable: Sendable {
     private static let header = 3
     private var cells: [Cell] = []
     private var rows = 0
+
+    /// How an epoch ended, for the round model.
+    package enum Ending: Sendable {
+        /// A gap of `pauseSeconds` passed after its latest range, or it was complete: a round.
+        case round
+        /// Cut by the period rule while ranges kept coming: a continuous stream, no rounds.
+        case period
+    }
 
     /// - Parameters:
     ///   - stride: slots per row (the widest floor's locator count).
@@ -49,8 +61,8 @@ package struct EpochTable: Sendable {
     @discardableResult
     package mutating func appendRow() -> Int {
         cells.append(Cell(value: 0, index: 0))
-        cells.append(Cell(value: -.infinity, index: 0))
-        cells.append(Cell(value: -.infinity, index: 0))
+        cells.append(Cell(value: -.infinity, index: 0))  // latest range time; round model
+        cells.append(Cell(value: -.infinity, index: 0))  // latest admitted time; recent round sizes
         cells.append(contentsOf: repeatElement(Cell(value: -1, index: 0), count: stride))
         rows += 1
         return rows - 1
@@ -98,16 +110,52 @@ package struct EpochTable: Sendable {
         let base = r * width
         return cells.withUnsafeMutableBufferPointer { c in
             let count = Int(c[base].index)
-            if count == 0 { c[base].value = t }
-            if c[base + Self.header + slot].value < 0 {
+            if count == 0 {
+                c[base].value = t
+            }
+            var model = Self.roundModel(c, base)
+            if count == 0 { model.opened(sinceLatestSeconds: t - c[base + 2].value, pauseSeconds: pauseSeconds, slot: slot) }
+            let isRepeat = c[base + Self.header + slot].value >= 0
+            if !isRepeat {
                 c[base + Self.header + count].index = Int32(truncatingIfNeeded: slot)
                 c[base].index = Int32(truncatingIfNeeded: count + 1)
             }
+            model.added(slot: slot, count: Int(c[base].index), isRepeat: isRepeat)
+            Self.store(model, c, base)
             c[base + Self.header + slot].value = range
             c[base + 1].value = t
             c[base + 2].value = t
             return count == 0
         }
+    }
+
+    /// True when row r's open epoch is a complete round (`RoundModel`): no range is expected to
+    /// join it, so it can be solved now.
+    @inline(__always) package func isComplete(_ r: Int) -> Bool {
+        RoundModel(slots: UInt32(bitPattern: cells[r * width + 1].index), sizes: UInt32(bitPattern: cells[r * width + 2].index)).isComplete
+    }
+
+    /// The way row r's open epoch would end if closed with the clock at `now`: complete or past its
+    /// pause — a round —, or cut by the period rule.
+    @inline(__always) package func ending(_ r: Int, at now: Double) -> Ending {
+        isComplete(r) || now >= cells[r * width + 1].value + pauseSeconds ? .round : .period
+    }
+
+    /// Forgets row r's round model (the tag moved to another floor: other locators).
+    package mutating func forgetRounds(_ r: Int) {
+        cells[r * width + 1].index = 0
+        cells[r * width + 2].index = 0
+    }
+
+    @inline(__always)
+    private static func roundModel(_ c: UnsafeMutableBufferPointer<Cell>, _ base: Int) -> RoundModel {
+        RoundModel(slots: UInt32(bitPattern: c[base + 1].index), sizes: UInt32(bitPattern: c[base + 2].index))
+    }
+
+    @inline(__always)
+    private static func store(_ model: RoundModel, _ c: UnsafeMutableBufferPointer<Cell>, _ base: Int) {
+        c[base + 1].index = Int32(bitPattern: model.slots)
+        c[base + 2].index = Int32(bitPattern: model.sizes)
     }
 
     /// The number of slots in row r's open epoch.
@@ -140,11 +188,20 @@ package struct EpochTable: Sendable {
         return n
     }
 
-    /// Empties row r's open epoch (after it was solved).
+    /// Empties row r's open epoch (after it was solved), learning from how it ended (`ending(_:at:)`
+    /// with the clock at its closing; nil: neither, e.g. the end of the stream — nothing learnt).
     @inline(__always)
-    package mutating func reset(_ r: Int) {
+    package mutating func reset(_ r: Int, ending: Ending? = nil) {
         let base = r * width
         cells.withUnsafeMutableBufferPointer { c in
+            if let ending {
+                var model = Self.roundModel(c, base)
+                switch ending {
+                case .round: model.closedRound(count: Int(c[base].index))
+                case .period: model.forget()
+                }
+                Self.store(model, c, base)
+            }
             for k in 0..<Int(c[base].index) { c[base + Self.header + Int(c[base + Self.header + k].index)].value = -1 }
             c[base].index = 0
         }

@@ -40,6 +40,7 @@ extension PositioningEngine {
     @inline(never)
     mutating func moveTag(_ tag: Int, toFloor floor: Int) {
         closeEpoch(tag)
+        schedule.forgetRounds(tag)
         tags[tag].floorIndex = floor
         tags[tag].hasFilter = false
         tags[tag].hasOffset = false

@@ -237,6 +237,12 @@ package struct PositioningEngine: Sendable {
                                     anchor: floors[floor].positions[slot])
             }
         }
+        // A round that is complete (every locator the tag's rounds usually hold has reported) is
+        // solved now, not a pause later (`EpochTable`: same ranges, same time, less latency).
+        if schedule.epochs.isComplete(tag) {
+            closeEpoch(tag)
+            closed = true
+        }
         if closed { release() }
     }
 
@@ -273,7 +279,7 @@ package struct PositioningEngine: Sendable {
     /// with the clock at the latest time seen (no synthetic exit, SPEC §4.6). Further input is ignored.
     package mutating func finish() {
         guard !hasFinished else { return }
-        for i in tags.indices { closeEpoch(i) }
+        for i in tags.indices { closeEpoch(i, learning: false) }
         release(all: true)
         for f in judges.indices {
             if clockSeconds.isFinite { try? judges[f].advance(toSeconds: clockSeconds, into: &eventScratch[f]) }
@@ -285,9 +291,11 @@ package struct PositioningEngine: Sendable {
 
     // MARK: epochs
 
-    /// Gives tag `tag`'s open epoch (if any) its fix and empties it.
-    mutating func closeEpoch(_ tag: Int) {
+    /// Gives tag `tag`'s open epoch (if any) its fix and empties it; unless `learning` is false (the
+    /// end of the stream), how it ended with the clock now teaches the tag's round model.
+    mutating func closeEpoch(_ tag: Int, learning: Bool = true) {
         guard schedule.epochs.isOpen(tag) else { return }
+        let ending = learning ? schedule.epochs.ending(tag, at: clockSeconds) : nil
         diagnostics.epochs += 1
         let time = schedule.epochs.epochTimeSeconds(tag)
         let floorIndex = tags[tag].floorIndex
@@ -301,12 +309,12 @@ package struct PositioningEngine: Sendable {
         // rejected locators named): it is reset before the fix is delivered, so that the fix can be
         // released at once when nothing precedes it.
         if usesFilterFix {
-            schedule.reset(tag)
+            schedule.reset(tag, ending: ending)
             deliverFilterFix(tag, floor: floorIndex, atSeconds: time)
             return
         }
         let solved = solveEpoch(tag, count: n, floor: floorIndex, atSeconds: time)
-        schedule.reset(tag)
+        schedule.reset(tag, ending: ending)
         guard let raw = solved else { return }
         if tags[tag].hasFilter {
             // Loosely coupled: the least-squares fix is the filter's measurement.

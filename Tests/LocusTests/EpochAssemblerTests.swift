@@ -89,3 +89,80 @@ struct EpochBoundaryTests {
         #expect(engine.drainFixes().count >= 38)
     }
 }
+
+@Suite("Rounds close when complete (issue 16)")
+struct RoundCompletionTests {
+    /// Feeds (t, slot) rows as the engine does: an epoch closes when a range would close it (pause
+    /// or period) or, after adding, when it is complete. Returns (time, slot count, closed early).
+    func epochs(_ rows: [(Double, Int)], rate: Double = 4, locators: Int = 12) -> [(Double, Int, Bool)] {
+        var a = EpochAssembler(locatorCount: locators, rateHertz: rate)
+        var out: [(Double, Int, Bool)] = []
+        for (t, slot) in rows {
+            if a.closes(at: t) { out.append((a.epochTimeSeconds, a.presentSlots.count, false)); a.reset(atSeconds: t) }
+            a.add(slot: slot, rangeMeters: Double(slot), timeSeconds: t)
+            if a.isComplete { out.append((a.epochTimeSeconds, a.presentSlots.count, true)); a.reset(atSeconds: t) }
+        }
+        if a.isOpen { out.append((a.epochTimeSeconds, a.presentSlots.count, false)) }
+        return out
+    }
+
+    /// Rounds every 0.25 s, the given slots 4 ms apart.
+    func rounds(_ slots: [[Int]]) -> [(Double, Int)] {
+        slots.enumerated().flatMap { k, s in s.enumerated().map { (Double(k) * 0.25 + Double($0.offset) * 0.004, $0.element) } }
+    }
+
+    @Test("after two rounds, a round of the usual locators closes at its last range, with the same time and ranges")
+    func completeRoundsCloseEarly() {
+        let full = Array(0..<8)
+        let e = epochs(rounds([full, full, full, full]))
+        #expect(e.map(\.1) == [8, 8, 8, 8])
+        #expect(e.map(\.0) == [0.028, 0.278, 0.528, 0.778])
+        #expect(e.map(\.2) == [false, false, true, true])  // the first two teach the model
+    }
+
+    @Test("an incomplete round waits for the pause, and is not split")
+    func incompleteRoundWaits() {
+        let full = Array(0..<8)
+        let e = epochs(rounds([full, full, [0, 1, 2, 4, 5, 6, 7], full]))
+        #expect(e.map(\.1) == [8, 8, 7, 8])
+        #expect(e.map(\.2) == [false, false, false, true])
+    }
+
+    @Test("a round larger than the recent ones is split once, and the next ones are whole")
+    func largerRoundSplitsOnce() {
+        let eight = Array(0..<8), nine = Array(0..<9)
+        let e = epochs(rounds([eight, eight, nine, nine, nine]))
+        // Round 3 closes complete at slot 7; slot 8 opens an epoch of its own within the pause, so
+        // from then on 9 locators are expected, slot 8 last: rounds 4 and 5 close complete, whole.
+        #expect(e.map(\.1) == [8, 8, 8, 1, 9, 9])
+        #expect(e.map(\.2) == [false, false, true, false, true, true])
+    }
+
+    @Test("an extra locator inside the round does not split it: completion waits for the round's last slot")
+    func extraInsideDoesNotSplit() {
+        let e = epochs(rounds([[0, 1, 2, 3], [0, 1, 2, 3], [0, 1, 9, 2, 3], [0, 1, 2, 3]]))
+        #expect(e.map(\.1) == [4, 4, 5, 4])
+    }
+
+    @Test("a continuous stream (a locator repeating within the epoch) never closes early")
+    func continuousNeverEarly() {
+        var rows: [(Double, Int)] = []
+        for k in 0..<200 { rows.append((Double(k) * 0.01, k % 8)) }  // one locator every 10 ms, 2 s
+        let e = epochs(rows)
+        #expect(e.allSatisfy { !$0.2 })
+        #expect(e.count == 8)
+    }
+
+    @Test("bursts of every locator at one instant, at irregular gaps, are rounds when the gap is a pause; repeats teach nothing")
+    func repeatedBurstsForget() {
+        var rows: [(Double, Int)] = []
+        // Bursts 0.3 s apart (rounds), then 0.05 s apart (merged into epochs with repeats).
+        for t in [0.0, 0.3, 0.6, 0.9] { for s in 0..<8 { rows.append((t, s)) } }
+        for k in 0..<10 { for s in 0..<8 { rows.append((1.2 + Double(k) * 0.05, s)) } }
+        let e = epochs(rows)
+        // Rounds 3 and 4 close complete; then the 50 ms bursts: the first closes complete and the
+        // second, within the pause, raises the expectation to 9 (never reached): they merge as before.
+        #expect(e.prefix(4).map(\.2) == [false, false, true, true])
+        #expect(e.dropFirst(5).allSatisfy { !$0.2 })
+    }
+}

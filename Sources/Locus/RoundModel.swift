@@ -1,0 +1,93 @@
+/// What one tag's ranging rounds usually look like, learned from its recent rounds: the engine's
+/// way to solve a round as soon as it is complete instead of a pause later (issue 16: latency).
+///
+/// A tag that ranges in rounds — bursts separated by a pause — usually reports the same locators
+/// in the same order every round. The model keeps the sizes (distinct locators) of the tag's last
+/// three rounds and the slot that ended the last one. Once two sizes are known, an epoch is
+/// **complete** when it holds n̂ = max(recent sizes) locators or more and its latest range came from
+/// the slot that ended the last round; the engine then closes it at once. An incomplete round
+/// still closes at the pause, and an epoch cut by the period rule, or one in which a locator
+/// reported twice, is a continuous stream, not a round: the model forgets everything and stays
+/// silent until rounds are seen again.
+///
+/// An early close gives the epoch the same ranges and the same time (its latest range) as the
+/// pause would, so outputs change only when a round outgrew the model: its extra ranges arrive
+/// within the pause after the close and open an epoch of their own. That is seen (`opened`), and
+/// the model then expects the cut round's size + 1 and the orphan's slot last — such a round is
+/// split once, not again.
+///
+/// Stored in two spare 32-bit words of the tag's `EpochTable` row (no extra memory, no extra cache
+/// line): `slots` = latest slot (bits 0–15) | final slot of the last round (bits 16–31);
+/// `sizes` = the last three round sizes (a byte each, newest lowest, 0 = unknown) | flags (bits 24–31).
+struct RoundModel {
+    var slots: UInt32
+    var sizes: UInt32
+
+    private static let completeFlag: UInt32 = 1 << 24
+    private static let endedCompleteFlag: UInt32 = 1 << 25
+    private static let repeatFlag: UInt32 = 1 << 26
+    private static let flagMask: UInt32 = 0xFF00_0000
+
+    /// The slot of the epoch's latest range.
+    var latestSlot: Int { Int(slots & 0xFFFF) }
+    /// The slot whose range ended the tag's last round.
+    var finalSlot: Int { Int(slots >> 16) }
+
+    /// n̂: the largest of the recent round sizes once two are known, else 0 (no expectation).
+    var expectedSize: Int {
+        var largest: UInt32 = 0, known = 0
+        for k in 0..<3 {
+            let b = (sizes >> UInt32(8 * k)) & 0xFF
+            if b > 0 { known += 1; largest = max(largest, b) }
+        }
+        return known >= 2 ? Int(largest) : 0
+    }
+
+    /// True when the open epoch is complete (set by `added`).
+    var isComplete: Bool { sizes & Self.completeFlag != 0 }
+
+    /// True when a locator reported twice in the open epoch: not a round.
+    var hasRepeat: Bool { sizes & Self.repeatFlag != 0 }
+
+    /// An epoch opened at `t`, `sinceLatestSeconds` after the tag's previous range; `pauseSeconds`
+    /// is the gap that separates rounds. If the previous epoch closed complete yet this range came
+    /// within the pause, that round was larger than the model: expect one more locator, this slot last.
+    mutating func opened(sinceLatestSeconds gap: Double, pauseSeconds: Double, slot: Int) {
+        if sizes & Self.endedCompleteFlag != 0, gap < pauseSeconds {
+            push(size: expectedSize + 1)
+            slots = (slots & 0xFFFF) | UInt32(truncatingIfNeeded: slot & 0xFFFF) << 16
+        }
+        sizes &= ~Self.flagMask
+    }
+
+    /// A range of `slot` joined the open epoch, which now holds `count` locators; `isRepeat` when the
+    /// slot was already present.
+    mutating func added(slot: Int, count: Int, isRepeat: Bool) {
+        slots = (slots & 0xFFFF_0000) | UInt32(truncatingIfNeeded: slot & 0xFFFF)
+        if isRepeat { sizes |= Self.repeatFlag }
+        let expected = expectedSize
+        if expected > 0, count >= expected, slot == finalSlot, !hasRepeat {
+            sizes |= Self.completeFlag
+        } else {
+            sizes &= ~Self.completeFlag
+        }
+    }
+
+    /// The open epoch of `count` locators closed as a round (complete, or its pause passed).
+    mutating func closedRound(count: Int) {
+        if hasRepeat { forget(); return }
+        let complete = isComplete
+        push(size: count)
+        slots = (slots & 0xFFFF) | (slots & 0xFFFF) << 16
+        sizes &= ~Self.flagMask
+        if complete { sizes |= Self.endedCompleteFlag }
+    }
+
+    /// No rounds (a continuous stream, another floor): forget everything.
+    mutating func forget() { slots = 0; sizes = 0 }
+
+    private mutating func push(size: Int) {
+        let history = (sizes & 0xFFFF) << 8 | UInt32(min(max(size, 0), 255))
+        sizes = (sizes & Self.flagMask) | history
+    }
+}
