@@ -16,6 +16,8 @@ let package = Package(
         .systemLibrary(name: "CLapacke", path: "Sources/CLapacke"),
         // System library: zlib (Debian: zlib1g-dev), for gzip-compressed traces (LocusIO only).
         .systemLibrary(name: "CZlib", path: "Sources/CZlib"),
+        // System library: libmosquitto (Debian: libmosquitto-dev), the MQTT client of `locus stream` (LocusLive only).
+        .systemLibrary(name: "CMosquitto", path: "Sources/CMosquitto"),
         // Fixed-size, allocation-free C kernels for the per-fix hot path.
         .target(name: "CLocusKernels", path: "Sources/CLocusKernels", exclude: ["README.md"]),
         .target(name: "LocusCore", exclude: ["README.md"]),
@@ -24,8 +26,10 @@ let package = Package(
         .target(name: "LocusZones", dependencies: ["LocusCore"], exclude: ["README.md"]),
         .target(name: "LocusIO", dependencies: ["LocusCore", "CZlib"], exclude: ["README.md"]),
         .target(name: "LocusSimulation", dependencies: ["LocusCore"], exclude: ["README.md"]),
+        // Network I/O of `locus stream`: endpoint URIs, a UDP receiver, an MQTT client over libmosquitto.
+        .target(name: "LocusLive", dependencies: ["LocusCore", "CMosquitto"], exclude: ["README.md"]),
         .target(name: "Locus", dependencies: ["LocusCore", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation"], exclude: ["README.md"]),
-        .target(name: "LocusCommandLine", dependencies: ["Locus", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation"], exclude: ["README.md"]),
+        .target(name: "LocusCommandLine", dependencies: ["Locus", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation", "LocusLive"], exclude: ["README.md"]),
         .executableTarget(name: "locus", dependencies: ["LocusCommandLine"]),
         // The C ABI: exported `locus_*` functions over the engine and the solver.
         .target(name: "LocusC", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusIO", "LocusZones", "LocusCommandLine"],
@@ -53,6 +57,7 @@ let package = Package(
         .testTarget(name: "LocusZonesTests", dependencies: ["LocusCore", "LocusZones", "LocusTestSupport"]),
         .testTarget(name: "LocusIOTests", dependencies: ["LocusCore", "LocusIO", "LocusTestSupport"]),
         .testTarget(name: "LocusTests", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusIO", "LocusSimulation", "LocusTestSupport"]),
+        .testTarget(name: "LocusLiveTests", dependencies: ["LocusCore", "LocusLive", "LocusTestSupport"]),
         // CZlib: the heatmap tests decode the PNGs rsvg-convert renders.
         .testTarget(name: "LocusCommandLineTests", dependencies: ["LocusCommandLine", "Locus", "LocusCore", "LocusIO", "LocusZones", "LocusSimulation", "LocusTestSupport", "CZlib"]),
     ]

@@ -71,6 +71,9 @@ public enum LocusErrorCode: String, Sendable, CaseIterable, Comparable {
     case lapackInternal = "E5101"
     /// The position sink did not acknowledge a batch; it stays pending and is offered again.
     case deliveryFailed = "E5007"
+    /// A network endpoint could not be opened or reached: a UDP port that cannot be bound, an MQTT
+    /// broker unreachable (or refusing us) at start-up, a socket error while receiving.
+    case networkUnavailable = "E5008"
 
     public static func < (lhs: LocusErrorCode, rhs: LocusErrorCode) -> Bool { lhs.rawValue < rhs.rawValue }
 
@@ -80,7 +83,7 @@ public enum LocusErrorCode: String, Sendable, CaseIterable, Comparable {
     public var isRunTimeFailure: Bool {
         switch self {
         case .callOrder, .solverDiverged, .filterDivergence, .fileUnwritable, .undeliveredPositions, .deliveryFailed,
-             .lapackInternal:
+             .networkUnavailable, .lapackInternal:
             true
         default:
             false

@@ -18,6 +18,7 @@ struct ErrorCodeTableTests {
         ("E5001", "fileUnreadable"), ("E5002", "malformedJSON"), ("E5003", "csvMissingColumn"), ("E5004", "malformedCSV"),
         ("E5005", "fileUnwritable"), ("E5006", "undeliveredPositions"), ("E5101", "lapackInternal"),
         ("E3003", "floorHasNoZones"), ("E5007", "deliveryFailed"),
+        ("E5008", "networkUnavailable"),
     ]
 
     @Test("published codes keep their meaning")
