@@ -49,6 +49,8 @@ let package = Package(
                           path: "Benchmarks/PipelineBench"),
 
         // The soak run of issue #9 (scripts/soak): simulated hours of many tags through the engine.
+        .executableTarget(name: "StreamBench", dependencies: ["BenchHarness", "LocusCore", "LocusIO", "LocusLive", "LocusSimulation", "LocusTestSupport"],
+                          path: "Benchmarks/StreamBench"),
         .executableTarget(name: "LocusSoak", dependencies: ["Locus", "LocusCore", "LocusSimulation", "LocusTestSupport"], path: "Fuzz/Soak"),
 
         .target(name: "LocusTestSupport", dependencies: ["LocusCore"], path: "Tests/LocusTestSupport"),

@@ -557,10 +557,8 @@ public final class FloorSession: Sendable {
 
     /// Moves what the engine released into the queue (and the delivery), and logs new failures.
     ///
-    /// Positions and zone events are queued interleaved in time order — an event after the positions
-    /// up to its time and before later ones (at equal times the positions first: an event is raised
-    /// by the position at its time) —, so that callbacks see a chunk's output as it happened, not all
-    /// its positions before all its events. Each kind stays in the engine's order.
+    /// Positions and zone events are queued interleaved in time order (`OutputInterleaving`), so
+    /// that callbacks see a chunk's output as it happened, not all its positions before all its events.
     private func collect(_ s: inout State) {
         let fixes = s.engine.drainFixes()
         let events = s.engine.drainEvents()
@@ -573,18 +571,8 @@ public final class FloorSession: Sendable {
             sealed = sink != nil && s.delivery.openSequence != sealedBefore
         }
         s.eventsSinceBegin += events.count
-        var j = 0
-        for f in fixes {
-            while j < events.count, events[j].timeSeconds < f.timeSeconds {
-                s.queue.append(.event(events[j]))
-                j += 1
-            }
-            s.queue.append(.position(f))
-        }
-        while j < events.count {
-            s.queue.append(.event(events[j]))
-            j += 1
-        }
+        OutputInterleaving.interleave(fixes, events, position: { s.queue.append(.position($0)) },
+                                      event: { s.queue.append(.event($0)) })
         // Offer batches when one was sealed (a refused batch is retried then, on send() and end()).
         if sealed { s.queue.append(.deliverPending) }
         for (code, count) in s.engine.diagnostics.failedEpochs {

@@ -7,6 +7,7 @@ package enum LocusTool {
     /// Every subcommand, in the order `locus --help` lists them.
     package static let commands: [any LocusCommand.Type] = [
         ReplayCommand.self,
+        StreamCommand.self,
         ZonesCommand.self,
         SimulateCommand.self,
         CalibrateCommand.self,

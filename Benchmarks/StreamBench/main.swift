@@ -1,0 +1,274 @@
+// StreamBench: `locus stream` end to end, as a live deployment runs it (issue 16).
+//
+// A simulated site (`ManyTagScenario`: 8 locators, 50 zones) and N tags ranging every locator once
+// per 0.25 s are sent **in real time** to a `locus stream` child process — over UDP (one datagram
+// per round: its 8 CSV rows) or over MQTT (one QoS 1 message per round: a JSON array of its 8
+// rows) through a private `mosquitto` on 127.0.0.1 —, and the child's positions (CSV on its
+// stdout) are read back as they come. Latency of a fix = the time its line is read − the time its
+// round's last range was sent (one monotonic clock: both ends are in this process). Reported:
+// p50/p99/max after a warm-up, rounds sent, fixes received, loss, the child's CPU time, and how far
+// the sender fell behind its schedule.
+//
+//   swift build -c release --product locus --product StreamBench
+//   .build/release/StreamBench [--transport udp|mqtt|both] [--tags 10000] [--seconds 30] [--warmup 5]
+//                              [--locus .build/release/locus] [--tick-ms 100] [--smoke]
+#if canImport(Glibc)
+import Glibc
+#endif
+import BenchHarness
+import Foundation
+import LocusCore
+import LocusIO
+import LocusLive
+import LocusSimulation
+import LocusTestSupport
+
+struct Options {
+    var transports = ["udp", "mqtt"]
+    var tags = 10_000
+    var seconds = 30.0
+    var warmup = 5.0
+    var locus = ".build/release/locus"
+    var tickMilliseconds = 100
+
+    init(_ arguments: [String]) {
+        var i = 1
+        func value() -> String { i += 1; return i < arguments.count ? arguments[i] : "" }
+        while i < arguments.count {
+            switch arguments[i] {
+            case "--transport": let v = value(); transports = v == "both" ? ["udp", "mqtt"] : [v]
+            case "--tags": tags = Int(value()) ?? tags
+            case "--seconds": seconds = Double(value()) ?? seconds
+            case "--warmup": warmup = Double(value()) ?? warmup
+            case "--locus": locus = value()
+            case "--tick-ms": tickMilliseconds = Int(value()) ?? tickMilliseconds
+            default: break
+            }
+            i += 1
+        }
+        if Bench.isSmoke { tags = 200; seconds = 3; warmup = 1 }
+    }
+}
+
+func monotonic() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+}
+
+/// Appends `value` with `decimals` decimals (value ≥ 0), without Foundation's formatter.
+func appendFixed(_ value: Double, decimals: Int, to out: inout [UInt8]) {
+    var scale = 1.0
+    for _ in 0..<decimals { scale *= 10 }
+    let n = UInt64((value * scale).rounded())
+    let whole = n / UInt64(scale), fraction = n % UInt64(scale)
+    out.append(contentsOf: String(whole).utf8)
+    out.append(UInt8(ascii: "."))
+    let digits = String(fraction)
+    for _ in digits.count..<decimals { out.append(UInt8(ascii: "0")) }
+    out.append(contentsOf: digits.utf8)
+}
+
+/// The result of one run.
+struct Outcome {
+    var transport: String
+    var rounds = 0
+    var measuredRounds = 0
+    var fixes = 0
+    var measuredFixes = 0
+    var latencies: [Double] = []
+    var childCPUSeconds = 0.0
+    var wallSeconds = 0.0
+    var senderBehindMax = 0.0
+    var childSummary = ""
+}
+
+/// Each round's send time (monotonic seconds; NaN until sent), written by the sender before the
+/// send and read by the reader after the fix it caused came back through the child — the send and
+/// the pipe read order the accesses.
+final class SendTimes: @unchecked Sendable {
+    let buffer: UnsafeMutableBufferPointer<Double>
+    init(count: Int) {
+        buffer = .allocate(capacity: count)
+        buffer.initialize(repeating: .nan)
+    }
+    deinit { buffer.deallocate() }
+}
+
+final class Locked<T>: @unchecked Sendable {
+    private let lock = NSLock()
+    private var value: T
+    init(_ value: T) { self.value = value }
+    func with<R>(_ body: (inout T) -> R) -> R { lock.lock(); defer { lock.unlock() }; return body(&value) }
+}
+
+func run(transport: String, options: Options, sitePath: String, site: Site) throws -> Outcome {
+    var outcome = Outcome(transport: transport)
+    let broker: MosquittoBroker? = transport == "mqtt" ? try MosquittoBroker() : nil
+    let input = transport == "mqtt" ? "mqtt://127.0.0.1:\(broker!.port)/bench/ranges" : "udp://127.0.0.1:0"
+
+    let process = Process()
+    process.executableURL = URL(fileURLWithPath: options.locus)
+    process.arguments = ["stream", "--site", sitePath, "--input", input, "--tick-ms", String(options.tickMilliseconds)]
+    let stdout = Pipe(), stderr = Pipe()
+    process.standardOutput = stdout
+    process.standardError = stderr
+    try process.run()
+
+    // The child's first stderr line names its input (the UDP port it bound).
+    let errHandle = stderr.fileHandleForReading
+    var errText = ""
+    while !errText.contains("\n") {
+        let d = errHandle.availableData
+        if d.isEmpty { break }
+        errText += String(decoding: d, as: UTF8.self)
+    }
+    let errRest = Locked("")
+    let errThread = Thread {
+        while true { let d = errHandle.availableData; if d.isEmpty { break }; errRest.with { $0 += String(decoding: d, as: UTF8.self) } }
+    }
+    errThread.start()
+    guard errText.hasPrefix("locus stream: ") else { throw NSError(domain: "StreamBench: locus stream did not start: \(errText)", code: 1) }
+
+    let roundsPerTag = Int(options.seconds * 4)
+    let tagCount = options.tags
+    let sendTimes = SendTimes(count: roundsPerTag * tagCount)
+    let warmupRound = Int(options.warmup * 4)
+
+    // Reader: positions CSV lines → latency of (tag, round).
+    let results = Locked((fixes: 0, measured: 0, latencies: [Double]()))
+    let outFD = stdout.fileHandleForReading.fileDescriptor
+    let reader = Thread {
+        var buffer = [UInt8](repeating: 0, count: 1 << 20)
+        var pending: [UInt8] = []
+        var latencies: [Double] = []
+        var fixes = 0, measured = 0
+        var header = true
+        while true {
+            let n = buffer.withUnsafeMutableBytes { read(outFD, $0.baseAddress!, $0.count) }
+            if n <= 0 { break }
+            let now = monotonic()
+            pending.append(contentsOf: buffer[0..<n])
+            var start = 0
+            for i in 0..<pending.count where pending[i] == 0x0A {
+                let line = pending[start..<i]
+                start = i + 1
+                if header { header = false; continue }
+                // t,tag,…: t seconds with 3 decimals, tag "T<j>".
+                guard let c1 = line.firstIndex(of: UInt8(ascii: ",")) else { continue }
+                let rest = line[(c1 + 1)...]
+                guard let c2 = rest.firstIndex(of: UInt8(ascii: ",")) else { continue }
+                guard let t = Double(String(decoding: line[line.startIndex..<c1], as: UTF8.self)),
+                      let j = Int(String(decoding: line[(c1 + 2)..<c2], as: UTF8.self)) else { continue }
+                fixes += 1
+                let k = Int(t / 0.25)
+                guard k >= warmupRound, k < roundsPerTag, j < tagCount else { continue }
+                let sent = sendTimes.buffer[k * tagCount + j]
+                guard sent.isFinite else { continue }
+                latencies.append(now - sent)
+                measured += 1
+            }
+            pending.removeFirst(start)
+        }
+        results.with { $0 = (fixes, measured, latencies) }
+    }
+    reader.start()
+
+    // Sender: rounds in real time, one datagram / message per round.
+    let udp: UDPSender? = transport == "udp" ? try UDPSender(host: "127.0.0.1", port: UInt16(errText.split(separator: ":").last!.split(separator: " ").first!)!) : nil
+    let mqtt: MQTTClient? = transport == "mqtt" ? try MQTTClient(configuration: .standard(clientID: "stream-bench"), log: { _ in }) : nil
+    if let mqtt { try mqtt.connect(host: "127.0.0.1", port: broker!.port) }
+    var payload: [UInt8] = []
+    payload.reserveCapacity(1024)
+    var rowsInRound = 0
+    var roundTag = 0, roundIndex = 0
+    var behindMax = 0.0
+    let n = site.floors[0].locators.count
+    let start = monotonic() + 0.5
+    var failure: Error? = nil
+    ManyTagScenario.generate(site: site, tags: tagCount, rounds: roundsPerTag, seed: 42,
+                             epoch: { k, j, _ in
+        roundTag = j; roundIndex = k; rowsInRound = 0
+        payload.removeAll(keepingCapacity: true)
+        if mqtt != nil { payload.append(UInt8(ascii: "[")) }
+    }, emit: { j, slot, range, t in
+        guard failure == nil else { return }
+        let anchor = String(Int(site.floors[0].locators[slot].address.rawValue))
+        if mqtt != nil {
+            if rowsInRound > 0 { payload.append(UInt8(ascii: ",")) }
+            payload.append(contentsOf: "{\"t\":".utf8); appendFixed(t, decimals: 6, to: &payload)
+            payload.append(contentsOf: ",\"tag\":\"T\(j)\",\"anchor\":\(anchor),\"range_m\":".utf8)
+            appendFixed(range, decimals: 4, to: &payload); payload.append(UInt8(ascii: "}"))
+        } else {
+            appendFixed(t, decimals: 6, to: &payload)
+            payload.append(contentsOf: ",T\(j),\(anchor),".utf8)
+            appendFixed(range, decimals: 4, to: &payload); payload.append(0x0A)
+        }
+        rowsInRound += 1
+        guard rowsInRound == n else { return }
+        if mqtt != nil { payload.append(UInt8(ascii: "]")) }
+        // Send at the round's last range's time.
+        let due = start + t
+        var now = monotonic()
+        while now < due - 0.0002 {
+            var ts = timespec(tv_sec: 0, tv_nsec: Int(max(0, due - now - 0.0001) * 1e9))
+            nanosleep(&ts, nil)
+            now = monotonic()
+        }
+        while now < due { now = monotonic() }
+        behindMax = max(behindMax, now - due)
+        // Stamped before the send: the reader sees the stamp after the fix it caused.
+        sendTimes.buffer[roundIndex * tagCount + roundTag] = monotonic()
+        do {
+            if let udp { try udp.send(payload) } else { try mqtt!.publish(topic: "bench/ranges", payload: payload, qos: 1) }
+        } catch { failure = error }
+    })
+    if let failure { throw failure }
+    let sentAll = monotonic()
+    // Let the last rounds through, then drain the child.
+    Thread.sleep(forTimeInterval: 1.0)
+    mqtt?.close()
+    var usage = rusage()
+    process.interrupt()  // SIGINT: drain
+    process.waitUntilExit()
+    reader.cancel()
+    while !reader.isFinished { Thread.sleep(forTimeInterval: 0.01) }
+    while !errThread.isFinished { Thread.sleep(forTimeInterval: 0.01) }
+    getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+    outcome.childCPUSeconds = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) * 1e-6
+        + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) * 1e-6
+    outcome.wallSeconds = sentAll - start
+    outcome.rounds = roundsPerTag * tagCount
+    outcome.measuredRounds = (roundsPerTag - warmupRound) * tagCount
+    let r = results.with { $0 }
+    outcome.fixes = r.fixes
+    outcome.measuredFixes = r.measured
+    outcome.latencies = r.latencies.sorted()
+    outcome.senderBehindMax = behindMax
+    outcome.childSummary = errRest.with { $0 }
+    broker?.stop()
+    return outcome
+}
+
+Bench.banner("StreamBench")
+let options = Options(CommandLine.arguments)
+let site = ManyTagScenario.site(locators: 8, zones: 50, seed: 1)
+let directory = NSTemporaryDirectory() + "stream-bench-\(getpid())"
+try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+defer { try? FileManager.default.removeItem(atPath: directory) }
+let sitePath = directory + "/site.json"
+_ = FileManager.default.createFile(atPath: sitePath, contents: Data(SiteEncoder.encode(site)))
+
+var previousCPU = 0.0
+for transport in options.transports {
+    if transport == "mqtt" && !MosquittoBroker.isAvailable { print("# mqtt skipped: \(MosquittoBroker.unavailableMessage)"); continue }
+    let o = try run(transport: transport, options: options, sitePath: sitePath, site: site)
+    func q(_ p: Double) -> Double { o.latencies.isEmpty ? .nan : o.latencies[min(o.latencies.count - 1, Int(p * Double(o.latencies.count)))] * 1000 }
+    let cpu = o.childCPUSeconds - previousCPU
+    previousCPU = o.childCPUSeconds
+    let missing = o.measuredRounds - o.measuredFixes
+    print(String(format: "{\"transport\":\"%@\",\"tags\":%d,\"seconds\":%.0f,\"rounds\":%d,\"fixes\":%d,\"measured_rounds\":%d,\"measured_fixes\":%d,\"missing\":%d,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,\"locus_cpu_s\":%.2f,\"locus_cpu_per_s\":%.3f,\"sender_behind_max_ms\":%.2f}",
+                 o.transport, options.tags, options.seconds, o.rounds, o.fixes, o.measuredRounds, o.measuredFixes, missing,
+                 q(0.5), q(0.99), o.latencies.last.map { $0 * 1000 } ?? .nan, cpu, cpu / max(o.wallSeconds, 1e-9), o.senderBehindMax * 1000))
+    FileHandle.standardError.write(Data(("# locus stream said: " + o.childSummary.replacingOccurrences(of: "\n", with: " | ") + "\n").utf8))
+}

@@ -1,0 +1,120 @@
+import Locus
+import LocusCore
+import LocusIO
+import LocusLive
+
+/// Where `locus stream` waits for ranges: standard input, a UDP socket or an MQTT subscription —
+/// one `wait` for all of them, bounded by the stream's tick, that feeds what came to the stream.
+struct LiveInput {
+    private enum Source {
+        case standardInput(StandardInputRows)
+        case udp(UDPReceiver)
+        case mqtt(MQTTClient)
+    }
+    private var source: Source
+    private let endpoint: StreamEndpoint
+    /// A datagram's bytes (64 KiB: the largest UDP payload).
+    private var datagram = [UInt8](repeating: 0, count: 65_536)
+    private var messages: [MQTTMessage] = []
+    /// Reads, datagrams or messages taken so far (the drain reads until a wait takes nothing).
+    private(set) var taken = 0
+    /// When the latest input arrived (CLOCK_MONOTONIC seconds): the wall-clock tick counts from it.
+    private(set) var arrivedSeconds = StreamCommand.monotonicSeconds()
+
+    /// Opens `endpoint` (`--input`): binds the UDP port, or connects to the broker and subscribes.
+    /// - Throws: E5008 (exit 1) when the port cannot be bound or the broker cannot be reached.
+    init(_ endpoint: StreamEndpoint, clientID: String, console: Console) throws(LocusError) {
+        self.endpoint = endpoint
+        switch endpoint {
+        case .standardStream:
+            source = .standardInput(StandardInputRows())
+        case .udp(let host, let port):
+            source = .udp(try UDPReceiver(host: host, port: port))
+        case .mqtt(let host, let port, let topic):
+            let client = try MQTTClient(configuration: .standard(clientID: clientID),
+                                        log: { console.err("locus stream: \($0)\n") })
+            try client.connect(host: host, port: port)
+            try client.subscribe(topic, qos: 1)
+            source = .mqtt(client)
+        }
+    }
+
+    /// Waits up to `timeoutMilliseconds` for input and feeds everything that came (without waiting
+    /// again) to `stream`; false once the input has ended (standard input only).
+    /// - Throws: E5001 for standard input that cannot be read, its header's errors; E5008 for a
+    ///   socket error.
+    mutating func wait(timeoutMilliseconds: Int32, into stream: inout LiveStream) throws(LocusError) -> Bool {
+        switch source {
+        case .standardInput(let rows):
+            let before = rows.reads
+            defer {
+                taken += rows.reads - before
+                if rows.reads != before { arrivedSeconds = rows.readSeconds }
+            }
+            return try rows.wait(timeoutMilliseconds: timeoutMilliseconds, into: &stream,
+                                 receivedSeconds: StreamCommand.realtimeSeconds)
+        case .udp(let receiver):
+            var timeout = Int(timeoutMilliseconds)
+            // Everything queued now, then back to the caller (it flushes the outputs and ticks).
+            for _ in 0..<4096 {
+                let t = timeout
+                let reception = try datagram.withUnsafeMutableBytes { raw in
+                    Result { () throws(LocusError) in try receiver.receive(into: raw, timeoutMilliseconds: t) }
+                }.get()
+                let count: Int
+                switch reception {
+                case .timeout: return true
+                case .datagram(let n): count = n
+                case .truncated(let n, _): count = n  // counted by the receiver
+                }
+                taken += 1
+                timeout = 0
+                let received = StreamCommand.realtimeSeconds()
+                datagram.withUnsafeBufferPointer { b in
+                    stream.ingestMessage(UnsafeBufferPointer(rebasing: b[0..<count]), receivedSeconds: received)
+                }
+            }
+            return true
+        case .mqtt(let client):
+            messages.removeAll(keepingCapacity: true)
+            guard client.receive(into: &messages, maximumCount: 4096, timeoutMilliseconds: Int(timeoutMilliseconds)) > 0 else { return true }
+            taken += messages.count
+            arrivedSeconds = StreamCommand.monotonicSeconds()
+            let received = StreamCommand.realtimeSeconds()
+            for m in messages {
+                m.payload.withUnsafeBufferPointer { stream.ingestMessage($0, receivedSeconds: received) }
+            }
+            return true
+        }
+    }
+
+    /// The input as opened: a UDP port 0 names the port the system chose.
+    var description: String {
+        switch source {
+        case .standardInput: return "-"
+        case .udp(let receiver): return "udp://\(receiver.host):\(receiver.port)"
+        case .mqtt: return endpoint.description
+        }
+    }
+
+    /// The input's own counts, for the summary.
+    var counts: [(String, Int)] {
+        switch source {
+        case .standardInput: return []
+        case .udp(let receiver):
+            return [("datagrams", receiver.datagramCount), ("truncated_datagrams", receiver.truncatedDatagramCount)]
+        case .mqtt(let client):
+            let c = client.counters
+            return [("messages", c.messagesReceived), ("connection_losses", c.connectionLosses), ("reconnects", c.reconnects)]
+        }
+    }
+
+    /// Closes the socket or the broker connection.
+    func close() {
+        switch source {
+        case .standardInput: break
+        case .udp(let receiver): receiver.close()
+        case .mqtt(let client): client.close()
+        }
+    }
+}

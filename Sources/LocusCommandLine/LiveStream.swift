@@ -1,0 +1,233 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Locus
+import LocusCore
+import LocusIO
+
+/// `locus stream`'s engine side: rows arrive as bytes from any input — a standard-input chunk of whole
+/// lines, a UDP datagram, an MQTT payload —, are decoded, checked and fed to one `PositioningEngine`,
+/// and what the engine releases is handed to the outputs (`StreamOutputs`).
+///
+/// Decoding. CSV rows go through `TraceRowParser`, the reader of `locus replay`, so they are kept,
+/// skipped and counted exactly alike: standard input starts with its header (SPEC §2); datagrams
+/// and messages carry rows without one, in the SPEC's column order `t,tag,anchor,range_m[,floor]`.
+/// JSON — standard input whose first byte is `{` (JSON Lines), a datagram or a message that is one
+/// object or an array of them — names the same fields: `{"t": 12.25, "tag": "T1", "anchor": 4097,
+/// "range_m": 3.52, "floor": "1F"}`; `t` may be left out (the receive time is used, seconds since
+/// the Unix epoch), `tag` and `floor` too (as in the CSV); `anchor` is a number or a string of
+/// decimal digits. A row that cannot be used is counted by the replay's reasons (`SkipReason`);
+/// a message that is not JSON, or not an object or an array of objects, is counted as malformed —
+/// never fatal.
+///
+/// The engine's clock follows the data; `advance(toSeconds:)` moves it while none arrives (the
+/// wall-clock tick).
+struct LiveStream {
+    private(set) var engine: PositioningEngine
+    private let site: Site
+    /// The reader of standard input's CSV (made from its header) and of headerless CSV rows.
+    private var headed: CSVRows?
+    private var headerless: CSVRows
+    private var scratch: [TraceRow] = []
+    /// JSON rows decoded so far (their `line` in skip reports).
+    private var jsonRows = 0
+    /// Skips found while decoding JSON and routing rows (unknown floors), by reason.
+    private var decodeSkips = SkipTally()
+    /// Messages (or standard-input lines) that were not JSON of rows, and the first one's reason.
+    private(set) var malformed = 0
+    private(set) var firstMalformed: String?
+    /// Data rows received (kept or skipped).
+    private(set) var rows = 0
+    /// The latest data time fed to the engine, seconds.
+    private(set) var latestDataSeconds = -Double.infinity
+
+    /// A CSV reader and its tag and floor ids mapped to the engine's.
+    private struct CSVRows {
+        var parser: TraceRowParser
+        var tags: [TagIndex] = []
+        var floors: [FloorIndex?] = []
+
+        /// Parses whole lines into `rows` with the engine's tag and floor indices (`floorIndex`:
+        /// the engine's floor, −1 for none, −2 for one the site does not have); returns the data
+        /// rows met (kept or skipped).
+        mutating func read(_ bytes: UnsafeBufferPointer<UInt8>, into rows: inout [TraceRow],
+                           engine: inout PositioningEngine, site: Site) -> Int {
+            rows.removeAll(keepingCapacity: true)
+            let before = parser.skipped.total
+            _ = parser.parse(bytes, isLast: true, into: &rows)
+            let ids = parser.tags, floorIDs = parser.floors
+            while tags.count < ids.count { tags.append(engine.tagIndex(for: ids[tags.count])) }
+            while floors.count < floorIDs.count { floors.append(site.floorIndex(of: floorIDs[floors.count])) }
+            for i in rows.indices {
+                rows[i].tagIndex = Int32(tags[Int(rows[i].tagIndex)].rawValue)
+                if rows[i].floorIndex >= 0 { rows[i].floorIndex = floors[Int(rows[i].floorIndex)].map { Int32($0.rawValue) } ?? -2 }
+            }
+            return rows.count + parser.skipped.total - before
+        }
+    }
+
+    init(site: Site, configuration: EngineConfiguration) throws(LocusError) {
+        self.site = site
+        engine = try PositioningEngine(site: site, configuration: configuration)
+        let header = Array("t,tag,anchor,range_m,floor\n".utf8)
+        headerless = CSVRows(parser: try header.withUnsafeBufferPointer { b throws(LocusError) in
+            try TraceRowParser(header: b, file: "<rows>")
+        })
+        scratch.reserveCapacity(4096)
+    }
+
+    /// Every skipped row by reason: the readers', the JSON decoding's and the engine's.
+    var skipped: SkipTally {
+        var all = decodeSkips
+        all.merge(headerless.parser.skipped)
+        if let headed { all.merge(headed.parser.skipped) }
+        all.merge(engine.diagnostics.skipped)
+        return all
+    }
+
+    // MARK: input
+
+    /// Standard input's first bytes: its CSV header (returns the bytes it took), or nothing for JSON
+    /// Lines (`{` first).
+    /// - Throws: E5004/E5003 for a missing header or column, naming standard input.
+    mutating func readHeader(_ bytes: UnsafeBufferPointer<UInt8>) throws(LocusError) -> Int {
+        let parser = try TraceRowParser(header: bytes, file: "<stdin>")
+        headed = CSVRows(parser: parser)
+        return parser.headerEnd
+    }
+
+    /// True when standard input's first non-blank byte opens a JSON object or array.
+    static func looksLikeJSON(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool? {
+        for b in bytes where b != 0x20 && b != 0x09 && b != 0x0A && b != 0x0D {
+            return b == UInt8(ascii: "{") || b == UInt8(ascii: "[")
+        }
+        return nil
+    }
+
+    /// Standard input's CSV rows after the header: whole lines (the caller keeps a partial last line
+    /// for the next call).
+    mutating func ingestCSVLines(_ bytes: UnsafeBufferPointer<UInt8>) {
+        guard headed != nil else { return }
+        rows += headed!.read(bytes, into: &scratch, engine: &engine, site: site)
+        feedScratch()
+    }
+
+    /// One datagram or message: JSON (an object or an array of objects) or headerless CSV rows.
+    /// `receivedSeconds` stands for a JSON row's missing `t`.
+    mutating func ingestMessage(_ bytes: UnsafeBufferPointer<UInt8>, receivedSeconds: Double) {
+        guard let json = Self.looksLikeJSON(bytes) else { return }
+        if json {
+            ingestJSON(bytes, receivedSeconds: receivedSeconds)
+        } else if bytes.last == 0x0A {
+            rows += headerless.read(bytes, into: &scratch, engine: &engine, site: site)
+            feedScratch()
+        } else {
+            var line = Array(bytes)
+            line.append(0x0A)
+            rows += line.withUnsafeBufferPointer { headerless.read($0, into: &scratch, engine: &engine, site: site) }
+            feedScratch()
+        }
+    }
+
+    /// JSON Lines from standard input: each non-blank line is a message.
+    mutating func ingestJSONLines(_ bytes: UnsafeBufferPointer<UInt8>, receivedSeconds: Double) {
+        var start = 0
+        for i in 0..<bytes.count where bytes[i] == 0x0A {
+            if i > start { ingestJSON(UnsafeBufferPointer(rebasing: bytes[start..<i]), receivedSeconds: receivedSeconds) }
+            start = i + 1
+        }
+        if start < bytes.count { ingestJSON(UnsafeBufferPointer(rebasing: bytes[start...]), receivedSeconds: receivedSeconds) }
+    }
+
+    /// Feeds the rows `CSVRows.read` left in `scratch`.
+    private mutating func feedScratch() {
+        for r in scratch {
+            var floor = engine.defaultFloor
+            if r.floorIndex == -2 { decodeSkips.record(.unknownFloor, line: Int(r.line)); continue }
+            if r.floorIndex >= 0 { floor = FloorIndex(Int(r.floorIndex)) }
+            feed(tag: TagIndex(Int(r.tagIndex)), floor: floor, locator: r.locator, range: r.rangeMeters,
+                 time: r.timeSeconds, line: Int(r.line))
+        }
+    }
+
+    private mutating func ingestJSON(_ bytes: UnsafeBufferPointer<UInt8>, receivedSeconds: Double) {
+        guard Self.looksLikeJSON(bytes) != nil else { return }  // a blank line
+        let value: JSONValue
+        do { value = try JSONParser.parse(Array(bytes)) } catch {
+            noteMalformed("not JSON: \(error.message)")
+            return
+        }
+        switch value.kind {
+        case .object: ingestObject(value, receivedSeconds: receivedSeconds)
+        case .array(let items):
+            for item in items {
+                guard case .object = item.kind else { noteMalformed("an array item that is not an object"); continue }
+                ingestObject(item, receivedSeconds: receivedSeconds)
+            }
+        default: noteMalformed("JSON that is neither an object nor an array of objects")
+        }
+    }
+
+    private mutating func noteMalformed(_ reason: String) {
+        malformed += 1
+        if firstMalformed == nil { firstMalformed = reason }
+    }
+
+    /// One JSON row, checked field by field with the CSV reader's reasons.
+    private mutating func ingestObject(_ object: JSONValue, receivedSeconds: Double) {
+        rows += 1
+        jsonRows += 1
+        let line = jsonRows
+        func number(_ key: String) -> Double?? {
+            guard let v = object[key], v.kind != .null else { return .some(nil) }  // absent
+            if case .number(let n) = v.kind { return .some(n.value) }
+            return nil  // present, not a number
+        }
+        func text(_ key: String) -> String? {
+            guard let v = object[key] else { return nil }
+            switch v.kind {
+            case .string(let s): return s.isEmpty ? nil : s
+            case .number(let n): return n.literal
+            default: return nil
+            }
+        }
+        guard let tField = number("t"), let rangeField = number("range_m") else { decodeSkips.record(.unparseableNumber, line: line); return }
+        guard let range = rangeField, let anchorValue = object["anchor"] else { decodeSkips.record(.missingField, line: line); return }
+        let address: UInt64?
+        switch anchorValue.kind {
+        case .number(let n): address = n.integerValue.flatMap { $0 >= 0 ? UInt64($0) : nil }
+        case .string(let s): address = UInt64(s)
+        default: address = nil
+        }
+        guard let a = address, a <= 0xFFFF else { decodeSkips.record(.invalidAnchor, line: line); return }
+        let tag = engine.tagIndex(for: text("tag").map { TagID($0) } ?? .single)
+        var floor = engine.defaultFloor
+        if let id = text("floor") {
+            guard let known = site.floorIndex(of: FloorID(id)) else { decodeSkips.record(.unknownFloor, line: line); return }
+            floor = known
+        }
+        feed(tag: tag, floor: floor, locator: UInt16(a), range: range, time: tField ?? receivedSeconds, line: line)
+    }
+
+    @inline(__always)
+    private mutating func feed(tag: TagIndex, floor: FloorIndex, locator: UInt16, range: Double, time: Double, line: Int) {
+        engine.ingest(tag: tag, floor: floor, locator: locator, rangeMeters: range, timeSeconds: time, line: line)
+        if time > latestDataSeconds, time.isFinite { latestDataSeconds = time }
+    }
+
+    // MARK: clock and end
+
+    /// Moves the engine's clock to `t` (the wall-clock tick).
+    mutating func advance(toSeconds t: Double) { engine.advance(toSeconds: t) }
+
+    /// Ends the stream: every open epoch solved, every fix released.
+    mutating func finish() { engine.finish() }
+
+    /// Hands what the engine released to `outputs`, interleaved in time order.
+    mutating func drain(into outputs: inout StreamOutputs) throws(LocusError) {
+        let fixes = engine.drainFixes()
+        let events = engine.drainEvents()
+        guard !fixes.isEmpty || !events.isEmpty else { return }
+        try outputs.write(fixes: fixes, events: events)
+    }
+}

@@ -1,0 +1,128 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Locus
+import LocusCore
+import LocusIO
+import LocusLive
+
+/// `locus stream`: live ranges in — standard input, UDP datagrams or an MQTT subscription —,
+/// positions and zone events out as they happen (issue 16; docs/stream.md).
+package enum StreamCommand: LocusCommand {
+    package static let spec = CommandSpec(
+        name: "stream",
+        summary: "Live: ranges in from stdin, UDP or MQTT; positions and zone events out as they happen.",
+        options: [
+            .value("site", "SITE", "Site JSON (SPEC §1).", required: true),
+            .value("input", "URI", "Where ranges come from: - (standard input: trace CSV with its header, or JSON Lines; default), udp://HOST:PORT (datagrams of CSV rows t,tag,anchor,range_m[,floor] without a header, or JSON), mqtt://HOST:PORT/TOPIC (subscribe, QoS 1; payload a JSON object {\"t\",\"tag\",\"anchor\",\"range_m\",\"floor\"} or an array of them; t optional: the receive time)."),
+            .value("output", "URI", "Where positions and events go: - (standard output; default) or mqtt://HOST:PORT/PREFIX (PREFIX/tags/<tag>/position and PREFIX/tags/<tag>/zone, JSON, QoS 1)."),
+            .value("format", "FORMAT", "Standard output's form: csv (the positions CSV, default) or jsonl (positions and zone events as JSON Lines, in time order).",
+                   choices: ["csv", "jsonl"]),
+            .value("positions", "OUT.csv", "Also write the positions CSV, exactly as locus replay writes it."),
+            .value("events", "OUT.jsonl", "Also write the zone events, exactly as locus replay writes them."),
+            .value("tick-ms", "MS", "While no data arrives, the engine's clock follows the wall clock, moved every MS ms (default 100; silent tags then leave their zones on time). 0: the clock follows the data alone, as in replay."),
+            .value("client-id", "ID", "MQTT client id (default locus-stream): the broker keeps this session's QoS 1 messages while it reconnects."),
+            .value("floor", "ID", "Floor for rows without one (default: the site's first floor)."),
+            .value("rate", "HZ", "Output rate per tag, Hz (default 4)."),
+            .value("filter", "KIND", "none: raw per-epoch least-squares fixes; kalman: the causal filter (default).",
+                   choices: ["none", "kalman"]),
+            .value("coupling", "KIND", "How the filter uses ranges: tight (default) or loose.", choices: ["tight", "loose"]),
+            .value("mode", "MODE", "Solver mode (default auto).", choices: ["auto", "planar", "spatial"]),
+            .value("sigma", "METRES", "Range noise σ assumed by the solver, metres (default 0.1)."),
+            .value("tag-offset", "WHEN", "Per-tag common range offset: auto (default), on, off.", choices: ["auto", "on", "off"]),
+            .flag("json", "Print the closing summary as one JSON object (on stderr)."),
+        ],
+        discussion: """
+        Rows are solved as they arrive: a tag's round is solved as soon as it is complete (its usual
+        locators have reported), otherwise after the pause of half the period. Every received row is
+        used or counted as skipped by reason (the replay's reasons); a datagram or message that is not
+        rows is counted as malformed; neither stops the stream. SIGINT or SIGTERM drains: every open
+        epoch is solved, every output flushed, a summary goes to stderr, exit 0. The end of standard
+        input does the same. With --tick-ms 0 and --positions/--events, the files hold exactly what
+        locus replay writes for the same rows. Schemas, buffering and backpressure: docs/stream.md.
+        Exit codes: 0 drained, 1 failure at run time (an unreachable broker: E5008), 2 usage error or
+        invalid input.
+        """)
+
+    package static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
+        let started = monotonicSeconds()
+        let site = try SiteDecoder.load(path: arguments.string("site") ?? "")
+        let options = try EngineOptions(arguments)
+        _ = try site.floorIndex(options.defaultFloor)  // an unknown --floor is an error before any input
+        let input = try StreamEndpoint(parsing: arguments.string("input") ?? "-", as: .input)
+        let output = try StreamEndpoint(parsing: arguments.string("output") ?? "-", as: .output)
+        let format = StreamOutputs.Format(rawValue: arguments.string("format") ?? "csv") ?? .csv
+        let tickMilliseconds = try arguments.integer("tick-ms", default: 100, in: 0...3_600_000)
+        let clientID = arguments.string("client-id") ?? "locus-stream"
+        let positions = try arguments.string("positions").map { (path: String) throws(LocusError) in try ByteSink(path: path) }
+        let events = try arguments.string("events").map { (path: String) throws(LocusError) in try ByteSink(path: path) }
+        if (arguments.string("positions") == "-" || arguments.string("events") == "-") && output == .standardStream {
+            throw LocusError(.usage, "--positions - and --events - would share standard output with --output - (see: locus stream --help)")
+        }
+
+        var stream = try LiveStream(site: site, configuration: EngineConfiguration(options))
+        var source = try LiveInput(input, clientID: clientID, console: console)
+        let publisher = try LivePublisher(output, clientID: clientID + "-out", console: console)
+        var outputs = StreamOutputs(standardOutput: output == .standardStream ? try ByteSink(path: "-") : nil, format: format,
+                                    positions: positions, events: events, publisher: publisher, topicPrefix: output.topic)
+        TerminationSignals.install()
+        console.err("locus stream: \(source.description) → \(output.description)\(tickMilliseconds == 0 ? "" : ", tick \(tickMilliseconds) ms")\n")
+
+        // The clock: the latest data time, plus (tick > 0) the wall time since that row arrived — so a
+        // fix at the clock's own time leaves as soon as its batch is done, and silent tags leave their
+        // zones on time while nothing arrives.
+        var lastArrival = monotonicSeconds()
+        var rowsBefore = 0
+        let timeout: Int32 = tickMilliseconds == 0 ? 200 : Int32(tickMilliseconds)
+        while TerminationSignals.requested == nil {
+            let alive = try source.wait(timeoutMilliseconds: timeout, into: &stream)
+            if stream.rows != rowsBefore {
+                rowsBefore = stream.rows
+                lastArrival = source.arrivedSeconds
+            }
+            if tickMilliseconds > 0, stream.latestDataSeconds.isFinite {
+                stream.advance(toSeconds: stream.latestDataSeconds + (monotonicSeconds() - lastArrival))
+            }
+            try stream.drain(into: &outputs)
+            try outputs.flush()
+            if !alive { break }
+        }
+        // Drain: what the input already holds (the socket's queue, messages received), then every
+        // open epoch solved, every output flushed.
+        if TerminationSignals.requested != nil {
+            var taken = -1
+            while source.taken != taken {
+                taken = source.taken
+                guard try source.wait(timeoutMilliseconds: 0, into: &stream) else { break }
+                try stream.drain(into: &outputs)
+            }
+        }
+        stream.finish()
+        try stream.drain(into: &outputs)
+        try outputs.close()
+        source.close()
+        publisher?.close()
+
+        let elapsed = monotonicSeconds() - started
+        let summary = StreamSummary(rows: stream.rows, fixes: outputs.fixCount, events: outputs.eventCounts,
+                                    skipped: stream.skipped, malformed: stream.malformed, firstMalformed: stream.firstMalformed,
+                                    diagnostics: stream.engine.diagnostics, input: source.counts, elapsedSeconds: elapsed,
+                                    signal: TerminationSignals.requested)
+        console.err(arguments.flag("json") ? JSONWriter(style: .compact).string(summary.json) + "\n" : summary.text)
+        return 0
+    }
+
+    /// CLOCK_MONOTONIC, seconds.
+    static func monotonicSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+    }
+
+    /// CLOCK_REALTIME, seconds since the Unix epoch: a JSON row's time when it names none.
+    static func realtimeSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+    }
+}

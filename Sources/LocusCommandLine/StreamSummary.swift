@@ -1,0 +1,61 @@
+import Locus
+import LocusCore
+import LocusIO
+
+/// What `locus stream` says when it has drained: every received row accounted for (used, or skipped
+/// by reason), malformed messages, the input's own counts, fixes and events written.
+struct StreamSummary {
+    var rows: Int
+    var fixes: Int
+    var events: [ZoneEvent.Kind: Int]
+    var skipped: SkipTally
+    var malformed: Int
+    var firstMalformed: String?
+    var diagnostics: EngineDiagnostics
+    /// The input's counts (datagrams, messages, reconnects…), in order.
+    var input: [(String, Int)]
+    var elapsedSeconds: Double
+    /// The signal that ended the stream (nil: the input ended).
+    var signal: Int32?
+
+    var json: JSONValue {
+        .object([
+            ("rows", .integer(rows)),
+            ("fixes", .integer(fixes)),
+            ("events", .object(ZoneEvent.Kind.allCases.sorted { $0.rawValue < $1.rawValue }.map { ($0.rawValue, JSONValue.integer(events[$0] ?? 0)) })),
+            ("skipped", .object(skipped.nonZero.map { ($0.reason.rawValue, JSONValue.integer($0.count)) })),
+            ("malformed_messages", .integer(malformed)),
+            ("failed_epochs", .object(diagnostics.failedEpochs.sorted { $0.code < $1.code }
+                .map { ($0.code.rawValue, JSONValue.integer($0.count)) })),
+            ("input", .object(input.map { ($0.0, JSONValue.integer($0.1)) })),
+            ("elapsed_s", .number(elapsedSeconds, .fixed(3))),
+        ])
+    }
+
+    var text: String {
+        var s = "stream: \(plural(rows, "row")) received, \(plural(fixes, "fix", "fixes")), events "
+        s += ZoneEvent.Kind.allCases.sorted { $0.rawValue < $1.rawValue }.map { "\($0.rawValue) \(events[$0] ?? 0)" }.joined(separator: ", ")
+        s += ", \(String(format3: elapsedSeconds)) s"
+        if let signal { s += " (drained on \(signal == 2 ? "SIGINT" : "SIGTERM"))" }
+        s += "\n"
+        if skipped.total > 0 {
+            s += "skipped rows: " + skipped.nonZero.map { "\($0.reason.rawValue) \($0.count)" }.joined(separator: ", ") + "\n"
+        }
+        if malformed > 0 { s += "malformed messages: \(malformed) (first: \(firstMalformed ?? "?"))\n" }
+        if !diagnostics.failedEpochs.isEmpty {
+            s += "epochs without a fix: " + diagnostics.failedEpochs.sorted { $0.code < $1.code }
+                .map { "\($0.code.rawValue) \($0.count)" }.joined(separator: ", ") + "\n"
+        }
+        if !input.isEmpty { s += "input: " + input.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + "\n" }
+        return s
+    }
+}
+
+extension String {
+    /// `value` with 3 decimals.
+    init(format3 value: Double) {
+        var bytes: [UInt8] = []
+        DecimalText.append(value, decimals: 3, to: &bytes)
+        self = String(decoding: bytes, as: UTF8.self)
+    }
+}
