@@ -126,7 +126,7 @@ struct MQTTClientTests {
         #expect(!client.isConnected)
     }
 
-    @Test("broker restarted on the same port: the loss is logged, both clients reconnect, the subscriber re-subscribes, later messages arrive and held ones are sent")
+    @Test("broker stopped and started again on the same port: the loss and the failed attempts are logged, both clients reconnect with back-off, the subscriber re-subscribes, later messages arrive and held ones are sent")
     func reconnect() throws {
         let broker = try MosquittoBroker()
         let subscriberLog = LogRecorder()
@@ -139,9 +139,11 @@ struct MQTTClientTests {
 
         broker.stop()
         #expect(eventually { !subscriber.isConnected && !publisher.isConnected })
+        // Away long enough for a failed attempt and a longer wait (the back-off), each logged.
+        #expect(eventually { subscriberLog.all.contains { $0.contains("failed: Connection refused; next attempt in 0.4 s") } }, "\(subscriberLog.all)")
         // Published while the broker is away: held by the client (fewer than the bound, so no block).
         for index in 0..<5 { try publisher.publish(topic: "live/held", payload: Array("held \(index)".utf8)) }
-        try broker.restart()
+        try broker.start()
 
         #expect(eventually { subscriber.counters.reconnects >= 1 && subscriber.counters.subscriptionsGranted >= 2 })
         #expect(eventually { publisher.counters.reconnects >= 1 })
@@ -158,8 +160,9 @@ struct MQTTClientTests {
         #expect(after == (0..<10).map { "after \($0)" })
         for log in [subscriberLog, publisherLog] {
             #expect(log.all.contains { $0.contains("lost the connection to MQTT broker mqtt://127.0.0.1:\(broker.port)") }, "\(log.all)")
-            #expect(log.all.contains { $0.contains("reconnected to MQTT broker") }, "\(log.all)")
+            #expect(log.all.contains { $0.contains("reconnected to MQTT broker mqtt://127.0.0.1:\(broker.port)") }, "\(log.all)")
         }
+        #expect(subscriberLog.all.contains { $0.hasSuffix("subscribing again to 'live/#'") }, "\(subscriberLog.all)")
         #expect(subscriber.counters.connectionLosses == 1)
         #expect(subscriber.counters.reconnects == 1)
     }
