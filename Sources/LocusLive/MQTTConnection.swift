@@ -14,10 +14,10 @@ enum MosquittoLibrary {
     /// True once `mosquitto_lib_init` has run; reading it runs it (Swift runs a global's initialiser once).
     static let isInitialized: Bool = mosquitto_lib_init() == MOSQ_ERR_SUCCESS.rawValue
 
-    /// A libmosquitto status as text; `MOSQ_ERR_ERRNO` as the text of `errno`.
+    /// A libmosquitto status as text without a final full stop; `MOSQ_ERR_ERRNO` as the text of `errno`.
     static func text(_ status: Int32, errno code: Int32 = errno) -> String {
-        if status == MOSQ_ERR_ERRNO.rawValue { return String(cString: strerror(code)) }
-        return String(cString: mosquitto_strerror(status))
+        let text = status == MOSQ_ERR_ERRNO.rawValue ? String(cString: strerror(code)) : String(cString: mosquitto_strerror(status))
+        return text.hasSuffix(".") ? String(text.dropLast()) : text
     }
 }
 
@@ -133,7 +133,8 @@ final class MQTTConnection: Sendable {
         }
         state.broadcast()
         if isReconnect {
-            log("reconnected to MQTT broker \(uri); re-subscribing to \(filters.count) topic filter(s)")
+            let again = filters.isEmpty ? "" : "; subscribing again to " + filters.map { "'\($0.filter)'" }.joined(separator: ", ")
+            log("reconnected to MQTT broker \(uri)\(again)")
         }
         for (filter, qos) in filters {
             var messageID: Int32 = 0

@@ -30,11 +30,12 @@ public final class MosquittoBroker: @unchecked Sendable {
     private var pid: pid_t = 0
     private let lock = NSLock()
 
-    /// A broker on a free port of 127.0.0.1, started.
+    /// A broker on a free port of 127.0.0.1, started; `extraConfiguration` lines are appended to its
+    /// configuration (e.g. `max_queued_messages 100000`).
     ///
     /// - Throws: when the executable is missing, no port is free, or the broker does not accept
     ///   connections in time (the message quotes the end of its log).
-    public init() throws {
+    public init(extraConfiguration: [String] = []) throws {
         guard Self.isAvailable else { throw BrokerError(message: Self.unavailableMessage) }
         port = try Self.freeTCPPort()
         directory = TestPaths.temporaryDirectory()
@@ -50,7 +51,7 @@ public final class MosquittoBroker: @unchecked Sendable {
             connection_messages true
             user root
 
-            """
+            """ + extraConfiguration.map { $0 + "\n" }.joined()
         try configuration.write(toFile: "\(directory)/mosquitto.conf", atomically: false, encoding: .utf8)
         try start()
     }
