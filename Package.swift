@@ -61,7 +61,7 @@ let package = Package(
         .testTarget(name: "LocusTests", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusIO", "LocusSimulation", "LocusTestSupport"]),
         .testTarget(name: "LocusLiveTests", dependencies: ["LocusCore", "LocusLive", "LocusTestSupport"]),
         // CZlib: the heatmap tests decode the PNGs rsvg-convert renders.
-        .testTarget(name: "LocusCommandLineTests", dependencies: ["LocusCommandLine", "Locus", "LocusCore", "LocusIO", "LocusZones", "LocusSimulation", "LocusTestSupport", "CZlib"]),
+        .testTarget(name: "LocusCommandLineTests", dependencies: ["LocusCommandLine", "Locus", "LocusCore", "LocusIO", "LocusLive", "LocusZones", "LocusSimulation", "LocusTestSupport", "CZlib"]),
     ]
 )
 

@@ -253,6 +253,12 @@ package struct PositioningEngine: Sendable {
     package mutating func advance(toSeconds t: Double) {
         guard !hasFinished, t.isFinite else { return }
         advanceClock(to: t)
+        // No fix still to come is earlier than the watermark (every earlier one was released just
+        // now): the judges' clocks can move there too, so that a zone's tags that all fell silent
+        // still leave it on time (with fixes flowing, released fixes move them).
+        let watermark = schedule.watermark(clock: clockSeconds)
+        guard watermark.isFinite, reorder.isEmpty || reorder.earliestSeconds! >= watermark else { return }
+        advanceJudges(toSeconds: watermark)
     }
 
     /// `advance(toSeconds:)` for a finite t (inlined in `ingest`: most rows only move the clock).

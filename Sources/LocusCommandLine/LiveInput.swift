@@ -71,7 +71,7 @@ struct LiveInput {
                 timeout = 0
                 let received = StreamCommand.realtimeSeconds()
                 datagram.withUnsafeBufferPointer { b in
-                    stream.ingestMessage(UnsafeBufferPointer(rebasing: b[0..<count]), receivedSeconds: received)
+                    stream.ingestMessage(UnsafeBufferPointer(rebasing: b[0..<count]), receivedSeconds: received, allowsCSV: true)
                 }
             }
             return true
@@ -82,7 +82,7 @@ struct LiveInput {
             arrivedSeconds = StreamCommand.monotonicSeconds()
             let received = StreamCommand.realtimeSeconds()
             for m in messages {
-                m.payload.withUnsafeBufferPointer { stream.ingestMessage($0, receivedSeconds: received) }
+                m.payload.withUnsafeBufferPointer { stream.ingestMessage($0, receivedSeconds: received, allowsCSV: false) }
             }
             return true
         }

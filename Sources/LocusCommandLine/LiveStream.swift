@@ -112,12 +112,14 @@ struct LiveStream {
         feedScratch()
     }
 
-    /// One datagram or message: JSON (an object or an array of objects) or headerless CSV rows.
-    /// `receivedSeconds` stands for a JSON row's missing `t`.
-    mutating func ingestMessage(_ bytes: UnsafeBufferPointer<UInt8>, receivedSeconds: Double) {
-        guard let json = Self.looksLikeJSON(bytes) else { return }
+    /// One datagram or message: JSON (an object or an array of objects) or, when `allowsCSV` (a
+    /// datagram), headerless CSV rows. `receivedSeconds` stands for a JSON row's missing `t`.
+    mutating func ingestMessage(_ bytes: UnsafeBufferPointer<UInt8>, receivedSeconds: Double, allowsCSV: Bool) {
+        guard let json = Self.looksLikeJSON(bytes) else { noteMalformed("an empty message"); return }
         if json {
             ingestJSON(bytes, receivedSeconds: receivedSeconds)
+        } else if !allowsCSV {
+            noteMalformed("not a JSON object or array")
         } else if bytes.last == 0x0A {
             rows += headerless.read(bytes, into: &scratch, engine: &engine, site: site)
             feedScratch()

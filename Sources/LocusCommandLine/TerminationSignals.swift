@@ -10,7 +10,7 @@ enum TerminationSignals {
     private static let flag = Atomic<Int32>(0)
 
     /// Installs the handler for SIGINT and SIGTERM (without SA_RESTART: a blocked `poll` or `read`
-    /// returns EINTR at once).
+    /// returns EINTR at once) and unblocks both.
     static func install() {
         var action = sigaction()
         action.__sigaction_handler.sa_handler = { signal in TerminationSignals.flag.store(signal, ordering: .relaxed) }
@@ -18,6 +18,13 @@ enum TerminationSignals {
         action.sa_flags = 0
         sigaction(SIGINT, &action, nil)
         sigaction(SIGTERM, &action, nil)
+        // A parent may have started us with them blocked (a test runner's threads block SIGTERM, and
+        // the mask is inherited): unblock them, or a stream could never be told to drain.
+        var unblock = sigset_t()
+        sigemptyset(&unblock)
+        sigaddset(&unblock, SIGINT)
+        sigaddset(&unblock, SIGTERM)
+        sigprocmask(SIG_UNBLOCK, &unblock, nil)
     }
 
     /// The signal received (SIGINT or SIGTERM), or nil.

@@ -1,0 +1,198 @@
+import Foundation
+@testable import LocusCommandLine
+import LocusCore
+import LocusIO
+import LocusLive
+import LocusTestSupport
+import Testing
+
+/// `locus stream` (issue 16): the same rows through stdin, UDP or MQTT give replay's bytes; the tick
+/// moves the clock; malformed input is counted; bad endpoints fail with their exit codes.
+@Suite("locus stream", .serialized)
+struct StreamCommandTests {
+    static func site(_ name: String) -> String { StreamingReplayTests.site(name) }
+    static func trace(_ name: String) -> String { StreamingReplayTests.trace(name) }
+
+    /// The trace's data lines (header dropped).
+    static func rows(_ name: String) -> [String] {
+        Array(String(decoding: TestPaths.bytes(trace(name)), as: UTF8.self).split(separator: "\n").dropFirst().map(String.init))
+    }
+
+    /// A CSV row `t,tag,anchor,range_m,floor` as the JSON object of a live message.
+    static func json(_ row: String) -> String {
+        let f = row.split(separator: ",", omittingEmptySubsequences: false)
+        return "{\"t\": \(f[0]), \"tag\": \"\(f[1])\", \"anchor\": \(f[2]), \"range_m\": \(f[3]), \"floor\": \"\(f[4])\"}"
+    }
+
+    static func files() -> (dir: String, positions: String, events: String) {
+        let dir = TestPaths.temporaryDirectory()
+        return (dir, dir + "/p.csv", dir + "/e.jsonl")
+    }
+
+    @Test("trace CSV and JSON Lines on stdin (--tick-ms 0) give replay's positions and events, byte for byte; stdout holds the positions CSV",
+          arguments: ["hall", "corridor"])
+    func standardInput(fixture: String) throws {
+        let expected = try StreamingReplayTests.reference(site: Self.site(fixture), trace: Self.trace(fixture))
+        let (dir, p, e) = Self.files()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let csv = try StreamingReplayTests.locus(["stream", "--site", Self.site(fixture), "--tick-ms", "0", "--positions", p, "--events", e],
+                                                 input: TestPaths.bytes(Self.trace(fixture)))
+        #expect(csv.status == 0, "\(csv.err)")
+        #expect(TestPaths.bytes(p) == expected.positions)
+        #expect(TestPaths.bytes(e) == expected.events)
+        #expect(csv.out == expected.positions)
+        #expect(csv.err.contains("rows received"), "\(csv.err)")
+
+        let lines = Self.rows(fixture).map(Self.json).joined(separator: "\n") + "\n"
+        let jsonl = try StreamingReplayTests.locus(["stream", "--site", Self.site(fixture), "--tick-ms", "0", "--positions", p, "--events", e,
+                                                    "--format", "jsonl"], input: Array(lines.utf8))
+        #expect(jsonl.status == 0, "\(jsonl.err)")
+        #expect(TestPaths.bytes(p) == expected.positions)
+        #expect(TestPaths.bytes(e) == expected.events)
+        // JSON Lines on stdout: every position (with its uncertainty) and every event, in time order.
+        let out = String(decoding: jsonl.out, as: UTF8.self).split(separator: "\n")
+        let eventLines = out.filter { $0.contains("\"event\": ") }.map { $0 + "\n" }.joined()
+        #expect(Array(eventLines.utf8) == expected.events)
+        let positionLines = out.filter { $0.contains("\"r95\": ") }
+        #expect(positionLines.count == String(decoding: expected.positions, as: UTF8.self).split(separator: "\n").count - 1)
+        let first = try JSONParser.parse(Array(positionLines[0].utf8))
+        for key in ["t", "tag", "floor", "x", "y", "z", "sd_x", "sd_y", "r95"] { #expect(first[key] != nil, "position JSON lacks \(key)") }
+        let times = out.compactMap { line -> Double? in (try? JSONParser.parse(Array(line.utf8)))?["t"].flatMap { if case .number(let n) = $0.kind { n.value } else { nil } } }
+        #expect(zip(times, times.dropFirst()).allSatisfy { $0 <= $1 }, "positions and events interleaved in time order")
+    }
+
+    @Test("UDP datagrams of 1 to 7 rows, with malformed ones between them, give replay's bytes; SIGTERM drains and exits 0 with the counts")
+    func udp() throws {
+        let expected = try StreamingReplayTests.reference(site: Self.site("hall"), trace: Self.trace("hall"))
+        let (dir, p, e) = Self.files()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let live = try LiveProcess(["stream", "--site", Self.site("hall"), "--input", "udp://127.0.0.1:0", "--tick-ms", "0",
+                                    "--positions", p, "--events", e, "--output", "-", "--json"])
+        let first = try #require(live.started())
+        let port = try #require(UInt16(first.split(separator: ":").last!.split(separator: " ").first!), "\(first)")
+        let sender = try UDPSender(host: "127.0.0.1", port: port)
+        let rows = Self.rows("hall")
+        var i = 0, k = 0
+        while i < rows.count {
+            let n = 1 + k % 7
+            try sender.send(Array((rows[i..<min(rows.count, i + n)].joined(separator: "\n") + "\n").utf8))
+            i += n
+            k += 1
+            if k % 100 == 0 {
+                try sender.send(Array("not a row at all".utf8))
+                try sender.send(Array("{\"t\": 1, broken".utf8))
+                Thread.sleep(forTimeInterval: 0.005)
+            }
+        }
+        #expect(live.wait { live.outText.split(separator: "\n").count >= 700 }, "positions keep coming out live")
+        live.signal(SIGTERM)
+        #expect(live.finish() == 0, "\(live.err)")
+        #expect(TestPaths.bytes(p) == expected.positions)
+        #expect(TestPaths.bytes(e) == expected.events)
+        #expect(live.out == expected.positions)
+        let summary = try JSONParser.parse(Array(live.err.split(separator: "\n").last!.utf8))
+        #expect(summary["rows"] == .integer(rows.count + k / 100), "the malformed CSV datagrams are rows skipped, \(live.err)")
+        #expect(summary["malformed_messages"] == .integer(k / 100), "\(live.err)")
+        #expect(summary["skipped"]?["missing_field"] == .integer(k / 100), "\(live.err)")
+    }
+
+    @Test("MQTT in and out through a private broker: replay's bytes in the files, every position and event published under the prefix")
+    func mqtt() throws {
+        guard MosquittoBroker.isAvailable else { print("skipped: \(MosquittoBroker.unavailableMessage)"); return }
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let expected = try StreamingReplayTests.reference(site: Self.site("hall"), trace: Self.trace("hall"))
+        let expectedPositions = String(decoding: expected.positions, as: UTF8.self).split(separator: "\n").dropFirst()
+        let expectedEvents = String(decoding: expected.events, as: UTF8.self).split(separator: "\n")
+        let (dir, p, e) = Self.files()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+
+        let subscriber = try MQTTClient(configuration: .standard(clientID: "test-sub"), log: { _ in })
+        defer { subscriber.close() }
+        try subscriber.connect(host: broker.host, port: broker.port)
+        try subscriber.subscribe("live/tags/#", qos: 1)
+        let live = try LiveProcess(["stream", "--site", Self.site("hall"), "--input", broker.uri(topic: "site/ranges"),
+                                    "--output", broker.uri(topic: "live"), "--tick-ms", "0", "--positions", p, "--events", e])
+        #expect(live.started() != nil, "\(live.err)")
+        let publisher = try MQTTClient(configuration: .standard(clientID: "test-pub"), log: { _ in })
+        defer { publisher.close() }
+        try publisher.connect(host: broker.host, port: broker.port)
+        // One message per round (8 rows, a JSON array), then a few single objects and a malformed one.
+        let rows = Self.rows("hall")
+        for start in stride(from: 0, to: rows.count - 16, by: 8) {
+            try publisher.publish(topic: "site/ranges", payload: Array(("[" + rows[start..<start + 8].map(Self.json).joined(separator: ",") + "]").utf8))
+        }
+        try publisher.publish(topic: "site/ranges", payload: Array("definitely not json".utf8))
+        for row in rows[(rows.count - 16)...] { try publisher.publish(topic: "site/ranges", payload: Array(Self.json(row).utf8)) }
+        #expect(publisher.waitForAcknowledgements(timeoutMilliseconds: 30_000))
+
+        var messages: [MQTTMessage] = []
+        #expect(live.wait(seconds: 60) {
+            _ = subscriber.receive(into: &messages, maximumCount: 100_000, timeoutMilliseconds: 0)
+            return messages.count >= expectedPositions.count - 10
+        }, "positions published live: \(messages.count)")
+        live.signal(SIGINT)
+        #expect(live.finish() == 0, "\(live.err)")
+        #expect(live.err.contains("malformed messages: 1"), "\(live.err)")
+        #expect(TestPaths.bytes(p) == expected.positions)
+        #expect(TestPaths.bytes(e) == expected.events)
+        _ = subscriber.receive(into: &messages, maximumCount: 100_000, timeoutMilliseconds: 2_000)
+        while subscriber.receive(into: &messages, maximumCount: 100_000, timeoutMilliseconds: 500) > 0 {}
+        let positions = messages.filter { $0.topic.hasSuffix("/position") }
+        let zones = messages.filter { $0.topic.hasSuffix("/zone") }
+        #expect(positions.count == expectedPositions.count)
+        #expect(zones.map { String(decoding: $0.payload, as: UTF8.self) } == expectedEvents.map(String.init))
+        // Each position: its topic names its tag; t, x, y as the CSV spells them.
+        for (m, row) in zip(positions, expectedPositions) {
+            let f = row.split(separator: ",", omittingEmptySubsequences: false)
+            let v = try JSONParser.parse(m.payload)
+            #expect(m.topic == "live/tags/\(f[1])/position")
+            #expect(v["sd_x"] != nil && v["sd_y"] != nil && v["r95"] != nil)
+            if case .number(let t)? = v["t"]?.kind, case .number(let x)? = v["x"]?.kind {
+                #expect(t.literal == String(f[0]) && x.literal == String(f[2]), "\(row) vs \(String(decoding: m.payload, as: UTF8.self))")
+            } else {
+                Issue.record("position without t or x: \(String(decoding: m.payload, as: UTF8.self))")
+            }
+        }
+    }
+
+    @Test("the wall-clock tick moves the clock while nothing arrives: a tag that fell silent inside a zone leaves it on time; with --tick-ms 0 it does not")
+    func tickExitsSilentTags() throws {
+        // Hall rows up to t = 1 s: T1 entered reception (outPeriod 4 s) at 0.278 and then falls silent.
+        let rows = Self.rows("hall").filter { Double($0.split(separator: ",")[0])! <= 1.0 }
+        let input = Array(("t,tag,anchor,range_m,floor\n" + rows.joined(separator: "\n") + "\n").utf8)
+        for tick in ["20", "0"] {
+            let live = try LiveProcess(["stream", "--site", Self.site("hall"), "--format", "jsonl", "--tick-ms", tick])
+            live.write(input)
+            let exited = live.wait(seconds: tick == "0" ? 6 : 20) { live.outText.contains("\"zone\": \"reception\", \"event\": \"exit\"") }
+            live.closeInput()
+            #expect(live.finish() == 0, "\(live.err)")
+            if tick == "0" {
+                #expect(!exited && !live.outText.contains("\"event\": \"exit\""), "without the tick the clock waits for data")
+            } else {
+                #expect(exited, "\(live.outText)")
+                let line = live.outText.split(separator: "\n").first { $0.contains("\"zone\": \"reception\", \"event\": \"exit\"") }!
+                let t = try JSONParser.parse(Array(line.utf8))["t"]
+                if case .number(let n)? = t?.kind { #expect(abs(n.value - 5.0) < 0.1, "exit at the last detection (~1.0 s) + 4 s: \(line)") }
+            }
+        }
+    }
+
+    @Test("a bad URI exits 2 naming it; an unreachable broker exits 1 with E5008; a UDP port in use exits 1")
+    func badEndpoints() throws {
+        let site = Self.site("hall")
+        for (input, output) in [("ftp://x/y", "-"), ("-", "udp://127.0.0.1:9"), ("mqtt://127.0.0.1/t", "-"), ("-", "mqtt://127.0.0.1:1883/a/#")] {
+            let r = CapturedRun(["stream", "--site", site, "--input", input, "--output", output])
+            #expect(r.status == 2, "\(input) \(output): \(r.err)")
+            #expect(r.err.contains("E1001") && (r.err.contains(input) || r.err.contains(output)), "\(r.err)")
+        }
+        let port = try MosquittoBroker.freeTCPPort()
+        let unreachable = CapturedRun(["stream", "--site", site, "--input", "mqtt://127.0.0.1:\(port)/ranges"])
+        #expect(unreachable.status == 1, "\(unreachable.err)")
+        #expect(unreachable.err.contains("E5008"), "\(unreachable.err)")
+        let taken = try UDPReceiver(host: "127.0.0.1", port: 0)
+        defer { taken.close() }
+        let inUse = CapturedRun(["stream", "--site", site, "--input", "udp://127.0.0.1:\(taken.port)"])
+        #expect(inUse.status == 1 && inUse.err.contains("E5008"), "\(inUse.err)")
+    }
+}
