@@ -198,7 +198,7 @@ package enum ReplayRun {
 
     /// Ingests every row of `trace` in non-decreasing time (ties in file order), then finishes.
     /// - Parameter progress: called with the number of rows done, every 65,536 rows.
-    /// - Parameter smoothing: when given, every row is recorded there as it is offered (for `--smooth`).
+    /// - Parameter smoothing: when given, every row is recorded there right after the engine took it (for `--smooth`).
     package static func run(trace: RangeTrace, engine: inout PositioningEngine, smoothing: inout OfflineSmoothing?,
                             progress: ((Int) -> Void)? = nil) -> Output {
         let tagIndex = trace.tags.map { engine.tagIndex(for: $0) }
