@@ -43,7 +43,7 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     package var smootherModeSwitchesPerSecond: Double
     /// The smoother's qₖ uses the smoothed mode probabilities averaged over the nodes within this
     /// many seconds of node k (either side): a manoeuvre's q then covers its whole extent, not only the
-    /// instants where its model wins, seconds (1 measured best: 0.25–3 tried, docs/tracking.md).
+    /// instants where its model wins, seconds (1 measured best: 0.125–3 tried, docs/tracking.md).
     package var smootherModeWindowSeconds: Double
     /// Range noise σ_r used in tightly coupled updates, metres.
     package var rangeSigmaMeters: Double
