@@ -551,8 +551,8 @@ public final class FloorSession: Sendable {
 
     /// Hands a row to the engine (and to the smoother's record).
     private func offer(_ m: RangeMeasurement, line: Int, _ s: inout State) {
-        s.smoothing?.record(m)
         s.engine.ingest(m, line: line)
+        s.smoothing?.record(m, ingestedBy: s.engine)
     }
 
     /// Moves what the engine released into the queue (and the delivery), and logs new failures.

@@ -28,8 +28,8 @@ struct EngineState: Sendable {
 
     /// Offers a row to the engine (and records it for the smoother).
     mutating func ingest(_ m: RangeMeasurement) {
-        smoothing?.record(m)
         engine.ingest(m)
+        smoothing?.record(m, ingestedBy: engine)
     }
 
     /// Finishes the engine; with smoothing, the held fixes are smoothed and released.

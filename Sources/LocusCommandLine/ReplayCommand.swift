@@ -198,7 +198,7 @@ package enum ReplayRun {
 
     /// Ingests every row of `trace` in non-decreasing time (ties in file order), then finishes.
     /// - Parameter progress: called with the number of rows done, every 65,536 rows.
-    /// - Parameter smoothing: when given, every row is recorded there as it is offered (for `--smooth`).
+    /// - Parameter smoothing: when given, every row is recorded there right after the engine took it (for `--smooth`).
     package static func run(trace: RangeTrace, engine: inout PositioningEngine, smoothing: inout OfflineSmoothing?,
                             progress: ((Int) -> Void)? = nil) -> Output {
         let tagIndex = trace.tags.map { engine.tagIndex(for: $0) }
@@ -210,7 +210,6 @@ package enum ReplayRun {
         for done in 0..<trace.count {
             let i = order?[done] ?? done
             if let progress, done & 0xFFFF == 0 { progress(done) }
-            if smoothing != nil { smoothing?.record(trace.measurement(i)) }
             let f = trace.floorIndex[i]
             var floor = defaultFloor
             if f >= 0 {
@@ -219,6 +218,7 @@ package enum ReplayRun {
             }
             engine.ingest(tag: tagIndex[Int(trace.tagIndex[i])], floor: floor, locator: trace.locator[i],
                           rangeMeters: trace.rangeMeters[i], timeSeconds: trace.timeSeconds[i], line: Int(trace.line[i]))
+            if smoothing != nil { smoothing?.record(trace.measurement(i), ingestedBy: engine) }
         }
         engine.finish()
         // The engine's buffers are taken as they are (no second array of every fix).

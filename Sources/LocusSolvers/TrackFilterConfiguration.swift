@@ -34,11 +34,17 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     /// its own and their likelihoods are folded into μ at the next interaction, seconds.
     package var interactionIntervalSeconds: Double
     /// The smoother scales the IMM-weighted q by this (it sees both sides of a manoeuvre, so it needs
-    /// less process noise than the causal filter; 0.5 measured best, docs/tracking.md).
+    /// less process noise than the causal filter; 0.25 measured best with smoothed mode
+    /// probabilities, docs/tracking.md).
     package var smootherProcessNoiseScale: Double
-    /// Mode switching rate of the IMM pass that drives the smoother's per-step q, 1/s (the causal
-    /// filter uses `modeSwitchesPerSecond`, tuned for NEES consistency; 0.2 measured best offline).
+    /// Mode switching rate of the IMM passes (forward and backward) that drive the smoother's per-step
+    /// q, 1/s (the causal filter uses `modeSwitchesPerSecond`, tuned for NEES consistency; 0.2
+    /// measured best offline).
     package var smootherModeSwitchesPerSecond: Double
+    /// The smoother's qₖ uses the smoothed mode probabilities averaged over the nodes within this
+    /// many seconds of node k (either side): a manoeuvre's q then covers its whole extent, not only the
+    /// instants where its model wins, seconds (1 measured best: 0.125–3 tried, docs/tracking.md).
+    package var smootherModeWindowSeconds: Double
     /// Range noise σ_r used in tightly coupled updates, metres.
     package var rangeSigmaMeters: Double
     /// Range gate, long side: a range whose normalised innovation ν = y/√S exceeds this is rejected
@@ -74,8 +80,8 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     package init(coupling: Coupling = .tight, processNoiseDensity: Double = 0.2, usesInteractingModels: Bool = true,
                  lowProcessNoiseDensity: Double = 0.001, highProcessNoiseDensity: Double = 1.0,
                  stillPositionNoiseDensity: Double = 1e-5, stillVelocitySigmaMetersPerSecond: Double = 0.02,
-                 modeSwitchesPerSecond: Double = 0.05, interactionIntervalSeconds: Double = 0.1, smootherProcessNoiseScale: Double = 0.5,
-                 smootherModeSwitchesPerSecond: Double = 0.2, rangeSigmaMeters: Double = 0.1,
+                 modeSwitchesPerSecond: Double = 0.05, interactionIntervalSeconds: Double = 0.1, smootherProcessNoiseScale: Double = 0.25,
+                 smootherModeSwitchesPerSecond: Double = 0.2, smootherModeWindowSeconds: Double = 1.0, rangeSigmaMeters: Double = 0.1,
                  rangeGateLongSigmas: Double = 2.5, rangeGateShortSigmas: Double = 4.0, fixGateChiSquare: Double = 13.82,
                  gateOpenScore: Int = 6, fixGateOpenScore: Int = 2, reinitializeAfterSeconds: Double = 2.0, maximumCoastSeconds: Double = 1.0,
                  initialPositionSigmaMeters: Double = 10, initialVelocitySigmaMetersPerSecond: Double = 1.5,
@@ -90,6 +96,7 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
         self.stillPositionNoiseDensity = stillPositionNoiseDensity
         self.smootherProcessNoiseScale = smootherProcessNoiseScale
         self.smootherModeSwitchesPerSecond = smootherModeSwitchesPerSecond
+        self.smootherModeWindowSeconds = smootherModeWindowSeconds
         self.stillVelocitySigmaMetersPerSecond = stillVelocitySigmaMetersPerSecond
         self.rangeSigmaMeters = rangeSigmaMeters
         self.rangeGateLongSigmas = rangeGateLongSigmas

@@ -7,9 +7,10 @@ import LocusNumerics
 /// Both forms minimise, per segment between re-initialisations,
 ///   J = (x₀ − x̄₀)ᵀP₀⁻¹(x₀ − x̄₀) + Σₖ (xₖ₊₁ − Fₖxₖ)ᵀQₖ⁻¹(xₖ₊₁ − Fₖxₖ) + Σₖ (zₖ − Hxₖ)ᵀRₖ⁻¹(zₖ − Hxₖ),
 /// with Fₖ, Qₖ the constant-velocity model over Δtₖ. The process noise density qₖ of each step is
-/// adapted from the causal IMM's mode probabilities (see `processNoise(for:)`), and the causal
-/// filter's gate decides which measurements enter; so the smoother sees exactly the data the live
-/// track accepted.
+/// adapted from smoothed IMM mode probabilities — the forward IMM's combined with those of the same
+/// IMM run backwards in time, averaged over ±`smootherModeWindowSeconds` (see
+/// `TrackSmoother+ModeProbabilities.swift` and `processNoise(for:)`) —, and the causal filter's gate
+/// decides which measurements enter; so the smoother sees exactly the data the live track accepted.
 package enum TrackSmoother {
     /// One node of the smoothing problem (internal, exposed for tests and benchmarks).
     package struct Node: Sendable {
@@ -44,7 +45,7 @@ package enum TrackSmoother {
         }
     }
 
-    /// The smoother's qₖ from the causal IMM's model probabilities μ (still, steady, manoeuvring):
+    /// The smoother's qₖ from (smoothed, windowed) IMM model probabilities μ (still, steady, manoeuvring):
     /// q = s·(μ_still·q_low/10 + μ_steady·q_low + μ_manoeuvring·q_high) with s the configuration's
     /// `smootherProcessNoiseScale`; the single-model configuration uses its q. m²/s³.
     package static func processNoise(for modeProbabilities: SIMD4<Double>, configuration c: TrackFilterConfiguration) -> Double {
@@ -72,7 +73,8 @@ package enum TrackSmoother {
         out.reserveCapacity(fixes.count)
         var mus: [SIMD4<Double>] = []
         mus.reserveCapacity(fixes.count)
-        for f in fixes {
+        let backward = backwardModeProbabilities(fixes: fixes, configuration: configuration)
+        for (index, f) in fixes.enumerated() {
             let before = filter.initializationCount
             let outcome = filter.update(fix: f)
             let c = f.covariance
@@ -89,7 +91,7 @@ package enum TrackSmoother {
                                          velocitySigmaMetersPerSecond: configuration.initialVelocitySigmaMetersPerSecond)
             }
             if filter.state == nil { continue }
-            mus.append(filter.modeProbabilities)
+            mus.append(smoothedModeProbabilities(forward: filter.modeProbabilities, backward: backward[index]))
             out.append(node)
         }
         assignProcessNoise(&out, mus: mus, configuration: configuration)
@@ -107,6 +109,7 @@ package enum TrackSmoother {
         var mus: [SIMD4<Double>] = []
         var i = 0, j = 0
         let outputs = outputTimesSeconds.sorted()
+        let backward = backwardModeProbabilities(ranges: ranges, floor: floor, configuration: configuration)
         while i < ranges.count || j < outputs.count {
             let takeRange = j >= outputs.count || (i < ranges.count && ranges[i].timeSeconds <= outputs[j])
             if takeRange {
@@ -123,14 +126,15 @@ package enum TrackSmoother {
                 } else if outcome == .accepted {
                     node.measurement = .range(anchor: locator.position, rangeMeters: locator.correctedRange(r.rangeMeters))
                 }
-                mus.append(filter.modeProbabilities)
+                mus.append(smoothedModeProbabilities(forward: filter.modeProbabilities, backward: backward[i - 1]))
                 out.append(node)
             } else {
                 let t = outputs[j]
                 j += 1
                 filter.predict(toSeconds: t)
                 guard filter.state != nil, t - filter.lastUpdateSeconds <= configuration.reinitializeAfterSeconds else { continue }
-                mus.append(filter.modeProbabilities)
+                // The backward IMM as it stood having seen the ranges from the next one on.
+                mus.append(smoothedModeProbabilities(forward: filter.modeProbabilities, backward: backward[min(i, ranges.count - 1)]))
                 out.append(Node(timeSeconds: max(t, filter.stateSeconds), measurement: .none, prior: nil, processNoiseDensity: 0,
                                 isOutput: true))
             }
@@ -139,11 +143,13 @@ package enum TrackSmoother {
         return out
     }
 
-    /// qₖ for the step into node k: `processNoise(for:)` of the causal IMM's model probabilities
-    /// just after node k (they have seen node k's measurement). A window maximum over ±0.5–2 s was
-    /// measured and is worse (docs/tracking.md, Smoother).
+    /// qₖ for the step into node k: `processNoise(for:)` of the smoothed model probabilities at the
+    /// nodes within ±`smootherModeWindowSeconds` of node k, averaged (`windowMean`). (With the causal
+    /// probabilities alone, a window maximum over ±0.5–2 s had been measured and was worse;
+    /// docs/tracking.md, Smoother.)
     private static func assignProcessNoise(_ nodes: inout [Node], mus: [SIMD4<Double>], configuration: TrackFilterConfiguration) {
-        for k in nodes.indices { nodes[k].processNoiseDensity = processNoise(for: mus[k], configuration: configuration) }
+        let averaged = windowMean(mus, timesSeconds: nodes.map(\.timeSeconds), halfWidthSeconds: configuration.smootherModeWindowSeconds)
+        for k in nodes.indices { nodes[k].processNoiseDensity = processNoise(for: averaged[k], configuration: configuration) }
     }
 
     // MARK: forward + RTS

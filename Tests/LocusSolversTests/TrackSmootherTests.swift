@@ -48,16 +48,98 @@ import LocusSimulation
         }
     }
 
-    @Test("Offline smoothed RMSE (tightly coupled) is at most 0.55 × the per-fix Cramér–Rao bound", arguments: [1, 2, 3] as [UInt64])
+    @Test("Offline smoothed RMSE (tightly coupled) is at most 0.50 × the per-fix Cramér–Rao bound on the walks of TrackFilterTests",
+          arguments: [1, 2, 3] as [UInt64])
     func smoothedBeatsBound(seed: UInt64) throws {
         let rec = TrackFixture.recording(seed: seed)
         let times = TrackFixture.rounds(rec.ranges).compactMap { $0.last?.timeSeconds }
         let smoothed = try TrackSmoother.smooth(ranges: rec.ranges, floor: rec.floor, outputTimesSeconds: times)
         let score = TrackFixture.score(smoothed, recording: rec)
         #expect(smoothed.count == times.count - 1 || smoothed.count == times.count)
-        #expect(score.ratio <= 0.55, "RMSE \(score.rmseMeters) m vs CRB \(score.crbMeters) m")
-        let causal = TrackFixture.score(TrackFixture.runCausal(rec, configuration: .standard), recording: rec)
-        #expect(score.rmseMeters < causal.rmseMeters)
+        // Measured 0.395, 0.418, 0.436 (forward mode probabilities alone: 0.512, 0.521, 0.523).
+        #expect(score.ratio <= 0.50, "RMSE \(score.rmseMeters) m vs CRB \(score.crbMeters) m")
+    }
+
+    /// The simulated scenarios of the tracking tests: coupling, NLOS probability.
+    static let scenarios: [(TrackFilterConfiguration.Coupling, Double)] = [(.tight, 0), (.loose, 0), (.tight, 0.1), (.loose, 0.1)]
+
+    @Test("Offline smoothed RMSE is at most 0.85 × the causal RMSE on every simulated scenario (tight, loose; clean, 10 % NLOS)",
+          arguments: scenarios.indices, [1, 2, 3] as [UInt64])
+    func smoothedBeatsCausal(scenario: Int, seed: UInt64) throws {
+        let (coupling, nlos) = Self.scenarios[scenario]
+        let rec = TrackFixture.recording(seed: seed, nlos: nlos)
+        let configuration = TrackFilterConfiguration(coupling: coupling)
+        let smoothed: [PositionFix]
+        switch coupling {
+        case .tight:
+            let times = TrackFixture.rounds(rec.ranges).compactMap { $0.last?.timeSeconds }
+            smoothed = try TrackSmoother.smooth(ranges: rec.ranges, floor: rec.floor, outputTimesSeconds: times, configuration: configuration)
+        case .loose:
+            let fixes = TrackFixture.rounds(rec.ranges).compactMap { TrackFixture.leastSquaresFix($0, floor: rec.floor) }
+            smoothed = try TrackSmoother.smooth(fixes, configuration: configuration)
+        }
+        let score = TrackFixture.score(smoothed, recording: rec)
+        let causal = TrackFixture.score(TrackFixture.runCausal(rec, configuration: configuration), recording: rec)
+        // Measured 0.51–0.63 (forward mode probabilities alone: 0.64–0.74).
+        #expect(score.rmseMeters <= 0.85 * causal.rmseMeters,
+                "\(coupling), NLOS \(nlos): smoothed \(score.rmseMeters) m vs causal \(causal.rmseMeters) m")
+    }
+
+    @Test("Smoothed mode probabilities follow the walker's manoeuvres better than the causal IMM's: μ_manoeuvring correlates more with the true acceleration")
+    func smoothedModesSeeBothSides() throws {
+        let rec = TrackFixture.recording(seed: 1)
+        let config = TrackFilterConfiguration.standard
+        let backward = TrackSmoother.backwardModeProbabilities(ranges: rec.ranges, floor: rec.floor, configuration: config)
+        #expect(backward.count == rec.ranges.count)
+        #expect(backward.allSatisfy { abs($0[0] + $0[1] + $0[2] - 1) < 1e-9 && $0[3] == 0 })
+        // Smoothed vs forward μ_manoeuvring against the truth's acceleration: the smoothed one
+        // correlates better with where the walker actually turns or changes speed.
+        var forward: [Double] = [], smoothed: [Double] = [], acceleration: [Double] = []
+        var filter = TrackFilter(configuration: TrackSmoother.forwardConfiguration(config), tag: "T1", floor: rec.floor.id,
+                                 tagHeightMeters: rec.floor.tagHeightMeters)
+        guard let walk = rec.walks.first?.walk else { Issue.record("no walk"); return }
+        for (i, r) in rec.ranges.enumerated() {
+            guard let l = rec.floor.locator(r.locator) else { continue }
+            filter.update(range: r, locator: l)
+            guard filter.state != nil, r.timeSeconds > 5 else { continue }
+            let mu = filter.modeProbabilities
+            forward.append(mu[2])
+            smoothed.append(TrackSmoother.smoothedModeProbabilities(forward: mu, backward: backward[i])[2])
+            let v0 = walk.velocity(atSeconds: r.timeSeconds - 0.25), v1 = walk.velocity(atSeconds: r.timeSeconds + 0.25)
+            acceleration.append(((v1.x - v0.x) * (v1.x - v0.x) + (v1.y - v0.y) * (v1.y - v0.y)).squareRoot() / 0.5)
+        }
+        func correlation(_ a: [Double], _ b: [Double]) -> Double {
+            let ma = a.reduce(0, +) / Double(a.count), mb = b.reduce(0, +) / Double(b.count)
+            var sab = 0.0, saa = 0.0, sbb = 0.0
+            for (x, y) in zip(a, b) { sab += (x - ma) * (y - mb); saa += (x - ma) * (x - ma); sbb += (y - mb) * (y - mb) }
+            return sab / (saa * sbb).squareRoot()
+        }
+        let cf = correlation(forward, acceleration), cs = correlation(smoothed, acceleration)
+        #expect(cs > cf + 0.05, "correlation with |a|: smoothed \(cs), forward \(cf)")
+    }
+
+    @Test("The sliding window mean equals the mean over |t_m − t_k| ≤ w computed directly, with repeated times and gaps (w = 0: the values)")
+    func windowMeanMatchesDirect() {
+        var rng = SeededGenerator(seed: 9)
+        var times: [Double] = [], values: [SIMD4<Double>] = []
+        var t = 0.0
+        for k in 0..<5000 {
+            t += k % 97 == 0 ? 3.0 : (k % 5 == 0 ? 0 : 0.01 * rng.nextUnit())
+            times.append(t)
+            values.append(SIMD4(rng.nextUnit(), rng.nextUnit(), rng.nextUnit(), 0))
+        }
+        #expect(TrackSmoother.windowMean(values, timesSeconds: times, halfWidthSeconds: 0) == values)
+        for w in [0.005, 0.05, 1.0] {
+            let fast = TrackSmoother.windowMean(values, timesSeconds: times, halfWidthSeconds: w)
+            var worst = 0.0
+            for k in stride(from: 0, to: values.count, by: 7) {
+                var sum = SIMD4<Double>.zero, n = 0.0
+                for m in values.indices where abs(times[m] - times[k]) <= w { sum += values[m]; n += 1 }
+                let d = fast[k] - sum / n
+                worst = max(worst, abs(d[0]), abs(d[1]), abs(d[2]), abs(d[3]))
+            }
+            #expect(worst < 1e-12, "w = \(w): largest difference \(worst)")
+        }
     }
 
     @Test("Smoothed covariance is never larger than the filtered one, and every number is finite")
