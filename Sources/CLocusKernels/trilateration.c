@@ -218,19 +218,23 @@ static void distances(const tril_problem *P, const double x[3], double *rh, doub
     }
 }
 
-// Normal matrix N = sum wa_i g_i g_i^T, gradient b = sum wa_i g_i e_i and chi2 = sum wa_i e_i^2 at x,
-// g_i = (x - p_i) / rhat_i (planar: (x, y) components), e_i = r_i - rhat_i, with the active weights
-// wa_i = w_i for a range in the fit and 0 for one left out. One fused pass, two ranges at a time with
-// SSE2 where available (the square roots and divisions dominate a Gauss–Newton step).
+// Normal matrix N = sum wa_i g_i g_i^T, gradient b = sum wa_i g_i e_i, chi2 = sum wa_i e_i^2 and the
+// Hessian of chi2 / 2, H = N - sum wa_i e_i d^2 rhat_i / dp^2 = sum wa_i (1 + e_i / rhat_i) g_i g_i^T
+// - (sum wa_i e_i / rhat_i) I (d^2 rhat_i / dp^2 = (I - g_i g_i^T) / rhat_i), at x; g_i = (x - p_i) /
+// rhat_i (planar: (x, y) components), e_i = r_i - rhat_i, active weights wa_i = w_i for a range in the
+// fit and 0 for one left out. One fused pass, two ranges at a time with SSE2 where available (the
+// square roots and divisions dominate a step). Matrices as (xx, xy, xz, yy, yz, zz).
 static void linearize(const tril_problem *P, const double *wa, const double x[3],
-                      double m[6], double b[3], double *chi2) {
+                      double m[6], double b[3], double *chi2, double h[6]) {
     int32_t n = P->n, i = 0;
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, b0 = 0, b1 = 0, b2 = 0, c = 0;
+    double t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0, q = 0;
 #if defined(__SSE2__)
     const __m128d px = _mm_set1_pd(x[0]), py = _mm_set1_pd(x[1]), pz = _mm_set1_pd(x[2]);
     const __m128d zero = _mm_setzero_pd(), one = _mm_set1_pd(1.0);
     __m128d v0 = zero, v1 = zero, v2 = zero, v3 = zero, v4 = zero, v5 = zero;
     __m128d u0 = zero, u1 = zero, u2 = zero, vc = zero;
+    __m128d h0 = zero, h1 = zero, h2 = zero, h3 = zero, h4 = zero, h5 = zero, vq = zero;
     for (; i + 1 < n; i += 2) {
         __m128d dx = _mm_sub_pd(px, _mm_loadu_pd(P->lx + i));
         __m128d dy = _mm_sub_pd(py, _mm_loadu_pd(P->ly + i));
@@ -240,22 +244,34 @@ static void linearize(const tril_problem *P, const double *wa, const double x[3]
         __m128d ir = _mm_and_pd(_mm_div_pd(one, r), _mm_cmpgt_pd(r, zero));
         __m128d gx = _mm_mul_pd(dx, ir), gy = _mm_mul_pd(dy, ir);
         __m128d e = _mm_sub_pd(_mm_loadu_pd(P->r + i), r), w = _mm_loadu_pd(wa + i);
+        __m128d we = _mm_mul_pd(w, e), wei = _mm_mul_pd(we, ir);
+        __m128d wh = _mm_add_pd(w, wei);   // w (1 + e / rhat)
         __m128d wgx = _mm_mul_pd(w, gx), wgy = _mm_mul_pd(w, gy);
+        __m128d hgx = _mm_mul_pd(wh, gx), hgy = _mm_mul_pd(wh, gy);
         v0 = _mm_add_pd(v0, _mm_mul_pd(wgx, gx)); v1 = _mm_add_pd(v1, _mm_mul_pd(wgx, gy));
         v3 = _mm_add_pd(v3, _mm_mul_pd(wgy, gy));
+        h0 = _mm_add_pd(h0, _mm_mul_pd(hgx, gx)); h1 = _mm_add_pd(h1, _mm_mul_pd(hgx, gy));
+        h3 = _mm_add_pd(h3, _mm_mul_pd(hgy, gy));
         u0 = _mm_add_pd(u0, _mm_mul_pd(wgx, e)); u1 = _mm_add_pd(u1, _mm_mul_pd(wgy, e));
-        vc = _mm_add_pd(vc, _mm_mul_pd(_mm_mul_pd(w, e), e));
+        vc = _mm_add_pd(vc, _mm_mul_pd(we, e));
+        vq = _mm_add_pd(vq, wei);
         if (!P->planar) {
-            __m128d gz = _mm_mul_pd(dz, ir), wgz = _mm_mul_pd(w, gz);
+            __m128d gz = _mm_mul_pd(dz, ir), wgz = _mm_mul_pd(w, gz), hgz = _mm_mul_pd(wh, gz);
             v2 = _mm_add_pd(v2, _mm_mul_pd(wgx, gz)); v4 = _mm_add_pd(v4, _mm_mul_pd(wgy, gz));
             v5 = _mm_add_pd(v5, _mm_mul_pd(wgz, gz)); u2 = _mm_add_pd(u2, _mm_mul_pd(wgz, e));
+            h2 = _mm_add_pd(h2, _mm_mul_pd(hgx, gz)); h4 = _mm_add_pd(h4, _mm_mul_pd(hgy, gz));
+            h5 = _mm_add_pd(h5, _mm_mul_pd(hgz, gz));
         }
     }
-    double h[2];
-#define LOCUS_TRIL_HSUM(v, out) (_mm_storeu_pd(h, (v)), (out) = h[0] + h[1])
-    LOCUS_TRIL_HSUM(v0, s0); LOCUS_TRIL_HSUM(v1, s1); LOCUS_TRIL_HSUM(v2, s2); LOCUS_TRIL_HSUM(v3, s3);
-    LOCUS_TRIL_HSUM(v4, s4); LOCUS_TRIL_HSUM(v5, s5); LOCUS_TRIL_HSUM(u0, b0); LOCUS_TRIL_HSUM(u1, b1);
-    LOCUS_TRIL_HSUM(u2, b2); LOCUS_TRIL_HSUM(vc, c);
+    double hs[2];
+#define LOCUS_TRIL_HSUM(v, out) (_mm_storeu_pd(hs, (v)), (out) = hs[0] + hs[1])
+    LOCUS_TRIL_HSUM(v0, s0); LOCUS_TRIL_HSUM(v1, s1); LOCUS_TRIL_HSUM(v3, s3);
+    LOCUS_TRIL_HSUM(u0, b0); LOCUS_TRIL_HSUM(u1, b1); LOCUS_TRIL_HSUM(vc, c);
+    LOCUS_TRIL_HSUM(h0, t0); LOCUS_TRIL_HSUM(h1, t1); LOCUS_TRIL_HSUM(h3, t3); LOCUS_TRIL_HSUM(vq, q);
+    if (!P->planar) {
+        LOCUS_TRIL_HSUM(v2, s2); LOCUS_TRIL_HSUM(v4, s4); LOCUS_TRIL_HSUM(v5, s5); LOCUS_TRIL_HSUM(u2, b2);
+        LOCUS_TRIL_HSUM(h2, t2); LOCUS_TRIL_HSUM(h4, t4); LOCUS_TRIL_HSUM(h5, t5);
+    }
 #undef LOCUS_TRIL_HSUM
 #endif
     for (; i < n; i++) {
@@ -265,43 +281,65 @@ static void linearize(const tril_problem *P, const double *wa, const double x[3]
         double ir = r > 0.0 ? 1.0 / r : 0.0;
         double gx = dx * ir, gy = dy * ir, gz = P->planar ? 0.0 : dz * ir;
         double e = P->r[i] - r, w = wa[i];
+        double we = w * e, wei = we * ir, wh = w + wei;
         double wgx = w * gx, wgy = w * gy, wgz = w * gz;
+        double hgx = wh * gx, hgy = wh * gy, hgz = wh * gz;
         s0 += wgx * gx; s1 += wgx * gy; s2 += wgx * gz;
         s3 += wgy * gy; s4 += wgy * gz; s5 += wgz * gz;
+        t0 += hgx * gx; t1 += hgx * gy; t2 += hgx * gz;
+        t3 += hgy * gy; t4 += hgy * gz; t5 += hgz * gz;
         b0 += wgx * e; b1 += wgy * e; b2 += wgz * e;
-        c += w * e * e;
+        c += we * e;
+        q += wei;
     }
     m[0] = s0; m[1] = s1; m[2] = s2; m[3] = s3; m[4] = s4; m[5] = s5;
+    h[0] = t0 - q; h[1] = t1; h[2] = t2; h[3] = t3 - q; h[4] = t4; h[5] = P->planar ? 0.0 : t5 - q;
     b[0] = b0; b[1] = b1; b[2] = b2;
     *chi2 = c;
 }
 
-// Gauss–Newton from x (in/out). Stops when the estimated distance to the optimum after a step,
-// |delta_k| rho / (1 - rho) with rho = |delta_k| / |delta_(k-1)| (the observed linear rate), is at
-// most tol, or when |delta| <= tol; the normal matrix m and *chi2 are those of the last linearisation
-// (one step before x: they differ from the values at x by O(|delta|^2)). After max_iterations steps
-// without meeting the tolerance it linearises once more at x and stops (*converged = 0).
+// True when the symmetric p x p matrix h is positive definite and passes sym_inverse's conditioning
+// test; then its inverse is in inv.
+static int positive_definite_inverse(int32_t p, const double h[6], double min_rcond, double inv[6]) {
+    if (p == 3 && !(h[0] > 0.0 && h[0] * h[3] - h[1] * h[1] > 0.0)) return 0;   // leading minors (det: sym_inverse)
+    return sym_inverse(p, h, min_rcond, inv) == LOCUS_TRIL_OK;
+}
+
+// Newton's method on chi2 from x (in/out), with the Gauss–Newton step where the Hessian is not
+// positive definite (far from the optimum, large residuals): delta = H^-1 b, else N^-1 b. Newton
+// converges quadratically where Gauss–Newton's linear rate is poor (large residuals, a weak direction
+// such as the vertical of a spatial fit); both stop at the same optimum. Stops when the estimated
+// distance to the optimum after a step, |delta_k| rho / (1 - rho) with rho = |delta_k| / |delta_(k-1)|,
+// is at most tol, or when |delta| <= tol; the normal matrix m = N and *chi2 are those of the last
+// linearisation (one step before x: they differ from the values at x by O(|delta|^2)). After
+// max_iterations steps without meeting the tolerance it linearises once more at x and stops
+// (*converged = 0). DEGENERATE when N fails the conditioning test at a Gauss–Newton step or at the
+// last linearisation.
 static int gauss_newton(const tril_problem *P, const double *wa, double tol, double x[3],
                         double m[6], double *chi2, int32_t *iterations, int32_t *converged) {
-    double b[3], inv[6];
+    double b[3], h[6], inv[6], hinv[6];
     double previous = INFINITY;
     int32_t it = 0;
     *converged = 0;
     for (;;) {
-        linearize(P, wa, x, m, b, chi2);
+        linearize(P, wa, x, m, b, chi2, h);
         if (!isfinite(*chi2)) return LOCUS_TRIL_DIVERGED;
         if (it >= P->max_it) break;
-        int st = sym_inverse(P->p, m, P->min_rcond, inv);
-        if (st != LOCUS_TRIL_OK) return st;
+        const double *k = hinv;
+        if (!positive_definite_inverse(P->p, h, P->min_rcond, hinv)) {
+            int st = sym_inverse(P->p, m, P->min_rcond, inv);
+            if (st != LOCUS_TRIL_OK) return st;
+            k = inv;
+        }
         double d0, d1, d2;
         if (P->planar) {
-            d0 = inv[0] * b[0] + inv[1] * b[1];
-            d1 = inv[1] * b[0] + inv[3] * b[1];
+            d0 = k[0] * b[0] + k[1] * b[1];
+            d1 = k[1] * b[0] + k[3] * b[1];
             d2 = 0.0;
         } else {
-            d0 = inv[0] * b[0] + inv[1] * b[1] + inv[2] * b[2];
-            d1 = inv[1] * b[0] + inv[3] * b[1] + inv[4] * b[2];
-            d2 = inv[2] * b[0] + inv[4] * b[1] + inv[5] * b[2];
+            d0 = k[0] * b[0] + k[1] * b[1] + k[2] * b[2];
+            d1 = k[1] * b[0] + k[3] * b[1] + k[4] * b[2];
+            d2 = k[2] * b[0] + k[4] * b[1] + k[5] * b[2];
         }
         x[0] += d0; x[1] += d1; x[2] += d2;
         if (!isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2])) return LOCUS_TRIL_DIVERGED;
@@ -311,7 +349,7 @@ static int gauss_newton(const tril_problem *P, const double *wa, double tol, dou
         previous = step;
     }
     *iterations = it;
-    return LOCUS_TRIL_OK;
+    return sym_inverse(P->p, m, P->min_rcond, inv);   // the geometry test on N of the last linearisation
 }
 
 // Level k of the rejection search tries every k-subset while k <= 3 and C(n, k) <= this budget.
@@ -646,14 +684,12 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
         used = n - (int32_t)__builtin_popcountll(rejected);
         for (int32_t i = 0; i < n; i++) active[i] = !((rejected >> i) & 1u);
     }
-    double cov[6];
-    st = sym_inverse(P.p, m, P.min_rcond, cov);
-    if (st != LOCUS_TRIL_OK) return st;
     int32_t dof = used - P.p;
     double factor = dof > 0 ? max_of(1.0, chi2 / dof) : 1.0;
     double px = x[0] + cx, py = x[1] + cy, pz = P.planar ? o->tag_height_m : x[2] + cz;
-    // One pass over the used ranges: unit line-of-sight Gram H^T H (DOP) and the residual SSE.
-    double g[6] = {0, 0, 0, 0, 0, 0}, sse = 0.0;
+    // One pass over the used ranges at the solution: the normal matrix N = J^T W J (covariance), the
+    // unit line-of-sight Gram H^T H (DOP) and the residual SSE.
+    double g[6] = {0, 0, 0, 0, 0, 0}, nw[6] = {0, 0, 0, 0, 0, 0}, sse = 0.0;
     double rh[LOCUS_TRIL_MAX_LOCATORS], ir[LOCUS_TRIL_MAX_LOCATORS];
     distances(&P, x, rh, ir);
     for (int32_t i = 0; i < n; i++) {
@@ -663,8 +699,16 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
         double dz = P.planar ? P.lz[i] : x[2] - P.lz[i];
         double ux = (x[0] - P.lx[i]) * ir[i], uy = (x[1] - P.ly[i]) * ir[i], uz = dz * ir[i];
         g[0] += ux * ux; g[1] += ux * uy; g[3] += uy * uy;
-        if (!P.planar) { g[2] += ux * uz; g[4] += uy * uz; g[5] += uz * uz; }
+        double w = P.w[i];
+        nw[0] += w * ux * ux; nw[1] += w * ux * uy; nw[3] += w * uy * uy;
+        if (!P.planar) {
+            g[2] += ux * uz; g[4] += uy * uz; g[5] += uz * uz;
+            nw[2] += w * ux * uz; nw[4] += w * uy * uz; nw[5] += w * uz * uz;
+        }
     }
+    double cov[6];
+    st = sym_inverse(P.p, nw, P.min_rcond, cov);
+    if (st != LOCUS_TRIL_OK) return st;
     double q[6];
     st = sym_inverse(P.p, g, P.min_rcond, q);
     if (st != LOCUS_TRIL_OK) return st;

@@ -408,7 +408,9 @@ package struct LapackTrilaterator: Trilaterating {
         return x
     }
 
-    /// Gauss–Newton over the active ranges except `skip`: δ = argmin ‖W^½ (e − J δ)‖ by `dgelsy`,
+    /// Newton's method over the active ranges except `skip` (the kernel's): δ = H⁻¹ JᵀW e by `dposv`
+    /// where the Hessian of χ²/2, H = JᵀWJ + Σ wᵢ(eᵢ/r̂ᵢ)gᵢgᵢᵀ − (Σ wᵢeᵢ/r̂ᵢ) I, is positive definite,
+    /// else the Gauss–Newton step δ = argmin ‖W^½ (e − J δ)‖ by `dgelsy` (which also tests the rank),
     /// p ← p + δ until the estimated distance to the optimum ‖δₖ‖ρ/(1 − ρ), ρ = ‖δₖ‖/‖δₖ₋₁‖, is
     /// within `tolerance` (χ² is that of the last linearisation, one step before p), or the step
     /// limit (then χ² at p).
@@ -440,13 +442,33 @@ package struct LapackTrilaterator: Trilaterating {
             }
             guard chiSquare.isFinite else { throw LocusError(.solverDiverged, "non-finite residuals") }
             if iterations >= c.maximumIterations { break }
+            // Newton: H = JᵀWJ + Σ wᵢ (eᵢ/r̂ᵢ) gᵢgᵢᵀ − (Σ wᵢ eᵢ/r̂ᵢ) I (the Hessian of χ²/2, as
+            // ∂²r̂ᵢ/∂p² = (I − gᵢgᵢᵀ)/r̂ᵢ), gradient JᵀW e.
+            LapackLinearAlgebra.gram(of: ws.a, rows: m, columns: p, into: &ws.hessian)
+            var q = 0.0
+            for k in 0..<p { ws.gradient[k] = 0 }
+            for i in 0..<n where ws.isActive[i] && i != skip {
+                let w = ws.sqrtWeights[i] * ws.sqrtWeights[i], rh = ws.predicted[i]
+                let e = ranges[i] - rh
+                let wei = rh > 0 ? w * e / rh : 0
+                q += wei
+                for k in 0..<p {
+                    let gk = ws.jacobian[i + k * n]
+                    ws.gradient[k] += w * gk * e
+                    for l in 0..<p { ws.hessian[k + l * p] += wei * gk * ws.jacobian[i + l * n] }
+                }
+            }
+            for k in 0..<p { ws.hessian[k + k * p] -= q }
             let rank = try LapackLinearAlgebra.leastSquares(
                 a: &ws.a, rows: m, columns: p, b: &ws.b, pivots: &ws.pivots,
                 reciprocalCondition: c.minimumReciprocalCondition.squareRoot(), work: &ws.work)
             guard rank == p else {
                 throw LocusError(.degenerateGeometry, "locators are collinear, coplanar or coincident: position not determined")
             }
-            let d0 = ws.b[0], d1 = ws.b[1], d2 = p == 3 ? ws.b[2] : 0
+            // The Newton step where H is positive definite, else the Gauss–Newton step from dgelsy.
+            let newton = try LapackLinearAlgebra.solvePositiveDefinite(&ws.hessian, order: p, b: &ws.gradient)
+            let d0 = newton ? ws.gradient[0] : ws.b[0], d1 = newton ? ws.gradient[1] : ws.b[1]
+            let d2 = p == 3 ? (newton ? ws.gradient[2] : ws.b[2]) : 0
             x = Point3(x: x.x + d0, y: x.y + d1, z: x.z + d2)
             guard x.isFinite else { throw LocusError(.solverDiverged, "the iterative solver produced a non-finite iterate") }
             let step = (d0 * d0 + d1 * d1 + d2 * d2).squareRoot()

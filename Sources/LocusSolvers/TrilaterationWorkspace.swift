@@ -15,6 +15,8 @@ package struct TrilaterationWorkspace: Sendable {
     var b: [Double] = []
     var s: [Double] = []
     var normal: [Double] = []
+    var hessian: [Double] = []
+    var gradient: [Double] = []
     var pivots: [Int32] = []
     var work: [Double] = []
     var eligible: [Int] = []
@@ -59,6 +61,8 @@ package struct TrilaterationWorkspace: Sendable {
         b = [Double](repeating: 0, count: max(3, n))
         s = [Double](repeating: 0, count: n)
         normal = [Double](repeating: 0, count: 9)
+        hessian = [Double](repeating: 0, count: 9)
+        gradient = [Double](repeating: 0, count: 3)
         pivots = [Int32](repeating: 0, count: 3)
         work = [Double](repeating: 0, count: LapackLinearAlgebra.leastSquaresWorkspaceCount(rows: n, columns: 3))
         isActive = [Bool](repeating: true, count: n)
