@@ -5,8 +5,10 @@
 //     linear system  a_i . p = -1/2 [(s_i - mean s) - (q_i - mean q)],  a_i = p_i (centred),
 //     q_i = |p_i|^2, s_i = r_i^2 (planar: s_i = r_i^2 - (h - z_i)^2 over (x, y)).
 //     Solved by its 2x2 / 3x3 normal equations; reciprocal condition < min_rcond -> DEGENERATE.
-//  2. Gauss–Newton on sum w_i (r_i - rhat_i(p))^2, w_i = 1 / sigma_i^2, sigma_i = sigma0 + k r_i:
-//     N = sum w_i g_i g_i^T, b = sum w_i g_i e_i, delta = N^-1 b, g_i = d rhat_i / dp.
+//  2. Newton / Gauss–Newton on chi2 = sum w_i (r_i - rhat_i(p))^2, w_i = 1 / sigma_i^2,
+//     sigma_i = sigma0 + k r_i: N = sum w_i g_i g_i^T, b = sum w_i g_i e_i, g_i = d rhat_i / dp,
+//     H = N + sum w_i (e_i / rhat_i) g_i g_i^T - (sum w_i e_i / rhat_i) I (the Hessian of chi2 / 2);
+//     delta = H^-1 b where H is positive definite (quadratic convergence), else N^-1 b.
 //     Stops when |delta| or the estimated distance to the optimum |delta| rho / (1 - rho),
 //     rho = |delta_k| / |delta_(k-1)|, is <= tolerance, or after max_iterations steps.
 //  3. Robust: when chi2 = sum w_i e_i^2 > chi2_{0.995}(n - p) and the residuals do not show a
@@ -15,12 +17,16 @@
 //     uncalibrated antenna delays leaves none short, is not NLOS, and rejection would only bend
 //     the geometry), search the sets E of at most K ranges to exclude (n - |E| >= p + 1) for the
 //     minimum of chi2(without E) + lambda |E|, among sets whose ranges all read long
-//     (r_j - rhat_j > 0 at the fit without them: NLOS only lengthens a range). Level k = |E| tries
-//     every k-subset while k <= 3 and C(n, k) <= 64, otherwise extends the best set of level k - 1
+//     (r_j - rhat_j > 0 at the fit without them: NLOS only lengthens a range). Level k = |E| takes
+//     every k-subset while k <= 3 and C(n, k) <= 64, otherwise the best set of level k - 1 extended
 //     by one of the 4 ranges that read longest there (largest positive e_i / sigma_i; greedy).
-//     Candidate fits are warm-started at the all-ranges solution (greedy: at level k - 1's best)
-//     and stop at 1e-6 m steps; the chosen fit is then polished to the full tolerance. A level
-//     whose best chi2 <= lambda ends the search (deeper levels cannot win).
+//     Level k runs only while the best cost so far exceeds lambda k (every set of k or more costs
+//     at least that). Screening: each candidate first gets one linearised step from the level's
+//     point (the all-ranges solution; greedy: level k - 1's best fit) by downdating the normal
+//     equations, which gives a lower bound on its chi2 within a ball around that point (`screen`);
+//     candidates are then fitted from the screened step, in increasing order of the bound, until the
+//     bound proves that none left can win. Candidate fits stop at 1e-6 m steps; the chosen fit is then
+//     polished to the full tolerance.
 //     lambda = 2 ln[(1 - eps) L / (eps sigma sqrt(2 pi))] is the -2 log-likelihood price of calling
 //     a range an outlier under a prior of NLOS rate eps with extra length uniform over L metres
 //     (eps = 0.1, L = 2.2 m, sigma = 0.1 m gives 8.7).
