@@ -21,12 +21,12 @@
 //     every k-subset while k <= 3 and C(n, k) <= 64, otherwise the best set of level k - 1 extended
 //     by one of the 4 ranges that read longest there (largest positive e_i / sigma_i; greedy).
 //     Level k runs only while the best cost so far exceeds lambda k (every set of k or more costs
-//     at least that). Screening: each candidate first gets one linearised step from the level's
-//     point (the all-ranges solution; greedy: level k - 1's best fit) by downdating the normal
-//     equations, which gives a lower bound on its chi2 within a ball around that point (`screen`);
-//     candidates are then fitted from the screened step, in increasing order of the bound, until the
-//     bound proves that none left can win. Candidate fits stop at 1e-6 m steps; the chosen fit is then
-//     polished to the full tolerance.
+//     at least that). Screening (exhaustive levels): each candidate first gets one linearised step
+//     from the all-ranges solution by downdating the normal equations, which gives a lower bound on
+//     its chi2 within a ball around that point (`screen`); candidates are then fitted from the
+//     screened step, in increasing order of the bound, until the bound proves that none left can win.
+//     A greedy level fits each of its extensions from level k - 1's best fit. Candidate fits stop at
+//     1e-6 m steps; the chosen fit is then polished to the full tolerance.
 //     lambda = 2 ln[(1 - eps) L / (eps sigma sqrt(2 pi))] is the -2 log-likelihood price of calling
 //     a range an outlier under a prior of NLOS rate eps with extra length uniform over L metres
 //     (eps = 0.1, L = 2.2 m, sigma = 0.1 m gives 8.7).
@@ -521,7 +521,7 @@ static int search_rejections(const tril_problem *P, double lambda, int32_t max_r
     const double candidate_tol = max_of(P->tol, LOCUS_TRIL_CANDIDATE_TOLERANCE_M);
     uint64_t level_best_excl = 0;
     int level_has_best = 1;
-    tril_linearization full, level;
+    tril_linearization full;
     linearize_rows(P, 0, x_full, &full);
     double wa[LOCUS_TRIL_MAX_LOCATORS];   // active weights of a candidate fit (0: left out)
     *rejected = 0;
@@ -532,11 +532,6 @@ static int search_rejections(const tril_problem *P, double lambda, int32_t max_r
         uint64_t base = exhaustive ? 0 : level_best_excl;
         int32_t t = exhaustive ? k : 1;
         const double *x_start = exhaustive ? x_full : x_level;
-        const tril_linearization *L = &full;
-        if (!exhaustive) {
-            linearize_rows(P, base, x_level, &level);
-            L = &level;
-        }
         int32_t elig[LOCUS_TRIL_MAX_LOCATORS], e_count = 0;
         if (exhaustive) {
             for (int32_t i = 0; i < n; i++) elig[e_count++] = i;
@@ -546,7 +541,7 @@ static int search_rejections(const tril_problem *P, double lambda, int32_t max_r
             double score[LOCUS_TRIL_GREEDY_CANDIDATES];
             for (int32_t i = 0; i < n; i++) {
                 if ((base >> i) & 1u) continue;
-                double z = L->e[i] * sqrt(P->w[i]);
+                double z = residual_at(P, i, x_level) * sqrt(P->w[i]);
                 if (!(z > 0.0)) continue;
                 int32_t slot = e_count < LOCUS_TRIL_GREEDY_CANDIDATES ? e_count++ : -1;
                 if (slot < 0) {   // replace the weakest kept candidate when this one reads longer
@@ -573,8 +568,10 @@ static int search_rejections(const tril_problem *P, double lambda, int32_t max_r
         int32_t c[3] = {0, 1, 2};
         for (;;) {
             int32_t sel[3] = {elig[c[0]], t > 1 ? elig[c[1]] : 0, t > 2 ? elig[c[2]] : 0};
-            double d[3], lb;
-            if (screen(P, L, sel, t, d, &lb) && (continues || lb + lambda * k < best_cost)) {
+            // A greedy level's few extensions are all fitted, from the level's point: far from the
+            // all-ranges fit (several outliers left out) its linearisation is no guide.
+            double d[3] = {0, 0, 0}, lb = 0.0;
+            if ((!exhaustive || screen(P, &full, sel, t, d, &lb)) && (continues || lb + lambda * k < best_cost)) {
                 uint64_t excl = base;
                 for (int32_t q = 0; q < t; q++) excl |= (uint64_t)1 << sel[q];
                 bound[count] = lb; cand[count] = excl;

@@ -211,8 +211,11 @@ package struct LapackTrilaterator: Trilaterating {
                 ws.isActive[picks.0] = false
                 if picks.1 >= 0 { ws.isActive[picks.1] = false }
                 if picks.2 >= 0 { ws.isActive[picks.2] = false }
-                if let screen = try linearStep(n: n, p: p, picks: picks, slackScale: slackScale, ranges: ranges, ws: &ws),
-                   continues || screen.bound + lambda * Double(k) < bestCost {
+                // A greedy level's few extensions are all fitted, from the level's point (the kernel's rule).
+                let screen = exhaustive
+                    ? try linearStep(n: n, p: p, picks: picks, slackScale: slackScale, ranges: ranges, ws: &ws)
+                    : (delta: Point3(x: 0, y: 0, z: 0), bound: 0.0)
+                if let screen, continues || screen.bound + lambda * Double(k) < bestCost {
                     ws.screened[screenedCount] = TrilaterationWorkspace.ScreenedCandidate(
                         picks: picks, bound: screen.bound,
                         start: Point3(x: start.x + screen.delta.x, y: start.y + screen.delta.y, z: start.z + screen.delta.z))
