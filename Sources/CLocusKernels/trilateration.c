@@ -5,8 +5,10 @@
 //     linear system  a_i . p = -1/2 [(s_i - mean s) - (q_i - mean q)],  a_i = p_i (centred),
 //     q_i = |p_i|^2, s_i = r_i^2 (planar: s_i = r_i^2 - (h - z_i)^2 over (x, y)).
 //     Solved by its 2x2 / 3x3 normal equations; reciprocal condition < min_rcond -> DEGENERATE.
-//  2. Gauss–Newton on sum w_i (r_i - rhat_i(p))^2, w_i = 1 / sigma_i^2, sigma_i = sigma0 + k r_i:
-//     N = sum w_i g_i g_i^T, b = sum w_i g_i e_i, delta = N^-1 b, g_i = d rhat_i / dp.
+//  2. Newton / Gauss–Newton on chi2 = sum w_i (r_i - rhat_i(p))^2, w_i = 1 / sigma_i^2,
+//     sigma_i = sigma0 + k r_i: N = sum w_i g_i g_i^T, b = sum w_i g_i e_i, g_i = d rhat_i / dp,
+//     H = N + sum w_i (e_i / rhat_i) g_i g_i^T - (sum w_i e_i / rhat_i) I (the Hessian of chi2 / 2);
+//     delta = H^-1 b where H is positive definite (quadratic convergence), else N^-1 b.
 //     Stops when |delta| or the estimated distance to the optimum |delta| rho / (1 - rho),
 //     rho = |delta_k| / |delta_(k-1)|, is <= tolerance, or after max_iterations steps.
 //  3. Robust: when chi2 = sum w_i e_i^2 > chi2_{0.995}(n - p) and the residuals do not show a
@@ -15,12 +17,16 @@
 //     uncalibrated antenna delays leaves none short, is not NLOS, and rejection would only bend
 //     the geometry), search the sets E of at most K ranges to exclude (n - |E| >= p + 1) for the
 //     minimum of chi2(without E) + lambda |E|, among sets whose ranges all read long
-//     (r_j - rhat_j > 0 at the fit without them: NLOS only lengthens a range). Level k = |E| tries
-//     every k-subset while k <= 3 and C(n, k) <= 64, otherwise extends the best set of level k - 1
+//     (r_j - rhat_j > 0 at the fit without them: NLOS only lengthens a range). Level k = |E| takes
+//     every k-subset while k <= 3 and C(n, k) <= 64, otherwise the best set of level k - 1 extended
 //     by one of the 4 ranges that read longest there (largest positive e_i / sigma_i; greedy).
-//     Candidate fits are warm-started at the all-ranges solution (greedy: at level k - 1's best)
-//     and stop at 1e-6 m steps; the chosen fit is then polished to the full tolerance. A level
-//     whose best chi2 <= lambda ends the search (deeper levels cannot win).
+//     Level k runs only while the best cost so far exceeds lambda k (every set of k or more costs
+//     at least that). Screening (exhaustive levels): each candidate first gets one linearised step
+//     from the all-ranges solution by downdating the normal equations, which gives a lower bound on
+//     its chi2 within a ball around that point (`screen`); candidates are then fitted from the
+//     screened step, in increasing order of the bound, until the bound proves that none left can win.
+//     A greedy level fits each of its extensions from level k - 1's best fit. Candidate fits stop at
+//     1e-6 m steps; the chosen fit is then polished to the full tolerance.
 //     lambda = 2 ln[(1 - eps) L / (eps sigma sqrt(2 pi))] is the -2 log-likelihood price of calling
 //     a range an outlier under a prior of NLOS rate eps with extra length uniform over L metres
 //     (eps = 0.1, L = 2.2 m, sigma = 0.1 m gives 8.7).
@@ -74,19 +80,25 @@ double locus_tril_chi_square_995(int32_t dof) {
     return k * t * t * t;
 }
 
+// max(a, b) for finite a, b, inline (libm's fmax is a call without -ffinite-math-only).
+static inline double max_of(double a, double b) { return a > b ? a : b; }
+
+// True when a symmetric positive definite 2x2 matrix with trace tr and determinant det has
+// lambda_min / lambda_max >= rcond. Without a square root: tr^2 / det = (1 + rho)^2 / rho decreases in
+// rho = lambda_min / lambda_max on (0, 1], so the test is tr^2 rcond <= (1 + rcond)^2 det.
+static inline int well_conditioned_2x2(double tr, double det, double rcond) {
+    return tr > 0.0 && isfinite(tr) && det > 0.0 && tr * tr * rcond <= (1.0 + rcond) * (1.0 + rcond) * det;
+}
+
 // Reciprocal condition and inverse of a symmetric 2x2 / 3x3 matrix stored as (xx, xy, xz, yy, yz, zz).
 // Returns 0 and fills inv when rcond >= min_rcond, else LOCUS_TRIL_DEGENERATE.
 static int sym_inverse(int32_t p, const double m[6], double min_rcond, double inv[6]) {
     if (p == 2) {
         double a = m[0], b = m[1], c = m[3];
-        double half = 0.5 * (a - c);
-        double disc = sqrt(half * half + b * b);
-        double lmax = 0.5 * (a + c) + disc;
         double det = a * c - b * b;
-        if (!(lmax > 0.0) || !isfinite(lmax)) return LOCUS_TRIL_DEGENERATE;
-        double lmin = det / lmax;
-        if (!(lmin >= min_rcond * lmax)) return LOCUS_TRIL_DEGENERATE;
-        inv[0] = c / det; inv[1] = -b / det; inv[3] = a / det;
+        if (!well_conditioned_2x2(a + c, det, min_rcond)) return LOCUS_TRIL_DEGENERATE;
+        double id = 1.0 / det;
+        inv[0] = c * id; inv[1] = -b * id; inv[3] = a * id;
         inv[2] = inv[4] = inv[5] = 0.0;
         return LOCUS_TRIL_OK;
     }
@@ -103,7 +115,7 @@ static int sym_inverse(int32_t p, const double m[6], double min_rcond, double in
     double i0 = fabs(inv[0]) + fabs(inv[1]) + fabs(inv[2]);
     double i1 = fabs(inv[1]) + fabs(inv[3]) + fabs(inv[4]);
     double i2 = fabs(inv[2]) + fabs(inv[4]) + fabs(inv[5]);
-    double nm = fmax(n0, fmax(n1, n2)), ni = fmax(i0, fmax(i1, i2));
+    double nm = max_of(n0, max_of(n1, n2)), ni = max_of(i0, max_of(i1, i2));
     double rc = 1.0 / (nm * ni);
     if (!(rc >= min_rcond)) return LOCUS_TRIL_DEGENERATE;
     return LOCUS_TRIL_OK;
@@ -180,7 +192,6 @@ static int seed(const tril_problem *P, const uint8_t *active, double x[3]) {
     return LOCUS_TRIL_OK;
 }
 
-// Normal matrix, gradient and chi2 at x over the active ranges (skip < 0: none skipped).
 // Model distances rh_i = |p - p_i| (planar: fixed vertical offset) and their reciprocals
 // ir_i = 1 / rh_i (0 where rh_i == 0) for all n locators, two at a time with SSE2 where available:
 // the square roots and divisions dominate a Gauss–Newton step.
@@ -213,65 +224,128 @@ static void distances(const tril_problem *P, const double x[3], double *rh, doub
     }
 }
 
-// Normal matrix, gradient and chi2 at x over the active ranges (skip < 0: none skipped).
-static void linearize(const tril_problem *P, const uint8_t *active, int32_t skip, const double x[3],
-                      double m[6], double b[3], double *chi2) {
-    double rh[LOCUS_TRIL_MAX_LOCATORS], ir[LOCUS_TRIL_MAX_LOCATORS];
-    distances(P, x, rh, ir);
+// Normal matrix N = sum wa_i g_i g_i^T, gradient b = sum wa_i g_i e_i, chi2 = sum wa_i e_i^2 and the
+// Hessian of chi2 / 2, H = N - sum wa_i e_i d^2 rhat_i / dp^2 = sum wa_i (1 + e_i / rhat_i) g_i g_i^T
+// - (sum wa_i e_i / rhat_i) I (d^2 rhat_i / dp^2 = (I - g_i g_i^T) / rhat_i), at x; g_i = (x - p_i) /
+// rhat_i (planar: (x, y) components), e_i = r_i - rhat_i, active weights wa_i = w_i for a range in the
+// fit and 0 for one left out. One fused pass, two ranges at a time with SSE2 where available (the
+// square roots and divisions dominate a step). Matrices as (xx, xy, xz, yy, yz, zz).
+static void linearize(const tril_problem *P, const double *wa, const double x[3],
+                      double m[6], double b[3], double *chi2, double h[6]) {
+    int32_t n = P->n, i = 0;
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, b0 = 0, b1 = 0, b2 = 0, c = 0;
-    if (P->planar) {
-        for (int32_t i = 0; i < P->n; i++) {
-            if (!active[i] || i == skip) continue;
-            double gx = (x[0] - P->lx[i]) * ir[i], gy = (x[1] - P->ly[i]) * ir[i];
-            double e = P->r[i] - rh[i], w = P->w[i];
-            double wgx = w * gx, wgy = w * gy;
-            s0 += wgx * gx; s1 += wgx * gy; s3 += wgy * gy;
-            b0 += wgx * e; b1 += wgy * e;
-            c += w * e * e;
-        }
-    } else {
-        for (int32_t i = 0; i < P->n; i++) {
-            if (!active[i] || i == skip) continue;
-            double gx = (x[0] - P->lx[i]) * ir[i], gy = (x[1] - P->ly[i]) * ir[i], gz = (x[2] - P->lz[i]) * ir[i];
-            double e = P->r[i] - rh[i], w = P->w[i];
-            double wgx = w * gx, wgy = w * gy, wgz = w * gz;
-            s0 += wgx * gx; s1 += wgx * gy; s2 += wgx * gz;
-            s3 += wgy * gy; s4 += wgy * gz; s5 += wgz * gz;
-            b0 += wgx * e; b1 += wgy * e; b2 += wgz * e;
-            c += w * e * e;
+    double t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0, q = 0;
+#if defined(__SSE2__)
+    const __m128d px = _mm_set1_pd(x[0]), py = _mm_set1_pd(x[1]), pz = _mm_set1_pd(x[2]);
+    const __m128d zero = _mm_setzero_pd(), one = _mm_set1_pd(1.0);
+    __m128d v0 = zero, v1 = zero, v2 = zero, v3 = zero, v4 = zero, v5 = zero;
+    __m128d u0 = zero, u1 = zero, u2 = zero, vc = zero;
+    __m128d h0 = zero, h1 = zero, h2 = zero, h3 = zero, h4 = zero, h5 = zero, vq = zero;
+    for (; i + 1 < n; i += 2) {
+        __m128d dx = _mm_sub_pd(px, _mm_loadu_pd(P->lx + i));
+        __m128d dy = _mm_sub_pd(py, _mm_loadu_pd(P->ly + i));
+        __m128d lz = _mm_loadu_pd(P->lz + i);
+        __m128d dz = P->planar ? lz : _mm_sub_pd(pz, lz);
+        __m128d r = _mm_sqrt_pd(_mm_add_pd(_mm_add_pd(_mm_mul_pd(dx, dx), _mm_mul_pd(dy, dy)), _mm_mul_pd(dz, dz)));
+        __m128d ir = _mm_and_pd(_mm_div_pd(one, r), _mm_cmpgt_pd(r, zero));
+        __m128d gx = _mm_mul_pd(dx, ir), gy = _mm_mul_pd(dy, ir);
+        __m128d e = _mm_sub_pd(_mm_loadu_pd(P->r + i), r), w = _mm_loadu_pd(wa + i);
+        __m128d we = _mm_mul_pd(w, e), wei = _mm_mul_pd(we, ir);
+        __m128d wh = _mm_add_pd(w, wei);   // w (1 + e / rhat)
+        __m128d wgx = _mm_mul_pd(w, gx), wgy = _mm_mul_pd(w, gy);
+        __m128d hgx = _mm_mul_pd(wh, gx), hgy = _mm_mul_pd(wh, gy);
+        v0 = _mm_add_pd(v0, _mm_mul_pd(wgx, gx)); v1 = _mm_add_pd(v1, _mm_mul_pd(wgx, gy));
+        v3 = _mm_add_pd(v3, _mm_mul_pd(wgy, gy));
+        h0 = _mm_add_pd(h0, _mm_mul_pd(hgx, gx)); h1 = _mm_add_pd(h1, _mm_mul_pd(hgx, gy));
+        h3 = _mm_add_pd(h3, _mm_mul_pd(hgy, gy));
+        u0 = _mm_add_pd(u0, _mm_mul_pd(wgx, e)); u1 = _mm_add_pd(u1, _mm_mul_pd(wgy, e));
+        vc = _mm_add_pd(vc, _mm_mul_pd(we, e));
+        vq = _mm_add_pd(vq, wei);
+        if (!P->planar) {
+            __m128d gz = _mm_mul_pd(dz, ir), wgz = _mm_mul_pd(w, gz), hgz = _mm_mul_pd(wh, gz);
+            v2 = _mm_add_pd(v2, _mm_mul_pd(wgx, gz)); v4 = _mm_add_pd(v4, _mm_mul_pd(wgy, gz));
+            v5 = _mm_add_pd(v5, _mm_mul_pd(wgz, gz)); u2 = _mm_add_pd(u2, _mm_mul_pd(wgz, e));
+            h2 = _mm_add_pd(h2, _mm_mul_pd(hgx, gz)); h4 = _mm_add_pd(h4, _mm_mul_pd(hgy, gz));
+            h5 = _mm_add_pd(h5, _mm_mul_pd(hgz, gz));
         }
     }
+    double hs[2];
+#define LOCUS_TRIL_HSUM(v, out) (_mm_storeu_pd(hs, (v)), (out) = hs[0] + hs[1])
+    LOCUS_TRIL_HSUM(v0, s0); LOCUS_TRIL_HSUM(v1, s1); LOCUS_TRIL_HSUM(v3, s3);
+    LOCUS_TRIL_HSUM(u0, b0); LOCUS_TRIL_HSUM(u1, b1); LOCUS_TRIL_HSUM(vc, c);
+    LOCUS_TRIL_HSUM(h0, t0); LOCUS_TRIL_HSUM(h1, t1); LOCUS_TRIL_HSUM(h3, t3); LOCUS_TRIL_HSUM(vq, q);
+    if (!P->planar) {
+        LOCUS_TRIL_HSUM(v2, s2); LOCUS_TRIL_HSUM(v4, s4); LOCUS_TRIL_HSUM(v5, s5); LOCUS_TRIL_HSUM(u2, b2);
+        LOCUS_TRIL_HSUM(h2, t2); LOCUS_TRIL_HSUM(h4, t4); LOCUS_TRIL_HSUM(h5, t5);
+    }
+#undef LOCUS_TRIL_HSUM
+#endif
+    for (; i < n; i++) {
+        double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i];
+        double dz = P->planar ? P->lz[i] : x[2] - P->lz[i];
+        double r = sqrt(dx * dx + dy * dy + dz * dz);
+        double ir = r > 0.0 ? 1.0 / r : 0.0;
+        double gx = dx * ir, gy = dy * ir, gz = P->planar ? 0.0 : dz * ir;
+        double e = P->r[i] - r, w = wa[i];
+        double we = w * e, wei = we * ir, wh = w + wei;
+        double wgx = w * gx, wgy = w * gy, wgz = w * gz;
+        double hgx = wh * gx, hgy = wh * gy, hgz = wh * gz;
+        s0 += wgx * gx; s1 += wgx * gy; s2 += wgx * gz;
+        s3 += wgy * gy; s4 += wgy * gz; s5 += wgz * gz;
+        t0 += hgx * gx; t1 += hgx * gy; t2 += hgx * gz;
+        t3 += hgy * gy; t4 += hgy * gz; t5 += hgz * gz;
+        b0 += wgx * e; b1 += wgy * e; b2 += wgz * e;
+        c += we * e;
+        q += wei;
+    }
     m[0] = s0; m[1] = s1; m[2] = s2; m[3] = s3; m[4] = s4; m[5] = s5;
+    h[0] = t0 - q; h[1] = t1; h[2] = t2; h[3] = t3 - q; h[4] = t4; h[5] = P->planar ? 0.0 : t5 - q;
     b[0] = b0; b[1] = b1; b[2] = b2;
     *chi2 = c;
 }
 
-// Gauss–Newton from x (in/out). Stops when the estimated distance to the optimum after a step,
-// |delta_k| rho / (1 - rho) with rho = |delta_k| / |delta_(k-1)| (the observed linear rate), is at
-// most tol, or when |delta| <= tol; the normal matrix m and *chi2 are those of the last linearisation
-// (one step before x: they differ from the values at x by O(|delta|^2)). After max_iterations steps
-// without meeting the tolerance it linearises once more at x and stops (*converged = 0).
-static int gauss_newton(const tril_problem *P, const uint8_t *active, int32_t skip, double tol, double x[3],
+// True when the symmetric p x p matrix h is positive definite and passes sym_inverse's conditioning
+// test; then its inverse is in inv.
+static int positive_definite_inverse(int32_t p, const double h[6], double min_rcond, double inv[6]) {
+    if (p == 3 && !(h[0] > 0.0 && h[0] * h[3] - h[1] * h[1] > 0.0)) return 0;   // leading minors (det: sym_inverse)
+    return sym_inverse(p, h, min_rcond, inv) == LOCUS_TRIL_OK;
+}
+
+// Newton's method on chi2 from x (in/out), with the Gauss–Newton step where the Hessian is not
+// positive definite (far from the optimum, large residuals): delta = H^-1 b, else N^-1 b. Newton
+// converges quadratically where Gauss–Newton's linear rate is poor (large residuals, a weak direction
+// such as the vertical of a spatial fit); both stop at the same optimum. Stops when the estimated
+// distance to the optimum after a step, |delta_k| rho / (1 - rho) with rho = |delta_k| / |delta_(k-1)|,
+// is at most tol, or when |delta| <= tol; the normal matrix m = N and *chi2 are those of the last
+// linearisation (one step before x: they differ from the values at x by O(|delta|^2)). After
+// max_iterations steps without meeting the tolerance it linearises once more at x and stops
+// (*converged = 0). DEGENERATE when N fails the conditioning test at a Gauss–Newton step or at the
+// last linearisation.
+static int gauss_newton(const tril_problem *P, const double *wa, double tol, double x[3],
                         double m[6], double *chi2, int32_t *iterations, int32_t *converged) {
-    double b[3], inv[6];
+    double b[3], h[6], inv[6], hinv[6];
     double previous = INFINITY;
     int32_t it = 0;
     *converged = 0;
     for (;;) {
-        linearize(P, active, skip, x, m, b, chi2);
+        linearize(P, wa, x, m, b, chi2, h);
         if (!isfinite(*chi2)) return LOCUS_TRIL_DIVERGED;
         if (it >= P->max_it) break;
-        int st = sym_inverse(P->p, m, P->min_rcond, inv);
-        if (st != LOCUS_TRIL_OK) return st;
+        const double *k = hinv;
+        if (!positive_definite_inverse(P->p, h, P->min_rcond, hinv)) {
+            int st = sym_inverse(P->p, m, P->min_rcond, inv);
+            if (st != LOCUS_TRIL_OK) return st;
+            k = inv;
+        }
         double d0, d1, d2;
         if (P->planar) {
-            d0 = inv[0] * b[0] + inv[1] * b[1];
-            d1 = inv[1] * b[0] + inv[3] * b[1];
+            d0 = k[0] * b[0] + k[1] * b[1];
+            d1 = k[1] * b[0] + k[3] * b[1];
             d2 = 0.0;
         } else {
-            d0 = inv[0] * b[0] + inv[1] * b[1] + inv[2] * b[2];
-            d1 = inv[1] * b[0] + inv[3] * b[1] + inv[4] * b[2];
-            d2 = inv[2] * b[0] + inv[4] * b[1] + inv[5] * b[2];
+            d0 = k[0] * b[0] + k[1] * b[1] + k[2] * b[2];
+            d1 = k[1] * b[0] + k[3] * b[1] + k[4] * b[2];
+            d2 = k[2] * b[0] + k[4] * b[1] + k[5] * b[2];
         }
         x[0] += d0; x[1] += d1; x[2] += d2;
         if (!isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2])) return LOCUS_TRIL_DIVERGED;
@@ -281,14 +355,23 @@ static int gauss_newton(const tril_problem *P, const uint8_t *active, int32_t sk
         previous = step;
     }
     *iterations = it;
-    return LOCUS_TRIL_OK;
+    return sym_inverse(P->p, m, P->min_rcond, inv);   // the geometry test on N of the last linearisation
 }
 
+// Level k of the rejection search tries every k-subset while k <= 3 and C(n, k) <= this budget.
 #define LOCUS_TRIL_EXHAUSTIVE_BUDGET 64.0
 // A greedy level of the rejection search tries this many of the longest-reading ranges.
 #define LOCUS_TRIL_GREEDY_CANDIDATES 4
 // Candidate fits of the rejection search stop at this step size; the chosen one is then polished.
 #define LOCUS_TRIL_CANDIDATE_TOLERANCE_M 1e-6
+// Screening: a level fits at most this many of its candidates (lowest predicted chi2 first) ...
+#define LOCUS_TRIL_FITS_PER_LEVEL 3
+// ... and only those whose predicted chi2 is within this margin (chi2 units) of the level's lowest
+// prediction and whose predicted cost chi2 + lambda k is below the best cost so far plus the margin.
+// It absorbs the error of the one-step linear prediction.
+#define LOCUS_TRIL_SCREEN_MARGIN 2.0
+#define LOCUS_TRIL_SCREEN_BALL 2.0
+#define LOCUS_TRIL_SEARCH_SLOTS 64
 
 // Binomial coefficient C(n, k) as a double (k small).
 static double combinations(int32_t n, int32_t k) {
@@ -319,6 +402,233 @@ static double residual_at(const tril_problem *P, int32_t i, const double x[3]) {
     double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i];
     double dz = P->planar ? P->lz[i] : x[2] - P->lz[i];
     return P->r[i] - sqrt(dx * dx + dy * dy + dz * dz);
+}
+
+// The rejection search's linearisation at a point x: per range i the Jacobian row g_i = d rhat_i / dp
+// (unit line of sight; planar: gz = 0), the residual e_i = r_i - rhat_i(x) and 1 / rhat_i for all n
+// ranges, with each range's terms of the normal equations (w g g^T, w g e, w e^2); and their sums over
+// the ranges not in `excluded`: N = sum w g g^T, b = sum w g e, c = sum w e^2 (chi2 at x), and the
+// screen's slack scale beta^2 / 2 sqrt(sum w / rhat^2) (see `screen`).
+typedef struct {
+    double nn[6], bb[3], cc;   // w g g^T (xx, xy, xz, yy, yz, zz), w g e, w e^2
+} tril_row_terms;
+
+typedef struct {
+    double gx[LOCUS_TRIL_MAX_LOCATORS], gy[LOCUS_TRIL_MAX_LOCATORS], gz[LOCUS_TRIL_MAX_LOCATORS];
+    double e[LOCUS_TRIL_MAX_LOCATORS];
+    double ir[LOCUS_TRIL_MAX_LOCATORS];   // 1 / rhat_i (0 where rhat_i == 0)
+    tril_row_terms row[LOCUS_TRIL_MAX_LOCATORS];
+    double n[6], b[3], c;
+    double slack_scale;                   // beta^2 / 2 * sqrt(sum w_i / rhat_i^2), 1 / m
+} tril_linearization;
+
+static void linearize_rows(const tril_problem *P, uint64_t excluded, const double x[3], tril_linearization *L) {
+    double rh[LOCUS_TRIL_MAX_LOCATORS], ir[LOCUS_TRIL_MAX_LOCATORS];
+    distances(P, x, rh, ir);
+    double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, b0 = 0, b1 = 0, b2 = 0, c = 0, k = 0;
+    for (int32_t i = 0; i < P->n; i++) {
+        double gx = (x[0] - P->lx[i]) * ir[i], gy = (x[1] - P->ly[i]) * ir[i];
+        double gz = P->planar ? 0.0 : (x[2] - P->lz[i]) * ir[i];
+        double e = P->r[i] - rh[i];
+        L->gx[i] = gx; L->gy[i] = gy; L->gz[i] = gz; L->e[i] = e; L->ir[i] = ir[i];
+        double w = P->w[i], wgx = w * gx, wgy = w * gy, wgz = w * gz;
+        tril_row_terms *t = &L->row[i];
+        t->nn[0] = wgx * gx; t->nn[1] = wgx * gy; t->nn[2] = wgx * gz;
+        t->nn[3] = wgy * gy; t->nn[4] = wgy * gz; t->nn[5] = wgz * gz;
+        t->bb[0] = wgx * e; t->bb[1] = wgy * e; t->bb[2] = wgz * e;
+        t->cc = w * e * e;
+        if ((excluded >> i) & 1u) continue;
+        s0 += t->nn[0]; s1 += t->nn[1]; s2 += t->nn[2]; s3 += t->nn[3]; s4 += t->nn[4]; s5 += t->nn[5];
+        b0 += t->bb[0]; b1 += t->bb[1]; b2 += t->bb[2];
+        c += t->cc;
+        k += w * ir[i] * ir[i];
+    }
+    L->n[0] = s0; L->n[1] = s1; L->n[2] = s2; L->n[3] = s3; L->n[4] = s4; L->n[5] = s5;
+    L->b[0] = b0; L->b[1] = b1; L->b[2] = b2;
+    L->c = c;
+    L->slack_scale = 0.5 * LOCUS_TRIL_SCREEN_BALL * LOCUS_TRIL_SCREEN_BALL * sqrt(k);
+}
+
+// Screens the exclusion of E = {excl[0], ..., excl[t-1]} with one linearised Gauss–Newton step from
+// L's point x over L's ranges minus E, by downdating L's normal equations:
+//   N_E = N - sum_E w_j g_j g_j^T,  b_E = b - sum_E w_j g_j e_j,  c_E = c - sum_E w_j e_j^2,
+//   delta = N_E^-1 b_E (m),  chi2_lin = c_E - b_E . delta (the linearised chi2's minimum).
+// Within the ball |y - x| <= beta |delta| (beta = LOCUS_TRIL_SCREEN_BALL) each model range departs
+// from its linearisation by 0 <= eta_i <= beta^2 |delta|^2 / (2 rhat_i) (rhat is convex, with
+// curvature at most 1 / rhat across the line of sight), so by the triangle inequality
+//   chi2(y) >= (sqrt(chi2_lin) - beta^2 |delta|^2 / 2 * sqrt(sum w_i / rhat_i^2))_+^2 = *bound
+// for every y in the ball (the sum over L's ranges, an upper bound of that over the kept ones).
+// Returns 1 with *bound and delta when N_E passes the conditioning test and every excluded range can
+// still read long after the step (e_j - g_j . delta + beta^2 |delta|^2 / (2 rhat_j) > 0: NLOS only
+// lengthens a range), else 0. O(t) plus one p x p solve.
+static int screen(const tril_problem *P, const tril_linearization *L, const int32_t *excl, int32_t t,
+                  double delta[3], double *bound) {
+    double d0, d1, d2, lin;
+    if (P->planar) {
+        double m0 = L->n[0], m1 = L->n[1], m3 = L->n[3], b0 = L->b[0], b1 = L->b[1], c = L->c;
+        for (int32_t q = 0; q < t; q++) {
+            const tril_row_terms *r = &L->row[excl[q]];
+            m0 -= r->nn[0]; m1 -= r->nn[1]; m3 -= r->nn[3];
+            b0 -= r->bb[0]; b1 -= r->bb[1];
+            c -= r->cc;
+        }
+        double det = m0 * m3 - m1 * m1;
+        if (!well_conditioned_2x2(m0 + m3, det, P->min_rcond)) return 0;
+        double id = 1.0 / det;
+        d0 = (m3 * b0 - m1 * b1) * id;
+        d1 = (m0 * b1 - m1 * b0) * id;
+        d2 = 0.0;
+        lin = c - (b0 * d0 + b1 * d1);
+    } else {
+        double m[6] = {L->n[0], L->n[1], L->n[2], L->n[3], L->n[4], L->n[5]};
+        double b0 = L->b[0], b1 = L->b[1], b2 = L->b[2], c = L->c;
+        for (int32_t q = 0; q < t; q++) {
+            const tril_row_terms *r = &L->row[excl[q]];
+            for (int u = 0; u < 6; u++) m[u] -= r->nn[u];
+            b0 -= r->bb[0]; b1 -= r->bb[1]; b2 -= r->bb[2];
+            c -= r->cc;
+        }
+        double inv[6];
+        if (sym_inverse(3, m, P->min_rcond, inv) != LOCUS_TRIL_OK) return 0;
+        d0 = inv[0] * b0 + inv[1] * b1 + inv[2] * b2;
+        d1 = inv[1] * b0 + inv[3] * b1 + inv[4] * b2;
+        d2 = inv[2] * b0 + inv[4] * b1 + inv[5] * b2;
+        lin = c - (b0 * d0 + b1 * d1 + b2 * d2);
+    }
+    double step2 = d0 * d0 + d1 * d1 + d2 * d2;
+    double reach = 0.5 * LOCUS_TRIL_SCREEN_BALL * LOCUS_TRIL_SCREEN_BALL * step2;
+    for (int32_t q = 0; q < t; q++) {
+        int32_t j = excl[q];
+        if (!(L->e[j] - (L->gx[j] * d0 + L->gy[j] * d1 + L->gz[j] * d2) + reach * L->ir[j] > 0.0)) return 0;
+    }
+    double root = sqrt(lin > 0.0 ? lin : 0.0) - L->slack_scale * step2;
+    *bound = root > 0.0 ? root * root : 0.0;
+    if (!isfinite(*bound)) return 0;
+    delta[0] = d0; delta[1] = d1; delta[2] = d2;
+    return 1;
+}
+
+// The penalised subset search (file header, step 3). In: x, m, *chi2 of the all-ranges fit. Out: the
+// chosen fit (unchanged when no set wins), its excluded set in *rejected; *solves counts the full fits.
+static int search_rejections(const tril_problem *P, double lambda, int32_t max_rejections, double x[3],
+                             double m[6], double *chi2, int32_t *iterations, int32_t *converged,
+                             uint64_t *rejected, int32_t *solves) {
+    int32_t n = P->n;
+    int32_t kmax = max_rejections < n - P->p - 1 ? max_rejections : n - P->p - 1;
+    double best_cost = *chi2;
+    double x_full[3] = {x[0], x[1], x[2]};
+    double x_level[3] = {x[0], x[1], x[2]};   // a greedy level starts at the previous level's best fit
+    const double candidate_tol = max_of(P->tol, LOCUS_TRIL_CANDIDATE_TOLERANCE_M);
+    uint64_t level_best_excl = 0;
+    int level_has_best = 1;
+    tril_linearization full;
+    linearize_rows(P, 0, x_full, &full);
+    double wa[LOCUS_TRIL_MAX_LOCATORS];   // active weights of a candidate fit (0: left out)
+    *rejected = 0;
+    for (int32_t k = 1; k <= kmax; k++) {
+        if (best_cost <= lambda * k) break;   // every set of k or more ranges costs at least lambda k
+        int exhaustive = k <= 3 && combinations(n, k) <= LOCUS_TRIL_EXHAUSTIVE_BUDGET;
+        if (!exhaustive && !level_has_best) break;
+        uint64_t base = exhaustive ? 0 : level_best_excl;
+        int32_t t = exhaustive ? k : 1;
+        const double *x_start = exhaustive ? x_full : x_level;
+        int32_t elig[LOCUS_TRIL_MAX_LOCATORS], e_count = 0;
+        if (exhaustive) {
+            for (int32_t i = 0; i < n; i++) elig[e_count++] = i;
+        } else {
+            // Greedy: the LOCUS_TRIL_GREEDY_CANDIDATES longest-reading ranges (largest positive
+            // e_i / sigma_i at the level's start), in index order.
+            double score[LOCUS_TRIL_GREEDY_CANDIDATES];
+            for (int32_t i = 0; i < n; i++) {
+                if ((base >> i) & 1u) continue;
+                double z = residual_at(P, i, x_level) * sqrt(P->w[i]);
+                if (!(z > 0.0)) continue;
+                int32_t slot = e_count < LOCUS_TRIL_GREEDY_CANDIDATES ? e_count++ : -1;
+                if (slot < 0) {   // replace the weakest kept candidate when this one reads longer
+                    int32_t weakest = 0;
+                    for (int32_t q = 1; q < e_count; q++) if (score[q] < score[weakest]) weakest = q;
+                    if (!(z > score[weakest])) continue;
+                    slot = weakest;
+                }
+                elig[slot] = i; score[slot] = z;
+            }
+            for (int32_t a = 1; a < e_count; a++) {   // index order, so ties resolve as in the LAPACKE path
+                int32_t ei = elig[a]; double es = score[a]; int32_t b = a;
+                while (b > 0 && elig[b - 1] > ei) { elig[b] = elig[b - 1]; score[b] = score[b - 1]; b--; }
+                elig[b] = ei; score[b] = es;
+            }
+        }
+        if (e_count < t) break;
+        // Screen every t-combination (lexicographic), recording each one's lower bound (those that
+        // cannot be fitted below are left out).
+        int continues = k < kmax && !(k + 1 <= 3 && combinations(n, k + 1) <= LOCUS_TRIL_EXHAUSTIVE_BUDGET);
+        double bound[LOCUS_TRIL_SEARCH_SLOTS], start[LOCUS_TRIL_SEARCH_SLOTS][3];
+        uint64_t cand[LOCUS_TRIL_SEARCH_SLOTS];
+        int32_t count = 0;
+        int32_t c[3] = {0, 1, 2};
+        for (;;) {
+            int32_t sel[3] = {elig[c[0]], t > 1 ? elig[c[1]] : 0, t > 2 ? elig[c[2]] : 0};
+            // A greedy level's few extensions are all fitted, from the level's point: far from the
+            // all-ranges fit (several outliers left out) its linearisation is no guide.
+            double d[3] = {0, 0, 0}, lb = 0.0;
+            if ((!exhaustive || screen(P, &full, sel, t, d, &lb)) && (continues || lb + lambda * k < best_cost)) {
+                uint64_t excl = base;
+                for (int32_t q = 0; q < t; q++) excl |= (uint64_t)1 << sel[q];
+                bound[count] = lb; cand[count] = excl;
+                start[count][0] = x_start[0] + d[0]; start[count][1] = x_start[1] + d[1];
+                start[count][2] = x_start[2] + d[2];
+                count++;
+            }
+            int32_t q = t - 1;
+            while (q >= 0 && c[q] == e_count - t + q) q--;
+            if (q < 0) break;
+            c[q]++;
+            for (int32_t r = q + 1; r < t; r++) c[r] = c[r - 1] + 1;
+        }
+        // Fit the candidates in increasing order of their bound (ties: enumeration order) until the
+        // bound proves that none left can win: bound + lambda k >= best cost; when a greedy level
+        // follows, it needs this level's best chi2, so until bound >= the level's best chi2.
+        double level_best = INFINITY, level_x[3] = {0, 0, 0};
+        uint64_t level_excl = 0;
+        for (;;) {
+            int32_t q = -1;
+            for (int32_t r = 0; r < count; r++)
+                if (cand[r] != 0 && (q < 0 || bound[r] < bound[q])) q = r;
+            if (q < 0) break;
+            if (continues ? !(bound[q] < level_best) : !(bound[q] + lambda * k < best_cost)) break;
+            uint64_t excl = cand[q];
+            cand[q] = 0;   // taken
+            for (int32_t i = 0; i < n; i++) wa[i] = ((excl >> i) & 1u) ? 0.0 : P->w[i];
+            double xj[3] = {start[q][0], start[q][1], start[q][2]}, mj[6], cj;
+            int32_t itj = 0, convj = 0;
+            (*solves)++;
+            if (gauss_newton(P, wa, candidate_tol, xj, mj, &cj, &itj, &convj) != LOCUS_TRIL_OK ||
+                !(cj < level_best))
+                continue;
+            int long_reading = 1;
+            for (int32_t i = 0; i < n && long_reading; i++)
+                if (((excl >> i) & 1u) && !(residual_at(P, i, xj) > 0.0)) long_reading = 0;   // NLOS only lengthens
+            if (!long_reading) continue;
+            level_best = cj; level_excl = excl;
+            level_x[0] = xj[0]; level_x[1] = xj[1]; level_x[2] = xj[2];
+            if (cj + lambda * k < best_cost) {
+                best_cost = cj + lambda * k;
+                *rejected = excl;
+                x[0] = xj[0]; x[1] = xj[1]; x[2] = xj[2];
+                for (int r = 0; r < 6; r++) m[r] = mj[r];
+                *chi2 = cj; *iterations = itj; *converged = convj;
+            }
+        }
+        level_has_best = level_best < INFINITY;
+        level_best_excl = level_excl;
+        if (level_has_best) { x_level[0] = level_x[0]; x_level[1] = level_x[1]; x_level[2] = level_x[2]; }
+    }
+    if (*rejected != 0) {   // polish the chosen fit to the full tolerance
+        for (int32_t i = 0; i < n; i++) wa[i] = ((*rejected >> i) & 1u) ? 0.0 : P->w[i];
+        (*solves)++;
+        return gauss_newton(P, wa, P->tol, x, m, chi2, iterations, converged);
+    }
+    return LOCUS_TRIL_OK;
 }
 
 int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
@@ -365,109 +675,24 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
     if (st != LOCUS_TRIL_OK) return st;
     double m[6], chi2;
     int32_t iterations = 0, converged = 0, solves = 1;
-    st = gauss_newton(&P, active, -1, P.tol, x, m, &chi2, &iterations, &converged);
+    st = gauss_newton(&P, P.w, P.tol, x, m, &chi2, &iterations, &converged);
     if (st != LOCUS_TRIL_OK) return st;
     int32_t used = n;
     uint64_t rejected = 0;
     if (o->robust && chi2 > locus_tril_chi_square_995(n - P.p) &&
         !(o->common_bias_guard && reads_common_bias(&P, x))) {
-        // Penalised subset search: minimise chi2(S) + lambda * |excluded| over excluded sets of size
-        // k <= K whose ranges all read long at the fit without them. Level k tries every k-subset
-        // (k <= 3 and C(n, k) <= LOCUS_TRIL_EXHAUSTIVE_BUDGET) or extends level k-1's best by one.
-        const double lambda = o->rejection_penalty;
-        int32_t kmax = o->max_rejections < n - P.p - 1 ? o->max_rejections : n - P.p - 1;
-        double best_cost = chi2;
-        double x_full[3] = {x[0], x[1], x[2]};
-        double x_level[3] = {x[0], x[1], x[2]};   // warm start of a greedy level: the previous level's best
-        const double candidate_tol = fmax(P.tol, LOCUS_TRIL_CANDIDATE_TOLERANCE_M);
-        uint64_t level_best_excl = 0;
-        int level_has_best = 1;
-        for (int32_t k = 1; k <= kmax; k++) {
-            int exhaustive = k <= 3 && combinations(n, k) <= LOCUS_TRIL_EXHAUSTIVE_BUDGET;
-            if (!exhaustive && !level_has_best) break;
-            uint64_t base = exhaustive ? 0 : level_best_excl;
-            int32_t t = exhaustive ? k : 1;
-            const double *x_start = exhaustive ? x_full : x_level;
-            int32_t elig[LOCUS_TRIL_MAX_LOCATORS], e_count = 0;
-            if (exhaustive) {
-                for (int32_t i = 0; i < n; i++) elig[e_count++] = i;
-            } else {
-                // Greedy: the LOCUS_TRIL_GREEDY_CANDIDATES longest-reading ranges (largest positive
-                // e_i / sigma_i at the level's start), in index order.
-                double score[LOCUS_TRIL_GREEDY_CANDIDATES];
-                for (int32_t i = 0; i < n; i++) {
-                    if ((base >> i) & 1u) continue;
-                    double z = residual_at(&P, i, x_start) * sqrt(P.w[i]);
-                    if (!(z > 0.0)) continue;
-                    int32_t slot = e_count < LOCUS_TRIL_GREEDY_CANDIDATES ? e_count++ : -1;
-                    if (slot < 0) {   // replace the weakest kept candidate when this one reads longer
-                        int32_t weakest = 0;
-                        for (int32_t q = 1; q < e_count; q++) if (score[q] < score[weakest]) weakest = q;
-                        if (!(z > score[weakest])) continue;
-                        slot = weakest;
-                    }
-                    elig[slot] = i; score[slot] = z;
-                }
-                for (int32_t a = 1; a < e_count; a++) {   // index order, so ties resolve as in the LAPACKE path
-                    int32_t ei = elig[a]; double es = score[a]; int32_t b = a;
-                    while (b > 0 && elig[b - 1] > ei) { elig[b] = elig[b - 1]; score[b] = score[b - 1]; b--; }
-                    elig[b] = ei; score[b] = es;
-                }
-            }
-            if (e_count < t) break;
-            int32_t c[3] = {0, 1, 2};
-            double level_best = INFINITY, level_x[3] = {0, 0, 0};
-            uint64_t level_excl = 0;
-            for (;;) {
-                uint64_t excl = base;
-                for (int32_t q = 0; q < t; q++) excl |= (uint64_t)1 << elig[c[q]];
-                for (int32_t i = 0; i < n; i++) active[i] = !((excl >> i) & 1u);
-                double xj[3] = {x_start[0], x_start[1], x_start[2]}, mj[6], cj;
-                int32_t itj = 0, convj = 0;
-                solves++;
-                if (gauss_newton(&P, active, -1, candidate_tol, xj, mj, &cj, &itj, &convj) == LOCUS_TRIL_OK && cj < level_best) {
-                    int long_reading = 1;
-                    for (int32_t i = 0; i < n && long_reading; i++)
-                        if (!active[i] && !(residual_at(&P, i, xj) > 0.0)) long_reading = 0;   // NLOS only lengthens
-                    if (long_reading) {
-                        level_best = cj; level_excl = excl;
-                        level_x[0] = xj[0]; level_x[1] = xj[1]; level_x[2] = xj[2];
-                        if (cj + lambda * k < best_cost) {
-                            best_cost = cj + lambda * k;
-                            rejected = excl;
-                            x[0] = xj[0]; x[1] = xj[1]; x[2] = xj[2];
-                            for (int q = 0; q < 6; q++) m[q] = mj[q];
-                            chi2 = cj; iterations = itj; converged = convj;
-                        }
-                    }
-                }
-                int32_t q = t - 1;
-                while (q >= 0 && c[q] == e_count - t + q) q--;
-                if (q < 0) break;
-                c[q]++;
-                for (int32_t r = q + 1; r < t; r++) c[r] = c[r - 1] + 1;
-            }
-            level_has_best = level_best < INFINITY;
-            level_best_excl = level_excl;
-            if (level_has_best) { x_level[0] = level_x[0]; x_level[1] = level_x[1]; x_level[2] = level_x[2]; }
-            if (level_has_best && level_best <= lambda) break;   // deeper levels cost more than lambda * (k + 1)
-        }
-        for (int32_t i = 0; i < n; i++) active[i] = !((rejected >> i) & 1u);
+        st = search_rejections(&P, o->rejection_penalty, o->max_rejections, x, m, &chi2, &iterations, &converged,
+                               &rejected, &solves);
+        if (st != LOCUS_TRIL_OK) return st;
         used = n - (int32_t)__builtin_popcountll(rejected);
-        if (rejected != 0) {   // polish the chosen fit to the full tolerance
-            solves++;
-            st = gauss_newton(&P, active, -1, P.tol, x, m, &chi2, &iterations, &converged);
-            if (st != LOCUS_TRIL_OK) return st;
-        }
+        for (int32_t i = 0; i < n; i++) active[i] = !((rejected >> i) & 1u);
     }
-    double cov[6];
-    st = sym_inverse(P.p, m, P.min_rcond, cov);
-    if (st != LOCUS_TRIL_OK) return st;
     int32_t dof = used - P.p;
-    double factor = dof > 0 ? fmax(1.0, chi2 / dof) : 1.0;
+    double factor = dof > 0 ? max_of(1.0, chi2 / dof) : 1.0;
     double px = x[0] + cx, py = x[1] + cy, pz = P.planar ? o->tag_height_m : x[2] + cz;
-    // One pass over the used ranges: unit line-of-sight Gram H^T H (DOP) and the residual SSE.
-    double g[6] = {0, 0, 0, 0, 0, 0}, sse = 0.0;
+    // One pass over the used ranges at the solution: the normal matrix N = J^T W J (covariance), the
+    // unit line-of-sight Gram H^T H (DOP) and the residual SSE.
+    double g[6] = {0, 0, 0, 0, 0, 0}, nw[6] = {0, 0, 0, 0, 0, 0}, sse = 0.0;
     double rh[LOCUS_TRIL_MAX_LOCATORS], ir[LOCUS_TRIL_MAX_LOCATORS];
     distances(&P, x, rh, ir);
     for (int32_t i = 0; i < n; i++) {
@@ -477,8 +702,16 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
         double dz = P.planar ? P.lz[i] : x[2] - P.lz[i];
         double ux = (x[0] - P.lx[i]) * ir[i], uy = (x[1] - P.ly[i]) * ir[i], uz = dz * ir[i];
         g[0] += ux * ux; g[1] += ux * uy; g[3] += uy * uy;
-        if (!P.planar) { g[2] += ux * uz; g[4] += uy * uz; g[5] += uz * uz; }
+        double w = P.w[i];
+        nw[0] += w * ux * ux; nw[1] += w * ux * uy; nw[3] += w * uy * uy;
+        if (!P.planar) {
+            g[2] += ux * uz; g[4] += uy * uz; g[5] += uz * uz;
+            nw[2] += w * ux * uz; nw[4] += w * uy * uz; nw[5] += w * uz * uz;
+        }
     }
+    double cov[6];
+    st = sym_inverse(P.p, nw, P.min_rcond, cov);
+    if (st != LOCUS_TRIL_OK) return st;
     double q[6];
     st = sym_inverse(P.p, g, P.min_rcond, q);
     if (st != LOCUS_TRIL_OK) return st;

@@ -91,4 +91,23 @@ package enum LapackLinearAlgebra {
         try LapackStatus.check(info2, routine: "dpotri")
         for j in 0..<order { for i in (j + 1)..<max(j + 1, order) { c[i + j * order] = c[j + i * order] } }
     }
+
+    /// Solves A x = b for a symmetric n×n matrix A (column-major, full storage; overwritten by its
+    /// Cholesky factor) by `dposv`; b (length ≥ n) holds x on return.
+    /// Complexity O(n³).
+    /// - Returns: false (b unchanged in meaning) when A is not positive definite.
+    /// - Throws: E5101 on an illegal argument (a bug).
+    package static func solvePositiveDefinite(_ a: inout [Double], order: Int, b: inout [Double]) throws(LocusError) -> Bool {
+        precondition(a.count >= order * order && b.count >= order, "solvePositiveDefinite: buffers too small")
+        let n = LapackStatus.int32(order)
+        let upper = CChar(UInt8(ascii: "U"))
+        let info = a.withUnsafeMutableBufferPointer { ap in
+            b.withUnsafeMutableBufferPointer { bp in
+                LAPACKE_dposv_work(LAPACK_COL_MAJOR, upper, n, 1, ap.baseAddress, max(1, n), bp.baseAddress, max(1, n))
+            }
+        }
+        if info > 0 { return false }
+        try LapackStatus.check(info, routine: "dposv")
+        return true
+    }
 }

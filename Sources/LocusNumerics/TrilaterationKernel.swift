@@ -105,11 +105,11 @@ package enum TrilaterationKernel {
         package var model: Model
         /// m: ranges in the final fit.
         package var locatorsUsed: Int
-        /// Gauss–Newton steps of the final fit.
+        /// Newton / Gauss–Newton steps of the final fit.
         package var iterations: Int
         /// m − p.
         package var degreesOfFreedom: Int
-        /// Gauss–Newton solves run (1 + rejection candidates + polish).
+        /// Fits run (1 + rejection candidates fitted + polish).
         package var solves: Int
         /// True when the final fit met the tolerance.
         package var isConverged: Bool
@@ -151,9 +151,10 @@ package enum TrilaterationKernel {
         return UnsafeRawPointer(base).withMemoryRebound(to: Double.self, capacity: 3 * locators.count) { body($0) }
     }
 
-    /// Solves one fix: seed, Gauss–Newton WLS, optional NLOS rejection (see trilateration.c).
+    /// Solves one fix: seed, Newton / Gauss–Newton WLS, optional NLOS rejection (see trilateration.c).
     /// No heap allocation. Complexity O(n·steps) when the χ² gate passes; the rejection search
-    /// runs up to Σₖ C(n, k) fits (k ≤ 3, C(n, k) ≤ 64) or n per greedy level.
+    /// screens up to Σₖ C(n, k) candidate sets (k ≤ 3, C(n, k) ≤ 64; 4 per greedy level) at O(k + p³)
+    /// each and fits only those whose lower bound does not rule them out (typically one or two).
     /// - Precondition: `locators.count == rangesMeters.count <= maximumLocators`.
     /// - Throws: E4001 too few ranges, E4002 degenerate geometry, E4003 invalid range,
     ///   E4004 divergence, E1003 invalid options.

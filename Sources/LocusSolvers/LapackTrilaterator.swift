@@ -145,6 +145,7 @@ package struct LapackTrilaterator: Trilaterating {
         var levelHasBest = true
         var k = 1
         while k <= kmax {
+            if bestCost <= lambda * Double(k) { break }   // every set of k or more ranges costs at least λk
             let exhaustive = k <= 3 && Self.combinations(n, k) <= 64
             if !exhaustive && !levelHasBest { break }
             // Base set: empty (exhaustive) or the previous level's best (greedy extension).
@@ -188,21 +189,65 @@ package struct LapackTrilaterator: Trilaterating {
                 }
             }
             if eligibleCount < t { break }
+            // Screen every t-combination (lexicographic) with one linearised step from the level's
+            // point over the kept ranges (the kernel's `screen`): its lower bound and fit start.
+            TrilaterationKernel.model(locators: ws.centred, count: n, model: model, tagHeightMeters: c.tagHeightMeters,
+                                      at: start, rangesMeters: &ws.predicted, jacobian: &ws.jacobian, leadingDimension: n)
+            // √(Σ wᵢ/r̂ᵢ²) over the level's ranges (the base set left out), for every screen's slack.
+            var curvature = 0.0
+            for i in 0..<n where ws.predicted[i] > 0 {
+                var inBase = false
+                for q in 0..<baseCount where ws.candidate[q] == i { inBase = true }
+                if !inBase { curvature += ws.sqrtWeights[i] * ws.sqrtWeights[i] / (ws.predicted[i] * ws.predicted[i]) }
+            }
+            let slackScale = 0.5 * Self.screenBall * Self.screenBall * curvature.squareRoot()
+            let continues = k < kmax && !(k + 1 <= 3 && Self.combinations(n, k + 1) <= 64)
             var comb = (0, 1, 2)
+            var screenedCount = 0
+            while true {
+                let picks = (ws.eligible[comb.0], t > 1 ? ws.eligible[comb.1] : -1, t > 2 ? ws.eligible[comb.2] : -1)
+                for i in 0..<n { ws.isActive[i] = true }
+                for q in 0..<baseCount { ws.isActive[ws.candidate[q]] = false }
+                ws.isActive[picks.0] = false
+                if picks.1 >= 0 { ws.isActive[picks.1] = false }
+                if picks.2 >= 0 { ws.isActive[picks.2] = false }
+                // A greedy level's few extensions are all fitted, from the level's point (the kernel's rule).
+                let screen = exhaustive
+                    ? try linearStep(n: n, p: p, picks: picks, slackScale: slackScale, ranges: ranges, ws: &ws)
+                    : (delta: Point3(x: 0, y: 0, z: 0), bound: 0.0)
+                if let screen, continues || screen.bound + lambda * Double(k) < bestCost {
+                    ws.screened[screenedCount] = TrilaterationWorkspace.ScreenedCandidate(
+                        picks: picks, bound: screen.bound,
+                        start: Point3(x: start.x + screen.delta.x, y: start.y + screen.delta.y, z: start.z + screen.delta.z))
+                    screenedCount += 1
+                }
+                if !Self.advance(&comb, size: t, over: eligibleCount) { break }
+            }
+            // Fit in increasing order of the bound (ties: enumeration order) until it proves that no
+            // candidate left can win — or, when a greedy level follows, none can beat this level's best.
             var levelBest = Double.infinity
             var levelFound = false
             var levelBestPoint = start
             while true {
+                var next = -1
+                for r in 0..<screenedCount where !ws.screened[r].isTaken {
+                    if next < 0 || ws.screened[r].bound < ws.screened[next].bound { next = r }
+                }
+                if next < 0 { break }
+                let bound = ws.screened[next].bound
+                if continues ? !(bound < levelBest) : !(bound + lambda * Double(k) < bestCost) { break }
+                ws.screened[next].isTaken = true
+                let picks = ws.screened[next].picks
                 let size = baseCount + t
-                ws.candidate[baseCount] = ws.eligible[comb.0]
-                if t > 1 { ws.candidate[baseCount + 1] = ws.eligible[comb.1] }
-                if t > 2 { ws.candidate[baseCount + 2] = ws.eligible[comb.2] }
+                ws.candidate[baseCount] = picks.0
+                if t > 1 { ws.candidate[baseCount + 1] = picks.1 }
+                if t > 2 { ws.candidate[baseCount + 2] = picks.2 }
                 for i in 0..<n { ws.isActive[i] = true }
                 for q in 0..<size { ws.isActive[ws.candidate[q]] = false }
                 var fit: Fit?
                 do throws(LocusError) {
-                    fit = try gaussNewton(n: n, model: model, skip: -1, tolerance: candidateTolerance, from: start,
-                                          ranges: ranges, ws: &ws)
+                    fit = try gaussNewton(n: n, model: model, skip: -1, tolerance: candidateTolerance,
+                                          from: ws.screened[next].start, ranges: ranges, ws: &ws)
                 } catch {
                     if error.code == .lapackInternal { throw error }
                     fit = nil
@@ -227,16 +272,61 @@ package struct LapackTrilaterator: Trilaterating {
                         }
                     }
                 }
-                // Next t-combination of the eligible indices (lexicographic).
-                if !Self.advance(&comb, size: t, over: eligibleCount) { break }
             }
             levelHasBest = levelFound
             if levelFound { levelStart = levelBestPoint }
-            if levelHasBest && levelBest <= lambda { break }   // deeper levels cost more than λ(k + 1)
             k += 1
         }
         return bestFit
     }
+
+    /// Screens one candidate set (the kernel's `screen`): one linearised Gauss–Newton step from the
+    /// point of the last `TrilaterationKernel.model` call (its r̂ᵢ and ∂r̂ᵢ/∂p in `ws.predicted`,
+    /// `ws.jacobian`) over the active ranges, δ = argmin ‖W^½(e − Jδ)‖ by `dgelsy`, with
+    /// χ²_lin = ‖W^½(e − Jδ)‖² and the lower bound (√χ²_lin − s‖δ‖²)₊² on χ² within β‖δ‖ of the point,
+    /// s = `slackScale` = β²/2 · √(Σ wᵢ/r̂ᵢ²) over the level's ranges (β = `screenBall`). nil when the
+    /// rank is below p or a picked range cannot read long after the step (eⱼ − gⱼ·δ + β²‖δ‖²/(2r̂ⱼ) ≤ 0).
+    /// - Throws: E5101 on a LAPACK misuse.
+    private func linearStep(n: Int, p: Int, picks: (Int, Int, Int), slackScale: Double, ranges: UnsafeBufferPointer<Double>,
+                            ws: inout TrilaterationWorkspace) throws(LocusError) -> (delta: Point3, bound: Double)? {
+        var m = 0
+        for i in 0..<n where ws.isActive[i] { m += 1 }
+        var row = 0
+        for i in 0..<n where ws.isActive[i] {
+            let sw = ws.sqrtWeights[i]
+            for k in 0..<p { ws.a[row + k * m] = sw * ws.jacobian[i + k * n] }
+            ws.b[row] = sw * (ranges[i] - ws.predicted[i])
+            row += 1
+        }
+        let rank = try LapackLinearAlgebra.leastSquares(
+            a: &ws.a, rows: m, columns: p, b: &ws.b, pivots: &ws.pivots,
+            reciprocalCondition: configuration.minimumReciprocalCondition.squareRoot(), work: &ws.work)
+        guard rank == p else { return nil }
+        let d0 = ws.b[0], d1 = ws.b[1], d2 = p == 3 ? ws.b[2] : 0
+        var chiSquareLinear = 0.0
+        for i in 0..<n where ws.isActive[i] {
+            var g = d0 * ws.jacobian[i] + d1 * ws.jacobian[i + n]
+            if p == 3 { g += d2 * ws.jacobian[i + 2 * n] }
+            let r = ws.sqrtWeights[i] * (ranges[i] - ws.predicted[i] - g)
+            chiSquareLinear += r * r
+        }
+        guard chiSquareLinear.isFinite else { return nil }
+        let step2 = d0 * d0 + d1 * d1 + d2 * d2
+        func readsLong(_ j: Int) -> Bool {   // after the step, within the ball's reach; NLOS only lengthens a range
+            var g = d0 * ws.jacobian[j] + d1 * ws.jacobian[j + n]
+            if p == 3 { g += d2 * ws.jacobian[j + 2 * n] }
+            let rh = ws.predicted[j]
+            let reach = rh > 0 ? Self.screenBall * Self.screenBall * 0.5 * step2 / rh : 0
+            return ranges[j] - rh - g + reach > 0
+        }
+        guard readsLong(picks.0), picks.1 < 0 || readsLong(picks.1), picks.2 < 0 || readsLong(picks.2) else { return nil }
+        let root = max(chiSquareLinear, 0).squareRoot() - slackScale * step2
+        return (Point3(x: d0, y: d1, z: d2), root > 0 ? root * root : 0)
+    }
+
+    /// β: the screen's lower bound holds within β‖δ‖ of the level's point (the kernel's
+    /// LOCUS_TRIL_SCREEN_BALL).
+    static let screenBall = 2.0
 
     /// The kernel's common-bias test at the all-ranges fit: every zᵢ = eᵢ/σᵢ within [−0.5, 5] and
     /// more than half above +0.75.
@@ -321,7 +411,9 @@ package struct LapackTrilaterator: Trilaterating {
         return x
     }
 
-    /// Gauss–Newton over the active ranges except `skip`: δ = argmin ‖W^½ (e − J δ)‖ by `dgelsy`,
+    /// Newton's method over the active ranges except `skip` (the kernel's): δ = H⁻¹ JᵀW e by `dposv`
+    /// where the Hessian of χ²/2, H = JᵀWJ + Σ wᵢ(eᵢ/r̂ᵢ)gᵢgᵢᵀ − (Σ wᵢeᵢ/r̂ᵢ) I, is positive definite,
+    /// else the Gauss–Newton step δ = argmin ‖W^½ (e − J δ)‖ by `dgelsy` (which also tests the rank),
     /// p ← p + δ until the estimated distance to the optimum ‖δₖ‖ρ/(1 − ρ), ρ = ‖δₖ‖/‖δₖ₋₁‖, is
     /// within `tolerance` (χ² is that of the last linearisation, one step before p), or the step
     /// limit (then χ² at p).
@@ -353,13 +445,33 @@ package struct LapackTrilaterator: Trilaterating {
             }
             guard chiSquare.isFinite else { throw LocusError(.solverDiverged, "non-finite residuals") }
             if iterations >= c.maximumIterations { break }
+            // Newton: H = JᵀWJ + Σ wᵢ (eᵢ/r̂ᵢ) gᵢgᵢᵀ − (Σ wᵢ eᵢ/r̂ᵢ) I (the Hessian of χ²/2, as
+            // ∂²r̂ᵢ/∂p² = (I − gᵢgᵢᵀ)/r̂ᵢ), gradient JᵀW e.
+            LapackLinearAlgebra.gram(of: ws.a, rows: m, columns: p, into: &ws.hessian)
+            var q = 0.0
+            for k in 0..<p { ws.gradient[k] = 0 }
+            for i in 0..<n where ws.isActive[i] && i != skip {
+                let w = ws.sqrtWeights[i] * ws.sqrtWeights[i], rh = ws.predicted[i]
+                let e = ranges[i] - rh
+                let wei = rh > 0 ? w * e / rh : 0
+                q += wei
+                for k in 0..<p {
+                    let gk = ws.jacobian[i + k * n]
+                    ws.gradient[k] += w * gk * e
+                    for l in 0..<p { ws.hessian[k + l * p] += wei * gk * ws.jacobian[i + l * n] }
+                }
+            }
+            for k in 0..<p { ws.hessian[k + k * p] -= q }
             let rank = try LapackLinearAlgebra.leastSquares(
                 a: &ws.a, rows: m, columns: p, b: &ws.b, pivots: &ws.pivots,
                 reciprocalCondition: c.minimumReciprocalCondition.squareRoot(), work: &ws.work)
             guard rank == p else {
                 throw LocusError(.degenerateGeometry, "locators are collinear, coplanar or coincident: position not determined")
             }
-            let d0 = ws.b[0], d1 = ws.b[1], d2 = p == 3 ? ws.b[2] : 0
+            // The Newton step where H is positive definite, else the Gauss–Newton step from dgelsy.
+            let newton = try LapackLinearAlgebra.solvePositiveDefinite(&ws.hessian, order: p, b: &ws.gradient)
+            let d0 = newton ? ws.gradient[0] : ws.b[0], d1 = newton ? ws.gradient[1] : ws.b[1]
+            let d2 = p == 3 ? (newton ? ws.gradient[2] : ws.b[2]) : 0
             x = Point3(x: x.x + d0, y: x.y + d1, z: x.z + d2)
             guard x.isFinite else { throw LocusError(.solverDiverged, "the iterative solver produced a non-finite iterate") }
             let step = (d0 * d0 + d1 * d1 + d2 * d2).squareRoot()

@@ -17,8 +17,10 @@ package struct TrilaterationConfiguration: Sendable, Equatable {
     /// NLOS rejection. When χ² of the all-ranges fit exceeds its 99.5 % quantile (n − p degrees of
     /// freedom), search the sets E of at most `maximumRejections` ranges (keeping ≥ p + 1) for the
     /// minimum of χ²(without E) + λ·|E|, among sets whose ranges all read long at the fit without
-    /// them (NLOS only lengthens a range). Level k tries every k-subset when k ≤ 3 and C(n, k) ≤ 64,
-    /// else extends the best set of level k − 1 by one of the 4 ranges reading longest there.
+    /// them (NLOS only lengthens a range). Level k takes every k-subset when k ≤ 3 and C(n, k) ≤ 64,
+    /// else extends the best set of level k − 1 by one of the 4 ranges reading longest there. Each
+    /// candidate is screened by one linearised step, which bounds its χ² from below; only those the
+    /// bound does not rule out are fitted (see the LocusSolvers README).
     package var isRobust: Bool
     /// K: most ranges rejected in one fix (≥ 0).
     package var maximumRejections: Int

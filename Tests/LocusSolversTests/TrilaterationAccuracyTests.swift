@@ -51,7 +51,9 @@ struct TrilaterationAccuracyTests {
     /// Spatial uses 8 locators: with 6 the weak vertical direction makes one long range from a
     /// low locator indistinguishable from a tag ~2 m higher (even removing the true outliers by
     /// oracle gives 1.33 × the bound there; the robust solver measured 1.92 ×).
-    @Test("10 % NLOS ranges: robust RMSE within 1.5 × the clean bound, plain LS more than 2× worse",
+    /// The limits hold the accuracy measured before the screened search (planar 1.3208, spatial 1.3858
+    /// × the clean bound) to within 1 %: the faster search must not give accuracy away.
+    @Test("10 % NLOS ranges: robust RMSE within 1.33 × (planar) / 1.40 × (spatial) the clean bound, plain LS more than 2× worse",
           arguments: [TrilaterationMode.planar, .spatial])
     func nlosIsRejected(mode: TrilaterationMode) throws {
         let sigma = 0.1
@@ -86,7 +88,7 @@ struct TrilaterationAccuracyTests {
         let plainRMSE = (plainSum / Double(fixes)).squareRoot()
         let crb = (boundSum / Double(fixes)).squareRoot()
         print("\(mode) NLOS: robust RMSE \(robustRMSE / crb) × CRB, plain \(plainRMSE / crb) × CRB, \(rejectedCorrectly)/\(rejectedTotal) rejections hit outliers (\(outliersTotal) outliers)")
-        #expect(robustRMSE <= 1.5 * crb, "robust RMSE \(robustRMSE) m vs clean CRB \(crb) m")
+        #expect(robustRMSE <= (mode == .planar ? 1.33 : 1.40) * crb, "robust RMSE \(robustRMSE) m vs clean CRB \(crb) m")
         #expect(plainRMSE > 2 * robustRMSE, "plain LS RMSE \(plainRMSE) m vs robust \(robustRMSE) m")
         // Most rejections hit real outliers.
         #expect(Double(rejectedCorrectly) >= 0.8 * Double(rejectedTotal),

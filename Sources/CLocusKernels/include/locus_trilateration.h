@@ -1,5 +1,6 @@
-// Trilateration kernels: linearised seed, Gauss–Newton weighted least squares, NLOS rejection
-// (chi-square gate, then a penalised search over subsets of long-reading ranges), DOP. Fixed-size (at most LOCUS_TRIL_MAX_LOCATORS locators),
+// Trilateration kernels: linearised seed, Newton / Gauss–Newton weighted least squares, NLOS rejection
+// (chi-square gate, then a penalised search over subsets of long-reading ranges, screened by one
+// linearised step each), DOP. Fixed-size (at most LOCUS_TRIL_MAX_LOCATORS locators),
 // stack-only, no allocation, no BLAS/LAPACK. Every function returns an int status
 // (LOCUS_TRIL_OK = 0). Units: metres.
 #ifndef LOCUS_TRILATERATION_H
@@ -51,9 +52,9 @@ typedef struct locus_tril_result {
     uint64_t rejected_mask;                              // bit i: range i rejected
     int32_t mode;                                        // LOCUS_TRIL_MODE_PLANAR or _SPATIAL
     int32_t used;                                        // ranges in the final fit
-    int32_t iterations;                                  // Gauss–Newton steps of the final fit
+    int32_t iterations;                                  // Newton / Gauss–Newton steps of the final fit
     int32_t dof;                                         // used - p
-    int32_t solves;                                      // Gauss–Newton solves run (1 + candidates tried)
+    int32_t solves;                                      // fits run: 1 + rejection candidates fitted (+ polish)
     int32_t converged;                                   // 1 when the final fit met the tolerance
 } locus_tril_result;
 
