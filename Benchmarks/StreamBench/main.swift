@@ -151,19 +151,21 @@ func run(transport: String, options: Options, sitePath: String, site: Site) thro
             pending.append(contentsOf: buffer[0..<n])
             var start = 0
             for i in 0..<pending.count where pending[i] == 0x0A {
-                let line = pending[start..<i]
+                let lineStart = start
                 start = i + 1
                 if header { header = false; continue }
-                // t,tag,…: t seconds with 3 decimals, tag "T<j>".
-                guard let c1 = line.firstIndex(of: UInt8(ascii: ",")) else { continue }
-                let rest = line[(c1 + 1)...]
-                guard let c2 = rest.firstIndex(of: UInt8(ascii: ",")) else { continue }
-                guard let t = Double(String(decoding: line[line.startIndex..<c1], as: UTF8.self)),
-                      let j = Int(String(decoding: line[(c1 + 2)..<c2], as: UTF8.self)) else { continue }
+                // t,T<j>,…: t with 3 decimals → milliseconds; j the tag's number. Bytes, no strings.
+                var k = lineStart, ms = 0, j = 0
+                while k < i, pending[k] != UInt8(ascii: ",") {
+                    if pending[k] != UInt8(ascii: ".") { ms = ms * 10 + Int(pending[k] &- 0x30) }
+                    k += 1
+                }
+                k += 2  // ",T"
+                while k < i, pending[k] != UInt8(ascii: ",") { j = j * 10 + Int(pending[k] &- 0x30); k += 1 }
                 fixes += 1
-                let k = Int(t / 0.25)
-                guard k >= warmupRound, k < roundsPerTag, j < tagCount else { continue }
-                let sent = sendTimes.buffer[k * tagCount + j]
+                let round = ms / 250
+                guard round >= warmupRound, round < roundsPerTag, j < tagCount else { continue }
+                let sent = sendTimes.buffer[round * tagCount + j]
                 guard sent.isFinite else { continue }
                 latencies.append(now - sent)
                 measured += 1
@@ -207,15 +209,15 @@ func run(transport: String, options: Options, sitePath: String, site: Site) thro
         rowsInRound += 1
         guard rowsInRound == n else { return }
         if mqtt != nil { payload.append(UInt8(ascii: "]")) }
-        // Send at the round's last range's time.
+        // Send at the round's last range's time: sleep while it is over 0.3 ms ahead, never spin (the
+        // sender must not take a core from the stream it measures; latency counts from the actual send).
         let due = start + t
         var now = monotonic()
-        while now < due - 0.0002 {
-            var ts = timespec(tv_sec: 0, tv_nsec: Int(max(0, due - now - 0.0001) * 1e9))
+        while due - now > 0.0003 {
+            var ts = timespec(tv_sec: 0, tv_nsec: Int((due - now - 0.0002) * 1e9))
             nanosleep(&ts, nil)
             now = monotonic()
         }
-        while now < due { now = monotonic() }
         behindMax = max(behindMax, now - due)
         // Stamped before the send: the reader sees the stamp after the fix it caused.
         sendTimes.buffer[roundIndex * tagCount + roundTag] = monotonic()
@@ -228,15 +230,16 @@ func run(transport: String, options: Options, sitePath: String, site: Site) thro
     // Let the last rounds through, then drain the child.
     Thread.sleep(forTimeInterval: 1.0)
     mqtt?.close()
-    var usage = rusage()
+    // The child's CPU time so far (utime + stime, /proc/PID/stat fields 14 and 15, in clock ticks).
+    let stat = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8)) ?? ""
+    let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+    let ticks = fields.count > 13 ? (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0) : 0
+    outcome.childCPUSeconds = ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
     process.interrupt()  // SIGINT: drain
     process.waitUntilExit()
     reader.cancel()
     while !reader.isFinished { Thread.sleep(forTimeInterval: 0.01) }
     while !errThread.isFinished { Thread.sleep(forTimeInterval: 0.01) }
-    getrusage(RUSAGE_CHILDREN.rawValue, &usage)
-    outcome.childCPUSeconds = Double(usage.ru_utime.tv_sec) + Double(usage.ru_utime.tv_usec) * 1e-6
-        + Double(usage.ru_stime.tv_sec) + Double(usage.ru_stime.tv_usec) * 1e-6
     outcome.wallSeconds = sentAll - start
     outcome.rounds = roundsPerTag * tagCount
     outcome.measuredRounds = (roundsPerTag - warmupRound) * tagCount
@@ -259,16 +262,14 @@ defer { try? FileManager.default.removeItem(atPath: directory) }
 let sitePath = directory + "/site.json"
 _ = FileManager.default.createFile(atPath: sitePath, contents: Data(SiteEncoder.encode(site)))
 
-var previousCPU = 0.0
 for transport in options.transports {
     if transport == "mqtt" && !MosquittoBroker.isAvailable { print("# mqtt skipped: \(MosquittoBroker.unavailableMessage)"); continue }
     let o = try run(transport: transport, options: options, sitePath: sitePath, site: site)
     func q(_ p: Double) -> Double { o.latencies.isEmpty ? .nan : o.latencies[min(o.latencies.count - 1, Int(p * Double(o.latencies.count)))] * 1000 }
-    let cpu = o.childCPUSeconds - previousCPU
-    previousCPU = o.childCPUSeconds
+    let cpu = o.childCPUSeconds
     let missing = o.measuredRounds - o.measuredFixes
-    print(String(format: "{\"transport\":\"%@\",\"tags\":%d,\"seconds\":%.0f,\"rounds\":%d,\"fixes\":%d,\"measured_rounds\":%d,\"measured_fixes\":%d,\"missing\":%d,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,\"locus_cpu_s\":%.2f,\"locus_cpu_per_s\":%.3f,\"sender_behind_max_ms\":%.2f}",
-                 o.transport, options.tags, options.seconds, o.rounds, o.fixes, o.measuredRounds, o.measuredFixes, missing,
+    print(String(format: "{\"bench\":\"stream_%@\",\"transport\":\"%@\",\"tags\":%d,\"seconds\":%.0f,\"rounds\":%d,\"fixes\":%d,\"measured_rounds\":%d,\"measured_fixes\":%d,\"missing\":%d,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,\"locus_cpu_s\":%.2f,\"locus_cpu_per_s\":%.3f,\"sender_behind_max_ms\":%.2f}",
+                 o.transport, o.transport, options.tags, options.seconds, o.rounds, o.fixes, o.measuredRounds, o.measuredFixes, missing,
                  q(0.5), q(0.99), o.latencies.last.map { $0 * 1000 } ?? .nan, cpu, cpu / max(o.wallSeconds, 1e-9), o.senderBehindMax * 1000))
     FileHandle.standardError.write(Data(("# locus stream said: " + o.childSummary.replacingOccurrences(of: "\n", with: " | ") + "\n").utf8))
 }

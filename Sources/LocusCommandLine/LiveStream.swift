@@ -25,9 +25,12 @@ import LocusIO
 struct LiveStream {
     private(set) var engine: PositioningEngine
     private let site: Site
-    /// The reader of standard input's CSV (made from its header) and of headerless CSV rows.
+    /// The reader of standard input's CSV (made from its header) and of headerless CSV rows (with
+    /// and without the floor column: a row that reaches every column of its reader takes the
+    /// parser's fast path).
     private var headed: CSVRows?
     private var headerless: CSVRows
+    private var headerlessWithoutFloor: CSVRows
     private var scratch: [TraceRow] = []
     /// JSON rows decoded so far (their `line` in skip reports).
     private var jsonRows = 0
@@ -69,10 +72,13 @@ struct LiveStream {
     init(site: Site, configuration: EngineConfiguration) throws(LocusError) {
         self.site = site
         engine = try PositioningEngine(site: site, configuration: configuration)
-        let header = Array("t,tag,anchor,range_m,floor\n".utf8)
-        headerless = CSVRows(parser: try header.withUnsafeBufferPointer { b throws(LocusError) in
-            try TraceRowParser(header: b, file: "<rows>")
-        })
+        func reader(_ header: String) throws(LocusError) -> CSVRows {
+            CSVRows(parser: try Array(header.utf8).withUnsafeBufferPointer { b throws(LocusError) in
+                try TraceRowParser(header: b, file: "<rows>")
+            })
+        }
+        headerless = try reader("t,tag,anchor,range_m,floor\n")
+        headerlessWithoutFloor = try reader("t,tag,anchor,range_m\n")
         scratch.reserveCapacity(4096)
     }
 
@@ -80,6 +86,7 @@ struct LiveStream {
     var skipped: SkipTally {
         var all = decodeSkips
         all.merge(headerless.parser.skipped)
+        all.merge(headerlessWithoutFloor.parser.skipped)
         if let headed { all.merge(headed.parser.skipped) }
         all.merge(engine.diagnostics.skipped)
         return all
@@ -120,13 +127,21 @@ struct LiveStream {
             ingestJSON(bytes, receivedSeconds: receivedSeconds)
         } else if !allowsCSV {
             noteMalformed("not a JSON object or array")
-        } else if bytes.last == 0x0A {
-            rows += headerless.read(bytes, into: &scratch, engine: &engine, site: site)
-            feedScratch()
         } else {
-            var line = Array(bytes)
-            line.append(0x0A)
-            rows += line.withUnsafeBufferPointer { headerless.read($0, into: &scratch, engine: &engine, site: site) }
+            // The first line's commas tell whether the rows name a floor.
+            var commas = 0
+            for b in bytes { if b == 0x0A { break }; if b == UInt8(ascii: ",") { commas += 1 } }
+            if bytes.last == 0x0A {
+                rows += commas >= 4 ? headerless.read(bytes, into: &scratch, engine: &engine, site: site)
+                                    : headerlessWithoutFloor.read(bytes, into: &scratch, engine: &engine, site: site)
+            } else {
+                var line = Array(bytes)
+                line.append(0x0A)
+                rows += line.withUnsafeBufferPointer {
+                    commas >= 4 ? headerless.read($0, into: &scratch, engine: &engine, site: site)
+                                : headerlessWithoutFloor.read($0, into: &scratch, engine: &engine, site: site)
+                }
+            }
             feedScratch()
         }
     }

@@ -7,12 +7,17 @@ import LocusCore
 /// so an unquoted field whose bytes equal an earlier unquoted field's has that field's index. The
 /// previous field and a 4096-slot table indexed by the `FNV1a` hash of the bytes remember where such
 /// bytes were seen; on a miss the text is built and looked up by name. Quoted fields always go by name.
+/// A slot holds the piece (`generation`) it was seen in: forgetting the offsets of a piece is O(1),
+/// so a stream of small pieces (a live stream's datagrams) costs nothing per piece.
 struct CSVFieldInterner: Sendable {
     private struct Slot {
         var start: Int
         var end: Int
         var index: Int32
+        var generation: UInt32 = 0
     }
+    /// The current piece's number; slots of earlier pieces are stale.
+    private var generation: UInt32 = 0
     private static let slotMask = 4095
     private var slots: [Slot] = []
     private var previous = Slot(start: 0, end: 0, index: -1)
@@ -32,12 +37,12 @@ struct CSVFieldInterner: Sendable {
         let slot = Int(truncatingIfNeeded: h.value) & Self.slotMask
         if slots.isEmpty { slots = Array(repeating: Slot(start: 0, end: 0, index: -1), count: Self.slotMask + 1) }
         let cached = slots[slot]
-        if cached.index >= 0, Self.same(bytes, f.start, f.end, cached.start, cached.end) {
+        if cached.index >= 0, cached.generation == generation, Self.same(bytes, f.start, f.end, cached.start, cached.end) {
             previous = cached
             return (cached.index, false)
         }
         let result = index(named: text())
-        slots[slot] = Slot(start: f.start, end: f.end, index: result.index)
+        slots[slot] = Slot(start: f.start, end: f.end, index: result.index, generation: generation)
         previous = slots[slot]
         return result
     }
@@ -46,7 +51,9 @@ struct CSVFieldInterner: Sendable {
     /// chunk of a streamed input); the names and their indices stay.
     mutating func forgetBytes() {
         previous = Slot(start: 0, end: 0, index: -1)
-        for k in slots.indices { slots[k].index = -1 }
+        generation &+= 1
+        // After 2³² pieces the numbers come round: clear the table once.
+        if generation == 0 { for k in slots.indices { slots[k].index = -1 } }
     }
 
     /// The index of `name`, and whether it is new.

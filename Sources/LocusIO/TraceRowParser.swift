@@ -107,8 +107,12 @@ package struct TraceRowParser: Sendable {
         // The state as locals for the row loop (the closures below capture them).
         let (tCol, aCol, rCol, needed, fastNeeded) = (self.tCol, self.aCol, self.rCol, self.needed, self.fastNeeded)
         let (tagColumn, floorColumn) = (self.tagColumn, self.floorColumn)
-        var tagNames = self.tagNames, floorNames = self.floorNames
-        var clocks = self.clocks, tags = self.tags, floors = self.floors, skipped = self.skipped
+        // Moved out (not copied: a copy would make the first write copy every tag's state — per
+        // piece, which a live stream's datagram is) and moved back when done.
+        var tagNames = CSVFieldInterner(), floorNames = CSVFieldInterner()
+        var clocks: [TagClock] = [], tags: [TagID] = [], floors: [FloorID] = [], skipped = self.skipped
+        swap(&tagNames, &self.tagNames); swap(&floorNames, &self.floorNames)
+        swap(&clocks, &self.clocks); swap(&tags, &self.tags); swap(&floors, &self.floors)
         var singleTag = self.singleTag
         // The caller's array as a local (an inout parameter captured by the closures below made the
         // row loop ~25 % slower).
