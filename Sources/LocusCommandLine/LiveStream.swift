@@ -34,6 +34,9 @@ struct LiveStream {
     private var scratch: [TraceRow] = []
     /// JSON rows decoded so far (their `line` in skip reports).
     private var jsonRows = 0
+    private var jsonScratch: [JSONRowFields] = []
+    private var lastJSONTag: (id: TagID, index: TagIndex)?
+    private var lastJSONFloor: (id: FloorID, index: FloorIndex)?
     /// Skips found while decoding JSON and routing rows (unknown floors), by reason.
     private var decodeSkips = SkipTally()
     /// Messages (or standard-input lines) that were not JSON of rows, and the first one's reason.
@@ -169,20 +172,27 @@ struct LiveStream {
 
     private mutating func ingestJSON(_ bytes: UnsafeBufferPointer<UInt8>, receivedSeconds: Double) {
         guard Self.looksLikeJSON(bytes) != nil else { return }  // a blank line
-        let value: JSONValue
-        do { value = try JSONParser.parse(Array(bytes)) } catch {
-            noteMalformed("not JSON: \(error.message)")
-            return
-        }
-        switch value.kind {
-        case .object: ingestObject(value, receivedSeconds: receivedSeconds)
-        case .array(let items):
-            for item in items {
-                guard case .object = item.kind else { noteMalformed("an array item that is not an object"); continue }
-                ingestObject(item, receivedSeconds: receivedSeconds)
+        jsonScratch.removeAll(keepingCapacity: true)
+        if !JSONRowScanner.scan(bytes, into: &jsonScratch) {
+            // Not the plain spelling: the full parser, the same decisions.
+            let value: JSONValue
+            do { value = try JSONParser.parse(Array(bytes)) } catch {
+                noteMalformed("not JSON: \(error.message)")
+                return
             }
-        default: noteMalformed("JSON that is neither an object nor an array of objects")
+            switch value.kind {
+            case .object: jsonScratch.append(JSONRowFields(object: value))
+            case .array(let items):
+                for item in items {
+                    guard case .object = item.kind else { noteMalformed("an array item that is not an object"); continue }
+                    jsonScratch.append(JSONRowFields(object: item))
+                }
+            default:
+                noteMalformed("JSON that is neither an object nor an array of objects")
+                return
+            }
         }
+        for fields in jsonScratch { ingest(fields, receivedSeconds: receivedSeconds) }
     }
 
     private mutating func noteMalformed(_ reason: String) {
@@ -190,40 +200,39 @@ struct LiveStream {
         if firstMalformed == nil { firstMalformed = reason }
     }
 
-    /// One JSON row, checked field by field with the CSV reader's reasons.
-    private mutating func ingestObject(_ object: JSONValue, receivedSeconds: Double) {
+    /// One JSON row, checked field by field with the CSV reader's reasons (`JSONRowFields.decide`).
+    private mutating func ingest(_ fields: JSONRowFields, receivedSeconds: Double) {
         rows += 1
         jsonRows += 1
         let line = jsonRows
-        func number(_ key: String) -> Double?? {
-            guard let v = object[key], v.kind != .null else { return .some(nil) }  // absent
-            if case .number(let n) = v.kind { return .some(n.value) }
-            return nil  // present, not a number
-        }
-        func text(_ key: String) -> String? {
-            guard let v = object[key] else { return nil }
-            switch v.kind {
-            case .string(let s): return s.isEmpty ? nil : s
-            case .number(let n): return n.literal
-            default: return nil
+        switch fields.decide(receivedSeconds: receivedSeconds) {
+        case .skip(let reason):
+            decodeSkips.record(reason, line: line)
+        case .use(let t, let tagID, let floorID, let locator, let range):
+            let tag = tagID.map { tagIndex(TagID($0)) } ?? tagIndex(.single)
+            var floor = engine.defaultFloor
+            if let floorID {
+                guard let known = floorIndex(FloorID(floorID)) else { decodeSkips.record(.unknownFloor, line: line); return }
+                floor = known
             }
+            feed(tag: tag, floor: floor, locator: locator, range: range, time: t, line: line)
         }
-        guard let tField = number("t"), let rangeField = number("range_m") else { decodeSkips.record(.unparseableNumber, line: line); return }
-        guard let range = rangeField, let anchorValue = object["anchor"] else { decodeSkips.record(.missingField, line: line); return }
-        let address: UInt64?
-        switch anchorValue.kind {
-        case .number(let n): address = n.integerValue.flatMap { $0 >= 0 ? UInt64($0) : nil }
-        case .string(let s): address = UInt64(s)
-        default: address = nil
-        }
-        guard let a = address, a <= 0xFFFF else { decodeSkips.record(.invalidAnchor, line: line); return }
-        let tag = engine.tagIndex(for: text("tag").map { TagID($0) } ?? .single)
-        var floor = engine.defaultFloor
-        if let id = text("floor") {
-            guard let known = site.floorIndex(of: FloorID(id)) else { decodeSkips.record(.unknownFloor, line: line); return }
-            floor = known
-        }
-        feed(tag: tag, floor: floor, locator: UInt16(a), range: range, time: tField ?? receivedSeconds, line: line)
+    }
+
+    /// The engine's index of a JSON row's tag (the last one looked up is kept in front).
+    private mutating func tagIndex(_ id: TagID) -> TagIndex {
+        if let last = lastJSONTag, last.id == id { return last.index }
+        let index = engine.tagIndex(for: id)
+        lastJSONTag = (id, index)
+        return index
+    }
+
+    /// The site's index of a JSON row's floor (the last one looked up is kept in front).
+    private mutating func floorIndex(_ id: FloorID) -> FloorIndex? {
+        if let last = lastJSONFloor, last.id == id { return last.index }
+        guard let index = site.floorIndex(of: id) else { return nil }
+        lastJSONFloor = (id, index)
+        return index
     }
 
     @inline(__always)
