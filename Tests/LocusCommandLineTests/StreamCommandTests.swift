@@ -196,3 +196,40 @@ struct StreamCommandTests {
         #expect(inUse.status == 1 && inUse.err.contains("E5008"), "\(inUse.err)")
     }
 }
+
+/// The broker going away in the middle of a stream (issue 16, item 3).
+@Suite("locus stream: broker restart", .serialized)
+struct StreamBrokerRestartTests {
+    @Test("the broker stopped and started again: the loss is logged, the stream reconnects and subscribes again, rows published after the restart are solved; nothing fatal")
+    func brokerRestart() throws {
+        guard MosquittoBroker.isAvailable else { print("skipped: \(MosquittoBroker.unavailableMessage)"); return }
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let rows = StreamCommandTests.rows("hall")
+        let half = rows.count / 2
+        let live = try LiveProcess(["stream", "--site", StreamCommandTests.site("hall"), "--input", broker.uri(topic: "site/ranges"),
+                                    "--tick-ms", "0", "--client-id", "restart-test"])
+        #expect(live.started() != nil, "\(live.err)")
+        func publish(_ part: ArraySlice<String>) throws {
+            let publisher = try MQTTClient(configuration: .standard(clientID: "restart-pub"), log: { _ in })
+            defer { publisher.close() }
+            try publisher.connect(host: broker.host, port: broker.port)
+            for start in stride(from: part.startIndex, to: part.endIndex, by: 8) {
+                try publisher.publish(topic: "site/ranges",
+                                      payload: Array(("[" + part[start..<min(part.endIndex, start + 8)].map(StreamCommandTests.json).joined(separator: ",") + "]").utf8))
+            }
+            #expect(publisher.waitForAcknowledgements(timeoutMilliseconds: 30_000))
+        }
+        try publish(rows[..<half])
+        #expect(live.wait { live.outText.split(separator: "\n").count > 300 }, "first half solved")
+        broker.stop()
+        #expect(live.wait { live.err.contains("lost the connection") }, "the loss is logged: \(live.err)")
+        try broker.start()
+        #expect(live.wait { live.err.contains("reconnected") || live.err.contains("connected again") }, "reconnected: \(live.err)")
+        try publish(rows[half...])
+        #expect(live.wait { live.outText.split(separator: "\n").count > 650 }, "second half solved: \(live.outText.split(separator: "\n").count)")
+        live.signal(SIGTERM)
+        #expect(live.finish() == 0, "\(live.err)")
+        #expect(live.err.contains("reconnects 1"), "\(live.err)")
+    }
+}
