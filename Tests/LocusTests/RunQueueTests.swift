@@ -58,8 +58,8 @@ struct RunQueueTests {
             queue.push(Entry(key: Double(i), id: i))
             if i >= 2000 { #expect(queue.pop()?.id == i - 2000) }
         }
-        #expect(queue.count == 2001)
-        #expect(queue.run.count <= 2 * 2001 + 1024)
+        #expect(queue.count == 2000)
+        #expect(queue.run.count <= 2 * 2000 + 1024)
         #expect(queue.heap.isEmpty)
     }
 }
