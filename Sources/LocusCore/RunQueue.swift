@@ -7,17 +7,20 @@
 /// and the tail of one array, which the hardware prefetches); only out-of-order pushes pay the
 /// heap's O(log n), with a cache miss per level once the heap outgrows the caches. The engine's
 /// due and start times arrive in data-time order, so with 100,000 live tags almost every entry
-/// takes the run. Popped slots are reclaimed by moving the live part to the front when it is at
-/// most half of the array (amortised O(1) per pop); no allocation once the storage has grown to
-/// its working size.
+/// takes the run. The run is a ring (a power-of-two array read at `head`, written at
+/// `head + runCount`, indices masked): a pop frees its slot at once, and the ring doubles only when
+/// full — no allocation once it has grown to its working size.
 ///
 /// `@usableFromInline` with `@inlinable` members, like `MinHeap`: each user's element type is
 /// specialised in its own module.
 @usableFromInline package struct RunQueue<Element: Comparable & Sendable>: Sendable {
-    /// The run: ascending from `head` to the end; slots before `head` were popped.
-    @usableFromInline var run: [Element] = []
-    /// The first live slot of `run`.
+    /// The run's ring: `runCount` elements, ascending, from slot `head` on (indices mod the
+    /// capacity, a power of two; empty until the first push).
+    @usableFromInline var ring: [Element] = []
+    /// The slot of the run's first element.
     @usableFromInline var head = 0
+    /// The number of elements in the run.
+    @usableFromInline var runCount = 0
     /// Elements pushed out of order.
     @usableFromInline var heap = MinHeap<Element>()
 
@@ -25,42 +28,39 @@
     @inlinable package init() {}
 
     /// The number of elements.
-    @inlinable package var count: Int { run.count - head + heap.count }
+    @inlinable package var count: Int { runCount + heap.count }
     /// True when the queue holds nothing.
     @inlinable package var isEmpty: Bool { count == 0 }
 
     /// The least element, or nil when empty.
     @inlinable @inline(__always) package var top: Element? {
-        guard head < run.count else { return heap.top }
-        let first = run[head]
+        guard runCount > 0 else { return heap.top }
+        let first = ring[head]
         if let h = heap.top, h < first { return h }
         return first
     }
 
     /// Adds `element`: to the run when it is not less than the run's last element, else to the
-    /// heap. O(1) in order, O(log n) otherwise.
+    /// heap. O(1) in order (amortised: the ring doubles when full), O(log n) otherwise.
     @inlinable package mutating func push(_ element: Element) {
-        if head == run.count || !(element < run[run.count - 1]) {
-            run.append(element)
-        } else {
+        let mask = ring.count - 1
+        guard runCount == 0 || !(element < ring[(head + runCount - 1) & mask]) else {
             heap.push(element)
+            return
         }
+        if runCount == ring.count { grow(filler: element) }
+        ring[(head + runCount) & (ring.count - 1)] = element
+        runCount += 1
     }
 
-    /// Removes and returns the least element. O(1) from the run (amortised), O(log n) from the heap.
+    /// Removes and returns the least element. O(1) from the run, O(log n) from the heap.
     @discardableResult
     @inlinable package mutating func pop() -> Element? {
-        guard head < run.count else { return heap.pop() }
-        let first = run[head]
+        guard runCount > 0 else { return heap.pop() }
+        let first = ring[head]
         if let h = heap.top, h < first { return heap.pop() }
-        head += 1
-        if head == run.count {
-            run.removeAll(keepingCapacity: true)
-            head = 0
-        } else if head >= 1024, 2 * head >= run.count {
-            run.removeSubrange(0..<head)
-            head = 0
-        }
+        head = (head + 1) & (ring.count - 1)
+        runCount -= 1
         return first
     }
 
@@ -74,8 +74,18 @@
 
     /// Empties the queue, keeping its storage.
     @inlinable package mutating func removeAll() {
-        run.removeAll(keepingCapacity: true)
         head = 0
+        runCount = 0
         heap.removeAll()
+    }
+
+    /// Doubles the ring (at least 16 slots), the run moved to its front in order; new slots hold
+    /// `filler` until written.
+    @inlinable mutating func grow(filler: Element) {
+        var grown = [Element](repeating: filler, count: max(16, 2 * ring.count))
+        let mask = ring.count - 1
+        for k in 0..<runCount { grown[k] = ring[(head + k) & mask] }
+        ring = grown
+        head = 0
     }
 }
