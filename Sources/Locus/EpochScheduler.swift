@@ -2,29 +2,35 @@ import LocusCore
 
 /// Every tag's open epoch (`EpochTable`) and when each is due: the engine's schedule.
 ///
-/// - The **due heap** holds, per open epoch, a lower bound of the time at which no later range can
+/// - The **due queue** holds, per open epoch, a lower bound of the time at which no later range can
 ///   join it (the clock passing it closes the epoch: `nextDue(at:)`).
-/// - The **start heap** holds each open epoch's first range time: no fix still to come can be
+/// - The **start queue** holds each open epoch's first range time: no fix still to come can be
 ///   earlier than the earliest of them, so fixes before min(clock, earliest start) — the
 ///   **watermark** — can be released in order.
 ///
-/// Heap entries carry the epoch's generation: closing an epoch (`reset(_:)`) makes its entries stale,
-/// and they are dropped when they surface (O(log n) amortised per epoch). The earliest open start is
+/// Both are `RunQueue`s, min-priority queues ordered by (time, tag): an epoch opens at its first
+/// range's time t and is queued at t + pause (due) and t (start), so with rows in time order every
+/// entry is pushed in order and taken from the queue's run in O(1), touching memory sequentially —
+/// with 100,000 live tags a binary heap's O(log n) levels were a cache miss each. Out-of-order
+/// entries (rows late across tags, requeues) go to the queue's heap; the order out is the same.
+///
+/// Entries carry the epoch's generation: closing an epoch (`reset(_:)`) makes its entries stale,
+/// and they are dropped when they surface (O(1) amortised per epoch). The earliest open start is
 /// kept up to date as epochs open and is recomputed only when the epoch holding it closes, about once
 /// per fix, not per row.
 struct EpochScheduler: Sendable {
     /// The open epochs, by tag index (row).
     private(set) var epochs: EpochTable
-    /// Per tag: incremented each time its epoch closes (stale heap entries are recognised by it).
+    /// Per tag: incremented each time its epoch closes (stale queue entries are recognised by it).
     private var generations: [Int] = []
-    private var dueHeap = MinHeap<Entry>()
-    private var startHeap = MinHeap<Entry>()
+    private var dueQueue = RunQueue<Entry>()
+    private var startQueue = RunQueue<Entry>()
     /// The earliest start of an open epoch (+∞ with none), as `watermark(clock:)` last found it and
     /// kept up to date since; nil once the epoch that started then may have closed.
     private var earliestOpenStart: Double?
 
-    /// An open epoch in a heap: `key` is its due-time lower bound (due heap) or its start (start
-    /// heap); `generation` tells whether the epoch is still the one that was pushed.
+    /// An open epoch in a queue: `key` is its due-time lower bound (due queue) or its start (start
+    /// queue); `generation` tells whether the epoch is still the one that was pushed.
     private struct Entry: Sendable, Comparable {
         var key: Double
         var tag: Int
@@ -48,8 +54,8 @@ struct EpochScheduler: Sendable {
     mutating func add(_ tag: Int, slot: Int, rangeMeters range: Double, timeSeconds t: Double) {
         guard epochs.add(tag, slot: slot, rangeMeters: range, timeSeconds: t) else { return }
         let g = generations[tag]
-        dueHeap.push(Entry(key: epochs.dueSeconds(tag), tag: tag, generation: g))
-        startHeap.push(Entry(key: t, tag: tag, generation: g))
+        dueQueue.push(Entry(key: epochs.dueSeconds(tag), tag: tag, generation: g))
+        startQueue.push(Entry(key: t, tag: tag, generation: g))
         // The earliest open start stays known: min(known, t) (t when none was open).
         if let known = earliestOpenStart { earliestOpenStart = min(known, t) }
     }
@@ -60,7 +66,7 @@ struct EpochScheduler: Sendable {
     /// Records `t` as `tag`'s latest admitted time without a range (a ready fix from a provider).
     mutating func admit(_ tag: Int, atSeconds t: Double) { epochs.admit(tag, atSeconds: t) }
 
-    /// Empties `tag`'s open epoch and retires its heap entries (a new generation); `ending` teaches
+    /// Empties `tag`'s open epoch and retires its queue entries (a new generation); `ending` teaches
     /// the tag's round model (`EpochTable`).
     @inline(__always)
     mutating func reset(_ tag: Int, ending: EpochTable.Ending?) {
@@ -75,30 +81,30 @@ struct EpochScheduler: Sendable {
     /// Whether some open epoch may be due at clock t (one compare: most rows close nothing).
     @inline(__always)
     func mayBeDue(at t: Double) -> Bool {
-        guard let top = dueHeap.top else { return false }
+        guard let top = dueQueue.top else { return false }
         return top.key <= t
     }
 
     /// The next tag whose epoch is due at clock t (its entry popped), in (due time, tag) order, or nil.
     /// Entries of epochs that took ranges since they were pushed are requeued at their later due time.
     mutating func nextDue(at t: Double) -> Int? {
-        while let top = dueHeap.top, top.key <= t {
+        while let top = dueQueue.top, top.key <= t {
             guard generations[top.tag] == top.generation, epochs.isOpen(top.tag) else {
-                dueHeap.pop()
+                dueQueue.pop()
                 continue
             }
             if epochs.isDue(top.tag, at: t) {
-                dueHeap.pop()
+                dueQueue.pop()
                 return top.tag
             }
-            // Ranges joined since the entry was pushed: requeue at the later due time, in one sift.
-            dueHeap.replaceTop(with: Entry(key: epochs.dueSeconds(top.tag), tag: top.tag, generation: top.generation))
+            // Ranges joined since the entry was pushed: requeue at the later due time.
+            dueQueue.replaceTop(with: Entry(key: epochs.dueSeconds(top.tag), tag: top.tag, generation: top.generation))
         }
         return nil
     }
 
     /// True when a fix at `timeSeconds` is known to be held back by an open epoch that started no
-    /// later (without looking into the start heap).
+    /// later (without looking into the start queue).
     @inline(__always)
     func isKnownHeld(_ timeSeconds: Double) -> Bool {
         guard let known = earliestOpenStart else { return false }
@@ -106,21 +112,21 @@ struct EpochScheduler: Sendable {
     }
 
     /// min(clock, the earliest start of an open epoch): no fix still to come can be earlier (an open
-    /// epoch's fix time is at least its start). Drops the stale heads of the start heap.
+    /// epoch's fix time is at least its start). Drops the stale heads of the start queue.
     mutating func watermark(clock: Double) -> Double {
         if let known = earliestOpenStart { return min(clock, known) }
         var earliest = Double.infinity
-        while let top = startHeap.top {
+        while let top = startQueue.top {
             if generations[top.tag] == top.generation && epochs.isOpen(top.tag) {
                 earliest = top.key
                 break
             }
-            startHeap.pop()
+            startQueue.pop()
         }
         earliestOpenStart = earliest
         return min(clock, earliest)
     }
 
-    /// Heap entries held (open epochs plus stale entries not yet popped), for tests of bounded state.
-    var heapCounts: (due: Int, start: Int) { (dueHeap.count, startHeap.count) }
+    /// Queue entries held (open epochs plus stale entries not yet popped), for tests of bounded state.
+    var queueCounts: (due: Int, start: Int) { (dueQueue.count, startQueue.count) }
 }

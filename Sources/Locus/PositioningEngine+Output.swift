@@ -62,17 +62,17 @@ extension PositioningEngine {
     /// The configuration warnings of every floor's zones (SPEC §4.2), in floor order.
     package var zoneWarnings: [ZoneConfigurationWarning] { judges.flatMap(\.configurationWarnings) }
 
-    /// What the engine holds between rows, by kind (for tests of bounded state): heap entries (due
-    /// and start heaps: open epochs plus stale entries not yet popped), fixes waiting for release,
+    /// What the engine holds between rows, by kind (for tests of bounded state): queue entries (due
+    /// and start queues: open epochs plus stale entries not yet popped), fixes waiting for release,
     /// parking slots ever used, and the zone judges' own counts summed over floors.
-    package var retainedCounts: (dueHeap: Int, startHeap: Int, waiting: Int, parkingSlots: Int,
+    package var retainedCounts: (dueQueue: Int, startQueue: Int, waiting: Int, parkingSlots: Int,
                                  judgePairs: Int, judgeDeadlines: Int, judgeHeldEvents: Int) {
         var pairs = 0, deadlines = 0, held = 0
         for j in judges {
             let c = j.retainedCounts
             pairs += c.pairs; deadlines += c.deadlines; held += c.heldEvents
         }
-        let heaps = schedule.heapCounts
-        return (heaps.due, heaps.start, reorder.count, reorder.slotCount, pairs, deadlines, held)
+        let queues = schedule.queueCounts
+        return (queues.due, queues.start, reorder.count, reorder.slotCount, pairs, deadlines, held)
     }
 }

@@ -249,7 +249,8 @@ package struct PositioningEngine: Sendable {
     /// Moves the clock to `t` (a timer tick, or implicitly each row's time): solves every open epoch
     /// that no later range can join, releases the fixes that can no longer be preceded, and lets
     /// the zone judges emit what became final (a tag that stopped reporting exits this way).
-    /// Amortised O(log epochs) per closed epoch.
+    /// Amortised O(1) per closed epoch when rows come in time order (O(log epochs) for the rare
+    /// out-of-order one: `RunQueue`).
     package mutating func advance(toSeconds t: Double) {
         guard !hasFinished, t.isFinite else { return }
         advanceClock(to: t)

@@ -7,8 +7,8 @@
 /// uniqueness check per operation, not one per level); the resulting layout is the one pairwise
 /// swaps give.
 ///
-/// The one heap of the package: the engine's due, start and reorder heaps and the zone judge's
-/// deadlines. `@usableFromInline` with `@inlinable` members, so that each user's element type is
+/// The one heap of the package: the engine's reorder heap, the zone judge's deadlines, and the
+/// out-of-order part of a `RunQueue` (the engine's due and start times). `@usableFromInline` with `@inlinable` members, so that each user's element type is
 /// specialised in its own module: without the type's attribute the toolchain neither inlines nor
 /// specialises `package` code across modules (the engine's per-fix instruction count tripled).
 @usableFromInline package struct MinHeap<Element: Comparable & Sendable>: Sendable {

@@ -89,11 +89,11 @@ struct SoakTests {
             }
             comparator.add(side: 0, fixes: reference.drainFixes(), events: reference.drainEvents())
             if m == 2 { residentAfterWarmUp = ResidentMemory.megabytes() }
-            // Bounded state, deterministically: per tag at most a few heap entries, one waiting fix,
+            // Bounded state, deterministically: per tag at most a few queue entries, one waiting fix,
             // a parking slot, and the judge's live (tag, zone) pairs and their deadlines.
             let held = streamed.retainedCounts
             let tags = Self.tagCount
-            #expect(held.dueHeap <= 4 * tags && held.startHeap <= 4 * tags, "heaps \(held.dueHeap), \(held.startHeap) at minute \(m)")
+            #expect(held.dueQueue <= 4 * tags && held.startQueue <= 4 * tags, "queues \(held.dueQueue), \(held.startQueue) at minute \(m)")
             #expect(held.waiting <= tags && held.parkingSlots <= 2 * tags, "waiting \(held.waiting), slots \(held.parkingSlots)")
             let zones = floor.zones.count
             #expect(held.judgePairs <= tags * zones && held.judgeDeadlines <= 2 * tags * zones && held.judgeHeldEvents <= 4 * tags * zones,
