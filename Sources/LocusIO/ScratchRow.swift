@@ -91,33 +91,75 @@ struct ScratchRow {
     }
 
     /// Writes n·10⁻ᵈ with exactly d decimals (at least one digit before the point); the sign only
-    /// when n ≠ 0 — `JSONNumberFormat.appendDigits`.
+    /// when n ≠ 0 — `JSONNumberFormat.appendDigits`'s bytes.
+    ///
+    /// Right to left, two digits at a time from a 100-pair table (one odd fraction digit first):
+    /// ⌈digits/2⌉ divisions by the literal 100, which compile to a multiplication and a shift —
+    /// no `div` even when d is not known where this is inlined.
     @inline(__always)
     mutating func appendDigits(_ n: UInt64, negative: Bool, decimals: Int) -> Bool {
-        var digitCount = 1
-        var power: UInt64 = 10
-        while digitCount < 20, power <= n {
-            digitCount += 1
-            if digitCount < 20 { power = power &* 10 }
-        }
-        let total = max(digitCount, decimals + 1)
         let sign = negative && n != 0 ? 1 : 0
-        let length = sign + total + (decimals > 0 ? 1 : 0)
+        let wholeDigits = max(Self.decimalDigitCount(n) - decimals, 1)
+        let length = sign + wholeDigits + (decimals > 0 ? decimals + 1 : 0)
         guard count + length <= capacity else { return false }
-        if sign == 1 { base[count] = UInt8(ascii: "-") }
-        var position = count + length - 1
+        var position = count + length
         var rest = n
-        for k in 0..<total {
-            if k == decimals && decimals > 0 {
-                base[position] = UInt8(ascii: ".")
-                position -= 1
-            }
+        var left = decimals
+        if left & 1 == 1 {
+            position -= 1
             base[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest % 10)
             rest /= 10
-            position -= 1
+            left -= 1
         }
+        while left > 0 {
+            position -= 2
+            writePair(Int(truncatingIfNeeded: rest % 100), at: position)
+            rest /= 100
+            left -= 2
+        }
+        if decimals > 0 {
+            position -= 1
+            base[position] = UInt8(ascii: ".")
+        }
+        while rest >= 100 {
+            position -= 2
+            writePair(Int(truncatingIfNeeded: rest % 100), at: position)
+            rest /= 100
+        }
+        if rest >= 10 {
+            position -= 2
+            writePair(Int(truncatingIfNeeded: rest), at: position)
+        } else {
+            position -= 1
+            base[position] = UInt8(ascii: "0") &+ UInt8(truncatingIfNeeded: rest)
+        }
+        if sign == 1 { base[count] = UInt8(ascii: "-") }
         count += length
         return true
+    }
+
+    /// "00", "01", …, "99": the two digits of k at offset 2k.
+    private static var digitPairs: StaticString {
+        "00010203040506070809101112131415161718192021222324252627282930313233343536373839404142434445464748495051525354555657585960616263646566676869707172737475767778798081828384858687888990919293949596979899"
+    }
+
+    /// Writes the two decimal digits of `pair` (0…99) at `position`.
+    @inline(__always)
+    private func writePair(_ pair: Int, at position: Int) {
+        let digits = Self.digitPairs.utf8Start + 2 * pair
+        base[position] = digits[0]
+        base[position + 1] = digits[1]
+    }
+
+    /// The number of decimal digits of n (1 for 0).
+    @inline(__always)
+    private static func decimalDigitCount(_ n: UInt64) -> Int {
+        var digits = 1
+        var rest = n
+        while rest >= 10_000 { rest /= 10_000; digits += 4 }
+        if rest >= 100 { rest /= 100; digits += 2 }
+        if rest >= 10 { digits += 1 }
+        return digits
     }
 
     /// 10ⁿ for n in 0…12 (exact); +∞ otherwise, so `appendFixed` declines.
