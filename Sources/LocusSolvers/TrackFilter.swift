@@ -55,6 +55,9 @@ package struct TrackFilter: Sendable {
     package var state: KalmanState? { hasState ? motion.combined(shared) : nil }
     /// Whether there is a state (initialised and not diverged since).
     private var hasState = false
+    /// Whether there is a state: `state != nil` without building the combination (which costs a
+    /// mixture of the models and, with pending likelihoods, two exponentials).
+    package var isTracking: Bool { hasState }
     /// The motion model(s): interacting models or the single-model baseline.
     private var motion = TrackMotion()
     /// Time of `state`, seconds.

@@ -90,7 +90,7 @@ package enum TrackSmoother {
                                          positionSigmaMeters: configuration.initialPositionSigmaMeters,
                                          velocitySigmaMetersPerSecond: configuration.initialVelocitySigmaMetersPerSecond)
             }
-            if filter.state == nil { continue }
+            if !filter.isTracking { continue }
             mus.append(smoothedModeProbabilities(forward: filter.modeProbabilities, backward: backward[index]))
             out.append(node)
         }
@@ -119,10 +119,10 @@ package enum TrackSmoother {
                 let before = filter.initializationCount
                 let outcome = filter.update(correctedRangeMeters: locator.correctedRange(r.rangeMeters), timeSeconds: r.timeSeconds,
                                             address: locator.address, anchor: locator.position)
-                guard let s = filter.state else { continue }
+                guard filter.isTracking else { continue }
                 var node = Node(timeSeconds: r.timeSeconds, measurement: .none, prior: nil, processNoiseDensity: 0, isOutput: false)
                 if filter.initializationCount != before {
-                    node.prior = s
+                    node.prior = filter.state
                 } else if outcome == .accepted {
                     node.measurement = .range(anchor: locator.position, rangeMeters: locator.correctedRange(r.rangeMeters))
                 }
@@ -132,7 +132,7 @@ package enum TrackSmoother {
                 let t = outputs[j]
                 j += 1
                 filter.predict(toSeconds: t)
-                guard filter.state != nil, t - filter.lastUpdateSeconds <= configuration.reinitializeAfterSeconds else { continue }
+                guard filter.isTracking, t - filter.lastUpdateSeconds <= configuration.reinitializeAfterSeconds else { continue }
                 // The backward IMM as it stood having seen the ranges from the next one on.
                 mus.append(smoothedModeProbabilities(forward: filter.modeProbabilities, backward: backward[min(i, ranges.count - 1)]))
                 out.append(Node(timeSeconds: max(t, filter.stateSeconds), measurement: .none, prior: nil, processNoiseDensity: 0,
@@ -160,8 +160,13 @@ package enum TrackSmoother {
                                      configuration: TrackFilterConfiguration) throws(LocusError) -> [KalmanState] {
         let n = nodes.count
         guard n > 0 else { return [] }
-        var filtered = [KalmanState](repeating: KalmanState(x: .zero, p: .zero), count: n)
-        var predicted = filtered
+        // Built by appending (no n-state array filled and then copied on first write), and smoothed
+        // in place: step k reads filtered[k], predicted[k + 1] and the smoothed state k + 1, which
+        // has replaced filtered[k + 1] by then.
+        var states: [KalmanState] = []
+        states.reserveCapacity(n)
+        var predicted: [KalmanState] = []
+        predicted.reserveCapacity(n)
         let variance = configuration.rangeSigmaMeters * configuration.rangeSigmaMeters
         var s = KalmanState(x: .zero, p: .zero)
         for k in 0..<n {
@@ -175,7 +180,7 @@ package enum TrackSmoother {
                     throw LocusError(.filterDivergence, "smoother: prediction failed at t = \(node.timeSeconds) s")
                 }
             }
-            predicted[k] = s
+            predicted.append(s)
             var innovation = KalmanInnovation()
             let outcome: KalmanOutcome
             switch node.measurement {
@@ -192,21 +197,20 @@ package enum TrackSmoother {
             guard outcome == .accepted || outcome == .invalidArgument else {
                 throw LocusError(.filterDivergence, "smoother: update failed at t = \(node.timeSeconds) s")
             }
-            filtered[k] = s
+            states.append(s)
         }
-        var smoothed = filtered
         if n >= 2 {
+            var out = KalmanState(x: .zero, p: .zero)
             for k in stride(from: n - 2, through: 0, by: -1) where nodes[k + 1].prior == nil {
-                var out = KalmanState(x: .zero, p: .zero)
-                guard KalmanKernels.smoothStep(filtered: filtered[k], predictedNext: predicted[k + 1], smoothedNext: smoothed[k + 1],
+                guard KalmanKernels.smoothStep(filtered: states[k], predictedNext: predicted[k + 1], smoothedNext: states[k + 1],
                                                overSeconds: nodes[k + 1].timeSeconds - nodes[k].timeSeconds,
                                                into: &out) == .accepted else {
                     throw LocusError(.filterDivergence, "smoother: RTS step failed at t = \(nodes[k].timeSeconds) s")
                 }
-                smoothed[k] = out
+                states[k] = out
             }
         }
-        return smoothed
+        return states
     }
 
     /// Smooths a tag's least-squares fixes (loosely coupled): causal filter for gating and mode
