@@ -79,9 +79,13 @@ package struct TrackFilter: Sendable {
     package private(set) var initializationCount = 0
     /// IMM model probabilities μ = (still, steady, manoeuvring) with the likelihoods of the measurements
     /// since the last interaction folded in (the fourth lane is unused, 0); (⅓, ⅓, ⅓) without models.
+    /// `mutating` only to read the models in place and let them keep the result for the next
+    /// interaction (`InteractingModels.probabilities`); the track is not changed.
     package var modeProbabilities: SIMD4<Double> {
-        guard hasState, configuration.usesInteractingModels else { return SIMD4<Double>(1.0 / 3, 1.0 / 3, 1.0 / 3, 0) }
-        return motion.probabilities
+        mutating get {
+            guard hasState, configuration.usesInteractingModels else { return SIMD4<Double>(1.0 / 3, 1.0 / 3, 1.0 / 3, 0) }
+            return motion.probabilities
+        }
     }
 
     private var buffer = TrackRangeBuffer()
