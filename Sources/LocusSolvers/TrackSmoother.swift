@@ -160,56 +160,46 @@ package enum TrackSmoother {
                                      configuration: TrackFilterConfiguration) throws(LocusError) -> [KalmanState] {
         let n = nodes.count
         guard n > 0 else { return [] }
-        // Built by appending (no n-state array filled and then copied on first write), and smoothed
-        // in place: step k reads filtered[k], predicted[k + 1] and the smoothed state k + 1, which
-        // has replaced filtered[k + 1] by then.
+        // Built by appending and updated in place (a state is 160 bytes: each copy through a local
+        // is a memcpy call); the backward pass then smooths `states` in place.
         var states: [KalmanState] = []
         states.reserveCapacity(n)
         var predicted: [KalmanState] = []
         predicted.reserveCapacity(n)
         let variance = configuration.rangeSigmaMeters * configuration.rangeSigmaMeters
-        var s = KalmanState(x: .zero, p: .zero)
         for k in 0..<n {
-            let node = nodes[k]
-            if let prior = node.prior {
-                s = prior
+            if let prior = nodes[k].prior {
+                states.append(prior)
             } else {
                 precondition(k > 0, "TrackSmoother: the first node must carry a prior")
-                guard KalmanKernels.predict(&s, overSeconds: node.timeSeconds - nodes[k - 1].timeSeconds,
-                                            processNoiseDensity: node.processNoiseDensity) == .accepted else {
-                    throw LocusError(.filterDivergence, "smoother: prediction failed at t = \(node.timeSeconds) s")
+                states.append(states[k - 1])
+                guard KalmanKernels.predict(&states[k], overSeconds: nodes[k].timeSeconds - nodes[k - 1].timeSeconds,
+                                            processNoiseDensity: nodes[k].processNoiseDensity) == .accepted else {
+                    throw LocusError(.filterDivergence, "smoother: prediction failed at t = \(nodes[k].timeSeconds) s")
                 }
             }
-            predicted.append(s)
+            predicted.append(states[k])
             var innovation = KalmanInnovation()
             let outcome: KalmanOutcome
-            switch node.measurement {
+            switch nodes[k].measurement {
             case .none:
                 outcome = .accepted
             case let .position(x, y, rxx, rxy, ryy):
-                outcome = KalmanKernels.updatePosition(&s, zx: x, zy: y, rxx: rxx, rxy: rxy, ryy: ryy, gate: .infinity,
+                outcome = KalmanKernels.updatePosition(&states[k], zx: x, zy: y, rxx: rxx, rxy: rxy, ryy: ryy, gate: .infinity,
                                                        innovation: &innovation)
             case let .range(anchor, r):
-                outcome = KalmanKernels.updateRange(&s, anchor: anchor, tagHeightMeters: tagHeightMeters, rangeMeters: r,
+                outcome = KalmanKernels.updateRange(&states[k], anchor: anchor, tagHeightMeters: tagHeightMeters, rangeMeters: r,
                                                     varianceSquareMeters: variance, gateLong: .infinity, gateShort: .infinity,
                                                     innovation: &innovation)
             }
             guard outcome == .accepted || outcome == .invalidArgument else {
-                throw LocusError(.filterDivergence, "smoother: update failed at t = \(node.timeSeconds) s")
-            }
-            states.append(s)
-        }
-        if n >= 2 {
-            var out = KalmanState(x: .zero, p: .zero)
-            for k in stride(from: n - 2, through: 0, by: -1) where nodes[k + 1].prior == nil {
-                guard KalmanKernels.smoothStep(filtered: states[k], predictedNext: predicted[k + 1], smoothedNext: states[k + 1],
-                                               overSeconds: nodes[k + 1].timeSeconds - nodes[k].timeSeconds,
-                                               into: &out) == .accepted else {
-                    throw LocusError(.filterDivergence, "smoother: RTS step failed at t = \(nodes[k].timeSeconds) s")
-                }
-                states[k] = out
+                throw LocusError(.filterDivergence, "smoother: update failed at t = \(nodes[k].timeSeconds) s")
             }
         }
+        let failed = KalmanKernels.smoothBackward(&states, predicted: &predicted) { k in
+            nodes[k + 1].prior == nil ? nodes[k + 1].timeSeconds - nodes[k].timeSeconds : nil
+        }
+        if let k = failed { throw LocusError(.filterDivergence, "smoother: RTS step failed at t = \(nodes[k].timeSeconds) s") }
         return states
     }
 
@@ -244,7 +234,7 @@ package enum TrackSmoother {
             out.append(PositionFix(timeSeconds: node.timeSeconds, tag: tag, floor: floor,
                                    position: Point3(x: s.x[0], y: s.x[1], z: tagHeightMeters),
                                    velocity: Vector3(x: s.x[2], y: s.x[3], z: 0),
-                                   covariance: SymmetricMatrix3(xx: s[0, 0], xy: s[0, 1], yy: s[1, 1], zz: 0),
+                                   covariance: SymmetricMatrix3(xx: s.p[0], xy: s.p[1], yy: s.p[5], zz: 0),  // P₀₀, P₀₁, P₁₁
                                    quality: FixQuality(hdop: 0, pdop: 0, residualRMSMeters: 0,
                                                        locatorsUsed: { if case .none = node.measurement { 0 } else { 1 } }())))
         }
