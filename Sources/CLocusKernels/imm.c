@@ -135,7 +135,7 @@ static void settled_probabilities(const locus_imm *imm, double *mu) {
 /// taken from the spare lane 3 of nu2, d_product, rho2_product. (settled_probabilities reads all of
 /// imm->mu before it writes its output, so writing into imm->mu gives the numbers it gives elsewhere.)
 static void settle(locus_imm *imm) {
-    if (imm->probabilities_kept) {
+    if (imm->probabilities_kept == imm->pending + 1) {
         imm->mu[0] = imm->nu2[3];
         imm->mu[1] = imm->d_product[3];
         imm->mu[2] = imm->rho2_product[3];
@@ -148,13 +148,13 @@ static void settle(locus_imm *imm) {
 }
 
 void locus_imm_probabilities(locus_imm *imm, double *mu) {
-    if (!imm->probabilities_kept) {
+    if (imm->probabilities_kept != imm->pending + 1) {
         double m[3];
         settled_probabilities(imm, m);
         imm->nu2[3] = m[0];
         imm->d_product[3] = m[1];
         imm->rho2_product[3] = m[2];
-        imm->probabilities_kept = 1;
+        imm->probabilities_kept = imm->pending + 1;
     }
     mu[0] = imm->nu2[3];
     mu[1] = imm->d_product[3];
@@ -278,8 +278,7 @@ static inline __attribute__((always_inline)) void accumulate(locus_imm *imm, con
     store(imm->nu2, load(imm->nu2) + *nu2);
     store(imm->d_product, load(imm->d_product) * *d);
     store(imm->rho2_product, load(imm->rho2_product) * *rho2);
-    imm->pending += 1;
-    imm->probabilities_kept = 0;
+    imm->pending += 1;  // (so probabilities kept before no longer count: see probabilities_kept)
 }
 
 /// update_range, setting *refused_before_change when it returns before changing the struct.

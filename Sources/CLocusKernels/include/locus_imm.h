@@ -42,7 +42,7 @@ typedef struct locus_imm {
     /// the product of the innovation variances S kept as d_product / rho2_product (range updates:
     /// S = D / rho^2 with D = d^T A d + variance rho^2, multiplied up without a division per range;
     /// position updates contribute det S to d_product).
-    /// Lane 3 belongs to no model and is never read as a likelihood: while probabilities_kept is set,
+    /// Lane 3 belongs to no model and is never read as a likelihood: while probabilities_kept is valid,
     /// (nu2[3], d_product[3], rho2_product[3]) hold the kept probabilities of models 0, 1 and 2.
     double nu2[4];
     double d_product[4];
@@ -52,10 +52,11 @@ typedef struct locus_imm {
     double t_interaction;
     /// Measurements whose likelihoods are pending.
     int pending;
-    /// Set when locus_imm_probabilities has left the probabilities that settling would give now in
-    /// lane 3 of nu2, d_product and rho2_product (the next settlement takes them from there); cleared
-    /// by every change to mu or to the pending likelihoods. (In the struct's padding, and the spare
-    /// lanes: the memo costs no memory per tag.)
+    /// pending + 1 when locus_imm_probabilities left the probabilities that settling would give in
+    /// lane 3 of nu2, d_product and rho2_product, else 0. Valid while it still equals pending + 1: a
+    /// measurement since then has raised pending (and changed lane 3), and whatever changes mu
+    /// (settling, reset) sets it to 0. The next settlement takes them from there. (In the struct's
+    /// padding, and the spare lanes: the memo costs no memory per tag, and no store per measurement.)
     int probabilities_kept;
 } locus_imm;
 
