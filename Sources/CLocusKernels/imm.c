@@ -14,7 +14,7 @@
 
 typedef double v4 __attribute__((vector_size(32)));
 
-// The per-range functions are compiled twice, for AVX (one register per four-lane vector) and for
+// The per-measurement functions are compiled twice, for AVX (one register per four-lane vector) and for
 // baseline x86-64 (SSE2 pairs); the loader picks one. Both round every lane the same (IEEE, no
 // fused multiply-add), so the results are bit-identical.
 // (LOCUS_IMM_NO_CLONES builds one version only: scripts/test-c builds the file with and without AVX
@@ -29,6 +29,9 @@ typedef double v4 __attribute__((vector_size(32)));
 #endif
 
 enum { A00, A01, A11, B00, B01, B10, B11, C00, C01, C11 };
+
+// Memory per tracked tag: the kept probabilities live in padding and spare lanes, not in new fields.
+_Static_assert(sizeof(locus_imm) == 600, "locus_imm is 600 bytes");
 
 /// Pending likelihoods are folded into mu before their products could underflow.
 #define LOCUS_IMM_MAX_PENDING 16
@@ -92,6 +95,7 @@ void locus_imm_reset(locus_imm *imm, const double *x, const double *P, double t)
     imm->t = t;
     imm->t_interaction = t;
     imm->pending = 0;
+    imm->probabilities_kept = 0;
 }
 
 /// mu_j <- mu_j L_j / sum_i mu_i L_i (floored, normalised), L_j = exp(-nu2_j / 2) / sqrt(S_j) with
@@ -126,13 +130,36 @@ static void settled_probabilities(const locus_imm *imm, double *mu) {
     for (int j = 0; j < 3; j++) mu[j] /= sum;
 }
 
+/// mu <- settled_probabilities, then no pending likelihoods. When locus_imm_probabilities has kept
+/// them for this very state (nothing they depend on has changed since: the same bits), they are
+/// taken from the spare lane 3 of nu2, d_product, rho2_product. (settled_probabilities reads all of
+/// imm->mu before it writes its output, so writing into imm->mu gives the numbers it gives elsewhere.)
 static void settle(locus_imm *imm) {
-    settled_probabilities(imm, imm->mu);
+    if (imm->probabilities_kept == imm->pending + 1) {
+        imm->mu[0] = imm->nu2[3];
+        imm->mu[1] = imm->d_product[3];
+        imm->mu[2] = imm->rho2_product[3];
+    } else {
+        settled_probabilities(imm, imm->mu);
+    }
     for (int j = 0; j < 4; j++) { imm->nu2[j] = 0; imm->d_product[j] = 1; imm->rho2_product[j] = 1; }
     imm->pending = 0;
+    imm->probabilities_kept = 0;
 }
 
-void locus_imm_probabilities(const locus_imm *imm, double *mu) { settled_probabilities(imm, mu); }
+void locus_imm_probabilities(locus_imm *imm, double *mu) {
+    if (imm->probabilities_kept != imm->pending + 1) {
+        double m[3];
+        settled_probabilities(imm, m);
+        imm->nu2[3] = m[0];
+        imm->d_product[3] = m[1];
+        imm->rho2_product[3] = m[2];
+        imm->probabilities_kept = imm->pending + 1;
+    }
+    mu[0] = imm->nu2[3];
+    mu[1] = imm->d_product[3];
+    mu[2] = imm->rho2_product[3];
+}
 
 void locus_imm_settle(locus_imm *imm) { settle(imm); }
 
@@ -183,6 +210,7 @@ static inline __attribute__((always_inline)) void interact(locus_imm *imm, const
     for (int a = 0; a < 4; a++) store(imm->x[a], x0[a]);
     const double total = c[0] + c[1] + c[2];
     for (int j = 0; j < 3; j++) imm->mu[j] = c[j] / total;
+    imm->probabilities_kept = 0;
     imm->x[2][0] = imm->x[3][0] = 0;
     imm->p[B00][0] = imm->p[B01][0] = imm->p[B10][0] = imm->p[B11][0] = 0;
     imm->p[C00][0] = imm->p[C11][0] = params->still_velocity_variance;
@@ -250,7 +278,7 @@ static inline __attribute__((always_inline)) void accumulate(locus_imm *imm, con
     store(imm->nu2, load(imm->nu2) + *nu2);
     store(imm->d_product, load(imm->d_product) * *d);
     store(imm->rho2_product, load(imm->rho2_product) * *rho2);
-    imm->pending += 1;
+    imm->pending += 1;  // (so probabilities kept before no longer count: see probabilities_kept)
 }
 
 /// update_range, setting *refused_before_change when it returns before changing the struct.
@@ -358,7 +386,7 @@ LOCUS_IMM_CLONES int locus_imm_predict_update_range(locus_imm *imm, const locus_
     return updated;
 }
 
-int locus_imm_update_position(locus_imm *imm, const double *z, const double *r, double gate, double *stats) {
+LOCUS_IMM_CLONES int locus_imm_update_position(locus_imm *imm, const double *z, const double *r, double gate, double *stats) {
     const v4 a00 = load(imm->p[A00]), a01 = load(imm->p[A01]), a11 = load(imm->p[A11]);
     const v4 b00 = load(imm->p[B00]), b01 = load(imm->p[B01]), b10 = load(imm->p[B10]), b11 = load(imm->p[B11]);
     const v4 s00 = a00 + r[0], s01 = a01 + r[1], s11 = a11 + r[2];

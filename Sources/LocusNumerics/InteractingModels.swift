@@ -181,15 +181,22 @@ package struct InteractingModels: Sendable {
         return (KalmanOutcome(status: status), SIMD4(stats.2, stats.3, stats.4, stats.5))
     }
 
-    /// Model probabilities μ = (still, steady, manoeuvring, 0) with the pending likelihoods folded in.
+    /// Model probabilities μ = (still, steady, manoeuvring, 0) with the pending likelihoods folded in:
+    /// μⱼ ∝ μⱼ Lⱼ, Lⱼ = exp(−ν²ⱼ/2)/√Sⱼ (floored, normalised). Reading does not settle them (μ and the
+    /// pending likelihoods are unchanged), but it is `mutating`: the models are read in place (no
+    /// 600-byte copy to hand the kernel a pointer) and keep the result, so that the settlement at the
+    /// next interaction reuses it instead of evaluating the exponentials again — the same numbers, as
+    /// long as no measurement came in between (the kernel forgets them at every change).
     package var probabilities: SIMD4<Double> {
-        var mu = (0.0, 0.0, 0.0)
-        withUnsafePointer(to: imm) { ip in
-            withUnsafeMutablePointer(to: &mu) { mp in
-                mp.withMemoryRebound(to: Double.self, capacity: 3) { m in locus_imm_probabilities(ip, m) }
+        mutating get {
+            var mu = (0.0, 0.0, 0.0)
+            withUnsafeMutablePointer(to: &imm) { ip in
+                withUnsafeMutablePointer(to: &mu) { mp in
+                    mp.withMemoryRebound(to: Double.self, capacity: 3) { m in locus_imm_probabilities(ip, m) }
+                }
             }
+            return SIMD4(mu.0, mu.1, mu.2, 0)
         }
-        return SIMD4(mu.0, mu.1, mu.2, 0)
     }
 
     /// The moment-matched single Gaussian x = Σ μⱼ xⱼ, P = Σ μⱼ (Pⱼ + (xⱼ − x)(xⱼ − x)ᵀ).

@@ -153,6 +153,35 @@ package enum KalmanKernels {
         }
         return KalmanOutcome(status: status)
     }
+
+    /// The whole backward Rauch–Tung–Striebel pass, in place: for k = n−2 … 0,
+    ///   Gₖ = Pᶠₖ Fₖᵀ (P̂ₖ₊₁)⁻¹,  xˢₖ = xᶠₖ + Gₖ(xˢₖ₊₁ − x̂ₖ₊₁),  Pˢₖ = Pᶠₖ + Gₖ(Pˢₖ₊₁ − P̂ₖ₊₁)Gₖᵀ,
+    /// with Fₖ spanning Δtₖ = `stepSeconds(k)`; where that is nil, state k + 1 starts a new segment and
+    /// state k stays as filtered. `states` holds the filtered states xᶠ, Pᶠ on entry and the smoothed
+    /// ones on return; `predicted[k]` is the prediction x̂ₖ, P̂ₖ of step k (`inout` only to hand the
+    /// kernel its storage: not changed). The kernel reads and writes the states where they are — no
+    /// 160-byte state is copied per step (as `smoothStep` does) — and commits step k only after it has
+    /// read state k, so the result is `smoothStep`'s. O(n).
+    /// - Returns: nil, or the k of the first step that failed (its state is left as it was).
+    package static func smoothBackward(_ states: inout [KalmanState], predicted: inout [KalmanState],
+                                       stepSeconds: (Int) -> Double?) -> Int? {
+        precondition(predicted.count == states.count, "KalmanKernels.smoothBackward: one prediction per state")
+        guard states.count >= 2 else { return nil }
+        return states.withUnsafeMutableBufferPointer { s in
+            predicted.withUnsafeMutableBufferPointer { p in
+                for k in stride(from: s.count - 2, through: 0, by: -1) {
+                    guard let dt = stepSeconds(k) else { continue }
+                    let status = s[k].withKernelPointers { x, pk in
+                        p[k + 1].withKernelPointers { px, pp in
+                            s[k + 1].withKernelPointers { sx, sp in locus_kalman_cv_rts_step(x, pk, px, pp, sx, sp, dt, x, pk) }
+                        }
+                    }
+                    if KalmanOutcome(status: status) != .accepted { return k }
+                }
+                return nil
+            }
+        }
+    }
 }
 
 extension KalmanState {

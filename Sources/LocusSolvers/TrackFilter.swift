@@ -55,6 +55,9 @@ package struct TrackFilter: Sendable {
     package var state: KalmanState? { hasState ? motion.combined(shared) : nil }
     /// Whether there is a state (initialised and not diverged since).
     private var hasState = false
+    /// Whether there is a state: `state != nil` without building the combination (which costs a
+    /// mixture of the models and, with pending likelihoods, two exponentials).
+    package var isTracking: Bool { hasState }
     /// The motion model(s): interacting models or the single-model baseline.
     private var motion = TrackMotion()
     /// Time of `state`, seconds.
@@ -76,9 +79,13 @@ package struct TrackFilter: Sendable {
     package private(set) var initializationCount = 0
     /// IMM model probabilities μ = (still, steady, manoeuvring) with the likelihoods of the measurements
     /// since the last interaction folded in (the fourth lane is unused, 0); (⅓, ⅓, ⅓) without models.
+    /// `mutating` only to read the models in place and let them keep the result for the next
+    /// interaction (`InteractingModels.probabilities`); the track is not changed.
     package var modeProbabilities: SIMD4<Double> {
-        guard hasState, configuration.usesInteractingModels else { return SIMD4<Double>(1.0 / 3, 1.0 / 3, 1.0 / 3, 0) }
-        return motion.probabilities
+        mutating get {
+            guard hasState, configuration.usesInteractingModels else { return SIMD4<Double>(1.0 / 3, 1.0 / 3, 1.0 / 3, 0) }
+            return motion.probabilities
+        }
     }
 
     private var buffer = TrackRangeBuffer()
@@ -123,7 +130,7 @@ package struct TrackFilter: Sendable {
     /// model, p = 1 − e^(−λΔt) over the time since the last interaction).
     package mutating func predict(toSeconds t: Double) {
         guard hasState, t > stateSeconds else { return }
-        guard motion.predict(toSeconds: t, fromSeconds: stateSeconds, shared) == .accepted else { diverge(at: t); return }
+        guard case .accepted = motion.predict(toSeconds: t, fromSeconds: stateSeconds, shared) else { diverge(at: t); return }
         stateSeconds = t
     }
 
@@ -147,7 +154,14 @@ package struct TrackFilter: Sendable {
     /// x₀ = (z, 0), P₀ = diag(σ_p², σ_p², σ_v², σ_v²), followed by the update with z.
     @discardableResult
     package mutating func update(fix: PositionFix) -> TrackUpdateOutcome {
-        let t = fix.timeSeconds
+        update(fix: fix, atSeconds: fix.timeSeconds)
+    }
+
+    /// `update(fix:)` with the fix taken as measured at t seconds instead of at its own time (the
+    /// smoother's backward pass runs the filter at −t without copying each fix to change its time;
+    /// the filter reads a fix's position, covariance and quality, never its velocity).
+    @discardableResult
+    package mutating func update(fix: PositionFix, atSeconds t: Double) -> TrackUpdateOutcome {
         let c = fix.covariance
         guard fix.position.isFinite, t.isFinite, c.isFinite, c.xx > 0, c.yy > 0, c.xx * c.yy > c.xy * c.xy else {
             return .unusable
@@ -164,7 +178,7 @@ package struct TrackFilter: Sendable {
         }
         // The gate is tested on the most permissive model (IMM: the manoeuvring one), so that a
         // confident steady model cannot lock the track out during a manoeuvre.
-        switch updatePosition(with: fix, gate: initializing ? Double.infinity : configuration.fixGateChiSquare) {
+        switch updatePosition(with: fix, atSeconds: t, gate: initializing ? Double.infinity : configuration.fixGateChiSquare) {
         case .accepted:
             lastFixQuality = fix.quality
             return initializing ? .initialized : .accepted
@@ -172,7 +186,7 @@ package struct TrackFilter: Sendable {
             rejectionScore += 1
             if rejectionScore >= configuration.fixGateOpenScore {
                 // The gate opens: take the fix ungated (the manoeuvring model absorbs the jump).
-                guard updatePosition(with: fix, gate: .infinity) == .accepted else { diverge(at: t); return .diverged }
+                guard case .accepted = updatePosition(with: fix, atSeconds: t, gate: .infinity) else { diverge(at: t); return .diverged }
                 lastFixQuality = fix.quality
                 return .accepted
             }
@@ -184,12 +198,12 @@ package struct TrackFilter: Sendable {
     }
 
     /// Position update of the state (every model; gated on the manoeuvring one) with the fix; on
-    /// acceptance the measurement counts as the last update.
-    private mutating func updatePosition(with fix: PositionFix, gate: Double) -> KalmanOutcome {
+    /// acceptance the measurement counts as the last update, at t seconds.
+    private mutating func updatePosition(with fix: PositionFix, atSeconds t: Double, gate: Double) -> KalmanOutcome {
         let c = fix.covariance
         let (outcome, mean) = motion.updatePosition(zx: fix.position.x, zy: fix.position.y, rxx: c.xx, rxy: c.xy, ryy: c.yy,
                                                     gate: gate, shared)
-        if outcome == .accepted { accept(at: fix.timeSeconds, mean: mean) }
+        if case .accepted = outcome { accept(at: t, mean: mean) }
         return outcome
     }
 

@@ -75,6 +75,7 @@ struct TrackMotion: Sendable {
         return positionOnly ? models.settledPositionCombination() : models.settledCombination()
     }
 
-    /// IMM model probabilities μ = (still, steady, manoeuvring, 0).
-    var probabilities: SIMD4<Double> { models.probabilities }
+    /// IMM model probabilities μ = (still, steady, manoeuvring, 0), read in place
+    /// (`InteractingModels.probabilities`).
+    var probabilities: SIMD4<Double> { mutating get { models.probabilities } }
 }

@@ -54,10 +54,8 @@ extension TrackSmoother {
         var filter = TrackFilter(configuration: forwardConfiguration(configuration), tag: first.tag, floor: first.floor,
                                  tagHeightMeters: first.position.z)
         for i in stride(from: fixes.count - 1, through: 0, by: -1) {
-            var f = fixes[i]
-            f.timeSeconds = -f.timeSeconds
-            f.velocity = f.velocity.map { Vector3(x: -$0.x, y: -$0.y, z: -$0.z) }
-            filter.update(fix: f)
+            // At −t (the filter never reads a fix's velocity, so it needs no reversing).
+            filter.update(fix: fixes[i], atSeconds: -fixes[i].timeSeconds)
             out[i] = filter.modeProbabilities
         }
         return out
@@ -70,7 +68,8 @@ extension TrackSmoother {
     static func windowMean(_ values: [SIMD4<Double>], timesSeconds t: [Double], halfWidthSeconds w: Double) -> [SIMD4<Double>] {
         precondition(values.count == t.count, "TrackSmoother.windowMean: one time per value")
         guard w > 0, !values.isEmpty else { return values }
-        var out = values
+        var out: [SIMD4<Double>] = []  // appended: a copy of `values` would be copied again on its first write
+        out.reserveCapacity(values.count)
         var lo = 0, hi = -1
         var sum = SIMD4<Double>.zero
         for k in values.indices {
@@ -86,7 +85,7 @@ extension TrackSmoother {
                 sum = .zero
                 for m in lo...hi { sum += values[m] }
             }
-            out[k] = sum / Double(hi - lo + 1)
+            out.append(sum / Double(hi - lo + 1))
         }
         return out
     }

@@ -90,7 +90,7 @@ package enum TrackSmoother {
                                          positionSigmaMeters: configuration.initialPositionSigmaMeters,
                                          velocitySigmaMetersPerSecond: configuration.initialVelocitySigmaMetersPerSecond)
             }
-            if filter.state == nil { continue }
+            if !filter.isTracking { continue }
             mus.append(smoothedModeProbabilities(forward: filter.modeProbabilities, backward: backward[index]))
             out.append(node)
         }
@@ -119,10 +119,10 @@ package enum TrackSmoother {
                 let before = filter.initializationCount
                 let outcome = filter.update(correctedRangeMeters: locator.correctedRange(r.rangeMeters), timeSeconds: r.timeSeconds,
                                             address: locator.address, anchor: locator.position)
-                guard let s = filter.state else { continue }
+                guard filter.isTracking else { continue }
                 var node = Node(timeSeconds: r.timeSeconds, measurement: .none, prior: nil, processNoiseDensity: 0, isOutput: false)
                 if filter.initializationCount != before {
-                    node.prior = s
+                    node.prior = filter.state
                 } else if outcome == .accepted {
                     node.measurement = .range(anchor: locator.position, rangeMeters: locator.correctedRange(r.rangeMeters))
                 }
@@ -132,7 +132,7 @@ package enum TrackSmoother {
                 let t = outputs[j]
                 j += 1
                 filter.predict(toSeconds: t)
-                guard filter.state != nil, t - filter.lastUpdateSeconds <= configuration.reinitializeAfterSeconds else { continue }
+                guard filter.isTracking, t - filter.lastUpdateSeconds <= configuration.reinitializeAfterSeconds else { continue }
                 // The backward IMM as it stood having seen the ranges from the next one on.
                 mus.append(smoothedModeProbabilities(forward: filter.modeProbabilities, backward: backward[min(i, ranges.count - 1)]))
                 out.append(Node(timeSeconds: max(t, filter.stateSeconds), measurement: .none, prior: nil, processNoiseDensity: 0,
@@ -160,53 +160,47 @@ package enum TrackSmoother {
                                      configuration: TrackFilterConfiguration) throws(LocusError) -> [KalmanState] {
         let n = nodes.count
         guard n > 0 else { return [] }
-        var filtered = [KalmanState](repeating: KalmanState(x: .zero, p: .zero), count: n)
-        var predicted = filtered
+        // Built by appending and updated in place (a state is 160 bytes: each copy through a local
+        // is a memcpy call); the backward pass then smooths `states` in place.
+        var states: [KalmanState] = []
+        states.reserveCapacity(n)
+        var predicted: [KalmanState] = []
+        predicted.reserveCapacity(n)
         let variance = configuration.rangeSigmaMeters * configuration.rangeSigmaMeters
-        var s = KalmanState(x: .zero, p: .zero)
         for k in 0..<n {
-            let node = nodes[k]
-            if let prior = node.prior {
-                s = prior
+            if let prior = nodes[k].prior {
+                states.append(prior)
             } else {
                 precondition(k > 0, "TrackSmoother: the first node must carry a prior")
-                guard KalmanKernels.predict(&s, overSeconds: node.timeSeconds - nodes[k - 1].timeSeconds,
-                                            processNoiseDensity: node.processNoiseDensity) == .accepted else {
-                    throw LocusError(.filterDivergence, "smoother: prediction failed at t = \(node.timeSeconds) s")
+                states.append(states[k - 1])
+                guard KalmanKernels.predict(&states[k], overSeconds: nodes[k].timeSeconds - nodes[k - 1].timeSeconds,
+                                            processNoiseDensity: nodes[k].processNoiseDensity) == .accepted else {
+                    throw LocusError(.filterDivergence, "smoother: prediction failed at t = \(nodes[k].timeSeconds) s")
                 }
             }
-            predicted[k] = s
+            predicted.append(states[k])
             var innovation = KalmanInnovation()
             let outcome: KalmanOutcome
-            switch node.measurement {
+            switch nodes[k].measurement {
             case .none:
                 outcome = .accepted
             case let .position(x, y, rxx, rxy, ryy):
-                outcome = KalmanKernels.updatePosition(&s, zx: x, zy: y, rxx: rxx, rxy: rxy, ryy: ryy, gate: .infinity,
+                outcome = KalmanKernels.updatePosition(&states[k], zx: x, zy: y, rxx: rxx, rxy: rxy, ryy: ryy, gate: .infinity,
                                                        innovation: &innovation)
             case let .range(anchor, r):
-                outcome = KalmanKernels.updateRange(&s, anchor: anchor, tagHeightMeters: tagHeightMeters, rangeMeters: r,
+                outcome = KalmanKernels.updateRange(&states[k], anchor: anchor, tagHeightMeters: tagHeightMeters, rangeMeters: r,
                                                     varianceSquareMeters: variance, gateLong: .infinity, gateShort: .infinity,
                                                     innovation: &innovation)
             }
             guard outcome == .accepted || outcome == .invalidArgument else {
-                throw LocusError(.filterDivergence, "smoother: update failed at t = \(node.timeSeconds) s")
-            }
-            filtered[k] = s
-        }
-        var smoothed = filtered
-        if n >= 2 {
-            for k in stride(from: n - 2, through: 0, by: -1) where nodes[k + 1].prior == nil {
-                var out = KalmanState(x: .zero, p: .zero)
-                guard KalmanKernels.smoothStep(filtered: filtered[k], predictedNext: predicted[k + 1], smoothedNext: smoothed[k + 1],
-                                               overSeconds: nodes[k + 1].timeSeconds - nodes[k].timeSeconds,
-                                               into: &out) == .accepted else {
-                    throw LocusError(.filterDivergence, "smoother: RTS step failed at t = \(nodes[k].timeSeconds) s")
-                }
-                smoothed[k] = out
+                throw LocusError(.filterDivergence, "smoother: update failed at t = \(nodes[k].timeSeconds) s")
             }
         }
-        return smoothed
+        let failed = KalmanKernels.smoothBackward(&states, predicted: &predicted) { k in
+            nodes[k + 1].prior == nil ? nodes[k + 1].timeSeconds - nodes[k].timeSeconds : nil
+        }
+        if let k = failed { throw LocusError(.filterDivergence, "smoother: RTS step failed at t = \(nodes[k].timeSeconds) s") }
+        return states
     }
 
     /// Smooths a tag's least-squares fixes (loosely coupled): causal filter for gating and mode
@@ -240,7 +234,7 @@ package enum TrackSmoother {
             out.append(PositionFix(timeSeconds: node.timeSeconds, tag: tag, floor: floor,
                                    position: Point3(x: s.x[0], y: s.x[1], z: tagHeightMeters),
                                    velocity: Vector3(x: s.x[2], y: s.x[3], z: 0),
-                                   covariance: SymmetricMatrix3(xx: s[0, 0], xy: s[0, 1], yy: s[1, 1], zz: 0),
+                                   covariance: SymmetricMatrix3(xx: s.p[0], xy: s.p[1], yy: s.p[5], zz: 0),  // P₀₀, P₀₁, P₁₁
                                    quality: FixQuality(hdop: 0, pdop: 0, residualRMSMeters: 0,
                                                        locatorsUsed: { if case .none = node.measurement { 0 } else { 1 } }())))
         }

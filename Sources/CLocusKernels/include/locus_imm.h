@@ -42,6 +42,8 @@ typedef struct locus_imm {
     /// the product of the innovation variances S kept as d_product / rho2_product (range updates:
     /// S = D / rho^2 with D = d^T A d + variance rho^2, multiplied up without a division per range;
     /// position updates contribute det S to d_product).
+    /// Lane 3 belongs to no model and is never read as a likelihood: while probabilities_kept is valid,
+    /// (nu2[3], d_product[3], rho2_product[3]) hold the kept probabilities of models 0, 1 and 2.
     double nu2[4];
     double d_product[4];
     double rho2_product[4];
@@ -50,6 +52,12 @@ typedef struct locus_imm {
     double t_interaction;
     /// Measurements whose likelihoods are pending.
     int pending;
+    /// pending + 1 when locus_imm_probabilities left the probabilities that settling would give in
+    /// lane 3 of nu2, d_product and rho2_product, else 0. Valid while it still equals pending + 1: a
+    /// measurement since then has raised pending (and changed lane 3), and whatever changes mu
+    /// (settling, reset) sets it to 0. The next settlement takes them from there. (In the struct's
+    /// padding, and the spare lanes: the memo costs no memory per tag, and no store per measurement.)
+    int probabilities_kept;
 } locus_imm;
 
 /// Fixed parameters of the models.
@@ -102,9 +110,11 @@ int locus_imm_update_position(locus_imm *imm, const double *z, const double *r, 
 /// (e.g. when a fix is taken, so that the combination and the next interaction need no exp).
 void locus_imm_settle(locus_imm *imm);
 
-/// The model probabilities with the pending likelihoods folded in (floored at 1e-9, normalised);
-/// the struct is not changed.
-void locus_imm_probabilities(const locus_imm *imm, double *mu);
+/// The model probabilities with the pending likelihoods folded in (floored at 1e-9, normalised).
+/// The models, mu and the pending likelihoods are not changed; the result is kept in the struct for
+/// the next settlement, which then takes exactly these numbers instead of evaluating the exponentials
+/// again (a caller that reads mu after every measurement pays for them once, not twice).
+void locus_imm_probabilities(locus_imm *imm, double *mu);
 
 /// The moment-matched combination of the models under `locus_imm_probabilities`:
 /// x = sum mu_j x_j, P = sum mu_j (P_j + (x_j - x)(x_j - x)^T) (full 4x4, row-major).
