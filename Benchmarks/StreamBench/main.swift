@@ -30,6 +30,8 @@ struct Options {
     var warmup = 5.0
     var locus = ".build/release/locus"
     var tickMilliseconds = 100
+    /// Rounds sent together in one message (a gateway that forwards every B ms); 0: one per round.
+    var batchMilliseconds = 0.0
 
     init(_ arguments: [String]) {
         var i = 1
@@ -42,6 +44,7 @@ struct Options {
             case "--warmup": warmup = Double(value()) ?? warmup
             case "--locus": locus = value()
             case "--tick-ms": tickMilliseconds = Int(value()) ?? tickMilliseconds
+            case "--batch-ms": batchMilliseconds = Double(value()) ?? batchMilliseconds
             default: break
             }
             i += 1
@@ -188,16 +191,36 @@ func run(transport: String, options: Options, sitePath: String, site: Site) thro
     let n = site.floors[0].locators.count
     let start = monotonic() + 0.5
     var failure: Error? = nil
+    // The message being filled: one round, or (with --batch-ms) the rounds due within B ms of its first.
+    var pending: [Int] = []  // round × tags + tag of the rounds in `payload`
+    var batchDue = 0.0
+    let batch = options.batchMilliseconds / 1000
+    func send() {
+        guard !pending.isEmpty, failure == nil else { return }
+        if mqtt != nil { payload.append(UInt8(ascii: "]")) }
+        // Stamped before the send: the reader sees the stamp after the fix it caused.
+        let stamp = monotonic()
+        for r in pending { sendTimes.buffer[r] = stamp }
+        do {
+            if let udp { try udp.send(payload) } else { try mqtt!.publish(topic: "bench/ranges", payload: payload, qos: 1) }
+        } catch { failure = error }
+        pending.removeAll(keepingCapacity: true)
+        payload.removeAll(keepingCapacity: true)
+    }
     ManyTagScenario.generate(site: site, tags: tagCount, rounds: roundsPerTag, seed: 42,
                              epoch: { k, j, _ in
         roundTag = j; roundIndex = k; rowsInRound = 0
-        payload.removeAll(keepingCapacity: true)
-        if mqtt != nil { payload.append(UInt8(ascii: "[")) }
     }, emit: { j, slot, range, t in
         guard failure == nil else { return }
+        // The round's last range is due at start + t: a batch whose window it passes goes first.
+        if rowsInRound == 0, !pending.isEmpty, start + t > batchDue { send() }
+        if payload.isEmpty {
+            if mqtt != nil { payload.append(UInt8(ascii: "[")) }
+            batchDue = start + t + batch
+        }
         let anchor = String(Int(site.floors[0].locators[slot].address.rawValue))
         if mqtt != nil {
-            if rowsInRound > 0 { payload.append(UInt8(ascii: ",")) }
+            if payload.count > 1 { payload.append(UInt8(ascii: ",")) }
             payload.append(contentsOf: "{\"t\":".utf8); appendFixed(t, decimals: 6, to: &payload)
             payload.append(contentsOf: ",\"tag\":\"T\(j)\",\"anchor\":\(anchor),\"range_m\":".utf8)
             appendFixed(range, decimals: 4, to: &payload); payload.append(UInt8(ascii: "}"))
@@ -208,10 +231,12 @@ func run(transport: String, options: Options, sitePath: String, site: Site) thro
         }
         rowsInRound += 1
         guard rowsInRound == n else { return }
-        if mqtt != nil { payload.append(UInt8(ascii: "]")) }
-        // Send at the round's last range's time: sleep while it is over 0.3 ms ahead, never spin (the
-        // sender must not take a core from the stream it measures; latency counts from the actual send).
-        let due = start + t
+        pending.append(roundIndex * tagCount + roundTag)
+        // Send when the batch's window is over (at once without batching): sleep while it is over
+        // 0.3 ms ahead, never spin (the sender must not take a core from the stream it measures;
+        // latency counts from the actual send).
+        let due = batch > 0 ? batchDue : start + t
+        if batch > 0 && payload.count < 60_000 && start + t < batchDue { return }
         var now = monotonic()
         while due - now > 0.0003 {
             var ts = timespec(tv_sec: 0, tv_nsec: Int((due - now - 0.0002) * 1e9))
@@ -219,12 +244,9 @@ func run(transport: String, options: Options, sitePath: String, site: Site) thro
             now = monotonic()
         }
         behindMax = max(behindMax, now - due)
-        // Stamped before the send: the reader sees the stamp after the fix it caused.
-        sendTimes.buffer[roundIndex * tagCount + roundTag] = monotonic()
-        do {
-            if let udp { try udp.send(payload) } else { try mqtt!.publish(topic: "bench/ranges", payload: payload, qos: 1) }
-        } catch { failure = error }
+        send()
     })
+    send()
     if let failure { throw failure }
     let sentAll = monotonic()
     // Let the last rounds through, then drain the child.
@@ -268,8 +290,9 @@ for transport in options.transports {
     func q(_ p: Double) -> Double { o.latencies.isEmpty ? .nan : o.latencies[min(o.latencies.count - 1, Int(p * Double(o.latencies.count)))] * 1000 }
     let cpu = o.childCPUSeconds
     let missing = o.measuredRounds - o.measuredFixes
-    print(String(format: "{\"bench\":\"stream_%@\",\"transport\":\"%@\",\"tags\":%d,\"seconds\":%.0f,\"rounds\":%d,\"fixes\":%d,\"measured_rounds\":%d,\"measured_fixes\":%d,\"missing\":%d,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,\"locus_cpu_s\":%.2f,\"locus_cpu_per_s\":%.3f,\"sender_behind_max_ms\":%.2f}",
-                 o.transport, o.transport, options.tags, options.seconds, o.rounds, o.fixes, o.measuredRounds, o.measuredFixes, missing,
+    let key = options.batchMilliseconds > 0 ? "\(o.transport)_batch\(Int(options.batchMilliseconds))ms" : o.transport
+    print(String(format: "{\"bench\":\"stream_%@\",\"batch_ms\":%g,\"transport\":\"%@\",\"tags\":%d,\"seconds\":%.0f,\"rounds\":%d,\"fixes\":%d,\"measured_rounds\":%d,\"measured_fixes\":%d,\"missing\":%d,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,\"locus_cpu_s\":%.2f,\"locus_cpu_per_s\":%.3f,\"sender_behind_max_ms\":%.2f}",
+                 key, options.batchMilliseconds, o.transport, options.tags, options.seconds, o.rounds, o.fixes, o.measuredRounds, o.measuredFixes, missing,
                  q(0.5), q(0.99), o.latencies.last.map { $0 * 1000 } ?? .nan, cpu, cpu / max(o.wallSeconds, 1e-9), o.senderBehindMax * 1000))
     FileHandle.standardError.write(Data(("# locus stream said: " + o.childSummary.replacingOccurrences(of: "\n", with: " | ") + "\n").utf8))
 }
