@@ -3,6 +3,22 @@ import LocusCore
 import LocusSolvers
 
 extension EngineOptions {
+    /// The engine's options on the command line, as `locus replay` and `locus stream` list them
+    /// (`--smooth`, offline only, is replay's own).
+    static let optionSpecs: [OptionSpec] = [
+        .value("floor", "ID", "Floor for rows without a floor column (default: the site's first floor)."),
+        .value("rate", "HZ", "Output rate per tag, Hz (default 4)."),
+        .value("filter", "KIND", "none: raw per-epoch least-squares fixes; kalman: the causal filter (default).",
+               choices: ["none", "kalman"]),
+        .value("coupling", "KIND", "How the filter uses ranges: tight (each range an update, default) or loose (each epoch's least-squares fix).",
+               choices: ["tight", "loose"]),
+        .value("mode", "MODE", "Solver mode (default auto: planar when the locators are near-coplanar in height).",
+               choices: ["auto", "planar", "spatial"]),
+        .value("sigma", "METRES", "Range noise σ assumed by the solver, metres (default 0.1)."),
+        .value("tag-offset", "WHEN", "Estimate and remove a per-tag common range offset online: auto (on planar floors without biasM, default), on, off.",
+               choices: ["auto", "on", "off"]),
+    ]
+
     /// The engine options of `locus replay` (`--rate`, `--sigma`, `--filter`, `--coupling`, `--mode`,
     /// `--tag-offset`, `--floor`, `--smooth`); absent options keep their defaults.
     /// - Throws: E1001 for a value that is not a number, E1003 for one out of range.

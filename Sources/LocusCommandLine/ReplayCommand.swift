@@ -18,21 +18,10 @@ package enum ReplayCommand: LocusCommand {
             .value("truth-shift", "SECONDS|auto", "Compare each fix at t with the truth at t + SECONDS (to check or correct a clock offset between the logs; default 0), or auto: estimate SECONDS from the range residuals against the truth (never from the fixes)."),
             .value("positions", "OUT.csv", "Write positions: t,tag,x,y,z,vx,vy,speed_mps,course_deg,accuracy_m,accuracy95_m,hdop,anchors,rejected,floor."),
             .value("events", "OUT.jsonl", "Write zone events as JSON Lines (SPEC §3)."),
-            .value("floor", "ID", "Floor for rows without a floor column (default: the site's first floor)."),
-            .value("rate", "HZ", "Output rate per tag, Hz (default 4)."),
-            .value("filter", "KIND", "none: raw per-epoch least-squares fixes; kalman: the causal filter (default).",
-                   choices: ["none", "kalman"]),
             .flag("smooth", "Add the offline smoother over the whole recording (positions only)."),
-            .value("coupling", "KIND", "How the filter uses ranges: tight (each range an update, default) or loose (each epoch's least-squares fix).",
-                   choices: ["tight", "loose"]),
-            .value("mode", "MODE", "Solver mode (default auto: planar when the locators are near-coplanar in height).",
-                   choices: ["auto", "planar", "spatial"]),
-            .value("sigma", "METRES", "Range noise σ assumed by the solver, metres (default 0.1)."),
-            .value("tag-offset", "WHEN", "Estimate and remove a per-tag common range offset online: auto (on planar floors without biasM, default), on, off.",
-                   choices: ["auto", "on", "off"]),
             .value("jobs", "N", "Cores to run on (default: all online): tags are shared out, one clock, the same bytes for every N."),
             .flag("json", "Print the summary as one JSON object."),
-        ],
+        ] + EngineOptions.optionSpecs,
         discussion: """
         The trace is read and replayed as it streams (memory does not grow with its length); '-' reads it
         from standard input, and gzip data (a .gz file, or gzip on stdin) is inflated as it is read. A trace

@@ -22,16 +22,8 @@ package enum StreamCommand: LocusCommand {
             .value("events", "OUT.jsonl", "Also write the zone events, exactly as locus replay writes them."),
             .value("tick-ms", "MS", "While no data arrives, the engine's clock follows the wall clock, moved every MS ms (default 100; silent tags then leave their zones on time). 0: the clock follows the data alone, as in replay."),
             .value("client-id", "ID", "MQTT client id (default locus-stream): the broker keeps this session's QoS 1 messages while it reconnects."),
-            .value("floor", "ID", "Floor for rows without one (default: the site's first floor)."),
-            .value("rate", "HZ", "Output rate per tag, Hz (default 4)."),
-            .value("filter", "KIND", "none: raw per-epoch least-squares fixes; kalman: the causal filter (default).",
-                   choices: ["none", "kalman"]),
-            .value("coupling", "KIND", "How the filter uses ranges: tight (default) or loose.", choices: ["tight", "loose"]),
-            .value("mode", "MODE", "Solver mode (default auto).", choices: ["auto", "planar", "spatial"]),
-            .value("sigma", "METRES", "Range noise σ assumed by the solver, metres (default 0.1)."),
-            .value("tag-offset", "WHEN", "Per-tag common range offset: auto (default), on, off.", choices: ["auto", "on", "off"]),
             .flag("json", "Print the closing summary as one JSON object (on stderr)."),
-        ],
+        ] + EngineOptions.optionSpecs,
         discussion: """
         Rows are solved as they arrive: a tag's round is solved as soon as it is complete (its usual
         locators have reported), otherwise after the pause of half the period. Every received row is
