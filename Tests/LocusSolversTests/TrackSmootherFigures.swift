@@ -22,16 +22,7 @@ import LocusSimulation
             for seed in [1, 2, 3] as [UInt64] {
                 let rec = TrackFixture.recording(seed: seed, nlos: nlos)
                 let configuration = TrackFilterConfiguration(coupling: coupling)
-                let smoothed: [PositionFix]
-                switch coupling {
-                case .tight:
-                    let times = TrackFixture.rounds(rec.ranges).compactMap { $0.last?.timeSeconds }
-                    smoothed = try TrackSmoother.smooth(ranges: rec.ranges, floor: rec.floor, outputTimesSeconds: times,
-                                                        configuration: configuration)
-                case .loose:
-                    let fixes = TrackFixture.rounds(rec.ranges).compactMap { TrackFixture.leastSquaresFix($0, floor: rec.floor) }
-                    smoothed = try TrackSmoother.smooth(fixes, configuration: configuration)
-                }
+                let smoothed = try TrackFixture.smoothed(rec, configuration: configuration)
                 let s = TrackFixture.score(smoothed, recording: rec)
                 let c = TrackFixture.score(TrackFixture.runCausal(rec, configuration: configuration), recording: rec)
                 causalRatios.append(String(format: "%.4f", c.ratio))

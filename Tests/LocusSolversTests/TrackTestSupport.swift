@@ -35,6 +35,19 @@ enum TrackFixture {
     }
 
     /// Groups a single tag's ranges into rounds (a gap > 50 ms starts a new round).
+    /// The recording smoothed offline as `locus replay --smooth` would: over its ranges at each
+    /// round's last range time (tight), or over each round's least-squares fix (loose).
+    static func smoothed(_ rec: SimulatedRecording, configuration: TrackFilterConfiguration) throws -> [PositionFix] {
+        switch configuration.coupling {
+        case .tight:
+            let times = rounds(rec.ranges).compactMap { $0.last?.timeSeconds }
+            return try TrackSmoother.smooth(ranges: rec.ranges, floor: rec.floor, outputTimesSeconds: times, configuration: configuration)
+        case .loose:
+            let fixes = rounds(rec.ranges).compactMap { leastSquaresFix($0, floor: rec.floor) }
+            return try TrackSmoother.smooth(fixes, configuration: configuration)
+        }
+    }
+
     static func rounds(_ ranges: [RangeMeasurement]) -> [[RangeMeasurement]] {
         var out: [[RangeMeasurement]] = []
         for r in ranges {
