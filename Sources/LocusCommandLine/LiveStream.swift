@@ -131,19 +131,17 @@ struct LiveStream {
         } else if !allowsCSV {
             noteMalformed("not a JSON object or array")
         } else {
-            // The first line's commas tell whether the rows name a floor.
+            // The first line's commas tell whether the rows name a floor; the parser wants whole lines.
             var commas = 0
             for b in bytes { if b == 0x0A { break }; if b == UInt8(ascii: ",") { commas += 1 } }
+            func read(_ lines: UnsafeBufferPointer<UInt8>) -> Int {
+                commas >= 4 ? headerless.read(lines, into: &scratch, engine: &engine, site: site)
+                            : headerlessWithoutFloor.read(lines, into: &scratch, engine: &engine, site: site)
+            }
             if bytes.last == 0x0A {
-                rows += commas >= 4 ? headerless.read(bytes, into: &scratch, engine: &engine, site: site)
-                                    : headerlessWithoutFloor.read(bytes, into: &scratch, engine: &engine, site: site)
+                rows += read(bytes)
             } else {
-                var line = Array(bytes)
-                line.append(0x0A)
-                rows += line.withUnsafeBufferPointer {
-                    commas >= 4 ? headerless.read($0, into: &scratch, engine: &engine, site: site)
-                                : headerlessWithoutFloor.read($0, into: &scratch, engine: &engine, site: site)
-                }
+                rows += (Array(bytes) + [0x0A]).withUnsafeBufferPointer { read($0) }
             }
             feedScratch()
         }

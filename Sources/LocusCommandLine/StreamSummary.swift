@@ -35,7 +35,7 @@ struct StreamSummary {
     var text: String {
         var s = "stream: \(plural(rows, "row")) received, \(plural(fixes, "fix", "fixes")), events "
         s += ZoneEvent.Kind.allCases.sorted { $0.rawValue < $1.rawValue }.map { "\($0.rawValue) \(events[$0] ?? 0)" }.joined(separator: ", ")
-        s += ", \(String(format3: elapsedSeconds)) s"
+        s += ", \(DecimalText.string(elapsedSeconds, decimals: 3)) s"
         if let signal { s += " (drained on \(signal == 2 ? "SIGINT" : "SIGTERM"))" }
         s += "\n"
         if skipped.total > 0 {
@@ -48,14 +48,5 @@ struct StreamSummary {
         }
         if !input.isEmpty { s += "input: " + input.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + "\n" }
         return s
-    }
-}
-
-extension String {
-    /// `value` with 3 decimals.
-    init(format3 value: Double) {
-        var bytes: [UInt8] = []
-        DecimalText.append(value, decimals: 3, to: &bytes)
-        self = String(decoding: bytes, as: UTF8.self)
     }
 }
