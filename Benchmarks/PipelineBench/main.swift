@@ -8,6 +8,7 @@
 //   zones     whole pipeline with 10–10,000 zones
 //   tags      whole pipeline with 1–100,000 tags (fresh engines: tag setup included), and the steady
 //             state with 10,000 and 100,000 live tags (first rounds untimed)
+//   steady    only the steady state of `tags` (for `perf record`; LOCUS_STEADY_TAGS=N: one run of N tags)
 //   pipeline  only the default whole pipeline (kalman tight), many runs: for `perf record`
 // `--replay SITE TRACE` measures the default pipeline in memory on a recorded trace (rows parsed and
 // put in time order outside the timed part, as the peer in scripts/bench-peers is timed): ranges →
@@ -651,9 +652,9 @@ if runs("zones") {
     }
 }
 
-if runs("tags") {
+if runs("tags") || section == "steady" {
     let targetFixes = smoke ? 400 : 60_000
-    for tagCount in smoke ? [1, 10, 1_000] : [1, 10, 100, 1_000, 10_000, 100_000] {
+    for tagCount in section == "steady" ? [] : smoke ? [1, 10, 1_000] : [1, 10, 100, 1_000, 10_000, 100_000] {
         let rounds = max(3, targetFixes / tagCount)
         let s = Scenario(locators: 8, zones: 50, tags: tagCount, rounds: rounds, seed: 40)
         measurePipeline("scale_tags_\(tagCount)_kalman_tight", s, EngineOptions(), extra: ["scale": "\"tags\""], runs: 10, warmup: 1)
@@ -664,12 +665,14 @@ if runs("tags") {
     // tags (3 rounds each). Here the first two rounds of every tag run untimed and only the following
     // rounds are timed, on the same engine: the cost of a fix whose tag's state is one of 10,000 or
     // 100,000 (≈ 19 MB or ≈ 190 MB: beyond the caches) rather than a tag being set up.
-    for tagCount in smoke ? [1_000] : [10_000, 100_000] {
+    let only = ProcessInfo.processInfo.environment["LOCUS_STEADY_TAGS"].flatMap { Int($0) }
+    let steadySizes = only.map { [$0] } ?? (smoke ? [1_000] : [10_000, 100_000])
+    for tagCount in steadySizes {
         let warmRounds = 2, timedRounds = smoke ? 1 : 4
         let s = Scenario(locators: 8, zones: 50, tags: tagCount, rounds: warmRounds + timedRounds, seed: 41)
         let rowsPerRound = tagCount * s.locatorCount
         var perFix: [Double] = []
-        for _ in 0..<(smoke ? 1 : 5) {
+        for _ in 0..<(smoke || only != nil ? 1 : 5) {
             var engine = makeEngine(s.site)
             let tagIndex = s.tags.map { engine.tagIndex(for: $0) }
             let floor = engine.defaultFloor

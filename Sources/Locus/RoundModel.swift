@@ -34,13 +34,11 @@ struct RoundModel {
     var finalSlot: Int { Int(slots >> 16) }
 
     /// n̂: the largest of the recent round sizes once two are known, else 0 (no expectation).
-    var expectedSize: Int {
-        var largest: UInt32 = 0, known = 0
-        for k in 0..<3 {
-            let b = (sizes >> UInt32(8 * k)) & 0xFF
-            if b > 0 { known += 1; largest = max(largest, b) }
-        }
-        return known >= 2 ? Int(largest) : 0
+    /// (Unknown sizes are 0, so the largest of all three bytes is the largest known size.)
+    @inline(__always) var expectedSize: Int {
+        let a = sizes & 0xFF, b = (sizes >> 8) & 0xFF, c = (sizes >> 16) & 0xFF
+        let known = (a != 0 ? 1 : 0) + (b != 0 ? 1 : 0) + (c != 0 ? 1 : 0)
+        return known >= 2 ? Int(max(a, max(b, c))) : 0
     }
 
     /// True when the open epoch is complete (set by `added`).
@@ -62,11 +60,11 @@ struct RoundModel {
 
     /// A range of `slot` joined the open epoch, which now holds `count` locators; `isRepeat` when the
     /// slot was already present.
-    mutating func added(slot: Int, count: Int, isRepeat: Bool) {
+    @inline(__always) mutating func added(slot: Int, count: Int, isRepeat: Bool) {
         slots = (slots & 0xFFFF_0000) | UInt32(truncatingIfNeeded: slot & 0xFFFF)
         if isRepeat { sizes |= Self.repeatFlag }
-        let expected = expectedSize
-        if expected > 0, count >= expected, slot == finalSlot, !hasRepeat {
+        // The cheap tests first: most ranges are not the round's usual last one.
+        if slot == finalSlot, !hasRepeat, case let expected = expectedSize, expected > 0, count >= expected {
             sizes |= Self.completeFlag
         } else {
             sizes &= ~Self.completeFlag
