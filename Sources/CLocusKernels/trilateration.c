@@ -382,16 +382,16 @@ static double combinations(int32_t n, int32_t k) {
 
 static double residual_at(const tril_problem *P, int32_t i, const double x[3]);
 
-// Common-bias test at the all-ranges fit x: every standardized residual z_i = (r_i - rhat_i) sqrt(w_i)
+// Common-bias test at the all-ranges fit: every standardized residual z_i = (r_i - rhat_i) sqrt(w_i)
 // within [LOCUS_TRIL_COMMON_BIAS_SHORT, LOCUS_TRIL_COMMON_BIAS_MAX] and more than half of them above
-// LOCUS_TRIL_COMMON_BIAS_LONG.
+// LOCUS_TRIL_COMMON_BIAS_LONG; rh: the model distances rhat_i at that fit (`distances`).
 #define LOCUS_TRIL_COMMON_BIAS_SHORT (-0.5)
 #define LOCUS_TRIL_COMMON_BIAS_LONG 0.75
 #define LOCUS_TRIL_COMMON_BIAS_MAX 5.0
-static int reads_common_bias(const tril_problem *P, const double x[3]) {
+static int reads_common_bias(const tril_problem *P, const double *rh) {
     int32_t long_count = 0;
     for (int32_t i = 0; i < P->n; i++) {
-        double z = residual_at(P, i, x) * sqrt(P->w[i]);
+        double z = (P->r[i] - rh[i]) * sqrt(P->w[i]);
         if (z < LOCUS_TRIL_COMMON_BIAS_SHORT || z > LOCUS_TRIL_COMMON_BIAS_MAX) return 0;
         if (z > LOCUS_TRIL_COMMON_BIAS_LONG) long_count++;
     }
@@ -422,9 +422,8 @@ typedef struct {
     double slack_scale;                   // beta^2 / 2 * sqrt(sum w_i / rhat_i^2), 1 / m
 } tril_linearization;
 
-static void linearize_rows(const tril_problem *P, uint64_t excluded, const double x[3], tril_linearization *L) {
-    double rh[LOCUS_TRIL_MAX_LOCATORS], ir[LOCUS_TRIL_MAX_LOCATORS];
-    distances(P, x, rh, ir);
+static void linearize_rows(const tril_problem *P, uint64_t excluded, const double x[3], const double *rh,
+                           const double *ir, tril_linearization *L) {
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, b0 = 0, b1 = 0, b2 = 0, c = 0, k = 0;
     for (int32_t i = 0; i < P->n; i++) {
         double gx = (x[0] - P->lx[i]) * ir[i], gy = (x[1] - P->ly[i]) * ir[i];
@@ -508,11 +507,18 @@ static int screen(const tril_problem *P, const tril_linearization *L, const int3
     return 1;
 }
 
-// The penalised subset search (file header, step 3). In: x, m, *chi2 of the all-ranges fit. Out: the
-// chosen fit (unchanged when no set wins), its excluded set in *rejected; *solves counts the full fits.
+// Active weights of a fit without the ranges in excl: wa_i = w_i, or 0 where bit i of excl is set.
+// Branch-free (w_i * 1.0 = w_i, w_i * 0.0 = 0 for finite w_i > 0): the bits follow no pattern.
+static void active_weights(const tril_problem *P, uint64_t excl, double *wa) {
+    for (int32_t i = 0; i < P->n; i++) wa[i] = P->w[i] * (double)(1u - (uint32_t)((excl >> i) & 1u));
+}
+
+// The penalised subset search (file header, step 3). In: x, m, *chi2 of the all-ranges fit and its model
+// distances rh, ir (`distances`). Out: the chosen fit (unchanged when no set wins), its excluded set in
+// *rejected; *solves counts the full fits.
 static int search_rejections(const tril_problem *P, double lambda, int32_t max_rejections, double x[3],
-                             double m[6], double *chi2, int32_t *iterations, int32_t *converged,
-                             uint64_t *rejected, int32_t *solves) {
+                             const double *rh, const double *ir, double m[6], double *chi2,
+                             int32_t *iterations, int32_t *converged, uint64_t *rejected, int32_t *solves) {
     int32_t n = P->n;
     int32_t kmax = max_rejections < n - P->p - 1 ? max_rejections : n - P->p - 1;
     double best_cost = *chi2;
@@ -522,7 +528,7 @@ static int search_rejections(const tril_problem *P, double lambda, int32_t max_r
     uint64_t level_best_excl = 0;
     int level_has_best = 1;
     tril_linearization full;
-    linearize_rows(P, 0, x_full, &full);
+    linearize_rows(P, 0, x_full, rh, ir, &full);
     double wa[LOCUS_TRIL_MAX_LOCATORS];   // active weights of a candidate fit (0: left out)
     *rejected = 0;
     for (int32_t k = 1; k <= kmax; k++) {
@@ -591,14 +597,20 @@ static int search_rejections(const tril_problem *P, double lambda, int32_t max_r
         double level_best = INFINITY, level_x[3] = {0, 0, 0};
         uint64_t level_excl = 0;
         for (;;) {
+            // The first untaken candidate of least bound (a taken one's bound is +inf; every recorded
+            // bound is finite); branch-free select, the comparisons are data-dependent.
             int32_t q = -1;
-            for (int32_t r = 0; r < count; r++)
-                if (cand[r] != 0 && (q < 0 || bound[r] < bound[q])) q = r;
+            double least = INFINITY;
+            for (int32_t r = 0; r < count; r++) {
+                int lower = bound[r] < least;
+                q = lower ? r : q;
+                least = lower ? bound[r] : least;
+            }
             if (q < 0) break;
             if (continues ? !(bound[q] < level_best) : !(bound[q] + lambda * k < best_cost)) break;
             uint64_t excl = cand[q];
-            cand[q] = 0;   // taken
-            for (int32_t i = 0; i < n; i++) wa[i] = ((excl >> i) & 1u) ? 0.0 : P->w[i];
+            bound[q] = INFINITY;   // taken
+            active_weights(P, excl, wa);
             double xj[3] = {start[q][0], start[q][1], start[q][2]}, mj[6], cj;
             int32_t itj = 0, convj = 0;
             (*solves)++;
@@ -624,7 +636,7 @@ static int search_rejections(const tril_problem *P, double lambda, int32_t max_r
         if (level_has_best) { x_level[0] = level_x[0]; x_level[1] = level_x[1]; x_level[2] = level_x[2]; }
     }
     if (*rejected != 0) {   // polish the chosen fit to the full tolerance
-        for (int32_t i = 0; i < n; i++) wa[i] = ((*rejected >> i) & 1u) ? 0.0 : P->w[i];
+        active_weights(P, *rejected, wa);
         (*solves)++;
         return gauss_newton(P, wa, P->tol, x, m, chi2, iterations, converged);
     }
@@ -679,13 +691,18 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
     if (st != LOCUS_TRIL_OK) return st;
     int32_t used = n;
     uint64_t rejected = 0;
+    // The model distances at the all-ranges fit, shared by the common-bias test, the search's
+    // linearisation and (when no range is rejected) the final pass.
+    double rh[LOCUS_TRIL_MAX_LOCATORS], ir[LOCUS_TRIL_MAX_LOCATORS];
+    distances(&P, x, rh, ir);
     if (o->robust && chi2 > locus_tril_chi_square_995(n - P.p) &&
-        !(o->common_bias_guard && reads_common_bias(&P, x))) {
-        st = search_rejections(&P, o->rejection_penalty, o->max_rejections, x, m, &chi2, &iterations, &converged,
-                               &rejected, &solves);
+        !(o->common_bias_guard && reads_common_bias(&P, rh))) {
+        st = search_rejections(&P, o->rejection_penalty, o->max_rejections, x, rh, ir, m, &chi2, &iterations,
+                               &converged, &rejected, &solves);
         if (st != LOCUS_TRIL_OK) return st;
         used = n - (int32_t)__builtin_popcountll(rejected);
         for (int32_t i = 0; i < n; i++) active[i] = !((rejected >> i) & 1u);
+        if (rejected != 0) distances(&P, x, rh, ir);   // x moved: the chosen fit's distances
     }
     int32_t dof = used - P.p;
     double factor = dof > 0 ? max_of(1.0, chi2 / dof) : 1.0;
@@ -693,8 +710,6 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
     // One pass over the used ranges at the solution: the normal matrix N = J^T W J (covariance), the
     // unit line-of-sight Gram H^T H (DOP) and the residual SSE.
     double g[6] = {0, 0, 0, 0, 0, 0}, nw[6] = {0, 0, 0, 0, 0, 0}, sse = 0.0;
-    double rh[LOCUS_TRIL_MAX_LOCATORS], ir[LOCUS_TRIL_MAX_LOCATORS];
-    distances(&P, x, rh, ir);
     for (int32_t i = 0; i < n; i++) {
         if (!active[i]) continue;
         double e = P.r[i] - rh[i];
