@@ -230,8 +230,9 @@ static void distances(const tril_problem *P, const double x[3], double *rh, doub
 // rhat_i (planar: (x, y) components), e_i = r_i - rhat_i, active weights wa_i = w_i for a range in the
 // fit and 0 for one left out. One fused pass, two ranges at a time with SSE2 where available (the
 // square roots and divisions dominate a step). Matrices as (xx, xy, xz, yy, yz, zz).
-static void linearize(const tril_problem *P, const double *wa, const double x[3],
-                      double m[6], double b[3], double *chi2, double h[6]) {
+static inline __attribute__((always_inline)) void
+linearize_in(const tril_problem *P, const double *wa, const double x[3], double m[6], double b[3], double *chi2,
+             double h[6], const int planar) {
     int32_t n = P->n, i = 0;
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, b0 = 0, b1 = 0, b2 = 0, c = 0;
     double t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0, q = 0;
@@ -245,7 +246,7 @@ static void linearize(const tril_problem *P, const double *wa, const double x[3]
         __m128d dx = _mm_sub_pd(px, _mm_loadu_pd(P->lx + i));
         __m128d dy = _mm_sub_pd(py, _mm_loadu_pd(P->ly + i));
         __m128d lz = _mm_loadu_pd(P->lz + i);
-        __m128d dz = P->planar ? lz : _mm_sub_pd(pz, lz);
+        __m128d dz = planar ? lz : _mm_sub_pd(pz, lz);
         __m128d r = _mm_sqrt_pd(_mm_add_pd(_mm_add_pd(_mm_mul_pd(dx, dx), _mm_mul_pd(dy, dy)), _mm_mul_pd(dz, dz)));
         __m128d ir = _mm_and_pd(_mm_div_pd(one, r), _mm_cmpgt_pd(r, zero));
         __m128d gx = _mm_mul_pd(dx, ir), gy = _mm_mul_pd(dy, ir);
@@ -261,7 +262,7 @@ static void linearize(const tril_problem *P, const double *wa, const double x[3]
         u0 = _mm_add_pd(u0, _mm_mul_pd(wgx, e)); u1 = _mm_add_pd(u1, _mm_mul_pd(wgy, e));
         vc = _mm_add_pd(vc, _mm_mul_pd(we, e));
         vq = _mm_add_pd(vq, wei);
-        if (!P->planar) {
+        if (!planar) {
             __m128d gz = _mm_mul_pd(dz, ir), wgz = _mm_mul_pd(w, gz), hgz = _mm_mul_pd(wh, gz);
             v2 = _mm_add_pd(v2, _mm_mul_pd(wgx, gz)); v4 = _mm_add_pd(v4, _mm_mul_pd(wgy, gz));
             v5 = _mm_add_pd(v5, _mm_mul_pd(wgz, gz)); u2 = _mm_add_pd(u2, _mm_mul_pd(wgz, e));
@@ -274,7 +275,7 @@ static void linearize(const tril_problem *P, const double *wa, const double x[3]
     LOCUS_TRIL_HSUM(v0, s0); LOCUS_TRIL_HSUM(v1, s1); LOCUS_TRIL_HSUM(v3, s3);
     LOCUS_TRIL_HSUM(u0, b0); LOCUS_TRIL_HSUM(u1, b1); LOCUS_TRIL_HSUM(vc, c);
     LOCUS_TRIL_HSUM(h0, t0); LOCUS_TRIL_HSUM(h1, t1); LOCUS_TRIL_HSUM(h3, t3); LOCUS_TRIL_HSUM(vq, q);
-    if (!P->planar) {
+    if (!planar) {
         LOCUS_TRIL_HSUM(v2, s2); LOCUS_TRIL_HSUM(v4, s4); LOCUS_TRIL_HSUM(v5, s5); LOCUS_TRIL_HSUM(u2, b2);
         LOCUS_TRIL_HSUM(h2, t2); LOCUS_TRIL_HSUM(h4, t4); LOCUS_TRIL_HSUM(h5, t5);
     }
@@ -282,10 +283,10 @@ static void linearize(const tril_problem *P, const double *wa, const double x[3]
 #endif
     for (; i < n; i++) {
         double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i];
-        double dz = P->planar ? P->lz[i] : x[2] - P->lz[i];
+        double dz = planar ? P->lz[i] : x[2] - P->lz[i];
         double r = sqrt(dx * dx + dy * dy + dz * dz);
         double ir = r > 0.0 ? 1.0 / r : 0.0;
-        double gx = dx * ir, gy = dy * ir, gz = P->planar ? 0.0 : dz * ir;
+        double gx = dx * ir, gy = dy * ir, gz = planar ? 0.0 : dz * ir;
         double e = P->r[i] - r, w = wa[i];
         double we = w * e, wei = we * ir, wh = w + wei;
         double wgx = w * gx, wgy = w * gy, wgz = w * gz;
@@ -299,9 +300,17 @@ static void linearize(const tril_problem *P, const double *wa, const double x[3]
         q += wei;
     }
     m[0] = s0; m[1] = s1; m[2] = s2; m[3] = s3; m[4] = s4; m[5] = s5;
-    h[0] = t0 - q; h[1] = t1; h[2] = t2; h[3] = t3 - q; h[4] = t4; h[5] = P->planar ? 0.0 : t5 - q;
+    h[0] = t0 - q; h[1] = t1; h[2] = t2; h[3] = t3 - q; h[4] = t4; h[5] = planar ? 0.0 : t5 - q;
     b[0] = b0; b[1] = b1; b[2] = b2;
     *chi2 = c;
+}
+
+// linearize_in compiled once per mode, so that each loop keeps only its own accumulators in registers
+// (one shared loop branched on the mode inside and spilled the spatial ones in both).
+static void linearize(const tril_problem *P, const double *wa, const double x[3],
+                      double m[6], double b[3], double *chi2, double h[6]) {
+    if (P->planar) linearize_in(P, wa, x, m, b, chi2, h, 1);
+    else linearize_in(P, wa, x, m, b, chi2, h, 0);
 }
 
 // True when the symmetric p x p matrix h is positive definite and passes sym_inverse's conditioning
