@@ -305,12 +305,108 @@ linearize_in(const tril_problem *P, const double *wa, const double x[3], double 
     *chi2 = c;
 }
 
+#if defined(__SSE2__)
+// The spatial linearisation with SSE2: the same sums as linearize_in, term for term and in the same
+// order (so the same bits), in three passes, since the fused spatial loop's 17 accumulators do not fit
+// the 16 SSE registers and spilled on every pair: (1) per range g_i, e_i, wh_i = wa_i (1 + e_i / rhat_i),
+// and chi2, q = sum wa_i e_i / rhat_i; (2) N and b; (3) the Hessian's sum wh_i g_i g_i^T.
+static void linearize_spatial(const tril_problem *P, const double *wa, const double x[3],
+                              double m[6], double b[3], double *chi2, double h[6]) {
+    int32_t n = P->n, i;
+    double gx[LOCUS_TRIL_MAX_LOCATORS], gy[LOCUS_TRIL_MAX_LOCATORS], gz[LOCUS_TRIL_MAX_LOCATORS];
+    double ev[LOCUS_TRIL_MAX_LOCATORS], wh[LOCUS_TRIL_MAX_LOCATORS];
+    const __m128d px = _mm_set1_pd(x[0]), py = _mm_set1_pd(x[1]), pz = _mm_set1_pd(x[2]);
+    const __m128d zero = _mm_setzero_pd(), one = _mm_set1_pd(1.0);
+    double hs[2];
+#define LOCUS_TRIL_HSUM(v, out) (_mm_storeu_pd(hs, (v)), (out) = hs[0] + hs[1])
+    // (1) geometry, residuals, chi2 and q
+    __m128d vc = zero, vq = zero;
+    for (i = 0; i + 1 < n; i += 2) {
+        __m128d dx = _mm_sub_pd(px, _mm_loadu_pd(P->lx + i));
+        __m128d dy = _mm_sub_pd(py, _mm_loadu_pd(P->ly + i));
+        __m128d dz = _mm_sub_pd(pz, _mm_loadu_pd(P->lz + i));
+        __m128d r = _mm_sqrt_pd(_mm_add_pd(_mm_add_pd(_mm_mul_pd(dx, dx), _mm_mul_pd(dy, dy)), _mm_mul_pd(dz, dz)));
+        __m128d ir = _mm_and_pd(_mm_div_pd(one, r), _mm_cmpgt_pd(r, zero));
+        __m128d e = _mm_sub_pd(_mm_loadu_pd(P->r + i), r), w = _mm_loadu_pd(wa + i);
+        __m128d we = _mm_mul_pd(w, e), wei = _mm_mul_pd(we, ir);
+        _mm_storeu_pd(gx + i, _mm_mul_pd(dx, ir));
+        _mm_storeu_pd(gy + i, _mm_mul_pd(dy, ir));
+        _mm_storeu_pd(gz + i, _mm_mul_pd(dz, ir));
+        _mm_storeu_pd(ev + i, e);
+        _mm_storeu_pd(wh + i, _mm_add_pd(w, wei));
+        vc = _mm_add_pd(vc, _mm_mul_pd(we, e));
+        vq = _mm_add_pd(vq, wei);
+    }
+    double c, q;
+    LOCUS_TRIL_HSUM(vc, c); LOCUS_TRIL_HSUM(vq, q);
+    for (; i < n; i++) {
+        double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i], dz = x[2] - P->lz[i];
+        double r = sqrt(dx * dx + dy * dy + dz * dz);
+        double ir = r > 0.0 ? 1.0 / r : 0.0;
+        double e = P->r[i] - r, w = wa[i];
+        double we = w * e, wei = we * ir;
+        gx[i] = dx * ir; gy[i] = dy * ir; gz[i] = dz * ir; ev[i] = e; wh[i] = w + wei;
+        c += we * e;
+        q += wei;
+    }
+    // (2) N = sum w g g^T, b = sum w g e
+    __m128d v0 = zero, v1 = zero, v2 = zero, v3 = zero, v4 = zero, v5 = zero, u0 = zero, u1 = zero, u2 = zero;
+    for (i = 0; i + 1 < n; i += 2) {
+        __m128d w = _mm_loadu_pd(wa + i), e = _mm_loadu_pd(ev + i);
+        __m128d gxv = _mm_loadu_pd(gx + i), gyv = _mm_loadu_pd(gy + i), gzv = _mm_loadu_pd(gz + i);
+        __m128d wgx = _mm_mul_pd(w, gxv), wgy = _mm_mul_pd(w, gyv), wgz = _mm_mul_pd(w, gzv);
+        v0 = _mm_add_pd(v0, _mm_mul_pd(wgx, gxv)); v1 = _mm_add_pd(v1, _mm_mul_pd(wgx, gyv));
+        v2 = _mm_add_pd(v2, _mm_mul_pd(wgx, gzv)); v3 = _mm_add_pd(v3, _mm_mul_pd(wgy, gyv));
+        v4 = _mm_add_pd(v4, _mm_mul_pd(wgy, gzv)); v5 = _mm_add_pd(v5, _mm_mul_pd(wgz, gzv));
+        u0 = _mm_add_pd(u0, _mm_mul_pd(wgx, e)); u1 = _mm_add_pd(u1, _mm_mul_pd(wgy, e));
+        u2 = _mm_add_pd(u2, _mm_mul_pd(wgz, e));
+    }
+    double s0, s1, s2, s3, s4, s5, b0, b1, b2;
+    LOCUS_TRIL_HSUM(v0, s0); LOCUS_TRIL_HSUM(v1, s1); LOCUS_TRIL_HSUM(v2, s2);
+    LOCUS_TRIL_HSUM(v3, s3); LOCUS_TRIL_HSUM(v4, s4); LOCUS_TRIL_HSUM(v5, s5);
+    LOCUS_TRIL_HSUM(u0, b0); LOCUS_TRIL_HSUM(u1, b1); LOCUS_TRIL_HSUM(u2, b2);
+    for (int32_t j = i; j < n; j++) {
+        double w = wa[j], wgx = w * gx[j], wgy = w * gy[j], wgz = w * gz[j];
+        s0 += wgx * gx[j]; s1 += wgx * gy[j]; s2 += wgx * gz[j];
+        s3 += wgy * gy[j]; s4 += wgy * gz[j]; s5 += wgz * gz[j];
+        b0 += wgx * ev[j]; b1 += wgy * ev[j]; b2 += wgz * ev[j];
+    }
+    // (3) the Hessian's sum wh g g^T
+    __m128d h0 = zero, h1 = zero, h2 = zero, h3 = zero, h4 = zero, h5 = zero;
+    for (i = 0; i + 1 < n; i += 2) {
+        __m128d whv = _mm_loadu_pd(wh + i);
+        __m128d gxv = _mm_loadu_pd(gx + i), gyv = _mm_loadu_pd(gy + i), gzv = _mm_loadu_pd(gz + i);
+        __m128d hgx = _mm_mul_pd(whv, gxv), hgy = _mm_mul_pd(whv, gyv), hgz = _mm_mul_pd(whv, gzv);
+        h0 = _mm_add_pd(h0, _mm_mul_pd(hgx, gxv)); h1 = _mm_add_pd(h1, _mm_mul_pd(hgx, gyv));
+        h2 = _mm_add_pd(h2, _mm_mul_pd(hgx, gzv)); h3 = _mm_add_pd(h3, _mm_mul_pd(hgy, gyv));
+        h4 = _mm_add_pd(h4, _mm_mul_pd(hgy, gzv)); h5 = _mm_add_pd(h5, _mm_mul_pd(hgz, gzv));
+    }
+    double t0, t1, t2, t3, t4, t5;
+    LOCUS_TRIL_HSUM(h0, t0); LOCUS_TRIL_HSUM(h1, t1); LOCUS_TRIL_HSUM(h2, t2);
+    LOCUS_TRIL_HSUM(h3, t3); LOCUS_TRIL_HSUM(h4, t4); LOCUS_TRIL_HSUM(h5, t5);
+#undef LOCUS_TRIL_HSUM
+    for (int32_t j = i; j < n; j++) {
+        double hgx = wh[j] * gx[j], hgy = wh[j] * gy[j], hgz = wh[j] * gz[j];
+        t0 += hgx * gx[j]; t1 += hgx * gy[j]; t2 += hgx * gz[j];
+        t3 += hgy * gy[j]; t4 += hgy * gz[j]; t5 += hgz * gz[j];
+    }
+    m[0] = s0; m[1] = s1; m[2] = s2; m[3] = s3; m[4] = s4; m[5] = s5;
+    h[0] = t0 - q; h[1] = t1; h[2] = t2; h[3] = t3 - q; h[4] = t4; h[5] = t5 - q;
+    b[0] = b0; b[1] = b1; b[2] = b2;
+    *chi2 = c;
+}
+#endif
+
 // linearize_in compiled once per mode, so that each loop keeps only its own accumulators in registers
 // (one shared loop branched on the mode inside and spilled the spatial ones in both).
 static void linearize(const tril_problem *P, const double *wa, const double x[3],
                       double m[6], double b[3], double *chi2, double h[6]) {
     if (P->planar) linearize_in(P, wa, x, m, b, chi2, h, 1);
+#if defined(__SSE2__)
+    else linearize_spatial(P, wa, x, m, b, chi2, h);
+#else
     else linearize_in(P, wa, x, m, b, chi2, h, 0);
+#endif
 }
 
 // True when the symmetric p x p matrix h is positive definite and passes sym_inverse's conditioning
