@@ -92,7 +92,9 @@ static inline int well_conditioned_2x2(double tr, double det, double rcond) {
 
 // Reciprocal condition and inverse of a symmetric 2x2 / 3x3 matrix stored as (xx, xy, xz, yy, yz, zz).
 // Returns 0 and fills inv when rcond >= min_rcond, else LOCUS_TRIL_DEGENERATE.
-static int sym_inverse(int32_t p, const double m[6], double min_rcond, double inv[6]) {
+// sym_inverse_in is inlined where p is a constant (Gauss–Newton, per mode); sym_inverse elsewhere.
+static inline __attribute__((always_inline)) int sym_inverse_in(int32_t p, const double m[6], double min_rcond,
+                                                                double inv[6]) {
     if (p == 2) {
         double a = m[0], b = m[1], c = m[3];
         double det = a * c - b * b;
@@ -119,6 +121,10 @@ static int sym_inverse(int32_t p, const double m[6], double min_rcond, double in
     double rc = 1.0 / (nm * ni);
     if (!(rc >= min_rcond)) return LOCUS_TRIL_DEGENERATE;
     return LOCUS_TRIL_OK;
+}
+
+static int sym_inverse(int32_t p, const double m[6], double min_rcond, double inv[6]) {
+    return sym_inverse_in(p, m, min_rcond, inv);
 }
 
 int locus_tril_choose_mode(const double *xyz, int32_t n, int32_t requested_mode,
@@ -229,7 +235,10 @@ static void distances(const tril_problem *P, const double x[3], double *rh, doub
 // - (sum wa_i e_i / rhat_i) I (d^2 rhat_i / dp^2 = (I - g_i g_i^T) / rhat_i), at x; g_i = (x - p_i) /
 // rhat_i (planar: (x, y) components), e_i = r_i - rhat_i, active weights wa_i = w_i for a range in the
 // fit and 0 for one left out. One fused pass, two ranges at a time with SSE2 where available (the
-// square roots and divisions dominate a step). Matrices as (xx, xy, xz, yy, yz, zz).
+// square roots and divisions dominate a step). Matrices as (xx, xy, xz, yy, yz, zz). `planar` is a
+// constant at every call (gauss_newton_in), so each mode gets its own loop holding only its own
+// accumulators in registers: one loop branched on the mode inside was not unswitched by the compiler
+// and spilled the spatial accumulators in both modes.
 static inline __attribute__((always_inline)) void
 linearize_in(const tril_problem *P, const double *wa, const double x[3], double m[6], double b[3], double *chi2,
              double h[6], const int planar) {
@@ -397,23 +406,13 @@ static void linearize_spatial(const tril_problem *P, const double *wa, const dou
 }
 #endif
 
-// linearize_in compiled once per mode, so that each loop keeps only its own accumulators in registers
-// (one shared loop branched on the mode inside and spilled the spatial ones in both).
-static void linearize(const tril_problem *P, const double *wa, const double x[3],
-                      double m[6], double b[3], double *chi2, double h[6]) {
-    if (P->planar) linearize_in(P, wa, x, m, b, chi2, h, 1);
-#if defined(__SSE2__)
-    else linearize_spatial(P, wa, x, m, b, chi2, h);
-#else
-    else linearize_in(P, wa, x, m, b, chi2, h, 0);
-#endif
-}
 
 // True when the symmetric p x p matrix h is positive definite and passes sym_inverse's conditioning
 // test; then its inverse is in inv.
-static int positive_definite_inverse(int32_t p, const double h[6], double min_rcond, double inv[6]) {
+static inline __attribute__((always_inline)) int positive_definite_inverse(int32_t p, const double h[6],
+                                                                           double min_rcond, double inv[6]) {
     if (p == 3 && !(h[0] > 0.0 && h[0] * h[3] - h[1] * h[1] > 0.0)) return 0;   // leading minors (det: sym_inverse)
-    return sym_inverse(p, h, min_rcond, inv) == LOCUS_TRIL_OK;
+    return sym_inverse_in(p, h, min_rcond, inv) == LOCUS_TRIL_OK;
 }
 
 // Newton's method on chi2 from x (in/out), with the Gauss–Newton step where the Hessian is not
@@ -426,24 +425,31 @@ static int positive_definite_inverse(int32_t p, const double h[6], double min_rc
 // max_iterations steps without meeting the tolerance it linearises once more at x and stops
 // (*converged = 0). DEGENERATE when N fails the conditioning test at a Gauss–Newton step or at the
 // last linearisation.
-static int gauss_newton(const tril_problem *P, const double *wa, double tol, double x[3],
-                        double m[6], double *chi2, int32_t *iterations, int32_t *converged) {
+static inline __attribute__((always_inline)) int
+gauss_newton_in(const tril_problem *P, const double *wa, double tol, double x[3], double m[6], double *chi2,
+                int32_t *iterations, int32_t *converged, const int planar) {
+    const int32_t p = planar ? 2 : 3;
     double b[3], h[6], inv[6], hinv[6];
     double previous = INFINITY;
     int32_t it = 0;
     *converged = 0;
     for (;;) {
-        linearize(P, wa, x, m, b, chi2, h);
+#if defined(__SSE2__)
+        if (planar) linearize_in(P, wa, x, m, b, chi2, h, 1);
+        else linearize_spatial(P, wa, x, m, b, chi2, h);
+#else
+        linearize_in(P, wa, x, m, b, chi2, h, planar);
+#endif
         if (!isfinite(*chi2)) return LOCUS_TRIL_DIVERGED;
         if (it >= P->max_it) break;
         const double *k = hinv;
-        if (!positive_definite_inverse(P->p, h, P->min_rcond, hinv)) {
-            int st = sym_inverse(P->p, m, P->min_rcond, inv);
+        if (!positive_definite_inverse(p, h, P->min_rcond, hinv)) {
+            int st = sym_inverse_in(p, m, P->min_rcond, inv);
             if (st != LOCUS_TRIL_OK) return st;
             k = inv;
         }
         double d0, d1, d2;
-        if (P->planar) {
+        if (planar) {
             d0 = k[0] * b[0] + k[1] * b[1];
             d1 = k[1] * b[0] + k[3] * b[1];
             d2 = 0.0;
@@ -460,7 +466,14 @@ static int gauss_newton(const tril_problem *P, const double *wa, double tol, dou
         previous = step;
     }
     *iterations = it;
-    return sym_inverse(P->p, m, P->min_rcond, inv);   // the geometry test on N of the last linearisation
+    return sym_inverse_in(p, m, P->min_rcond, inv);   // the geometry test on N of the last linearisation
+}
+
+// gauss_newton_in compiled once per mode (the linearisation, the 2x2 / 3x3 inverses and the step inline).
+static int gauss_newton(const tril_problem *P, const double *wa, double tol, double x[3],
+                        double m[6], double *chi2, int32_t *iterations, int32_t *converged) {
+    return P->planar ? gauss_newton_in(P, wa, tol, x, m, chi2, iterations, converged, 1)
+                     : gauss_newton_in(P, wa, tol, x, m, chi2, iterations, converged, 0);
 }
 
 // Level k of the rejection search tries every k-subset while k <= 3 and C(n, k) <= this budget.
