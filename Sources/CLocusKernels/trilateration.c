@@ -39,6 +39,10 @@
 #include <emmintrin.h>
 #endif
 
+// Helpers taking a constant `planar` (or p) are forced inline, so that each mode gets its own code with
+// the other mode's branches and values removed (see linearize_in, gauss_newton_in, solve_in).
+#define LOCUS_TRIL_INLINE static inline __attribute__((always_inline))
+
 typedef struct {
     int32_t n, p, planar;
     double cx, cy, cz;       // centroid added back at the end
@@ -93,8 +97,7 @@ static inline int well_conditioned_2x2(double tr, double det, double rcond) {
 // Reciprocal condition and inverse of a symmetric 2x2 / 3x3 matrix stored as (xx, xy, xz, yy, yz, zz).
 // Returns 0 and fills inv when rcond >= min_rcond, else LOCUS_TRIL_DEGENERATE.
 // sym_inverse_in is inlined where p is a constant (Gauss–Newton, per mode); sym_inverse elsewhere.
-static inline __attribute__((always_inline)) int sym_inverse_in(int32_t p, const double m[6], double min_rcond,
-                                                                double inv[6]) {
+LOCUS_TRIL_INLINE int sym_inverse_in(int32_t p, const double m[6], double min_rcond, double inv[6]) {
     if (p == 2) {
         double a = m[0], b = m[1], c = m[3];
         double det = a * c - b * b;
@@ -149,7 +152,7 @@ int locus_tril_choose_mode(const double *xyz, int32_t n, int32_t requested_mode,
 }
 
 // Linearised closed-form seed over all n ranges.
-static int seed(const tril_problem *P, const uint8_t *active, double x[3]) {
+LOCUS_TRIL_INLINE int seed(const tril_problem *P, const uint8_t *active, double x[3], const int planar) {
     int32_t n = P->n, count = 0;
     double ms = 0.0, mq = 0.0, ax0 = 0.0, ay0 = 0.0, az0 = 0.0;
     double s[LOCUS_TRIL_MAX_LOCATORS], q[LOCUS_TRIL_MAX_LOCATORS];
@@ -157,7 +160,7 @@ static int seed(const tril_problem *P, const uint8_t *active, double x[3]) {
         if (!active[i]) continue;
         count++;
         double ri = P->r[i];
-        if (P->planar) {
+        if (planar) {
             s[i] = ri * ri - P->lz[i] * P->lz[i];
             q[i] = P->lx[i] * P->lx[i] + P->ly[i] * P->ly[i];
         } else {
@@ -167,7 +170,7 @@ static int seed(const tril_problem *P, const uint8_t *active, double x[3]) {
         ms += s[i]; mq += q[i];
         ax0 += P->lx[i]; ay0 += P->ly[i]; az0 += P->lz[i];
     }
-    if (count < P->p + 1) return LOCUS_TRIL_TOO_FEW_RANGES;
+    if (count < (planar ? 2 : 3) + 1) return LOCUS_TRIL_TOO_FEW_RANGES;
     ms /= count; mq /= count; ax0 /= count; ay0 /= count; az0 /= count;
     double m[6] = {0, 0, 0, 0, 0, 0}, b[3] = {0, 0, 0};
     for (int32_t i = 0; i < n; i++) {
@@ -176,16 +179,16 @@ static int seed(const tril_problem *P, const uint8_t *active, double x[3]) {
         double ax = P->lx[i] - ax0, ay = P->ly[i] - ay0;
         m[0] += ax * ax; m[1] += ax * ay; m[3] += ay * ay;
         b[0] += ax * rhs; b[1] += ay * rhs;
-        if (!P->planar) {
+        if (!planar) {
             double az = P->lz[i] - az0;
             m[2] += ax * az; m[4] += ay * az; m[5] += az * az;
             b[2] += az * rhs;
         }
     }
     double inv[6];
-    int st = sym_inverse(P->p, m, P->min_rcond, inv);
+    int st = sym_inverse_in(planar ? 2 : 3, m, P->min_rcond, inv);
     if (st != LOCUS_TRIL_OK) return st;
-    if (P->planar) {
+    if (planar) {
         x[0] = inv[0] * b[0] + inv[1] * b[1];
         x[1] = inv[1] * b[0] + inv[3] * b[1];
         x[2] = 0.0;
@@ -201,7 +204,8 @@ static int seed(const tril_problem *P, const uint8_t *active, double x[3]) {
 // Model distances rh_i = |p - p_i| (planar: fixed vertical offset) and their reciprocals
 // ir_i = 1 / rh_i (0 where rh_i == 0) for all n locators, two at a time with SSE2 where available:
 // the square roots and divisions dominate a Gauss–Newton step.
-static void distances(const tril_problem *P, const double x[3], double *rh, double *ir) {
+LOCUS_TRIL_INLINE void
+distances(const tril_problem *P, const double x[3], double *rh, double *ir, const int planar) {
     int32_t n = P->n;
 #if defined(__SSE2__)
     const __m128d px = _mm_set1_pd(x[0]), py = _mm_set1_pd(x[1]), pz = _mm_set1_pd(x[2]);
@@ -211,7 +215,7 @@ static void distances(const tril_problem *P, const double x[3], double *rh, doub
         __m128d dx = _mm_sub_pd(px, _mm_loadu_pd(P->lx + i));
         __m128d dy = _mm_sub_pd(py, _mm_loadu_pd(P->ly + i));
         __m128d lz = _mm_loadu_pd(P->lz + i);
-        __m128d dz = P->planar ? lz : _mm_sub_pd(pz, lz);
+        __m128d dz = planar ? lz : _mm_sub_pd(pz, lz);
         __m128d d2 = _mm_add_pd(_mm_add_pd(_mm_mul_pd(dx, dx), _mm_mul_pd(dy, dy)), _mm_mul_pd(dz, dz));
         __m128d r = _mm_sqrt_pd(d2);
         __m128d inv = _mm_and_pd(_mm_div_pd(one, r), _mm_cmpgt_pd(r, zero));
@@ -223,7 +227,7 @@ static void distances(const tril_problem *P, const double x[3], double *rh, doub
     for (int32_t i = 0; i < n; i++) {
 #endif
         double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i];
-        double dz = P->planar ? P->lz[i] : x[2] - P->lz[i];
+        double dz = planar ? P->lz[i] : x[2] - P->lz[i];
         double r = sqrt(dx * dx + dy * dy + dz * dz);
         rh[i] = r;
         ir[i] = r > 0.0 ? 1.0 / r : 0.0;
@@ -239,7 +243,7 @@ static void distances(const tril_problem *P, const double x[3], double *rh, doub
 // constant at every call (gauss_newton_in), so each mode gets its own loop holding only its own
 // accumulators in registers: one loop branched on the mode inside was not unswitched by the compiler
 // and spilled the spatial accumulators in both modes.
-static inline __attribute__((always_inline)) void
+LOCUS_TRIL_INLINE void
 linearize_in(const tril_problem *P, const double *wa, const double x[3], double m[6], double b[3], double *chi2,
              double h[6], const int planar) {
     int32_t n = P->n, i = 0;
@@ -409,8 +413,7 @@ static void linearize_spatial(const tril_problem *P, const double *wa, const dou
 
 // True when the symmetric p x p matrix h is positive definite and passes sym_inverse's conditioning
 // test; then its inverse is in inv.
-static inline __attribute__((always_inline)) int positive_definite_inverse(int32_t p, const double h[6],
-                                                                           double min_rcond, double inv[6]) {
+LOCUS_TRIL_INLINE int positive_definite_inverse(int32_t p, const double h[6], double min_rcond, double inv[6]) {
     if (p == 3 && !(h[0] > 0.0 && h[0] * h[3] - h[1] * h[1] > 0.0)) return 0;   // leading minors (det: sym_inverse)
     return sym_inverse_in(p, h, min_rcond, inv) == LOCUS_TRIL_OK;
 }
@@ -425,7 +428,7 @@ static inline __attribute__((always_inline)) int positive_definite_inverse(int32
 // max_iterations steps without meeting the tolerance it linearises once more at x and stops
 // (*converged = 0). DEGENERATE when N fails the conditioning test at a Gauss–Newton step or at the
 // last linearisation.
-static inline __attribute__((always_inline)) int
+LOCUS_TRIL_INLINE int
 gauss_newton_in(const tril_problem *P, const double *wa, double tol, double x[3], double m[6], double *chi2,
                 int32_t *iterations, int32_t *converged, const int planar) {
     const int32_t p = planar ? 2 : 3;
@@ -498,7 +501,6 @@ static double combinations(int32_t n, int32_t k) {
     return c;
 }
 
-static double residual_at(const tril_problem *P, int32_t i, const double x[3]);
 
 // Common-bias test at the all-ranges fit: every standardized residual z_i = (r_i - rhat_i) sqrt(w_i)
 // within [LOCUS_TRIL_COMMON_BIAS_SHORT, LOCUS_TRIL_COMMON_BIAS_MAX] and more than half of them above
@@ -516,9 +518,9 @@ static int reads_common_bias(const tril_problem *P, const double *rh) {
     return 2 * long_count > P->n;
 }
 
-static double residual_at(const tril_problem *P, int32_t i, const double x[3]) {
+LOCUS_TRIL_INLINE double residual_at(const tril_problem *P, int32_t i, const double x[3], const int planar) {
     double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i];
-    double dz = P->planar ? P->lz[i] : x[2] - P->lz[i];
+    double dz = planar ? P->lz[i] : x[2] - P->lz[i];
     return P->r[i] - sqrt(dx * dx + dy * dy + dz * dz);
 }
 
@@ -540,12 +542,13 @@ typedef struct {
     double slack_scale;                   // beta^2 / 2 * sqrt(sum w_i / rhat_i^2), 1 / m
 } tril_linearization;
 
-static void linearize_rows(const tril_problem *P, uint64_t excluded, const double x[3], const double *rh,
-                           const double *ir, tril_linearization *L) {
+LOCUS_TRIL_INLINE void
+linearize_rows(const tril_problem *P, uint64_t excluded, const double x[3], const double *rh, const double *ir,
+               tril_linearization *L, const int planar) {
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, b0 = 0, b1 = 0, b2 = 0, c = 0, k = 0;
     for (int32_t i = 0; i < P->n; i++) {
         double gx = (x[0] - P->lx[i]) * ir[i], gy = (x[1] - P->ly[i]) * ir[i];
-        double gz = P->planar ? 0.0 : (x[2] - P->lz[i]) * ir[i];
+        double gz = planar ? 0.0 : (x[2] - P->lz[i]) * ir[i];
         double e = P->r[i] - rh[i];
         L->gx[i] = gx; L->gy[i] = gy; L->gz[i] = gz; L->e[i] = e; L->ir[i] = ir[i];
         double w = P->w[i], wgx = w * gx, wgy = w * gy, wgz = w * gz;
@@ -578,10 +581,11 @@ static void linearize_rows(const tril_problem *P, uint64_t excluded, const doubl
 // Returns 1 with *bound and delta when N_E passes the conditioning test and every excluded range can
 // still read long after the step (e_j - g_j . delta + beta^2 |delta|^2 / (2 rhat_j) > 0: NLOS only
 // lengthens a range), else 0. O(t) plus one p x p solve.
-static int screen(const tril_problem *P, const tril_linearization *L, const int32_t *excl, int32_t t,
-                  double delta[3], double *bound) {
+LOCUS_TRIL_INLINE int
+screen(const tril_problem *P, const tril_linearization *L, const int32_t *excl, int32_t t, double delta[3],
+       double *bound, const int planar) {
     double d0, d1, d2, lin;
-    if (P->planar) {
+    if (planar) {
         double m0 = L->n[0], m1 = L->n[1], m3 = L->n[3], b0 = L->b[0], b1 = L->b[1], c = L->c;
         for (int32_t q = 0; q < t; q++) {
             const tril_row_terms *r = &L->row[excl[q]];
@@ -606,7 +610,7 @@ static int screen(const tril_problem *P, const tril_linearization *L, const int3
             c -= r->cc;
         }
         double inv[6];
-        if (sym_inverse(3, m, P->min_rcond, inv) != LOCUS_TRIL_OK) return 0;
+        if (sym_inverse_in(3, m, P->min_rcond, inv) != LOCUS_TRIL_OK) return 0;
         d0 = inv[0] * b0 + inv[1] * b1 + inv[2] * b2;
         d1 = inv[1] * b0 + inv[3] * b1 + inv[4] * b2;
         d2 = inv[2] * b0 + inv[4] * b1 + inv[5] * b2;
@@ -634,11 +638,12 @@ static void active_weights(const tril_problem *P, uint64_t excl, double *wa) {
 // The penalised subset search (file header, step 3). In: x, m, *chi2 of the all-ranges fit and its model
 // distances rh, ir (`distances`). Out: the chosen fit (unchanged when no set wins), its excluded set in
 // *rejected; *solves counts the full fits.
-static int search_rejections(const tril_problem *P, double lambda, int32_t max_rejections, double x[3],
-                             const double *rh, const double *ir, double m[6], double *chi2,
-                             int32_t *iterations, int32_t *converged, uint64_t *rejected, int32_t *solves) {
+LOCUS_TRIL_INLINE int
+search_rejections(const tril_problem *P, double lambda, int32_t max_rejections, double x[3], const double *rh,
+                  const double *ir, double m[6], double *chi2, int32_t *iterations, int32_t *converged,
+                  uint64_t *rejected, int32_t *solves, const int planar) {
     int32_t n = P->n;
-    int32_t kmax = max_rejections < n - P->p - 1 ? max_rejections : n - P->p - 1;
+    int32_t kmax = max_rejections < n - (planar ? 2 : 3) - 1 ? max_rejections : n - (planar ? 2 : 3) - 1;
     double best_cost = *chi2;
     double x_full[3] = {x[0], x[1], x[2]};
     double x_level[3] = {x[0], x[1], x[2]};   // a greedy level starts at the previous level's best fit
@@ -646,7 +651,7 @@ static int search_rejections(const tril_problem *P, double lambda, int32_t max_r
     uint64_t level_best_excl = 0;
     int level_has_best = 1;
     tril_linearization full;
-    linearize_rows(P, 0, x_full, rh, ir, &full);
+    linearize_rows(P, 0, x_full, rh, ir, &full, planar);
     double wa[LOCUS_TRIL_MAX_LOCATORS];   // active weights of a candidate fit (0: left out)
     *rejected = 0;
     for (int32_t k = 1; k <= kmax; k++) {
@@ -665,7 +670,7 @@ static int search_rejections(const tril_problem *P, double lambda, int32_t max_r
             double score[LOCUS_TRIL_GREEDY_CANDIDATES];
             for (int32_t i = 0; i < n; i++) {
                 if ((base >> i) & 1u) continue;
-                double z = residual_at(P, i, x_level) * sqrt(P->w[i]);
+                double z = residual_at(P, i, x_level, planar) * sqrt(P->w[i]);
                 if (!(z > 0.0)) continue;
                 int32_t slot = e_count < LOCUS_TRIL_GREEDY_CANDIDATES ? e_count++ : -1;
                 if (slot < 0) {   // replace the weakest kept candidate when this one reads longer
@@ -695,7 +700,8 @@ static int search_rejections(const tril_problem *P, double lambda, int32_t max_r
             // A greedy level's few extensions are all fitted, from the level's point: far from the
             // all-ranges fit (several outliers left out) its linearisation is no guide.
             double d[3] = {0, 0, 0}, lb = 0.0;
-            if ((!exhaustive || screen(P, &full, sel, t, d, &lb)) && (continues || lb + lambda * k < best_cost)) {
+            if ((!exhaustive || screen(P, &full, sel, t, d, &lb, planar)) &&
+                (continues || lb + lambda * k < best_cost)) {
                 uint64_t excl = base;
                 for (int32_t q = 0; q < t; q++) excl |= (uint64_t)1 << sel[q];
                 bound[count] = lb; cand[count] = excl;
@@ -737,7 +743,8 @@ static int search_rejections(const tril_problem *P, double lambda, int32_t max_r
                 continue;
             int long_reading = 1;
             for (int32_t i = 0; i < n && long_reading; i++)
-                if (((excl >> i) & 1u) && !(residual_at(P, i, xj) > 0.0)) long_reading = 0;   // NLOS only lengthens
+                if (((excl >> i) & 1u) && !(residual_at(P, i, xj, planar) > 0.0))
+                    long_reading = 0;   // NLOS only lengthens
             if (!long_reading) continue;
             level_best = cj; level_excl = excl;
             level_x[0] = xj[0]; level_x[1] = xj[1]; level_x[2] = xj[2];
@@ -758,6 +765,82 @@ static int search_rejections(const tril_problem *P, double lambda, int32_t max_r
         (*solves)++;
         return gauss_newton(P, wa, P->tol, x, m, chi2, iterations, converged);
     }
+    return LOCUS_TRIL_OK;
+}
+
+// Steps 1-4 of the file header for a set-up problem (locators centred, weights), compiled once per
+// mode: the seed, the linearisations, the search and the final pass each keep only their own mode's
+// arithmetic (a branch on the mode inside their loops also kept the other mode's values live).
+LOCUS_TRIL_INLINE int
+solve_in(const tril_problem *P, const locus_tril_options *o, int32_t mode, uint8_t *active, locus_tril_result *res,
+         const int planar) {
+    const int32_t p = planar ? 2 : 3;
+    int st;
+    double x[3];
+    st = seed(P, active, x, planar);
+    if (st != LOCUS_TRIL_OK) return st;
+    double m[6], chi2;
+    int32_t iterations = 0, converged = 0, solves = 1;
+    st = gauss_newton(P, P->w, P->tol, x, m, &chi2, &iterations, &converged);
+    if (st != LOCUS_TRIL_OK) return st;
+    int32_t used = P->n;
+    uint64_t rejected = 0;
+    // The model distances at the all-ranges fit, shared by the common-bias test, the search's
+    // linearisation and (when no range is rejected) the final pass.
+    double rh[LOCUS_TRIL_MAX_LOCATORS], ir[LOCUS_TRIL_MAX_LOCATORS];
+    distances(P, x, rh, ir, planar);
+    if (o->robust && chi2 > locus_tril_chi_square_995(P->n - p) &&
+        !(o->common_bias_guard && reads_common_bias(P, rh))) {
+        st = search_rejections(P, o->rejection_penalty, o->max_rejections, x, rh, ir, m, &chi2, &iterations,
+                               &converged, &rejected, &solves, planar);
+        if (st != LOCUS_TRIL_OK) return st;
+        used = P->n - (int32_t)__builtin_popcountll(rejected);
+        for (int32_t i = 0; i < P->n; i++) active[i] = !((rejected >> i) & 1u);
+        if (rejected != 0) distances(P, x, rh, ir, planar);   // x moved: the chosen fit's distances
+    }
+    int32_t dof = used - p;
+    double factor = dof > 0 ? max_of(1.0, chi2 / dof) : 1.0;
+    double px = x[0] + P->cx, py = x[1] + P->cy, pz = planar ? o->tag_height_m : x[2] + P->cz;
+    // One pass over the used ranges at the solution: the normal matrix N = J^T W J (covariance), the
+    // unit line-of-sight Gram H^T H (DOP) and the residual SSE.
+    double g[6] = {0, 0, 0, 0, 0, 0}, nw[6] = {0, 0, 0, 0, 0, 0}, sse = 0.0;
+    for (int32_t i = 0; i < P->n; i++) {
+        if (!active[i]) continue;
+        double e = P->r[i] - rh[i];
+        sse += e * e;
+        double dz = planar ? P->lz[i] : x[2] - P->lz[i];
+        double ux = (x[0] - P->lx[i]) * ir[i], uy = (x[1] - P->ly[i]) * ir[i], uz = dz * ir[i];
+        g[0] += ux * ux; g[1] += ux * uy; g[3] += uy * uy;
+        double w = P->w[i];
+        nw[0] += w * ux * ux; nw[1] += w * ux * uy; nw[3] += w * uy * uy;
+        if (!planar) {
+            g[2] += ux * uz; g[4] += uy * uz; g[5] += uz * uz;
+            nw[2] += w * ux * uz; nw[4] += w * uy * uz; nw[5] += w * uz * uz;
+        }
+    }
+    double cov[6];
+    st = sym_inverse_in(p, nw, P->min_rcond, cov);
+    if (st != LOCUS_TRIL_OK) return st;
+    double q[6];
+    st = sym_inverse_in(p, g, P->min_rcond, q);
+    if (st != LOCUS_TRIL_OK) return st;
+    double h2 = q[0] + q[3], v2 = planar ? 0.0 : q[5];
+    double pdop = sqrt(h2 + v2);
+    if (!(h2 >= 0.0) || !(v2 >= 0.0) || !(pdop <= o->max_dop)) return LOCUS_TRIL_DEGENERATE;
+    double hdop = sqrt(h2), vdop = sqrt(v2);
+    res->x = px; res->y = py; res->z = pz;
+    res->cov_xx = cov[0] * factor; res->cov_xy = cov[1] * factor; res->cov_yy = cov[3] * factor;
+    res->cov_xz = cov[2] * factor; res->cov_yz = cov[4] * factor; res->cov_zz = cov[5] * factor;
+    res->hdop = hdop; res->vdop = vdop; res->pdop = pdop;
+    res->residual_rms_m = sqrt(sse / used);
+    res->chi_square = chi2;
+    res->rejected_mask = rejected;
+    res->mode = mode;
+    res->used = used;
+    res->iterations = iterations;
+    res->dof = dof;
+    res->solves = solves;
+    res->converged = converged;
     return LOCUS_TRIL_OK;
 }
 
@@ -800,72 +883,7 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
         P.w[i] = 1.0 / (sg * sg);
         active[i] = 1;
     }
-    double x[3];
-    st = seed(&P, active, x);
-    if (st != LOCUS_TRIL_OK) return st;
-    double m[6], chi2;
-    int32_t iterations = 0, converged = 0, solves = 1;
-    st = gauss_newton(&P, P.w, P.tol, x, m, &chi2, &iterations, &converged);
-    if (st != LOCUS_TRIL_OK) return st;
-    int32_t used = n;
-    uint64_t rejected = 0;
-    // The model distances at the all-ranges fit, shared by the common-bias test, the search's
-    // linearisation and (when no range is rejected) the final pass.
-    double rh[LOCUS_TRIL_MAX_LOCATORS], ir[LOCUS_TRIL_MAX_LOCATORS];
-    distances(&P, x, rh, ir);
-    if (o->robust && chi2 > locus_tril_chi_square_995(n - P.p) &&
-        !(o->common_bias_guard && reads_common_bias(&P, rh))) {
-        st = search_rejections(&P, o->rejection_penalty, o->max_rejections, x, rh, ir, m, &chi2, &iterations,
-                               &converged, &rejected, &solves);
-        if (st != LOCUS_TRIL_OK) return st;
-        used = n - (int32_t)__builtin_popcountll(rejected);
-        for (int32_t i = 0; i < n; i++) active[i] = !((rejected >> i) & 1u);
-        if (rejected != 0) distances(&P, x, rh, ir);   // x moved: the chosen fit's distances
-    }
-    int32_t dof = used - P.p;
-    double factor = dof > 0 ? max_of(1.0, chi2 / dof) : 1.0;
-    double px = x[0] + cx, py = x[1] + cy, pz = P.planar ? o->tag_height_m : x[2] + cz;
-    // One pass over the used ranges at the solution: the normal matrix N = J^T W J (covariance), the
-    // unit line-of-sight Gram H^T H (DOP) and the residual SSE.
-    double g[6] = {0, 0, 0, 0, 0, 0}, nw[6] = {0, 0, 0, 0, 0, 0}, sse = 0.0;
-    for (int32_t i = 0; i < n; i++) {
-        if (!active[i]) continue;
-        double e = P.r[i] - rh[i];
-        sse += e * e;
-        double dz = P.planar ? P.lz[i] : x[2] - P.lz[i];
-        double ux = (x[0] - P.lx[i]) * ir[i], uy = (x[1] - P.ly[i]) * ir[i], uz = dz * ir[i];
-        g[0] += ux * ux; g[1] += ux * uy; g[3] += uy * uy;
-        double w = P.w[i];
-        nw[0] += w * ux * ux; nw[1] += w * ux * uy; nw[3] += w * uy * uy;
-        if (!P.planar) {
-            g[2] += ux * uz; g[4] += uy * uz; g[5] += uz * uz;
-            nw[2] += w * ux * uz; nw[4] += w * uy * uz; nw[5] += w * uz * uz;
-        }
-    }
-    double cov[6];
-    st = sym_inverse(P.p, nw, P.min_rcond, cov);
-    if (st != LOCUS_TRIL_OK) return st;
-    double q[6];
-    st = sym_inverse(P.p, g, P.min_rcond, q);
-    if (st != LOCUS_TRIL_OK) return st;
-    double h2 = q[0] + q[3], v2 = P.planar ? 0.0 : q[5];
-    double pdop = sqrt(h2 + v2);
-    if (!(h2 >= 0.0) || !(v2 >= 0.0) || !(pdop <= o->max_dop)) return LOCUS_TRIL_DEGENERATE;
-    double hdop = sqrt(h2), vdop = sqrt(v2);
-    res->x = px; res->y = py; res->z = pz;
-    res->cov_xx = cov[0] * factor; res->cov_xy = cov[1] * factor; res->cov_yy = cov[3] * factor;
-    res->cov_xz = cov[2] * factor; res->cov_yz = cov[4] * factor; res->cov_zz = cov[5] * factor;
-    res->hdop = hdop; res->vdop = vdop; res->pdop = pdop;
-    res->residual_rms_m = sqrt(sse / used);
-    res->chi_square = chi2;
-    res->rejected_mask = rejected;
-    res->mode = mode;
-    res->used = used;
-    res->iterations = iterations;
-    res->dof = dof;
-    res->solves = solves;
-    res->converged = converged;
-    return LOCUS_TRIL_OK;
+    return P.planar ? solve_in(&P, o, mode, active, res, 1) : solve_in(&P, o, mode, active, res, 0);
 }
 
 int locus_tril_model(const double *xyz, int32_t n, int32_t mode, double tag_height_m,
