@@ -86,17 +86,20 @@ func callgrindWorkload(_ batch: Batch, _ solver: some Trilaterating, workspace: 
     return check.iterations &+ check.failures
 }
 
-// `--callgrind kernel_n8_planar_nlos10 | lapack_n8_planar_nlos10`: only the fixed workload, then exit.
+// `--callgrind kernel_n8_planar_nlos10 | kernel_n8_spatial_nlos10 | lapack_n8_planar_nlos10`: only the
+// fixed workload, then exit.
 if let i = CommandLine.arguments.firstIndex(of: "--callgrind") {
     let item = i + 1 < CommandLine.arguments.count ? CommandLine.arguments[i + 1] : ""
     let problems = 256
-    let batch = Batch(count: 8, spatial: false, nlos: true, problems: problems, seed: 8001)
+    let spatial = item.contains("spatial")
+    let batch = Batch(count: 8, spatial: spatial, nlos: true, problems: problems, seed: spatial ? 8011 : 8001)
     var workspace = TrilaterationWorkspace(capacity: 8)
     let produced: Int
     switch item {
-    case "kernel_n8_planar_nlos10": produced = callgrindWorkload(batch, KernelTrilaterator(configuration: batch.configuration), workspace: &workspace)
+    case "kernel_n8_planar_nlos10", "kernel_n8_spatial_nlos10":
+        produced = callgrindWorkload(batch, KernelTrilaterator(configuration: batch.configuration), workspace: &workspace)
     case "lapack_n8_planar_nlos10": produced = callgrindWorkload(batch, LapackTrilaterator(configuration: batch.configuration), workspace: &workspace)
-    default: fatalError("--callgrind: unknown item '\(item)' (kernel_n8_planar_nlos10, lapack_n8_planar_nlos10)")
+    default: fatalError("--callgrind: unknown item '\(item)' (kernel_n8_planar_nlos10, kernel_n8_spatial_nlos10, lapack_n8_planar_nlos10)")
     }
     Bench.blackHole(produced)
     Bench.record("callgrind_\(item)", ["fixes": "\(problems)"])

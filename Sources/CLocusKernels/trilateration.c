@@ -39,6 +39,10 @@
 #include <emmintrin.h>
 #endif
 
+// Helpers taking a constant `planar` (or p) are forced inline, so that each mode gets its own code with
+// the other mode's branches and values removed (see linearize_in, gauss_newton_in, solve_in).
+#define LOCUS_TRIL_INLINE static inline __attribute__((always_inline))
+
 typedef struct {
     int32_t n, p, planar;
     double cx, cy, cz;       // centroid added back at the end
@@ -92,7 +96,8 @@ static inline int well_conditioned_2x2(double tr, double det, double rcond) {
 
 // Reciprocal condition and inverse of a symmetric 2x2 / 3x3 matrix stored as (xx, xy, xz, yy, yz, zz).
 // Returns 0 and fills inv when rcond >= min_rcond, else LOCUS_TRIL_DEGENERATE.
-static int sym_inverse(int32_t p, const double m[6], double min_rcond, double inv[6]) {
+// sym_inverse_in is inlined where p is a constant (Gauss–Newton, per mode); sym_inverse elsewhere.
+LOCUS_TRIL_INLINE int sym_inverse_in(int32_t p, const double m[6], double min_rcond, double inv[6]) {
     if (p == 2) {
         double a = m[0], b = m[1], c = m[3];
         double det = a * c - b * b;
@@ -121,6 +126,10 @@ static int sym_inverse(int32_t p, const double m[6], double min_rcond, double in
     return LOCUS_TRIL_OK;
 }
 
+static int sym_inverse(int32_t p, const double m[6], double min_rcond, double inv[6]) {
+    return sym_inverse_in(p, m, min_rcond, inv);
+}
+
 int locus_tril_choose_mode(const double *xyz, int32_t n, int32_t requested_mode,
                            double planar_height_ratio, int32_t *mode) {
     if (xyz == NULL || mode == NULL || n < 0 || !(planar_height_ratio >= 0.0)) return LOCUS_TRIL_BAD_ARGUMENT;
@@ -143,7 +152,7 @@ int locus_tril_choose_mode(const double *xyz, int32_t n, int32_t requested_mode,
 }
 
 // Linearised closed-form seed over all n ranges.
-static int seed(const tril_problem *P, const uint8_t *active, double x[3]) {
+LOCUS_TRIL_INLINE int seed(const tril_problem *P, const uint8_t *active, double x[3], const int planar) {
     int32_t n = P->n, count = 0;
     double ms = 0.0, mq = 0.0, ax0 = 0.0, ay0 = 0.0, az0 = 0.0;
     double s[LOCUS_TRIL_MAX_LOCATORS], q[LOCUS_TRIL_MAX_LOCATORS];
@@ -151,7 +160,7 @@ static int seed(const tril_problem *P, const uint8_t *active, double x[3]) {
         if (!active[i]) continue;
         count++;
         double ri = P->r[i];
-        if (P->planar) {
+        if (planar) {
             s[i] = ri * ri - P->lz[i] * P->lz[i];
             q[i] = P->lx[i] * P->lx[i] + P->ly[i] * P->ly[i];
         } else {
@@ -161,7 +170,7 @@ static int seed(const tril_problem *P, const uint8_t *active, double x[3]) {
         ms += s[i]; mq += q[i];
         ax0 += P->lx[i]; ay0 += P->ly[i]; az0 += P->lz[i];
     }
-    if (count < P->p + 1) return LOCUS_TRIL_TOO_FEW_RANGES;
+    if (count < (planar ? 2 : 3) + 1) return LOCUS_TRIL_TOO_FEW_RANGES;
     ms /= count; mq /= count; ax0 /= count; ay0 /= count; az0 /= count;
     double m[6] = {0, 0, 0, 0, 0, 0}, b[3] = {0, 0, 0};
     for (int32_t i = 0; i < n; i++) {
@@ -170,16 +179,16 @@ static int seed(const tril_problem *P, const uint8_t *active, double x[3]) {
         double ax = P->lx[i] - ax0, ay = P->ly[i] - ay0;
         m[0] += ax * ax; m[1] += ax * ay; m[3] += ay * ay;
         b[0] += ax * rhs; b[1] += ay * rhs;
-        if (!P->planar) {
+        if (!planar) {
             double az = P->lz[i] - az0;
             m[2] += ax * az; m[4] += ay * az; m[5] += az * az;
             b[2] += az * rhs;
         }
     }
     double inv[6];
-    int st = sym_inverse(P->p, m, P->min_rcond, inv);
+    int st = sym_inverse_in(planar ? 2 : 3, m, P->min_rcond, inv);
     if (st != LOCUS_TRIL_OK) return st;
-    if (P->planar) {
+    if (planar) {
         x[0] = inv[0] * b[0] + inv[1] * b[1];
         x[1] = inv[1] * b[0] + inv[3] * b[1];
         x[2] = 0.0;
@@ -195,7 +204,8 @@ static int seed(const tril_problem *P, const uint8_t *active, double x[3]) {
 // Model distances rh_i = |p - p_i| (planar: fixed vertical offset) and their reciprocals
 // ir_i = 1 / rh_i (0 where rh_i == 0) for all n locators, two at a time with SSE2 where available:
 // the square roots and divisions dominate a Gauss–Newton step.
-static void distances(const tril_problem *P, const double x[3], double *rh, double *ir) {
+LOCUS_TRIL_INLINE void
+distances(const tril_problem *P, const double x[3], double *rh, double *ir, const int planar) {
     int32_t n = P->n;
 #if defined(__SSE2__)
     const __m128d px = _mm_set1_pd(x[0]), py = _mm_set1_pd(x[1]), pz = _mm_set1_pd(x[2]);
@@ -205,7 +215,7 @@ static void distances(const tril_problem *P, const double x[3], double *rh, doub
         __m128d dx = _mm_sub_pd(px, _mm_loadu_pd(P->lx + i));
         __m128d dy = _mm_sub_pd(py, _mm_loadu_pd(P->ly + i));
         __m128d lz = _mm_loadu_pd(P->lz + i);
-        __m128d dz = P->planar ? lz : _mm_sub_pd(pz, lz);
+        __m128d dz = planar ? lz : _mm_sub_pd(pz, lz);
         __m128d d2 = _mm_add_pd(_mm_add_pd(_mm_mul_pd(dx, dx), _mm_mul_pd(dy, dy)), _mm_mul_pd(dz, dz));
         __m128d r = _mm_sqrt_pd(d2);
         __m128d inv = _mm_and_pd(_mm_div_pd(one, r), _mm_cmpgt_pd(r, zero));
@@ -217,7 +227,7 @@ static void distances(const tril_problem *P, const double x[3], double *rh, doub
     for (int32_t i = 0; i < n; i++) {
 #endif
         double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i];
-        double dz = P->planar ? P->lz[i] : x[2] - P->lz[i];
+        double dz = planar ? P->lz[i] : x[2] - P->lz[i];
         double r = sqrt(dx * dx + dy * dy + dz * dz);
         rh[i] = r;
         ir[i] = r > 0.0 ? 1.0 / r : 0.0;
@@ -229,9 +239,13 @@ static void distances(const tril_problem *P, const double x[3], double *rh, doub
 // - (sum wa_i e_i / rhat_i) I (d^2 rhat_i / dp^2 = (I - g_i g_i^T) / rhat_i), at x; g_i = (x - p_i) /
 // rhat_i (planar: (x, y) components), e_i = r_i - rhat_i, active weights wa_i = w_i for a range in the
 // fit and 0 for one left out. One fused pass, two ranges at a time with SSE2 where available (the
-// square roots and divisions dominate a step). Matrices as (xx, xy, xz, yy, yz, zz).
-static void linearize(const tril_problem *P, const double *wa, const double x[3],
-                      double m[6], double b[3], double *chi2, double h[6]) {
+// square roots and divisions dominate a step). Matrices as (xx, xy, xz, yy, yz, zz). `planar` is a
+// constant at every call (gauss_newton_in), so each mode gets its own loop holding only its own
+// accumulators in registers: one loop branched on the mode inside was not unswitched by the compiler
+// and spilled the spatial accumulators in both modes.
+LOCUS_TRIL_INLINE void
+linearize_in(const tril_problem *P, const double *wa, const double x[3], double m[6], double b[3], double *chi2,
+             double h[6], const int planar) {
     int32_t n = P->n, i = 0;
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, b0 = 0, b1 = 0, b2 = 0, c = 0;
     double t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0, q = 0;
@@ -245,7 +259,7 @@ static void linearize(const tril_problem *P, const double *wa, const double x[3]
         __m128d dx = _mm_sub_pd(px, _mm_loadu_pd(P->lx + i));
         __m128d dy = _mm_sub_pd(py, _mm_loadu_pd(P->ly + i));
         __m128d lz = _mm_loadu_pd(P->lz + i);
-        __m128d dz = P->planar ? lz : _mm_sub_pd(pz, lz);
+        __m128d dz = planar ? lz : _mm_sub_pd(pz, lz);
         __m128d r = _mm_sqrt_pd(_mm_add_pd(_mm_add_pd(_mm_mul_pd(dx, dx), _mm_mul_pd(dy, dy)), _mm_mul_pd(dz, dz)));
         __m128d ir = _mm_and_pd(_mm_div_pd(one, r), _mm_cmpgt_pd(r, zero));
         __m128d gx = _mm_mul_pd(dx, ir), gy = _mm_mul_pd(dy, ir);
@@ -261,7 +275,7 @@ static void linearize(const tril_problem *P, const double *wa, const double x[3]
         u0 = _mm_add_pd(u0, _mm_mul_pd(wgx, e)); u1 = _mm_add_pd(u1, _mm_mul_pd(wgy, e));
         vc = _mm_add_pd(vc, _mm_mul_pd(we, e));
         vq = _mm_add_pd(vq, wei);
-        if (!P->planar) {
+        if (!planar) {
             __m128d gz = _mm_mul_pd(dz, ir), wgz = _mm_mul_pd(w, gz), hgz = _mm_mul_pd(wh, gz);
             v2 = _mm_add_pd(v2, _mm_mul_pd(wgx, gz)); v4 = _mm_add_pd(v4, _mm_mul_pd(wgy, gz));
             v5 = _mm_add_pd(v5, _mm_mul_pd(wgz, gz)); u2 = _mm_add_pd(u2, _mm_mul_pd(wgz, e));
@@ -274,7 +288,7 @@ static void linearize(const tril_problem *P, const double *wa, const double x[3]
     LOCUS_TRIL_HSUM(v0, s0); LOCUS_TRIL_HSUM(v1, s1); LOCUS_TRIL_HSUM(v3, s3);
     LOCUS_TRIL_HSUM(u0, b0); LOCUS_TRIL_HSUM(u1, b1); LOCUS_TRIL_HSUM(vc, c);
     LOCUS_TRIL_HSUM(h0, t0); LOCUS_TRIL_HSUM(h1, t1); LOCUS_TRIL_HSUM(h3, t3); LOCUS_TRIL_HSUM(vq, q);
-    if (!P->planar) {
+    if (!planar) {
         LOCUS_TRIL_HSUM(v2, s2); LOCUS_TRIL_HSUM(v4, s4); LOCUS_TRIL_HSUM(v5, s5); LOCUS_TRIL_HSUM(u2, b2);
         LOCUS_TRIL_HSUM(h2, t2); LOCUS_TRIL_HSUM(h4, t4); LOCUS_TRIL_HSUM(h5, t5);
     }
@@ -282,10 +296,10 @@ static void linearize(const tril_problem *P, const double *wa, const double x[3]
 #endif
     for (; i < n; i++) {
         double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i];
-        double dz = P->planar ? P->lz[i] : x[2] - P->lz[i];
+        double dz = planar ? P->lz[i] : x[2] - P->lz[i];
         double r = sqrt(dx * dx + dy * dy + dz * dz);
         double ir = r > 0.0 ? 1.0 / r : 0.0;
-        double gx = dx * ir, gy = dy * ir, gz = P->planar ? 0.0 : dz * ir;
+        double gx = dx * ir, gy = dy * ir, gz = planar ? 0.0 : dz * ir;
         double e = P->r[i] - r, w = wa[i];
         double we = w * e, wei = we * ir, wh = w + wei;
         double wgx = w * gx, wgy = w * gy, wgz = w * gz;
@@ -299,16 +313,109 @@ static void linearize(const tril_problem *P, const double *wa, const double x[3]
         q += wei;
     }
     m[0] = s0; m[1] = s1; m[2] = s2; m[3] = s3; m[4] = s4; m[5] = s5;
-    h[0] = t0 - q; h[1] = t1; h[2] = t2; h[3] = t3 - q; h[4] = t4; h[5] = P->planar ? 0.0 : t5 - q;
+    h[0] = t0 - q; h[1] = t1; h[2] = t2; h[3] = t3 - q; h[4] = t4; h[5] = planar ? 0.0 : t5 - q;
     b[0] = b0; b[1] = b1; b[2] = b2;
     *chi2 = c;
 }
 
+#if defined(__SSE2__)
+// The spatial linearisation with SSE2: the same sums as linearize_in, term for term and in the same
+// order (so the same bits), in three passes, since the fused spatial loop's 17 accumulators do not fit
+// the 16 SSE registers and spilled on every pair: (1) per range g_i, e_i, wh_i = wa_i (1 + e_i / rhat_i),
+// and chi2, q = sum wa_i e_i / rhat_i; (2) N and b; (3) the Hessian's sum wh_i g_i g_i^T.
+static void linearize_spatial(const tril_problem *P, const double *wa, const double x[3],
+                              double m[6], double b[3], double *chi2, double h[6]) {
+    int32_t n = P->n, i;
+    double gx[LOCUS_TRIL_MAX_LOCATORS], gy[LOCUS_TRIL_MAX_LOCATORS], gz[LOCUS_TRIL_MAX_LOCATORS];
+    double ev[LOCUS_TRIL_MAX_LOCATORS], wh[LOCUS_TRIL_MAX_LOCATORS];
+    const __m128d px = _mm_set1_pd(x[0]), py = _mm_set1_pd(x[1]), pz = _mm_set1_pd(x[2]);
+    const __m128d zero = _mm_setzero_pd(), one = _mm_set1_pd(1.0);
+    double hs[2];
+#define LOCUS_TRIL_HSUM(v, out) (_mm_storeu_pd(hs, (v)), (out) = hs[0] + hs[1])
+    // (1) geometry, residuals, chi2 and q
+    __m128d vc = zero, vq = zero;
+    for (i = 0; i + 1 < n; i += 2) {
+        __m128d dx = _mm_sub_pd(px, _mm_loadu_pd(P->lx + i));
+        __m128d dy = _mm_sub_pd(py, _mm_loadu_pd(P->ly + i));
+        __m128d dz = _mm_sub_pd(pz, _mm_loadu_pd(P->lz + i));
+        __m128d r = _mm_sqrt_pd(_mm_add_pd(_mm_add_pd(_mm_mul_pd(dx, dx), _mm_mul_pd(dy, dy)), _mm_mul_pd(dz, dz)));
+        __m128d ir = _mm_and_pd(_mm_div_pd(one, r), _mm_cmpgt_pd(r, zero));
+        __m128d e = _mm_sub_pd(_mm_loadu_pd(P->r + i), r), w = _mm_loadu_pd(wa + i);
+        __m128d we = _mm_mul_pd(w, e), wei = _mm_mul_pd(we, ir);
+        _mm_storeu_pd(gx + i, _mm_mul_pd(dx, ir));
+        _mm_storeu_pd(gy + i, _mm_mul_pd(dy, ir));
+        _mm_storeu_pd(gz + i, _mm_mul_pd(dz, ir));
+        _mm_storeu_pd(ev + i, e);
+        _mm_storeu_pd(wh + i, _mm_add_pd(w, wei));
+        vc = _mm_add_pd(vc, _mm_mul_pd(we, e));
+        vq = _mm_add_pd(vq, wei);
+    }
+    double c, q;
+    LOCUS_TRIL_HSUM(vc, c); LOCUS_TRIL_HSUM(vq, q);
+    for (; i < n; i++) {
+        double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i], dz = x[2] - P->lz[i];
+        double r = sqrt(dx * dx + dy * dy + dz * dz);
+        double ir = r > 0.0 ? 1.0 / r : 0.0;
+        double e = P->r[i] - r, w = wa[i];
+        double we = w * e, wei = we * ir;
+        gx[i] = dx * ir; gy[i] = dy * ir; gz[i] = dz * ir; ev[i] = e; wh[i] = w + wei;
+        c += we * e;
+        q += wei;
+    }
+    // (2) N = sum w g g^T, b = sum w g e
+    __m128d v0 = zero, v1 = zero, v2 = zero, v3 = zero, v4 = zero, v5 = zero, u0 = zero, u1 = zero, u2 = zero;
+    for (i = 0; i + 1 < n; i += 2) {
+        __m128d w = _mm_loadu_pd(wa + i), e = _mm_loadu_pd(ev + i);
+        __m128d gxv = _mm_loadu_pd(gx + i), gyv = _mm_loadu_pd(gy + i), gzv = _mm_loadu_pd(gz + i);
+        __m128d wgx = _mm_mul_pd(w, gxv), wgy = _mm_mul_pd(w, gyv), wgz = _mm_mul_pd(w, gzv);
+        v0 = _mm_add_pd(v0, _mm_mul_pd(wgx, gxv)); v1 = _mm_add_pd(v1, _mm_mul_pd(wgx, gyv));
+        v2 = _mm_add_pd(v2, _mm_mul_pd(wgx, gzv)); v3 = _mm_add_pd(v3, _mm_mul_pd(wgy, gyv));
+        v4 = _mm_add_pd(v4, _mm_mul_pd(wgy, gzv)); v5 = _mm_add_pd(v5, _mm_mul_pd(wgz, gzv));
+        u0 = _mm_add_pd(u0, _mm_mul_pd(wgx, e)); u1 = _mm_add_pd(u1, _mm_mul_pd(wgy, e));
+        u2 = _mm_add_pd(u2, _mm_mul_pd(wgz, e));
+    }
+    double s0, s1, s2, s3, s4, s5, b0, b1, b2;
+    LOCUS_TRIL_HSUM(v0, s0); LOCUS_TRIL_HSUM(v1, s1); LOCUS_TRIL_HSUM(v2, s2);
+    LOCUS_TRIL_HSUM(v3, s3); LOCUS_TRIL_HSUM(v4, s4); LOCUS_TRIL_HSUM(v5, s5);
+    LOCUS_TRIL_HSUM(u0, b0); LOCUS_TRIL_HSUM(u1, b1); LOCUS_TRIL_HSUM(u2, b2);
+    for (int32_t j = i; j < n; j++) {
+        double w = wa[j], wgx = w * gx[j], wgy = w * gy[j], wgz = w * gz[j];
+        s0 += wgx * gx[j]; s1 += wgx * gy[j]; s2 += wgx * gz[j];
+        s3 += wgy * gy[j]; s4 += wgy * gz[j]; s5 += wgz * gz[j];
+        b0 += wgx * ev[j]; b1 += wgy * ev[j]; b2 += wgz * ev[j];
+    }
+    // (3) the Hessian's sum wh g g^T
+    __m128d h0 = zero, h1 = zero, h2 = zero, h3 = zero, h4 = zero, h5 = zero;
+    for (i = 0; i + 1 < n; i += 2) {
+        __m128d whv = _mm_loadu_pd(wh + i);
+        __m128d gxv = _mm_loadu_pd(gx + i), gyv = _mm_loadu_pd(gy + i), gzv = _mm_loadu_pd(gz + i);
+        __m128d hgx = _mm_mul_pd(whv, gxv), hgy = _mm_mul_pd(whv, gyv), hgz = _mm_mul_pd(whv, gzv);
+        h0 = _mm_add_pd(h0, _mm_mul_pd(hgx, gxv)); h1 = _mm_add_pd(h1, _mm_mul_pd(hgx, gyv));
+        h2 = _mm_add_pd(h2, _mm_mul_pd(hgx, gzv)); h3 = _mm_add_pd(h3, _mm_mul_pd(hgy, gyv));
+        h4 = _mm_add_pd(h4, _mm_mul_pd(hgy, gzv)); h5 = _mm_add_pd(h5, _mm_mul_pd(hgz, gzv));
+    }
+    double t0, t1, t2, t3, t4, t5;
+    LOCUS_TRIL_HSUM(h0, t0); LOCUS_TRIL_HSUM(h1, t1); LOCUS_TRIL_HSUM(h2, t2);
+    LOCUS_TRIL_HSUM(h3, t3); LOCUS_TRIL_HSUM(h4, t4); LOCUS_TRIL_HSUM(h5, t5);
+#undef LOCUS_TRIL_HSUM
+    for (int32_t j = i; j < n; j++) {
+        double hgx = wh[j] * gx[j], hgy = wh[j] * gy[j], hgz = wh[j] * gz[j];
+        t0 += hgx * gx[j]; t1 += hgx * gy[j]; t2 += hgx * gz[j];
+        t3 += hgy * gy[j]; t4 += hgy * gz[j]; t5 += hgz * gz[j];
+    }
+    m[0] = s0; m[1] = s1; m[2] = s2; m[3] = s3; m[4] = s4; m[5] = s5;
+    h[0] = t0 - q; h[1] = t1; h[2] = t2; h[3] = t3 - q; h[4] = t4; h[5] = t5 - q;
+    b[0] = b0; b[1] = b1; b[2] = b2;
+    *chi2 = c;
+}
+#endif
+
+
 // True when the symmetric p x p matrix h is positive definite and passes sym_inverse's conditioning
 // test; then its inverse is in inv.
-static int positive_definite_inverse(int32_t p, const double h[6], double min_rcond, double inv[6]) {
+LOCUS_TRIL_INLINE int positive_definite_inverse(int32_t p, const double h[6], double min_rcond, double inv[6]) {
     if (p == 3 && !(h[0] > 0.0 && h[0] * h[3] - h[1] * h[1] > 0.0)) return 0;   // leading minors (det: sym_inverse)
-    return sym_inverse(p, h, min_rcond, inv) == LOCUS_TRIL_OK;
+    return sym_inverse_in(p, h, min_rcond, inv) == LOCUS_TRIL_OK;
 }
 
 // Newton's method on chi2 from x (in/out), with the Gauss–Newton step where the Hessian is not
@@ -321,24 +428,31 @@ static int positive_definite_inverse(int32_t p, const double h[6], double min_rc
 // max_iterations steps without meeting the tolerance it linearises once more at x and stops
 // (*converged = 0). DEGENERATE when N fails the conditioning test at a Gauss–Newton step or at the
 // last linearisation.
-static int gauss_newton(const tril_problem *P, const double *wa, double tol, double x[3],
-                        double m[6], double *chi2, int32_t *iterations, int32_t *converged) {
+LOCUS_TRIL_INLINE int
+gauss_newton_in(const tril_problem *P, const double *wa, double tol, double x[3], double m[6], double *chi2,
+                int32_t *iterations, int32_t *converged, const int planar) {
+    const int32_t p = planar ? 2 : 3;
     double b[3], h[6], inv[6], hinv[6];
     double previous = INFINITY;
     int32_t it = 0;
     *converged = 0;
     for (;;) {
-        linearize(P, wa, x, m, b, chi2, h);
+#if defined(__SSE2__)
+        if (planar) linearize_in(P, wa, x, m, b, chi2, h, 1);
+        else linearize_spatial(P, wa, x, m, b, chi2, h);
+#else
+        linearize_in(P, wa, x, m, b, chi2, h, planar);
+#endif
         if (!isfinite(*chi2)) return LOCUS_TRIL_DIVERGED;
         if (it >= P->max_it) break;
         const double *k = hinv;
-        if (!positive_definite_inverse(P->p, h, P->min_rcond, hinv)) {
-            int st = sym_inverse(P->p, m, P->min_rcond, inv);
+        if (!positive_definite_inverse(p, h, P->min_rcond, hinv)) {
+            int st = sym_inverse_in(p, m, P->min_rcond, inv);
             if (st != LOCUS_TRIL_OK) return st;
             k = inv;
         }
         double d0, d1, d2;
-        if (P->planar) {
+        if (planar) {
             d0 = k[0] * b[0] + k[1] * b[1];
             d1 = k[1] * b[0] + k[3] * b[1];
             d2 = 0.0;
@@ -355,7 +469,14 @@ static int gauss_newton(const tril_problem *P, const double *wa, double tol, dou
         previous = step;
     }
     *iterations = it;
-    return sym_inverse(P->p, m, P->min_rcond, inv);   // the geometry test on N of the last linearisation
+    return sym_inverse_in(p, m, P->min_rcond, inv);   // the geometry test on N of the last linearisation
+}
+
+// gauss_newton_in compiled once per mode (the linearisation, the 2x2 / 3x3 inverses and the step inline).
+static int gauss_newton(const tril_problem *P, const double *wa, double tol, double x[3],
+                        double m[6], double *chi2, int32_t *iterations, int32_t *converged) {
+    return P->planar ? gauss_newton_in(P, wa, tol, x, m, chi2, iterations, converged, 1)
+                     : gauss_newton_in(P, wa, tol, x, m, chi2, iterations, converged, 0);
 }
 
 // Level k of the rejection search tries every k-subset while k <= 3 and C(n, k) <= this budget.
@@ -380,27 +501,26 @@ static double combinations(int32_t n, int32_t k) {
     return c;
 }
 
-static double residual_at(const tril_problem *P, int32_t i, const double x[3]);
 
-// Common-bias test at the all-ranges fit x: every standardized residual z_i = (r_i - rhat_i) sqrt(w_i)
+// Common-bias test at the all-ranges fit: every standardized residual z_i = (r_i - rhat_i) sqrt(w_i)
 // within [LOCUS_TRIL_COMMON_BIAS_SHORT, LOCUS_TRIL_COMMON_BIAS_MAX] and more than half of them above
-// LOCUS_TRIL_COMMON_BIAS_LONG.
+// LOCUS_TRIL_COMMON_BIAS_LONG; rh: the model distances rhat_i at that fit (`distances`).
 #define LOCUS_TRIL_COMMON_BIAS_SHORT (-0.5)
 #define LOCUS_TRIL_COMMON_BIAS_LONG 0.75
 #define LOCUS_TRIL_COMMON_BIAS_MAX 5.0
-static int reads_common_bias(const tril_problem *P, const double x[3]) {
+static int reads_common_bias(const tril_problem *P, const double *rh) {
     int32_t long_count = 0;
     for (int32_t i = 0; i < P->n; i++) {
-        double z = residual_at(P, i, x) * sqrt(P->w[i]);
+        double z = (P->r[i] - rh[i]) * sqrt(P->w[i]);
         if (z < LOCUS_TRIL_COMMON_BIAS_SHORT || z > LOCUS_TRIL_COMMON_BIAS_MAX) return 0;
         if (z > LOCUS_TRIL_COMMON_BIAS_LONG) long_count++;
     }
     return 2 * long_count > P->n;
 }
 
-static double residual_at(const tril_problem *P, int32_t i, const double x[3]) {
+LOCUS_TRIL_INLINE double residual_at(const tril_problem *P, int32_t i, const double x[3], const int planar) {
     double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i];
-    double dz = P->planar ? P->lz[i] : x[2] - P->lz[i];
+    double dz = planar ? P->lz[i] : x[2] - P->lz[i];
     return P->r[i] - sqrt(dx * dx + dy * dy + dz * dz);
 }
 
@@ -422,13 +542,13 @@ typedef struct {
     double slack_scale;                   // beta^2 / 2 * sqrt(sum w_i / rhat_i^2), 1 / m
 } tril_linearization;
 
-static void linearize_rows(const tril_problem *P, uint64_t excluded, const double x[3], tril_linearization *L) {
-    double rh[LOCUS_TRIL_MAX_LOCATORS], ir[LOCUS_TRIL_MAX_LOCATORS];
-    distances(P, x, rh, ir);
+LOCUS_TRIL_INLINE void
+linearize_rows(const tril_problem *P, uint64_t excluded, const double x[3], const double *rh, const double *ir,
+               tril_linearization *L, const int planar) {
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, b0 = 0, b1 = 0, b2 = 0, c = 0, k = 0;
     for (int32_t i = 0; i < P->n; i++) {
         double gx = (x[0] - P->lx[i]) * ir[i], gy = (x[1] - P->ly[i]) * ir[i];
-        double gz = P->planar ? 0.0 : (x[2] - P->lz[i]) * ir[i];
+        double gz = planar ? 0.0 : (x[2] - P->lz[i]) * ir[i];
         double e = P->r[i] - rh[i];
         L->gx[i] = gx; L->gy[i] = gy; L->gz[i] = gz; L->e[i] = e; L->ir[i] = ir[i];
         double w = P->w[i], wgx = w * gx, wgy = w * gy, wgz = w * gz;
@@ -461,10 +581,11 @@ static void linearize_rows(const tril_problem *P, uint64_t excluded, const doubl
 // Returns 1 with *bound and delta when N_E passes the conditioning test and every excluded range can
 // still read long after the step (e_j - g_j . delta + beta^2 |delta|^2 / (2 rhat_j) > 0: NLOS only
 // lengthens a range), else 0. O(t) plus one p x p solve.
-static int screen(const tril_problem *P, const tril_linearization *L, const int32_t *excl, int32_t t,
-                  double delta[3], double *bound) {
+LOCUS_TRIL_INLINE int
+screen(const tril_problem *P, const tril_linearization *L, const int32_t *excl, int32_t t, double delta[3],
+       double *bound, const int planar) {
     double d0, d1, d2, lin;
-    if (P->planar) {
+    if (planar) {
         double m0 = L->n[0], m1 = L->n[1], m3 = L->n[3], b0 = L->b[0], b1 = L->b[1], c = L->c;
         for (int32_t q = 0; q < t; q++) {
             const tril_row_terms *r = &L->row[excl[q]];
@@ -489,7 +610,7 @@ static int screen(const tril_problem *P, const tril_linearization *L, const int3
             c -= r->cc;
         }
         double inv[6];
-        if (sym_inverse(3, m, P->min_rcond, inv) != LOCUS_TRIL_OK) return 0;
+        if (sym_inverse_in(3, m, P->min_rcond, inv) != LOCUS_TRIL_OK) return 0;
         d0 = inv[0] * b0 + inv[1] * b1 + inv[2] * b2;
         d1 = inv[1] * b0 + inv[3] * b1 + inv[4] * b2;
         d2 = inv[2] * b0 + inv[4] * b1 + inv[5] * b2;
@@ -508,13 +629,21 @@ static int screen(const tril_problem *P, const tril_linearization *L, const int3
     return 1;
 }
 
-// The penalised subset search (file header, step 3). In: x, m, *chi2 of the all-ranges fit. Out: the
-// chosen fit (unchanged when no set wins), its excluded set in *rejected; *solves counts the full fits.
-static int search_rejections(const tril_problem *P, double lambda, int32_t max_rejections, double x[3],
-                             double m[6], double *chi2, int32_t *iterations, int32_t *converged,
-                             uint64_t *rejected, int32_t *solves) {
+// Active weights of a fit without the ranges in excl: wa_i = w_i, or 0 where bit i of excl is set.
+// Branch-free (w_i * 1.0 = w_i, w_i * 0.0 = 0 for finite w_i > 0): the bits follow no pattern.
+static void active_weights(const tril_problem *P, uint64_t excl, double *wa) {
+    for (int32_t i = 0; i < P->n; i++) wa[i] = P->w[i] * (double)(1u - (uint32_t)((excl >> i) & 1u));
+}
+
+// The penalised subset search (file header, step 3). In: x, m, *chi2 of the all-ranges fit and its model
+// distances rh, ir (`distances`). Out: the chosen fit (unchanged when no set wins), its excluded set in
+// *rejected; *solves counts the full fits.
+LOCUS_TRIL_INLINE int
+search_rejections(const tril_problem *P, double lambda, int32_t max_rejections, double x[3], const double *rh,
+                  const double *ir, double m[6], double *chi2, int32_t *iterations, int32_t *converged,
+                  uint64_t *rejected, int32_t *solves, const int planar) {
     int32_t n = P->n;
-    int32_t kmax = max_rejections < n - P->p - 1 ? max_rejections : n - P->p - 1;
+    int32_t kmax = max_rejections < n - (planar ? 2 : 3) - 1 ? max_rejections : n - (planar ? 2 : 3) - 1;
     double best_cost = *chi2;
     double x_full[3] = {x[0], x[1], x[2]};
     double x_level[3] = {x[0], x[1], x[2]};   // a greedy level starts at the previous level's best fit
@@ -522,7 +651,7 @@ static int search_rejections(const tril_problem *P, double lambda, int32_t max_r
     uint64_t level_best_excl = 0;
     int level_has_best = 1;
     tril_linearization full;
-    linearize_rows(P, 0, x_full, &full);
+    linearize_rows(P, 0, x_full, rh, ir, &full, planar);
     double wa[LOCUS_TRIL_MAX_LOCATORS];   // active weights of a candidate fit (0: left out)
     *rejected = 0;
     for (int32_t k = 1; k <= kmax; k++) {
@@ -541,7 +670,7 @@ static int search_rejections(const tril_problem *P, double lambda, int32_t max_r
             double score[LOCUS_TRIL_GREEDY_CANDIDATES];
             for (int32_t i = 0; i < n; i++) {
                 if ((base >> i) & 1u) continue;
-                double z = residual_at(P, i, x_level) * sqrt(P->w[i]);
+                double z = residual_at(P, i, x_level, planar) * sqrt(P->w[i]);
                 if (!(z > 0.0)) continue;
                 int32_t slot = e_count < LOCUS_TRIL_GREEDY_CANDIDATES ? e_count++ : -1;
                 if (slot < 0) {   // replace the weakest kept candidate when this one reads longer
@@ -571,7 +700,8 @@ static int search_rejections(const tril_problem *P, double lambda, int32_t max_r
             // A greedy level's few extensions are all fitted, from the level's point: far from the
             // all-ranges fit (several outliers left out) its linearisation is no guide.
             double d[3] = {0, 0, 0}, lb = 0.0;
-            if ((!exhaustive || screen(P, &full, sel, t, d, &lb)) && (continues || lb + lambda * k < best_cost)) {
+            if ((!exhaustive || screen(P, &full, sel, t, d, &lb, planar)) &&
+                (continues || lb + lambda * k < best_cost)) {
                 uint64_t excl = base;
                 for (int32_t q = 0; q < t; q++) excl |= (uint64_t)1 << sel[q];
                 bound[count] = lb; cand[count] = excl;
@@ -591,14 +721,20 @@ static int search_rejections(const tril_problem *P, double lambda, int32_t max_r
         double level_best = INFINITY, level_x[3] = {0, 0, 0};
         uint64_t level_excl = 0;
         for (;;) {
+            // The first untaken candidate of least bound (a taken one's bound is +inf; every recorded
+            // bound is finite); branch-free select, the comparisons are data-dependent.
             int32_t q = -1;
-            for (int32_t r = 0; r < count; r++)
-                if (cand[r] != 0 && (q < 0 || bound[r] < bound[q])) q = r;
+            double least = INFINITY;
+            for (int32_t r = 0; r < count; r++) {
+                int lower = bound[r] < least;
+                q = lower ? r : q;
+                least = lower ? bound[r] : least;
+            }
             if (q < 0) break;
             if (continues ? !(bound[q] < level_best) : !(bound[q] + lambda * k < best_cost)) break;
             uint64_t excl = cand[q];
-            cand[q] = 0;   // taken
-            for (int32_t i = 0; i < n; i++) wa[i] = ((excl >> i) & 1u) ? 0.0 : P->w[i];
+            bound[q] = INFINITY;   // taken
+            active_weights(P, excl, wa);
             double xj[3] = {start[q][0], start[q][1], start[q][2]}, mj[6], cj;
             int32_t itj = 0, convj = 0;
             (*solves)++;
@@ -607,7 +743,8 @@ static int search_rejections(const tril_problem *P, double lambda, int32_t max_r
                 continue;
             int long_reading = 1;
             for (int32_t i = 0; i < n && long_reading; i++)
-                if (((excl >> i) & 1u) && !(residual_at(P, i, xj) > 0.0)) long_reading = 0;   // NLOS only lengthens
+                if (((excl >> i) & 1u) && !(residual_at(P, i, xj, planar) > 0.0))
+                    long_reading = 0;   // NLOS only lengthens
             if (!long_reading) continue;
             level_best = cj; level_excl = excl;
             level_x[0] = xj[0]; level_x[1] = xj[1]; level_x[2] = xj[2];
@@ -624,10 +761,86 @@ static int search_rejections(const tril_problem *P, double lambda, int32_t max_r
         if (level_has_best) { x_level[0] = level_x[0]; x_level[1] = level_x[1]; x_level[2] = level_x[2]; }
     }
     if (*rejected != 0) {   // polish the chosen fit to the full tolerance
-        for (int32_t i = 0; i < n; i++) wa[i] = ((*rejected >> i) & 1u) ? 0.0 : P->w[i];
+        active_weights(P, *rejected, wa);
         (*solves)++;
         return gauss_newton(P, wa, P->tol, x, m, chi2, iterations, converged);
     }
+    return LOCUS_TRIL_OK;
+}
+
+// Steps 1-4 of the file header for a set-up problem (locators centred, weights), compiled once per
+// mode: the seed, the linearisations, the search and the final pass each keep only their own mode's
+// arithmetic (a branch on the mode inside their loops also kept the other mode's values live).
+LOCUS_TRIL_INLINE int
+solve_in(const tril_problem *P, const locus_tril_options *o, int32_t mode, uint8_t *active, locus_tril_result *res,
+         const int planar) {
+    const int32_t p = planar ? 2 : 3;
+    int st;
+    double x[3];
+    st = seed(P, active, x, planar);
+    if (st != LOCUS_TRIL_OK) return st;
+    double m[6], chi2;
+    int32_t iterations = 0, converged = 0, solves = 1;
+    st = gauss_newton(P, P->w, P->tol, x, m, &chi2, &iterations, &converged);
+    if (st != LOCUS_TRIL_OK) return st;
+    int32_t used = P->n;
+    uint64_t rejected = 0;
+    // The model distances at the all-ranges fit, shared by the common-bias test, the search's
+    // linearisation and (when no range is rejected) the final pass.
+    double rh[LOCUS_TRIL_MAX_LOCATORS], ir[LOCUS_TRIL_MAX_LOCATORS];
+    distances(P, x, rh, ir, planar);
+    if (o->robust && chi2 > locus_tril_chi_square_995(P->n - p) &&
+        !(o->common_bias_guard && reads_common_bias(P, rh))) {
+        st = search_rejections(P, o->rejection_penalty, o->max_rejections, x, rh, ir, m, &chi2, &iterations,
+                               &converged, &rejected, &solves, planar);
+        if (st != LOCUS_TRIL_OK) return st;
+        used = P->n - (int32_t)__builtin_popcountll(rejected);
+        for (int32_t i = 0; i < P->n; i++) active[i] = !((rejected >> i) & 1u);
+        if (rejected != 0) distances(P, x, rh, ir, planar);   // x moved: the chosen fit's distances
+    }
+    int32_t dof = used - p;
+    double factor = dof > 0 ? max_of(1.0, chi2 / dof) : 1.0;
+    double px = x[0] + P->cx, py = x[1] + P->cy, pz = planar ? o->tag_height_m : x[2] + P->cz;
+    // One pass over the used ranges at the solution: the normal matrix N = J^T W J (covariance), the
+    // unit line-of-sight Gram H^T H (DOP) and the residual SSE.
+    double g[6] = {0, 0, 0, 0, 0, 0}, nw[6] = {0, 0, 0, 0, 0, 0}, sse = 0.0;
+    for (int32_t i = 0; i < P->n; i++) {
+        if (!active[i]) continue;
+        double e = P->r[i] - rh[i];
+        sse += e * e;
+        double dz = planar ? P->lz[i] : x[2] - P->lz[i];
+        double ux = (x[0] - P->lx[i]) * ir[i], uy = (x[1] - P->ly[i]) * ir[i], uz = dz * ir[i];
+        g[0] += ux * ux; g[1] += ux * uy; g[3] += uy * uy;
+        double w = P->w[i];
+        nw[0] += w * ux * ux; nw[1] += w * ux * uy; nw[3] += w * uy * uy;
+        if (!planar) {
+            g[2] += ux * uz; g[4] += uy * uz; g[5] += uz * uz;
+            nw[2] += w * ux * uz; nw[4] += w * uy * uz; nw[5] += w * uz * uz;
+        }
+    }
+    double cov[6];
+    st = sym_inverse_in(p, nw, P->min_rcond, cov);
+    if (st != LOCUS_TRIL_OK) return st;
+    double q[6];
+    st = sym_inverse_in(p, g, P->min_rcond, q);
+    if (st != LOCUS_TRIL_OK) return st;
+    double h2 = q[0] + q[3], v2 = planar ? 0.0 : q[5];
+    double pdop = sqrt(h2 + v2);
+    if (!(h2 >= 0.0) || !(v2 >= 0.0) || !(pdop <= o->max_dop)) return LOCUS_TRIL_DEGENERATE;
+    double hdop = sqrt(h2), vdop = sqrt(v2);
+    res->x = px; res->y = py; res->z = pz;
+    res->cov_xx = cov[0] * factor; res->cov_xy = cov[1] * factor; res->cov_yy = cov[3] * factor;
+    res->cov_xz = cov[2] * factor; res->cov_yz = cov[4] * factor; res->cov_zz = cov[5] * factor;
+    res->hdop = hdop; res->vdop = vdop; res->pdop = pdop;
+    res->residual_rms_m = sqrt(sse / used);
+    res->chi_square = chi2;
+    res->rejected_mask = rejected;
+    res->mode = mode;
+    res->used = used;
+    res->iterations = iterations;
+    res->dof = dof;
+    res->solves = solves;
+    res->converged = converged;
     return LOCUS_TRIL_OK;
 }
 
@@ -670,69 +883,7 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
         P.w[i] = 1.0 / (sg * sg);
         active[i] = 1;
     }
-    double x[3];
-    st = seed(&P, active, x);
-    if (st != LOCUS_TRIL_OK) return st;
-    double m[6], chi2;
-    int32_t iterations = 0, converged = 0, solves = 1;
-    st = gauss_newton(&P, P.w, P.tol, x, m, &chi2, &iterations, &converged);
-    if (st != LOCUS_TRIL_OK) return st;
-    int32_t used = n;
-    uint64_t rejected = 0;
-    if (o->robust && chi2 > locus_tril_chi_square_995(n - P.p) &&
-        !(o->common_bias_guard && reads_common_bias(&P, x))) {
-        st = search_rejections(&P, o->rejection_penalty, o->max_rejections, x, m, &chi2, &iterations, &converged,
-                               &rejected, &solves);
-        if (st != LOCUS_TRIL_OK) return st;
-        used = n - (int32_t)__builtin_popcountll(rejected);
-        for (int32_t i = 0; i < n; i++) active[i] = !((rejected >> i) & 1u);
-    }
-    int32_t dof = used - P.p;
-    double factor = dof > 0 ? max_of(1.0, chi2 / dof) : 1.0;
-    double px = x[0] + cx, py = x[1] + cy, pz = P.planar ? o->tag_height_m : x[2] + cz;
-    // One pass over the used ranges at the solution: the normal matrix N = J^T W J (covariance), the
-    // unit line-of-sight Gram H^T H (DOP) and the residual SSE.
-    double g[6] = {0, 0, 0, 0, 0, 0}, nw[6] = {0, 0, 0, 0, 0, 0}, sse = 0.0;
-    double rh[LOCUS_TRIL_MAX_LOCATORS], ir[LOCUS_TRIL_MAX_LOCATORS];
-    distances(&P, x, rh, ir);
-    for (int32_t i = 0; i < n; i++) {
-        if (!active[i]) continue;
-        double e = P.r[i] - rh[i];
-        sse += e * e;
-        double dz = P.planar ? P.lz[i] : x[2] - P.lz[i];
-        double ux = (x[0] - P.lx[i]) * ir[i], uy = (x[1] - P.ly[i]) * ir[i], uz = dz * ir[i];
-        g[0] += ux * ux; g[1] += ux * uy; g[3] += uy * uy;
-        double w = P.w[i];
-        nw[0] += w * ux * ux; nw[1] += w * ux * uy; nw[3] += w * uy * uy;
-        if (!P.planar) {
-            g[2] += ux * uz; g[4] += uy * uz; g[5] += uz * uz;
-            nw[2] += w * ux * uz; nw[4] += w * uy * uz; nw[5] += w * uz * uz;
-        }
-    }
-    double cov[6];
-    st = sym_inverse(P.p, nw, P.min_rcond, cov);
-    if (st != LOCUS_TRIL_OK) return st;
-    double q[6];
-    st = sym_inverse(P.p, g, P.min_rcond, q);
-    if (st != LOCUS_TRIL_OK) return st;
-    double h2 = q[0] + q[3], v2 = P.planar ? 0.0 : q[5];
-    double pdop = sqrt(h2 + v2);
-    if (!(h2 >= 0.0) || !(v2 >= 0.0) || !(pdop <= o->max_dop)) return LOCUS_TRIL_DEGENERATE;
-    double hdop = sqrt(h2), vdop = sqrt(v2);
-    res->x = px; res->y = py; res->z = pz;
-    res->cov_xx = cov[0] * factor; res->cov_xy = cov[1] * factor; res->cov_yy = cov[3] * factor;
-    res->cov_xz = cov[2] * factor; res->cov_yz = cov[4] * factor; res->cov_zz = cov[5] * factor;
-    res->hdop = hdop; res->vdop = vdop; res->pdop = pdop;
-    res->residual_rms_m = sqrt(sse / used);
-    res->chi_square = chi2;
-    res->rejected_mask = rejected;
-    res->mode = mode;
-    res->used = used;
-    res->iterations = iterations;
-    res->dof = dof;
-    res->solves = solves;
-    res->converged = converged;
-    return LOCUS_TRIL_OK;
+    return P.planar ? solve_in(&P, o, mode, active, res, 1) : solve_in(&P, o, mode, active, res, 0);
 }
 
 int locus_tril_model(const double *xyz, int32_t n, int32_t mode, double tag_height_m,
