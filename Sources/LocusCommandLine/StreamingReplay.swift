@@ -114,10 +114,11 @@ struct StreamingReplay {
     /// One pass: rows as read (`sorted` false; nil at the first row out of order) or through the
     /// sorter, into the engine, out to the sinks. While the shards solve one block (on every
     /// thread, each shard spelling its fixes), a side task (`ShardedEngine.spawn`), run by whichever
-    /// thread is free, reads and parses the next block and writes the output the merge let out
-    /// after the block before; this thread then takes what the merge lets out now (`Writer.collect`),
-    /// for the next side task to write. Blocks' row storage and the output buffers go round (the
-    /// block solved lends its storage to the block after next), so none is allocated afresh.
+    /// thread is free, reads and parses the next block and writes the output collected the time
+    /// before; meanwhile, before the shards start, this thread takes what the merge lets out after
+    /// the block before (`Writer.collect`), for the next side task to write. Blocks' row storage
+    /// and the output buffers go round (the block solved lends its storage to the block after
+    /// next), so none is allocated afresh.
     private func pass(source: ByteSource, sorted: Bool, positions: ByteSink?, events: ByteSink?) throws(LocusError) -> Outcome? {
         let encoder: ShardedEngine.FixEncoder? = positions == nil ? nil : { @Sendable fix, bytes in PositionsWriter.appendRow(fix, to: &bytes) }
         let engine = try ShardedEngine(site: site, configuration: configuration, jobs: jobs, encoder: encoder, keepFixes: evaluation != nil)
@@ -142,9 +143,11 @@ struct StreamingReplay {
                 next.value = Result { () throws(LocusError) in try reader.value.next(reusing: storage) }
                 do throws(LocusError) { try toWrite.value.write() } catch { written.value = error }
             }
+            // What the last block's solving released, collected while the side task runs (the
+            // shards are idle now: collecting after the solving would leave the other thread idle).
+            writer.collect(from: engine, into: &collected)
             for id in block.newTags { engine.register(id, global: engine.tagCount) }
             engine.ingest(block.rows)
-            writer.collect(from: engine, into: &collected)
             engine.wait(side)
             if let failure = written.value { throw failure }
             swap(&collected, &toWrite.value)
