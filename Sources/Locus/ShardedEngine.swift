@@ -43,6 +43,9 @@ package final class ShardedEngine: @unchecked Sendable {
     private var globalOfID: [[TagID: Int32]]
     /// Per global tag: its local index in its shard.
     private var localOfGlobal: [Int] = []
+    /// Scratch of `takeMerged`: per lane, the time and tag of its next fix.
+    private var headTimes: [Double] = []
+    private var headTags: [Int32] = []
     /// The largest time any shard admitted by the end of the last block (`largestClock`), which
     /// every shard is moved to at the start of the next `ingest` or at `finish`.
     private var sharedClock: Double?
@@ -197,21 +200,30 @@ package final class ShardedEngine: @unchecked Sendable {
         for s in 0..<n { fixFrontier = min(fixFrontier, shards[s].fixFrontier()) }
         var merged = 0
         var lastTime = -Double.infinity
+        // Each lane's next key side by side (time +∞: nothing before the frontier), so that choosing
+        // a fix reads two small arrays, not every lane's storage; the lane let out is read again.
+        headTimes.removeAll(keepingCapacity: true)
+        headTags.removeAll(keepingCapacity: true)
+        for s in 0..<n {
+            let (t, tag) = lanes[s].nextKey(before: fixFrontier)
+            headTimes.append(t)
+            headTags.append(tag)
+        }
         lanes.withUnsafeMutableBufferPointer { lanes in
-            while true {
-                var best = -1, bestTime = 0.0, bestTag: Int32 = 0
-                for s in 0..<n {
-                    let head = lanes[s].head
-                    guard head < lanes[s].times.count else { continue }
-                    let t = lanes[s].times[head]
-                    guard t < fixFrontier else { continue }
-                    let tag = lanes[s].tags[head]
-                    if best < 0 || t < bestTime || (t == bestTime && tag < bestTag) { best = s; bestTime = t; bestTag = tag }
+            headTimes.withUnsafeMutableBufferPointer { times in
+                headTags.withUnsafeMutableBufferPointer { tags in
+                    while true {
+                        var best = -1, bestTime = Double.infinity, bestTag: Int32 = 0
+                        for s in 0..<n where times[s] < bestTime || (times[s] == bestTime && best >= 0 && tags[s] < bestTag) {
+                            best = s; bestTime = times[s]; bestTag = tags[s]
+                        }
+                        guard best >= 0 else { break }
+                        lanes[best].letOut(bytes: &bytes, fixes: &fixes)
+                        (times[best], tags[best]) = lanes[best].nextKey(before: fixFrontier)
+                        lastTime = bestTime
+                        merged += 1
+                    }
                 }
-                guard best >= 0 else { break }
-                lanes[best].letOut(bytes: &bytes, fixes: &fixes)
-                lastTime = bestTime
-                merged += 1
             }
         }
         if merged > 0 {
@@ -262,6 +274,13 @@ private struct Lane {
     /// Takes the zone events `engine` released.
     mutating func takeEvents(from engine: inout PositioningEngine) {
         if !engine.events.isEmpty { engine.takeEvents { events.append(contentsOf: $0) } }
+    }
+
+    /// The time and tag of the next fix when it is before `frontier`; (+∞, 0) otherwise.
+    @inline(__always)
+    func nextKey(before frontier: Double) -> (Double, Int32) {
+        guard head < times.count, times[head] < frontier else { return (.infinity, 0) }
+        return (times[head], tags[head])
     }
 
     /// Lets out the next fix: its bytes (and the fix, when kept).
