@@ -113,42 +113,53 @@ struct StreamingReplay {
 
     /// One pass: rows as read (`sorted` false; nil at the first row out of order) or through the
     /// sorter, into the engine, out to the sinks. While the shards solve one block (on every
-    /// thread, each shard spelling its fixes), the next block is read and parsed alongside them,
-    /// by whichever thread is free (`ShardedEngine.spawn`); this thread then writes what the merge
-    /// lets out. Blocks' row storage goes round (the block solved lends its storage to the block
-    /// after next), so none is allocated afresh.
+    /// thread, each shard spelling its fixes), a side task (`ShardedEngine.spawn`), run by whichever
+    /// thread is free, reads and parses the next block and writes the output collected the time
+    /// before; meanwhile, before the shards start, this thread takes what the merge lets out after
+    /// the block before (`Writer.collect`), for the next side task to write. Blocks' row storage
+    /// and the output buffers go round (the block solved lends its storage to the block after
+    /// next), so none is allocated afresh.
     private func pass(source: ByteSource, sorted: Bool, positions: ByteSink?, events: ByteSink?) throws(LocusError) -> Outcome? {
         let encoder: ShardedEngine.FixEncoder? = positions == nil ? nil : { @Sendable fix, bytes in PositionsWriter.appendRow(fix, to: &bytes) }
         let engine = try ShardedEngine(site: site, configuration: configuration, jobs: jobs, encoder: encoder, keepFixes: evaluation != nil)
         let defaultFloor = Int32(engine.defaultFloor.rawValue)
         let reader = Box(Reader(source: source, sorted: sorted, sortBlockRows: sortBlockRows, site: site, defaultFloor: defaultFloor,
                                 shards: engine.shardCount))
-        var writer = Writer(positions: positions, events: events, evaluation: evaluation)
+        var writer = Writer(evaluation: evaluation)
+        // What the merge let out, filled by this thread (`collect`) and written by the side task.
+        var collected = Output(positions: positions, events: events)
+        let toWrite = Box(Output(positions: positions, events: events))
         var outOfOrder = false
 
         var current = try reader.value.next(reusing: [])
         var spare: [[ShardedEngine.Row]] = []
         while let block = current {
             if block.outOfOrder { outOfOrder = true; break }
-            // The next block, read alongside this one's solving.
+            // The next block read, and the last block's output written, alongside this one's solving.
             let next = Box<Result<ReadBlock?, LocusError>>(.success(nil))
+            let written = Box<LocusError?>(nil)
             let storage = spare
-            let reading = engine.spawn {
+            let side = engine.spawn {
                 next.value = Result { () throws(LocusError) in try reader.value.next(reusing: storage) }
+                do throws(LocusError) { try toWrite.value.write() } catch { written.value = error }
             }
+            // What the last block's solving released, collected while the side task runs (the
+            // shards are idle now: collecting after the solving would leave the other thread idle).
+            writer.collect(from: engine, into: &collected)
             for id in block.newTags { engine.register(id, global: engine.tagCount) }
             engine.ingest(block.rows)
-            var failure: LocusError? = nil
-            do throws(LocusError) { try writer.write(from: engine) } catch { failure = error }
-            engine.wait(reading)
-            if let failure { throw failure }
+            engine.wait(side)
+            if let failure = written.value { throw failure }
+            swap(&collected, &toWrite.value)
             progress?(block.rowsRead)
             spare = block.rows
             current = try next.value.get()
         }
         if outOfOrder { return nil }
         engine.finish()
-        try writer.write(from: engine)
+        writer.collect(from: engine, into: &collected)
+        try toWrite.value.write()
+        try collected.write()
         try positions?.flush()
         try events?.flush()
         let read = reader.value.summary
@@ -180,6 +191,8 @@ struct StreamingReplay {
         private let site: Site
         private let defaultFloor: Int32
         private var floorOf: [Int32?] = []
+        /// Per tag index: its shard (index mod shards, looked up: a division per row costs more).
+        private var shardOf: [Int32] = []
         private var tagsSent = 0
         private var lastTime = -Double.infinity
         private var rows: [TraceRow] = []
@@ -218,21 +231,33 @@ struct StreamingReplay {
                 block.newTags = Array(tags[tagsSent...])
                 tagsSent = tags.count
             }
+            while shardOf.count < tags.count { shardOf.append(Int32(shardOf.count % shards)) }
             let floors = stream.floors
             while floorOf.count < floors.count {
                 floorOf.append(site.floorIndex(of: floors[floorOf.count]).map { Int32($0.rawValue) })
             }
-            for r in rows {
-                if r.timeSeconds < lastTime { return ReadBlock(outOfOrder: true) }
-                lastTime = r.timeSeconds
-                var floor = defaultFloor
-                if r.floorIndex >= 0 {
-                    guard let known = floorOf[Int(r.floorIndex)] else { routerSkips.record(.unknownFloor, line: Int(r.line)); continue }
-                    floor = known
+            // By index into buffers: no division and no copy-on-write check of the outer array per row.
+            var last = lastTime
+            let ordered = shardOf.withUnsafeBufferPointer { shardOf in
+                block.rows.withUnsafeMutableBufferPointer { buckets in
+                    for r in rows {
+                        if r.timeSeconds < last { return false }
+                        last = r.timeSeconds
+                        var floor = defaultFloor
+                        if r.floorIndex >= 0 {
+                            guard let known = floorOf[Int(r.floorIndex)] else {
+                                routerSkips.record(.unknownFloor, line: Int(r.line)); continue
+                            }
+                            floor = known
+                        }
+                        buckets[Int(shardOf[Int(r.tagIndex)])].append(ShardedEngine.Row(tag: r.tagIndex, floor: floor, locator: r.locator,
+                                                                      line: r.line, rangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds))
+                    }
+                    return true
                 }
-                block.rows[Int(r.tagIndex) % shards].append(ShardedEngine.Row(tag: r.tagIndex, floor: floor, locator: r.locator, line: r.line,
-                                                    rangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds))
             }
+            if !ordered { return ReadBlock(outOfOrder: true) }
+            lastTime = last
             rowsRead += rows.count
             block.rowsRead = rowsRead
             return block
@@ -245,46 +270,65 @@ struct StreamingReplay {
         }
     }
 
-    /// The writing stage: what the engine's merge lets out — positions already spelled by the
-    /// shards, events formatted here — written, counted, compared with truth.
-    private struct Writer {
+    /// What the merge let out and is not written yet: the positions bytes (already spelled by the
+    /// shards; the header first) and the zone events, with their sinks. Filled by `Writer.collect`
+    /// on the driving thread, written by the side task while the next block is solved.
+    private struct Output: @unchecked Sendable {  // one thread at a time (the sinks are classes)
         let positions: ByteSink?
         let events: ByteSink?
-        /// The positions bytes let out and not written yet (the header first).
-        private var positionBytes: [UInt8] = []
-        private var fixes: [PositionFix] = []
-        private var released: [ZoneEvent] = []
+        var positionBytes: [UInt8] = []
+        var released: [ZoneEvent] = []
         private var eventsWriter = ZoneEventWriter()
-        private(set) var summary = WriteSummary()
-        /// The comparison with truth, fed in release order.
-        var evaluation: ReplayEvaluation?
 
-        init(positions: ByteSink?, events: ByteSink?, evaluation: ReplayEvaluation?) {
+        init(positions: ByteSink?, events: ByteSink?) {
             self.positions = positions
             self.events = events
-            self.evaluation = evaluation
-            if positions != nil { positionBytes = Array(PositionsWriter.header.utf8) }
         }
 
-        /// Takes what `engine` lets out and writes it.
-        mutating func write(from engine: ShardedEngine) throws(LocusError) {
-            summary.fixes += engine.takeMerged(bytes: &positionBytes, fixes: &fixes, events: &released)
-            for e in released { summary.events[e.kind, default: 0] += 1 }
-            if evaluation != nil {
-                for f in fixes { evaluation?.add(f) }
-                for e in released { evaluation?.add(e) }
-            }
-            fixes.removeAll(keepingCapacity: true)
-            if let positions, !positionBytes.isEmpty {
-                try positions.write(positionBytes)
-                positionBytes.removeAll(keepingCapacity: true)
-            }
+        /// Writes and forgets what is held (keeping the storage).
+        /// - Throws: E5005 for an output.
+        mutating func write() throws(LocusError) {
+            if let positions, !positionBytes.isEmpty { try positions.write(positionBytes) }
+            positionBytes.removeAll(keepingCapacity: true)
             if let events, !released.isEmpty {
                 for e in released { eventsWriter.append(e) }
                 try events.write(eventsWriter.bytes)
                 eventsWriter.removeAll()
             }
             released.removeAll(keepingCapacity: true)
+        }
+    }
+
+    /// The writing stage's bookkeeping: what the engine's merge lets out, counted, compared with
+    /// truth, and handed to an `Output` to be written.
+    private struct Writer {
+        private var fixes: [PositionFix] = []
+        private var headerDone = false
+        private(set) var summary = WriteSummary()
+        /// The comparison with truth, fed in release order.
+        var evaluation: ReplayEvaluation?
+
+        init(evaluation: ReplayEvaluation?) {
+            self.evaluation = evaluation
+        }
+
+        /// Takes what `engine` lets out into `output` (after what it holds; the positions header
+        /// first).
+        mutating func collect(from engine: ShardedEngine, into output: inout Output) {
+            if !headerDone {
+                if output.positions != nil { output.positionBytes.append(contentsOf: PositionsWriter.header.utf8) }
+                headerDone = true
+            }
+            let eventsBefore = output.released.count
+            summary.fixes += engine.takeMerged(bytes: &output.positionBytes, fixes: &fixes, events: &output.released)
+            for e in output.released[eventsBefore...] { summary.events[e.kind, default: 0] += 1 }
+            if evaluation != nil {
+                for f in fixes { evaluation?.add(f) }
+                for e in output.released[eventsBefore...] { evaluation?.add(e) }
+            }
+            fixes.removeAll(keepingCapacity: true)
+            if output.positions == nil { output.positionBytes.removeAll(keepingCapacity: true) }
+            if output.events == nil { output.released.removeAll(keepingCapacity: true) }
         }
     }
 }

@@ -11,12 +11,23 @@ package enum LapackThreads {
     /// Makes OpenBLAS run on the calling thread only, unless `OPENBLAS_NUM_THREADS` (or
     /// `OMP_NUM_THREADS`) says otherwise. Looked up at run time: a BLAS that is not OpenBLAS has no
     /// threads to limit, and nothing happens.
+    ///
+    /// The threads OpenBLAS started when it was loaded (before `main`) are ended too
+    /// (`blas_thread_shutdown_`, what OpenBLAS itself calls before a fork): left alone, each spins
+    /// on `sched_yield` for its first ~0.1 s, which on 2 cores took ~7 % of a `locus replay
+    /// --jobs 2`'s CPU time from the replay's own threads. With one thread OpenBLAS does not start
+    /// them again.
     package static func useOneThreadUnlessConfigured() {
         let environment = ProcessEnvironmentLookup.self
         guard environment.value("OPENBLAS_NUM_THREADS") == nil, environment.value("OMP_NUM_THREADS") == nil else { return }
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "openblas_set_num_threads") else { return }
+        let process = UnsafeMutableRawPointer(bitPattern: 0)
+        guard let setThreads = dlsym(process, "openblas_set_num_threads") else { return }
         typealias SetThreads = @convention(c) (Int32) -> Void
-        unsafeBitCast(symbol, to: SetThreads.self)(1)
+        unsafeBitCast(setThreads, to: SetThreads.self)(1)
+        if let shutdown = dlsym(process, "blas_thread_shutdown_") {
+            typealias Shutdown = @convention(c) () -> Int32
+            _ = unsafeBitCast(shutdown, to: Shutdown.self)()
+        }
     }
 }
 
