@@ -68,6 +68,15 @@ struct CoreValueTests {
         #expect(HorizontalAccuracy.radius95(.zero) == 0)
     }
 
+    @Test("the written-out 95 % radius table is the computation's, bit for bit")
+    func radius95Table() {
+        #expect(HorizontalAccuracy.table.count == 129)
+        for k in 0...128 {
+            let computed = HorizontalAccuracy.radius95Unit(rho: Double(k) / 128)
+            #expect(HorizontalAccuracy.table[k].bitPattern == computed.bitPattern, "entry \(k): \(HorizontalAccuracy.table[k]) vs \(computed)")
+        }
+    }
+
     @Test("the 95 % radius holds 95 % of Gaussian samples for an elongated, rotated covariance")
     func radius95MonteCarlo() {
         var rng = SeededGenerator(seed: 3)
