@@ -1,4 +1,5 @@
 import Foundation
+import LocusCore
 
 /// Threads for the shards of a `ShardedEngine`: a small pool of `workers` threads plus the caller,
 /// taking tasks from one queue. `run(_:_:)` queues one task per shard and returns when they are
@@ -21,8 +22,7 @@ package final class ShardWorkers: @unchecked Sendable {
     }
 
     /// Guarded by `condition`.
-    private var queue: [Task] = []
-    private var queueHead = 0
+    private var queue = FIFOQueue<Task>()
     private var stopped = false
     private let condition = NSCondition()
     private let workers: Int
@@ -83,22 +83,11 @@ package final class ShardWorkers: @unchecked Sendable {
         condition.unlock()
     }
 
-    /// The next queued task (with the lock held).
-    private func dequeue() -> Task? {
-        guard queueHead < queue.count else { return nil }
-        let task = queue[queueHead]
-        queueHead += 1
-        if queueHead == queue.count {
-            queue.removeAll(keepingCapacity: true)
-            queueHead = 0
-        }
-        return task
-    }
 
     /// Runs the next queued task, the lock released meanwhile (held on entry and on return), and
     /// counts it done; false when the queue is empty.
     private func runQueued() -> Bool {
-        guard let task = dequeue() else { return false }
+        guard let task = queue.popFirst() else { return false }
         condition.unlock()
         task.work()
         condition.lock()

@@ -26,8 +26,7 @@ struct MQTTSharedState {
     var counters = MQTTClient.Counters()
     /// Published and not yet acknowledged.
     var unacknowledged = 0
-    var incoming: [MQTTMessage] = []
-    var incomingHead = 0
+    var incoming = FIFOQueue<MQTTMessage>()
     var isConnected = false
     var hasConnectedOnce = false
     var connectRefusal: String?
@@ -43,21 +42,9 @@ struct MQTTSharedState {
     /// Message ids of the re-subscriptions made in `onConnect`, whose SUBACKs nobody waits for.
     var resubscribeIDs: Set<Int32> = []
 
-    var incomingCount: Int { incoming.count - incomingHead }
+    var incomingCount: Int { incoming.count }
 
-    mutating func popIncoming() -> MQTTMessage? {
-        guard incomingHead < incoming.count else { return nil }
-        let message = incoming[incomingHead]
-        incomingHead += 1
-        if incomingHead == incoming.count {
-            incoming.removeAll(keepingCapacity: true)
-            incomingHead = 0
-        } else if incomingHead >= 1_024 && incomingHead * 2 >= incoming.count {
-            incoming.removeFirst(incomingHead)
-            incomingHead = 0
-        }
-        return message
-    }
+    mutating func popIncoming() -> MQTTMessage? { incoming.popFirst() }
 }
 
 /// The part of an `MQTTClient` that libmosquitto's callbacks and the network thread reach through
