@@ -191,8 +191,6 @@ struct StreamingReplay {
         private let site: Site
         private let defaultFloor: Int32
         private var floorOf: [Int32?] = []
-        /// Per tag index: its shard (index mod shards, looked up: a division per row costs more).
-        private var shardOf: [Int32] = []
         private var tagsSent = 0
         private var lastTime = -Double.infinity
         private var rows: [TraceRow] = []
@@ -231,30 +229,29 @@ struct StreamingReplay {
                 block.newTags = Array(tags[tagsSent...])
                 tagsSent = tags.count
             }
-            while shardOf.count < tags.count { shardOf.append(Int32(shardOf.count % shards)) }
             let floors = stream.floors
             while floorOf.count < floors.count {
                 floorOf.append(site.floorIndex(of: floors[floorOf.count]).map { Int32($0.rawValue) })
             }
-            // By index into buffers: no division and no copy-on-write check of the outer array per row.
+            // Into the buckets through a buffer: no copy-on-write check of the outer array per row. A
+            // tag's shard is its index mod `shards` (`ShardedEngine.shard(ofTag:)`).
             var last = lastTime
-            let ordered = shardOf.withUnsafeBufferPointer { shardOf in
-                block.rows.withUnsafeMutableBufferPointer { buckets in
-                    for r in rows {
-                        if r.timeSeconds < last { return false }
-                        last = r.timeSeconds
-                        var floor = defaultFloor
-                        if r.floorIndex >= 0 {
-                            guard let known = floorOf[Int(r.floorIndex)] else {
-                                routerSkips.record(.unknownFloor, line: Int(r.line)); continue
-                            }
-                            floor = known
+            let shards = self.shards
+            let ordered = block.rows.withUnsafeMutableBufferPointer { buckets in
+                for r in rows {
+                    if r.timeSeconds < last { return false }
+                    last = r.timeSeconds
+                    var floor = defaultFloor
+                    if r.floorIndex >= 0 {
+                        guard let known = floorOf[Int(r.floorIndex)] else {
+                            routerSkips.record(.unknownFloor, line: Int(r.line)); continue
                         }
-                        buckets[Int(shardOf[Int(r.tagIndex)])].append(ShardedEngine.Row(tag: r.tagIndex, floor: floor, locator: r.locator,
-                                                                      line: r.line, rangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds))
+                        floor = known
                     }
-                    return true
+                    buckets[Int(r.tagIndex) % shards].append(ShardedEngine.Row(tag: r.tagIndex, floor: floor, locator: r.locator, line: r.line,
+                                                                               rangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds))
                 }
+                return true
             }
             if !ordered { return ReadBlock(outOfOrder: true) }
             lastTime = last
