@@ -105,6 +105,37 @@ package enum CSVNumberParser {
         return (negative ? -value : value, k)
     }
 
+    /// `parsePlainDecimal(bytes, start, end)` for a field with at least 17 readable bytes from
+    /// `start` (the caller's guarantee), eight digits at a time: the digits before and after the
+    /// point, each at most 8, are converted by `ByteWords.digits`, which gives the same m and e and
+    /// so the same value (m/10⁻ᵉ, one correctly rounded operation). Any other field — longer parts,
+    /// a byte that is not a digit — gets `parsePlainDecimal`'s answer.
+    @inline(__always)
+    static func parsePlainDecimalWide(_ base: UnsafePointer<UInt8>, _ bytes: UnsafeBufferPointer<UInt8>,
+                                      _ start: Int, _ end: Int) -> Double? {
+        guard start < end else { return nil }
+        var k = start
+        let sign = base[k]
+        let negative = sign == UInt8(ascii: "-")
+        if negative || sign == UInt8(ascii: "+") { k += 1 }
+        let length = end - k
+        let word = ByteWords.load(base, k)
+        let points = ByteWords.equal(word, UInt8(ascii: "."))
+        // The point's offset (none among the first eight bytes: then the field must be at most
+        // eight digits).
+        let point = points == 0 ? Int.max : points.trailingZeroBitCount >> 3
+        let whole = min(point, length), fraction = point < length ? length - point - 1 : 0
+        guard length > 0, whole <= 8, fraction <= 8, whole + fraction > 0,
+              let high = ByteWords.digits(word, count: whole),
+              let low = ByteWords.digits(ByteWords.load(base, k + whole + 1), count: fraction) else {
+            return parsePlainDecimal(bytes, start, end)
+        }
+        let mantissa = high &* ByteWords.powerOfTen(fraction) &+ low
+        guard mantissa < (1 << 53) else { return nil }
+        let value = fraction == 0 ? Double(mantissa) : Double(mantissa) / exactPowerOfTen(fraction)
+        return negative ? -value : value
+    }
+
     /// Reads ASCII digits from `k` up to `limit` into `mantissa` (m ← 10m + d, wrapping: the caller
     /// bounds the digit count); returns how many, with `k` at the first byte that is not a digit.
     @inline(__always)

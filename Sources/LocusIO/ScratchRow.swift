@@ -98,6 +98,10 @@ struct ScratchRow {
     /// no `div` even when d is not known where this is inlined.
     @inline(__always)
     mutating func appendDigits(_ n: UInt64, negative: Bool, decimals: Int) -> Bool {
+        if n < 100_000_000, decimals < 8, count + 24 <= capacity {
+            appendEightDigits(n, negative: negative, decimals: decimals)
+            return true
+        }
         let sign = negative && n != 0 ? 1 : 0
         let wholeDigits = max(Self.decimalDigitCount(n) - decimals, 1)
         let length = sign + wholeDigits + (decimals > 0 ? decimals + 1 : 0)
@@ -136,6 +140,47 @@ struct ScratchRow {
         if sign == 1 { base[count] = UInt8(ascii: "-") }
         count += length
         return true
+    }
+
+    /// `appendDigits` for n < 10⁸ and d < 8, with at least 24 bytes of room (its stores are 8 bytes
+    /// wide): n as eight digits in one word (`eightDigits`), the leading zeros cut (but for the one
+    /// before the point), then the whole digits and the fraction stored as two words around the point.
+    @inline(__always)
+    private mutating func appendEightDigits(_ n: UInt64, negative: Bool, decimals: Int) {
+        let values = Self.eightDigits(n)
+        // Leading zero digits are zero bytes at the low end (all eight for n = 0).
+        let leadingZeros = values == 0 ? 8 : values.trailingZeroBitCount >> 3
+        let total = max(8 - leadingZeros, decimals + 1)
+        let whole = total - decimals
+        let text = (values | 0x3030_3030_3030_3030) >> UInt64(8 * (8 - total))
+        var at = count
+        if negative && n != 0 {
+            base[at] = UInt8(ascii: "-")
+            at += 1
+        }
+        let raw = UnsafeMutableRawPointer(base)
+        raw.storeBytes(of: UInt64(littleEndian: text), toByteOffset: at, as: UInt64.self)
+        if decimals > 0 {
+            base[at + whole] = UInt8(ascii: ".")
+            raw.storeBytes(of: UInt64(littleEndian: text >> UInt64(8 * whole)), toByteOffset: at + whole + 1, as: UInt64.self)
+            at += 1
+        }
+        count = at + total
+    }
+
+    /// The eight decimal digits of n < 10⁸ as byte values 0…9, the most significant in the lowest
+    /// byte (memory order), by multiplications in parallel lanes: n = 10⁴h + l puts h and l in two
+    /// 32-bit lanes; q = ⌊x·10486 / 2²⁰⌋ = ⌊x/100⌋ for x < 10⁴ splits each into two 16-bit lanes
+    /// (q, x − 100q); q = ⌊x·103 / 2¹⁰⌋ = ⌊x/10⌋ for x < 100 splits those into bytes. No lane
+    /// overflows into the next (10⁴·10486 < 2³², 100·103 < 2¹⁶), nor the word (checked for every n
+    /// by the tests, through `JSONNumberFormat`'s spelling).
+    @inline(__always)
+    static func eightDigits(_ n: UInt64) -> UInt64 {
+        var v = n / 10_000 | (n % 10_000) << 32
+        let hundreds = ((v &* 10486) >> 20) & 0x0000_007F_0000_007F
+        v = hundreds | (v &- hundreds &* 100) << 16
+        let tens = ((v &* 103) >> 10) & 0x000F_000F_000F_000F
+        return tens | (v &- tens &* 10) << 8
     }
 
     /// "00", "01", …, "99": the two digits of k at offset 2k.

@@ -225,9 +225,87 @@ package struct TraceRowParser: Sendable {
             return true
         }
 
+        /// `fastRow` eight bytes at a time, for a line of at most 64 bytes with 32 more readable after
+        /// it (any other line, and one it declines, is left to `fastRow`). Bytes below `-` (0x2D) are
+        /// flagged a word at a time (`ByteWords.below`): the separators `,` and newline, and every
+        /// byte a plain row does not hold in a field it takes this way (quote, CR, space, tab, `#`,
+        /// `+`…), which sends the line to `fastRow`. Fields are then the spans between separators:
+        /// numbers by `CSVNumberParser.parsePlainDecimalWide`, the anchor by `ByteWords.digits`.
+        /// The rows it keeps, their values and lines are `fastRow`'s (tests compare the paths).
+        let base = bytes.baseAddress
+        // A tag's ranges of one round usually come as consecutive rows: its id is the previous row's.
+        var previousTag = PreviousField(), previousFloor = PreviousField()
+        func wideRow() -> Bool {
+            let lineStart = scanner.nextOffset
+            guard let base, lineStart + 96 <= count else { return false }
+            var t = 0.0, r = 0.0
+            var a: UInt64 = 0
+            var tagStart = 0, tagEnd = 0, floorStart = 0, floorEnd = 0
+            var column = 0
+            var fieldStart = lineStart
+            var wordStart = lineStart
+            var flags = ByteWords.below(ByteWords.load(base, wordStart), 0x2D)
+            while true {
+                while flags == 0 {
+                    wordStart += 8
+                    guard wordStart < lineStart + 64 else { return false }
+                    flags = ByteWords.below(ByteWords.load(base, wordStart), 0x2D)
+                }
+                let at = wordStart + flags.trailingZeroBitCount >> 3
+                flags &= flags &- 1
+                let separator = base[at]
+                guard separator == comma || separator == newline else { return false }
+                if column == tCol {
+                    guard let value = CSVNumberParser.parsePlainDecimalWide(base, bytes, fieldStart, at) else { return false }
+                    t = value
+                } else if column == rCol {
+                    guard let value = CSVNumberParser.parsePlainDecimalWide(base, bytes, fieldStart, at), value >= 0 else { return false }
+                    r = value
+                } else if column == aCol {
+                    let length = at - fieldStart
+                    guard length > 0, length <= 5, let value = ByteWords.digits(ByteWords.load(base, fieldStart), count: length),
+                          value <= 0xFFFF else { return false }
+                    a = value
+                } else if column == tagColumn {
+                    tagStart = fieldStart; tagEnd = at
+                } else if column == floorColumn {
+                    floorStart = fieldStart; floorEnd = at
+                }
+                column += 1
+                fieldStart = at + 1
+                if separator == newline { break }
+            }
+            guard column >= fastNeeded else { return false }
+            // (A field of spaces would have been declined: empty means no bytes.)
+            // (No `??` here: its autoclosure would capture the row state; see the row loop.)
+            var tag: Int32 = -1, floor: Int32 = -1
+            if tagColumn < 0 || tagEnd == tagStart {
+                tag = defaultTagIndex()
+            } else if let known = previousTag.index(base, tagStart, tagEnd) {
+                tag = known
+            } else {
+                tag = previousTag.remember(tagIndex(CSVScanner.Field(start: tagStart, end: tagEnd, isQuoted: false)))
+            }
+            if floorColumn >= 0 && floorEnd > floorStart {
+                if let known = previousFloor.index(base, floorStart, floorEnd) {
+                    floor = known
+                } else {
+                    floor = previousFloor.remember(floorIndex(CSVScanner.Field(start: floorStart, end: floorEnd, isQuoted: false)))
+                }
+            }
+            scanner.skipLine(to: fieldStart)
+            commit(t, r, a, tag, floor, line: scanner.lineNumber)
+            return true
+        }
+
         var consumed = count
         while true {
-            if fastRows, fastRow() { continue }
+            // (Two ifs, not `||`: its autoclosure would capture the row state and make every access
+            // to it an exclusivity check at run time.)
+            if fastRows {
+                if wideRow() { continue }
+                if fastRow() { continue }
+            }
             // A quoted field running past this piece is read again with the next one.
             guard scanner.nextRecord(inPiece: isLast, consumed: &consumed) else { break }
             let line = scanner.lineNumber
@@ -250,5 +328,41 @@ package struct TraceRowParser: Sendable {
         }
         nextLine = scanner.nextLineNumber
         return consumed
+    }
+}
+
+/// The previous row's id field in a column (its bytes, when 1…8, as one word) and its interned
+/// index: a row repeating it needs no lookup. An id's index is a function of its bytes
+/// (`CSVFieldInterner`), so the memory holds across pieces of the input.
+private struct PreviousField {
+    private var key: UInt64 = 0
+    private var length = 0
+    private var index: Int32 = -1
+    /// The key of the field just looked up (kept by `remember`).
+    private var pendingKey: UInt64 = 0
+    private var pendingLength = 0
+
+    /// The index when the unquoted field `bytes[start..<end]` (8 readable bytes at `start`) repeats
+    /// the remembered one; nil otherwise (then `remember` its looked-up index).
+    @inline(__always)
+    mutating func index(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> Int32? {
+        let n = end - start
+        guard n <= 8 else { pendingLength = 0; return nil }
+        let word = ByteWords.load(base, start) & (UInt64.max &>> UInt64(truncatingIfNeeded: 64 &- 8 &* n))
+        if word == key && n == length && index >= 0 { return index }
+        pendingKey = word
+        pendingLength = n
+        return nil
+    }
+
+    /// Remembers `found` as the index of the field `index(_:_:_:)` last missed; returns it.
+    @inline(__always)
+    mutating func remember(_ found: Int32) -> Int32 {
+        if pendingLength > 0 {
+            key = pendingKey
+            length = pendingLength
+            index = found
+        }
+        return found
     }
 }

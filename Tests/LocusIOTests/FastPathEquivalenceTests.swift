@@ -271,7 +271,9 @@ struct FastPathEquivalenceTests {
                     let spellings = ["\(rng.next() % 8 + 256)", "0x9DD7", "70000", "0x", "", " 7 ", "-1", "000256", "+3", "65535", "65536", "7\r"]
                     cells.append(bad < 50 ? spellings[0] : spellings[Int(rng.next() % UInt64(spellings.count))])
                 case "tag":
-                    let spellings = ["T\(rng.next() % 12)", "", " T1 ", "\"T1\"", "\"tag, \"\"one\"\"\"", "ü", "T1\r", "A\"B"]
+                    // (Long ids make lines of about 64 bytes, where the word-at-a-time reader hands over.)
+                    let spellings = ["T\(rng.next() % 12)", "", " T1 ", "\"T1\"", "\"tag, \"\"one\"\"\"", "ü", "T1\r", "A\"B",
+                                     "tag-" + String(repeating: "x", count: 30 + Int(rng.next() % 40)), "T+1"]
                     cells.append(bad < 45 ? spellings[0] : spellings[Int(rng.next() % UInt64(spellings.count))])
                 case "floor":
                     let spellings = ["1F", "", "2F", "\"1F\"", " 3F"]
@@ -312,6 +314,70 @@ struct FastPathEquivalenceTests {
             #expect(trace.tagIndex[6_000 + 4_321] == 4_321)
         } else {
             Issue.record("the trace did not parse")
+        }
+    }
+
+    @Test("the word-at-a-time plain-decimal parser answers exactly as the byte loop, whatever follows the field")
+    func plainDecimalWide() {
+        var rng = SeededGenerator(seed: 6_007)
+        var inputs = ["0", "-0", "+0", "5.", ".5", ".", "-", "+", "", "-.5", "+.5", "--5", "5..5", "1.2.3", "12345678", "123456789",
+                      "12345678.5", "1.12345678", "1.123456789", "12345678.12345678", "99999999.99999999", "9007199254740993",
+                      "0.0040", "10.2157", "00000000.00000001", "1e5", " 1", "1 ", "1,", "0x10", "١٢"]
+        for _ in 0..<50_000 {
+            let x = rng.uniform(-1e6, 1e6) * pow10(-Int(rng.next() % 12))
+            inputs.append(DecimalText.string(x, decimals: Int(rng.next() % 12)))
+        }
+        let tails = [",T1,40407", "\n", "", "..........", "0123456789abcdef", "\u{0}\u{0}\u{0}"]
+        for (k, text) in inputs.enumerated() {
+            let field = Array(text.utf8)
+            // Whatever follows the field (read by the wide loads, never part of the answer), and
+            // at least 17 bytes of it.
+            let bytes = field + Array(tails[k % tails.count].utf8) + [UInt8](repeating: UInt8(ascii: "7"), count: 24)
+            let (wide, plain) = bytes.withUnsafeBufferPointer { b -> (Double?, Double?) in
+                guard let base = b.baseAddress else { return (nil, nil) }
+                return (CSVNumberParser.parsePlainDecimalWide(base, b, 0, field.count), CSVNumberParser.parsePlainDecimal(b, 0, field.count))
+            }
+            #expect(wide?.bitPattern == plain?.bitPattern, "\(text)")
+        }
+    }
+
+    @Test("eight bytes at a time: the byte tests and the digit conversion equal their one-byte definitions")
+    func byteWords() {
+        var rng = SeededGenerator(seed: 6_008)
+        let interesting: [UInt8] = [0, 0x09, 0x0A, 0x0D, 0x20, 0x22, 0x23, 0x2B, 0x2C, 0x2D, 0x2E, 0x2F, 0x30, 0x35, 0x39, 0x3A, 0x7F, 0x80, 0xAC, 0xFF]
+        for i in 0..<20_000 {
+            var bytes = (0..<8).map { _ in interesting[Int(rng.next() % UInt64(interesting.count))] }
+            if i % 3 == 0 { bytes = (0..<8).map { _ in UInt8(truncatingIfNeeded: rng.next()) } }
+            if i % 5 == 0 { bytes = (0..<8).map { _ in UInt8(ascii: "0") + UInt8(rng.next() % 10) } }
+            let word = bytes.enumerated().reduce(UInt64(0)) { $0 | UInt64($1.element) << UInt64(8 * $1.offset) }
+            for limit in [UInt8(0x2D), 1, 0x30, 128] {
+                let expected = bytes.enumerated().reduce(UInt64(0)) { $0 | ($1.element < limit ? UInt64(0x80) << UInt64(8 * $1.offset) : 0) }
+                #expect(ByteWords.below(word, limit) == expected, "\(bytes) below \(limit)")
+            }
+            for b in [UInt8(0x2C), 0x0A, 0x2E, 0, 0xFF] {
+                let expected = bytes.enumerated().reduce(UInt64(0)) { $0 | ($1.element == b ? UInt64(0x80) << UInt64(8 * $1.offset) : 0) }
+                #expect(ByteWords.equal(word, b) == expected, "\(bytes) equal \(b)")
+            }
+            for n in 0...8 {
+                let prefix = bytes.prefix(n)
+                let expected: UInt64? = prefix.allSatisfy { $0 >= 0x30 && $0 <= 0x39 }
+                    ? prefix.reduce(UInt64(0)) { $0 * 10 + UInt64($1 - 0x30) } : nil
+                #expect(ByteWords.digits(word, count: n) == expected, "\(bytes) first \(n)")
+            }
+        }
+    }
+
+    @Test("eight digits in one word: every n below 10⁸ in steps, and seeded ones")
+    func eightDigits() {
+        var rng = SeededGenerator(seed: 6_009)
+        var values: [UInt64] = [0, 1, 9, 10, 99, 100, 9_999, 10_000, 99_999_999]
+        for n in stride(from: UInt64(0), to: 100_000_000, by: 997) { values.append(n) }
+        for _ in 0..<50_000 { values.append(rng.next() % 100_000_000) }
+        for n in values {
+            let word = ScratchRow.eightDigits(n)
+            let text = String(decoding: (0..<8).map { UInt8(truncatingIfNeeded: word >> UInt64(8 * $0)) + 0x30 }, as: UTF8.self)
+            let reference = String(n)
+            #expect(text == String(repeating: "0", count: 8 - reference.count) + reference, "n = \(n)")
         }
     }
 
