@@ -49,7 +49,7 @@ struct CSVFieldInterner: Sendable {
         if length >= 1 && length <= 8 {
             let key = Self.packed(bytes, f.start, length)
             if previousShort.index >= 0, previousShort.key == key, previousShort.length == length { return (previousShort.index, false) }
-            let slot = Int(truncatingIfNeeded: ((key &+ UInt64(length)) &* 0x9E37_79B9_7F4A_7C15) >> 52)
+            let slot = Self.shortSlot(key, length)
             if shortSlots.isEmpty { shortSlots = Array(repeating: ShortSlot(key: 0, length: 0, index: -1), count: Self.slotMask + 1) }
             let cached = shortSlots[slot]
             if cached.index >= 0, cached.key == key, cached.length == length {
@@ -76,6 +76,26 @@ struct CSVFieldInterner: Sendable {
         slots[slot] = Slot(start: f.start, end: f.end, index: result.index, generation: generation)
         previous = slots[slot]
         return result
+    }
+
+    /// The index of the unquoted field of `length` (1…8) bytes held in the low bytes of `word` (the
+    /// bytes after them are ignored) when the short-field cache knows it; nil otherwise (then ask
+    /// `index(_:_:text:)`, which also learns it). The cache's answer, without building a field.
+    @inline(__always)
+    mutating func cachedIndex(word: UInt64, length: Int) -> Int32? {
+        let key = word & (UInt64.max &>> UInt64(truncatingIfNeeded: 64 &- 8 &* length))
+        if previousShort.index >= 0, previousShort.key == key, previousShort.length == length { return previousShort.index }
+        guard !shortSlots.isEmpty else { return nil }
+        let cached = shortSlots[Self.shortSlot(key, length)]
+        guard cached.index >= 0, cached.key == key, cached.length == length else { return nil }
+        previousShort = cached
+        return cached.index
+    }
+
+    /// The table slot of a short field's key (Fibonacci hashing: see the type's description).
+    @inline(__always)
+    private static func shortSlot(_ key: UInt64, _ length: Int) -> Int {
+        Int(truncatingIfNeeded: ((key &+ UInt64(length)) &* 0x9E37_79B9_7F4A_7C15) >> 52)
     }
 
     /// Forgets where long fields were seen (their offsets point into bytes about to be replaced: the

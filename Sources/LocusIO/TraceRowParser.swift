@@ -233,8 +233,6 @@ package struct TraceRowParser: Sendable {
         /// numbers by `CSVNumberParser.parsePlainDecimalWide`, the anchor by `ByteWords.digits`.
         /// The rows it keeps, their values and lines are `fastRow`'s (tests compare the paths).
         let base = bytes.baseAddress
-        // A tag's ranges of one round usually come as consecutive rows: its id is the previous row's.
-        var previousTag = PreviousField(), previousFloor = PreviousField()
         func wideRow() -> Bool {
             let lineStart = scanner.nextOffset
             guard let base, lineStart + 96 <= count else { return false }
@@ -277,20 +275,22 @@ package struct TraceRowParser: Sendable {
             }
             guard column >= fastNeeded else { return false }
             // (A field of spaces would have been declined: empty means no bytes.)
-            // (No `??` here: its autoclosure would capture the row state; see the row loop.)
+            // Ids of up to 8 bytes are looked up by their bytes as one word (`CSVFieldInterner`'s
+            // cache, without building a field). (No `??`: its autoclosure would capture the row
+            // state; see the row loop.)
             var tag: Int32 = -1, floor: Int32 = -1
             if tagColumn < 0 || tagEnd == tagStart {
                 tag = defaultTagIndex()
-            } else if let known = previousTag.index(base, tagStart, tagEnd) {
+            } else if tagEnd - tagStart <= 8, let known = tagNames.cachedIndex(word: ByteWords.load(base, tagStart), length: tagEnd - tagStart) {
                 tag = known
             } else {
-                tag = previousTag.remember(tagIndex(CSVScanner.Field(start: tagStart, end: tagEnd, isQuoted: false)))
+                tag = tagIndex(CSVScanner.Field(start: tagStart, end: tagEnd, isQuoted: false))
             }
             if floorColumn >= 0 && floorEnd > floorStart {
-                if let known = previousFloor.index(base, floorStart, floorEnd) {
+                if floorEnd - floorStart <= 8, let known = floorNames.cachedIndex(word: ByteWords.load(base, floorStart), length: floorEnd - floorStart) {
                     floor = known
                 } else {
-                    floor = previousFloor.remember(floorIndex(CSVScanner.Field(start: floorStart, end: floorEnd, isQuoted: false)))
+                    floor = floorIndex(CSVScanner.Field(start: floorStart, end: floorEnd, isQuoted: false))
                 }
             }
             scanner.skipLine(to: fieldStart)
@@ -331,38 +331,3 @@ package struct TraceRowParser: Sendable {
     }
 }
 
-/// The previous row's id field in a column (its bytes, when 1…8, as one word) and its interned
-/// index: a row repeating it needs no lookup. An id's index is a function of its bytes
-/// (`CSVFieldInterner`), so the memory holds across pieces of the input.
-private struct PreviousField {
-    private var key: UInt64 = 0
-    private var length = 0
-    private var index: Int32 = -1
-    /// The key of the field just looked up (kept by `remember`).
-    private var pendingKey: UInt64 = 0
-    private var pendingLength = 0
-
-    /// The index when the unquoted field `bytes[start..<end]` (8 readable bytes at `start`) repeats
-    /// the remembered one; nil otherwise (then `remember` its looked-up index).
-    @inline(__always)
-    mutating func index(_ base: UnsafePointer<UInt8>, _ start: Int, _ end: Int) -> Int32? {
-        let n = end - start
-        guard n <= 8 else { pendingLength = 0; return nil }
-        let word = ByteWords.load(base, start) & (UInt64.max &>> UInt64(truncatingIfNeeded: 64 &- 8 &* n))
-        if word == key && n == length && index >= 0 { return index }
-        pendingKey = word
-        pendingLength = n
-        return nil
-    }
-
-    /// Remembers `found` as the index of the field `index(_:_:_:)` last missed; returns it.
-    @inline(__always)
-    mutating func remember(_ found: Int32) -> Int32 {
-        if pendingLength > 0 {
-            key = pendingKey
-            length = pendingLength
-            index = found
-        }
-        return found
-    }
-}

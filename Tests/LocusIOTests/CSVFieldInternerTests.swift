@@ -22,6 +22,34 @@ struct CSVFieldInternerTests {
         return out
     }
 
+    @Test("the word lookup answers only what the cache knows, the same index, whatever bytes follow the id")
+    func cachedIndexByWord() {
+        var rng = SeededGenerator(seed: 16)
+        let names = (0..<6_000).map { k in "T\(k)" } + ["1F", "B", "ABCDEFGH"]
+        var interner = CSVFieldInterner()
+        var known: [String: Int32] = [:]
+        var answered = 0
+        for _ in 0..<30_000 {
+            let id = names[Int.random(in: 0..<names.count, using: &rng)]
+            let bytes = Array(id.utf8)
+            // The word: the id's bytes, then arbitrary ones.
+            var word = rng.next()
+            for (k, b) in bytes.enumerated() {
+                word = word & ~(UInt64(0xFF) << UInt64(8 * k)) | UInt64(b) << UInt64(8 * k)
+            }
+            if let cached = interner.cachedIndex(word: word, length: bytes.count) {
+                answered += 1
+                #expect(cached == known[id], "\(id)")
+            } else {
+                let index = Self.intern([id], padded: true, into: &interner)[0]
+                if let k = known[id] { #expect(index == k) } else { #expect(index == Int32(known.count)); known[id] = index }
+            }
+        }
+        // First sightings (about 6,000) miss, and so do ids whose slot another took (4,096 slots).
+        #expect(answered > 10_000)
+        #expect(interner.names.count == known.count)
+    }
+
     @Test("ids of 1 to 12 bytes, 10,000 of them (more than the 4,096 slots), get their first-appearance index in every piece")
     func indicesFollowFirstAppearance() {
         var rng = SeededGenerator(seed: 15)
