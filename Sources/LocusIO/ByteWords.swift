@@ -53,20 +53,4 @@ enum ByteWords {
         v = ((v & 0x0000_FFFF_0000_FFFF) &* 42_949_672_960_001) &>> 32
         return v
     }
-
-    /// 10ⁿ for n in 0…8.
-    @inline(__always)
-    static func powerOfTen(_ n: Int) -> UInt64 {
-        switch n {
-        case 0: 1
-        case 1: 10
-        case 2: 100
-        case 3: 1000
-        case 4: 10000
-        case 5: 100_000
-        case 6: 1_000_000
-        case 7: 10_000_000
-        default: 100_000_000
-        }
-    }
 }

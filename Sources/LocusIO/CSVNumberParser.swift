@@ -106,10 +106,11 @@ package enum CSVNumberParser {
     }
 
     /// `parsePlainDecimal(bytes, start, end)` for a field with at least 17 readable bytes from
-    /// `start` (the caller's guarantee), eight digits at a time: the digits before and after the
-    /// point, each at most 8, are converted by `ByteWords.digits`, which gives the same m and e and
-    /// so the same value (m/10⁻ᵉ, one correctly rounded operation). Any other field — longer parts,
-    /// a byte that is not a digit — gets `parsePlainDecimal`'s answer.
+    /// `start` (the caller's guarantee), eight digits at a time: the digits (before and after the
+    /// point, as one run when they are at most 8 in all, else each part of at most 8) are converted by
+    /// `ByteWords.digits`, which gives the same m and e and so the same value (m/10⁻ᵉ, one correctly
+    /// rounded operation). Any other field — longer parts, a byte that is not a digit — gets
+    /// `parsePlainDecimal`'s answer.
     @inline(__always)
     static func parsePlainDecimalWide(_ base: UnsafePointer<UInt8>, _ bytes: UnsafeBufferPointer<UInt8>,
                                       _ start: Int, _ end: Int) -> Double? {
@@ -124,15 +125,29 @@ package enum CSVNumberParser {
         // The point's offset (none among the first eight bytes: then the field must be at most
         // eight digits).
         let point = points == 0 ? Int.max : points.trailingZeroBitCount >> 3
+        // The usual field, a point and at most 8 digits in all: the bytes after the point moved down
+        // over it (the ninth byte from memory) make one run of digits, one conversion.
+        if point < length && length <= 9 && length >= 2 {
+            let before = (UInt64(1) &<< UInt64(truncatingIfNeeded: 8 &* point)) &- 1
+            let joined = word & before | (word &>> 8) & ~before | UInt64(base[k + 8]) &<< 56
+            if let mantissa = ByteWords.digits(joined, count: length - 1) {
+                let fraction = length - 1 - point
+                let m = Double(Int64(bitPattern: mantissa))  // < 10⁸: one signed conversion
+                let value = fraction == 0 ? m : m / exactPowerOfTen(fraction)
+                return negative ? -value : value
+            }
+            return parsePlainDecimal(bytes, start, end)
+        }
         let whole = min(point, length), fraction = point < length ? length - point - 1 : 0
         guard length > 0, whole <= 8, fraction <= 8, whole + fraction > 0,
               let high = ByteWords.digits(word, count: whole),
               let low = ByteWords.digits(ByteWords.load(base, k + whole + 1), count: fraction) else {
             return parsePlainDecimal(bytes, start, end)
         }
-        let mantissa = high &* ByteWords.powerOfTen(fraction) &+ low
+        let mantissa = high &* integerPowerOfTen(fraction) &+ low
         guard mantissa < (1 << 53) else { return nil }
-        let value = fraction == 0 ? Double(mantissa) : Double(mantissa) / exactPowerOfTen(fraction)
+        let m = Double(Int64(bitPattern: mantissa))
+        let value = fraction == 0 ? m : m / exactPowerOfTen(fraction)
         return negative ? -value : value
     }
 
@@ -151,29 +166,36 @@ package enum CSVNumberParser {
         return k - start
     }
 
-    /// 10ⁿ for n in 0…18, exactly (every such power is a Double).
+    /// 10ⁿ for n in 0…18, exactly (every such power is a Double): the integer power, converted
+    /// (below 2⁶³: one signed conversion).
     @usableFromInline @inline(__always)
     static func exactPowerOfTen(_ n: Int) -> Double {
+        Double(Int64(bitPattern: integerPowerOfTen(n)))
+    }
+
+    /// 10ⁿ for n in 0…18 (10¹⁸ for any other n).
+    @usableFromInline @inline(__always)
+    static func integerPowerOfTen(_ n: Int) -> UInt64 {
         switch n {
         case 0: 1
-        case 1: 1e1
-        case 2: 1e2
-        case 3: 1e3
-        case 4: 1e4
-        case 5: 1e5
-        case 6: 1e6
-        case 7: 1e7
-        case 8: 1e8
-        case 9: 1e9
-        case 10: 1e10
-        case 11: 1e11
-        case 12: 1e12
-        case 13: 1e13
-        case 14: 1e14
-        case 15: 1e15
-        case 16: 1e16
-        case 17: 1e17
-        default: 1e18
+        case 1: 10
+        case 2: 100
+        case 3: 1_000
+        case 4: 10_000
+        case 5: 100_000
+        case 6: 1_000_000
+        case 7: 10_000_000
+        case 8: 100_000_000
+        case 9: 1_000_000_000
+        case 10: 10_000_000_000
+        case 11: 100_000_000_000
+        case 12: 1_000_000_000_000
+        case 13: 10_000_000_000_000
+        case 14: 100_000_000_000_000
+        case 15: 1_000_000_000_000_000
+        case 16: 10_000_000_000_000_000
+        case 17: 100_000_000_000_000_000
+        default: 1_000_000_000_000_000_000
         }
     }
 

@@ -102,6 +102,13 @@ struct ScratchRow {
             appendEightDigits(n, negative: negative, decimals: decimals)
             return true
         }
+        return appendManyDigits(n, negative: negative, decimals: decimals)
+    }
+
+    /// `appendDigits` for any n and d (out of line: the usual numbers take `appendEightDigits`, and
+    /// this loop inlined at every call site kept `appendFixed` itself from being inlined).
+    @inline(never)
+    private mutating func appendManyDigits(_ n: UInt64, negative: Bool, decimals: Int) -> Bool {
         let sign = negative && n != 0 ? 1 : 0
         let wholeDigits = max(Self.decimalDigitCount(n) - decimals, 1)
         let length = sign + wholeDigits + (decimals > 0 ? decimals + 1 : 0)
@@ -152,7 +159,7 @@ struct ScratchRow {
         let leadingZeros = values == 0 ? 8 : values.trailingZeroBitCount >> 3
         let total = max(8 - leadingZeros, decimals + 1)
         let whole = total - decimals
-        let text = (values | 0x3030_3030_3030_3030) >> UInt64(8 * (8 - total))
+        let text = (values | 0x3030_3030_3030_3030) &>> UInt64(truncatingIfNeeded: 8 &* (8 &- total))
         var at = count
         if negative && n != 0 {
             base[at] = UInt8(ascii: "-")
@@ -162,7 +169,7 @@ struct ScratchRow {
         raw.storeBytes(of: UInt64(littleEndian: text), toByteOffset: at, as: UInt64.self)
         if decimals > 0 {
             base[at + whole] = UInt8(ascii: ".")
-            raw.storeBytes(of: UInt64(littleEndian: text >> UInt64(8 * whole)), toByteOffset: at + whole + 1, as: UInt64.self)
+            raw.storeBytes(of: UInt64(littleEndian: text &>> UInt64(truncatingIfNeeded: 8 &* whole)), toByteOffset: at + whole + 1, as: UInt64.self)
             at += 1
         }
         count = at + total
