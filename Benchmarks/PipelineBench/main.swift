@@ -171,7 +171,7 @@ func streamRows(_ engine: inout PositioningEngine, floor: FloorIndex, count: Int
     var (fixes, events) = feedRows(&engine, floor: floor, rows: 0..<count, tagOfRow: tagOfRow, locator: locator,
                                    rangeMeters: rangeMeters, timeSeconds: timeSeconds)
     engine.finish()
-    fixes += engine.takeFixes { $0.count }
+    fixes += engine.takeFixes { f, _ in f.count }
     events += engine.takeEvents { $0.count }
     return (fixes, events)
 }
@@ -188,7 +188,7 @@ func feedRows(_ engine: inout PositioningEngine, floor: FloorIndex, rows: Range<
         engine.ingest(tag: tagOfRow(i), floor: floor, locator: locator[i], rangeMeters: rangeMeters[i],
                       timeSeconds: timeSeconds[i], line: 0)
         if i & 4095 == 4095 {
-            fixes += engine.takeFixes { $0.count }
+            fixes += engine.takeFixes { f, _ in f.count }
             events += engine.takeEvents { $0.count }
         }
     }

@@ -5,7 +5,7 @@ import LocusZones
 extension PositioningEngine {
     /// Takes the fixes released so far.
     package mutating func drainFixes() -> [PositionFix] {
-        defer { fixes.removeAll(keepingCapacity: true) }
+        defer { fixes.removeAll(keepingCapacity: true); fixTags.removeAll(keepingCapacity: true) }
         return fixes
     }
 
@@ -15,12 +15,12 @@ extension PositioningEngine {
         return events
     }
 
-    /// Hands the fixes released so far to `body`, then forgets them keeping the storage: a consumer
-    /// that writes or forwards them as they come allocates nothing per call (`drainFixes()` hands
-    /// the array over, so the engine's next fix needs a new one).
-    package mutating func takeFixes<R>(_ body: ([PositionFix]) throws -> R) rethrows -> R {
-        defer { fixes.removeAll(keepingCapacity: true) }
-        return try body(fixes)
+    /// Hands the fixes released so far, and their tags' indices (`fixTags`), to `body`, then forgets
+    /// them keeping the storage: a consumer that writes or forwards them as they come allocates
+    /// nothing per call (`drainFixes()` hands the array over, so the engine's next fix needs a new one).
+    package mutating func takeFixes<R>(_ body: ([PositionFix], [Int32]) throws -> R) rethrows -> R {
+        defer { fixes.removeAll(keepingCapacity: true); fixTags.removeAll(keepingCapacity: true) }
+        return try body(fixes, fixTags)
     }
 
     /// `takeFixes(_:)` for the zone events released so far.

@@ -105,6 +105,9 @@ package struct PositioningEngine: Sendable {
 
     /// Fixes released so far, in (time, tag) order. Take them with `drainFixes()`/`takeFixes(_:)`.
     package internal(set) var fixes: [PositionFix] = []
+    /// The tag index of each of `fixes` (`fixTags[k]` is `fixes[k]`'s): a caller keying fixes by tag
+    /// needs no lookup by id (`ShardedEngine`).
+    package internal(set) var fixTags: [Int32] = []
     /// Zone events released so far, in SPEC §4.7 order. Take them with `drainEvents()`/`takeEvents(_:)`.
     package internal(set) var events: [ZoneEvent] = []
     /// Counts of skipped rows and failed epochs.
@@ -387,6 +390,7 @@ package struct PositioningEngine: Sendable {
         let watermark = schedule.watermark(clock: clockSeconds)
         var released = false
         while let r = reorder.releaseEarliest(before: watermark, all: all, into: &fixes) {
+            fixTags.append(Int32(truncatingIfNeeded: r.tag))
             judge(r.zoneFix, tag: r.tag, floor: r.floor)
             released = true
         }
@@ -400,6 +404,7 @@ package struct PositioningEngine: Sendable {
         if reorder.isEmpty, fix.timeSeconds < schedule.watermark(clock: clockSeconds) {
             let judged = ZoneFix(timeSeconds: fix.timeSeconds, tag: fix.tag, point: fix.position.horizontal)
             fixes.append(consume fix)
+            fixTags.append(Int32(truncatingIfNeeded: tag))
             judge(judged, tag: tag, floor: floor)
             flushEvents()
             return

@@ -40,8 +40,8 @@ package final class ShardedEngine: @unchecked Sendable {
     private let workers: ShardWorkers
     private let encoder: FixEncoder?
     private let keepFixes: Bool
-    /// Per shard: the global index of each of its tags, by id (read by the shard's thread).
-    private var globalOfID: [[TagID: Int32]]
+    /// Per shard: the global index of each of its tags, by local index (read by the shard's thread).
+    private var globalOfLocal: [[Int32]]
     /// Per global tag: its local index in its shard.
     private var localOfGlobal: [Int] = []
     /// Scratch of `takeMerged`: per lane, the time and tag of its next fix.
@@ -72,7 +72,7 @@ package final class ShardedEngine: @unchecked Sendable {
         workers = ShardWorkers(workers: threads - 1)
         self.encoder = encoder
         self.keepFixes = keepFixes
-        globalOfID = Array(repeating: [:], count: n)
+        globalOfLocal = Array(repeating: [], count: n)
     }
 
     deinit { workers.stop() }
@@ -84,8 +84,10 @@ package final class ShardedEngine: @unchecked Sendable {
     package func register(_ id: TagID, global: Int) {
         precondition(global == localOfGlobal.count, "ShardedEngine.register: tags in order of first appearance")
         let s = global % shards.count
-        localOfGlobal.append(shards[s].tagIndex(for: id).rawValue)
-        globalOfID[s][id] = Int32(global)
+        let local = shards[s].tagIndex(for: id).rawValue
+        localOfGlobal.append(local)
+        while globalOfLocal[s].count <= local { globalOfLocal[s].append(0) }
+        globalOfLocal[s][local] = Int32(global)
     }
 
     /// The number of tags registered.
@@ -151,14 +153,14 @@ package final class ShardedEngine: @unchecked Sendable {
     /// lane take what its engine released.
     private func forEachShard(_ body: @escaping (Int, inout PositioningEngine, inout Lane) -> Void) {
         let encoder = self.encoder, keep = self.keepFixes
-        let globalOfID = self.globalOfID
+        let globalOfLocal = self.globalOfLocal
         shards.withUnsafeMutableBufferPointer { engines in
             lanes.withUnsafeMutableBufferPointer { lanes in
                 let box = UnsafeSendable((engines, lanes, body))
                 workers.run(engines.count) { s in
                     let (engines, lanes, body) = box.value
                     body(s, &engines[s], &lanes[s])
-                    lanes[s].take(from: &engines[s], globalOfID: globalOfID[s], encoder: encoder, keepFixes: keep)
+                    lanes[s].take(from: &engines[s], globalOfLocal: globalOfLocal[s], encoder: encoder, keepFixes: keep)
                 }
             }
         }
@@ -259,12 +261,12 @@ private struct Lane {
     var head = 0, byteHead = 0, eventHead = 0
 
     /// Takes what `engine` released: fixes keyed and spelled, events as they are.
-    mutating func take(from engine: inout PositioningEngine, globalOfID: [TagID: Int32], encoder: ShardedEngine.FixEncoder?, keepFixes: Bool) {
+    mutating func take(from engine: inout PositioningEngine, globalOfLocal: [Int32], encoder: ShardedEngine.FixEncoder?, keepFixes: Bool) {
         if !engine.fixes.isEmpty {
-            engine.takeFixes { released in
-                for f in released {
+            engine.takeFixes { released, localTags in
+                for (f, local) in zip(released, localTags) {
                     times.append(f.timeSeconds)
-                    tags.append(globalOfID[f.tag] ?? 0)
+                    tags.append(globalOfLocal[Int(local)])
                     encoder?(f, &bytes)
                     ends.append(bytes.count)
                 }

@@ -36,23 +36,34 @@ struct EngineDeterminismTests {
         return (fixes + engine.drainFixes(), events + engine.drainEvents())
     }
 
-    @Test("takeFixes/takeEvents hand over what drainFixes/drainEvents would, and leave nothing behind")
+    @Test("takeFixes/takeEvents hand over what drainFixes/drainEvents would, with each fix's tag index, and leave nothing behind")
     func takeEqualsDrain() throws {
         let (site, rows) = try Self.load()
         let reference = try Self.run(site, rows, tracking: .kalman(.standard), ticks: nil)
         var engine = try PositioningEngine(site: site, configuration: EngineConfiguration(tracking: .kalman(.standard)))
         var fixes: [PositionFix] = [], events: [ZoneEvent] = []
+        var indexOK = true
         for (i, m) in rows.enumerated() {
             engine.ingest(m)
             if i % 97 == 96 {
-                engine.takeFixes { fixes += $0 }
+                var copy = engine  // (for its tag table; the engine itself is not touched)
+                engine.takeFixes { taken, tags in
+                    // Each fix's tag index is its tag's (`tagIndex(for:)` only looks a known id up).
+                    #expect(taken.count == tags.count)
+                    indexOK = indexOK && zip(taken, tags).allSatisfy { f, t in Int32(copy.tagIndex(for: f.tag).rawValue) == t }
+                    fixes += taken
+                }
                 engine.takeEvents { events += $0 }
                 #expect(engine.drainFixes().isEmpty && engine.drainEvents().isEmpty)
             }
         }
         engine.finish()
-        engine.takeFixes { fixes += $0 }
+        engine.takeFixes { taken, tags in
+            #expect(taken.count == tags.count)
+            fixes += taken
+        }
         engine.takeEvents { events += $0 }
+        #expect(indexOK)
         #expect(fixes == reference.0)
         #expect(events == reference.1)
     }
