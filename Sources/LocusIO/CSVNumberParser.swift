@@ -110,8 +110,8 @@ package enum CSVNumberParser {
     /// point, as one run when they are at most 8 in all, else each part of at most 8) are converted by
     /// `ByteWords.digits`, which gives the same m and e and so the same value (m/10⁻ᵉ, one correctly
     /// rounded operation). Any other field — longer parts, a byte that is not a digit — gets
-    /// `parsePlainDecimal`'s answer.
-    @inline(__always)
+    /// `parsePlainDecimal`'s answer. (Transparent: `@inline(__always)` left it a call per number.)
+    @_transparent
     static func parsePlainDecimalWide(_ base: UnsafePointer<UInt8>, _ bytes: UnsafeBufferPointer<UInt8>,
                                       _ start: Int, _ end: Int) -> Double? {
         guard start < end else { return nil }
@@ -136,19 +136,26 @@ package enum CSVNumberParser {
                 let value = fraction == 0 ? m : m / exactPowerOfTen(fraction)
                 return negative ? -value : value
             }
-            return parsePlainDecimal(bytes, start, end)
+            return parsePlainDecimalOutOfLine(bytes, start, end)
         }
         let whole = min(point, length), fraction = point < length ? length - point - 1 : 0
         guard length > 0, whole <= 8, fraction <= 8, whole + fraction > 0,
               let high = ByteWords.digits(word, count: whole),
               let low = ByteWords.digits(ByteWords.load(base, k + whole + 1), count: fraction) else {
-            return parsePlainDecimal(bytes, start, end)
+            return parsePlainDecimalOutOfLine(bytes, start, end)
         }
         let mantissa = high &* integerPowerOfTen(fraction) &+ low
         guard mantissa < (1 << 53) else { return nil }
         let m = Double(Int64(bitPattern: mantissa))
         let value = fraction == 0 ? m : m / exactPowerOfTen(fraction)
         return negative ? -value : value
+    }
+
+    /// `parsePlainDecimal`, not inlined: the rare fields `parsePlainDecimalWide` hands over (so that
+    /// it stays small enough to inline where rows are read).
+    @inline(never)
+    static func parsePlainDecimalOutOfLine(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Double? {
+        parsePlainDecimal(bytes, start, end)
     }
 
     /// Reads ASCII digits from `k` up to `limit` into `mantissa` (m ← 10m + d, wrapping: the caller
