@@ -12,6 +12,8 @@ package final class ByteSink: @unchecked Sendable {
     private let ownsDescriptor: Bool
     private var buffer: [UInt8] = []
     private static let capacity = 1 << 20
+    /// Pieces of at least this many bytes are written without passing through the buffer.
+    private static let directBytes = 1 << 16
     /// Bytes handed on so far.
     package private(set) var bytesWritten = 0
 
@@ -47,7 +49,10 @@ package final class ByteSink: @unchecked Sendable {
     /// - Throws: `E5005` when the output cannot take them (disk full, closed pipe).
     package func write(_ bytes: UnsafeRawBufferPointer) throws(LocusError) {
         if buffer.count + bytes.count > Self.capacity { try flush() }
-        if bytes.count >= Self.capacity {
+        // A large piece (a replay block's positions) goes out as it is, after what is buffered:
+        // copying it into the buffer first only moved it once more.
+        if bytes.count >= Self.directBytes {
+            try flush()
             try Self.writeAll(fd, bytes, name: name)
             bytesWritten += bytes.count
         } else {
