@@ -26,7 +26,8 @@ private let fuzzSite: Site = {
 /// libFuzzer entry point: arbitrary bytes as a range trace, through the trace reader and the engine.
 ///
 /// Invariants checked (a violation traps):
-/// - `TraceReader.parse` returns a trace or throws E5003/E5004, nothing else;
+/// - `TraceReader.parse` returns a trace or throws E5003/E5004, nothing else, and reads what the
+///   scanner alone reads (`fastRows: false`);
 /// - every kept row has a finite time, a finite non-negative range, and a valid tag index;
 /// - every fix and every zone event the engine releases is finite, and events come out in
 ///   non-decreasing time.
@@ -40,6 +41,17 @@ public func fuzzTraceReader(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         precondition(error.code == .csvMissingColumn || error.code == .malformedCSV, "unexpected error \(error)")
         return 0
     }
+    // The fast row paths (word at a time, byte at a time) against the scanner alone: the same rows,
+    // bit for bit, the same ids and skips.
+    guard let reference = try? TraceReader.parse(bytes, file: "fuzz.csv", fastRows: false) else {
+        preconditionFailure("the scanner path threw where the fast path did not")
+    }
+    precondition(trace.timeSeconds.map(\.bitPattern) == reference.timeSeconds.map(\.bitPattern)
+                 && trace.rangeMeters.map(\.bitPattern) == reference.rangeMeters.map(\.bitPattern)
+                 && trace.locator == reference.locator && trace.tagIndex == reference.tagIndex
+                 && trace.floorIndex == reference.floorIndex && trace.line == reference.line
+                 && trace.tags == reference.tags && trace.floors == reference.floors && trace.skipped == reference.skipped,
+                 "fast and scanner paths read the trace differently")
     for i in 0..<trace.count {
         precondition(trace.timeSeconds[i].isFinite, "kept row with a non-finite time")
         precondition(trace.rangeMeters[i].isFinite && trace.rangeMeters[i] >= 0, "kept row with a bad range")

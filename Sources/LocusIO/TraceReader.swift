@@ -34,9 +34,9 @@ package enum TraceReader {
     /// Parses trace bytes. With `fastRows` a plain row (no quotes, no comment, all columns present,
     /// numbers that parse) is split and converted in one pass over its bytes; any other row, and
     /// every row when `fastRows` is false, goes through `CSVScanner`. Both paths give the same trace
-    /// (the tests compare them).
+    /// (the tests and the trace fuzzer compare them).
     /// - Throws: `E5003` when a required column is missing; `E5004` when there is no header.
-    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, file: String, fastRows: Bool) throws(LocusError) -> RangeTrace {
+    package static func parse(_ bytes: UnsafeBufferPointer<UInt8>, file: String, fastRows: Bool) throws(LocusError) -> RangeTrace {
         var parser = try TraceRowParser(header: bytes, file: file)
         var rows: [TraceRow] = []
         rows.reserveCapacity(bytes.count / 16)
