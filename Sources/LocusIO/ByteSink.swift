@@ -48,16 +48,16 @@ package final class ByteSink: @unchecked Sendable {
     /// Appends bytes.
     /// - Throws: `E5005` when the output cannot take them (disk full, closed pipe).
     package func write(_ bytes: UnsafeRawBufferPointer) throws(LocusError) {
-        if buffer.count + bytes.count > Self.capacity { try flush() }
         // A large piece (a replay block's positions) goes out as it is, after what is buffered:
         // copying it into the buffer first only moved it once more.
         if bytes.count >= Self.directBytes {
             try flush()
             try Self.writeAll(fd, bytes, name: name)
             bytesWritten += bytes.count
-        } else {
-            buffer.append(contentsOf: bytes)
+            return
         }
+        if buffer.count + bytes.count > Self.capacity { try flush() }
+        buffer.append(contentsOf: bytes)
     }
 
     /// Appends bytes.

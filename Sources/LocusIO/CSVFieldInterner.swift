@@ -48,17 +48,11 @@ struct CSVFieldInterner: Sendable {
         let length = f.end - f.start
         if length >= 1 && length <= 8 {
             let key = Self.packed(bytes, f.start, length)
-            if previousShort.index >= 0, previousShort.key == key, previousShort.length == length { return (previousShort.index, false) }
-            let slot = Self.shortSlot(key, length)
+            if let known = cachedIndex(word: key, length: length) { return (known, false) }
             if shortSlots.isEmpty { shortSlots = Array(repeating: ShortSlot(key: 0, length: 0, index: -1), count: Self.slotMask + 1) }
-            let cached = shortSlots[slot]
-            if cached.index >= 0, cached.key == key, cached.length == length {
-                previousShort = cached
-                return (cached.index, false)
-            }
             let result = index(named: text())
             previousShort = ShortSlot(key: key, length: length, index: result.index)
-            shortSlots[slot] = previousShort
+            shortSlots[Self.shortSlot(key, length)] = previousShort
             return result
         }
         if previous.index >= 0, Self.same(bytes, f.start, f.end, previous.start, previous.end) { return (previous.index, false) }

@@ -330,4 +330,3 @@ package struct TraceRowParser: Sendable {
         return consumed
     }
 }
-
