@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Foundation
 import LocusCore
 @testable import LocusIO
 import LocusTestSupport
@@ -23,5 +27,52 @@ struct ByteSinkTests {
         try sink.close()
         #expect(sink.bytesWritten == expected.count)
         #expect(TestPaths.bytes(path) == expected)
+    }
+
+    @Test("an existing file is replaced by a new one with its mode; a symlink is written through to its target")
+    func replaces() throws {
+        let dir = TestPaths.temporaryDirectory()
+        let path = dir + "/out.csv"
+        let old = Array("an older, longer content than the new one\n".utf8)
+        let new = Array("new\n".utf8)
+        try writeAll(old, to: path)
+        #expect(chmod(path, 0o600) == 0)
+        // The old file, held open: replaced, it keeps its bytes and loses its name.
+        let held = open(path, O_RDONLY)
+        #expect(held >= 0)
+        defer { close(held) }
+        let sink = try ByteSink(path: path)
+        try sink.write(new)
+        try sink.close()
+        var after = stat()
+        #expect(stat(path, &after) == 0)
+        #expect(TestPaths.bytes(path) == new)
+        #expect(after.st_mode & 0o7777 == 0o600)
+        var heldInfo = stat()
+        #expect(fstat(held, &heldInfo) == 0)
+        #expect(heldInfo.st_nlink == 0, "a new file, not the old one truncated")
+        var heldBytes = [UInt8](repeating: 0, count: old.count + 8)
+        #expect(pread(held, &heldBytes, heldBytes.count, 0) == old.count)
+        #expect(Array(heldBytes.prefix(old.count)) == old)
+        // Nothing left beside it (the old file was set aside under a hidden name, then unlinked).
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: dir)) == ["out.csv"])
+
+        // Through a symlink: the target gets the bytes, the link stays a link.
+        let target = dir + "/target.csv", link = dir + "/link.csv"
+        try writeAll(old, to: target)
+        #expect(symlink(target, link) == 0)
+        let viaLink = try ByteSink(path: link)
+        try viaLink.write(new)
+        try viaLink.close()
+        var linkInfo = stat()
+        #expect(lstat(link, &linkInfo) == 0)
+        #expect(linkInfo.st_mode & S_IFMT == S_IFLNK)
+        #expect(TestPaths.bytes(target) == new)
+    }
+
+    private func writeAll(_ bytes: [UInt8], to path: String) throws {
+        let sink = try ByteSink(path: path)
+        try sink.write(bytes)
+        try sink.close()
     }
 }
