@@ -116,7 +116,7 @@ package final class ShardedEngine: @unchecked Sendable {
     /// The shard of the tag of global index `tag`.
     package func shard(ofTag tag: Int32) -> Int { Int(tag) % shards.count }
 
-    /// Ingests a block of rows in time order, `rows[s]` those of shard s's tags (`shard(ofTag:)`),
+    /// Ingests a block of rows in time order, split by shard (`ShardRows.route`, `shard(ofTag:)`),
     /// the shards in parallel, each shard spelling what it released. Afterwards `takeMerged` hands
     /// out what is final.
     ///
@@ -126,17 +126,15 @@ package final class ShardedEngine: @unchecked Sendable {
     /// (and the judges' moves it makes, which only go forward) sees it a block earlier, so less is
     /// final then and the rest is let out after the next block — in the same order, the same bytes
     /// (the streamed-replay tests compare 1, 2, 3 and 8 jobs with the whole-file path).
-    package func ingest(_ rows: [[Row]]) {
-        precondition(rows.count == shards.count, "ShardedEngine.ingest: one row list per shard")
+    package func ingest(_ rows: ShardRows) {
+        precondition(rows.shardCount == shards.count, "ShardedEngine.ingest: one row list per shard")
         let localOfGlobal = self.localOfGlobal
         let clock = sharedClock
         forEachShard { s, engine, _ in
             if let clock { engine.advance(toSeconds: clock) }
-            rows[s].withUnsafeBufferPointer { rows in
-                for r in rows {
-                    engine.ingest(tag: TagIndex(localOfGlobal[Int(r.tag)]), floor: FloorIndex(Int(r.floor)), locator: r.locator,
-                                  rangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds, line: Int(r.line))
-                }
+            for r in rows.rows(ofShard: s) {
+                engine.ingest(tag: TagIndex(localOfGlobal[Int(r.tag)]), floor: FloorIndex(Int(r.floor)), locator: r.locator,
+                              rangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds, line: Int(r.line))
             }
         }
         sharedClock = Self.largestClock(of: shards)

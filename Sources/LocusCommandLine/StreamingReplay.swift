@@ -82,7 +82,7 @@ struct StreamingReplay {
 
     /// One block of rows on its way to the engine, by shard, with the tags first seen in it.
     private struct ReadBlock: Sendable {
-        var rows: [[ShardedEngine.Row]] = []
+        var rows: ShardRows
         var newTags: [TagID] = []
         var outOfOrder = false
         /// Data rows read so far, this block's included.
@@ -131,8 +131,8 @@ struct StreamingReplay {
         let toWrite = Box(Output(positions: positions, events: events))
         var outOfOrder = false
 
-        var current = try reader.value.next(reusing: [])
-        var spare: [[ShardedEngine.Row]] = []
+        var current = try reader.value.next(reusing: nil)
+        var spare: ShardRows? = nil
         while let block = current {
             if block.outOfOrder { outOfOrder = true; break }
             // The next block read, and the last block's output written, alongside this one's solving.
@@ -209,7 +209,7 @@ struct StreamingReplay {
         }
 
         /// The next block (its rows in `storage`, emptied), nil at the end.
-        mutating func next(reusing storage: [[ShardedEngine.Row]]) throws(LocusError) -> ReadBlock? {
+        mutating func next(reusing storage: ShardRows?) throws(LocusError) -> ReadBlock? {
             if sorted && sorter == nil {
                 let s = TraceRowSorter(blockRows: sortBlockRows)
                 while try stream.nextRows(into: &rows) {
@@ -222,8 +222,7 @@ struct StreamingReplay {
             let more: Bool
             if let sorter { more = try sorter.next(into: &rows) } else { more = try stream.nextRows(into: &rows) }
             guard more else { return nil }
-            var block = ReadBlock(rows: storage.count == shards ? storage : Array(repeating: [], count: shards))
-            for s in 0..<shards { block.rows[s].removeAll(keepingCapacity: true) }
+            var block = ReadBlock(rows: storage ?? ShardRows(shards: shards))
             let tags = stream.tags
             if tagsSent < tags.count {
                 block.newTags = Array(tags[tagsSent...])
@@ -233,28 +232,10 @@ struct StreamingReplay {
             while floorOf.count < floors.count {
                 floorOf.append(site.floorIndex(of: floors[floorOf.count]).map { Int32($0.rawValue) })
             }
-            // Into the buckets through a buffer: no copy-on-write check of the outer array per row. A
-            // tag's shard is its index mod `shards` (`ShardedEngine.shard(ofTag:)`).
-            var last = lastTime
-            let shards = self.shards
-            let ordered = block.rows.withUnsafeMutableBufferPointer { buckets in
-                for r in rows {
-                    if r.timeSeconds < last { return false }
-                    last = r.timeSeconds
-                    var floor = defaultFloor
-                    if r.floorIndex >= 0 {
-                        guard let known = floorOf[Int(r.floorIndex)] else {
-                            routerSkips.record(.unknownFloor, line: Int(r.line)); continue
-                        }
-                        floor = known
-                    }
-                    buckets[Int(r.tagIndex) % shards].append(ShardedEngine.Row(tag: r.tagIndex, floor: floor, locator: r.locator, line: r.line,
-                                                                               rangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds))
-                }
-                return true
+            let ordered = rows.withUnsafeBufferPointer { rows in
+                block.rows.route(rows, floorOf: floorOf, defaultFloor: defaultFloor, lastTime: &lastTime, skips: &routerSkips)
             }
-            if !ordered { return ReadBlock(outOfOrder: true) }
-            lastTime = last
+            if !ordered { return ReadBlock(rows: block.rows, outOfOrder: true) }
             rowsRead += rows.count
             block.rowsRead = rowsRead
             return block
