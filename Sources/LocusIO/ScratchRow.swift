@@ -43,6 +43,14 @@ struct ScratchRow {
     /// Appends the UTF-8 of `text` unchanged when it fits and holds no byte in `forbidden`
     /// (ASCII control bytes below 0x20 are always refused); false otherwise.
     mutating func appendPlain(_ text: String, forbidding first: UInt8, _ second: UInt8) -> Bool {
+        let stored = text.utf8.withContiguousStorageIfAvailable { utf8 -> Bool in
+            guard count + utf8.count <= capacity else { return false }
+            for b in utf8 where b < 0x20 || b == first || b == second { return false }
+            (base + count).update(from: utf8.baseAddress!, count: utf8.count)
+            count += utf8.count
+            return true
+        }
+        if let stored { return stored }
         var text = text
         return text.withUTF8 { utf8 in
             guard count + utf8.count <= capacity else { return false }
