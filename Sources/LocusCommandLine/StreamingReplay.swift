@@ -193,6 +193,8 @@ struct StreamingReplay {
         private var floorOf: [Int32?] = []
         private var tagsSent = 0
         private var lastTime = -Double.infinity
+        /// A block's rows: as read (the stream writes them into `run`), or from the sorter.
+        private let run = TraceRowRun(capacity: 1 << 16)
         private var rows: [TraceRow] = []
         private(set) var rowsRead = 0
         private var routerSkips = SkipTally()
@@ -205,7 +207,6 @@ struct StreamingReplay {
             self.sortBlockRows = sortBlockRows
             self.site = site
             self.defaultFloor = defaultFloor
-            rows.reserveCapacity(1 << 16)
         }
 
         /// The next block (its rows in `storage`, emptied), nil at the end.
@@ -219,8 +220,9 @@ struct StreamingReplay {
                 sorter = s
             }
             rows.removeAll(keepingCapacity: true)
+            run.removeAll()
             let more: Bool
-            if let sorter { more = try sorter.next(into: &rows) } else { more = try stream.nextRows(into: &rows) }
+            if let sorter { more = try sorter.next(into: &rows) } else { more = try stream.nextRows(into: run) }
             guard more else { return nil }
             var block = ReadBlock(rows: storage ?? ShardRows(shards: shards))
             let tags = stream.tags
@@ -232,11 +234,15 @@ struct StreamingReplay {
             while floorOf.count < floors.count {
                 floorOf.append(site.floorIndex(of: floors[floorOf.count]).map { Int32($0.rawValue) })
             }
-            let ordered = rows.withUnsafeBufferPointer { rows in
-                block.rows.route(rows, floorOf: floorOf, defaultFloor: defaultFloor, lastTime: &lastTime, skips: &routerSkips)
-            }
+            // The rows as read (in the run) or from the sorter (in the array).
+            let read = sorter == nil ? run.count : rows.count
+            let ordered = sorter == nil
+                ? block.rows.route(run.rows, floorOf: floorOf, defaultFloor: defaultFloor, lastTime: &lastTime, skips: &routerSkips)
+                : rows.withUnsafeBufferPointer { rows in
+                    block.rows.route(rows, floorOf: floorOf, defaultFloor: defaultFloor, lastTime: &lastTime, skips: &routerSkips)
+                }
             if !ordered { return ReadBlock(rows: block.rows, outOfOrder: true) }
-            rowsRead += rows.count
+            rowsRead += read
             block.rowsRead = rowsRead
             return block
         }

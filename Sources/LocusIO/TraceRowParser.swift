@@ -57,6 +57,8 @@ package struct TraceRowParser: Sendable {
     private var floorNames = CSVFieldInterner()
     private var clocks: [TagClock] = []
     private var singleTag: Int32? = nil
+    /// Where `parse(_:isLast:fastRows:into:)` for an array gathers a piece's rows first.
+    private let scratch = TraceRowRun(capacity: 1024)
     /// The number of the next line to parse.
     private var nextLine: Int
 
@@ -100,6 +102,27 @@ package struct TraceRowParser: Sendable {
     /// continues past the piece's end (its bytes start the next piece).
     package mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>, isLast: Bool, fastRows: Bool = true,
                                 into rows: inout [TraceRow]) -> Int {
+        // Through a run of up to 1,024 rows, copied into the array in bulk whenever it is full and
+        // at the end: not an `Array.append` per row, and no more memory than the array's own.
+        defer { scratch.removeAll() }
+        let consumed = parse(bytes, isLast: isLast, fastRows: fastRows, into: scratch) { full in
+            rows.append(contentsOf: full)
+            return true
+        }
+        rows.append(contentsOf: scratch.rows)
+        return consumed
+    }
+
+    /// `parse(_:isLast:fastRows:into:)` appending the kept rows to `run` (which grows as needed).
+    package mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>, isLast: Bool, fastRows: Bool = true,
+                                into run: TraceRowRun) -> Int {
+        parse(bytes, isLast: isLast, fastRows: fastRows, into: run) { _ in false }
+    }
+
+    /// The parser: kept rows go to `run`; when it is full they are offered to `spill`, and the run is
+    /// emptied when it took them (true), or grows.
+    private mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>, isLast: Bool, fastRows: Bool, into run: TraceRowRun,
+                                spill: (UnsafeBufferPointer<TraceRow>) -> Bool) -> Int {
         // The field cache remembers offsets into the previous piece.
         tagNames.forgetBytes()
         floorNames.forgetBytes()
@@ -114,23 +137,11 @@ package struct TraceRowParser: Sendable {
         swap(&tagNames, &self.tagNames); swap(&floorNames, &self.floorNames)
         swap(&clocks, &self.clocks); swap(&tags, &self.tags); swap(&floors, &self.floors)
         var singleTag = self.singleTag
-        // The caller's array as a local (an inout parameter captured by the closures below made the
-        // row loop ~25 % slower).
-        var kept: [TraceRow] = []
-        swap(&kept, &rows)
-        // Kept rows gather here and join `kept` a run at a time: one bulk copy instead of an
-        // `Array.append` per row (its uniqueness check is a runtime call).
-        let pendingCapacity = min(1024, bytes.count / 8 + 1)
-        let pending = UnsafeMutablePointer<TraceRow>.allocate(capacity: pendingCapacity)
-        var pendingCount = 0
-        func flushPending() {
-            kept.append(contentsOf: UnsafeBufferPointer(start: pending, count: pendingCount))
-            pendingCount = 0
-        }
+        // The run's memory as locals (the closures below capture them; a class's stored properties
+        // would be checked for exclusive access at run time on every row).
+        var out = run.base, outCount = run.count, outCapacity = run.capacity
         defer {
-            flushPending()
-            pending.deallocate()
-            swap(&kept, &rows)
+            run.adopt(base: out, count: outCount, capacity: outCapacity)
             self.tagNames = tagNames; self.floorNames = floorNames
             self.clocks = clocks; self.tags = tags; self.floors = floors; self.skipped = skipped
             self.singleTag = singleTag
@@ -170,10 +181,16 @@ package struct TraceRowParser: Sendable {
         /// Keeps a checked row unless its tag's clock refuses it.
         func commit(_ t: Double, _ r: Double, _ a: UInt64, _ tag: Int32, _ floor: Int32, line: Int) {
             if let reason = clocks[Int(tag)].admit(t) { skipped.record(reason, line: line); return }
-            (pending + pendingCount).initialize(to: TraceRow(timeSeconds: t, rangeMeters: r, tagIndex: tag, floorIndex: floor,
-                                                             line: Int32(truncatingIfNeeded: line), locator: UInt16(truncatingIfNeeded: a)))
-            pendingCount += 1
-            if pendingCount == pendingCapacity { flushPending() }
+            if outCount == outCapacity {
+                if spill(UnsafeBufferPointer(start: out, count: outCount)) {
+                    outCount = 0
+                } else {
+                    (out, outCapacity) = TraceRowRun.grown(out, count: outCount, capacity: outCapacity)
+                }
+            }
+            (out + outCount).initialize(to: TraceRow(timeSeconds: t, rangeMeters: r, tagIndex: tag, floorIndex: floor,
+                                                     line: Int32(truncatingIfNeeded: line), locator: UInt16(truncatingIfNeeded: a)))
+            outCount += 1
         }
 
         let count = bytes.count

@@ -32,10 +32,20 @@ package struct TraceStream: Sendable {
     /// - Throws: `E5004` for a file without a header, `E5003` for a missing required column (naming
     ///   the file and line), `E5001` when the input cannot be read.
     package mutating func nextRows(into rows: inout [TraceRow]) throws(LocusError) -> Bool {
+        try nextPiece { p, piece, isLast in p.parse(piece, isLast: isLast, into: &rows) }
+    }
+
+    /// `nextRows(into:)` appending to a run of rows (the replay's reader: no copy per row).
+    package mutating func nextRows(into run: TraceRowRun) throws(LocusError) -> Bool {
+        try nextPiece { p, piece, isLast in p.parse(piece, isLast: isLast, into: run) }
+    }
+
+    /// Reads the next piece (the header first) and has `parse` take its rows.
+    private mutating func nextPiece(_ parse: (inout TraceRowParser, UnsafeBufferPointer<UInt8>, Bool) -> Int) throws(LocusError) -> Bool {
         let name = chunks.source.name
         return try chunks.nextPiece(parser: &parser, makeParser: { (bytes) throws(LocusError) in
             let p = try TraceRowParser(header: bytes, file: name)
             return (p, p.headerEnd)
-        }, parse: { p, piece, isLast in p.parse(piece, isLast: isLast, into: &rows) })
+        }, parse: parse)
     }
 }

@@ -33,11 +33,21 @@ struct TraceStreamTests {
         }
     }
 
-    static func streamed(path: String, chunkBytes: Int) -> Outcome {
+    /// The trace streamed into an array, or (`intoRun`) into a `TraceRowRun` of room for 3 rows at
+    /// first — grown as the parser writes — emptied after each piece.
+    static func streamed(path: String, chunkBytes: Int, intoRun: Bool = false) -> Outcome {
         do throws(LocusError) {
             var stream = TraceStream(source: try ByteSource(path: path), chunkBytes: chunkBytes)
             var out = Outcome()
-            while try stream.nextRows(into: &out.rows) {}
+            if intoRun {
+                let run = TraceRowRun(capacity: 3)
+                while try stream.nextRows(into: run) {
+                    out.rows.append(contentsOf: run.rows)
+                    run.removeAll()
+                }
+            } else {
+                while try stream.nextRows(into: &out.rows) {}
+            }
             out.tags = stream.tags
             out.floors = stream.floors
             out.skipped = stream.skipped
@@ -67,7 +77,7 @@ struct TraceStreamTests {
         return [UInt8](data)
     }
 
-    @Test("300 seeded awkward traces (quoted multi-line fields, CRLF, comments, bad cells) read alike whole and in chunks of 64 B to 1 MiB")
+    @Test("300 seeded awkward traces (quoted multi-line fields, CRLF, comments, bad cells) read alike whole and in chunks of 64 B to 1 MiB, into arrays and runs")
     func randomTracesInChunks() {
         var rng = SeededGenerator(seed: 7_117)
         let dir = TestPaths.temporaryDirectory()
@@ -81,6 +91,10 @@ struct TraceStreamTests {
                 let got = Self.streamed(path: path, chunkBytes: chunk)
                 #expect(got == expected, "trace \(k), chunks of \(chunk) B")
                 if got != expected { return }
+            }
+            // Into a run (the replay's reader), in small and whole-file pieces.
+            for chunk in [97, 1 << 20] {
+                #expect(Self.streamed(path: path, chunkBytes: chunk, intoRun: true) == expected, "trace \(k), into a run, chunks of \(chunk) B")
             }
         }
     }
