@@ -17,8 +17,9 @@ package final class ByteSink: @unchecked Sendable {
     private static let directBytes = 1 << 16
     /// Bytes handed on so far.
     package private(set) var bytesWritten = 0
-    /// The file this one replaced, being unlinked on the side (joined at `close()`).
-    private var setAside: FileSetAside?
+    /// The replacement of the file that was at the path (its old file freed on the side; joined at
+    /// `close()`).
+    private var replacement: FileReplacement?
 
     /// Opens `path` for writing (`-`: standard output).
     /// - Throws: `E5005` naming the path when it cannot be created.
@@ -29,28 +30,25 @@ package final class ByteSink: @unchecked Sendable {
             ownsDescriptor = false
         } else {
             name = path
-            // An existing regular file is replaced by a new one rather than truncated (`modeOfReplaceableFile`).
-            let mode = Self.modeOfReplaceableFile(path)
-            if mode != nil { setAside = FileSetAside(path: path) }
-            fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            // An existing regular file is replaced by a new one rather than truncated (`FileReplacement`).
+            if let mode = Self.modeOfReplaceableFile(path), let replacement = FileReplacement(path: path, mode: mode) {
+                fd = replacement.descriptor
+                self.replacement = replacement
+            } else {
+                fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+            }
             ownsDescriptor = true
             guard fd >= 0 else {
                 throw LocusError(.fileUnwritable, "cannot write file (\(String(cString: strerror(errno))))", context: .init(file: path))
             }
-            if let mode, setAside != nil { _ = fchmod(fd, mode) }
         }
         buffer.reserveCapacity(Self.capacity)
     }
 
     /// The permission bits of the file at `path` when it is one `init(path:)` replaces by a new file
-    /// with that mode: a regular file with no other link (not a symlink); nil otherwise — a
-    /// symlink, a file with other links, a FIFO or a device is written through and truncated.
-    ///
-    /// Why not truncate it: ext4 (`auto_da_alloc`, on by default) writes a file that was truncated
-    /// to length 0 and written again back to disk when it is closed, and truncating frees its old
-    /// pages first — ~20 ms in all for the 38 MB of positions of the bench recording, which the
-    /// process waited for (most of it at its very end). A new file's data is written back later like
-    /// any other's, and the old file is unlinked on the side (`FileSetAside`). The bytes at `path`
+    /// with that mode (`FileReplacement`: ext4 writes a truncated-and-rewritten file back to disk at
+    /// close): a regular file with no other link (not a symlink); nil otherwise — a symlink, a file
+    /// with other links, a FIFO or a device is written through and truncated. The bytes at `path`
     /// are the same either way.
     private static func modeOfReplaceableFile(_ path: String) -> mode_t? {
         var info = stat()
@@ -60,7 +58,7 @@ package final class ByteSink: @unchecked Sendable {
 
     deinit {
         if ownsDescriptor, fd >= 0 { Glibc.close(fd) }
-        setAside?.wait()
+        replacement?.wait()
     }
 
     /// True when what was written can be taken back (`restart()`): a regular file.
@@ -110,8 +108,8 @@ package final class ByteSink: @unchecked Sendable {
 
     /// Flushes and closes.
     package func close() throws(LocusError) {
-        setAside?.wait()
-        setAside = nil
+        replacement?.wait()
+        replacement = nil
         try flush()
         if ownsDescriptor, fd >= 0 {
             let status = Glibc.close(fd)

@@ -54,7 +54,7 @@ struct ByteSinkTests {
         var heldBytes = [UInt8](repeating: 0, count: old.count + 8)
         #expect(pread(held, &heldBytes, heldBytes.count, 0) == old.count)
         #expect(Array(heldBytes.prefix(old.count)) == old)
-        // Nothing left beside it (the old file was set aside under a hidden name, then unlinked).
+        // Nothing left beside it (the new file was made under a hidden name, then renamed over the old).
         #expect((try? FileManager.default.contentsOfDirectory(atPath: dir)) == ["out.csv"])
 
         // Through a symlink: the target gets the bytes, the link stays a link.
