@@ -70,6 +70,24 @@ struct ByteSinkTests {
         #expect(TestPaths.bytes(target) == new)
     }
 
+    @Test("when the new file cannot be made beside the old one, the old one is truncated and written, as before")
+    func fallsBackToTruncating() throws {
+        let dir = TestPaths.temporaryDirectory()
+        // A name of 240 bytes: the hidden name of the new file would pass NAME_MAX (255), so it
+        // cannot be created, and the output is the old file, truncated.
+        let path = dir + "/" + String(repeating: "p", count: 236) + ".csv"
+        try writeAll(Array("old content, longer\n".utf8), to: path)
+        let held = open(path, O_RDONLY)
+        #expect(held >= 0)
+        defer { close(held) }
+        try writeAll(Array("new\n".utf8), to: path)
+        var heldInfo = stat()
+        #expect(fstat(held, &heldInfo) == 0)
+        #expect(heldInfo.st_nlink == 1, "the same file")
+        #expect(TestPaths.bytes(path) == Array("new\n".utf8))
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: dir))?.count == 1)
+    }
+
     private func writeAll(_ bytes: [UInt8], to path: String) throws {
         let sink = try ByteSink(path: path)
         try sink.write(bytes)
