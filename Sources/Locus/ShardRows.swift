@@ -62,7 +62,7 @@ package final class ShardRows: @unchecked Sendable {
                         }
                         let s = Int(UInt32(bitPattern: r.tagIndex) % n)
                         let k = counts[s]
-                        if k == capacities[s] { Self.grow(&bases[s], &capacities[s], count: k) }
+                        if k == capacities[s] { (bases[s], capacities[s]) = bases[s].doubled(count: k, capacity: k) }
                         (bases[s] + k).initialize(to: ShardedEngine.Row(tag: r.tagIndex, floor: floor, locator: r.locator, line: r.line,
                                                                        rangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds))
                         counts[s] = k + 1
@@ -71,14 +71,5 @@ package final class ShardRows: @unchecked Sendable {
                 }
             }
         }
-    }
-
-    /// Doubles one shard's room, keeping its `count` rows.
-    private static func grow(_ base: inout UnsafeMutablePointer<ShardedEngine.Row>, _ capacity: inout Int, count: Int) {
-        let larger = UnsafeMutablePointer<ShardedEngine.Row>.allocate(capacity: 2 * capacity)
-        larger.moveInitialize(from: base, count: count)
-        base.deallocate()
-        base = larger
-        capacity *= 2
     }
 }

@@ -235,14 +235,14 @@ struct StreamingReplay {
                 floorOf.append(site.floorIndex(of: floors[floorOf.count]).map { Int32($0.rawValue) })
             }
             // The rows as read (in the run) or from the sorter (in the array).
-            let read = sorter == nil ? run.count : rows.count
-            let ordered = sorter == nil
-                ? block.rows.route(run.rows, floorOf: floorOf, defaultFloor: defaultFloor, lastTime: &lastTime, skips: &routerSkips)
-                : rows.withUnsafeBufferPointer { rows in
-                    block.rows.route(rows, floorOf: floorOf, defaultFloor: defaultFloor, lastTime: &lastTime, skips: &routerSkips)
-                }
-            if !ordered { return ReadBlock(rows: block.rows, outOfOrder: true) }
-            rowsRead += read
+            let split = block.rows
+            func route(_ read: UnsafeBufferPointer<TraceRow>) -> Bool {
+                split.route(read, floorOf: floorOf, defaultFloor: defaultFloor, lastTime: &lastTime, skips: &routerSkips)
+            }
+            guard sorter == nil ? route(run.rows) : rows.withUnsafeBufferPointer(route) else {
+                return ReadBlock(rows: split, outOfOrder: true)
+            }
+            rowsRead += sorter == nil ? run.count : rows.count
             block.rowsRead = rowsRead
             return block
         }

@@ -4,7 +4,7 @@ import Glibc
 
 /// A new file put in the place of an existing one, without making the caller wait for the old one
 /// to be freed: the old file is opened (so that it outlives its name), a new file is created beside
-/// it under a hidden name (`.NAME.locus-new-PID-N`, with the old one's permission bits) and renamed
+/// it under a hidden name (`.NAME.locus-XXXXXX`, with the old one's permission bits) and renamed
 /// over it — at every moment `path` names the old file or the new one — and the old file's last
 /// descriptor is closed on a thread of its own, which frees it; `wait()` (or the end of the value)
 /// joins that thread.
@@ -30,12 +30,18 @@ final class FileReplacement {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { String(path[...$0]) } ?? ""
         let base = slash.map { String(path[path.index(after: $0)...]) } ?? path
-        let temporary = "\(directory).\(base).locus-new-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
-        let new = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode)
+        // A fresh name beside it, as `TemporaryFiles` makes them (mkstemp: created, unique).
+        var template = Array("\(directory).\(base).locus-XXXXXX".utf8CString)
+        let new = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard new >= 0 else { close(old); return nil }
-        _ = fchmod(new, mode)  // exactly the old mode, whatever the umask
-        guard rename(temporary, path) == 0 else {
-            unlink(temporary)
+        _ = fcntl(new, F_SETFD, FD_CLOEXEC)
+        _ = fchmod(new, mode)  // exactly the old mode (mkstemp made it 0600)
+        let renamed = template.withUnsafeBufferPointer { temporary in
+            if rename(temporary.baseAddress!, path) == 0 { return true }
+            unlink(temporary.baseAddress!)
+            return false
+        }
+        guard renamed else {
             close(new)
             close(old)
             return nil

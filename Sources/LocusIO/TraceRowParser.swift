@@ -57,8 +57,6 @@ package struct TraceRowParser: Sendable {
     private var floorNames = CSVFieldInterner()
     private var clocks: [TagClock] = []
     private var singleTag: Int32? = nil
-    /// Where `parse(_:isLast:fastRows:into:)` for an array gathers a piece's rows first.
-    private let scratch = TraceRowRun(capacity: 1024)
     /// The number of the next line to parse.
     private var nextLine: Int
 
@@ -102,14 +100,15 @@ package struct TraceRowParser: Sendable {
     /// continues past the piece's end (its bytes start the next piece).
     package mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>, isLast: Bool, fastRows: Bool = true,
                                 into rows: inout [TraceRow]) -> Int {
-        // Through a run of up to 1,024 rows, copied into the array in bulk whenever it is full and
-        // at the end: not an `Array.append` per row, and no more memory than the array's own.
-        defer { scratch.removeAll() }
-        let consumed = parse(bytes, isLast: isLast, fastRows: fastRows, into: scratch) { full in
+        // Through a run of up to 1,024 rows (fewer for a small piece: a live datagram), copied into
+        // the array in bulk whenever it is full and at the end: not an `Array.append` per row, and
+        // no more memory than the array's own.
+        let run = TraceRowRun(capacity: min(1024, bytes.count / 8 + 1))
+        let consumed = parse(bytes, isLast: isLast, fastRows: fastRows, into: run) { full in
             rows.append(contentsOf: full)
             return true
         }
-        rows.append(contentsOf: scratch.rows)
+        rows.append(contentsOf: run.rows)
         return consumed
     }
 
@@ -185,7 +184,7 @@ package struct TraceRowParser: Sendable {
                 if spill(UnsafeBufferPointer(start: out, count: outCount)) {
                     outCount = 0
                 } else {
-                    (out, outCapacity) = TraceRowRun.grown(out, count: outCount, capacity: outCapacity)
+                    (out, outCapacity) = out.doubled(count: outCount, capacity: outCapacity)
                 }
             }
             (out + outCount).initialize(to: TraceRow(timeSeconds: t, rangeMeters: r, tagIndex: tag, floorIndex: floor,

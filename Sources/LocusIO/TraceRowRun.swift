@@ -24,18 +24,10 @@ package final class TraceRowRun: @unchecked Sendable {
     /// Forgets the rows, keeping the memory.
     package func removeAll() { count = 0 }
 
-    /// Takes back the memory a writer filled (`base` and `capacity` as `grown` left them).
+    /// Takes back the memory a writer filled (grown with `UnsafeMutablePointer.doubled`).
     func adopt(base: UnsafeMutablePointer<TraceRow>, count: Int, capacity: Int) {
         self.base = base
         self.count = count
         self.capacity = capacity
-    }
-
-    /// The rows' memory for twice as many: `count` rows moved from `base` (which is freed).
-    static func grown(_ base: UnsafeMutablePointer<TraceRow>, count: Int, capacity: Int) -> (UnsafeMutablePointer<TraceRow>, Int) {
-        let larger = UnsafeMutablePointer<TraceRow>.allocate(capacity: 2 * capacity)
-        larger.moveInitialize(from: base, count: count)
-        base.deallocate()
-        return (larger, 2 * capacity)
     }
 }

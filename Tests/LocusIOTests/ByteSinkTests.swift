@@ -73,9 +73,9 @@ struct ByteSinkTests {
     @Test("when the new file cannot be made beside the old one, the old one is truncated and written, as before")
     func fallsBackToTruncating() throws {
         let dir = TestPaths.temporaryDirectory()
-        // A name of 240 bytes: the hidden name of the new file would pass NAME_MAX (255), so it
+        // A name of 245 bytes: the hidden name of the new file would pass NAME_MAX (255), so it
         // cannot be created, and the output is the old file, truncated.
-        let path = dir + "/" + String(repeating: "p", count: 236) + ".csv"
+        let path = dir + "/" + String(repeating: "p", count: 241) + ".csv"
         try writeAll(Array("old content, longer\n".utf8), to: path)
         let held = open(path, O_RDONLY)
         #expect(held >= 0)
