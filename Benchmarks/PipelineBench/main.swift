@@ -8,7 +8,8 @@
 //   zones     whole pipeline with 10–10,000 zones
 //   tags      whole pipeline with 1–100,000 tags (fresh engines: tag setup included), and the steady
 //             state with 10,000 and 100,000 live tags (first rounds untimed)
-//   steady    only the steady state of `tags` (for `perf record`; LOCUS_STEADY_TAGS=N: one run of N tags)
+//   steady    only the steady state of `tags` (for `perf record`; LOCUS_STEADY_TAGS=N: one run of N tags,
+//             LOCUS_STEADY_ROUNDS=K: K timed rounds instead of 4)
 //   pipeline  only the default whole pipeline (kalman tight), many runs: for `perf record`
 // `--replay SITE TRACE` measures the default pipeline in memory on a recorded trace (rows parsed and
 // put in time order outside the timed part, as the peer in scripts/bench-peers is timed): ranges →
@@ -45,6 +46,13 @@ let callgrindItem = argument(after: "--callgrind")
 let smokeReplay = Bench.isSmoke
 let section = argument(after: "--section")
 func runs(_ name: String) -> Bool { callgrindItem == nil && (section == nil || section == name) }
+/// The calling thread's CPU time, nanoseconds (CLOCK_THREAD_CPUTIME_ID).
+func threadCPUNanoseconds() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts)
+    return UInt64(ts.tv_sec) * 1_000_000_000 + UInt64(ts.tv_nsec)
+}
+
 func note(_ text: String) { FileHandle.standardError.write(Data("# \(text)\n".utf8)) }
 
 // MARK: - Scenario
@@ -669,7 +677,8 @@ if runs("tags") || section == "steady" {
     let only = ProcessInfo.processInfo.environment["LOCUS_STEADY_TAGS"].flatMap { Int($0) }
     let steadySizes = only.map { [$0] } ?? (smoke ? [1_000] : [10_000, 100_000])
     for tagCount in steadySizes {
-        let warmRounds = 2, timedRounds = smoke ? 1 : 4
+        let warmRounds = 2
+        let timedRounds = smoke ? 1 : ProcessInfo.processInfo.environment["LOCUS_STEADY_ROUNDS"].flatMap { Int($0) } ?? 4
         let s = Scenario(locators: 8, zones: 50, tags: tagCount, rounds: warmRounds + timedRounds, seed: 41)
         let rowsPerRound = tagCount * s.locatorCount
         var perFix: [Double] = []
@@ -682,11 +691,19 @@ if runs("tags") || section == "steady" {
                          rangeMeters: s.rangeMeters, timeSeconds: s.timeSeconds).fixes
             }
             _ = feed(0..<(warmRounds * rowsPerRound))
+            let c0 = threadCPUNanoseconds()
             let t0 = Bench.nowNanoseconds()
             let released = feed((warmRounds * rowsPerRound)..<s.rows)
             let t1 = Bench.nowNanoseconds()
+            let c1 = threadCPUNanoseconds()
             precondition(released > (timedRounds - 1) * tagCount, "steady tags: only \(released) fixes released")
             perFix.append(Double(t1 - t0) / Double(timedRounds * tagCount))
+            if only != nil {
+                // The timed window on CLOCK_MONOTONIC, for `perf record -k CLOCK_MONOTONIC` and
+                // `perf report --time START,END` (seconds), and the thread's CPU time per fix (on a
+                // shared machine: less noisy than the wall time when the thread is descheduled).
+                note("timed window: \(Double(t0) / 1e9),\(Double(t1) / 1e9); thread CPU \(Bench.fmt(Double(c1 - c0) / Double(timedRounds * tagCount))) ns per fix")
+            }
             Bench.blackHole(engine.clockSeconds)
         }
         perFix.sort()

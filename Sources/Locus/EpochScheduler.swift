@@ -49,15 +49,28 @@ struct EpochScheduler: Sendable {
         generations.append(0)
     }
 
-    /// Adds a range to `tag`'s epoch (opening one when none is open: then it is scheduled).
+    /// How many due entries ahead of the one surfacing `nextDue` prefetches.
+    private static let prefetchDistance = 8
+
+    /// Prefetches what `tag`'s next epoch will touch here: its row and its generation.
     @inline(__always)
-    mutating func add(_ tag: Int, slot: Int, rangeMeters range: Double, timeSeconds t: Double) {
-        guard epochs.add(tag, slot: slot, rangeMeters: range, timeSeconds: t) else { return }
+    func prefetch(_ tag: Int) {
+        guard tag < generations.count else { return }
+        epochs.prefetchRow(tag)
+        generations.withUnsafeBufferPointer { CachePrefetch.element(tag, of: $0) }
+    }
+
+    /// Adds a range to `tag`'s epoch (opening one when none is open: then it is scheduled). Returns
+    /// true when the range opened the epoch.
+    @inline(__always) @discardableResult
+    mutating func add(_ tag: Int, slot: Int, rangeMeters range: Double, timeSeconds t: Double) -> Bool {
+        guard epochs.add(tag, slot: slot, rangeMeters: range, timeSeconds: t) else { return false }
         let g = generations[tag]
         dueQueue.push(Entry(key: epochs.dueSeconds(tag), tag: tag, generation: g))
         startQueue.push(Entry(key: t, tag: tag, generation: g))
         // The earliest open start stays known: min(known, t) (t when none was open).
         if let known = earliestOpenStart { earliestOpenStart = min(known, t) }
+        return true
     }
 
     /// Forgets `tag`'s round model (it moved to another floor).
@@ -89,6 +102,10 @@ struct EpochScheduler: Sendable {
     /// Entries of epochs that took ranges since they were pushed are requeued at their later due time.
     mutating func nextDue(at t: Double) -> Int? {
         while let top = dueQueue.top, top.key <= t {
+            // Most due entries surface long after their tag's round closed (complete, at its last
+            // range): its row and generation are cold by then. The entry that surfaces a few pops
+            // from now has them prefetched now.
+            if let ahead = dueQueue.runElement(ahead: Self.prefetchDistance) { prefetch(ahead.tag) }
             guard generations[top.tag] == top.generation, epochs.isOpen(top.tag) else {
                 dueQueue.pop()
                 continue

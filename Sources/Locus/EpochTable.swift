@@ -68,6 +68,14 @@ package struct EpochTable: Sendable {
         return rows - 1
     }
 
+    /// Prefetches row r's cells (`CachePrefetch`): its epoch is about to take ranges.
+    @inline(__always) package func prefetchRow(_ r: Int) {
+        guard r < rows else { return }
+        cells.withUnsafeBufferPointer { c in
+            CachePrefetch.bytes(UnsafeRawPointer(c.baseAddress! + r * width), count: width * MemoryLayout<Cell>.stride)
+        }
+    }
+
     /// True when row r has an open epoch.
     @inline(__always) package func isOpen(_ r: Int) -> Bool { cells[r * width].index > 0 }
 

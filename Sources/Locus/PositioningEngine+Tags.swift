@@ -17,6 +17,7 @@ extension PositioningEngine {
     private mutating func addTag(_ tag: TagID) {
         tags.append(TagState(floorIndex: defaultFloor.rawValue))
         offsets.append(nil)
+        nextToOpen.append(-1)
         schedule.appendTag()
         if isTracking {
             let floor = floors[defaultFloor.rawValue].floor

@@ -75,6 +75,11 @@ package struct PositioningEngine: Sendable {
     var filters: [TrackFilter] = []
     /// Every tag's open epoch and when it is due.
     var schedule: EpochScheduler
+    /// Per tag: the tag whose round opened right after this tag's latest round opened (−1: none
+    /// yet), and the tag whose round opened last — where the stream will probably go next
+    /// (`PositioningEngine+Prefetch.swift`).
+    var nextToOpen: [Int32] = []
+    var lastOpened = -1
     /// Fixes waiting for release.
     var reorder = ReorderBuffer()
 
@@ -89,7 +94,7 @@ package struct PositioningEngine: Sendable {
     /// compare per range (that went through `Equatable`'s witness).
     private let floorIsPlanar: [Bool]
     /// Per floor: whether the engine estimates a per-tag range offset there.
-    private let floorEstimatesOffset: [Bool]
+    let floorEstimatesOffset: [Bool]
 
     /// Zone judges, one per floor, sharing the clock, and their released events by floor.
     var judges: [ZoneJudge]
@@ -232,7 +237,7 @@ package struct PositioningEngine: Sendable {
         // The range without the tag's offset and the locator's bias (the filter refuses a negative
         // one; the epoch keeps it clamped at 0).
         let corrected = floors[floor].locators[slot].correctedRange(range - tags[tag].offsetMeters)
-        schedule.add(tag, slot: slot, rangeMeters: max(0, corrected), timeSeconds: t)
+        if schedule.add(tag, slot: slot, rangeMeters: max(0, corrected), timeSeconds: t) { roundOpened(tag, floor: floor) }
         if isTracking, floorIsPlanar[floor] {
             if !tags[tag].hasFilter { startFilter(tag, floor: floor) }
             if isTight {

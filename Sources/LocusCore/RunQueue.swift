@@ -40,6 +40,13 @@
         return first
     }
 
+    /// The run's element `k` places after its head (nil past the run's end): what will surface
+    /// soon when the run leads — for prefetching what it refers to.
+    @inlinable @inline(__always) package func runElement(ahead k: Int) -> Element? {
+        guard k < runCount else { return nil }
+        return ring[(head + k) & (ring.count - 1)]
+    }
+
     /// Adds `element`: to the run when it is not less than the run's last element, else to the
     /// heap. O(1) in order (amortised: the ring doubles when full), O(log n) otherwise.
     @inlinable package mutating func push(_ element: Element) {

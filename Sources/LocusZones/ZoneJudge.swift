@@ -1,4 +1,5 @@
 import LocusCore
+internal import CLocusKernels
 
 /// The zone judgement engine of SPEC §4 for one floor: fixes in, `enter`/`dwell`/`exit` events out,
 /// in the final order of §4.7, whatever the batch sizes or timer ticks.
@@ -76,7 +77,7 @@ package struct ZoneJudge: Sendable {
     /// counting or inside pairs.
     struct TagState: Sendable {
         var id: TagID
-        var activeSlots: [Int32]
+        var activeSlots = PairSlotList()
     }
 
     /// The floor whose zones are judged; carried in every event.
@@ -146,6 +147,33 @@ package struct ZoneJudge: Sendable {
     }
 
     // MARK: input
+
+    /// Prefetches tag `tag`'s entry (software prefetch: a fix of that tag is coming). `mutating`
+    /// though it changes nothing: called on an array element, a non-mutating method copied the
+    /// whole judge out (retaining every array in it) and back.
+    @inline(__always)
+    package mutating func prefetch(tag: Int) {
+        guard tag < tags.count else { return }
+        tags.withUnsafeBufferPointer { locus_prefetch_for_write($0.baseAddress! + tag, MemoryLayout<TagState>.stride) }
+    }
+
+    /// Prefetches the states of tag `tag`'s counting and inside pairs (the slots its entry names:
+    /// read from the entry, so worth calling once the entry is cached — see `prefetch(tag:)`).
+    @inline(__always)
+    package mutating func prefetchPairs(of tag: Int) {
+        guard tag < tags.count else { return }
+        tags.withUnsafeBufferPointer { t in
+            // Through the pointer: the list is read in place (a copy of it retained its array).
+            let entry = t.baseAddress! + tag
+            let n = min(entry.pointee.activeSlots.count, PairSlotList.inlineCapacity)
+            guard n > 0 else { return }
+            slots.withUnsafeBufferPointer { pairs in
+                for k in 0..<n {
+                    locus_prefetch_for_write(pairs.baseAddress! + Int(entry.pointee.activeSlots[k]), MemoryLayout<PairState>.stride)
+                }
+            }
+        }
+    }
 
     /// Judges one fix of tag `tag` (the engine's `TagIndex` of `fix.tag`: the judge keeps its
     /// per-tag state by that index, so it hashes nothing) and appends the events that became final
@@ -341,7 +369,7 @@ package struct ZoneJudge: Sendable {
     /// `index + 1` copied the whole list for every new tag: O(n²), seconds at 100,000 tags).
     @inline(never)
     private mutating func addTags(through index: Int) {
-        while tags.count <= index { tags.append(TagState(id: TagID(""), activeSlots: [])) }
+        while tags.count <= index { tags.append(TagState(id: TagID(""))) }
     }
 
     /// Fills `detected` with the zones p qualifies for that have the highest priority (§4.1):
@@ -433,10 +461,7 @@ package struct ZoneJudge: Sendable {
 
     private mutating func freeSlot(_ s: Int) {
         let tag = Int(slots[s].tag)
-        if let i = tags[tag].activeSlots.firstIndex(of: Int32(s)) {
-            tags[tag].activeSlots.swapAt(i, tags[tag].activeSlots.count - 1)
-            tags[tag].activeSlots.removeLast()
-        }
+        if let i = tags[tag].activeSlots.firstIndex(of: Int32(s)) { tags[tag].activeSlots.swapRemove(at: i) }
         slots[s].isInUse = false
         slots[s].isInside = false
         slots[s].generation &+= 1

@@ -92,6 +92,31 @@ struct PositioningEngineTests {
         #expect(fixes.filter { $0.tag == "B" }.allSatisfy { $0.floor == "2F" && $0.position.distance(to: Point3(x: 15, y: 10, z: 1.2)) < 1e-6 })
     }
 
+    @Test("the engine learns the order in which tags' rounds open (the tag it prefetches next), and follows a change of it")
+    func learnsRoundOrder() throws {
+        var engine = try PositioningEngine(site: Self.site(), configuration: Self.raw)
+        let p = Point3(x: 7, y: 4, z: 1.2)
+        // One round (6 ranges over 25 ms) per tag, 0.2 s apart: every round opens an epoch of its own.
+        var start = 0.0
+        for order in [["A", "B", "C"], ["A", "B", "C"], ["C", "B", "A"]] as [[TagID]] {
+            for tag in order {
+                for m in Self.rounds(p, count: 1, tag: tag) {
+                    engine.ingest(RangeMeasurement(timeSeconds: start + m.timeSeconds, tag: tag, locator: m.locator,
+                                                   rangeMeters: m.rangeMeters, floor: nil))
+                }
+                start += 0.2
+            }
+        }
+        let a = engine.tagIndex(for: "A").rawValue, b = engine.tagIndex(for: "B").rawValue, c = engine.tagIndex(for: "C").rawValue
+        // Openings A B C A B C C B A: the latest successor of C is B, of B is A; A's is still B.
+        #expect(engine.nextToOpen[c] == Int32(b))
+        #expect(engine.nextToOpen[b] == Int32(a))
+        #expect(engine.nextToOpen[a] == Int32(b))
+        #expect(engine.lastOpened == a)
+        engine.finish()
+        #expect(engine.drainFixes().count == 9)
+    }
+
     @Test("an unknown default floor is an error naming the floors")
     func unknownDefaultFloor() {
         #expect(throws: LocusError.self) {

@@ -51,6 +51,21 @@ struct RunQueueTests {
         #expect(queue.isEmpty)
     }
 
+    @Test("runElement(ahead:) names the run's elements in the order they will surface, nil past its end")
+    func runElementAhead() {
+        var queue = RunQueue<Entry>()
+        // Wrapped around the ring: pushes and pops move the head.
+        for i in 0..<40 { queue.push(Entry(key: Double(i), id: i)) }
+        for _ in 0..<30 { queue.pop() }
+        for i in 40..<60 { queue.push(Entry(key: Double(i), id: i)) }
+        for k in 0..<30 { #expect(queue.runElement(ahead: k)?.id == 30 + k) }
+        #expect(queue.runElement(ahead: 30) == nil)
+        // An out-of-order push goes to the heap: not part of the run.
+        queue.push(Entry(key: -1, id: -1))
+        #expect(queue.runElement(ahead: 0)?.id == 30)
+        #expect(queue.top?.id == -1)
+    }
+
     @Test("in-order pushes and pops keep the storage bounded by the live entries (popped slots are reused)")
     func reclaimsPoppedSlots() {
         var queue = RunQueue<Entry>()

@@ -4,3 +4,4 @@
 #include "locus_trilateration.h"
 #include "locus_kalman.h"
 #include "locus_imm.h"
+#include "locus_prefetch.h"
