@@ -10,6 +10,11 @@ internal import CLocusKernels
 /// tag's fix would otherwise wait on one miss after another (≈ 100 ns each) as it reaches its epoch,
 /// its filter, its offset estimator and its zone state in turn. Asked for ahead, the misses overlap.
 enum CachePrefetch {
+    /// The number of tags from which the engine prefetches their state: below it (≈ 1.8 KB a tag,
+    /// a core's L2 cache ≈ 1 MB) the state stays in the caches and prefetches would only cost
+    /// their instructions.
+    static let minimumTags = 512
+
     /// Prefetches element `index` of `elements` (every line of its `MemoryLayout<T>.stride` bytes)
     /// ahead of a write. `index` must be in bounds.
     @inline(__always)

@@ -105,7 +105,9 @@ struct EpochScheduler: Sendable {
             // Most due entries surface long after their tag's round closed (complete, at its last
             // range): its row and generation are cold by then. The entry that surfaces a few pops
             // from now has them prefetched now.
-            if let ahead = dueQueue.runElement(ahead: Self.prefetchDistance) { prefetch(ahead.tag) }
+            if generations.count >= CachePrefetch.minimumTags, let ahead = dueQueue.runElement(ahead: Self.prefetchDistance) {
+                prefetch(ahead.tag)
+            }
             guard generations[top.tag] == top.generation, epochs.isOpen(top.tag) else {
                 dueQueue.pop()
                 continue

@@ -16,6 +16,7 @@ extension PositioningEngine {
     mutating func roundOpened(_ tag: Int, floor: Int) {
         if lastOpened >= 0 { nextToOpen[lastOpened] = Int32(truncatingIfNeeded: tag) }
         lastOpened = tag
+        guard tags.count >= CachePrefetch.minimumTags else { return }
         let next = Int(nextToOpen[tag])
         if next >= 0 { prefetchState(of: next, floor: floor) }
         // This tag's zone entry is cached by now (prefetched when the tag before it opened): the
