@@ -7,8 +7,9 @@ import LocusSolvers
 // row, its per-row state, its filter (≈ 1 KB), its offset estimator and its zone judge entry — is
 // asked for from memory (`CachePrefetch`): it arrives while T's ranges are processed (a round is
 // ≈ 8 rows, over a microsecond) instead of one miss after another when that tag's first range
-// comes. With the state in the caches (few tags) it costs a few instructions per round; a wrong
-// guess costs only memory traffic. Outputs do not depend on it.
+// comes. Below `CachePrefetch.minimumTags` (the state fits in the caches) only the order is
+// learnt: two stores per round. A wrong guess costs only memory traffic; outputs do not depend on
+// it (a test compares each tag's fixes with an engine that sees that tag alone).
 extension PositioningEngine {
     /// `tag`'s round opened (its epoch took its first range, on `floor`): remember the order of
     /// openings and prefetch the state of the tag that followed `tag` last time.
