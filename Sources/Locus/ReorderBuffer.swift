@@ -7,7 +7,9 @@ import LocusZones
 ///
 /// A parked fix stays in a slot of `parked` (slots are reused); the heap orders 32-byte entries
 /// that name the slot, so heap moves never copy a whole `PositionFix`, and a released fix is swapped
-/// out of its slot, not copied. Steady state allocates nothing.
+/// out of its slot, not copied. Steady state allocates nothing. A fix parked while nothing else
+/// waits — nearly every fix once rounds close complete (`RoundModel`) — is `held` on its own and
+/// swapped out of there, with no heap entry or slot at all.
 struct ReorderBuffer: Sendable {
     private struct Entry: Sendable, Comparable {
         var timeSeconds: Double
@@ -26,6 +28,12 @@ struct ReorderBuffer: Sendable {
     private var parkedFloor: [Int] = []
     private var freeSlots: [Int] = []
     private var sequence = 0
+    /// The one waiting fix while the heap is empty (`hasHeld`): the usual case, a complete round's
+    /// fix at the clock's time, released at the next row — kept out of the heap and the slots. It
+    /// joins the heap first (keeping its arrival order) when a second fix comes.
+    private var held = ReorderBuffer.vacantFix
+    private var hasHeld = false
+    private var heldTag = 0, heldFloor = 0
 
     /// A released fix's tag and floor indices and what the zone judge needs of it.
     struct Released {
@@ -35,16 +43,35 @@ struct ReorderBuffer: Sendable {
     }
 
     /// The earliest waiting fix's time, or nil when none waits.
-    @inline(__always) var earliestSeconds: Double? { heap.top?.timeSeconds }
+    @inline(__always) var earliestSeconds: Double? { hasHeld ? held.timeSeconds : heap.top?.timeSeconds }
     /// True when no fix waits.
-    @inline(__always) var isEmpty: Bool { heap.isEmpty }
+    @inline(__always) var isEmpty: Bool { !hasHeld && heap.isEmpty }
     /// Fixes waiting.
-    var count: Int { heap.count }
+    var count: Int { heap.count + (hasHeld ? 1 : 0) }
     /// Parking slots ever used (for tests of bounded state).
     var slotCount: Int { parked.count }
 
     /// Parks a fix (taken: moved into its slot uncopied).
     mutating func park(_ fix: consuming PositionFix, tag: Int, floor: Int) {
+        if heap.isEmpty {
+            if !hasHeld {
+                held = fix
+                hasHeld = true
+                heldTag = tag
+                heldFloor = floor
+                return
+            }
+            // A second fix: the held one goes into the heap first.
+            var first = Self.vacantFix
+            swap(&first, &held)
+            hasHeld = false
+            parkInHeap(first, tag: heldTag, floor: heldFloor)
+        }
+        parkInHeap(fix, tag: tag, floor: floor)
+    }
+
+    /// Parks a fix in a slot, its entry in the heap.
+    private mutating func parkInHeap(_ fix: consuming PositionFix, tag: Int, floor: Int) {
         let slot: Int
         let time = fix.timeSeconds
         if let free = freeSlots.popLast() {
@@ -64,6 +91,14 @@ struct ReorderBuffer: Sendable {
     /// with `all`), and says what was released; nil when nothing may go.
     @inline(__always)
     mutating func releaseEarliest(before watermark: Double, all: Bool, into fixes: inout [PositionFix]) -> Released? {
+        if hasHeld {
+            guard all || held.timeSeconds < watermark else { return nil }
+            hasHeld = false
+            let zoneFix = ZoneFix(timeSeconds: held.timeSeconds, tag: held.tag, point: held.position.horizontal)
+            fixes.append(Self.vacantFix)
+            swap(&fixes[fixes.count - 1], &held)
+            return Released(tag: heldTag, floor: heldFloor, zoneFix: zoneFix)
+        }
         guard let top = heap.top, all || top.timeSeconds < watermark else { return nil }
         heap.pop()
         let slot = top.slot
