@@ -200,6 +200,9 @@ func feedRows(_ engine: inout PositioningEngine, floor: FloorIndex, rows: Range<
             events += engine.takeEvents { $0.count }
         }
     }
+    // What the last partial block released (a short run, e.g. 40 tags × a few rounds, has no full block).
+    fixes += engine.takeFixes { f, _ in f.count }
+    events += engine.takeEvents { $0.count }
     return (fixes, events)
 }
 
@@ -661,6 +664,11 @@ if runs("zones") {
     }
 }
 
+/// The timed rounds of the steady-state rows, as a call of its own: a profiler can count just them
+/// (`valgrind --tool=callgrind --collect-atstart=no --toggle-collect='*steadyTimedRounds*'`).
+@inline(never)
+func steadyTimedRounds(_ body: () -> Int) -> Int { body() }
+
 if runs("tags") || section == "steady" {
     let targetFixes = smoke ? 400 : 60_000
     for tagCount in section == "steady" ? [] : smoke ? [1, 10, 1_000] : [1, 10, 100, 1_000, 10_000, 100_000] {
@@ -671,14 +679,21 @@ if runs("tags") || section == "steady" {
     // Steady state with many live tags: the rows above include each tag's first rounds — its
     // registration, its filter's initialisation (a least-squares solve) and the growth of the
     // engine's per-tag arrays (fresh memory, copied as it doubles) —, a third of all fixes at 100,000
-    // tags (3 rounds each). Here the first two rounds of every tag run untimed and only the following
-    // rounds are timed, on the same engine: the cost of a fix whose tag's state is one of 10,000 or
-    // 100,000 (≈ 19 MB or ≈ 190 MB: beyond the caches) rather than a tag being set up.
+    // tags (3 rounds each). Here the first three rounds of every tag run untimed and only the
+    // following rounds are timed, on the same engine: the cost of a fix whose tag's state is one of
+    // 10,000 or 100,000 (≈ 19 MB or ≈ 190 MB: beyond the caches) rather than a tag being set up.
+    // Three, not two: a tag's round model (`RoundModel`) knows its rounds after two of them, so its
+    // second round still closes at the pause — during the third, whose fixes then wait behind it in
+    // the reorder heap. Round 3 costs 17,595 instructions per fix (1,625 fixes released per 1,000
+    // tags: 625 of them round 2's), rounds 4 and later 13,533–13,589 (callgrind, 1,000 tags,
+    // `LOCUS_STEADY_WARM=2,3,4 LOCUS_STEADY_ROUNDS=1`, toggled on `steadyTimedRounds`).
+    // `LOCUS_STEADY_TAGS`, `LOCUS_STEADY_WARM` and `LOCUS_STEADY_ROUNDS` run one size, one run,
+    // with other warm-up and timed rounds (profiling).
     let only = ProcessInfo.processInfo.environment["LOCUS_STEADY_TAGS"].flatMap { Int($0) }
     // 1,000 tags (≈ 1.8 MB: the caches hold most of it) as the reference, timed over 100 rounds.
     let steadySizes = only.map { [$0] } ?? (smoke ? [1_000] : [1_000, 10_000, 100_000])
     for tagCount in steadySizes {
-        let warmRounds = 2
+        let warmRounds = ProcessInfo.processInfo.environment["LOCUS_STEADY_WARM"].flatMap { Int($0) } ?? 3
         let timedRounds = smoke ? 1 : ProcessInfo.processInfo.environment["LOCUS_STEADY_ROUNDS"].flatMap { Int($0) }
             ?? max(4, 100_000 / tagCount)
         let s = Scenario(locators: 8, zones: 50, tags: tagCount, rounds: warmRounds + timedRounds, seed: 41)
@@ -695,16 +710,16 @@ if runs("tags") || section == "steady" {
             _ = feed(0..<(warmRounds * rowsPerRound))
             let c0 = threadCPUNanoseconds()
             let t0 = Bench.nowNanoseconds()
-            let released = feed((warmRounds * rowsPerRound)..<s.rows)
+            let released = steadyTimedRounds { feed((warmRounds * rowsPerRound)..<s.rows) }
             let t1 = Bench.nowNanoseconds()
             let c1 = threadCPUNanoseconds()
-            precondition(released > (timedRounds - 1) * tagCount, "steady tags: only \(released) fixes released")
+            precondition(released > (timedRounds - 1) * tagCount, "steady tags: only \(released) fixes released of \(timedRounds * tagCount)")
             perFix.append(Double(t1 - t0) / Double(timedRounds * tagCount))
             if only != nil {
                 // The timed window on CLOCK_MONOTONIC, for `perf record -k CLOCK_MONOTONIC` and
                 // `perf report --time START,END` (seconds), and the thread's CPU time per fix (on a
                 // shared machine: less noisy than the wall time when the thread is descheduled).
-                note("timed window: \(Double(t0) / 1e9),\(Double(t1) / 1e9); thread CPU \(Bench.fmt(Double(c1 - c0) / Double(timedRounds * tagCount))) ns per fix")
+                note("timed window: \(Double(t0) / 1e9),\(Double(t1) / 1e9); thread CPU \(Bench.fmt(Double(c1 - c0) / Double(timedRounds * tagCount))) ns per fix; \(released) fixes released, \(engine.diagnostics.epochs) epochs closed in all")
             }
             Bench.blackHole(engine.clockSeconds)
         }
