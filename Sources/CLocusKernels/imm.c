@@ -5,7 +5,7 @@
 #include "locus_imm.h"
 #include <math.h>
 #include <string.h>
-#include <float.h>
+#include "finite.h"
 
 // No fused multiply-add, even where the target has it: the same bits on every machine.
 #ifdef __clang__
@@ -40,9 +40,6 @@ _Static_assert(sizeof(locus_imm) == 600, "locus_imm is 600 bytes");
 // Loads and stores through memcpy (no alignment or aliasing assumptions; they compile to plain
 // vector moves). Macros, not functions: a 32-byte vector crossing a call would change the ABI
 // without AVX.
-/// x finite, as two compares (NaN fails both; isfinite() compiles to a dozen integer operations here).
-#define finite(x) ((x) >= -DBL_MAX && (x) <= DBL_MAX)
-
 #define load(a) ({ v4 v_; memcpy(&v_, (a), sizeof v_); v_; })
 #define store(a, v) do { const v4 w_ = (v); memcpy((a), &w_, sizeof w_); } while (0)
 #define vsqrt(a) ({ const v4 s_ = (a); (v4){ sqrt(s_[0]), sqrt(s_[1]), sqrt(s_[2]), sqrt(s_[3]) }; })

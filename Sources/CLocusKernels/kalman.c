@@ -2,6 +2,7 @@
 // beyond sqrt; fixed sizes so that the compiler unrolls everything.
 #include "locus_kalman.h"
 #include <math.h>
+#include "finite.h"
 
 static int finite_state(const double *x, const double *P) {
     double s = 0;
@@ -29,7 +30,7 @@ static int commit_update(double *x, double *P, const double nx[4], const double 
 }
 
 int locus_kalman_cv_predict(double *x, double *P, double dt_s, double q) {
-    if (!(dt_s >= 0) || !(q >= 0) || !isfinite(dt_s) || !isfinite(q)) return LOCUS_KALMAN_BAD_ARGUMENT;
+    if (!(dt_s >= 0) || !(q >= 0) || !finite(dt_s) || !finite(q)) return LOCUS_KALMAN_BAD_ARGUMENT;
     const double dt = dt_s, dt2 = dt * dt, dt3 = dt2 * dt;
     double n[16];
     for (int i = 0; i < 2; i++) {
@@ -60,8 +61,8 @@ int locus_kalman_cv_predict(double *x, double *P, double dt_s, double q) {
 }
 
 int locus_kalman_still_predict(double *x, double *P, double dt_s, double q_pos, double velocity_variance) {
-    if (!(dt_s >= 0) || !(q_pos >= 0) || !(velocity_variance > 0) || !isfinite(dt_s) || !isfinite(q_pos)
-        || !isfinite(velocity_variance)) return LOCUS_KALMAN_BAD_ARGUMENT;
+    if (!(dt_s >= 0) || !(q_pos >= 0) || !(velocity_variance > 0) || !finite(dt_s) || !finite(q_pos)
+        || !finite(velocity_variance)) return LOCUS_KALMAN_BAD_ARGUMENT;
     double out[16];
     for (int i = 0; i < 16; i++) out[i] = 0;
     out[0] = P[0] + q_pos * dt_s;
@@ -80,11 +81,11 @@ int locus_kalman_cv_update_position(double *x, double *P, const double *z, const
                                     double *stats) {
     const double s00 = P[0] + r[0], s01 = P[1] + r[1], s11 = P[5] + r[2];
     const double det = s00 * s11 - s01 * s01;
-    if (!(det > 0) || !(s00 > 0) || !isfinite(det)) return LOCUS_KALMAN_NOT_POSITIVE;
+    if (!(det > 0) || !(s00 > 0) || !finite(det)) return LOCUS_KALMAN_NOT_POSITIVE;
     const double i00 = s11 / det, i01 = -s01 / det, i11 = s00 / det;
     const double y0 = z[0] - x[0], y1 = z[1] - x[1];
     const double d = y0 * (i00 * y0 + i01 * y1) + y1 * (i01 * y0 + i11 * y1);
-    if (!isfinite(d)) return LOCUS_KALMAN_NOT_FINITE;
+    if (!finite(d)) return LOCUS_KALMAN_NOT_FINITE;
     if (stats) { stats[0] = d; stats[1] = det; }
     if (d > gate) return LOCUS_KALMAN_GATED;
     // K = P[:, 0:2] S^-1 (4x2)
@@ -118,15 +119,15 @@ int locus_kalman_cv_update_position(double *x, double *P, const double *z, const
 int locus_kalman_cv_update_range(double *x, double *P, const double *anchor, double tag_height_m,
                                  double range_m, double variance, double gate_long, double gate_short,
                                  double *stats) {
-    if (!(variance > 0) || !isfinite(range_m) || !isfinite(variance)) return LOCUS_KALMAN_BAD_ARGUMENT;
+    if (!(variance > 0) || !finite(range_m) || !finite(variance)) return LOCUS_KALMAN_BAD_ARGUMENT;
     const double dx = x[0] - anchor[0], dy = x[1] - anchor[1], dz = tag_height_m - anchor[2];
     const double rho = sqrt(dx * dx + dy * dy + dz * dz);
-    if (!(rho >= 1e-6) || !isfinite(rho)) return LOCUS_KALMAN_BAD_ARGUMENT;
+    if (!(rho >= 1e-6) || !finite(rho)) return LOCUS_KALMAN_BAD_ARGUMENT;
     const double hx = dx / rho, hy = dy / rho;
     double u[4]; // P H^T
     for (int i = 0; i < 4; i++) u[i] = P[i * 4 + 0] * hx + P[i * 4 + 1] * hy;
     const double s = hx * u[0] + hy * u[1] + variance;
-    if (!(s > 0) || !isfinite(s)) return LOCUS_KALMAN_NOT_POSITIVE;
+    if (!(s > 0) || !finite(s)) return LOCUS_KALMAN_NOT_POSITIVE;
     const double y = range_m - rho;
     const double v = y / sqrt(s);
     if (stats) { stats[0] = v; stats[1] = s; stats[2] = y; }
@@ -166,7 +167,7 @@ static int cholesky4(const double *a, double *l) {
 
 int locus_kalman_cv_rts_step(const double *xf, const double *Pf, const double *xp_next, const double *Pp_next,
                              const double *xs_next, const double *Ps_next, double dt_s, double *xs, double *Ps) {
-    if (!(dt_s >= 0) || !isfinite(dt_s)) return LOCUS_KALMAN_BAD_ARGUMENT;
+    if (!(dt_s >= 0) || !finite(dt_s)) return LOCUS_KALMAN_BAD_ARGUMENT;
     double l[16];
     if (cholesky4(Pp_next, l) != 0) return LOCUS_KALMAN_NOT_POSITIVE;
     // B = F Pf (4x4): rows 0,1 get dt times rows 2,3 added.

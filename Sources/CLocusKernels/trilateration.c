@@ -34,6 +34,7 @@
 #include "locus_trilateration.h"
 
 #include <math.h>
+#include "finite.h"
 #include <stddef.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -91,7 +92,7 @@ static inline double max_of(double a, double b) { return a > b ? a : b; }
 // lambda_min / lambda_max >= rcond. Without a square root: tr^2 / det = (1 + rho)^2 / rho decreases in
 // rho = lambda_min / lambda_max on (0, 1], so the test is tr^2 rcond <= (1 + rcond)^2 det.
 static inline int well_conditioned_2x2(double tr, double det, double rcond) {
-    return tr > 0.0 && isfinite(tr) && det > 0.0 && tr * tr * rcond <= (1.0 + rcond) * (1.0 + rcond) * det;
+    return tr > 0.0 && finite(tr) && det > 0.0 && tr * tr * rcond <= (1.0 + rcond) * (1.0 + rcond) * det;
 }
 
 // Reciprocal condition and inverse of a symmetric 2x2 / 3x3 matrix stored as (xx, xy, xz, yy, yz, zz).
@@ -111,7 +112,7 @@ LOCUS_TRIL_INLINE int sym_inverse_in(int32_t p, const double m[6], double min_rc
     double c00 = d * f - e * e, c01 = c * e - b * f, c02 = b * e - c * d;
     double c11 = a * f - c * c, c12 = b * c - a * e, c22 = a * d - b * b;
     double det = a * c00 + b * c01 + c * c02;
-    if (!(det > 0.0) || !isfinite(det)) return LOCUS_TRIL_DEGENERATE;
+    if (!(det > 0.0) || !finite(det)) return LOCUS_TRIL_DEGENERATE;
     double id = 1.0 / det;
     inv[0] = c00 * id; inv[1] = c01 * id; inv[2] = c02 * id;
     inv[3] = c11 * id; inv[4] = c12 * id; inv[5] = c22 * id;
@@ -197,7 +198,7 @@ LOCUS_TRIL_INLINE int seed(const tril_problem *P, const uint8_t *active, double 
         x[1] = inv[1] * b[0] + inv[3] * b[1] + inv[4] * b[2];
         x[2] = inv[2] * b[0] + inv[4] * b[1] + inv[5] * b[2];
     }
-    if (!isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2])) return LOCUS_TRIL_DIVERGED;
+    if (!finite(x[0]) || !finite(x[1]) || !finite(x[2])) return LOCUS_TRIL_DIVERGED;
     return LOCUS_TRIL_OK;
 }
 
@@ -443,7 +444,7 @@ gauss_newton_in(const tril_problem *P, const double *wa, double tol, double x[3]
 #else
         linearize_in(P, wa, x, m, b, chi2, h, planar);
 #endif
-        if (!isfinite(*chi2)) return LOCUS_TRIL_DIVERGED;
+        if (!finite(*chi2)) return LOCUS_TRIL_DIVERGED;
         if (it >= P->max_it) break;
         const double *k = hinv;
         if (!positive_definite_inverse(p, h, P->min_rcond, hinv)) {
@@ -462,10 +463,10 @@ gauss_newton_in(const tril_problem *P, const double *wa, double tol, double x[3]
             d2 = k[2] * b[0] + k[4] * b[1] + k[5] * b[2];
         }
         x[0] += d0; x[1] += d1; x[2] += d2;
-        if (!isfinite(x[0]) || !isfinite(x[1]) || !isfinite(x[2])) return LOCUS_TRIL_DIVERGED;
+        if (!finite(x[0]) || !finite(x[1]) || !finite(x[2])) return LOCUS_TRIL_DIVERGED;
         double step = sqrt(d0 * d0 + d1 * d1 + d2 * d2);
         it++;
-        if (step <= tol || (isfinite(previous) && step < previous && step * step <= tol * (previous - step))) { *converged = 1; break; }
+        if (step <= tol || (finite(previous) && step < previous && step * step <= tol * (previous - step))) { *converged = 1; break; }
         previous = step;
     }
     *iterations = it;
@@ -624,7 +625,7 @@ screen(const tril_problem *P, const tril_linearization *L, const int32_t *excl, 
     }
     double root = sqrt(lin > 0.0 ? lin : 0.0) - L->slack_scale * step2;
     *bound = root > 0.0 ? root * root : 0.0;
-    if (!isfinite(*bound)) return 0;
+    if (!finite(*bound)) return 0;
     delta[0] = d0; delta[1] = d1; delta[2] = d2;
     return 1;
 }
@@ -848,14 +849,14 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
                       const locus_tril_options *o, locus_tril_result *res) {
     if (xyz == NULL || ranges_m == NULL || o == NULL || res == NULL) return LOCUS_TRIL_BAD_ARGUMENT;
     if (n < 0 || n > LOCUS_TRIL_MAX_LOCATORS) return LOCUS_TRIL_BAD_ARGUMENT;
-    if (!(o->sigma0_m > 0.0) || !isfinite(o->sigma0_m) || !(o->sigma_slope >= 0.0) || !isfinite(o->sigma_slope) ||
+    if (!(o->sigma0_m > 0.0) || !finite(o->sigma0_m) || !(o->sigma_slope >= 0.0) || !finite(o->sigma_slope) ||
         !(o->tolerance_m > 0.0) || o->max_iterations < 1 || !(o->min_rcond > 0.0) || !(o->max_dop > 0.0) ||
         o->max_rejections < 0 || !(o->rejection_penalty > 0.0) || 
-        !isfinite(o->tag_height_m))
+        !finite(o->tag_height_m))
         return LOCUS_TRIL_BAD_ARGUMENT;
     for (int32_t i = 0; i < n; i++) {
-        if (!isfinite(xyz[3 * i]) || !isfinite(xyz[3 * i + 1]) || !isfinite(xyz[3 * i + 2])) return LOCUS_TRIL_BAD_ARGUMENT;
-        if (!isfinite(ranges_m[i]) || ranges_m[i] < 0.0) return LOCUS_TRIL_INVALID_RANGE;
+        if (!finite(xyz[3 * i]) || !finite(xyz[3 * i + 1]) || !finite(xyz[3 * i + 2])) return LOCUS_TRIL_BAD_ARGUMENT;
+        if (!finite(ranges_m[i]) || ranges_m[i] < 0.0) return LOCUS_TRIL_INVALID_RANGE;
     }
     int32_t mode;
     int st = locus_tril_choose_mode(xyz, n, o->mode, o->planar_height_ratio, &mode);
