@@ -83,12 +83,11 @@ extension PositioningEngine {
         let seed = mean.map { Point2(x: $0[0], y: $0[1]) }
         let offset = scratchLocators.withUnsafeBufferPointer { lp in
             scratchRanges.withUnsafeBufferPointer { rp in
-                offsets[tag]?.update(locators: UnsafeBufferPointer(rebasing: lp[0..<n]),
-                                     rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
-                                     tagHeightMeters: h, timeSeconds: time, seed: seed)
+                offsets[tag]?.updatedOffsetMeters(locators: UnsafeBufferPointer(rebasing: lp[0..<n]),
+                                                  rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
+                                                  tagHeightMeters: h, timeSeconds: time, seed: seed)
             }
         }
-        // (Reading `offsets[tag]?.offsetMeters` instead copied the estimator out: ~60 instructions a fix.)
         tags[tag].offsetMeters = offset ?? 0
     }
 

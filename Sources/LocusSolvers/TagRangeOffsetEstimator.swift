@@ -94,16 +94,22 @@ package struct TagRangeOffsetEstimator: Sendable {
     /// Gauss–Newton step, error O(d²/ρ) for a seed d away — ≤ ~1 mm from a tracked seed ≤ 5 cm
     /// away, a few mm at the 15 cm gate); a seed whose step reaches `seededStepToleranceMeters` falls back to the iterative
     /// solve from it. Without one the solve iterates from the last epoch's solution (or the
-    /// locators' centroid). Returns the estimate b̂ afterwards, metres (`offsetMeters`: the engine's
-    /// per-row correction, taken here without copying the estimator out of its array).
-    @discardableResult
+    /// locators' centroid).
     package mutating func update(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
-                                 tagHeightMeters h: Double, timeSeconds: Double, seed start: Point2? = nil) -> Double {
+                                 tagHeightMeters h: Double, timeSeconds: Double, seed start: Point2? = nil) {
+        feed(locators: locators, rangesMeters: rangesMeters, tagHeightMeters: h, timeSeconds: timeSeconds, seed: start)
+    }
+
+    /// `update`, returning the estimate b̂ afterwards (metres): the engine's per-row correction, taken
+    /// without copying the estimator out of its array (reading `offsetMeters` through the array's
+    /// optional element afterwards did: ~60 instructions a fix).
+    package mutating func updatedOffsetMeters(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
+                                              tagHeightMeters h: Double, timeSeconds: Double, seed start: Point2?) -> Double {
         feed(locators: locators, rangesMeters: rangesMeters, tagHeightMeters: h, timeSeconds: timeSeconds, seed: start)
         return offsetMeters
     }
 
-    /// `update` without its result.
+    /// The body of `update`.
     private mutating func feed(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
                                tagHeightMeters h: Double, timeSeconds: Double, seed start: Point2?) {
         let c = configuration
