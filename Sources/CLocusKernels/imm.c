@@ -360,10 +360,11 @@ LOCUS_IMM_CLONES int locus_imm_update_range(locus_imm *imm, const double *anchor
     return update_range(imm, anchor, tag_height_m, range_m, variance, gate_long, gate_short, stats);
 }
 
-LOCUS_IMM_CLONES int locus_imm_predict_update_range(locus_imm *imm, const locus_imm_params *params, double t,
-                                                    const double *anchor, double tag_height_m, double range_m,
-                                                    double variance, double gate_long, double gate_short,
-                                                    double *stats, int *predicted) {
+/// locus_imm_predict_update_range's body (inlined there and in locus_imm_update_ranges).
+static inline __attribute__((always_inline)) int predict_update_range(locus_imm *imm, const locus_imm_params *params,
+                                                                      double t, const double *anchor, double tag_height_m,
+                                                                      double range_m, double variance, double gate_long,
+                                                                      double gate_short, double *stats, int *predicted) {
     // The prediction's own check is left to the end: an accepted update ends with the same check of the
     // updated models, which a non-finite or non-positive prediction cannot pass (NaN and infinity
     // survive the update's additions and subtractions). Only the paths that refuse the update before
@@ -381,6 +382,52 @@ LOCUS_IMM_CLONES int locus_imm_predict_update_range(locus_imm *imm, const locus_
     }
     *predicted = 1;
     return updated;
+}
+
+LOCUS_IMM_CLONES int locus_imm_predict_update_range(locus_imm *imm, const locus_imm_params *params, double t,
+                                                    const double *anchor, double tag_height_m, double range_m,
+                                                    double variance, double gate_long, double gate_short,
+                                                    double *stats, int *predicted) {
+    return predict_update_range(imm, params, t, anchor, tag_height_m, range_m, variance, gate_long, gate_short, stats,
+                                predicted);
+}
+
+LOCUS_IMM_CLONES int locus_imm_update_ranges(locus_imm *imm, const locus_imm_params *params, int n,
+                                                 const double *times, const double *anchors, const double *ranges,
+                                                 double tag_height_m, double variance, double gate_long,
+                                                 double gate_short, locus_imm_run *run) {
+    run->stop_status = LOCUS_IMM_RUN_NOT_STARTED;
+    run->stop_predicted = 0;
+    for (int k = 0; k < n; k++) {
+        const double t = times[k], r = ranges[k];
+        // TrackFilter.update's checks before its kernel call: a usable range and time (|t| <= DBL_MAX),
+        // and no re-initialisation due. Such a range is left to the caller, untouched.
+        if (!(r >= 0 && r <= DBL_MAX && t >= -DBL_MAX && t <= DBL_MAX)) return k;
+        if (t - run->last_update_s > run->reinitialize_after_s || t < run->state_s) return k;
+        double stats[9];
+        int predicted = 0;
+        const int status = predict_update_range(imm, params, t, anchors + 3 * k, tag_height_m, r, variance, gate_long,
+                                                gate_short, stats, &predicted);
+        if (status != LOCUS_KALMAN_OK || !predicted) {
+            run->stop_status = status;
+            run->stop_predicted = predicted;
+            return k;
+        }
+        // Accepted: TrackFilter.update's bookkeeping, in its order and with its rounding. Swift's
+        // max(x, y) is y >= x ? y : x, written out so that the same operand wins on ties.
+        run->state_s = t >= run->state_s ? t : run->state_s;
+        run->last_update_s = t;
+        memcpy(run->mean, stats + 3, sizeof run->mean);
+        run->rejection_score = run->rejection_score - 1 >= 0 ? run->rejection_score - 1 : 0;
+        // TrackEpochQuality.accept: y = stats[0], (dx, dy) = stats[7..8], rho^2 = stats[2].
+        const double rho2 = stats[2], inverse = 1 / (rho2 >= 1e-12 ? rho2 : 1e-12);
+        const double dx = stats[7], dy = stats[8], y = stats[0];
+        run->used += 1;
+        run->a00 += dx * dx * inverse; run->a01 += dx * dy * inverse; run->a11 += dy * dy * inverse;
+        run->residual_squares += y * y;
+        run->accepted += 1;
+    }
+    return n;
 }
 
 LOCUS_IMM_CLONES int locus_imm_update_position(locus_imm *imm, const double *z, const double *r, double gate, double *stats) {

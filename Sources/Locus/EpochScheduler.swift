@@ -38,9 +38,10 @@ struct EpochScheduler: Sendable {
         static func < (a: Entry, b: Entry) -> Bool { a.key < b.key || (a.key == b.key && a.tag < b.tag) }
     }
 
-    /// A schedule with rows of `stride` slots, cutting epochs at `rateHertz` (see `EpochTable`).
-    init(stride: Int, rateHertz: Double) {
-        epochs = EpochTable(stride: stride, rateHertz: rateHertz)
+    /// A schedule with rows of `stride` slots, cutting epochs at `rateHertz`, keeping each range's time
+    /// when `keepsRangeTimes` (see `EpochTable`).
+    init(stride: Int, rateHertz: Double, keepsRangeTimes: Bool = false) {
+        epochs = EpochTable(stride: stride, rateHertz: rateHertz, keepsRangeTimes: keepsRangeTimes)
     }
 
     /// Adds a tag (the next row) with no open epoch.

@@ -13,6 +13,10 @@ import LocusCore
 ///
 /// Rounds close when complete: cells 1 and 2 also hold the tag's `RoundModel` in their spare
 /// words, and `isComplete` tells the engine it can solve a round without waiting for the pause.
+///
+/// With `keepsRangeTimes`, each slot's range time is kept too (a second array of `stride` doubles a
+/// row, 8·stride bytes): the tightly coupled filter takes an epoch's ranges when it closes, each at
+/// its own time (`PositioningEngine.applyPendingRanges`).
 package struct EpochTable: Sendable {
     /// Cut period, seconds (1/rate).
     package let periodSeconds: Double
@@ -32,6 +36,10 @@ package struct EpochTable: Sendable {
     private static let header = 3
     private var cells: [Cell] = []
     private var rows = 0
+    /// Whether `rangeTimes` is kept.
+    package let keepsRangeTimes: Bool
+    /// Per row, `stride` range times (s) by slot: meaningful for the slots present in the open epoch.
+    private var rangeTimes: [Double] = []
 
     /// How an epoch ended, for the round model.
     package enum Ending: Sendable {
@@ -45,13 +53,15 @@ package struct EpochTable: Sendable {
     ///   - stride: slots per row (the widest floor's locator count).
     ///   - rateHertz: output rate; the period is 1/rate.
     ///   - pauseSeconds: the gap that separates bursts; default half the period.
-    package init(stride: Int, rateHertz: Double, pauseSeconds: Double? = nil) {
+    ///   - keepsRangeTimes: keep each slot's range time (`rangeTimeSeconds`, `gatherRanges`).
+    package init(stride: Int, rateHertz: Double, pauseSeconds: Double? = nil, keepsRangeTimes: Bool = false) {
         precondition(rateHertz > 0 && rateHertz.isFinite, "EpochTable: rate must be positive")
         precondition(stride >= 0, "EpochTable: stride must not be negative")
         periodSeconds = 1 / rateHertz
         self.pauseSeconds = pauseSeconds ?? 0.5 / rateHertz
         self.stride = stride
         width = stride + Self.header
+        self.keepsRangeTimes = keepsRangeTimes
     }
 
     /// The number of rows.
@@ -64,6 +74,7 @@ package struct EpochTable: Sendable {
         cells.append(Cell(value: -.infinity, index: 0))  // latest range time; round model
         cells.append(Cell(value: -.infinity, index: 0))  // latest admitted time; recent round sizes
         cells.append(contentsOf: repeatElement(Cell(value: -1, index: 0), count: stride))
+        if keepsRangeTimes { rangeTimes.append(contentsOf: repeatElement(0, count: stride)) }
         rows += 1
         return rows - 1
     }
@@ -73,6 +84,9 @@ package struct EpochTable: Sendable {
         guard r < rows else { return }
         cells.withUnsafeBufferPointer { c in
             CachePrefetch.bytes(UnsafeRawPointer(c.baseAddress! + r * width), count: width * MemoryLayout<Cell>.stride)
+        }
+        if keepsRangeTimes, stride > 0 {
+            rangeTimes.withUnsafeBufferPointer { CachePrefetch.bytes(UnsafeRawPointer($0.baseAddress! + r * stride), count: stride * 8) }
         }
     }
 
@@ -116,7 +130,7 @@ package struct EpochTable: Sendable {
         precondition(range >= 0 && slot >= 0 && slot < stride && r >= 0 && r < rows,
                      "EpochTable: ranges are ≥ 0, slots < stride, rows exist")
         let base = r * width
-        return cells.withUnsafeMutableBufferPointer { c in
+        let opened = cells.withUnsafeMutableBufferPointer { c in
             let count = Int(c[base].index)
             if count == 0 {
                 c[base].value = t
@@ -135,6 +149,8 @@ package struct EpochTable: Sendable {
             c[base + 2].value = t
             return count == 0
         }
+        if keepsRangeTimes { rangeTimes.withUnsafeMutableBufferPointer { $0[r * stride + slot] = t } }
+        return opened
     }
 
     /// True when row r's open epoch is a complete round (`RoundModel`): no range is expected to
@@ -189,6 +205,41 @@ package struct EpochTable: Sendable {
                         let slot = Int(c[base + Self.header + k].index)
                         lp[k] = positions[slot]
                         rp[k] = c[base + Self.header + slot].value
+                    }
+                }
+            }
+        }
+        return n
+    }
+
+    /// Row r's open epoch from its k = `first`-th present slot on, in order of first appearance: the
+    /// locator positions (from `positions`, by slot), addresses (`addresses`, by slot), ranges and range
+    /// times, written to the four buffers from index 0 (each with room for `presentCount(r) − first`);
+    /// returns the count. Needs `keepsRangeTimes`. No allocation.
+    package func gatherRanges(_ r: Int, from first: Int, positions: [Point3], addresses: [LocatorAddress],
+                              locators: UnsafeMutableBufferPointer<Point3>, addressesOut: UnsafeMutableBufferPointer<LocatorAddress>,
+                              ranges: UnsafeMutableBufferPointer<Double>, times: UnsafeMutableBufferPointer<Double>) -> Int {
+        precondition(keepsRangeTimes, "EpochTable.gatherRanges: range times are not kept")
+        let base = r * width, n = Int(cells[base].index) - first
+        guard n > 0 else { return 0 }
+        precondition(n <= locators.count && n <= addressesOut.count && n <= ranges.count && n <= times.count,
+                     "EpochTable.gatherRanges: scratch too small")
+        // Slots are < stride (checked when added) and, the row's ranges being of one floor, < that
+        // floor's locator count (the sizes of `positions` and `addresses`): the indices below stay in
+        // bounds, so they are formed with wrapping arithmetic (no overflow branch per range).
+        cells.withUnsafeBufferPointer { c in
+            rangeTimes.withUnsafeBufferPointer { tp in
+                positions.withUnsafeBufferPointer { pp in
+                    addresses.withUnsafeBufferPointer { ap in
+                        let row = c.baseAddress! + (base &+ Self.header), rowTimes = tp.baseAddress! + r &* stride
+                        for k in 0..<n {
+                            let slot = Int(row[first &+ k].index)
+                            assert(slot < pp.count && slot < ap.count, "EpochTable.gatherRanges: a slot beyond its floor")
+                            locators[k] = pp[slot]
+                            addressesOut[k] = ap[slot]
+                            ranges[k] = row[slot].value
+                            times[k] = rowTimes[slot]
+                        }
                     }
                 }
             }

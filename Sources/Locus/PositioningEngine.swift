@@ -9,7 +9,8 @@ import LocusZones
 /// floor its `FloorIndex`. The row is checked (known floor, known locator), its locator's `biasM` is
 /// taken out (rᵢ ← max(0, rᵢ − bᵢ)) and it joins its tag's open epoch (`EpochScheduler`, rules as in
 /// `EpochAssembler`). With the tightly coupled filter it also updates the tag's `TrackFilter` at its
-/// own timestamp.
+/// own timestamp — applied when the epoch closes, all of its ranges in one call
+/// (`applyPendingRanges`), the same as one by one as they came.
 ///
 /// **Per epoch.** When no later range can join an epoch (a range of the same tag arrives after the
 /// pause or the period, or the clock passes that point), the epoch gives one fix at the epoch's
@@ -56,6 +57,9 @@ package struct PositioningEngine: Sendable {
         /// `offsets[tag]`'s current estimate b̂ (metres; 0 without one): the per-row correction,
         /// refreshed when the estimator updates (once per epoch).
         var offsetMeters = 0.0
+        /// How many of the open epoch's ranges (its first present slots, in order) the tightly coupled
+        /// filter has taken; the others wait in the epoch table (`applyPendingRanges`).
+        var appliedRanges: Int32 = 0
     }
     /// The one tag registry: id → `TagIndex`.
     var registry = TagRegistry()
@@ -106,6 +110,9 @@ package struct PositioningEngine: Sendable {
     // Scratch for one epoch, sized to the widest floor.
     var scratchLocators: [Point3]
     var scratchRanges: [Double]
+    /// The filter's share of an epoch (`applyPendingRanges`): range times and locator addresses.
+    var scratchTimes: [Double]
+    var scratchAddresses: [LocatorAddress]
     private var workspace = TrilaterationWorkspace()
 
     /// Fixes released so far, in (time, tag) order. Take them with `drainFixes()`/`takeFixes(_:)`.
@@ -141,7 +148,6 @@ package struct PositioningEngine: Sendable {
         self.site = site
         defaultFloor = FloorIndex(try site.floorIndex(configuration.defaultFloor))
         let widest = max(1, site.floors.map(\.locators.count).max() ?? 1)
-        schedule = EpochScheduler(stride: widest, rateHertz: configuration.rateHertz)
         if case .kalman(let c) = configuration.tracking {
             sharedFilterConfiguration = TrackFilterConfiguration.Shared(c)
             isTracking = true
@@ -151,6 +157,7 @@ package struct PositioningEngine: Sendable {
             isTracking = false
             isTight = false
         }
+        schedule = EpochScheduler(stride: widest, rateHertz: configuration.rateHertz, keepsRangeTimes: isTight)
         floors = site.floors.map { FloorContext(floor: $0, solver: configuration.solver) }
         floorIsPlanar = floors.map { $0.mode == .planar }
         offsetConfigurations = floors.map { f in
@@ -170,6 +177,8 @@ package struct PositioningEngine: Sendable {
         eventScratch = [[ZoneEvent]](repeating: [], count: site.floors.count)
         scratchLocators = [Point3](repeating: Point3(x: 0, y: 0, z: 0), count: widest)
         scratchRanges = [Double](repeating: 0, count: widest)
+        scratchTimes = [Double](repeating: 0, count: widest)
+        scratchAddresses = [LocatorAddress](repeating: LocatorAddress(0), count: widest)
         workspace.reserve(widest)
     }
 
@@ -237,14 +246,22 @@ package struct PositioningEngine: Sendable {
         // The range without the tag's offset and the locator's bias (the filter refuses a negative
         // one; the epoch keeps it clamped at 0).
         let corrected = floors[floor].locators[slot].correctedRange(range - tags[tag].offsetMeters)
-        if schedule.add(tag, slot: slot, rangeMeters: max(0, corrected), timeSeconds: t) { roundOpened(tag, floor: floor) }
+        // The tightly coupled filter takes the epoch's ranges when it closes (`applyPendingRanges`): the
+        // epoch table holds them until then. Except a range the table cannot hold for it — the locator's
+        // second in the epoch (it replaces the first) or a negative one (kept as 0) —: the filter takes
+        // what is pending and then this range, now.
+        var appliedNow = false
         if isTracking, floorIsPlanar[floor] {
             if !tags[tag].hasFilter { startFilter(tag, floor: floor) }
-            if isTight {
+            if isTight, !(corrected >= 0) || schedule.epochs.rangeMeters(tag, slot: slot) >= 0 {
+                applyPendingRanges(tag)
                 filters[tag].update(correctedRangeMeters: corrected, timeSeconds: t, address: floors[floor].addresses[slot],
                                     anchor: floors[floor].positions[slot])
+                appliedNow = true
             }
         }
+        if schedule.add(tag, slot: slot, rangeMeters: max(0, corrected), timeSeconds: t) { roundOpened(tag, floor: floor) }
+        if appliedNow { tags[tag].appliedRanges = Int32(truncatingIfNeeded: schedule.epochs.presentCount(tag)) }
         // A round that is complete (every locator the tag's rounds usually hold has reported) is
         // solved now, not a pause later (`EpochTable`: same ranges, same time, less latency).
         if schedule.epochs.isComplete(tag) {
@@ -315,6 +332,12 @@ package struct PositioningEngine: Sendable {
         let time = schedule.epochs.epochTimeSeconds(tag)
         let floorIndex = tags[tag].floorIndex
         let usesFilterFix = isTight && tags[tag].hasFilter
+        if usesFilterFix {
+            // The filter takes the epoch's ranges it has not yet: its fix, and the offset estimator's
+            // seed, are as after every range of the epoch.
+            applyPendingRanges(tag)
+            tags[tag].appliedRanges = 0
+        }
         // The epoch's locators and ranges, gathered once for the offset estimator and the solver.
         let n = tags[tag].hasOffset || !usesFilterFix
             ? schedule.epochs.gather(tag, positions: floors[floorIndex].positions, locators: &scratchLocators, ranges: &scratchRanges)
@@ -337,6 +360,30 @@ package struct PositioningEngine: Sendable {
             deliverFilterFix(tag, floor: floorIndex, atSeconds: time)
         } else {
             deliver(raw, tag: tag, floor: floorIndex)
+        }
+    }
+
+    /// Brings tag `tag`'s tightly coupled filter up to date with its open epoch: the ranges that joined
+    /// the epoch since it last took one (present slots `appliedRanges`…, in order), each at its own
+    /// time, in one call (`TrackFilter.update(rangesMeters:…)`). Its caller sets `appliedRanges`.
+    mutating func applyPendingRanges(_ tag: Int) {
+        let first = Int(tags[tag].appliedRanges)
+        guard first < schedule.epochs.presentCount(tag) else { return }
+        let floor = tags[tag].floorIndex
+        scratchLocators.withUnsafeMutableBufferPointer { lp in
+            scratchAddresses.withUnsafeMutableBufferPointer { ap in
+                scratchRanges.withUnsafeMutableBufferPointer { rp in
+                    scratchTimes.withUnsafeMutableBufferPointer { tp in
+                        let n = schedule.epochs.gatherRanges(tag, from: first, positions: floors[floor].positions,
+                                                             addresses: floors[floor].addresses,
+                                                             locators: lp, addressesOut: ap, ranges: rp, times: tp)
+                        filters[tag].update(rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
+                                            timesSeconds: UnsafeBufferPointer(rebasing: tp[0..<n]),
+                                            anchors: UnsafeBufferPointer(rebasing: lp[0..<n]),
+                                            addresses: UnsafeBufferPointer(rebasing: ap[0..<n]))
+                    }
+                }
+            }
         }
     }
 

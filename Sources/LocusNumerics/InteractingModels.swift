@@ -132,6 +132,72 @@ package struct InteractingModels: Sendable {
                 RangeGeometry(residualMeters: stats.0, dx: stats.7, dy: stats.8, rho2: stats.2))
     }
 
+    /// A filter's per-range bookkeeping carried through `updateRanges` (as `locus_imm_run`): its time
+    /// and its latest accepted range's (s), the gate's rejection score and the epoch's quality sums,
+    /// kept by the kernel while it applies a round's ranges; then where and why it stopped. Plain
+    /// stored values (read and written in place by the filter: no accessor calls across modules).
+    package struct RangeRun: Sendable {
+        package var stateSeconds: Double
+        package var lastUpdateSeconds: Double
+        package var reinitializeAfterSeconds: Double
+        package var rejectionScore: Int
+        /// The epoch's sums over its accepted ranges: Σ HᵀH with H = (dx, dy)/ρ, Σ y² (m²), their count.
+        package var used: Int
+        package var a00: Double, a01: Double, a11: Double
+        package var residualSquares: Double
+        /// Σ μⱼ xⱼ after the latest range accepted (when `accepted` > 0).
+        package var mean = SIMD4<Double>()
+        /// Ranges accepted by the call.
+        package var accepted = 0
+        /// The range the call stopped at: nil when it was not started (the caller applies it the
+        /// per-range way), else its outcome and whether its prediction succeeded.
+        package var stop: (outcome: KalmanOutcome, predicted: Bool)?
+
+        /// The filter's bookkeeping before the round.
+        @inlinable
+        package init(stateSeconds: Double, lastUpdateSeconds: Double, reinitializeAfterSeconds: Double, rejectionScore: Int,
+                     used: Int, a00: Double, a01: Double, a11: Double, residualSquares: Double) {
+            self.stateSeconds = stateSeconds
+            self.lastUpdateSeconds = lastUpdateSeconds
+            self.reinitializeAfterSeconds = reinitializeAfterSeconds
+            self.rejectionScore = rejectionScore
+            self.used = used
+            self.a00 = a00; self.a01 = a01; self.a11 = a11
+            self.residualSquares = residualSquares
+        }
+    }
+
+    /// A round's ranges (`times[k]` s, `anchors[k]`, `ranges[k]` m) applied in order as one
+    /// `predictAndUpdateRange` each would, with the filter's bookkeeping in `run`, while each is
+    /// accepted (`locus_imm_update_ranges`): returns the index of the first range not accepted
+    /// (`ranges.count`: all were), `run.stop` saying why. One kernel call for the round.
+    package mutating func updateRanges(times: UnsafeBufferPointer<Double>, anchors: UnsafeBufferPointer<Point3>,
+                                       ranges: UnsafeBufferPointer<Double>, parameters: InteractingModelsParameters,
+                                       tagHeightMeters h: Double, varianceSquareMeters v: Double, gateLong: Double,
+                                       gateShort: Double, run: inout RangeRun) -> Int {
+        let n = min(times.count, anchors.count, ranges.count)
+        guard n > 0, let t = times.baseAddress, let a = anchors.baseAddress, let r = ranges.baseAddress else { return 0 }
+        var raw = locus_imm_run(state_s: run.stateSeconds, last_update_s: run.lastUpdateSeconds,
+                                reinitialize_after_s: run.reinitializeAfterSeconds, mean: (0, 0, 0, 0),
+                                a00: run.a00, a01: run.a01, a11: run.a11, residual_squares: run.residualSquares,
+                                used: Int32(truncatingIfNeeded: run.used), rejection_score: Int32(truncatingIfNeeded: run.rejectionScore),
+                                accepted: 0, stop_status: LOCUS_IMM_RUN_NOT_STARTED, stop_predicted: 0)
+        // Point3 is three packed doubles (stride 24: see README), the kernel's anchor layout.
+        let stop = a.withMemoryRebound(to: Double.self, capacity: 3 * n) { xyz in
+            Int(locus_imm_update_ranges(&imm, parameters.pointer, Int32(n), t, xyz, r, h, v, gateLong, gateShort, &raw))
+        }
+        run.stateSeconds = raw.state_s
+        run.lastUpdateSeconds = raw.last_update_s
+        run.rejectionScore = Int(raw.rejection_score)
+        run.used = Int(raw.used)
+        run.a00 = raw.a00; run.a01 = raw.a01; run.a11 = raw.a11
+        run.residualSquares = raw.residual_squares
+        run.mean = SIMD4(raw.mean.0, raw.mean.1, raw.mean.2, raw.mean.3)
+        run.accepted = Int(raw.accepted)
+        run.stop = raw.stop_status == LOCUS_IMM_RUN_NOT_STARTED ? nil : (KalmanOutcome(status: raw.stop_status), raw.stop_predicted != 0)
+        return stop
+    }
+
     /// The nine numbers a range-update kernel reports (`locus_imm.h`): y, D, ρ² of the manoeuvring
     /// model (S = D/ρ²), the mean Σ μⱼ xⱼ (four), and (px − aₓ, py − a_y).
     private typealias RangeStatistics = (Double, Double, Double, Double, Double, Double, Double, Double, Double)

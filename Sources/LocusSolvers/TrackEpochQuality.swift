@@ -1,4 +1,5 @@
 import LocusCore
+import LocusNumerics
 
 /// The quality figures of one epoch of a tightly coupled track, from the ranges it took:
 /// locators used, HDOP of their geometry, residual RMS, and the locators whose ranges were gated.
@@ -27,6 +28,22 @@ struct TrackEpochQuality: Sendable {
         used += 1
         a00 += dx * dx * inverse; a01 += dx * dy * inverse; a11 += dy * dy * inverse
         residualSquares += y * y
+    }
+
+    /// The bookkeeping of a round's ranges (`TrackFilter.update(rangesMeters:…)`), these sums
+    /// carried through the kernel, which adds each accepted range exactly as `accept` does.
+    func run(stateSeconds: Double, lastUpdateSeconds: Double, reinitializeAfterSeconds: Double,
+             rejectionScore: Int) -> InteractingModels.RangeRun {
+        InteractingModels.RangeRun(stateSeconds: stateSeconds, lastUpdateSeconds: lastUpdateSeconds,
+                                   reinitializeAfterSeconds: reinitializeAfterSeconds, rejectionScore: rejectionScore,
+                                   used: used, a00: a00, a01: a01, a11: a11, residualSquares: residualSquares)
+    }
+
+    /// Takes the sums back from a round's run.
+    mutating func take(_ run: InteractingModels.RangeRun) {
+        used = run.used
+        a00 = run.a00; a01 = run.a01; a11 = run.a11
+        residualSquares = run.residualSquares
     }
 
     /// Counts a gated range of locator `address`.

@@ -230,6 +230,19 @@ package struct TrackFilter: Sendable {
         // manoeuvring), see `update(fix:)`.
         let (outcome, mean, predicted, geometry) = motion.predictAndUpdateRange(
             toSeconds: t, fromSeconds: stateSeconds, anchor: anchor, tagHeightMeters: tagHeightMeters, rangeMeters: r, shared)
+        if predicted, case .accepted = outcome {
+            stateSeconds = max(stateSeconds, t)
+            accept(at: t, mean: mean)
+            epoch.accept(residualMeters: geometry.residualMeters, dx: geometry.dx, dy: geometry.dy, rho2: geometry.rho2)
+            return .accepted
+        }
+        return refused(outcome, predicted: predicted, at: t, address: address)
+    }
+
+    /// What follows a range's prediction and update that did not end accepted (at t, seconds, from
+    /// the locator `address`): a failed prediction drops the track, a gated range counts towards
+    /// opening the gate, a diverged update drops the track.
+    private mutating func refused(_ outcome: KalmanOutcome, predicted: Bool, at t: Double, address: LocatorAddress) -> TrackUpdateOutcome {
         if !predicted {
             diverge(at: t)
             return initializeFromBuffer(at: t)
@@ -237,9 +250,7 @@ package struct TrackFilter: Sendable {
         stateSeconds = max(stateSeconds, t)
         switch outcome {
         case .accepted:
-            accept(at: t, mean: mean)
-            epoch.accept(residualMeters: geometry.residualMeters, dx: geometry.dx, dy: geometry.dy, rho2: geometry.rho2)
-            return .accepted
+            preconditionFailure("TrackFilter.refused: an accepted update")
         case .gated:
             epoch.reject(address)
             rejectionScore += 1
@@ -253,6 +264,51 @@ package struct TrackFilter: Sendable {
         default:
             diverge(at: t)
             return .diverged
+        }
+    }
+
+    /// A round's ranges in arrival order — `ranges[k]` (m, bias and offset removed) to the locator
+    /// `addresses[k]` at `anchors[k]`, at `times[k]` (s) —: the same as `update(correctedRangeMeters:…)`
+    /// for each in turn (the same state, outcomes and epoch figures, bit for bit), with the ranges that
+    /// are accepted applied by one kernel call (`locus_imm_update_ranges`) instead of one call each and
+    /// their bookkeeping done there. A range that is not accepted (gated, before the track starts, after
+    /// a gap, diverged) and the single-model baseline take the per-range path. All four buffers hold
+    /// the same count.
+    package mutating func update(rangesMeters ranges: UnsafeBufferPointer<Double>, timesSeconds times: UnsafeBufferPointer<Double>,
+                                 anchors: UnsafeBufferPointer<Point3>, addresses: UnsafeBufferPointer<LocatorAddress>) {
+        let n = ranges.count
+        precondition(times.count == n && anchors.count == n && addresses.count == n, "TrackFilter.update: buffers of one count")
+        var k = 0
+        while k < n {
+            if hasState {
+                var run = epoch.run(stateSeconds: stateSeconds, lastUpdateSeconds: lastUpdateSeconds,
+                                    reinitializeAfterSeconds: configuration.reinitializeAfterSeconds, rejectionScore: rejectionScore)
+                let stop = k + motion.updateRanges(times: UnsafeBufferPointer(rebasing: times[k...]),
+                                                   anchors: UnsafeBufferPointer(rebasing: anchors[k...]),
+                                                   ranges: UnsafeBufferPointer(rebasing: ranges[k...]),
+                                                   tagHeightMeters: tagHeightMeters, run: &run, shared)
+                if stop > k {
+                    // What `update` does per accepted range, in its order: the range kept for a
+                    // re-initialisation, the track's times, its mean, the gate's score, the epoch's sums.
+                    for j in k..<stop { buffer.insert(address: addresses[j], anchor: anchors[j], rangeMeters: ranges[j], timeSeconds: times[j]) }
+                    stateSeconds = run.stateSeconds
+                    lastUpdateSeconds = run.lastUpdateSeconds
+                    meanAtLastUpdate = run.mean
+                    rejectionScore = run.rejectionScore
+                    epoch.take(run)
+                    k = stop
+                }
+                guard k < n else { return }
+                if let (outcome, predicted) = run.stop {
+                    // The kernel ran on range k and did not accept it: `update`'s steps after its kernel call.
+                    buffer.insert(address: addresses[k], anchor: anchors[k], rangeMeters: ranges[k], timeSeconds: times[k])
+                    _ = refused(outcome, predicted: predicted, at: times[k], address: addresses[k])
+                    k += 1
+                    continue
+                }
+            }
+            update(correctedRangeMeters: ranges[k], timeSeconds: times[k], address: addresses[k], anchor: anchors[k])
+            k += 1
         }
     }
 

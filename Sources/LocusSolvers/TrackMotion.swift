@@ -50,6 +50,19 @@ struct TrackMotion: Sendable {
         return (outcome, mean, true, geometry)
     }
 
+    /// A round's ranges through the interacting models' one-call path (`InteractingModels.updateRanges`):
+    /// the index of the first range not accepted. The single-model baseline has none: 0, `run.stop`
+    /// nil (the caller applies every range the per-range way).
+    mutating func updateRanges(times: UnsafeBufferPointer<Double>, anchors: UnsafeBufferPointer<Point3>,
+                               ranges: UnsafeBufferPointer<Double>, tagHeightMeters h: Double,
+                               run: inout InteractingModels.RangeRun, _ shared: TrackFilterConfiguration.Shared) -> Int {
+        let c = shared.value
+        guard c.usesInteractingModels else { return 0 }
+        return models.updateRanges(times: times, anchors: anchors, ranges: ranges, parameters: shared.interactingModels,
+                                   tagHeightMeters: h, varianceSquareMeters: c.rangeSigmaMeters * c.rangeSigmaMeters,
+                                   gateLong: c.rangeGateLongSigmas, gateShort: c.rangeGateShortSigmas, run: &run)
+    }
+
     /// Position update of every model with z = (zx, zy), R (m²), gated on the most permissive model
     /// (IMM: the manoeuvring one) at NIS > `gate`; the outcome and the mean afterwards.
     mutating func updatePosition(zx: Double, zy: Double, rxx: Double, rxy: Double, ryy: Double, gate: Double,

@@ -100,6 +100,50 @@ int locus_imm_predict_update_range(locus_imm *imm, const locus_imm_params *param
                                    double tag_height_m, double range_m, double variance, double gate_long,
                                    double gate_short, double *stats, int *predicted);
 
+/// What locus_imm_update_ranges carries between a tracking filter and the kernel: the filter's per-range
+/// bookkeeping (TrackFilter.update), kept by the kernel while it applies a round's ranges.
+typedef struct locus_imm_run {
+    /// In and out: the track's time (s; the latest range's, never decreasing) and the time of its latest
+    /// accepted range (s).
+    double state_s;
+    double last_update_s;
+    /// In: a range more than this after last_update_s (s), or before state_s, is not applied here (the
+    /// filter re-initialises first).
+    double reinitialize_after_s;
+    /// Out: sum_j mu_j x_j after the latest range accepted by this call (when accepted > 0).
+    double mean[4];
+    /// In and out: the epoch's quality sums over its accepted ranges: sum of H^T H with H = (dx, dy) / rho
+    /// (a00, a01, a11) and sum of y^2 (m^2), and their count.
+    double a00, a01, a11;
+    double residual_squares;
+    int used;
+    /// In and out: the gate's rejection score, less one per accepted range (not below 0).
+    int rejection_score;
+    /// Out: the ranges this call accepted.
+    int accepted;
+    /// Out: the status of the range the call stopped at when its prediction and update ran
+    /// (LOCUS_KALMAN_GATED, ...; *predicted of locus_imm_predict_update_range in stop_predicted), or
+    /// LOCUS_IMM_RUN_NOT_STARTED when the call stopped before it.
+    int stop_status;
+    int stop_predicted;
+} locus_imm_run;
+
+/// stop_status of a locus_imm_run that stopped before the range's prediction.
+#define LOCUS_IMM_RUN_NOT_STARTED 99
+
+/// A round's n ranges (times[k] s, anchors[3k..3k+2] m, ranges[k] m, in arrival order) applied one after
+/// the other exactly as n calls of locus_imm_predict_update_range would apply them, with the caller's
+/// per-range bookkeeping (see locus_imm_run) done here — while each range is accepted. Returns the index
+/// k of the first range it did not accept (n: all accepted):
+/// - stop_status LOCUS_IMM_RUN_NOT_STARTED: range k is not a usable range (negative or non-finite range,
+///   non-finite time) or is due a re-initialisation (t - last_update_s > reinitialize_after_s, or
+///   t < state_s); nothing of it was applied;
+/// - otherwise its prediction and update ran and gave stop_status (not LOCUS_KALMAN_OK) or a failed
+///   prediction (stop_predicted 0), as the per-range call would have; the caller does what follows.
+/// Everything before k is applied and accounted for in run. Same bits as the per-range calls.
+int locus_imm_update_ranges(locus_imm *imm, const locus_imm_params *params, int n, const double *times,
+                                const double *anchors, const double *ranges, double tag_height_m, double variance,
+                                double gate_long, double gate_short, locus_imm_run *run);
 /// Position update of every model with z (m) of covariance R = [[r0, r1], [r1, r2]] (m^2):
 /// S = A + R, K = P H^T S^-1, P <- P - K H P. Gated on the manoeuvring model's NIS = y^T S^-1 y >
 /// gate. stats (6 doubles) = (NIS, det S of the manoeuvring model, then sum_j mu_j x_j of the
