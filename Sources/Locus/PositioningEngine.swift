@@ -248,20 +248,17 @@ package struct PositioningEngine: Sendable {
         let corrected = floors[floor].locators[slot].correctedRange(range - tags[tag].offsetMeters)
         // The tightly coupled filter takes the epoch's ranges when it closes (`applyPendingRanges`): the
         // epoch table holds them until then. Except a range the table cannot hold for it — the locator's
-        // second in the epoch (it replaces the first) or a negative one (kept as 0) —: the filter takes
-        // what is pending and then this range, now.
-        var appliedNow = false
+        // second in the epoch (it replaces the first) or a negative one (kept as 0) —: `addOutOfTurn`.
+        var outOfTurn = false
         if isTracking, floorIsPlanar[floor] {
             if !tags[tag].hasFilter { startFilter(tag, floor: floor) }
-            if isTight, !(corrected >= 0) || schedule.epochs.rangeMeters(tag, slot: slot) >= 0 {
-                applyPendingRanges(tag)
-                filters[tag].update(correctedRangeMeters: corrected, timeSeconds: t, address: floors[floor].addresses[slot],
-                                    anchor: floors[floor].positions[slot])
-                appliedNow = true
-            }
+            outOfTurn = isTight && (!(corrected >= 0) || schedule.epochs.rangeMeters(tag, slot: slot) >= 0)
         }
-        if schedule.add(tag, slot: slot, rangeMeters: max(0, corrected), timeSeconds: t) { roundOpened(tag, floor: floor) }
-        if appliedNow { tags[tag].appliedRanges = Int32(truncatingIfNeeded: schedule.epochs.presentCount(tag)) }
+        if outOfTurn {
+            addOutOfTurn(tag, floor: floor, slot: slot, correctedRangeMeters: corrected, timeSeconds: t)
+        } else if schedule.add(tag, slot: slot, rangeMeters: max(0, corrected), timeSeconds: t) {
+            roundOpened(tag, floor: floor)
+        }
         // A round that is complete (every locator the tag's rounds usually hold has reported) is
         // solved now, not a pause later (`EpochTable`: same ranges, same time, less latency).
         if schedule.epochs.isComplete(tag) {
@@ -361,6 +358,19 @@ package struct PositioningEngine: Sendable {
         } else {
             deliver(raw, tag: tag, floor: floorIndex)
         }
+    }
+
+    /// Adds a range that the tightly coupled filter takes at once (a locator's second range in the epoch,
+    /// or a negative one): the filter takes the ranges pending before it, then this one, then the range
+    /// joins the epoch, all of whose ranges the filter now has.
+    @inline(never)
+    private mutating func addOutOfTurn(_ tag: Int, floor: Int, slot: Int, correctedRangeMeters corrected: Double,
+                                       timeSeconds t: Double) {
+        applyPendingRanges(tag)
+        filters[tag].update(correctedRangeMeters: corrected, timeSeconds: t, address: floors[floor].addresses[slot],
+                            anchor: floors[floor].positions[slot])
+        if schedule.add(tag, slot: slot, rangeMeters: max(0, corrected), timeSeconds: t) { roundOpened(tag, floor: floor) }
+        tags[tag].appliedRanges = Int32(truncatingIfNeeded: schedule.epochs.presentCount(tag))
     }
 
     /// Brings tag `tag`'s tightly coupled filter up to date with its open epoch: the ranges that joined
