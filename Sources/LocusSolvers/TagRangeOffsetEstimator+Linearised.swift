@@ -80,14 +80,16 @@ extension TagRangeOffsetEstimator {
         var firstWorst = -1, firstWorstResidual = -1.0
         while true {
             guard let (d0, d1, d2, cofactor) = normal.solved() else { return .unusable }
-            guard d0.isFinite, d1.isFinite, d2.isFinite, cofactor.isFinite, cofactor > 0 else { return .unusable }
-            // Linearised residuals after the step, in index order (ties keep the first, as the iterative path).
+            // Finite as plain compares (NaN fails them; `isFinite` is an integer test of the bits).
+            let largest = Double.greatestFiniteMagnitude
+            guard abs(d0) <= largest, abs(d1) <= largest, abs(d2) <= largest, cofactor > 0, cofactor <= largest else {
+                return .unusable
+            }
+            // Linearised residuals after the step, in index order (ties keep the first, as the iterative
+            // path); a plain loop with a bit test (usually every range is in use).
             let step = SIMD2(d0, d1)
             var worst = 0, worstResidual = -1.0
-            var rest = used
-            while rest != 0 {
-                let k = rest.trailingZeroBitCount
-                rest &= rest &- 1
+            for k in 0..<n where (used >> UInt64(k)) & 1 != 0 {
                 let r = abs(residuals[k] - (directions[k] * step).sum() - d2)
                 if r > worstResidual { worstResidual = r; worst = k }
             }

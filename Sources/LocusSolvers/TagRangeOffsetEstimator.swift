@@ -311,7 +311,7 @@ package struct TagRangeOffsetEstimator: Sendable {
         func solved() -> (d0: Double, d1: Double, d2: Double, cofactor: Double)? {
             let c00 = n11 * n22 - n12 * n12, c01 = n02 * n12 - n01 * n22, c02 = n01 * n12 - n02 * n11
             let det = n00 * c00 + n01 * c01 + n02 * c02
-            guard det.isFinite, abs(det) > 1e-9 else { return nil }
+            guard abs(det) > 1e-9, abs(det) <= .greatestFiniteMagnitude else { return nil }
             let c11 = n00 * n22 - n02 * n02, c12 = n01 * n02 - n00 * n12, c22 = n00 * n11 - n01 * n01
             return ((c00 * g0 + c01 * g1 + c02 * g2) / det, (c01 * g0 + c11 * g1 + c12 * g2) / det,
                     (c02 * g0 + c12 * g1 + c22 * g2) / det, c22 / det)
