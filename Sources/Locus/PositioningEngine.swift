@@ -329,15 +329,19 @@ package struct PositioningEngine: Sendable {
         let time = schedule.epochs.epochTimeSeconds(tag)
         let floorIndex = tags[tag].floorIndex
         let usesFilterFix = isTight && tags[tag].hasFilter
+        var gathered = false
         if usesFilterFix {
             // The filter takes the epoch's ranges it has not yet: its fix, and the offset estimator's
             // seed, are as after every range of the epoch.
-            applyPendingRanges(tag)
+            gathered = applyPendingRanges(tag)
             tags[tag].appliedRanges = 0
         }
-        // The epoch's locators and ranges, gathered once for the offset estimator and the solver.
+        // The epoch's locators and ranges, gathered once for the offset estimator and the solver (the
+        // filter's share usually gathered them all already).
         let n = tags[tag].hasOffset || !usesFilterFix
-            ? schedule.epochs.gather(tag, positions: floors[floorIndex].positions, locators: &scratchLocators, ranges: &scratchRanges)
+            ? gathered
+                ? schedule.epochs.presentCount(tag)
+                : schedule.epochs.gather(tag, positions: floors[floorIndex].positions, locators: &scratchLocators, ranges: &scratchRanges)
             : 0
         if tags[tag].hasOffset { updateOffset(tag, count: n, floorIndex: floorIndex, timeSeconds: time) }
         // The epoch is done with once its ranges were gathered (and, for a least-squares fix, its
@@ -376,9 +380,12 @@ package struct PositioningEngine: Sendable {
     /// Brings tag `tag`'s tightly coupled filter up to date with its open epoch: the ranges that joined
     /// the epoch since it last took one (present slots `appliedRanges`…, in order), each at its own
     /// time, in one call (`TrackFilter.update(rangesMeters:…)`). Its caller sets `appliedRanges`.
-    mutating func applyPendingRanges(_ tag: Int) {
+    /// Returns true when that was the whole epoch: its locators and ranges are then in
+    /// `scratchLocators` and `scratchRanges` as `EpochTable.gather` puts them.
+    @discardableResult
+    mutating func applyPendingRanges(_ tag: Int) -> Bool {
         let first = Int(tags[tag].appliedRanges)
-        guard first < schedule.epochs.presentCount(tag) else { return }
+        guard first < schedule.epochs.presentCount(tag) else { return false }
         let floor = tags[tag].floorIndex
         scratchLocators.withUnsafeMutableBufferPointer { lp in
             scratchAddresses.withUnsafeMutableBufferPointer { ap in
@@ -395,6 +402,7 @@ package struct PositioningEngine: Sendable {
                 }
             }
         }
+        return first == 0
     }
 
     /// Delivers the tag's filter fix at the epoch time (none before the track starts: counted).
