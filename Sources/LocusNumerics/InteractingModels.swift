@@ -271,10 +271,10 @@ package struct InteractingModels: Sendable {
         return copy.settledCombination()
     }
 
-    /// `settle()` then the combination's mean and position covariance block, in place: a state whose
-    /// x and P's position block (entries 0, 1, 4, 5) are those of `combined` and whose other entries are
-    /// 0 — for an output at the models' own time (it must not be predicted further).
-    package mutating func settledPositionCombination() -> KalmanState {
+    /// `settle()` then the combination's mean x and position covariance block (P₀₀, P₀₁, P₁₁, m²), in
+    /// place: what a fix at the models' own time needs (it must not be predicted further), without
+    /// building a 160-byte state.
+    package mutating func settledPosition() -> (x: SIMD4<Double>, position: (xx: Double, xy: Double, yy: Double)) {
         var x = SIMD4<Double>.zero
         var a = (0.0, 0.0, 0.0)
         withUnsafeMutablePointer(to: &imm) { ip in
@@ -287,9 +287,7 @@ package struct InteractingModels: Sendable {
                 }
             }
         }
-        var p = SIMD16<Double>.zero
-        p[0] = a.0; p[1] = a.1; p[4] = a.1; p[5] = a.2
-        return KalmanState(x: x, p: p)
+        return (x, (a.0, a.1, a.2))
     }
 
     /// `settle()` then `combined`, in place: the per-fix path (the models are read where they are,

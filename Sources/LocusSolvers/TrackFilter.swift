@@ -336,8 +336,10 @@ package struct TrackFilter: Sendable {
         // The round's likelihoods go into μ now: the fix's combination and the next interaction then
         // need no exponentials. At the models' own time (the usual case: the epoch's last range) the
         // fix needs the mean and the position covariance only; later, the whole state is predicted to t.
-        let current = motion.settledCombination(positionOnly: t <= stateSeconds, shared)
-        return fix(atSeconds: t, current: current)
+        if t <= stateSeconds, let (mean, a) = motion.settledPosition(shared) {
+            return fix(atSeconds: t, mean: mean, xx: a.xx, xy: a.xy, yy: a.yy)
+        }
+        return fix(atSeconds: t, current: motion.settledCombination(shared))
     }
 
     /// `fix(atSeconds:)` from the current (combined) state.
@@ -347,7 +349,13 @@ package struct TrackFilter: Sendable {
         if t > stateSeconds {
             _ = KalmanKernels.predict(&covarianceState, overSeconds: t - stateSeconds, processNoiseDensity: configuration.processNoiseDensity)
         }
-        var mean = covarianceState.x
+        return fix(atSeconds: t, mean: covarianceState.x, xx: covarianceState.p[0], xy: covarianceState.p[1], yy: covarianceState.p[5])
+    }
+
+    /// The fix at time t from the state's mean and position covariance there (m²).
+    @inline(__always)
+    private func fix(atSeconds t: Double, mean stateMean: SIMD4<Double>, xx: Double, xy: Double, yy: Double) -> PositionFix {
+        var mean = stateMean
         let coastEnd = lastUpdateSeconds + configuration.maximumCoastSeconds
         if t > coastEnd, let anchor = meanAtLastUpdate {
             // Coast at most `maximumCoastSeconds` past the last update: x = (p + T·v, v) (only the
@@ -359,7 +367,7 @@ package struct TrackFilter: Sendable {
         return PositionFix(timeSeconds: max(t, stateSeconds), tag: tag, floor: floor,
                            position: Point3(x: mean[0], y: mean[1], z: tagHeightMeters),
                            velocity: Vector3(x: mean[2], y: mean[3], z: 0),
-                           covariance: SymmetricMatrix3(xx: covarianceState.p[0], xy: covarianceState.p[1], yy: covarianceState.p[5], zz: 0),
+                           covariance: SymmetricMatrix3(xx: xx, xy: xy, yy: yy, zz: 0),
                            quality: quality)
     }
 

@@ -80,12 +80,16 @@ struct TrackMotion: Sendable {
         shared.value.usesInteractingModels ? models.combined : single.state
     }
 
-    /// `combined` for a fix, with the round's likelihoods folded into μ first (IMM). With
-    /// `positionOnly` (a fix at the models' own time, not predicted further) only x and P's position
-    /// block are filled.
-    mutating func settledCombination(positionOnly: Bool, _ shared: TrackFilterConfiguration.Shared) -> KalmanState {
+    /// `combined` for a fix, with the round's likelihoods folded into μ first (IMM).
+    mutating func settledCombination(_ shared: TrackFilterConfiguration.Shared) -> KalmanState {
         guard shared.value.usesInteractingModels else { return single.state }
-        return positionOnly ? models.settledPositionCombination() : models.settledCombination()
+        return models.settledCombination()
+    }
+
+    /// The settled combination's mean and position covariance block only (the interacting models; nil
+    /// for the single-model baseline): a fix at the models' own time.
+    mutating func settledPosition(_ shared: TrackFilterConfiguration.Shared) -> (x: SIMD4<Double>, position: (xx: Double, xy: Double, yy: Double))? {
+        shared.value.usesInteractingModels ? models.settledPosition() : nil
     }
 
     /// IMM model probabilities μ = (still, steady, manoeuvring, 0), read in place
