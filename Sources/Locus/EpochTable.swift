@@ -129,27 +129,30 @@ package struct EpochTable: Sendable {
     package mutating func add(_ r: Int, slot: Int, rangeMeters range: Double, timeSeconds t: Double) -> Bool {
         precondition(range >= 0 && slot >= 0 && slot < stride && r >= 0 && r < rows,
                      "EpochTable: ranges are ≥ 0, slots < stride, rows exist")
-        let base = r * width
+        // r < rows and slot < stride (just checked), and the count of present slots is < stride: every
+        // cell below is in row r, addressed with wrapping arithmetic (no overflow branches).
+        let base = r &* width
         let opened = cells.withUnsafeMutableBufferPointer { c in
-            let count = Int(c[base].index)
+            let row = c.baseAddress! + base, ranges = row + Self.header
+            let count = Int(row[0].index)
             if count == 0 {
-                c[base].value = t
+                row[0].value = t
             }
             var model = Self.roundModel(c, base)
-            if count == 0 { model.opened(sinceLatestSeconds: t - c[base + 2].value, pauseSeconds: pauseSeconds, slot: slot) }
-            let isRepeat = c[base + Self.header + slot].value >= 0
+            if count == 0 { model.opened(sinceLatestSeconds: t - row[2].value, pauseSeconds: pauseSeconds, slot: slot) }
+            let isRepeat = ranges[slot].value >= 0
             if !isRepeat {
-                c[base + Self.header + count].index = Int32(truncatingIfNeeded: slot)
-                c[base].index = Int32(truncatingIfNeeded: count + 1)
+                ranges[count].index = Int32(truncatingIfNeeded: slot)
+                row[0].index = Int32(truncatingIfNeeded: count &+ 1)
             }
-            model.added(slot: slot, count: Int(c[base].index), isRepeat: isRepeat)
+            model.added(slot: slot, count: Int(row[0].index), isRepeat: isRepeat)
             Self.store(model, c, base)
-            c[base + Self.header + slot].value = range
-            c[base + 1].value = t
-            c[base + 2].value = t
+            ranges[slot].value = range
+            row[1].value = t
+            row[2].value = t
             return count == 0
         }
-        if keepsRangeTimes { rangeTimes.withUnsafeMutableBufferPointer { $0[r * stride + slot] = t } }
+        if keepsRangeTimes { rangeTimes.withUnsafeMutableBufferPointer { $0.baseAddress![r &* stride &+ slot] = t } }
         return opened
     }
 
@@ -198,13 +201,16 @@ package struct EpochTable: Sendable {
         let base = r * width
         let n = Int(cells[base].index)
         precondition(n <= locators.count && n <= ranges.count, "EpochTable.gather: scratch too small")
+        // Slots are < stride (checked when added): the cells are addressed from the row's first range
+        // cell with wrapping arithmetic (no overflow branch per range).
         locators.withUnsafeMutableBufferPointer { lp in
             ranges.withUnsafeMutableBufferPointer { rp in
                 cells.withUnsafeBufferPointer { c in
+                    let row = c.baseAddress! + (base &+ Self.header)
                     for k in 0..<n {
-                        let slot = Int(c[base + Self.header + k].index)
+                        let slot = Int(row[k].index)
                         lp[k] = positions[slot]
-                        rp[k] = c[base + Self.header + slot].value
+                        rp[k] = row[slot].value
                     }
                 }
             }
@@ -261,7 +267,11 @@ package struct EpochTable: Sendable {
                 }
                 Self.store(model, c, base)
             }
-            for k in 0..<Int(c[base].index) { c[base + Self.header + Int(c[base + Self.header + k].index)].value = -1 }
+            // The present slots' range cells back to −1 (absent). Slots and counts are < stride, so the
+            // cells are in the row: addressed from its first range cell with wrapping arithmetic (no
+            // overflow branch per slot).
+            let ranges = c.baseAddress! + (base &+ Self.header)
+            for k in 0..<Int(c[base].index) { ranges[Int(ranges[k].index)].value = -1 }
             c[base].index = 0
         }
     }
