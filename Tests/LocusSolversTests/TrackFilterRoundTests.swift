@@ -1,5 +1,6 @@
 import LocusCore
 import LocusNumerics
+import LocusTestSupport
 @testable import LocusSolvers
 import Testing
 
@@ -57,16 +58,6 @@ struct TrackFilterRoundTests {
         return bits
     }
 
-    static func fixBits(_ fix: PositionFix?) -> [UInt64] {
-        guard let f = fix else { return [] }
-        var bits = [f.timeSeconds, f.position.x, f.position.y, f.covariance.xx, f.covariance.xy, f.covariance.yy,
-                    f.quality.hdop, f.quality.residualRMSMeters].map(\.bitPattern)
-        if let v = f.velocity { bits += [v.x.bitPattern, v.y.bitPattern] }
-        bits.append(UInt64(f.quality.locatorsUsed))
-        bits += f.quality.rejected.map { UInt64($0.rawValue) }
-        return bits
-    }
-
     @Test("the same fixes and state after every round", arguments: [UInt64(3), 11, 29])
     func sameAsPerRange(seed: UInt64) {
         let rounds = Self.rounds(seed: seed)
@@ -99,7 +90,7 @@ struct TrackFilterRoundTests {
             #expect(Self.snapshot(&perRange) == Self.snapshot(&byRound), "round \(i): state")
             let time = round.map(\.timeSeconds).max()!
             let a = perRange.closeEpoch(atSeconds: time), b = byRound.closeEpoch(atSeconds: time)
-            #expect(Self.fixBits(a) == Self.fixBits(b), "round \(i): fix")
+            #expect(a?.bitPatterns == b?.bitPatterns, "round \(i): fix")
             if a != nil { fixes += 1 }
         }
         // The disturbances were met: the track ran, ranges were gated, and it started more than once.

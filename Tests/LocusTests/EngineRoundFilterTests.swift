@@ -1,6 +1,7 @@
 @testable import Locus
 import LocusCore
 import LocusSolvers
+import LocusTestSupport
 import Testing
 
 /// The engine hands its tightly coupled filter an epoch's ranges when the epoch closes (in one call),
@@ -42,15 +43,6 @@ struct EngineRoundFilterTests {
         return rows
     }
 
-    static func bits(_ f: PositionFix) -> [UInt64] {
-        var b = [f.timeSeconds, f.position.x, f.position.y, f.covariance.xx, f.covariance.xy, f.covariance.yy,
-                 f.quality.hdop, f.quality.residualRMSMeters].map(\.bitPattern)
-        if let v = f.velocity { b += [v.x.bitPattern, v.y.bitPattern] }
-        b.append(UInt64(f.quality.locatorsUsed))
-        b += f.quality.rejected.map { UInt64($0.rawValue) }
-        return b
-    }
-
     @Test("a continuous stream with repeated locators and negative corrected ranges", arguments: [20.0, 60.0])
     func sameAsRangeByRange(hertz: Double) throws {
         let site = Site(building: Site.Building(id: "B"), floors: [Self.floor])
@@ -84,7 +76,7 @@ struct EngineRoundFilterTests {
         #expect(negative > 5, "the walk should pass close to the biased locator")
         #expect(reference.count == fixes.count)
         for (k, (a, b)) in zip(fixes, reference).enumerated() {
-            #expect(Self.bits(a) == Self.bits(b), "fix \(k) at \(a.timeSeconds) s")
+            #expect(a.bitPatterns == b.bitPatterns, "fix \(k) at \(a.timeSeconds) s")
         }
     }
 }
