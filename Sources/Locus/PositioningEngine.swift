@@ -51,15 +51,16 @@ package struct PositioningEngine: Sendable {
         var hasFilter = false
         /// True while `offsets[tag]` holds an estimator (`tagRangeOffset` applies to its floor).
         var hasOffset = false
+        /// How many of the open epoch's ranges (its first present slots, in order) the tightly coupled
+        /// filter has taken; the others wait in the epoch table (`applyPendingRanges`). (Here, in the
+        /// flags' padding: 56 bytes a tag, not 64.)
+        var appliedRanges: Int32 = 0
         /// The tag's clock (`TagClock`): a suspected forward jump. Its latest admitted time is kept in
         /// the epoch table (`latestAdmittedSeconds`), written with each row's range.
         var clock = TagClock()
         /// `offsets[tag]`'s current estimate b̂ (metres; 0 without one): the per-row correction,
         /// refreshed when the estimator updates (once per epoch).
         var offsetMeters = 0.0
-        /// How many of the open epoch's ranges (its first present slots, in order) the tightly coupled
-        /// filter has taken; the others wait in the epoch table (`applyPendingRanges`).
-        var appliedRanges: Int32 = 0
     }
     /// The one tag registry: id → `TagIndex`.
     var registry = TagRegistry()
