@@ -64,19 +64,10 @@ package struct TrackFilter: Sendable {
     package private(set) var lastUpdateSeconds: Double = -Double.infinity
     /// The state right after the last accepted measurement (reported fixes coast from it); nil without
     /// a state. Also a close seed for an epoch's least-squares solve.
-    package private(set) var meanAtLastUpdate: SIMD4<Double>? {
-        get {
-            let m = meanAtLastUpdateStorage
-            return hasMeanAtLastUpdate ? SIMD4(m.0, m.1, m.2, m.3) : nil
-        }
-        set {
-            hasMeanAtLastUpdate = newValue != nil
-            if let m = newValue { meanAtLastUpdateStorage = (m[0], m[1], m[2], m[3]) }
-        }
-    }
-    /// `meanAtLastUpdate` stored as four numbers and a flag (the flags below share one word): an
-    /// optional SIMD4 took 48 bytes with its alignment, and made the filter's stride a multiple of 16.
-    private var meanAtLastUpdateStorage = (0.0, 0.0, 0.0, 0.0)
+    package private(set) var meanAtLastUpdate: SIMD4<Double>?
+    /// Whether there is a state (initialised and not diverged since). Declared here, in the optional
+    /// mean's padding (the filter's stride 1,104 bytes, not 1,120).
+    private var hasState = false
     /// Gate hysteresis score: +1 per gated, −1 per accepted measurement (never below 0).
     package private(set) var rejectionScore = 0
     /// The last error met (E4005 on divergence), if any.
@@ -85,10 +76,6 @@ package struct TrackFilter: Sendable {
     }
     /// When the state last went non-finite (the error is built on demand: memory per tag).
     private var divergedAtSeconds: Double?
-    /// Whether there is a state (initialised and not diverged since).
-    private var hasState = false
-    /// Whether `meanAtLastUpdate` holds a mean.
-    private var hasMeanAtLastUpdate = false
     /// Number of (re-)initialisations so far.
     package private(set) var initializationCount = 0
     /// IMM model probabilities μ = (still, steady, manoeuvring) with the likelihoods of the measurements
