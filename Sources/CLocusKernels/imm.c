@@ -425,7 +425,6 @@ LOCUS_IMM_CLONES int locus_imm_update_ranges(locus_imm *imm, const locus_imm_par
         run->used += 1;
         run->a00 += dx * dx * inverse; run->a01 += dx * dy * inverse; run->a11 += dy * dy * inverse;
         run->residual_squares += y * y;
-        run->accepted += 1;
     }
     return n;
 }

@@ -37,7 +37,7 @@ package struct EpochTable: Sendable {
     private var cells: [Cell] = []
     private var rows = 0
     /// Whether `rangeTimes` is kept.
-    package let keepsRangeTimes: Bool
+    let keepsRangeTimes: Bool
     /// Per row, `stride` range times (s) by slot: meaningful for the slots present in the open epoch.
     private var rangeTimes: [Double] = []
 
@@ -53,7 +53,7 @@ package struct EpochTable: Sendable {
     ///   - stride: slots per row (the widest floor's locator count).
     ///   - rateHertz: output rate; the period is 1/rate.
     ///   - pauseSeconds: the gap that separates bursts; default half the period.
-    ///   - keepsRangeTimes: keep each slot's range time (`rangeTimeSeconds`, `gatherRanges`).
+    ///   - keepsRangeTimes: keep each slot's range time (for `gatherRanges`).
     package init(stride: Int, rateHertz: Double, pauseSeconds: Double? = nil, keepsRangeTimes: Bool = false) {
         precondition(rateHertz > 0 && rateHertz.isFinite, "EpochTable: rate must be positive")
         precondition(stride >= 0, "EpochTable: stride must not be negative")

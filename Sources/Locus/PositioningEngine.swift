@@ -339,11 +339,11 @@ package struct PositioningEngine: Sendable {
         }
         // The epoch's locators and ranges, gathered once for the offset estimator and the solver (the
         // filter's share usually gathered them all already).
-        let n = tags[tag].hasOffset || !usesFilterFix
-            ? gathered
-                ? schedule.epochs.presentCount(tag)
+        var n = 0
+        if tags[tag].hasOffset || !usesFilterFix {
+            n = gathered ? schedule.epochs.presentCount(tag)
                 : schedule.epochs.gather(tag, positions: floors[floorIndex].positions, locators: &scratchLocators, ranges: &scratchRanges)
-            : 0
+        }
         if tags[tag].hasOffset { updateOffset(tag, count: n, floorIndex: floorIndex, timeSeconds: time) }
         // The epoch is done with once its ranges were gathered (and, for a least-squares fix, its
         // rejected locators named): it is reset before the fix is delivered, so that the fix can be

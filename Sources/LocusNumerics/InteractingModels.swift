@@ -145,10 +145,8 @@ package struct InteractingModels: Sendable {
         package var used: Int
         package var a00: Double, a01: Double, a11: Double
         package var residualSquares: Double
-        /// Σ μⱼ xⱼ after the latest range accepted (when `accepted` > 0).
+        /// Σ μⱼ xⱼ after the latest range accepted (when the call accepted any).
         package var mean = SIMD4<Double>()
-        /// Ranges accepted by the call.
-        package var accepted = 0
         /// The range the call stopped at: nil when it was not started (the caller applies it the
         /// per-range way), else its outcome and whether its prediction succeeded.
         package var stop: (outcome: KalmanOutcome, predicted: Bool)?
@@ -181,7 +179,7 @@ package struct InteractingModels: Sendable {
                                 reinitialize_after_s: run.reinitializeAfterSeconds, mean: (0, 0, 0, 0),
                                 a00: run.a00, a01: run.a01, a11: run.a11, residual_squares: run.residualSquares,
                                 used: Int32(truncatingIfNeeded: run.used), rejection_score: Int32(truncatingIfNeeded: run.rejectionScore),
-                                accepted: 0, stop_status: LOCUS_IMM_RUN_NOT_STARTED, stop_predicted: 0)
+                                stop_status: LOCUS_IMM_RUN_NOT_STARTED, stop_predicted: 0)
         // Point3 is three packed doubles (stride 24: see README), the kernel's anchor layout.
         let stop = a.withMemoryRebound(to: Double.self, capacity: 3 * n) { xyz in
             Int(locus_imm_update_ranges(&imm, parameters.pointer, Int32(n), t, xyz, r, h, v, gateLong, gateShort, &raw))
@@ -193,7 +191,6 @@ package struct InteractingModels: Sendable {
         run.a00 = raw.a00; run.a01 = raw.a01; run.a11 = raw.a11
         run.residualSquares = raw.residual_squares
         run.mean = SIMD4(raw.mean.0, raw.mean.1, raw.mean.2, raw.mean.3)
-        run.accepted = Int(raw.accepted)
         run.stop = raw.stop_status == LOCUS_IMM_RUN_NOT_STARTED ? nil : (KalmanOutcome(status: raw.stop_status), raw.stop_predicted != 0)
         return stop
     }

@@ -110,7 +110,7 @@ typedef struct locus_imm_run {
     /// In: a range more than this after last_update_s (s), or before state_s, is not applied here (the
     /// filter re-initialises first).
     double reinitialize_after_s;
-    /// Out: sum_j mu_j x_j after the latest range accepted by this call (when accepted > 0).
+    /// Out: sum_j mu_j x_j after the latest range accepted by this call (when it accepted any).
     double mean[4];
     /// In and out: the epoch's quality sums over its accepted ranges: sum of H^T H with H = (dx, dy) / rho
     /// (a00, a01, a11) and sum of y^2 (m^2), and their count.
@@ -119,8 +119,6 @@ typedef struct locus_imm_run {
     int used;
     /// In and out: the gate's rejection score, less one per accepted range (not below 0).
     int rejection_score;
-    /// Out: the ranges this call accepted.
-    int accepted;
     /// Out: the status of the range the call stopped at when its prediction and update ran
     /// (LOCUS_KALMAN_GATED, ...; *predicted of locus_imm_predict_update_range in stop_predicted), or
     /// LOCUS_IMM_RUN_NOT_STARTED when the call stopped before it.
