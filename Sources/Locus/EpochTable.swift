@@ -3,7 +3,7 @@ import LocusCore
 /// The open epochs of every tag in flat storage: the engine's form of `EpochAssembler` (the
 /// epoch rules are documented there and live here, once).
 ///
-/// One array of 16-byte cells, `stride + 3` per row (a tag): cell 0 holds the epoch's start time
+/// One array of 16-byte cells, `stride + 3` per row (a tag; more with range times, below): cell 0 holds the epoch's start time
 /// and its count of present slots, cell 1 its latest range's time and the tag's round model (below),
 /// cell 2 the tag's latest admitted time (kept across epochs: the tag's clock, see
 /// `PositioningEngine.ingest`) and its recent round sizes, and cell 3 + j the range of slot j (−1 when
@@ -14,9 +14,11 @@ import LocusCore
 /// Rounds close when complete: cells 1 and 2 also hold the tag's `RoundModel` in their spare
 /// words, and `isComplete` tells the engine it can solve a round without waiting for the pause.
 ///
-/// With `keepsRangeTimes`, each slot's range time is kept too (a second array of `stride` doubles a
-/// row, 8·stride bytes): the tightly coupled filter takes an epoch's ranges when it closes, each at
-/// its own time (`PositioningEngine.applyPendingRanges`).
+/// With `keepsRangeTimes`, each slot's range time is kept too, two to a cell after the range cells
+/// (⌈stride/2⌉ more cells a row: 8·stride bytes for an even stride): the tightly coupled filter takes
+/// an epoch's ranges when it closes, each at its own time (`PositioningEngine.applyPendingRanges`).
+/// In the row, not in an array of their own: adding a range writes one array (one uniqueness check,
+/// one row of cache lines), not two.
 package struct EpochTable: Sendable {
     /// Cut period, seconds (1/rate).
     package let periodSeconds: Double
@@ -25,21 +27,37 @@ package struct EpochTable: Sendable {
     /// Cells per row: the most locators of any floor.
     package let stride: Int
 
-    /// A range (or a time) and a slot (or a count).
+    /// A range (or a time) and a slot (or a count) — or, after the range cells, two range times. Two
+    /// words: `value` is the first as a Double, `index` the second's low 32 bits; a time cell's times
+    /// are the two words as Doubles (bit casts, no conversion).
     private struct Cell: Sendable {
-        var value: Double
-        var index: Int32
+        var first: UInt64
+        var second: UInt64
+        init(value: Double, index: Int32) {
+            first = value.bitPattern
+            second = UInt64(UInt32(bitPattern: index))
+        }
+        var value: Double {
+            @inline(__always) get { Double(bitPattern: first) }
+            @inline(__always) set { first = newValue.bitPattern }
+        }
+        var index: Int32 {
+            @inline(__always) get { Int32(truncatingIfNeeded: second) }
+            @inline(__always) set { second = UInt64(UInt32(bitPattern: newValue)) }
+        }
     }
-    /// Cells per row: `stride` range cells after the `header` cells.
+    /// Cells per row: `stride` range cells after the `header` cells, then (with `keepsRangeTimes`)
+    /// ⌈stride/2⌉ time cells.
     private let width: Int
+    /// Where a row's time cells start: `header + stride`.
+    private let timesOffset: Int
     /// Header cells per row (start and count, latest range time, latest admitted time).
     private static let header = 3
     private var cells: [Cell] = []
     private var rows = 0
-    /// Whether `rangeTimes` is kept.
+    /// Whether each slot's range time is kept (in the row's time cells: meaningful for the slots
+    /// present in the open epoch).
     let keepsRangeTimes: Bool
-    /// Per row, `stride` range times (s) by slot: meaningful for the slots present in the open epoch.
-    private var rangeTimes: [Double] = []
 
     /// How an epoch ended, for the round model.
     package enum Ending: Sendable {
@@ -60,7 +78,8 @@ package struct EpochTable: Sendable {
         periodSeconds = 1 / rateHertz
         self.pauseSeconds = pauseSeconds ?? 0.5 / rateHertz
         self.stride = stride
-        width = stride + Self.header
+        timesOffset = Self.header + stride
+        width = timesOffset + (keepsRangeTimes ? (stride + 1) / 2 : 0)
         self.keepsRangeTimes = keepsRangeTimes
     }
 
@@ -74,7 +93,7 @@ package struct EpochTable: Sendable {
         cells.append(Cell(value: -.infinity, index: 0))  // latest range time; round model
         cells.append(Cell(value: -.infinity, index: 0))  // latest admitted time; recent round sizes
         cells.append(contentsOf: repeatElement(Cell(value: -1, index: 0), count: stride))
-        if keepsRangeTimes { rangeTimes.append(contentsOf: repeatElement(0, count: stride)) }
+        cells.append(contentsOf: repeatElement(Cell(value: 0, index: 0), count: width - timesOffset))  // range times
         rows += 1
         return rows - 1
     }
@@ -83,33 +102,45 @@ package struct EpochTable: Sendable {
     @inline(__always) package func prefetchRow(_ r: Int) {
         guard r < rows else { return }
         cells.withUnsafeBufferPointer { c in
-            CachePrefetch.bytes(UnsafeRawPointer(c.baseAddress! + r * width), count: width * MemoryLayout<Cell>.stride)
-        }
-        if keepsRangeTimes, stride > 0 {
-            rangeTimes.withUnsafeBufferPointer { CachePrefetch.bytes(UnsafeRawPointer($0.baseAddress! + r * stride), count: stride * 8) }
+            CachePrefetch.bytes(UnsafeRawPointer(c.baseAddress! + r &* width), count: width * MemoryLayout<Cell>.stride)
         }
     }
 
+    /// Header cell k (< `header`) of row r: one check that the row exists, then the cell addressed
+    /// with wrapping arithmetic (`cells[r * width + k]` checked the multiplication, the addition and
+    /// the index, on every read of the per-range path).
+    @inline(__always) private func headerCell(_ r: Int, _ k: Int) -> Cell {
+        precondition(UInt(bitPattern: r) < UInt(bitPattern: rows), "EpochTable: no such row")
+        return cells.withUnsafeBufferPointer { $0.baseAddress![r &* width &+ k] }
+    }
+
+    /// Range cell j (< `stride`: slot j's range, and the j-th present slot) of row r.
+    @inline(__always) private func rangeCell(_ r: Int, _ j: Int) -> Cell {
+        precondition(UInt(bitPattern: r) < UInt(bitPattern: rows) && UInt(bitPattern: j) < UInt(bitPattern: stride),
+                     "EpochTable: no such row or slot")
+        return cells.withUnsafeBufferPointer { $0.baseAddress![r &* width &+ Self.header &+ j] }
+    }
+
     /// True when row r has an open epoch.
-    @inline(__always) package func isOpen(_ r: Int) -> Bool { cells[r * width].index > 0 }
+    @inline(__always) package func isOpen(_ r: Int) -> Bool { headerCell(r, 0).index > 0 }
 
     /// The tag's latest admitted time (−∞ before its first): the time of its latest range (`add`)
     /// or of a fix taken as it is (`admit(_:atSeconds:)`), whether or not an epoch is open.
-    @inline(__always) package func latestAdmittedSeconds(_ r: Int) -> Double { cells[r * width + 2].value }
+    @inline(__always) package func latestAdmittedSeconds(_ r: Int) -> Double { headerCell(r, 2).value }
 
     /// Records a time admitted without a range (a ready fix): the tag's latest admitted time.
     package mutating func admit(_ r: Int, atSeconds t: Double) { cells[r * width + 2].value = t }
 
     /// The open epoch's start: its first range's time.
-    @inline(__always) package func startSeconds(_ r: Int) -> Double { cells[r * width].value }
+    @inline(__always) package func startSeconds(_ r: Int) -> Double { headerCell(r, 0).value }
 
     /// The open epoch's time: its latest range's time.
-    @inline(__always) package func epochTimeSeconds(_ r: Int) -> Double { cells[r * width + 1].value }
+    @inline(__always) package func epochTimeSeconds(_ r: Int) -> Double { headerCell(r, 1).value }
 
     /// The earliest clock time at which row r's open epoch is due if no range joins it:
     /// min(last + pause, start + period).
     @inline(__always) package func dueSeconds(_ r: Int) -> Double {
-        min(cells[r * width + 1].value + pauseSeconds, cells[r * width].value + periodSeconds)
+        min(headerCell(r, 1).value + pauseSeconds, headerCell(r, 0).value + periodSeconds)
     }
 
     /// True when a range at `t` would close row r's open epoch first: a gap of `pauseSeconds` or
@@ -138,7 +169,7 @@ package struct EpochTable: Sendable {
             if count == 0 {
                 row[0].value = t
             }
-            var model = Self.roundModel(c, base)
+            var model = Self.roundModel(row)
             if count == 0 { model.opened(sinceLatestSeconds: t - row[2].value, pauseSeconds: pauseSeconds, slot: slot) }
             let isRepeat = ranges[slot].value >= 0
             if !isRepeat {
@@ -146,26 +177,26 @@ package struct EpochTable: Sendable {
                 row[0].index = Int32(truncatingIfNeeded: count &+ 1)
             }
             model.added(slot: slot, count: Int(row[0].index), isRepeat: isRepeat)
-            Self.store(model, c, base)
+            Self.store(model, row)
             ranges[slot].value = range
             row[1].value = t
             row[2].value = t
+            if keepsRangeTimes { Self.setRangeTime(t, slot: slot, times: row + timesOffset) }
             return count == 0
         }
-        if keepsRangeTimes { rangeTimes.withUnsafeMutableBufferPointer { $0.baseAddress![r &* stride &+ slot] = t } }
         return opened
     }
 
     /// True when row r's open epoch is a complete round (`RoundModel`): no range is expected to
     /// join it, so it can be solved now.
     @inline(__always) package func isComplete(_ r: Int) -> Bool {
-        RoundModel(slots: UInt32(bitPattern: cells[r * width + 1].index), sizes: UInt32(bitPattern: cells[r * width + 2].index)).isComplete
+        RoundModel(slots: UInt32(bitPattern: headerCell(r, 1).index), sizes: UInt32(bitPattern: headerCell(r, 2).index)).isComplete
     }
 
     /// The way row r's open epoch would end if closed with the clock at `now`: complete or past its
     /// pause — a round —, or cut by the period rule.
     @inline(__always) package func ending(_ r: Int, at now: Double) -> Ending {
-        isComplete(r) || now >= cells[r * width + 1].value + pauseSeconds ? .round : .period
+        isComplete(r) || now >= headerCell(r, 1).value + pauseSeconds ? .round : .period
     }
 
     /// Forgets row r's round model (the tag moved to another floor: other locators).
@@ -174,32 +205,45 @@ package struct EpochTable: Sendable {
         cells[r * width + 2].index = 0
     }
 
+    /// Slot `slot`'s range time in a row's time cells (`times`: its first), two to a cell: the
+    /// slot-th 8-byte word from there (raw bytes: a Double stored in a cell's UInt64 word).
     @inline(__always)
-    private static func roundModel(_ c: UnsafeMutableBufferPointer<Cell>, _ base: Int) -> RoundModel {
-        RoundModel(slots: UInt32(bitPattern: c[base + 1].index), sizes: UInt32(bitPattern: c[base + 2].index))
+    private static func setRangeTime(_ t: Double, slot: Int, times: UnsafeMutablePointer<Cell>) {
+        UnsafeMutableRawPointer(times).storeBytes(of: t, toByteOffset: slot &* 8, as: Double.self)
+    }
+
+    /// Slot `slot`'s range time from a row's time cells (`times`: its first).
+    @inline(__always)
+    private static func rangeTime(slot: Int, times: UnsafePointer<Cell>) -> Double {
+        UnsafeRawPointer(times).loadUnaligned(fromByteOffset: slot &* 8, as: Double.self)
+    }
+
+    /// The round model in the spare words of a row's cells 1 and 2 (`row`: its first cell).
+    @inline(__always)
+    private static func roundModel(_ row: UnsafeMutablePointer<Cell>) -> RoundModel {
+        RoundModel(slots: UInt32(bitPattern: row[1].index), sizes: UInt32(bitPattern: row[2].index))
     }
 
     @inline(__always)
-    private static func store(_ model: RoundModel, _ c: UnsafeMutableBufferPointer<Cell>, _ base: Int) {
-        c[base + 1].index = Int32(bitPattern: model.slots)
-        c[base + 2].index = Int32(bitPattern: model.sizes)
+    private static func store(_ model: RoundModel, _ row: UnsafeMutablePointer<Cell>) {
+        row[1].index = Int32(bitPattern: model.slots)
+        row[2].index = Int32(bitPattern: model.sizes)
     }
 
     /// The number of slots in row r's open epoch.
-    @inline(__always) package func presentCount(_ r: Int) -> Int { Int(cells[r * width].index) }
+    @inline(__always) package func presentCount(_ r: Int) -> Int { Int(headerCell(r, 0).index) }
 
     /// The k-th present slot of row r (order of first appearance).
-    @inline(__always) package func presentSlot(_ r: Int, _ k: Int) -> Int { Int(cells[r * width + Self.header + k].index) }
+    @inline(__always) package func presentSlot(_ r: Int, _ k: Int) -> Int { Int(rangeCell(r, k).index) }
 
     /// Row r's latest range of `slot` in the open epoch, metres (−1 when absent).
-    @inline(__always) package func rangeMeters(_ r: Int, slot: Int) -> Double { cells[r * width + Self.header + slot].value }
+    @inline(__always) package func rangeMeters(_ r: Int, slot: Int) -> Double { rangeCell(r, slot).value }
 
     /// Copies row r's open epoch into `locators` and `ranges` (k-th present slot: its position from
     /// `positions`, by slot, and its range) and returns the count. Both arrays must hold at least
     /// `presentCount(r)` elements. No allocation; one uniqueness check per array, not per element.
     package func gather(_ r: Int, positions: [Point3], locators: inout [Point3], ranges: inout [Double]) -> Int {
-        let base = r * width
-        let n = Int(cells[base].index)
+        let base = r &* width, n = presentCount(r)
         precondition(n <= locators.count && n <= ranges.count, "EpochTable.gather: scratch too small")
         // Slots are < stride (checked when added): the cells are addressed from the row's first range
         // cell with wrapping arithmetic (no overflow branch per range).
@@ -226,7 +270,7 @@ package struct EpochTable: Sendable {
                               locators: UnsafeMutableBufferPointer<Point3>, addressesOut: UnsafeMutableBufferPointer<LocatorAddress>,
                               ranges: UnsafeMutableBufferPointer<Double>, times: UnsafeMutableBufferPointer<Double>) -> Int {
         precondition(keepsRangeTimes, "EpochTable.gatherRanges: range times are not kept")
-        let base = r * width, n = Int(cells[base].index) - first
+        let base = r &* width, n = presentCount(r) - first
         guard n > 0 else { return 0 }
         precondition(n <= locators.count && n <= addressesOut.count && n <= ranges.count && n <= times.count,
                      "EpochTable.gatherRanges: scratch too small")
@@ -234,18 +278,16 @@ package struct EpochTable: Sendable {
         // floor's locator count (the sizes of `positions` and `addresses`): the indices below stay in
         // bounds, so they are formed with wrapping arithmetic (no overflow branch per range).
         cells.withUnsafeBufferPointer { c in
-            rangeTimes.withUnsafeBufferPointer { tp in
-                positions.withUnsafeBufferPointer { pp in
-                    addresses.withUnsafeBufferPointer { ap in
-                        let row = c.baseAddress! + (base &+ Self.header), rowTimes = tp.baseAddress! + r &* stride
-                        for k in 0..<n {
-                            let slot = Int(row[first &+ k].index)
-                            assert(slot < pp.count && slot < ap.count, "EpochTable.gatherRanges: a slot beyond its floor")
-                            locators[k] = pp[slot]
-                            addressesOut[k] = ap[slot]
-                            ranges[k] = row[slot].value
-                            times[k] = rowTimes[slot]
-                        }
+            positions.withUnsafeBufferPointer { pp in
+                addresses.withUnsafeBufferPointer { ap in
+                    let row = c.baseAddress! + (base &+ Self.header), rowTimes = c.baseAddress! + (base &+ timesOffset)
+                    for k in 0..<n {
+                        let slot = Int(row[first &+ k].index)
+                        assert(slot < pp.count && slot < ap.count, "EpochTable.gatherRanges: a slot beyond its floor")
+                        locators[k] = pp[slot]
+                        addressesOut[k] = ap[slot]
+                        ranges[k] = row[slot].value
+                        times[k] = Self.rangeTime(slot: slot, times: rowTimes)
                     }
                 }
             }
@@ -257,22 +299,25 @@ package struct EpochTable: Sendable {
     /// with the clock at its closing; nil: neither, e.g. the end of the stream — nothing learnt).
     @inline(__always)
     package mutating func reset(_ r: Int, ending: Ending? = nil) {
-        let base = r * width
+        precondition(r >= 0 && r < rows, "EpochTable.reset: no such row")
+        let base = r &* width
         cells.withUnsafeMutableBufferPointer { c in
+            // The row exists (just checked): its cells are addressed from its first with wrapping
+            // arithmetic, and its present slots and count are < stride, so the range cells are in it
+            // too (no overflow branch per slot).
+            let row = c.baseAddress! + base
             if let ending {
-                var model = Self.roundModel(c, base)
+                var model = Self.roundModel(row)
                 switch ending {
-                case .round: model.closedRound(count: Int(c[base].index))
+                case .round: model.closedRound(count: Int(row[0].index))
                 case .period: model.forget()
                 }
-                Self.store(model, c, base)
+                Self.store(model, row)
             }
-            // The present slots' range cells back to −1 (absent). Slots and counts are < stride, so the
-            // cells are in the row: addressed from its first range cell with wrapping arithmetic (no
-            // overflow branch per slot).
-            let ranges = c.baseAddress! + (base &+ Self.header)
-            for k in 0..<Int(c[base].index) { ranges[Int(ranges[k].index)].value = -1 }
-            c[base].index = 0
+            // The present slots' range cells back to −1 (absent).
+            let ranges = row + Self.header
+            for k in 0..<Int(row[0].index) { ranges[Int(ranges[k].index)].value = -1 }
+            row[0].index = 0
         }
     }
 }

@@ -9,7 +9,8 @@
 /// due and start times arrive in data-time order, so with 100,000 live tags almost every entry
 /// takes the run. The run is a ring (a power-of-two array read at `head`, written at
 /// `head + runCount`, indices masked): a pop frees its slot at once, and the ring doubles only when
-/// full — no allocation once it has grown to its working size.
+/// full — no allocation once it has grown to its working size. (`head` and `runCount` never exceed
+/// the capacity, so the index sums are formed with wrapping arithmetic: no overflow branches.)
 ///
 /// `@usableFromInline` with `@inlinable` members, like `MinHeap`: each user's element type is
 /// specialised in its own module.
@@ -44,19 +45,19 @@
     /// soon when the run leads — for prefetching what it refers to.
     @inlinable @inline(__always) package func runElement(ahead k: Int) -> Element? {
         guard k < runCount else { return nil }
-        return ring[(head + k) & (ring.count - 1)]
+        return ring[(head &+ k) & (ring.count &- 1)]
     }
 
     /// Adds `element`: to the run when it is not less than the run's last element, else to the
     /// heap. O(1) in order (amortised: the ring doubles when full), O(log n) otherwise.
     @inlinable package mutating func push(_ element: Element) {
-        let mask = ring.count - 1
-        guard runCount == 0 || !(element < ring[(head + runCount - 1) & mask]) else {
+        let mask = ring.count &- 1
+        guard runCount == 0 || !(element < ring[(head &+ runCount &- 1) & mask]) else {
             heap.push(element)
             return
         }
         if runCount == ring.count { grow(filler: element) }
-        ring[(head + runCount) & (ring.count - 1)] = element
+        ring[(head &+ runCount) & (ring.count &- 1)] = element
         runCount += 1
     }
 
@@ -66,7 +67,7 @@
         guard runCount > 0 else { return heap.pop() }
         let first = ring[head]
         if let h = heap.top, h < first { return heap.pop() }
-        head = (head + 1) & (ring.count - 1)
+        head = (head &+ 1) & (ring.count &- 1)
         runCount -= 1
         return first
     }
