@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "LocusLive", dependencies: ["LocusCore", "CMosquitto"], exclude: ["README.md"]),
         .target(name: "Locus", dependencies: ["LocusCore", "CLocusKernels", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation"], exclude: ["README.md"]),
         .target(name: "LocusCommandLine", dependencies: ["Locus", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation", "LocusLive"], exclude: ["README.md"]),
-        .executableTarget(name: "locus", dependencies: ["LocusCommandLine"]),
+        .executableTarget(name: "locus", dependencies: ["LocusCommandLine", "CLocusKernels"]),
         // The C ABI: exported `locus_*` functions over the engine and the solver.
         .target(name: "LocusC", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusIO", "LocusZones", "LocusCommandLine"],
                 exclude: ["README.md"]),
@@ -45,7 +45,7 @@ let package = Package(
                           path: "Benchmarks/FilterBench"),
         .executableTarget(name: "ZonesBench", dependencies: ["BenchHarness", "LocusCore", "LocusZones"],
                           path: "Benchmarks/ZonesBench"),
-        .executableTarget(name: "PipelineBench", dependencies: ["BenchHarness", "Locus", "LocusCore", "LocusIO", "LocusSolvers", "LocusZones", "LocusSimulation"],
+        .executableTarget(name: "PipelineBench", dependencies: ["BenchHarness", "Locus", "LocusCore", "LocusIO", "LocusSolvers", "LocusZones", "LocusSimulation", "CLocusKernels"],
                           path: "Benchmarks/PipelineBench"),
 
         // The soak run of issue #9 (scripts/soak): simulated hours of many tags through the engine.

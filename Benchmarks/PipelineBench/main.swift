@@ -3,7 +3,9 @@
 // Sections (all by default; `--section NAME` runs one, `--smoke` runs everything briefly):
 //   stages    per stage (parse, solve, filter, judge, deliver) and whole pipeline, ns per fix
 //   latency   p50/p99 per-fix latency: stream wait (data time) + compute of the releasing call
-//   memory    engine memory per tag with 100,000 live tags (RssAnon from /proc/self/status, RSS from statm)
+//   memory    engine memory per tag with 100,000 live tags (RssAnon from /proc/self/status, RSS from statm),
+//             each tracking in a process of its own, with glibc's default malloc and with the fixed mmap
+//             threshold `locus` sets (LOCUS_MEMORY_TAGS=N: N tags; LOCUS_MEMORY_ROW=name[,fixed]: one row here)
 //   locators  whole pipeline and solve (C kernel vs LAPACKE) with 4–32 locators
 //   zones     whole pipeline with 10–10,000 zones
 //   tags      whole pipeline with 1–100,000 tags (fresh engines: tag setup included), and the steady
@@ -28,6 +30,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import CLocusKernels
 import Locus
 import LocusCore
 import LocusIO
@@ -576,44 +579,81 @@ func residentBytes() -> Int {
     return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
 
-if runs("memory") {
-    let tagCount = smoke ? 1_000 : 100_000
+/// glibc's mmap threshold as `locus` fixes it (Sources/locus/main.swift), for the memory rows that
+/// measure the engine as the command line runs it.
+let fixedMmapThresholdBytes = 4 << 20
+
+/// One memory row: an engine fed every tag's rounds in this process, its growth of resident memory
+/// per live tag recorded as `memory_per_tag_<name>` (`_fixed_mmap` with the fixed threshold).
+func measureMemory(_ name: String, _ options: EngineOptions, tagCount: Int, fixedThreshold: Bool) {
     let rounds = 3
-    for (name, options) in trackings {
-        let site = Scenario.site(locators: 8, zones: 50, seed: 14)
-        var engine = makeEngine(site, options)
-        let addresses = site.floors[0].locators.map(\.address.rawValue)
-        let floor = engine.defaultFloor
-        var tagIndex = [TagIndex?](repeating: nil, count: tagCount)
-        var released = 0
-        var events = 0
-        var pending = 0
-        let heap0 = anonymousResidentBytes(), rss0 = residentBytes()
-        Scenario.generate(site: site, tags: tagCount, rounds: rounds, seed: 5, epoch: { _, _, _ in }, emit: { j, i, r, t in
-            let tag = tagIndex[j] ?? engine.tagIndex(for: TagID("T\(j + 1)"))
-            tagIndex[j] = tag
-            engine.ingest(tag: tag, floor: floor, locator: addresses[i], rangeMeters: r, timeSeconds: t)
-            pending += 1
-            if pending == 4096 {
-                pending = 0
-                released += engine.drainFixes().count
-                events += engine.drainEvents().count
-            }
-        })
-        released += engine.drainFixes().count
-        events += engine.drainEvents().count
-        let heap1 = anonymousResidentBytes(), rss1 = residentBytes()
-        let tagIndexBytes = tagCount * MemoryLayout<Int>.stride  // the bench's own table, not the engine's
-        let heapPerTag = Double(heap1 - heap0 - tagIndexBytes) / Double(tagCount)
-        let rssPerTag = Double(rss1 - rss0) / Double(tagCount)
-        precondition(released > tagCount, "memory: only \(released) fixes released")
-        Bench.record("memory_per_tag_\(name)", [
-            "tags": "\(tagCount)", "rounds_per_tag": "\(rounds)", "fixes_released": "\(released)", "events": "\(events)",
-            "anon_rss_bytes_per_tag": Bench.fmt(heapPerTag), "rss_bytes_per_tag": Bench.fmt(rssPerTag),
-            "target_bytes_per_tag": "2048", "zones": "50", "locators": "8",
-        ])
-        note("memory \(name): \(Bench.fmt(heapPerTag)) anonymous RSS B/tag, \(Bench.fmt(rssPerTag)) RSS B/tag over \(tagCount) live tags (target ≤ 2048)")
-        Bench.blackHole(engine.clockSeconds)
+    let site = Scenario.site(locators: 8, zones: 50, seed: 14)
+    var engine = makeEngine(site, options)
+    let addresses = site.floors[0].locators.map(\.address.rawValue)
+    let floor = engine.defaultFloor
+    var tagIndex = [TagIndex?](repeating: nil, count: tagCount)
+    var released = 0
+    var events = 0
+    var pending = 0
+    let heap0 = anonymousResidentBytes(), rss0 = residentBytes()
+    Scenario.generate(site: site, tags: tagCount, rounds: rounds, seed: 5, epoch: { _, _, _ in }, emit: { j, i, r, t in
+        let tag = tagIndex[j] ?? engine.tagIndex(for: TagID("T\(j + 1)"))
+        tagIndex[j] = tag
+        engine.ingest(tag: tag, floor: floor, locator: addresses[i], rangeMeters: r, timeSeconds: t)
+        pending += 1
+        if pending == 4096 {
+            pending = 0
+            released += engine.drainFixes().count
+            events += engine.drainEvents().count
+        }
+    })
+    released += engine.drainFixes().count
+    events += engine.drainEvents().count
+    let heap1 = anonymousResidentBytes(), rss1 = residentBytes()
+    // (The bench's own `tagIndex` table was written in full before heap0: not in the difference.)
+    let heapPerTag = Double(heap1 - heap0) / Double(tagCount)
+    let rssPerTag = Double(rss1 - rss0) / Double(tagCount)
+    precondition(released > tagCount, "memory: only \(released) fixes released")
+    let malloc = fixedThreshold ? "fixed mmap threshold \(fixedMmapThresholdBytes >> 20) MiB (as locus sets it)"
+        : "glibc default (dynamic mmap threshold)"
+    Bench.record("memory_per_tag_\(name)\(fixedThreshold ? "_fixed_mmap" : "")", [
+        "tags": "\(tagCount)", "rounds_per_tag": "\(rounds)", "fixes_released": "\(released)", "events": "\(events)",
+        "anon_rss_bytes_per_tag": Bench.fmt(heapPerTag), "rss_bytes_per_tag": Bench.fmt(rssPerTag),
+        "target_bytes_per_tag": "2048", "zones": "50", "locators": "8", "tracking": "\"\(name)\"", "malloc": "\"\(malloc)\"",
+    ])
+    note("memory \(name), \(malloc): \(Bench.fmt(heapPerTag)) anonymous RSS B/tag, \(Bench.fmt(rssPerTag)) RSS B/tag over \(tagCount) live tags (target ≤ 2048)")
+    Bench.blackHole(engine.clockSeconds)
+}
+
+if runs("memory") {
+    // Each row in a process of its own (this binary again, `LOCUS_MEMORY_ROW=name[,fixed]`): resident
+    // memory measured after another engine ran and freed its memory in the same process depended on
+    // the order of the rows (the heap's free pages are reused without growing RSS).
+    let environment = ProcessInfo.processInfo.environment
+    let tagCount = environment["LOCUS_MEMORY_TAGS"].flatMap { Int($0) } ?? (smoke ? 1_000 : 100_000)
+    if let row = environment["LOCUS_MEMORY_ROW"] {
+        let parts = row.split(separator: ",").map(String.init)
+        guard let (name, options) = trackings.first(where: { $0.0 == parts[0] }) else { fatalError("LOCUS_MEMORY_ROW: no tracking '\(row)'") }
+        let fixed = parts.dropFirst().first == "fixed"
+        if fixed { locus_fix_mmap_threshold(fixedMmapThresholdBytes) }
+        measureMemory(name, options, tagCount: tagCount, fixedThreshold: fixed)
+        exit(0)
+    }
+    let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+    for (name, _) in trackings {
+        for fixed in [false, true] {
+            fflush(nil)  // (every stream: the rows printed so far come before the child's)
+            let child = Process()
+            child.executableURL = URL(fileURLWithPath: executable)
+            child.arguments = ["--section", "memory"] + (smoke ? ["--smoke"] : [])
+            var childEnvironment = environment
+            childEnvironment["LOCUS_MEMORY_ROW"] = fixed ? "\(name),fixed" : name
+            childEnvironment["LOCUS_MEMORY_TAGS"] = "\(tagCount)"
+            child.environment = childEnvironment
+            do { try child.run() } catch { fatalError("memory: cannot start \(executable): \(error)") }
+            child.waitUntilExit()
+            precondition(child.terminationStatus == 0, "memory: the \(name) row failed (\(child.terminationStatus))")
+        }
     }
 }
 

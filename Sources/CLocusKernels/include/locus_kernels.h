@@ -5,3 +5,4 @@
 #include "locus_kalman.h"
 #include "locus_imm.h"
 #include "locus_prefetch.h"
+#include "locus_memory.h"

@@ -1,0 +1,23 @@
+// The heap's mmap threshold, fixed for a process that holds many tags (Sources/locus/main.swift).
+#pragma once
+#include <stddef.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
+/// Fixes glibc's mmap threshold at `bytes` (`mallopt(M_MMAP_THRESHOLD, bytes)`; elsewhere nothing).
+///
+/// By default the threshold is dynamic: each time a block allocated with mmap is freed, it rises to
+/// that block's size (up to 32 MB). An engine's per-tag arrays double as tags arrive, freeing their
+/// old buffers, so after the first large one the next buffers of up to 32 MB come from the heap —
+/// and the heap keeps the pages of freed buffers resident. With 100,000 live tags that is ≈ 20 % more
+/// resident memory than the engine holds (PipelineBench `--section memory`). A fixed threshold keeps
+/// every block from `bytes` up in its own mapping, returned to the system when freed. Process-wide:
+/// for the process's owner (the `locus` command line) to set, before its first allocations.
+static inline void locus_fix_mmap_threshold(size_t bytes) {
+#if defined(__GLIBC__)
+    (void)mallopt(M_MMAP_THRESHOLD, (int)bytes);
+#else
+    (void)bytes;
+#endif
+}
