@@ -579,10 +579,6 @@ func residentBytes() -> Int {
     return pages * Int(sysconf(Int32(_SC_PAGESIZE)))
 }
 
-/// glibc's mmap threshold as `locus` fixes it (Sources/locus/main.swift), for the memory rows that
-/// measure the engine as the command line runs it.
-let fixedMmapThresholdBytes = 4 << 20
-
 /// One memory row: an engine fed every tag's rounds in this process, its growth of resident memory
 /// per live tag recorded as `memory_per_tag_<name>` (`_fixed_mmap` with the fixed threshold).
 func measureMemory(_ name: String, _ options: EngineOptions, tagCount: Int, fixedThreshold: Bool) {
@@ -614,7 +610,7 @@ func measureMemory(_ name: String, _ options: EngineOptions, tagCount: Int, fixe
     let heapPerTag = Double(heap1 - heap0) / Double(tagCount)
     let rssPerTag = Double(rss1 - rss0) / Double(tagCount)
     precondition(released > tagCount, "memory: only \(released) fixes released")
-    let malloc = fixedThreshold ? "fixed mmap threshold \(fixedMmapThresholdBytes >> 20) MiB (as locus sets it)"
+    let malloc = fixedThreshold ? "fixed mmap threshold \(LOCUS_MMAP_THRESHOLD_BYTES >> 20) MiB (as locus sets it)"
         : "glibc default (dynamic mmap threshold)"
     Bench.record("memory_per_tag_\(name)\(fixedThreshold ? "_fixed_mmap" : "")", [
         "tags": "\(tagCount)", "rounds_per_tag": "\(rounds)", "fixes_released": "\(released)", "events": "\(events)",
@@ -635,7 +631,7 @@ if runs("memory") {
         let parts = row.split(separator: ",").map(String.init)
         guard let (name, options) = trackings.first(where: { $0.0 == parts[0] }) else { fatalError("LOCUS_MEMORY_ROW: no tracking '\(row)'") }
         let fixed = parts.dropFirst().first == "fixed"
-        if fixed { locus_fix_mmap_threshold(fixedMmapThresholdBytes) }
+        if fixed { locus_fix_mmap_threshold(LOCUS_MMAP_THRESHOLD_BYTES) }
         measureMemory(name, options, tagCount: tagCount, fixedThreshold: fixed)
         exit(0)
     }

@@ -5,6 +5,10 @@
 #include <malloc.h>
 #endif
 
+/// The threshold `locus` fixes (4 MiB): per-tag arrays beyond it get their own mappings, while batches
+/// and buffers below it stay on the heap, reused without a system call.
+static const size_t LOCUS_MMAP_THRESHOLD_BYTES = (size_t)4 << 20;
+
 /// Fixes glibc's mmap threshold at `bytes` (`mallopt(M_MMAP_THRESHOLD, bytes)`; elsewhere nothing).
 ///
 /// By default the threshold is dynamic: each time a block allocated with mmap is freed, it rises to
