@@ -21,8 +21,6 @@ import LocusCore
 struct EpochScheduler: Sendable {
     /// The open epochs, by tag index (row).
     private(set) var epochs: EpochTable
-    /// Per tag: incremented each time its epoch closes (stale queue entries are recognised by it).
-    private var generations: [Int] = []
     private var dueQueue = RunQueue<Entry>()
     private var startQueue = RunQueue<Entry>()
     /// The earliest start of an open epoch (+∞ with none), as `watermark(clock:)` last found it and
@@ -30,12 +28,19 @@ struct EpochScheduler: Sendable {
     private var earliestOpenStart: Double?
 
     /// An open epoch in a queue: `key` is its due-time lower bound (due queue) or its start (start
-    /// queue); `generation` tells whether the epoch is still the one that was pushed.
+    /// queue); `generation` (the row's, `EpochTable.generation`) tells whether the epoch is still the
+    /// one that was pushed. 16 bytes: a tag index fits 32 bits (the engine's `TagIndex` rows do).
     private struct Entry: Sendable, Comparable {
         var key: Double
-        var tag: Int
-        var generation: Int
-        static func < (a: Entry, b: Entry) -> Bool { a.key < b.key || (a.key == b.key && a.tag < b.tag) }
+        private var tagIndex: Int32
+        var generation: UInt32
+        init(key: Double, tag: Int, generation: UInt32) {
+            self.key = key
+            tagIndex = Int32(truncatingIfNeeded: tag)
+            self.generation = generation
+        }
+        var tag: Int { Int(tagIndex) }
+        static func < (a: Entry, b: Entry) -> Bool { a.key < b.key || (a.key == b.key && a.tagIndex < b.tagIndex) }
     }
 
     /// A schedule with rows of `stride` slots, cutting epochs at `rateHertz`, keeping each range's time
@@ -46,27 +51,23 @@ struct EpochScheduler: Sendable {
 
     /// Adds a tag (the next row) with no open epoch.
     mutating func appendTag() {
+        precondition(epochs.count < Int(Int32.max), "EpochScheduler: more than 2³¹ − 1 tags")
         epochs.appendRow()
-        generations.append(0)
     }
 
     /// How many due entries ahead of the one surfacing `nextDue` prefetches.
     private static let prefetchDistance = 8
 
-    /// Prefetches what `tag`'s next epoch will touch here: its row and its generation.
+    /// Prefetches what `tag`'s next epoch will touch here: its row (generation included).
     @inline(__always)
-    func prefetch(_ tag: Int) {
-        guard tag < generations.count else { return }
-        epochs.prefetchRow(tag)
-        generations.withUnsafeBufferPointer { CachePrefetch.element(tag, of: $0) }
-    }
+    func prefetch(_ tag: Int) { epochs.prefetchRow(tag) }
 
     /// Adds a range to `tag`'s epoch (opening one when none is open: then it is scheduled). Returns
     /// true when the range opened the epoch.
     @inline(__always) @discardableResult
     mutating func add(_ tag: Int, slot: Int, rangeMeters range: Double, timeSeconds t: Double) -> Bool {
         guard epochs.add(tag, slot: slot, rangeMeters: range, timeSeconds: t) else { return false }
-        let g = generations[tag]
+        let g = epochs.generation(tag)
         dueQueue.push(Entry(key: epochs.dueSeconds(tag), tag: tag, generation: g))
         startQueue.push(Entry(key: t, tag: tag, generation: g))
         // The earliest open start stays known: min(known, t) (t when none was open).
@@ -88,8 +89,7 @@ struct EpochScheduler: Sendable {
         if let known = earliestOpenStart, epochs.isOpen(tag), !(epochs.startSeconds(tag) > known) {
             earliestOpenStart = nil
         }
-        epochs.reset(tag, ending: ending)
-        generations[tag] += 1
+        epochs.reset(tag, ending: ending)  // (the row's next generation)
     }
 
     /// Whether some open epoch may be due at clock t (one compare: most rows close nothing).
@@ -106,10 +106,10 @@ struct EpochScheduler: Sendable {
             // Most due entries surface long after their tag's round closed (complete, at its last
             // range): its row and generation are cold by then. The entry that surfaces a few pops
             // from now has them prefetched now.
-            if generations.count >= CachePrefetch.minimumTags, let ahead = dueQueue.runElement(ahead: Self.prefetchDistance) {
+            if epochs.count >= CachePrefetch.minimumTags, let ahead = dueQueue.runElement(ahead: Self.prefetchDistance) {
                 prefetch(ahead.tag)
             }
-            guard generations[top.tag] == top.generation, epochs.isOpen(top.tag) else {
+            guard epochs.generation(top.tag) == top.generation, epochs.isOpen(top.tag) else {
                 dueQueue.pop()
                 continue
             }
@@ -137,7 +137,7 @@ struct EpochScheduler: Sendable {
         if let known = earliestOpenStart { return min(clock, known) }
         var earliest = Double.infinity
         while let top = startQueue.top {
-            if generations[top.tag] == top.generation && epochs.isOpen(top.tag) {
+            if epochs.generation(top.tag) == top.generation && epochs.isOpen(top.tag) {
                 earliest = top.key
                 break
             }

@@ -3,59 +3,49 @@ import LocusCore
 /// The open epochs of every tag in flat storage: the engine's form of `EpochAssembler` (the
 /// epoch rules are documented there and live here, once).
 ///
-/// One array of 16-byte cells, `stride + 3` per row (a tag; more with range times, below): cell 0 holds the epoch's start time
-/// and its count of present slots, cell 1 its latest range's time and the tag's round model (below),
-/// cell 2 the tag's latest admitted time (kept across epochs: the tag's clock, see
-/// `PositioningEngine.ingest`) and its recent round sizes, and cell 3 + j the range of slot j (−1 when
-/// absent from the epoch; ranges are ≥ 0) together with the k = j-th present slot (order of first
-/// appearance). A row costs `48 + 16·stride` bytes; adding a range touches one array (one uniqueness
-/// check), reading a row retains nothing, and nothing allocates.
+/// One array of 8-byte words, `width` per row (a tag). A row is, in order:
+/// - 5 header words: the open epoch's start time (its first range's), its time (its latest range's),
+///   the tag's latest admitted time (kept across epochs: the tag's clock, see
+///   `PositioningEngine.ingest`), then the count of present slots and the round model's slot word
+///   (`RoundModel.slots`) as two 32-bit halves, and the round model's recent sizes (`RoundModel.sizes`)
+///   and the row's generation (incremented by each `reset`: the schedule's queue entries of a closed
+///   epoch are recognised as stale by it) as two more;
+/// - `stride` range words: slot j's range in the open epoch (−1 when absent; ranges are ≥ 0);
+/// - with `keepsRangeTimes`, `stride` time words: slot j's range time (meaningful while present): the
+///   tightly coupled filter takes an epoch's ranges when it closes, each at its own time
+///   (`PositioningEngine.applyPendingRanges`);
+/// - the order of first appearance: the k-th present slot as a 16-bit number, four to a word.
 ///
-/// Rounds close when complete: cells 1 and 2 also hold the tag's `RoundModel` in their spare
-/// words, and `isComplete` tells the engine it can solve a round without waiting for the pause.
+/// A row costs 8·(5 + stride + ⌈stride/4⌉) bytes, 8·stride more with range times: 120 or 184 bytes at
+/// 8 locators (it was 176 or 240 with a 16-byte cell per slot holding its range and a 32-bit order
+/// entry, and the times two to a cell after them). Adding a range writes one array (one uniqueness
+/// check, the cache lines of one row), reading a row retains nothing, and nothing allocates.
 ///
-/// With `keepsRangeTimes`, each slot's range time is kept too, two to a cell after the range cells
-/// (⌈stride/2⌉ more cells a row: 8·stride bytes for an even stride): the tightly coupled filter takes
-/// an epoch's ranges when it closes, each at its own time (`PositioningEngine.applyPendingRanges`).
-/// In the row, not in an array of their own: adding a range writes one array (one uniqueness check,
-/// one row of cache lines), not two.
+/// Rounds close when complete: the header also holds the tag's `RoundModel`, and `isComplete`
+/// tells the engine it can solve a round without waiting for the pause.
 package struct EpochTable: Sendable {
     /// Cut period, seconds (1/rate).
     package let periodSeconds: Double
     /// A gap longer than this closes the epoch, seconds.
     package let pauseSeconds: Double
-    /// Cells per row: the most locators of any floor.
+    /// Slots per row: the most locators of any floor (≤ 65,536, as many as there are locator addresses: the order
+    /// entries, slot numbers, are 16-bit).
     package let stride: Int
 
-    /// A range (or a time) and a slot (or a count) — or, after the range cells, two range times. Two
-    /// words: `value` is the first as a Double, `index` the second's low 32 bits; a time cell's times
-    /// are the two words as Doubles (bit casts, no conversion).
-    private struct Cell: Sendable {
-        var first: UInt64
-        var second: UInt64
-        init(value: Double, index: Int32) {
-            first = value.bitPattern
-            second = UInt64(UInt32(bitPattern: index))
-        }
-        var value: Double {
-            @inline(__always) get { Double(bitPattern: first) }
-            @inline(__always) set { first = newValue.bitPattern }
-        }
-        var index: Int32 {
-            @inline(__always) get { Int32(truncatingIfNeeded: second) }
-            @inline(__always) set { second = UInt64(UInt32(bitPattern: newValue)) }
-        }
+    /// Header words: start, epoch time, latest admitted time, count | round slots, round sizes | generation.
+    private enum Header {
+        static let start = 0, epochTime = 1, latestAdmitted = 2, countAndSlots = 3, sizesAndGeneration = 4
+        static let words = 5
     }
-    /// Cells per row: `stride` range cells after the `header` cells, then (with `keepsRangeTimes`)
-    /// ⌈stride/2⌉ time cells.
+    /// Words per row.
     private let width: Int
-    /// Where a row's time cells start: `header + stride`.
+    /// Where a row's time words start (`Header.words + stride`; meaningful with `keepsRangeTimes`).
     private let timesOffset: Int
-    /// Header cells per row (start and count, latest range time, latest admitted time).
-    private static let header = 3
-    private var cells: [Cell] = []
+    /// Where a row's order words start.
+    private let orderOffset: Int
+    private var words: [UInt64] = []
     private var rows = 0
-    /// Whether each slot's range time is kept (in the row's time cells: meaningful for the slots
+    /// Whether each slot's range time is kept (in the row's time words: meaningful for the slots
     /// present in the open epoch).
     let keepsRangeTimes: Bool
 
@@ -68,18 +58,19 @@ package struct EpochTable: Sendable {
     }
 
     /// - Parameters:
-    ///   - stride: slots per row (the widest floor's locator count).
+    ///   - stride: slots per row (the widest floor's locator count, ≤ 65,536).
     ///   - rateHertz: output rate; the period is 1/rate.
     ///   - pauseSeconds: the gap that separates bursts; default half the period.
     ///   - keepsRangeTimes: keep each slot's range time (for `gatherRanges`).
     package init(stride: Int, rateHertz: Double, pauseSeconds: Double? = nil, keepsRangeTimes: Bool = false) {
         precondition(rateHertz > 0 && rateHertz.isFinite, "EpochTable: rate must be positive")
-        precondition(stride >= 0, "EpochTable: stride must not be negative")
+        precondition(stride >= 0 && stride <= 1 << 16, "EpochTable: stride must be in 0...65536")
         periodSeconds = 1 / rateHertz
         self.pauseSeconds = pauseSeconds ?? 0.5 / rateHertz
         self.stride = stride
-        timesOffset = Self.header + stride
-        width = timesOffset + (keepsRangeTimes ? (stride + 1) / 2 : 0)
+        timesOffset = Header.words + stride
+        orderOffset = timesOffset + (keepsRangeTimes ? stride : 0)
+        width = orderOffset + (stride + 3) / 4
         self.keepsRangeTimes = keepsRangeTimes
     }
 
@@ -89,58 +80,59 @@ package struct EpochTable: Sendable {
     /// Adds a row with no open epoch; returns its index. Amortised O(stride).
     @discardableResult
     package mutating func appendRow() -> Int {
-        cells.append(Cell(value: 0, index: 0))
-        cells.append(Cell(value: -.infinity, index: 0))  // latest range time; round model
-        cells.append(Cell(value: -.infinity, index: 0))  // latest admitted time; recent round sizes
-        cells.append(contentsOf: repeatElement(Cell(value: -1, index: 0), count: stride))
-        cells.append(contentsOf: repeatElement(Cell(value: 0, index: 0), count: width - timesOffset))  // range times
+        words.append((0.0).bitPattern)                      // start
+        words.append((-Double.infinity).bitPattern)         // epoch time
+        words.append((-Double.infinity).bitPattern)         // latest admitted time
+        words.append(0)                                     // count | round slots
+        words.append(0)                                     // round sizes | generation
+        words.append(contentsOf: repeatElement((-1.0).bitPattern, count: stride))  // ranges: absent
+        words.append(contentsOf: repeatElement(0, count: width - timesOffset))     // times, order
         rows += 1
         return rows - 1
     }
 
-    /// Prefetches row r's cells (`CachePrefetch`): its epoch is about to take ranges.
+    /// Prefetches row r's words (`CachePrefetch`): its epoch is about to take ranges.
     @inline(__always) package func prefetchRow(_ r: Int) {
         guard r < rows else { return }
-        cells.withUnsafeBufferPointer { c in
-            CachePrefetch.bytes(UnsafeRawPointer(c.baseAddress! + r &* width), count: width * MemoryLayout<Cell>.stride)
+        words.withUnsafeBufferPointer { w in
+            CachePrefetch.bytes(UnsafeRawPointer(w.baseAddress! + r &* width), count: width * MemoryLayout<UInt64>.stride)
         }
     }
 
-    /// Header cell k (< `header`) of row r: one check that the row exists, then the cell addressed
-    /// with wrapping arithmetic (`cells[r * width + k]` checked the multiplication, the addition and
-    /// the index, on every read of the per-range path).
-    @inline(__always) private func headerCell(_ r: Int, _ k: Int) -> Cell {
+    /// Header word k of row r: one check that the row exists, then the word addressed with wrapping
+    /// arithmetic (`words[r * width + k]` checked the multiplication, the addition and the index, on
+    /// every read of the per-range path).
+    @inline(__always) private func header(_ r: Int, _ k: Int) -> UInt64 {
         precondition(UInt(bitPattern: r) < UInt(bitPattern: rows), "EpochTable: no such row")
-        return cells.withUnsafeBufferPointer { $0.baseAddress![r &* width &+ k] }
+        return words.withUnsafeBufferPointer { $0.baseAddress![r &* width &+ k] }
     }
 
-    /// Range cell j (< `stride`: slot j's range, and the j-th present slot) of row r.
-    @inline(__always) private func rangeCell(_ r: Int, _ j: Int) -> Cell {
-        precondition(UInt(bitPattern: r) < UInt(bitPattern: rows) && UInt(bitPattern: j) < UInt(bitPattern: stride),
-                     "EpochTable: no such row or slot")
-        return cells.withUnsafeBufferPointer { $0.baseAddress![r &* width &+ Self.header &+ j] }
-    }
+    /// Header word k of row r as a time (a Double's bits).
+    @inline(__always) private func headerTime(_ r: Int, _ k: Int) -> Double { Double(bitPattern: header(r, k)) }
+
+    /// The count of present slots in a count-and-slots word (its low half).
+    @inline(__always) private static func presentCount(_ countAndSlots: UInt64) -> Int { Int(UInt32(truncatingIfNeeded: countAndSlots)) }
 
     /// True when row r has an open epoch.
-    @inline(__always) package func isOpen(_ r: Int) -> Bool { headerCell(r, 0).index > 0 }
+    @inline(__always) package func isOpen(_ r: Int) -> Bool { Self.presentCount(header(r, Header.countAndSlots)) > 0 }
 
     /// The tag's latest admitted time (−∞ before its first): the time of its latest range (`add`)
     /// or of a fix taken as it is (`admit(_:atSeconds:)`), whether or not an epoch is open.
-    @inline(__always) package func latestAdmittedSeconds(_ r: Int) -> Double { headerCell(r, 2).value }
+    @inline(__always) package func latestAdmittedSeconds(_ r: Int) -> Double { headerTime(r, Header.latestAdmitted) }
 
     /// Records a time admitted without a range (a ready fix): the tag's latest admitted time.
-    package mutating func admit(_ r: Int, atSeconds t: Double) { cells[r * width + 2].value = t }
+    package mutating func admit(_ r: Int, atSeconds t: Double) { words[r * width + Header.latestAdmitted] = t.bitPattern }
 
     /// The open epoch's start: its first range's time.
-    @inline(__always) package func startSeconds(_ r: Int) -> Double { headerCell(r, 0).value }
+    @inline(__always) package func startSeconds(_ r: Int) -> Double { headerTime(r, Header.start) }
 
     /// The open epoch's time: its latest range's time.
-    @inline(__always) package func epochTimeSeconds(_ r: Int) -> Double { headerCell(r, 1).value }
+    @inline(__always) package func epochTimeSeconds(_ r: Int) -> Double { headerTime(r, Header.epochTime) }
 
     /// The earliest clock time at which row r's open epoch is due if no range joins it:
     /// min(last + pause, start + period).
     @inline(__always) package func dueSeconds(_ r: Int) -> Double {
-        min(headerCell(r, 1).value + pauseSeconds, headerCell(r, 0).value + periodSeconds)
+        min(headerTime(r, Header.epochTime) + pauseSeconds, headerTime(r, Header.start) + periodSeconds)
     }
 
     /// True when a range at `t` would close row r's open epoch first: a gap of `pauseSeconds` or
@@ -161,27 +153,27 @@ package struct EpochTable: Sendable {
         precondition(range >= 0 && slot >= 0 && slot < stride && r >= 0 && r < rows,
                      "EpochTable: ranges are ≥ 0, slots < stride, rows exist")
         // r < rows and slot < stride (just checked), and the count of present slots is < stride: every
-        // cell below is in row r, addressed with wrapping arithmetic (no overflow branches).
+        // word below is in row r, addressed with wrapping arithmetic (no overflow branches).
         let base = r &* width
-        let opened = cells.withUnsafeMutableBufferPointer { c in
-            let row = c.baseAddress! + base, ranges = row + Self.header
-            let count = Int(row[0].index)
-            if count == 0 {
-                row[0].value = t
-            }
+        let (rangesAt, timesAt, orderAt, keepsTimes) = (Header.words, timesOffset, orderOffset, keepsRangeTimes)
+        let opened = words.withUnsafeMutableBufferPointer { w in
+            let row = w.baseAddress! + base
+            let count = Self.presentCount(row[Header.countAndSlots])
+            if count == 0 { row[Header.start] = t.bitPattern }
             var model = Self.roundModel(row)
-            if count == 0 { model.opened(sinceLatestSeconds: t - row[2].value, pauseSeconds: pauseSeconds, slot: slot) }
-            let isRepeat = ranges[slot].value >= 0
-            if !isRepeat {
-                ranges[count].index = Int32(truncatingIfNeeded: slot)
-                row[0].index = Int32(truncatingIfNeeded: count &+ 1)
+            if count == 0 {
+                model.opened(sinceLatestSeconds: t - Double(bitPattern: row[Header.latestAdmitted]), pauseSeconds: pauseSeconds, slot: slot)
             }
-            model.added(slot: slot, count: Int(row[0].index), isRepeat: isRepeat)
-            Self.store(model, row)
-            ranges[slot].value = range
-            row[1].value = t
-            row[2].value = t
-            if keepsRangeTimes { Self.setRangeTime(t, slot: slot, times: row + timesOffset) }
+            let isRepeat = Double(bitPattern: row[rangesAt &+ slot]) >= 0
+            let present = isRepeat ? count : count &+ 1
+            if !isRepeat { Self.setOrder(slot, at: count, order: row + orderAt) }
+            model.added(slot: slot, count: present, isRepeat: isRepeat)
+            row[Header.countAndSlots] = UInt64(UInt32(truncatingIfNeeded: present)) | UInt64(model.slots) << 32
+            Self.store(sizes: model.sizes, row)
+            row[rangesAt &+ slot] = range.bitPattern
+            row[Header.epochTime] = t.bitPattern
+            row[Header.latestAdmitted] = t.bitPattern
+            if keepsTimes { row[timesAt &+ slot] = t.bitPattern }
             return count == 0
         }
         return opened
@@ -190,71 +182,85 @@ package struct EpochTable: Sendable {
     /// True when row r's open epoch is a complete round (`RoundModel`): no range is expected to
     /// join it, so it can be solved now.
     @inline(__always) package func isComplete(_ r: Int) -> Bool {
-        RoundModel(slots: UInt32(bitPattern: headerCell(r, 1).index), sizes: UInt32(bitPattern: headerCell(r, 2).index)).isComplete
+        RoundModel(slots: UInt32(truncatingIfNeeded: header(r, Header.countAndSlots) >> 32),
+                   sizes: UInt32(truncatingIfNeeded: header(r, Header.sizesAndGeneration))).isComplete
     }
 
     /// The way row r's open epoch would end if closed with the clock at `now`: complete or past its
     /// pause — a round —, or cut by the period rule.
     @inline(__always) package func ending(_ r: Int, at now: Double) -> Ending {
-        isComplete(r) || now >= headerCell(r, 1).value + pauseSeconds ? .round : .period
+        isComplete(r) || now >= headerTime(r, Header.epochTime) + pauseSeconds ? .round : .period
     }
 
     /// Forgets row r's round model (the tag moved to another floor: other locators).
     package mutating func forgetRounds(_ r: Int) {
-        cells[r * width + 1].index = 0
-        cells[r * width + 2].index = 0
+        words[r * width + Header.countAndSlots] &= 0xFFFF_FFFF
+        words[r * width + Header.sizesAndGeneration] &= 0xFFFF_FFFF_0000_0000
     }
 
-    /// Slot `slot`'s range time in a row's time cells (`times`: its first), two to a cell: the
-    /// slot-th 8-byte word from there (raw bytes: a Double stored in a cell's UInt64 word).
+    /// The k-th present slot from a row's order words (`order`: its first), 16 bits each.
     @inline(__always)
-    private static func setRangeTime(_ t: Double, slot: Int, times: UnsafeMutablePointer<Cell>) {
-        UnsafeMutableRawPointer(times).storeBytes(of: t, toByteOffset: slot &* 8, as: Double.self)
-    }
-
-    /// Slot `slot`'s range time from a row's time cells (`times`: its first).
-    @inline(__always)
-    private static func rangeTime(slot: Int, times: UnsafePointer<Cell>) -> Double {
-        UnsafeRawPointer(times).loadUnaligned(fromByteOffset: slot &* 8, as: Double.self)
-    }
-
-    /// The round model in the spare words of a row's cells 1 and 2 (`row`: its first cell).
-    @inline(__always)
-    private static func roundModel(_ row: UnsafeMutablePointer<Cell>) -> RoundModel {
-        RoundModel(slots: UInt32(bitPattern: row[1].index), sizes: UInt32(bitPattern: row[2].index))
+    private static func order(_ k: Int, order: UnsafePointer<UInt64>) -> Int {
+        Int(UnsafeRawPointer(order).load(fromByteOffset: k &* 2, as: UInt16.self))
     }
 
     @inline(__always)
-    private static func store(_ model: RoundModel, _ row: UnsafeMutablePointer<Cell>) {
-        row[1].index = Int32(bitPattern: model.slots)
-        row[2].index = Int32(bitPattern: model.sizes)
+    private static func setOrder(_ slot: Int, at k: Int, order: UnsafeMutablePointer<UInt64>) {
+        UnsafeMutableRawPointer(order).storeBytes(of: UInt16(truncatingIfNeeded: slot), toByteOffset: k &* 2, as: UInt16.self)
+    }
+
+    /// The round model in a row's header (`row`: its first word).
+    @inline(__always)
+    private static func roundModel(_ row: UnsafeMutablePointer<UInt64>) -> RoundModel {
+        RoundModel(slots: UInt32(truncatingIfNeeded: row[Header.countAndSlots] >> 32),
+                   sizes: UInt32(truncatingIfNeeded: row[Header.sizesAndGeneration]))
+    }
+
+    /// Stores the round model's sizes in a row's header (`row`: its first word), keeping its generation.
+    @inline(__always)
+    private static func store(sizes: UInt32, _ row: UnsafeMutablePointer<UInt64>) {
+        row[Header.sizesAndGeneration] = row[Header.sizesAndGeneration] & 0xFFFF_FFFF_0000_0000 | UInt64(sizes)
+    }
+
+    /// Row r's generation: how many times its epoch was reset (mod 2³²). A queue entry pushed when
+    /// the epoch opened names the epoch still open while the generation is the same.
+    @inline(__always) package func generation(_ r: Int) -> UInt32 {
+        UInt32(truncatingIfNeeded: header(r, Header.sizesAndGeneration) >> 32)
     }
 
     /// The number of slots in row r's open epoch.
-    @inline(__always) package func presentCount(_ r: Int) -> Int { Int(headerCell(r, 0).index) }
+    @inline(__always) package func presentCount(_ r: Int) -> Int { Self.presentCount(header(r, Header.countAndSlots)) }
 
     /// The k-th present slot of row r (order of first appearance).
-    @inline(__always) package func presentSlot(_ r: Int, _ k: Int) -> Int { Int(rangeCell(r, k).index) }
+    @inline(__always) package func presentSlot(_ r: Int, _ k: Int) -> Int {
+        precondition(UInt(bitPattern: r) < UInt(bitPattern: rows) && UInt(bitPattern: k) < UInt(bitPattern: stride),
+                     "EpochTable: no such row or slot")
+        let at = orderOffset
+        return words.withUnsafeBufferPointer { Self.order(k, order: $0.baseAddress! + (r &* width &+ at)) }
+    }
 
     /// Row r's latest range of `slot` in the open epoch, metres (−1 when absent).
-    @inline(__always) package func rangeMeters(_ r: Int, slot: Int) -> Double { rangeCell(r, slot).value }
+    @inline(__always) package func rangeMeters(_ r: Int, slot: Int) -> Double {
+        precondition(UInt(bitPattern: slot) < UInt(bitPattern: stride), "EpochTable: no such slot")
+        return Double(bitPattern: header(r, Header.words &+ slot))
+    }
 
     /// Copies row r's open epoch into `locators` and `ranges` (k-th present slot: its position from
     /// `positions`, by slot, and its range) and returns the count. Both arrays must hold at least
     /// `presentCount(r)` elements. No allocation; one uniqueness check per array, not per element.
     package func gather(_ r: Int, positions: [Point3], locators: inout [Point3], ranges: inout [Double]) -> Int {
-        let base = r &* width, n = presentCount(r)
+        let base = r &* width, n = presentCount(r), orderAt = orderOffset
         precondition(n <= locators.count && n <= ranges.count, "EpochTable.gather: scratch too small")
-        // Slots are < stride (checked when added): the cells are addressed from the row's first range
-        // cell with wrapping arithmetic (no overflow branch per range).
+        // Slots are < stride (checked when added): the words are addressed from the row's first with
+        // wrapping arithmetic (no overflow branch per range).
         locators.withUnsafeMutableBufferPointer { lp in
             ranges.withUnsafeMutableBufferPointer { rp in
-                cells.withUnsafeBufferPointer { c in
-                    let row = c.baseAddress! + (base &+ Self.header)
+                words.withUnsafeBufferPointer { w in
+                    let row = w.baseAddress! + base
                     for k in 0..<n {
-                        let slot = Int(row[k].index)
+                        let slot = Self.order(k, order: row + orderAt)
                         lp[k] = positions[slot]
-                        rp[k] = row[slot].value
+                        rp[k] = Double(bitPattern: row[Header.words &+ slot])
                     }
                 }
             }
@@ -270,24 +276,24 @@ package struct EpochTable: Sendable {
                               locators: UnsafeMutableBufferPointer<Point3>, addressesOut: UnsafeMutableBufferPointer<LocatorAddress>,
                               ranges: UnsafeMutableBufferPointer<Double>, times: UnsafeMutableBufferPointer<Double>) -> Int {
         precondition(keepsRangeTimes, "EpochTable.gatherRanges: range times are not kept")
-        let base = r &* width, n = presentCount(r) - first
+        let base = r &* width, n = presentCount(r) - first, timesAt = timesOffset, orderAt = orderOffset
         guard n > 0 else { return 0 }
         precondition(n <= locators.count && n <= addressesOut.count && n <= ranges.count && n <= times.count,
                      "EpochTable.gatherRanges: scratch too small")
         // Slots are < stride (checked when added) and, the row's ranges being of one floor, < that
         // floor's locator count (the sizes of `positions` and `addresses`): the indices below stay in
         // bounds, so they are formed with wrapping arithmetic (no overflow branch per range).
-        cells.withUnsafeBufferPointer { c in
+        words.withUnsafeBufferPointer { w in
             positions.withUnsafeBufferPointer { pp in
                 addresses.withUnsafeBufferPointer { ap in
-                    let row = c.baseAddress! + (base &+ Self.header), rowTimes = c.baseAddress! + (base &+ timesOffset)
+                    let row = w.baseAddress! + base
                     for k in 0..<n {
-                        let slot = Int(row[first &+ k].index)
+                        let slot = Self.order(first &+ k, order: row + orderAt)
                         assert(slot < pp.count && slot < ap.count, "EpochTable.gatherRanges: a slot beyond its floor")
                         locators[k] = pp[slot]
                         addressesOut[k] = ap[slot]
-                        ranges[k] = row[slot].value
-                        times[k] = Self.rangeTime(slot: slot, times: rowTimes)
+                        ranges[k] = Double(bitPattern: row[Header.words &+ slot])
+                        times[k] = Double(bitPattern: row[timesAt &+ slot])
                     }
                 }
             }
@@ -296,28 +302,30 @@ package struct EpochTable: Sendable {
     }
 
     /// Empties row r's open epoch (after it was solved), learning from how it ended (`ending(_:at:)`
-    /// with the clock at its closing; nil: neither, e.g. the end of the stream — nothing learnt).
+    /// with the clock at its closing; nil: neither, e.g. the end of the stream — nothing learnt), and
+    /// starts the row's next generation.
     @inline(__always)
     package mutating func reset(_ r: Int, ending: Ending? = nil) {
         precondition(r >= 0 && r < rows, "EpochTable.reset: no such row")
-        let base = r &* width
-        cells.withUnsafeMutableBufferPointer { c in
-            // The row exists (just checked): its cells are addressed from its first with wrapping
-            // arithmetic, and its present slots and count are < stride, so the range cells are in it
+        let base = r &* width, orderAt = orderOffset
+        words.withUnsafeMutableBufferPointer { w in
+            // The row exists (just checked): its words are addressed from its first with wrapping
+            // arithmetic, and its present slots and count are < stride, so the range words are in it
             // too (no overflow branch per slot).
-            let row = c.baseAddress! + base
+            let row = w.baseAddress! + base
+            var model = Self.roundModel(row)
+            let count = Self.presentCount(row[Header.countAndSlots])
             if let ending {
-                var model = Self.roundModel(row)
                 switch ending {
-                case .round: model.closedRound(count: Int(row[0].index))
+                case .round: model.closedRound(count: count)
                 case .period: model.forget()
                 }
-                Self.store(model, row)
+                Self.store(sizes: model.sizes, row)
             }
-            // The present slots' range cells back to −1 (absent).
-            let ranges = row + Self.header
-            for k in 0..<Int(row[0].index) { ranges[Int(ranges[k].index)].value = -1 }
-            row[0].index = 0
+            // The present slots' ranges back to −1 (absent); the count to 0.
+            for k in 0..<count { row[Header.words &+ Self.order(k, order: row + orderAt)] = (-1.0).bitPattern }
+            row[Header.countAndSlots] = UInt64(model.slots) << 32
+            row[Header.sizesAndGeneration] &+= 1 << 32  // the next generation (wrapping: mod 2³²)
         }
     }
 }
