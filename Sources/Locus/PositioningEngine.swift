@@ -43,24 +43,33 @@ package struct PositioningEngine: Sendable {
     let offsetConfigurations: [TagRangeOffsetConfiguration.Shared?]
 
     /// A tag's per-row state: plain scalars only (no reference inside), so that reading or
-    /// updating an element never copies, retains or releases.
+    /// updating an element never copies, retains or releases. 40 bytes a tag (declared widest first,
+    /// so that nothing pads between the fields).
     struct TagState: Sendable {
-        var floorIndex: Int
+        /// `offsets[tag]`'s current estimate b̂ (metres; 0 without one): the per-row correction,
+        /// refreshed when the estimator updates (once per epoch).
+        var offsetMeters = 0.0
+        /// The tag's clock (`TagClock`): a suspected forward jump. Its latest admitted time is kept in
+        /// the epoch table (`latestAdmittedSeconds`), written with each row's range.
+        var clock = TagClock()
+        /// The floor index, in 32 bits (`floorIndex`).
+        private var floor: Int32
+        /// How many of the open epoch's ranges (its first present slots, in order) the tightly coupled
+        /// filter has taken; the others wait in the epoch table (`applyPendingRanges`).
+        var appliedRanges: Int32 = 0
         /// True once the tag's causal filter (`filters[tag]`, tracking on a planar floor) exists;
         /// it is created on the tag's first range.
         var hasFilter = false
         /// True while `offsets[tag]` holds an estimator (`tagRangeOffset` applies to its floor).
         var hasOffset = false
-        /// How many of the open epoch's ranges (its first present slots, in order) the tightly coupled
-        /// filter has taken; the others wait in the epoch table (`applyPendingRanges`). (Here, in the
-        /// flags' padding: 56 bytes a tag, not 64.)
-        var appliedRanges: Int32 = 0
-        /// The tag's clock (`TagClock`): a suspected forward jump. Its latest admitted time is kept in
-        /// the epoch table (`latestAdmittedSeconds`), written with each row's range.
-        var clock = TagClock()
-        /// `offsets[tag]`'s current estimate b̂ (metres; 0 without one): the per-row correction,
-        /// refreshed when the estimator updates (once per epoch).
-        var offsetMeters = 0.0
+
+        init(floorIndex: Int) { floor = Int32(truncatingIfNeeded: floorIndex) }
+
+        /// The tag's floor (an index of the site's floors: fewer than 2³¹).
+        var floorIndex: Int {
+            get { Int(floor) }
+            set { floor = Int32(truncatingIfNeeded: newValue) }
+        }
     }
     /// The one tag registry: id → `TagIndex`.
     var registry = TagRegistry()

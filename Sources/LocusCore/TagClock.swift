@@ -8,26 +8,28 @@
 /// `maximumJumpSeconds` of the suspect (a tag that really came back after a long pause: only its
 /// first row is lost), and dismisses it otherwise. Rows at or after the latest time are admitted.
 @usableFromInline package struct TagClock: Sendable, Equatable {
-    /// A forward jump larger than this (seconds) needs a second row to be believed.
-    @usableFromInline package let maximumJumpSeconds: Double
+    /// A forward jump larger than this (seconds) needs a second row to be believed: 300 s (a tag
+    /// silent for longer loses one row on its return). One limit for every tag, so not stored per
+    /// tag (16 bytes a clock: an engine keeps one per live tag). (A computed constant, not a
+    /// `static let`: that is a global behind a lazy-initialisation check on every inlined read.)
+    @inlinable package static var maximumJumpSeconds: Double { 300 }
     /// The latest admitted time, seconds (−∞ before the first row).
     package var latestSeconds: Double { latest }
+    /// The time of a suspected jump, if one is held back.
+    package var suspectSeconds: Double? { suspect == -.infinity ? nil : suspect }
     // Internal storage visible to the inlinable fast path of `admit` (called once per range).
     @usableFromInline var latest = -Double.infinity
-    @usableFromInline var suspectSeconds: Double? = nil
+    /// The suspected jump's time; −∞ when none (a row's time is finite, so −∞ is never a time; one
+    /// compare, where `isNaN` is a few integer operations on the bits).
+    @usableFromInline var suspect = -Double.infinity
 
-    /// The default jump limit: 300 s (a tag silent for longer loses one row on its return).
-    package static let standardMaximumJumpSeconds = 300.0
-
-    package init(maximumJumpSeconds: Double = TagClock.standardMaximumJumpSeconds) {
-        self.maximumJumpSeconds = maximumJumpSeconds
-    }
+    package init() {}
 
     /// Admits a row at `t` (finite) or says why it is skipped: `.timeBackwards` or `.clockJump`.
     /// Inlined where the common case — no earlier than the latest time, no jump, nothing
     /// suspected — is taken (once per range in the engine).
     @inlinable package mutating func admit(_ t: Double) -> SkipReason? {
-        if t >= latest && t - latest <= maximumJumpSeconds && suspectSeconds == nil {
+        if t >= latest && t - latest <= Self.maximumJumpSeconds && suspect == -.infinity {
             latest = t
             return nil
         }
@@ -39,7 +41,7 @@
     /// with nothing suspected, t >= latest and t - latest <= `maximumJumpSeconds` (then the caller
     /// records t as its latest and need not call `admit(_:after:)` at all).
     @inlinable package func admitsDirectly(_ t: Double, after latest: Double) -> Bool {
-        t >= latest && t - latest <= maximumJumpSeconds && suspectSeconds == nil
+        t >= latest && t - latest <= Self.maximumJumpSeconds && suspect == -.infinity
     }
 
     /// The rows `admitsDirectly(_:after:)` refuses: `admit(_:)` with the clock's latest time set to
@@ -51,17 +53,18 @@
 
     @usableFromInline mutating func admitSlowly(_ t: Double) -> SkipReason? {
         if t < latest { return .timeBackwards }
-        if latest.isFinite && t - latest > maximumJumpSeconds {
-            if let suspect = suspectSeconds, abs(t - suspect) <= maximumJumpSeconds {
-                suspectSeconds = nil
+        if latest.isFinite && t - latest > Self.maximumJumpSeconds {
+            if suspect != -.infinity, abs(t - suspect) <= Self.maximumJumpSeconds {
+                suspect = -.infinity
                 latest = t
                 return nil
             }
-            suspectSeconds = t
+            suspect = t
             return .clockJump
         }
-        suspectSeconds = nil
+        suspect = -.infinity
         latest = t
         return nil
     }
+
 }

@@ -85,7 +85,7 @@ struct BadInputEngineTests {
 
     @Test("a tag that really comes back after a long silence loses only its first row")
     func confirmedJump() throws {
-        var clock = TagClock(maximumJumpSeconds: 300)
+        var clock = TagClock()
         #expect(clock.admit(10) == nil)
         #expect(clock.admit(5000) == .clockJump)
         #expect(clock.admit(5000.25) == nil)
@@ -100,7 +100,7 @@ struct BadInputEngineTests {
     @Test("a clock whose latest time is kept outside (the engine's, in its epoch table) decides every row as the self-contained one")
     func externalLatestTime() {
         var rng = SeededGenerator(seed: 17)
-        var reference = TagClock(maximumJumpSeconds: 300), clock = TagClock(maximumJumpSeconds: 300)
+        var reference = TagClock(), clock = TagClock()
         var latest = -Double.infinity
         var t = 0.0
         for _ in 0..<20_000 {
