@@ -79,7 +79,9 @@ extension PositioningEngine {
     mutating func updateOffset(_ tag: Int, count n: Int, floorIndex: Int, timeSeconds time: Double) {
         let h = floors[floorIndex].floor.tagHeightMeters
         // The tracked position (tightly coupled filter) is within centimetres of the epoch's solution.
-        let mean = isTight && tags[tag].hasFilter ? filters[tag].meanAtLastUpdate : nil
+        // (The stored fields, not `meanAtLastUpdate`: a computed property of an array element had the
+        // whole filter copied out.)
+        let mean = isTight && tags[tag].hasFilter && filters[tag].isTracking ? filters[tag].lastMean : nil
         let seed = mean.map { Point2(x: $0[0], y: $0[1]) }
         let offset = scratchLocators.withUnsafeBufferPointer { lp in
             scratchRanges.withUnsafeBufferPointer { rp in

@@ -5,16 +5,20 @@
     /// How many addresses are kept inline.
     package static let capacity = 8
     @usableFromInline var storage: (UInt16, UInt16, UInt16, UInt16, UInt16, UInt16, UInt16, UInt16)
+    /// `count` and `overflowCount`, narrow (24 bytes a list, not 32: every fix carries one, and so
+    /// does every tracked tag's open epoch).
+    @usableFromInline var keptCount: UInt16
+    @usableFromInline var overflow: UInt32
     /// Number of addresses kept (≤ `capacity`).
-    @usableFromInline package private(set) var count: Int
-    /// Addresses appended beyond `capacity`.
-    @usableFromInline package private(set) var overflowCount: Int
+    @inlinable package var count: Int { Int(keptCount) }
+    /// Addresses appended beyond `capacity` (saturating at 2³² − 1).
+    @inlinable package var overflowCount: Int { Int(overflow) }
 
     /// The empty list.
     @inlinable package init() {
         storage = (0, 0, 0, 0, 0, 0, 0, 0)
-        count = 0
-        overflowCount = 0
+        keptCount = 0
+        overflow = 0
     }
 
     /// The list of `addresses`, in order (beyond `capacity` only counted). O(n).
@@ -41,11 +45,12 @@
 
     /// Keeps `address` when fewer than `capacity` are kept, otherwise counts it in `overflowCount`.
     package mutating func append(_ address: LocatorAddress) {
-        guard count < Self.capacity else { overflowCount += 1; return }
+        guard count < Self.capacity else { overflow = overflow == .max ? overflow : overflow + 1; return }
+        let k = count
         withUnsafeMutableBytes(of: &storage) { raw in
-            raw.storeBytes(of: address.rawValue, toByteOffset: count * 2, as: UInt16.self)
+            raw.storeBytes(of: address.rawValue, toByteOffset: k * 2, as: UInt16.self)
         }
-        count += 1
+        keptCount += 1
     }
 
     /// The kept address at `index` (0 ≤ index < `count`; a precondition).

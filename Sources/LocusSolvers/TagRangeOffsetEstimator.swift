@@ -67,7 +67,9 @@ package struct TagRangeOffsetEstimator: Sendable {
     package private(set) var varianceSquareMeters: Double
     /// Epochs that updated the estimate.
     package private(set) var updates = 0
-    private var lastTimeSeconds: Double?
+    /// The time of the last update; NaN before the first (a time is finite: no optional's extra word,
+    /// 64 bytes an estimator, not 72).
+    private var lastTimeSeconds = Double.nan
     private(set) var lastPosition: Point2?
 
     /// An estimator at b̂ = 0 with variance P = `initialSigmaMeters`².
@@ -119,7 +121,7 @@ package struct TagRangeOffsetEstimator: Sendable {
         guard abs(offsetMeters + s.offsetMeters) <= c.maximumOffsetMeters else { return }
         let r = c.rangeSigmaMeters * c.rangeSigmaMeters * s.offsetCofactor
         var p = varianceSquareMeters
-        if let last = lastTimeSeconds, timeSeconds > last { p += c.driftDensity * (timeSeconds - last) }
+        if !lastTimeSeconds.isNaN, timeSeconds > lastTimeSeconds { p += c.driftDensity * (timeSeconds - lastTimeSeconds) }
         guard abs(s.offsetMeters) <= c.gateSigmas * (p + r).squareRoot() else { return }
         lastTimeSeconds = timeSeconds
         lastPosition = s.position

@@ -52,10 +52,7 @@ package struct TrackFilter: Sendable {
 
     /// The current state, nil before initialisation (and after a divergence). With interacting
     /// models, their moment-matched combination (computed on demand).
-    package var state: KalmanState? { hasState ? motion.combined(shared) : nil }
-    /// Whether there is a state: `state != nil` without building the combination (which costs a
-    /// mixture of the models and, with pending likelihoods, two exponentials).
-    package var isTracking: Bool { hasState }
+    package var state: KalmanState? { isTracking ? motion.combined(shared) : nil }
     /// The motion model(s): interacting models or the single-model baseline.
     private var motion = TrackMotion()
     /// Time of `state`, seconds.
@@ -64,27 +61,43 @@ package struct TrackFilter: Sendable {
     package private(set) var lastUpdateSeconds: Double = -Double.infinity
     /// The state right after the last accepted measurement (reported fixes coast from it); nil without
     /// a state. Also a close seed for an epoch's least-squares solve.
-    package private(set) var meanAtLastUpdate: SIMD4<Double>?
-    /// Whether there is a state (initialised and not diverged since). Declared here, in the optional
-    /// mean's padding (the filter's stride 1,104 bytes, not 1,120).
-    private var hasState = false
+    package var meanAtLastUpdate: SIMD4<Double>? { isTracking ? lastMean : nil }
+    /// `meanAtLastUpdate`'s value, meaningful while `isTracking` (not an optional: 32 bytes, not 48).
+    /// Stored, like `isTracking`: read on an element of an engine's array of filters, a computed
+    /// property's getter had the whole 1 KB filter copied out first (`filters[tag].meanAtLastUpdate`).
+    package private(set) var lastMean = SIMD4<Double>.zero
+    /// Whether there is a state (initialised and not diverged since): `state != nil` without building
+    /// the combination (which costs a mixture of the models and, with pending likelihoods, two
+    /// exponentials).
+    package private(set) var isTracking = false
+    /// `rejectionScore` and `initializationCount` in 32 bits (beside the flag, in one word).
+    private var rejections: Int32 = 0
+    private var initializations: Int32 = 0
     /// Gate hysteresis score: +1 per gated, −1 per accepted measurement (never below 0).
-    package private(set) var rejectionScore = 0
+    package private(set) var rejectionScore: Int {
+        get { Int(rejections) }
+        set { rejections = Int32(clamping: newValue) }
+    }
+    /// Number of (re-)initialisations so far.
+    package private(set) var initializationCount: Int {
+        get { Int(initializations) }
+        set { initializations = Int32(clamping: newValue) }
+    }
     /// The last error met (E4005 on divergence), if any.
     package var lastError: LocusError? {
-        divergedAtSeconds.map { t in LocusError(.filterDivergence, "tag \(tag): filter state not finite at t = \(t) s; re-initialising") }
+        divergedAtSeconds.isNaN ? nil
+            : LocusError(.filterDivergence, "tag \(tag): filter state not finite at t = \(divergedAtSeconds) s; re-initialising")
     }
-    /// When the state last went non-finite (the error is built on demand: memory per tag).
-    private var divergedAtSeconds: Double?
-    /// Number of (re-)initialisations so far.
-    package private(set) var initializationCount = 0
+    /// When the state last went non-finite; NaN when it never did (the error is built on demand, and
+    /// a time is finite: no optional's extra word).
+    private var divergedAtSeconds = Double.nan
     /// IMM model probabilities μ = (still, steady, manoeuvring) with the likelihoods of the measurements
     /// since the last interaction folded in (the fourth lane is unused, 0); (⅓, ⅓, ⅓) without models.
     /// `mutating` only to read the models in place and let them keep the result for the next
     /// interaction (`InteractingModels.probabilities`); the track is not changed.
     package var modeProbabilities: SIMD4<Double> {
         mutating get {
-            guard hasState, configuration.usesInteractingModels else { return SIMD4<Double>(1.0 / 3, 1.0 / 3, 1.0 / 3, 0) }
+            guard isTracking, configuration.usesInteractingModels else { return SIMD4<Double>(1.0 / 3, 1.0 / 3, 1.0 / 3, 0) }
             return motion.probabilities
         }
     }
@@ -130,18 +143,18 @@ package struct TrackFilter: Sendable {
     /// P₀ⱼ = Σ_i μ_{i|j}(Pᵢ + (xᵢ − x₀ⱼ)(xᵢ − x₀ⱼ)ᵀ), μ ← c; π: stay 1 − p, move p/2 to each other
     /// model, p = 1 − e^(−λΔt) over the time since the last interaction).
     package mutating func predict(toSeconds t: Double) {
-        guard hasState, t > stateSeconds else { return }
+        guard isTracking, t > stateSeconds else { return }
         guard case .accepted = motion.predict(toSeconds: t, fromSeconds: stateSeconds, shared) else { diverge(at: t); return }
         stateSeconds = t
     }
 
     /// Sets the state directly (e.g. a prior), as if a measurement had initialised it at time t.
     package mutating func reset(to initial: KalmanState, atSeconds t: Double) {
-        hasState = true
+        isTracking = true
         motion.reset(to: initial, atSeconds: t, shared)
         stateSeconds = t
         lastUpdateSeconds = t
-        meanAtLastUpdate = initial.x
+        lastMean = initial.x
         rejectionScore = 0
         initializationCount += 1
     }
@@ -168,11 +181,11 @@ package struct TrackFilter: Sendable {
             return .unusable
         }
         var initializing = false
-        if !hasState || t - lastUpdateSeconds > configuration.reinitializeAfterSeconds || t < stateSeconds {
+        if !isTracking || t - lastUpdateSeconds > configuration.reinitializeAfterSeconds || t < stateSeconds {
             initializing = true
         } else {
             predict(toSeconds: t)
-            if !hasState { initializing = true }
+            if !isTracking { initializing = true }
         }
         if initializing {
             reset(to: prior(x: fix.position.x, y: fix.position.y), atSeconds: t)
@@ -224,7 +237,7 @@ package struct TrackFilter: Sendable {
         // Finite and r ≥ 0 as plain compares (NaN fails them).
         guard r >= 0, r <= .greatestFiniteMagnitude, abs(t) <= .greatestFiniteMagnitude else { return .unusable }
         buffer.insert(address: address, anchor: anchor, rangeMeters: r, timeSeconds: t)
-        if !hasState || t - lastUpdateSeconds > configuration.reinitializeAfterSeconds || t < stateSeconds {
+        if !isTracking || t - lastUpdateSeconds > configuration.reinitializeAfterSeconds || t < stateSeconds {
             return initializeFromBuffer(at: t)
         }
         // Prediction and update in one kernel call; gated on the most permissive model (IMM:
@@ -281,7 +294,7 @@ package struct TrackFilter: Sendable {
         precondition(times.count == n && anchors.count == n && addresses.count == n, "TrackFilter.update: buffers of one count")
         var k = 0
         while k < n {
-            if hasState {
+            if isTracking {
                 var run = epoch.run(stateSeconds: stateSeconds, lastUpdateSeconds: lastUpdateSeconds,
                                     reinitializeAfterSeconds: configuration.reinitializeAfterSeconds, rejectionScore: rejectionScore)
                 let stop = k + motion.updateRanges(times: UnsafeBufferPointer(rebasing: times[k...]),
@@ -294,7 +307,7 @@ package struct TrackFilter: Sendable {
                     for j in k..<stop { buffer.insert(address: addresses[j], anchor: anchors[j], rangeMeters: ranges[j], timeSeconds: times[j]) }
                     stateSeconds = run.stateSeconds
                     lastUpdateSeconds = run.lastUpdateSeconds
-                    meanAtLastUpdate = run.mean
+                    lastMean = run.mean
                     rejectionScore = run.rejectionScore
                     epoch.take(run)
                     k = stop
@@ -333,7 +346,7 @@ package struct TrackFilter: Sendable {
     package mutating func closeEpoch(atSeconds t: Double) -> PositionFix? {
         defer { epoch = TrackEpochQuality() }
         if t - lastUpdateSeconds <= configuration.maximumCoastSeconds { predict(toSeconds: t) }
-        guard hasState else { return nil }
+        guard isTracking else { return nil }
         // The round's likelihoods go into μ now: the fix's combination and the next interaction then
         // need no exponentials. At the models' own time (the usual case: the epoch's last range) the
         // fix needs the mean and the position covariance only; later, the whole state is predicted to t.
@@ -381,13 +394,12 @@ package struct TrackFilter: Sendable {
 
     private mutating func accept(at t: Double, mean: SIMD4<Double>) {
         lastUpdateSeconds = t
-        meanAtLastUpdate = mean
+        lastMean = mean
         rejectionScore = max(0, rejectionScore - 1)
     }
 
     private mutating func diverge(at t: Double) {
-        hasState = false
-        meanAtLastUpdate = nil
+        isTracking = false
         lastUpdateSeconds = -Double.infinity
         divergedAtSeconds = t
     }
@@ -396,9 +408,8 @@ package struct TrackFilter: Sendable {
         guard let p = buffer.solve(newestSeconds: t, windowSeconds: configuration.initializationWindowSeconds,
                                    tagHeightMeters: tagHeightMeters, minimumLocators: configuration.initializationLocators,
                                    sigmaMeters: configuration.rangeSigmaMeters) else {
-            if hasState && t - lastUpdateSeconds > configuration.reinitializeAfterSeconds {
-                hasState = false
-                meanAtLastUpdate = nil
+            if isTracking && t - lastUpdateSeconds > configuration.reinitializeAfterSeconds {
+                isTracking = false
             }
             return .buffered
         }

@@ -41,11 +41,19 @@ struct TrackRangeBuffer: Sendable {
                                                               rangeMeters: 0, timeSeconds: -Double.infinity))
     /// Entries 8..<16, on the heap (floors with more than 8 locators in earshot).
     private var far: ContiguousArray<Entry> = []
+    /// Number of entries kept (≤ `capacity`), and where the next range's locator probably is: one past
+    /// the last one written (a ranging round visits the locators in the same order each time, so this
+    /// is usually a hit without a search). 32 bits each, one word for both.
+    private var storedCount: Int32 = 0, storedHint: Int32 = 0
     /// Number of entries kept.
-    private(set) var count = 0
-    /// Where the next range's locator probably is: one past the last one written (a ranging round
-    /// visits the locators in the same order each time, so this is usually a hit without a search).
-    private var hint = 0
+    private(set) var count: Int {
+        get { Int(storedCount) }
+        set { storedCount = Int32(truncatingIfNeeded: newValue) }
+    }
+    private var hint: Int {
+        get { Int(storedHint) }
+        set { storedHint = Int32(truncatingIfNeeded: newValue) }
+    }
 
     /// Empty.
     init() {}
