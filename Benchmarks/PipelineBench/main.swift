@@ -19,7 +19,7 @@
 // engine; median of 31 runs after 3 warm-up runs (one run is ~6 ms: fewer runs gave medians a few
 // per cent higher and less stable); one JSON line.
 // The whole-pipeline items likewise take the outputs every 4,096 rows (`runEngineStreaming`).
-// `--callgrind ITEM` (engine_kalman | engine_raw | engine_loose) runs only a fixed small workload inside
+// `--callgrind ITEM` (engine_kalman | engine_raw | engine_loose | engine_calibrated) runs only a fixed small workload inside
 // `callgrindWorkload`, for scripts/check-instructions (valgrind --toggle-collect).
 //
 // Per-fix figures: fixes/s per core = 10⁹ / ns_per_fix, tags at 4 Hz per core = fixes/s ÷ 4,
@@ -266,7 +266,8 @@ if let item = callgrindItem {
     case "engine_raw": options.filter = .none
     case "engine_kalman": break
     case "engine_loose": options.coupling = .loose
-    default: fatalError("--callgrind: unknown item '\(item)' (engine_kalman, engine_raw, engine_loose)")
+    case "engine_calibrated": options.tagOffset = .off
+    default: fatalError("--callgrind: unknown item '\(item)' (engine_kalman, engine_raw, engine_loose, engine_calibrated)")
     }
     var engine = makeEngine(s.site, options)
     let produced = callgrindWorkload(s, &engine)
