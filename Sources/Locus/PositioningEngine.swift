@@ -353,16 +353,22 @@ package struct PositioningEngine: Sendable {
             n = gathered ? schedule.epochs.presentCount(tag)
                 : schedule.epochs.gather(tag, positions: floors[floorIndex].positions, locators: &scratchLocators, ranges: &scratchRanges)
         }
-        if tags[tag].hasOffset { updateOffset(tag, count: n, floorIndex: floorIndex, timeSeconds: time) }
         // The epoch is done with once its ranges were gathered (and, for a least-squares fix, its
         // rejected locators named): it is reset before the fix is delivered, so that the fix can be
         // released at once when nothing precedes it.
         if usesFilterFix {
+            if tags[tag].hasOffset { updateOffset(tag, count: n, floorIndex: floorIndex, timeSeconds: time) }
             schedule.reset(tag, ending: ending)
             deliverFilterFix(tag, floor: floorIndex, atSeconds: time)
             return
         }
+        // The least-squares fix first: its ranges were corrected by the offset as they came, so the
+        // offset estimator, which only corrects later rows, can follow it — and take its position as
+        // the seed it linearises the epoch at.
         let solved = solveEpoch(tag, count: n, floor: floorIndex, atSeconds: time)
+        if tags[tag].hasOffset {
+            updateOffset(tag, count: n, floorIndex: floorIndex, timeSeconds: time, leastSquares: solved?.position)
+        }
         schedule.reset(tag, ending: ending)
         guard let raw = solved else { return }
         if tags[tag].hasFilter {
