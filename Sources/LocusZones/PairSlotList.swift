@@ -30,6 +30,29 @@ struct PairSlotList: RandomAccessCollection, Sendable {
         }
     }
 
+    /// The index of the first slot for which `matches` holds: the inline slots, then the array's
+    /// buffer, each read directly (the collection's default walks `subscript`, which tests which part
+    /// an index is in and checks its bounds at every element: with a tag near many zones, as with
+    /// 10,000 zones on a floor, that was ≈ 12 % more of the zone judge's work).
+    @inline(__always)
+    func firstIndex(where matches: (Int32) throws -> Bool) rethrows -> Int? {
+        let inline = Swift.min(count, Self.inlineCapacity)
+        var i = 0
+        while i < inline {
+            if try matches(near[i]) { return i }
+            i += 1
+        }
+        guard count > Self.inlineCapacity else { return nil }
+        return try far.withUnsafeBufferPointer { rest in
+            for k in rest.indices where try matches(rest[k]) { return k + Self.inlineCapacity }
+            return nil
+        }
+    }
+
+    /// The index of `slot`, if the list holds it.
+    @inline(__always)
+    func firstIndex(of slot: Int32) -> Int? { firstIndex { $0 == slot } }
+
     /// Adds `slot` at the end.
     mutating func append(_ slot: Int32) {
         if count < Self.inlineCapacity { near[count] = slot } else { far.append(slot) }

@@ -454,7 +454,8 @@ package struct ZoneJudge: Sendable {
     private mutating func detect(tag: Int, zone: Int, atSeconds t: Double) {
         let rules = zoneRules[zone]
         var slot = -1
-        for s in tags[tag].activeSlots where Int(slots[Int(s)].zone) == zone { slot = Int(s); break }
+        let pairs = tags[tag].activeSlots
+        if let i = pairs.firstIndex(where: { Int(slots[Int($0)].zone) == zone }) { slot = Int(pairs[i]) }
         if slot < 0 {
             guard rules.inCount >= 1 else { return }
             pruneStaleCounting(tag)
