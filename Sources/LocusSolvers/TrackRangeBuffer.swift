@@ -90,34 +90,56 @@ struct TrackRangeBuffer: Sendable {
     @inline(__always)
     mutating func insert(address: LocatorAddress, anchor: Point3, rangeMeters: Double, timeSeconds: Double) {
         let n = count, h = hint
-        if h < n, h < Self.inlineCapacity, near[h].address == address {
-            near[h].set(anchor: anchor, rangeMeters: rangeMeters, timeSeconds: timeSeconds)
-            hint = h + 1 == n ? 0 : h + 1
-            return
+        if h < n {
+            if h < Self.inlineCapacity {
+                if near[h].address == address {
+                    near[h].set(anchor: anchor, rangeMeters: rangeMeters, timeSeconds: timeSeconds)
+                    hint = h + 1 == n ? 0 : h + 1
+                    return
+                }
+            } else if far[h - Self.inlineCapacity].address == address {
+                far[h - Self.inlineCapacity].set(anchor: anchor, rangeMeters: rangeMeters, timeSeconds: timeSeconds)
+                hint = h + 1 == n ? 0 : h + 1
+                return
+            }
         }
         insertSlowly(Entry(address: address, anchor: anchor, rangeMeters: rangeMeters, timeSeconds: timeSeconds))
     }
 
-    /// `insert` when the hint misses (or points past the inline entries): a search, an append, or the
-    /// oldest entry replaced.
+    /// `insert` when the hint misses: a search, an append, or the oldest entry replaced. The entries
+    /// are read in place (`near[i]`, `far[k]`), not through `entry(_:)`: a non-mutating read of the
+    /// inline entries copied all 256 bytes of them at every step (with more than 16 locators in earshot
+    /// every range comes here, and those copies were ≈ 60 % of a 32-locator fix).
     @inline(never)
     private mutating func insertSlowly(_ e: Entry) {
         let n = count
-        for i in 0..<n where entry(i).address == e.address {
-            store(e, at: i)
-            hint = i + 1 == n ? 0 : i + 1
+        let inline = min(n, Self.inlineCapacity)
+        var found = -1
+        for i in 0..<inline where near[i].address == e.address { found = i; break }
+        if found < 0 {
+            for k in far.indices where far[k].address == e.address { found = Self.inlineCapacity + k; break }
+        }
+        if found >= 0 {
+            store(e, at: found)
+            hint = found + 1 == n ? 0 : found + 1
             return
         }
         if n < Self.capacity {
             store(e, at: n)
             count = n + 1
             hint = 0
-        } else {
-            var oldest = 0
-            for i in 0..<n where entry(i).timeSeconds < entry(oldest).timeSeconds { oldest = i }
-            store(e, at: oldest)
-            hint = oldest + 1 == n ? 0 : oldest + 1
+            return
         }
+        // Full: the oldest entry (the first of equal times) gives way.
+        var oldest = 0
+        var oldestSeconds = near[0].timeSeconds
+        for i in 1..<inline where near[i].timeSeconds < oldestSeconds { oldest = i; oldestSeconds = near[i].timeSeconds }
+        for k in far.indices where far[k].timeSeconds < oldestSeconds {
+            oldest = Self.inlineCapacity + k
+            oldestSeconds = far[k].timeSeconds
+        }
+        store(e, at: oldest)
+        hint = oldest + 1 == n ? 0 : oldest + 1
     }
 
     /// Planar least-squares position from the ranges no older than `windowSeconds` before `newestSeconds`,

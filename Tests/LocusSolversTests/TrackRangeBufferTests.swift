@@ -18,10 +18,10 @@ struct TrackRangeBufferTests {
         }
     }
 
-    @Test("rounds over 4, 8, 13 and 20 locators, in order and shuffled, keep what the reference keeps")
+    @Test("rounds over 4, 8, 13, 16, 20 and 32 locators, in order and shuffled, keep what the reference keeps")
     func matchesReference() {
         var rng = SeededGenerator(seed: 42)
-        for locators in [4, 8, 13, 20] {
+        for locators in [4, 8, 13, 16, 20, 32] {
             var buffer = TrackRangeBuffer()
             var reference = Reference()
             var t = 0.0
