@@ -657,9 +657,14 @@ if runs("memory") {
 // MARK: - Scaling
 
 if runs("locators") {
-    for n in [4, 8, 16, 32] {
+    // One row for profiling or alternated pairs: LOCUS_SCALE_LOCATORS=4 (one locator count),
+    // LOCUS_SCALE_TRACKING=kalman_tight (one tracking; the solve rows run with any).
+    let environment = ProcessInfo.processInfo.environment
+    let onlyLocators = environment["LOCUS_SCALE_LOCATORS"].flatMap { Int($0) }
+    let onlyTracking = environment["LOCUS_SCALE_TRACKING"]
+    for n in onlyLocators.map({ [$0] }) ?? [4, 8, 16, 32] {
         let s = Scenario(locators: n, zones: 50, tags: smoke ? 2 : 40, rounds: smoke ? 20 : 120, seed: UInt64(20 + n))
-        for (name, options) in trackings where name != "kalman_loose" {
+        for (name, options) in trackings where name != "kalman_loose" && (onlyTracking ?? name) == name {
             measurePipeline("scale_locators_\(n)_\(name)", s, options, extra: ["scale": "\"locators\""], runs: 10, warmup: 1)
         }
         // Solve stage alone on both numeric paths.
