@@ -83,6 +83,11 @@ struct TrackRangeBuffer: Sendable {
         }
     }
 
+    /// Points the hint at the entry after i of n (wrapping): where the next range of a round in its
+    /// usual order finds its locator.
+    @inline(__always)
+    private mutating func pointHint(past i: Int, count n: Int) { hint = i + 1 == n ? 0 : i + 1 }
+
     /// Keeps this range as the latest of its locator. Inlined (the common case, a ranging round in
     /// its usual order, is one compare and four stores), and written field by field: an `Entry` built on
     /// the stack with narrow stores and copied with wide loads waited for the stores each time (a
@@ -94,12 +99,12 @@ struct TrackRangeBuffer: Sendable {
             if h < Self.inlineCapacity {
                 if near[h].address == address {
                     near[h].set(anchor: anchor, rangeMeters: rangeMeters, timeSeconds: timeSeconds)
-                    hint = h + 1 == n ? 0 : h + 1
+                    pointHint(past: h, count: n)
                     return
                 }
             } else if far[h - Self.inlineCapacity].address == address {
                 far[h - Self.inlineCapacity].set(anchor: anchor, rangeMeters: rangeMeters, timeSeconds: timeSeconds)
-                hint = h + 1 == n ? 0 : h + 1
+                pointHint(past: h, count: n)
                 return
             }
         }
@@ -121,7 +126,7 @@ struct TrackRangeBuffer: Sendable {
         }
         if found >= 0 {
             store(e, at: found)
-            hint = found + 1 == n ? 0 : found + 1
+            pointHint(past: found, count: n)
             return
         }
         if n < Self.capacity {
@@ -139,7 +144,7 @@ struct TrackRangeBuffer: Sendable {
             oldestSeconds = far[k].timeSeconds
         }
         store(e, at: oldest)
-        hint = oldest + 1 == n ? 0 : oldest + 1
+        pointHint(past: oldest, count: n)
     }
 
     /// Planar least-squares position from the ranges no older than `windowSeconds` before `newestSeconds`,
