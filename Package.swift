@@ -29,7 +29,11 @@ let package = Package(
         // Network I/O of `locus stream`: endpoint URIs, a UDP receiver, an MQTT client over libmosquitto.
         .target(name: "LocusLive", dependencies: ["LocusCore", "CMosquitto"], exclude: ["README.md"]),
         .target(name: "Locus", dependencies: ["LocusCore", "CLocusKernels", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation"], exclude: ["README.md"]),
-        .target(name: "LocusCommandLine", dependencies: ["Locus", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation", "LocusLive"], exclude: ["README.md"]),
+        // Whole-recording runs as a library: replay, accuracy and zone scoring against truth, summaries, the verdict.
+        .target(name: "LocusEvaluation", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusZones", "LocusIO"], exclude: ["README.md"]),
+        // SVG drawings: the replay report, the geometry heatmap, and their label and clipping helpers.
+        .target(name: "LocusReports", dependencies: ["LocusEvaluation", "LocusCore", "LocusSolvers", "LocusZones", "LocusIO"], exclude: ["README.md"]),
+        .target(name: "LocusCommandLine", dependencies: ["Locus", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation", "LocusLive", "LocusEvaluation", "LocusReports"], exclude: ["README.md"]),
         .executableTarget(name: "locus", dependencies: ["LocusCommandLine", "CLocusKernels"]),
         // The C ABI: exported `locus_*` functions over the engine and the solver.
         .target(name: "LocusC", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusIO", "LocusZones", "LocusCommandLine"],
@@ -61,7 +65,7 @@ let package = Package(
         .testTarget(name: "LocusTests", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusIO", "LocusSimulation", "LocusTestSupport"]),
         .testTarget(name: "LocusLiveTests", dependencies: ["LocusCore", "LocusLive", "LocusTestSupport"]),
         // CZlib: the heatmap tests decode the PNGs rsvg-convert renders.
-        .testTarget(name: "LocusCommandLineTests", dependencies: ["LocusCommandLine", "Locus", "LocusCore", "LocusIO", "LocusLive", "LocusZones", "LocusSimulation", "LocusTestSupport", "CZlib"]),
+        .testTarget(name: "LocusCommandLineTests", dependencies: ["LocusCommandLine", "LocusEvaluation", "LocusReports", "Locus", "LocusCore", "LocusIO", "LocusLive", "LocusZones", "LocusSimulation", "LocusTestSupport", "CZlib"]),
     ]
 )
 

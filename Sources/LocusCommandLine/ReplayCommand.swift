@@ -2,7 +2,8 @@ import Foundation
 import Locus
 import LocusCore
 import LocusIO
-import LocusSolvers
+import LocusEvaluation
+import LocusReports
 
 /// `locus replay`: the whole pipeline over a recorded trace, as fast as it can (SPEC §5).
 package enum ReplayCommand: LocusCommand {
@@ -47,18 +48,21 @@ package enum ReplayCommand: LocusCommand {
             throw LocusError(.usage, "only one of --positions and --events can be '-' (standard output) (see: locus replay --help)")
         }
         let options = try EngineOptions(arguments)
-        let configuration = EngineConfiguration(options)
         let jobs = try arguments.integer("jobs", default: ProcessorCount.online, in: 1...256)
         let site = try SiteDecoder.load(path: sitePath)
         // An unknown --floor is an error before any input is read (E3002, as the engine would say).
-        let defaultFloor = FloorIndex(try site.floorIndex(options.defaultFloor))
-        var truth: GroundTruth? = nil
-        if let path = arguments.string("truth") { truth = try GroundTruth.read(path: path) }
+        _ = try site.floorIndex(options.defaultFloor)
+        var job = ReplayJob(site: site, options: options, jobs: jobs)
+        if let path = arguments.string("truth") { job.truth = try GroundTruth.read(path: path) }
         let reportPath = arguments.string("report")
-        if reportPath != nil && truth == nil {
+        if reportPath != nil && job.truth == nil {
             throw LocusError(.usage, "--report needs --truth: it draws the tracks over their truth (see: locus replay --help)")
         }
-        let zoneWindow = try arguments.double("zone-window", default: 5, in: 0.001...3600)
+        job.keepsTracks = reportPath != nil
+        job.zoneWindowSeconds = try arguments.double("zone-window", default: 5, in: 0.001...3600)
+        if let text = arguments.string("truth-shift") {
+            job.truthShift = text == "auto" ? .auto : .given(try arguments.double("truth-shift", default: 0, in: -3600...3600))
+        }
         let source = try ByteSource(path: tracePath)
         // Outputs are opened (created) before the run, so an unwritable one fails before the work.
         let positions = try positionsPath.map { (path: String) throws(LocusError) in try ByteSink(path: path) }
@@ -66,36 +70,10 @@ package enum ReplayCommand: LocusCommand {
         // The summary goes where no output goes: stderr when an output is standard output.
         let report: @Sendable (String) -> Void = positionsPath == "-" || eventsPath == "-" ? console.err : console.out
 
-        var summary: ReplaySummary
-        if options.smooth || arguments.string("truth-shift") == "auto" {
-            // The smoother and the truth-shift estimate need the whole recording in memory.
-            summary = try wholeRecording(arguments, options: options, configuration: configuration, site: site,
-                                         defaultFloor: defaultFloor, source: source, truth: truth, zoneWindow: zoneWindow,
-                                         positions: positions, events: events, console: console)
-        } else {
-            let shift = try truthShift(arguments, trace: nil, truth: truth, site: site, defaultFloor: defaultFloor,
-                                       solver: configuration.solver, console: console)
-            let bar = console.errIsTerminal ? ProgressBar(total: 0, label: "replay", console: console) : nil
-            var replay = StreamingReplay(site: site, configuration: configuration, jobs: jobs)
-            if let truth {
-                replay.evaluation = try ReplayEvaluation(site: site, truth: truth, shiftSeconds: shift?.seconds ?? 0,
-                                                         rateHertz: configuration.rateHertz, keepsTracks: reportPath != nil,
-                                                         windowSeconds: zoneWindow)
-            }
-            replay.progress = bar.map { b in { rows in b.update(rows) } }
-            let outcome = try replay.run(source: source, positions: positions, events: events)
-            bar?.finish()
-            if let runs = outcome.sortedRuns {
-                console.err("locus replay: \(source.name) is not in time order (\(plural(runs, "time-ordered run"))): "
-                            + (outcome.spilledBlocks > 0
-                               ? "sorted through \(plural(outcome.spilledBlocks, "block")) in \(TemporaryFiles.directory) (deleted)\n"
-                               : "sorted in memory\n"))
-            }
-            summary = ReplaySummary(fixes: outcome.fixes, ranges: outcome.rows, tags: outcome.tags, skipped: outcome.skipped,
-                                    diagnostics: outcome.diagnostics, accuracy: outcome.accuracy, events: outcome.events,
-                                    elapsedSeconds: 0, filter: options.filter.rawValue, smooth: false,
-                                    truthShift: truth == nil ? nil : shift, evaluation: outcome.evaluation)
-        }
+        let bar = console.errIsTerminal ? ProgressBar(total: 0, label: "replay", console: console) : nil
+        var summary = try job.run(source: source, positions: positions, events: events, say: console.err,
+                                  progress: bar.map { b in { rows in b.update(rows) } })
+        bar?.finish()
         try positions?.close()
         try events?.close()
         summary.elapsedSeconds = Date().timeIntervalSince(started)
@@ -107,119 +85,6 @@ package enum ReplayCommand: LocusCommand {
         } else {
             report(summary.text(tracePath: source.name, positionsPath: positionsPath == "-" ? "<stdout>" : positionsPath))
         }
-        return summary.verdict(command: "replay", input: source.name, console: console)
-    }
-
-    /// `--smooth` and `--truth-shift auto`: the whole recording read into memory, replayed by one
-    /// engine (`ReplayRun`), then smoothed.
-    private static func wholeRecording(_ arguments: ParsedArguments, options: EngineOptions, configuration: EngineConfiguration,
-                                       site: Site, defaultFloor: FloorIndex, source: ByteSource, truth: GroundTruth?, zoneWindow: Double,
-                                       positions: ByteSink?, events: ByteSink?, console: Console) throws(LocusError) -> ReplaySummary {
-        var engine = try PositioningEngine(site: site, configuration: configuration)
-        let trace = try TraceReader.read(source: source)
-        let truthShift = try Self.truthShift(arguments, trace: trace, truth: truth, site: site, defaultFloor: defaultFloor,
-                                             solver: configuration.solver, console: console)
-        let progress = console.errIsTerminal ? ProgressBar(total: trace.count, label: "replay", console: console) : nil
-        var smoothing = options.smooth ? OfflineSmoothing(configuration: configuration) : nil
-        let result = ReplayRun.run(trace: trace, engine: &engine, smoothing: &smoothing,
-                                   progress: progress.map { bar in { done in bar.update(done) } })
-        progress?.finish()
-        var fixes = result.fixes
-        if let smoothing { fixes = try smoothing.smooth(fixes: fixes, engine: engine) }
-        if let events {
-            var writer = ZoneEventWriter()
-            for e in result.events { writer.append(e) }
-            try events.write(writer.bytes)
-        }
-        if let positions {
-            var writer = PositionsWriter()
-            for fix in fixes { writer.append(fix) }
-            try positions.write(writer.bytes)
-        }
-        var evaluation: ReplayEvaluation? = nil
-        if let truth {
-            var e = try ReplayEvaluation(site: site, truth: truth, shiftSeconds: truthShift?.seconds ?? 0, rateHertz: configuration.rateHertz,
-                                         keepsTracks: arguments.string("report") != nil, windowSeconds: zoneWindow)
-            for fix in fixes { e.add(fix) }
-            for event in result.events { e.add(event) }
-            e.finish()
-            evaluation = e
-        }
-        let accuracy = evaluation?.accuracyReport
-        var skipped = trace.skipped
-        skipped.merge(engine.diagnostics.skipped)
-        return ReplaySummary(fixes: fixes.count, ranges: trace.count + trace.skipped.total, tags: trace.tags.count,
-                             skipped: skipped, diagnostics: engine.diagnostics, accuracy: accuracy,
-                             events: Dictionary(grouping: result.events, by: \.kind).mapValues(\.count),
-                             elapsedSeconds: 0, filter: options.filter.rawValue, smooth: options.smooth,
-                             truthShift: truth == nil ? nil : truthShift, evaluation: evaluation)
-    }
-}
-
-extension ReplayCommand {
-    /// `--truth-shift`: nil when absent (δ = 0, not reported), the number when given, or with `auto`
-    /// the estimate of `ReplayTruthShift.estimate` (0 with a warning on stderr when it cannot tell).
-    /// - Throws: E1001 for a value that is neither `auto` nor a number in −3600…3600.
-    static func truthShift(_ arguments: ParsedArguments, trace: RangeTrace?, truth: GroundTruth?, site: Site, defaultFloor: FloorIndex,
-                           solver: TrilaterationConfiguration, console: Console) throws(LocusError) -> ReplayTruthShift? {
-        guard let text = arguments.string("truth-shift") else { return nil }
-        guard text == "auto" else {
-            return ReplayTruthShift(seconds: try arguments.double("truth-shift", default: 0, in: -3600...3600), source: .given)
-        }
-        guard let truth, let trace else {
-            console.err("locus replay: warning: --truth-shift auto has no effect without --truth\n")
-            return nil
-        }
-        let alignment = ReplayTruthShift.estimate(trace: trace, truth: truth, site: site, defaultFloor: defaultFloor.rawValue, solver: solver)
-        if let warning = ReplayTruthShift.warning(for: alignment) { console.err(warning) }
-        return ReplayTruthShift(seconds: alignment.shiftSeconds, source: .auto)
-    }
-}
-
-/// Feeds a trace through an engine in time order.
-package enum ReplayRun {
-    package struct Output {
-        /// The causal fixes, in (time, tag) order.
-        package var fixes: [PositionFix]
-        /// Zone events of the causal stream, in SPEC §4.7 order.
-        package var events: [ZoneEvent]
-    }
-
-    /// Ingests every row of `trace` in non-decreasing time (ties in file order), then finishes.
-    /// - Parameter progress: called with the number of rows done, every 65,536 rows.
-    /// - Parameter smoothing: when given, every row is recorded there right after the engine took it (for `--smooth`).
-    package static func run(trace: RangeTrace, engine: inout PositioningEngine, smoothing: inout OfflineSmoothing?,
-                            progress: ((Int) -> Void)? = nil) -> Output {
-        let tagIndex = trace.tags.map { engine.tagIndex(for: $0) }
-        let floorIndex = trace.floors.map { engine.floorIndex($0) }
-        let defaultFloor = engine.defaultFloor
-        var skippedFloor = SkipTally()
-        // A trace already in time order (the usual case) is walked directly, without an index array.
-        let order: [Int]? = trace.isTimeOrdered ? nil : trace.timeOrder()
-        for done in 0..<trace.count {
-            let i = order?[done] ?? done
-            if let progress, done & 0xFFFF == 0 { progress(done) }
-            let f = trace.floorIndex[i]
-            var floor = defaultFloor
-            if f >= 0 {
-                guard let known = floorIndex[Int(f)] else { skippedFloor.record(.unknownFloor, line: Int(trace.line[i])); continue }
-                floor = known
-            }
-            engine.ingest(tag: tagIndex[Int(trace.tagIndex[i])], floor: floor, locator: trace.locator[i],
-                          rangeMeters: trace.rangeMeters[i], timeSeconds: trace.timeSeconds[i], line: Int(trace.line[i]))
-            if smoothing != nil { smoothing?.record(trace.measurement(i), ingestedBy: engine) }
-        }
-        engine.finish()
-        // The engine's buffers are taken as they are (no second array of every fix).
-        let fixes = engine.drainFixes()
-        let events = engine.drainEvents()
-        engine.recordSkipped(skippedFloor)
-        return Output(fixes: fixes, events: events)
-    }
-
-    /// `run(trace:engine:smoothing:progress:)` without smoothing.
-    package static func run(trace: RangeTrace, engine: inout PositioningEngine, progress: ((Int) -> Void)? = nil) -> Output {
-        var none: OfflineSmoothing? = nil
-        return run(trace: trace, engine: &engine, smoothing: &none, progress: progress)
+        return summary.verdict(command: "replay", input: source.name, say: console.err)
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import LocusCore
+import LocusEvaluation
 import LocusIO
 import LocusZones
 
@@ -92,7 +93,7 @@ package enum ZonesCommand: LocusCommand {
             (eventsPath == nil || eventsPath == "-" ? console.err : console.out)(s + "\n")
         }
         return RunVerdict.check(command: "zones", input: source.name, results: run.judged, noun: ("fix", "fixes"),
-                                rows: run.rows, skipped: run.skipped, console: console)
+                                rows: run.rows, skipped: run.skipped, say: console.err)
     }
 
     /// True when the positions' kept rows are in non-decreasing time (a reading pass).

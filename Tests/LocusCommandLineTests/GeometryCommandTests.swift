@@ -3,6 +3,8 @@ import Foundation
 import FoundationXML
 #endif
 @testable import LocusCommandLine
+@testable import LocusEvaluation
+@testable import LocusReports
 import LocusCore
 import LocusIO
 import LocusTestSupport

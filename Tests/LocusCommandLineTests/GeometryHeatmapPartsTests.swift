@@ -1,4 +1,6 @@
 @testable import LocusCommandLine
+@testable import LocusEvaluation
+@testable import LocusReports
 import LocusCore
 import LocusSolvers
 import Testing

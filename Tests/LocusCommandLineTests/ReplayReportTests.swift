@@ -4,6 +4,8 @@ import FoundationXML
 #endif
 import Locus
 @testable import LocusCommandLine
+@testable import LocusEvaluation
+@testable import LocusReports
 import LocusCore
 import LocusIO
 import LocusSimulation

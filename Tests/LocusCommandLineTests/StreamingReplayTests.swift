@@ -1,6 +1,8 @@
 import Foundation
 import Locus
 @testable import LocusCommandLine
+@testable import LocusEvaluation
+@testable import LocusReports
 import LocusCore
 import LocusIO
 import LocusTestSupport

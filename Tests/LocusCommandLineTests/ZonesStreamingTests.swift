@@ -1,5 +1,7 @@
 import Foundation
 @testable import LocusCommandLine
+@testable import LocusEvaluation
+@testable import LocusReports
 import LocusCore
 import LocusIO
 import LocusTestSupport

@@ -7,7 +7,7 @@ import LocusCore
 /// The honest-result rules of the commands that read a recording (`replay`, `zones`, `calibrate`):
 /// a run that yields nothing fails (exit 1) with the likely cause, a run that skipped more than half
 /// its rows says so, and a comparison with truth that compared nothing fails rather than report 0.
-enum RunVerdict {
+package enum RunVerdict {
     /// The likely cause of the skips, from the reason with the most rows.
     static func hint(_ skipped: SkipTally) -> String {
         guard let top = skipped.nonZero.max(by: { $0.count < $1.count }) else { return "" }
@@ -26,41 +26,41 @@ enum RunVerdict {
         skipped.nonZero.map { "\($0.reason.rawValue) \($0.count)" }.joined(separator: ", ")
     }
 
-    /// Applies the rules to a finished run and says them on stderr; the exit status.
+    /// Applies the rules to a finished run and says them through `say` (the command line's stderr); the exit status.
     /// - Parameters:
     ///   - results: what the run produced (fixes, events judged, samples used), with its noun.
     ///   - rows: data rows read; `skipped` those skipped, by reason.
     ///   - failure: why rows that were kept still gave nothing (e.g. the engine's failed epochs).
     ///   - compared: with truth, how many results were compared (nil without truth).
-    static func check(command: String, input: String, results: Int, noun: (String, String), rows: Int, skipped: SkipTally,
-                      failure: String? = nil, compared: Int? = nil, console: Console) -> Int32 {
+    package static func check(command: String, input: String, results: Int, noun: (String, String), rows: Int, skipped: SkipTally,
+                      failure: String? = nil, compared: Int? = nil, say: (String) -> Void) -> Int32 {
         let prefix = "locus \(command): "
         guard rows > 0 else {
-            console.err(prefix + "error: no \(noun.1): \(input) holds no data rows\n")
+            say(prefix + "error: no \(noun.1): \(input) holds no data rows\n")
             return 1
         }
         guard results > 0 else {
             if skipped.total >= rows {
-                console.err(prefix + "error: no \(noun.1): every row skipped (\(counts(skipped))) — \(hint(skipped))\n")
+                say(prefix + "error: no \(noun.1): every row skipped (\(counts(skipped))) — \(hint(skipped))\n")
             } else {
                 let kept = rows - skipped.total
-                console.err(prefix + "error: no \(noun.1) from \(plural(kept, "usable row"))" + (failure.map { ": " + $0 } ?? "")
+                say(prefix + "error: no \(noun.1) from \(plural(kept, "usable row"))" + (failure.map { ": " + $0 } ?? "")
                             + (skipped.total > 0 ? " (skipped: \(counts(skipped)) — \(hint(skipped)))" : "") + "\n")
             }
             return 1
         }
         if skipped.total * 2 > rows {
-            console.err(prefix + "warning: \(skipped.total) of \(rows) rows skipped (\(counts(skipped))) — \(hint(skipped))\n")
+            say(prefix + "warning: \(skipped.total) of \(rows) rows skipped (\(counts(skipped))) — \(hint(skipped))\n")
         }
         if let compared, compared == 0 {
-            console.err(prefix + "error: truth covers 0 of the \(plural(results, noun.0, noun.1)): check that trace and truth share tags and clock\n")
+            say(prefix + "error: truth covers 0 of the \(plural(results, noun.0, noun.1)): check that trace and truth share tags and clock\n")
             return 1
         }
         return 0
     }
 
     /// Why an engine's kept rows gave no fix.
-    static func engineFailure(_ d: EngineDiagnostics) -> String? {
+    package static func engineFailure(_ d: EngineDiagnostics) -> String? {
         if d.epochs == 0 { return nil }
         var parts = d.failedEpochs.map { "\($0.code.rawValue) \(ReplaySummary.describe($0.code)) \($0.count)" }
         if d.epochsBeforeTrack > 0 { parts.append("before the filter had a track \(d.epochsBeforeTrack)") }
@@ -70,15 +70,15 @@ enum RunVerdict {
 
 extension ReplaySummary {
     /// The run's exit status under `RunVerdict`'s rules (messages on stderr).
-    func verdict(command: String, input: String, console: Console) -> Int32 {
+    package func verdict(command: String, input: String, say: (String) -> Void) -> Int32 {
         RunVerdict.check(command: command, input: input, results: fixes, noun: ("fix", "fixes"), rows: ranges, skipped: skipped,
-                         failure: RunVerdict.engineFailure(diagnostics), compared: accuracy?.compared, console: console)
+                         failure: RunVerdict.engineFailure(diagnostics), compared: accuracy?.compared, say: say)
     }
 }
 
 /// The number of cores online (the default of `--jobs`).
-enum ProcessorCount {
-    static var online: Int {
+package enum ProcessorCount {
+    package static var online: Int {
         #if canImport(Glibc)
         return max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         #else

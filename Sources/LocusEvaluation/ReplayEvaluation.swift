@@ -11,41 +11,41 @@ import LocusZones
 /// Reference events: every fix's truth at its time (plus the truth shift) goes, in the fixes' order,
 /// through zone judges of its own (one per floor, the engine's options), as the pipeline's fixes go
 /// through the engine's; fixes without truth only move those judges' clock.
-struct ReplayEvaluation {
+package struct ReplayEvaluation {
     /// One tag's figures.
-    struct TagFigures {
-        var fixes = 0
-        var errors: [Double] = []
-        var sumX = 0.0, sumY = 0.0, sumZ = 0.0
+    package struct TagFigures {
+        package var fixes = 0
+        package var errors: [Double] = []
+        package var sumX = 0.0, sumY = 0.0, sumZ = 0.0
         /// Whether z was solved (a fix with z variance): then the z error counts.
-        var solvesZ = false
-        var firstSeconds = Double.infinity, lastSeconds = -Double.infinity
+        package var solvesZ = false
+        package var firstSeconds = Double.infinity, lastSeconds = -Double.infinity
         /// The track for the report (every fix when kept): time, estimate, truth (nil when none).
-        var track: [(t: Double, x: Double, y: Double, truth: Point2?, error: Double?)] = []
-        var floor: FloorID?
+        package var track: [(t: Double, x: Double, y: Double, truth: Point2?, error: Double?)] = []
+        package var floor: FloorID?
 
-        var compared: Int { errors.count }
-        func rmse(_ sum: Double) -> Double { compared > 0 ? (sum / Double(compared)).squareRoot() : 0 }
+        package var compared: Int { errors.count }
+        package func rmse(_ sum: Double) -> Double { compared > 0 ? (sum / Double(compared)).squareRoot() : 0 }
     }
 
     private var accuracy = AccuracyReport.Accumulator()
-    private(set) var tags: [TagID: TagFigures] = [:]
+    package private(set) var tags: [TagID: TagFigures] = [:]
     /// Tags in order of first fix.
-    private(set) var tagOrder: [TagID] = []
+    package private(set) var tagOrder: [TagID] = []
     private var allErrors: [Double] = []
     private var referenceJudges: FloorJudges
     private var referenceTag: [TagID: Int] = [:]
-    private(set) var reference: [ZoneEvent] = []
-    private(set) var pipeline: [ZoneEvent] = []
+    package private(set) var reference: [ZoneEvent] = []
+    package private(set) var pipeline: [ZoneEvent] = []
     private let site: Site
     private let truth: GroundTruth
     private let shiftSeconds: Double
     private let keepsTracks: Bool
     /// Matching window of the zone score, seconds.
-    let windowSeconds: Double
+    package let windowSeconds: Double
 
     /// - Throws: the zone judges' errors (the site was valid for the engine, so none in practice).
-    init(site: Site, truth: GroundTruth, shiftSeconds: Double, rateHertz: Double, keepsTracks: Bool, windowSeconds: Double) throws(LocusError) {
+    package init(site: Site, truth: GroundTruth, shiftSeconds: Double, rateHertz: Double, keepsTracks: Bool, windowSeconds: Double) throws(LocusError) {
         self.site = site
         self.truth = truth
         self.shiftSeconds = shiftSeconds
@@ -57,7 +57,7 @@ struct ReplayEvaluation {
     }
 
     /// One released fix, in release order.
-    mutating func add(_ fix: PositionFix) {
+    package mutating func add(_ fix: PositionFix) {
         let p = truth.position(tag: fix.tag, at: fix.timeSeconds + shiftSeconds)
         accuracy.add(fix, truth: p)
         if tags[fix.tag] == nil { tagOrder.append(fix.tag) }
@@ -94,28 +94,28 @@ struct ReplayEvaluation {
     }
 
     /// One event the pipeline released.
-    mutating func add(_ event: ZoneEvent) { pipeline.append(event) }
+    package mutating func add(_ event: ZoneEvent) { pipeline.append(event) }
 
     /// Ends the reference judgement (no synthetic exit, SPEC §4.6).
-    mutating func finish() { referenceJudges.finish(into: &reference) }
+    package mutating func finish() { referenceJudges.finish(into: &reference) }
 
     /// The run's accuracy (as `AccuracyReport(fixes:truth:)` computes it).
-    var accuracyReport: AccuracyReport { accuracy.report }
+    package var accuracyReport: AccuracyReport { accuracy.report }
 
     /// The zone transitions scored (after `finish()`).
-    var zoneScore: ZoneEventMatching { ZoneEventMatching(reference: reference, pipeline: pipeline, windowSeconds: windowSeconds) }
+    package var zoneScore: ZoneEventMatching { ZoneEventMatching(reference: reference, pipeline: pipeline, windowSeconds: windowSeconds) }
 
     /// Hours of tag time: Σ over tags of (last fix − first fix).
-    var tagHours: Double { tags.values.reduce(0) { $0 + max(0, $1.lastSeconds - $1.firstSeconds) } / 3600 }
+    package var tagHours: Double { tags.values.reduce(0) { $0 + max(0, $1.lastSeconds - $1.firstSeconds) } / 3600 }
 
     /// Every compared error, sorted, metres.
-    var sortedErrors: [Double] { allErrors.sorted() }
+    package var sortedErrors: [Double] { allErrors.sorted() }
 
     // MARK: JSON
 
     /// `per_tag`: keyed by tag id — `fixes`, `compared`, `rmse_m`, `p50_m`, `p95_m`, `p99_m`, `max_m`,
     /// `rmse_x_m`, `rmse_y_m`, and `rmse_z_m` where z is solved (null figures when nothing compared).
-    var perTagJSON: JSONValue {
+    package var perTagJSON: JSONValue {
         .object(tagOrder.map { tag in
             let f = tags[tag]!
             let sorted = f.errors.sorted()
@@ -133,7 +133,7 @@ struct ReplayEvaluation {
     }
 
     /// `cdf`: the error at each percent, `[{"p": 0.01, "error_m": …}, … {"p": 1, …}]` (nearest rank).
-    var cdfJSON: JSONValue {
+    package var cdfJSON: JSONValue {
         let sorted = sortedErrors
         guard !sorted.isEmpty else { return .array([]) }
         return .array((1...100).map { k in
@@ -145,7 +145,7 @@ struct ReplayEvaluation {
     /// `zone_score`: `reference`, `matched`, `missed`, `spurious`, `spurious_per_tag_hour`,
     /// `delay_p50_s`, `delay_p95_s` (null without matched pairs), per kind `enter`/`exit` delays,
     /// `window_s`, `tag_hours`.
-    var zoneScoreJSON: JSONValue {
+    package var zoneScoreJSON: JSONValue {
         let s = zoneScore
         func seconds(_ v: Double?) -> JSONValue { v.map { .number($0, .fixed(3)) } ?? .null }
         let hours = tagHours
@@ -163,7 +163,7 @@ struct ReplayEvaluation {
     }
 
     /// The zone score in one line of words.
-    var zoneScoreText: String {
+    package var zoneScoreText: String {
         let s = zoneScore
         func f(_ v: Double?) -> String { v.map { DecimalText.string($0, decimals: 2) + " s" } ?? "n/a" }
         let hours = tagHours

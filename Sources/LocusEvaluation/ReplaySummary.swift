@@ -4,21 +4,38 @@ import LocusIO
 import LocusZones
 
 /// The figures `locus replay` reports, as text for people and as the `--json` object (SPEC §5).
-struct ReplaySummary {
-    var fixes: Int
-    var ranges: Int
-    var tags: Int
-    var skipped: SkipTally
-    var diagnostics: EngineDiagnostics
-    var accuracy: AccuracyReport?
+package struct ReplaySummary {
+    package var fixes: Int
+    package var ranges: Int
+    package var tags: Int
+    package var skipped: SkipTally
+    package var diagnostics: EngineDiagnostics
+    package var accuracy: AccuracyReport?
     var events: [ZoneEvent.Kind: Int] = [:]
-    var elapsedSeconds: Double
-    var filter: String
-    var smooth: Bool
+    package var elapsedSeconds: Double
+    package var filter: String
+    package var smooth: Bool
     /// The truth shift δ, when `--truth-shift` was given with `--truth`.
     var truthShift: ReplayTruthShift? = nil
     /// Per tag, the error CDF and the zone score, with `--truth`.
-    var evaluation: ReplayEvaluation? = nil
+    package var evaluation: ReplayEvaluation? = nil
+
+    package init(fixes: Int, ranges: Int, tags: Int, skipped: SkipTally, diagnostics: EngineDiagnostics, accuracy: AccuracyReport?,
+                 events: [ZoneEvent.Kind: Int], elapsedSeconds: Double, filter: String, smooth: Bool,
+                 truthShift: ReplayTruthShift? = nil, evaluation: ReplayEvaluation? = nil) {
+        self.fixes = fixes
+        self.ranges = ranges
+        self.tags = tags
+        self.skipped = skipped
+        self.diagnostics = diagnostics
+        self.accuracy = accuracy
+        self.events = events
+        self.elapsedSeconds = elapsedSeconds
+        self.filter = filter
+        self.smooth = smooth
+        self.truthShift = truthShift
+        self.evaluation = evaluation
+    }
 
     var fixesPerSecond: Double { elapsedSeconds > 0 ? Double(fixes) / elapsedSeconds : 0 }
 
@@ -28,7 +45,7 @@ struct ReplaySummary {
     /// `epochs`, `failed_epochs` (code → count), `epochs_before_track` (epochs the causal filter had
     /// no track for yet), `rejected_ranges`, `filter`, `smooth`, `compared`; with `--truth` and
     /// `--truth-shift`: `truth_shift_s` (δ, seconds) and `truth_shift_source` (`auto` | `given`).
-    var json: JSONValue {
+    package var json: JSONValue {
         var members: [(String, JSONValue)] = [
             ("fixes", .integer(fixes)),
             ("ranges", .integer(ranges)),
@@ -65,7 +82,7 @@ struct ReplaySummary {
         return .object(members)
     }
 
-    func text(tracePath: String, positionsPath: String?) -> String {
+    package func text(tracePath: String, positionsPath: String?) -> String {
         var s = "replay \(tracePath): \(plural(fixes, "fix", "fixes")) from \(plural(ranges, "range row")), \(plural(tags, "tag")), "
         s += "filter \(filter)\(smooth ? " + smoother" : ""), \(DecimalText.string(elapsedSeconds, decimals: 3)) s "
         s += "(\(DecimalText.string(fixesPerSecond, decimals: 0)) fixes/s)\n"

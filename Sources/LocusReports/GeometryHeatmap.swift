@@ -1,4 +1,5 @@
 import LocusCore
+import LocusEvaluation
 import LocusIO
 import LocusSolvers
 
@@ -17,13 +18,13 @@ import LocusSolvers
 /// no renderer can leave a seam between them. Map labels are placed by `LabelPlacer` so they overlap
 /// neither each other nor the markers. Output bytes depend only on the report (fixed decimals, fixed
 /// order).
-enum GeometryHeatmap {
+package enum GeometryHeatmap {
     /// Map-label colours: locators, off-floor markers, zones, the suggestion, flagged locators.
-    static let locatorColour = "#111111", offFloorColour = "#7B3294", zoneColour = "#1F2D5A"
-    static let suggestionColour = "#2166AC", surveyColour = "#B2182B"
+    package static let locatorColour = "#111111", offFloorColour = "#7B3294", zoneColour = "#1F2D5A"
+    package static let suggestionColour = "#2166AC", surveyColour = "#B2182B"
 
     /// A "nice" tick step (1, 2 or 5 × 10ᵏ metres) giving at most `maximumTicks` intervals over `length`.
-    static func tickStep(_ length: Double, maximumTicks: Double = 10) -> Double {
+    package static func tickStep(_ length: Double, maximumTicks: Double = 10) -> Double {
         var step = 0.1
         while length / step > maximumTicks {
             for m in [2.0, 2.5, 2.0] {
@@ -34,15 +35,21 @@ enum GeometryHeatmap {
         return step
     }
 
-    static func n(_ x: Double, _ d: Int) -> String { DecimalText.string(x, decimals: d) }
+    package static func n(_ x: Double, _ d: Int) -> String { DecimalText.string(x, decimals: d) }
 
     /// A style list, SVG attribute name → value.
-    typealias Style = [(String, SVGDocument.Value)]
+    package typealias Style = [(String, SVGDocument.Value)]
 
     /// The SVG bytes for `report`, with `suggestion` drawn when given and flagged locators (`survey`)
     /// marked. `title` is the first title line (e.g. building and floor names). With
     /// `accuracySigmaMeters` σ the cells show HDOP · σ in centimetres instead of HDOP.
-    static func svg(report: GeometryReport, suggestion: GeometrySuggestion?, title: String, survey: [SurveyMark] = [],
+    /// The heatmap of a geometry run: its report, suggestion, title, survey marks and accuracy σ.
+    package static func svg(_ outcome: GeometryOutcome) -> [UInt8] {
+        svg(report: outcome.report, suggestion: outcome.suggestion, title: outcome.title, survey: outcome.surveyMarks,
+            accuracySigmaMeters: outcome.accuracySigmaMeters)
+    }
+
+    package static func svg(report: GeometryReport, suggestion: GeometrySuggestion?, title: String, survey: [SurveyMark] = [],
                     accuracySigmaMeters: Double? = nil) -> [UInt8] {
         let floor = report.floor, grid = report.grid, stats = report.statistics
         let heat = GeometryHeatScale(report: report, sigmaMeters: accuracySigmaMeters)
@@ -208,12 +215,12 @@ enum GeometryHeatmap {
 
         // Markers first (they are obstacles for every label), labels after, on top.
         struct PendingLabel {
-            var text: String
-            var x: Double, y: Double, clearance: Double
-            var style: Style
-            var fontSize: Double, bold: Bool
-            var colour: String
-            var directions: [LabelPlacer.Direction]
+            package var text: String
+            package var x: Double, y: Double, clearance: Double
+            package var style: Style
+            package var fontSize: Double, bold: Bool
+            package var colour: String
+            package var directions: [LabelPlacer.Direction]
         }
         var zoneLabels: [PendingLabel] = []
         let around: [LabelPlacer.Direction] = [.northEast, .northWest, .southEast, .southWest, .east, .west, .north, .south]
@@ -339,31 +346,31 @@ enum GeometryHeatmap {
 
     /// A name for a map label: at most `mapLabelCharacters`, longer ones cut with "…" (the text
     /// summary and `locus lint` give them whole).
-    static func shortened(_ name: String) -> String {
+    package static func shortened(_ name: String) -> String {
         name.count <= mapLabelCharacters ? name : String(name.prefix(mapLabelCharacters - 1)) + "…"
     }
 
     /// The longest name drawn whole on the map.
-    static let mapLabelCharacters = 40
+    package static let mapLabelCharacters = 40
 
     /// Whether (x, y) lies on the floor rectangle (edges included), metres.
-    static func isOnFloor(_ x: Double, _ y: Double, _ floor: Floor) -> Bool {
+    package static func isOnFloor(_ x: Double, _ y: Double, _ floor: Floor) -> Bool {
         x >= floor.originX && x <= floor.originX + floor.widthMeters && y >= floor.originY && y <= floor.originY + floor.heightMeters
     }
 
     /// A five-pointed star's ten vertices around (cx, cy), point up.
-    static func star(cx: Double, cy: Double, outer: Double, inner: Double) -> [(x: Double, y: Double)] {
+    package static func star(cx: Double, cy: Double, outer: Double, inner: Double) -> [(x: Double, y: Double)] {
         (0..<10).map { i in
             let r = i % 2 == 0 ? outer : inner, angle = Double(i) * 0.1 * 2 * Double.pi
             return (cx + r * sine(angle), cy - r * cosine(angle))
         }
     }
 
-    static func opt(_ x: Double?) -> String { x.map { n($0, 2) } ?? "n/a" }
+    package static func opt(_ x: Double?) -> String { x.map { n($0, 2) } ?? "n/a" }
 
     /// sin and cos by their Taylor series after reduction to [−π, π] (enough for drawing a star,
     /// and bit-identical on every platform, unlike libm).
-    static func sine(_ x: Double) -> Double {
+    package static func sine(_ x: Double) -> Double {
         var a = x.truncatingRemainder(dividingBy: 2 * Double.pi)
         if a > Double.pi { a -= 2 * Double.pi } else if a < -Double.pi { a += 2 * Double.pi }
         var term = a, sum = a
@@ -374,14 +381,5 @@ enum GeometryHeatmap {
         return sum
     }
 
-    static func cosine(_ x: Double) -> Double { sine(x + Double.pi / 2) }
-}
-
-/// A locator the survey check flagged, for the heatmap: where it was surveyed, where the recording
-/// fits it.
-struct SurveyMark {
-    var address: LocatorAddress
-    var surveyed: Point2
-    var fitted: Point2
-    var offsetMeters: Double
+    package static func cosine(_ x: Double) -> Double { sine(x + Double.pi / 2) }
 }

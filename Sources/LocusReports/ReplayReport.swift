@@ -1,5 +1,6 @@
 import Foundation
 import LocusCore
+import LocusEvaluation
 import LocusIO
 import LocusZones
 
@@ -13,13 +14,13 @@ import LocusZones
 /// Elements carry `class` (and `data-tag`, `data-column`) attributes so that tools and tests can
 /// read the report structurally. Tracks and error series are thinned to at most 1,500 points per
 /// tag (every k-th fix); at most 12 tags are drawn (all are in the table).
-enum ReplayReport {
-    static let maximumPoints = 1_500
-    static let maximumDrawnTags = 12
-    static let palette = ["#1F77B4", "#D62728", "#2CA02C", "#9467BD", "#FF7F0E", "#17BECF",
+package enum ReplayReport {
+    package static let maximumPoints = 1_500
+    package static let maximumDrawnTags = 12
+    package static let palette = ["#1F77B4", "#D62728", "#2CA02C", "#9467BD", "#FF7F0E", "#17BECF",
                           "#8C564B", "#E377C2", "#7F7F7F", "#BCBD22", "#393B79", "#AD494A"]
 
-    static func svg(site: Site, summary: ReplaySummary, evaluation e: ReplayEvaluation, trace: String) -> [UInt8] {
+    package static func svg(site: Site, summary: ReplaySummary, evaluation e: ReplayEvaluation, trace: String) -> [UInt8] {
         let width = 1_100.0, left = 70.0
         let drawn = Array(e.tagOrder.prefix(maximumDrawnTags))
         let colour = Dictionary(uniqueKeysWithValues: drawn.enumerated().map { ($1, palette[$0 % palette.count]) })
@@ -214,7 +215,7 @@ enum ReplayReport {
 
     /// What a floor's map shows: the floor rectangle when it has one, else the locators, zones and
     /// tracks, with a margin; metres.
-    static func bounds(floor: Floor, evaluation e: ReplayEvaluation) -> (x0: Double, y0: Double, x1: Double, y1: Double) {
+    package static func bounds(floor: Floor, evaluation e: ReplayEvaluation) -> (x0: Double, y0: Double, x1: Double, y1: Double) {
         var xs: [Double] = [], ys: [Double] = []
         if floor.widthMeters > 0 && floor.heightMeters > 0 {
             xs += [floor.originX, floor.originX + floor.widthMeters]
@@ -230,7 +231,7 @@ enum ReplayReport {
     }
 
     /// At most `maximumPoints` of `track`: every k-th point, and the last.
-    static func thinned<T>(_ track: [T]) -> [T] {
+    package static func thinned<T>(_ track: [T]) -> [T] {
         guard track.count > maximumPoints else { return track }
         let stride = (track.count + maximumPoints - 1) / maximumPoints
         var out: [T] = []
@@ -242,7 +243,7 @@ enum ReplayReport {
 
     /// A frame with ticks and labels: x from x0 to x1 (pixels) for values xRange, y from y0 (bottom)
     /// to y1 (top) for yRange.
-    static func axes(_ svg: inout SVGDocument, x0: Double, y0: Double, x1: Double, y1: Double,
+    package static func axes(_ svg: inout SVGDocument, x0: Double, y0: Double, x1: Double, y1: Double,
                      xRange: (Double, Double), yRange: (Double, Double), xLabel: String, yLabel: String) {
         let tick: [(String, SVGDocument.Value)] = [("font-size", .number(10.5)), ("fill", .text("#444444"))]
         svg.rect(x: x0, y: y1, width: x1 - x0, height: y0 - y1, [("fill", .text("none")), ("stroke", .text("#666666"))])
@@ -260,7 +261,7 @@ enum ReplayReport {
     }
 
     /// Ticks at a nice step (1, 2 or 5 × 10ᵏ) over `range`, with their pixel positions.
-    static func ticks(_ range: (Double, Double), pixels: (Double, Double), count: Double) -> [(Double, Double)] {
+    package static func ticks(_ range: (Double, Double), pixels: (Double, Double), count: Double) -> [(Double, Double)] {
         let span = range.1 - range.0
         guard span > 0, span.isFinite else { return [] }
         let raw = span / count
@@ -276,7 +277,7 @@ enum ReplayReport {
     }
 
     /// A tick label: as few decimals as the value needs (at most 3).
-    static func label(_ v: Double) -> String {
+    package static func label(_ v: Double) -> String {
         for d in 0...3 {
             let text = DecimalText.string(v, decimals: d)
             if abs((Double(text) ?? v) - v) < 1e-9 { return text }

@@ -1,28 +1,28 @@
 /// A rectangle in SVG user units (pixels, y down).
-struct PixelBox: Equatable {
-    var minX: Double
-    var minY: Double
-    var maxX: Double
-    var maxY: Double
+package struct PixelBox: Equatable {
+    package var minX: Double
+    package var minY: Double
+    package var maxX: Double
+    package var maxY: Double
 
     /// The square of half-size `r` around (x, y) (a marker).
-    static func around(x: Double, y: Double, radius r: Double) -> PixelBox {
+    package static func around(x: Double, y: Double, radius r: Double) -> PixelBox {
         PixelBox(minX: x - r, minY: y - r, maxX: x + r, maxY: y + r)
     }
 
     /// Whether the two boxes share interior (touching edges do not count).
-    func intersects(_ o: PixelBox) -> Bool { minX < o.maxX && o.minX < maxX && minY < o.maxY && o.minY < maxY }
+    package func intersects(_ o: PixelBox) -> Bool { minX < o.maxX && o.minX < maxX && minY < o.maxY && o.minY < maxY }
 
     /// Area of the intersection, px².
-    func overlap(_ o: PixelBox) -> Double {
+    package func overlap(_ o: PixelBox) -> Double {
         max(0, min(maxX, o.maxX) - max(minX, o.minX)) * max(0, min(maxY, o.maxY) - max(minY, o.minY))
     }
 
     /// Whether `o` lies wholly inside this box.
-    func contains(_ o: PixelBox) -> Bool { o.minX >= minX && o.maxX <= maxX && o.minY >= minY && o.maxY <= maxY }
+    package func contains(_ o: PixelBox) -> Bool { o.minX >= minX && o.maxX <= maxX && o.minY >= minY && o.maxY <= maxY }
 
     /// Area, px².
-    var area: Double { max(0, maxX - minX) * max(0, maxY - minY) }
+    package var area: Double { max(0, maxX - minX) * max(0, maxY - minY) }
 }
 
 /// Greedy placement of map labels without overlaps.
@@ -36,13 +36,13 @@ struct PixelBox: Equatable {
 /// bold; DejaVu Sans digits are 0.636 em), ascent 0.78 em, descent 0.24 em, plus 1.5 px on each side
 /// for the white halo — generous, so estimated boxes that do not overlap leave real text apart.
 /// Deterministic: same input, same placement. Complexity O(labels² · candidates).
-struct LabelPlacer {
+package struct LabelPlacer {
     /// Where a direction puts the label relative to its anchor.
-    enum Direction: CaseIterable {
+    package enum Direction: CaseIterable {
         case northEast, northWest, southEast, southWest, east, west, north, south, centre
 
         /// (horizontal, vertical) sign: +1 right/down, −1 left/up, 0 centred.
-        var signs: (Int, Int) {
+        package var signs: (Int, Int) {
             switch self {
             case .northEast: return (1, -1)
             case .northWest: return (-1, -1)
@@ -59,42 +59,42 @@ struct LabelPlacer {
 
     /// A placed label: the text's anchor point and `text-anchor`, its estimated box, and a leader
     /// line from the anchor when the label had to move out of the first ring.
-    struct Placement {
-        var x: Double
-        var baseline: Double
-        var textAnchor: String
-        var box: PixelBox
-        var leader: (x1: Double, y1: Double, x2: Double, y2: Double)?
+    package struct Placement {
+        package var x: Double
+        package var baseline: Double
+        package var textAnchor: String
+        package var box: PixelBox
+        package var leader: (x1: Double, y1: Double, x2: Double, y2: Double)?
         /// Whether no free spot was found (the label overlaps something).
-        var collides: Bool
+        package var collides: Bool
     }
 
     /// Width per character, em (regular and bold).
-    static let emPerCharacter = 0.64, emPerBoldCharacter = 0.70
+    package static let emPerCharacter = 0.64, emPerBoldCharacter = 0.70
     /// Ascent and descent, em.
-    static let ascent = 0.78, descent = 0.24
+    package static let ascent = 0.78, descent = 0.24
     /// Halo allowance on every side, px.
-    static let padding = 1.5
+    package static let padding = 1.5
     /// Extra distance per ring, px.
-    static let ringStep = 13.0
+    package static let ringStep = 13.0
 
     /// Where labels may go.
-    var bounds: PixelBox
+    package var bounds: PixelBox
     /// Boxes already taken (reserved markers and text, and placed labels).
-    private(set) var occupied: [PixelBox] = []
+    package private(set) var occupied: [PixelBox] = []
 
-    init(bounds: PixelBox) { self.bounds = bounds }
+    package init(bounds: PixelBox) { self.bounds = bounds }
 
     /// Marks `box` as taken (a marker or a fixed text) without drawing anything.
-    mutating func reserve(_ box: PixelBox) { occupied.append(box) }
+    package mutating func reserve(_ box: PixelBox) { occupied.append(box) }
 
     /// Estimated width of `text` at `fontSize` px, without padding.
-    static func textWidth(_ text: String, fontSize: Double, bold: Bool) -> Double {
+    package static func textWidth(_ text: String, fontSize: Double, bold: Bool) -> Double {
         Double(text.count) * fontSize * (bold ? emPerBoldCharacter : emPerCharacter)
     }
 
     /// The estimated box of `text` drawn at (x, baseline) with `textAnchor` (start, middle, end), padding included.
-    static func box(_ text: String, fontSize: Double, bold: Bool, x: Double, baseline: Double, textAnchor: String) -> PixelBox {
+    package static func box(_ text: String, fontSize: Double, bold: Bool, x: Double, baseline: Double, textAnchor: String) -> PixelBox {
         let w = textWidth(text, fontSize: fontSize, bold: bold)
         let left: Double
         switch textAnchor {
@@ -109,7 +109,7 @@ struct LabelPlacer {
     /// Places `text` near (x, y): `clearance` px is kept free around the anchor (a marker's radius and a
     /// gap; 0 for a bare point such as a zone's centre), directions are tried in `directions` order.
     /// - Precondition: `directions` is not empty.
-    mutating func place(_ text: String, fontSize: Double, bold: Bool = false, x: Double, y: Double, clearance: Double,
+    package mutating func place(_ text: String, fontSize: Double, bold: Bool = false, x: Double, y: Double, clearance: Double,
                         directions: [Direction]) -> Placement {
         precondition(!directions.isEmpty, "LabelPlacer.place: no direction to try")
         let w = Self.textWidth(text, fontSize: fontSize, bold: bold) + 2 * Self.padding

@@ -1,94 +1,16 @@
-import Foundation
 import LocusCore
 import LocusIO
 import LocusSolvers
 
-/// `locus calibrate` without `--truth`: each locator's bias (and scale with `--slope`) and a check
-/// of its surveyed position from the ranges alone (`SelfCalibration`).
-extension CalibrateCommand {
-    /// What one floor's calibration without truth produced.
-    struct SelfFloorResult {
-        var floor: Floor
-        var calibration: SelfCalibration
-    }
-
-    /// Reads the trace, calibrates every floor it reaches, prints the report, writes `--out`.
-    /// - Throws: the loaders' errors; E4001 when a floor has too few usable epochs; E5005 for `--out`.
-    static func runWithoutTruth(_ arguments: ParsedArguments, console: Console, site input: Site,
-                                addressNotation: SiteAddressNotation, defaultFloor: Int) throws(LocusError) -> Int32 {
-        let started = Date()
-        var configuration = SelfCalibrationConfiguration.standard
-        configuration.fitsSlope = arguments.flag("slope")
-        configuration.minimumRanges = try arguments.integer("min-samples", default: 50, in: 1...Int.max)
-        let fixPositions = arguments.flag("fix-positions")
-        configuration.fixesPositions = fixPositions
-        let traceSource = try ByteSource(path: arguments.string("trace") ?? "")
-        let trace = try TraceReader.read(source: traceSource)
-        var site = input
-        let (data, skipped) = Self.selfCalibrationData(trace: trace, site: site, defaultFloor: defaultFloor)
-
-        var results: [SelfFloorResult] = []
-        for (f, floor) in site.floors.enumerated() where data[f].rangeCount > 0 {
-            let planar = TrilaterationConfiguration.standard.resolvedMode(for: floor.locators.map(\.position)) == .planar
-            let calibration: SelfCalibration
-            do {
-                calibration = try SelfCalibration.estimate(floor: floor, data: data[f], planar: planar, configuration: configuration)
-            } catch {
-                throw LocusError(error.code, "floor '\(floor.id)': \(error.message)", context: .init(file: traceSource.name))
-            }
-            site.floors[f] = calibration.applied(to: floor)
-            results.append(SelfFloorResult(floor: floor, calibration: calibration))
-        }
-        for r in results {
-            for w in r.calibration.warnings { console.err("locus calibrate: warning: floor '\(r.floor.id)': \(w)\n") }
-            for l in r.calibration.locators {
-                guard let note = l.note else { continue }
-                console.err("locus calibrate: \(l.flagged ? "flagged" : "warning"): floor '\(r.floor.id)' locator \(l.address) \(note)\n")
-            }
-        }
-        let estimated = results.reduce(0) { $0 + $1.calibration.locators.filter { $0.biasMeters != nil }.count }
-        if let out = arguments.string("out"), estimated > 0 {
-            try FileBytes.write(SiteEncoder.encode(site, addressNotation: addressNotation), to: out)
-        }
-        let elapsed = Date().timeIntervalSince(started)
-        let report = SelfCalibrationReport(floors: results, skipped: skipped, fixPositions: fixPositions,
-                                           outPath: estimated > 0 ? arguments.string("out") : nil, elapsedSeconds: elapsed)
-        console.out(arguments.flag("json") ? JSONWriter(style: .compact).string(report.json) + "\n" : report.text(tracePath: traceSource.name))
-        let rows = trace.count + trace.skipped.total
-        let why = results.flatMap(\.calibration.warnings).first
-        return RunVerdict.check(command: "calibrate", input: traceSource.name, results: estimated, noun: ("calibrated locator", "calibrated locators"),
-                                rows: rows, skipped: skipped, failure: why, console: console)
-    }
-
-    /// The trace's ranges per floor (`SelfCalibrationData(measurements:floor:)`): rows of unknown
-    /// floors and locators skipped and counted.
-    static func selfCalibrationData(trace: RangeTrace, site: Site, defaultFloor: Int) -> (data: [SelfCalibrationData], skipped: SkipTally) {
-        var skipped = trace.skipped
-        let traceFloors: [Int?] = trace.floors.map { site.floorIndex(of: $0)?.rawValue }
-        let known: [Set<UInt16>] = site.floors.map { Set($0.locators.map(\.address.rawValue)) }
-        var measurements = [[RangeMeasurement]](repeating: [], count: site.floors.count)
-        for i in 0..<trace.count {
-            var f = defaultFloor
-            if trace.floorIndex[i] >= 0 {
-                guard let floor = traceFloors[Int(trace.floorIndex[i])] else { skipped.record(.unknownFloor, line: Int(trace.line[i])); continue }
-                f = floor
-            }
-            guard known[f].contains(trace.locator[i]) else { skipped.record(.unknownAnchor, line: Int(trace.line[i])); continue }
-            measurements[f].append(RangeMeasurement(timeSeconds: trace.timeSeconds[i], tag: trace.tags[Int(trace.tagIndex[i])],
-                                                    locator: LocatorAddress(trace.locator[i]), rangeMeters: trace.rangeMeters[i]))
-        }
-        let data = site.floors.indices.map { SelfCalibrationData(measurements: measurements[$0], floor: site.floors[$0]) }
-        return (data, skipped)
-    }
-}
-
 /// The report of a calibration without truth: a per-locator table as text, or one JSON object.
-struct SelfCalibrationReport {
-    var floors: [CalibrateCommand.SelfFloorResult]
+package struct SelfCalibrationReport {
+    var floors: [CalibrationJob.SelfFloorResult]
     var skipped: SkipTally
     var fixPositions: Bool
     var outPath: String?
-    var elapsedSeconds: Double
+    package var elapsedSeconds: Double
+    /// The trace's name, for the text.
+    var tracePath: String
 
     private static func metres(_ value: Double?) -> JSONValue {
         guard let value, value.isFinite else { return .null }
@@ -101,7 +23,7 @@ struct SelfCalibrationReport {
     /// `residual_rms_m` (all floors' inlier residuals), `floors` (per floor: `epochs`, `iterations`,
     /// `residual_rms_m`, `outliers`, `common_offset` {`separable`, `sd_m`}, `path_spread_m` {`across`,
     /// `along`}, `tag_delay_m`, `warnings`), `skipped`, `elapsed_s`, `out`.
-    var json: JSONValue {
+    package var json: JSONValue {
         var locators: [JSONValue] = []
         var sum = 0.0, count = 0
         for r in floors {

@@ -1,0 +1,83 @@
+import LocusCore
+import LocusIO
+import LocusSolvers
+
+/// `locus calibrate` without `--truth`: each locator's bias (and scale with `--slope`) and a check
+/// of its surveyed position from the ranges alone (`SelfCalibration`).
+extension CalibrationJob {
+    /// What one floor's calibration without truth produced.
+    package struct SelfFloorResult {
+        var floor: Floor
+        var calibration: SelfCalibration
+    }
+
+    /// Reads the trace, calibrates every floor it reaches, prints the report, writes `--out`.
+    /// - Throws: the loaders' errors; E4001 when a floor has too few usable epochs; E5005 for `--out`.
+    func runWithoutTruth(say: (String) -> Void, site input: Site, addressNotation: SiteAddressNotation,
+                         defaultFloor: Int) throws(LocusError) -> CalibrationOutcome {
+        var configuration = SelfCalibrationConfiguration.standard
+        configuration.fitsSlope = fitsSlope
+        configuration.minimumRanges = minimumSamples ?? 50
+        let fixPositions = fixesPositions
+        configuration.fixesPositions = fixPositions
+        let traceSource = try ByteSource(path: tracePath)
+        let trace = try TraceReader.read(source: traceSource)
+        var site = input
+        let (data, skipped) = Self.selfCalibrationData(trace: trace, site: site, defaultFloor: defaultFloor)
+
+        var results: [SelfFloorResult] = []
+        for (f, floor) in site.floors.enumerated() where data[f].rangeCount > 0 {
+            let planar = TrilaterationConfiguration.standard.resolvedMode(for: floor.locators.map(\.position)) == .planar
+            let calibration: SelfCalibration
+            do {
+                calibration = try SelfCalibration.estimate(floor: floor, data: data[f], planar: planar, configuration: configuration)
+            } catch {
+                throw LocusError(error.code, "floor '\(floor.id)': \(error.message)", context: .init(file: traceSource.name))
+            }
+            site.floors[f] = calibration.applied(to: floor)
+            results.append(SelfFloorResult(floor: floor, calibration: calibration))
+        }
+        for r in results {
+            for w in r.calibration.warnings { say("locus calibrate: warning: floor '\(r.floor.id)': \(w)\n") }
+            for l in r.calibration.locators {
+                guard let note = l.note else { continue }
+                say("locus calibrate: \(l.flagged ? "flagged" : "warning"): floor '\(r.floor.id)' locator \(l.address) \(note)\n")
+            }
+        }
+        let estimated = results.reduce(0) { $0 + $1.calibration.locators.filter { $0.biasMeters != nil }.count }
+        if let out = outPath, estimated > 0 {
+            try FileBytes.write(SiteEncoder.encode(site, addressNotation: addressNotation), to: out)
+        }
+        let report = SelfCalibrationReport(floors: results, skipped: skipped, fixPositions: fixPositions,
+                                           outPath: estimated > 0 ? outPath : nil, elapsedSeconds: 0, tracePath: traceSource.name)
+        let rows = trace.count + trace.skipped.total
+        let why = results.flatMap(\.calibration.warnings).first
+        var verdict: [String] = []
+        let status = RunVerdict.check(command: "calibrate", input: traceSource.name, results: estimated,
+                                      noun: ("calibrated locator", "calibrated locators"),
+                                      rows: rows, skipped: skipped, failure: why, say: { verdict.append($0) })
+        return CalibrationOutcome(summary: .withoutTruth(report), status: status, verdict: verdict)
+    }
+
+    /// The trace's ranges per floor (`SelfCalibrationData(measurements:floor:)`): rows of unknown
+    /// floors and locators skipped and counted.
+    package static func selfCalibrationData(trace: RangeTrace, site: Site, defaultFloor: Int) -> (data: [SelfCalibrationData], skipped: SkipTally) {
+        var skipped = trace.skipped
+        let traceFloors: [Int?] = trace.floors.map { site.floorIndex(of: $0)?.rawValue }
+        let known: [Set<UInt16>] = site.floors.map { Set($0.locators.map(\.address.rawValue)) }
+        var measurements = [[RangeMeasurement]](repeating: [], count: site.floors.count)
+        for i in 0..<trace.count {
+            var f = defaultFloor
+            if trace.floorIndex[i] >= 0 {
+                guard let floor = traceFloors[Int(trace.floorIndex[i])] else { skipped.record(.unknownFloor, line: Int(trace.line[i])); continue }
+                f = floor
+            }
+            guard known[f].contains(trace.locator[i]) else { skipped.record(.unknownAnchor, line: Int(trace.line[i])); continue }
+            measurements[f].append(RangeMeasurement(timeSeconds: trace.timeSeconds[i], tag: trace.tags[Int(trace.tagIndex[i])],
+                                                    locator: LocatorAddress(trace.locator[i]), rangeMeters: trace.rangeMeters[i]))
+        }
+        let data = site.floors.indices.map { SelfCalibrationData(measurements: measurements[$0], floor: site.floors[$0]) }
+        return (data, skipped)
+    }
+}
+

@@ -1,0 +1,187 @@
+import LocusCore
+import LocusIO
+import LocusSolvers
+
+/// A whole `locus calibrate` run as a library call: each locator's range bias and noise from a
+/// recording with known positions (`truthPath`), or from the ranges alone with a check of every
+/// locator's surveyed position; the calibrated site written to `outPath`. The command line and the
+/// C ABI call this; each only parses and prints.
+package struct CalibrationJob {
+    /// Where the true distance takes the tag's height from.
+    package enum HeightSource: String, Sendable {
+        /// The floor's `tagHeightM` on planar floors, the truth's z otherwise.
+        case auto
+        case floor
+        case truth
+    }
+
+    package var sitePath: String
+    package var tracePath: String
+    package var truthPath: String?
+    package var outPath: String?
+    /// Floor of rows without one (nil: the site's first floor).
+    package var defaultFloor: FloorID?
+    /// With truth: the estimator (nil: tukey; giving one without truth is E1001).
+    package var estimator: RangeCalibrationConfiguration.Estimator?
+    package var fitsSlope = false
+    package var height = HeightSource.auto
+    /// Samples a locator needs (nil: 10 with truth, 50 ranges without).
+    package var minimumSamples: Int?
+    /// Without truth: `outPath` also moves each flagged locator to its fitted position.
+    package var fixesPositions = false
+
+    package init(sitePath: String, tracePath: String) {
+        self.sitePath = sitePath
+        self.tracePath = tracePath
+    }
+
+    /// What one floor's calibration produced.
+    package struct FloorResult {
+        var floor: Floor
+        var heightSource: String
+        var calibration: RangeCalibration
+    }
+
+    /// Reads site, trace and truth, estimates every floor's biases, writes `outPath`; the summary and the verdict.
+    /// - Throws: the loaders' E3xxx/E5xxx errors naming file, line or JSON path; E3002 for an unknown
+    ///   `--floor`; E1001 for `--slope` with the median; E4001 when no row has truth or no locator has
+    ///   enough samples; E4002 when a slope is not determined; E5005 when `--out` cannot be written.
+    package func run(say: (String) -> Void = { _ in }) throws(LocusError) -> CalibrationOutcome {
+        var configuration = RangeCalibrationConfiguration.standard
+        configuration.estimator = estimator ?? .tukey
+        configuration.fitsSlope = fitsSlope
+        if configuration.fitsSlope && configuration.estimator == .median {
+            throw LocusError(.usage, "--slope needs --estimator tukey or huber (see: locus calibrate --help)")
+        }
+        configuration.minimumSamples = minimumSamples ?? 10
+        let heightChoice = height.rawValue
+
+        // The notation of each address, so that --out writes them as the input had them.
+        let (input, addressNotation) = try SiteDecoder.loadNotated(path: sitePath)
+        var site = input
+        let defaultFloor = try site.floorIndex(self.defaultFloor)
+        guard let truthPath else {
+            if estimator != nil {
+                throw LocusError(.usage, "--estimator applies with --truth only (see: locus calibrate --help)")
+            }
+            return try runWithoutTruth(say: say, site: input, addressNotation: addressNotation, defaultFloor: defaultFloor)
+        }
+        if fixesPositions {
+            throw LocusError(.usage, "--fix-positions applies without --truth only (see: locus calibrate --help)")
+        }
+        let truth = try GroundTruth.read(path: truthPath)
+        let traceSource = try ByteSource(path: tracePath)
+        let trace = try TraceReader.read(source: traceSource)
+
+        // Samples per floor: each range row with truth at its time.
+        let planar = site.floors.map { floor in
+            TrilaterationConfiguration.standard.resolvedMode(for: floor.locators.map(\.position)) == .planar
+        }
+        let usesFloorHeight = site.floors.indices.map { i in heightChoice == "floor" || (heightChoice == "auto" && planar[i]) }
+        var slotMaps: [[UInt16: Int]] = site.floors.map { floor in
+            var map: [UInt16: Int] = [:]
+            for (slot, locator) in floor.locators.enumerated() { map[locator.address.rawValue] = slot }
+            return map
+        }
+        let traceFloors: [Int?] = trace.floors.map { site.floorIndex(of: $0)?.rawValue }
+        var samples = [RangeCalibrationSamples](repeating: RangeCalibrationSamples(), count: site.floors.count)
+        var skipped = trace.skipped
+        var withoutTruth = 0
+        for i in 0..<trace.count {
+            var f = defaultFloor
+            if trace.floorIndex[i] >= 0 {
+                guard let known = traceFloors[Int(trace.floorIndex[i])] else { skipped.record(.unknownFloor, line: Int(trace.line[i])); continue }
+                f = known
+            }
+            guard let slot = slotMaps[f][trace.locator[i]] else { skipped.record(.unknownAnchor, line: Int(trace.line[i])); continue }
+            guard var p = truth.position(tag: trace.tags[Int(trace.tagIndex[i])], at: trace.timeSeconds[i]) else {
+                withoutTruth += 1
+                continue
+            }
+            let floor = site.floors[f]
+            if usesFloorHeight[f] { p.z = floor.tagHeightMeters }
+            samples[f].append(slot: slot, locator: floor.locators[slot].position, rangeMeters: trace.rangeMeters[i], tagPosition: p)
+        }
+        slotMaps.removeAll()
+
+        var results: [FloorResult] = []
+        for (f, floor) in site.floors.enumerated() where samples[f].count > 0 {
+            let calibration: RangeCalibration
+            do {
+                calibration = try RangeCalibration.estimate(floor: floor, samples: samples[f], configuration: configuration)
+            } catch {
+                throw LocusError(error.code, "floor '\(floor.id)': \(error.message)", context: error.context)
+            }
+            site.floors[f] = calibration.applied(to: floor)
+            results.append(FloorResult(floor: floor, heightSource: usesFloorHeight[f] ? "floor tagHeightM" : "truth z",
+                                       calibration: calibration))
+        }
+        let rows = trace.count + trace.skipped.total
+        let sampleCount = samples.reduce(0) { $0 + $1.count }
+        if sampleCount == 0 && (rows == 0 || skipped.total >= rows) {
+            // Nothing to calibrate with, and the skip counts say why.
+            var verdict: [String] = []
+            let status = RunVerdict.check(command: "calibrate", input: traceSource.name, results: 0, noun: ("sample", "samples"),
+                                          rows: rows, skipped: skipped, say: { verdict.append($0) })
+            return CalibrationOutcome(summary: nil, status: status, verdict: verdict)
+        }
+        guard !results.isEmpty else {
+            throw LocusError(.tooFewRanges, "no range row has truth at its time (check that trace and truth share tags and clock)",
+                             context: .init(file: tracePath))
+        }
+        for r in results {
+            for l in r.calibration.locators where l.biasMeters == nil {
+                say("locus calibrate: warning: floor '\(r.floor.id)' locator \(l.address): \(plural(l.sampleCount, "sample")), "
+                            + "fewer than \(configuration.minimumSamples): its biasM is kept\n")
+            }
+        }
+        if let out = outPath { try FileBytes.write(SiteEncoder.encode(site, addressNotation: addressNotation), to: out) }
+
+        let summary = CalibrationSummary(floors: results, samples: samples.reduce(0) { $0 + $1.count },
+                                         withoutTruth: withoutTruth, skipped: skipped, configuration: configuration,
+                                         outPath: outPath, tracePath: tracePath)
+        var verdict: [String] = []
+        let status = RunVerdict.check(command: "calibrate", input: traceSource.name, results: sampleCount, noun: ("sample", "samples"),
+                                      rows: rows, skipped: skipped, say: { verdict.append($0) })
+        return CalibrationOutcome(summary: .withTruth(summary), status: status, verdict: verdict)
+    }
+}
+
+
+/// What a calibration produced: the summary (nil when nothing could be calibrated and the skip
+/// counts say why), the exit status of `RunVerdict` (0 or 1) and its lines for stderr.
+package struct CalibrationOutcome {
+    /// The two reports: with truth, or without (the bundle adjustment).
+    package enum Summary {
+        case withTruth(CalibrationSummary)
+        case withoutTruth(SelfCalibrationReport)
+
+        /// The `--json` object.
+        package var json: JSONValue {
+            switch self {
+            case .withTruth(let s): s.json
+            case .withoutTruth(let r): r.json
+            }
+        }
+
+        /// Sets the wall time of the run (`elapsed_s` of the report without truth; the caller owns the clock).
+        package mutating func recordElapsed(_ seconds: Double) {
+            if case .withoutTruth(var r) = self {
+                r.elapsedSeconds = seconds
+                self = .withoutTruth(r)
+            }
+        }
+
+        /// The text for people.
+        package var text: String {
+            switch self {
+            case .withTruth(let s): s.text(tracePath: s.tracePath)
+            case .withoutTruth(let r): r.text(tracePath: r.tracePath)
+            }
+        }
+    }
+
+    package var summary: Summary?
+    package var status: Int32
+    package var verdict: [String]
+}

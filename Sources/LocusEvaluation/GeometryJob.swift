@@ -1,0 +1,243 @@
+import LocusCore
+import LocusIO
+import LocusSolvers
+
+/// A whole `locus geometry` run as a library call: a floor's DOP map, coverage, warnings, the
+/// one-more-locator suggestion and the survey check against a recording. The command line and the
+/// C ABI call this and draw the heatmap from its outcome (`GeometryHeatmap`, LocusReports).
+package struct GeometryJob {
+    package var sitePath: String
+    /// The floor to judge (nil: the site's first).
+    package var floor: FloorID?
+    package var options = GeometryReportOptions.standard
+    /// The grid as the user wrote it, for the message of a grid with too many cells.
+    package var gridText: String?
+    /// Range error σ, metres: adds the expected accuracy HDOP × σ.
+    package var accuracySigmaMeters: Double?
+    /// Find where one more locator would help most.
+    package var suggests = false
+    /// A recording to check each locator's surveyed position against.
+    package var tracePath: String?
+
+    package init(sitePath: String) { self.sitePath = sitePath }
+
+    /// Loads the site, computes the report (and the suggestion and the survey check).
+    /// - Throws: E1001 a grid over `options.maximumCells` cells, E3002 unknown floor, E3001 floor
+    ///   without extent (with `floors[i].widthM`), E3xxx/E5002 invalid site, E5001 file errors, the
+    ///   survey check's E4001.
+    package func run() throws(LocusError) -> GeometryOutcome {
+        let path = sitePath
+        let site = try SiteDecoder.load(path: path)
+        let floorIndex: Int
+        do { floorIndex = try site.floorIndex(floor) } catch { throw error.inFile(path) }
+        let floor = site.floors[floorIndex]
+        if let cells = Self.cellCount(floor: floor, gridMeters: options.gridMeters), cells > Double(options.maximumCells) {
+            throw LocusError(.usage, "option '--grid' \(gridText ?? DecimalText.string(options.gridMeters, decimals: 3)) gives \(Int(cells)) cells on the "
+                             + "\(DecimalText.string(floor.widthMeters, decimals: 1)) × \(DecimalText.string(floor.heightMeters, decimals: 1)) m floor, "
+                             + "more than the \(options.maximumCells) allowed: use a coarser grid (see: locus geometry --help)")
+        }
+        let report: GeometryReport
+        do {
+            report = try GeometryReport(floor: floor, options: options)
+        } catch {
+            var e = error
+            if e.code == .noFloorMap { e.context.jsonPath = "floors[\(floorIndex)].widthM" }
+            throw e.inFile(path)
+        }
+        let suggestion = suggests ? try report.suggestion() : nil
+        var title = "Locator geometry — "
+        title += site.building.name.isEmpty ? site.building.id : site.building.name
+        title += ", floor \(floor.id)" + (floor.name.isEmpty ? "" : " (\(floor.name))")
+        let survey = try tracePath.map { (trace: String) throws(LocusError) in
+            try Self.surveyCheck(trace: trace, site: site, floorIndex: floorIndex)
+        }
+        let marks = (survey?.locators ?? []).enumerated().compactMap { i, l -> SurveyMark? in
+            guard l.flagged, let d = l.positionOffset else { return nil }
+            let p = floor.locators[i].position
+            return SurveyMark(address: l.address, surveyed: Point2(x: p.x, y: p.y), fitted: Point2(x: p.x + d.x, y: p.y + d.y),
+                              offsetMeters: (d.x * d.x + d.y * d.y + d.z * d.z).squareRoot())
+        }
+        return GeometryOutcome(site: site, sitePath: path, report: report, suggestion: suggestion, title: title, survey: survey,
+                               surveyMarks: marks, tracePath: tracePath ?? "", accuracySigmaMeters: accuracySigmaMeters)
+    }
+
+    /// ⌈W/a⌉·⌈H/a⌉ as `GeometryGrid` counts it; nil when the floor has no extent (the report says why).
+    static func cellCount(floor: Floor, gridMeters a: Double) -> Double? {
+        guard floor.widthMeters > 0, floor.heightMeters > 0 else { return nil }
+        return max(1, (floor.widthMeters / a - 1e-9).rounded(.up)) * max(1, (floor.heightMeters / a - 1e-9).rounded(.up))
+    }
+
+    /// The survey check of the floor's locators against `trace` (`SelfCalibration`, bias only).
+    /// - Throws: the trace reader's errors; E4001 when the trace holds too few usable epochs on it.
+    static func surveyCheck(trace path: String, site: Site, floorIndex: Int) throws(LocusError) -> SelfCalibration {
+        let trace = try TraceReader.read(source: try ByteSource(path: path))
+        let data = CalibrationJob.selfCalibrationData(trace: trace, site: site, defaultFloor: floorIndex).data[floorIndex]
+        let floor = site.floors[floorIndex]
+        let planar = TrilaterationConfiguration.standard.resolvedMode(for: floor.locators.map(\.position)) == .planar
+        do {
+            return try SelfCalibration.estimate(floor: floor, data: data, planar: planar)
+        } catch {
+            throw LocusError(error.code, "survey check of floor '\(floor.id)': \(error.message)", context: .init(file: path))
+        }
+    }
+}
+
+/// What a geometry run found: the report and what was asked besides, with the summary as JSON and text.
+package struct GeometryOutcome {
+    package var site: Site
+    package var sitePath: String
+    package var report: GeometryReport
+    package var suggestion: GeometrySuggestion?
+    /// The heatmap's title: building and floor.
+    package var title: String
+    package var survey: SelfCalibration?
+    /// The survey check's flagged locators, for the heatmap.
+    package var surveyMarks: [SurveyMark]
+    package var tracePath: String
+    package var accuracySigmaMeters: Double?
+
+    /// The `--json` summary (`svg`: the heatmap's path, when one was written).
+    package func json(svg: String?) -> JSONValue {
+        Self.summary(report, suggestion: suggestion, svg: svg, survey: survey.map { Self.surveyJSON($0, trace: tracePath) },
+                     accuracySigmaMeters: accuracySigmaMeters)
+    }
+
+    /// The summary for people.
+    package func text(svg: String?) -> String {
+        var out = Self.text(report, suggestion: suggestion, site: site, path: sitePath, svg: svg, accuracySigmaMeters: accuracySigmaMeters)
+        if let survey { out += Self.surveyText(survey, trace: tracePath) }
+        return out
+    }
+
+    static func statisticsJSON(_ s: GeometryStatistics) -> [(String, JSONValue)] {
+        func opt(_ x: Double?) -> JSONValue { x.map { .number($0, .fixed(4)) } ?? .null }
+        return [("hdop_p50", opt(s.hdopP50)), ("hdop_p95", opt(s.hdopP95)), ("hdop_max", opt(s.hdopMax)),
+                ("coverage", .number(s.coverage, .fixed(4)))]
+    }
+
+    /// The `--json` summary: SPEC keys `cells`, `hdop_p50`, `hdop_p95`, `hdop_max`, `coverage`,
+    /// `warnings`, and more (floor, mode, grid, solvable and poor fractions, suggestion, svg); with
+    /// `accuracySigmaMeters` σ also `accuracy` (`accuracyJSON`).
+    static func summary(_ r: GeometryReport, suggestion: GeometrySuggestion?, svg: String?, survey: JSONValue? = nil,
+                        accuracySigmaMeters: Double? = nil) -> JSONValue {
+        let s = r.statistics
+        var members: [(String, JSONValue)] = [
+            ("floor", .string(r.floor.id.rawValue)),
+            ("mode", .string(r.mode == .spatial ? "spatial" : "planar")),
+            ("locators", .integer(r.locators.count)),
+            ("grid_m", .number(r.grid.cellWidthMeters, .fixed(4))),
+            ("columns", .integer(r.grid.columns)), ("rows", .integer(r.grid.rows)),
+            ("max_range_m", .number(r.options.maximumRangeMeters, .fixed(2))),
+            ("cells", .integer(s.cells)),
+            ("solvable_cells", .integer(s.solvableCells)),
+        ]
+        members += statisticsJSON(s)
+        if let v = s.vdopMax { members.append(("vdop_max", .number(v, .fixed(4)))) }
+        members.append(("out_of_range_fraction", .number(s.cells > 0 ? Double(s.outOfRangeCells) / Double(s.cells) : 0, .fixed(4))))
+        members.append(("poor_fraction", .number(s.cells > 0 ? Double(s.poorCells) / Double(s.cells) : 0, .fixed(4))))
+        if let sigma = accuracySigmaMeters { members.append(("accuracy", accuracyJSON(s, sigmaMeters: sigma, options: r.options))) }
+        members.append(("warnings", .array(r.warnings.map { .string($0.description) })))
+        if let g = suggestion {
+            members.append(("suggestion", .object([
+                ("x", .number(g.position.x, .fixed(3))), ("y", .number(g.position.y, .fixed(3))), ("z", .number(g.position.z, .fixed(3))),
+                ("improves", .bool(g.improves)),
+                ("before", .object(statisticsJSON(g.before))), ("after", .object(statisticsJSON(g.after))),
+                ("candidates", .integer(g.candidates)),
+            ])))
+        }
+        if let survey { members.append(("survey", survey)) }
+        if let svg { members.append(("svg", .string(svg))) }
+        return .object(members)
+    }
+
+    /// `accuracy`: the expected horizontal accuracy HDOP × σ over the solvable cells —
+    /// `range_sigma_m` (σ, metres), `p50_cm`, `p95_cm`, `max_cm` (centimetres; null when no cell is
+    /// solvable) and `coverage_limit_cm` (the coverage HDOP × σ).
+    static func accuracyJSON(_ s: GeometryStatistics, sigmaMeters sigma: Double, options: GeometryReportOptions) -> JSONValue {
+        func cm(_ x: Double?) -> JSONValue { x.map { .number($0 * sigma * 100, .fixed(2)) } ?? .null }
+        return .object([("range_sigma_m", .number(sigma, .fixed(4))), ("p50_cm", cm(s.hdopP50)), ("p95_cm", cm(s.hdopP95)),
+                        ("max_cm", cm(s.hdopMax)), ("coverage_limit_cm", cm(options.coverageHDOP))])
+    }
+
+    /// The human summary: a compact table (with the accuracy in cm when σ is given), the warnings, the suggestion.
+    static func text(_ r: GeometryReport, suggestion: GeometrySuggestion?, site: Site, path: String, svg: String?,
+                     accuracySigmaMeters: Double? = nil) -> String {
+        let s = r.statistics
+        func f(_ x: Double?, _ d: Int = 2) -> String { x.map { DecimalText.string($0, decimals: d) } ?? "n/a" }
+        func pct(_ part: Int) -> String { f(s.cells > 0 ? 100 * Double(part) / Double(s.cells) : 0, 1) + " %" }
+        var out = "geometry \(path): floor \(r.floor.id)\(r.floor.name.isEmpty ? "" : " (\(r.floor.name))"), "
+        out += "\(r.mode == .spatial ? "spatial" : "planar"), \(plural(r.locators.count, "locator")), "
+        out += "\(r.grid.columns) × \(r.grid.rows) cells of \(f(r.grid.cellWidthMeters)) m, range \(f(r.options.maximumRangeMeters, 0)) m\n"
+        out += "  HDOP       p50 \(f(s.hdopP50))   p95 \(f(s.hdopP95))   max \(f(s.hdopMax))"
+        if let v = s.vdopMax { out += "   (VDOP max \(f(v)))" }
+        out += "\n"
+        if let sigma = accuracySigmaMeters {
+            func cm(_ x: Double?) -> String { x.map { f($0 * sigma * 100, 1) + " cm" } ?? "n/a" }
+            out += "  accuracy   p50 \(cm(s.hdopP50))   p95 \(cm(s.hdopP95))   max \(cm(s.hdopMax))   (HDOP × range σ \(f(sigma, 3)) m)\n"
+        }
+        out += "  coverage   \(pct(s.coveredCells)) of the floor (HDOP ≤ \(f(r.options.coverageHDOP, 0)), ≥ \(r.locatorsNeeded) locators in range)\n"
+        out += "  no fix     \(pct(s.cells - s.solvableCells))   HDOP > \(f(r.options.poorHDOP, 0))  \(pct(s.poorCells))\n"
+        if r.warnings.isEmpty {
+            out += "no warnings\n"
+        } else {
+            out += "warnings (\(r.warnings.count)):\n"
+            for w in r.warnings { out += "  \(w)\n" }
+        }
+        if let g = suggestion {
+            out += "suggest: one more locator at (\(f(g.position.x)), \(f(g.position.y)), \(f(g.position.z))) m"
+            out += g.improves ? "\n" : " — marginal: no position gains 5 % in p95 HDOP or 0.5 % in coverage\n"
+            out += "  p95 HDOP \(f(g.before.hdopP95)) → \(f(g.after.hdopP95)),  max \(f(g.before.hdopMax)) → \(f(g.after.hdopMax)),  "
+            out += "coverage \(f(100 * g.before.coverage, 1)) % → \(f(100 * g.after.coverage, 1)) %   (\(plural(g.candidates, "position")) tried)\n"
+        }
+        if site.floors.count > 1 {
+            out += "other floors: \(site.floors.filter { $0.id != r.floor.id }.map(\.id.rawValue).joined(separator: ", ")) (use --floor)\n"
+        }
+        if let svg { out += "heatmap: \(svg)\n" }
+        return out
+    }
+
+    /// `survey`: `trace`, `flagged` (count), `locators`: `address`, `flagged`, `offset_m` ([dx, dy, dz]),
+    /// `offset_sd_m`, `note`.
+    static func surveyJSON(_ c: SelfCalibration, trace: String) -> JSONValue {
+        func metres(_ x: Double?) -> JSONValue { x.flatMap { $0.isFinite ? JSONValue.number($0, .fixed(4)) : nil } ?? .null }
+        return .object([
+            ("trace", .string(trace)),
+            ("flagged", .integer(c.locators.filter(\.flagged).count)),
+            ("locators", .array(c.locators.map { l in
+                .object([
+                    ("address", .string(l.address.description)),
+                    ("flagged", .bool(l.flagged)),
+                    ("offset_m", l.positionOffset.map { .array([metres($0.x), metres($0.y), metres($0.z)]) } ?? .null),
+                    ("offset_sd_m", metres(l.positionOffsetSDMeters)),
+                    ("note", l.note.map { .string($0) } ?? .null),
+                ])
+            })),
+        ])
+    }
+
+    /// The survey check in words.
+    static func surveyText(_ c: SelfCalibration, trace: String) -> String {
+        let flagged = c.locators.filter(\.flagged)
+        var out = "survey check against \(trace): "
+        out += flagged.isEmpty ? "every locator fits its surveyed position\n" : "\(plural(flagged.count, "locator")) flagged\n"
+        for l in flagged { out += "  \(l.address) \(l.note ?? "")\n" }
+        for w in c.warnings { out += "  note: \(w)\n" }
+        return out
+    }
+}
+
+/// A locator the survey check flagged, for the heatmap: where it was surveyed, where the recording
+/// fits it.
+package struct SurveyMark {
+    package var address: LocatorAddress
+    package var surveyed: Point2
+    package var fitted: Point2
+    package var offsetMeters: Double
+
+    package init(address: LocatorAddress, surveyed: Point2, fitted: Point2, offsetMeters: Double) {
+        self.address = address
+        self.surveyed = surveyed
+        self.fitted = fitted
+        self.offsetMeters = offsetMeters
+    }
+}

@@ -1,0 +1,141 @@
+import Locus
+import LocusCore
+import LocusIO
+import LocusSolvers
+
+/// A whole `locus replay` run as a library call: a trace through the engine (streamed over
+/// `jobs` tag-sharded engines, or held whole for the smoother and the truth-shift estimate),
+/// positions and events written as released, and the summary with accuracy and zone score
+/// against truth. The command line, the C ABI and Python call this; each only parses and prints.
+package struct ReplayJob {
+    /// `--truth-shift`: how to compare a fix at t with the truth.
+    package enum TruthShiftSetting: Equatable, Sendable {
+        /// No shift asked for: δ = 0, not reported.
+        case none
+        /// δ given, seconds (−3600…3600).
+        case given(Double)
+        /// δ estimated from the range residuals against the truth (never from the fixes).
+        case auto
+    }
+
+    package var site: Site
+    /// The engine's options (the one settings value every face builds).
+    package var options: EngineOptions
+    /// Tag-sharded engines with one clock (1…256); the bytes are the same for every count.
+    package var jobs: Int
+    /// Truth to compare with, or nil.
+    package var truth: GroundTruth?
+    package var truthShift: TruthShiftSetting = .none
+    /// How far apart a zone transition and its reference may be to match, seconds.
+    package var zoneWindowSeconds: Double = 5
+    /// Keep each tag's track for the SVG report (`ReplayReport`).
+    package var keepsTracks = false
+    /// Rows per sorted block of an out-of-order trace (small in tests, to spill).
+    package var sortBlockRows = 1 << 20
+
+    package init(site: Site, options: EngineOptions, jobs: Int, truth: GroundTruth? = nil) {
+        self.site = site
+        self.options = options
+        self.jobs = jobs
+        self.truth = truth
+    }
+
+    /// Replays `source` into the sinks (nil: not written) and returns the summary (`elapsedSeconds`
+    /// 0: the caller owns the clock).
+    /// - Parameters:
+    ///   - say: warnings and notes for people (the command line's stderr), whole lines.
+    ///   - progress: called with the rows read, now and then; `wholeRecording` with the total first.
+    ///   - wholeRecording: called once with the row count when the run holds the recording in memory.
+    /// - Throws: E3002 for an unknown default floor; the reader's E5001/E5003/E5004 naming the input;
+    ///   E5005 for an output.
+    package func run(source: ByteSource, positions: ByteSink?, events: ByteSink?, say: (String) -> Void = { _ in },
+                     progress: ((Int) -> Void)? = nil) throws(LocusError) -> ReplaySummary {
+        let configuration = EngineConfiguration(options)
+        // An unknown --floor is an error before any input is read (E3002, as the engine would say).
+        let defaultFloor = FloorIndex(try site.floorIndex(options.defaultFloor))
+        if options.smooth || truthShift == .auto {
+            return try wholeRecording(configuration: configuration, defaultFloor: defaultFloor, source: source,
+                                      positions: positions, events: events, say: say, progress: progress)
+        }
+        let shift = try resolvedShift(trace: nil, defaultFloor: defaultFloor, solver: configuration.solver, say: say)
+        var replay = StreamingReplay(site: site, configuration: configuration, jobs: jobs)
+        replay.sortBlockRows = sortBlockRows
+        if let truth {
+            replay.evaluation = try ReplayEvaluation(site: site, truth: truth, shiftSeconds: shift?.seconds ?? 0,
+                                                     rateHertz: configuration.rateHertz, keepsTracks: keepsTracks,
+                                                     windowSeconds: zoneWindowSeconds)
+        }
+        replay.progress = progress
+        let outcome = try replay.run(source: source, positions: positions, events: events)
+        if let runs = outcome.sortedRuns {
+            say("locus replay: \(source.name) is not in time order (\(plural(runs, "time-ordered run"))): "
+                + (outcome.spilledBlocks > 0
+                   ? "sorted through \(plural(outcome.spilledBlocks, "block")) in \(TemporaryFiles.directory) (deleted)\n"
+                   : "sorted in memory\n"))
+        }
+        return ReplaySummary(fixes: outcome.fixes, ranges: outcome.rows, tags: outcome.tags, skipped: outcome.skipped,
+                             diagnostics: outcome.diagnostics, accuracy: outcome.accuracy, events: outcome.events,
+                             elapsedSeconds: 0, filter: options.filter.rawValue, smooth: false,
+                             truthShift: truth == nil ? nil : shift, evaluation: outcome.evaluation)
+    }
+
+    /// `--smooth` and `--truth-shift auto`: the whole recording read into memory, replayed by one
+    /// engine (`ReplayRun`), then smoothed.
+    private func wholeRecording(configuration: EngineConfiguration, defaultFloor: FloorIndex, source: ByteSource,
+                                positions: ByteSink?, events: ByteSink?, say: (String) -> Void,
+                                progress: ((Int) -> Void)?) throws(LocusError) -> ReplaySummary {
+        var engine = try PositioningEngine(site: site, configuration: configuration)
+        let trace = try TraceReader.read(source: source)
+        let truthShift = try resolvedShift(trace: trace, defaultFloor: defaultFloor, solver: configuration.solver, say: say)
+        var smoothing = options.smooth ? OfflineSmoothing(configuration: configuration) : nil
+        let result = ReplayRun.run(trace: trace, engine: &engine, smoothing: &smoothing, progress: progress)
+        var fixes = result.fixes
+        if let smoothing { fixes = try smoothing.smooth(fixes: fixes, engine: engine) }
+        if let events {
+            var writer = ZoneEventWriter()
+            for e in result.events { writer.append(e) }
+            try events.write(writer.bytes)
+        }
+        if let positions {
+            var writer = PositionsWriter()
+            for fix in fixes { writer.append(fix) }
+            try positions.write(writer.bytes)
+        }
+        var evaluation: ReplayEvaluation? = nil
+        if let truth {
+            var e = try ReplayEvaluation(site: site, truth: truth, shiftSeconds: truthShift?.seconds ?? 0, rateHertz: configuration.rateHertz,
+                                         keepsTracks: keepsTracks, windowSeconds: zoneWindowSeconds)
+            for fix in fixes { e.add(fix) }
+            for event in result.events { e.add(event) }
+            e.finish()
+            evaluation = e
+        }
+        var skipped = trace.skipped
+        skipped.merge(engine.diagnostics.skipped)
+        return ReplaySummary(fixes: fixes.count, ranges: trace.count + trace.skipped.total, tags: trace.tags.count,
+                             skipped: skipped, diagnostics: engine.diagnostics, accuracy: evaluation?.accuracyReport,
+                             events: Dictionary(grouping: result.events, by: \.kind).mapValues(\.count),
+                             elapsedSeconds: 0, filter: options.filter.rawValue, smooth: options.smooth,
+                             truthShift: truth == nil ? nil : truthShift, evaluation: evaluation)
+    }
+
+    /// The shift δ: nil when none was asked for (δ = 0, not reported), the number when given, or
+    /// with `.auto` the estimate of `ReplayTruthShift.estimate` (0 with a warning when it cannot tell).
+    private func resolvedShift(trace: RangeTrace?, defaultFloor: FloorIndex, solver: TrilaterationConfiguration,
+                               say: (String) -> Void) throws(LocusError) -> ReplayTruthShift? {
+        switch truthShift {
+        case .none:
+            return nil
+        case .given(let seconds):
+            return ReplayTruthShift(seconds: seconds, source: .given)
+        case .auto:
+            guard let truth, let trace else {
+                say("locus replay: warning: --truth-shift auto has no effect without --truth\n")
+                return nil
+            }
+            let alignment = ReplayTruthShift.estimate(trace: trace, truth: truth, site: site, defaultFloor: defaultFloor.rawValue, solver: solver)
+            if let warning = ReplayTruthShift.warning(for: alignment) { say(warning) }
+            return ReplayTruthShift(seconds: alignment.shiftSeconds, source: .auto)
+        }
+    }
+}
