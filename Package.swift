@@ -36,7 +36,7 @@ let package = Package(
         .target(name: "LocusCommandLine", dependencies: ["Locus", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation", "LocusLive", "LocusEvaluation", "LocusReports"], exclude: ["README.md"]),
         .executableTarget(name: "locus", dependencies: ["LocusCommandLine", "CLocusKernels"]),
         // The C ABI: exported `locus_*` functions over the engine and the solver.
-        .target(name: "LocusC", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusIO", "LocusZones", "LocusCommandLine"],
+        .target(name: "LocusC", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusIO", "LocusZones", "LocusEvaluation", "LocusReports"],
                 exclude: ["README.md"]),
         // A runnable example: a FloorSession fed by a TraceProvider.
         .executableTarget(name: "FloorSessionExample", dependencies: ["Locus"], path: "Examples/FloorSessionExample"),

@@ -359,6 +359,23 @@ int locus_engine_push_trace_file(locus_engine *engine, const char *path, size_t 
  */
 int locus_engine_skipped(locus_engine *engine, int64_t *out, size_t capacity);
 
+/**
+ * Compares what the engine releases with the truth CSV at `path` (as `locus replay --truth`);
+ * `zone_window_s` is the zone score's matching window (0: 5 s). Call before the first range.
+ * Errors: LOCUS_E_CALL_ORDER (a range was pushed already), LOCUS_E_INVALID_ARGUMENT, the reader's codes.
+ */
+int locus_engine_set_truth(locus_engine *engine, const char *path, double zone_window_s);
+
+/**
+ * After locus_engine_finish: the summary `locus replay --json` prints for the same rows and options
+ * (with truth: rmse_m, per_tag, cdf, zone_score, ...), as a text freed with locus_free; elapsed_s
+ * is the wall time from the handle's creation to its finish. Notes and verdict as locus_replay_file.
+ * Positions and events not yet polled stay to be polled.
+ * Errors: LOCUS_E_CALL_ORDER (not finished), LOCUS_E_INVALID_ARGUMENT.
+ */
+int locus_engine_summary(locus_engine *engine, char **out_summary_json, char **out_notes, int *out_verdict);
+
+
 /* ---------------------------------------------------------------- formatting */
 
 /**
@@ -459,20 +476,112 @@ int locus_calibrate(const char *site_json, size_t length, const locus_range *ran
                     const locus_calibration_options *options, locus_locator_calibration *locators, size_t capacity,
                     locus_calibration_summary *summary, char *site_out, size_t site_capacity, size_t *site_length);
 
-/* ---------------------------------------------------------------- the command line, in-process */
+/* ---------------------------------------------------------------- whole runs: replay, geometry, calibrate */
+
+/*
+ * The command line's three file-to-summary jobs as typed calls: each reads and writes the files its
+ * request names, exactly as `locus replay`, `locus geometry` and `locus calibrate` do (the same
+ * library code), and hands back the command's `--json` summary as a NUL-terminated UTF-8 text that
+ * the caller frees with locus_free. *out_notes (when not NULL) gets the lines the command writes on
+ * standard error (warnings, and the reason of a failed verdict; "" when none), also freed with
+ * locus_free; *out_verdict gets the command's run-time verdict: 0, or 1 when the run produced
+ * nothing usable (no fix; truth that covers no fix; nothing calibrated): the command's exit 1.
+ * On an error (the return value) nothing is allocated and the out pointers are set to NULL.
+ */
+
+/** Frees a text the library allocated (a summary or notes). NULL is accepted. */
+void locus_free(char *text);
+
+/** Bits of locus_replay_request.flags. */
+enum locus_replay_flag {
+    LOCUS_REPLAY_TRUTH_SHIFT = 1,      /* compare a fix at t with the truth at t + truth_shift_s (`--truth-shift S`) */
+    LOCUS_REPLAY_TRUTH_SHIFT_AUTO = 2  /* estimate the shift from the range residuals (`--truth-shift auto`) */
+};
+
+/** What `locus replay` reads and writes. Zeros are the defaults. */
+typedef struct locus_replay_request {
+    const char *site_path;      /* site JSON (required) */
+    const char *trace_path;     /* trace CSV, gzip allowed (required) */
+    const char *truth_path;     /* truth CSV (`--truth`); NULL: no comparison */
+    const char *positions_path; /* `--positions`; NULL: not written */
+    const char *events_path;    /* `--events`; NULL: not written */
+    const char *report_path;    /* `--report` SVG (needs truth_path); NULL: none */
+    double zone_window_s;       /* `--zone-window`, s, in [0.001, 3600]; 0: 5 s */
+    double truth_shift_s;       /* with LOCUS_REPLAY_TRUTH_SHIFT, s, in [-3600, 3600] */
+    uint32_t flags;             /* enum locus_replay_flag bits */
+    uint32_t jobs;              /* `--jobs`, 1-256 tag-sharded engines (same bytes for every count); 0: 1 */
+} locus_replay_request;
 
 /**
- * Runs a `locus` subcommand in this process exactly as the command line runs it: `argv` holds
- * `argc` UTF-8 arguments, the subcommand first (e.g. "geometry", "--site", "site.json", "--json");
- * files named by them are read and written as the command does. What it prints is copied,
- * NUL-terminated, into `out` (standard output) and `err` (standard error); *out_length and
- * *err_length get the lengths without the NUL even when a buffer is too small; *exit_status gets
- * the command's exit status (0, 1 or 2, as `locus <command> --help` documents).
- * Errors: LOCUS_E_INVALID_ARGUMENT (NULL or empty argv, bad text, a buffer too small: run again
- * with the lengths given).
+ * `locus replay` over `request` with the engine `options` (NULL: defaults): positions and events
+ * written to the files named, the summary (`locus replay --json`'s object; elapsed_s is this
+ * call's wall time) returned.
+ * Errors: LOCUS_E_INVALID_ARGUMENT (NULL request or path, bad option or flag), LOCUS_E_USAGE (a
+ * report without truth), the site codes, LOCUS_E_UNKNOWN_FLOOR, the reader's E5001/E5003/E5004,
+ * LOCUS_E_FILE_UNWRITABLE.
  */
-int locus_command(const char *const *argv, size_t argc, char *out, size_t out_capacity, size_t *out_length,
-                  char *err, size_t err_capacity, size_t *err_length, int *exit_status);
+int locus_replay_file(const locus_replay_request *request, const locus_options *options, char **out_summary_json,
+                      char **out_notes, int *out_verdict);
+
+/** Bits of locus_geometry_request.flags. */
+enum locus_geometry_flag {
+    LOCUS_GEOMETRY_SUGGEST = 1, /* `--suggest`: where one more locator would help most */
+    LOCUS_GEOMETRY_KERNEL = 2   /* `--method kernel`: the C kernel per cell (the reference) instead of batched */
+};
+
+/** What `locus geometry` reads and writes. Zeros are the defaults. */
+typedef struct locus_geometry_request {
+    const char *site_path;   /* site JSON (required) */
+    const char *floor;       /* `--floor`; NULL: the site's first floor */
+    const char *svg_path;    /* `--svg` heatmap; NULL: none */
+    const char *trace_path;  /* `--trace`: the survey check against a recording; NULL: none */
+    double grid_m;           /* `--grid`, m, in [0.001, 10000]; 0: 0.5 m */
+    double max_range_m;      /* `--max-range`, m, in [0.01, 100000]; 0: 30 m */
+    double accuracy_sigma_m; /* `--accuracy` range sigma, m, in [0.0001, 100]; 0: none */
+    uint32_t flags;          /* enum locus_geometry_flag bits */
+    uint32_t reserved;       /* 0 */
+} locus_geometry_request;
+
+/**
+ * `locus geometry` over `request`: the DOP map, coverage, warnings (and suggestion, survey check,
+ * accuracy), the heatmap written when asked; *out_summary_json gets `locus geometry --json`'s object.
+ * Errors: LOCUS_E_INVALID_ARGUMENT, LOCUS_E_USAGE (a grid of more than 1,000,000 cells), the site
+ * codes, LOCUS_E_UNKNOWN_FLOOR, LOCUS_E_NO_FLOOR_MAP, LOCUS_E_TOO_FEW_RANGES (survey check),
+ * LOCUS_E_FILE_UNREADABLE, LOCUS_E_FILE_UNWRITABLE.
+ */
+int locus_geometry(const locus_geometry_request *request, char **out_summary_json);
+
+enum locus_estimator { LOCUS_ESTIMATOR_DEFAULT = 0, LOCUS_ESTIMATOR_TUKEY = 1, LOCUS_ESTIMATOR_HUBER = 2, LOCUS_ESTIMATOR_MEDIAN = 3 };
+enum locus_height_source { LOCUS_HEIGHT_AUTO = 0, LOCUS_HEIGHT_FLOOR = 1, LOCUS_HEIGHT_TRUTH = 2 };
+/** Bits of locus_calibrate_request.flags. */
+enum locus_calibrate_flag {
+    LOCUS_CALIBRATE_SLOPE = 1,        /* `--slope`: a range scale per locator besides the bias */
+    LOCUS_CALIBRATE_FIX_POSITIONS = 2 /* `--fix-positions` (without truth): out_path moves flagged locators */
+};
+
+/** What `locus calibrate` reads and writes. Zeros are the defaults. */
+typedef struct locus_calibrate_request {
+    const char *site_path;  /* site JSON (required) */
+    const char *trace_path; /* trace CSV (required) */
+    const char *truth_path; /* `--truth`; NULL: calibration from the ranges alone, with the survey check */
+    const char *out_path;   /* `--out`: the calibrated site; NULL: not written */
+    const char *floor;      /* `--floor` of rows without one; NULL: the site's first floor */
+    int32_t estimator;      /* enum locus_estimator (with truth only; DEFAULT: tukey) */
+    int32_t height;         /* enum locus_height_source */
+    int64_t min_samples;    /* `--min-samples`, >= 1; 0: 10 with truth, 50 ranges without */
+    uint32_t flags;         /* enum locus_calibrate_flag bits */
+    uint32_t reserved;      /* 0 */
+} locus_calibrate_request;
+
+/**
+ * `locus calibrate` over `request`; *out_summary_json gets `locus calibrate --json`'s object, or
+ * NULL when nothing could be calibrated and the verdict (1) and notes say why.
+ * Errors: LOCUS_E_INVALID_ARGUMENT, LOCUS_E_USAGE (options that do not go together), the site codes,
+ * LOCUS_E_UNKNOWN_FLOOR, LOCUS_E_TOO_FEW_RANGES, LOCUS_E_DEGENERATE_GEOMETRY, the reader's codes,
+ * LOCUS_E_FILE_UNWRITABLE.
+ */
+int locus_calibrate_file(const locus_calibrate_request *request, char **out_summary_json, char **out_notes,
+                         int *out_verdict);
 
 /* ---------------------------------------------------------------- ABI checks (C99 static asserts) */
 
@@ -495,6 +604,9 @@ LOCUS_STATIC_ASSERT(solve_options_size, sizeof(locus_solve_options) == 24);
 LOCUS_STATIC_ASSERT(fix_size, sizeof(locus_fix) == 144 && offsetof(locus_fix, rejected_mask) == 112
                     && offsetof(locus_fix, mode) == 120);
 LOCUS_STATIC_ASSERT(dop_size, sizeof(locus_dop_result) == 32);
+LOCUS_STATIC_ASSERT(replay_request_size, sizeof(locus_replay_request) == 72 && offsetof(locus_replay_request, flags) == 64);
+LOCUS_STATIC_ASSERT(geometry_request_size, sizeof(locus_geometry_request) == 64 && offsetof(locus_geometry_request, flags) == 56);
+LOCUS_STATIC_ASSERT(calibrate_request_size, sizeof(locus_calibrate_request) == 64 && offsetof(locus_calibrate_request, min_samples) == 48);
 #undef LOCUS_STATIC_ASSERT
 
 #ifdef __cplusplus

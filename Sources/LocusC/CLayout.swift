@@ -44,6 +44,22 @@ enum CLayout {
         static let size = 48
         static let residualRMS = 0, locators = 8, estimated = 16, flagged = 24, unusedRanges = 32, separable = 40, warnings = 44
     }
+    /// `locus_replay_request`.
+    enum ReplayRequest {
+        static let site = 0, trace = 8, truth = 16, positions = 24, events = 32, report = 40
+        static let zoneWindow = 48, truthShift = 56, flags = 64, jobs = 68
+        static let truthShiftGiven: UInt32 = 1, truthShiftAuto: UInt32 = 2
+    }
+    /// `locus_geometry_request`.
+    enum GeometryRequest {
+        static let site = 0, floor = 8, svg = 16, trace = 24, grid = 32, maximumRange = 40, accuracySigma = 48, flags = 56
+        static let suggest: UInt32 = 1, kernel: UInt32 = 2
+    }
+    /// `locus_calibrate_request`.
+    enum CalibrateRequest {
+        static let site = 0, trace = 8, truth = 16, out = 24, floor = 32, estimator = 40, height = 44, minimumSamples = 48, flags = 56
+        static let slope: UInt32 = 1, fixPositions: UInt32 = 2
+    }
     /// `locus_range`.
     enum Range {
         static let size = 40

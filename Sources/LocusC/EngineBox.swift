@@ -20,6 +20,8 @@ struct EngineState: Sendable {
     /// `finish()` replaces them with smoothed ones.
     var smoothing: OfflineSmoothing?
     var heldFixes: [PositionFix] = []
+    /// What `locus_engine_summary` reports, counted as the queues fill (`EngineRun`).
+    var run = EngineRun()
 
     init(engine: PositioningEngine, smoothing: Bool) {
         self.engine = engine
@@ -28,6 +30,7 @@ struct EngineState: Sendable {
 
     /// Offers a row to the engine (and records it for the smoother).
     mutating func ingest(_ m: RangeMeasurement) {
+        run.rowsRead += 1
         engine.ingest(m)
         smoothing?.record(m, ingestedBy: engine)
     }
@@ -37,9 +40,11 @@ struct EngineState: Sendable {
     mutating func finish() throws(LocusError) {
         engine.finish()
         isFinished = true
+        run.elapsedSeconds = RunResult.seconds(since: run.started)
         if let smoothing {
             heldFixes.append(contentsOf: engine.drainFixes())
             fixes = try smoothing.smooth(fixes: heldFixes, engine: engine)
+            run.add(fixes[...])
             fixRead = 0
             heldFixes = []
         }
@@ -52,11 +57,15 @@ struct EngineState: Sendable {
             if !engine.fixes.isEmpty { heldFixes.append(contentsOf: engine.drainFixes()) }
         } else if !engine.fixes.isEmpty {
             if fixRead > 0 { fixes.removeFirst(fixRead); fixRead = 0 }
+            let before = fixes.count
             fixes.append(contentsOf: engine.drainFixes())
+            run.add(fixes[before...])
         }
         if !engine.events.isEmpty {
             if eventRead > 0 { events.removeFirst(eventRead); eventRead = 0 }
+            let before = events.count
             events.append(contentsOf: engine.drainEvents())
+            run.add(events[before...])
         }
     }
 

@@ -231,7 +231,9 @@ enum EngineFactory {
             for zone in floor.zones { try checkLength(zone.id.rawValue, "zone id") }
         }
         let engine = try PositioningEngine(site: site, configuration: EngineConfiguration(options))
-        return EngineRegistry.insert(EngineBox(engine: engine, smoothing: options.smooth))
+        let box = EngineBox(engine: engine, smoothing: options.smooth)
+        box.state.withLock { $0.run.filter = options.filter.rawValue }
+        return EngineRegistry.insert(box)
     }
 
     /// A `locus_options` (NULL: defaults) as the engine's options, the same value `locus replay` builds

@@ -36,6 +36,7 @@ public func locusEnginePushTraceFile(_ engine: OpaquePointer?, _ path: UnsafePoi
                 if state.engine.diagnostics.skipped.total == before { accepted += 1 }
             }
             state.rangesAccepted += accepted
+            state.run.rowsRead += trace.skipped.total
             state.engine.recordSkipped(trace.skipped)
         }
         outRows?.pointee = trace.count + trace.skipped.total

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int failures = 0;
 static int checks = 0;
@@ -573,21 +574,85 @@ static void test_partition(const char *site_path) {
     locus_engine_destroy(e);
 }
 
-/* The command line in-process: `locus --version`, a usage error, and a buffer too small. */
-static void test_command(const char *expected_version) {
-    const char *version[] = {"--version"};
-    char out[256], err[256];
-    size_t out_length = 0, err_length = 0;
-    int status = -1;
-    CHECK_STATUS(locus_command(version, 1, out, sizeof out, &out_length, err, sizeof err, &err_length, &status), LOCUS_OK);
-    CHECK(status == 0 && strstr(out, expected_version) != NULL, "locus --version: status %d, out '%s'", status, out);
-    const char *bad[] = {"replay", "--nonsense"};
-    CHECK_STATUS(locus_command(bad, 2, out, sizeof out, &out_length, err, sizeof err, &err_length, &status), LOCUS_OK);
-    CHECK(status == 2 && strstr(err, "E1001") != NULL, "usage error: status %d, err '%s'", status, err);
-    const char *help[] = {"replay", "--help"};
-    CHECK_STATUS(locus_command(help, 2, out, 8, &out_length, err, sizeof err, &err_length, &status), LOCUS_E_INVALID_ARGUMENT);
-    CHECK(out_length > 100, "the help's length is given: %zu", out_length);
-    CHECK_STATUS(locus_command(NULL, 0, out, sizeof out, &out_length, err, sizeof err, &err_length, &status), LOCUS_E_INVALID_ARGUMENT);
+/* The whole runs as typed calls: replay a file to outputs with its summary, the engine's own summary
+   of pushed rows (the same object), geometry and calibration summaries, and their errors. */
+static void test_whole_runs(const char *site_path, const char *trace_path) {
+    char positions[256], events[256];
+    snprintf(positions, sizeof positions, "/tmp/locus_c_test_%d_positions.csv", (int)getpid());
+    snprintf(events, sizeof events, "/tmp/locus_c_test_%d_events.jsonl", (int)getpid());
+    locus_replay_request request = {0};
+    request.site_path = site_path;
+    request.trace_path = trace_path;
+    request.positions_path = positions;
+    request.events_path = events;
+    request.jobs = 2;
+    char *summary = NULL, *notes = NULL;
+    int verdict = -1;
+    CHECK_STATUS(locus_replay_file(&request, NULL, &summary, &notes, &verdict), LOCUS_OK);
+    CHECK(summary != NULL && strstr(summary, "\"fixes\":") != NULL && strstr(summary, "\"filter\":\"kalman\"") != NULL,
+          "replay summary: %s", summary ? summary : "(null)");
+    CHECK(verdict == 0 && notes != NULL && notes[0] == 0, "replay verdict %d, notes '%s'", verdict, notes ? notes : "(null)");
+    size_t length = 0;
+    char *written = read_file(positions, &length);
+    CHECK(written != NULL && length > 100 && strncmp(written, "t,tag,", 6) == 0, "positions written: %zu bytes", length);
+    free(written);
+    /* The engine handle's summary of the same rows: the same counts. */
+    locus_engine *e = NULL;
+    CHECK_STATUS(locus_engine_create_file(site_path, NULL, &e), LOCUS_OK);
+    char *early = NULL;
+    CHECK_STATUS(locus_engine_summary(e, &early, NULL, NULL), LOCUS_E_CALL_ORDER);
+    CHECK(early == NULL, "no summary before finish");
+    CHECK_STATUS(locus_engine_push_trace_file(e, trace_path, NULL, NULL), LOCUS_OK);
+    CHECK_STATUS(locus_engine_set_truth(e, trace_path, 0), LOCUS_E_CALL_ORDER);
+    CHECK_STATUS(locus_engine_finish(e), LOCUS_OK);
+    char *engine_summary = NULL;
+    CHECK_STATUS(locus_engine_summary(e, &engine_summary, NULL, &verdict), LOCUS_OK);
+    const char *fixes_a = summary ? strstr(summary, "\"fixes\":") : NULL;
+    const char *fixes_b = engine_summary ? strstr(engine_summary, "\"fixes\":") : NULL;
+    CHECK(fixes_a && fixes_b && strncmp(fixes_a, fixes_b, strcspn(fixes_a, "}")) == 0 && verdict == 0,
+          "engine summary agrees with the replay's up to the timings: %s", engine_summary ? engine_summary : "(null)");
+    locus_free(engine_summary);
+    locus_engine_destroy(e);
+    locus_free(summary);
+    locus_free(notes);
+    /* A foreign trace: the run gives no fix, verdict 1 with the reason. */
+    request.trace_path = "/nonexistent/trace.csv";
+    CHECK_STATUS(locus_replay_file(&request, NULL, &summary, &notes, &verdict), LOCUS_E_FILE_UNREADABLE);
+    CHECK(summary == NULL && notes == NULL, "nothing allocated on an error");
+    request.trace_path = trace_path;
+    request.report_path = "/tmp/never.svg";
+    CHECK_STATUS(locus_replay_file(&request, NULL, &summary, &notes, &verdict), LOCUS_E_USAGE);
+    request.report_path = NULL;
+    request.flags = 4;
+    CHECK_STATUS(locus_replay_file(&request, NULL, &summary, &notes, &verdict), LOCUS_E_INVALID_ARGUMENT);
+    CHECK_STATUS(locus_replay_file(NULL, NULL, &summary, &notes, &verdict), LOCUS_E_INVALID_ARGUMENT);
+    remove(positions);
+    remove(events);
+
+    locus_geometry_request geometry = {0};
+    geometry.site_path = site_path;
+    geometry.grid_m = 1.0;
+    geometry.flags = LOCUS_GEOMETRY_SUGGEST;
+    char *map = NULL;
+    CHECK_STATUS(locus_geometry(&geometry, &map), LOCUS_OK);
+    CHECK(map != NULL && strstr(map, "\"hdop_p95\":") != NULL && strstr(map, "\"suggestion\":") != NULL,
+          "geometry summary: %s", map ? map : "(null)");
+    locus_free(map);
+    geometry.floor = "nowhere";
+    CHECK_STATUS(locus_geometry(&geometry, &map), LOCUS_E_UNKNOWN_FLOOR);
+    geometry.floor = NULL;
+    geometry.grid_m = -1;
+    CHECK_STATUS(locus_geometry(&geometry, &map), LOCUS_E_INVALID_ARGUMENT);
+
+    locus_calibrate_request calibrate = {0};
+    calibrate.site_path = site_path;
+    calibrate.trace_path = trace_path;
+    calibrate.estimator = LOCUS_ESTIMATOR_MEDIAN;
+    CHECK_STATUS(locus_calibrate_file(&calibrate, &summary, &notes, &verdict), LOCUS_E_USAGE);
+    calibrate.estimator = 9;
+    CHECK_STATUS(locus_calibrate_file(&calibrate, &summary, &notes, &verdict), LOCUS_E_INVALID_ARGUMENT);
+    locus_free(NULL);
+    printf("whole runs: replay, engine summary, geometry and calibrate through typed calls\n");
 }
 
 static void test_calibrate(const char *site_path) {
@@ -719,7 +784,7 @@ int main(int argc, char **argv) {
     test_thread_local_error();
     test_calibrate(argv[1]);
     test_partition(argv[1]);
-    test_command(argv[5]);
+    test_whole_runs(argv[1], argv[2]);
 
     size_t count = 0;
     row *rows = read_trace(argv[2], &count);

@@ -62,6 +62,39 @@ for _name, _size, _pinned in (("locus_options", C.sizeof(Options), 40), ("locus_
     assert _size == _pinned, f"{_name}: {_size} bytes, locus.h says {_pinned}"
 
 
+class ReplayRequest(C.Structure):
+    """struct locus_replay_request."""
+    _fields_ = [("site_path", C.c_char_p), ("trace_path", C.c_char_p), ("truth_path", C.c_char_p),
+                ("positions_path", C.c_char_p), ("events_path", C.c_char_p), ("report_path", C.c_char_p),
+                ("zone_window_s", C.c_double), ("truth_shift_s", C.c_double), ("flags", C.c_uint32), ("jobs", C.c_uint32)]
+
+
+class GeometryRequest(C.Structure):
+    """struct locus_geometry_request."""
+    _fields_ = [("site_path", C.c_char_p), ("floor", C.c_char_p), ("svg_path", C.c_char_p), ("trace_path", C.c_char_p),
+                ("grid_m", C.c_double), ("max_range_m", C.c_double), ("accuracy_sigma_m", C.c_double),
+                ("flags", C.c_uint32), ("reserved", C.c_uint32)]
+
+
+class CalibrateRequest(C.Structure):
+    """struct locus_calibrate_request."""
+    _fields_ = [("site_path", C.c_char_p), ("trace_path", C.c_char_p), ("truth_path", C.c_char_p), ("out_path", C.c_char_p),
+                ("floor", C.c_char_p), ("estimator", C.c_int32), ("height", C.c_int32), ("min_samples", C.c_int64),
+                ("flags", C.c_uint32), ("reserved", C.c_uint32)]
+
+
+REPLAY_TRUTH_SHIFT, REPLAY_TRUTH_SHIFT_AUTO = 1, 2
+GEOMETRY_SUGGEST, GEOMETRY_KERNEL = 1, 2
+CALIBRATE_SLOPE, CALIBRATE_FIX_POSITIONS = 1, 2
+ESTIMATORS = {None: 0, "tukey": 1, "huber": 2, "median": 3}
+HEIGHTS = {None: 0, "auto": 0, "floor": 1, "truth": 2}
+text_p = C.POINTER(C.c_void_p)
+for _name, _size, _pinned in (("locus_replay_request", C.sizeof(ReplayRequest), 72),
+                              ("locus_geometry_request", C.sizeof(GeometryRequest), 64),
+                              ("locus_calibrate_request", C.sizeof(CalibrateRequest), 64)):
+    assert _size == _pinned, f"{_name}: {_size} bytes, locus.h says {_pinned}"
+
+
 def declare(lib):
     """Declares the argument and result types of the functions used on the loaded library `lib`."""
     engine = C.c_void_p
@@ -91,11 +124,16 @@ def declare(lib):
         ("locus_engine_set_partition", [engine, C.c_size_t, C.c_size_t]),
         ("locus_engine_tag_index", [engine, C.c_char_p, C.POINTER(C.c_int64)]),
         ("locus_event_to_json", [C.c_void_p, C.c_char_p, C.c_size_t, size_p]),
-        ("locus_command", [C.POINTER(C.c_char_p), C.c_size_t, C.c_char_p, C.c_size_t, size_p, C.c_char_p, C.c_size_t, size_p,
-                           C.POINTER(C.c_int)]),
+        ("locus_engine_set_truth", [engine, C.c_char_p, C.c_double]),
+        ("locus_engine_summary", [engine, text_p, text_p, C.POINTER(C.c_int)]),
+        ("locus_replay_file", [C.POINTER(ReplayRequest), C.POINTER(Options), text_p, text_p, C.POINTER(C.c_int)]),
+        ("locus_geometry", [C.POINTER(GeometryRequest), text_p]),
+        ("locus_calibrate_file", [C.POINTER(CalibrateRequest), text_p, text_p, C.POINTER(C.c_int)]),
         ("locus_position_to_csv", [C.c_void_p, C.c_char_p, C.c_size_t, size_p]),
     ):
         function = getattr(lib, name)
         function.argtypes = args
         function.restype = C.c_int
+    lib.locus_free.argtypes = [C.c_void_p]
+    lib.locus_free.restype = None
     return lib

@@ -1,45 +1,42 @@
-"""The command line's geometry and calibration from Python: `locus geometry` and `locus calibrate`
-run in-process through the library (`locus_command`), their `--json` summaries returned as dicts."""
+"""The command line's geometry and calibration from Python: the library's typed calls
+(`locus_geometry`, `locus_calibrate_file`) — the same code as `locus geometry` and `locus calibrate`,
+their `--json` summaries returned as dicts."""
 import ctypes
 import json
 import os
-import re
 
-from . import _library
+from . import _ffi, _library
 from .errors import LocusError, check
 from .site import Site
 
 
-def command(*arguments):
-    """Runs `locus ARGUMENTS...` in this process; returns (exit status, stdout text, stderr text)."""
+def take_text(lib, pointer):
+    """The text the library allocated at `pointer` (a c_void_p), freed; None for NULL."""
+    if not pointer.value:
+        return None
+    try:
+        return ctypes.string_at(pointer.value).decode("utf-8")
+    finally:
+        lib.locus_free(pointer.value)
+
+
+def run_json(call, *arguments, notes=True):
+    """Calls a whole-run function of the library; returns (summary dict or None, notes text, verdict)."""
     lib = _library.library()
-    argv = (ctypes.c_char_p * len(arguments))(*[os.fsencode(str(a)) for a in arguments])
-    capacity = 1 << 20
-    while True:
-        out, err = ctypes.create_string_buffer(capacity), ctypes.create_string_buffer(capacity)
-        out_length, err_length, status = ctypes.c_size_t(), ctypes.c_size_t(), ctypes.c_int()
-        result = lib.locus_command(argv, len(arguments), out, capacity, ctypes.byref(out_length), err, capacity,
-                                   ctypes.byref(err_length), ctypes.byref(status))
-        needed = max(out_length.value, err_length.value) + 1
-        if result != 0 and needed > capacity:
-            capacity = needed
-            continue
-        check(lib, result)
-        return status.value, out.value.decode("utf-8"), err.value.decode("utf-8")
+    summary, said, verdict = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_int()
+    if notes:
+        status = call(*arguments, ctypes.byref(summary), ctypes.byref(said), ctypes.byref(verdict))
+    else:
+        status = call(*arguments, ctypes.byref(summary))
+    check(lib, status)
+    text = take_text(lib, summary)
+    return (None if text is None else json.loads(text)), (take_text(lib, said) or ""), verdict.value
 
 
-def _json_command(name, arguments, summary_on_failure=False):
-    """`locus NAME ARGUMENTS... --json` → the summary dict; a failure raises LocusError with the code
-    (with `summary_on_failure`, a run-time failure — exit 1, e.g. no fix — that printed its summary
-    returns it: the verdict is in the figures)."""
-    status, out, err = command(name, *arguments, "--json")
-    if status == 1 and summary_on_failure and out.strip().startswith("{"):
-        return json.loads(out)
-    if status != 0:
-        found = re.search(r"\[(E\d{4})\]", err)
-        code = found.group(1) if found else ("E1001" if status == 2 else "E0000")
-        raise LocusError(code, err.strip() or f"locus {name} exited {status}", int(code[1:]))
-    return json.loads(out)
+def raise_verdict(name, notes):
+    """A run that produced nothing usable (the command's exit 1) as LocusError E4001 with its reason."""
+    reason = " ".join(line.strip() for line in notes.splitlines() if "error:" in line) or notes.strip()
+    raise LocusError("E4001", reason or f"locus {name}: the run produced nothing", 4001)
 
 
 def _site_path(site, keep):
@@ -53,13 +50,8 @@ def _site_path(site, keep):
     return os.fspath(site)
 
 
-def _options(pairs):
-    arguments = []
-    for flag, value in pairs:
-        if value is None or value is False:
-            continue
-        arguments += [flag] if value is True else [flag, str(value)]
-    return arguments
+def _text(value):
+    return None if value is None else os.fsencode(os.fspath(value)) if isinstance(value, (str, bytes, os.PathLike)) else str(value).encode()
 
 
 def geometry(site, *, floor=None, grid=None, max_range=None, svg=None, suggest=False, accuracy=None, trace=None):
@@ -68,26 +60,37 @@ def geometry(site, *, floor=None, grid=None, max_range=None, svg=None, suggest=F
     `accuracy` with accuracy=σ, `survey` with trace=PATH); svg=PATH also writes the heatmap."""
     keep = []
     try:
-        arguments = ["--site", _site_path(site, keep)] + _options([("--floor", floor), ("--grid", grid), ("--max-range", max_range),
-                                                                  ("--svg", svg), ("--suggest", suggest), ("--accuracy", accuracy),
-                                                                  ("--trace", trace)])
-        return _json_command("geometry", arguments)
+        flags = (_ffi.GEOMETRY_SUGGEST if suggest else 0)
+        request = _ffi.GeometryRequest(site_path=_text(_site_path(site, keep)), floor=_text(floor), svg_path=_text(svg),
+                                       trace_path=_text(trace), grid_m=float(grid or 0), max_range_m=float(max_range or 0),
+                                       accuracy_sigma_m=float(accuracy or 0), flags=flags)
+        summary, _, _ = run_json(_library.library().locus_geometry, ctypes.byref(request), notes=False)
+        return summary
     finally:
         for path in keep:
             os.unlink(path)
 
 
 def calibrate(site, trace, *, truth=None, out=None, slope=False, fix_positions=False, floor=None, estimator=None,
-              min_samples=None):
+              min_samples=None, height=None):
     """`locus calibrate`: each locator's bias and noise — from truth (truth=PATH), or from the ranges
     alone with a survey check of every locator — as the `--json` dict; out=PATH writes the
-    calibrated site."""
+    calibrated site. A run that calibrates nothing (`locus calibrate`'s exit 1) raises LocusError E4001
+    with the command's reason."""
+    if estimator not in _ffi.ESTIMATORS:
+        raise ValueError(f"estimator must be one of tukey, huber, median, not {estimator!r}")
+    if height not in _ffi.HEIGHTS:
+        raise ValueError(f"height must be one of auto, floor, truth, not {height!r}")
     keep = []
     try:
-        arguments = ["--site", _site_path(site, keep), "--trace", os.fspath(trace)]
-        arguments += _options([("--truth", truth), ("--out", out), ("--slope", slope), ("--fix-positions", fix_positions),
-                               ("--floor", floor), ("--estimator", estimator), ("--min-samples", min_samples)])
-        return _json_command("calibrate", arguments)
+        flags = (_ffi.CALIBRATE_SLOPE if slope else 0) | (_ffi.CALIBRATE_FIX_POSITIONS if fix_positions else 0)
+        request = _ffi.CalibrateRequest(site_path=_text(_site_path(site, keep)), trace_path=_text(trace), truth_path=_text(truth),
+                                        out_path=_text(out), floor=_text(floor), estimator=_ffi.ESTIMATORS[estimator],
+                                        height=_ffi.HEIGHTS[height], min_samples=int(min_samples or 0), flags=flags)
+        summary, notes, verdict = run_json(_library.library().locus_calibrate_file, ctypes.byref(request))
+        if verdict != 0:
+            raise_verdict("calibrate", notes)
+        return summary
     finally:
         for path in keep:
             os.unlink(path)

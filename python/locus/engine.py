@@ -51,6 +51,24 @@ class Engine:
             self.lib.locus_engine_push_ranges(self.handle, records.ctypes.data, len(records), ctypes.byref(accepted))
         del keep  # the library copied the strings
 
+    def set_truth(self, path, zone_window=0):
+        """Compares what the engine releases with the truth CSV at `path` (`locus replay --truth`;
+        zone_window: the zone score's window, s, 0: 5). Before the first row."""
+        check(self.lib, self.lib.locus_engine_set_truth(self.handle, os.fsencode(os.fspath(path)), float(zone_window)))
+
+    def summary(self):
+        """After finish(): `locus replay --json`'s summary of what was pushed (the library's own, one
+        pass), with the rows this package skipped before the engine added to `ranges` and `skipped`."""
+        from .commands import run_json
+        summary, _, _ = run_json(self.lib.locus_engine_summary, self.handle)
+        if self.skipped_here:
+            skipped = dict(summary["skipped"])
+            for reason, count in self.skipped_here.items():
+                skipped[reason] = skipped.get(reason, 0) + count
+                summary["ranges"] += count
+            summary["skipped"] = {reason: skipped[reason] for reason in sorted(skipped)}
+        return summary
+
     def set_partition(self, index, count):
         """Makes this engine partition `index` of `count`: it solves the tags whose index of first
         appearance is index mod count and only observes the others' rows (before the first row)."""

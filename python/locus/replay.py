@@ -14,57 +14,33 @@ def replay(site, trace, *, filter="kalman", rate=4, sigma=0.1, smooth=False, tag
     array, a pandas DataFrame or a dict with columns t, anchor, range_m and optionally tag, floor
     (pushed in time order, ties in input order; unusable rows are skipped and counted). The options
     are `locus replay`'s (--filter, --rate, --sigma, --smooth, --tag-offset, --mode, --coupling,
-    --floor, --truth). For a trace file `Result.summary` is `locus replay --json`'s object itself
-    (the command run in-process on the same file and options: with `truth`, rmse_m, per_tag, cdf,
-    zone_score…; it costs a second pass); for rows given as data it has the counts the engine
-    gives, and `truth` needs a file. Raises LocusError for an invalid site or option or an
-    unreadable trace file.
+    --floor, --truth). `Result.summary` is `locus replay --json`'s object, made by the library in
+    the same single pass (`locus_engine_summary`) for a file and for rows given as data alike: with
+    `truth` (a truth CSV path) also rmse_m, per_tag, cdf, zone_score. Raises LocusError for an
+    invalid site or option or an unreadable trace or truth file.
     """
     is_file = isinstance(trace, (str, bytes, os.PathLike))
-    if truth is not None and not is_file:
-        raise ValueError("truth= needs the trace as a file (the comparison is locus replay --truth's)")
     engine = Engine(site, filter=filter, rate=rate, sigma=sigma, smooth=smooth, tag_offset=tag_offset, mode=mode,
                     coupling=coupling, floor=floor)
     try:
-        if isinstance(trace, (str, bytes, os.PathLike)):
+        if truth is not None:
+            engine.set_truth(truth)
+        if is_file:
             engine.push_file(trace)
         else:
             engine.push(trace, sort=True)
         engine.finish()
         raw_positions = engine.poll_positions()
         raw_events = engine.poll_events()
-        stats = engine.stats()
-        summary = summarize(engine, stats, len(raw_positions), raw_events, filter, smooth)
+        summary = engine.summary()
     finally:
         engine.close()
-    if is_file:
-        summary = _cli_summary(site, trace, filter=filter, rate=rate, sigma=sigma, smooth=smooth, tag_offset=tag_offset,
-                               mode=mode, coupling=coupling, floor=floor, truth=truth)
     return Result(raw_positions, raw_events, summary)
 
 
-def _cli_summary(site, trace, *, filter, rate, sigma, smooth, tag_offset, mode, coupling, floor, truth):
-    """`locus replay --json`'s summary for the same site, trace and options, run in-process."""
-    from .commands import _json_command, _options, _site_path
-    keep = []
-    try:
-        arguments = ["--site", _site_path(site, keep), "--trace", os.fspath(trace), "--jobs", "1"]
-        arguments += _options([("--filter", filter), ("--rate", rate), ("--sigma", sigma), ("--smooth", bool(smooth)),
-                               ("--tag-offset", tag_offset), ("--mode", mode), ("--coupling", coupling), ("--floor", floor),
-                               ("--truth", None if truth is None else os.fspath(truth))])
-        return _json_command("replay", arguments, summary_on_failure=True)
-    finally:
-        for path in keep:
-            os.unlink(path)
-
-
-def summarize(engine, stats, fixes, raw_events, filter, smooth):
-    """The summary dict of a replay (the figures of `locus replay --json` that the C ABI gives)."""
-    return summarize_counts(engine.rows, engine.skipped(), stats, fixes, raw_events, filter, smooth)
-
-
 def summarize_counts(rows, skipped, stats, fixes, raw_events, filter, smooth):
-    """`summarize` from the counts themselves (rows read, skipped by reason, the engine's counters)."""
+    """The counts of a replay's summary from the engines' counters (rows read, skipped by reason, the
+    engine's stats), for the partitions of `locus.distributed` (summed over partitions)."""
     kinds = {"dwell": 0, "enter": 0, "exit": 0}
     for kind in raw_events["kind"]:
         kinds[("exit", "enter", "dwell")[int(kind)]] += 1

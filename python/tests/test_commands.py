@@ -1,4 +1,4 @@
-"""locus.geometry and locus.calibrate: the command line's summaries, run in-process (locus_command)."""
+"""locus.geometry, locus.calibrate and replay summaries: the library's typed calls give the command line's --json objects."""
 import json
 import subprocess
 
@@ -59,5 +59,23 @@ def test_replay_summary_is_the_cli_json_with_truth(cli_replay):
     timing = ("elapsed_s", "fixes_per_s")
     assert {k: v for k, v in result.summary.items() if k not in timing} == {k: v for k, v in expected.items() if k not in timing}
     assert result.summary["zone_score"]["reference"] > 0 and result.summary["rmse_m"] > 0
-    with pytest.raises(ValueError):
-        locus.replay(site, {"t": [0.0], "anchor": [40407], "range_m": [1.0]}, truth=FIXTURES / "traces" / "hall-walk-truth.csv")
+    # Rows given as data, with truth: the same object (one pass, the library's own summary).
+    import csv
+    with open(trace, newline="") as f:
+        rows = list(csv.DictReader(f))
+    data = {"t": [float(r["t"]) for r in rows], "anchor": [int(r["anchor"], 0) for r in rows],
+            "range_m": [float(r["range_m"]) for r in rows]}
+    for column in ("tag", "floor"):
+        if column in rows[0]:
+            data[column] = [r[column] for r in rows]
+    from_rows = locus.replay(site, data, truth=FIXTURES / "traces" / "hall-walk-truth.csv")
+    assert {k: v for k, v in from_rows.summary.items() if k not in timing} == {k: v for k, v in expected.items() if k not in timing}
+
+
+def test_calibrate_that_calibrates_nothing_raises(tmp_path):
+    """A trace from another site: nothing calibrated, LocusError E4001 with the command's reason."""
+    trace = tmp_path / "foreign.csv"
+    trace.write_text("t,anchor,range_m\n" + "".join(f"{k * 0.25},{65000 + k % 3},{3.0}\n" for k in range(400)))
+    with pytest.raises(locus.LocusError) as raised:
+        locus.calibrate(FIXTURES / "sites" / "hall.json", trace)
+    assert raised.value.code == "E4001" and "skipped" in raised.value.message

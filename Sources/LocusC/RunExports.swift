@@ -1,0 +1,185 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Locus
+import LocusCore
+import LocusEvaluation
+import LocusIO
+import LocusReports
+import LocusSolvers
+
+// The command line's whole runs as typed calls over the same library jobs (`ReplayJob`,
+// `GeometryJob`, `CalibrationJob`): the C ABI never runs the command line.
+
+/// `locus_free`: frees a text `locus_replay_file`, `locus_geometry` or `locus_calibrate_file` returned.
+@c(locus_free)
+public func locusFree(_ text: UnsafeMutablePointer<CChar>?) { free(text) }
+
+/// `locus_replay_file`: `locus replay` over the request's files (`ReplayJob`), the `--json` summary
+/// returned; see `include/locus.h`.
+@c(locus_replay_file)
+public func locusReplayFile(_ request: UnsafeRawPointer?, _ options: UnsafeRawPointer?,
+                            _ summaryJSON: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+                            _ notes: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+                            _ verdict: UnsafeMutablePointer<Int32>?) -> Int32 {
+    RunResult.deliver(summaryJSON: summaryJSON, notes: notes, verdict: verdict) { () throws(LocusError) in
+        guard let request else { throw LocusError(.invalidArgument, "request is NULL") }
+        typealias R = CLayout.ReplayRequest
+        let started = ContinuousClock.now
+        let site = try SiteDecoder.load(path: try RunResult.path(request, R.site, "request.site_path"))
+        let tracePath = try RunResult.path(request, R.trace, "request.trace_path")
+        let jobs = request.loadUnaligned(fromByteOffset: R.jobs, as: UInt32.self)
+        guard jobs <= 256 else { throw LocusError(.invalidArgument, "request.jobs \(jobs) is not in 0...256") }
+        var job = ReplayJob(site: site, options: try EngineFactory.engineOptions(options), jobs: max(1, Int(jobs)))
+        _ = try site.floorIndex(job.options.defaultFloor)
+        if let truth = try RunResult.optionalPath(request, R.truth, "request.truth_path") { job.truth = try GroundTruth.read(path: truth) }
+        let reportPath = try RunResult.optionalPath(request, R.report, "request.report_path")
+        if reportPath != nil && job.truth == nil {
+            throw LocusError(.usage, "request.report_path needs request.truth_path: the report draws the tracks over their truth")
+        }
+        job.keepsTracks = reportPath != nil
+        let window = request.loadUnaligned(fromByteOffset: R.zoneWindow, as: Double.self)
+        if window != 0 {
+            guard (0.001...3600).contains(window) else { throw LocusError(.invalidArgument, "request.zone_window_s \(window) is not in [0.001, 3600]") }
+            job.zoneWindowSeconds = window
+        }
+        let flags = request.loadUnaligned(fromByteOffset: R.flags, as: UInt32.self)
+        guard flags & ~(R.truthShiftGiven | R.truthShiftAuto) == 0, flags != R.truthShiftGiven | R.truthShiftAuto else {
+            throw LocusError(.invalidArgument, "request.flags \(flags) is not a combination of locus_replay_flag values")
+        }
+        if flags & R.truthShiftAuto != 0 { job.truthShift = .auto }
+        if flags & R.truthShiftGiven != 0 {
+            let shift = request.loadUnaligned(fromByteOffset: R.truthShift, as: Double.self)
+            guard (-3600...3600).contains(shift) else { throw LocusError(.invalidArgument, "request.truth_shift_s \(shift) is not in [-3600, 3600]") }
+            job.truthShift = .given(shift)
+        }
+        let source = try ByteSource(path: tracePath)
+        let positions = try RunResult.optionalPath(request, R.positions, "request.positions_path").map { (p: String) throws(LocusError) in try ByteSink(path: p) }
+        let events = try RunResult.optionalPath(request, R.events, "request.events_path").map { (p: String) throws(LocusError) in try ByteSink(path: p) }
+        var said = ""
+        var summary = try job.run(source: source, positions: positions, events: events, say: { said += $0 })
+        try positions?.close()
+        try events?.close()
+        summary.elapsedSeconds = RunResult.seconds(since: started)
+        if let reportPath, let evaluation = summary.evaluation {
+            try FileBytes.write(ReplayReport.svg(site: site, summary: summary, evaluation: evaluation, trace: source.name), to: reportPath)
+        }
+        let status = summary.verdict(command: "replay", input: source.name, say: { said += $0 })
+        return (summary.json, said, status)
+    }
+}
+
+/// `locus_geometry`: `locus geometry` over the request (`GeometryJob`, the heatmap by
+/// `GeometryHeatmap`), the `--json` summary returned; see `include/locus.h`.
+@c(locus_geometry)
+public func locusGeometry(_ request: UnsafeRawPointer?, _ summaryJSON: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    RunResult.deliver(summaryJSON: summaryJSON, notes: nil, verdict: nil) { () throws(LocusError) in
+        guard let request else { throw LocusError(.invalidArgument, "request is NULL") }
+        typealias R = CLayout.GeometryRequest
+        var job = GeometryJob(sitePath: try RunResult.path(request, R.site, "request.site_path"))
+        job.floor = try RunResult.optionalPath(request, R.floor, "request.floor").map { FloorID($0) }
+        func number(_ offset: Int, _ field: String, _ domain: ClosedRange<Double>) throws(LocusError) -> Double? {
+            let v = request.loadUnaligned(fromByteOffset: offset, as: Double.self)
+            if v == 0 { return nil }
+            guard domain.contains(v) else { throw LocusError(.invalidArgument, "request.\(field) \(v) is not in [\(domain.lowerBound), \(domain.upperBound)]") }
+            return v
+        }
+        if let grid = try number(R.grid, "grid_m", 0.001...10_000) { job.options.gridMeters = grid }
+        if let range = try number(R.maximumRange, "max_range_m", 0.01...100_000) { job.options.maximumRangeMeters = range }
+        job.accuracySigmaMeters = try number(R.accuracySigma, "accuracy_sigma_m", 0.000_1...100)
+        let flags = request.loadUnaligned(fromByteOffset: R.flags, as: UInt32.self)
+        guard flags & ~(R.suggest | R.kernel) == 0 else {
+            throw LocusError(.invalidArgument, "request.flags \(flags) has bits that are not locus_geometry_flag values")
+        }
+        job.suggests = flags & R.suggest != 0
+        job.options.path = flags & R.kernel != 0 ? .kernel : .batched
+        job.tracePath = try RunResult.optionalPath(request, R.trace, "request.trace_path")
+        let outcome = try job.run()
+        let svg = try RunResult.optionalPath(request, R.svg, "request.svg_path")
+        if let svg { try FileBytes.write(GeometryHeatmap.svg(outcome), to: svg) }
+        return (outcome.json(svg: svg), "", 0)
+    }
+}
+
+/// `locus_calibrate_file`: `locus calibrate` over the request (`CalibrationJob`), the `--json`
+/// summary returned; see `include/locus.h`.
+@c(locus_calibrate_file)
+public func locusCalibrateFile(_ request: UnsafeRawPointer?, _ summaryJSON: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+                               _ notes: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+                               _ verdict: UnsafeMutablePointer<Int32>?) -> Int32 {
+    RunResult.deliver(summaryJSON: summaryJSON, notes: notes, verdict: verdict) { () throws(LocusError) in
+        guard let request else { throw LocusError(.invalidArgument, "request is NULL") }
+        typealias R = CLayout.CalibrateRequest
+        let started = ContinuousClock.now
+        var job = CalibrationJob(sitePath: try RunResult.path(request, R.site, "request.site_path"),
+                                 tracePath: try RunResult.path(request, R.trace, "request.trace_path"))
+        job.truthPath = try RunResult.optionalPath(request, R.truth, "request.truth_path")
+        job.outPath = try RunResult.optionalPath(request, R.out, "request.out_path")
+        job.defaultFloor = try RunResult.optionalPath(request, R.floor, "request.floor").map { FloorID($0) }
+        switch request.loadUnaligned(fromByteOffset: R.estimator, as: Int32.self) {
+        case 0: job.estimator = nil
+        case 1: job.estimator = .tukey
+        case 2: job.estimator = .huber
+        case 3: job.estimator = .median
+        case let other: throw LocusError(.invalidArgument, "request.estimator \(other) is not a locus_estimator")
+        }
+        switch request.loadUnaligned(fromByteOffset: R.height, as: Int32.self) {
+        case 0: job.height = .auto
+        case 1: job.height = .floor
+        case 2: job.height = .truth
+        case let other: throw LocusError(.invalidArgument, "request.height \(other) is not a locus_height_source")
+        }
+        let minimum = request.loadUnaligned(fromByteOffset: R.minimumSamples, as: Int64.self)
+        guard minimum >= 0 else { throw LocusError(.invalidArgument, "request.min_samples \(minimum) is negative") }
+        if minimum > 0 { job.minimumSamples = Int(minimum) }
+        let flags = request.loadUnaligned(fromByteOffset: R.flags, as: UInt32.self)
+        guard flags & ~(R.slope | R.fixPositions) == 0 else {
+            throw LocusError(.invalidArgument, "request.flags \(flags) has bits that are not locus_calibrate_flag values")
+        }
+        job.fitsSlope = flags & R.slope != 0
+        job.fixesPositions = flags & R.fixPositions != 0
+        var said = ""
+        var outcome = try job.run(say: { said += $0 })
+        outcome.summary?.recordElapsed(RunResult.seconds(since: started))
+        for line in outcome.verdict { said += line }
+        return (outcome.summary?.json, said, outcome.status)
+    }
+}
+
+/// How the whole-run exports hand back what they made.
+enum RunResult {
+    /// Runs `body` guarded; on success stores the summary and notes as `malloc`ed texts and the
+    /// verdict, on failure sets every out pointer to NULL (and the verdict to 0).
+    static func deliver(summaryJSON: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?,
+                        notes: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?, verdict: UnsafeMutablePointer<Int32>?,
+                        _ body: () throws(LocusError) -> (JSONValue?, String, Int32)) -> Int32 {
+        summaryJSON?.pointee = nil
+        notes?.pointee = nil
+        verdict?.pointee = 0
+        return Status.guarded { () throws(LocusError) in
+            guard let summaryJSON else { throw LocusError(.invalidArgument, "out_summary_json is NULL") }
+            let (json, said, status) = try body()
+            summaryJSON.pointee = json.map { JSONWriter(style: .compact).string($0) }.flatMap { strdup($0) }
+            notes?.pointee = strdup(said)
+            verdict?.pointee = status
+        }
+    }
+
+    /// The path at `offset` of a request (required).
+    static func path(_ request: UnsafeRawPointer, _ offset: Int, _ field: String) throws(LocusError) -> String {
+        guard let path = try optionalPath(request, offset, field) else { throw LocusError(.invalidArgument, "\(field) is NULL") }
+        return path
+    }
+
+    /// The text at `offset` of a request, nil when NULL.
+    static func optionalPath(_ request: UnsafeRawPointer, _ offset: Int, _ field: String) throws(LocusError) -> String? {
+        guard let p = UnsafePointer<CChar>(bitPattern: request.loadUnaligned(fromByteOffset: offset, as: UInt.self)) else { return nil }
+        return try CText.string(p, field: field)
+    }
+
+    /// Wall time since `start`, seconds (`elapsed_s`).
+    static func seconds(since start: ContinuousClock.Instant) -> Double {
+        let d = ContinuousClock.now - start
+        return Double(d.components.seconds) + Double(d.components.attoseconds) * 1e-18
+    }
+}
