@@ -23,12 +23,12 @@ let package = Package(
         .target(name: "LocusCore", exclude: ["README.md"]),
         .target(name: "LocusNumerics", dependencies: ["LocusCore", "CLapacke", "CLocusKernels"], exclude: ["README.md"]),
         .target(name: "LocusSolvers", dependencies: ["LocusCore", "LocusNumerics"], exclude: ["README.md"]),
-        .target(name: "LocusZones", dependencies: ["LocusCore", "CLocusKernels"], exclude: ["README.md"]),
+        .target(name: "LocusZones", dependencies: ["LocusCore", "LocusNumerics", "CLocusKernels"], exclude: ["README.md"]),
         .target(name: "LocusIO", dependencies: ["LocusCore", "CZlib"], exclude: ["README.md"]),
         .target(name: "LocusSimulation", dependencies: ["LocusCore"], exclude: ["README.md"]),
         // Network I/O of `locus stream`: endpoint URIs, a UDP receiver, an MQTT client over libmosquitto.
         .target(name: "LocusLive", dependencies: ["LocusCore", "CMosquitto"], exclude: ["README.md"]),
-        .target(name: "Locus", dependencies: ["LocusCore", "CLocusKernels", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation"], exclude: ["README.md"]),
+        .target(name: "Locus", dependencies: ["LocusCore", "CLocusKernels", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation"], exclude: ["README.md"]),
         .target(name: "LocusCommandLine", dependencies: ["Locus", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation", "LocusLive"], exclude: ["README.md"]),
         .executableTarget(name: "locus", dependencies: ["LocusCommandLine", "CLocusKernels"]),
         // The C ABI: exported `locus_*` functions over the engine and the solver.

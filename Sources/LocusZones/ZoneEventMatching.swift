@@ -1,4 +1,5 @@
 import LocusCore
+import LocusNumerics
 
 /// Zone transitions scored against a reference: the events a pipeline raised matched with those the
 /// same zone rules raise on the true positions — what the site's users see, as flicker (spurious
@@ -58,11 +59,10 @@ package struct ZoneEventMatching: Sendable, Equatable {
         exitDelaysSeconds = pairs.filter { $0.kind == .exit }.map(\.delay)
     }
 
-    /// The nearest-rank q-quantile of `values` (nil when empty).
+    /// The nearest-rank q-quantile of `values` in any order (nil when empty): they are sorted, then
+    /// `Quantile.nearestRank(sorted:_:)`. Kept for the `locus replay` reports in LocusCommandLine,
+    /// which pass values already sorted and should call `Quantile.nearestRank` directly (issue #39).
     package static func quantile(_ values: [Double], _ q: Double) -> Double? {
-        guard !values.isEmpty else { return nil }
-        let sorted = values.sorted()
-        let k = Int((q * Double(sorted.count)).rounded(.up)) - 1
-        return sorted[min(max(k, 0), sorted.count - 1)]
+        Quantile.nearestRank(sorted: values.sorted(), q)
     }
 }
