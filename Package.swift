@@ -23,16 +23,16 @@ let package = Package(
         .target(name: "LocusCore", exclude: ["README.md"]),
         .target(name: "LocusNumerics", dependencies: ["LocusCore", "CLapacke", "CLocusKernels"], exclude: ["README.md"]),
         .target(name: "LocusSolvers", dependencies: ["LocusCore", "LocusNumerics"], exclude: ["README.md"]),
-        .target(name: "LocusZones", dependencies: ["LocusCore", "CLocusKernels"], exclude: ["README.md"]),
+        .target(name: "LocusZones", dependencies: ["LocusCore", "LocusNumerics", "CLocusKernels"], exclude: ["README.md"]),
         .target(name: "LocusIO", dependencies: ["LocusCore", "CZlib"], exclude: ["README.md"]),
         .target(name: "LocusSimulation", dependencies: ["LocusCore"], exclude: ["README.md"]),
         // Network I/O of `locus stream`: endpoint URIs, a UDP receiver, an MQTT client over libmosquitto.
         .target(name: "LocusLive", dependencies: ["LocusCore", "CMosquitto"], exclude: ["README.md"]),
-        .target(name: "Locus", dependencies: ["LocusCore", "CLocusKernels", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation"], exclude: ["README.md"]),
+        .target(name: "Locus", dependencies: ["LocusCore", "CLocusKernels", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation"], exclude: ["README.md"]),
         // Whole-recording runs as a library: replay, accuracy and zone scoring against truth, summaries, the verdict.
-        .target(name: "LocusEvaluation", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusZones", "LocusIO"], exclude: ["README.md"]),
+        .target(name: "LocusEvaluation", dependencies: ["Locus", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO"], exclude: ["README.md"]),
         // SVG drawings: the replay report, the geometry heatmap, and their label and clipping helpers.
-        .target(name: "LocusReports", dependencies: ["LocusEvaluation", "LocusCore", "LocusSolvers", "LocusZones", "LocusIO"], exclude: ["README.md"]),
+        .target(name: "LocusReports", dependencies: ["LocusEvaluation", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO"], exclude: ["README.md"]),
         .target(name: "LocusCommandLine", dependencies: ["Locus", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation", "LocusLive", "LocusEvaluation", "LocusReports"], exclude: ["README.md"]),
         .executableTarget(name: "locus", dependencies: ["LocusCommandLine", "CLocusKernels"]),
         // The C ABI: exported `locus_*` functions over the engine and the solver.
@@ -60,7 +60,7 @@ let package = Package(
         .target(name: "LocusTestSupport", dependencies: ["LocusCore"], path: "Tests/LocusTestSupport"),
         .testTarget(name: "LocusCoreTests", dependencies: ["LocusCore", "LocusTestSupport"]),
         .testTarget(name: "LocusSolversTests", dependencies: ["LocusCore", "LocusNumerics", "LocusSolvers", "LocusTestSupport", "LocusSimulation"]),
-        .testTarget(name: "LocusZonesTests", dependencies: ["LocusCore", "LocusZones", "LocusTestSupport"]),
+        .testTarget(name: "LocusZonesTests", dependencies: ["LocusCore", "LocusNumerics", "LocusZones", "LocusTestSupport"]),
         .testTarget(name: "LocusIOTests", dependencies: ["LocusCore", "LocusIO", "LocusTestSupport"]),
         .testTarget(name: "LocusTests", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusIO", "LocusSimulation", "LocusTestSupport"]),
         .testTarget(name: "LocusLiveTests", dependencies: ["LocusCore", "LocusLive", "LocusTestSupport"]),

@@ -1,11 +1,12 @@
 import LocusCore
+import LocusNumerics
 
 /// Horizontal position error against truth: RMSE, median, 95th percentile and maximum, metres.
 ///
 /// Each fix is compared with the truth of its tag interpolated at the fix time; fixes outside the
 /// truth's time span are not compared (`uncompared`). Errors are horizontal, e = ‖(x, y) − (x̂, ŷ)‖,
 /// because planar solving fixes z; `rmse3DMeters` also includes z. Percentiles are the nearest-rank
-/// values of the sorted errors.
+/// values of the sorted errors (`Quantile.nearestRank`), 0 when nothing was compared.
 package struct AccuracyReport: Sendable, Equatable {
     /// Fixes compared with truth.
     package var compared: Int
@@ -58,15 +59,10 @@ package struct AccuracyReport: Sendable, Equatable {
     private init(errors: [Double], sum2: Double, sum3: Double, missing: Int) {
         compared = errors.count
         uncompared = missing
-        func rank(_ q: Double) -> Double {
-            guard !errors.isEmpty else { return 0 }
-            let k = Int((q * Double(errors.count)).rounded(.up)) - 1
-            return errors[min(max(k, 0), errors.count - 1)]
-        }
         rmseMeters = compared > 0 ? (sum2 / Double(compared)).squareRoot() : 0
         rmse3DMeters = compared > 0 ? (sum3 / Double(compared)).squareRoot() : 0
-        p50Meters = rank(0.5)
-        p95Meters = rank(0.95)
+        p50Meters = Quantile.nearestRank(sorted: errors, 0.5) ?? 0
+        p95Meters = Quantile.nearestRank(sorted: errors, 0.95) ?? 0
         maxMeters = errors.last ?? 0
     }
 }

@@ -21,10 +21,8 @@ import Darwin
 
     /// The 95 % horizontal radius, metres.
     package static func radius95(_ c: SymmetricMatrix3) -> Double {
-        let mean = 0.5 * (c.xx + c.yy)
-        let half = 0.5 * (c.xx - c.yy)
-        let disc = (half * half + c.xy * c.xy).squareRoot()
-        let l1 = max(0, mean + disc), l2 = max(0, mean - disc)
+        let (major, minor) = SymmetricMatrix3.eigenvalues2x2(xx: c.xx, xy: c.xy, yy: c.yy)
+        let l1 = max(0, major), l2 = max(0, minor)
         guard l1 > 0, l1.isFinite else { return 0 }
         let rho = min(1, (l2 / l1).squareRoot())
         let pos = rho * Double(table.count - 1)

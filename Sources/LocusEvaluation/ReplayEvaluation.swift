@@ -1,6 +1,7 @@
 import Locus
 import LocusCore
 import LocusIO
+import LocusNumerics
 import LocusZones
 
 /// A replay judged against truth, fix by fix in release order: the run's accuracy (`AccuracyReport`,
@@ -123,8 +124,8 @@ package struct ReplayEvaluation {
             var members: [(String, JSONValue)] = [
                 ("fixes", .integer(f.fixes)), ("compared", .integer(f.compared)),
                 ("rmse_m", figure(f.rmse(f.sumX + f.sumY))),
-                ("p50_m", figure(ZoneEventMatching.quantile(sorted, 0.5))), ("p95_m", figure(ZoneEventMatching.quantile(sorted, 0.95))),
-                ("p99_m", figure(ZoneEventMatching.quantile(sorted, 0.99))), ("max_m", figure(sorted.last)),
+                ("p50_m", figure(Quantile.nearestRank(sorted: sorted, 0.5))), ("p95_m", figure(Quantile.nearestRank(sorted: sorted, 0.95))),
+                ("p99_m", figure(Quantile.nearestRank(sorted: sorted, 0.99))), ("max_m", figure(sorted.last)),
                 ("rmse_x_m", figure(f.rmse(f.sumX))), ("rmse_y_m", figure(f.rmse(f.sumY))),
             ]
             if f.solvesZ { members.append(("rmse_z_m", figure(f.rmse(f.sumZ)))) }
@@ -138,7 +139,7 @@ package struct ReplayEvaluation {
         guard !sorted.isEmpty else { return .array([]) }
         return .array((1...100).map { k in
             let q = Double(k) / 100
-            return .object([("p", .number(q, .fixed(2))), ("error_m", .number(ZoneEventMatching.quantile(sorted, q) ?? 0, .fixed(4)))])
+            return .object([("p", .number(q, .fixed(2))), ("error_m", .number(Quantile.nearestRank(sorted: sorted, q) ?? 0, .fixed(4)))])
         })
     }
 
@@ -153,10 +154,10 @@ package struct ReplayEvaluation {
             ("reference", .integer(s.reference)), ("matched", .integer(s.matched)),
             ("missed", .integer(s.missed)), ("spurious", .integer(s.spurious)),
             ("spurious_per_tag_hour", hours > 0 ? .number(Double(s.spurious) / hours, .fixed(3)) : .null),
-            ("delay_p50_s", seconds(ZoneEventMatching.quantile(s.delaysSeconds, 0.5))),
-            ("delay_p95_s", seconds(ZoneEventMatching.quantile(s.delaysSeconds, 0.95))),
-            ("enter_delay_p50_s", seconds(ZoneEventMatching.quantile(s.enterDelaysSeconds, 0.5))),
-            ("exit_delay_p50_s", seconds(ZoneEventMatching.quantile(s.exitDelaysSeconds, 0.5))),
+            ("delay_p50_s", seconds(Quantile.nearestRank(sorted: s.delaysSeconds.sorted(), 0.5))),
+            ("delay_p95_s", seconds(Quantile.nearestRank(sorted: s.delaysSeconds.sorted(), 0.95))),
+            ("enter_delay_p50_s", seconds(Quantile.nearestRank(sorted: s.enterDelaysSeconds.sorted(), 0.5))),
+            ("exit_delay_p50_s", seconds(Quantile.nearestRank(sorted: s.exitDelaysSeconds.sorted(), 0.5))),
             ("window_s", .number(windowSeconds, .fixed(3))),
             ("tag_hours", .number(hours, .fixed(4))),
         ])
@@ -170,7 +171,7 @@ package struct ReplayEvaluation {
         var out = "zone transitions vs truth (±\(DecimalText.string(windowSeconds, decimals: 1)) s): \(s.reference) reference, \(s.matched) matched, "
         out += "\(s.missed) missed, \(s.spurious) spurious"
         if hours > 0 { out += " (\(DecimalText.string(Double(s.spurious) / hours, decimals: 2)) per tag-hour)" }
-        out += "; delay p50 \(f(ZoneEventMatching.quantile(s.delaysSeconds, 0.5))), p95 \(f(ZoneEventMatching.quantile(s.delaysSeconds, 0.95)))"
+        out += "; delay p50 \(f(Quantile.nearestRank(sorted: s.delaysSeconds.sorted(), 0.5))), p95 \(f(Quantile.nearestRank(sorted: s.delaysSeconds.sorted(), 0.95)))"
         return out
     }
 }

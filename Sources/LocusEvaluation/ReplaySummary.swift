@@ -1,6 +1,7 @@
 import Locus
 import LocusCore
 import LocusIO
+import LocusNumerics
 import LocusZones
 
 /// The figures `locus replay` reports, as text for people and as the `--json` object (SPEC §5).
@@ -72,7 +73,7 @@ package struct ReplaySummary {
                 ("max_m", figure(a.maxMeters)),
             ]
         }
-        if let a = accuracy { members.append(("p99_m", a.compared > 0 ? .number(evaluation.flatMap { ZoneEventMatching.quantile($0.sortedErrors, 0.99) } ?? 0, .fixed(4)) : .null)) }
+        if let a = accuracy { members.append(("p99_m", a.compared > 0 ? .number(evaluation.flatMap { Quantile.nearestRank(sorted: $0.sortedErrors, 0.99) } ?? 0, .fixed(4)) : .null)) }
         if let shift = truthShift {
             members += [("truth_shift_s", .number(shift.seconds, .fixed(4))), ("truth_shift_source", .string(shift.source.rawValue))]
         }

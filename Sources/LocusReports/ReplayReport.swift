@@ -2,6 +2,7 @@ import Foundation
 import LocusCore
 import LocusEvaluation
 import LocusIO
+import LocusNumerics
 import LocusZones
 
 /// `locus replay --truth … --report OUT.svg`: one self-contained SVG of a replay judged against truth,
@@ -153,7 +154,7 @@ package enum ReplayReport {
             points.append((CX(sorted[sorted.count - 1]), CY(1)))
             svg.polygon(points, closed: false, [("fill", .text("none")), ("stroke", .text("#1F2D5A")), ("stroke-width", .number(2)), ("class", .text("cdf"))])
             for (q, name) in [(0.5, "p50"), (0.95, "p95")] {
-                guard let v = ZoneEventMatching.quantile(sorted, q) else { continue }
+                guard let v = Quantile.nearestRank(sorted: sorted, q) else { continue }
                 svg.line(x1: CX(v), y1: CY(0), x2: CX(v), y2: CY(q), [("stroke", .text("#B2182B")), ("stroke-dasharray", .text("4 3")),
                                                                         ("class", .text("cdf-marker")), ("data-q", .number(q))])
                 svg.line(x1: CX(0), y1: CY(q), x2: CX(v), y2: CY(q), [("stroke", .text("#B2182B")), ("stroke-dasharray", .text("4 3"))])
@@ -173,8 +174,8 @@ package enum ReplayReport {
             "matched within ±\(DecimalText.string(e.windowSeconds, decimals: 1)) s: \(s.matched)",
             "missed: \(s.missed)",
             "spurious (flicker): \(s.spurious)" + (hours > 0 ? " — \(DecimalText.string(Double(s.spurious) / hours, decimals: 2)) per tag-hour" : ""),
-            "delay p50 \(sec(ZoneEventMatching.quantile(s.delaysSeconds, 0.5))), p95 \(sec(ZoneEventMatching.quantile(s.delaysSeconds, 0.95)))",
-            "enter delay p50 \(sec(ZoneEventMatching.quantile(s.enterDelaysSeconds, 0.5))), exit delay p50 \(sec(ZoneEventMatching.quantile(s.exitDelaysSeconds, 0.5)))",
+            "delay p50 \(sec(Quantile.nearestRank(sorted: s.delaysSeconds.sorted(), 0.5))), p95 \(sec(Quantile.nearestRank(sorted: s.delaysSeconds.sorted(), 0.95)))",
+            "enter delay p50 \(sec(Quantile.nearestRank(sorted: s.enterDelaysSeconds.sorted(), 0.5))), exit delay p50 \(sec(Quantile.nearestRank(sorted: s.exitDelaysSeconds.sorted(), 0.5)))",
             "tag time: \(DecimalText.string(hours, decimals: 3)) h",
         ]
         for (k, text) in lines.enumerated() {
@@ -196,8 +197,8 @@ package enum ReplayReport {
             func cell(_ v: Double?) -> String { f.compared > 0 ? m(v) : "n/a" }
             let values: [String: String] = [
                 "tag": tag.rawValue, "floor": f.floor?.rawValue ?? "", "fixes": "\(f.fixes)", "compared": "\(f.compared)",
-                "rmse_m": cell(f.rmse(f.sumX + f.sumY)), "p50_m": cell(ZoneEventMatching.quantile(sortedTag, 0.5)),
-                "p95_m": cell(ZoneEventMatching.quantile(sortedTag, 0.95)), "max_m": cell(sortedTag.last),
+                "rmse_m": cell(f.rmse(f.sumX + f.sumY)), "p50_m": cell(Quantile.nearestRank(sorted: sortedTag, 0.5)),
+                "p95_m": cell(Quantile.nearestRank(sorted: sortedTag, 0.95)), "max_m": cell(sortedTag.last),
             ]
             let rowY = tableTop + 34 + 22 * Double(k)
             if k % 2 == 1 { svg.rect(x: left - 4, y: rowY - 15, width: 848, height: 22, [("fill", .text("#F3F3F3"))]) }

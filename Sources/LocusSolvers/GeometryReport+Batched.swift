@@ -39,9 +39,7 @@ package struct NormalMatrix: Sendable, Equatable {
         var h2: Double, v2 = 0.0
         if !spatial {
             let a = xx, b = xy, c = yy
-            let half = 0.5 * (a - c)
-            let disc = (half * half + b * b).squareRoot()
-            let lmax = 0.5 * (a + c) + disc
+            let lmax = SymmetricMatrix3.eigenvalues2x2(xx: a, xy: b, yy: c).major
             let det = a * c - b * b
             guard lmax > 0, lmax.isFinite else { return nil }
             let lmin = det / lmax

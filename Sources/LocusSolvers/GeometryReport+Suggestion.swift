@@ -1,4 +1,5 @@
 import LocusCore
+import LocusNumerics
 
 /// Where one more locator would most improve a floor's worst area, and by how much.
 package struct GeometrySuggestion: Sendable, Equatable {
@@ -69,9 +70,7 @@ extension GeometryReport {
                 }
             }
         }
-        let heights = locators.map(\.z).sorted()
-        let z = heights.isEmpty ? h + 1.5
-            : (heights.count % 2 == 1 ? heights[heights.count / 2] : 0.5 * (heights[heights.count / 2 - 1] + heights[heights.count / 2]))
+        let z = locators.isEmpty ? h + 1.5 : RobustStatistics.median(locators.map(\.z))
 
         var values = [Double](repeating: 0, count: centres.count)
         func score(_ candidate: Point3?) -> (p95: Double, coverage: Double, mean: Double) {
@@ -91,7 +90,7 @@ extension GeometryReport {
                 sum += v
             }
             values.sort()
-            let p95 = GeometryStatistics.percentile(sorted: values, 0.95) ?? Self.unsolvableHDOP
+            let p95 = Quantile.linear(sorted: values, 0.95) ?? Self.unsolvableHDOP
             let count = Double(max(1, centres.count))
             return (p95, Double(covered) / count, sum / count)
         }

@@ -134,8 +134,8 @@ package struct GeometryStatistics: Sendable, Equatable {
     package var outOfRangeCells: Int
     /// Cells with HDOP above `poorHDOP`, or enough locators but a degenerate geometry.
     package var poorCells: Int
-    /// Median HDOP over solvable cells (linear interpolation between order statistics, rank
-    /// q·(N − 1)); nil when no cell is solvable.
+    /// Median HDOP over solvable cells (`Quantile.linear`: interpolated between order statistics at
+    /// rank q·(N − 1)); nil when no cell is solvable.
     package var hdopP50: Double?
     /// 95th-percentile HDOP over solvable cells (as `hdopP50`); nil when none is solvable.
     package var hdopP95: Double?
@@ -172,21 +172,10 @@ package struct GeometryStatistics: Sendable, Equatable {
         coveredCells = covered
         outOfRangeCells = outOfRange
         poorCells = poor
-        hdopP50 = Self.percentile(sorted: values, 0.50)
-        hdopP95 = Self.percentile(sorted: values, 0.95)
+        hdopP50 = Quantile.linear(sorted: values, 0.50)
+        hdopP95 = Quantile.linear(sorted: values, 0.95)
         hdopMax = values.last
         vdopMax = vMax
-    }
-
-    /// The q-quantile of ascending `sorted` by linear interpolation: with h = q·(N − 1),
-    /// x₍⌊h⌋₎ + (h − ⌊h⌋)·(x₍⌊h⌋+1₎ − x₍⌊h⌋₎) (NumPy's default); nil when empty.
-    package static func percentile(sorted: [Double], _ q: Double) -> Double? {
-        guard let first = sorted.first else { return nil }
-        if sorted.count == 1 { return first }
-        let h = q * Double(sorted.count - 1)
-        let lower = Int(h.rounded(.down))
-        let upper = min(lower + 1, sorted.count - 1)
-        return sorted[lower] + (h - Double(lower)) * (sorted[upper] - sorted[lower])
     }
 }
 

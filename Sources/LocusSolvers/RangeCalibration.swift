@@ -158,12 +158,12 @@ package struct RangeCalibration: Sendable, Hashable {
         }
         for slot in included {
             let e = errorsBySlot[slot]
-            let median = Self.median(e)
+            let median = RobustStatistics.median(e)
             result.locators[slot].medianErrorMeters = median
             result.locators[slot].meanDistanceMeters = distancesBySlot[slot].reduce(0, +) / Double(e.count)
             if configuration.estimator == .median {
                 result.locators[slot].biasMeters = median
-                result.locators[slot].sigmaMeters = Self.robustScale(e.map { $0 - median })
+                result.locators[slot].sigmaMeters = RobustStatistics.robustScale(e.map { $0 - median })
             }
         }
         if configuration.estimator != .median {
@@ -215,7 +215,7 @@ package struct RangeCalibration: Sendable, Hashable {
         func updateScales() {
             for (j, slot) in included.enumerated() {
                 let r = (0..<errors[slot].count).map { residual(j, slot, $0) }
-                scale[j] = max(c.minimumScaleMeters, Self.robustScale(r))
+                scale[j] = max(c.minimumScaleMeters, RobustStatistics.robustScale(r))
             }
         }
         var a = [Double](repeating: 0, count: rows * columns)
@@ -257,22 +257,18 @@ package struct RangeCalibration: Sendable, Hashable {
             return passes
         }
         let k = c.huberThreshold
-        var passes = try stage(rescale: true) { u in u <= k ? 1 : k / u }
+        var passes = try stage(rescale: true) { u in RobustWeight.huber(u, threshold: k) }
         updateScales()
         var threshold = k
         if c.estimator == .tukey {
             let t = c.tukeyThreshold
             threshold = t
-            passes += try stage(rescale: false) { u in
-                guard u < t else { return 0 }
-                let v = 1 - (u / t) * (u / t)
-                return v * v
-            }
+            passes += try stage(rescale: false) { u in RobustWeight.tukeyBisquare(u, threshold: t) }
         }
         iterations = passes
         for (j, slot) in included.enumerated() {
             let r = (0..<errors[slot].count).map { residual(j, slot, $0) }
-            locators[slot].sigmaMeters = Self.robustScale(r)
+            locators[slot].sigmaMeters = RobustStatistics.robustScale(r)
             locators[slot].biasMeters = intercept[j]
             let limit = threshold * scale[j]
             locators[slot].downweightedCount = r.reduce(0) { $0 + (abs($1) > limit ? 1 : 0) }
@@ -281,21 +277,5 @@ package struct RangeCalibration: Sendable, Hashable {
                 locators[slot].interceptMeters = intercept[j] - slope[j] * meanDistance[j]
             }
         }
-    }
-
-    /// The median of `values` (mean of the middle two for an even count). O(m log m).
-    /// - Precondition: `values` is not empty.
-    package static func median(_ values: [Double]) -> Double {
-        precondition(!values.isEmpty, "RangeCalibration.median: no values")
-        let sorted = values.sorted()
-        let mid = sorted.count / 2
-        return sorted.count % 2 == 1 ? sorted[mid] : 0.5 * (sorted[mid - 1] + sorted[mid])
-    }
-
-    /// Robust scale σ̂ = 1.4826·median|xₖ − median(x)| (MAD; σ for Gaussian data). O(m log m).
-    /// - Precondition: `values` is not empty.
-    package static func robustScale(_ values: [Double]) -> Double {
-        let m = median(values)
-        return 1.4826 * median(values.map { abs($0 - m) })
     }
 }

@@ -1,4 +1,5 @@
 import LocusCore
+import LocusNumerics
 
 /// Settings of the calibration without truth (`SelfCalibration.estimate`).
 package struct SelfCalibrationConfiguration: Sendable, Hashable {
@@ -205,7 +206,7 @@ package struct SelfCalibration: Sendable {
                     let delta = [trial.offset[3 * k], trial.offset[3 * k + 1], trial.offset[3 * k + 2]]
                     offsets[k] = Vector3(x: delta[0], y: delta[1], z: delta[2])
                     offsetSDs[k] = (0..<dims).map { c[3 * $0 + $0] }.max().map { $0.squareRoot() }
-                    guard let inverse = SelfCalibrationSolver.invertSmall(c, dims) else { continue }
+                    guard let inverse = SmallDenseSolve.inverse(c, order: dims) else { continue }
                     var chi2 = 0.0
                     for r in 0..<dims { for s in 0..<dims { chi2 += delta[r] * inverse[3 * r + s] * delta[s] } }
                     let length = (delta[0] * delta[0] + delta[1] * delta[1] + delta[2] * delta[2]).squareRoot()

@@ -1,4 +1,5 @@
 import LocusCore
+import LocusNumerics
 
 /// The ranges of one floor arranged for a calibration without truth (`SelfCalibration`): tag ranges
 /// grouped into epochs (one tag, one round of ranging), and ranges measured between locators.
@@ -103,16 +104,14 @@ extension SelfCalibrationData {
     }
 
     /// Whether ranges (locator, metres) come from one place: at least two locators, and the ranges
-    /// to each vary by less than 0.2 m (1.4826·MAD).
+    /// to each vary by less than 0.2 m (1.4826·MAD, both medians by the upper-median convention).
     static func rangesFromOnePlace(_ ranges: [(UInt16, Double)]) -> Bool {
         var byLocator: [UInt16: [Double]] = [:]
         for (locator, range) in ranges { byLocator[locator, default: []].append(range) }
         guard byLocator.count >= 2 else { return false }
         for values in byLocator.values {
-            let sorted = values.sorted()
-            let median = sorted[sorted.count / 2]
-            let deviations = sorted.map { abs($0 - median) }.sorted()
-            if 1.4826 * deviations[deviations.count / 2] > 0.2 { return false }
+            let spread = RobustStatistics.upperMedianAbsoluteDeviation(sorted: values.sorted())
+            if RobustStatistics.madToSigma * spread > 0.2 { return false }
         }
         return true
     }

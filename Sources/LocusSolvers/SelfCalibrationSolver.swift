@@ -111,15 +111,8 @@ struct SelfCalibrationSolver {
 
     /// The robust weight factor ψ(u)/u of a standardised residual u.
     private func robustWeight(_ u: Double) -> Double {
-        let a = abs(u)
-        if useTukey {
-            let c = configuration.tukeyThreshold
-            guard a < c else { return 0 }
-            let q = 1 - (u / c) * (u / c)
-            return q * q
-        }
-        let k = configuration.huberThreshold
-        return a <= k ? 1 : k / a
+        useTukey ? RobustWeight.tukeyBisquare(u, threshold: configuration.tukeyThreshold)
+            : RobustWeight.huber(u, threshold: configuration.huberThreshold)
     }
 
     /// Whether epoch j holds more ranges than its position has coordinates (fewer say nothing about
@@ -156,7 +149,7 @@ struct SelfCalibrationSolver {
                     }
                 }
                 for r in 0..<dimensions { a[3 * r + r] += 1e-6 }
-                guard let step = Self.solveSmall(a, g, dimensions) else { break }
+                guard let step = SmallDenseSolve.solve(a, g, order: dimensions) else { break }
                 p = Point3(x: p.x + step[0], y: p.y + step[1], z: dimensions == 3 ? p.z + step[2] : tagHeight)
                 if abs(step[0]) + abs(step[1]) + (dimensions == 3 ? abs(step[2]) : 0) < 1e-6 { break }
             }
@@ -189,14 +182,14 @@ struct SelfCalibrationSolver {
     mutating func updateScales() {
         var byLocator = [[Double]](repeating: [], count: anchors.count)
         let dims = dimensions
-        var jps: [V3] = [], es: [Double] = [], ws: [Double] = []
+        var jps: [Vector3] = [], es: [Double] = [], ws: [Double] = []
         for j in 0..<data.epochCount where isUsable(j) {
             jps.removeAll(keepingCapacity: true); es.removeAll(keepingCapacity: true); ws.removeAll(keepingCapacity: true)
             var hpp = [Double](repeating: 0, count: 9)
             for m in data.epochStarts[j]..<data.epochStarts[j + 1] {
                 let i = data.slots[m]
                 let p = tagPosition(j, at: data.timesSeconds[m]), q = anchor(i)
-                let diff = V3(x: p.x - q.x, y: p.y - q.y, z: p.z - q.z)
+                let diff = Vector3(x: p.x - q.x, y: p.y - q.y, z: p.z - q.z)
                 let d = max(1e-6, diff.norm)
                 let jp = (1 + slope[i]) * diff / d
                 let e = data.rangesMeters[m] - ((1 + slope[i]) * d + bias[i])
@@ -205,7 +198,7 @@ struct SelfCalibrationSolver {
                 for r in 0..<dims { for c in 0..<dims { hpp[3 * r + c] += w * jp[r] * jp[c] } }
             }
             for r in 0..<dims { hpp[3 * r + r] += 1e-9 }
-            let inverse = Self.invertSmall(hpp, dims)
+            let inverse = SmallDenseSolve.inverse(hpp, order: dims)
             for (k, m) in (data.epochStarts[j]..<data.epochStarts[j + 1]).enumerated() {
                 var h = 0.0
                 if let inverse {
@@ -216,8 +209,7 @@ struct SelfCalibrationSolver {
             }
         }
         for i in anchors.indices where !byLocator[i].isEmpty {
-            let med = Self.median(byLocator[i])
-            sigma[i] = max(configuration.minimumScaleMeters, 1.4826 * Self.median(byLocator[i].map { abs($0 - med) }))
+            sigma[i] = max(configuration.minimumScaleMeters, RobustStatistics.robustScale(byLocator[i]))
         }
     }
 
@@ -229,7 +221,7 @@ struct SelfCalibrationSolver {
     }
 
     /// Column of each parameter (−1: fixed).
-    private struct Columns {
+    struct Columns {
         var list: [Parameter] = []
         var bias: [Int], slope: [Int], offset: [Int], tagDelay = -1
         init(_ solver: SelfCalibrationSolver) {
@@ -248,7 +240,7 @@ struct SelfCalibrationSolver {
 
     /// The reduced normal equations at the current values: S (P×P, column-major), its right-hand
     /// side, and the columns.
-    private func reducedSystem() -> (s: [Double], rhs: [Double], columns: Columns) {
+    func reducedSystem() -> (s: [Double], rhs: [Double], columns: Columns) {
         let columns = Columns(self)
         let count = columns.list.count
         var s = [Double](repeating: 0, count: count * count), rhs = [Double](repeating: 0, count: count)
@@ -281,7 +273,7 @@ struct SelfCalibrationSolver {
                     }
                 }
             }
-            guard !entryColumns.isEmpty, let inverse = Self.invertSmall(hpp, dims) else { continue }
+            guard !entryColumns.isEmpty, let inverse = SmallDenseSolve.inverse(hpp, order: dims) else { continue }
             // S −= H_θp H_pp⁻¹ H_pθ ; rhs −= H_θp H_pp⁻¹ g_p.
             var x = [Double](repeating: 0, count: 3 * entryColumns.count)  // H_pp⁻¹ H_pθ, per entry
             for k in entryColumns.indices {
@@ -333,21 +325,12 @@ struct SelfCalibrationSolver {
         }
     }
 
-    /// Three doubles (plain fields: fast in debug builds too, where SIMD types are calls).
-    struct V3 {
-        var x: Double, y: Double, z: Double
-        subscript(_ k: Int) -> Double { k == 0 ? x : k == 1 ? y : z }
-        static func * (a: Double, v: V3) -> V3 { V3(x: a * v.x, y: a * v.y, z: a * v.z) }
-        static func / (v: V3, a: Double) -> V3 { V3(x: v.x / a, y: v.y / a, z: v.z / a) }
-        var norm: Double { (x * x + y * y + z * z).squareRoot() }
-    }
-
     /// Range m linearised: ∂model/∂p (D values), ∂model/∂θ for the free parameters, the residual,
     /// and its weight.
-    private func linearised(_ m: Int, epoch j: Int, columns: Columns) -> (jp: V3, jt: SparseRow, e: Double, w: Double) {
+    private func linearised(_ m: Int, epoch j: Int, columns: Columns) -> (jp: Vector3, jt: SparseRow, e: Double, w: Double) {
         let i = data.slots[m]
         let p = tagPosition(j, at: data.timesSeconds[m]), q = anchor(i)
-        let diff = V3(x: p.x - q.x, y: p.y - q.y, z: p.z - q.z)
+        let diff = Vector3(x: p.x - q.x, y: p.y - q.y, z: p.z - q.z)
         let d = max(1e-6, diff.norm)
         let u = diff / d
         let e = data.rangesMeters[m] - ((1 + slope[i]) * d + bias[i])
@@ -364,7 +347,7 @@ struct SelfCalibrationSolver {
     private func addPair(_ k: Int, columns: Columns, s: inout [Double], rhs: inout [Double]) {
         let pair = data.pairs[k]
         let pa = anchor(pair.a), pb = anchor(pair.b)
-        let diff = V3(x: pa.x - pb.x, y: pa.y - pb.y, z: pa.z - pb.z)
+        let diff = Vector3(x: pa.x - pb.x, y: pa.y - pb.y, z: pa.z - pb.z)
         let u = diff / max(1e-6, diff.norm)
         let e = pairResidual(k)
         let scale = max(sigma[pair.a], sigma[pair.b])
@@ -460,7 +443,7 @@ struct SelfCalibrationSolver {
                 }
             }
             for r in 0..<dimensions { hpp[3 * r + r] += 1e-9 }
-            guard let stepP = Self.solveSmall(hpp, gp, dimensions) else { continue }
+            guard let stepP = SmallDenseSolve.solve(hpp, gp, order: dimensions) else { continue }
             for r in 0..<dimensions {
                 newPositions[3 * j + r] += stepP[r]
                 largestPosition = max(largestPosition, abs(stepP[r]))
@@ -489,133 +472,5 @@ struct SelfCalibrationSolver {
             let moved = try step()
             if useTukey && moved.parameters < configuration.convergenceMeters && moved.positions < 10 * configuration.convergenceMeters { break }
         }
-    }
-
-    // MARK: uncertainty
-
-    /// The covariance of the free parameters at the current values, with the directions the data do
-    /// not determine: (columns, S⁺, eigen-decomposition of S).
-    func uncertainty() throws(LocusError) -> Uncertainty {
-        let (s, _, columns) = reducedSystem()
-        let eigen = try SymmetricEigen(s, size: max(1, columns.list.count))
-        return Uncertainty(parameters: columns.list, eigen: eigen, threshold: configuration.rankThreshold)
-    }
-
-    /// Standard deviations of linear combinations of the free parameters.
-    struct Uncertainty {
-        let parameters: [Parameter]
-        let eigen: SymmetricEigen
-        let threshold: Double
-
-        /// σ of aᵀθ for `a` given as (parameter, coefficient); +∞ when a direction the data do not
-        /// determine takes part in it.
-        func standardDeviation(_ a: [(Parameter, Double)]) -> Double {
-            let n = eigen.size
-            var vector = [Double](repeating: 0, count: n)
-            for (p, v) in a {
-                guard let c = parameters.firstIndex(of: p) else { continue }
-                vector[c] += v
-            }
-            let norm = vector.reduce(0) { $0 + $1 * $1 }.squareRoot()
-            guard norm > 0 else { return 0 }
-            var variance = 0.0
-            for k in 0..<n {
-                var dot = 0.0
-                for r in 0..<n { dot += eigen.vectors[k * n + r] * vector[r] }
-                if eigen.isDetermined(k, relativeThreshold: threshold) {
-                    variance += dot * dot / eigen.values[k]
-                } else if abs(dot) > 1e-6 * norm {
-                    return .infinity
-                }
-            }
-            return variance.squareRoot()
-        }
-
-        /// The covariance of two parameters (0 when either is fixed or undetermined).
-        func covariance(_ a: Parameter, _ b: Parameter) -> Double {
-            guard let ca = parameters.firstIndex(of: a), let cb = parameters.firstIndex(of: b) else { return 0 }
-            let n = eigen.size
-            var sum = 0.0
-            for k in 0..<n where eigen.isDetermined(k, relativeThreshold: threshold) {
-                sum += eigen.vectors[k * n + ca] * eigen.vectors[k * n + cb] / eigen.values[k]
-            }
-            return sum
-        }
-    }
-
-    // MARK: figures
-
-    /// Per locator: ranges, and RMS of the residuals of the ranges the final weights keep (|u| < c).
-    func residualFigures() -> (counts: [Int], inliers: [Int], rms: Double, outliers: Int) {
-        var counts = [Int](repeating: 0, count: anchors.count), inliers = counts
-        var sum = 0.0, kept = 0, outliers = 0
-        for j in 0..<data.epochCount where isUsable(j) {
-            for m in data.epochStarts[j]..<data.epochStarts[j + 1] {
-                let i = data.slots[m]
-                counts[i] += 1
-                let e = residual(m, epoch: j)
-                if abs(e / sigma[i]) < configuration.tukeyThreshold {
-                    sum += e * e
-                    kept += 1
-                    inliers[i] += 1
-                } else {
-                    outliers += 1
-                }
-            }
-        }
-        return (counts, inliers, kept > 0 ? (sum / Double(kept)).squareRoot() : 0, outliers)
-    }
-
-    /// The spread of the fitted tag path: the standard deviation of the positions across their
-    /// principal direction (the minor axis), metres; and along it (the major axis).
-    func pathSpread() -> (minor: Double, major: Double) {
-        let used = (0..<data.epochCount).filter(isUsable)
-        let count = Double(max(1, used.count))
-        var mx = 0.0, my = 0.0
-        for j in used { mx += positions[3 * j]; my += positions[3 * j + 1] }
-        mx /= count; my /= count
-        var sxx = 0.0, syy = 0.0, sxy = 0.0
-        for j in used {
-            let dx = positions[3 * j] - mx, dy = positions[3 * j + 1] - my
-            sxx += dx * dx; syy += dy * dy; sxy += dx * dy
-        }
-        sxx /= count; syy /= count; sxy /= count
-        let mean = (sxx + syy) / 2, root = (((sxx - syy) / 2) * ((sxx - syy) / 2) + sxy * sxy).squareRoot()
-        return (max(0, mean - root).squareRoot(), (mean + root).squareRoot())
-    }
-
-    // MARK: small dense algebra
-
-    /// x = A⁻¹ b for the leading n×n block of a 3×3 row-major A (n = 2 or 3); nil when singular.
-    static func solveSmall(_ a: [Double], _ b: [Double], _ n: Int) -> [Double]? {
-        guard let inverse = invertSmall(a, n) else { return nil }
-        var x = [Double](repeating: 0, count: 3)
-        for r in 0..<n { for c in 0..<n { x[r] += inverse[3 * r + c] * b[c] } }
-        return x
-    }
-
-    /// The inverse of the leading n×n block of a 3×3 row-major matrix (n = 2 or 3); nil when singular.
-    static func invertSmall(_ a: [Double], _ n: Int) -> [Double]? {
-        var out = [Double](repeating: 0, count: 9)
-        if n == 2 {
-            let det = a[0] * a[4] - a[1] * a[3]
-            guard abs(det) > 1e-300 else { return nil }
-            out[0] = a[4] / det; out[1] = -a[1] / det; out[3] = -a[3] / det; out[4] = a[0] / det
-            return out
-        }
-        let c00 = a[4] * a[8] - a[5] * a[7], c01 = a[5] * a[6] - a[3] * a[8], c02 = a[3] * a[7] - a[4] * a[6]
-        let det = a[0] * c00 + a[1] * c01 + a[2] * c02
-        guard abs(det) > 1e-300 else { return nil }
-        out[0] = c00 / det; out[3] = c01 / det; out[6] = c02 / det
-        out[1] = (a[2] * a[7] - a[1] * a[8]) / det; out[4] = (a[0] * a[8] - a[2] * a[6]) / det; out[7] = (a[1] * a[6] - a[0] * a[7]) / det
-        out[2] = (a[1] * a[5] - a[2] * a[4]) / det; out[5] = (a[2] * a[3] - a[0] * a[5]) / det; out[8] = (a[0] * a[4] - a[1] * a[3]) / det
-        return out
-    }
-
-    static func median(_ values: [Double]) -> Double {
-        guard !values.isEmpty else { return 0 }
-        let sorted = values.sorted()
-        let m = sorted.count / 2
-        return sorted.count % 2 == 1 ? sorted[m] : (sorted[m - 1] + sorted[m]) / 2
     }
 }

@@ -1,4 +1,5 @@
 import LocusCore
+import LocusNumerics
 
 /// Settings of `TruthClockAlignment.estimate(rows:tracks:configuration:)`.
 package struct TruthClockAlignmentConfiguration: Sendable, Equatable {
@@ -241,7 +242,7 @@ package struct TruthClockAlignment: Sendable, Equatable {
                 let lo = groupStarts[g], hi = groupStarts[g + 1]
                 guard hi > lo, let base = all.baseAddress else { continue }
                 let group = UnsafeMutableBufferPointer(start: base + lo, count: hi - lo)
-                let median = Self.median(group)
+                let median = RobustStatistics.median(reordering: group)
                 for e in group {
                     let u = e - median
                     total += min(u * u, clipSquareMeters)
@@ -249,40 +250,5 @@ package struct TruthClockAlignment: Sendable, Equatable {
             }
         }
         return residuals.isEmpty ? 0 : total / Double(residuals.count)
-    }
-
-    /// The median of a non-empty buffer (mean of the two middle values for an even count), by
-    /// quickselect with a median-of-three pivot; reorders the buffer. O(n) expected.
-    static func median(_ values: UnsafeMutableBufferPointer<Double>) -> Double {
-        let n = values.count
-        precondition(n > 0, "TruthClockAlignment.median of an empty buffer")
-        let k = (n - 1) / 2
-        select(values, k)
-        let lower = values[k]
-        guard n % 2 == 0 else { return lower }
-        var upper = values[k + 1]
-        for i in (k + 2)..<max(k + 2, n) where values[i] < upper { upper = values[i] }
-        return 0.5 * (lower + upper)
-    }
-
-    /// Reorders `values` so that values[k] is the k-th smallest, with nothing larger before it and
-    /// nothing smaller after it (Hoare partition, median-of-three pivot).
-    static func select(_ values: UnsafeMutableBufferPointer<Double>, _ k: Int) {
-        var lo = 0, hi = values.count - 1
-        while hi > lo {
-            let mid = lo + (hi - lo) / 2
-            // Median of three into values[mid].
-            if values[mid] < values[lo] { values.swapAt(mid, lo) }
-            if values[hi] < values[lo] { values.swapAt(hi, lo) }
-            if values[hi] < values[mid] { values.swapAt(hi, mid) }
-            let pivot = values[mid]
-            var i = lo, j = hi
-            while i <= j {
-                while values[i] < pivot { i += 1 }
-                while values[j] > pivot { j -= 1 }
-                if i <= j { values.swapAt(i, j); i += 1; j -= 1 }
-            }
-            if k <= j { hi = j } else if k >= i { lo = i } else { return }
-        }
     }
 }

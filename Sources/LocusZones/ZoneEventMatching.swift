@@ -1,4 +1,5 @@
 import LocusCore
+import LocusNumerics
 
 /// Zone transitions scored against a reference: the events a pipeline raised matched with those the
 /// same zone rules raise on the true positions — what the site's users see, as flicker (spurious
@@ -56,13 +57,5 @@ package struct ZoneEventMatching: Sendable, Equatable {
         delaysSeconds = pairs.map(\.delay)
         enterDelaysSeconds = pairs.filter { $0.kind == .enter }.map(\.delay)
         exitDelaysSeconds = pairs.filter { $0.kind == .exit }.map(\.delay)
-    }
-
-    /// The nearest-rank q-quantile of `values` (nil when empty).
-    package static func quantile(_ values: [Double], _ q: Double) -> Double? {
-        guard !values.isEmpty else { return nil }
-        let sorted = values.sorted()
-        let k = Int((q * Double(sorted.count)).rounded(.up)) - 1
-        return sorted[min(max(k, 0), sorted.count - 1)]
     }
 }

@@ -1,3 +1,4 @@
+import LocusNumerics
 
 /// A uniform grid over the zones' reach boxes (bounding boxes inflated by `inDist`): each cell lists
 /// the zones whose reach box overlaps it, in compressed-row form (`cellStart`, `cellEntries`). Each
@@ -80,7 +81,7 @@ struct ZoneGrid: Sendable {
             cellStart = [0, Int32(prototypes.count)]; cellEntries = prototypes; isSingleCell = true
             return
         }
-        var cell = max((width * height / Double(2 * boxes.count)).squareRoot(), 0.5 * sides[sides.count / 2], 1e-3)
+        var cell = max((width * height / Double(2 * boxes.count)).squareRoot(), 0.5 * RobustStatistics.upperMedian(sorted: sides), 1e-3)
         while (width / cell + 1) * (height / cell + 1) > 4_194_304 { cell *= 2 }
         let columns = Int(width / cell) + 1, rows = Int(height / cell) + 1
         self.originX = minX; self.originY = minY
