@@ -99,14 +99,14 @@ struct SelfCalibrationSolver {
     /// Residual of range m: measured minus modelled, metres.
     func residual(_ m: Int, epoch j: Int) -> Double {
         let i = data.slots[m]
-        let d = tagPosition(j, at: data.timesSeconds[m]).distance(to: anchor(i))
+        let d = RangeModel.predicted(from: tagPosition(j, at: data.timesSeconds[m]), to: anchor(i))
         return data.rangesMeters[m] - ((1 + slope[i]) * d + bias[i])
     }
 
     /// Residual of locator pair k.
     func pairResidual(_ k: Int) -> Double {
         let p = data.pairs[k]
-        return p.rangeMeters - (anchor(p.a).distance(to: anchor(p.b)) + bias[p.a] + bias[p.b] - 2 * tagDelay)
+        return p.rangeMeters - (RangeModel.predicted(from: anchor(p.a), to: anchor(p.b)) + bias[p.a] + bias[p.b] - 2 * tagDelay)
     }
 
     /// The robust weight factor ψ(u)/u of a standardised residual u.
@@ -147,7 +147,7 @@ struct SelfCalibrationSolver {
                     let i = data.slots[m]
                     let q = anchor(i)
                     let diff = [p.x - q.x, p.y - q.y, p.z - q.z]
-                    let d = max(1e-6, (diff[0] * diff[0] + diff[1] * diff[1] + diff[2] * diff[2]).squareRoot())
+                    let d = max(1e-6, RangeModel.predicted(dx: diff[0], dy: diff[1], dz: diff[2]))
                     let e = data.rangesMeters[m] - ((1 + slope[i]) * d + bias[i])
                     for r in 0..<dimensions {
                         let jr = (1 + slope[i]) * diff[r] / d
@@ -197,7 +197,7 @@ struct SelfCalibrationSolver {
                 let i = data.slots[m]
                 let p = tagPosition(j, at: data.timesSeconds[m]), q = anchor(i)
                 let diff = V3(x: p.x - q.x, y: p.y - q.y, z: p.z - q.z)
-                let d = max(1e-6, diff.norm)
+                let d = max(1e-6, RangeModel.predicted(dx: diff.x, dy: diff.y, dz: diff.z))
                 let jp = (1 + slope[i]) * diff / d
                 let e = data.rangesMeters[m] - ((1 + slope[i]) * d + bias[i])
                 let w = robustWeight(e / sigma[i]) / (sigma[i] * sigma[i])
@@ -229,7 +229,7 @@ struct SelfCalibrationSolver {
     }
 
     /// Column of each parameter (−1: fixed).
-    private struct Columns {
+    struct Columns {
         var list: [Parameter] = []
         var bias: [Int], slope: [Int], offset: [Int], tagDelay = -1
         init(_ solver: SelfCalibrationSolver) {
@@ -248,7 +248,7 @@ struct SelfCalibrationSolver {
 
     /// The reduced normal equations at the current values: S (P×P, column-major), its right-hand
     /// side, and the columns.
-    private func reducedSystem() -> (s: [Double], rhs: [Double], columns: Columns) {
+    func reducedSystem() -> (s: [Double], rhs: [Double], columns: Columns) {
         let columns = Columns(self)
         let count = columns.list.count
         var s = [Double](repeating: 0, count: count * count), rhs = [Double](repeating: 0, count: count)
@@ -339,7 +339,6 @@ struct SelfCalibrationSolver {
         subscript(_ k: Int) -> Double { k == 0 ? x : k == 1 ? y : z }
         static func * (a: Double, v: V3) -> V3 { V3(x: a * v.x, y: a * v.y, z: a * v.z) }
         static func / (v: V3, a: Double) -> V3 { V3(x: v.x / a, y: v.y / a, z: v.z / a) }
-        var norm: Double { (x * x + y * y + z * z).squareRoot() }
     }
 
     /// Range m linearised: ∂model/∂p (D values), ∂model/∂θ for the free parameters, the residual,
@@ -348,8 +347,9 @@ struct SelfCalibrationSolver {
         let i = data.slots[m]
         let p = tagPosition(j, at: data.timesSeconds[m]), q = anchor(i)
         let diff = V3(x: p.x - q.x, y: p.y - q.y, z: p.z - q.z)
-        let d = max(1e-6, diff.norm)
-        let u = diff / d
+        let d = max(1e-6, RangeModel.predicted(dx: diff.x, dy: diff.y, dz: diff.z))
+        let h = RangeModel.unit(dx: diff.x, dy: diff.y, dz: diff.z, rho: d)
+        let u = V3(x: h.x, y: h.y, z: h.z)
         let e = data.rangesMeters[m] - ((1 + slope[i]) * d + bias[i])
         let w = robustWeight(e / sigma[i]) / (sigma[i] * sigma[i])
         let jp = (1 + slope[i]) * u
@@ -365,7 +365,9 @@ struct SelfCalibrationSolver {
         let pair = data.pairs[k]
         let pa = anchor(pair.a), pb = anchor(pair.b)
         let diff = V3(x: pa.x - pb.x, y: pa.y - pb.y, z: pa.z - pb.z)
-        let u = diff / max(1e-6, diff.norm)
+        let d = max(1e-6, RangeModel.predicted(dx: diff.x, dy: diff.y, dz: diff.z))
+        let h = RangeModel.unit(dx: diff.x, dy: diff.y, dz: diff.z, rho: d)
+        let u = V3(x: h.x, y: h.y, z: h.z)
         let e = pairResidual(k)
         let scale = max(sigma[pair.a], sigma[pair.b])
         let w = robustWeight(e / scale) / (scale * scale)
@@ -489,133 +491,5 @@ struct SelfCalibrationSolver {
             let moved = try step()
             if useTukey && moved.parameters < configuration.convergenceMeters && moved.positions < 10 * configuration.convergenceMeters { break }
         }
-    }
-
-    // MARK: uncertainty
-
-    /// The covariance of the free parameters at the current values, with the directions the data do
-    /// not determine: (columns, S⁺, eigen-decomposition of S).
-    func uncertainty() throws(LocusError) -> Uncertainty {
-        let (s, _, columns) = reducedSystem()
-        let eigen = try SymmetricEigen(s, size: max(1, columns.list.count))
-        return Uncertainty(parameters: columns.list, eigen: eigen, threshold: configuration.rankThreshold)
-    }
-
-    /// Standard deviations of linear combinations of the free parameters.
-    struct Uncertainty {
-        let parameters: [Parameter]
-        let eigen: SymmetricEigen
-        let threshold: Double
-
-        /// σ of aᵀθ for `a` given as (parameter, coefficient); +∞ when a direction the data do not
-        /// determine takes part in it.
-        func standardDeviation(_ a: [(Parameter, Double)]) -> Double {
-            let n = eigen.size
-            var vector = [Double](repeating: 0, count: n)
-            for (p, v) in a {
-                guard let c = parameters.firstIndex(of: p) else { continue }
-                vector[c] += v
-            }
-            let norm = vector.reduce(0) { $0 + $1 * $1 }.squareRoot()
-            guard norm > 0 else { return 0 }
-            var variance = 0.0
-            for k in 0..<n {
-                var dot = 0.0
-                for r in 0..<n { dot += eigen.vectors[k * n + r] * vector[r] }
-                if eigen.isDetermined(k, relativeThreshold: threshold) {
-                    variance += dot * dot / eigen.values[k]
-                } else if abs(dot) > 1e-6 * norm {
-                    return .infinity
-                }
-            }
-            return variance.squareRoot()
-        }
-
-        /// The covariance of two parameters (0 when either is fixed or undetermined).
-        func covariance(_ a: Parameter, _ b: Parameter) -> Double {
-            guard let ca = parameters.firstIndex(of: a), let cb = parameters.firstIndex(of: b) else { return 0 }
-            let n = eigen.size
-            var sum = 0.0
-            for k in 0..<n where eigen.isDetermined(k, relativeThreshold: threshold) {
-                sum += eigen.vectors[k * n + ca] * eigen.vectors[k * n + cb] / eigen.values[k]
-            }
-            return sum
-        }
-    }
-
-    // MARK: figures
-
-    /// Per locator: ranges, and RMS of the residuals of the ranges the final weights keep (|u| < c).
-    func residualFigures() -> (counts: [Int], inliers: [Int], rms: Double, outliers: Int) {
-        var counts = [Int](repeating: 0, count: anchors.count), inliers = counts
-        var sum = 0.0, kept = 0, outliers = 0
-        for j in 0..<data.epochCount where isUsable(j) {
-            for m in data.epochStarts[j]..<data.epochStarts[j + 1] {
-                let i = data.slots[m]
-                counts[i] += 1
-                let e = residual(m, epoch: j)
-                if abs(e / sigma[i]) < configuration.tukeyThreshold {
-                    sum += e * e
-                    kept += 1
-                    inliers[i] += 1
-                } else {
-                    outliers += 1
-                }
-            }
-        }
-        return (counts, inliers, kept > 0 ? (sum / Double(kept)).squareRoot() : 0, outliers)
-    }
-
-    /// The spread of the fitted tag path: the standard deviation of the positions across their
-    /// principal direction (the minor axis), metres; and along it (the major axis).
-    func pathSpread() -> (minor: Double, major: Double) {
-        let used = (0..<data.epochCount).filter(isUsable)
-        let count = Double(max(1, used.count))
-        var mx = 0.0, my = 0.0
-        for j in used { mx += positions[3 * j]; my += positions[3 * j + 1] }
-        mx /= count; my /= count
-        var sxx = 0.0, syy = 0.0, sxy = 0.0
-        for j in used {
-            let dx = positions[3 * j] - mx, dy = positions[3 * j + 1] - my
-            sxx += dx * dx; syy += dy * dy; sxy += dx * dy
-        }
-        sxx /= count; syy /= count; sxy /= count
-        let mean = (sxx + syy) / 2, root = (((sxx - syy) / 2) * ((sxx - syy) / 2) + sxy * sxy).squareRoot()
-        return (max(0, mean - root).squareRoot(), (mean + root).squareRoot())
-    }
-
-    // MARK: small dense algebra
-
-    /// x = A⁻¹ b for the leading n×n block of a 3×3 row-major A (n = 2 or 3); nil when singular.
-    static func solveSmall(_ a: [Double], _ b: [Double], _ n: Int) -> [Double]? {
-        guard let inverse = invertSmall(a, n) else { return nil }
-        var x = [Double](repeating: 0, count: 3)
-        for r in 0..<n { for c in 0..<n { x[r] += inverse[3 * r + c] * b[c] } }
-        return x
-    }
-
-    /// The inverse of the leading n×n block of a 3×3 row-major matrix (n = 2 or 3); nil when singular.
-    static func invertSmall(_ a: [Double], _ n: Int) -> [Double]? {
-        var out = [Double](repeating: 0, count: 9)
-        if n == 2 {
-            let det = a[0] * a[4] - a[1] * a[3]
-            guard abs(det) > 1e-300 else { return nil }
-            out[0] = a[4] / det; out[1] = -a[1] / det; out[3] = -a[3] / det; out[4] = a[0] / det
-            return out
-        }
-        let c00 = a[4] * a[8] - a[5] * a[7], c01 = a[5] * a[6] - a[3] * a[8], c02 = a[3] * a[7] - a[4] * a[6]
-        let det = a[0] * c00 + a[1] * c01 + a[2] * c02
-        guard abs(det) > 1e-300 else { return nil }
-        out[0] = c00 / det; out[3] = c01 / det; out[6] = c02 / det
-        out[1] = (a[2] * a[7] - a[1] * a[8]) / det; out[4] = (a[0] * a[8] - a[2] * a[6]) / det; out[7] = (a[1] * a[6] - a[0] * a[7]) / det
-        out[2] = (a[1] * a[5] - a[2] * a[4]) / det; out[5] = (a[2] * a[3] - a[0] * a[5]) / det; out[8] = (a[0] * a[4] - a[1] * a[3]) / det
-        return out
-    }
-
-    static func median(_ values: [Double]) -> Double {
-        guard !values.isEmpty else { return 0 }
-        let sorted = values.sorted()
-        let m = sorted.count / 2
-        return sorted.count % 2 == 1 ? sorted[m] : (sorted[m - 1] + sorted[m]) / 2
     }
 }
