@@ -11,6 +11,8 @@
 #ifdef __clang__
 #pragma STDC FP_CONTRACT OFF // (gcc: build with -ffp-contract=off)
 #endif
+// (After the pragma: the measurement models' inline functions are compiled under it too.)
+#include "locus_measurement_range.h"
 
 typedef double v4 __attribute__((vector_size(32)));
 
@@ -278,40 +280,36 @@ static inline __attribute__((always_inline)) void accumulate(locus_imm *imm, con
     imm->pending += 1;  // (so probabilities kept before no longer count: see probabilities_kept)
 }
 
-/// update_range, setting *refused_before_change when it returns before changing the struct.
-static inline __attribute__((always_inline)) int update_range_tracked(locus_imm *imm, const double *anchor, double tag_height_m,
-                                                                      double range_m, double variance, double gate_long,
-                                                                      double gate_short, double *stats,
-                                                                      int *refused_before_change) {
-    *refused_before_change = 1;
-    if (!(variance > 0 && variance <= DBL_MAX && finite(range_m))) return LOCUS_KALMAN_BAD_ARGUMENT;
-    // With d = (px - ax, py - ay), rho^2 = |d|^2 + dz^2 and w = P (d, 0)^T (so P H^T = w / rho):
-    //   rho^2 S = d^T A d + variance rho^2 =: D,   x <- x + w (y rho / D),   P <- P - w w^T / D.
-    // The same update as with H = d / rho, but the gain waits for one division (1/D) instead of a
-    // square root, a division and then another division in a row: the square root of rho^2 is only
-    // needed for y = r - rho, off that chain.
-    const v4 dx = load(imm->x[0]) - anchor[0], dy = load(imm->x[1]) - anchor[1];
-    const double dz = tag_height_m - anchor[2];
-    const v4 rho2 = dx * dx + dy * dy + dz * dz;
-    const v4 rho = vsqrt(rho2);
+/// The models' one scalar update (the measurement models' common part, locus_measurement.h), every lane
+/// at once, setting *refused_before_change when it returns before changing the struct. The
+/// measurement depends on the position only, with Jacobian H = (gx, gy) / c (per lane; c > 0 scales
+/// an unnormalised direction g, c² given as well), innovation y and variance R = variance. With
+/// w = P (gx, gy, 0, 0)ᵀ (so P Hᵀ = w / c):
+///   c² S = gᵀ A g + variance c² =: D,   x <- x + w (y c / D),   P <- P - w wᵀ / D,
+/// the same update as with H itself, but the gain waits for one division (1/D) instead of a square
+/// root, a division and then another division in a row. model_ok: the lanes where the model itself is
+/// defined (else BAD_ARGUMENT); D must be positive and finite (else NOT_POSITIVE): one branch for both.
+/// The gate (locus_measurement_gated_scaled) is tested on the manoeuvring model (lane 2). stats: y, D,
+/// c² of lane 2, then (after an accepted update) the settled mean (four) and lane 2's (gx, gy).
+/// (Vectors by pointer: a 32-byte vector argument would change the ABI without AVX.)
+static inline __attribute__((always_inline)) int scalar_update_tracked(locus_imm *imm, const v4 *gx_, const v4 *gy_,
+                                                                       const v4 *c2_, const v4 *c_, const v4 *y_,
+                                                                       const v4i *model_ok, double variance,
+                                                                       double gate_long, double gate_short,
+                                                                       double *stats, int *refused_before_change) {
+    const v4 gx = *gx_, gy = *gy_, c2 = *c2_, c = *c_, y = *y_;
     const v4 a00 = load(imm->p[A00]), a01 = load(imm->p[A01]), a11 = load(imm->p[A11]);
     const v4 b00 = load(imm->p[B00]), b01 = load(imm->p[B01]), b10 = load(imm->p[B10]), b11 = load(imm->p[B11]);
-    const v4 w0 = a00 * dx + a01 * dy, w1 = a01 * dx + a11 * dy;
-    const v4 w2 = b00 * dx + b10 * dy, w3 = b01 * dx + b11 * dy;
-    const v4 d = dx * w0 + dy * w1 + variance * rho2;
-    // rho^2 in [1e-12, DBL_MAX] (else BAD_ARGUMENT) and D positive and finite (else NOT_POSITIVE), on
-    // every lane: one branch for both (nothing before it has changed the struct).
-    const v4i rho2_ok = lanes_in_mask(rho2, 1e-12);
-    if (!lanes_all(rho2_ok & lanes_positive_mask(d))) {
-        return lanes_all(rho2_ok) ? LOCUS_KALMAN_NOT_POSITIVE : LOCUS_KALMAN_BAD_ARGUMENT;
+    const v4 w0 = a00 * gx + a01 * gy, w1 = a01 * gx + a11 * gy;
+    const v4 w2 = b00 * gx + b10 * gy, w3 = b01 * gx + b11 * gy;
+    const v4 d = gx * w0 + gy * w1 + variance * c2;
+    if (!lanes_all(*model_ok & lanes_positive_mask(d))) {
+        return lanes_all(*model_ok) ? LOCUS_KALMAN_NOT_POSITIVE : LOCUS_KALMAN_BAD_ARGUMENT;
     }
-    const v4 y = range_m - rho;
-    // The gate, on the manoeuvring model (lane 2): nu = y / sqrt(S) > gate_long or < -gate_short, tested
-    // as y^2 rho^2 > gate^2 D on the side of y's sign.
-    const double y2 = y[2], r2 = rho2[2], d2 = d[2];
+    const double y2 = y[2], r2 = c2[2], d2 = d[2];
     if (stats) { stats[0] = y2; stats[1] = d2; stats[2] = r2; }
-    if (y2 * y2 * r2 > (y2 > 0 ? gate_long * gate_long : gate_short * gate_short) * d2) return LOCUS_KALMAN_GATED;
-    const v4 inv = 1.0 / d, g = (y * rho) * inv;
+    if (locus_measurement_gated_scaled(y2, r2, d2, gate_long, gate_short)) return LOCUS_KALMAN_GATED;
+    const v4 inv = 1.0 / d, g = (y * c) * inv;
     const v4 v0 = w0 * inv, v1 = w1 * inv, v2 = w2 * inv, v3 = w3 * inv;
     const v4 x0 = load(imm->x[0]) + w0 * g, x1 = load(imm->x[1]) + w1 * g;
     const v4 x2 = load(imm->x[2]) + w2 * g, x3 = load(imm->x[3]) + w3 * g;
@@ -331,16 +329,36 @@ static inline __attribute__((always_inline)) int update_range_tracked(locus_imm 
     store(imm->p[A00], n00); store(imm->p[A01], n01); store(imm->p[A11], n11);
     store(imm->p[B00], m00); store(imm->p[B01], m01); store(imm->p[B10], m10); store(imm->p[B11], m11);
     store(imm->p[C00], k00); store(imm->p[C01], k01); store(imm->p[C11], k11);
-    // Likelihood terms: nu^2 = y^2 / S = y^2 rho^2 / D, and S = D / rho^2 (as its two factors).
-    const v4 nu2 = (y * y) * rho2 * inv;
-    accumulate(imm, &nu2, &d, &rho2);
+    // Likelihood terms: nu^2 = y^2 / S = y^2 c^2 / D, and S = D / c^2 (as its two factors).
+    const v4 nu2 = (y * y) * c2 * inv;
+    accumulate(imm, &nu2, &d, &c2);
     if (stats) {
         settled_mean(imm, stats + 3);
         // One 16-byte store for the pair (read back as one: see settled_mean).
-        const double pair[2] = { dx[2], dy[2] };
+        const double pair[2] = { gx[2], gy[2] };
         memcpy(stats + 7, pair, sizeof pair);
     }
     return LOCUS_KALMAN_OK;
+}
+
+/// The range model (locus_measurement_range.h), lane-wise: d = (px - ax, py - ay, tag height - az),
+/// rho^2 = |d|^2 (LOCUS_RANGE_SQUARED), rho = sqrt(rho^2), y = r - rho, H = (dx, dy) / rho (g = (dx, dy),
+/// c = rho), defined where rho^2 is in [1e-12, DBL_MAX]; then the scalar update. The square root of rho^2
+/// is only needed for y = r - rho, off the gain's chain. stats: y, D, rho^2, mean, (dx, dy).
+static inline __attribute__((always_inline)) int update_range_tracked(locus_imm *imm, const double *anchor, double tag_height_m,
+                                                                      double range_m, double variance, double gate_long,
+                                                                      double gate_short, double *stats,
+                                                                      int *refused_before_change) {
+    *refused_before_change = 1;
+    if (!(variance > 0 && variance <= DBL_MAX && finite(range_m))) return LOCUS_KALMAN_BAD_ARGUMENT;
+    const v4 dx = load(imm->x[0]) - anchor[0], dy = load(imm->x[1]) - anchor[1];
+    const double dz = tag_height_m - anchor[2];
+    const v4 rho2 = LOCUS_RANGE_SQUARED(dx, dy, dz);
+    const v4 rho = vsqrt(rho2);
+    const v4i rho2_ok = lanes_in_mask(rho2, 1e-12);
+    const v4 y = range_m - rho;
+    return scalar_update_tracked(imm, &dx, &dy, &rho2, &rho, &y, &rho2_ok, variance, gate_long, gate_short, stats,
+                                 refused_before_change);
 }
 
 static inline __attribute__((always_inline)) int update_range(locus_imm *imm, const double *anchor, double tag_height_m,
@@ -420,10 +438,11 @@ LOCUS_IMM_CLONES int locus_imm_update_ranges(locus_imm *imm, const locus_imm_par
         memcpy(run->mean, stats + 3, sizeof run->mean);
         run->rejection_score = run->rejection_score - 1 >= 0 ? run->rejection_score - 1 : 0;
         // TrackEpochQuality.accept: y = stats[0], (dx, dy) = stats[7..8], rho^2 = stats[2].
-        const double rho2 = stats[2], inverse = 1 / (rho2 >= 1e-12 ? rho2 : 1e-12);
-        const double dx = stats[7], dy = stats[8], y = stats[0];
+        const double y = stats[0];
+        double a[3] = { run->a00, run->a01, run->a11 };
         run->used += 1;
-        run->a00 += dx * dx * inverse; run->a01 += dx * dy * inverse; run->a11 += dy * dy * inverse;
+        locus_range_gram_add(a, stats[7], stats[8], stats[2]);
+        run->a00 = a[0]; run->a01 = a[1]; run->a11 = a[2];
         run->residual_squares += y * y;
     }
     return n;

@@ -3,6 +3,7 @@
 #include "locus_kalman.h"
 #include <math.h>
 #include "finite.h"
+#include "locus_measurement_range.h"
 
 static int finite_state(const double *x, const double *P) {
     double s = 0;
@@ -116,22 +117,20 @@ int locus_kalman_cv_update_position(double *x, double *P, const double *z, const
     return commit_update(x, P, nx, n);
 }
 
-int locus_kalman_cv_update_range(double *x, double *P, const double *anchor, double tag_height_m,
-                                 double range_m, double variance, double gate_long, double gate_short,
-                                 double *stats) {
-    if (!(variance > 0) || !finite(range_m) || !finite(variance)) return LOCUS_KALMAN_BAD_ARGUMENT;
-    const double dx = x[0] - anchor[0], dy = x[1] - anchor[1], dz = tag_height_m - anchor[2];
-    const double rho = sqrt(dx * dx + dy * dy + dz * dz);
-    if (!(rho >= 1e-6) || !finite(rho)) return LOCUS_KALMAN_BAD_ARGUMENT;
-    const double hx = dx / rho, hy = dy / rho;
+// The filter's one scalar update (the measurement models' common part, locus_measurement.h): innovation
+// y with Jacobian H = (hx, hy, 0, 0) (the measurement depends on the position only) and variance R =
+// variance: u = P Hᵀ, S = H u + R, ν = y / √S (stats[0] = ν, stats[1] = S, stats[2] = y), the gate,
+// then the Joseph-form update x ← x + K y, P ← (I − K H) P (I − K H)ᵀ + K R Kᵀ with K = u / S.
+static inline __attribute__((always_inline)) int scalar_update(double *x, double *P, double hx, double hy, double y,
+                                                               double variance, double gate_long, double gate_short,
+                                                               double *stats) {
     double u[4]; // P H^T
     for (int i = 0; i < 4; i++) u[i] = P[i * 4 + 0] * hx + P[i * 4 + 1] * hy;
     const double s = hx * u[0] + hy * u[1] + variance;
     if (!(s > 0) || !finite(s)) return LOCUS_KALMAN_NOT_POSITIVE;
-    const double y = range_m - rho;
     const double v = y / sqrt(s);
     if (stats) { stats[0] = v; stats[1] = s; stats[2] = y; }
-    if (v > gate_long || v < -gate_short) return LOCUS_KALMAN_GATED;
+    if (locus_measurement_gated(v, gate_long, gate_short)) return LOCUS_KALMAN_GATED;
     double k[4], nx[4];
     for (int i = 0; i < 4; i++) { k[i] = u[i] / s; nx[i] = x[i] + k[i] * y; }
     // M = (I - K H) P = P - K u^T ; w = M H^T ; P' = M - w K^T + variance K K^T (Joseph form)
@@ -145,6 +144,20 @@ int locus_kalman_cv_update_range(double *x, double *P, const double *anchor, dou
         for (int j = 0; j < 4; j++)
             n[i * 4 + j] = m[i * 4 + j] - w[i] * k[j] + variance * k[i] * k[j];
     return commit_update(x, P, nx, n);
+}
+
+// The range model (locus_measurement_range.h), planar: h = ρ = ‖(px, py, tag height) − anchor‖,
+// H = (dx, dy)/ρ, y = range − ρ, then the scalar update.
+int locus_kalman_cv_update_range(double *x, double *P, const double *anchor, double tag_height_m,
+                                 double range_m, double variance, double gate_long, double gate_short,
+                                 double *stats) {
+    if (!(variance > 0) || !finite(range_m) || !finite(variance)) return LOCUS_KALMAN_BAD_ARGUMENT;
+    double d[3], h[3];
+    locus_range_offset(x[0], x[1], tag_height_m, anchor, d);
+    const double rho = locus_range_predicted(d[0], d[1], d[2]);
+    if (!(rho >= 1e-6) || !finite(rho)) return LOCUS_KALMAN_BAD_ARGUMENT;
+    locus_range_unit(d[0], d[1], d[2], rho, h);
+    return scalar_update(x, P, h[0], h[1], range_m - rho, variance, gate_long, gate_short, stats);
 }
 
 // Cholesky factor of a 4x4 SPD matrix into L (lower, row-major). Returns 0 on success.

@@ -35,6 +35,7 @@
 
 #include <math.h>
 #include "finite.h"
+#include "locus_measurement_range.h"
 #include <stddef.h>
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -56,6 +57,15 @@ typedef struct {
     double min_rcond;
     int32_t max_it;
 } tril_problem;
+
+// The offset d = p - a_i of the range model (locus_measurement_range.h) in the problem's centred
+// coordinates at x: (x - lx_i, y - ly_i, planar ? lz_i (the fixed h - z_i) : z - lz_i).
+LOCUS_TRIL_INLINE void offset_at(const tril_problem *P, int32_t i, const double x[3], const int planar,
+                                 double *dx, double *dy, double *dz) {
+    *dx = x[0] - P->lx[i];
+    *dy = x[1] - P->ly[i];
+    *dz = planar ? P->lz[i] : x[2] - P->lz[i];
+}
 
 static const double chi2_995[64] = {
     7.8794385766, 10.5966347331, 12.8381564666, 14.8602590006,
@@ -210,16 +220,14 @@ distances(const tril_problem *P, const double x[3], double *rh, double *ir, cons
     int32_t n = P->n;
 #if defined(__SSE2__)
     const __m128d px = _mm_set1_pd(x[0]), py = _mm_set1_pd(x[1]), pz = _mm_set1_pd(x[2]);
-    const __m128d zero = _mm_setzero_pd(), one = _mm_set1_pd(1.0);
     int32_t i = 0;
     for (; i + 1 < n; i += 2) {
         __m128d dx = _mm_sub_pd(px, _mm_loadu_pd(P->lx + i));
         __m128d dy = _mm_sub_pd(py, _mm_loadu_pd(P->ly + i));
         __m128d lz = _mm_loadu_pd(P->lz + i);
         __m128d dz = planar ? lz : _mm_sub_pd(pz, lz);
-        __m128d d2 = _mm_add_pd(_mm_add_pd(_mm_mul_pd(dx, dx), _mm_mul_pd(dy, dy)), _mm_mul_pd(dz, dz));
-        __m128d r = _mm_sqrt_pd(d2);
-        __m128d inv = _mm_and_pd(_mm_div_pd(one, r), _mm_cmpgt_pd(r, zero));
+        __m128d r = locus_range_predicted_pd(dx, dy, dz);
+        __m128d inv = locus_range_inverse_pd(r);
         _mm_storeu_pd(rh + i, r);
         _mm_storeu_pd(ir + i, inv);
     }
@@ -227,11 +235,11 @@ distances(const tril_problem *P, const double x[3], double *rh, double *ir, cons
 #else
     for (int32_t i = 0; i < n; i++) {
 #endif
-        double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i];
-        double dz = planar ? P->lz[i] : x[2] - P->lz[i];
-        double r = sqrt(dx * dx + dy * dy + dz * dz);
+        double dx, dy, dz;
+        offset_at(P, i, x, planar, &dx, &dy, &dz);
+        double r = locus_range_predicted(dx, dy, dz);
         rh[i] = r;
-        ir[i] = r > 0.0 ? 1.0 / r : 0.0;
+        ir[i] = locus_range_inverse(r);
     }
 }
 
@@ -252,7 +260,7 @@ linearize_in(const tril_problem *P, const double *wa, const double x[3], double 
     double t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0, q = 0;
 #if defined(__SSE2__)
     const __m128d px = _mm_set1_pd(x[0]), py = _mm_set1_pd(x[1]), pz = _mm_set1_pd(x[2]);
-    const __m128d zero = _mm_setzero_pd(), one = _mm_set1_pd(1.0);
+    const __m128d zero = _mm_setzero_pd();
     __m128d v0 = zero, v1 = zero, v2 = zero, v3 = zero, v4 = zero, v5 = zero;
     __m128d u0 = zero, u1 = zero, u2 = zero, vc = zero;
     __m128d h0 = zero, h1 = zero, h2 = zero, h3 = zero, h4 = zero, h5 = zero, vq = zero;
@@ -261,8 +269,8 @@ linearize_in(const tril_problem *P, const double *wa, const double x[3], double 
         __m128d dy = _mm_sub_pd(py, _mm_loadu_pd(P->ly + i));
         __m128d lz = _mm_loadu_pd(P->lz + i);
         __m128d dz = planar ? lz : _mm_sub_pd(pz, lz);
-        __m128d r = _mm_sqrt_pd(_mm_add_pd(_mm_add_pd(_mm_mul_pd(dx, dx), _mm_mul_pd(dy, dy)), _mm_mul_pd(dz, dz)));
-        __m128d ir = _mm_and_pd(_mm_div_pd(one, r), _mm_cmpgt_pd(r, zero));
+        __m128d r = locus_range_predicted_pd(dx, dy, dz);
+        __m128d ir = locus_range_inverse_pd(r);
         __m128d gx = _mm_mul_pd(dx, ir), gy = _mm_mul_pd(dy, ir);
         __m128d e = _mm_sub_pd(_mm_loadu_pd(P->r + i), r), w = _mm_loadu_pd(wa + i);
         __m128d we = _mm_mul_pd(w, e), wei = _mm_mul_pd(we, ir);
@@ -296,10 +304,10 @@ linearize_in(const tril_problem *P, const double *wa, const double x[3], double 
 #undef LOCUS_TRIL_HSUM
 #endif
     for (; i < n; i++) {
-        double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i];
-        double dz = planar ? P->lz[i] : x[2] - P->lz[i];
-        double r = sqrt(dx * dx + dy * dy + dz * dz);
-        double ir = r > 0.0 ? 1.0 / r : 0.0;
+        double dx, dy, dz;
+        offset_at(P, i, x, planar, &dx, &dy, &dz);
+        double r = locus_range_predicted(dx, dy, dz);
+        double ir = locus_range_inverse(r);
         double gx = dx * ir, gy = dy * ir, gz = planar ? 0.0 : dz * ir;
         double e = P->r[i] - r, w = wa[i];
         double we = w * e, wei = we * ir, wh = w + wei;
@@ -330,7 +338,7 @@ static void linearize_spatial(const tril_problem *P, const double *wa, const dou
     double gx[LOCUS_TRIL_MAX_LOCATORS], gy[LOCUS_TRIL_MAX_LOCATORS], gz[LOCUS_TRIL_MAX_LOCATORS];
     double ev[LOCUS_TRIL_MAX_LOCATORS], wh[LOCUS_TRIL_MAX_LOCATORS];
     const __m128d px = _mm_set1_pd(x[0]), py = _mm_set1_pd(x[1]), pz = _mm_set1_pd(x[2]);
-    const __m128d zero = _mm_setzero_pd(), one = _mm_set1_pd(1.0);
+    const __m128d zero = _mm_setzero_pd();
     double hs[2];
 #define LOCUS_TRIL_HSUM(v, out) (_mm_storeu_pd(hs, (v)), (out) = hs[0] + hs[1])
     // (1) geometry, residuals, chi2 and q
@@ -339,8 +347,8 @@ static void linearize_spatial(const tril_problem *P, const double *wa, const dou
         __m128d dx = _mm_sub_pd(px, _mm_loadu_pd(P->lx + i));
         __m128d dy = _mm_sub_pd(py, _mm_loadu_pd(P->ly + i));
         __m128d dz = _mm_sub_pd(pz, _mm_loadu_pd(P->lz + i));
-        __m128d r = _mm_sqrt_pd(_mm_add_pd(_mm_add_pd(_mm_mul_pd(dx, dx), _mm_mul_pd(dy, dy)), _mm_mul_pd(dz, dz)));
-        __m128d ir = _mm_and_pd(_mm_div_pd(one, r), _mm_cmpgt_pd(r, zero));
+        __m128d r = locus_range_predicted_pd(dx, dy, dz);
+        __m128d ir = locus_range_inverse_pd(r);
         __m128d e = _mm_sub_pd(_mm_loadu_pd(P->r + i), r), w = _mm_loadu_pd(wa + i);
         __m128d we = _mm_mul_pd(w, e), wei = _mm_mul_pd(we, ir);
         _mm_storeu_pd(gx + i, _mm_mul_pd(dx, ir));
@@ -354,9 +362,10 @@ static void linearize_spatial(const tril_problem *P, const double *wa, const dou
     double c, q;
     LOCUS_TRIL_HSUM(vc, c); LOCUS_TRIL_HSUM(vq, q);
     for (; i < n; i++) {
-        double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i], dz = x[2] - P->lz[i];
-        double r = sqrt(dx * dx + dy * dy + dz * dz);
-        double ir = r > 0.0 ? 1.0 / r : 0.0;
+        double dx, dy, dz;
+        offset_at(P, i, x, 0, &dx, &dy, &dz);
+        double r = locus_range_predicted(dx, dy, dz);
+        double ir = locus_range_inverse(r);
         double e = P->r[i] - r, w = wa[i];
         double we = w * e, wei = we * ir;
         gx[i] = dx * ir; gy[i] = dy * ir; gz[i] = dz * ir; ev[i] = e; wh[i] = w + wei;
@@ -520,9 +529,9 @@ static int reads_common_bias(const tril_problem *P, const double *rh) {
 }
 
 LOCUS_TRIL_INLINE double residual_at(const tril_problem *P, int32_t i, const double x[3], const int planar) {
-    double dx = x[0] - P->lx[i], dy = x[1] - P->ly[i];
-    double dz = planar ? P->lz[i] : x[2] - P->lz[i];
-    return P->r[i] - sqrt(dx * dx + dy * dy + dz * dz);
+    double dx, dy, dz;
+    offset_at(P, i, x, planar, &dx, &dy, &dz);
+    return P->r[i] - locus_range_predicted(dx, dy, dz);
 }
 
 // The rejection search's linearisation at a point x: per range i the Jacobian row g_i = d rhat_i / dp
@@ -548,8 +557,10 @@ linearize_rows(const tril_problem *P, uint64_t excluded, const double x[3], cons
                tril_linearization *L, const int planar) {
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, b0 = 0, b1 = 0, b2 = 0, c = 0, k = 0;
     for (int32_t i = 0; i < P->n; i++) {
-        double gx = (x[0] - P->lx[i]) * ir[i], gy = (x[1] - P->ly[i]) * ir[i];
-        double gz = planar ? 0.0 : (x[2] - P->lz[i]) * ir[i];
+        double dx, dy, dz;
+        offset_at(P, i, x, planar, &dx, &dy, &dz);
+        double gx = dx * ir[i], gy = dy * ir[i];
+        double gz = planar ? 0.0 : dz * ir[i];
         double e = P->r[i] - rh[i];
         L->gx[i] = gx; L->gy[i] = gy; L->gz[i] = gz; L->e[i] = e; L->ir[i] = ir[i];
         double w = P->w[i], wgx = w * gx, wgy = w * gy, wgz = w * gz;
@@ -809,8 +820,9 @@ solve_in(const tril_problem *P, const locus_tril_options *o, int32_t mode, uint8
         if (!active[i]) continue;
         double e = P->r[i] - rh[i];
         sse += e * e;
-        double dz = planar ? P->lz[i] : x[2] - P->lz[i];
-        double ux = (x[0] - P->lx[i]) * ir[i], uy = (x[1] - P->ly[i]) * ir[i], uz = dz * ir[i];
+        double dx, dy, dz;
+        offset_at(P, i, x, planar, &dx, &dy, &dz);
+        double ux = dx * ir[i], uy = dy * ir[i], uz = dz * ir[i];
         g[0] += ux * ux; g[1] += ux * uy; g[3] += uy * uy;
         double w = P->w[i];
         nw[0] += w * ux * ux; nw[1] += w * ux * uy; nw[3] += w * uy * uy;
@@ -893,15 +905,15 @@ int locus_tril_model(const double *xyz, int32_t n, int32_t mode, double tag_heig
     if (mode != LOCUS_TRIL_MODE_PLANAR && mode != LOCUS_TRIL_MODE_SPATIAL) return LOCUS_TRIL_BAD_ARGUMENT;
     int planar = mode == LOCUS_TRIL_MODE_PLANAR;
     for (int32_t i = 0; i < n; i++) {
-        double dx = x - xyz[3 * i], dy = y - xyz[3 * i + 1];
-        double dz = (planar ? tag_height_m : z) - xyz[3 * i + 2];
-        double rh = sqrt(dx * dx + dy * dy + dz * dz);
+        double d[3];
+        locus_range_offset(x, y, planar ? tag_height_m : z, xyz + 3 * i, d);
+        double rh = locus_range_predicted(d[0], d[1], d[2]);
         if (ranges_m != NULL) ranges_m[i] = rh;
         if (jacobian != NULL) {
-            double ir = rh > 0.0 ? 1.0 / rh : 0.0;
-            jacobian[i] = dx * ir;
-            jacobian[i + ld] = dy * ir;
-            if (!planar) jacobian[i + 2 * ld] = dz * ir;
+            double ir = locus_range_inverse(rh);
+            jacobian[i] = d[0] * ir;
+            jacobian[i + ld] = d[1] * ir;
+            if (!planar) jacobian[i + 2 * ld] = d[2] * ir;
         }
     }
     return LOCUS_TRIL_OK;
@@ -918,11 +930,12 @@ int locus_tril_dop(const double *xyz, int32_t n, uint64_t active_mask, int32_t m
     int32_t count = 0;
     for (int32_t i = 0; i < n; i++) {
         if (i < 64 && !((active_mask >> i) & 1u)) continue;
-        double dx = x - xyz[3 * i], dy = y - xyz[3 * i + 1];
-        double dz = (planar ? tag_height_m : z) - xyz[3 * i + 2];
-        double rh = sqrt(dx * dx + dy * dy + dz * dz);
+        double d[3], u[3];
+        locus_range_offset(x, y, planar ? tag_height_m : z, xyz + 3 * i, d);
+        double rh = locus_range_predicted(d[0], d[1], d[2]);
         if (!(rh > 0.0)) continue;
-        double gx = dx / rh, gy = dy / rh, gz = dz / rh;
+        locus_range_unit(d[0], d[1], d[2], rh, u);
+        double gx = u[0], gy = u[1], gz = u[2];
         m[0] += gx * gx; m[1] += gx * gy; m[3] += gy * gy;
         if (!planar) { m[2] += gx * gz; m[4] += gy * gz; m[5] += gz * gz; }
         count++;

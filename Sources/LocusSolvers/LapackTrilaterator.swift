@@ -492,6 +492,6 @@ package struct LapackTrilaterator: Trilaterating {
         let q = ws.centred[j]
         let dx = x.x - q.x, dy = x.y - q.y
         let dz = planar ? configuration.tagHeightMeters - q.z : x.z - q.z
-        return ranges[j] - (dx * dx + dy * dy + dz * dz).squareRoot()
+        return ranges[j] - RangeModel.predicted(dx: dx, dy: dy, dz: dz)
     }
 }

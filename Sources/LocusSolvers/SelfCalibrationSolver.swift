@@ -99,14 +99,14 @@ struct SelfCalibrationSolver {
     /// Residual of range m: measured minus modelled, metres.
     func residual(_ m: Int, epoch j: Int) -> Double {
         let i = data.slots[m]
-        let d = tagPosition(j, at: data.timesSeconds[m]).distance(to: anchor(i))
+        let d = RangeModel.predicted(from: tagPosition(j, at: data.timesSeconds[m]), to: anchor(i))
         return data.rangesMeters[m] - ((1 + slope[i]) * d + bias[i])
     }
 
     /// Residual of locator pair k.
     func pairResidual(_ k: Int) -> Double {
         let p = data.pairs[k]
-        return p.rangeMeters - (anchor(p.a).distance(to: anchor(p.b)) + bias[p.a] + bias[p.b] - 2 * tagDelay)
+        return p.rangeMeters - (RangeModel.predicted(from: anchor(p.a), to: anchor(p.b)) + bias[p.a] + bias[p.b] - 2 * tagDelay)
     }
 
     /// The robust weight factor ψ(u)/u of a standardised residual u.
@@ -140,7 +140,7 @@ struct SelfCalibrationSolver {
                     let i = data.slots[m]
                     let q = anchor(i)
                     let diff = [p.x - q.x, p.y - q.y, p.z - q.z]
-                    let d = max(1e-6, (diff[0] * diff[0] + diff[1] * diff[1] + diff[2] * diff[2]).squareRoot())
+                    let d = max(1e-6, RangeModel.predicted(dx: diff[0], dy: diff[1], dz: diff[2]))
                     let e = data.rangesMeters[m] - ((1 + slope[i]) * d + bias[i])
                     for r in 0..<dimensions {
                         let jr = (1 + slope[i]) * diff[r] / d
@@ -190,7 +190,7 @@ struct SelfCalibrationSolver {
                 let i = data.slots[m]
                 let p = tagPosition(j, at: data.timesSeconds[m]), q = anchor(i)
                 let diff = Vector3(x: p.x - q.x, y: p.y - q.y, z: p.z - q.z)
-                let d = max(1e-6, diff.norm)
+                let d = max(1e-6, RangeModel.predicted(dx: diff.x, dy: diff.y, dz: diff.z))
                 let jp = (1 + slope[i]) * diff / d
                 let e = data.rangesMeters[m] - ((1 + slope[i]) * d + bias[i])
                 let w = robustWeight(e / sigma[i]) / (sigma[i] * sigma[i])
@@ -331,8 +331,9 @@ struct SelfCalibrationSolver {
         let i = data.slots[m]
         let p = tagPosition(j, at: data.timesSeconds[m]), q = anchor(i)
         let diff = Vector3(x: p.x - q.x, y: p.y - q.y, z: p.z - q.z)
-        let d = max(1e-6, diff.norm)
-        let u = diff / d
+        let d = max(1e-6, RangeModel.predicted(dx: diff.x, dy: diff.y, dz: diff.z))
+        let h = RangeModel.unit(dx: diff.x, dy: diff.y, dz: diff.z, rho: d)
+        let u = Vector3(x: h.x, y: h.y, z: h.z)
         let e = data.rangesMeters[m] - ((1 + slope[i]) * d + bias[i])
         let w = robustWeight(e / sigma[i]) / (sigma[i] * sigma[i])
         let jp = (1 + slope[i]) * u
@@ -348,7 +349,9 @@ struct SelfCalibrationSolver {
         let pair = data.pairs[k]
         let pa = anchor(pair.a), pb = anchor(pair.b)
         let diff = Vector3(x: pa.x - pb.x, y: pa.y - pb.y, z: pa.z - pb.z)
-        let u = diff / max(1e-6, diff.norm)
+        let d = max(1e-6, RangeModel.predicted(dx: diff.x, dy: diff.y, dz: diff.z))
+        let h = RangeModel.unit(dx: diff.x, dy: diff.y, dz: diff.z, rho: d)
+        let u = Vector3(x: h.x, y: h.y, z: h.z)
         let e = pairResidual(k)
         let scale = max(sigma[pair.a], sigma[pair.b])
         let w = robustWeight(e / scale) / (scale * scale)

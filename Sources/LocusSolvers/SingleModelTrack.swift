@@ -44,7 +44,7 @@ struct SingleModelTrack: Sendable {
         }
         let dx = mean[0] - anchor.x, dy = mean[1] - anchor.y, dz = h - anchor.z
         return (outcome, mean, InteractingModels.RangeGeometry(residualMeters: innovation.residualMeters, dx: dx, dy: dy,
-                                                               rho2: dx * dx + dy * dy + dz * dz))
+                                                               rho2: RangeModel.squared(dx: dx, dy: dy, dz: dz)))
     }
 
     /// Runs a kernel on the state and stores the result (a fresh box when the current one is shared

@@ -23,10 +23,9 @@ struct TrackEpochQuality: Sendable {
     /// locator with ρ² = dx² + dy² + dz² (m²).
     @inline(__always)
     mutating func accept(residualMeters y: Double, dx: Double, dy: Double, rho2: Double) {
-        // Σ HᵀH with H = (dx, dy)/ρ: one division for the three products.
-        let inverse = 1 / max(1e-12, rho2)
+        // Σ HᵀH with H = (dx, dy)/ρ: the range model's (one division for the three products).
         used += 1
-        a00 += dx * dx * inverse; a01 += dx * dy * inverse; a11 += dy * dy * inverse
+        RangeModel.addLineOfSight(dx: dx, dy: dy, rho2: rho2, a00: &a00, a01: &a01, a11: &a11)
         residualSquares += y * y
     }
 

@@ -229,7 +229,7 @@ package struct TruthClockAlignment: Sendable, Equatable {
                 let x = p0.x + f * (p1.x - p0.x), y = p0.y + f * (p1.y - p0.y)
                 let z = row.tagHeightMeters ?? (p0.z + f * (p1.z - p0.z))
                 let dx = x - row.locator.x, dy = y - row.locator.y, dz = z - row.locator.z
-                out[slots[k]] = row.correctedRangeMeters - (dx * dx + dy * dy + dz * dz).squareRoot()
+                out[slots[k]] = row.correctedRangeMeters - RangeModel.predicted(dx: dx, dy: dy, dz: dz)
             }
         }
     }

@@ -29,7 +29,7 @@ int locus_kalman_cv_update_position(double *x, double *P, const double *z, const
                                     double *stats);
 
 /// EKF update with one range (metres) to a locator at anchor = (ax, ay, az), the tag at known height
-/// h: h(x) = sqrt((px-ax)^2 + (py-ay)^2 + (h-az)^2), H = [(px-ax)/h(x), (py-ay)/h(x), 0, 0],
+/// h (the range model of locus_measurement_range.h, then the filter's one scalar update): h(x) = sqrt((px-ax)^2 + (py-ay)^2 + (h-az)^2), H = [(px-ax)/h(x), (py-ay)/h(x), 0, 0],
 /// y = range - h(x), S = H P H^T + variance, nu = y / sqrt(S) (stats[0] = nu, stats[1] = S, stats[2] = y),
 /// Joseph-form update.
 /// Returns LOCUS_KALMAN_GATED, state unchanged, when nu > gate_long or nu < -gate_short, and

@@ -4,5 +4,7 @@
 #include "locus_trilateration.h"
 #include "locus_kalman.h"
 #include "locus_imm.h"
+#include "locus_measurement.h"
+#include "locus_measurement_range.h"
 #include "locus_prefetch.h"
 #include "locus_memory.h"
