@@ -375,6 +375,22 @@ int locus_engine_set_truth(locus_engine *engine, const char *path, double zone_w
  */
 int locus_engine_summary(locus_engine *engine, char **out_summary_json, char **out_notes, int *out_verdict);
 
+/**
+ * The ordered merge of partition outputs (engines with locus_engine_set_partition): the order in
+ * which the partitions' positions and events, concatenated, give the single engine's bytes.
+ * `out_part[n]`, `out_index[n]` (room for the sum of `counts`) name the n-th output: partition and
+ * index in it. Positions go by (time, tag index of first appearance): partition k has `counts[k]`
+ * times `times[k]` and tag indices `tag_indices[k]` (locus_engine_tag_index). Events go in SPEC §4.7
+ * release order (an exit at the time of its own enter right after it): partition k's `counts[k]`
+ * events at `parts[k]`, in the order it released them. Ties keep partition order.
+ * Errors: LOCUS_E_INVALID_ARGUMENT (NULL arrays with a positive count, a non-finite time, bad ids).
+ */
+int locus_merge_positions(const double *const *times, const int64_t *const *tag_indices, const size_t *counts,
+                          size_t part_count, size_t *out_part, size_t *out_index);
+int locus_merge_events(const locus_event *const *parts, const size_t *counts, size_t part_count, size_t *out_part,
+                       size_t *out_index);
+
+
 
 /* ---------------------------------------------------------------- formatting */
 

@@ -6,6 +6,11 @@ extension ZoneJudge {
     /// must be one judge's output in its order; an exit is instant when its stream holds the same
     /// tag and zone's enter at the same time. O(N·k) for N events in k streams.
     package static func merge(_ streams: [[ZoneEvent]]) -> [ZoneEvent] {
+        mergeOrder(streams).map { streams[$0.stream][$0.index] }
+    }
+
+    /// The order `merge(_:)` takes the streams' events in: (stream, index in it) per merged event.
+    package static func mergeOrder(_ streams: [[ZoneEvent]]) -> [(stream: Int, index: Int)] {
         let instant: [[Bool]] = streams.map { stream in
             stream.indices.map { i in
                 let e = stream[i]
@@ -19,7 +24,7 @@ extension ZoneJudge {
             }
         }
         var heads = [Int](repeating: 0, count: streams.count)
-        var out: [ZoneEvent] = []
+        var out: [(stream: Int, index: Int)] = []
         out.reserveCapacity(streams.reduce(0) { $0 + $1.count })
         while true {
             var best = -1
@@ -30,7 +35,7 @@ extension ZoneJudge {
                 }
             }
             guard best >= 0 else { return out }
-            out.append(streams[best][heads[best]])
+            out.append((best, heads[best]))
             heads[best] += 1
         }
     }

@@ -14,10 +14,12 @@ every partition's task reads the whole trace with the library's reader and feeds
 that solves only its tags and *observes* the others' rows — they are checked and counted and move
 the clock exactly as in the single run (`locus_engine_set_partition`), and every partition ends at
 the recording's last time. The driver merges the partitions' positions by (time, tag's index of
-first appearance) and their zone events in SPEC §4.7 order: the single run's bytes. The workers need
+first appearance) and their zone events in SPEC §4.7 order with the library's own merges
+(`locus_merge_positions`, `locus_merge_events`): the single run's bytes. The workers need
 the package and liblocus (and the trace files at the same paths: a shared file system or object
 store mount).
 """
+import ctypes
 import json
 import os
 
@@ -25,16 +27,16 @@ import numpy as np
 
 from .engine import Engine
 from .replay import summarize_counts
-from . import _library
+from . import _ffi, _library
+from .errors import check
 from .result import event_lines, position_lines
 
-_KIND_RANK = {0: 0, 1: 1, 2: 2}  # exit, enter, dwell (an exit at the time of its own enter ranks as an enter)
 
 
 def replay_partition(site, trace, index, count, options):
-    """Replays partition `index` of `count` of `trace` in this process. Returns what the merge needs,
-    formatted here (on the worker, in parallel): each position's row text and key (time, tag index of
-    first appearance), each event's line and SPEC §4.7 key, and the counters."""
+    """Replays partition `index` of `count` of `trace` in this process. Returns what the merge needs:
+    each position's row text (formatted here, on the worker, in parallel) with its time and tag index
+    of first appearance, the events (struct locus_event records) and their lines, and the counters."""
     engine = Engine(site, **options)
     try:
         if count > 1:
@@ -48,40 +50,37 @@ def replay_partition(site, trace, index, count, options):
         stats, skipped, rows = engine.stats(), engine.skipped(), engine.rows
     finally:
         engine.close()
-    return {"position_lines": position_lines(positions), "times": positions["t_s"].copy(), "tag_order": order,
-            "event_lines": event_lines(events), "event_keys": _event_keys(events), "event_kinds": events["kind"].copy(),
+    return {"position_lines": position_lines(positions), "times": np.ascontiguousarray(positions["t_s"], dtype=np.float64),
+            "tag_order": order, "events": events, "event_lines": event_lines(events), "event_kinds": events["kind"].copy(),
             "stats": stats, "skipped": skipped, "rows": rows}
 
 
-def _event_keys(events):
-    """The SPEC §4.7 release key of each event of one partition's stream (ZoneJudge.releasePrecedes):
-    time, kind rank (exit < enter, an exit at the time of the same tag and zone's enter ranks as the
-    enter), tag, zone, enter before exit, floor."""
-    keys = []
-    for k in range(len(events)):
-        e = events[k]
-        t, kind, tag, zone = float(e["t_s"]), int(e["kind"]), bytes(e["tag"]), bytes(e["zone"])
-        rank = _KIND_RANK[kind]
-        if kind == 0:
-            j = k - 1
-            while j >= 0 and float(events[j]["t_s"]) == t:
-                if int(events[j]["kind"]) == 1 and bytes(events[j]["tag"]) == tag and bytes(events[j]["zone"]) == zone:
-                    rank = 1
-                    break
-                j -= 1
-        keys.append((t, rank, tag.decode("utf-8"), zone.decode("utf-8"), 0 if kind == 1 else 1, bytes(e["floor"]).decode("utf-8")))
-    return keys
+def _merge_order(function, arrays, counts, *extra):
+    """Calls one of the library's merges; returns [(partition, index)] in the single run's order."""
+    total = int(sum(counts))
+    out_part = (ctypes.c_size_t * max(total, 1))()
+    out_index = (ctypes.c_size_t * max(total, 1))()
+    sizes = (ctypes.c_size_t * len(counts))(*counts)
+    check(_library.library(), function(*arrays, sizes, len(counts), *extra, out_part, out_index))
+    return [(out_part[n], out_index[n]) for n in range(total)]
 
 
 def merge_partitions(parts):
-    """The partitions' outputs as the single run's: position rows sorted by (time, tag index), event
-    lines in SPEC §4.7 order (ties, which one stream alone can hold, keep that stream's order)."""
-    rows = [line for p in parts for line in p["position_lines"]]
-    times = np.concatenate([p["times"] for p in parts]) if parts else np.zeros(0)
-    order = np.concatenate([p["tag_order"] for p in parts]) if parts else np.zeros(0, dtype=np.int64)
-    position_rows = [rows[k] for k in np.lexsort((order, times))]
-    keyed = sorted((key, s, k) for s, p in enumerate(parts) for k, key in enumerate(p["event_keys"]))
-    event_rows = [parts[s]["event_lines"][k] for _, s, k in keyed]
+    """The partitions' outputs as the single run's: the library's own merge orders
+    (`locus_merge_positions`: time, then tag index of first appearance; `locus_merge_events`: SPEC §4.7
+    release order), the order `locus replay --jobs N` merges its shards by."""
+    lib = _library.library()
+    counts = [len(p["times"]) for p in parts]
+    times = (ctypes.c_void_p * len(parts))(*[p["times"].ctypes.data for p in parts])
+    tags = [np.ascontiguousarray(p["tag_order"], dtype=np.int64) for p in parts]
+    tag_pointers = (ctypes.c_void_p * len(parts))(*[t.ctypes.data for t in tags])
+    positions = _merge_order(lib.locus_merge_positions, (times, tag_pointers), counts)
+    position_rows = [parts[k]["position_lines"][i] for k, i in positions]
+    # The header's layout (216-byte records): a concatenation of polls may have packed the fields.
+    events = [np.ascontiguousarray(p["events"]).astype(_ffi.EVENT_DTYPE) for p in parts]
+    event_pointers = (ctypes.c_void_p * len(parts))(*[e.ctypes.data for e in events])
+    ordered = _merge_order(lib.locus_merge_events, (event_pointers,), [len(e) for e in events])
+    event_rows = [parts[k]["event_lines"][i] for k, i in ordered]
     return position_rows, event_rows
 
 
