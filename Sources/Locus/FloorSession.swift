@@ -117,7 +117,8 @@ public final class FloorSession: Sendable {
     }
 
     private struct State {
-        var engine: PositioningEngine
+        /// The engine, driven as every single-engine face drives it (with smoothing: alongside).
+        var driver: EngineDriver
         var isRunning = false
         var floorIndex: FloorIndex?
         var tagFloors: [TagID: FloorIndex] = [:]
@@ -132,9 +133,6 @@ public final class FloorSession: Sendable {
         var isDispatching = false
         var loggedFailures: [LocusErrorCode: Int] = [:]
         var droppedNoFloor = 0
-        /// With smoothing: the run's rows and every position released, for `smoothedPositions()`.
-        var smoothing: OfflineSmoothing?
-        var runFixes: [PositionFix] = []
         var droppedNotRunning = 0
         var unknownFloors: Set<FloorID> = []
         var positionsSinceBegin = 0
@@ -186,10 +184,9 @@ public final class FloorSession: Sendable {
         for f in site.floors { zones[f.id] = Dictionary(f.zones.map { ($0.id, $0) }, uniquingKeysWith: { a, _ in a }) }
         zonesByFloor = zones
         let delivery = try PositionDelivery(policy: delivery)
-        var state = State(engine: engine, delivery: delivery)
-        if smoothing { state.smoothing = OfflineSmoothing(configuration: configuration) }
+        var state = State(driver: EngineDriver(engine: engine, smoothing: smoothing ? .alongside : .none), delivery: delivery)
         state.floorIndex = initialFloor
-        if let initialFloor { state.engine.setDefaultFloor(initialFloor) }
+        if let initialFloor { state.driver.setDefaultFloor(initialFloor) }
         self.state = Mutex(state)
     }
 
@@ -299,18 +296,15 @@ public final class FloorSession: Sendable {
 
     private func start(_ s: inout State) throws(LocusError) {
         guard !s.isRunning else { throw LocusError(.callOrder, "the session is already running: call end() first") }
-        if s.engine.hasFinished {
-            // A new run: fresh tracks and zone state, the floor map kept.
+        if s.driver.engine.hasFinished {
+            // A new run: fresh tracks and zone state (and a fresh run for the smoother), the floor map kept.
             do throws(LocusError) {
-                s.engine = try PositioningEngine(site: site, configuration: engineConfiguration)
+                s.driver = try EngineDriver(site: site, configuration: engineConfiguration,
+                                            smoothing: keepsForSmoothing ? .alongside : .none)
             } catch {
                 preconditionFailure("a site that made an engine once makes it again: \(error)")
             }
-            if let f = s.floorIndex { s.engine.setDefaultFloor(f) }
-        }
-        if keepsForSmoothing {
-            s.smoothing = OfflineSmoothing(configuration: engineConfiguration)
-            s.runFixes = []
+            if let f = s.floorIndex { s.driver.setDefaultFloor(f) }
         }
         s.isRunning = true
         s.generation += 1
@@ -333,7 +327,9 @@ public final class FloorSession: Sendable {
         let provider = state.withLock { (s: inout State) -> (any PositioningProvider)? in
             guard s.isRunning else { return nil }
             s.isRunning = false
-            s.engine.finish()
+            do throws(LocusError) { try s.driver.finish() } catch {
+                preconditionFailure("a session's driver smooths alongside, never at finish: \(error)")
+            }
             collect(&s)
             if let e = s.delivery.seal() { s.queue.append(.log(spoolFailure(e))) }
             s.queue.append(.deliverPending)
@@ -352,14 +348,15 @@ public final class FloorSession: Sendable {
     /// - Throws: E1002 when the session was not configured for smoothing or is still running;
     ///   E4005 when the smoother's numbers go non-finite.
     public func smoothedPositions() throws(LocusError) -> [PositionFix] {
-        let (smoothing, fixes, engine) = try state.withLock { (s: inout State) throws(LocusError) in
-            guard let smoothing = s.smoothing else {
+        let driver = try state.withLock { (s: inout State) throws(LocusError) in
+            guard keepsForSmoothing else {
                 throw LocusError(.callOrder, "the session does not keep its runs for smoothing: set Configuration.smoothing")
             }
-            guard !s.isRunning, s.engine.hasFinished else { throw LocusError(.callOrder, "smooth after end()") }
-            return (smoothing, s.runFixes, s.engine)
+            guard !s.isRunning else { throw LocusError(.callOrder, "smooth after end()") }
+            return s.driver
         }
-        return try smoothing.smooth(fixes: fixes, engine: engine)
+        // Smoothed outside the lock: the run is a copy.
+        return try driver.smoothedFixes()
     }
 
     /// Waits until the provider given to `begin(provider:)` has delivered everything (a recording
@@ -377,11 +374,11 @@ public final class FloorSession: Sendable {
             throw LocusError(.unknownFloor, "building '\(buildingID)' is not this session's site ('\(site.building.id)')")
         }
         try state.withLock { (s: inout State) throws(LocusError) in
-            guard let i = s.engine.floorIndex(floorID) else {
+            guard let i = s.driver.engine.floorIndex(floorID) else {
                 throw LocusError(.unknownFloor, "no floor '\(floorID)' in building '\(buildingID)'")
             }
             s.floorIndex = i
-            s.engine.setDefaultFloor(i)
+            s.driver.setDefaultFloor(i)
             s.queue.append(.log(LogMessage(.info, nil, .floorSwitched(floor: floorID.rawValue, building: buildingID))))
             describeFloor(i, into: &s)
         }
@@ -393,7 +390,7 @@ public final class FloorSession: Sendable {
     public func setFloor(_ floorID: FloorID?, forTag tag: TagID) throws(LocusError) {
         try state.withLock { (s: inout State) throws(LocusError) in
             guard let floorID else { s.tagFloors[tag] = nil; return }
-            guard let i = s.engine.floorIndex(floorID) else { throw LocusError(.unknownFloor, "no floor '\(floorID)' in the site") }
+            guard let i = s.driver.engine.floorIndex(floorID) else { throw LocusError(.unknownFloor, "no floor '\(floorID)' in the site") }
             s.tagFloors[tag] = i
         }
     }
@@ -464,7 +461,7 @@ public final class FloorSession: Sendable {
     public func advance(toSeconds timeSeconds: Double) {
         state.withLock { s in
             guard s.isRunning else { return }
-            s.engine.advance(toSeconds: timeSeconds)
+            s.driver.advance(toSeconds: timeSeconds)
             collect(&s)
         }
         dispatch()
@@ -489,7 +486,7 @@ public final class FloorSession: Sendable {
         state.withLock { s in
             guard s.isRunning, buildingID == site.building.id, s.floorIndex == nil else { return }
             s.floorIndex = FloorIndex(0)
-            s.engine.setDefaultFloor(FloorIndex(0))
+            s.driver.setDefaultFloor(FloorIndex(0))
             s.queue.append(.log(LogMessage(.info, nil, .floorSwitched(floor: site.floors[0].id.rawValue, building: buildingID))))
             describeFloor(FloorIndex(0), into: &s)
         }
@@ -499,9 +496,9 @@ public final class FloorSession: Sendable {
     func providerPosition(_ fix: PositionFix) {
         state.withLock { s in
             guard s.isRunning else { return }
-            s.engine.ingest(fix: fix)
+            s.driver.ingest(fix: fix)
             // A ready position is final: move the clock just past it so that it is released now.
-            s.engine.advance(toSeconds: fix.timeSeconds.nextUp)
+            s.driver.advance(toSeconds: fix.timeSeconds.nextUp)
             collect(&s)
         }
         dispatch()
@@ -527,7 +524,7 @@ public final class FloorSession: Sendable {
             return
         }
         if let id = m.floor {
-            if s.engine.floorIndex(id) == nil, s.unknownFloors.insert(id).inserted {
+            if s.driver.engine.floorIndex(id) == nil, s.unknownFloors.insert(id).inserted {
                 s.queue.append(.log(LogMessage(.warn, .unknownFloor, .unknownFloor(floor: id.rawValue))))
             }
             offer(m, line: line, &s)
@@ -551,8 +548,7 @@ public final class FloorSession: Sendable {
 
     /// Hands a row to the engine (and to the smoother's record).
     private func offer(_ m: RangeMeasurement, line: Int, _ s: inout State) {
-        s.engine.ingest(m, line: line)
-        s.smoothing?.record(m, ingestedBy: s.engine)
+        s.driver.ingest(m, line: line)
     }
 
     /// Moves what the engine released into the queue (and the delivery), and logs new failures.
@@ -560,11 +556,10 @@ public final class FloorSession: Sendable {
     /// Positions and zone events are queued interleaved in time order (`OutputInterleaving`), so
     /// that callbacks see a chunk's output as it happened, not all its positions before all its events.
     private func collect(_ s: inout State) {
-        let fixes = s.engine.drainFixes()
-        let events = s.engine.drainEvents()
+        let fixes = s.driver.drainFixes()
+        let events = s.driver.drainEvents()
         var sealed = false
         if !fixes.isEmpty {
-            if s.smoothing != nil { s.runFixes.append(contentsOf: fixes) }
             s.positionsSinceBegin += fixes.count
             let sealedBefore = s.delivery.openSequence
             if sink != nil, let e = s.delivery.add(fixes) { s.queue.append(.log(spoolFailure(e))) }
@@ -575,7 +570,7 @@ public final class FloorSession: Sendable {
                                       event: { s.queue.append(.event($0)) })
         // Offer batches when one was sealed (a refused batch is retried then, on send() and end()).
         if sealed { s.queue.append(.deliverPending) }
-        for (code, count) in s.engine.diagnostics.failedEpochs {
+        for (code, count) in s.driver.diagnostics.failedEpochs {
             // Log the first failure of a code, then each time the count passes 10, 100, 1000, …
             let logged = s.loggedFailures[code] ?? 0
             if count > 0 && (logged == 0 || count >= Self.nextMilestone(after: logged)) {
@@ -688,7 +683,7 @@ public final class FloorSession: Sendable {
     // MARK: inspection
 
     /// Rows skipped by reason and epochs without a fix by code, since the run began.
-    package var diagnostics: EngineDiagnostics { state.withLock { $0.engine.diagnostics } }
+    package var diagnostics: EngineDiagnostics { state.withLock { $0.driver.diagnostics } }
 
     /// Positions buffered or pending delivery (not acknowledged by the sink).
     public var undeliveredPositionCount: Int { state.withLock { $0.delivery.undeliveredCount } }

@@ -5,7 +5,10 @@ import Synchronization
 
 /// What one C engine handle owns: the positioning engine and the released output not yet polled.
 struct EngineState: Sendable {
-    var engine: PositioningEngine
+    /// The engine as every single-engine face drives it (smoothing, when asked, replaces the positions).
+    var driver: EngineDriver
+    /// The driven engine, to read.
+    var engine: PositioningEngine { driver.engine }
     /// Released fixes; those before `fixRead` were polled.
     var fixes: [PositionFix] = []
     var fixRead = 0
@@ -16,66 +19,52 @@ struct EngineState: Sendable {
     var isFinished = false
     /// Ranges that joined an epoch.
     var rangesAccepted = 0
-    /// With `LOCUS_OPTION_SMOOTH`: the rows offered so far, and the causal fixes held back until
-    /// `finish()` replaces them with smoothed ones.
-    var smoothing: OfflineSmoothing?
-    var heldFixes: [PositionFix] = []
     /// What `locus_engine_summary` reports, counted as the queues fill (`EngineRun`).
     var run = EngineRun()
 
     init(engine: PositioningEngine, smoothing: Bool) {
-        self.engine = engine
-        self.smoothing = smoothing ? OfflineSmoothing(configuration: engine.configuration) : nil
+        driver = EngineDriver(engine: engine, smoothing: smoothing ? .replacing : .none)
     }
+
+    /// Whether the positions are smoothed offline (`LOCUS_OPTION_SMOOTH`).
+    var isSmoothing: Bool { driver.smoothing != .none }
 
     /// Offers a row to the engine (and records it for the smoother).
     mutating func ingest(_ m: RangeMeasurement) {
         run.rowsRead += 1
-        engine.ingest(m)
-        smoothing?.record(m, ingestedBy: engine)
+        driver.ingest(m)
     }
 
     /// Finishes the engine; with smoothing, the held fixes are smoothed and released.
     /// - Throws: E4005 when the smoother's numbers go non-finite.
     mutating func finish() throws(LocusError) {
-        engine.finish()
+        try driver.finish()
         isFinished = true
         run.elapsedSeconds = RunResult.seconds(since: run.started)
-        if let smoothing {
-            heldFixes.append(contentsOf: engine.drainFixes())
-            fixes = try smoothing.smooth(fixes: heldFixes, engine: engine)
-            run.add(fixes[...])
-            fixRead = 0
-            heldFixes = []
-        }
     }
 
-    /// Moves what the engine released into the poll queues (compacting what was polled). With
-    /// smoothing, fixes are held until `finish()`.
+    /// Moves what the driver released into the poll queues (dropping what was polled).
     mutating func collect() {
-        if smoothing != nil {
-            if !engine.fixes.isEmpty { heldFixes.append(contentsOf: engine.drainFixes()) }
-        } else if !engine.fixes.isEmpty {
+        if driver.pendingFixCount > 0 {
             if fixRead > 0 { fixes.removeFirst(fixRead); fixRead = 0 }
             let before = fixes.count
-            fixes.append(contentsOf: engine.drainFixes())
+            fixes.append(contentsOf: driver.drainFixes())
             run.add(fixes[before...])
         }
-        if !engine.events.isEmpty {
+        if !driver.engine.events.isEmpty {
             if eventRead > 0 { events.removeFirst(eventRead); eventRead = 0 }
             let before = events.count
-            events.append(contentsOf: engine.drainEvents())
+            events.append(contentsOf: driver.drainEvents())
             run.add(events[before...])
         }
     }
 
     /// Positions released and not yet polled (with smoothing: none before `finish()`).
-    var pendingFixes: Int { fixes.count - fixRead + (smoothing == nil ? engine.fixes.count : 0) }
+    var pendingFixes: Int { fixes.count - fixRead + driver.pendingFixCount }
     /// Events released and not yet polled.
-    var pendingEvents: Int { events.count - eventRead + engine.events.count }
+    var pendingEvents: Int { events.count - eventRead + driver.engine.events.count }
 }
 
-/// The object behind a `locus_engine *`: the state under a lock (calls on one engine are serialised).
 final class EngineBox: Sendable {
     let state: Mutex<EngineState>
 

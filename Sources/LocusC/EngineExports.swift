@@ -109,7 +109,7 @@ public func locusEngineAdvance(_ engine: OpaquePointer?, _ timeSeconds: Double) 
         try EngineRegistry.withState(engine) { (state: inout EngineState) throws(LocusError) in
             guard !state.isFinished else { throw LocusError(.callOrder, "the engine is finished") }
             guard timeSeconds.isFinite else { throw LocusError(.invalidRange, "time \(timeSeconds) is not finite") }
-            state.engine.advance(toSeconds: timeSeconds)
+            state.driver.advance(toSeconds: timeSeconds)
         }
     }
 }
@@ -123,11 +123,11 @@ public func locusEngineAdvance(_ engine: OpaquePointer?, _ timeSeconds: Double) 
 public func locusEngineSetPartition(_ engine: OpaquePointer?, _ index: Int, _ count: Int) -> Int32 {
     Status.guarded { () throws(LocusError) in
         try EngineRegistry.withState(engine) { (state: inout EngineState) throws(LocusError) in
-            guard state.smoothing == nil || count == 1 else {
+            guard !state.isSmoothing || count == 1 else {
                 throw LocusError(.invalidArgument, "a smoothed engine cannot be partitioned (the smoother needs every tag's fixes)")
             }
             guard !state.isFinished, state.rangesAccepted == 0 else { throw LocusError(.callOrder, "the partition is set before the first range") }
-            try state.engine.setPartition(index: index, count: count)
+            try state.driver.setPartition(index: index, count: count)
         }
     }
 }

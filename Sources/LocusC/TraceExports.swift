@@ -37,7 +37,7 @@ public func locusEnginePushTraceFile(_ engine: OpaquePointer?, _ path: UnsafePoi
             }
             state.rangesAccepted += accepted
             state.run.rowsRead += trace.skipped.total
-            state.engine.recordSkipped(trace.skipped)
+            state.driver.recordSkipped(trace.skipped)
         }
         outRows?.pointee = trace.count + trace.skipped.total
         outAccepted?.pointee = accepted

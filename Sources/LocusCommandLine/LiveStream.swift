@@ -23,7 +23,10 @@ import LocusIO
 /// The engine's clock follows the data; `advance(toSeconds:)` moves it while none arrives (the
 /// wall-clock tick).
 struct LiveStream {
-    private(set) var engine: PositioningEngine
+    /// The engine, driven as every single-engine face drives it.
+    private(set) var driver: EngineDriver
+    /// The driven engine, to read.
+    var engine: PositioningEngine { driver.engine }
     private let site: Site
     /// The reader of standard input's CSV (made from its header) and of headerless CSV rows (with
     /// and without the floor column: a row that reaches every column of its reader takes the
@@ -35,8 +38,6 @@ struct LiveStream {
     /// JSON rows decoded so far (their `line` in skip reports).
     private var jsonRows = 0
     private var jsonScratch: [JSONRowFields] = []
-    private var lastJSONTag: (id: TagID, index: TagIndex)?
-    private var lastJSONFloor: (id: FloorID, index: FloorIndex)?
     /// Skips found while decoding JSON and routing rows (unknown floors), by reason.
     private var decodeSkips = SkipTally()
     /// Messages (or standard-input lines) that were not JSON of rows, and the first one's reason.
@@ -50,31 +51,25 @@ struct LiveStream {
     /// A CSV reader and its tag and floor ids mapped to the engine's.
     private struct CSVRows {
         var parser: TraceRowParser
-        var tags: [TagIndex] = []
-        var floors: [FloorIndex?] = []
+        /// The parser's tag and floor ids resolved against the engine.
+        var routing = ReaderRouting()
 
         /// Parses whole lines into `rows` with the engine's tag and floor indices (`floorIndex`:
         /// the engine's floor, −1 for none, −2 for one the site does not have); returns the data
         /// rows met (kept or skipped).
         mutating func read(_ bytes: UnsafeBufferPointer<UInt8>, into rows: inout [TraceRow],
-                           engine: inout PositioningEngine, site: Site) -> Int {
+                           driver: inout EngineDriver, site: Site) -> Int {
             rows.removeAll(keepingCapacity: true)
             let before = parser.skipped.total
             _ = parser.parse(bytes, isLast: true, into: &rows)
-            let ids = parser.tags, floorIDs = parser.floors
-            while tags.count < ids.count { tags.append(engine.tagIndex(for: ids[tags.count])) }
-            while floors.count < floorIDs.count { floors.append(site.floorIndex(of: floorIDs[floors.count])) }
-            for i in rows.indices {
-                rows[i].tagIndex = Int32(tags[Int(rows[i].tagIndex)].rawValue)
-                if rows[i].floorIndex >= 0 { rows[i].floorIndex = floors[Int(rows[i].floorIndex)].map { Int32($0.rawValue) } ?? -2 }
-            }
+            routing.update(tagIDs: parser.tags, floorIDs: parser.floors, site: site) { driver.tagIndex(for: $0) }
             return rows.count + parser.skipped.total - before
         }
     }
 
     init(site: Site, configuration: EngineConfiguration) throws(LocusError) {
         self.site = site
-        engine = try PositioningEngine(site: site, configuration: configuration)
+        driver = try EngineDriver(site: site, configuration: configuration)
         func reader(_ header: String) throws(LocusError) -> CSVRows {
             CSVRows(parser: try Array(header.utf8).withUnsafeBufferPointer { b throws(LocusError) in
                 try TraceRowParser(header: b, file: "<rows>")
@@ -118,8 +113,8 @@ struct LiveStream {
     /// for the next call).
     mutating func ingestCSVLines(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard headed != nil else { return }
-        rows += headed!.read(bytes, into: &scratch, engine: &engine, site: site)
-        feedScratch()
+        rows += headed!.read(bytes, into: &scratch, driver: &driver, site: site)
+        feedScratch(headed!.routing)
     }
 
     /// One datagram or message: JSON (an object or an array of objects) or, when `allowsCSV` (a
@@ -135,15 +130,15 @@ struct LiveStream {
             var commas = 0
             for b in bytes { if b == 0x0A { break }; if b == UInt8(ascii: ",") { commas += 1 } }
             func read(_ lines: UnsafeBufferPointer<UInt8>) -> Int {
-                commas >= 4 ? headerless.read(lines, into: &scratch, engine: &engine, site: site)
-                            : headerlessWithoutFloor.read(lines, into: &scratch, engine: &engine, site: site)
+                commas >= 4 ? headerless.read(lines, into: &scratch, driver: &driver, site: site)
+                            : headerlessWithoutFloor.read(lines, into: &scratch, driver: &driver, site: site)
             }
             if bytes.last == 0x0A {
                 rows += read(bytes)
             } else {
                 rows += (Array(bytes) + [0x0A]).withUnsafeBufferPointer { read($0) }
             }
-            feedScratch()
+            feedScratch(commas >= 4 ? headerless.routing : headerlessWithoutFloor.routing)
         }
     }
 
@@ -158,13 +153,10 @@ struct LiveStream {
     }
 
     /// Feeds the rows `CSVRows.read` left in `scratch`.
-    private mutating func feedScratch() {
+    private mutating func feedScratch(_ routing: ReaderRouting) {
         for r in scratch {
-            var floor = engine.defaultFloor
-            if r.floorIndex == -2 { decodeSkips.record(.unknownFloor, line: Int(r.line)); continue }
-            if r.floorIndex >= 0 { floor = FloorIndex(Int(r.floorIndex)) }
-            feed(tag: TagIndex(Int(r.tagIndex)), floor: floor, locator: r.locator, range: r.rangeMeters,
-                 time: r.timeSeconds, line: Int(r.line))
+            driver.ingest(r, routing: routing)
+            if r.timeSeconds > latestDataSeconds, r.timeSeconds.isFinite { latestDataSeconds = r.timeSeconds }
         }
     }
 
@@ -207,50 +199,36 @@ struct LiveStream {
         case .skip(let reason):
             decodeSkips.record(reason, line: line)
         case .use(let t, let tagID, let floorID, let locator, let range):
-            let tag = tagID.map { tagIndex(TagID($0)) } ?? tagIndex(.single)
+            let tag = driver.tagIndex(for: tagID.map { TagID($0) } ?? .single)
             var floor = engine.defaultFloor
             if let floorID {
-                guard let known = floorIndex(FloorID(floorID)) else { decodeSkips.record(.unknownFloor, line: line); return }
+                guard let known = driver.floorIndex(of: FloorID(floorID)) else { decodeSkips.record(.unknownFloor, line: line); return }
                 floor = known
             }
             feed(tag: tag, floor: floor, locator: locator, range: range, time: t, line: line)
         }
     }
 
-    /// The engine's index of a JSON row's tag (the last one looked up is kept in front).
-    private mutating func tagIndex(_ id: TagID) -> TagIndex {
-        if let last = lastJSONTag, last.id == id { return last.index }
-        let index = engine.tagIndex(for: id)
-        lastJSONTag = (id, index)
-        return index
-    }
-
-    /// The site's index of a JSON row's floor (the last one looked up is kept in front).
-    private mutating func floorIndex(_ id: FloorID) -> FloorIndex? {
-        if let last = lastJSONFloor, last.id == id { return last.index }
-        guard let index = site.floorIndex(of: id) else { return nil }
-        lastJSONFloor = (id, index)
-        return index
-    }
-
     @inline(__always)
     private mutating func feed(tag: TagIndex, floor: FloorIndex, locator: UInt16, range: Double, time: Double, line: Int) {
-        engine.ingest(tag: tag, floor: floor, locator: locator, rangeMeters: range, timeSeconds: time, line: line)
+        driver.ingest(tag: tag, floor: floor, locator: locator, rangeMeters: range, timeSeconds: time, line: line)
         if time > latestDataSeconds, time.isFinite { latestDataSeconds = time }
     }
 
     // MARK: clock and end
 
     /// Moves the engine's clock to `t` (the wall-clock tick).
-    mutating func advance(toSeconds t: Double) { engine.advance(toSeconds: t) }
+    mutating func advance(toSeconds t: Double) { driver.advance(toSeconds: t) }
 
     /// Ends the stream: every open epoch solved, every fix released.
-    mutating func finish() { engine.finish() }
+    mutating func finish() {
+        do { try driver.finish() } catch { preconditionFailure("a stream without a smoother does not fail: \(error)") }
+    }
 
     /// Hands what the engine released to `outputs`, interleaved in time order.
     mutating func drain(into outputs: inout StreamOutputs) throws(LocusError) {
-        let fixes = engine.drainFixes()
-        let events = engine.drainEvents()
+        let fixes = driver.drainFixes()
+        let events = driver.drainEvents()
         guard !fixes.isEmpty || !events.isEmpty else { return }
         try outputs.write(fixes: fixes, events: events)
     }

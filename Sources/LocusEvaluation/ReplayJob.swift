@@ -79,18 +79,16 @@ package struct ReplayJob {
                              truthShift: truth == nil ? nil : shift, evaluation: outcome.evaluation)
     }
 
-    /// `--smooth` and `--truth-shift auto`: the whole recording read into memory, replayed by one
-    /// engine (`ReplayRun`), then smoothed.
+    /// `--smooth` and `--truth-shift auto`: the whole recording read into memory and replayed by one
+    /// driven engine (`ReplayRun`), smoothed by the driver with `--smooth`.
     private func wholeRecording(configuration: EngineConfiguration, defaultFloor: FloorIndex, source: ByteSource,
                                 positions: ByteSink?, events: ByteSink?, say: (String) -> Void,
                                 progress: ((Int) -> Void)?) throws(LocusError) -> ReplaySummary {
-        var engine = try PositioningEngine(site: site, configuration: configuration)
+        var driver = try EngineDriver(site: site, configuration: configuration, smoothing: options.smooth ? .replacing : .none)
         let trace = try TraceReader.read(source: source)
         let truthShift = try resolvedShift(trace: trace, defaultFloor: defaultFloor, solver: configuration.solver, say: say)
-        var smoothing = options.smooth ? OfflineSmoothing(configuration: configuration) : nil
-        let result = ReplayRun.run(trace: trace, engine: &engine, smoothing: &smoothing, progress: progress)
-        var fixes = result.fixes
-        if let smoothing { fixes = try smoothing.smooth(fixes: fixes, engine: engine) }
+        let result = try ReplayRun.run(trace: trace, driver: &driver, progress: progress)
+        let fixes = result.fixes
         if let events {
             var writer = ZoneEventWriter()
             for e in result.events { writer.append(e) }
@@ -111,9 +109,9 @@ package struct ReplayJob {
             evaluation = e
         }
         var skipped = trace.skipped
-        skipped.merge(engine.diagnostics.skipped)
+        skipped.merge(driver.diagnostics.skipped)
         return ReplaySummary(fixes: fixes.count, ranges: trace.count + trace.skipped.total, tags: trace.tags.count,
-                             skipped: skipped, diagnostics: engine.diagnostics, accuracy: evaluation?.accuracyReport,
+                             skipped: skipped, diagnostics: driver.diagnostics, accuracy: evaluation?.accuracyReport,
                              events: Dictionary(grouping: result.events, by: \.kind).mapValues(\.count),
                              elapsedSeconds: 0, filter: options.filter.rawValue, smooth: options.smooth,
                              truthShift: truth == nil ? nil : truthShift, evaluation: evaluation)

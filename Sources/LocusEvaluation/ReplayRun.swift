@@ -2,10 +2,11 @@ import Locus
 import LocusCore
 import LocusIO
 
-/// Feeds a trace through an engine in time order.
+/// Feeds a whole trace through one driven engine in time order (the whole-recording replay:
+/// `--smooth`, `--truth-shift auto`, and the reference the streamed replay is tested against).
 package enum ReplayRun {
     package struct Output {
-        /// The causal fixes, in (time, tag) order.
+        /// The fixes (smoothed when the driver smooths), in (time, tag) order.
         package var fixes: [PositionFix]
         /// Zone events of the causal stream, in SPEC §4.7 order.
         package var events: [ZoneEvent]
@@ -13,39 +14,31 @@ package enum ReplayRun {
 
     /// Ingests every row of `trace` in non-decreasing time (ties in file order), then finishes.
     /// - Parameter progress: called with the number of rows done, every 65,536 rows.
-    /// - Parameter smoothing: when given, every row is recorded there right after the engine took it (for `--smooth`).
-    package static func run(trace: RangeTrace, engine: inout PositioningEngine, smoothing: inout OfflineSmoothing?,
-                            progress: ((Int) -> Void)? = nil) -> Output {
-        let tagIndex = trace.tags.map { engine.tagIndex(for: $0) }
-        let floorIndex = trace.floors.map { engine.floorIndex($0) }
-        let defaultFloor = engine.defaultFloor
-        var skippedFloor = SkipTally()
+    /// - Throws: E4005 when the driver's smoother goes non-finite.
+    package static func run(trace: RangeTrace, driver: inout EngineDriver, progress: ((Int) -> Void)? = nil) throws(LocusError) -> Output {
+        var routing = ReaderRouting()
+        routing.update(tagIDs: trace.tags, floorIDs: trace.floors, site: driver.engine.site) { driver.tagIndex(for: $0) }
         // A trace already in time order (the usual case) is walked directly, without an index array.
         let order: [Int]? = trace.isTimeOrdered ? nil : trace.timeOrder()
         for done in 0..<trace.count {
             let i = order?[done] ?? done
             if let progress, done & 0xFFFF == 0 { progress(done) }
-            let f = trace.floorIndex[i]
-            var floor = defaultFloor
-            if f >= 0 {
-                guard let known = floorIndex[Int(f)] else { skippedFloor.record(.unknownFloor, line: Int(trace.line[i])); continue }
-                floor = known
-            }
-            engine.ingest(tag: tagIndex[Int(trace.tagIndex[i])], floor: floor, locator: trace.locator[i],
-                          rangeMeters: trace.rangeMeters[i], timeSeconds: trace.timeSeconds[i], line: Int(trace.line[i]))
-            if smoothing != nil { smoothing?.record(trace.measurement(i), ingestedBy: engine) }
+            let row = TraceRow(timeSeconds: trace.timeSeconds[i], rangeMeters: trace.rangeMeters[i], tagIndex: trace.tagIndex[i],
+                               floorIndex: trace.floorIndex[i], line: trace.line[i], locator: trace.locator[i])
+            driver.ingest(row, routing: routing) { trace.measurement(i) }
         }
-        engine.finish()
-        // The engine's buffers are taken as they are (no second array of every fix).
-        let fixes = engine.drainFixes()
-        let events = engine.drainEvents()
-        engine.recordSkipped(skippedFloor)
-        return Output(fixes: fixes, events: events)
+        try driver.finish()
+        return Output(fixes: driver.drainFixes(), events: driver.drainEvents())
     }
 
-    /// `run(trace:engine:smoothing:progress:)` without smoothing.
+    /// `run(trace:driver:progress:)` over an engine without smoothing.
     package static func run(trace: RangeTrace, engine: inout PositioningEngine, progress: ((Int) -> Void)? = nil) -> Output {
-        var none: OfflineSmoothing? = nil
-        return run(trace: trace, engine: &engine, smoothing: &none, progress: progress)
+        var driver = EngineDriver(engine: engine)
+        defer { engine = driver.engine }
+        do {
+            return try run(trace: trace, driver: &driver, progress: progress)
+        } catch {
+            preconditionFailure("a run without a smoother does not fail: \(error)")
+        }
     }
 }

@@ -1,0 +1,163 @@
+import LocusCore
+import LocusIO
+import LocusSolvers
+
+/// One engine driven as every single-engine face drives it (`FloorSession`, the C ABI's handle,
+/// `locus stream`, the whole-recording replay): rows in (by id, or routed through a
+/// `ReaderRouting`), the clock moved, what the engine releases drained in release order, skips
+/// counted, and the optional offline smoother fed as the rows go in — the "ingest, record for the
+/// smoother, smooth at finish" that each face once spelled itself. The tag-sharded group of
+/// engines with one clock is `ShardedEngine`; both keep the engine's one ingest of a routed row.
+package struct EngineDriver: Sendable {
+    /// What the offline smoother does with the run.
+    package enum Smoothing: Sendable, Equatable {
+        /// No smoother.
+        case none
+        /// Positions are held until `finish()` and released smoothed (`locus replay --smooth`, the C
+        /// ABI's `LOCUS_OPTION_SMOOTH`); events stay causal.
+        case replacing
+        /// Causal positions are released as they come; `smoothedFixes()` gives the run smoothed
+        /// afterwards (`FloorSession.smoothedPositions()`).
+        case alongside
+    }
+
+    package private(set) var engine: PositioningEngine
+    package let smoothing: Smoothing
+    private var smoother: OfflineSmoothing?
+    /// The run's causal fixes, kept for the smoother (`replacing`: until `finish()`).
+    private var runFixes: [PositionFix] = []
+
+    package init(engine: PositioningEngine, smoothing: Smoothing = .none) {
+        self.engine = engine
+        self.smoothing = smoothing
+        smoother = smoothing == .none ? nil : OfflineSmoothing(configuration: engine.configuration)
+    }
+
+    package init(site: Site, configuration: EngineConfiguration, smoothing: Smoothing = .none) throws(LocusError) {
+        self.init(engine: try PositioningEngine(site: site, configuration: configuration), smoothing: smoothing)
+    }
+
+    // MARK: input
+
+    /// One measurement by id (`PositioningEngine.ingest(_:line:)` routes it), recorded for the smoother.
+    package mutating func ingest(_ m: RangeMeasurement, line: Int = 0) {
+        engine.ingest(m, line: line)
+        smoother?.record(m, ingestedBy: engine)
+    }
+
+    /// One reader row routed by `routing` (an unknown floor is counted and the row dropped).
+    /// - Parameter measurement: the row as a measurement, asked for only when a smoother records it.
+    @inline(__always)
+    package mutating func ingest(_ row: TraceRow, routing: ReaderRouting, measurement: (() -> RangeMeasurement)? = nil) {
+        guard let floor = routing.floor(row.floorIndex, default: engine.defaultFloor) else {
+            engine.diagnostics.skipped.record(.unknownFloor, line: Int(row.line))
+            return
+        }
+        engine.ingest(tag: routing.tags[Int(row.tagIndex)], floor: floor, locator: row.locator, rangeMeters: row.rangeMeters,
+                      timeSeconds: row.timeSeconds, line: Int(row.line))
+        if smoother != nil, let measurement { smoother?.record(measurement(), ingestedBy: engine) }
+    }
+
+    /// A row already routed (engine tag and floor), not recorded for a smoother.
+    @inline(__always)
+    package mutating func ingest(tag: TagIndex, floor: FloorIndex, locator: UInt16, rangeMeters: Double, timeSeconds: Double,
+                                 line: Int = 0) {
+        engine.ingest(tag: tag, floor: floor, locator: locator, rangeMeters: rangeMeters, timeSeconds: timeSeconds, line: line)
+    }
+
+    /// A row skipped before it reached the driver (decoding), counted with the engine's skips.
+    package mutating func recordSkipped(_ reason: SkipReason, line: Int) { engine.diagnostics.skipped.record(reason, line: line) }
+
+    /// Rows skipped elsewhere (a reader's), counted with the engine's skips.
+    package mutating func recordSkipped(_ tally: SkipTally) { engine.recordSkipped(tally) }
+
+    /// The engine's tag index for `id` (registered on first sight; the last one looked up is kept in front).
+    package mutating func tagIndex(for id: TagID) -> TagIndex {
+        if let last = lastTag, last.id == id { return last.index }
+        let index = engine.tagIndex(for: id)
+        lastTag = (id, index)
+        return index
+    }
+
+    /// The site's floor `id` (the last one looked up is kept in front); nil when it has none.
+    package mutating func floorIndex(of id: FloorID) -> FloorIndex? {
+        if let last = lastFloor, last.id == id { return last.index }
+        guard let index = engine.site.floorIndex(of: id) else { return nil }
+        lastFloor = (id, index)
+        return index
+    }
+
+    private var lastTag: (id: TagID, index: TagIndex)?
+    private var lastFloor: (id: FloorID, index: FloorIndex)?
+
+    /// Makes the engine partition `index` of `count` (`PositioningEngine.setPartition`).
+    /// - Throws: E1002/E1003 as the engine does.
+    package mutating func setPartition(index: Int, count: Int) throws(LocusError) {
+        try engine.setPartition(index: index, count: count)
+    }
+
+    /// The floor of rows that name none (`PositioningEngine.setDefaultFloor`).
+    package mutating func setDefaultFloor(_ floor: FloorIndex) { engine.setDefaultFloor(floor) }
+
+    /// A position from another solver, judged against the zones (`PositioningEngine.ingest(fix:)`).
+    package mutating func ingest(fix: PositionFix) { engine.ingest(fix: fix) }
+
+    /// Moves the clock (a timer tick): epochs close and zones exit without new ranges.
+    package mutating func advance(toSeconds t: Double) { engine.advance(toSeconds: t) }
+
+    /// Ends the run: everything is released (with `replacing`, the positions smoothed).
+    /// - Throws: E4005 when the smoother's numbers go non-finite.
+    package mutating func finish() throws(LocusError) {
+        engine.finish()
+        guard smoothing == .replacing, let smoother else { return }
+        runFixes.append(contentsOf: engine.drainFixes())
+        smoothed = try smoother.smooth(fixes: runFixes, engine: engine)
+        runFixes = []
+    }
+
+    /// With `replacing`: the smoothed positions, released by the next `drainFixes()` after `finish()`.
+    private var smoothed: [PositionFix]?
+
+    // MARK: output
+
+    /// The positions released since the last drain, in (time, tag) order (with `replacing`: none
+    /// until `finish()`, then the smoothed run).
+    package mutating func drainFixes() -> [PositionFix] {
+        switch smoothing {
+        case .none:
+            return engine.drainFixes()
+        case .alongside:
+            let fixes = engine.drainFixes()
+            runFixes.append(contentsOf: fixes)
+            return fixes
+        case .replacing:
+            if let smoothed {
+                self.smoothed = []
+                return smoothed
+            }
+            runFixes.append(contentsOf: engine.drainFixes())
+            return []
+        }
+    }
+
+    /// Positions the engine released that `drainFixes()` has not taken (0 with `replacing` until `finish()`).
+    package var pendingFixCount: Int {
+        smoothing == .replacing ? (smoothed?.count ?? 0) : engine.fixes.count
+    }
+
+    /// The zone events released since the last drain, in SPEC §4.7 order.
+    package mutating func drainEvents() -> [ZoneEvent] { engine.drainEvents() }
+
+    /// With `alongside`, after `finish()`: the run's positions smoothed offline, in (time, tag) order.
+    /// - Throws: E1002 without `alongside` or before `finish()`; E4005 when the smoother's numbers go non-finite.
+    package func smoothedFixes() throws(LocusError) -> [PositionFix] {
+        guard smoothing == .alongside, let smoother else {
+            throw LocusError(.callOrder, "the session does not keep its runs for smoothing: set Configuration.smoothing")
+        }
+        guard engine.hasFinished else { throw LocusError(.callOrder, "smooth after end()") }
+        return try smoother.smooth(fixes: runFixes + engine.fixes, engine: engine)
+    }
+
+    /// The engine's counters (the rows the driver skipped before it included).
+    package var diagnostics: EngineDiagnostics { engine.diagnostics }
+}

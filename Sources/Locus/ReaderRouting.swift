@@ -1,0 +1,30 @@
+import LocusCore
+
+/// A reader's ids resolved against an engine, once per id: the trace readers number tags and
+/// floors in order of first appearance (`TraceRowParser.tags`, `.floors`; `RangeTrace` the same), and
+/// this table turns those reader-local indices into the engine's `TagIndex` and `FloorIndex` (nil:
+/// a floor the site does not have, whose rows are skipped as `unknownFloor`). The one routing of
+/// rows by id that the replay run, the live stream and the sharded reader share.
+package struct ReaderRouting: Sendable {
+    /// Engine tag index of each reader tag.
+    package private(set) var tags: [TagIndex] = []
+    /// Engine floor of each reader floor; nil for a floor the site does not have.
+    package private(set) var floors: [FloorIndex?] = []
+
+    package init() {}
+
+    /// Resolves the ids the reader added since the last call (`tagIDs`, `floorIDs`: all the reader's
+    /// ids so far, in its order), registering new tags with the engine (`register`).
+    /// O(new ids).
+    package mutating func update(tagIDs: [TagID], floorIDs: [FloorID], site: Site, register: (TagID) -> TagIndex) {
+        while tags.count < tagIDs.count { tags.append(register(tagIDs[tags.count])) }
+        while floors.count < floorIDs.count { floors.append(site.floorIndex(of: floorIDs[floors.count])) }
+    }
+
+    /// The engine floor of a row with reader floor index `floorIndex` (< 0: none named → `defaultFloor`);
+    /// nil when the site has no such floor.
+    @inline(__always)
+    package func floor(_ floorIndex: Int32, default defaultFloor: FloorIndex) -> FloorIndex? {
+        floorIndex < 0 ? defaultFloor : floors[Int(floorIndex)]
+    }
+}
