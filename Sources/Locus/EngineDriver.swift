@@ -42,20 +42,37 @@ package struct EngineDriver: Sendable {
     /// One measurement by id (`PositioningEngine.ingest(_:line:)` routes it), recorded for the smoother.
     package mutating func ingest(_ m: RangeMeasurement, line: Int = 0) {
         engine.ingest(m, line: line)
-        smoother?.record(m, ingestedBy: engine)
+        record(m)
     }
 
-    /// One reader row routed by `routing` (an unknown floor is counted and the row dropped).
-    /// - Parameter measurement: the row as a measurement, asked for only when a smoother records it.
-    @inline(__always)
-    package mutating func ingest(_ row: TraceRow, routing: ReaderRouting, measurement: (() -> RangeMeasurement)? = nil) {
+    /// One reader row routed by `routing` (an unknown floor is counted and the row dropped); not
+    /// recorded for a smoother. Returns whether the row reached the engine.
+    @inline(__always) @discardableResult
+    package mutating func ingest(_ row: TraceRow, routing: ReaderRouting) -> Bool {
         guard let floor = routing.floor(row.floorIndex, default: engine.defaultFloor) else {
             engine.diagnostics.skipped.record(.unknownFloor, line: Int(row.line))
-            return
+            return false
         }
         engine.ingest(tag: routing.tags[Int(row.tagIndex)], floor: floor, locator: row.locator, rangeMeters: row.rangeMeters,
                       timeSeconds: row.timeSeconds, line: Int(row.line))
-        if smoother != nil, let measurement { smoother?.record(measurement(), ingestedBy: engine) }
+        return true
+    }
+
+    /// `ingest(_:routing:)`, and the row recorded for the smoother.
+    /// - Parameter measurement: the row as a measurement, asked for only when a smoother records it
+    ///   (non-escaping: no allocation per row).
+    @inline(__always)
+    package mutating func ingest(_ row: TraceRow, routing: ReaderRouting, measurement: () -> RangeMeasurement) {
+        if ingest(row, routing: routing), smoother?.recordsRanges == true { record(measurement()) }
+    }
+
+    /// Records an ingested row for the smoother, less the tag's range offset the engine took out.
+    /// (The offset is read first and passed by value: the smoother never borrows the whole engine.)
+    @inline(__always)
+    private mutating func record(_ m: RangeMeasurement) {
+        guard smoother?.recordsRanges == true else { return }
+        let offset = engine.tagRangeOffset(m.tag)?.offsetMeters
+        smoother?.record(m, lessTagOffset: offset)
     }
 
     /// A row already routed (engine tag and floor), not recorded for a smoother.

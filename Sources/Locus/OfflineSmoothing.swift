@@ -41,10 +41,19 @@ package struct OfflineSmoothing: Sendable {
     /// smoother works on ranges.
     package mutating func record(_ m: RangeMeasurement, ingestedBy engine: PositioningEngine) {
         guard usesRanges else { return }
+        record(m, lessTagOffset: engine.tagRangeOffset(m.tag)?.offsetMeters)
+    }
+
+    /// `record(_:ingestedBy:)` with the engine's offset b̂ of the row's tag already looked up (nil: none).
+    package mutating func record(_ m: RangeMeasurement, lessTagOffset offsetMeters: Double?) {
+        guard usesRanges else { return }
         var row = m
-        if let offset = engine.tagRangeOffset(m.tag) { row.rangeMeters = m.rangeMeters - offset.offsetMeters }
+        if let offsetMeters { row.rangeMeters = m.rangeMeters - offsetMeters }
         rangesByTag[m.tag, default: []].append(row)
     }
+
+    /// Whether the smoother works on ranges (tight coupling): rows are recorded only then.
+    package var recordsRanges: Bool { usesRanges }
 
     /// The smoothed fixes for the engine's causal `fixes` (in (time, tag) order as the engine
     /// released them), in (time, tag) order. Call after `engine.finish()`.
