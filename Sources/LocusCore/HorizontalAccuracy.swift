@@ -15,7 +15,7 @@ import Darwin
 /// ρ → 0 gives 1.96σ.
 @usableFromInline package enum HorizontalAccuracy {
     /// DRMS √(σx² + σy²), metres.
-    @inlinable package static func drms(_ c: SymmetricMatrix3) -> Double {
+    @inlinable static func drms(_ c: SymmetricMatrix3) -> Double {
         max(0, c.xx + c.yy).squareRoot()
     }
 

@@ -24,7 +24,7 @@ package final class UDPReceiver {
 
     /// The receive buffer asked for by default: 8 MiB (≈ 0.5 s of 10,000 tags × 4 Hz of 4-range rows
     /// of ~40 bytes, with room to spare).
-    package static let standardReceiveBufferBytes = 8 * 1024 * 1024
+    static let standardReceiveBufferBytes = 8 * 1024 * 1024
 
     /// The port the socket is bound to (the chosen one when 0 was asked for).
     package let port: UInt16

@@ -27,7 +27,7 @@ package struct KalmanState: Sendable, Hashable {
     }
 
     /// P[i, j].
-    @inlinable package subscript(row: Int, column: Int) -> Double { p[4 * row + column] }
+    @inlinable subscript(row: Int, column: Int) -> Double { p[4 * row + column] }
 
     /// True when every entry of x and P is finite.
     package var isFinite: Bool {

@@ -1,5 +1,5 @@
-import LocusCore
-import LocusNumerics
+@testable import LocusCore
+@testable import LocusNumerics
 import LocusTestSupport
 @testable import LocusSolvers
 import Testing
