@@ -11,7 +11,7 @@ package struct DilutionOfPrecision: Sendable, Equatable {
     package var pdop: Double
 
     /// Memberwise initialiser.
-    package init(hdop: Double, vdop: Double?, pdop: Double) {
+    init(hdop: Double, vdop: Double?, pdop: Double) {
         self.hdop = hdop
         self.vdop = vdop
         self.pdop = pdop

@@ -36,7 +36,7 @@ package struct TrilaterationSolution: Sendable, Equatable {
     package var isConverged: Bool
 
     /// Memberwise initialiser.
-    package init(position: Point3, covariance: SymmetricMatrix3, mode: TrilaterationMode, hdop: Double,
+    init(position: Point3, covariance: SymmetricMatrix3, mode: TrilaterationMode, hdop: Double,
                  vdop: Double?, pdop: Double, residualRMSMeters: Double, chiSquare: Double, degreesOfFreedom: Int,
                  rejectedMask: UInt64, rejectedCount: Int, locatorsUsed: Int, iterations: Int, isConverged: Bool) {
         self.position = position
@@ -62,7 +62,7 @@ package struct TrilaterationSolution: Sendable, Equatable {
 
     /// The fix figures, naming rejected locators through `address` (input index → address).
     /// Allocation-free.
-    package func fixQuality(address: (Int) -> LocatorAddress) -> FixQuality {
+    func fixQuality(address: (Int) -> LocatorAddress) -> FixQuality {
         var rejected = LocatorList()
         var mask = rejectedMask
         while mask != 0 {

@@ -6,7 +6,7 @@ import LocusNumerics
 /// allocates nothing.
 package struct TrilaterationWorkspace: Sendable {
     /// Locators the buffers are sized for.
-    package private(set) var capacity: Int = 0
+    private(set) var capacity: Int = 0
     var centred: [Point3] = []
     var sqrtWeights: [Double] = []
     var predicted: [Double] = []
