@@ -3,18 +3,18 @@ import LocusCore
 import LocusIO
 
 /// Feeds a trace through an engine in time order.
-package enum ReplayRun {
-    package struct Output {
+enum ReplayRun {
+    struct Output {
         /// The causal fixes, in (time, tag) order.
-        package var fixes: [PositionFix]
+        var fixes: [PositionFix]
         /// Zone events of the causal stream, in SPEC §4.7 order.
-        package var events: [ZoneEvent]
+        var events: [ZoneEvent]
     }
 
     /// Ingests every row of `trace` in non-decreasing time (ties in file order), then finishes.
     /// - Parameter progress: called with the number of rows done, every 65,536 rows.
     /// - Parameter smoothing: when given, every row is recorded there right after the engine took it (for `--smooth`).
-    package static func run(trace: RangeTrace, engine: inout PositioningEngine, smoothing: inout OfflineSmoothing?,
+    static func run(trace: RangeTrace, engine: inout PositioningEngine, smoothing: inout OfflineSmoothing?,
                             progress: ((Int) -> Void)? = nil) -> Output {
         let tagIndex = trace.tags.map { engine.tagIndex(for: $0) }
         let floorIndex = trace.floors.map { engine.floorIndex($0) }
@@ -44,7 +44,7 @@ package enum ReplayRun {
     }
 
     /// `run(trace:engine:smoothing:progress:)` without smoothing.
-    package static func run(trace: RangeTrace, engine: inout PositioningEngine, progress: ((Int) -> Void)? = nil) -> Output {
+    static func run(trace: RangeTrace, engine: inout PositioningEngine, progress: ((Int) -> Void)? = nil) -> Output {
         var none: OfflineSmoothing? = nil
         return run(trace: trace, engine: &engine, smoothing: &none, progress: progress)
     }
