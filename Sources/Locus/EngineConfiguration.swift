@@ -10,9 +10,9 @@ package struct EngineConfiguration: Sendable {
     /// Solver settings; the tag height is taken per floor.
     package var solver: TrilaterationConfiguration
     /// Tracking: raw per-epoch least-squares fixes, or the causal filter.
-    package var tracking: Tracking
+    var tracking: Tracking
     /// The online per-tag common range offset (tag antenna delay), docs/calibration.md.
-    package var tagRangeOffset: TagRangeOffset
+    var tagRangeOffset: TagRangeOffset
     /// Ranges longer than this are not UWB measurements (a corrupt value): skipped as
     /// `range_too_long`, metres. 1,000 m is far beyond any UWB link.
     var maximumRangeMeters: Double
@@ -54,5 +54,5 @@ package struct EngineConfiguration: Sendable {
     /// 4 Hz, first floor, the solver's standard settings (robust, automatic planar/spatial), the
     /// causal filter with its standard settings (tightly coupled, interacting models), the per-tag
     /// range offset on uncalibrated planar floors (`.automatic`).
-    package static let standard = EngineConfiguration()
+    static let standard = EngineConfiguration()
 }

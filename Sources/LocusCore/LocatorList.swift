@@ -12,7 +12,7 @@
     /// Number of addresses kept (≤ `capacity`).
     @inlinable package var count: Int { Int(keptCount) }
     /// Addresses appended beyond `capacity` (saturating at 2³² − 1).
-    @inlinable package var overflowCount: Int { Int(overflow) }
+    @inlinable var overflowCount: Int { Int(overflow) }
 
     /// The empty list.
     @inlinable package init() {

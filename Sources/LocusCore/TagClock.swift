@@ -14,7 +14,7 @@
     /// `static let`: that is a global behind a lazy-initialisation check on every inlined read.)
     @inlinable static var maximumJumpSeconds: Double { 300 }
     /// The latest admitted time, seconds (−∞ before the first row).
-    package var latestSeconds: Double { latest }
+    var latestSeconds: Double { latest }
     /// The time of a suspected jump, if one is held back.
     var suspectSeconds: Double? { suspect == -.infinity ? nil : suspect }
     // Internal storage visible to the inlinable fast path of `admit` (called once per range).

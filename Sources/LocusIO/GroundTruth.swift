@@ -10,7 +10,7 @@ package struct GroundTruth: Sendable {
         package var points: [Point3] = []
 
         /// No samples.
-        package init() {}
+        init() {}
 
         /// Samples at `timeSeconds` (sorted), `points`.
         init(timeSeconds: [Double], points: [Point3]) {
@@ -40,7 +40,7 @@ package struct GroundTruth: Sendable {
     /// Rows skipped while reading.
     var skipped = SkipTally()
 
-    package init() {}
+    init() {}
 
     /// The truth of `tag` at `t`, or nil when the tag has none there.
     package func position(tag: TagID, at t: Double) -> Point3? { tracks[tag]?.position(at: t) }

@@ -17,9 +17,9 @@ package struct JSONValue: Sendable, Equatable, CustomStringConvertible {
     /// One `"key": value` member of an object, in document order.
     package struct Member: Sendable, Equatable {
         /// The member name, unescaped.
-        package var key: String
+        var key: String
         /// The member value.
-        package var value: JSONValue
+        var value: JSONValue
         /// Where the key's opening quote was read (line and column 1-based; 0 when built in code).
         var keyPosition: JSONPosition
 
@@ -73,7 +73,7 @@ struct JSONPosition: Sendable, Hashable {
 /// `literal` is the text as read, or the text the writer emits for numbers built in code.
 package struct JSONNumber: Sendable, Hashable {
     /// The nearest Double to `literal` (±infinity on overflow).
-    package var value: Double
+    var value: Double
     /// The number's text in the JSON document.
     var literal: String
 
@@ -146,25 +146,25 @@ extension JSONValue {
 
     /// The last member named `key` of an object (RFC 8259 leaves duplicates open; the last wins,
     /// as in JavaScript); nil when absent or when this is not an object. O(members).
-    package subscript(key: String) -> JSONValue? {
+    subscript(key: String) -> JSONValue? {
         guard case .object(let members) = kind else { return nil }
         return members.last { $0.key == key }?.value
     }
 
     /// The string, or nil when this is not a string.
-    package var stringValue: String? {
+    var stringValue: String? {
         if case .string(let text) = kind { return text }
         return nil
     }
 
     /// The number's Double, or nil when this is not a number.
-    package var doubleValue: Double? {
+    var doubleValue: Double? {
         if case .number(let number) = kind { return number.value }
         return nil
     }
 
     /// The number as an Int when it is a whole number that fits (see `JSONNumber.integerValue`).
-    package var intValue: Int? {
+    var intValue: Int? {
         if case .number(let number) = kind { return number.integerValue }
         return nil
     }
@@ -176,13 +176,13 @@ extension JSONValue {
     }
 
     /// The elements, or nil when this is not an array.
-    package var arrayValue: [JSONValue]? {
+    var arrayValue: [JSONValue]? {
         if case .array(let elements) = kind { return elements }
         return nil
     }
 
     /// The members in document order, or nil when this is not an object.
-    package var members: [Member]? {
+    var members: [Member]? {
         if case .object(let members) = kind { return members }
         return nil
     }

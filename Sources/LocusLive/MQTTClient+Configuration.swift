@@ -8,10 +8,10 @@ extension MQTTClient {
         var keepAliveSeconds: Int
         /// Published QoS 1 messages not yet acknowledged (PUBACK) at most; `publish` blocks at the
         /// bound (backpressure). Also the bound of what is held while the broker is away.
-        package var maximumUnacknowledgedMessages: Int
+        var maximumUnacknowledgedMessages: Int
         /// Received messages waiting in the queue for `receive` at most; at the bound the network
         /// thread waits for the consumer (and the broker queues for us meanwhile).
-        package var maximumQueuedIncomingMessages: Int
+        var maximumQueuedIncomingMessages: Int
         /// `clean_session = false`: the broker keeps our subscriptions and queues QoS 1 messages for us
         /// while we reconnect (up to its `max_queued_messages`, 1000 by default in mosquitto).
         var persistentSession: Bool
@@ -41,14 +41,14 @@ extension MQTTClient {
         /// Messages taken from the broker (queued for `receive`).
         package var messagesReceived = 0
         /// Messages handed to `publish` and accepted by libmosquitto.
-        package var messagesPublished = 0
+        var messagesPublished = 0
         /// Published messages the broker acknowledged (PUBACK for QoS 1; sent for QoS 0).
-        package var messagesAcknowledged = 0
+        var messagesAcknowledged = 0
         /// Connections lost unexpectedly (each logged).
         package var connectionLosses = 0
         /// Successful reconnections after a loss.
         package var reconnects = 0
         /// SUBACKs received granting a subscription (the first and every re-subscription).
-        package var subscriptionsGranted = 0
+        var subscriptionsGranted = 0
     }
 }

@@ -51,7 +51,7 @@ package final class MQTTClient: Sendable {
     package var counters: Counters { connection.state.withLock { $0.counters } }
 
     /// True while a connection to the broker is established (CONNACK received, not lost since).
-    package var isConnected: Bool { connection.state.withLock { $0.isConnected } }
+    var isConnected: Bool { connection.state.withLock { $0.isConnected } }
 
     /// Connects to the broker at `host:port` with the configured keep-alive and waits for its CONNACK
     /// (`connectTimeoutMilliseconds`), then starts the network thread. Call once.

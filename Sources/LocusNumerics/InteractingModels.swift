@@ -80,7 +80,7 @@ package struct InteractingModels: Sendable {
     /// < −`gateShort` → `.gated`, nothing changed). `innovation` is the manoeuvring model's; the
     /// returned mean is Σ μⱼ xⱼ of the updated models with μ as of the last interaction (meaningful
     /// when `.accepted`).
-    package mutating func updateRange(anchor: Point3, tagHeightMeters h: Double, rangeMeters r: Double,
+    mutating func updateRange(anchor: Point3, tagHeightMeters h: Double, rangeMeters r: Double,
                                       varianceSquareMeters v: Double, gateLong: Double, gateShort: Double,
                                       innovation: inout KalmanInnovation) -> (KalmanOutcome, SIMD4<Double>) {
         let (status, stats) = Self.rangeKernel(anchor: anchor) { a, out in

@@ -25,7 +25,7 @@ package struct WalkConfiguration: Sendable, Hashable {
     var stepSeconds: Double
 
     /// Creates a configuration; every argument defaults to the value of `standard`.
-    package init(speedMetersPerSecond: ClosedRange<Double> = 0.8...1.5,
+    init(speedMetersPerSecond: ClosedRange<Double> = 0.8...1.5,
                  accelerationMetersPerSecondSquared: Double = 0.8,
                  turnRateRadiansPerSecond: Double = 1.5,
                  stopProbability: Double = 0.3,

@@ -24,13 +24,13 @@ package struct WalkTrajectory: Sendable {
     var endSeconds: Double { startSeconds + Double(max(0, xs.count - 1)) * stepSeconds }
 
     /// Position at time t (clamped to the sampled span), linear interpolation, metres.
-    package func position(atSeconds t: Double) -> Point2 {
+    func position(atSeconds t: Double) -> Point2 {
         let (i, f) = index(t)
         return Point2(x: xs[i] + (xs[i + 1] - xs[i]) * f, y: ys[i] + (ys[i + 1] - ys[i]) * f)
     }
 
     /// Velocity at time t (finite difference of the bracketing samples), m/s.
-    package func velocity(atSeconds t: Double) -> Vector3 {
+    func velocity(atSeconds t: Double) -> Vector3 {
         let (i, _) = index(t)
         return Vector3(x: (xs[i + 1] - xs[i]) / stepSeconds, y: (ys[i + 1] - ys[i]) / stepSeconds, z: 0)
     }

@@ -115,7 +115,7 @@ package struct GeometryCell: Sendable, Equatable {
     var vdop: Double?
 
     /// Memberwise initialiser.
-    package init(locatorsInRange: Int, hdop: Double?, vdop: Double?) {
+    init(locatorsInRange: Int, hdop: Double?, vdop: Double?) {
         self.locatorsInRange = locatorsInRange
         self.hdop = hdop
         self.vdop = vdop
@@ -149,7 +149,7 @@ package struct GeometryStatistics: Sendable, Equatable {
 
     /// Statistics of `cells` with the thresholds of `options` and p unknowns.
     /// Complexity O(N log N) for the percentiles.
-    package init(cells: [GeometryCell], unknowns: Int, options: GeometryReportOptions) {
+    init(cells: [GeometryCell], unknowns: Int, options: GeometryReportOptions) {
         self.cells = cells.count
         let needed = unknowns == 3 ? 4 : 3
         var values: [Double] = []

@@ -27,14 +27,14 @@ package struct TrilaterationConfiguration: Sendable, Equatable {
     /// λ: price of one rejection in χ² units (> 0): λ = 2 ln[(1 − ε) L / (ε σ √(2π))], the −2 log
     /// likelihood ratio of "outlier" under a prior NLOS rate ε with extra length uniform over L
     /// metres; ε = 0.1, L = 2.2 m, σ = 0.1 m give the standard 8.7.
-    package var rejectionPenalty: Double
+    var rejectionPenalty: Double
     /// No rejection when the all-ranges fit shows a common bias: every standardized residual eᵢ/σᵢ
     /// within [−0.5, 5] and more than half above +0.75. NLOS on a minority pulls the fit so that other
     /// ranges read short; a common bias (uncalibrated antenna delays) leaves none short, is not NLOS,
     /// and rejecting ranges would only bend the geometry. Measured: without the guard robust mode made
     /// a raw (uncalibrated, all ranges 0.14–0.31 m long) recording worse than plain LS (0.33 vs
     /// 0.19 m); the guard holds for 98 % of those raw epochs (their largest zᵢ: 99 % below 4.7).
-    package var guardsAgainstCommonBias: Bool
+    var guardsAgainstCommonBias: Bool
     /// Gauss–Newton steps per solve (≥ 1).
     var maximumIterations: Int
     /// Stop when the Gauss–Newton step ‖δ‖ ≤ this, metres.

@@ -23,7 +23,7 @@ package struct TrilaterationSolution: Sendable, Equatable {
     /// χ² = Σ (eᵢ/σᵢ)² over the used ranges.
     package var chiSquare: Double
     /// m − p.
-    package var degreesOfFreedom: Int
+    var degreesOfFreedom: Int
     /// Bit i set: range i was rejected as an outlier (indices below 64; see `rejectedCount`).
     package var rejectedMask: UInt64
     /// Number of rejected ranges.
@@ -56,7 +56,7 @@ package struct TrilaterationSolution: Sendable, Equatable {
     }
 
     /// True when range `index` was rejected (indices below 64).
-    package func isRejected(index: Int) -> Bool {
+    func isRejected(index: Int) -> Bool {
         index >= 0 && index < 64 && (rejectedMask >> UInt64(index)) & 1 == 1
     }
 

@@ -41,7 +41,7 @@ package struct TrilaterationWorkspace: Sendable {
     /// level's few extensions.
     static let screenSlots = 64
     /// Per input index: true while the range is in the fit (after a solve: false = rejected).
-    package internal(set) var isActive: [Bool] = []
+    var isActive: [Bool] = []
 
     /// An empty workspace (no storage until the LAPACKE path needs it).
     package init() {}

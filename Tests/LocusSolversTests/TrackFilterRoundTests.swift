@@ -1,6 +1,7 @@
 @testable import LocusCore
 @testable import LocusNumerics
 import LocusTestSupport
+@testable import LocusSimulation
 @testable import LocusSolvers
 import Testing
 
