@@ -21,10 +21,10 @@ package struct AccuracyReport: Sendable, Equatable {
     /// Largest horizontal error, metres.
     package var maxMeters: Double
     /// 3-D RMSE, metres.
-    package var rmse3DMeters: Double
+    var rmse3DMeters: Double
 
     /// Compares `fixes` with `truth(tag, t)`.
-    package init(fixes: [PositionFix], truth: (TagID, Double) -> Point3?) {
+    init(fixes: [PositionFix], truth: (TagID, Double) -> Point3?) {
         var accumulator = Accumulator()
         for fix in fixes { accumulator.add(fix, truth: truth(fix.tag, fix.timeSeconds)) }
         self = accumulator.report

@@ -6,16 +6,16 @@ package struct EngineConfiguration: Sendable {
     /// Output rate per tag, Hz: epochs are cut at 1/rate (SPEC §5 default 4 Hz).
     package var rateHertz: Double
     /// The floor for rows that name none; nil means the site's first floor.
-    package var defaultFloor: FloorID?
+    var defaultFloor: FloorID?
     /// Solver settings; the tag height is taken per floor.
     package var solver: TrilaterationConfiguration
     /// Tracking: raw per-epoch least-squares fixes, or the causal filter.
-    package var tracking: Tracking
+    var tracking: Tracking
     /// The online per-tag common range offset (tag antenna delay), docs/calibration.md.
-    package var tagRangeOffset: TagRangeOffset
+    var tagRangeOffset: TagRangeOffset
     /// Ranges longer than this are not UWB measurements (a corrupt value): skipped as
     /// `range_too_long`, metres. 1,000 m is far beyond any UWB link.
-    package var maximumRangeMeters: Double
+    var maximumRangeMeters: Double
 
     /// When the engine estimates and removes a per-tag common range offset b̂
     /// (`TagRangeOffsetEstimator`) on planar floors.
@@ -54,5 +54,5 @@ package struct EngineConfiguration: Sendable {
     /// 4 Hz, first floor, the solver's standard settings (robust, automatic planar/spatial), the
     /// causal filter with its standard settings (tightly coupled, interacting models), the per-tag
     /// range offset on uncalibrated planar floors (`.automatic`).
-    package static let standard = EngineConfiguration()
+    static let standard = EngineConfiguration()
 }

@@ -20,7 +20,7 @@ package struct EngineDiagnostics: Sendable, Equatable {
     package init() {}
 
     /// Counts one epoch that failed with `code`.
-    package mutating func recordFailure(_ code: LocusErrorCode) {
+    mutating func recordFailure(_ code: LocusErrorCode) {
         if let i = failedEpochs.firstIndex(where: { $0.code == code }) {
             failedEpochs[i].count += 1
         } else {
@@ -30,7 +30,7 @@ package struct EngineDiagnostics: Sendable, Equatable {
     }
 
     /// Adds another engine's counts (the shards of a `ShardedEngine`).
-    package mutating func merge(_ other: EngineDiagnostics) {
+    mutating func merge(_ other: EngineDiagnostics) {
         skipped.merge(other.skipped)
         epochs += other.epochs
         rejectedRanges += other.rejectedRanges

@@ -23,14 +23,14 @@ import LocusCore
 ///
 /// Rounds close when complete: the header also holds the tag's `RoundModel`, and `isComplete`
 /// tells the engine it can solve a round without waiting for the pause.
-package struct EpochTable: Sendable {
+struct EpochTable: Sendable {
     /// Cut period, seconds (1/rate).
-    package let periodSeconds: Double
+    let periodSeconds: Double
     /// A gap longer than this closes the epoch, seconds.
-    package let pauseSeconds: Double
+    let pauseSeconds: Double
     /// Slots per row: the most locators of any floor (≤ 65,536, as many as there are locator addresses: the order
     /// entries, slot numbers, are 16-bit).
-    package let stride: Int
+    let stride: Int
 
     /// Header words: start, epoch time, latest admitted time, count | round slots, round sizes | generation.
     private enum Header {
@@ -50,7 +50,7 @@ package struct EpochTable: Sendable {
     let keepsRangeTimes: Bool
 
     /// How an epoch ended, for the round model.
-    package enum Ending: Sendable {
+    enum Ending: Sendable {
         /// A gap of `pauseSeconds` passed after its latest range, or it was complete: a round.
         case round
         /// Cut by the period rule while ranges kept coming: a continuous stream, no rounds.
@@ -62,7 +62,7 @@ package struct EpochTable: Sendable {
     ///   - rateHertz: output rate; the period is 1/rate.
     ///   - pauseSeconds: the gap that separates bursts; default half the period.
     ///   - keepsRangeTimes: keep each slot's range time (for `gatherRanges`).
-    package init(stride: Int, rateHertz: Double, pauseSeconds: Double? = nil, keepsRangeTimes: Bool = false) {
+    init(stride: Int, rateHertz: Double, pauseSeconds: Double? = nil, keepsRangeTimes: Bool = false) {
         precondition(rateHertz > 0 && rateHertz.isFinite, "EpochTable: rate must be positive")
         precondition(stride >= 0 && stride <= 1 << 16, "EpochTable: stride must be in 0...65536")
         periodSeconds = 1 / rateHertz
@@ -75,11 +75,11 @@ package struct EpochTable: Sendable {
     }
 
     /// The number of rows.
-    package var count: Int { rows }
+    var count: Int { rows }
 
     /// Adds a row with no open epoch; returns its index. Amortised O(stride).
     @discardableResult
-    package mutating func appendRow() -> Int {
+    mutating func appendRow() -> Int {
         words.append((0.0).bitPattern)                      // start
         words.append((-Double.infinity).bitPattern)         // epoch time
         words.append((-Double.infinity).bitPattern)         // latest admitted time
@@ -92,7 +92,7 @@ package struct EpochTable: Sendable {
     }
 
     /// Prefetches row r's words (`CachePrefetch`): its epoch is about to take ranges.
-    @inline(__always) package func prefetchRow(_ r: Int) {
+    @inline(__always) func prefetchRow(_ r: Int) {
         guard r < rows else { return }
         words.withUnsafeBufferPointer { w in
             CachePrefetch.bytes(UnsafeRawPointer(w.baseAddress! + r &* width), count: width * MemoryLayout<UInt64>.stride)
@@ -114,24 +114,24 @@ package struct EpochTable: Sendable {
     @inline(__always) private static func presentCount(_ countAndSlots: UInt64) -> Int { Int(UInt32(truncatingIfNeeded: countAndSlots)) }
 
     /// True when row r has an open epoch.
-    @inline(__always) package func isOpen(_ r: Int) -> Bool { Self.presentCount(header(r, Header.countAndSlots)) > 0 }
+    @inline(__always) func isOpen(_ r: Int) -> Bool { Self.presentCount(header(r, Header.countAndSlots)) > 0 }
 
     /// The tag's latest admitted time (−∞ before its first): the time of its latest range (`add`)
     /// or of a fix taken as it is (`admit(_:atSeconds:)`), whether or not an epoch is open.
-    @inline(__always) package func latestAdmittedSeconds(_ r: Int) -> Double { headerTime(r, Header.latestAdmitted) }
+    @inline(__always) func latestAdmittedSeconds(_ r: Int) -> Double { headerTime(r, Header.latestAdmitted) }
 
     /// Records a time admitted without a range (a ready fix): the tag's latest admitted time.
-    package mutating func admit(_ r: Int, atSeconds t: Double) { words[r * width + Header.latestAdmitted] = t.bitPattern }
+    mutating func admit(_ r: Int, atSeconds t: Double) { words[r * width + Header.latestAdmitted] = t.bitPattern }
 
     /// The open epoch's start: its first range's time.
-    @inline(__always) package func startSeconds(_ r: Int) -> Double { headerTime(r, Header.start) }
+    @inline(__always) func startSeconds(_ r: Int) -> Double { headerTime(r, Header.start) }
 
     /// The open epoch's time: its latest range's time.
-    @inline(__always) package func epochTimeSeconds(_ r: Int) -> Double { headerTime(r, Header.epochTime) }
+    @inline(__always) func epochTimeSeconds(_ r: Int) -> Double { headerTime(r, Header.epochTime) }
 
     /// The earliest clock time at which row r's open epoch is due if no range joins it:
     /// min(last + pause, start + period).
-    @inline(__always) package func dueSeconds(_ r: Int) -> Double {
+    @inline(__always) func dueSeconds(_ r: Int) -> Double {
         min(headerTime(r, Header.epochTime) + pauseSeconds, headerTime(r, Header.start) + periodSeconds)
     }
 
@@ -139,17 +139,17 @@ package struct EpochTable: Sendable {
     /// more since its latest range, or `periodSeconds` or more since its first. Decided by comparing
     /// with `dueSeconds` itself, so that a clock standing exactly on the due time (the key of the
     /// engine's due heap) always closes the epoch — never an endless re-queue.
-    @inline(__always) package func closes(_ r: Int, at t: Double) -> Bool {
+    @inline(__always) func closes(_ r: Int, at t: Double) -> Bool {
         isOpen(r) && t >= dueSeconds(r)
     }
 
     /// True when, with the clock at `now`, no range can still join row r's open epoch.
-    @inline(__always) package func isDue(_ r: Int, at now: Double) -> Bool { closes(r, at: now) }
+    @inline(__always) func isDue(_ r: Int, at now: Double) -> Bool { closes(r, at: now) }
 
     /// Adds a range (≥ 0) of `slot` (< stride) at `t` to row r's epoch, opening one if none is open.
     /// Returns true when the range opened the epoch.
     @inline(__always) @discardableResult
-    package mutating func add(_ r: Int, slot: Int, rangeMeters range: Double, timeSeconds t: Double) -> Bool {
+    mutating func add(_ r: Int, slot: Int, rangeMeters range: Double, timeSeconds t: Double) -> Bool {
         precondition(range >= 0 && slot >= 0 && slot < stride && r >= 0 && r < rows,
                      "EpochTable: ranges are ≥ 0, slots < stride, rows exist")
         // r < rows and slot < stride (just checked), and the count of present slots is < stride: every
@@ -181,19 +181,19 @@ package struct EpochTable: Sendable {
 
     /// True when row r's open epoch is a complete round (`RoundModel`): no range is expected to
     /// join it, so it can be solved now.
-    @inline(__always) package func isComplete(_ r: Int) -> Bool {
+    @inline(__always) func isComplete(_ r: Int) -> Bool {
         RoundModel(slots: UInt32(truncatingIfNeeded: header(r, Header.countAndSlots) >> 32),
                    sizes: UInt32(truncatingIfNeeded: header(r, Header.sizesAndGeneration))).isComplete
     }
 
     /// The way row r's open epoch would end if closed with the clock at `now`: complete or past its
     /// pause — a round —, or cut by the period rule.
-    @inline(__always) package func ending(_ r: Int, at now: Double) -> Ending {
+    @inline(__always) func ending(_ r: Int, at now: Double) -> Ending {
         isComplete(r) || now >= headerTime(r, Header.epochTime) + pauseSeconds ? .round : .period
     }
 
     /// Forgets row r's round model (the tag moved to another floor: other locators).
-    package mutating func forgetRounds(_ r: Int) {
+    mutating func forgetRounds(_ r: Int) {
         words[r * width + Header.countAndSlots] &= 0xFFFF_FFFF
         words[r * width + Header.sizesAndGeneration] &= 0xFFFF_FFFF_0000_0000
     }
@@ -224,15 +224,15 @@ package struct EpochTable: Sendable {
 
     /// Row r's generation: how many times its epoch was reset (mod 2³²). A queue entry pushed when
     /// the epoch opened names the epoch still open while the generation is the same.
-    @inline(__always) package func generation(_ r: Int) -> UInt32 {
+    @inline(__always) func generation(_ r: Int) -> UInt32 {
         UInt32(truncatingIfNeeded: header(r, Header.sizesAndGeneration) >> 32)
     }
 
     /// The number of slots in row r's open epoch.
-    @inline(__always) package func presentCount(_ r: Int) -> Int { Self.presentCount(header(r, Header.countAndSlots)) }
+    @inline(__always) func presentCount(_ r: Int) -> Int { Self.presentCount(header(r, Header.countAndSlots)) }
 
     /// The k-th present slot of row r (order of first appearance).
-    @inline(__always) package func presentSlot(_ r: Int, _ k: Int) -> Int {
+    @inline(__always) func presentSlot(_ r: Int, _ k: Int) -> Int {
         precondition(UInt(bitPattern: r) < UInt(bitPattern: rows) && UInt(bitPattern: k) < UInt(bitPattern: stride),
                      "EpochTable: no such row or slot")
         let at = orderOffset
@@ -240,7 +240,7 @@ package struct EpochTable: Sendable {
     }
 
     /// Row r's latest range of `slot` in the open epoch, metres (−1 when absent).
-    @inline(__always) package func rangeMeters(_ r: Int, slot: Int) -> Double {
+    @inline(__always) func rangeMeters(_ r: Int, slot: Int) -> Double {
         precondition(UInt(bitPattern: slot) < UInt(bitPattern: stride), "EpochTable: no such slot")
         return Double(bitPattern: header(r, Header.words &+ slot))
     }
@@ -248,7 +248,7 @@ package struct EpochTable: Sendable {
     /// Copies row r's open epoch into `locators` and `ranges` (k-th present slot: its position from
     /// `positions`, by slot, and its range) and returns the count. Both arrays must hold at least
     /// `presentCount(r)` elements. No allocation; one uniqueness check per array, not per element.
-    package func gather(_ r: Int, positions: [Point3], locators: inout [Point3], ranges: inout [Double]) -> Int {
+    func gather(_ r: Int, positions: [Point3], locators: inout [Point3], ranges: inout [Double]) -> Int {
         let base = r &* width, n = presentCount(r), orderAt = orderOffset
         precondition(n <= locators.count && n <= ranges.count, "EpochTable.gather: scratch too small")
         // Slots are < stride (checked when added): the words are addressed from the row's first with
@@ -272,7 +272,7 @@ package struct EpochTable: Sendable {
     /// locator positions (from `positions`, by slot), addresses (`addresses`, by slot), ranges and range
     /// times, written to the four buffers from index 0 (each with room for `presentCount(r) − first`);
     /// returns the count. Needs `keepsRangeTimes`. No allocation.
-    package func gatherRanges(_ r: Int, from first: Int, positions: [Point3], addresses: [LocatorAddress],
+    func gatherRanges(_ r: Int, from first: Int, positions: [Point3], addresses: [LocatorAddress],
                               locators: UnsafeMutableBufferPointer<Point3>, addressesOut: UnsafeMutableBufferPointer<LocatorAddress>,
                               ranges: UnsafeMutableBufferPointer<Double>, times: UnsafeMutableBufferPointer<Double>) -> Int {
         precondition(keepsRangeTimes, "EpochTable.gatherRanges: range times are not kept")
@@ -305,7 +305,7 @@ package struct EpochTable: Sendable {
     /// with the clock at its closing; nil: neither, e.g. the end of the stream — nothing learnt), and
     /// starts the row's next generation.
     @inline(__always)
-    package mutating func reset(_ r: Int, ending: Ending? = nil) {
+    mutating func reset(_ r: Int, ending: Ending? = nil) {
         precondition(r >= 0 && r < rows, "EpochTable.reset: no such row")
         let base = r &* width, orderAt = orderOffset
         words.withUnsafeMutableBufferPointer { w in

@@ -3,19 +3,19 @@ import LocusSolvers
 
 /// What the engine keeps per floor: locator positions and biases by slot (the floor's locator
 /// order), the address → slot map, and the solver settings for the floor.
-package struct FloorContext: Sendable {
+struct FloorContext: Sendable {
     /// The floor as the site gives it.
-    package let floor: Floor
+    let floor: Floor
     /// Locator positions, by slot.
-    package let positions: [Point3]
+    let positions: [Point3]
     /// Locator range biases (metres), by slot: subtracted from each range.
-    package let biasesMeters: [Double]
+    let biasesMeters: [Double]
     /// True when no locator of the floor carries a bias or a range scale (no calibration).
-    package let isUncalibrated: Bool
+    let isUncalibrated: Bool
     /// The locators, by slot (the filter's range updates take them whole).
-    package let locators: [Locator]
+    let locators: [Locator]
     /// Addresses, by slot.
-    package let addresses: [LocatorAddress]
+    let addresses: [LocatorAddress]
     /// Raw addresses by slot.
     private let rawAddresses: [UInt16]
     /// The address → slot map as an open-addressing table: entry (address + i) mod size, i = 0, 1, …,
@@ -25,12 +25,12 @@ package struct FloorContext: Sendable {
     private let slotTable: [Int32]
     private let slotTableMask: Int
     /// The solver for this floor (its tag height and mode).
-    package let solver: Trilaterator
+    let solver: Trilaterator
     /// The mode the floor's locators are solved in (planar or spatial).
-    package let mode: TrilaterationMode
+    let mode: TrilaterationMode
 
     /// The context of `floor`, with the solver settings `base` at the floor's tag height.
-    package init(floor: Floor, solver base: TrilaterationConfiguration) {
+    init(floor: Floor, solver base: TrilaterationConfiguration) {
         self.floor = floor
         positions = floor.locators.map(\.position)
         biasesMeters = floor.locators.map(\.biasMeters)
@@ -47,7 +47,7 @@ package struct FloorContext: Sendable {
 
     /// The slot of the locator with this address, or nil when the floor has none (the first slot
     /// with it, should a site repeat an address). Expected O(1).
-    @inline(__always) package func slot(of address: UInt16) -> Int? {
+    @inline(__always) func slot(of address: UInt16) -> Int? {
         var h = Int(address) & slotTableMask
         while true {
             let slot = Int(slotTable[h])

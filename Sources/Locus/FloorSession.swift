@@ -160,7 +160,7 @@ public final class FloorSession: Sendable {
 
     /// A session with a full engine configuration (for the command line, the C ABI and tests).
     /// - Throws: see `init(site:configuration:sink:)`.
-    package init(site: Site, engineConfiguration: EngineConfiguration, floor: FloorID?, smoothing: Bool = false,
+    init(site: Site, engineConfiguration: EngineConfiguration, floor: FloorID?, smoothing: Bool = false,
                  delivery: DeliveryPolicy, sink: (any PositionSink)?) throws(LocusError) {
         var configuration = engineConfiguration
         configuration.defaultFloor = nil
@@ -683,7 +683,7 @@ public final class FloorSession: Sendable {
     // MARK: inspection
 
     /// Rows skipped by reason and epochs without a fix by code, since the run began.
-    package var diagnostics: EngineDiagnostics { state.withLock { $0.driver.diagnostics } }
+    var diagnostics: EngineDiagnostics { state.withLock { $0.driver.diagnostics } }
 
     /// Positions buffered or pending delivery (not acknowledged by the sink).
     public var undeliveredPositionCount: Int { state.withLock { $0.delivery.undeliveredCount } }

@@ -24,7 +24,7 @@ public enum LogLevel: Int, Sendable, Hashable, Comparable, CaseIterable, CustomS
 }
 
 /// The language of log messages: English, Korean or Japanese.
-package enum LogLanguage: String, Sendable, Hashable, CaseIterable {
+enum LogLanguage: String, Sendable, Hashable, CaseIterable {
     /// English (`en`).
     case english = "en"
     /// Korean (`ko`).
@@ -34,7 +34,7 @@ package enum LogLanguage: String, Sendable, Hashable, CaseIterable {
 
     /// The language for a code such as `"ko"`, `"ja_JP.UTF-8"` or `"en-US"` (its first two letters);
     /// nil for languages without texts.
-    package init?(code: String) {
+    init?(code: String) {
         let prefix = String(code.lowercased().prefix(2))
         guard let language = LogLanguage(rawValue: prefix) else { return nil }
         self = language
@@ -42,7 +42,7 @@ package enum LogLanguage: String, Sendable, Hashable, CaseIterable {
 
     /// The process locale's language from `LC_ALL`, `LC_MESSAGES` or `LANG` (first set wins), English
     /// when none names Korean or Japanese.
-    package static func processLocale(environment: (String) -> String? = ProcessEnvironment.value) -> LogLanguage {
+    static func processLocale(environment: (String) -> String? = ProcessEnvironment.value) -> LogLanguage {
         for key in ["LC_ALL", "LC_MESSAGES", "LANG"] {
             if let value = environment(key), !value.isEmpty {
                 return LogLanguage(code: value) ?? .english

@@ -2,16 +2,16 @@ import LocusCore
 
 /// One log message of a session: its level, its code (SPEC §6; nil for lifecycle tracing) and what
 /// happened, rendered in English, Korean or Japanese by `text(in:)`.
-package struct LogMessage: Sendable, Hashable {
+struct LogMessage: Sendable, Hashable {
     /// How much it matters.
-    package var level: LogLevel
+    var level: LogLevel
     /// The stable code (`E3001`, `E4002`, …), nil for lifecycle messages.
-    package var code: LocusErrorCode?
+    var code: LocusErrorCode?
     /// What happened (the catalogue entry with its values).
-    package var subject: Subject
+    var subject: Subject
 
     /// The catalogue of session messages. Values are data (ids, counts), never translated.
-    package enum Subject: Sendable, Hashable {
+    enum Subject: Sendable, Hashable {
         case began(floor: String?)
         case ended(positions: Int, events: Int)
         case floorSwitched(floor: String, building: String)
@@ -29,14 +29,14 @@ package struct LogMessage: Sendable, Hashable {
     }
 
     /// A message of the catalogue.
-    package init(_ level: LogLevel, _ code: LocusErrorCode?, _ subject: Subject) {
+    init(_ level: LogLevel, _ code: LocusErrorCode?, _ subject: Subject) {
         self.level = level
         self.code = code
         self.subject = subject
     }
 
     /// The message in `language`, prefixed with its code: `[E3001] no floor map set: …`.
-    package func text(in language: LogLanguage) -> String {
+    func text(in language: LogLanguage) -> String {
         let body: String
         switch language {
         case .english: body = english

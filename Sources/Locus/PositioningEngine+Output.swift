@@ -36,7 +36,7 @@ extension PositioningEngine {
 
     /// No fix released from now on is earlier than this, seconds: the release watermark
     /// min(clock, earliest open epoch start), lowered to a parked fix; +∞ once finished.
-    package mutating func fixFrontier() -> Double {
+    mutating func fixFrontier() -> Double {
         guard !hasFinished else { return .infinity }
         var frontier = schedule.watermark(clock: clockSeconds)
         if let parked = reorder.earliestSeconds { frontier = min(frontier, parked) }
@@ -45,7 +45,7 @@ extension PositioningEngine {
 
     /// No zone event released from now on is earlier than this, seconds: `fixFrontier()`, lowered to
     /// the clock of a judge that holds events or pairs (their exits and dwells come at or after it).
-    package mutating func eventFrontier() -> Double {
+    mutating func eventFrontier() -> Double {
         var frontier = fixFrontier()
         for j in judges where j.activePairCount > 0 || j.heldEventCount > 0 {
             frontier = min(frontier, j.clockSeconds ?? -.infinity)
@@ -57,15 +57,15 @@ extension PositioningEngine {
     package func floorIndex(_ id: FloorID) -> FloorIndex? { site.floorIndex(of: id) }
 
     /// The floor of index `floor`.
-    package func floor(_ floor: FloorIndex) -> Floor { floors[floor.rawValue].floor }
+    func floor(_ floor: FloorIndex) -> Floor { floors[floor.rawValue].floor }
 
     /// The configuration warnings of every floor's zones (SPEC §4.2), in floor order.
-    package var zoneWarnings: [ZoneConfigurationWarning] { judges.flatMap(\.configurationWarnings) }
+    var zoneWarnings: [ZoneConfigurationWarning] { judges.flatMap(\.configurationWarnings) }
 
     /// What the engine holds between rows, by kind (for tests of bounded state): queue entries (due
     /// and start queues: open epochs plus stale entries not yet popped), fixes waiting for release,
     /// parking slots ever used, and the zone judges' own counts summed over floors.
-    package var retainedCounts: (dueQueue: Int, startQueue: Int, waiting: Int, parkingSlots: Int,
+    var retainedCounts: (dueQueue: Int, startQueue: Int, waiting: Int, parkingSlots: Int,
                                  judgePairs: Int, judgeDeadlines: Int, judgeHeldEvents: Int) {
         var pairs = 0, deadlines = 0, held = 0
         for j in judges {

@@ -31,7 +31,7 @@ extension PositioningEngine {
     /// Makes `floor` the floor of rows that name none (a floor switch while running). Tags keep their
     /// state; a tag whose next row lands on another floor closes its open epoch on the old floor
     /// first (see `ingest`).
-    package mutating func setDefaultFloor(_ floor: FloorIndex) {
+    mutating func setDefaultFloor(_ floor: FloorIndex) {
         precondition(floors.indices.contains(floor.rawValue), "setDefaultFloor: no floor \(floor.rawValue)")
         defaultFloor = floor
     }
@@ -68,7 +68,7 @@ extension PositioningEngine {
 
     /// Tag `tag`'s current common range offset estimate b̂ (metres) and the floor it applies to, or
     /// nil when the engine estimates none for it (see `EngineConfiguration.tagRangeOffset`).
-    package func tagRangeOffset(_ tag: TagID) -> (floor: FloorIndex, offsetMeters: Double)? {
+    func tagRangeOffset(_ tag: TagID) -> (floor: FloorIndex, offsetMeters: Double)? {
         guard let i = registry.index(of: tag)?.rawValue, let offset = offsets[i], offset.updates > 0 else { return nil }
         return (FloorIndex(tags[i].floorIndex), offset.offsetMeters)
     }
@@ -111,7 +111,7 @@ extension PositioningEngine {
     /// computed it: it moves the clock to its time, waits in the reorder buffer and is judged
     /// against the zones of its floor. A fix on an unknown floor or with a non-finite time or
     /// position is skipped and counted.
-    package mutating func ingest(fix: PositionFix) {
+    mutating func ingest(fix: PositionFix) {
         guard !hasFinished else { return }
         guard let floor = site.floorIndex(of: fix.floor) else { diagnostics.skipped.record(.unknownFloor, line: 0); return }
         guard fix.timeSeconds.isFinite, fix.position.isFinite else { diagnostics.skipped.record(.nonFinite, line: 0); return }

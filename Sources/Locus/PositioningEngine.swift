@@ -36,7 +36,7 @@ package struct PositioningEngine: Sendable {
     /// The site, as given.
     package let site: Site
     /// Per-floor locators, biases and solvers, by floor index.
-    package let floors: [FloorContext]
+    let floors: [FloorContext]
     /// The floor of rows that name none.
     package internal(set) var defaultFloor: FloorIndex
     /// Per floor: the offset settings when the engine estimates a per-tag range offset there.
@@ -115,7 +115,7 @@ package struct PositioningEngine: Sendable {
     private var eventScratch: [[ZoneEvent]]
     /// The latest time seen (rows and advances): the stream's clock.
     package private(set) var clockSeconds = -Double.infinity
-    package private(set) var hasFinished = false
+    private(set) var hasFinished = false
 
     // Scratch for one epoch, sized to the widest floor.
     var scratchLocators: [Point3]
@@ -129,7 +129,7 @@ package struct PositioningEngine: Sendable {
     package internal(set) var fixes: [PositionFix] = []
     /// The tag index of each of `fixes` (`fixTags[k]` is `fixes[k]`'s): a caller keying fixes by tag
     /// needs no lookup by id (`ShardedEngine`).
-    package internal(set) var fixTags: [Int32] = []
+    var fixTags: [Int32] = []
     /// Zone events released so far, in SPEC §4.7 order. Take them with `drainEvents()`/`takeEvents(_:)`.
     package internal(set) var events: [ZoneEvent] = []
     /// Counts of skipped rows and failed epochs.
@@ -512,7 +512,7 @@ package struct PositioningEngine: Sendable {
 
     /// Moves every zone judge's clock to `t`, as releasing a fix at `t` would (for a `ShardedEngine`:
     /// a fix of another shard's tag was let out at `t`).
-    package mutating func advanceJudges(toSeconds t: Double) {
+    mutating func advanceJudges(toSeconds t: Double) {
         guard !hasFinished, t.isFinite else { return }
         for f in judges.indices { try? judges[f].advance(toSeconds: t, into: &eventScratch[f]) }
         flushEvents()

@@ -3,9 +3,9 @@ import Glibc
 #endif
 
 /// Reads the process environment (for the locale only; the engine never reads it).
-package enum ProcessEnvironment {
+enum ProcessEnvironment {
     /// The value of environment variable `name`, or nil when unset.
-    package static func value(_ name: String) -> String? {
+    static func value(_ name: String) -> String? {
         guard let raw = getenv(name) else { return nil }
         return String(cString: raw)
     }

@@ -25,15 +25,15 @@ package final class ShardRows: @unchecked Sendable {
     deinit { for base in bases { base.deallocate() } }
 
     /// The number of shards.
-    package var shardCount: Int { counts.count }
+    var shardCount: Int { counts.count }
 
     /// Shard `s`'s rows (valid until the next `route`).
-    package func rows(ofShard s: Int) -> UnsafeBufferPointer<ShardedEngine.Row> {
+    func rows(ofShard s: Int) -> UnsafeBufferPointer<ShardedEngine.Row> {
         UnsafeBufferPointer(start: bases[s], count: counts[s])
     }
 
     /// Every shard's rows, counted.
-    package var count: Int { counts.reduce(0, +) }
+    var count: Int { counts.reduce(0, +) }
 
     /// Empties every shard and splits `rows` (kept rows, in file order) between them: shard = tag
     /// index mod shards (`ShardedEngine.shard(ofTag:)`); the floor is `floorOf[row's floor index]`

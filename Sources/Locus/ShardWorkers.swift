@@ -28,7 +28,7 @@ package final class ShardWorkers: @unchecked Sendable {
     private let workers: Int
 
     /// `workers` threads (besides the caller's).
-    package init(workers: Int) {
+    init(workers: Int) {
         self.workers = max(0, workers)
         for k in 0..<self.workers {
             let thread = Thread { [self] in self.loop() }
@@ -38,7 +38,7 @@ package final class ShardWorkers: @unchecked Sendable {
     }
 
     /// Runs `job(k)` for k = 0..<count on the pool and the calling thread; returns when all are done.
-    package func run(_ count: Int, _ job: @escaping @Sendable (Int) -> Void) {
+    func run(_ count: Int, _ job: @escaping @Sendable (Int) -> Void) {
         guard workers > 0 else {
             for k in 0..<count { job(k) }
             return
@@ -52,7 +52,7 @@ package final class ShardWorkers: @unchecked Sendable {
     }
 
     /// Queues `work` to run alongside the next `run`s (at once, on the caller, without workers).
-    package func spawn(_ work: @escaping @Sendable () -> Void) -> Group {
+    func spawn(_ work: @escaping @Sendable () -> Void) -> Group {
         let group = Group(1)
         guard workers > 0 else {
             work()
@@ -67,7 +67,7 @@ package final class ShardWorkers: @unchecked Sendable {
     }
 
     /// Returns when `group`'s tasks are done, running queued tasks meanwhile.
-    package func wait(_ group: Group) {
+    func wait(_ group: Group) {
         condition.lock()
         while group.remaining > 0 {
             if !runQueued() { condition.wait() }
@@ -76,7 +76,7 @@ package final class ShardWorkers: @unchecked Sendable {
     }
 
     /// Ends the threads (they hold the pool until then).
-    package func stop() {
+    func stop() {
         condition.lock()
         stopped = true
         condition.broadcast()

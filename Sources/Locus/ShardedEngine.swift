@@ -94,16 +94,16 @@ package final class ShardedEngine: @unchecked Sendable {
     package var tagCount: Int { localOfGlobal.count }
 
     /// One admitted row for `ingest(_:)`: global tag index, resolved floor, and the row's fields.
-    package struct Row: Sendable {
-        package var tag: Int32
-        package var floor: Int32
-        package var locator: UInt16
-        package var line: Int32
-        package var rangeMeters: Double
-        package var timeSeconds: Double
+    struct Row: Sendable {
+        var tag: Int32
+        var floor: Int32
+        var locator: UInt16
+        var line: Int32
+        var rangeMeters: Double
+        var timeSeconds: Double
 
         /// A row.
-        package init(tag: Int32, floor: Int32, locator: UInt16, line: Int32, rangeMeters: Double, timeSeconds: Double) {
+        init(tag: Int32, floor: Int32, locator: UInt16, line: Int32, rangeMeters: Double, timeSeconds: Double) {
             self.tag = tag
             self.floor = floor
             self.locator = locator
@@ -114,7 +114,7 @@ package final class ShardedEngine: @unchecked Sendable {
     }
 
     /// The shard of the tag of global index `tag`.
-    package func shard(ofTag tag: Int32) -> Int { Int(tag) % shards.count }
+    func shard(ofTag tag: Int32) -> Int { Int(tag) % shards.count }
 
     /// Ingests a block of rows in time order, split by shard (`ShardRows.route`, `shard(ofTag:)`),
     /// the shards in parallel, each shard spelling what it released. Afterwards `takeMerged` hands

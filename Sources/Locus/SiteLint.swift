@@ -27,15 +27,15 @@ package enum SiteLint {
         package var positionPeriodSeconds: Double
         /// Largest tag–locator distance at which a locator ranges, metres: `locus geometry`'s
         /// default (30 m) and `ZoneJudgeOptions.standard.coverageRangeMeters`.
-        package var maximumRangeMeters: Double
+        var maximumRangeMeters: Double
         /// Locators all closer than this to one another (horizontal distance) are one cluster,
         /// metres.
-        package var clusterDiameterMeters: Double
+        var clusterDiameterMeters: Double
         /// Mode rule, singularity threshold and largest DOP, shared with the solver.
-        package var trilateration: TrilaterationConfiguration
+        var trilateration: TrilaterationConfiguration
 
         /// Options with every field given (see `standard` for the defaults).
-        package init(positionPeriodSeconds: Double, maximumRangeMeters: Double, clusterDiameterMeters: Double,
+        init(positionPeriodSeconds: Double, maximumRangeMeters: Double, clusterDiameterMeters: Double,
                      trilateration: TrilaterationConfiguration) {
             self.positionPeriodSeconds = positionPeriodSeconds
             self.maximumRangeMeters = maximumRangeMeters

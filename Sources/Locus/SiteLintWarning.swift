@@ -15,7 +15,7 @@ package struct SiteLintWarning: Sendable, Hashable, CustomStringConvertible {
     package var message: String
 
     /// A warning with every field given.
-    package init(key: String, floor: FloorID, path: String, message: String) {
+    init(key: String, floor: FloorID, path: String, message: String) {
         self.key = key
         self.floor = floor
         self.path = path

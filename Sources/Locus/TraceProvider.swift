@@ -40,7 +40,7 @@ public final class TraceProvider: PositioningProvider {
     }
 
     /// A provider over a parsed trace.
-    package convenience init(trace: RangeTrace, pace: Pace = .asFastAsPossible, sleeper: Sleeper? = nil) throws(LocusError) {
+    convenience init(trace: RangeTrace, pace: Pace = .asFastAsPossible, sleeper: Sleeper? = nil) throws(LocusError) {
         let order = trace.timeOrder()
         try self.init(measurements: order.map { trace.measurement($0) }, lines: order.map { Int(trace.line[$0]) }, pace: pace, sleeper: sleeper)
     }

@@ -6,9 +6,9 @@ import LocusSolvers
 
 /// `locus calibrate`: each locator's range bias and noise from a recording with known positions,
 /// and the site with `biasM` filled in (SPEC §5).
-package enum CalibrateCommand: LocusCommand {
+enum CalibrateCommand: LocusCommand {
     /// The option table (drives parsing and `--help`).
-    package static let spec = CommandSpec(
+    static let spec = CommandSpec(
         name: "calibrate",
         summary: "Estimate each locator's range bias (biasM) and noise: from ranges at known positions (--truth), or from the ranges alone.",
         options: [
@@ -44,7 +44,7 @@ package enum CalibrateCommand: LocusCommand {
 
     /// Parses the options into a `CalibrationJob`, runs it, prints the summary.
     /// - Throws: as `CalibrationJob.run`, and E1001 for a malformed option.
-    package static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
+    static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
         var job = CalibrationJob(sitePath: arguments.string("site") ?? "", tracePath: arguments.string("trace") ?? "")
         job.truthPath = arguments.string("truth")
         job.outPath = arguments.string("out")

@@ -3,12 +3,12 @@ import Foundation
 /// Where a command writes: stdout for summaries, stderr for progress, warnings and logs. Tests
 /// capture both by passing their own closures.
 package struct Console: Sendable {
-    package var out: @Sendable (String) -> Void
-    package var err: @Sendable (String) -> Void
+    var out: @Sendable (String) -> Void
+    var err: @Sendable (String) -> Void
     /// True when stderr is a terminal (progress bars only then).
-    package var errIsTerminal: Bool
+    var errIsTerminal: Bool
 
-    package init(out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void, errIsTerminal: Bool = false) {
+    init(out: @escaping @Sendable (String) -> Void, err: @escaping @Sendable (String) -> Void, errIsTerminal: Bool = false) {
         self.out = out
         self.err = err
         self.errIsTerminal = errIsTerminal

@@ -6,9 +6,9 @@ import LocusSolvers
 
 /// `locus geometry`: judges a floor's locator layout before installing hardware (SPEC §5) — DOP
 /// over a grid, coverage, warnings, an SVG heatmap, and where one more locator would help most.
-package enum GeometryCommand: LocusCommand {
+enum GeometryCommand: LocusCommand {
     /// The option table (drives parsing and `--help`).
-    package static let spec = CommandSpec(
+    static let spec = CommandSpec(
         name: "geometry",
         summary: "Judge locator geometry over a floor: HDOP map, coverage, warnings, SVG heatmap, --suggest.",
         options: [
@@ -40,7 +40,7 @@ package enum GeometryCommand: LocusCommand {
 
     /// Parses the options into a `GeometryJob`, runs it, writes the SVG, prints the summary.
     /// - Throws: as `GeometryJob.run`; E1001 for a malformed option; E5005 for `--svg`.
-    package static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
+    static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
         var job = GeometryJob(sitePath: arguments.string("site") ?? "")
         job.floor = arguments.string("floor").map { FloorID($0) }
         job.options.gridMeters = try arguments.double("grid", default: job.options.gridMeters, in: 0.001...10_000)

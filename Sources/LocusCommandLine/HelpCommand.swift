@@ -3,8 +3,8 @@ import LocusCore
 /// `locus help`: the option tables in other forms — a command's `--help` text, man pages, and bash
 /// and zsh completion scripts — so that what scripts/install puts in `share/` is generated from the
 /// same tables that parse the arguments and cannot drift from them.
-package enum HelpCommand: LocusCommand {
-    package static let spec = CommandSpec(
+enum HelpCommand: LocusCommand {
+    static let spec = CommandSpec(
         name: "help",
         summary: "Print the help of the tool or a command, as text, a man page or a shell completion script.",
         options: [
@@ -22,7 +22,7 @@ package enum HelpCommand: LocusCommand {
         """)
 
     /// What `--format` can ask for.
-    package enum Format: String, CaseIterable, Sendable {
+    enum Format: String, CaseIterable, Sendable {
         case text, man, bash, zsh, names
     }
 
@@ -32,7 +32,7 @@ package enum HelpCommand: LocusCommand {
         LocusTool.commands.compactMap { $0 == HelpCommand.self ? nil : $0.spec.name } + ["help"]
     }
 
-    package static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
+    static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
         let format = Format(rawValue: arguments.string("format") ?? "text") ?? .text
         let command = arguments.string("command").flatMap { name in LocusTool.commands.first { $0.spec.name == name } }
         if command != nil, ![.text, .man].contains(format) {
@@ -43,7 +43,7 @@ package enum HelpCommand: LocusCommand {
     }
 
     /// The text `--format` asks for, of one command's spec or (nil) of the whole tool.
-    package static func output(_ format: Format, command: CommandSpec?) -> String {
+    static func output(_ format: Format, command: CommandSpec?) -> String {
         let specs = LocusTool.commands.map { $0.spec }
         let version = "\(LocusVersion.string)"
         switch format {

@@ -11,8 +11,8 @@ import LocusIO
 /// (3-D), locators outside the floor, zone rules that can never enter or flicker, zones outside the
 /// floor, beyond every locator's range or partly outside positioning coverage. The command only
 /// reads and prints; the checks are `SiteDecoder.validate` and `SiteLint.warnings`.
-package enum LintCommand: LocusCommand {
-    package static let spec = CommandSpec(
+enum LintCommand: LocusCommand {
+    static let spec = CommandSpec(
         name: "lint",
         summary: "Check a site file: errors (invalid input) and warnings (legal but likely wrong).",
         options: [
@@ -46,7 +46,7 @@ package enum LintCommand: LocusCommand {
     /// Validates the site and prints every error (exit 2), or, for a valid site, its warnings and
     /// counts (exit 0) — as text or one `--json` object.
     /// - Throws: E1001 for a bad `--rate` (usage); problems of the file itself are printed, not thrown.
-    package static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
+    static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
         let path = arguments.string("site") ?? ""
         var options = SiteLint.Options.standard
         options.positionPeriodSeconds = 1 / (try arguments.double("rate", default: 4, in: 0.001...1000))

@@ -5,7 +5,7 @@ import LocusNumerics
 /// 0 success, 1 the work failed at run time, 2 usage error or invalid input.
 package enum LocusTool {
     /// Every subcommand, in the order `locus --help` lists them.
-    package static let commands: [any LocusCommand.Type] = [
+    static let commands: [any LocusCommand.Type] = [
         ReplayCommand.self,
         StreamCommand.self,
         ZonesCommand.self,
@@ -16,7 +16,7 @@ package enum LocusTool {
         HelpCommand.self,
     ]
 
-    package static var overview: String {
+    static var overview: String {
         var text = """
         locus — UWB ranges to positions and zone events.
 
@@ -68,13 +68,13 @@ package enum LocusTool {
 
     /// 2 for usage errors and invalid input (site, trace, arguments), 1 for failures at run time
     /// (`LocusErrorCode.isRunTimeFailure`).
-    package static func exitCode(for code: LocusErrorCode) -> Int32 {
+    static func exitCode(for code: LocusErrorCode) -> Int32 {
         code.isRunTimeFailure ? 1 : 2
     }
 }
 
 /// A subcommand: its option table and what it does.
-package protocol LocusCommand: Sendable {
+protocol LocusCommand: Sendable {
     static var spec: CommandSpec { get }
     /// Runs with parsed arguments; returns the exit code.
     /// - Throws: a `LocusError`, mapped to the exit code by `LocusTool.exitCode(for:)`.

@@ -1,9 +1,9 @@
 /// Man pages (roff, `man -l`) generated from the option tables, so they cannot drift from the options:
 /// `locus.1` for the tool, `locus-COMMAND.1` for each subcommand (`locus help --format man`).
-package enum ManPage {
+enum ManPage {
     /// The page of the tool itself: its subcommands with their summaries, the exit codes, and a
     /// pointer to each subcommand's page.
-    package static func tool(_ commands: [CommandSpec], version: String) -> String {
+    static func tool(_ commands: [CommandSpec], version: String) -> String {
         var page = header(title: "LOCUS", version: version)
         page += ".SH NAME\nlocus \\- \(escape("UWB ranges to positions and zone events."))\n"
         page += ".SH SYNOPSIS\n.B locus\n\\fICOMMAND\\fR [\\fIOPTIONS\\fR]\n.br\n.B locus\n\\fICOMMAND\\fR \\fB\\-\\-help\\fR\n.br\n.B locus\n\\fB\\-\\-version\\fR\n"
@@ -19,7 +19,7 @@ package enum ManPage {
     }
 
     /// The page of one subcommand: synopsis and options from its table, the discussion as notes.
-    package static func command(_ spec: CommandSpec, version: String) -> String {
+    static func command(_ spec: CommandSpec, version: String) -> String {
         var page = header(title: "LOCUS-" + spec.name.uppercased(), version: version)
         page += ".SH NAME\nlocus\\-\(escape(spec.name)) \\- \(escape(spec.summary))\n"
         page += ".SH SYNOPSIS\n.B locus \(escape(spec.name))\n"
@@ -77,7 +77,7 @@ package enum ManPage {
 
     /// Text safe on a roff line: backslashes and hyphens escaped (so `--site` stays two ASCII
     /// hyphens), and a leading `.` or `'` made literal so it is not read as a request.
-    package static func escape(_ text: String) -> String {
+    static func escape(_ text: String) -> String {
         var escaped = ""
         for ch in text {
             switch ch {

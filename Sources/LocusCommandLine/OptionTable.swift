@@ -1,38 +1,38 @@
 import LocusCore
 
 /// One option of a subcommand: the single table row that drives both parsing and `--help`.
-package struct OptionSpec: Sendable {
-    package enum Kind: Sendable {
+struct OptionSpec: Sendable {
+    enum Kind: Sendable {
         /// `--name` alone.
         case flag
         /// `--name VALUE` or `--name=VALUE`.
         case value(placeholder: String)
     }
-    package var name: String
-    package var kind: Kind
-    package var help: String
-    package var isRequired: Bool
+    var name: String
+    var kind: Kind
+    var help: String
+    var isRequired: Bool
     /// When non-empty, the only values accepted.
-    package var choices: [String]
+    var choices: [String]
 
-    package static func flag(_ name: String, _ help: String) -> OptionSpec {
+    static func flag(_ name: String, _ help: String) -> OptionSpec {
         OptionSpec(name: name, kind: .flag, help: help, isRequired: false, choices: [])
     }
-    package static func value(_ name: String, _ placeholder: String, _ help: String, required: Bool = false,
+    static func value(_ name: String, _ placeholder: String, _ help: String, required: Bool = false,
                               choices: [String] = []) -> OptionSpec {
         OptionSpec(name: name, kind: .value(placeholder: placeholder), help: help, isRequired: required, choices: choices)
     }
 }
 
 /// A subcommand's name, summary and option table.
-package struct CommandSpec: Sendable {
-    package var name: String
-    package var summary: String
-    package var options: [OptionSpec]
+struct CommandSpec: Sendable {
+    var name: String
+    var summary: String
+    var options: [OptionSpec]
     /// Extra paragraphs for `--help` (examples, notes).
-    package var discussion: String
+    var discussion: String
 
-    package init(name: String, summary: String, options: [OptionSpec], discussion: String = "") {
+    init(name: String, summary: String, options: [OptionSpec], discussion: String = "") {
         self.name = name
         self.summary = summary
         self.options = options + [.flag("help", "Show this help.")]
@@ -40,7 +40,7 @@ package struct CommandSpec: Sendable {
     }
 
     /// The `--help` text, generated from the table.
-    package var helpText: String {
+    var helpText: String {
         var usage = "usage: locus \(name)"
         for o in options where o.name != "help" {
             var part = "--\(o.name)"
@@ -66,7 +66,7 @@ package struct CommandSpec: Sendable {
     /// Parses `arguments` (after the subcommand name) against the table: a pure function.
     /// - Throws: `E1001` naming the option: unknown, repeated, missing value, value not among the
     ///   choices, stray positional argument, or a required option missing (unless `--help`).
-    package func parse(_ arguments: [String]) throws(LocusError) -> ParsedArguments {
+    func parse(_ arguments: [String]) throws(LocusError) -> ParsedArguments {
         var values: [String: String] = [:]
         var flags: Set<String> = []
         var i = 0
@@ -122,17 +122,17 @@ package struct CommandSpec: Sendable {
 }
 
 /// The result of parsing: values by option name, and the flags given.
-package struct ParsedArguments: Sendable, Equatable {
-    package var command: String
-    package var values: [String: String]
-    package var flags: Set<String>
+struct ParsedArguments: Sendable, Equatable {
+    var command: String
+    var values: [String: String]
+    var flags: Set<String>
 
-    package func flag(_ name: String) -> Bool { flags.contains(name) }
-    package func string(_ name: String) -> String? { values[name] }
+    func flag(_ name: String) -> Bool { flags.contains(name) }
+    func string(_ name: String) -> String? { values[name] }
 
     /// The option's value as a number, or `defaultValue` when absent.
     /// - Throws: `E1001` when present but not a finite number within `range`.
-    package func double(_ name: String, default defaultValue: Double, in range: ClosedRange<Double> = -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude) throws(LocusError) -> Double {
+    func double(_ name: String, default defaultValue: Double, in range: ClosedRange<Double> = -Double.greatestFiniteMagnitude...Double.greatestFiniteMagnitude) throws(LocusError) -> Double {
         guard let text = values[name] else { return defaultValue }
         guard let v = Double(text), v.isFinite, range.contains(v) else {
             throw LocusError(.usage, "option '--\(name)' needs a number in \(range.lowerBound)…\(range.upperBound), not '\(text)' (see: locus \(command) --help)")
@@ -142,7 +142,7 @@ package struct ParsedArguments: Sendable, Equatable {
 
     /// The option's value as a whole number, or `defaultValue` when absent.
     /// - Throws: `E1001` when present but not an integer within `range`.
-    package func integer(_ name: String, default defaultValue: Int, in range: ClosedRange<Int> = Int.min...Int.max) throws(LocusError) -> Int {
+    func integer(_ name: String, default defaultValue: Int, in range: ClosedRange<Int> = Int.min...Int.max) throws(LocusError) -> Int {
         guard let text = values[name] else { return defaultValue }
         guard let v = Int(text), range.contains(v) else {
             throw LocusError(.usage, "option '--\(name)' needs a whole number in \(range.lowerBound)…\(range.upperBound), not '\(text)' (see: locus \(command) --help)")

@@ -6,8 +6,8 @@ import LocusEvaluation
 import LocusReports
 
 /// `locus replay`: the whole pipeline over a recorded trace, as fast as it can (SPEC §5).
-package enum ReplayCommand: LocusCommand {
-    package static let spec = CommandSpec(
+enum ReplayCommand: LocusCommand {
+    static let spec = CommandSpec(
         name: "replay",
         summary: "Replay a recorded range trace: ranges → positions (→ zone events), with accuracy against truth.",
         options: [
@@ -39,7 +39,7 @@ package enum ReplayCommand: LocusCommand {
         Exit codes: 0 success, 1 failure at run time, 2 usage error or invalid input.
         """)
 
-    package static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
+    static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
         let started = Date()
         let sitePath = arguments.string("site") ?? ""
         let tracePath = arguments.string("trace") ?? ""

@@ -4,8 +4,8 @@ import LocusIO
 import LocusSimulation
 
 /// `locus simulate`: a seeded synthetic trace and its truth from a site (SPEC §5).
-package enum SimulateCommand: LocusCommand {
-    package static let spec = CommandSpec(
+enum SimulateCommand: LocusCommand {
+    static let spec = CommandSpec(
         name: "simulate",
         summary: "Write a seeded synthetic range trace and its truth: tags walking through the floor's zones.",
         options: [
@@ -36,7 +36,7 @@ package enum SimulateCommand: LocusCommand {
         error or invalid input (including a floor without locators).
         """)
 
-    package static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
+    static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
         let site = try SiteDecoder.load(path: arguments.string("site") ?? "")
         let floor = site.floors[try site.floorIndex(arguments.string("floor").map { FloorID($0) })]
         guard !floor.locators.isEmpty else {

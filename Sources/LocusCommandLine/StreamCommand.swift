@@ -8,8 +8,8 @@ import LocusLive
 
 /// `locus stream`: live ranges in — standard input, UDP datagrams or an MQTT subscription —,
 /// positions and zone events out as they happen (issue 16; docs/stream.md).
-package enum StreamCommand: LocusCommand {
-    package static let spec = CommandSpec(
+enum StreamCommand: LocusCommand {
+    static let spec = CommandSpec(
         name: "stream",
         summary: "Live: ranges in from stdin, UDP or MQTT; positions and zone events out as they happen.",
         options: [
@@ -36,7 +36,7 @@ package enum StreamCommand: LocusCommand {
         invalid input.
         """)
 
-    package static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
+    static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
         let started = monotonicSeconds()
         let site = try SiteDecoder.load(path: arguments.string("site") ?? "")
         let options = try EngineOptions(arguments)

@@ -5,8 +5,8 @@ import LocusIO
 import LocusZones
 
 /// `locus zones`: zone judgement alone, on a position stream from any solver (SPEC §5).
-package enum ZonesCommand: LocusCommand {
-    package static let spec = CommandSpec(
+enum ZonesCommand: LocusCommand {
+    static let spec = CommandSpec(
         name: "zones",
         summary: "Judge zones (SPEC §4) on a position stream: enter, dwell and exit events.",
         options: [
@@ -28,7 +28,7 @@ package enum ZonesCommand: LocusCommand {
         usage error or invalid input.
         """)
 
-    package static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
+    static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
         let started = Date()
         let site = try SiteDecoder.load(path: arguments.string("site") ?? "")
         let positionsPath = arguments.string("positions") ?? ""

@@ -15,7 +15,7 @@ package struct FIFOQueue<Element> {
     package var count: Int { elements.count - head }
 
     /// True when nothing waits.
-    package var isEmpty: Bool { head == elements.count }
+    var isEmpty: Bool { head == elements.count }
 
     /// Adds `element` at the back.
     package mutating func append(_ element: Element) { elements.append(element) }

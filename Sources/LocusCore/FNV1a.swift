@@ -18,7 +18,7 @@
 
     /// The folded hash of `bytes`.
     @inlinable @inline(__always)
-    package static func hash(_ bytes: some Sequence<UInt8>) -> UInt64 {
+    static func hash(_ bytes: some Sequence<UInt8>) -> UInt64 {
         var h = FNV1a()
         for b in bytes { h.combine(b) }
         return h.value

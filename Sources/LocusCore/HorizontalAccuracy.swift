@@ -15,12 +15,12 @@ import Darwin
 /// ρ → 0 gives 1.96σ.
 @usableFromInline package enum HorizontalAccuracy {
     /// DRMS √(σx² + σy²), metres.
-    @inlinable package static func drms(_ c: SymmetricMatrix3) -> Double {
+    @inlinable static func drms(_ c: SymmetricMatrix3) -> Double {
         max(0, c.xx + c.yy).squareRoot()
     }
 
     /// The 95 % horizontal radius, metres.
-    package static func radius95(_ c: SymmetricMatrix3) -> Double {
+    static func radius95(_ c: SymmetricMatrix3) -> Double {
         let (major, minor) = SymmetricMatrix3.eigenvalues2x2(xx: c.xx, xy: c.xy, yy: c.yy)
         let l1 = max(0, major), l2 = max(0, minor)
         guard l1 > 0, l1.isFinite else { return 0 }
@@ -34,7 +34,7 @@ import Darwin
     /// r95/√λ₁ at ρ = k/(count−1): `radius95Unit(rho: k / 128)` for k = 0…128, written out (the
     /// computation — 129 × up to 8 × 256 exponentials — cost every process a few milliseconds at its
     /// first fix; a test checks that the two agree bit for bit).
-    package static let table: [Double] = [
+    static let table: [Double] = [
         1.959963984540054, 1.959979555556175, 1.9600262750504063, 1.9601041623712832, 1.9602132498012224,
         1.960353582609181, 1.9605252191245177, 1.9607282308326648, 1.9609627024926215, 1.9612287322771342,
         1.961526431935936, 1.9618559269827909, 1.9622173569071815, 1.9626108754116087, 1.9630366506752752,
@@ -66,7 +66,7 @@ import Darwin
     /// Solves P(r) = 0.95 for λ₁ = 1, λ₂ = ρ² by Newton's method on P(r) − 0.95, with
     /// P′(r) = 1 / (2π√(λ₁λ₂)) ∫₀^{2π} r·exp(−r² q(θ)/2) dθ; the root lies in [1.96, 2.45] and grows
     /// with ρ. Accurate to about 1e-13 for ρ ≥ 2⁻¹² (the 256-point rule, doubled while nρ < 16).
-    package static func radius95Unit(rho: Double) -> Double {
+    static func radius95Unit(rho: Double) -> Double {
         if rho < 1e-9 { return 1.959963984540054 }
         let l1 = 1.0, l2 = rho * rho
         // The integrand's peaks (at θ = ±π/2) are about ρ wide: the rule needs nρ ≥ 16 points across

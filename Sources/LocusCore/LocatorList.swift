@@ -3,7 +3,7 @@
 /// allocates. (`@usableFromInline`: the empty list is made inline, once per fix, in other modules.)
 @usableFromInline package struct LocatorList: Sendable, Hashable, Sequence {
     /// How many addresses are kept inline.
-    package static let capacity = 8
+    static let capacity = 8
     @usableFromInline var storage: (UInt16, UInt16, UInt16, UInt16, UInt16, UInt16, UInt16, UInt16)
     /// `count` and `overflowCount`, narrow (24 bytes a list, not 32: every fix carries one, and so
     /// does every tracked tag's open epoch).
@@ -12,7 +12,7 @@
     /// Number of addresses kept (≤ `capacity`).
     @inlinable package var count: Int { Int(keptCount) }
     /// Addresses appended beyond `capacity` (saturating at 2³² − 1).
-    @inlinable package var overflowCount: Int { Int(overflow) }
+    @inlinable var overflowCount: Int { Int(overflow) }
 
     /// The empty list.
     @inlinable package init() {
@@ -22,7 +22,7 @@
     }
 
     /// The list of `addresses`, in order (beyond `capacity` only counted). O(n).
-    package init(_ addresses: some Sequence<LocatorAddress>) {
+    init(_ addresses: some Sequence<LocatorAddress>) {
         self.init()
         for a in addresses { append(a) }
     }
@@ -41,7 +41,7 @@
     /// Total appended, kept or not.
     package var totalCount: Int { count + overflowCount }
     /// True when nothing was appended.
-    package var isEmpty: Bool { totalCount == 0 }
+    var isEmpty: Bool { totalCount == 0 }
 
     /// Keeps `address` when fewer than `capacity` are kept, otherwise counts it in `overflowCount`.
     package mutating func append(_ address: LocatorAddress) {

@@ -74,5 +74,5 @@
     }
 
     /// Empties the heap, keeping its storage.
-    @inlinable package mutating func removeAll() { storage.removeAll(keepingCapacity: true) }
+    @inlinable mutating func removeAll() { storage.removeAll(keepingCapacity: true) }
 }

@@ -47,7 +47,7 @@ package enum PolygonProblem: Sendable, Hashable {
 /// either winding. Complexity O(n²) in the number of vertices — zone polygons are small.
 package enum PolygonValidation {
     /// ε of the zero-area (collinearity) test, relative to the polygon's size (dimensionless).
-    package static let relativeCollinearityTolerance = 1e-9
+    static let relativeCollinearityTolerance = 1e-9
 
     /// The vertices without consecutive repeats; a last vertex equal to the first is dropped too.
     /// Complexity O(n).
@@ -137,7 +137,7 @@ package enum PolygonValidation {
 
     /// True when every vertex lies within ε·d of the line through the first vertex and the vertex
     /// farthest from it (d that largest distance, ε = `relativeCollinearityTolerance`). O(n).
-    package static func areCollinear(_ points: [Point2]) -> Bool {
+    static func areCollinear(_ points: [Point2]) -> Bool {
         guard let origin = points.first else { return true }
         var far = origin
         var farDistance = 0.0
@@ -155,7 +155,7 @@ package enum PolygonValidation {
 
     /// True when the closed segments [p1, p2] and [q1, q2] share at least one point (proper crossing,
     /// an endpoint on the other segment, or collinear overlap).
-    package static func segmentsIntersect(_ p1: Point2, _ p2: Point2, _ q1: Point2, _ q2: Point2) -> Bool {
+    static func segmentsIntersect(_ p1: Point2, _ p2: Point2, _ q1: Point2, _ q2: Point2) -> Bool {
         let d1 = cross(q1, q2, p1), d2 = cross(q1, q2, p2)
         let d3 = cross(p1, p2, q1), d4 = cross(p1, p2, q2)
         if ((d1 > 0 && d2 < 0) || (d1 < 0 && d2 > 0)) && ((d3 > 0 && d4 < 0) || (d3 < 0 && d4 > 0)) {

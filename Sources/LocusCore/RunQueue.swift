@@ -31,7 +31,7 @@
     /// The number of elements.
     @inlinable package var count: Int { runCount + heap.count }
     /// True when the queue holds nothing.
-    @inlinable package var isEmpty: Bool { count == 0 }
+    @inlinable var isEmpty: Bool { count == 0 }
 
     /// The least element, or nil when empty.
     @inlinable @inline(__always) package var top: Element? {
@@ -81,7 +81,7 @@
     }
 
     /// Empties the queue, keeping its storage.
-    @inlinable package mutating func removeAll() {
+    @inlinable mutating func removeAll() {
         head = 0
         runCount = 0
         heap.removeAll()

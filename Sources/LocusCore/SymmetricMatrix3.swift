@@ -14,7 +14,7 @@ public struct SymmetricMatrix3: Sendable, Hashable {
     public static let zero = SymmetricMatrix3(xx: 0, yy: 0, zz: 0)
 
     /// Trace of the horizontal 2×2 block, xx + yy.
-    @inlinable package var horizontalTrace: Double { xx + yy }
+    @inlinable var horizontalTrace: Double { xx + yy }
 
     /// Eigenvalues of the symmetric 2×2 [[xx, xy], [xy, yy]] (a horizontal block) in closed form —
     /// the one 2×2 symmetric eigen-solve of Locus (n×n: `SymmetricEigen` in LocusNumerics, LAPACKE

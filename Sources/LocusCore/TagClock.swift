@@ -12,11 +12,11 @@
     /// silent for longer loses one row on its return). One limit for every tag, so not stored per
     /// tag (16 bytes a clock: an engine keeps one per live tag). (A computed constant, not a
     /// `static let`: that is a global behind a lazy-initialisation check on every inlined read.)
-    @inlinable package static var maximumJumpSeconds: Double { 300 }
+    @inlinable static var maximumJumpSeconds: Double { 300 }
     /// The latest admitted time, seconds (−∞ before the first row).
-    package var latestSeconds: Double { latest }
+    var latestSeconds: Double { latest }
     /// The time of a suspected jump, if one is held back.
-    package var suspectSeconds: Double? { suspect == -.infinity ? nil : suspect }
+    var suspectSeconds: Double? { suspect == -.infinity ? nil : suspect }
     // Internal storage visible to the inlinable fast path of `admit` (called once per range).
     @usableFromInline var latest = -Double.infinity
     /// The suspected jump's time; −∞ when none (a row's time is finite, so −∞ is never a time; one

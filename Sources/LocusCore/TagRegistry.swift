@@ -25,10 +25,10 @@
     package init() {}
 
     /// The number of tags registered.
-    @inlinable package var count: Int { ids.count }
+    @inlinable var count: Int { ids.count }
 
     /// The id of tag `index`.
-    @inlinable package subscript(index: TagIndex) -> TagID { ids[index.rawValue] }
+    @inlinable subscript(index: TagIndex) -> TagID { ids[index.rawValue] }
 
     /// The index of `id`, or nil when it was never registered. O(1) expected.
     @inlinable package func index(of id: TagID) -> TagIndex? {

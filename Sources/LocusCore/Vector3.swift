@@ -10,7 +10,7 @@ public struct Vector3: Sendable, Hashable {
     @inlinable package var horizontalNorm: Double { (x * x + y * y).squareRoot() }
 
     /// Euclidean norm √(x² + y² + z²).
-    @inlinable package var norm: Double { (x * x + y * y + z * z).squareRoot() }
+    @inlinable var norm: Double { (x * x + y * y + z * z).squareRoot() }
 
     /// Component `axis`: 0 → x, 1 → y, anything else → z.
     @inlinable package subscript(_ axis: Int) -> Double { axis == 0 ? x : axis == 1 ? y : z }

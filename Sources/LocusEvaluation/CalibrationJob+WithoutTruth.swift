@@ -6,7 +6,7 @@ import LocusSolvers
 /// of its surveyed position from the ranges alone (`SelfCalibration`).
 extension CalibrationJob {
     /// What one floor's calibration without truth produced.
-    package struct SelfFloorResult {
+    struct SelfFloorResult {
         var floor: Floor
         var calibration: SelfCalibration
     }
@@ -61,7 +61,7 @@ extension CalibrationJob {
 
     /// The trace's ranges per floor (`SelfCalibrationData(measurements:floor:)`): rows of unknown
     /// floors and locators skipped and counted.
-    package static func selfCalibrationData(trace: RangeTrace, site: Site, defaultFloor: Int) -> (data: [SelfCalibrationData], skipped: SkipTally) {
+    static func selfCalibrationData(trace: RangeTrace, site: Site, defaultFloor: Int) -> (data: [SelfCalibrationData], skipped: SkipTally) {
         var skipped = trace.skipped
         let traceFloors: [Int?] = trace.floors.map { site.floorIndex(of: $0)?.rawValue }
         let known: [Set<UInt16>] = site.floors.map { Set($0.locators.map(\.address.rawValue)) }

@@ -15,8 +15,8 @@ package struct CalibrationJob {
         case truth
     }
 
-    package var sitePath: String
-    package var tracePath: String
+    var sitePath: String
+    var tracePath: String
     package var truthPath: String?
     package var outPath: String?
     /// Floor of rows without one (nil: the site's first floor).
@@ -36,7 +36,7 @@ package struct CalibrationJob {
     }
 
     /// What one floor's calibration produced.
-    package struct FloorResult {
+    struct FloorResult {
         var floor: Floor
         var heightSource: String
         var calibration: RangeCalibration

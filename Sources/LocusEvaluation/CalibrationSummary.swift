@@ -18,7 +18,7 @@ package struct CalibrationSummary {
     /// `samples`, `without_truth`, `skipped` (reason → count), `estimator`, `slope`, `floors`: per floor
     /// `floor`, `height`, `iterations`, `locators`: `address`, `samples`, `bias_m`, `median_m`, `sigma_m`,
     /// `downweighted` (and `slope`, `intercept_m` with `--slope`); `out` when a site was written.
-    package var json: JSONValue {
+    var json: JSONValue {
         var members: [(String, JSONValue)] = [
             ("samples", .integer(samples)),
             ("without_truth", .integer(withoutTruth)),

@@ -6,7 +6,7 @@ import LocusSolvers
 /// one-more-locator suggestion and the survey check against a recording. The command line and the
 /// C ABI call this and draw the heatmap from its outcome (`GeometryHeatmap`, LocusReports).
 package struct GeometryJob {
-    package var sitePath: String
+    var sitePath: String
     /// The floor to judge (nil: the site's first).
     package var floor: FloorID?
     package var options = GeometryReportOptions.standard
@@ -84,16 +84,16 @@ package struct GeometryJob {
 
 /// What a geometry run found: the report and what was asked besides, with the summary as JSON and text.
 package struct GeometryOutcome {
-    package var site: Site
-    package var sitePath: String
+    var site: Site
+    var sitePath: String
     package var report: GeometryReport
     package var suggestion: GeometrySuggestion?
     /// The heatmap's title: building and floor.
     package var title: String
-    package var survey: SelfCalibration?
+    var survey: SelfCalibration?
     /// The survey check's flagged locators, for the heatmap.
     package var surveyMarks: [SurveyMark]
-    package var tracePath: String
+    var tracePath: String
     package var accuracySigmaMeters: Double?
 
     /// The `--json` summary (`svg`: the heatmap's path, when one was written).
@@ -234,7 +234,7 @@ package struct SurveyMark {
     package var fitted: Point2
     package var offsetMeters: Double
 
-    package init(address: LocatorAddress, surveyed: Point2, fitted: Point2, offsetMeters: Double) {
+    init(address: LocatorAddress, surveyed: Point2, fitted: Point2, offsetMeters: Double) {
         self.address = address
         self.surveyed = surveyed
         self.fitted = fitted

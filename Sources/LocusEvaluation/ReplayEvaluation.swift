@@ -19,7 +19,7 @@ package struct ReplayEvaluation {
         package var errors: [Double] = []
         package var sumX = 0.0, sumY = 0.0, sumZ = 0.0
         /// Whether z was solved (a fix with z variance): then the z error counts.
-        package var solvesZ = false
+        var solvesZ = false
         package var firstSeconds = Double.infinity, lastSeconds = -Double.infinity
         /// The track for the report (every fix when kept): time, estimate, truth (nil when none).
         package var track: [(t: Double, x: Double, y: Double, truth: Point2?, error: Double?)] = []
@@ -36,8 +36,8 @@ package struct ReplayEvaluation {
     private var allErrors: [Double] = []
     private var referenceJudges: FloorJudges
     private var referenceTag: [TagID: Int] = [:]
-    package private(set) var reference: [ZoneEvent] = []
-    package private(set) var pipeline: [ZoneEvent] = []
+    private(set) var reference: [ZoneEvent] = []
+    private(set) var pipeline: [ZoneEvent] = []
     private let site: Site
     private let truth: GroundTruth
     private let shiftSeconds: Double
@@ -116,7 +116,7 @@ package struct ReplayEvaluation {
 
     /// `per_tag`: keyed by tag id — `fixes`, `compared`, `rmse_m`, `p50_m`, `p95_m`, `p99_m`, `max_m`,
     /// `rmse_x_m`, `rmse_y_m`, and `rmse_z_m` where z is solved (null figures when nothing compared).
-    package var perTagJSON: JSONValue {
+    var perTagJSON: JSONValue {
         .object(tagOrder.map { tag in
             let f = tags[tag]!
             let sorted = f.errors.sorted()
@@ -134,7 +134,7 @@ package struct ReplayEvaluation {
     }
 
     /// `cdf`: the error at each percent, `[{"p": 0.01, "error_m": …}, … {"p": 1, …}]` (nearest rank).
-    package var cdfJSON: JSONValue {
+    var cdfJSON: JSONValue {
         let sorted = sortedErrors
         guard !sorted.isEmpty else { return .array([]) }
         return .array((1...100).map { k in
@@ -146,7 +146,7 @@ package struct ReplayEvaluation {
     /// `zone_score`: `reference`, `matched`, `missed`, `spurious`, `spurious_per_tag_hour`,
     /// `delay_p50_s`, `delay_p95_s` (null without matched pairs), per kind `enter`/`exit` delays,
     /// `window_s`, `tag_hours`.
-    package var zoneScoreJSON: JSONValue {
+    var zoneScoreJSON: JSONValue {
         let s = zoneScore
         func seconds(_ v: Double?) -> JSONValue { v.map { .number($0, .fixed(3)) } ?? .null }
         let hours = tagHours
@@ -164,7 +164,7 @@ package struct ReplayEvaluation {
     }
 
     /// The zone score in one line of words.
-    package var zoneScoreText: String {
+    var zoneScoreText: String {
         let s = zoneScore
         func f(_ v: Double?) -> String { v.map { DecimalText.string($0, decimals: 2) + " s" } ?? "n/a" }
         let hours = tagHours

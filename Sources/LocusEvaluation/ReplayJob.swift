@@ -18,11 +18,11 @@ package struct ReplayJob {
         case auto
     }
 
-    package var site: Site
+    var site: Site
     /// The engine's options (the one settings value every face builds).
     package var options: EngineOptions
     /// Tag-sharded engines with one clock (1…256); the bytes are the same for every count.
-    package var jobs: Int
+    var jobs: Int
     /// Truth to compare with, or nil.
     package var truth: GroundTruth?
     package var truthShift: TruthShiftSetting = .none
@@ -31,7 +31,7 @@ package struct ReplayJob {
     /// Keep each tag's track for the SVG report (`ReplayReport`).
     package var keepsTracks = false
     /// Rows per sorted block of an out-of-order trace (small in tests, to spill).
-    package var sortBlockRows = 1 << 20
+    var sortBlockRows = 1 << 20
 
     package init(site: Site, options: EngineOptions, jobs: Int, truth: GroundTruth? = nil) {
         self.site = site

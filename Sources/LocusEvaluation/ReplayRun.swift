@@ -4,18 +4,18 @@ import LocusIO
 
 /// Feeds a whole trace through one driven engine in time order (the whole-recording replay:
 /// `--smooth`, `--truth-shift auto`, and the reference the streamed replay is tested against).
-package enum ReplayRun {
-    package struct Output {
+enum ReplayRun {
+    struct Output {
         /// The fixes (smoothed when the driver smooths), in (time, tag) order.
-        package var fixes: [PositionFix]
+        var fixes: [PositionFix]
         /// Zone events of the causal stream, in SPEC §4.7 order.
-        package var events: [ZoneEvent]
+        var events: [ZoneEvent]
     }
 
     /// Ingests every row of `trace` in non-decreasing time (ties in file order), then finishes.
     /// - Parameter progress: called with the number of rows done, every 65,536 rows.
     /// - Throws: E4005 when the driver's smoother goes non-finite.
-    package static func run(trace: RangeTrace, driver: inout EngineDriver, progress: ((Int) -> Void)? = nil) throws(LocusError) -> Output {
+    static func run(trace: RangeTrace, driver: inout EngineDriver, progress: ((Int) -> Void)? = nil) throws(LocusError) -> Output {
         var routing = ReaderRouting()
         routing.update(tagIDs: trace.tags, floorIDs: trace.floors, site: driver.engine.site) { driver.tagIndex(for: $0) }
         // A trace already in time order (the usual case) is walked directly, without an index array.
@@ -32,7 +32,7 @@ package enum ReplayRun {
     }
 
     /// `run(trace:driver:progress:)` over an engine without smoothing.
-    package static func run(trace: RangeTrace, engine: inout PositioningEngine, progress: ((Int) -> Void)? = nil) -> Output {
+    static func run(trace: RangeTrace, engine: inout PositioningEngine, progress: ((Int) -> Void)? = nil) -> Output {
         var driver = EngineDriver(engine: engine)
         defer { engine = driver.engine }
         do {

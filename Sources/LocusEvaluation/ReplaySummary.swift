@@ -7,11 +7,11 @@ import LocusZones
 /// The figures `locus replay` reports, as text for people and as the `--json` object (SPEC §5).
 package struct ReplaySummary {
     package var fixes: Int
-    package var ranges: Int
-    package var tags: Int
+    var ranges: Int
+    var tags: Int
     package var skipped: SkipTally
-    package var diagnostics: EngineDiagnostics
-    package var accuracy: AccuracyReport?
+    var diagnostics: EngineDiagnostics
+    var accuracy: AccuracyReport?
     var events: [ZoneEvent.Kind: Int] = [:]
     package var elapsedSeconds: Double
     package var filter: String

@@ -6,7 +6,7 @@ import LocusSolvers
 /// at t + δ, and where it came from.
 package struct ReplayTruthShift: Equatable {
     /// Where δ came from.
-    package enum Source: String {
+    enum Source: String {
         /// `--truth-shift SECONDS`.
         case given
         /// `--truth-shift auto`: estimated from the range residuals (`TruthClockAlignment`).
@@ -14,11 +14,11 @@ package struct ReplayTruthShift: Equatable {
     }
 
     /// δ, seconds.
-    package var seconds: Double
-    package var source: Source
+    var seconds: Double
+    var source: Source
 
     /// The summary line, e.g. `truth shift: +0.087 s (auto, from range residuals)`.
-    package var text: String {
+    var text: String {
         let sign = seconds < 0 ? "-" : "+"
         let detail = source == .auto ? "auto, from range residuals" : "given"
         return "truth shift: \(sign)\(DecimalText.string(abs(seconds), decimals: 3)) s (\(detail))"
@@ -29,7 +29,7 @@ package struct ReplayTruthShift: Equatable {
     /// position, with the tag at the floor's `tagHeightM` on floors `solver` treats as planar (the
     /// rule of `calibrate --height auto`) and at the truth's z otherwise.
     /// - Parameter defaultFloor: index of the floor for rows without a floor column.
-    package static func estimate(trace: RangeTrace, truth: GroundTruth, site: Site, defaultFloor: Int,
+    static func estimate(trace: RangeTrace, truth: GroundTruth, site: Site, defaultFloor: Int,
                          solver: TrilaterationConfiguration,
                          configuration: TruthClockAlignmentConfiguration = .standard) -> TruthClockAlignment {
         let traceFloors: [Int?] = trace.floors.map { id in site.floors.firstIndex { $0.id == id } }
@@ -67,7 +67,7 @@ package struct ReplayTruthShift: Equatable {
     }
 
     /// The stderr warning for an estimate that fell back to 0, or nil.
-    package static func warning(for alignment: TruthClockAlignment, configuration: TruthClockAlignmentConfiguration = .standard) -> String? {
+    static func warning(for alignment: TruthClockAlignment, configuration: TruthClockAlignmentConfiguration = .standard) -> String? {
         let window = DecimalText.string(configuration.halfWidthSeconds, decimals: 2)
         switch alignment.outcome {
         case .estimated:

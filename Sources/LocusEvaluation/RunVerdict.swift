@@ -60,7 +60,7 @@ package enum RunVerdict {
     }
 
     /// Why an engine's kept rows gave no fix.
-    package static func engineFailure(_ d: EngineDiagnostics) -> String? {
+    static func engineFailure(_ d: EngineDiagnostics) -> String? {
         if d.epochs == 0 { return nil }
         var parts = d.failedEpochs.map { "\($0.code.rawValue) \(ReplaySummary.describe($0.code)) \($0.count)" }
         if d.epochsBeforeTrack > 0 { parts.append("before the filter had a track \(d.epochsBeforeTrack)") }

@@ -8,7 +8,7 @@ package struct SelfCalibrationReport {
     var skipped: SkipTally
     var fixPositions: Bool
     var outPath: String?
-    package var elapsedSeconds: Double
+    var elapsedSeconds: Double
     /// The trace's name, for the text.
     var tracePath: String
 
@@ -23,7 +23,7 @@ package struct SelfCalibrationReport {
     /// `residual_rms_m` (all floors' inlier residuals), `floors` (per floor: `epochs`, `iterations`,
     /// `residual_rms_m`, `outliers`, `common_offset` {`separable`, `sd_m`}, `path_spread_m` {`across`,
     /// `along`}, `tag_delay_m`, `warnings`), `skipped`, `elapsed_s`, `out`.
-    package var json: JSONValue {
+    var json: JSONValue {
         var locators: [JSONValue] = []
         var sum = 0.0, count = 0
         for r in floors {

@@ -13,38 +13,38 @@ import LocusIO
 /// are emptied, and the trace is read again through an external merge sort (`TraceRowSorter`): two
 /// passes only for a trace that needs them. When an output cannot be taken back (standard output, a
 /// pipe) the order is checked by a first reading pass instead, before anything is written.
-package struct StreamingReplay {
+struct StreamingReplay {
     /// What the run produced and counted.
-    package struct Outcome {
-        package var fixes = 0
-        package var events: [ZoneEvent.Kind: Int] = [:]
+    struct Outcome {
+        var fixes = 0
+        var events: [ZoneEvent.Kind: Int] = [:]
         /// Data rows read (kept or skipped by the reader).
-        package var rows = 0
-        package var tags = 0
-        package var skipped = SkipTally()
-        package var diagnostics = EngineDiagnostics()
-        package var accuracy: AccuracyReport?
+        var rows = 0
+        var tags = 0
+        var skipped = SkipTally()
+        var diagnostics = EngineDiagnostics()
+        var accuracy: AccuracyReport?
         /// The run judged against truth (with truth).
-        package var evaluation: ReplayEvaluation?
+        var evaluation: ReplayEvaluation?
         /// Time-ordered runs of the trace, and blocks sorted through the temporary file (0: in memory);
         /// nil when the trace was in order.
-        package var sortedRuns: Int?
-        package var spilledBlocks = 0
+        var sortedRuns: Int?
+        var spilledBlocks = 0
     }
 
-    package let site: Site
-    package let configuration: EngineConfiguration
-    package let jobs: Int
+    let site: Site
+    let configuration: EngineConfiguration
+    let jobs: Int
     /// What a comparison with truth gathers (nil without truth): copied into each pass.
-    package var evaluation: ReplayEvaluation?
+    var evaluation: ReplayEvaluation?
     /// Called with the number of rows read, now and then.
-    package var progress: ((Int) -> Void)?
+    var progress: ((Int) -> Void)?
     /// Rows per sorted block of an out-of-order trace (`TraceRowSorter`); small in tests, to spill.
-    package var sortBlockRows = 1 << 20
+    var sortBlockRows = 1 << 20
 
     /// Replays the trace from `source` into the sinks.
     /// - Throws: the reader's errors (E5001, E5003, E5004 naming the input), E5005 for an output.
-    package func run(source: ByteSource, positions: ByteSink?, events: ByteSink?) throws(LocusError) -> Outcome {
+    func run(source: ByteSource, positions: ByteSink?, events: ByteSink?) throws(LocusError) -> Outcome {
         let restartable = [positions, events].allSatisfy { $0?.canRestart ?? true }
         var ordered = true
         if !restartable {
@@ -66,7 +66,7 @@ package struct StreamingReplay {
     }
 
     /// True when the trace's kept rows are in non-decreasing time (a reading pass, nothing kept).
-    package static func isTimeOrdered(_ source: ByteSource) throws(LocusError) -> Bool {
+    static func isTimeOrdered(_ source: ByteSource) throws(LocusError) -> Bool {
         var stream = TraceStream(source: source)
         var rows: [TraceRow] = []
         var last = -Double.infinity

@@ -8,7 +8,7 @@ import LocusCore
 /// Writes go through a buffer of 1 MiB; `flush()` hands it on. Used by one thread at a time.
 package final class ByteSink: @unchecked Sendable {
     /// The name in messages: the path, or `<stdout>`.
-    package let name: String
+    let name: String
     private var fd: Int32
     private let ownsDescriptor: Bool
     private var buffer: [UInt8] = []
@@ -16,7 +16,7 @@ package final class ByteSink: @unchecked Sendable {
     /// Pieces of at least this many bytes are written without passing through the buffer.
     private static let directBytes = 1 << 16
     /// Bytes handed on so far.
-    package private(set) var bytesWritten = 0
+    private(set) var bytesWritten = 0
     /// The replacement of the file that was at the path (its old file freed on the side; joined at
     /// `close()`).
     private var replacement: FileReplacement?
@@ -69,7 +69,7 @@ package final class ByteSink: @unchecked Sendable {
 
     /// Appends bytes.
     /// - Throws: `E5005` when the output cannot take them (disk full, closed pipe).
-    package func write(_ bytes: UnsafeRawBufferPointer) throws(LocusError) {
+    func write(_ bytes: UnsafeRawBufferPointer) throws(LocusError) {
         // A large piece (a replay block's positions) goes out as it is, after what is buffered:
         // copying it into the buffer first only moved it once more.
         if bytes.count >= Self.directBytes {
@@ -144,7 +144,7 @@ package enum TemporaryFiles {
     /// A new temporary file, open for reading and writing and already unlinked: the system deletes
     /// it when the descriptor is closed, however the process ends.
     /// - Throws: `E5005` naming the directory, with `purpose` ("to sort the trace").
-    package static func anonymous(purpose: String) throws(LocusError) -> Int32 {
+    static func anonymous(purpose: String) throws(LocusError) -> Int32 {
         var template = Array((directory + "/locus-XXXXXX").utf8CString)
         let fd = template.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
         guard fd >= 0 else {

@@ -23,7 +23,7 @@ package final class ByteSource: @unchecked Sendable {
     private var teeAbandoned = false
     /// The most of standard input kept for a second reading (16 GiB): a longer stream can be read
     /// once only (a time-ordered trace needs no more).
-    package var copyLimitBytes = 16 << 30
+    var copyLimitBytes = 16 << 30
     /// After a rewind of standard input: the copy is read first, then the rest of the pipe.
     private var replayingTee = false
     /// gzip state (nil: plain bytes), and its read buffer.
@@ -60,11 +60,11 @@ package final class ByteSource: @unchecked Sendable {
     }
 
     /// True when the input is standard input.
-    package var isStandardInput: Bool { path == "-" }
+    var isStandardInput: Bool { path == "-" }
 
     /// Reads up to `buffer.count` bytes (plain, or inflated); 0 at the end of the input.
     /// - Throws: `E5001` on a read error; `E5004` for corrupt or truncated gzip data.
-    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(LocusError) -> Int {
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(LocusError) -> Int {
         guard buffer.count > 0 else { return 0 }
         if !sniffed {
             sniffed = true

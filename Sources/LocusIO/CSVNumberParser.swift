@@ -13,7 +13,7 @@ import Darwin
 /// the result equals `strtod`'s. Anything else (long mantissas, large exponents, `inf`, `nan`) goes
 /// through `strtod` on a stack copy, which is also correctly rounded. Leading/trailing spaces are
 /// allowed; anything else unparsed makes the field invalid.
-package enum CSVNumberParser {
+enum CSVNumberParser {
     @usableFromInline static let powersOfTen: [Double] = (0...22).map { k in
         var p = 1.0
         for _ in 0..<k { p *= 10 }
@@ -23,7 +23,7 @@ package enum CSVNumberParser {
     /// The number in `bytes[start..<end]`, or nil when the field is not a complete number.
     /// `nan`, `inf` and overflow parse to non-finite values: the caller decides what they mean.
     @inlinable
-    package static func parseDouble(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Double? {
+    static func parseDouble(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Double? {
         var i = start, j = end
         while i < j, bytes[i] == 0x20 || bytes[i] == 0x09 { i += 1 }
         while j > i, bytes[j - 1] == 0x20 || bytes[j - 1] == 0x09 || bytes[j - 1] == 0x0D { j -= 1 }
@@ -76,7 +76,7 @@ package enum CSVNumberParser {
     /// `parseDouble` computes it (the same m and e, one correctly rounded operation); nil means
     /// "not this case", not "not a number": ask `parseDouble`.
     @inlinable
-    package static func parsePlainDecimal(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Double? {
+    static func parsePlainDecimal(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Double? {
         guard let (value, stop) = scanPlainDecimal(bytes, from: start, limit: end), stop == end else { return nil }
         return value
     }
@@ -86,7 +86,7 @@ package enum CSVNumberParser {
     /// when the bytes read are not a plain decimal of at most 18 digits. The caller checks what
     /// stopped it.
     @inline(__always)
-    package static func scanPlainDecimal(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, limit: Int) -> (Double, Int)? {
+    static func scanPlainDecimal(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int, limit: Int) -> (Double, Int)? {
         var k = start
         guard k < limit else { return nil }
         var negative = false
@@ -226,7 +226,7 @@ package enum CSVNumberParser {
 
     /// A whole number (decimal, or hexadecimal with `0x`), for locator addresses; nil otherwise.
     @inlinable
-    package static func parseUnsigned(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> UInt64? {
+    static func parseUnsigned(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> UInt64? {
         var i = start, j = end
         while i < j, bytes[i] == 0x20 || bytes[i] == 0x09 { i += 1 }
         while j > i, bytes[j - 1] == 0x20 || bytes[j - 1] == 0x09 || bytes[j - 1] == 0x0D { j -= 1 }

@@ -7,29 +7,29 @@ import LocusCore
 /// for a quote inside), in which case `isQuoted` is set and the caller unescapes it if it needs the
 /// text. Field ranges index the caller's buffer, so scanning allocates nothing once `fields` has grown
 /// to the widest record.
-package struct CSVScanner {
+struct CSVScanner {
     /// One field: `bytes[start..<end]` (without surrounding quotes).
-    package struct Field: Sendable {
-        package var start: Int
-        package var end: Int
-        package var isQuoted: Bool
+    struct Field: Sendable {
+        var start: Int
+        var end: Int
+        var isQuoted: Bool
     }
 
     private let bytes: UnsafeBufferPointer<UInt8>
     private var position: Int = 0
     /// 1-based line number of the record last returned.
-    package private(set) var lineNumber: Int = 0
+    private(set) var lineNumber: Int = 0
     private var nextLine: Int = 1
     /// Fields of the record last returned.
-    package private(set) var fields: [Field] = []
+    private(set) var fields: [Field] = []
 
-    package init(bytes: UnsafeBufferPointer<UInt8>) {
+    init(bytes: UnsafeBufferPointer<UInt8>) {
         self.init(bytes: bytes, firstLine: 1)
     }
 
     /// A scanner over a piece of a larger input that starts at a line start: its first line is
     /// number `firstLine`; a UTF-8 byte-order mark is skipped only at the input's start (line 1).
-    package init(bytes: UnsafeBufferPointer<UInt8>, firstLine: Int) {
+    init(bytes: UnsafeBufferPointer<UInt8>, firstLine: Int) {
         self.bytes = bytes
         nextLine = firstLine
         fields.reserveCapacity(16)
@@ -38,20 +38,20 @@ package struct CSVScanner {
     }
 
     /// Byte offset where the search for the next record starts (the start of the next line).
-    package var nextOffset: Int { position }
+    var nextOffset: Int { position }
 
     /// The number the next line will get.
-    package var nextLineNumber: Int { nextLine }
+    var nextLineNumber: Int { nextLine }
 
     /// True when the record last returned ran into the end of the bytes without its line's end (a
     /// piece of a larger input then holds only its beginning).
-    package var lastRecordIsUnterminated: Bool { position > bytes.count }
+    var lastRecordIsUnterminated: Bool { position > bytes.count }
 
     /// Where the scanner stands, to come back to with `restore(_:)`.
-    package var mark: (position: Int, nextLine: Int) { (position, nextLine) }
+    var mark: (position: Int, nextLine: Int) { (position, nextLine) }
 
     /// Goes back to a `mark`.
-    package mutating func restore(_ mark: (position: Int, nextLine: Int)) {
+    mutating func restore(_ mark: (position: Int, nextLine: Int)) {
         position = mark.position
         nextLine = mark.nextLine
     }
@@ -59,7 +59,7 @@ package struct CSVScanner {
     /// Steps over one line the caller has read itself: `offset` is the first byte after its `\n`
     /// (or the end of the input). `lineNumber` becomes that line's number, as if `nextRecord` had
     /// returned it; `fields` is left as it was.
-    package mutating func skipLine(to offset: Int) {
+    mutating func skipLine(to offset: Int) {
         position = offset
         lineNumber = nextLine
         nextLine += 1
@@ -69,7 +69,7 @@ package struct CSVScanner {
     /// also — unless the piece is the input's last — when the record runs past it (a quoted field
     /// across the cut): the scanner then stands before that record and `consumed` is its offset, so
     /// that it is read again with the next piece.
-    package mutating func nextRecord(inPiece isLast: Bool, consumed: inout Int) -> Bool {
+    mutating func nextRecord(inPiece isLast: Bool, consumed: inout Int) -> Bool {
         let before = mark
         guard nextRecord() else { return false }
         if !isLast, lastRecordIsUnterminated {
@@ -81,7 +81,7 @@ package struct CSVScanner {
     }
 
     /// Advances to the next record; false at the end of the input.
-    package mutating func nextRecord() -> Bool {
+    mutating func nextRecord() -> Bool {
         let n = bytes.count
         while position < n {
             let lineStart = position
@@ -140,14 +140,14 @@ package struct CSVScanner {
 
     /// The text of a field (quotes unescaped, surrounding spaces trimmed). Allocates: for headers,
     /// ids and messages, not for numbers.
-    package func text(_ field: Field) -> String {
+    func text(_ field: Field) -> String {
         var s = String(decoding: UnsafeBufferPointer(rebasing: bytes[field.start..<field.end]), as: UTF8.self)
         if field.isQuoted { s = s.replacingOccurrences(of: "\"\"", with: "\"") }
         return String(s.trimmingASCIIWhitespace())
     }
 
     /// True when the field's bytes equal `other` (after trimming spaces).
-    package func fieldEquals(_ field: Field, _ other: UnsafeBufferPointer<UInt8>) -> Bool {
+    func fieldEquals(_ field: Field, _ other: UnsafeBufferPointer<UInt8>) -> Bool {
         var i = field.start, j = field.end
         while i < j, bytes[i] == 0x20 { i += 1 }
         while j > i, bytes[j - 1] == 0x20 { j -= 1 }

@@ -5,7 +5,7 @@ import LocusCore
 package enum FileBytes {
     /// The file's bytes.
     /// - Throws: `E5001` naming the file when it can't be read.
-    package static func read(path: String) throws(LocusError) -> Data {
+    static func read(path: String) throws(LocusError) -> Data {
         do {
             return try Data(contentsOf: URL(fileURLWithPath: path), options: .mappedIfSafe)
         } catch {

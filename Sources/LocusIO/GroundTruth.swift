@@ -10,17 +10,17 @@ package struct GroundTruth: Sendable {
         package var points: [Point3] = []
 
         /// No samples.
-        package init() {}
+        init() {}
 
         /// Samples at `timeSeconds` (sorted), `points`.
-        package init(timeSeconds: [Double], points: [Point3]) {
+        init(timeSeconds: [Double], points: [Point3]) {
             self.timeSeconds = timeSeconds
             self.points = points
         }
 
         /// The truth at `t` by linear interpolation between the neighbouring samples; nil outside
         /// [first, last] sample time. O(log n).
-        package func position(at t: Double) -> Point3? {
+        func position(at t: Double) -> Point3? {
             guard let first = timeSeconds.first, let last = timeSeconds.last, t >= first, t <= last else { return nil }
             var lo = 0, hi = timeSeconds.count - 1
             while hi - lo > 1 {
@@ -38,9 +38,9 @@ package struct GroundTruth: Sendable {
     /// Tracks by tag id.
     package var tracks: [TagID: Track] = [:]
     /// Rows skipped while reading.
-    package var skipped = SkipTally()
+    var skipped = SkipTally()
 
-    package init() {}
+    init() {}
 
     /// The truth of `tag` at `t`, or nil when the tag has none there.
     package func position(tag: TagID, at t: Double) -> Point3? { tracks[tag]?.position(at: t) }
@@ -56,7 +56,7 @@ package struct GroundTruth: Sendable {
     }
 
     /// Parses truth bytes; `file` names the source in errors.
-    package static func parse(_ bytes: UnsafeBufferPointer<UInt8>, file: String) throws(LocusError) -> GroundTruth {
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, file: String) throws(LocusError) -> GroundTruth {
         let table = try PointTable.parse(bytes, file: file, kind: "truth")
         var truth = GroundTruth()
         truth.skipped = table.skipped

@@ -15,7 +15,7 @@ package enum JSONNumberFormat: Sendable, Hashable {
     case shortest
 
     /// The literal for `value`, or nil when it is NaN or infinite.
-    package func format(_ value: Double) -> String? {
+    func format(_ value: Double) -> String? {
         var bytes: [UInt8] = []
         bytes.reserveCapacity(24)
         guard append(value, to: &bytes) else { return nil }
@@ -24,7 +24,7 @@ package enum JSONNumberFormat: Sendable, Hashable {
 
     /// Appends the literal for `value` to `out` (for writers that fill one buffer, e.g. CSV);
     /// returns false and appends nothing when `value` is NaN or infinite.
-    package func append(_ value: Double, to out: inout [UInt8]) -> Bool {
+    func append(_ value: Double, to out: inout [UInt8]) -> Bool {
         guard value.isFinite else { return false }
         switch self {
         case .shortest:

@@ -10,7 +10,7 @@ import LocusCore
 /// decoder rejects them. Complexity O(n) in the input length.
 package struct JSONParser {
     /// The deepest nesting of arrays and objects accepted.
-    package static let maximumDepth = 256
+    static let maximumDepth = 256
 
     private let bytes: [UInt8]
     private var index = 0

@@ -176,12 +176,12 @@ package enum JSONRowScanner {
 package struct JSONRowFields: Sendable, Equatable {
     /// One field: absent, `null`, a number (value, literal text, whether it is an integer literal), a
     /// string, or another value (`true`, `false`, an object, an array).
-    package enum Field: Sendable, Equatable {
+    enum Field: Sendable, Equatable {
         case absent, null, number(Double, literal: String, isInteger: Bool), string(String), other
     }
-    package var t = Field.absent, tag = Field.absent, anchor = Field.absent, range = Field.absent, floor = Field.absent
+    var t = Field.absent, tag = Field.absent, anchor = Field.absent, range = Field.absent, floor = Field.absent
 
-    package init() {}
+    init() {}
 
     /// The fields of a parsed object (`JSONParser`; for a duplicate key the member `object[key]` finds).
     package init(object: JSONValue) {

@@ -17,14 +17,14 @@ package struct JSONValue: Sendable, Equatable, CustomStringConvertible {
     /// One `"key": value` member of an object, in document order.
     package struct Member: Sendable, Equatable {
         /// The member name, unescaped.
-        package var key: String
+        var key: String
         /// The member value.
-        package var value: JSONValue
+        var value: JSONValue
         /// Where the key's opening quote was read (line and column 1-based; 0 when built in code).
-        package var keyPosition: JSONPosition
+        var keyPosition: JSONPosition
 
         /// A member; `keyPosition` is `.none` for members built in code.
-        package init(key: String, value: JSONValue, keyPosition: JSONPosition = .none) {
+        init(key: String, value: JSONValue, keyPosition: JSONPosition = .none) {
             self.key = key
             self.value = value
             self.keyPosition = keyPosition
@@ -37,10 +37,10 @@ package struct JSONValue: Sendable, Equatable, CustomStringConvertible {
     /// What the value is.
     package var kind: Kind
     /// Where the value's first character was read; `.none` for values built in code.
-    package var position: JSONPosition
+    var position: JSONPosition
 
     /// A value of `kind` read at `position` (`.none` when built in code).
-    package init(_ kind: Kind, position: JSONPosition = .none) {
+    init(_ kind: Kind, position: JSONPosition = .none) {
         self.kind = kind
         self.position = position
     }
@@ -53,18 +53,18 @@ package struct JSONValue: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A line and column in a JSON text, both 1-based; the column counts Unicode scalars.
-package struct JSONPosition: Sendable, Hashable {
+struct JSONPosition: Sendable, Hashable {
     /// 1-based line number (lines end at `\n`).
-    package var line: Int
+    var line: Int
     /// 1-based column, in Unicode scalars from the start of the line.
-    package var column: Int
+    var column: Int
     /// A position from its line and column.
-    package init(line: Int, column: Int) {
+    init(line: Int, column: Int) {
         self.line = line
         self.column = column
     }
     /// The position of values built in code (line 0, column 0).
-    package static let none = JSONPosition(line: 0, column: 0)
+    static let none = JSONPosition(line: 0, column: 0)
 }
 
 /// A JSON number as its literal text and its value as a Double.
@@ -73,18 +73,18 @@ package struct JSONPosition: Sendable, Hashable {
 /// `literal` is the text as read, or the text the writer emits for numbers built in code.
 package struct JSONNumber: Sendable, Hashable {
     /// The nearest Double to `literal` (±infinity on overflow).
-    package var value: Double
+    var value: Double
     /// The number's text in the JSON document.
-    package var literal: String
+    var literal: String
 
     /// A number from its literal text and value (the parser's constructor).
-    package init(literal: String, value: Double) {
+    init(literal: String, value: Double) {
         self.literal = literal
         self.value = value
     }
 
     /// An integer, written as its decimal digits.
-    package init(_ integer: Int) {
+    init(_ integer: Int) {
         self.literal = String(integer)
         self.value = Double(integer)
     }
@@ -92,20 +92,20 @@ package struct JSONNumber: Sendable, Hashable {
     /// A finite Double written in `format`; nil when `value` is NaN or infinite (JSON has no such numbers).
     /// `value` becomes the Double of the written literal (`12.2504` with `.fixed(3)` → `12.25`), so a
     /// tree equals the tree read back from its output.
-    package init?(_ value: Double, format: JSONNumberFormat) {
+    init?(_ value: Double, format: JSONNumberFormat) {
         guard let text = format.format(value) else { return nil }
         self.literal = text
         self.value = Double(text) ?? value
     }
 
     /// True when the literal has no fraction and no exponent (`40407`, `-3`).
-    package var isIntegerLiteral: Bool {
+    var isIntegerLiteral: Bool {
         !literal.utf8.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }
     }
 
     /// The value as an Int when it is a whole number that fits one (`2`, `2.0`, `1e3`); nil otherwise.
     /// Integer literals are converted from their text, so no precision is lost beyond 2⁵³.
-    package var integerValue: Int? {
+    var integerValue: Int? {
         if isIntegerLiteral, let exact = Int(literal) { return exact }
         guard value.isFinite, value.rounded(.towardZero) == value else { return nil }
         return Int(exactly: value)
@@ -135,7 +135,7 @@ extension JSONValue {
     package static func array(_ elements: [JSONValue]) -> JSONValue { JSONValue(.array(elements)) }
 
     /// An object with members in the given order.
-    package static func object(_ members: KeyValuePairs<String, JSONValue>) -> JSONValue {
+    static func object(_ members: KeyValuePairs<String, JSONValue>) -> JSONValue {
         JSONValue(.object(members.map { Member(key: $0.key, value: $0.value) }))
     }
 
@@ -146,49 +146,49 @@ extension JSONValue {
 
     /// The last member named `key` of an object (RFC 8259 leaves duplicates open; the last wins,
     /// as in JavaScript); nil when absent or when this is not an object. O(members).
-    package subscript(key: String) -> JSONValue? {
+    subscript(key: String) -> JSONValue? {
         guard case .object(let members) = kind else { return nil }
         return members.last { $0.key == key }?.value
     }
 
     /// The string, or nil when this is not a string.
-    package var stringValue: String? {
+    var stringValue: String? {
         if case .string(let text) = kind { return text }
         return nil
     }
 
     /// The number's Double, or nil when this is not a number.
-    package var doubleValue: Double? {
+    var doubleValue: Double? {
         if case .number(let number) = kind { return number.value }
         return nil
     }
 
     /// The number as an Int when it is a whole number that fits (see `JSONNumber.integerValue`).
-    package var intValue: Int? {
+    var intValue: Int? {
         if case .number(let number) = kind { return number.integerValue }
         return nil
     }
 
     /// The boolean, or nil when this is not `true`/`false`.
-    package var boolValue: Bool? {
+    var boolValue: Bool? {
         if case .bool(let flag) = kind { return flag }
         return nil
     }
 
     /// The elements, or nil when this is not an array.
-    package var arrayValue: [JSONValue]? {
+    var arrayValue: [JSONValue]? {
         if case .array(let elements) = kind { return elements }
         return nil
     }
 
     /// The members in document order, or nil when this is not an object.
-    package var members: [Member]? {
+    var members: [Member]? {
         if case .object(let members) = kind { return members }
         return nil
     }
 
     /// The JSON type name for messages: `null`, `a boolean`, `a number`, `a string`, `an array`, `an object`.
-    package var typeDescription: String {
+    var typeDescription: String {
         switch kind {
         case .null: "null"
         case .bool: "a boolean"

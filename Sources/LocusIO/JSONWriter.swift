@@ -18,11 +18,11 @@ package struct JSONWriter: Sendable {
         case pretty(indent: Int, inlineWidth: Int)
 
         /// Pretty with 2 spaces and containers of scalars inline up to 100 bytes.
-        package static let pretty = Style.pretty(indent: 2, inlineWidth: 100)
+        static let pretty = Style.pretty(indent: 2, inlineWidth: 100)
     }
 
     /// The layout this writer produces.
-    package var style: Style
+    var style: Style
 
     /// A writer with the given layout.
     package init(style: Style) {
@@ -30,7 +30,7 @@ package struct JSONWriter: Sendable {
     }
 
     /// The value's bytes in this writer's style.
-    package func bytes(_ value: JSONValue) -> [UInt8] {
+    func bytes(_ value: JSONValue) -> [UInt8] {
         var out: [UInt8] = []
         write(value, level: 0, into: &out)
         return out
@@ -38,7 +38,7 @@ package struct JSONWriter: Sendable {
 
     /// Appends the value in this writer's style and then `\n` to `out` — one JSON Lines record
     /// (use `.line` or `.compact` style). Lets a sink fill one buffer with many records.
-    package func appendLine(_ value: JSONValue, to out: inout [UInt8]) {
+    func appendLine(_ value: JSONValue, to out: inout [UInt8]) {
         write(value, level: 0, into: &out)
         out.append(UInt8(ascii: "\n"))
     }
@@ -107,7 +107,7 @@ package struct JSONWriter: Sendable {
     }
 
     /// Appends `text` as a JSON string literal with the escapes listed on the type.
-    package static func appendEscaped(_ text: String, to out: inout [UInt8]) {
+    static func appendEscaped(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {
@@ -132,7 +132,7 @@ package struct JSONWriter: Sendable {
 
 extension JSONValue {
     /// True for null, booleans, numbers and strings.
-    package var isScalar: Bool {
+    var isScalar: Bool {
         switch kind {
         case .null, .bool, .number, .string: true
         case .array, .object: false

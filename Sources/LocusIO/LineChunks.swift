@@ -8,19 +8,19 @@ import LocusCore
 /// line unless it is the input's last. The parser returns the bytes it consumed: all of them, or
 /// fewer when a quoted record continues past the piece (its bytes start the next piece, which
 /// grows as needed).
-package struct LineChunks: Sendable {
+struct LineChunks: Sendable {
     /// Where the bytes come from.
-    package let source: ByteSource
+    let source: ByteSource
     private let chunkBytes: Int
     /// Bytes read and not yet consumed are `buffer[0..<filled]`.
     private var buffer: [UInt8]
     private var filled = 0
     private var sourceEnded = false
     /// True once the last piece was handed out.
-    package private(set) var isFinished = false
+    private(set) var isFinished = false
 
     /// Pieces of `source`, about `chunkBytes` each (1 MiB by default).
-    package init(source: ByteSource, chunkBytes: Int = 1 << 20) {
+    init(source: ByteSource, chunkBytes: Int = 1 << 20) {
         self.source = source
         self.chunkBytes = max(64, chunkBytes)
         buffer = [UInt8](repeating: 0, count: self.chunkBytes)
@@ -29,7 +29,7 @@ package struct LineChunks: Sendable {
     /// Hands `parse` the input's first piece (it holds the first line whole); drops the bytes it
     /// returns as consumed.
     /// - Throws: `parse`'s errors; `E5001` when the input cannot be read.
-    package mutating func header(_ parse: (UnsafeBufferPointer<UInt8>) throws(LocusError) -> Int) throws(LocusError) {
+    mutating func header(_ parse: (UnsafeBufferPointer<UInt8>) throws(LocusError) -> Int) throws(LocusError) {
         while true {
             try fill()
             if sourceEnded || Self.firstLineEnd(buffer, filled) > 0 { break }
@@ -44,7 +44,7 @@ package struct LineChunks: Sendable {
     /// Hands `parse` the next piece and whether it is the input's last; false (nothing handed) once
     /// the input is exhausted.
     /// - Throws: `E5001` when the input cannot be read; `E5004` for a line longer than 1 GiB.
-    package mutating func next(_ parse: (UnsafeBufferPointer<UInt8>, _ isLast: Bool) -> Int) throws(LocusError) -> Bool {
+    mutating func next(_ parse: (UnsafeBufferPointer<UInt8>, _ isLast: Bool) -> Int) throws(LocusError) -> Bool {
         guard !isFinished else { return false }
         while true {
             try fill()
@@ -71,7 +71,7 @@ package struct LineChunks: Sendable {
     /// (`makeParser` returns it and the header's length), then the next piece given to `parse`.
     /// Returns false once the input is exhausted.
     /// - Throws: `makeParser`'s errors; as `next(_:)`.
-    package mutating func nextPiece<Parser>(parser: inout Parser?,
+    mutating func nextPiece<Parser>(parser: inout Parser?,
                                             makeParser: (UnsafeBufferPointer<UInt8>) throws(LocusError) -> (Parser, Int),
                                             parse: (inout Parser, UnsafeBufferPointer<UInt8>, Bool) -> Int) throws(LocusError) -> Bool {
         if parser == nil {

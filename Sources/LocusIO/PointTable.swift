@@ -12,7 +12,7 @@ package struct PointTable: Sendable {
     package var tags: [TagID] = []
     package var floors: [FloorID] = []
     /// Whether the file had a `z` column (otherwise z is 0).
-    package var hasZ = false
+    var hasZ = false
     package var skipped = SkipTally()
 
     package var count: Int { timeSeconds.count }
@@ -22,7 +22,7 @@ package struct PointTable: Sendable {
 
     /// Forgets the rows, keeping the tags and floors named so far and the skip counts (for a table
     /// filled piece by piece, `PointStream`).
-    package mutating func removeRows() {
+    mutating func removeRows() {
         timeSeconds.removeAll(keepingCapacity: true)
         points.removeAll(keepingCapacity: true)
         tagIndex.removeAll(keepingCapacity: true)
@@ -42,9 +42,9 @@ package struct PointTable: Sendable {
 
 /// The state of a `PointTable` read piece by piece (`PointStream`; one piece: `PointTable.parse`):
 /// the header's columns, the tags and floors named so far, the line count.
-package struct PointTableParser: Sendable {
+struct PointTableParser: Sendable {
     /// Where the data rows start in the piece given to `init(header:file:kind:)`.
-    package let headerEnd: Int
+    let headerEnd: Int
     private let file: String
     private let tCol: Int, xCol: Int, yCol: Int
     private let zCol: Int?, tagCol: Int?, floorCol: Int?
@@ -56,7 +56,7 @@ package struct PointTableParser: Sendable {
 
     /// Reads the header from the start of the input (`bytes` must hold its first line).
     /// - Throws: `E5003` when `t`, `x` or `y` is missing; `E5004` on an empty file.
-    package init(header bytes: UnsafeBufferPointer<UInt8>, file: String, kind: String) throws(LocusError) {
+    init(header bytes: UnsafeBufferPointer<UInt8>, file: String, kind: String) throws(LocusError) {
         self.file = file
         var scanner = CSVScanner(bytes: bytes)
         guard scanner.nextRecord() else {
@@ -83,7 +83,7 @@ package struct PointTableParser: Sendable {
     /// last (`isLast`) — appending them to `table` (and the tags and floors first named in them, and
     /// the rows skipped). Returns the bytes consumed: all of them, except for a quoted record that
     /// continues past the piece's end.
-    package mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>, isLast: Bool, into table: inout PointTable) -> Int {
+    mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>, isLast: Bool, into table: inout PointTable) -> Int {
         var scanner = CSVScanner(bytes: bytes, firstLine: nextLine)
         table.hasZ = zCol != nil
         var consumed = bytes.count

@@ -18,7 +18,7 @@ package struct PositionJSONWriter {
     package mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
 
     /// The JSON object of one fix.
-    package static func json(_ fix: PositionFix) -> JSONValue {
+    static func json(_ fix: PositionFix) -> JSONValue {
         let c = fix.covariance
         var members: [(String, JSONValue)] = [
             ("t", .number(fix.timeSeconds, .fixed(3))),

@@ -18,7 +18,7 @@ package struct PositionsWriter {
 
     /// Forgets the bytes written (the header too), keeping the storage: for output written piece
     /// by piece (`bytes` then holds only the rows appended since).
-    package mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+    mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
 
     /// Appends one row: written into 512 bytes of stack scratch memory (15 fields of at most 16
     /// bytes, the ids and up to 8 rejected addresses) and copied once; a row the fast number
@@ -106,7 +106,7 @@ package struct PositionsWriter {
 package enum CSVText {
     /// `text` made safe to quote in a message: control and non-ASCII bytes become `?`, and it is
     /// cut to `limit` characters with `…` (a binary file's "header" must not reach a terminal raw).
-    package static func printable(_ text: String, limit: Int = 120) -> String {
+    static func printable(_ text: String, limit: Int = 120) -> String {
         var out = ""
         for b in text.utf8.prefix(limit) { out.append(b >= 0x20 && b < 0x7F ? Character(UnicodeScalar(b)) : "?") }
         return text.utf8.count > limit ? out + "…" : out

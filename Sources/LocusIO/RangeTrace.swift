@@ -19,7 +19,7 @@ package struct RangeTrace: Sendable {
     /// Rows skipped while reading, by reason.
     package var skipped = SkipTally()
 
-    package init() {}
+    init() {}
 
     /// Number of usable rows.
     package var count: Int { timeSeconds.count }

@@ -13,11 +13,11 @@ package struct SVGDocument: Sendable {
     }
 
     /// Width of the drawing, user units (pixels).
-    package let width: Double
+    let width: Double
     /// Height of the drawing, user units (pixels).
-    package let height: Double
+    let height: Double
     /// Digits after the point for numeric attributes (2: 1/100 px).
-    package var decimals: Int
+    var decimals: Int
     private var body: [UInt8] = []
     private var openElements: [String] = []
 
@@ -29,7 +29,7 @@ package struct SVGDocument: Sendable {
     }
 
     /// Appends `<name a="v" …/>`, or `<name …>text</name>` when `text` is given.
-    package mutating func element(_ name: String, _ attributes: [(String, Value)], text: String? = nil) {
+    mutating func element(_ name: String, _ attributes: [(String, Value)], text: String? = nil) {
         indent()
         openTag(name, attributes)
         if let text {

@@ -9,7 +9,7 @@ import LocusCore
 /// written as `SiteEncoder` writes them by default (`"0x9DD7"`).
 package struct SiteAddressNotation: Sendable, Equatable {
     /// One address's spelling in the file.
-    package enum Spelling: Sendable, Hashable {
+    enum Spelling: Sendable, Hashable {
         /// A JSON integer, e.g. `40407`.
         case number
         /// A JSON string, exactly as written (case, width, decimal or hex), e.g. `"0x9dd7"`.
@@ -19,10 +19,10 @@ package struct SiteAddressNotation: Sendable, Equatable {
     private var spellings: [FloorID: [LocatorAddress: Spelling]] = [:]
 
     /// No recorded spelling: every address is written in the default notation.
-    package init() {}
+    init() {}
 
     /// The spelling of `address` on floor `floor`, nil when none was recorded.
-    package subscript(floor: FloorID, address: LocatorAddress) -> Spelling? {
+    subscript(floor: FloorID, address: LocatorAddress) -> Spelling? {
         get { spellings[floor]?[address] }
         set { spellings[floor, default: [:]][address] = newValue }
     }

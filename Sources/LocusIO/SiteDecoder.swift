@@ -31,7 +31,7 @@ package enum SiteDecoder {
     /// `decode(_:file:)`, and how each locator address was written (for `SiteEncoder` to write the
     /// site back in the input's notation).
     /// - Throws: as `decode(_:file:)`.
-    package static func decodeNotated(_ bytes: [UInt8], file: String) throws(LocusError)
+    static func decodeNotated(_ bytes: [UInt8], file: String) throws(LocusError)
         -> (site: Site, addressNotation: SiteAddressNotation) {
         let outcome = read(bytes, file: file)
         if let first = outcome.errors.first { throw first }

@@ -15,7 +15,7 @@ package enum SiteEncoder {
     }
 
     /// The site as a JSON tree, members in SPEC order.
-    package static func jsonValue(_ site: Site, addressNotation: SiteAddressNotation = SiteAddressNotation()) -> JSONValue {
+    static func jsonValue(_ site: Site, addressNotation: SiteAddressNotation = SiteAddressNotation()) -> JSONValue {
         var root: [(String, JSONValue)] = []
         if !site.building.id.isEmpty {
             var building: [(String, JSONValue)] = [("id", .string(site.building.id)), ("name", .string(site.building.name))]

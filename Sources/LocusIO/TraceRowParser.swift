@@ -38,7 +38,7 @@ package struct TraceRow: Sendable, Equatable {
 /// every row; the tests compare the two).
 package struct TraceRowParser: Sendable {
     /// The file name errors and skips refer to.
-    package let file: String
+    let file: String
     /// Tag ids in order of first appearance (`TraceRow.tagIndex` indexes it).
     package private(set) var tags: [TagID] = []
     /// Floor ids named by the rows, in order of first appearance.
@@ -113,7 +113,7 @@ package struct TraceRowParser: Sendable {
     }
 
     /// `parse(_:isLast:fastRows:into:)` appending the kept rows to `run` (which grows as needed).
-    package mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>, isLast: Bool, fastRows: Bool = true,
+    mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>, isLast: Bool, fastRows: Bool = true,
                                 into run: TraceRowRun) -> Int {
         parse(bytes, isLast: isLast, fastRows: fastRows, into: run) { _ in false }
     }

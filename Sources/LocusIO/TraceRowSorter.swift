@@ -23,7 +23,7 @@ package final class TraceRowSorter {
     package private(set) var runs = 0
     private var lastTime = -Double.infinity
     /// Rows added.
-    package private(set) var count = 0
+    private(set) var count = 0
 
     // Merging.
     private struct Cursor {

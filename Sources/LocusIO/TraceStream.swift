@@ -9,7 +9,7 @@ import LocusCore
 /// continues past them) start the next piece.
 package struct TraceStream: Sendable {
     /// Where the bytes come from.
-    package var source: ByteSource { chunks.source }
+    var source: ByteSource { chunks.source }
     private var chunks: LineChunks
     private var parser: TraceRowParser?
 
@@ -19,7 +19,7 @@ package struct TraceStream: Sendable {
     }
 
     /// True once every row was returned.
-    package var isFinished: Bool { chunks.isFinished }
+    var isFinished: Bool { chunks.isFinished }
     /// Tag ids in order of first appearance (`TraceRow.tagIndex` indexes it); grows as rows come.
     package var tags: [TagID] { parser?.tags ?? [] }
     /// Floor ids named by the rows so far, in order of first appearance.

@@ -51,7 +51,7 @@ package final class MQTTClient: Sendable {
     package var counters: Counters { connection.state.withLock { $0.counters } }
 
     /// True while a connection to the broker is established (CONNACK received, not lost since).
-    package var isConnected: Bool { connection.state.withLock { $0.isConnected } }
+    var isConnected: Bool { connection.state.withLock { $0.isConnected } }
 
     /// Connects to the broker at `host:port` with the configured keep-alive and waits for its CONNACK
     /// (`connectTimeoutMilliseconds`), then starts the network thread. Call once.
@@ -136,7 +136,7 @@ package final class MQTTClient: Sendable {
 
     /// The next received message, waiting at most `timeoutMilliseconds` (0: do not wait; negative:
     /// no limit); nil when none arrived in time or the client is closed.
-    package func receive(timeoutMilliseconds: Int) -> MQTTMessage? {
+    func receive(timeoutMilliseconds: Int) -> MQTTMessage? {
         let message = connection.state.wait(until: { $0.incomingCount > 0 || $0.isStopping },
                                             timeoutMilliseconds: timeoutMilliseconds) { shared, _ in
             shared.popIncoming()
@@ -168,7 +168,7 @@ package final class MQTTClient: Sendable {
     ///
     /// - Throws: `LocusError` `E5008` when libmosquitto rejects the message (invalid topic, payload
     ///   over 256 MiB, out of memory); `E1002` when the client is closed (also while blocked).
-    package func publish(topic: String, payload: UnsafeRawBufferPointer, qos: Int = 1) throws(LocusError) {
+    func publish(topic: String, payload: UnsafeRawBufferPointer, qos: Int = 1) throws(LocusError) {
         precondition(qos == 0 || qos == 1, "MQTTClient.publish: qos must be 0 or 1")
         let bound = max(1, connection.configuration.maximumUnacknowledgedMessages)
         let isOpen = connection.state.wait(until: { $0.unacknowledged < bound || $0.isStopping },

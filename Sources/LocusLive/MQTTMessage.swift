@@ -2,12 +2,12 @@
 /// libmosquitto's buffer before the callback returns.
 package struct MQTTMessage: Sendable, Equatable {
     /// The topic the message was published to (not the filter it matched).
-    package var topic: String
+    var topic: String
     /// The payload, byte-exact (MQTT payloads are binary; ours are UTF-8 JSON).
     package var payload: [UInt8]
 
     /// A message on `topic` with `payload`.
-    package init(topic: String, payload: [UInt8]) {
+    init(topic: String, payload: [UInt8]) {
         self.topic = topic
         self.payload = payload
     }

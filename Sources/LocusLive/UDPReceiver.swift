@@ -24,7 +24,7 @@ package final class UDPReceiver {
 
     /// The receive buffer asked for by default: 8 MiB (≈ 0.5 s of 10,000 tags × 4 Hz of 4-range rows
     /// of ~40 bytes, with room to spare).
-    package static let standardReceiveBufferBytes = 8 * 1024 * 1024
+    static let standardReceiveBufferBytes = 8 * 1024 * 1024
 
     /// The port the socket is bound to (the chosen one when 0 was asked for).
     package let port: UInt16
@@ -33,13 +33,13 @@ package final class UDPReceiver {
     /// The kernel's receive buffer in bytes as `getsockopt(SO_RCVBUF)` reports it (Linux reports
     /// twice the usable payload space, for its bookkeeping; capped by `net.core.rmem_max` unless the
     /// process may use `SO_RCVBUFFORCE`).
-    package let receiveBufferBytes: Int
+    let receiveBufferBytes: Int
     /// Datagrams received, truncated ones included.
     package private(set) var datagramCount = 0
     /// Datagrams larger than the caller's buffer (cut to the buffer's size).
     package private(set) var truncatedDatagramCount = 0
     /// Payload bytes received (as delivered into the buffers).
-    package private(set) var byteCount = 0
+    private(set) var byteCount = 0
 
     private var descriptor: Int32
 

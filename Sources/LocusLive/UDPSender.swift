@@ -28,7 +28,7 @@ package final class UDPSender {
     /// Sends `bytes` as one datagram (at most 65,507 bytes over IPv4).
     ///
     /// - Throws: `LocusError` `E5008` when the kernel refuses it (too large, no route, buffer full).
-    package func send(_ bytes: UnsafeRawBufferPointer) throws(LocusError) {
+    func send(_ bytes: UnsafeRawBufferPointer) throws(LocusError) {
         let sent = withUnsafePointer(to: &destination) {
             $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
                 sendto(descriptor, bytes.baseAddress, bytes.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size))

@@ -8,17 +8,17 @@ import LocusCore
 /// the ~500 a range costs. The address never leaves this module.
 package final class InteractingModelsParameters: Sendable {
     /// Standing-still model: position random-walk density, m²/s.
-    package let stillPositionNoiseDensity: Double
+    let stillPositionNoiseDensity: Double
     /// Standing-still model: velocity variance, m²/s².
-    package let stillVelocityVarianceSquareMetersPerSecondSquared: Double
+    let stillVelocityVarianceSquareMetersPerSecondSquared: Double
     /// White-noise acceleration density of the steady model, m²/s³.
-    package let steadyProcessNoiseDensity: Double
+    let steadyProcessNoiseDensity: Double
     /// White-noise acceleration density of the manoeuvring model, m²/s³.
-    package let manoeuvreProcessNoiseDensity: Double
+    let manoeuvreProcessNoiseDensity: Double
     /// Markov switching rate λ: P(switch within Δt) = 1 − e^(−λΔt), split evenly between the others, 1/s.
-    package let modeSwitchesPerSecond: Double
+    let modeSwitchesPerSecond: Double
     /// The models interact (mix) at most once per this many seconds, at the first prediction past it.
-    package let interactionIntervalSeconds: Double
+    let interactionIntervalSeconds: Double
     /// The numbers as the kernel takes them (immutable after `init`).
     private nonisolated(unsafe) let kernel: UnsafeMutablePointer<locus_imm_params>
 
@@ -69,7 +69,7 @@ package struct InteractingModels: Sendable {
     }
 
     /// The models' time, seconds.
-    package var timeSeconds: Double { imm.t }
+    var timeSeconds: Double { imm.t }
 
     /// Predicts every model to t (interaction first when due); no-op for t ≤ `timeSeconds`.
     package mutating func predict(toSeconds t: Double, parameters: InteractingModelsParameters) -> KalmanOutcome {
@@ -80,7 +80,7 @@ package struct InteractingModels: Sendable {
     /// < −`gateShort` → `.gated`, nothing changed). `innovation` is the manoeuvring model's; the
     /// returned mean is Σ μⱼ xⱼ of the updated models with μ as of the last interaction (meaningful
     /// when `.accepted`).
-    package mutating func updateRange(anchor: Point3, tagHeightMeters h: Double, rangeMeters r: Double,
+    mutating func updateRange(anchor: Point3, tagHeightMeters h: Double, rangeMeters r: Double,
                                       varianceSquareMeters v: Double, gateLong: Double, gateShort: Double,
                                       innovation: inout KalmanInnovation) -> (KalmanOutcome, SIMD4<Double>) {
         let (status, stats) = Self.rangeKernel(anchor: anchor) { a, out in
@@ -139,7 +139,7 @@ package struct InteractingModels: Sendable {
     package struct RangeRun: Sendable {
         package var stateSeconds: Double
         package var lastUpdateSeconds: Double
-        package var reinitializeAfterSeconds: Double
+        var reinitializeAfterSeconds: Double
         package var rejectionScore: Int
         /// The epoch's sums over its accepted ranges: Σ HᵀH with H = (dx, dy)/ρ, Σ y² (m²), their count.
         package var used: Int
@@ -216,7 +216,7 @@ package struct InteractingModels: Sendable {
     }
 
     /// Folds the likelihoods of the measurements since the last interaction into μ now.
-    package mutating func settle() { locus_imm_settle(&imm) }
+    mutating func settle() { locus_imm_settle(&imm) }
 
     /// Position update of every model with z = (zx, zy), R = [[rxx, rxy], [rxy, ryy]] (m²), gated on the
     /// manoeuvring model's NIS > `gate`. `innovation` is the manoeuvring model's (NIS, det S); the

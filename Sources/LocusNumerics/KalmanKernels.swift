@@ -27,10 +27,10 @@ package struct KalmanState: Sendable, Hashable {
     }
 
     /// P[i, j].
-    @inlinable package subscript(row: Int, column: Int) -> Double { p[4 * row + column] }
+    @inlinable subscript(row: Int, column: Int) -> Double { p[4 * row + column] }
 
     /// True when every entry of x and P is finite.
-    package var isFinite: Bool {
+    var isFinite: Bool {
         var ok = true
         for i in 0..<4 { ok = ok && x[i].isFinite }
         for i in 0..<16 { ok = ok && p[i].isFinite }
@@ -65,9 +65,9 @@ package enum KalmanOutcome: Sendable, Hashable {
 /// Innovation statistics of a measurement update.
 package struct KalmanInnovation: Sendable, Hashable {
     /// Position update: squared Mahalanobis distance NIS = yᵀS⁻¹y; range update: ν = y/√S (signed).
-    package var statistic: Double = 0
+    var statistic: Double = 0
     /// Position update: det S (m⁴); range update: S (m²).
-    package var innovationVariance: Double = 0
+    var innovationVariance: Double = 0
     /// Range update: the innovation y = r − h(x), metres (0 for position updates).
     package var residualMeters: Double = 0
 
@@ -89,7 +89,7 @@ package enum KalmanKernels {
     /// Prediction of the standing-still model over Δt: x ← (px, py, 0, 0),
     /// P ← [[P_pp + q_pos·Δt·I, 0], [0, σ_v²·I]] (q_pos in m²/s, σ_v² in m²/s²).
     @inline(__always)
-    package static func predictStill(_ state: inout KalmanState, overSeconds dt: Double,
+    static func predictStill(_ state: inout KalmanState, overSeconds dt: Double,
                                      positionNoiseDensity qPosition: Double,
                                      velocityVarianceSquareMetersPerSecondSquared v: Double) -> KalmanOutcome {
         let status = state.withKernelPointers { x, p in locus_kalman_still_predict(x, p, dt, qPosition, v) }
@@ -141,7 +141,7 @@ package enum KalmanKernels {
     /// One Rauch–Tung–Striebel step backwards: G = P_f Fᵀ P_p⁻¹, x_s = x_f + G(x_s' − x_p'),
     /// P_s = P_f + G(P_s' − P_p')Gᵀ, where primes are the next step and F spans Δt seconds.
     @inline(__always)
-    package static func smoothStep(filtered: KalmanState, predictedNext: KalmanState, smoothedNext: KalmanState,
+    static func smoothStep(filtered: KalmanState, predictedNext: KalmanState, smoothedNext: KalmanState,
                                    overSeconds dt: Double, into smoothed: inout KalmanState) -> KalmanOutcome {
         var f = filtered, pn = predictedNext, sn = smoothedNext
         let status = f.withKernelPointers { fx, fp in

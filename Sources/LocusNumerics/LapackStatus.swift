@@ -5,7 +5,7 @@ import LocusCore
 /// LAPACK convention: `info == 0` success; `info < 0` argument number −info was illegal (always a
 /// bug in Locus, never the user's data → E5101); `info > 0` a data-dependent failure whose meaning
 /// the routine defines (a singular or not positive-definite matrix → E4002 for our geometry).
-package enum LapackStatus {
+enum LapackStatus {
     /// Checks a LAPACK `info`.
     /// - Parameters:
     ///   - info: the routine's return value.
@@ -13,7 +13,7 @@ package enum LapackStatus {
     ///   - positiveInfo: the code when `info > 0`.
     /// - Throws: `LocusError` E5101 (`lapackInternal`) when `info < 0`, `positiveInfo` when `info > 0`.
     @inline(__always)
-    package static func check(_ info: Int32, routine: StaticString,
+    static func check(_ info: Int32, routine: StaticString,
                               positiveInfo: LocusErrorCode = .degenerateGeometry) throws(LocusError) {
         if info == 0 { return }
         if info < 0 {
@@ -25,7 +25,7 @@ package enum LapackStatus {
     /// Narrows a dimension to LAPACK's 32-bit integer.
     /// - Precondition: `value` fits in `Int32` (programmer error otherwise).
     @inline(__always)
-    package static func int32(_ value: Int) -> Int32 {
+    static func int32(_ value: Int) -> Int32 {
         guard let narrowed = Int32(exactly: value) else {
             preconditionFailure("dimension \(value) does not fit LAPACK's 32-bit integer")
         }

@@ -54,7 +54,7 @@ package enum RobustStatistics {
     /// MAD = median|xₖ − median(x)|, both medians by `median` (mean of the middle two); NaN when any
     /// value is NaN. O(n) expected, two arrays.
     /// - Precondition: `values` is not empty.
-    package static func medianAbsoluteDeviation(_ values: [Double]) -> Double {
+    static func medianAbsoluteDeviation(_ values: [Double]) -> Double {
         let m = median(values)
         return median(values.map { abs($0 - m) })
     }

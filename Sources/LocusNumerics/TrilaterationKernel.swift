@@ -24,31 +24,31 @@ package enum TrilaterationKernel {
     /// Options of one solve; see `TrilaterationConfiguration` (LocusSolvers) for their meaning.
     package struct Options: Sendable, Equatable {
         /// nil: choose automatically (`chooseModel`).
-        package var model: Model?
+        var model: Model?
         /// NLOS rejection on (χ² gate + penalised subset search).
-        package var isRobust: Bool
+        var isRobust: Bool
         /// Gauss–Newton steps per solve (≥ 1).
-        package var maximumIterations: Int
+        var maximumIterations: Int
         /// h, metres (planar model).
-        package var tagHeightMeters: Double
+        var tagHeightMeters: Double
         /// σ₀, metres (> 0): σᵢ = σ₀ + k·rᵢ.
-        package var sigmaMeters: Double
+        var sigmaMeters: Double
         /// k, metres per metre (≥ 0).
-        package var sigmaGrowthPerMeter: Double
+        var sigmaGrowthPerMeter: Double
         /// Convergence tolerance on the estimated distance to the optimum, metres.
-        package var toleranceMeters: Double
+        var toleranceMeters: Double
         /// Automatic model: planar when height spread ≤ ratio · horizontal extent.
-        package var planarHeightSpreadRatio: Double
+        var planarHeightSpreadRatio: Double
         /// Normal matrices below this reciprocal condition are degenerate (E4002).
-        package var minimumReciprocalCondition: Double
+        var minimumReciprocalCondition: Double
         /// PDOP above this is degenerate (E4002).
-        package var maximumDOP: Double
+        var maximumDOP: Double
         /// K: most ranges rejected per fix.
-        package var maximumRejections: Int
+        var maximumRejections: Int
         /// λ: χ² price of one rejection.
-        package var rejectionPenalty: Double
+        var rejectionPenalty: Double
         /// No rejection when the all-ranges residuals show a common bias (see trilateration.c).
-        package var guardsAgainstCommonBias: Bool
+        var guardsAgainstCommonBias: Bool
 
         /// Memberwise initialiser.
         package init(model: Model?, isRobust: Bool, maximumIterations: Int, tagHeightMeters: Double,
@@ -110,7 +110,7 @@ package enum TrilaterationKernel {
         /// m − p.
         package var degreesOfFreedom: Int
         /// Fits run (1 + rejection candidates fitted + polish).
-        package var solves: Int
+        var solves: Int
         /// True when the final fit met the tolerance.
         package var isConverged: Bool
     }
@@ -201,7 +201,7 @@ package enum TrilaterationKernel {
     /// Model ranges r̂ᵢ and Jacobian ∂r̂ᵢ/∂(x, y[, z]) at `point` (planar: z ignored, h used).
     /// The Jacobian is column-major n×p with leading dimension `leadingDimension` ≥ n.
     /// Complexity O(n); no allocation when the buffers are large enough.
-    package static func model(locators: UnsafeBufferPointer<Point3>, model: Model, tagHeightMeters: Double,
+    static func model(locators: UnsafeBufferPointer<Point3>, model: Model, tagHeightMeters: Double,
                               at point: Point3, rangesMeters: inout [Double], jacobian: inout [Double],
                               leadingDimension: Int) {
         let n = locators.count

@@ -20,48 +20,48 @@ import LocusSolvers
 ///
 /// Values are quantised to `classes` equal classes over [lower, upper] (the colour of a class is the
 /// colour at its centre), so runs of equal colour can be merged into rectangles.
-package struct GeometryHeatScale: Equatable {
+struct GeometryHeatScale: Equatable {
     /// Legend title: "HDOP" or "accuracy (cm)".
-    package var title: String
+    var title: String
     /// The range σ of `--accuracy`, metres (nil: the scale shows HDOP).
-    package var sigmaMeters: Double?
+    var sigmaMeters: Double?
     /// Value units per unit of HDOP: 1, or σ · 100 (centimetres).
-    package var factor: Double
+    var factor: Double
     /// Value at the bar's start (best end), value units.
-    package var lower: Double
+    var lower: Double
     /// Value at the bar's end, value units (≤ `poorLimit`).
-    package var upper: Double
+    var upper: Double
     /// Tick step, value units (1, 2 or 5 × 10ᵏ).
-    package var step: Double
+    var step: Double
     /// Digits after the point in tick labels (enough for `step`).
-    package var decimals: Int
+    var decimals: Int
     /// The coverage limit (HDOP 2) in value units.
-    package var coverageLimit: Double
+    var coverageLimit: Double
     /// The poor limit (HDOP 5) in value units.
-    package var poorLimit: Double
+    var poorLimit: Double
     /// The poor limit in HDOP, for the class test (exactly as the report counts poor cells).
-    package var poorHDOP: Double
+    var poorHDOP: Double
     /// Whether some cell has HDOP above the poor limit (the legend then shows the "very poor" band).
-    package var hasAbove: Bool
+    var hasAbove: Bool
 
     /// Colour classes along the bar.
-    package static let classes = 40
+    static let classes = 40
     /// Class of cells above the poor limit.
-    package static let aboveClass = classes
+    static let aboveClass = classes
     /// Class of cells without a fix.
-    package static let noFixClass = classes + 1
+    static let noFixClass = classes + 1
     /// Colour of cells above the poor limit.
-    package static let aboveColour = "#7F0000"
+    static let aboveColour = "#7F0000"
     /// Colour of cells without a fix.
-    package static let noFixColour = "#C4C4C4"
+    static let noFixColour = "#C4C4C4"
 
     /// RdYlGn stops: dark green, green, light green, yellow (coverage limit), orange, red (poor limit).
-    package static let darkGreen = (0x00, 0x68, 0x37), green = (0x1A, 0x98, 0x50), lightGreen = (0xA6, 0xD9, 0x6A)
-    package static let yellow = (0xFE, 0xE0, 0x8B), orange = (0xFD, 0xAE, 0x61), red = (0xD7, 0x30, 0x27)
+    static let darkGreen = (0x00, 0x68, 0x37), green = (0x1A, 0x98, 0x50), lightGreen = (0xA6, 0xD9, 0x6A)
+    static let yellow = (0xFE, 0xE0, 0x8B), orange = (0xFD, 0xAE, 0x61), red = (0xD7, 0x30, 0x27)
 
     /// The scale for `report`'s solvable cells; HDOP, or accuracy in cm when `sigmaMeters` is given.
     /// A map without any solvable cell gets the fixed 0.5–5 HDOP range.
-    package init(report: GeometryReport, sigmaMeters: Double?) {
+    init(report: GeometryReport, sigmaMeters: Double?) {
         self.sigmaMeters = sigmaMeters
         factor = sigmaMeters.map { $0 * 100 } ?? 1
         title = sigmaMeters == nil ? "HDOP" : "accuracy (cm)"
@@ -93,7 +93,7 @@ package struct GeometryHeatScale: Equatable {
 
     /// The finest step 1, 2 or 5 × 10ᵏ that cuts `span` into at most `maximumIntervals` intervals
     /// (10ᵏ formed exactly, so 0.02 is 2 / 100, not 0.1 · 0.2).
-    package static func niceStep(_ span: Double, maximumIntervals: Double) -> Double {
+    static func niceStep(_ span: Double, maximumIntervals: Double) -> Double {
         guard span > 0, span.isFinite else { return 1 }
         func step(_ m: Double, _ e: Int) -> Double {
             var power = 1.0
@@ -110,7 +110,7 @@ package struct GeometryHeatScale: Equatable {
 
     /// Colour class of a cell's HDOP: 0 ..< `classes` along the bar, `aboveClass` above the poor
     /// limit, `noFixClass` without a fix.
-    package func colourClass(_ hdop: Double?) -> Int {
+    func colourClass(_ hdop: Double?) -> Int {
         guard let h = hdop else { return Self.noFixClass }
         if h > poorHDOP { return Self.aboveClass }
         let t = (h * factor - lower) / (upper - lower)
@@ -118,12 +118,12 @@ package struct GeometryHeatScale: Equatable {
     }
 
     /// Value (value units) at the centre of class `k`.
-    package func value(ofClass k: Int) -> Double {
+    func value(ofClass k: Int) -> Double {
         lower + (Double(k) + 0.5) / Double(Self.classes) * (upper - lower)
     }
 
     /// `#RRGGBB` of a colour class.
-    package func colour(ofClass k: Int) -> String {
+    func colour(ofClass k: Int) -> String {
         if k == Self.aboveClass { return Self.aboveColour }
         if k >= Self.noFixClass { return Self.noFixColour }
         let c = rgb(value(ofClass: k))
@@ -131,7 +131,7 @@ package struct GeometryHeatScale: Equatable {
     }
 
     /// The colour of a value (value units) on this scale, before quantisation.
-    package func rgb(_ v: Double) -> (Double, Double, Double) {
+    func rgb(_ v: Double) -> (Double, Double, Double) {
         let c = coverageLimit, p = poorLimit
         if upper <= c {
             return Self.ramp([Self.darkGreen, Self.green, Self.lightGreen], (v - lower) / (upper - lower))
@@ -146,7 +146,7 @@ package struct GeometryHeatScale: Equatable {
     }
 
     /// Piecewise-linear interpolation through equally spaced `stops` at t ∈ [0, 1] (clamped).
-    package static func ramp(_ stops: [(Int, Int, Int)], _ t: Double) -> (Double, Double, Double) {
+    static func ramp(_ stops: [(Int, Int, Int)], _ t: Double) -> (Double, Double, Double) {
         guard stops.count > 1 else { return (Double(stops[0].0), Double(stops[0].1), Double(stops[0].2)) }
         let u = min(max(t.isFinite ? t : 0, 0), 1) * Double(stops.count - 1)
         let i = min(Int(u.rounded(.down)), stops.count - 2)
@@ -155,7 +155,7 @@ package struct GeometryHeatScale: Equatable {
         return (Double(a.0) + f * Double(b.0 - a.0), Double(a.1) + f * Double(b.1 - a.1), Double(a.2) + f * Double(b.2 - a.2))
     }
 
-    package static func hex(_ r: Double, _ g: Double, _ b: Double) -> String {
+    static func hex(_ r: Double, _ g: Double, _ b: Double) -> String {
         let digits = Array("0123456789ABCDEF")
         var s = "#"
         for v in [r, g, b] {
@@ -166,10 +166,10 @@ package struct GeometryHeatScale: Equatable {
     }
 
     /// A legend tick: its value (value units), its label, and whether it is the coverage limit.
-    package struct Tick: Equatable {
-        package var value: Double
-        package var label: String
-        package var isCoverageLimit: Bool
+    struct Tick: Equatable {
+        var value: Double
+        var label: String
+        var isCoverageLimit: Bool
     }
 
     /// The legend's ticks from `lower` to `upper`: the multiples of `step`, the coverage limit when it
@@ -177,7 +177,7 @@ package struct GeometryHeatScale: Equatable {
     /// capped at the poor limit). A multiple closer than 0.6 steps to one of those two is dropped so
     /// labels do not collide. Labels: the number, plus "coverage limit" and "poor" at those limits
     /// when `words` is true.
-    package func ticks(words: Bool) -> [Tick] {
+    func ticks(words: Bool) -> [Tick] {
         let tolerance = 1e-6 * step
         var forced: [Double] = []
         if coverageLimit > lower + tolerance && coverageLimit <= upper + tolerance { forced.append(coverageLimit) }
@@ -203,14 +203,14 @@ package struct GeometryHeatScale: Equatable {
     }
 
     /// Position of value `v` along the bar, 0 at `lower` … 1 at `upper`.
-    package func fraction(_ v: Double) -> Double { (v - lower) / (upper - lower) }
+    func fraction(_ v: Double) -> Double { (v - lower) / (upper - lower) }
 
     /// The "very poor" band's label: "> 5  very poor" (value units).
-    package var aboveLabel: String { "> \(GeometryHeatmap.n(poorLimit, poorLimit == poorLimit.rounded() ? 0 : decimals))  very poor" }
+    var aboveLabel: String { "> \(GeometryHeatmap.n(poorLimit, poorLimit == poorLimit.rounded() ? 0 : decimals))  very poor" }
 
     /// A line under the legend title that says what the greens mean here: "all ≤ 2: covered" when the
     /// whole bar is below the coverage limit, else "≤ 2 covered".
-    package var coverageNote: String {
+    var coverageNote: String {
         let limit = GeometryHeatmap.n(coverageLimit, coverageLimit == coverageLimit.rounded() ? 0 : decimals)
         let unit = sigmaMeters == nil ? "" : " cm"
         return upper <= coverageLimit ? "all ≤ \(limit)\(unit): covered" : "≤ \(limit)\(unit): covered"

@@ -2,17 +2,17 @@ import LocusIO
 import LocusSolvers
 
 /// Which marker swatches the heatmap's legend lists.
-package struct LegendItems {
+struct LegendItems {
     /// Locators a cell needs in range (3 planar, 4 spatial), for the "no fix" swatch.
-    package var locatorsNeeded: Int
+    var locatorsNeeded: Int
     /// A suggested locator is drawn.
-    package var suggestion: Bool
+    var suggestion: Bool
     /// Flagged locators of the survey check are drawn.
-    package var survey: Bool
+    var survey: Bool
     /// Some locator or zone lies (partly) off the floor.
-    package var offFloor: Bool
+    var offFloor: Bool
 
-    package init(report: GeometryReport, suggestion: Bool, survey: Bool, offFloor: Bool) {
+    init(report: GeometryReport, suggestion: Bool, survey: Bool, offFloor: Bool) {
         locatorsNeeded = report.locatorsNeeded
         self.suggestion = suggestion
         self.survey = survey
@@ -21,11 +21,11 @@ package struct LegendItems {
 }
 
 extension GeometryHeatmap {
-    package static let legendTick: Style = [("font-size", .number(11)), ("fill", .text("#222222"))]
-    package static let legendNote: Style = [("font-size", .number(10.5)), ("fill", .text("#444444"))]
+    static let legendTick: Style = [("font-size", .number(11)), ("fill", .text("#222222"))]
+    static let legendNote: Style = [("font-size", .number(10.5)), ("fill", .text("#444444"))]
 
     /// Lines under the legend title: the accuracy's definition, what the greens mean.
-    package static func legendNotes(_ heat: GeometryHeatScale) -> [String] {
+    static func legendNotes(_ heat: GeometryHeatScale) -> [String] {
         var notes: [String] = []
         if let sigma = heat.sigmaMeters { notes.append("= HDOP × range σ \(n(sigma * 100, 1)) cm") }
         notes.append(heat.coverageNote)
@@ -36,7 +36,7 @@ extension GeometryHeatmap {
     /// band on top when the map has such cells, ticks with the coverage limit marked, then the marker
     /// swatches. Returns the legend's lowest y, px.
     @discardableResult
-    package static func verticalLegend(_ svg: inout SVGDocument, x lx: Double, top: Double, heat: GeometryHeatScale, items: LegendItems) -> Double {
+    static func verticalLegend(_ svg: inout SVGDocument, x lx: Double, top: Double, heat: GeometryHeatScale, items: LegendItems) -> Double {
         svg.text(heat.title, x: lx, y: top + 4, [("font-size", .number(13)), ("font-weight", .text("bold")), ("fill", .text("#111111"))])
         let notes = legendNotes(heat)
         for (i, note) in notes.enumerated() { svg.text(note, x: lx, y: top + 19 + 14 * Double(i), legendNote) }
@@ -69,7 +69,7 @@ extension GeometryHeatmap {
     /// The horizontal legend below a flat map: the colour bar left to right (best first, the "very
     /// poor" band at the right end when present), markers to its right. Returns its lowest y, px.
     @discardableResult
-    package static func horizontalLegend(_ svg: inout SVGDocument, x lx: Double, top: Double, heat: GeometryHeatScale, items: LegendItems) -> Double {
+    static func horizontalLegend(_ svg: inout SVGDocument, x lx: Double, top: Double, heat: GeometryHeatScale, items: LegendItems) -> Double {
         let barWidth = 330.0, barHeight = 16.0
         let band = heat.hasAbove ? 30.0 : 0
         let length = barWidth - band
@@ -124,7 +124,7 @@ extension GeometryHeatmap {
 
     /// Swatches for no fix, locator, zone, suggested locator, flagged locator and off-floor items, in
     /// one column or in columns of two rows. Returns the lowest y, px.
-    package static func markerLegend(_ svg: inout SVGDocument, x lx: Double, y y0: Double, rowHeight: Double, columns: Bool,
+    static func markerLegend(_ svg: inout SVGDocument, x lx: Double, y y0: Double, rowHeight: Double, columns: Bool,
                              items: LegendItems) -> Double {
         var count = 0, bottom = y0
         var extra = 0.0   // a two-line item pushes the next one down in a column

@@ -20,11 +20,11 @@ import LocusSolvers
 /// order).
 package enum GeometryHeatmap {
     /// Map-label colours: locators, off-floor markers, zones, the suggestion, flagged locators.
-    package static let locatorColour = "#111111", offFloorColour = "#7B3294", zoneColour = "#1F2D5A"
-    package static let suggestionColour = "#2166AC", surveyColour = "#B2182B"
+    static let locatorColour = "#111111", offFloorColour = "#7B3294", zoneColour = "#1F2D5A"
+    static let suggestionColour = "#2166AC", surveyColour = "#B2182B"
 
     /// A "nice" tick step (1, 2 or 5 × 10ᵏ metres) giving at most `maximumTicks` intervals over `length`.
-    package static func tickStep(_ length: Double, maximumTicks: Double = 10) -> Double {
+    static func tickStep(_ length: Double, maximumTicks: Double = 10) -> Double {
         var step = 0.1
         while length / step > maximumTicks {
             for m in [2.0, 2.5, 2.0] {
@@ -35,10 +35,10 @@ package enum GeometryHeatmap {
         return step
     }
 
-    package static func n(_ x: Double, _ d: Int) -> String { DecimalText.string(x, decimals: d) }
+    static func n(_ x: Double, _ d: Int) -> String { DecimalText.string(x, decimals: d) }
 
     /// A style list, SVG attribute name → value.
-    package typealias Style = [(String, SVGDocument.Value)]
+    typealias Style = [(String, SVGDocument.Value)]
 
     /// The SVG bytes for `report`, with `suggestion` drawn when given and flagged locators (`survey`)
     /// marked. `title` is the first title line (e.g. building and floor names). With
@@ -49,7 +49,7 @@ package enum GeometryHeatmap {
             accuracySigmaMeters: outcome.accuracySigmaMeters)
     }
 
-    package static func svg(report: GeometryReport, suggestion: GeometrySuggestion?, title: String, survey: [SurveyMark] = [],
+    static func svg(report: GeometryReport, suggestion: GeometrySuggestion?, title: String, survey: [SurveyMark] = [],
                     accuracySigmaMeters: Double? = nil) -> [UInt8] {
         let floor = report.floor, grid = report.grid, stats = report.statistics
         let heat = GeometryHeatScale(report: report, sigmaMeters: accuracySigmaMeters)
@@ -215,12 +215,12 @@ package enum GeometryHeatmap {
 
         // Markers first (they are obstacles for every label), labels after, on top.
         struct PendingLabel {
-            package var text: String
-            package var x: Double, y: Double, clearance: Double
-            package var style: Style
-            package var fontSize: Double, bold: Bool
-            package var colour: String
-            package var directions: [LabelPlacer.Direction]
+            var text: String
+            var x: Double, y: Double, clearance: Double
+            var style: Style
+            var fontSize: Double, bold: Bool
+            var colour: String
+            var directions: [LabelPlacer.Direction]
         }
         var zoneLabels: [PendingLabel] = []
         let around: [LabelPlacer.Direction] = [.northEast, .northWest, .southEast, .southWest, .east, .west, .north, .south]
@@ -346,31 +346,31 @@ package enum GeometryHeatmap {
 
     /// A name for a map label: at most `mapLabelCharacters`, longer ones cut with "…" (the text
     /// summary and `locus lint` give them whole).
-    package static func shortened(_ name: String) -> String {
+    static func shortened(_ name: String) -> String {
         name.count <= mapLabelCharacters ? name : String(name.prefix(mapLabelCharacters - 1)) + "…"
     }
 
     /// The longest name drawn whole on the map.
-    package static let mapLabelCharacters = 40
+    static let mapLabelCharacters = 40
 
     /// Whether (x, y) lies on the floor rectangle (edges included), metres.
-    package static func isOnFloor(_ x: Double, _ y: Double, _ floor: Floor) -> Bool {
+    static func isOnFloor(_ x: Double, _ y: Double, _ floor: Floor) -> Bool {
         x >= floor.originX && x <= floor.originX + floor.widthMeters && y >= floor.originY && y <= floor.originY + floor.heightMeters
     }
 
     /// A five-pointed star's ten vertices around (cx, cy), point up.
-    package static func star(cx: Double, cy: Double, outer: Double, inner: Double) -> [(x: Double, y: Double)] {
+    static func star(cx: Double, cy: Double, outer: Double, inner: Double) -> [(x: Double, y: Double)] {
         (0..<10).map { i in
             let r = i % 2 == 0 ? outer : inner, angle = Double(i) * 0.1 * 2 * Double.pi
             return (cx + r * sine(angle), cy - r * cosine(angle))
         }
     }
 
-    package static func opt(_ x: Double?) -> String { x.map { n($0, 2) } ?? "n/a" }
+    static func opt(_ x: Double?) -> String { x.map { n($0, 2) } ?? "n/a" }
 
     /// sin and cos by their Taylor series after reduction to [−π, π] (enough for drawing a star,
     /// and bit-identical on every platform, unlike libm).
-    package static func sine(_ x: Double) -> Double {
+    static func sine(_ x: Double) -> Double {
         var a = x.truncatingRemainder(dividingBy: 2 * Double.pi)
         if a > Double.pi { a -= 2 * Double.pi } else if a < -Double.pi { a += 2 * Double.pi }
         var term = a, sum = a
@@ -381,5 +381,5 @@ package enum GeometryHeatmap {
         return sum
     }
 
-    package static func cosine(_ x: Double) -> Double { sine(x + Double.pi / 2) }
+    static func cosine(_ x: Double) -> Double { sine(x + Double.pi / 2) }
 }

@@ -7,14 +7,14 @@ import LocusSolvers
 /// - good (green): coverage ≥ 95 % and max HDOP ≤ c;
 /// - fair (amber): coverage ≥ 80 % and max HDOP ≤ p;
 /// - poor (red): anything else, including a floor where no cell can be positioned.
-package enum GeometryVerdict: Equatable {
+enum GeometryVerdict: Equatable {
     case good, fair, poor
 
     /// Coverage fractions at or above which a floor can be good or fair.
-    package static let goodCoverage = 0.95, fairCoverage = 0.80
+    static let goodCoverage = 0.95, fairCoverage = 0.80
 
     /// The verdict on `statistics` with the limits of `options`.
-    package init(statistics s: GeometryStatistics, options: GeometryReportOptions) {
+    init(statistics s: GeometryStatistics, options: GeometryReportOptions) {
         guard let worst = s.hdopMax else { self = .poor; return }
         if s.coverage >= Self.goodCoverage && worst <= options.coverageHDOP {
             self = .good
@@ -26,7 +26,7 @@ package enum GeometryVerdict: Equatable {
     }
 
     /// `#RRGGBB` of the title: dark green, amber, red.
-    package var colour: String {
+    var colour: String {
         switch self {
         case .good: return "#1A6B3A"
         case .fair: return "#8A5A00"

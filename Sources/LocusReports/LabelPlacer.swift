@@ -1,28 +1,28 @@
 /// A rectangle in SVG user units (pixels, y down).
-package struct PixelBox: Equatable {
-    package var minX: Double
-    package var minY: Double
-    package var maxX: Double
-    package var maxY: Double
+struct PixelBox: Equatable {
+    var minX: Double
+    var minY: Double
+    var maxX: Double
+    var maxY: Double
 
     /// The square of half-size `r` around (x, y) (a marker).
-    package static func around(x: Double, y: Double, radius r: Double) -> PixelBox {
+    static func around(x: Double, y: Double, radius r: Double) -> PixelBox {
         PixelBox(minX: x - r, minY: y - r, maxX: x + r, maxY: y + r)
     }
 
     /// Whether the two boxes share interior (touching edges do not count).
-    package func intersects(_ o: PixelBox) -> Bool { minX < o.maxX && o.minX < maxX && minY < o.maxY && o.minY < maxY }
+    func intersects(_ o: PixelBox) -> Bool { minX < o.maxX && o.minX < maxX && minY < o.maxY && o.minY < maxY }
 
     /// Area of the intersection, px².
-    package func overlap(_ o: PixelBox) -> Double {
+    func overlap(_ o: PixelBox) -> Double {
         max(0, min(maxX, o.maxX) - max(minX, o.minX)) * max(0, min(maxY, o.maxY) - max(minY, o.minY))
     }
 
     /// Whether `o` lies wholly inside this box.
-    package func contains(_ o: PixelBox) -> Bool { o.minX >= minX && o.maxX <= maxX && o.minY >= minY && o.maxY <= maxY }
+    func contains(_ o: PixelBox) -> Bool { o.minX >= minX && o.maxX <= maxX && o.minY >= minY && o.maxY <= maxY }
 
     /// Area, px².
-    package var area: Double { max(0, maxX - minX) * max(0, maxY - minY) }
+    var area: Double { max(0, maxX - minX) * max(0, maxY - minY) }
 }
 
 /// Greedy placement of map labels without overlaps.
@@ -36,13 +36,13 @@ package struct PixelBox: Equatable {
 /// bold; DejaVu Sans digits are 0.636 em), ascent 0.78 em, descent 0.24 em, plus 1.5 px on each side
 /// for the white halo — generous, so estimated boxes that do not overlap leave real text apart.
 /// Deterministic: same input, same placement. Complexity O(labels² · candidates).
-package struct LabelPlacer {
+struct LabelPlacer {
     /// Where a direction puts the label relative to its anchor.
-    package enum Direction: CaseIterable {
+    enum Direction: CaseIterable {
         case northEast, northWest, southEast, southWest, east, west, north, south, centre
 
         /// (horizontal, vertical) sign: +1 right/down, −1 left/up, 0 centred.
-        package var signs: (Int, Int) {
+        var signs: (Int, Int) {
             switch self {
             case .northEast: return (1, -1)
             case .northWest: return (-1, -1)
@@ -59,42 +59,42 @@ package struct LabelPlacer {
 
     /// A placed label: the text's anchor point and `text-anchor`, its estimated box, and a leader
     /// line from the anchor when the label had to move out of the first ring.
-    package struct Placement {
-        package var x: Double
-        package var baseline: Double
-        package var textAnchor: String
-        package var box: PixelBox
-        package var leader: (x1: Double, y1: Double, x2: Double, y2: Double)?
+    struct Placement {
+        var x: Double
+        var baseline: Double
+        var textAnchor: String
+        var box: PixelBox
+        var leader: (x1: Double, y1: Double, x2: Double, y2: Double)?
         /// Whether no free spot was found (the label overlaps something).
-        package var collides: Bool
+        var collides: Bool
     }
 
     /// Width per character, em (regular and bold).
-    package static let emPerCharacter = 0.64, emPerBoldCharacter = 0.70
+    static let emPerCharacter = 0.64, emPerBoldCharacter = 0.70
     /// Ascent and descent, em.
-    package static let ascent = 0.78, descent = 0.24
+    static let ascent = 0.78, descent = 0.24
     /// Halo allowance on every side, px.
-    package static let padding = 1.5
+    static let padding = 1.5
     /// Extra distance per ring, px.
-    package static let ringStep = 13.0
+    static let ringStep = 13.0
 
     /// Where labels may go.
-    package var bounds: PixelBox
+    var bounds: PixelBox
     /// Boxes already taken (reserved markers and text, and placed labels).
-    package private(set) var occupied: [PixelBox] = []
+    private(set) var occupied: [PixelBox] = []
 
-    package init(bounds: PixelBox) { self.bounds = bounds }
+    init(bounds: PixelBox) { self.bounds = bounds }
 
     /// Marks `box` as taken (a marker or a fixed text) without drawing anything.
-    package mutating func reserve(_ box: PixelBox) { occupied.append(box) }
+    mutating func reserve(_ box: PixelBox) { occupied.append(box) }
 
     /// Estimated width of `text` at `fontSize` px, without padding.
-    package static func textWidth(_ text: String, fontSize: Double, bold: Bool) -> Double {
+    static func textWidth(_ text: String, fontSize: Double, bold: Bool) -> Double {
         Double(text.count) * fontSize * (bold ? emPerBoldCharacter : emPerCharacter)
     }
 
     /// The estimated box of `text` drawn at (x, baseline) with `textAnchor` (start, middle, end), padding included.
-    package static func box(_ text: String, fontSize: Double, bold: Bool, x: Double, baseline: Double, textAnchor: String) -> PixelBox {
+    static func box(_ text: String, fontSize: Double, bold: Bool, x: Double, baseline: Double, textAnchor: String) -> PixelBox {
         let w = textWidth(text, fontSize: fontSize, bold: bold)
         let left: Double
         switch textAnchor {
@@ -109,7 +109,7 @@ package struct LabelPlacer {
     /// Places `text` near (x, y): `clearance` px is kept free around the anchor (a marker's radius and a
     /// gap; 0 for a bare point such as a zone's centre), directions are tried in `directions` order.
     /// - Precondition: `directions` is not empty.
-    package mutating func place(_ text: String, fontSize: Double, bold: Bool = false, x: Double, y: Double, clearance: Double,
+    mutating func place(_ text: String, fontSize: Double, bold: Bool = false, x: Double, y: Double, clearance: Double,
                         directions: [Direction]) -> Placement {
         precondition(!directions.isEmpty, "LabelPlacer.place: no direction to try")
         let w = Self.textWidth(text, fontSize: fontSize, bold: bold) + 2 * Self.padding

@@ -2,11 +2,11 @@ import LocusCore
 
 /// Clipping of polygons to an axis-aligned rectangle (a floor), for drawing zones that reach
 /// beyond the floor.
-package enum RectangleClipping {
+enum RectangleClipping {
     /// The part of `polygon` inside [minX, maxX] × [minY, maxY] (Sutherland–Hodgman, one pass per
     /// side), metres; empty when nothing of it is inside. A concave polygon may come back with
     /// zero-width bridges along the rectangle's sides, which draw as nothing. Complexity O(vertices).
-    package static func clip(_ polygon: [Point2], minX: Double, minY: Double, maxX: Double, maxY: Double) -> [Point2] {
+    static func clip(_ polygon: [Point2], minX: Double, minY: Double, maxX: Double, maxY: Double) -> [Point2] {
         var points = polygon
         // Each side: inside test and the crossing of segment a→b with the side's line.
         let sides: [(inside: (Point2) -> Bool, cross: (Point2, Point2) -> Point2)] = [
@@ -35,7 +35,7 @@ package enum RectangleClipping {
     }
 
     /// Signed area (shoelace), m².
-    package static func area(_ polygon: [Point2]) -> Double {
+    static func area(_ polygon: [Point2]) -> Double {
         var sum = 0.0
         for (i, p) in polygon.enumerated() {
             let q = polygon[(i + 1) % polygon.count]

@@ -16,9 +16,9 @@ import LocusZones
 /// read the report structurally. Tracks and error series are thinned to at most 1,500 points per
 /// tag (every k-th fix); at most 12 tags are drawn (all are in the table).
 package enum ReplayReport {
-    package static let maximumPoints = 1_500
-    package static let maximumDrawnTags = 12
-    package static let palette = ["#1F77B4", "#D62728", "#2CA02C", "#9467BD", "#FF7F0E", "#17BECF",
+    static let maximumPoints = 1_500
+    static let maximumDrawnTags = 12
+    static let palette = ["#1F77B4", "#D62728", "#2CA02C", "#9467BD", "#FF7F0E", "#17BECF",
                           "#8C564B", "#E377C2", "#7F7F7F", "#BCBD22", "#393B79", "#AD494A"]
 
     package static func svg(site: Site, summary: ReplaySummary, evaluation e: ReplayEvaluation, trace: String) -> [UInt8] {
@@ -216,7 +216,7 @@ package enum ReplayReport {
 
     /// What a floor's map shows: the floor rectangle when it has one, else the locators, zones and
     /// tracks, with a margin; metres.
-    package static func bounds(floor: Floor, evaluation e: ReplayEvaluation) -> (x0: Double, y0: Double, x1: Double, y1: Double) {
+    static func bounds(floor: Floor, evaluation e: ReplayEvaluation) -> (x0: Double, y0: Double, x1: Double, y1: Double) {
         var xs: [Double] = [], ys: [Double] = []
         if floor.widthMeters > 0 && floor.heightMeters > 0 {
             xs += [floor.originX, floor.originX + floor.widthMeters]
@@ -232,7 +232,7 @@ package enum ReplayReport {
     }
 
     /// At most `maximumPoints` of `track`: every k-th point, and the last.
-    package static func thinned<T>(_ track: [T]) -> [T] {
+    static func thinned<T>(_ track: [T]) -> [T] {
         guard track.count > maximumPoints else { return track }
         let stride = (track.count + maximumPoints - 1) / maximumPoints
         var out: [T] = []
@@ -244,7 +244,7 @@ package enum ReplayReport {
 
     /// A frame with ticks and labels: x from x0 to x1 (pixels) for values xRange, y from y0 (bottom)
     /// to y1 (top) for yRange.
-    package static func axes(_ svg: inout SVGDocument, x0: Double, y0: Double, x1: Double, y1: Double,
+    static func axes(_ svg: inout SVGDocument, x0: Double, y0: Double, x1: Double, y1: Double,
                      xRange: (Double, Double), yRange: (Double, Double), xLabel: String, yLabel: String) {
         let tick: [(String, SVGDocument.Value)] = [("font-size", .number(10.5)), ("fill", .text("#444444"))]
         svg.rect(x: x0, y: y1, width: x1 - x0, height: y0 - y1, [("fill", .text("none")), ("stroke", .text("#666666"))])
@@ -262,7 +262,7 @@ package enum ReplayReport {
     }
 
     /// Ticks at a nice step (1, 2 or 5 × 10ᵏ) over `range`, with their pixel positions.
-    package static func ticks(_ range: (Double, Double), pixels: (Double, Double), count: Double) -> [(Double, Double)] {
+    static func ticks(_ range: (Double, Double), pixels: (Double, Double), count: Double) -> [(Double, Double)] {
         let span = range.1 - range.0
         guard span > 0, span.isFinite else { return [] }
         let raw = span / count
@@ -278,7 +278,7 @@ package enum ReplayReport {
     }
 
     /// A tick label: as few decimals as the value needs (at most 3).
-    package static func label(_ v: Double) -> String {
+    static func label(_ v: Double) -> String {
         for d in 0...3 {
             let text = DecimalText.string(v, decimals: d)
             if abs((Double(text) ?? v) - v) < 1e-9 { return text }

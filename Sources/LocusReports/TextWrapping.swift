@@ -1,11 +1,11 @@
 /// Word wrapping for text drawn without a layout engine (SVG): lines by a character budget.
-package enum TextWrapping {
+enum TextWrapping {
     /// `text` in lines of at most `width` characters, broken at spaces; a word longer than a line is
     /// cut at the budget. Continuation lines start with `indent` (counted in the budget). Joining the
     /// lines with single spaces, after dropping the indents, gives back `text` with its runs of spaces
     /// collapsed (and cut words split by one space). Complexity O(characters).
     /// - Precondition: `width` > `indent.count`.
-    package static func lines(_ text: String, width: Int, indent: String = "") -> [String] {
+    static func lines(_ text: String, width: Int, indent: String = "") -> [String] {
         precondition(width > indent.count, "TextWrapping.lines: width \(width) leaves no room after the indent")
         var out: [String] = []
         var line = ""

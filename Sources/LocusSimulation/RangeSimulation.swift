@@ -60,12 +60,12 @@ package struct SimulatedRecording: Sendable {
     /// Truth samples at the requested rate, sorted by (time, tag).
     package var truth: [TruthSample]
     /// The walk of each tag, in tag order (tags `T1`, `T2`, …).
-    package var walks: [(tag: TagID, walk: WalkTrajectory)]
+    var walks: [(tag: TagID, walk: WalkTrajectory)]
     /// The floor the recording is on.
-    package var floor: Floor
+    var floor: Floor
 
     /// The walk of `tag`, or nil. O(tags).
-    package func walk(of tag: TagID) -> WalkTrajectory? { walks.first { $0.tag == tag }?.walk }
+    func walk(of tag: TagID) -> WalkTrajectory? { walks.first { $0.tag == tag }?.walk }
 
     /// Simulates `tagCount` walkers (`T1`…) on `floor` for `durationSeconds` from time 0.
     ///

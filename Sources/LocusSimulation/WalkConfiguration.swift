@@ -7,25 +7,25 @@ import LocusCore
 /// probability p_stop for a duration U(s_min, s_max) seconds.
 package struct WalkConfiguration: Sendable, Hashable {
     /// Leg speeds are drawn uniformly from this interval, m/s.
-    package var speedMetersPerSecond: ClosedRange<Double>
+    var speedMetersPerSecond: ClosedRange<Double>
     /// Largest speed change per second, m/s².
-    package var accelerationMetersPerSecondSquared: Double
+    var accelerationMetersPerSecondSquared: Double
     /// Largest heading change per second, rad/s.
-    package var turnRateRadiansPerSecond: Double
+    var turnRateRadiansPerSecond: Double
     /// Probability of a stop at each reached waypoint.
-    package var stopProbability: Double
+    var stopProbability: Double
     /// Stop durations are drawn uniformly from this interval, seconds.
-    package var stopSeconds: ClosedRange<Double>
+    var stopSeconds: ClosedRange<Double>
     /// Waypoints are kept this far inside the floor rectangle, metres.
-    package var marginMeters: Double
+    var marginMeters: Double
     /// Waypoints to walk through (visited in a seeded random order); empty means random points
     /// in the floor rectangle.
     package var waypoints: [Point2]
     /// Integration step of the walk, seconds (the truth is interpolated linearly between steps).
-    package var stepSeconds: Double
+    var stepSeconds: Double
 
     /// Creates a configuration; every argument defaults to the value of `standard`.
-    package init(speedMetersPerSecond: ClosedRange<Double> = 0.8...1.5,
+    init(speedMetersPerSecond: ClosedRange<Double> = 0.8...1.5,
                  accelerationMetersPerSecondSquared: Double = 0.8,
                  turnRateRadiansPerSecond: Double = 1.5,
                  stopProbability: Double = 0.3,

@@ -12,25 +12,25 @@ import LocusCore
 /// p ← p + v·(cos ψ, sin ψ)·Δt. A waypoint is reached within 0.4 m (0.05 m, or v = 0, for a stop).
 package struct WalkTrajectory: Sendable {
     /// Time of the first sample, seconds.
-    package let startSeconds: Double
+    let startSeconds: Double
     /// Sample spacing, seconds.
-    package let stepSeconds: Double
+    let stepSeconds: Double
     /// Sampled x, metres.
-    package let xs: [Double]
+    let xs: [Double]
     /// Sampled y, metres.
-    package let ys: [Double]
+    let ys: [Double]
 
     /// The last sampled time, seconds.
-    package var endSeconds: Double { startSeconds + Double(max(0, xs.count - 1)) * stepSeconds }
+    var endSeconds: Double { startSeconds + Double(max(0, xs.count - 1)) * stepSeconds }
 
     /// Position at time t (clamped to the sampled span), linear interpolation, metres.
-    package func position(atSeconds t: Double) -> Point2 {
+    func position(atSeconds t: Double) -> Point2 {
         let (i, f) = index(t)
         return Point2(x: xs[i] + (xs[i + 1] - xs[i]) * f, y: ys[i] + (ys[i + 1] - ys[i]) * f)
     }
 
     /// Velocity at time t (finite difference of the bracketing samples), m/s.
-    package func velocity(atSeconds t: Double) -> Vector3 {
+    func velocity(atSeconds t: Double) -> Vector3 {
         let (i, _) = index(t)
         return Vector3(x: (xs[i + 1] - xs[i]) / stepSeconds, y: (ys[i + 1] - ys[i]) / stepSeconds, z: 0)
     }
@@ -45,7 +45,7 @@ package struct WalkTrajectory: Sendable {
     ///
     /// Deterministic for a given generator state. Complexity O(duration/Δt).
     /// - Precondition: the floor rectangle is larger than twice the margin, duration > 0.
-    package static func generate(on floor: Floor, startSeconds: Double, durationSeconds: Double,
+    static func generate(on floor: Floor, startSeconds: Double, durationSeconds: Double,
                                  configuration c: WalkConfiguration,
                                  using rng: inout SeededGenerator) -> WalkTrajectory {
         let x0 = floor.originX + c.marginMeters, x1 = floor.originX + floor.widthMeters - c.marginMeters

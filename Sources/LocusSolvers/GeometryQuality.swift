@@ -11,7 +11,7 @@ package struct DilutionOfPrecision: Sendable, Equatable {
     package var pdop: Double
 
     /// Memberwise initialiser.
-    package init(hdop: Double, vdop: Double?, pdop: Double) {
+    init(hdop: Double, vdop: Double?, pdop: Double) {
         self.hdop = hdop
         self.vdop = vdop
         self.pdop = pdop
@@ -63,7 +63,7 @@ package enum GeometryQuality {
     /// DOP at each of `points` (x, y; z = `tagHeightMeters`, which planar mode also uses as the
     /// tag height); nil where the geometry is degenerate (E4001/E4002 at that point).
     /// Complexity O(n · points.count); one allocation (the result).
-    package static func dopGrid(locators: [Point3], points: [Point2], mode: TrilaterationMode,
+    static func dopGrid(locators: [Point3], points: [Point2], mode: TrilaterationMode,
                                 tagHeightMeters: Double,
                                 configuration: TrilaterationConfiguration = .standard) -> [DilutionOfPrecision?] {
         var result: [DilutionOfPrecision?] = []

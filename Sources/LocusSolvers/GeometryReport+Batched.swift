@@ -3,27 +3,27 @@ import LocusNumerics
 
 /// The normal matrix N = HᵀH of unit line-of-sight rows at one point, upper triangle
 /// (xx, xy, xz, yy, yz, zz); planar uses the 2×2 block.
-package struct NormalMatrix: Sendable, Equatable {
+struct NormalMatrix: Sendable, Equatable {
     /// N₁₁ = Σ gₓ², unitless.
-    package var xx = 0.0
+    var xx = 0.0
     /// N₁₂ = Σ gₓ g_y.
-    package var xy = 0.0
+    var xy = 0.0
     /// N₁₃ = Σ gₓ g_z (spatial only).
-    package var xz = 0.0
+    var xz = 0.0
     /// N₂₂ = Σ g_y².
-    package var yy = 0.0
+    var yy = 0.0
     /// N₂₃ = Σ g_y g_z (spatial only).
-    package var yz = 0.0
+    var yz = 0.0
     /// N₃₃ = Σ g_z² (spatial only).
-    package var zz = 0.0
+    var zz = 0.0
 
     /// The zero matrix.
-    package init() {}
+    init() {}
 
     /// Adds one locator's row g = (p − pᵢ)/r, r = ‖p − pᵢ‖ (planar: p_z is the tag height h):
     /// N += g gᵀ; a locator at zero distance adds nothing (as in `locus_tril_dop`).
     @inline(__always)
-    package mutating func add(dx: Double, dy: Double, dz: Double) {
+    mutating func add(dx: Double, dy: Double, dz: Double) {
         let r2 = dx * dx + dy * dy + dz * dz
         guard r2 > 0 else { return }
         let w = 1 / r2
@@ -35,7 +35,7 @@ package struct NormalMatrix: Sendable, Equatable {
     /// λ_min ≥ rcond · λ_max of the 2×2 block, spatial 1-norm reciprocal condition ≥ rcond, and
     /// PDOP = √trace Q ≤ `maximumDOP`; nil otherwise (degenerate). VDOP is 0 in planar mode.
     @inline(__always)
-    package func dop(spatial: Bool, minimumReciprocalCondition rcond: Double, maximumDOP: Double) -> (hdop: Double, vdop: Double)? {
+    func dop(spatial: Bool, minimumReciprocalCondition rcond: Double, maximumDOP: Double) -> (hdop: Double, vdop: Double)? {
         var h2: Double, v2 = 0.0
         if !spatial {
             let a = xx, b = xy, c = yy

@@ -12,10 +12,10 @@ package struct GeometrySuggestion: Sendable, Equatable {
     /// Candidate positions evaluated.
     package var candidates: Int
     /// Cell size of the coarse grid the search scored candidates on, metres.
-    package var searchGridMeters: Double
+    var searchGridMeters: Double
 
     /// Memberwise initialiser.
-    package init(position: Point3, before: GeometryStatistics, after: GeometryStatistics, candidates: Int, searchGridMeters: Double) {
+    init(position: Point3, before: GeometryStatistics, after: GeometryStatistics, candidates: Int, searchGridMeters: Double) {
         self.position = position
         self.before = before
         self.after = after
@@ -33,9 +33,9 @@ package struct GeometrySuggestion: Sendable, Equatable {
 
 extension GeometryReport {
     /// HDOP counted for a cell that cannot be positioned when scoring candidates ("very bad").
-    package static let unsolvableHDOP = 99.0
+    static let unsolvableHDOP = 99.0
     /// Cells of the coarse search grid, at most.
-    package static let searchCells = 4000.0
+    static let searchCells = 4000.0
 
     /// Proposes one more locator: the candidate that minimises the 95th-percentile HDOP over the
     /// floor with unsolvable cells counted as HDOP 99 (ties: higher coverage, then lower mean).

@@ -169,7 +169,7 @@ extension GeometryReport {
     /// Indices of the cells whose centre is inside `zone`'s polygon (even–odd rule), or of the one
     /// cell holding the polygon's vertex mean when the zone is smaller than a cell.
     /// Complexity O(cells in the zone's bounding box · vertices).
-    package static func zoneCells(_ zone: Zone, grid: GeometryGrid) -> [Int] {
+    static func zoneCells(_ zone: Zone, grid: GeometryGrid) -> [Int] {
         let poly = zone.polygon
         guard poly.count >= 3 else { return [] }
         let xs = poly.map(\.x), ys = poly.map(\.y)

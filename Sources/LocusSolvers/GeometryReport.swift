@@ -25,7 +25,7 @@ package struct GeometryReportOptions: Sendable, Equatable {
     /// Cells above this HDOP are reported as poor geometry.
     package var poorHDOP: Double
     /// Mode rule, singularity threshold and largest DOP accepted (shared with the solver).
-    package var trilateration: TrilaterationConfiguration
+    var trilateration: TrilaterationConfiguration
     /// The numeric path of the DOP map.
     package var path: Path
 
@@ -89,15 +89,15 @@ package struct GeometryGrid: Sendable, Equatable {
     package var count: Int { columns * rows }
 
     /// Centre of cell (column, row): (x₀ + (i + ½)·Δx, y₀ + (j + ½)·Δy).
-    package func centre(column: Int, row: Int) -> Point2 {
+    func centre(column: Int, row: Int) -> Point2 {
         Point2(x: originX + (Double(column) + 0.5) * cellWidthMeters, y: originY + (Double(row) + 0.5) * cellHeightMeters)
     }
 
     /// Centre of the cell with this index.
-    package func centre(index: Int) -> Point2 { centre(column: index % columns, row: index / columns) }
+    func centre(index: Int) -> Point2 { centre(column: index % columns, row: index / columns) }
 
     /// Every cell centre in index order. Complexity O(cells).
-    package var centres: [Point2] {
+    var centres: [Point2] {
         var out: [Point2] = []
         out.reserveCapacity(count)
         for j in 0..<rows { for i in 0..<columns { out.append(centre(column: i, row: j)) } }
@@ -108,14 +108,14 @@ package struct GeometryGrid: Sendable, Equatable {
 /// One grid cell's geometry.
 package struct GeometryCell: Sendable, Equatable {
     /// Locators within the maximum range of the cell centre (tag at carrying height).
-    package var locatorsInRange: Int
+    var locatorsInRange: Int
     /// HDOP √(Q₁₁ + Q₂₂) over the in-range locators; nil when fewer than p in range or degenerate.
     package var hdop: Double?
     /// VDOP √Q₃₃ (spatial floors only).
-    package var vdop: Double?
+    var vdop: Double?
 
     /// Memberwise initialiser.
-    package init(locatorsInRange: Int, hdop: Double?, vdop: Double?) {
+    init(locatorsInRange: Int, hdop: Double?, vdop: Double?) {
         self.locatorsInRange = locatorsInRange
         self.hdop = hdop
         self.vdop = vdop
@@ -149,7 +149,7 @@ package struct GeometryStatistics: Sendable, Equatable {
 
     /// Statistics of `cells` with the thresholds of `options` and p unknowns.
     /// Complexity O(N log N) for the percentiles.
-    package init(cells: [GeometryCell], unknowns: Int, options: GeometryReportOptions) {
+    init(cells: [GeometryCell], unknowns: Int, options: GeometryReportOptions) {
         self.cells = cells.count
         let needed = unknowns == 3 ? 4 : 3
         var values: [Double] = []
@@ -182,12 +182,12 @@ package struct GeometryStatistics: Sendable, Equatable {
 /// A geometry finding: a stable key (e.g. `geometry.locatorsCollinear`) and a message with numbers.
 package struct GeometryWarning: Sendable, Equatable, CustomStringConvertible {
     /// Stable, machine-readable key, `geometry.<name>`.
-    package var key: String
+    var key: String
     /// What is wrong, where, and by how much.
-    package var message: String
+    var message: String
 
     /// Memberwise initialiser.
-    package init(key: String, message: String) {
+    init(key: String, message: String) {
         self.key = key
         self.message = message
     }
@@ -232,7 +232,7 @@ package struct GeometryReport: Sendable {
     /// Computes the report of `floor` with the locator positions `locators` (e.g. with a proposed
     /// extra locator); the floor's own locators are used only for labels.
     /// - Throws: E3001 floor without extent, E1003 bad grid or too many cells.
-    package init(floor: Floor, locators: [Point3], options: GeometryReportOptions = .standard) throws(LocusError) {
+    init(floor: Floor, locators: [Point3], options: GeometryReportOptions = .standard) throws(LocusError) {
         guard options.maximumRangeMeters > 0 else {
             throw LocusError(.invalidArgument, "maximum range must be > 0 m, not \(options.maximumRangeMeters)")
         }

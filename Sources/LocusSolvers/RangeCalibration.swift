@@ -26,21 +26,21 @@ package struct RangeCalibrationConfiguration: Sendable, Hashable {
     package var fitsSlope: Bool
     /// Huber threshold k in units of the locator's robust scale: residuals with |u| ≤ k weigh 1,
     /// larger ones k/|u| (1.345 gives 95 % efficiency under Gaussian noise).
-    package var huberThreshold: Double
+    var huberThreshold: Double
     /// Tukey bisquare threshold c in units of the scale: w = (1 − (u/c)²)² for |u| < c, else 0
     /// (4.685 gives 95 % efficiency under Gaussian noise).
-    package var tukeyThreshold: Double
+    var tukeyThreshold: Double
     /// Most reweighting passes.
-    package var maximumIterations: Int
+    var maximumIterations: Int
     /// The passes stop when no parameter moves by more than this, metres (or per metre for slopes).
-    package var convergenceMeters: Double
+    var convergenceMeters: Double
     /// A locator needs at least this many samples to be estimated.
     package var minimumSamples: Int
     /// Smallest robust scale used in the weights, metres (ranges quantised to 1 cm can give a MAD of 0).
-    package var minimumScaleMeters: Double
+    var minimumScaleMeters: Double
 
     /// Creates settings; every argument defaults to the value of `standard`.
-    package init(estimator: Estimator = .tukey, fitsSlope: Bool = false, huberThreshold: Double = 1.345,
+    init(estimator: Estimator = .tukey, fitsSlope: Bool = false, huberThreshold: Double = 1.345,
                  tukeyThreshold: Double = 4.685, maximumIterations: Int = 50, convergenceMeters: Double = 1e-6, minimumSamples: Int = 10,
                  minimumScaleMeters: Double = 0.002) {
         self.estimator = estimator
@@ -61,11 +61,11 @@ package struct RangeCalibrationConfiguration: Sendable, Hashable {
 /// Calibration samples: ranges with the true tag–locator distance at their time, by column.
 package struct RangeCalibrationSamples: Sendable {
     /// The locator of each sample, as its index in the floor's `locators`.
-    package private(set) var slots: [Int] = []
+    private(set) var slots: [Int] = []
     /// Measured range rₖ, metres.
-    package private(set) var rangesMeters: [Double] = []
+    private(set) var rangesMeters: [Double] = []
     /// True distance dₖ = ‖pₖ − aᵢ‖, metres.
-    package private(set) var distancesMeters: [Double] = []
+    private(set) var distancesMeters: [Double] = []
 
     /// No samples.
     package init() {}
@@ -75,7 +75,7 @@ package struct RangeCalibrationSamples: Sendable {
 
     /// Adds one sample: range `rangeMeters` to the locator at `slot`, true distance `distanceMeters`.
     /// - Precondition: both finite, `slot ≥ 0`.
-    package mutating func append(slot: Int, rangeMeters: Double, distanceMeters: Double) {
+    mutating func append(slot: Int, rangeMeters: Double, distanceMeters: Double) {
         precondition(slot >= 0 && rangeMeters.isFinite && distanceMeters.isFinite,
                      "RangeCalibrationSamples.append: slot must be ≥ 0 and values finite")
         slots.append(slot)
@@ -109,7 +109,7 @@ package struct LocatorCalibration: Sendable, Hashable {
     /// Slope ŝᵢ of the slope model (metres per metre); nil for the bias-only model.
     package var slope: Double?
     /// Mean true distance d̄ᵢ of the samples, metres.
-    package var meanDistanceMeters: Double?
+    var meanDistanceMeters: Double?
     /// Samples the Huber weights took down (|u| > k) in the last pass.
     package var downweightedCount: Int
 }
@@ -129,7 +129,7 @@ package struct RangeCalibration: Sendable, Hashable {
     /// Reweighting passes run (0 for the median estimator).
     package var iterations: Int
     /// The settings used.
-    package var configuration: RangeCalibrationConfiguration
+    var configuration: RangeCalibrationConfiguration
 
     /// Estimates every locator of `floor` from `samples` (slots index `floor.locators`).
     /// Complexity O(passes · m · n²) for m samples and n parameters, plus O(m log m) for medians.

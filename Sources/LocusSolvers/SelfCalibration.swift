@@ -6,47 +6,47 @@ package struct SelfCalibrationConfiguration: Sendable, Hashable {
     /// Also fit each locator's scale error sᵢ (r = (1 + sᵢ)·d + bᵢ).
     package var fitsSlope = false
     /// Estimate each locator's position correction and flag those the data put away from their survey.
-    package var checksSurvey = true
+    var checksSurvey = true
     /// A locator needs this many ranges to be estimated.
     package var minimumRanges = 50
     /// A bias whose standard deviation exceeds this is not determined by the recording (metres):
     /// the locator keeps its value.
-    package var observableSDMeters = 0.03
+    var observableSDMeters = 0.03
     /// The common offset (the mean bias, shared with the tag's own delay) is separable when its
     /// standard deviation is below this, metres; otherwise the biases are relative and their mean is
     /// held at the site's.
-    package var commonOffsetSDMeters = 0.03
+    var commonOffsetSDMeters = 0.03
     /// A tag path narrower than this across its principal direction (metres, 1σ) is collinear: said
     /// in a warning (the covariance decides what it determines).
-    package var collinearSpreadMeters = 0.5
+    var collinearSpreadMeters = 0.5
     /// A locator is flagged when its fitted position correction is at least this long (metres)…
-    package var flagMinimumMeters = 0.10
+    var flagMinimumMeters = 0.10
     /// …and significant: δᵀC⁻¹δ above this (χ², 2 or 3 degrees of freedom; 13.8 is p = 0.001 for 2)…
-    package var flagChiSquare = 13.8
+    var flagChiSquare = 13.8
     /// …and the correction explains structure the noise does not: the locator's robust range noise
     /// falls by at least this fraction once its position is corrected (on the real CUHK-SZ runs,
     /// whose locators are surveyed by motion capture, a correction lowers it by at most 16 %; a
     /// locator 0.5 m off, by 26 % and more).
-    package var flagNoiseDrop = 0.2
+    var flagNoiseDrop = 0.2
     /// Write the flagged locators' positions corrected: the biases are then those fitted with the
     /// corrections (otherwise those of the positions as surveyed).
     package var fixesPositions = false
     /// Gauss–Newton steps (at most), the first `huberIterations` with Huber weights.
-    package var maximumIterations = 40
-    package var huberIterations = 3
+    var maximumIterations = 40
+    var huberIterations = 3
     /// The steps stop when no parameter moves by more than this (and no position by more than ten
     /// times this), metres.
-    package var convergenceMeters = 1e-4
+    var convergenceMeters = 1e-4
     /// Robust weights: Huber k and Tukey c in units of the locator's scale, the smallest scale.
-    package var huberThreshold = 1.345
-    package var tukeyThreshold = 4.685
-    package var minimumScaleMeters = 0.01
+    var huberThreshold = 1.345
+    var tukeyThreshold = 4.685
+    var minimumScaleMeters = 0.01
     /// Eigenvalues of the reduced normal matrix below this fraction of the largest are directions
     /// the data do not determine.
-    package var rankThreshold = 1e-10
+    var rankThreshold = 1e-10
 
     /// Bias only, survey check on, the thresholds above.
-    package init() {}
+    init() {}
 
     /// The defaults.
     package static let standard = SelfCalibrationConfiguration()

@@ -9,21 +9,21 @@ import LocusNumerics
 /// or a gap, start the next epoch.
 package struct SelfCalibrationData: Sendable {
     /// Per range, grouped by epoch: the locator (slot in the floor's `locators`), range, time.
-    package private(set) var slots: [Int] = []
-    package private(set) var rangesMeters: [Double] = []
-    package private(set) var timesSeconds: [Double] = []
+    private(set) var slots: [Int] = []
+    private(set) var rangesMeters: [Double] = []
+    private(set) var timesSeconds: [Double] = []
     /// The first range of each epoch, then the end (`epochCount + 1` entries).
-    package private(set) var epochStarts: [Int] = [0]
+    private(set) var epochStarts: [Int] = [0]
     /// The tag of each epoch (an index the caller chose; epochs of one tag are consecutive).
-    package private(set) var epochTags: [Int] = []
+    private(set) var epochTags: [Int] = []
     /// Ranges measured between two locators (slots), metres.
-    package private(set) var pairs: [(a: Int, b: Int, rangeMeters: Double)] = []
+    private(set) var pairs: [(a: Int, b: Int, rangeMeters: Double)] = []
 
     /// No ranges.
-    package init() {}
+    init() {}
 
     /// Number of epochs.
-    package var epochCount: Int { epochTags.count }
+    var epochCount: Int { epochTags.count }
     /// Number of tag ranges.
     package var rangeCount: Int { slots.count }
 
@@ -32,7 +32,7 @@ package struct SelfCalibrationData: Sendable {
     ///   - ranges: (slot, range, time) in non-decreasing time.
     ///   - tag: the tag's index (distinct per call).
     ///   - epochSpanSeconds: the longest epoch.
-    package mutating func appendTag(_ ranges: [(slot: Int, rangeMeters: Double, timeSeconds: Double)], tag: Int,
+    mutating func appendTag(_ ranges: [(slot: Int, rangeMeters: Double, timeSeconds: Double)], tag: Int,
                                     epochSpanSeconds: Double = 0.1) {
         var seen = Set<Int>()
         var start = -Double.infinity
@@ -53,7 +53,7 @@ package struct SelfCalibrationData: Sendable {
     }
 
     /// Adds a range measured from locator `a` to locator `b` (slots), metres.
-    package mutating func appendPair(_ a: Int, _ b: Int, rangeMeters: Double) {
+    mutating func appendPair(_ a: Int, _ b: Int, rangeMeters: Double) {
         precondition(a >= 0 && b >= 0 && a != b && rangeMeters.isFinite, "SelfCalibrationData.appendPair: two slots, a finite range")
         pairs.append((a, b, rangeMeters))
     }

@@ -8,17 +8,17 @@ package struct TagRangeOffsetConfiguration: Sendable, Hashable {
     /// Range noise σ assumed for one epoch's (x, y, b) solve, metres.
     package var rangeSigmaMeters: Double
     /// Random-walk density q_b of the offset, m²/s (how fast the tag's delay may drift).
-    package var driftDensity: Double
+    var driftDensity: Double
     /// Prior σ of the offset before the first epoch, metres.
-    package var initialSigmaMeters: Double
+    var initialSigmaMeters: Double
     /// Epochs with fewer ranges are not used (3 unknowns need at least 4 ranges to be checked).
-    package var minimumRanges: Int
+    var minimumRanges: Int
     /// An epoch whose offset estimate exceeds this in size is ignored, metres.
-    package var maximumOffsetMeters: Double
+    var maximumOffsetMeters: Double
     /// A range whose residual exceeds this many σ is dropped from the epoch's solve (largest first).
-    package var rejectionSigmas: Double
+    var rejectionSigmas: Double
     /// An epoch whose offset innovation exceeds this many √(P + R) is ignored.
-    package var gateSigmas: Double
+    var gateSigmas: Double
     /// Seeded with a tracked position, an epoch is linearised once at the seed when its position step
     /// |Δx| + |Δy| stays under this, metres (one Gauss–Newton step from d away errs by O(d²/ρ): a few
     /// mm at most for d ≤ 15 cm and ranges of metres, typically d ≈ 4 cm — the scatter of one epoch's
@@ -26,10 +26,10 @@ package struct TagRangeOffsetConfiguration: Sendable, Hashable {
     /// Gauss–Newton from the seed stops after a step (|Δx| + |Δy| + |Δb|) shorter than this
     /// (unseeded: 0.1 mm). 15 cm, not 5: one epoch's solution scatters by several cm around the
     /// tracked seed, so at 5 cm half the epochs needed a second linearisation.
-    package var seededStepToleranceMeters: Double
+    var seededStepToleranceMeters: Double
 
     /// Creates settings; every argument defaults to the value of `standard`.
-    package init(rangeSigmaMeters: Double = 0.1, driftDensity: Double = 1e-5, initialSigmaMeters: Double = 1,
+    init(rangeSigmaMeters: Double = 0.1, driftDensity: Double = 1e-5, initialSigmaMeters: Double = 1,
                  minimumRanges: Int = 4, maximumOffsetMeters: Double = 1.5, rejectionSigmas: Double = 3,
                  gateSigmas: Double = 4, seededStepToleranceMeters: Double = 0.15) {
         self.rangeSigmaMeters = rangeSigmaMeters
@@ -58,13 +58,13 @@ package struct TagRangeOffsetConfiguration: Sendable, Hashable {
 /// (one pass of square roots; outliers dropped by downdating N), see `solveLinearised`.
 package struct TagRangeOffsetEstimator: Sendable {
     /// The settings.
-    package var configuration: TagRangeOffsetConfiguration { shared.value }
+    var configuration: TagRangeOffsetConfiguration { shared.value }
     /// The settings, held by reference so that the estimators of many tags share one copy.
     private let shared: TagRangeOffsetConfiguration.Shared
     /// The current offset estimate b̂, metres (subtract it from the tag's ranges).
     package private(set) var offsetMeters: Double = 0
     /// Variance P of b̂, m².
-    package private(set) var varianceSquareMeters: Double
+    private(set) var varianceSquareMeters: Double
     /// Epochs that updated the estimate.
     package private(set) var updates = 0
     /// The time of the last update; NaN before the first (a time is finite: no optional's extra word,
@@ -73,7 +73,7 @@ package struct TagRangeOffsetEstimator: Sendable {
     private(set) var lastPosition: Point2?
 
     /// An estimator at b̂ = 0 with variance P = `initialSigmaMeters`².
-    package init(configuration: TagRangeOffsetConfiguration = .standard) {
+    init(configuration: TagRangeOffsetConfiguration = .standard) {
         self.init(shared: TagRangeOffsetConfiguration.Shared(configuration))
     }
 
@@ -97,7 +97,7 @@ package struct TagRangeOffsetEstimator: Sendable {
     /// away, a few mm at the 15 cm gate); a seed whose step reaches `seededStepToleranceMeters` falls back to the iterative
     /// solve from it. Without one the solve iterates from the last epoch's solution (or the
     /// locators' centroid).
-    package mutating func update(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
+    mutating func update(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
                                  tagHeightMeters h: Double, timeSeconds: Double, seed start: Point2? = nil) {
         feed(locators: locators, rangesMeters: rangesMeters, tagHeightMeters: h, timeSeconds: timeSeconds, seed: start)
     }
@@ -338,7 +338,7 @@ package struct TagRangeOffsetEstimator: Sendable {
 extension TagRangeOffsetConfiguration {
     /// Immutable settings held by reference (memory per tracked tag).
     package final class Shared: Sendable {
-        package let value: TagRangeOffsetConfiguration
+        let value: TagRangeOffsetConfiguration
         package init(_ value: TagRangeOffsetConfiguration) { self.value = value }
     }
 }

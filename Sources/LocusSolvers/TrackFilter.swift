@@ -42,26 +42,26 @@ package struct TrackFilter: Sendable {
     /// many tags share one copy (memory per tracked tag).
     private let shared: TrackFilterConfiguration.Shared
     /// The parameters (fixed for the life of the filter).
-    package var configuration: TrackFilterConfiguration { shared.value }
+    var configuration: TrackFilterConfiguration { shared.value }
     /// The tag tracked.
-    package let tag: TagID
+    let tag: TagID
     /// The floor the tag is on.
-    package let floor: FloorID
+    let floor: FloorID
     /// The known tag height h used by planar range updates, metres.
-    package let tagHeightMeters: Double
+    let tagHeightMeters: Double
 
     /// The current state, nil before initialisation (and after a divergence). With interacting
     /// models, their moment-matched combination (computed on demand).
-    package var state: KalmanState? { isTracking ? motion.combined(shared) : nil }
+    var state: KalmanState? { isTracking ? motion.combined(shared) : nil }
     /// The motion model(s): interacting models or the single-model baseline.
     private var motion = TrackMotion()
     /// Time of `state`, seconds.
-    package private(set) var stateSeconds: Double = 0
+    private(set) var stateSeconds: Double = 0
     /// Time of the last accepted (or initialising) measurement, seconds.
-    package private(set) var lastUpdateSeconds: Double = -Double.infinity
+    private(set) var lastUpdateSeconds: Double = -Double.infinity
     /// The state right after the last accepted measurement (reported fixes coast from it); nil without
     /// a state. Also a close seed for an epoch's least-squares solve.
-    package var meanAtLastUpdate: SIMD4<Double>? { isTracking ? lastMean : nil }
+    var meanAtLastUpdate: SIMD4<Double>? { isTracking ? lastMean : nil }
     /// `meanAtLastUpdate`'s value, meaningful while `isTracking` (not an optional: 32 bytes, not 48).
     /// Stored, like `isTracking`: read on an element of an engine's array of filters, a computed
     /// property's getter had the whole 1 KB filter copied out first (`filters[tag].meanAtLastUpdate`).
@@ -74,17 +74,17 @@ package struct TrackFilter: Sendable {
     private var rejections: Int32 = 0
     private var initializations: Int32 = 0
     /// Gate hysteresis score: +1 per gated, −1 per accepted measurement (never below 0).
-    package private(set) var rejectionScore: Int {
+    private(set) var rejectionScore: Int {
         get { Int(rejections) }
         set { rejections = Int32(clamping: newValue) }
     }
     /// Number of (re-)initialisations so far.
-    package private(set) var initializationCount: Int {
+    private(set) var initializationCount: Int {
         get { Int(initializations) }
         set { initializations = Int32(clamping: newValue) }
     }
     /// The last error met (E4005 on divergence), if any.
-    package var lastError: LocusError? {
+    var lastError: LocusError? {
         divergedAtSeconds.isNaN ? nil
             : LocusError(.filterDivergence, "tag \(tag): filter state not finite at t = \(divergedAtSeconds) s; re-initialising")
     }
@@ -95,7 +95,7 @@ package struct TrackFilter: Sendable {
     /// since the last interaction folded in (the fourth lane is unused, 0); (⅓, ⅓, ⅓) without models.
     /// `mutating` only to read the models in place and let them keep the result for the next
     /// interaction (`InteractingModels.probabilities`); the track is not changed.
-    package var modeProbabilities: SIMD4<Double> {
+    var modeProbabilities: SIMD4<Double> {
         mutating get {
             guard isTracking, configuration.usesInteractingModels else { return SIMD4<Double>(1.0 / 3, 1.0 / 3, 1.0 / 3, 0) }
             return motion.probabilities
@@ -142,14 +142,14 @@ package struct TrackFilter: Sendable {
     /// mix (μ_{i|j} = π_ij μ_i / c_j, c_j = Σ_i π_ij μ_i, x₀ⱼ = Σ_i μ_{i|j} xᵢ,
     /// P₀ⱼ = Σ_i μ_{i|j}(Pᵢ + (xᵢ − x₀ⱼ)(xᵢ − x₀ⱼ)ᵀ), μ ← c; π: stay 1 − p, move p/2 to each other
     /// model, p = 1 − e^(−λΔt) over the time since the last interaction).
-    package mutating func predict(toSeconds t: Double) {
+    mutating func predict(toSeconds t: Double) {
         guard isTracking, t > stateSeconds else { return }
         guard case .accepted = motion.predict(toSeconds: t, fromSeconds: stateSeconds, shared) else { diverge(at: t); return }
         stateSeconds = t
     }
 
     /// Sets the state directly (e.g. a prior), as if a measurement had initialised it at time t.
-    package mutating func reset(to initial: KalmanState, atSeconds t: Double) {
+    mutating func reset(to initial: KalmanState, atSeconds t: Double) {
         isTracking = true
         motion.reset(to: initial, atSeconds: t, shared)
         stateSeconds = t
@@ -175,7 +175,7 @@ package struct TrackFilter: Sendable {
     /// smoother's backward pass runs the filter at −t without copying each fix to change its time;
     /// the filter reads a fix's position, covariance and quality, never its velocity).
     @discardableResult
-    package mutating func update(fix: PositionFix, atSeconds t: Double) -> TrackUpdateOutcome {
+    mutating func update(fix: PositionFix, atSeconds t: Double) -> TrackUpdateOutcome {
         let c = fix.covariance
         guard fix.position.isFinite, t.isFinite, c.isFinite, c.xx > 0, c.yy > 0, c.xx * c.yy > c.xy * c.xy else {
             return .unusable
@@ -331,7 +331,7 @@ package struct TrackFilter: Sendable {
     /// The filter's fix at time t without changing the filter: the state predicted to t, except that the
     /// mean is extrapolated at most `maximumCoastSeconds` past the last accepted measurement (no drift
     /// through an outage) while the covariance keeps growing as F P Fᵀ + Q. Nil before initialisation.
-    package func fix(atSeconds t: Double) -> PositionFix? {
+    func fix(atSeconds t: Double) -> PositionFix? {
         guard let current = state else { return nil }
         return fix(atSeconds: t, current: current)
     }

@@ -14,67 +14,67 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     package var coupling: Coupling
     /// White-noise acceleration density q of the constant-velocity model, m²/s³ (single-model filter,
     /// and the smoother when no mode history is available).
-    package var processNoiseDensity: Double
+    var processNoiseDensity: Double
     /// Interacting multiple models: a standing-still model (velocity zero) and two constant-velocity
     /// models, "steady" (q_low) and "manoeuvring" (q_high), mixed by an IMM with Markov switching;
     /// false runs the single constant-velocity model with q.
-    package var usesInteractingModels: Bool
+    var usesInteractingModels: Bool
     /// q of the steady model (walking straight, standing), m²/s³.
-    package var lowProcessNoiseDensity: Double
+    var lowProcessNoiseDensity: Double
     /// q of the manoeuvring model (turns, starts, stops), m²/s³.
-    package var highProcessNoiseDensity: Double
+    var highProcessNoiseDensity: Double
     /// Position random-walk density of the standing-still model, m²/s.
-    package var stillPositionNoiseDensity: Double
+    var stillPositionNoiseDensity: Double
     /// Velocity σ of the standing-still model (its velocity is zero), m/s.
-    package var stillVelocitySigmaMetersPerSecond: Double
+    var stillVelocitySigmaMetersPerSecond: Double
     /// Mode switching rate λ of the IMM's Markov chain: P(switch within Δt) = 1 − e^(−λΔt), 1/s.
-    package var modeSwitchesPerSecond: Double
+    var modeSwitchesPerSecond: Double
     /// The IMM's models interact (mix) at most once per this many seconds, at the first measurement
     /// past it — once per ranging round at 4 Hz; in between each model takes the round's ranges on
     /// its own and their likelihoods are folded into μ at the next interaction, seconds.
-    package var interactionIntervalSeconds: Double
+    var interactionIntervalSeconds: Double
     /// The smoother scales the IMM-weighted q by this (it sees both sides of a manoeuvre, so it needs
     /// less process noise than the causal filter; 0.25 measured best with smoothed mode
     /// probabilities, docs/tracking.md).
-    package var smootherProcessNoiseScale: Double
+    var smootherProcessNoiseScale: Double
     /// Mode switching rate of the IMM passes (forward and backward) that drive the smoother's per-step
     /// q, 1/s (the causal filter uses `modeSwitchesPerSecond`, tuned for NEES consistency; 0.2
     /// measured best offline).
-    package var smootherModeSwitchesPerSecond: Double
+    var smootherModeSwitchesPerSecond: Double
     /// The smoother's qₖ uses the smoothed mode probabilities averaged over the nodes within this
     /// many seconds of node k (either side): a manoeuvre's q then covers its whole extent, not only the
     /// instants where its model wins, seconds (1 measured best: 0.125–3 tried, docs/tracking.md).
-    package var smootherModeWindowSeconds: Double
+    var smootherModeWindowSeconds: Double
     /// Range noise σ_r used in tightly coupled updates, metres.
     package var rangeSigmaMeters: Double
     /// Range gate, long side: a range whose normalised innovation ν = y/√S exceeds this is rejected
     /// (NLOS makes ranges long, so this side is tight).
-    package var rangeGateLongSigmas: Double
+    var rangeGateLongSigmas: Double
     /// Range gate, short side: ν < −this is rejected.
-    package var rangeGateShortSigmas: Double
+    var rangeGateShortSigmas: Double
     /// Fix gate: a fix whose NIS = yᵀS⁻¹y exceeds this χ²(2) quantile is rejected (13.82 = 99.9 %).
-    package var fixGateChiSquare: Double
+    var fixGateChiSquare: Double
     /// Hysteresis: the rejection score rises by 1 per gated measurement and falls by 1 per accepted one;
     /// at this score the gate opens and the track is re-acquired from the latest measurements.
     /// Counted in ranges (tightly coupled: 6 ranges is under one round of 8 locators).
-    package var gateOpenScore: Int
+    var gateOpenScore: Int
     /// The same for loosely coupled fixes, counted in fixes: each fix already passed the robust
     /// solver's outlier rejection, so two gated fixes in a row (0.5 s at 4 Hz) mean the tag really
     /// moved unlike the model (a sharp turn) and the gate opens.
-    package var fixGateOpenScore: Int
+    var fixGateOpenScore: Int
     /// After this long without an accepted measurement the track is re-initialised, seconds.
     package var reinitializeAfterSeconds: Double
     /// Reported fixes extrapolate the mean at most this far past the last accepted measurement
     /// (the covariance keeps growing), seconds.
-    package var maximumCoastSeconds: Double
+    var maximumCoastSeconds: Double
     /// Prior σ of the position at initialisation from a fix, metres.
-    package var initialPositionSigmaMeters: Double
+    var initialPositionSigmaMeters: Double
     /// Prior σ of the velocity at initialisation, m/s.
-    package var initialVelocitySigmaMetersPerSecond: Double
+    var initialVelocitySigmaMetersPerSecond: Double
     /// Tightly coupled initialisation: distinct locators needed within the window.
-    package var initializationLocators: Int
+    var initializationLocators: Int
     /// Tightly coupled initialisation: ranges older than this (relative to the newest) are ignored, seconds.
-    package var initializationWindowSeconds: Double
+    var initializationWindowSeconds: Double
 
     /// Creates a configuration; every argument defaults to the value of `standard`.
     package init(coupling: Coupling = .tight, processNoiseDensity: Double = 0.2, usesInteractingModels: Bool = true,
@@ -120,9 +120,9 @@ extension TrackFilterConfiguration {
     /// An immutable configuration held by reference, so that the filters of many tags share one
     /// copy instead of carrying 176 bytes each.
     package final class Shared: Sendable {
-        package let value: TrackFilterConfiguration
+        let value: TrackFilterConfiguration
         /// The IMM kernel's parameters, derived once.
-        package let interactingModels: InteractingModelsParameters
+        let interactingModels: InteractingModelsParameters
         package init(_ value: TrackFilterConfiguration) {
             self.value = value
             interactingModels = InteractingModelsParameters(

@@ -77,7 +77,7 @@ extension TrackSmoother {
 
     /// Smooths a tag's fixes with the banded solve (means only; the covariance is the fix's own).
     /// - Throws: as `smoothedMeansBanded`.
-    package static func smoothBanded(_ fixes: [PositionFix],
+    static func smoothBanded(_ fixes: [PositionFix],
                                      configuration: TrackFilterConfiguration = .standard) throws(LocusError) -> [PositionFix] {
         guard let first = fixes.first else { return [] }
         let nodes = nodes(fixes: fixes, configuration: configuration)

@@ -15,7 +15,7 @@ package enum TrackSmoother {
     /// One node of the smoothing problem (internal, exposed for tests and benchmarks).
     package struct Node: Sendable {
         /// What, if anything, is measured at a node.
-        package enum Measurement: Sendable {
+        enum Measurement: Sendable {
             /// No measurement (an output time, a gated or buffered measurement).
             case none
             /// A fix z = (x, y), metres, with covariance R = [[rxx, rxy], [rxy, ryy]], m².
@@ -24,18 +24,18 @@ package enum TrackSmoother {
             case range(anchor: Point3, rangeMeters: Double)
         }
         /// Time, seconds.
-        package var timeSeconds: Double
+        var timeSeconds: Double
         /// The measurement, if accepted by the causal filter.
-        package var measurement: Measurement
+        var measurement: Measurement
         /// Set when a segment starts here: the prior (x̄₀, P₀) before this node's measurement.
-        package var prior: KalmanState?
+        var prior: KalmanState?
         /// qₖ for the step arriving at this node, m²/s³.
-        package var processNoiseDensity: Double
+        var processNoiseDensity: Double
         /// True when the node is reported as a fix.
-        package var isOutput: Bool
+        var isOutput: Bool
 
         /// A node.
-        package init(timeSeconds: Double, measurement: Measurement, prior: KalmanState?, processNoiseDensity: Double,
+        init(timeSeconds: Double, measurement: Measurement, prior: KalmanState?, processNoiseDensity: Double,
                      isOutput: Bool) {
             self.timeSeconds = timeSeconds
             self.measurement = measurement
@@ -48,7 +48,7 @@ package enum TrackSmoother {
     /// The smoother's qₖ from (smoothed, windowed) IMM model probabilities μ (still, steady, manoeuvring):
     /// q = s·(μ_still·q_low/10 + μ_steady·q_low + μ_manoeuvring·q_high) with s the configuration's
     /// `smootherProcessNoiseScale`; the single-model configuration uses its q. m²/s³.
-    package static func processNoise(for modeProbabilities: SIMD4<Double>, configuration c: TrackFilterConfiguration) -> Double {
+    static func processNoise(for modeProbabilities: SIMD4<Double>, configuration c: TrackFilterConfiguration) -> Double {
         guard c.usesInteractingModels else { return c.processNoiseDensity }
         return c.smootherProcessNoiseScale * (modeProbabilities[0] * c.lowProcessNoiseDensity * 0.1 + modeProbabilities[1] * c.lowProcessNoiseDensity
             + modeProbabilities[2] * c.highProcessNoiseDensity)
@@ -100,7 +100,7 @@ package enum TrackSmoother {
 
     /// Builds the nodes for one tag's ranges (non-decreasing time) plus output times, by running the
     /// causal filter (tightly coupled). Complexity O(n log n) for the merge.
-    package static func nodes(ranges: [RangeMeasurement], floor: Floor, outputTimesSeconds: [Double],
+    static func nodes(ranges: [RangeMeasurement], floor: Floor, outputTimesSeconds: [Double],
                               configuration: TrackFilterConfiguration) -> [Node] {
         guard let first = ranges.first else { return [] }
         var filter = TrackFilter(configuration: forwardConfiguration(configuration), tag: first.tag, floor: floor.id,

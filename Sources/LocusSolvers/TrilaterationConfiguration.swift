@@ -13,7 +13,7 @@ package struct TrilaterationConfiguration: Sendable, Equatable {
     /// σ₀: range noise standard deviation at zero distance, metres (> 0).
     package var sigmaMeters: Double
     /// k: growth of σ with distance, metres per metre (≥ 0, default 0).
-    package var sigmaGrowthPerMeter: Double
+    var sigmaGrowthPerMeter: Double
     /// NLOS rejection. When χ² of the all-ranges fit exceeds its 99.5 % quantile (n − p degrees of
     /// freedom), search the sets E of at most `maximumRejections` ranges (keeping ≥ p + 1) for the
     /// minimum of χ²(without E) + λ·|E|, among sets whose ranges all read long at the fit without
@@ -23,31 +23,31 @@ package struct TrilaterationConfiguration: Sendable, Equatable {
     /// bound does not rule out are fitted (see the LocusSolvers README).
     package var isRobust: Bool
     /// K: most ranges rejected in one fix (≥ 0).
-    package var maximumRejections: Int
+    var maximumRejections: Int
     /// λ: price of one rejection in χ² units (> 0): λ = 2 ln[(1 − ε) L / (ε σ √(2π))], the −2 log
     /// likelihood ratio of "outlier" under a prior NLOS rate ε with extra length uniform over L
     /// metres; ε = 0.1, L = 2.2 m, σ = 0.1 m give the standard 8.7.
-    package var rejectionPenalty: Double
+    var rejectionPenalty: Double
     /// No rejection when the all-ranges fit shows a common bias: every standardized residual eᵢ/σᵢ
     /// within [−0.5, 5] and more than half above +0.75. NLOS on a minority pulls the fit so that other
     /// ranges read short; a common bias (uncalibrated antenna delays) leaves none short, is not NLOS,
     /// and rejecting ranges would only bend the geometry. Measured: without the guard robust mode made
     /// a raw (uncalibrated, all ranges 0.14–0.31 m long) recording worse than plain LS (0.33 vs
     /// 0.19 m); the guard holds for 98 % of those raw epochs (their largest zᵢ: 99 % below 4.7).
-    package var guardsAgainstCommonBias: Bool
+    var guardsAgainstCommonBias: Bool
     /// Gauss–Newton steps per solve (≥ 1).
-    package var maximumIterations: Int
+    var maximumIterations: Int
     /// Stop when the Gauss–Newton step ‖δ‖ ≤ this, metres.
-    package var convergenceToleranceMeters: Double
+    var convergenceToleranceMeters: Double
     /// Automatic mode is planar when max zᵢ − min zᵢ ≤ ratio · (diagonal of the locators'
     /// horizontal bounding box), or when fewer than 4 locators are given.
-    package var planarHeightSpreadRatio: Double
+    var planarHeightSpreadRatio: Double
     /// Normal matrices with reciprocal condition below this are degenerate geometry (E4002).
     /// The kernel tests λmin/λmax (2×2) or 1/(‖N‖₁‖N⁻¹‖₁) (3×3) of the normal matrix; the LAPACKE
     /// path gives `dgelsy` the square root of this (it works on A, whose condition is √ that of AᵀA).
-    package var minimumReciprocalCondition: Double
+    var minimumReciprocalCondition: Double
     /// A PDOP above this at the solution is degenerate geometry (E4002).
-    package var maximumDOP: Double
+    var maximumDOP: Double
 
     /// Creates a configuration; every argument has its standard value.
     package init(mode: TrilaterationMode = .automatic, tagHeightMeters: Double = 0, sigmaMeters: Double = 0.1,
@@ -76,7 +76,7 @@ package struct TrilaterationConfiguration: Sendable, Equatable {
     package static let standard = TrilaterationConfiguration()
 
     /// True when every value is in its domain.
-    package var isValid: Bool {
+    var isValid: Bool {
         tagHeightMeters.isFinite && sigmaMeters > 0 && sigmaMeters.isFinite && sigmaGrowthPerMeter >= 0
             && sigmaGrowthPerMeter.isFinite && maximumIterations >= 1 && convergenceToleranceMeters > 0
             && planarHeightSpreadRatio >= 0 && minimumReciprocalCondition > 0 && maximumDOP > 0

@@ -9,7 +9,7 @@ package enum TrilaterationMode: Sendable, Hashable {
     case spatial
 
     /// Number of unknowns p (2 planar, 3 spatial); nil for `.automatic`.
-    package var unknowns: Int? {
+    var unknowns: Int? {
         switch self {
         case .automatic: return nil
         case .planar: return 2

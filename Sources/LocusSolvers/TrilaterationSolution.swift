@@ -23,7 +23,7 @@ package struct TrilaterationSolution: Sendable, Equatable {
     /// χ² = Σ (eᵢ/σᵢ)² over the used ranges.
     package var chiSquare: Double
     /// m − p.
-    package var degreesOfFreedom: Int
+    var degreesOfFreedom: Int
     /// Bit i set: range i was rejected as an outlier (indices below 64; see `rejectedCount`).
     package var rejectedMask: UInt64
     /// Number of rejected ranges.
@@ -36,7 +36,7 @@ package struct TrilaterationSolution: Sendable, Equatable {
     package var isConverged: Bool
 
     /// Memberwise initialiser.
-    package init(position: Point3, covariance: SymmetricMatrix3, mode: TrilaterationMode, hdop: Double,
+    init(position: Point3, covariance: SymmetricMatrix3, mode: TrilaterationMode, hdop: Double,
                  vdop: Double?, pdop: Double, residualRMSMeters: Double, chiSquare: Double, degreesOfFreedom: Int,
                  rejectedMask: UInt64, rejectedCount: Int, locatorsUsed: Int, iterations: Int, isConverged: Bool) {
         self.position = position
@@ -56,13 +56,13 @@ package struct TrilaterationSolution: Sendable, Equatable {
     }
 
     /// True when range `index` was rejected (indices below 64).
-    package func isRejected(index: Int) -> Bool {
+    func isRejected(index: Int) -> Bool {
         index >= 0 && index < 64 && (rejectedMask >> UInt64(index)) & 1 == 1
     }
 
     /// The fix figures, naming rejected locators through `address` (input index → address).
     /// Allocation-free.
-    package func fixQuality(address: (Int) -> LocatorAddress) -> FixQuality {
+    func fixQuality(address: (Int) -> LocatorAddress) -> FixQuality {
         var rejected = LocatorList()
         var mask = rejectedMask
         while mask != 0 {

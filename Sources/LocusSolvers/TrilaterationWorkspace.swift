@@ -6,7 +6,7 @@ import LocusNumerics
 /// allocates nothing.
 package struct TrilaterationWorkspace: Sendable {
     /// Locators the buffers are sized for.
-    package private(set) var capacity: Int = 0
+    private(set) var capacity: Int = 0
     var centred: [Point3] = []
     var sqrtWeights: [Double] = []
     var predicted: [Double] = []
@@ -41,7 +41,7 @@ package struct TrilaterationWorkspace: Sendable {
     /// level's few extensions.
     static let screenSlots = 64
     /// Per input index: true while the range is in the fit (after a solve: false = rejected).
-    package internal(set) var isActive: [Bool] = []
+    var isActive: [Bool] = []
 
     /// An empty workspace (no storage until the LAPACKE path needs it).
     package init() {}

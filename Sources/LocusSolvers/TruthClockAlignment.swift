@@ -6,16 +6,16 @@ package struct TruthClockAlignmentConfiguration: Sendable, Equatable {
     /// Half width W of the searched shifts δ ∈ [−W, W], seconds.
     package var halfWidthSeconds: Double
     /// Grid step h of the coarse search, seconds (the parabola refines within ±h).
-    package var gridStepSeconds: Double
+    var gridStepSeconds: Double
     /// Clip c of the robust cost min(e², c²), metres (NLOS tails weigh at most c²).
-    package var clipMeters: Double
+    var clipMeters: Double
     /// At most this many rows are used: with more, every k-th usable row, k = ⌈n / maximumRows⌉.
-    package var maximumRows: Int
+    var maximumRows: Int
     /// Below this relative improvement (J(0) − J(δ̂)) / J(0) the cost is called flat and δ̂ = 0.
     package var minimumRelativeImprovement: Double
 
     /// A configuration with every field given (see the fields; `standard` holds the defaults).
-    package init(halfWidthSeconds: Double, gridStepSeconds: Double, clipMeters: Double, maximumRows: Int,
+    init(halfWidthSeconds: Double, gridStepSeconds: Double, clipMeters: Double, maximumRows: Int,
                  minimumRelativeImprovement: Double) {
         self.halfWidthSeconds = halfWidthSeconds
         self.gridStepSeconds = gridStepSeconds
@@ -53,9 +53,9 @@ package struct TruthClockAlignment: Sendable, Equatable {
     /// One tag's truth samples, sorted by time.
     package struct Track: Sendable {
         /// Sample times, seconds, non-decreasing.
-        package var timeSeconds: [Double]
+        var timeSeconds: [Double]
         /// Sample positions, metres.
-        package var points: [Point3]
+        var points: [Point3]
 
         /// A track from samples already sorted by time; the counts must agree (programmer error otherwise).
         package init(timeSeconds: [Double], points: [Point3]) {
@@ -68,17 +68,17 @@ package struct TruthClockAlignment: Sendable, Equatable {
     /// One range row.
     package struct Row: Sendable {
         /// Range time t, seconds (range clock).
-        package var timeSeconds: Double
+        var timeSeconds: Double
         /// Index of the tag's track in the `tracks` argument (rows with an index out of range are not used).
-        package var trackIndex: Int
+        var trackIndex: Int
         /// Any id that is the same for all rows to one locator (its median is removed per id).
-        package var locatorIndex: Int
+        var locatorIndex: Int
         /// Range corrected for the locator's bias and scale, d = (r − b)/(1 + s), metres.
-        package var correctedRangeMeters: Double
+        var correctedRangeMeters: Double
         /// Locator antenna position aᵢ, metres.
-        package var locator: Point3
+        var locator: Point3
         /// The tag's height to use instead of the truth's z (planar floors), metres; nil keeps the truth's z.
-        package var tagHeightMeters: Double?
+        var tagHeightMeters: Double?
 
         /// A row with every field given (see the fields).
         package init(timeSeconds: Double, trackIndex: Int, locatorIndex: Int, correctedRangeMeters: Double, locator: Point3,
@@ -107,16 +107,16 @@ package struct TruthClockAlignment: Sendable, Equatable {
     /// Whether δ̂ is an estimate or the fallback 0, and why.
     package var outcome: Outcome
     /// Rows the cost was computed on (after subsampling).
-    package var rowsUsed: Int
+    var rowsUsed: Int
     /// J(0), square metres (0 without rows).
-    package var costAtZeroSquareMeters: Double
+    var costAtZeroSquareMeters: Double
     /// The smallest grid cost J(δⱼ), square metres (0 without rows).
-    package var bestGridCostSquareMeters: Double
+    var bestGridCostSquareMeters: Double
     /// (J(0) − min J) / J(0) (0 without rows or when J(0) = 0).
     package var relativeImprovement: Double
 
     /// A result with every field given (`estimate` is the usual way to get one).
-    package init(shiftSeconds: Double, outcome: Outcome, rowsUsed: Int, costAtZeroSquareMeters: Double,
+    init(shiftSeconds: Double, outcome: Outcome, rowsUsed: Int, costAtZeroSquareMeters: Double,
                  bestGridCostSquareMeters: Double, relativeImprovement: Double) {
         self.shiftSeconds = shiftSeconds
         self.outcome = outcome

@@ -28,7 +28,7 @@ package struct ZoneConfigurationWarning: Sendable, Hashable, CustomStringConvert
     package var message: String
 
     /// A warning of `kind` about `zone`.
-    package init(kind: Kind, zone: ZoneID, message: String) {
+    init(kind: Kind, zone: ZoneID, message: String) {
         self.kind = kind
         self.zone = zone
         self.message = message

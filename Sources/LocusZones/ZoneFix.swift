@@ -5,9 +5,9 @@ package struct ZoneFix: Sendable, Hashable {
     /// Time of the fix, seconds (the data's clock).
     package var timeSeconds: Double
     /// The tag the fix belongs to.
-    package var tag: TagID
+    var tag: TagID
     /// Planar (x, y) position in the floor frame, metres.
-    package var point: Point2
+    var point: Point2
 
     /// A fix of `tag` at `point` (metres) at `timeSeconds`.
     package init(timeSeconds: Double, tag: TagID, point: Point2) {
@@ -17,7 +17,7 @@ package struct ZoneFix: Sendable, Hashable {
     }
 
     /// The fix's time, tag and horizontal position (x, y).
-    package init(_ fix: PositionFix) {
+    init(_ fix: PositionFix) {
         self.init(timeSeconds: fix.timeSeconds, tag: fix.tag, point: fix.position.horizontal)
     }
 }

@@ -93,7 +93,7 @@ package struct ZoneJudge: Sendable {
     /// The release order: SPEC §4.7 (time; exit < enter < dwell; tag; zone), except that an exit at
     /// the same time as its own enter ranks with the enters, right after that enter — otherwise a
     /// visit of zero length would read "exit, enter" and leave a consumer believing the tag inside.
-    package static func releasePrecedes(_ a: ZoneEvent, isInstantExit aInstant: Bool,
+    static func releasePrecedes(_ a: ZoneEvent, isInstantExit aInstant: Bool,
                                         _ b: ZoneEvent, isInstantExit bInstant: Bool) -> Bool {
         if a.timeSeconds != b.timeSeconds { return a.timeSeconds < b.timeSeconds }
         func rank(_ e: ZoneEvent, _ instant: Bool) -> Int {
@@ -115,10 +115,10 @@ package struct ZoneJudge: Sendable {
     }
 
     /// The floor whose zones are judged; carried in every event.
-    package let floor: FloorID
+    let floor: FloorID
     private var clock = -Double.infinity
     /// True once `finish(into:)` has been called.
-    package private(set) var isFinished = false
+    private(set) var isFinished = false
     private var zones: [CompiledZone]
     private var grid: ZoneGrid
     /// Rules per zone index (read by the state machine for detected and active zones only).
@@ -140,7 +140,7 @@ package struct ZoneJudge: Sendable {
     private var detectedCount = 0
 
     /// Settings for the configuration warnings (judgement does not depend on them).
-    package let options: ZoneJudgeOptions
+    let options: ZoneJudgeOptions
     /// The floor as configured, with the zones of the latest reload (for `configurationWarnings`).
     private var floorConfiguration: Floor
 
@@ -166,7 +166,7 @@ package struct ZoneJudge: Sendable {
     /// The clock c (latest fix time or advance target), seconds; nil before any input.
     package var clockSeconds: Double? { clock == -Double.infinity ? nil : clock }
     /// Number of zones judged.
-    package var zoneCount: Int { zones.count }
+    var zoneCount: Int { zones.count }
     /// Number of (tag, zone) pairs currently counting or inside.
     package var activePairCount: Int { slots.count - freeSlots.count }
     /// Events decided but not yet released (their time is ≥ the clock).
@@ -174,7 +174,7 @@ package struct ZoneJudge: Sendable {
 
     /// The pairs of `tag` currently inside, by zone id (for inspection and tests).
     /// O(tags) (a scan of the ids; the judge keeps tags by `TagIndex`).
-    package func zonesInside(for tag: TagID) -> [ZoneID] {
+    func zonesInside(for tag: TagID) -> [ZoneID] {
         guard let t = tags.firstIndex(where: { $0.id == tag && !$0.id.rawValue.isEmpty }) else { return [] }
         return tags[t].activeSlots.filter { slots[Int($0)].isInside }
             .map { zones[Int(slots[Int($0)].zone)].zone.id }.sorted()
@@ -268,7 +268,7 @@ package struct ZoneJudge: Sendable {
     /// dropped whole, enter included) — and changed or new zones start outside.
     /// - Throws: as `init(floor:)` for the new zones (nothing changes then); `E1002` after
     ///   `finish`; `E1003` for a non-finite time.
-    package mutating func refreshZones(_ newZones: [Zone], atSeconds: Double,
+    mutating func refreshZones(_ newZones: [Zone], atSeconds: Double,
                                        into events: inout [ZoneEvent]) throws(LocusError) {
         guard !isFinished else { throw LocusError(.callOrder, "zone judge for floor '\(floor)' already finished") }
         guard atSeconds.isFinite else { throw LocusError(.invalidArgument, "zone reload at a non-finite time") }

@@ -7,10 +7,10 @@ package struct ZoneJudgeOptions: Sendable, Hashable {
     /// Largest locator–zone planar distance at which a locator counts as covering a zone, metres.
     package var coverageRangeMeters: Double
     /// Locators needed within `coverageRangeMeters` of a zone (3 for planar positioning).
-    package var minimumCoveringLocators: Int
+    var minimumCoveringLocators: Int
 
     /// Options with every field given (see `standard` for the defaults).
-    package init(positionPeriodSeconds: Double, coverageRangeMeters: Double, minimumCoveringLocators: Int) {
+    init(positionPeriodSeconds: Double, coverageRangeMeters: Double, minimumCoveringLocators: Int) {
         self.positionPeriodSeconds = positionPeriodSeconds
         self.coverageRangeMeters = coverageRangeMeters
         self.minimumCoveringLocators = minimumCoveringLocators

@@ -20,9 +20,9 @@ package struct ZonePolygon: Sendable, Hashable {
     package let vertices: [Point2]
     let edges: [Edge]
     /// Bounding box, metres.
-    package let minX: Double, minY: Double, maxX: Double, maxY: Double
+    let minX: Double, minY: Double, maxX: Double, maxY: Double
     /// Enclosed area |A|, A = ½ Σ (xᵢ yᵢ₊₁ − xᵢ₊₁ yᵢ) (shoelace), square metres.
-    package let areaSquareMeters: Double
+    let areaSquareMeters: Double
 
     /// Same vertices in the same order (the edges follow from them).
     package static func == (a: ZonePolygon, b: ZonePolygon) -> Bool { a.vertices == b.vertices }
@@ -72,7 +72,7 @@ package struct ZonePolygon: Sendable, Hashable {
 
     /// True when `p` lies inside the polygon or on its boundary (even–odd crossing rule, with an
     /// exact on-edge test first). O(n).
-    package func contains(_ p: Point2) -> Bool {
+    func contains(_ p: Point2) -> Bool {
         guard p.x >= minX, p.x <= maxX, p.y >= minY, p.y <= maxY else { return false }
         return edges.withUnsafeBufferPointer { Self.contains(p, edges: $0) }
     }
@@ -88,7 +88,7 @@ package struct ZonePolygon: Sendable, Hashable {
 
     /// True when the distance from `p` to the polygon is at most `reachMeters` (SPEC §4.1
     /// "qualifies"), decided as d² ≤ reach² with an early exit. O(n).
-    package func isWithin(_ reachMeters: Double, of p: Point2) -> Bool {
+    func isWithin(_ reachMeters: Double, of p: Point2) -> Bool {
         guard p.x >= minX - reachMeters, p.x <= maxX + reachMeters,
               p.y >= minY - reachMeters, p.y <= maxY + reachMeters else { return false }
         return edges.withUnsafeBufferPointer {

@@ -1,7 +1,7 @@
 import Foundation
 @testable import LocusCommandLine
-import LocusCore
-import LocusIO
+@testable import LocusCore
+@testable import LocusIO
 import LocusTestSupport
 import Testing
 

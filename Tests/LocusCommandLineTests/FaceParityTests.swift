@@ -1,7 +1,7 @@
 import Foundation
-import Locus
-import LocusCore
-import LocusIO
+@testable import Locus
+@testable import LocusCore
+@testable import LocusIO
 import LocusTestSupport
 import Synchronization
 import Testing

@@ -5,8 +5,8 @@ import FoundationXML
 @testable import LocusCommandLine
 @testable import LocusEvaluation
 @testable import LocusReports
-import LocusCore
-import LocusIO
+@testable import LocusCore
+@testable import LocusIO
 import LocusTestSupport
 import Testing
 

@@ -1,8 +1,8 @@
 @testable import LocusCommandLine
 @testable import LocusEvaluation
 @testable import LocusReports
-import LocusCore
-import LocusSolvers
+@testable import LocusCore
+@testable import LocusSolvers
 import Testing
 
 /// The heatmap's parts on their own: the fitted colour scale, the verdict, wrapping, clipping, label placement.

@@ -2,8 +2,8 @@ import Foundation
 @testable import LocusCommandLine
 @testable import LocusEvaluation
 @testable import LocusReports
-import LocusCore
-import LocusIO
+@testable import LocusCore
+@testable import LocusIO
 import LocusTestSupport
 import Testing
 

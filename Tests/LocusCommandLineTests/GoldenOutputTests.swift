@@ -1,6 +1,6 @@
 import Foundation
 @testable import LocusCommandLine
-import LocusIO
+@testable import LocusIO
 import LocusTestSupport
 import Testing
 

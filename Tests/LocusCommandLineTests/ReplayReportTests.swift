@@ -2,15 +2,15 @@ import Foundation
 #if canImport(FoundationXML)
 import FoundationXML
 #endif
-import Locus
+@testable import Locus
 @testable import LocusCommandLine
 @testable import LocusEvaluation
 @testable import LocusReports
-import LocusCore
-import LocusIO
-import LocusSimulation
+@testable import LocusCore
+@testable import LocusIO
+@testable import LocusSimulation
 import LocusTestSupport
-import LocusZones
+@testable import LocusZones
 import Testing
 
 /// `locus replay --truth … --report` and the richer `--json`: per-tag figures, the CDF, the zone

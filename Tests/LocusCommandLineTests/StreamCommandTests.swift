@@ -2,9 +2,9 @@ import Foundation
 @testable import LocusCommandLine
 @testable import LocusEvaluation
 @testable import LocusReports
-import LocusCore
-import LocusIO
-import LocusLive
+@testable import LocusCore
+@testable import LocusIO
+@testable import LocusLive
 import LocusTestSupport
 import Testing
 

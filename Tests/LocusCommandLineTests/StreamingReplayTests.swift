@@ -1,10 +1,10 @@
 import Foundation
-import Locus
+@testable import Locus
 @testable import LocusCommandLine
 @testable import LocusEvaluation
 @testable import LocusReports
-import LocusCore
-import LocusIO
+@testable import LocusCore
+@testable import LocusIO
 import LocusTestSupport
 import Testing
 

@@ -1,4 +1,4 @@
-import LocusCore
+@testable import LocusCore
 import Testing
 
 @Suite("FIFO queue")

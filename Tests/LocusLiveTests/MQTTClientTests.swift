@@ -1,6 +1,6 @@
 import Foundation
-import LocusCore
-import LocusLive
+@testable import LocusCore
+@testable import LocusLive
 import LocusTestSupport
 import Synchronization
 import Testing

@@ -1,5 +1,5 @@
-import LocusCore
-import LocusLive
+@testable import LocusCore
+@testable import LocusLive
 import Testing
 
 @Suite("UDP receiver")

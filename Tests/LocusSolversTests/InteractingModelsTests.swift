@@ -2,8 +2,8 @@ import Testing
 #if canImport(Glibc)
 import Glibc
 #endif
-import LocusCore
-import LocusNumerics
+@testable import LocusCore
+@testable import LocusNumerics
 @testable import LocusSolvers
 
 /// The IMM kernel (`locus_imm.c`: four-lane vectors, packed covariances, standard-form updates)

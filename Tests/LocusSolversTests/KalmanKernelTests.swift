@@ -1,6 +1,6 @@
 import Testing
-import LocusCore
-import LocusNumerics
+@testable import LocusCore
+@testable import LocusNumerics
 
 /// Dense, straightforward 4×4 reference arithmetic (row-major [[Double]]).
 private enum Dense {

@@ -1,5 +1,5 @@
-import LocusCore
-import LocusSimulation
+@testable import LocusCore
+@testable import LocusSimulation
 @testable import LocusSolvers
 import Testing
 

@@ -1,5 +1,5 @@
-import LocusCore
-import LocusNumerics
+@testable import LocusCore
+@testable import LocusNumerics
 import Testing
 
 /// LocusNumerics' robust statistics, quantiles, robust weights and small dense solves: the one home

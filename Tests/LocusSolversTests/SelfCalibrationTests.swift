@@ -1,6 +1,6 @@
-import LocusCore
-import LocusNumerics
-import LocusSimulation
+@testable import LocusCore
+@testable import LocusNumerics
+@testable import LocusSimulation
 @testable import LocusSolvers
 import LocusTestSupport
 import Testing

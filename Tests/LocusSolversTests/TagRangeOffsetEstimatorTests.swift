@@ -1,8 +1,8 @@
 #if canImport(Glibc)
 import Glibc
 #endif
-import LocusCore
-import LocusSimulation
+@testable import LocusCore
+@testable import LocusSimulation
 @testable import LocusSolvers
 import Testing
 

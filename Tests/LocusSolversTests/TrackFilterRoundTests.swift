@@ -1,6 +1,7 @@
-import LocusCore
-import LocusNumerics
+@testable import LocusCore
+@testable import LocusNumerics
 import LocusTestSupport
+@testable import LocusSimulation
 @testable import LocusSolvers
 import Testing
 

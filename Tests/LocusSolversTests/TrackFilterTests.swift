@@ -1,7 +1,7 @@
 import Testing
-import LocusCore
-import LocusNumerics
-import LocusSimulation
+@testable import LocusCore
+@testable import LocusNumerics
+@testable import LocusSimulation
 @testable import LocusSolvers
 
 @Suite struct TrackFilterTests {

@@ -1,6 +1,6 @@
 import Testing
-import LocusCore
-import LocusSimulation
+@testable import LocusCore
+@testable import LocusSimulation
 
 @Suite struct TrackSimulationTests {
     @Test("The same seed gives the same recording; another seed gives another")

@@ -1,6 +1,6 @@
-import LocusCore
-import LocusNumerics
-import LocusSimulation
+@testable import LocusCore
+@testable import LocusNumerics
+@testable import LocusSimulation
 @testable import LocusSolvers
 
 /// Shared fixtures for the tracking tests: a floor, simulated runs, the per-fix Cramér–Rao bound,

@@ -1,5 +1,5 @@
-import LocusCore
-import LocusSolvers
+@testable import LocusCore
+@testable import LocusSolvers
 import Testing
 
 @Suite("Kernel and LAPACKE paths agree")

@@ -1,6 +1,6 @@
-import LocusCore
-import LocusNumerics
-import LocusSolvers
+@testable import LocusCore
+@testable import LocusNumerics
+@testable import LocusSolvers
 import Testing
 
 @Suite("Degenerate trilateration inputs")

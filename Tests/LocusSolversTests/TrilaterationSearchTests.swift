@@ -1,5 +1,5 @@
-import LocusCore
-import LocusSolvers
+@testable import LocusCore
+@testable import LocusSolvers
 import Testing
 
 /// The screened rejection search against an exhaustive oracle built from plain least-squares fits:

@@ -1,6 +1,6 @@
 import Foundation
 @testable import Locus
-import LocusCore
+@testable import LocusCore
 import LocusTestSupport
 import Testing
 

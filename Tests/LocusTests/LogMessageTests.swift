@@ -1,5 +1,5 @@
-import Locus
-import LocusCore
+@testable import Locus
+@testable import LocusCore
 import Testing
 
 @Suite("Session log messages")

@@ -1,6 +1,6 @@
 @testable import Locus
-import LocusCore
-import LocusSimulation
+@testable import LocusCore
+@testable import LocusSimulation
 import Testing
 
 @Suite("Offline smoothing")
