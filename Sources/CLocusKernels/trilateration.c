@@ -45,17 +45,31 @@
 // the other mode's branches and values removed (see linearize_in, gauss_newton_in, solve_in).
 #define LOCUS_TRIL_INLINE static inline __attribute__((always_inline))
 
+// The search's linearisation terms of one range (see tril_linearization).
+typedef struct {
+    double nn[6], bb[3], cc;   // w g g^T (xx, xy, xz, yy, yz, zz), w g e, w e^2
+} tril_row_terms;
+
+// A set-up problem and its per-range scratch: every array holds n entries and is carved from one
+// block of LOCUS_TRIL_SCRATCH_DOUBLES(n) doubles (`carve`) -- the stack for n <= LOCUS_TRIL_MAX_LOCATORS,
+// the caller's buffer beyond. Each array has one user at a time (named after it), so nothing is shared.
 typedef struct {
     int32_t n, p, planar;
     double cx, cy, cz;       // centroid added back at the end
-    double lx[LOCUS_TRIL_MAX_LOCATORS];
-    double ly[LOCUS_TRIL_MAX_LOCATORS];
-    double lz[LOCUS_TRIL_MAX_LOCATORS];  // planar: h - z_i (fixed vertical offset); spatial: centred z_i
-    double r[LOCUS_TRIL_MAX_LOCATORS];
-    double w[LOCUS_TRIL_MAX_LOCATORS];
+    double *lx, *ly;         // centred locator x_i, y_i
+    double *lz;              // planar: h - z_i (fixed vertical offset); spatial: centred z_i
+    double *r, *w;           // range r_i (m), weight w_i = 1 / sigma_i^2 (1/m^2)
     double tol;
     double min_rcond;
     int32_t max_it;
+    double *seed_s, *seed_q;                                          // seed
+    double *lin_gx, *lin_gy, *lin_gz, *lin_e, *lin_wh;                // linearize_spatial
+    double *rh, *ir;                                                  // solve_in: rhat_i, 1 / rhat_i
+    double *wa;                                                       // search: a candidate's weights
+    double *full_gx, *full_gy, *full_gz, *full_e, *full_ir;           // search: tril_linearization
+    tril_row_terms *full_row;
+    int32_t *elig, *base_set, *cand_set, *level_set, *best_set;      // search: index lists
+    uint8_t *active, *in_base;                                        // range in the fit; in the base set
 } tril_problem;
 
 // The offset d = p - a_i of the range model (locus_measurement_range.h) in the problem's centred
@@ -166,7 +180,7 @@ int locus_tril_choose_mode(const double *xyz, int32_t n, int32_t requested_mode,
 LOCUS_TRIL_INLINE int seed(const tril_problem *P, const uint8_t *active, double x[3], const int planar) {
     int32_t n = P->n, count = 0;
     double ms = 0.0, mq = 0.0, ax0 = 0.0, ay0 = 0.0, az0 = 0.0;
-    double s[LOCUS_TRIL_MAX_LOCATORS], q[LOCUS_TRIL_MAX_LOCATORS];
+    double *s = P->seed_s, *q = P->seed_q;
     for (int32_t i = 0; i < n; i++) {
         if (!active[i]) continue;
         count++;
@@ -335,8 +349,7 @@ linearize_in(const tril_problem *P, const double *wa, const double x[3], double 
 static void linearize_spatial(const tril_problem *P, const double *wa, const double x[3],
                               double m[6], double b[3], double *chi2, double h[6]) {
     int32_t n = P->n, i;
-    double gx[LOCUS_TRIL_MAX_LOCATORS], gy[LOCUS_TRIL_MAX_LOCATORS], gz[LOCUS_TRIL_MAX_LOCATORS];
-    double ev[LOCUS_TRIL_MAX_LOCATORS], wh[LOCUS_TRIL_MAX_LOCATORS];
+    double *gx = P->lin_gx, *gy = P->lin_gy, *gz = P->lin_gz, *ev = P->lin_e, *wh = P->lin_wh;
     const __m128d px = _mm_set1_pd(x[0]), py = _mm_set1_pd(x[1]), pz = _mm_set1_pd(x[2]);
     const __m128d zero = _mm_setzero_pd();
     double hs[2];
@@ -537,23 +550,19 @@ LOCUS_TRIL_INLINE double residual_at(const tril_problem *P, int32_t i, const dou
 // The rejection search's linearisation at a point x: per range i the Jacobian row g_i = d rhat_i / dp
 // (unit line of sight; planar: gz = 0), the residual e_i = r_i - rhat_i(x) and 1 / rhat_i for all n
 // ranges, with each range's terms of the normal equations (w g g^T, w g e, w e^2); and their sums over
-// the ranges not in `excluded`: N = sum w g g^T, b = sum w g e, c = sum w e^2 (chi2 at x), and the
+// all n ranges: N = sum w g g^T, b = sum w g e, c = sum w e^2 (chi2 at x), and the
 // screen's slack scale beta^2 / 2 sqrt(sum w / rhat^2) (see `screen`).
 typedef struct {
-    double nn[6], bb[3], cc;   // w g g^T (xx, xy, xz, yy, yz, zz), w g e, w e^2
-} tril_row_terms;
-
-typedef struct {
-    double gx[LOCUS_TRIL_MAX_LOCATORS], gy[LOCUS_TRIL_MAX_LOCATORS], gz[LOCUS_TRIL_MAX_LOCATORS];
-    double e[LOCUS_TRIL_MAX_LOCATORS];
-    double ir[LOCUS_TRIL_MAX_LOCATORS];   // 1 / rhat_i (0 where rhat_i == 0)
-    tril_row_terms row[LOCUS_TRIL_MAX_LOCATORS];
+    double *gx, *gy, *gz;      // the problem's full_* arrays (n entries each)
+    double *e;
+    double *ir;                // 1 / rhat_i (0 where rhat_i == 0)
+    tril_row_terms *row;
     double n[6], b[3], c;
     double slack_scale;                   // beta^2 / 2 * sqrt(sum w_i / rhat_i^2), 1 / m
 } tril_linearization;
 
 LOCUS_TRIL_INLINE void
-linearize_rows(const tril_problem *P, uint64_t excluded, const double x[3], const double *rh, const double *ir,
+linearize_rows(const tril_problem *P, const double x[3], const double *rh, const double *ir,
                tril_linearization *L, const int planar) {
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, b0 = 0, b1 = 0, b2 = 0, c = 0, k = 0;
     for (int32_t i = 0; i < P->n; i++) {
@@ -569,7 +578,6 @@ linearize_rows(const tril_problem *P, uint64_t excluded, const double x[3], cons
         t->nn[3] = wgy * gy; t->nn[4] = wgy * gz; t->nn[5] = wgz * gz;
         t->bb[0] = wgx * e; t->bb[1] = wgy * e; t->bb[2] = wgz * e;
         t->cc = w * e * e;
-        if ((excluded >> i) & 1u) continue;
         s0 += t->nn[0]; s1 += t->nn[1]; s2 += t->nn[2]; s3 += t->nn[3]; s4 += t->nn[4]; s5 += t->nn[5];
         b0 += t->bb[0]; b1 += t->bb[1]; b2 += t->bb[2];
         c += t->cc;
@@ -641,47 +649,59 @@ screen(const tril_problem *P, const tril_linearization *L, const int32_t *excl, 
     return 1;
 }
 
-// Active weights of a fit without the ranges in excl: wa_i = w_i, or 0 where bit i of excl is set.
-// Branch-free (w_i * 1.0 = w_i, w_i * 0.0 = 0 for finite w_i > 0): the bits follow no pattern.
-static void active_weights(const tril_problem *P, uint64_t excl, double *wa) {
-    for (int32_t i = 0; i < P->n; i++) wa[i] = P->w[i] * (double)(1u - (uint32_t)((excl >> i) & 1u));
+// Active weights of a fit without the `count` ranges listed in excl: wa_i = w_i, or 0 for a listed i.
+static void active_weights(const tril_problem *P, const int32_t *excl, int32_t count, double *wa) {
+    for (int32_t i = 0; i < P->n; i++) wa[i] = P->w[i];
+    for (int32_t q = 0; q < count; q++) wa[excl[q]] = 0.0;
+}
+
+static void copy_set(const int32_t *from, int32_t count, int32_t *to) {
+    for (int32_t q = 0; q < count; q++) to[q] = from[q];
 }
 
 // The penalised subset search (file header, step 3). In: x, m, *chi2 of the all-ranges fit and its model
-// distances rh, ir (`distances`). Out: the chosen fit (unchanged when no set wins), its excluded set in
-// *rejected; *solves counts the full fits.
+// distances rh, ir (`distances`). Out: the chosen fit (unchanged when no set wins), its excluded set as
+// *rejected_count indices in P->best_set; *solves counts the full fits. A set is kept as a list of
+// indices (any n): a candidate of level k is the level's base set (empty on an exhaustive level, level
+// k - 1's best on a greedy one) plus t picks.
 LOCUS_TRIL_INLINE int
 search_rejections(const tril_problem *P, double lambda, int32_t max_rejections, double x[3], const double *rh,
                   const double *ir, double m[6], double *chi2, int32_t *iterations, int32_t *converged,
-                  uint64_t *rejected, int32_t *solves, const int planar) {
+                  int32_t *rejected_count, int32_t *solves, const int planar) {
     int32_t n = P->n;
     int32_t kmax = max_rejections < n - (planar ? 2 : 3) - 1 ? max_rejections : n - (planar ? 2 : 3) - 1;
     double best_cost = *chi2;
     double x_full[3] = {x[0], x[1], x[2]};
     double x_level[3] = {x[0], x[1], x[2]};   // a greedy level starts at the previous level's best fit
     const double candidate_tol = max_of(P->tol, LOCUS_TRIL_CANDIDATE_TOLERANCE_M);
-    uint64_t level_best_excl = 0;
+    int32_t *level_set = P->level_set, *base_set = P->base_set, *cand_set = P->cand_set;
+    int32_t level_count = 0, base_count = 0;
     int level_has_best = 1;
-    tril_linearization full;
-    linearize_rows(P, 0, x_full, rh, ir, &full, planar);
-    double wa[LOCUS_TRIL_MAX_LOCATORS];   // active weights of a candidate fit (0: left out)
-    *rejected = 0;
+    tril_linearization full = {P->full_gx, P->full_gy, P->full_gz, P->full_e, P->full_ir, P->full_row,
+                               {0, 0, 0, 0, 0, 0}, {0, 0, 0}, 0.0, 0.0};
+    linearize_rows(P, x_full, rh, ir, &full, planar);
+    double *wa = P->wa;   // active weights of a candidate fit (0: left out)
+    *rejected_count = 0;
     for (int32_t k = 1; k <= kmax; k++) {
         if (best_cost <= lambda * k) break;   // every set of k or more ranges costs at least lambda k
         int exhaustive = k <= 3 && combinations(n, k) <= LOCUS_TRIL_EXHAUSTIVE_BUDGET;
         if (!exhaustive && !level_has_best) break;
-        uint64_t base = exhaustive ? 0 : level_best_excl;
+        base_count = exhaustive ? 0 : level_count;
+        copy_set(level_set, base_count, base_set);
         int32_t t = exhaustive ? k : 1;
         const double *x_start = exhaustive ? x_full : x_level;
-        int32_t elig[LOCUS_TRIL_MAX_LOCATORS], e_count = 0;
+        int32_t *elig = P->elig, e_count = 0;
         if (exhaustive) {
             for (int32_t i = 0; i < n; i++) elig[e_count++] = i;
         } else {
             // Greedy: the LOCUS_TRIL_GREEDY_CANDIDATES longest-reading ranges (largest positive
             // e_i / sigma_i at the level's start), in index order.
             double score[LOCUS_TRIL_GREEDY_CANDIDATES];
+            uint8_t *in_base = P->in_base;
+            for (int32_t i = 0; i < n; i++) in_base[i] = 0;
+            for (int32_t q = 0; q < base_count; q++) in_base[base_set[q]] = 1;
             for (int32_t i = 0; i < n; i++) {
-                if ((base >> i) & 1u) continue;
+                if (in_base[i]) continue;
                 double z = residual_at(P, i, x_level, planar) * sqrt(P->w[i]);
                 if (!(z > 0.0)) continue;
                 int32_t slot = e_count < LOCUS_TRIL_GREEDY_CANDIDATES ? e_count++ : -1;
@@ -704,7 +724,7 @@ search_rejections(const tril_problem *P, double lambda, int32_t max_rejections, 
         // cannot be fitted below are left out).
         int continues = k < kmax && !(k + 1 <= 3 && combinations(n, k + 1) <= LOCUS_TRIL_EXHAUSTIVE_BUDGET);
         double bound[LOCUS_TRIL_SEARCH_SLOTS], start[LOCUS_TRIL_SEARCH_SLOTS][3];
-        uint64_t cand[LOCUS_TRIL_SEARCH_SLOTS];
+        int32_t cand[LOCUS_TRIL_SEARCH_SLOTS][3];   // a candidate's picks (the base set added)
         int32_t count = 0;
         int32_t c[3] = {0, 1, 2};
         for (;;) {
@@ -714,9 +734,8 @@ search_rejections(const tril_problem *P, double lambda, int32_t max_rejections, 
             double d[3] = {0, 0, 0}, lb = 0.0;
             if ((!exhaustive || screen(P, &full, sel, t, d, &lb, planar)) &&
                 (continues || lb + lambda * k < best_cost)) {
-                uint64_t excl = base;
-                for (int32_t q = 0; q < t; q++) excl |= (uint64_t)1 << sel[q];
-                bound[count] = lb; cand[count] = excl;
+                cand[count][0] = sel[0]; cand[count][1] = sel[1]; cand[count][2] = sel[2];
+                bound[count] = lb;
                 start[count][0] = x_start[0] + d[0]; start[count][1] = x_start[1] + d[1];
                 start[count][2] = x_start[2] + d[2];
                 count++;
@@ -731,7 +750,7 @@ search_rejections(const tril_problem *P, double lambda, int32_t max_rejections, 
         // bound proves that none left can win: bound + lambda k >= best cost; when a greedy level
         // follows, it needs this level's best chi2, so until bound >= the level's best chi2.
         double level_best = INFINITY, level_x[3] = {0, 0, 0};
-        uint64_t level_excl = 0;
+        int32_t level_found = 0;   // entries of this level's best set, in level_set (base set + picks)
         for (;;) {
             // The first untaken candidate of least bound (a taken one's bound is +inf; every recorded
             // bound is finite); branch-free select, the comparisons are data-dependent.
@@ -744,9 +763,12 @@ search_rejections(const tril_problem *P, double lambda, int32_t max_rejections, 
             }
             if (q < 0) break;
             if (continues ? !(bound[q] < level_best) : !(bound[q] + lambda * k < best_cost)) break;
-            uint64_t excl = cand[q];
+            // The candidate's set: the base set, then its picks.
+            copy_set(base_set, base_count, cand_set);
+            copy_set(cand[q], t, cand_set + base_count);
+            const int32_t set_count = base_count + t;
             bound[q] = INFINITY;   // taken
-            active_weights(P, excl, wa);
+            active_weights(P, cand_set, set_count, wa);
             double xj[3] = {start[q][0], start[q][1], start[q][2]}, mj[6], cj;
             int32_t itj = 0, convj = 0;
             (*solves)++;
@@ -754,26 +776,29 @@ search_rejections(const tril_problem *P, double lambda, int32_t max_rejections, 
                 !(cj < level_best))
                 continue;
             int long_reading = 1;
-            for (int32_t i = 0; i < n && long_reading; i++)
-                if (((excl >> i) & 1u) && !(residual_at(P, i, xj, planar) > 0.0))
+            for (int32_t u = 0; u < set_count && long_reading; u++)
+                if (!(residual_at(P, cand_set[u], xj, planar) > 0.0))
                     long_reading = 0;   // NLOS only lengthens
             if (!long_reading) continue;
-            level_best = cj; level_excl = excl;
+            level_best = cj;
+            copy_set(cand_set, set_count, level_set);
+            level_found = set_count;
             level_x[0] = xj[0]; level_x[1] = xj[1]; level_x[2] = xj[2];
             if (cj + lambda * k < best_cost) {
                 best_cost = cj + lambda * k;
-                *rejected = excl;
+                copy_set(cand_set, set_count, P->best_set);
+                *rejected_count = set_count;
                 x[0] = xj[0]; x[1] = xj[1]; x[2] = xj[2];
                 for (int r = 0; r < 6; r++) m[r] = mj[r];
                 *chi2 = cj; *iterations = itj; *converged = convj;
             }
         }
         level_has_best = level_best < INFINITY;
-        level_best_excl = level_excl;
+        level_count = level_found;
         if (level_has_best) { x_level[0] = level_x[0]; x_level[1] = level_x[1]; x_level[2] = level_x[2]; }
     }
-    if (*rejected != 0) {   // polish the chosen fit to the full tolerance
-        active_weights(P, *rejected, wa);
+    if (*rejected_count != 0) {   // polish the chosen fit to the full tolerance
+        active_weights(P, P->best_set, *rejected_count, wa);
         (*solves)++;
         return gauss_newton(P, wa, P->tol, x, m, chi2, iterations, converged);
     }
@@ -784,8 +809,9 @@ search_rejections(const tril_problem *P, double lambda, int32_t max_rejections, 
 // mode: the seed, the linearisations, the search and the final pass each keep only their own mode's
 // arithmetic (a branch on the mode inside their loops also kept the other mode's values live).
 LOCUS_TRIL_INLINE int
-solve_in(const tril_problem *P, const locus_tril_options *o, int32_t mode, uint8_t *active, locus_tril_result *res,
+solve_in(const tril_problem *P, const locus_tril_options *o, int32_t mode, locus_tril_result *res,
          const int planar) {
+    uint8_t *active = P->active;
     const int32_t p = planar ? 2 : 3;
     int st;
     double x[3];
@@ -796,19 +822,19 @@ solve_in(const tril_problem *P, const locus_tril_options *o, int32_t mode, uint8
     st = gauss_newton(P, P->w, P->tol, x, m, &chi2, &iterations, &converged);
     if (st != LOCUS_TRIL_OK) return st;
     int32_t used = P->n;
-    uint64_t rejected = 0;
+    int32_t rejected_count = 0;
     // The model distances at the all-ranges fit, shared by the common-bias test, the search's
     // linearisation and (when no range is rejected) the final pass.
-    double rh[LOCUS_TRIL_MAX_LOCATORS], ir[LOCUS_TRIL_MAX_LOCATORS];
+    double *rh = P->rh, *ir = P->ir;
     distances(P, x, rh, ir, planar);
     if (o->robust && chi2 > locus_tril_chi_square_995(P->n - p) &&
         !(o->common_bias_guard && reads_common_bias(P, rh))) {
         st = search_rejections(P, o->rejection_penalty, o->max_rejections, x, rh, ir, m, &chi2, &iterations,
-                               &converged, &rejected, &solves, planar);
+                               &converged, &rejected_count, &solves, planar);
         if (st != LOCUS_TRIL_OK) return st;
-        used = P->n - (int32_t)__builtin_popcountll(rejected);
-        for (int32_t i = 0; i < P->n; i++) active[i] = !((rejected >> i) & 1u);
-        if (rejected != 0) distances(P, x, rh, ir, planar);   // x moved: the chosen fit's distances
+        used = P->n - rejected_count;
+        for (int32_t q = 0; q < rejected_count; q++) active[P->best_set[q]] = 0;
+        if (rejected_count != 0) distances(P, x, rh, ir, planar);   // x moved: the chosen fit's distances
     }
     int32_t dof = used - p;
     double factor = dof > 0 ? max_of(1.0, chi2 / dof) : 1.0;
@@ -847,7 +873,10 @@ solve_in(const tril_problem *P, const locus_tril_options *o, int32_t mode, uint8
     res->hdop = hdop; res->vdop = vdop; res->pdop = pdop;
     res->residual_rms_m = sqrt(sse / used);
     res->chi_square = chi2;
-    res->rejected_mask = rejected;
+    uint64_t rejected_mask = 0;   // the indices below 64 (`used` counts them all)
+    for (int32_t q = 0; q < rejected_count; q++)
+        if (P->best_set[q] < 64) rejected_mask |= (uint64_t)1 << P->best_set[q];
+    res->rejected_mask = rejected_mask;
     res->mode = mode;
     res->used = used;
     res->iterations = iterations;
@@ -857,13 +886,34 @@ solve_in(const tril_problem *P, const locus_tril_options *o, int32_t mode, uint8
     return LOCUS_TRIL_OK;
 }
 
-int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
-                      const locus_tril_options *o, locus_tril_result *res) {
+size_t locus_tril_scratch_doubles(int32_t n) { return n > 0 ? LOCUS_TRIL_SCRATCH_DOUBLES(n) : 0; }
+
+// Carves P's per-range arrays from `scratch` (LOCUS_TRIL_SCRATCH_DOUBLES(n) doubles): 20 arrays of n
+// doubles, the search's rows (10 n doubles), 5 index lists of n int32 and 2 flag arrays of n bytes
+// (the lists and flags take at most 3 n doubles: 33 n in all, plus one for the rounding).
+static void carve(tril_problem *P, double *scratch, int32_t n) {
+    double **arrays[] = {&P->lx, &P->ly, &P->lz, &P->r, &P->w, &P->seed_s, &P->seed_q, &P->lin_gx, &P->lin_gy,
+                         &P->lin_gz, &P->lin_e, &P->lin_wh, &P->rh, &P->ir, &P->wa, &P->full_gx, &P->full_gy,
+                         &P->full_gz, &P->full_e, &P->full_ir};
+    double *next = scratch;
+    for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++) { *arrays[a] = next; next += n; }
+    P->full_row = (tril_row_terms *)next;
+    next += 10 * (size_t)n;
+    int32_t *lists = (int32_t *)next;
+    P->elig = lists; P->base_set = lists + n; P->cand_set = lists + 2 * n;
+    P->level_set = lists + 3 * n; P->best_set = lists + 4 * n;
+    P->active = (uint8_t *)(lists + 5 * n);
+    P->in_base = P->active + n;
+}
+
+int locus_trilaterate_scratch(const double *xyz, const double *ranges_m, int32_t n, const locus_tril_options *o,
+                              double *scratch, size_t scratch_doubles, uint8_t *used_out, locus_tril_result *res) {
     if (xyz == NULL || ranges_m == NULL || o == NULL || res == NULL) return LOCUS_TRIL_BAD_ARGUMENT;
-    if (n < 0 || n > LOCUS_TRIL_MAX_LOCATORS) return LOCUS_TRIL_BAD_ARGUMENT;
+    if (n < 0 || (n > 0 && (scratch == NULL || scratch_doubles < LOCUS_TRIL_SCRATCH_DOUBLES(n))))
+        return LOCUS_TRIL_BAD_ARGUMENT;
     if (!(o->sigma0_m > 0.0) || !finite(o->sigma0_m) || !(o->sigma_slope >= 0.0) || !finite(o->sigma_slope) ||
         !(o->tolerance_m > 0.0) || o->max_iterations < 1 || !(o->min_rcond > 0.0) || !(o->max_dop > 0.0) ||
-        o->max_rejections < 0 || !(o->rejection_penalty > 0.0) || 
+        o->max_rejections < 0 || !(o->rejection_penalty > 0.0) ||
         !finite(o->tag_height_m))
         return LOCUS_TRIL_BAD_ARGUMENT;
     for (int32_t i = 0; i < n; i++) {
@@ -878,6 +928,7 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
     P.p = P.planar ? 2 : 3;
     P.n = n;
     if (n < P.p + 1) return LOCUS_TRIL_TOO_FEW_RANGES;
+    carve(&P, scratch, n);
     P.tol = o->tolerance_m;
     P.min_rcond = o->min_rcond;
     P.max_it = o->max_iterations;
@@ -886,7 +937,6 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
     cx /= n; cy /= n; cz /= n;
     if (P.planar) cz = 0.0;
     P.cx = cx; P.cy = cy; P.cz = cz;
-    uint8_t active[LOCUS_TRIL_MAX_LOCATORS];
     for (int32_t i = 0; i < n; i++) {
         P.lx[i] = xyz[3 * i] - cx;
         P.ly[i] = xyz[3 * i + 1] - cy;
@@ -894,9 +944,19 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
         P.r[i] = ranges_m[i];
         double sg = o->sigma0_m + o->sigma_slope * ranges_m[i];
         P.w[i] = 1.0 / (sg * sg);
-        active[i] = 1;
+        P.active[i] = 1;
     }
-    return P.planar ? solve_in(&P, o, mode, active, res, 1) : solve_in(&P, o, mode, active, res, 0);
+    st = P.planar ? solve_in(&P, o, mode, res, 1) : solve_in(&P, o, mode, res, 0);
+    if (st == LOCUS_TRIL_OK && used_out != NULL)
+        for (int32_t i = 0; i < n; i++) used_out[i] = P.active[i];
+    return st;
+}
+
+int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
+                      const locus_tril_options *o, locus_tril_result *res) {
+    if (n < 0 || n > LOCUS_TRIL_MAX_LOCATORS) return LOCUS_TRIL_BAD_ARGUMENT;
+    double scratch[LOCUS_TRIL_SCRATCH_DOUBLES(LOCUS_TRIL_MAX_LOCATORS)];   // on the stack: no allocation
+    return locus_trilaterate_scratch(xyz, ranges_m, n, o, scratch, sizeof scratch / sizeof scratch[0], NULL, res);
 }
 
 int locus_tril_model(const double *xyz, int32_t n, int32_t mode, double tag_height_m,
