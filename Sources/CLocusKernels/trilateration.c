@@ -48,6 +48,7 @@
 // The search's linearisation terms of one range (see tril_linearization).
 typedef struct {
     double nn[6], bb[3], cc;   // w g g^T (xx, xy, xz, yy, yz, zz), w g e, w e^2
+    double gx, gy, gz, e, ir;  // g (planar: gz = 0), e = r - rhat, 1 / rhat (0 where rhat == 0)
 } tril_row_terms;
 
 // A set-up problem and its per-range scratch: every array holds n entries and is carved from one
@@ -66,9 +67,8 @@ typedef struct {
     double *lin_gx, *lin_gy, *lin_gz, *lin_e, *lin_wh;                // linearize_spatial
     double *rh, *ir;                                                  // solve_in: rhat_i, 1 / rhat_i
     double *wa;                                                       // search: a candidate's weights
-    double *full_gx, *full_gy, *full_gz, *full_e, *full_ir;           // search: tril_linearization
-    tril_row_terms *full_row;
-    int32_t *elig, *base_set, *cand_set, *level_set, *best_set;      // search: index lists
+    tril_row_terms *full_row;                                         // search: tril_linearization
+    int32_t *elig, *cand_set, *level_set, *best_set;                 // search: index lists
     uint8_t *active, *in_base;                                        // range in the fit; in the base set
 } tril_problem;
 
@@ -180,20 +180,21 @@ int locus_tril_choose_mode(const double *xyz, int32_t n, int32_t requested_mode,
 LOCUS_TRIL_INLINE int seed(const tril_problem *P, const uint8_t *active, double x[3], const int planar) {
     int32_t n = P->n, count = 0;
     double ms = 0.0, mq = 0.0, ax0 = 0.0, ay0 = 0.0, az0 = 0.0;
-    double *s = P->seed_s, *q = P->seed_q;
+    double *restrict s = P->seed_s, *restrict q = P->seed_q;
+    const double *restrict lx = P->lx, *restrict ly = P->ly, *restrict lz = P->lz, *restrict rr = P->r;
     for (int32_t i = 0; i < n; i++) {
         if (!active[i]) continue;
         count++;
-        double ri = P->r[i];
+        double ri = rr[i];
         if (planar) {
-            s[i] = ri * ri - P->lz[i] * P->lz[i];
-            q[i] = P->lx[i] * P->lx[i] + P->ly[i] * P->ly[i];
+            s[i] = ri * ri - lz[i] * lz[i];
+            q[i] = lx[i] * lx[i] + ly[i] * ly[i];
         } else {
             s[i] = ri * ri;
-            q[i] = P->lx[i] * P->lx[i] + P->ly[i] * P->ly[i] + P->lz[i] * P->lz[i];
+            q[i] = lx[i] * lx[i] + ly[i] * ly[i] + lz[i] * lz[i];
         }
         ms += s[i]; mq += q[i];
-        ax0 += P->lx[i]; ay0 += P->ly[i]; az0 += P->lz[i];
+        ax0 += lx[i]; ay0 += ly[i]; az0 += lz[i];
     }
     if (count < (planar ? 2 : 3) + 1) return LOCUS_TRIL_TOO_FEW_RANGES;
     ms /= count; mq /= count; ax0 /= count; ay0 /= count; az0 /= count;
@@ -201,11 +202,11 @@ LOCUS_TRIL_INLINE int seed(const tril_problem *P, const uint8_t *active, double 
     for (int32_t i = 0; i < n; i++) {
         if (!active[i]) continue;
         double rhs = -0.5 * ((s[i] - ms) - (q[i] - mq));
-        double ax = P->lx[i] - ax0, ay = P->ly[i] - ay0;
+        double ax = lx[i] - ax0, ay = ly[i] - ay0;
         m[0] += ax * ax; m[1] += ax * ay; m[3] += ay * ay;
         b[0] += ax * rhs; b[1] += ay * rhs;
         if (!planar) {
-            double az = P->lz[i] - az0;
+            double az = lz[i] - az0;
             m[2] += ax * az; m[4] += ay * az; m[5] += az * az;
             b[2] += az * rhs;
         }
@@ -270,6 +271,7 @@ LOCUS_TRIL_INLINE void
 linearize_in(const tril_problem *P, const double *wa, const double x[3], double m[6], double b[3], double *chi2,
              double h[6], const int planar) {
     int32_t n = P->n, i = 0;
+    const double *restrict lx = P->lx, *restrict ly = P->ly, *restrict pz_ = P->lz, *restrict rr = P->r;
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, b0 = 0, b1 = 0, b2 = 0, c = 0;
     double t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0, q = 0;
 #if defined(__SSE2__)
@@ -279,25 +281,25 @@ linearize_in(const tril_problem *P, const double *wa, const double x[3], double 
     __m128d u0 = zero, u1 = zero, u2 = zero, vc = zero;
     __m128d h0 = zero, h1 = zero, h2 = zero, h3 = zero, h4 = zero, h5 = zero, vq = zero;
     for (; i + 1 < n; i += 2) {
-        __m128d dx = _mm_sub_pd(px, _mm_loadu_pd(P->lx + i));
-        __m128d dy = _mm_sub_pd(py, _mm_loadu_pd(P->ly + i));
-        __m128d lz = _mm_loadu_pd(P->lz + i);
+        __m128d dx = _mm_sub_pd(px, _mm_loadu_pd(lx + i));
+        __m128d dy = _mm_sub_pd(py, _mm_loadu_pd(ly + i));
+        __m128d lz = _mm_loadu_pd(pz_ + i);
         __m128d dz = planar ? lz : _mm_sub_pd(pz, lz);
         __m128d r = locus_range_predicted_pd(dx, dy, dz);
         __m128d ir = locus_range_inverse_pd(r);
         __m128d gx = _mm_mul_pd(dx, ir), gy = _mm_mul_pd(dy, ir);
-        __m128d e = _mm_sub_pd(_mm_loadu_pd(P->r + i), r), w = _mm_loadu_pd(wa + i);
+        __m128d e = _mm_sub_pd(_mm_loadu_pd(rr + i), r), w = _mm_loadu_pd(wa + i);
         __m128d we = _mm_mul_pd(w, e), wei = _mm_mul_pd(we, ir);
-        __m128d wh = _mm_add_pd(w, wei);   // w (1 + e / rhat)
-        __m128d wgx = _mm_mul_pd(w, gx), wgy = _mm_mul_pd(w, gy);
-        __m128d hgx = _mm_mul_pd(wh, gx), hgy = _mm_mul_pd(wh, gy);
-        v0 = _mm_add_pd(v0, _mm_mul_pd(wgx, gx)); v1 = _mm_add_pd(v1, _mm_mul_pd(wgx, gy));
-        v3 = _mm_add_pd(v3, _mm_mul_pd(wgy, gy));
-        h0 = _mm_add_pd(h0, _mm_mul_pd(hgx, gx)); h1 = _mm_add_pd(h1, _mm_mul_pd(hgx, gy));
-        h3 = _mm_add_pd(h3, _mm_mul_pd(hgy, gy));
-        u0 = _mm_add_pd(u0, _mm_mul_pd(wgx, e)); u1 = _mm_add_pd(u1, _mm_mul_pd(wgy, e));
         vc = _mm_add_pd(vc, _mm_mul_pd(we, e));
         vq = _mm_add_pd(vq, wei);
+        __m128d wh = _mm_add_pd(w, wei);   // w (1 + e / rhat)
+        __m128d wgx = _mm_mul_pd(w, gx), wgy = _mm_mul_pd(w, gy);
+        u0 = _mm_add_pd(u0, _mm_mul_pd(wgx, e)); u1 = _mm_add_pd(u1, _mm_mul_pd(wgy, e));
+        v0 = _mm_add_pd(v0, _mm_mul_pd(wgx, gx)); v1 = _mm_add_pd(v1, _mm_mul_pd(wgx, gy));
+        v3 = _mm_add_pd(v3, _mm_mul_pd(wgy, gy));
+        __m128d hgx = _mm_mul_pd(wh, gx), hgy = _mm_mul_pd(wh, gy);
+        h0 = _mm_add_pd(h0, _mm_mul_pd(hgx, gx)); h1 = _mm_add_pd(h1, _mm_mul_pd(hgx, gy));
+        h3 = _mm_add_pd(h3, _mm_mul_pd(hgy, gy));
         if (!planar) {
             __m128d gz = _mm_mul_pd(dz, ir), wgz = _mm_mul_pd(w, gz), hgz = _mm_mul_pd(wh, gz);
             v2 = _mm_add_pd(v2, _mm_mul_pd(wgx, gz)); v4 = _mm_add_pd(v4, _mm_mul_pd(wgy, gz));
@@ -553,10 +555,7 @@ LOCUS_TRIL_INLINE double residual_at(const tril_problem *P, int32_t i, const dou
 // all n ranges: N = sum w g g^T, b = sum w g e, c = sum w e^2 (chi2 at x), and the
 // screen's slack scale beta^2 / 2 sqrt(sum w / rhat^2) (see `screen`).
 typedef struct {
-    double *gx, *gy, *gz;      // the problem's full_* arrays (n entries each)
-    double *e;
-    double *ir;                // 1 / rhat_i (0 where rhat_i == 0)
-    tril_row_terms *row;
+    tril_row_terms *row;       // the problem's full_row (n entries): g_i, e_i, 1 / rhat_i and the terms
     double n[6], b[3], c;
     double slack_scale;                   // beta^2 / 2 * sqrt(sum w_i / rhat_i^2), 1 / m
 } tril_linearization;
@@ -565,15 +564,16 @@ LOCUS_TRIL_INLINE void
 linearize_rows(const tril_problem *P, const double x[3], const double *rh, const double *ir,
                tril_linearization *L, const int planar) {
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, b0 = 0, b1 = 0, b2 = 0, c = 0, k = 0;
+    tril_row_terms *restrict row = L->row;
     for (int32_t i = 0; i < P->n; i++) {
         double dx, dy, dz;
         offset_at(P, i, x, planar, &dx, &dy, &dz);
         double gx = dx * ir[i], gy = dy * ir[i];
         double gz = planar ? 0.0 : dz * ir[i];
         double e = P->r[i] - rh[i];
-        L->gx[i] = gx; L->gy[i] = gy; L->gz[i] = gz; L->e[i] = e; L->ir[i] = ir[i];
         double w = P->w[i], wgx = w * gx, wgy = w * gy, wgz = w * gz;
-        tril_row_terms *t = &L->row[i];
+        tril_row_terms *t = &row[i];
+        t->gx = gx; t->gy = gy; t->gz = gz; t->e = e; t->ir = ir[i];
         t->nn[0] = wgx * gx; t->nn[1] = wgx * gy; t->nn[2] = wgx * gz;
         t->nn[3] = wgy * gy; t->nn[4] = wgy * gz; t->nn[5] = wgz * gz;
         t->bb[0] = wgx * e; t->bb[1] = wgy * e; t->bb[2] = wgz * e;
@@ -639,8 +639,8 @@ screen(const tril_problem *P, const tril_linearization *L, const int32_t *excl, 
     double step2 = d0 * d0 + d1 * d1 + d2 * d2;
     double reach = 0.5 * LOCUS_TRIL_SCREEN_BALL * LOCUS_TRIL_SCREEN_BALL * step2;
     for (int32_t q = 0; q < t; q++) {
-        int32_t j = excl[q];
-        if (!(L->e[j] - (L->gx[j] * d0 + L->gy[j] * d1 + L->gz[j] * d2) + reach * L->ir[j] > 0.0)) return 0;
+        const tril_row_terms *r = &L->row[excl[q]];
+        if (!(r->e - (r->gx * d0 + r->gy * d1 + r->gz * d2) + reach * r->ir > 0.0)) return 0;
     }
     double root = sqrt(lin > 0.0 ? lin : 0.0) - L->slack_scale * step2;
     *bound = root > 0.0 ? root * root : 0.0;
@@ -674,11 +674,12 @@ search_rejections(const tril_problem *P, double lambda, int32_t max_rejections, 
     double x_full[3] = {x[0], x[1], x[2]};
     double x_level[3] = {x[0], x[1], x[2]};   // a greedy level starts at the previous level's best fit
     const double candidate_tol = max_of(P->tol, LOCUS_TRIL_CANDIDATE_TOLERANCE_M);
-    int32_t *level_set = P->level_set, *base_set = P->base_set, *cand_set = P->cand_set;
+    // cand_set holds the level's base set as its prefix (copied once per level); a candidate writes only its
+    // picks after it.
+    int32_t *level_set = P->level_set, *cand_set = P->cand_set;
     int32_t level_count = 0, base_count = 0;
     int level_has_best = 1;
-    tril_linearization full = {P->full_gx, P->full_gy, P->full_gz, P->full_e, P->full_ir, P->full_row,
-                               {0, 0, 0, 0, 0, 0}, {0, 0, 0}, 0.0, 0.0};
+    tril_linearization full = {P->full_row, {0, 0, 0, 0, 0, 0}, {0, 0, 0}, 0.0, 0.0};
     linearize_rows(P, x_full, rh, ir, &full, planar);
     double *wa = P->wa;   // active weights of a candidate fit (0: left out)
     *rejected_count = 0;
@@ -687,7 +688,7 @@ search_rejections(const tril_problem *P, double lambda, int32_t max_rejections, 
         int exhaustive = k <= 3 && combinations(n, k) <= LOCUS_TRIL_EXHAUSTIVE_BUDGET;
         if (!exhaustive && !level_has_best) break;
         base_count = exhaustive ? 0 : level_count;
-        copy_set(level_set, base_count, base_set);
+        copy_set(level_set, base_count, cand_set);
         int32_t t = exhaustive ? k : 1;
         const double *x_start = exhaustive ? x_full : x_level;
         int32_t *elig = P->elig, e_count = 0;
@@ -699,7 +700,7 @@ search_rejections(const tril_problem *P, double lambda, int32_t max_rejections, 
             double score[LOCUS_TRIL_GREEDY_CANDIDATES];
             uint8_t *in_base = P->in_base;
             for (int32_t i = 0; i < n; i++) in_base[i] = 0;
-            for (int32_t q = 0; q < base_count; q++) in_base[base_set[q]] = 1;
+            for (int32_t q = 0; q < base_count; q++) in_base[cand_set[q]] = 1;
             for (int32_t i = 0; i < n; i++) {
                 if (in_base[i]) continue;
                 double z = residual_at(P, i, x_level, planar) * sqrt(P->w[i]);
@@ -764,7 +765,6 @@ search_rejections(const tril_problem *P, double lambda, int32_t max_rejections, 
             if (q < 0) break;
             if (continues ? !(bound[q] < level_best) : !(bound[q] + lambda * k < best_cost)) break;
             // The candidate's set: the base set, then its picks.
-            copy_set(base_set, base_count, cand_set);
             copy_set(cand[q], t, cand_set + base_count);
             const int32_t set_count = base_count + t;
             bound[q] = INFINITY;   // taken
@@ -888,19 +888,19 @@ solve_in(const tril_problem *P, const locus_tril_options *o, int32_t mode, locus
 
 size_t locus_tril_scratch_doubles(int32_t n) { return n > 0 ? LOCUS_TRIL_SCRATCH_DOUBLES(n) : 0; }
 
-// Carves P's per-range arrays from `scratch` (LOCUS_TRIL_SCRATCH_DOUBLES(n) doubles): 20 arrays of n
-// doubles, the search's rows (10 n doubles), 5 index lists of n int32 and 2 flag arrays of n bytes
-// (the lists and flags take at most 3 n doubles: 33 n in all, plus one for the rounding).
+// Carves P's per-range arrays from `scratch` (LOCUS_TRIL_SCRATCH_DOUBLES(n) doubles): 15 arrays of n
+// doubles, the search's rows (15 n doubles), index lists of n int32 (5 slots, one spare) and 2 flag
+// arrays of n bytes (the lists and flags take at most 3 n doubles: 33 n in all, plus one for the rounding).
 static void carve(tril_problem *P, double *scratch, int32_t n) {
-    double **arrays[] = {&P->lx, &P->ly, &P->lz, &P->r, &P->w, &P->seed_s, &P->seed_q, &P->lin_gx, &P->lin_gy,
-                         &P->lin_gz, &P->lin_e, &P->lin_wh, &P->rh, &P->ir, &P->wa, &P->full_gx, &P->full_gy,
-                         &P->full_gz, &P->full_e, &P->full_ir};
-    double *next = scratch;
-    for (size_t a = 0; a < sizeof arrays / sizeof arrays[0]; a++) { *arrays[a] = next; next += n; }
-    P->full_row = (tril_row_terms *)next;
-    next += 10 * (size_t)n;
-    int32_t *lists = (int32_t *)next;
-    P->elig = lists; P->base_set = lists + n; P->cand_set = lists + 2 * n;
+    const size_t m = (size_t)n;
+    P->lx = scratch; P->ly = scratch + m; P->lz = scratch + 2 * m; P->r = scratch + 3 * m; P->w = scratch + 4 * m;
+    P->seed_s = scratch + 5 * m; P->seed_q = scratch + 6 * m;
+    P->lin_gx = scratch + 7 * m; P->lin_gy = scratch + 8 * m; P->lin_gz = scratch + 9 * m;
+    P->lin_e = scratch + 10 * m; P->lin_wh = scratch + 11 * m;
+    P->rh = scratch + 12 * m; P->ir = scratch + 13 * m; P->wa = scratch + 14 * m;
+    P->full_row = (tril_row_terms *)(scratch + 15 * m);
+    int32_t *lists = (int32_t *)(scratch + 30 * m);
+    P->elig = lists; P->cand_set = lists + 2 * n;
     P->level_set = lists + 3 * n; P->best_set = lists + 4 * n;
     P->active = (uint8_t *)(lists + 5 * n);
     P->in_base = P->active + n;
@@ -937,14 +937,19 @@ int locus_trilaterate_scratch(const double *xyz, const double *ranges_m, int32_t
     cx /= n; cy /= n; cz /= n;
     if (P.planar) cz = 0.0;
     P.cx = cx; P.cy = cy; P.cz = cz;
-    for (int32_t i = 0; i < n; i++) {
-        P.lx[i] = xyz[3 * i] - cx;
-        P.ly[i] = xyz[3 * i + 1] - cy;
-        P.lz[i] = P.planar ? o->tag_height_m - xyz[3 * i + 2] : xyz[3 * i + 2] - cz;
-        P.r[i] = ranges_m[i];
-        double sg = o->sigma0_m + o->sigma_slope * ranges_m[i];
-        P.w[i] = 1.0 / (sg * sg);
-        P.active[i] = 1;
+    {
+        double *restrict lx = P.lx, *restrict ly = P.ly, *restrict lz = P.lz, *restrict r = P.r, *restrict w = P.w;
+        uint8_t *restrict active = P.active;
+        const double h = o->tag_height_m, sigma0 = o->sigma0_m, slope = o->sigma_slope;
+        for (int32_t i = 0; i < n; i++) {
+            lx[i] = xyz[3 * i] - cx;
+            ly[i] = xyz[3 * i + 1] - cy;
+            lz[i] = P.planar ? h - xyz[3 * i + 2] : xyz[3 * i + 2] - cz;
+            r[i] = ranges_m[i];
+            double sg = sigma0 + slope * ranges_m[i];
+            w[i] = 1.0 / (sg * sg);
+            active[i] = 1;
+        }
     }
     st = P.planar ? solve_in(&P, o, mode, res, 1) : solve_in(&P, o, mode, res, 0);
     if (st == LOCUS_TRIL_OK && used_out != NULL)
