@@ -685,10 +685,16 @@ screen(tril_head *P, const tril_linearization *L, const int32_t *excl, int32_t t
     return 1;
 }
 
-// Active weights of a fit without the `count` ranges listed in excl: wa_i = w_i, or 0 for a listed i.
-LOCUS_TRIL_INLINE void active_weights(tril_head *P, const int32_t *excl, int32_t count, double *wa, const int fixed) {
-    for (int32_t i = 0; i < P->n; i++) wa[i] = TRIL_ARR(w)[i];
+// The search's active weights wa (wa_i = w_i for a range in the fit, 0 for one left out) hold w between
+// fits: a fit without the `count` ranges listed in excl zeroes their entries (`leave_out`) and puts them
+// back afterwards (`put_back`), O(count) instead of a copy of all n.
+static inline void leave_out(const int32_t *excl, int32_t count, double *wa) {
     for (int32_t q = 0; q < count; q++) wa[excl[q]] = 0.0;
+}
+
+LOCUS_TRIL_INLINE void put_back(tril_head *P, const int32_t *excl, int32_t count, double *wa, const int fixed) {
+    const double *w = TRIL_ARR(w);
+    for (int32_t q = 0; q < count; q++) wa[excl[q]] = w[excl[q]];
 }
 
 static void copy_set(const int32_t *from, int32_t count, int32_t *to) {
@@ -717,7 +723,8 @@ search_rejections(tril_head *P, double lambda, int32_t max_rejections, double x[
     int level_has_best = 1;
     tril_linearization full = {{0, 0, 0, 0, 0, 0}, {0, 0, 0}, 0.0, 0.0};
     linearize_rows(P, x_full, rh, ir, &full, planar, fixed);
-    double *wa = TRIL_ARR(wa);   // active weights of a candidate fit (0: left out)
+    double *wa = TRIL_ARR(wa);   // active weights of a candidate fit (0: left out); w between fits
+    for (int32_t i = 0; i < n; i++) wa[i] = TRIL_ARR(w)[i];
     *rejected_count = 0;
     for (int32_t k = 1; k <= kmax; k++) {
         if (best_cost <= lambda * k) break;   // every set of k or more ranges costs at least lambda k
@@ -804,13 +811,13 @@ search_rejections(tril_head *P, double lambda, int32_t max_rejections, double x[
             copy_set(cand[q], t, cand_set + base_count);
             const int32_t set_count = base_count + t;
             bound[q] = INFINITY;   // taken
-            active_weights(P, cand_set, set_count, wa, fixed);
+            leave_out(cand_set, set_count, wa);
             double xj[3] = {start[q][0], start[q][1], start[q][2]}, mj[6], cj;
             int32_t itj = 0, convj = 0;
             (*solves)++;
-            if (gauss_newton(P, wa, candidate_tol, xj, mj, &cj, &itj, &convj, fixed) != LOCUS_TRIL_OK ||
-                !(cj < level_best))
-                continue;
+            int stj = gauss_newton(P, wa, candidate_tol, xj, mj, &cj, &itj, &convj, fixed);
+            put_back(P, cand_set, set_count, wa, fixed);
+            if (stj != LOCUS_TRIL_OK || !(cj < level_best)) continue;
             int long_reading = 1;
             for (int32_t u = 0; u < set_count && long_reading; u++)
                 if (!(residual_at(P, cand_set[u], xj, planar, fixed) > 0.0))
@@ -834,7 +841,7 @@ search_rejections(tril_head *P, double lambda, int32_t max_rejections, double x[
         if (level_has_best) { x_level[0] = level_x[0]; x_level[1] = level_x[1]; x_level[2] = level_x[2]; }
     }
     if (*rejected_count != 0) {   // polish the chosen fit to the full tolerance
-        active_weights(P, TRIL_ARR(best_set), *rejected_count, wa, fixed);
+        leave_out(TRIL_ARR(best_set), *rejected_count, wa);
         (*solves)++;
         return gauss_newton(P, wa, P->tol, x, m, chi2, iterations, converged, fixed);
     }
