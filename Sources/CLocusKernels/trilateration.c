@@ -41,8 +41,9 @@
 #include <emmintrin.h>
 #endif
 
-// Helpers taking a constant `planar` (or p) are forced inline, so that each mode gets its own code with
-// the other mode's branches and values removed (see linearize_in, gauss_newton_in, solve_in).
+// Helpers taking a constant `planar` (or p) or `fixed` (the storage, see tril_head) are forced inline, so
+// that each mode and storage gets its own code with the other's branches and values removed (see
+// linearize_in, gauss_newton_in, solve_in, trilaterate_in).
 #define LOCUS_TRIL_INLINE static inline __attribute__((always_inline))
 
 // The search's linearisation terms of one range (see tril_linearization).
