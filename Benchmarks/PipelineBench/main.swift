@@ -6,7 +6,7 @@
 //   memory    engine memory per tag with 100,000 live tags (RssAnon from /proc/self/status, RSS from statm),
 //             each tracking in a process of its own, with glibc's default malloc and with the fixed mmap
 //             threshold `locus` sets (LOCUS_MEMORY_TAGS=N: N tags; LOCUS_MEMORY_ROW=name[,fixed]: one row here)
-//   locators  whole pipeline and solve (C kernel vs LAPACKE) with 4–32 locators
+//   locators  whole pipeline and solve (the C search) with 4–32 locators
 //   zones     whole pipeline with 10–10,000 zones
 //   tags      whole pipeline with 1–100,000 tags (fresh engines: tag setup included), and the steady
 //             state with 10,000 and 100,000 live tags (first rounds untimed)
@@ -357,7 +357,7 @@ if runs("stages") {
     }
     stageNs.append(("parse", parse.medianNanosecondsPerOp))
 
-    // solve: each epoch's n ranges through the solver the engine uses (C kernel), and LAPACKE.
+    // solve: each epoch's n ranges through the solver the engine uses (the C search).
     let positions = s.floor.locators.map(\.position)
     var configuration = TrilaterationConfiguration.standard
     configuration.tagHeightMeters = s.floor.tagHeightMeters
@@ -376,13 +376,6 @@ if runs("stages") {
     }
     var solutions = [TrilaterationSolution?](repeating: nil, count: epochs)
     solveAll(Trilaterator(configuration: configuration), into: &solutions)
-    var lapackSolutions = solutions
-    solveAll(LapackTrilaterator(configuration: configuration), into: &lapackSolutions)
-    var worst = 0.0
-    for (a, b) in zip(solutions, lapackSolutions) {
-        if let a, let b { worst = max(worst, abs(a.position.x - b.position.x), abs(a.position.y - b.position.y)) }
-    }
-    precondition(worst < 1e-6, "kernel and LAPACKE paths disagree by \(worst) m")
     var solveExtra = baseExtra
     solveExtra["stage"] = "\"solve\""; solveExtra["path"] = "\"kernel\""
     let solve = Bench.measure("stage_solve_kernel", operations: epochs, extra: solveExtra, derived: Bench.perFix) {
@@ -390,11 +383,6 @@ if runs("stages") {
         Bench.blackHole(solutions.count)
     }
     stageNs.append(("solve", solve.medianNanosecondsPerOp))
-    solveExtra["path"] = "\"lapacke\""
-    Bench.measure("stage_solve_lapacke", operations: epochs, runs: 10, warmup: 1, extra: solveExtra, derived: Bench.perFix) {
-        solveAll(LapackTrilaterator(configuration: configuration), into: &lapackSolutions)
-        Bench.blackHole(lapackSolutions.count)
-    }
 
     // filter: tightly coupled (n range updates + the epoch's fix) and loosely coupled (one LS fix).
     let locatorsBySlot = s.floor.locators
@@ -667,7 +655,7 @@ if runs("locators") {
         for (name, options) in trackings where name != "kalman_loose" && (onlyTracking ?? name) == name {
             measurePipeline("scale_locators_\(n)_\(name)", s, options, extra: ["scale": "\"locators\""], runs: 10, warmup: 1)
         }
-        // Solve stage alone on both numeric paths.
+        // Solve stage alone (the C search).
         var configuration = TrilaterationConfiguration.standard
         configuration.tagHeightMeters = 1.1
         let positions = s.floor.locators.map(\.position)
@@ -686,8 +674,7 @@ if runs("locators") {
             }
             return solved
         }
-        for (path, solver) in [("kernel", Trilaterator(configuration: configuration) as any Trilaterating),
-                               ("lapacke", LapackTrilaterator(configuration: configuration) as any Trilaterating)] {
+        for (path, solver) in [("kernel", Trilaterator(configuration: configuration))] {
             Bench.measure("scale_locators_\(n)_solve_\(path)", operations: s.epochs, runs: 10, warmup: 1,
                           extra: ["scale": "\"locators\"", "locators": "\(n)", "stage": "\"solve\"", "path": "\"\(path)\""],
                           derived: Bench.perFix) {

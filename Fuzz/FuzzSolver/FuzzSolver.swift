@@ -27,13 +27,12 @@ private struct ByteCursor {
     }
 }
 
-/// libFuzzer entry point: random geometry and ranges through both solver paths.
+/// libFuzzer entry point: random geometry and ranges through the one trilateration search.
 ///
-/// Layout: byte 0 = locator count (mod 80, so the LAPACKE path beyond 64 is reached), byte 1 = mode
+/// Layout: byte 0 = locator count (mod 80, so the workspace scratch beyond 64 is reached), byte 1 = mode
 /// and options, then per locator x, y, z and per range one `ByteCursor.value`.
-/// Invariants checked (a violation traps): each path returns a solution whose every number is finite
-/// or throws E1003/E4001–E4004, and its counts stay within the input. Up to 64 locators both the
-/// kernel and the LAPACKE path run; beyond, the `Trilaterator` (LAPACKE).
+/// Invariants checked (a violation traps): `Trilaterator` (the C search) returns a solution whose
+/// every number is finite or throws E1003/E4001–E4004, and its counts stay within the input.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzSolver(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var cursor = ByteCursor(bytes: UnsafeBufferPointer(start: data, count: size))
@@ -51,10 +50,9 @@ public func fuzzSolver(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var configuration = TrilaterationConfiguration(mode: mode, tagHeightMeters: flags & 8 != 0 ? 1.1 : 0)
     configuration.isRobust = flags & 16 == 0
     let allowed: Set<LocusErrorCode> = [.invalidArgument, .tooFewRanges, .degenerateGeometry, .invalidRange, .solverDiverged]
-    let solvers: [any Trilaterating] = n <= KernelTrilaterator.maximumLocators
-        ? [KernelTrilaterator(configuration: configuration), LapackTrilaterator(configuration: configuration)]
-        : [Trilaterator(configuration: configuration)]
-    for solver in solvers {
+    // The one search (C kernel; on the stack up to 64 locators, in the workspace beyond). Its
+    // agreement with the LAPACKE reference oracle is checked by LocusSolversTests (TrilaterationFuzzTests).
+    for solver in [Trilaterator(configuration: configuration)] {
         do {
             let s = try solver.solve(locators: locators, rangesMeters: ranges)
             precondition(s.position.isFinite && s.covariance.isFinite, "finite position and covariance")

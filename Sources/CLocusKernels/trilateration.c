@@ -41,30 +41,69 @@
 #include <emmintrin.h>
 #endif
 
-// Helpers taking a constant `planar` (or p) are forced inline, so that each mode gets its own code with
-// the other mode's branches and values removed (see linearize_in, gauss_newton_in, solve_in).
+// Helpers taking a constant `planar` (or p) or `fixed` (the storage, see tril_head) are forced inline, so
+// that each mode and storage gets its own code with the other's branches and values removed (see
+// linearize_in, gauss_newton_in, solve_in, trilaterate_in).
 #define LOCUS_TRIL_INLINE static inline __attribute__((always_inline))
 
+// The search's linearisation terms of one range (see tril_linearization).
+typedef struct {
+    double nn[6], bb[3], cc;   // w g g^T (xx, xy, xz, yy, yz, zz), w g e, w e^2
+    double gx, gy, gz, e, ir;  // g (planar: gz = 0), e = r - rhat, 1 / rhat (0 where rhat == 0)
+} tril_row_terms;
+
+// A set-up problem: its header (sizes, centroid, settings) and its per-range arrays of n entries, in one
+// of two storages with the same fields, chosen at the entry:
+//  - tril_fixed (`locus_trilaterate`, n <= LOCUS_TRIL_MAX_LOCATORS): the arrays inside the struct, on
+//    the stack, each at a constant offset from the problem;
+//  - tril_scratch (`locus_trilaterate_scratch`, any n): pointers into one caller-owned block of
+//    LOCUS_TRIL_SCRATCH_DOUBLES(n) doubles (`carve`).
+// Every function below takes the problem as its header `P` and a constant `fixed` flag (like `planar`)
+// and reaches an array through TRIL_ARR(name): the functions are forced inline down to an entry that
+// passes the flag as a constant, so the n <= 64 path addresses its arrays as P + constant offset (no
+// pointer loads, no registers held for the bases) while the algorithm has one source.
+// Each array has one user at a time (named after it), so nothing is shared.
 typedef struct {
     int32_t n, p, planar;
     double cx, cy, cz;       // centroid added back at the end
-    double lx[LOCUS_TRIL_MAX_LOCATORS];
-    double ly[LOCUS_TRIL_MAX_LOCATORS];
-    double lz[LOCUS_TRIL_MAX_LOCATORS];  // planar: h - z_i (fixed vertical offset); spatial: centred z_i
-    double r[LOCUS_TRIL_MAX_LOCATORS];
-    double w[LOCUS_TRIL_MAX_LOCATORS];
     double tol;
     double min_rcond;
     int32_t max_it;
-} tril_problem;
+} tril_head;
+
+// The per-range arrays: X(element type, name).
+//   lx, ly: centred locator x_i, y_i; lz: planar: h - z_i (fixed vertical offset), spatial: centred z_i;
+//   r: range r_i (m); w: weight w_i = 1 / sigma_i^2 (1/m^2); seed_s, seed_q: seed;
+//   lin_*: linearize_spatial; rh, ir: solve_in's rhat_i, 1 / rhat_i; wa: the search's candidate weights;
+//   full_row: the search's linearisation (tril_linearization); elig, cand_set, level_set, best_set:
+//   the search's index lists; active: range in the fit; in_base: range in a greedy level's base set.
+#define LOCUS_TRIL_ARRAYS(X)                                                                          \
+    X(double, lx) X(double, ly) X(double, lz) X(double, r) X(double, w)                               \
+    X(double, seed_s) X(double, seed_q)                                                               \
+    X(double, lin_gx) X(double, lin_gy) X(double, lin_gz) X(double, lin_e) X(double, lin_wh)          \
+    X(double, rh) X(double, ir) X(double, wa)                                                         \
+    X(tril_row_terms, full_row)                                                                       \
+    X(int32_t, elig) X(int32_t, cand_set) X(int32_t, level_set) X(int32_t, best_set)                  \
+    X(uint8_t, active) X(uint8_t, in_base)
+
+#define LOCUS_TRIL_POINTER(T, name) T *name;
+#define LOCUS_TRIL_ARRAY(T, name) T name[LOCUS_TRIL_MAX_LOCATORS];
+typedef struct { tril_head h; LOCUS_TRIL_ARRAYS(LOCUS_TRIL_POINTER) } tril_scratch;
+typedef struct { tril_head h; LOCUS_TRIL_ARRAYS(LOCUS_TRIL_ARRAY) } tril_fixed;
+#undef LOCUS_TRIL_POINTER
+#undef LOCUS_TRIL_ARRAY
+
+// Array `name` of the problem P (a tril_head * at offset 0 of its storage) in the storage `fixed` says;
+// `fixed` is a compile-time constant wherever this is expanded.
+#define TRIL_ARR(name) (fixed ? ((tril_fixed *)(P))->name : ((tril_scratch *)(P))->name)
 
 // The offset d = p - a_i of the range model (locus_measurement_range.h) in the problem's centred
 // coordinates at x: (x - lx_i, y - ly_i, planar ? lz_i (the fixed h - z_i) : z - lz_i).
-LOCUS_TRIL_INLINE void offset_at(const tril_problem *P, int32_t i, const double x[3], const int planar,
+LOCUS_TRIL_INLINE void offset_at(tril_head *P, int32_t i, const double x[3], const int planar, const int fixed,
                                  double *dx, double *dy, double *dz) {
-    *dx = x[0] - P->lx[i];
-    *dy = x[1] - P->ly[i];
-    *dz = planar ? P->lz[i] : x[2] - P->lz[i];
+    *dx = x[0] - TRIL_ARR(lx)[i];
+    *dy = x[1] - TRIL_ARR(ly)[i];
+    *dz = planar ? TRIL_ARR(lz)[i] : x[2] - TRIL_ARR(lz)[i];
 }
 
 static const double chi2_995[64] = {
@@ -163,23 +202,24 @@ int locus_tril_choose_mode(const double *xyz, int32_t n, int32_t requested_mode,
 }
 
 // Linearised closed-form seed over all n ranges.
-LOCUS_TRIL_INLINE int seed(const tril_problem *P, const uint8_t *active, double x[3], const int planar) {
+LOCUS_TRIL_INLINE int seed(tril_head *P, const uint8_t *active, double x[3], const int planar, const int fixed) {
     int32_t n = P->n, count = 0;
     double ms = 0.0, mq = 0.0, ax0 = 0.0, ay0 = 0.0, az0 = 0.0;
-    double s[LOCUS_TRIL_MAX_LOCATORS], q[LOCUS_TRIL_MAX_LOCATORS];
+    double *restrict s = TRIL_ARR(seed_s), *restrict q = TRIL_ARR(seed_q);
+    const double *restrict lx = TRIL_ARR(lx), *restrict ly = TRIL_ARR(ly), *restrict lz = TRIL_ARR(lz), *restrict rr = TRIL_ARR(r);
     for (int32_t i = 0; i < n; i++) {
         if (!active[i]) continue;
         count++;
-        double ri = P->r[i];
+        double ri = rr[i];
         if (planar) {
-            s[i] = ri * ri - P->lz[i] * P->lz[i];
-            q[i] = P->lx[i] * P->lx[i] + P->ly[i] * P->ly[i];
+            s[i] = ri * ri - lz[i] * lz[i];
+            q[i] = lx[i] * lx[i] + ly[i] * ly[i];
         } else {
             s[i] = ri * ri;
-            q[i] = P->lx[i] * P->lx[i] + P->ly[i] * P->ly[i] + P->lz[i] * P->lz[i];
+            q[i] = lx[i] * lx[i] + ly[i] * ly[i] + lz[i] * lz[i];
         }
         ms += s[i]; mq += q[i];
-        ax0 += P->lx[i]; ay0 += P->ly[i]; az0 += P->lz[i];
+        ax0 += lx[i]; ay0 += ly[i]; az0 += lz[i];
     }
     if (count < (planar ? 2 : 3) + 1) return LOCUS_TRIL_TOO_FEW_RANGES;
     ms /= count; mq /= count; ax0 /= count; ay0 /= count; az0 /= count;
@@ -187,11 +227,11 @@ LOCUS_TRIL_INLINE int seed(const tril_problem *P, const uint8_t *active, double 
     for (int32_t i = 0; i < n; i++) {
         if (!active[i]) continue;
         double rhs = -0.5 * ((s[i] - ms) - (q[i] - mq));
-        double ax = P->lx[i] - ax0, ay = P->ly[i] - ay0;
+        double ax = lx[i] - ax0, ay = ly[i] - ay0;
         m[0] += ax * ax; m[1] += ax * ay; m[3] += ay * ay;
         b[0] += ax * rhs; b[1] += ay * rhs;
         if (!planar) {
-            double az = P->lz[i] - az0;
+            double az = lz[i] - az0;
             m[2] += ax * az; m[4] += ay * az; m[5] += az * az;
             b[2] += az * rhs;
         }
@@ -216,15 +256,15 @@ LOCUS_TRIL_INLINE int seed(const tril_problem *P, const uint8_t *active, double 
 // ir_i = 1 / rh_i (0 where rh_i == 0) for all n locators, two at a time with SSE2 where available:
 // the square roots and divisions dominate a Gauss–Newton step.
 LOCUS_TRIL_INLINE void
-distances(const tril_problem *P, const double x[3], double *rh, double *ir, const int planar) {
+distances(tril_head *P, const double x[3], double *rh, double *ir, const int planar, const int fixed) {
     int32_t n = P->n;
 #if defined(__SSE2__)
     const __m128d px = _mm_set1_pd(x[0]), py = _mm_set1_pd(x[1]), pz = _mm_set1_pd(x[2]);
     int32_t i = 0;
     for (; i + 1 < n; i += 2) {
-        __m128d dx = _mm_sub_pd(px, _mm_loadu_pd(P->lx + i));
-        __m128d dy = _mm_sub_pd(py, _mm_loadu_pd(P->ly + i));
-        __m128d lz = _mm_loadu_pd(P->lz + i);
+        __m128d dx = _mm_sub_pd(px, _mm_loadu_pd(TRIL_ARR(lx) + i));
+        __m128d dy = _mm_sub_pd(py, _mm_loadu_pd(TRIL_ARR(ly) + i));
+        __m128d lz = _mm_loadu_pd(TRIL_ARR(lz) + i);
         __m128d dz = planar ? lz : _mm_sub_pd(pz, lz);
         __m128d r = locus_range_predicted_pd(dx, dy, dz);
         __m128d inv = locus_range_inverse_pd(r);
@@ -236,7 +276,7 @@ distances(const tril_problem *P, const double x[3], double *rh, double *ir, cons
     for (int32_t i = 0; i < n; i++) {
 #endif
         double dx, dy, dz;
-        offset_at(P, i, x, planar, &dx, &dy, &dz);
+        offset_at(P, i, x, planar, fixed, &dx, &dy, &dz);
         double r = locus_range_predicted(dx, dy, dz);
         rh[i] = r;
         ir[i] = locus_range_inverse(r);
@@ -253,9 +293,10 @@ distances(const tril_problem *P, const double x[3], double *rh, double *ir, cons
 // accumulators in registers: one loop branched on the mode inside was not unswitched by the compiler
 // and spilled the spatial accumulators in both modes.
 LOCUS_TRIL_INLINE void
-linearize_in(const tril_problem *P, const double *wa, const double x[3], double m[6], double b[3], double *chi2,
-             double h[6], const int planar) {
+linearize_in(tril_head *P, const double *wa, const double x[3], double m[6], double b[3], double *chi2,
+             double h[6], const int planar, const int fixed) {
     int32_t n = P->n, i = 0;
+    const double *restrict lx = TRIL_ARR(lx), *restrict ly = TRIL_ARR(ly), *restrict pz_ = TRIL_ARR(lz), *restrict rr = TRIL_ARR(r);
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, b0 = 0, b1 = 0, b2 = 0, c = 0;
     double t0 = 0, t1 = 0, t2 = 0, t3 = 0, t4 = 0, t5 = 0, q = 0;
 #if defined(__SSE2__)
@@ -265,25 +306,25 @@ linearize_in(const tril_problem *P, const double *wa, const double x[3], double 
     __m128d u0 = zero, u1 = zero, u2 = zero, vc = zero;
     __m128d h0 = zero, h1 = zero, h2 = zero, h3 = zero, h4 = zero, h5 = zero, vq = zero;
     for (; i + 1 < n; i += 2) {
-        __m128d dx = _mm_sub_pd(px, _mm_loadu_pd(P->lx + i));
-        __m128d dy = _mm_sub_pd(py, _mm_loadu_pd(P->ly + i));
-        __m128d lz = _mm_loadu_pd(P->lz + i);
+        __m128d dx = _mm_sub_pd(px, _mm_loadu_pd(lx + i));
+        __m128d dy = _mm_sub_pd(py, _mm_loadu_pd(ly + i));
+        __m128d lz = _mm_loadu_pd(pz_ + i);
         __m128d dz = planar ? lz : _mm_sub_pd(pz, lz);
         __m128d r = locus_range_predicted_pd(dx, dy, dz);
         __m128d ir = locus_range_inverse_pd(r);
         __m128d gx = _mm_mul_pd(dx, ir), gy = _mm_mul_pd(dy, ir);
-        __m128d e = _mm_sub_pd(_mm_loadu_pd(P->r + i), r), w = _mm_loadu_pd(wa + i);
+        __m128d e = _mm_sub_pd(_mm_loadu_pd(rr + i), r), w = _mm_loadu_pd(wa + i);
         __m128d we = _mm_mul_pd(w, e), wei = _mm_mul_pd(we, ir);
-        __m128d wh = _mm_add_pd(w, wei);   // w (1 + e / rhat)
-        __m128d wgx = _mm_mul_pd(w, gx), wgy = _mm_mul_pd(w, gy);
-        __m128d hgx = _mm_mul_pd(wh, gx), hgy = _mm_mul_pd(wh, gy);
-        v0 = _mm_add_pd(v0, _mm_mul_pd(wgx, gx)); v1 = _mm_add_pd(v1, _mm_mul_pd(wgx, gy));
-        v3 = _mm_add_pd(v3, _mm_mul_pd(wgy, gy));
-        h0 = _mm_add_pd(h0, _mm_mul_pd(hgx, gx)); h1 = _mm_add_pd(h1, _mm_mul_pd(hgx, gy));
-        h3 = _mm_add_pd(h3, _mm_mul_pd(hgy, gy));
-        u0 = _mm_add_pd(u0, _mm_mul_pd(wgx, e)); u1 = _mm_add_pd(u1, _mm_mul_pd(wgy, e));
         vc = _mm_add_pd(vc, _mm_mul_pd(we, e));
         vq = _mm_add_pd(vq, wei);
+        __m128d wh = _mm_add_pd(w, wei);   // w (1 + e / rhat)
+        __m128d wgx = _mm_mul_pd(w, gx), wgy = _mm_mul_pd(w, gy);
+        u0 = _mm_add_pd(u0, _mm_mul_pd(wgx, e)); u1 = _mm_add_pd(u1, _mm_mul_pd(wgy, e));
+        v0 = _mm_add_pd(v0, _mm_mul_pd(wgx, gx)); v1 = _mm_add_pd(v1, _mm_mul_pd(wgx, gy));
+        v3 = _mm_add_pd(v3, _mm_mul_pd(wgy, gy));
+        __m128d hgx = _mm_mul_pd(wh, gx), hgy = _mm_mul_pd(wh, gy);
+        h0 = _mm_add_pd(h0, _mm_mul_pd(hgx, gx)); h1 = _mm_add_pd(h1, _mm_mul_pd(hgx, gy));
+        h3 = _mm_add_pd(h3, _mm_mul_pd(hgy, gy));
         if (!planar) {
             __m128d gz = _mm_mul_pd(dz, ir), wgz = _mm_mul_pd(w, gz), hgz = _mm_mul_pd(wh, gz);
             v2 = _mm_add_pd(v2, _mm_mul_pd(wgx, gz)); v4 = _mm_add_pd(v4, _mm_mul_pd(wgy, gz));
@@ -305,11 +346,11 @@ linearize_in(const tril_problem *P, const double *wa, const double x[3], double 
 #endif
     for (; i < n; i++) {
         double dx, dy, dz;
-        offset_at(P, i, x, planar, &dx, &dy, &dz);
+        offset_at(P, i, x, planar, fixed, &dx, &dy, &dz);
         double r = locus_range_predicted(dx, dy, dz);
         double ir = locus_range_inverse(r);
         double gx = dx * ir, gy = dy * ir, gz = planar ? 0.0 : dz * ir;
-        double e = P->r[i] - r, w = wa[i];
+        double e = TRIL_ARR(r)[i] - r, w = wa[i];
         double we = w * e, wei = we * ir, wh = w + wei;
         double wgx = w * gx, wgy = w * gy, wgz = w * gz;
         double hgx = wh * gx, hgy = wh * gy, hgz = wh * gz;
@@ -332,11 +373,11 @@ linearize_in(const tril_problem *P, const double *wa, const double x[3], double 
 // order (so the same bits), in three passes, since the fused spatial loop's 17 accumulators do not fit
 // the 16 SSE registers and spilled on every pair: (1) per range g_i, e_i, wh_i = wa_i (1 + e_i / rhat_i),
 // and chi2, q = sum wa_i e_i / rhat_i; (2) N and b; (3) the Hessian's sum wh_i g_i g_i^T.
-static void linearize_spatial(const tril_problem *P, const double *wa, const double x[3],
-                              double m[6], double b[3], double *chi2, double h[6]) {
+LOCUS_TRIL_INLINE void
+linearize_spatial(tril_head *P, const double *wa, const double x[3], double m[6], double b[3], double *chi2,
+                  double h[6], const int fixed) {
     int32_t n = P->n, i;
-    double gx[LOCUS_TRIL_MAX_LOCATORS], gy[LOCUS_TRIL_MAX_LOCATORS], gz[LOCUS_TRIL_MAX_LOCATORS];
-    double ev[LOCUS_TRIL_MAX_LOCATORS], wh[LOCUS_TRIL_MAX_LOCATORS];
+    double *gx = TRIL_ARR(lin_gx), *gy = TRIL_ARR(lin_gy), *gz = TRIL_ARR(lin_gz), *ev = TRIL_ARR(lin_e), *wh = TRIL_ARR(lin_wh);
     const __m128d px = _mm_set1_pd(x[0]), py = _mm_set1_pd(x[1]), pz = _mm_set1_pd(x[2]);
     const __m128d zero = _mm_setzero_pd();
     double hs[2];
@@ -344,12 +385,12 @@ static void linearize_spatial(const tril_problem *P, const double *wa, const dou
     // (1) geometry, residuals, chi2 and q
     __m128d vc = zero, vq = zero;
     for (i = 0; i + 1 < n; i += 2) {
-        __m128d dx = _mm_sub_pd(px, _mm_loadu_pd(P->lx + i));
-        __m128d dy = _mm_sub_pd(py, _mm_loadu_pd(P->ly + i));
-        __m128d dz = _mm_sub_pd(pz, _mm_loadu_pd(P->lz + i));
+        __m128d dx = _mm_sub_pd(px, _mm_loadu_pd(TRIL_ARR(lx) + i));
+        __m128d dy = _mm_sub_pd(py, _mm_loadu_pd(TRIL_ARR(ly) + i));
+        __m128d dz = _mm_sub_pd(pz, _mm_loadu_pd(TRIL_ARR(lz) + i));
         __m128d r = locus_range_predicted_pd(dx, dy, dz);
         __m128d ir = locus_range_inverse_pd(r);
-        __m128d e = _mm_sub_pd(_mm_loadu_pd(P->r + i), r), w = _mm_loadu_pd(wa + i);
+        __m128d e = _mm_sub_pd(_mm_loadu_pd(TRIL_ARR(r) + i), r), w = _mm_loadu_pd(wa + i);
         __m128d we = _mm_mul_pd(w, e), wei = _mm_mul_pd(we, ir);
         _mm_storeu_pd(gx + i, _mm_mul_pd(dx, ir));
         _mm_storeu_pd(gy + i, _mm_mul_pd(dy, ir));
@@ -363,10 +404,10 @@ static void linearize_spatial(const tril_problem *P, const double *wa, const dou
     LOCUS_TRIL_HSUM(vc, c); LOCUS_TRIL_HSUM(vq, q);
     for (; i < n; i++) {
         double dx, dy, dz;
-        offset_at(P, i, x, 0, &dx, &dy, &dz);
+        offset_at(P, i, x, 0, fixed, &dx, &dy, &dz);
         double r = locus_range_predicted(dx, dy, dz);
         double ir = locus_range_inverse(r);
-        double e = P->r[i] - r, w = wa[i];
+        double e = TRIL_ARR(r)[i] - r, w = wa[i];
         double we = w * e, wei = we * ir;
         gx[i] = dx * ir; gy[i] = dy * ir; gz[i] = dz * ir; ev[i] = e; wh[i] = w + wei;
         c += we * e;
@@ -439,8 +480,8 @@ LOCUS_TRIL_INLINE int positive_definite_inverse(int32_t p, const double h[6], do
 // (*converged = 0). DEGENERATE when N fails the conditioning test at a Gauss–Newton step or at the
 // last linearisation.
 LOCUS_TRIL_INLINE int
-gauss_newton_in(const tril_problem *P, const double *wa, double tol, double x[3], double m[6], double *chi2,
-                int32_t *iterations, int32_t *converged, const int planar) {
+gauss_newton_in(tril_head *P, const double *wa, double tol, double x[3], double m[6], double *chi2,
+                int32_t *iterations, int32_t *converged, const int planar, const int fixed) {
     const int32_t p = planar ? 2 : 3;
     double b[3], h[6], inv[6], hinv[6];
     double previous = INFINITY;
@@ -448,10 +489,10 @@ gauss_newton_in(const tril_problem *P, const double *wa, double tol, double x[3]
     *converged = 0;
     for (;;) {
 #if defined(__SSE2__)
-        if (planar) linearize_in(P, wa, x, m, b, chi2, h, 1);
-        else linearize_spatial(P, wa, x, m, b, chi2, h);
+        if (planar) linearize_in(P, wa, x, m, b, chi2, h, 1, fixed);
+        else linearize_spatial(P, wa, x, m, b, chi2, h, fixed);
 #else
-        linearize_in(P, wa, x, m, b, chi2, h, planar);
+        linearize_in(P, wa, x, m, b, chi2, h, planar, fixed);
 #endif
         if (!finite(*chi2)) return LOCUS_TRIL_DIVERGED;
         if (it >= P->max_it) break;
@@ -482,11 +523,22 @@ gauss_newton_in(const tril_problem *P, const double *wa, double tol, double x[3]
     return sym_inverse_in(p, m, P->min_rcond, inv);   // the geometry test on N of the last linearisation
 }
 
-// gauss_newton_in compiled once per mode (the linearisation, the 2x2 / 3x3 inverses and the step inline).
-static int gauss_newton(const tril_problem *P, const double *wa, double tol, double x[3],
-                        double m[6], double *chi2, int32_t *iterations, int32_t *converged) {
-    return P->planar ? gauss_newton_in(P, wa, tol, x, m, chi2, iterations, converged, 1)
-                     : gauss_newton_in(P, wa, tol, x, m, chi2, iterations, converged, 0);
+// gauss_newton_in compiled once per mode and storage (the linearisation, the 2x2 / 3x3 inverses and the
+// step inline): gauss_newton_fixed, gauss_newton_scratch, called through gauss_newton.
+#define LOCUS_TRIL_GAUSS_NEWTON(storage, fixed_)                                                          \
+    static int gauss_newton_##storage(tril_head *P, const double *wa, double tol, double x[3], double m[6], \
+                                      double *chi2, int32_t *iterations, int32_t *converged) {           \
+        return P->planar ? gauss_newton_in(P, wa, tol, x, m, chi2, iterations, converged, 1, fixed_)     \
+                         : gauss_newton_in(P, wa, tol, x, m, chi2, iterations, converged, 0, fixed_);    \
+    }
+LOCUS_TRIL_GAUSS_NEWTON(fixed, 1)
+LOCUS_TRIL_GAUSS_NEWTON(scratch, 0)
+#undef LOCUS_TRIL_GAUSS_NEWTON
+
+LOCUS_TRIL_INLINE int gauss_newton(tril_head *P, const double *wa, double tol, double x[3], double m[6],
+                                   double *chi2, int32_t *iterations, int32_t *converged, const int fixed) {
+    return fixed ? gauss_newton_fixed(P, wa, tol, x, m, chi2, iterations, converged)
+                 : gauss_newton_scratch(P, wa, tol, x, m, chi2, iterations, converged);
 }
 
 // Level k of the rejection search tries every k-subset while k <= 3 and C(n, k) <= this budget.
@@ -518,58 +570,51 @@ static double combinations(int32_t n, int32_t k) {
 #define LOCUS_TRIL_COMMON_BIAS_SHORT (-0.5)
 #define LOCUS_TRIL_COMMON_BIAS_LONG 0.75
 #define LOCUS_TRIL_COMMON_BIAS_MAX 5.0
-static int reads_common_bias(const tril_problem *P, const double *rh) {
+LOCUS_TRIL_INLINE int reads_common_bias(tril_head *P, const double *rh, const int fixed) {
     int32_t long_count = 0;
     for (int32_t i = 0; i < P->n; i++) {
-        double z = (P->r[i] - rh[i]) * sqrt(P->w[i]);
+        double z = (TRIL_ARR(r)[i] - rh[i]) * sqrt(TRIL_ARR(w)[i]);
         if (z < LOCUS_TRIL_COMMON_BIAS_SHORT || z > LOCUS_TRIL_COMMON_BIAS_MAX) return 0;
         if (z > LOCUS_TRIL_COMMON_BIAS_LONG) long_count++;
     }
     return 2 * long_count > P->n;
 }
 
-LOCUS_TRIL_INLINE double residual_at(const tril_problem *P, int32_t i, const double x[3], const int planar) {
+LOCUS_TRIL_INLINE double residual_at(tril_head *P, int32_t i, const double x[3], const int planar, const int fixed) {
     double dx, dy, dz;
-    offset_at(P, i, x, planar, &dx, &dy, &dz);
-    return P->r[i] - locus_range_predicted(dx, dy, dz);
+    offset_at(P, i, x, planar, fixed, &dx, &dy, &dz);
+    return TRIL_ARR(r)[i] - locus_range_predicted(dx, dy, dz);
 }
 
 // The rejection search's linearisation at a point x: per range i the Jacobian row g_i = d rhat_i / dp
 // (unit line of sight; planar: gz = 0), the residual e_i = r_i - rhat_i(x) and 1 / rhat_i for all n
 // ranges, with each range's terms of the normal equations (w g g^T, w g e, w e^2); and their sums over
-// the ranges not in `excluded`: N = sum w g g^T, b = sum w g e, c = sum w e^2 (chi2 at x), and the
+// all n ranges: N = sum w g g^T, b = sum w g e, c = sum w e^2 (chi2 at x), and the
 // screen's slack scale beta^2 / 2 sqrt(sum w / rhat^2) (see `screen`).
+// The per-range terms are in the problem's full_row (n entries): g_i, e_i, 1 / rhat_i and the terms.
 typedef struct {
-    double nn[6], bb[3], cc;   // w g g^T (xx, xy, xz, yy, yz, zz), w g e, w e^2
-} tril_row_terms;
-
-typedef struct {
-    double gx[LOCUS_TRIL_MAX_LOCATORS], gy[LOCUS_TRIL_MAX_LOCATORS], gz[LOCUS_TRIL_MAX_LOCATORS];
-    double e[LOCUS_TRIL_MAX_LOCATORS];
-    double ir[LOCUS_TRIL_MAX_LOCATORS];   // 1 / rhat_i (0 where rhat_i == 0)
-    tril_row_terms row[LOCUS_TRIL_MAX_LOCATORS];
     double n[6], b[3], c;
     double slack_scale;                   // beta^2 / 2 * sqrt(sum w_i / rhat_i^2), 1 / m
 } tril_linearization;
 
 LOCUS_TRIL_INLINE void
-linearize_rows(const tril_problem *P, uint64_t excluded, const double x[3], const double *rh, const double *ir,
-               tril_linearization *L, const int planar) {
+linearize_rows(tril_head *P, const double x[3], const double *rh, const double *ir,
+               tril_linearization *L, const int planar, const int fixed) {
     double s0 = 0, s1 = 0, s2 = 0, s3 = 0, s4 = 0, s5 = 0, b0 = 0, b1 = 0, b2 = 0, c = 0, k = 0;
+    tril_row_terms *restrict row = TRIL_ARR(full_row);
     for (int32_t i = 0; i < P->n; i++) {
         double dx, dy, dz;
-        offset_at(P, i, x, planar, &dx, &dy, &dz);
+        offset_at(P, i, x, planar, fixed, &dx, &dy, &dz);
         double gx = dx * ir[i], gy = dy * ir[i];
         double gz = planar ? 0.0 : dz * ir[i];
-        double e = P->r[i] - rh[i];
-        L->gx[i] = gx; L->gy[i] = gy; L->gz[i] = gz; L->e[i] = e; L->ir[i] = ir[i];
-        double w = P->w[i], wgx = w * gx, wgy = w * gy, wgz = w * gz;
-        tril_row_terms *t = &L->row[i];
+        double e = TRIL_ARR(r)[i] - rh[i];
+        double w = TRIL_ARR(w)[i], wgx = w * gx, wgy = w * gy, wgz = w * gz;
+        tril_row_terms *t = &row[i];
+        t->gx = gx; t->gy = gy; t->gz = gz; t->e = e; t->ir = ir[i];
         t->nn[0] = wgx * gx; t->nn[1] = wgx * gy; t->nn[2] = wgx * gz;
         t->nn[3] = wgy * gy; t->nn[4] = wgy * gz; t->nn[5] = wgz * gz;
         t->bb[0] = wgx * e; t->bb[1] = wgy * e; t->bb[2] = wgz * e;
         t->cc = w * e * e;
-        if ((excluded >> i) & 1u) continue;
         s0 += t->nn[0]; s1 += t->nn[1]; s2 += t->nn[2]; s3 += t->nn[3]; s4 += t->nn[4]; s5 += t->nn[5];
         b0 += t->bb[0]; b1 += t->bb[1]; b2 += t->bb[2];
         c += t->cc;
@@ -594,13 +639,13 @@ linearize_rows(const tril_problem *P, uint64_t excluded, const double x[3], cons
 // still read long after the step (e_j - g_j . delta + beta^2 |delta|^2 / (2 rhat_j) > 0: NLOS only
 // lengthens a range), else 0. O(t) plus one p x p solve.
 LOCUS_TRIL_INLINE int
-screen(const tril_problem *P, const tril_linearization *L, const int32_t *excl, int32_t t, double delta[3],
-       double *bound, const int planar) {
+screen(tril_head *P, const tril_linearization *L, const int32_t *excl, int32_t t, double delta[3],
+       double *bound, const int planar, const int fixed) {
     double d0, d1, d2, lin;
     if (planar) {
         double m0 = L->n[0], m1 = L->n[1], m3 = L->n[3], b0 = L->b[0], b1 = L->b[1], c = L->c;
         for (int32_t q = 0; q < t; q++) {
-            const tril_row_terms *r = &L->row[excl[q]];
+            const tril_row_terms *r = &TRIL_ARR(full_row)[excl[q]];
             m0 -= r->nn[0]; m1 -= r->nn[1]; m3 -= r->nn[3];
             b0 -= r->bb[0]; b1 -= r->bb[1];
             c -= r->cc;
@@ -616,7 +661,7 @@ screen(const tril_problem *P, const tril_linearization *L, const int32_t *excl, 
         double m[6] = {L->n[0], L->n[1], L->n[2], L->n[3], L->n[4], L->n[5]};
         double b0 = L->b[0], b1 = L->b[1], b2 = L->b[2], c = L->c;
         for (int32_t q = 0; q < t; q++) {
-            const tril_row_terms *r = &L->row[excl[q]];
+            const tril_row_terms *r = &TRIL_ARR(full_row)[excl[q]];
             for (int u = 0; u < 6; u++) m[u] -= r->nn[u];
             b0 -= r->bb[0]; b1 -= r->bb[1]; b2 -= r->bb[2];
             c -= r->cc;
@@ -631,8 +676,8 @@ screen(const tril_problem *P, const tril_linearization *L, const int32_t *excl, 
     double step2 = d0 * d0 + d1 * d1 + d2 * d2;
     double reach = 0.5 * LOCUS_TRIL_SCREEN_BALL * LOCUS_TRIL_SCREEN_BALL * step2;
     for (int32_t q = 0; q < t; q++) {
-        int32_t j = excl[q];
-        if (!(L->e[j] - (L->gx[j] * d0 + L->gy[j] * d1 + L->gz[j] * d2) + reach * L->ir[j] > 0.0)) return 0;
+        const tril_row_terms *r = &TRIL_ARR(full_row)[excl[q]];
+        if (!(r->e - (r->gx * d0 + r->gy * d1 + r->gz * d2) + reach * r->ir > 0.0)) return 0;
     }
     double root = sqrt(lin > 0.0 ? lin : 0.0) - L->slack_scale * step2;
     *bound = root > 0.0 ? root * root : 0.0;
@@ -641,48 +686,68 @@ screen(const tril_problem *P, const tril_linearization *L, const int32_t *excl, 
     return 1;
 }
 
-// Active weights of a fit without the ranges in excl: wa_i = w_i, or 0 where bit i of excl is set.
-// Branch-free (w_i * 1.0 = w_i, w_i * 0.0 = 0 for finite w_i > 0): the bits follow no pattern.
-static void active_weights(const tril_problem *P, uint64_t excl, double *wa) {
-    for (int32_t i = 0; i < P->n; i++) wa[i] = P->w[i] * (double)(1u - (uint32_t)((excl >> i) & 1u));
+// The search's active weights wa (wa_i = w_i for a range in the fit, 0 for one left out) hold w between
+// fits: a fit without the `count` ranges listed in excl zeroes their entries (`leave_out`) and puts them
+// back afterwards (`put_back`), O(count) instead of a copy of all n.
+static inline void leave_out(const int32_t *excl, int32_t count, double *wa) {
+    for (int32_t q = 0; q < count; q++) wa[excl[q]] = 0.0;
+}
+
+LOCUS_TRIL_INLINE void put_back(tril_head *P, const int32_t *excl, int32_t count, double *wa, const int fixed) {
+    const double *w = TRIL_ARR(w);
+    for (int32_t q = 0; q < count; q++) wa[excl[q]] = w[excl[q]];
+}
+
+static void copy_set(const int32_t *from, int32_t count, int32_t *to) {
+    for (int32_t q = 0; q < count; q++) to[q] = from[q];
 }
 
 // The penalised subset search (file header, step 3). In: x, m, *chi2 of the all-ranges fit and its model
-// distances rh, ir (`distances`). Out: the chosen fit (unchanged when no set wins), its excluded set in
-// *rejected; *solves counts the full fits.
+// distances rh, ir (`distances`). Out: the chosen fit (unchanged when no set wins), its excluded set as
+// *rejected_count indices in TRIL_ARR(best_set); *solves counts the full fits. A set is kept as a list of
+// indices (any n): a candidate of level k is the level's base set (empty on an exhaustive level, level
+// k - 1's best on a greedy one) plus t picks.
 LOCUS_TRIL_INLINE int
-search_rejections(const tril_problem *P, double lambda, int32_t max_rejections, double x[3], const double *rh,
+search_rejections(tril_head *P, double lambda, int32_t max_rejections, double x[3], const double *rh,
                   const double *ir, double m[6], double *chi2, int32_t *iterations, int32_t *converged,
-                  uint64_t *rejected, int32_t *solves, const int planar) {
+                  int32_t *rejected_count, int32_t *solves, const int planar, const int fixed) {
     int32_t n = P->n;
     int32_t kmax = max_rejections < n - (planar ? 2 : 3) - 1 ? max_rejections : n - (planar ? 2 : 3) - 1;
     double best_cost = *chi2;
     double x_full[3] = {x[0], x[1], x[2]};
     double x_level[3] = {x[0], x[1], x[2]};   // a greedy level starts at the previous level's best fit
     const double candidate_tol = max_of(P->tol, LOCUS_TRIL_CANDIDATE_TOLERANCE_M);
-    uint64_t level_best_excl = 0;
+    // cand_set holds the level's base set as its prefix (copied once per level); a candidate writes only its
+    // picks after it.
+    int32_t *level_set = TRIL_ARR(level_set), *cand_set = TRIL_ARR(cand_set);
+    int32_t level_count = 0, base_count = 0;
     int level_has_best = 1;
-    tril_linearization full;
-    linearize_rows(P, 0, x_full, rh, ir, &full, planar);
-    double wa[LOCUS_TRIL_MAX_LOCATORS];   // active weights of a candidate fit (0: left out)
-    *rejected = 0;
+    tril_linearization full = {{0, 0, 0, 0, 0, 0}, {0, 0, 0}, 0.0, 0.0};
+    linearize_rows(P, x_full, rh, ir, &full, planar, fixed);
+    double *wa = TRIL_ARR(wa);   // active weights of a candidate fit (0: left out); w between fits
+    for (int32_t i = 0; i < n; i++) wa[i] = TRIL_ARR(w)[i];
+    *rejected_count = 0;
     for (int32_t k = 1; k <= kmax; k++) {
         if (best_cost <= lambda * k) break;   // every set of k or more ranges costs at least lambda k
         int exhaustive = k <= 3 && combinations(n, k) <= LOCUS_TRIL_EXHAUSTIVE_BUDGET;
         if (!exhaustive && !level_has_best) break;
-        uint64_t base = exhaustive ? 0 : level_best_excl;
+        base_count = exhaustive ? 0 : level_count;
+        copy_set(level_set, base_count, cand_set);
         int32_t t = exhaustive ? k : 1;
         const double *x_start = exhaustive ? x_full : x_level;
-        int32_t elig[LOCUS_TRIL_MAX_LOCATORS], e_count = 0;
+        int32_t *elig = TRIL_ARR(elig), e_count = 0;
         if (exhaustive) {
             for (int32_t i = 0; i < n; i++) elig[e_count++] = i;
         } else {
             // Greedy: the LOCUS_TRIL_GREEDY_CANDIDATES longest-reading ranges (largest positive
             // e_i / sigma_i at the level's start), in index order.
             double score[LOCUS_TRIL_GREEDY_CANDIDATES];
+            uint8_t *in_base = TRIL_ARR(in_base);
+            for (int32_t i = 0; i < n; i++) in_base[i] = 0;
+            for (int32_t q = 0; q < base_count; q++) in_base[cand_set[q]] = 1;
             for (int32_t i = 0; i < n; i++) {
-                if ((base >> i) & 1u) continue;
-                double z = residual_at(P, i, x_level, planar) * sqrt(P->w[i]);
+                if (in_base[i]) continue;
+                double z = residual_at(P, i, x_level, planar, fixed) * sqrt(TRIL_ARR(w)[i]);
                 if (!(z > 0.0)) continue;
                 int32_t slot = e_count < LOCUS_TRIL_GREEDY_CANDIDATES ? e_count++ : -1;
                 if (slot < 0) {   // replace the weakest kept candidate when this one reads longer
@@ -704,7 +769,7 @@ search_rejections(const tril_problem *P, double lambda, int32_t max_rejections, 
         // cannot be fitted below are left out).
         int continues = k < kmax && !(k + 1 <= 3 && combinations(n, k + 1) <= LOCUS_TRIL_EXHAUSTIVE_BUDGET);
         double bound[LOCUS_TRIL_SEARCH_SLOTS], start[LOCUS_TRIL_SEARCH_SLOTS][3];
-        uint64_t cand[LOCUS_TRIL_SEARCH_SLOTS];
+        int32_t cand[LOCUS_TRIL_SEARCH_SLOTS][3];   // a candidate's picks (the base set added)
         int32_t count = 0;
         int32_t c[3] = {0, 1, 2};
         for (;;) {
@@ -712,11 +777,10 @@ search_rejections(const tril_problem *P, double lambda, int32_t max_rejections, 
             // A greedy level's few extensions are all fitted, from the level's point: far from the
             // all-ranges fit (several outliers left out) its linearisation is no guide.
             double d[3] = {0, 0, 0}, lb = 0.0;
-            if ((!exhaustive || screen(P, &full, sel, t, d, &lb, planar)) &&
+            if ((!exhaustive || screen(P, &full, sel, t, d, &lb, planar, fixed)) &&
                 (continues || lb + lambda * k < best_cost)) {
-                uint64_t excl = base;
-                for (int32_t q = 0; q < t; q++) excl |= (uint64_t)1 << sel[q];
-                bound[count] = lb; cand[count] = excl;
+                cand[count][0] = sel[0]; cand[count][1] = sel[1]; cand[count][2] = sel[2];
+                bound[count] = lb;
                 start[count][0] = x_start[0] + d[0]; start[count][1] = x_start[1] + d[1];
                 start[count][2] = x_start[2] + d[2];
                 count++;
@@ -731,7 +795,7 @@ search_rejections(const tril_problem *P, double lambda, int32_t max_rejections, 
         // bound proves that none left can win: bound + lambda k >= best cost; when a greedy level
         // follows, it needs this level's best chi2, so until bound >= the level's best chi2.
         double level_best = INFINITY, level_x[3] = {0, 0, 0};
-        uint64_t level_excl = 0;
+        int32_t level_found = 0;   // entries of this level's best set, in level_set (base set + picks)
         for (;;) {
             // The first untaken candidate of least bound (a taken one's bound is +inf; every recorded
             // bound is finite); branch-free select, the comparisons are data-dependent.
@@ -744,38 +808,43 @@ search_rejections(const tril_problem *P, double lambda, int32_t max_rejections, 
             }
             if (q < 0) break;
             if (continues ? !(bound[q] < level_best) : !(bound[q] + lambda * k < best_cost)) break;
-            uint64_t excl = cand[q];
+            // The candidate's set: the base set, then its picks.
+            copy_set(cand[q], t, cand_set + base_count);
+            const int32_t set_count = base_count + t;
             bound[q] = INFINITY;   // taken
-            active_weights(P, excl, wa);
+            leave_out(cand_set, set_count, wa);
             double xj[3] = {start[q][0], start[q][1], start[q][2]}, mj[6], cj;
             int32_t itj = 0, convj = 0;
             (*solves)++;
-            if (gauss_newton(P, wa, candidate_tol, xj, mj, &cj, &itj, &convj) != LOCUS_TRIL_OK ||
-                !(cj < level_best))
-                continue;
+            int stj = gauss_newton(P, wa, candidate_tol, xj, mj, &cj, &itj, &convj, fixed);
+            put_back(P, cand_set, set_count, wa, fixed);
+            if (stj != LOCUS_TRIL_OK || !(cj < level_best)) continue;
             int long_reading = 1;
-            for (int32_t i = 0; i < n && long_reading; i++)
-                if (((excl >> i) & 1u) && !(residual_at(P, i, xj, planar) > 0.0))
+            for (int32_t u = 0; u < set_count && long_reading; u++)
+                if (!(residual_at(P, cand_set[u], xj, planar, fixed) > 0.0))
                     long_reading = 0;   // NLOS only lengthens
             if (!long_reading) continue;
-            level_best = cj; level_excl = excl;
+            level_best = cj;
+            copy_set(cand_set, set_count, level_set);
+            level_found = set_count;
             level_x[0] = xj[0]; level_x[1] = xj[1]; level_x[2] = xj[2];
             if (cj + lambda * k < best_cost) {
                 best_cost = cj + lambda * k;
-                *rejected = excl;
+                copy_set(cand_set, set_count, TRIL_ARR(best_set));
+                *rejected_count = set_count;
                 x[0] = xj[0]; x[1] = xj[1]; x[2] = xj[2];
                 for (int r = 0; r < 6; r++) m[r] = mj[r];
                 *chi2 = cj; *iterations = itj; *converged = convj;
             }
         }
         level_has_best = level_best < INFINITY;
-        level_best_excl = level_excl;
+        level_count = level_found;
         if (level_has_best) { x_level[0] = level_x[0]; x_level[1] = level_x[1]; x_level[2] = level_x[2]; }
     }
-    if (*rejected != 0) {   // polish the chosen fit to the full tolerance
-        active_weights(P, *rejected, wa);
+    if (*rejected_count != 0) {   // polish the chosen fit to the full tolerance
+        leave_out(TRIL_ARR(best_set), *rejected_count, wa);
         (*solves)++;
-        return gauss_newton(P, wa, P->tol, x, m, chi2, iterations, converged);
+        return gauss_newton(P, wa, P->tol, x, m, chi2, iterations, converged, fixed);
     }
     return LOCUS_TRIL_OK;
 }
@@ -784,31 +853,32 @@ search_rejections(const tril_problem *P, double lambda, int32_t max_rejections, 
 // mode: the seed, the linearisations, the search and the final pass each keep only their own mode's
 // arithmetic (a branch on the mode inside their loops also kept the other mode's values live).
 LOCUS_TRIL_INLINE int
-solve_in(const tril_problem *P, const locus_tril_options *o, int32_t mode, uint8_t *active, locus_tril_result *res,
-         const int planar) {
+solve_in(tril_head *P, const locus_tril_options *o, int32_t mode, locus_tril_result *res,
+         const int planar, const int fixed) {
+    uint8_t *active = TRIL_ARR(active);
     const int32_t p = planar ? 2 : 3;
     int st;
     double x[3];
-    st = seed(P, active, x, planar);
+    st = seed(P, active, x, planar, fixed);
     if (st != LOCUS_TRIL_OK) return st;
     double m[6], chi2;
     int32_t iterations = 0, converged = 0, solves = 1;
-    st = gauss_newton(P, P->w, P->tol, x, m, &chi2, &iterations, &converged);
+    st = gauss_newton(P, TRIL_ARR(w), P->tol, x, m, &chi2, &iterations, &converged, fixed);
     if (st != LOCUS_TRIL_OK) return st;
     int32_t used = P->n;
-    uint64_t rejected = 0;
+    int32_t rejected_count = 0;
     // The model distances at the all-ranges fit, shared by the common-bias test, the search's
     // linearisation and (when no range is rejected) the final pass.
-    double rh[LOCUS_TRIL_MAX_LOCATORS], ir[LOCUS_TRIL_MAX_LOCATORS];
-    distances(P, x, rh, ir, planar);
+    double *rh = TRIL_ARR(rh), *ir = TRIL_ARR(ir);
+    distances(P, x, rh, ir, planar, fixed);
     if (o->robust && chi2 > locus_tril_chi_square_995(P->n - p) &&
-        !(o->common_bias_guard && reads_common_bias(P, rh))) {
+        !(o->common_bias_guard && reads_common_bias(P, rh, fixed))) {
         st = search_rejections(P, o->rejection_penalty, o->max_rejections, x, rh, ir, m, &chi2, &iterations,
-                               &converged, &rejected, &solves, planar);
+                               &converged, &rejected_count, &solves, planar, fixed);
         if (st != LOCUS_TRIL_OK) return st;
-        used = P->n - (int32_t)__builtin_popcountll(rejected);
-        for (int32_t i = 0; i < P->n; i++) active[i] = !((rejected >> i) & 1u);
-        if (rejected != 0) distances(P, x, rh, ir, planar);   // x moved: the chosen fit's distances
+        used = P->n - rejected_count;
+        for (int32_t q = 0; q < rejected_count; q++) active[TRIL_ARR(best_set)[q]] = 0;
+        if (rejected_count != 0) distances(P, x, rh, ir, planar, fixed);   // x moved: the chosen fit's distances
     }
     int32_t dof = used - p;
     double factor = dof > 0 ? max_of(1.0, chi2 / dof) : 1.0;
@@ -818,13 +888,13 @@ solve_in(const tril_problem *P, const locus_tril_options *o, int32_t mode, uint8
     double g[6] = {0, 0, 0, 0, 0, 0}, nw[6] = {0, 0, 0, 0, 0, 0}, sse = 0.0;
     for (int32_t i = 0; i < P->n; i++) {
         if (!active[i]) continue;
-        double e = P->r[i] - rh[i];
+        double e = TRIL_ARR(r)[i] - rh[i];
         sse += e * e;
         double dx, dy, dz;
-        offset_at(P, i, x, planar, &dx, &dy, &dz);
+        offset_at(P, i, x, planar, fixed, &dx, &dy, &dz);
         double ux = dx * ir[i], uy = dy * ir[i], uz = dz * ir[i];
         g[0] += ux * ux; g[1] += ux * uy; g[3] += uy * uy;
-        double w = P->w[i];
+        double w = TRIL_ARR(w)[i];
         nw[0] += w * ux * ux; nw[1] += w * ux * uy; nw[3] += w * uy * uy;
         if (!planar) {
             g[2] += ux * uz; g[4] += uy * uz; g[5] += uz * uz;
@@ -847,7 +917,10 @@ solve_in(const tril_problem *P, const locus_tril_options *o, int32_t mode, uint8
     res->hdop = hdop; res->vdop = vdop; res->pdop = pdop;
     res->residual_rms_m = sqrt(sse / used);
     res->chi_square = chi2;
-    res->rejected_mask = rejected;
+    uint64_t rejected_mask = 0;   // the indices below 64 (`used` counts them all)
+    for (int32_t q = 0; q < rejected_count; q++)
+        if (TRIL_ARR(best_set)[q] < 64) rejected_mask |= (uint64_t)1 << TRIL_ARR(best_set)[q];
+    res->rejected_mask = rejected_mask;
     res->mode = mode;
     res->used = used;
     res->iterations = iterations;
@@ -857,13 +930,35 @@ solve_in(const tril_problem *P, const locus_tril_options *o, int32_t mode, uint8
     return LOCUS_TRIL_OK;
 }
 
-int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
-                      const locus_tril_options *o, locus_tril_result *res) {
+size_t locus_tril_scratch_doubles(int32_t n) { return n > 0 ? LOCUS_TRIL_SCRATCH_DOUBLES(n) : 0; }
+
+// Carves S's per-range arrays from `scratch` (LOCUS_TRIL_SCRATCH_DOUBLES(n) doubles): 15 arrays of n
+// doubles, the search's rows (15 n doubles), index lists of n int32 (5 slots, one spare) and 2 flag
+// arrays of n bytes (the lists and flags take at most 3 n doubles: 33 n in all, plus one for the rounding).
+static void carve(tril_scratch *S, double *scratch, int32_t n) {
+    const size_t m = (size_t)n;
+    S->lx = scratch; S->ly = scratch + m; S->lz = scratch + 2 * m; S->r = scratch + 3 * m; S->w = scratch + 4 * m;
+    S->seed_s = scratch + 5 * m; S->seed_q = scratch + 6 * m;
+    S->lin_gx = scratch + 7 * m; S->lin_gy = scratch + 8 * m; S->lin_gz = scratch + 9 * m;
+    S->lin_e = scratch + 10 * m; S->lin_wh = scratch + 11 * m;
+    S->rh = scratch + 12 * m; S->ir = scratch + 13 * m; S->wa = scratch + 14 * m;
+    S->full_row = (tril_row_terms *)(scratch + 15 * m);
+    int32_t *lists = (int32_t *)(scratch + 30 * m);
+    S->elig = lists; S->cand_set = lists + 2 * n;
+    S->level_set = lists + 3 * n; S->best_set = lists + 4 * n;
+    S->active = (uint8_t *)(lists + 5 * n);
+    S->in_base = S->active + n;
+}
+
+// Both entries after their storage checks: validates, sets up the problem P in the storage `fixed` says
+// (tril_fixed; or tril_scratch, carved from `scratch`) and solves it (used_out: see the header).
+LOCUS_TRIL_INLINE int
+trilaterate_in(const double *xyz, const double *ranges_m, int32_t n, const locus_tril_options *o, tril_head *P,
+               double *scratch, uint8_t *used_out, locus_tril_result *res, const int fixed) {
     if (xyz == NULL || ranges_m == NULL || o == NULL || res == NULL) return LOCUS_TRIL_BAD_ARGUMENT;
-    if (n < 0 || n > LOCUS_TRIL_MAX_LOCATORS) return LOCUS_TRIL_BAD_ARGUMENT;
     if (!(o->sigma0_m > 0.0) || !finite(o->sigma0_m) || !(o->sigma_slope >= 0.0) || !finite(o->sigma_slope) ||
         !(o->tolerance_m > 0.0) || o->max_iterations < 1 || !(o->min_rcond > 0.0) || !(o->max_dop > 0.0) ||
-        o->max_rejections < 0 || !(o->rejection_penalty > 0.0) || 
+        o->max_rejections < 0 || !(o->rejection_penalty > 0.0) ||
         !finite(o->tag_height_m))
         return LOCUS_TRIL_BAD_ARGUMENT;
     for (int32_t i = 0; i < n; i++) {
@@ -873,30 +968,56 @@ int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
     int32_t mode;
     int st = locus_tril_choose_mode(xyz, n, o->mode, o->planar_height_ratio, &mode);
     if (st != LOCUS_TRIL_OK) return st;
-    tril_problem P;
-    P.planar = mode == LOCUS_TRIL_MODE_PLANAR;
-    P.p = P.planar ? 2 : 3;
-    P.n = n;
-    if (n < P.p + 1) return LOCUS_TRIL_TOO_FEW_RANGES;
-    P.tol = o->tolerance_m;
-    P.min_rcond = o->min_rcond;
-    P.max_it = o->max_iterations;
+    P->planar = mode == LOCUS_TRIL_MODE_PLANAR;
+    P->p = P->planar ? 2 : 3;
+    P->n = n;
+    if (n < P->p + 1) return LOCUS_TRIL_TOO_FEW_RANGES;
+    if (!fixed) carve((tril_scratch *)P, scratch, n);
+    P->tol = o->tolerance_m;
+    P->min_rcond = o->min_rcond;
+    P->max_it = o->max_iterations;
     double cx = 0, cy = 0, cz = 0;
     for (int32_t i = 0; i < n; i++) { cx += xyz[3 * i]; cy += xyz[3 * i + 1]; cz += xyz[3 * i + 2]; }
     cx /= n; cy /= n; cz /= n;
-    if (P.planar) cz = 0.0;
-    P.cx = cx; P.cy = cy; P.cz = cz;
-    uint8_t active[LOCUS_TRIL_MAX_LOCATORS];
-    for (int32_t i = 0; i < n; i++) {
-        P.lx[i] = xyz[3 * i] - cx;
-        P.ly[i] = xyz[3 * i + 1] - cy;
-        P.lz[i] = P.planar ? o->tag_height_m - xyz[3 * i + 2] : xyz[3 * i + 2] - cz;
-        P.r[i] = ranges_m[i];
-        double sg = o->sigma0_m + o->sigma_slope * ranges_m[i];
-        P.w[i] = 1.0 / (sg * sg);
-        active[i] = 1;
+    if (P->planar) cz = 0.0;
+    P->cx = cx; P->cy = cy; P->cz = cz;
+    {
+        double *restrict lx = TRIL_ARR(lx), *restrict ly = TRIL_ARR(ly), *restrict lz = TRIL_ARR(lz);
+        double *restrict r = TRIL_ARR(r), *restrict w = TRIL_ARR(w);
+        uint8_t *restrict active = TRIL_ARR(active);
+        const int planar = P->planar;
+        const double h = o->tag_height_m, sigma0 = o->sigma0_m, slope = o->sigma_slope;
+        for (int32_t i = 0; i < n; i++) {
+            lx[i] = xyz[3 * i] - cx;
+            ly[i] = xyz[3 * i + 1] - cy;
+            lz[i] = planar ? h - xyz[3 * i + 2] : xyz[3 * i + 2] - cz;
+            r[i] = ranges_m[i];
+            double sg = sigma0 + slope * ranges_m[i];
+            w[i] = 1.0 / (sg * sg);
+            active[i] = 1;
+        }
     }
-    return P.planar ? solve_in(&P, o, mode, active, res, 1) : solve_in(&P, o, mode, active, res, 0);
+    st = P->planar ? solve_in(P, o, mode, res, 1, fixed) : solve_in(P, o, mode, res, 0, fixed);
+    if (st == LOCUS_TRIL_OK && used_out != NULL) {
+        const uint8_t *active = TRIL_ARR(active);
+        for (int32_t i = 0; i < n; i++) used_out[i] = active[i];
+    }
+    return st;
+}
+
+int locus_trilaterate_scratch(const double *xyz, const double *ranges_m, int32_t n, const locus_tril_options *o,
+                              double *scratch, size_t scratch_doubles, uint8_t *used_out, locus_tril_result *res) {
+    if (n < 0 || (n > 0 && (scratch == NULL || scratch_doubles < LOCUS_TRIL_SCRATCH_DOUBLES(n))))
+        return LOCUS_TRIL_BAD_ARGUMENT;
+    tril_scratch S;
+    return trilaterate_in(xyz, ranges_m, n, o, &S.h, scratch, used_out, res, 0);
+}
+
+int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
+                      const locus_tril_options *o, locus_tril_result *res) {
+    if (n < 0 || n > LOCUS_TRIL_MAX_LOCATORS) return LOCUS_TRIL_BAD_ARGUMENT;
+    tril_fixed F;   // on the stack: no allocation
+    return trilaterate_in(xyz, ranges_m, n, o, &F.h, NULL, NULL, res, 1);
 }
 
 int locus_tril_model(const double *xyz, int32_t n, int32_t mode, double tag_height_m,

@@ -1,12 +1,19 @@
 internal import CLocusKernels
 import LocusCore
 
-/// Swift face of the CLocusKernels trilateration kernels (`locus_trilaterate`, `locus_tril_dop`,
-/// `locus_tril_model`): fixed size (at most `maximumLocators`), allocation-free, no LAPACK.
+/// Swift face of the CLocusKernels trilateration kernels (`locus_trilaterate`,
+/// `locus_trilaterate_scratch`, `locus_tril_dop`, `locus_tril_model`): allocation-free, no LAPACK.
 /// All pointer work for these kernels lives in this file.
 package enum TrilaterationKernel {
-    /// Largest number of locators one kernel call takes.
+    /// Largest number of locators a solve takes with its scratch on the C stack (64); beyond, the
+    /// same search runs in a caller-owned scratch buffer (`scratchCount(locators:)`).
     package static let maximumLocators = Int(LOCUS_TRIL_MAX_LOCATORS)
+
+    /// Doubles of scratch one solve of `n` locators needs: 33 n + 1 (0 for n ≤ 0) — per range 30
+    /// doubles of rows and sums, five index lists and two flags.
+    package static func scratchCount(locators n: Int) -> Int {
+        Int(locus_tril_scratch_doubles(Int32(clamping: n)))
+    }
 
     /// The measurement model the kernels solve.
     package enum Model: Sendable, Equatable {
@@ -151,17 +158,18 @@ package enum TrilaterationKernel {
         return UnsafeRawPointer(base).withMemoryRebound(to: Double.self, capacity: 3 * locators.count) { body($0) }
     }
 
-    /// Solves one fix: seed, Newton / Gauss–Newton WLS, optional NLOS rejection (see trilateration.c).
-    /// No heap allocation. Complexity O(n·steps) when the χ² gate passes; the rejection search
-    /// screens up to Σₖ C(n, k) candidate sets (k ≤ 3, C(n, k) ≤ 64; 4 per greedy level) at O(k + p³)
-    /// each and fits only those whose lower bound does not rule them out (typically one or two).
+    /// Solves one fix: seed, Newton / Gauss–Newton WLS, optional NLOS rejection (see trilateration.c),
+    /// with the kernel's scratch on the C stack. No heap allocation. Complexity O(n·steps) when the
+    /// χ² gate passes; the rejection search screens up to Σₖ C(n, k) candidate sets (k ≤ 3,
+    /// C(n, k) ≤ 64; 4 per greedy level) at O(k + p³) each and fits only those whose lower bound does
+    /// not rule them out (typically one or two).
     /// - Precondition: `locators.count == rangesMeters.count <= maximumLocators`.
     /// - Throws: E4001 too few ranges, E4002 degenerate geometry, E4003 invalid range,
     ///   E4004 divergence, E1003 invalid options.
     package static func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
                               options: Options) throws(LocusError) -> Result {
         precondition(locators.count == rangesMeters.count, "one range per locator")
-        precondition(locators.count <= maximumLocators, "at most \(maximumLocators) locators per kernel call")
+        precondition(locators.count <= maximumLocators, "at most \(maximumLocators) locators without scratch")
         var raw = locus_tril_result()
         var rawOptions = options.raw
         let n = Int32(locators.count)
@@ -173,6 +181,38 @@ package enum TrilaterationKernel {
             return locus_trilaterate(xyz, ranges, n, &rawOptions, &raw)
         }
         try check(status)
+        return result(raw)
+    }
+
+    /// The same solve for any number of locators in caller-owned `scratch` (at least
+    /// `scratchCount(locators:)` doubles; kept across calls, no allocation); `used[i]` (when given, n
+    /// entries) is 1 for a range in the final fit and 0 for a rejected one — `Result.rejectedMask`
+    /// holds only the indices below 64.
+    /// - Precondition: `locators.count == rangesMeters.count`; `scratch` and `used` large enough.
+    /// - Throws: as `solve(locators:rangesMeters:options:)`.
+    package static func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
+                              options: Options, scratch: UnsafeMutableBufferPointer<Double>,
+                              used: UnsafeMutableBufferPointer<UInt8>?) throws(LocusError) -> Result {
+        let count = locators.count
+        precondition(count == rangesMeters.count, "one range per locator")
+        precondition(scratch.count >= scratchCount(locators: count) && (used?.count ?? count) >= count,
+                     "trilateration scratch too small")
+        var raw = locus_tril_result()
+        var rawOptions = options.raw
+        let n = Int32(clamping: count)
+        let status: Int32 = withCoordinates(locators) { xyz in
+            var zero = 0.0
+            return withUnsafeMutablePointer(to: &zero) { zp in
+                locus_trilaterate_scratch(xyz, rangesMeters.baseAddress ?? UnsafePointer(zp), n, &rawOptions,
+                                          scratch.baseAddress ?? zp, scratch.count, used?.baseAddress, &raw)
+            }
+        }
+        try check(status)
+        return result(raw)
+    }
+
+    /// The C result as a `Result`.
+    private static func result(_ raw: locus_tril_result) -> Result {
         let model = Model(raw: raw.mode)
         return Result(
             position: Point3(x: raw.x, y: raw.y, z: raw.z),

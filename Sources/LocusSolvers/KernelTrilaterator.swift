@@ -1,11 +1,13 @@
 import LocusCore
 import LocusNumerics
 
-/// The per-fix hot path: the fixed-size C kernel (`locus_trilaterate`): closed-form seed,
-/// Gauss–Newton with closed-form 2×2/3×3 inverses, χ² gate and the penalised NLOS subset search,
-/// on stack arrays. No heap allocation, no LAPACK call. At most `maximumLocators` locators.
+/// The one trilateration search: the C kernel (`locus_trilaterate`): closed-form seed, Newton /
+/// Gauss–Newton with closed-form 2×2/3×3 inverses, χ² gate and the penalised NLOS subset search.
+/// Up to `maximumLocators` (64) locators its scratch is on the C stack and `workspace` is not used;
+/// beyond, the same code runs in `workspace`'s scratch (33 n + 1 doubles, grown once and reused).
+/// No heap allocation with a reused workspace, no LAPACK call, any number of locators.
 package struct KernelTrilaterator: Trilaterating {
-    /// Largest number of locators per call (64).
+    /// Largest number of locators solved without `workspace` (64: the C stack scratch).
     package static let maximumLocators = TrilaterationKernel.maximumLocators
 
     /// The settings this solver uses.
@@ -14,19 +16,39 @@ package struct KernelTrilaterator: Trilaterating {
     /// A kernel solver with the given settings.
     package init(configuration: TrilaterationConfiguration = .standard) { self.configuration = configuration }
 
-    /// Solves one fix; `workspace` is not used (the kernel needs none).
-    /// Complexity O(n·steps) when the χ² gate passes; see `TrilaterationConfiguration.isRobust` otherwise.
-    /// - Precondition: at most 64 locators, one range each.
+    /// Solves one fix. Complexity O(n·steps) when the χ² gate passes; see
+    /// `TrilaterationConfiguration.isRobust` otherwise.
     /// - Throws: E4001, E4002, E4003, E4004, E1003 (see `Trilaterating`).
     package func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
                        workspace: inout TrilaterationWorkspace) throws(LocusError) -> TrilaterationSolution {
-        let r = try TrilaterationKernel.solve(locators: locators, rangesMeters: rangesMeters,
+        let n = locators.count
+        let r: TrilaterationKernel.Result
+        if n <= Self.maximumLocators {
+            r = try TrilaterationKernel.solve(locators: locators, rangesMeters: rangesMeters,
                                               options: configuration.kernelOptions)
+        } else {
+            precondition(rangesMeters.count == n, "one range per locator")
+            workspace.reserve(n)
+            let options = configuration.kernelOptions
+            var outcome: Result<TrilaterationKernel.Result, LocusError> = .failure(LocusError(.invalidArgument, "unreachable"))
+            workspace.scratch.withUnsafeMutableBufferPointer { scratch in
+                workspace.used.withUnsafeMutableBufferPointer { used in
+                    do throws(LocusError) {
+                        outcome = .success(try TrilaterationKernel.solve(
+                            locators: locators, rangesMeters: rangesMeters, options: options, scratch: scratch,
+                            used: UnsafeMutableBufferPointer(rebasing: used[0..<n])))
+                    } catch {
+                        outcome = .failure(error)
+                    }
+                }
+            }
+            r = try outcome.get()
+        }
         return TrilaterationSolution(
             position: r.position, covariance: r.covariance, mode: TrilaterationMode(r.model), hdop: r.hdop,
             vdop: r.model == .spatial ? r.vdop : nil, pdop: r.pdop, residualRMSMeters: r.residualRMSMeters,
             chiSquare: r.chiSquare, degreesOfFreedom: r.degreesOfFreedom, rejectedMask: r.rejectedMask,
-            rejectedCount: r.rejectedMask.nonzeroBitCount, locatorsUsed: r.locatorsUsed, iterations: r.iterations,
+            rejectedCount: n - r.locatorsUsed, locatorsUsed: r.locatorsUsed, iterations: r.iterations,
             isConverged: r.isConverged)
     }
 }

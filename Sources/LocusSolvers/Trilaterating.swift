@@ -2,9 +2,9 @@ import LocusCore
 
 /// A trilateration solver: ranges to locators in, weighted least-squares position out.
 ///
-/// Two conforming paths reach the same optimum (tests hold them to 1e-9 m):
-/// `KernelTrilaterator` (fixed-size C kernel, ≤ 64 locators, the per-fix hot path) and
-/// `LapackTrilaterator` (LAPACKE, any number of locators, rank-revealing). `Trilaterator` picks.
+/// One search implements it: the C kernel (`KernelTrilaterator`, any number of locators, scratch on the
+/// C stack up to 64 and in the workspace beyond); `Trilaterator` is the name the engine uses. The tests
+/// hold it to a LAPACKE reference oracle (`LapackTrilaterator`, in the test target) to 1e-9 m.
 package protocol Trilaterating: Sendable {
     /// The settings this solver uses.
     var configuration: TrilaterationConfiguration { get }
@@ -20,7 +20,7 @@ package protocol Trilaterating: Sendable {
 }
 
 extension Trilaterating {
-    /// Convenience overload over arrays (allocates a workspace when the LAPACKE path needs one).
+    /// Convenience overload over arrays (allocates a workspace when more than 64 locators need one).
     /// - Throws: as `solve(locators:rangesMeters:workspace:)`.
     package func solve(locators: [Point3], rangesMeters: [Double]) throws(LocusError) -> TrilaterationSolution {
         var workspace = TrilaterationWorkspace()
@@ -46,7 +46,8 @@ extension Trilaterating {
     }
 }
 
-/// Chooses the path per call: the C kernel for up to 64 locators, LAPACKE beyond.
+/// The solver the engine and every caller use: the C kernel's search (`KernelTrilaterator`) for any
+/// number of locators (scratch on the C stack up to 64, in the caller's `workspace` beyond).
 package struct Trilaterator: Trilaterating {
     /// The settings this solver uses.
     package var configuration: TrilaterationConfiguration
@@ -54,15 +55,11 @@ package struct Trilaterator: Trilaterating {
     /// A solver with the given settings.
     package init(configuration: TrilaterationConfiguration = .standard) { self.configuration = configuration }
 
-    /// Kernel path when `locators.count ≤ 64`, LAPACKE path otherwise.
+    /// The C search; `workspace` holds its scratch beyond 64 locators (grown once, then reused).
     /// - Throws: as `Trilaterating.solve(locators:rangesMeters:workspace:)`.
     package func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
                        workspace: inout TrilaterationWorkspace) throws(LocusError) -> TrilaterationSolution {
-        if locators.count <= KernelTrilaterator.maximumLocators {
-            return try KernelTrilaterator(configuration: configuration)
-                .solve(locators: locators, rangesMeters: rangesMeters, workspace: &workspace)
-        }
-        return try LapackTrilaterator(configuration: configuration)
+        try KernelTrilaterator(configuration: configuration)
             .solve(locators: locators, rangesMeters: rangesMeters, workspace: &workspace)
     }
 }

@@ -2,6 +2,8 @@
 @testable import LocusSolvers
 import Testing
 
+/// The C search (the one implementation) against the LAPACKE reference oracle (`LapackTrilaterator`,
+/// this target).
 @Suite("Kernel and LAPACKE paths agree")
 struct TrilaterationAgreementTests {
     @Test("both paths reach the same optimum to 1e-9 m and reject the same ranges",
@@ -37,7 +39,7 @@ struct TrilaterationAgreementTests {
         }
     }
 
-    @Test("both paths agree on larger layouts where the search turns greedy", arguments: [16, 24, 40])
+    @Test("both paths agree on larger layouts where the search turns greedy", arguments: [16, 24, 40, 65, 100])
     func pathsAgreeOnGreedyLevels(count: Int) throws {
         var g = SeededGenerator(seed: UInt64(55 + count))
         var workspace = TrilaterationWorkspace()
@@ -46,17 +48,30 @@ struct TrilaterationAgreementTests {
             let s = trial % 2 == 0 ? TrilaterationScenario.planar(&g, count: count) : .spatial(&g, count: count)
             var ranges = s.exactRanges.map { $0 + 0.1 * g.nextGaussian() }
             for i in ranges.indices where g.nextUnit() < 0.2 { ranges[i] += g.uniform(0.3, 2.5) }
-            let kernel = try KernelTrilaterator(configuration: s.configuration()).solve(locators: s.locators, rangesMeters: ranges)
-            let lapack = try LapackTrilaterator(configuration: s.configuration())
+            let kernel = try KernelTrilaterator(configuration: s.configuration())
                 .solve(locators: s.locators, rangesMeters: ranges, workspace: &workspace)
+            let kernelActive = workspace.isActive
+            var oracleWorkspace = LapackOracleWorkspace()
+            let lapack = try s.locators.withUnsafeBufferPointer { lp in
+                try ranges.withUnsafeBufferPointer { rp in
+                    try LapackTrilaterator(configuration: s.configuration())
+                        .solve(locators: lp, rangesMeters: rp, workspace: &oracleWorkspace)
+                }
+            }
             #expect(squaredError(kernel.position, lapack.position, mode: .spatial).squareRoot() <= 1e-9)
             #expect(kernel.rejectedMask == lapack.rejectedMask)
+            #expect(kernel.rejectedCount == lapack.rejectedCount)
+            #expect(abs(kernel.chiSquare - lapack.chiSquare) <= 1e-7 * max(1, kernel.chiSquare))
+            if count > KernelTrilaterator.maximumLocators {   // beyond 64 the flags name every rejection
+                #expect(Array(kernelActive.prefix(count)) == Array(oracleWorkspace.isActive.prefix(count)))
+            }
             rejections += kernel.rejectedCount
         }
-        #expect(rejections >= 60 * count / 10, "20 % outliers must exercise the greedy levels")
+        // K = 8 rejections at most per fix (TrilaterationConfiguration.maximumRejections).
+        #expect(rejections >= 60 * min(count / 10, 8), "20 % outliers must exercise the greedy levels")
     }
 
-    @Test("the LAPACKE path solves more locators than the kernel takes and matches exact ranges")
+    @Test("the C search solves more than 64 locators in the workspace's scratch and matches exact ranges")
     func lapackHandlesManyLocators() throws {
         var g = SeededGenerator(seed: 60)
         var locators: [Point3] = []
@@ -80,9 +95,11 @@ struct TrilaterationAgreementTests {
         var workspace = TrilaterationWorkspace()
         ranges[60] -= 2.0
         ranges[90] += 2.0
-        let far = try LapackTrilaterator(configuration: config).solve(locators: locators, rangesMeters: ranges, workspace: &workspace)
+        let far = try Trilaterator(configuration: config).solve(locators: locators, rangesMeters: ranges, workspace: &workspace)
         #expect(far.rejectedCount == 3)
         #expect(!workspace.isActive[90] && !workspace.isActive[3] && !workspace.isActive[40])
         #expect(squaredError(far.position, truth, mode: .planar).squareRoot() <= 1e-9)
+        let oracle = try LapackTrilaterator(configuration: config).solve(locators: locators, rangesMeters: ranges)
+        #expect(squaredError(far.position, oracle.position, mode: .spatial).squareRoot() <= 1e-9)
     }
 }

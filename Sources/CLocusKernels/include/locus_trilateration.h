@@ -1,14 +1,20 @@
 // Trilateration kernels: linearised seed, Newton / Gauss–Newton weighted least squares, NLOS rejection
 // (chi-square gate, then a penalised search over subsets of long-reading ranges, screened by one
-// linearised step each), DOP. Fixed-size (at most LOCUS_TRIL_MAX_LOCATORS locators),
-// stack-only, no allocation, no BLAS/LAPACK. Every function returns an int status
+// linearised step each), DOP. No allocation, no BLAS/LAPACK: up to LOCUS_TRIL_MAX_LOCATORS locators
+// on the stack (`locus_trilaterate`), any number in a caller-owned scratch block
+// (`locus_trilaterate_scratch`) -- the same code. Every function returns an int status
 // (LOCUS_TRIL_OK = 0). Units: metres.
 #ifndef LOCUS_TRILATERATION_H
 #define LOCUS_TRILATERATION_H
 
+#include <stddef.h>
 #include <stdint.h>
 
+/// Largest n that `locus_trilaterate` solves with its scratch on the stack (≈ 17 KB).
 #define LOCUS_TRIL_MAX_LOCATORS 64
+/// Doubles of scratch one solve of n locators uses: 30 n doubles, 5 n int32 index lists and 2 n
+/// flag bytes, rounded up (33 n + 1).
+#define LOCUS_TRIL_SCRATCH_DOUBLES(n) (33 * (size_t)(n) + 1)
 
 enum {
     LOCUS_TRIL_OK = 0,
@@ -49,7 +55,7 @@ typedef struct locus_tril_result {
     double hdop, vdop, pdop;                             // unit line-of-sight rows; planar: vdop = 0
     double residual_rms_m;                               // sqrt(sum e_i^2 / m) over used ranges
     double chi_square;                                   // sum (e_i / sigma_i)^2 over used ranges
-    uint64_t rejected_mask;                              // bit i: range i rejected
+    uint64_t rejected_mask;                              // bit i: range i rejected (i < 64)
     int32_t mode;                                        // LOCUS_TRIL_MODE_PLANAR or _SPATIAL
     int32_t used;                                        // ranges in the final fit
     int32_t iterations;                                  // Newton / Gauss–Newton steps of the final fit
@@ -58,9 +64,21 @@ typedef struct locus_tril_result {
     int32_t converged;                                   // 1 when the final fit met the tolerance
 } locus_tril_result;
 
-/// Solves for the tag position from n ranges to locators at xyz (n rows of x, y, z).
+/// Solves for the tag position from n ranges to locators at xyz (n rows of x, y, z), n <=
+/// LOCUS_TRIL_MAX_LOCATORS (BAD_ARGUMENT beyond), with its scratch on the stack.
 int locus_trilaterate(const double *xyz, const double *ranges_m, int32_t n,
                       const locus_tril_options *options, locus_tril_result *result);
+
+/// The same solve for any n >= 0 in the caller's scratch (at least LOCUS_TRIL_SCRATCH_DOUBLES(n)
+/// doubles, else BAD_ARGUMENT; contents need not be set and are meaningless afterwards). When used is
+/// not NULL and the solve succeeds, used[i] = 1 for a range in the final fit, 0 for a rejected one
+/// (result->rejected_mask holds only the indices below 64; result->used counts all).
+int locus_trilaterate_scratch(const double *xyz, const double *ranges_m, int32_t n,
+                              const locus_tril_options *options, double *scratch, size_t scratch_doubles,
+                              uint8_t *used, locus_tril_result *result);
+
+/// LOCUS_TRIL_SCRATCH_DOUBLES(n) (0 for n <= 0), for callers without the macro.
+size_t locus_tril_scratch_doubles(int32_t n);
 
 /// The mode the automatic rule picks for these locators (PLANAR or SPATIAL) into *mode.
 /// Planar when n < 4 or (max z - min z) <= ratio * (diagonal of the horizontal bounding box).

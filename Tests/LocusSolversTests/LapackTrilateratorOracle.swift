@@ -1,7 +1,13 @@
 import LocusCore
 import LocusNumerics
+@testable import LocusSolvers
 
-/// The general path: the same algorithm as the kernel (centred coordinates, linearised seed,
+/// The reference oracle the tests hold the C search (`Trilaterator`, `KernelTrilaterator`) to: the same
+/// algorithm re-spelled in Swift over LAPACKE, written independently of the kernel's arithmetic (agreement
+/// 1e-9 m, same rejections). Not used by the library: the C search is the one implementation
+/// (12–27× faster at 4–32 locators, measured in SolverBench before this moved here).
+///
+/// The same algorithm as the kernel (centred coordinates, linearised seed,
 /// Gauss–Newton WLS, χ² gate, penalised subset search over long-reading ranges), with LAPACKE doing the
 /// linear algebra: rank-revealing `dgelsy` for the seed and every Gauss–Newton step, `dsyrk` +
 /// `dpotrf`/`dpotri` for covariance and DOP. Any number of locators; the model (r̂ᵢ, ∂r̂ᵢ/∂p) is the
@@ -13,12 +19,20 @@ package struct LapackTrilaterator: Trilaterating {
     /// A LAPACKE solver with the given settings.
     package init(configuration: TrilaterationConfiguration = .standard) { self.configuration = configuration }
 
+    /// `Trilaterating` conformance: solves in a fresh oracle workspace (`workspace` is not used).
+    /// - Throws: as `solve(locators:rangesMeters:workspace:)` with a `LapackOracleWorkspace`.
+    package func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
+                       workspace: inout TrilaterationWorkspace) throws(LocusError) -> TrilaterationSolution {
+        var oracle = LapackOracleWorkspace()
+        return try solve(locators: locators, rangesMeters: rangesMeters, workspace: &oracle)
+    }
+
     /// Solves one fix. No allocation when `workspace` already holds `locators.count` locators.
     /// Complexity O(n p²) per Gauss–Newton step; the rejection search runs the fits described in
     /// `TrilaterationConfiguration.isRobust`.
     /// - Throws: E4001, E4002, E4003, E4004, E1003 (see `Trilaterating`); E5101 on a LAPACK misuse.
     package func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
-                       workspace ws: inout TrilaterationWorkspace) throws(LocusError) -> TrilaterationSolution {
+                       workspace ws: inout LapackOracleWorkspace) throws(LocusError) -> TrilaterationSolution {
         precondition(locators.count == rangesMeters.count, "one range per locator")
         let c = configuration
         guard c.isValid else { throw LocusError(.invalidArgument, "invalid trilateration configuration") }
@@ -131,7 +145,7 @@ package struct LapackTrilaterator: Trilaterating {
     /// - Throws: E5101 on a LAPACK misuse (data-dependent failures only disqualify a candidate).
     private func searchRejections(n: Int, model: TrilaterationKernel.Model, fullFit: Fit,
                                   ranges: UnsafeBufferPointer<Double>,
-                                  ws: inout TrilaterationWorkspace) throws(LocusError) -> Fit {
+                                  ws: inout LapackOracleWorkspace) throws(LocusError) -> Fit {
         let c = configuration
         let p = model.unknowns
         let lambda = c.rejectionPenalty
@@ -216,7 +230,7 @@ package struct LapackTrilaterator: Trilaterating {
                     ? try linearStep(n: n, p: p, picks: picks, slackScale: slackScale, ranges: ranges, ws: &ws)
                     : (delta: Point3(x: 0, y: 0, z: 0), bound: 0.0)
                 if let screen, continues || screen.bound + lambda * Double(k) < bestCost {
-                    ws.screened[screenedCount] = TrilaterationWorkspace.ScreenedCandidate(
+                    ws.screened[screenedCount] = LapackOracleWorkspace.ScreenedCandidate(
                         picks: picks, bound: screen.bound,
                         start: Point3(x: start.x + screen.delta.x, y: start.y + screen.delta.y, z: start.z + screen.delta.z))
                     screenedCount += 1
@@ -288,7 +302,7 @@ package struct LapackTrilaterator: Trilaterating {
     /// rank is below p or a picked range cannot read long after the step (eⱼ − gⱼ·δ + β²‖δ‖²/(2r̂ⱼ) ≤ 0).
     /// - Throws: E5101 on a LAPACK misuse.
     private func linearStep(n: Int, p: Int, picks: (Int, Int, Int), slackScale: Double, ranges: UnsafeBufferPointer<Double>,
-                            ws: inout TrilaterationWorkspace) throws(LocusError) -> (delta: Point3, bound: Double)? {
+                            ws: inout LapackOracleWorkspace) throws(LocusError) -> (delta: Point3, bound: Double)? {
         var m = 0
         for i in 0..<n where ws.isActive[i] { m += 1 }
         var row = 0
@@ -331,7 +345,7 @@ package struct LapackTrilaterator: Trilaterating {
     /// The kernel's common-bias test at the all-ranges fit: every zᵢ = eᵢ/σᵢ within [−0.5, 5] and
     /// more than half above +0.75.
     private func readsCommonBias(n: Int, at x: Point3, planar: Bool, ranges: UnsafeBufferPointer<Double>,
-                                 ws: TrilaterationWorkspace) -> Bool {
+                                 ws: LapackOracleWorkspace) -> Bool {
         var longCount = 0
         for i in 0..<n {
             let z = residual(index: i, at: x, planar: planar, ranges: ranges, ws: ws) * ws.sqrtWeights[i]
@@ -374,7 +388,7 @@ package struct LapackTrilaterator: Trilaterating {
     /// sᵢ = rᵢ² (planar: rᵢ² − (h − zᵢ)², over (x, y)); solved by rank-revealing `dgelsy`.
     /// - Throws: E4002 when the rank is below p (collinear, coplanar or coincident locators).
     private func seed(n: Int, planar: Bool, p: Int, ranges: UnsafeBufferPointer<Double>,
-                      ws: inout TrilaterationWorkspace) throws(LocusError) -> Point3 {
+                      ws: inout LapackOracleWorkspace) throws(LocusError) -> Point3 {
         let h = configuration.tagHeightMeters
         var meanS = 0.0, meanQ = 0.0
         for i in 0..<n {
@@ -420,7 +434,7 @@ package struct LapackTrilaterator: Trilaterating {
     /// - Throws: E4002 rank below p, E4004 non-finite iterate or residuals, E5101 LAPACK misuse.
     private func gaussNewton(n: Int, model: TrilaterationKernel.Model, skip: Int, tolerance: Double, from start: Point3,
                              ranges: UnsafeBufferPointer<Double>,
-                             ws: inout TrilaterationWorkspace) throws(LocusError) -> Fit {
+                             ws: inout LapackOracleWorkspace) throws(LocusError) -> Fit {
         let c = configuration
         let p = model.unknowns
         var x = start
@@ -488,7 +502,7 @@ package struct LapackTrilaterator: Trilaterating {
 
     /// eⱼ = rⱼ − r̂ⱼ(x) in centred coordinates.
     private func residual(index j: Int, at x: Point3, planar: Bool, ranges: UnsafeBufferPointer<Double>,
-                          ws: TrilaterationWorkspace) -> Double {
+                          ws: LapackOracleWorkspace) -> Double {
         let q = ws.centred[j]
         let dx = x.x - q.x, dy = x.y - q.y
         let dz = planar ? configuration.tagHeightMeters - q.z : x.z - q.z
