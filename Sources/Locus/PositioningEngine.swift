@@ -110,9 +110,9 @@ package struct PositioningEngine: Sendable {
     /// Per floor: whether the engine estimates a per-tag range offset there.
     let floorEstimatesOffset: [Bool]
 
-    /// Zone judges, one per floor, sharing the clock, and their released events by floor.
-    var judges: [ZoneJudge]
-    private var eventScratch: [[ZoneEvent]]
+    /// Zone judges, one per floor, sharing the clock; their released events wait there until a
+    /// release or an advance flushes them to `events`.
+    var judges: FloorJudges
     /// The latest time seen (rows and advances): the stream's clock.
     package private(set) var clockSeconds = -Double.infinity
     private(set) var hasFinished = false
@@ -181,10 +181,7 @@ package struct PositioningEngine: Sendable {
         floorEstimatesOffset = offsetConfigurations.map { $0 != nil }
         var options = ZoneJudgeOptions.standard
         options.positionPeriodSeconds = 1 / configuration.rateHertz
-        var judges: [ZoneJudge] = []
-        for floor in site.floors { judges.append(try ZoneJudge(floor: floor, options: options)) }
-        self.judges = judges
-        eventScratch = [[ZoneEvent]](repeating: [], count: site.floors.count)
+        judges = try FloorJudges(floors: site.floors, options: options)
         scratchLocators = [Point3](repeating: Point3(x: 0, y: 0, z: 0), count: widest)
         scratchRanges = [Double](repeating: 0, count: widest)
         scratchTimes = [Double](repeating: 0, count: widest)
@@ -320,11 +317,8 @@ package struct PositioningEngine: Sendable {
         guard !hasFinished else { return }
         for i in tags.indices { closeEpoch(i, learning: false) }
         release(all: true)
-        for f in judges.indices {
-            if clockSeconds.isFinite { try? judges[f].advance(toSeconds: clockSeconds, into: &eventScratch[f]) }
-            judges[f].finish(into: &eventScratch[f])
-        }
-        flushEvents()
+        judges.finish(clockSeconds: clockSeconds)
+        judges.flush(into: &events)
         hasFinished = true
     }
 
@@ -477,10 +471,10 @@ package struct PositioningEngine: Sendable {
         var released = false
         while let r = reorder.releaseEarliest(before: watermark, all: all, into: &fixes) {
             fixTags.append(Int32(truncatingIfNeeded: r.tag))
-            judge(r.zoneFix, tag: r.tag, floor: r.floor)
+            try? judges.judge(r.zoneFix, tag: TagIndex(r.tag), floor: r.floor)
             released = true
         }
-        if released { flushEvents() }
+        if released { judges.flush(into: &events) }
     }
 
     /// A freshly closed epoch's fix (its epoch already reset): released at once when nothing is
@@ -491,44 +485,18 @@ package struct PositioningEngine: Sendable {
             let judged = ZoneFix(timeSeconds: fix.timeSeconds, tag: fix.tag, point: fix.position.horizontal)
             fixes.append(consume fix)
             fixTags.append(Int32(truncatingIfNeeded: tag))
-            judge(judged, tag: tag, floor: floor)
-            flushEvents()
+            try? judges.judge(judged, tag: TagIndex(tag), floor: floor)
+            judges.flush(into: &events)
             return
         }
         reorder.park(fix, tag: tag, floor: floor)
-    }
-
-    /// A released fix judged on its floor, the other floors' clocks moved to its time.
-    @inline(__always)
-    private mutating func judge(_ judged: ZoneFix, tag: Int, floor: Int) {
-        for f in judges.indices {
-            if f == floor {
-                try? judges[f].judge(judged, tag: TagIndex(tag), into: &eventScratch[f])
-            } else {
-                try? judges[f].advance(toSeconds: judged.timeSeconds, into: &eventScratch[f])
-            }
-        }
     }
 
     /// Moves every zone judge's clock to `t`, as releasing a fix at `t` would (for a `ShardedEngine`:
     /// a fix of another shard's tag was let out at `t`).
     mutating func advanceJudges(toSeconds t: Double) {
         guard !hasFinished, t.isFinite else { return }
-        for f in judges.indices { try? judges[f].advance(toSeconds: t, into: &eventScratch[f]) }
-        flushEvents()
-    }
-
-    /// Moves the judges' released events to `events`, merged across floors in §4.7 order.
-    mutating func flushEvents() {
-        if judges.count == 1 {
-            // Most fixes raise no event.
-            guard !eventScratch[0].isEmpty else { return }
-            events.append(contentsOf: eventScratch[0])
-            eventScratch[0].removeAll(keepingCapacity: true)
-            return
-        }
-        guard eventScratch.contains(where: { !$0.isEmpty }) else { return }
-        events.append(contentsOf: ZoneJudge.merge(eventScratch))
-        for f in eventScratch.indices { eventScratch[f].removeAll(keepingCapacity: true) }
+        try? judges.advance(toSeconds: t)
+        judges.flush(into: &events)
     }
 }
