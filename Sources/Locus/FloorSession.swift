@@ -25,60 +25,6 @@ import Synchronization
 ///
 /// Several sessions may coexist (one per venue or stream); they share nothing.
 public final class FloorSession: Sendable {
-    /// How a session positions and delivers. Defaults in `standard`.
-    public struct Configuration: Sendable, Hashable {
-        /// Output rate per tag, Hz (> 0; default 4).
-        public var rateHertz: Double
-        /// The floor map the session starts with; nil means the site's floor when it has only one,
-        /// and otherwise none until `setFloorMap(_:buildingID:)` (a range that names no floor is then
-        /// refused with E3001).
-        public var floor: FloorID?
-        /// What turns ranges into positions.
-        public var positioning: Positioning
-        /// Range noise σ assumed by the solver, the filter and the tag-offset estimator, metres
-        /// (`locus replay --sigma`; default 0.1).
-        public var rangeSigmaMeters: Double
-        /// Whether the session keeps what the offline smoother needs (every range and position of
-        /// the run: memory grows with it), so that `smoothedPositions()` can smooth the run after
-        /// `end()` (`locus replay --smooth`). Live positions and events are causal either way.
-        public var smoothing: Bool
-        /// Batching and the durable spool.
-        public var delivery: DeliveryPolicy
-
-        /// What turns ranges into positions.
-        public enum Positioning: Sendable, Hashable {
-            /// Raw per-epoch least-squares fixes (`locus replay --filter none`).
-            case leastSquares
-            /// The causal tracking filter (`locus replay`'s default).
-            case kalman
-        }
-
-        /// A configuration.
-        public init(rateHertz: Double = 4, floor: FloorID? = nil, positioning: Positioning = .kalman,
-                    rangeSigmaMeters: Double = 0.1, smoothing: Bool = false, delivery: DeliveryPolicy = .standard) {
-            self.rateHertz = rateHertz
-            self.floor = floor
-            self.positioning = positioning
-            self.rangeSigmaMeters = rangeSigmaMeters
-            self.smoothing = smoothing
-            self.delivery = delivery
-        }
-
-        /// The engine options these settings stand for (the value every face builds its engine from).
-        var engineOptions: EngineOptions {
-            var options = EngineOptions()
-            options.rateHertz = rateHertz
-            options.sigmaMeters = rangeSigmaMeters
-            options.filter = positioning == .leastSquares ? .none : .kalman
-            options.smooth = smoothing
-            return options
-        }
-
-        /// 4 Hz, the site's floor when it has one (else no floor map yet), the causal filter, σ 0.1 m,
-        /// no smoothing, batches of 300 positions or 60 s in memory.
-        public static let standard = Configuration()
-    }
-
     /// Receives a position (`onPosition`).
     public typealias PositionHandler = @Sendable (PositionFix) -> Void
     /// Receives a zone enter or exit: the zone (from the site) and the event.
@@ -94,11 +40,11 @@ public final class FloorSession: Sendable {
     /// Whether the run is recorded for `smoothedPositions()`.
     private let keepsForSmoothing: Bool
     private let initialFloor: FloorIndex?
-    private let sink: (any PositionSink)?
-    private let zonesByFloor: [FloorID: [ZoneID: Zone]]
-    private let state: Mutex<State>
+    let sink: (any PositionSink)?
+    let zonesByFloor: [FloorID: [ZoneID: Zone]]
+    let state: Mutex<State>
 
-    private struct Handlers: Sendable {
+    struct Handlers: Sendable {
         var position: PositionHandler?
         var zoneEnter: ZoneHandler?
         var zoneExit: ZoneHandler?
@@ -108,7 +54,7 @@ public final class FloorSession: Sendable {
         var language: LogLanguage?
     }
 
-    private enum Item: Sendable {
+    enum Item: Sendable {
         case position(PositionFix)
         case event(ZoneEvent)
         case log(LogMessage)
@@ -116,7 +62,7 @@ public final class FloorSession: Sendable {
         case finishStreams
     }
 
-    private struct State {
+    struct State {
         /// The engine, driven as every single-engine face drives it (with smoothing: alongside).
         var driver: EngineDriver
         var isRunning = false
@@ -198,72 +144,6 @@ public final class FloorSession: Sendable {
             let message = LogMessage(spooled ? .warn : .error, .undeliveredPositions, .undelivered(positions: undelivered, spooled: spooled))
             emit(message, handlers)
         }
-    }
-
-    // MARK: callbacks and streams
-
-    /// Called with every position, in (time, tag) order.
-    public var onPosition: PositionHandler? {
-        get { state.withLock { $0.handlers.position } }
-        set { state.withLock { $0.handlers.position = newValue } }
-    }
-    /// Called when a tag enters a zone (SPEC §4.2).
-    public var onZoneEnter: ZoneHandler? {
-        get { state.withLock { $0.handlers.zoneEnter } }
-        set { state.withLock { $0.handlers.zoneEnter = newValue } }
-    }
-    /// Called when a tag leaves a zone (SPEC §4.3).
-    public var onZoneExit: ZoneHandler? {
-        get { state.withLock { $0.handlers.zoneExit } }
-        set { state.withLock { $0.handlers.zoneExit = newValue } }
-    }
-    /// Called at each dwell time k·dwellSeconds after entry (SPEC §4.4) with the seconds since entry.
-    public var onZoneDwell: DwellHandler? {
-        get { state.withLock { $0.handlers.zoneDwell } }
-        set { state.withLock { $0.handlers.zoneDwell = newValue } }
-    }
-
-    /// Installs the debug-log hook: it receives each message at `minimumLevel` or above.
-    public func setDebugLog(minimumLevel: LogLevel = .log, _ hook: LogHandler?) {
-        state.withLock {
-            $0.handlers.log = hook
-            $0.handlers.minimumLevel = minimumLevel
-        }
-    }
-
-    /// Chooses the language of log texts: `"en"`, `"ko"` or `"ja"`; nil means the process locale
-    /// (`LC_ALL`, `LC_MESSAGES`, `LANG`).
-    /// - Throws: `E1003` for another language.
-    public func setLanguage(_ code: String?) throws(LocusError) {
-        var language: LogLanguage? = nil
-        if let code {
-            guard let l = LogLanguage(code: code) else {
-                throw LocusError(.invalidArgument, "no log texts in '\(code)': use en, ko or ja")
-            }
-            language = l
-        }
-        state.withLock { $0.handlers.language = language }
-    }
-
-    /// A stream of every position from now on; it finishes at `end()`.
-    public func positionStream() -> AsyncStream<PositionFix> { makeStream(\.positionContinuations) }
-
-    /// A stream of every zone event (enter, dwell, exit) from now on; it finishes at `end()`.
-    public func zoneEventStream() -> AsyncStream<ZoneEvent> { makeStream(\.eventContinuations) }
-
-    /// A new stream registered in the continuation table at `table`, removed from it when the
-    /// consumer stops listening.
-    private func makeStream<Element: Sendable>(
-        _ table: WritableKeyPath<State, [Int: AsyncStream<Element>.Continuation]> & Sendable
-    ) -> AsyncStream<Element> {
-        let (stream, continuation) = AsyncStream<Element>.makeStream()
-        let id = state.withLock { s in
-            s.nextContinuation += 1
-            s[keyPath: table][s.nextContinuation] = continuation
-            return s.nextContinuation
-        }
-        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0[keyPath: table].removeValue(forKey: id) } }
-        return stream
     }
 
     // MARK: lifecycle
@@ -467,55 +347,9 @@ public final class FloorSession: Sendable {
         dispatch()
     }
 
-    // MARK: provider entry points
-
-    func acceptsProvider(_ generation: Int) -> Bool {
-        state.withLock { $0.isRunning && $0.generation == generation }
-    }
-
-    func providerIngest(_ measurements: [RangeMeasurement], lines: [Int]?, generation: Int) {
-        state.withLock { s in
-            guard s.isRunning, s.generation == generation else { return }
-            for (k, m) in measurements.enumerated() { accept(m, line: lines?[k] ?? 0, &s) }
-            collect(&s)
-        }
-        dispatch()
-    }
-
-    func providerEnteredBuilding(_ buildingID: String) {
-        state.withLock { s in
-            guard s.isRunning, buildingID == site.building.id, s.floorIndex == nil else { return }
-            s.floorIndex = FloorIndex(0)
-            s.driver.setDefaultFloor(FloorIndex(0))
-            s.queue.append(.log(LogMessage(.info, nil, .floorSwitched(floor: site.floors[0].id.rawValue, building: buildingID))))
-            describeFloor(FloorIndex(0), into: &s)
-        }
-        dispatch()
-    }
-
-    func providerPosition(_ fix: PositionFix) {
-        state.withLock { s in
-            guard s.isRunning else { return }
-            s.driver.ingest(fix: fix)
-            // A ready position is final: move the clock just past it so that it is released now.
-            s.driver.advance(toSeconds: fix.timeSeconds.nextUp)
-            collect(&s)
-        }
-        dispatch()
-    }
-
-    func providerZoneEvent(_ event: ZoneEvent) {
-        state.withLock { s in
-            guard s.isRunning else { return }
-            s.eventsSinceBegin += 1
-            s.queue.append(.event(event))
-        }
-        dispatch()
-    }
-
     // MARK: internals (under the lock)
 
-    private func accept(_ m: RangeMeasurement, line: Int, _ s: inout State) {
+    func accept(_ m: RangeMeasurement, line: Int, _ s: inout State) {
         guard s.isRunning else {
             s.droppedNotRunning += 1
             if Self.isMilestone(s.droppedNotRunning) {
@@ -555,7 +389,7 @@ public final class FloorSession: Sendable {
     ///
     /// Positions and zone events are queued interleaved in time order (`OutputInterleaving`), so
     /// that callbacks see a chunk's output as it happened, not all its positions before all its events.
-    private func collect(_ s: inout State) {
+    func collect(_ s: inout State) {
         let fixes = s.driver.drainFixes()
         let events = s.driver.drainEvents()
         var sealed = false
@@ -580,7 +414,7 @@ public final class FloorSession: Sendable {
         }
     }
 
-    private func describeFloor(_ f: FloorIndex, into s: inout State) {
+    func describeFloor(_ f: FloorIndex, into s: inout State) {
         let floor = site.floors[f.rawValue]
         if floor.zones.isEmpty {
             s.queue.append(.log(LogMessage(.info, .floorHasNoZones, .floorHasNoZones(floor: floor.id.rawValue))))
@@ -606,78 +440,6 @@ public final class FloorSession: Sendable {
         var m = 1
         while m < n { m *= 10 }
         return m == n
-    }
-
-    // MARK: dispatch (outside the lock, one thread at a time, in order)
-
-    private func dispatch() {
-        let claimed = state.withLock { s -> Bool in
-            guard !s.isDispatching, !s.queue.isEmpty else { return false }
-            s.isDispatching = true
-            return true
-        }
-        guard claimed else { return }
-        while true {
-            let work = state.withLock { s -> (items: [Item], handlers: Handlers, positions: [AsyncStream<PositionFix>.Continuation],
-                                              events: [AsyncStream<ZoneEvent>.Continuation])? in
-                guard !s.queue.isEmpty else {
-                    s.isDispatching = false
-                    return nil
-                }
-                let items = s.queue
-                s.queue.removeAll(keepingCapacity: true)
-                return (items, s.handlers, s.positionContinuations.sorted { $0.key < $1.key }.map(\.value),
-                        s.eventContinuations.sorted { $0.key < $1.key }.map(\.value))
-            }
-            guard let work else { return }
-            for item in work.items {
-                switch item {
-                case .position(let fix):
-                    work.handlers.position?(fix)
-                    for c in work.positions { c.yield(fix) }
-                case .event(let event):
-                    let zone = zonesByFloor[event.floor]?[event.zone] ?? Zone(id: event.zone, polygon: [])
-                    switch event.kind {
-                    case .enter: work.handlers.zoneEnter?(zone, event)
-                    case .exit: work.handlers.zoneExit?(zone, event)
-                    case .dwell: work.handlers.zoneDwell?(zone, event.dwellSeconds ?? 0, event)
-                    }
-                    for c in work.events { c.yield(event) }
-                case .log(let message):
-                    emit(message, work.handlers)
-                case .deliverPending:
-                    deliverPending(work.handlers)
-                case .finishStreams:
-                    for c in work.positions { c.finish() }
-                    for c in work.events { c.finish() }
-                    state.withLock { s in
-                        s.positionContinuations.removeAll()
-                        s.eventContinuations.removeAll()
-                    }
-                }
-            }
-        }
-    }
-
-    /// Offers the pending batches to the sink in order; stops at the first it refuses.
-    private func deliverPending(_ handlers: Handlers) {
-        guard let sink else { return }
-        while let batch = state.withLock({ $0.delivery.nextPending }) {
-            do {
-                try sink.deliver(batch)
-                state.withLock { $0.delivery.acknowledge(batch.sequence) }
-            } catch {
-                let reason = (error as? LocusError)?.message ?? "\(error)"
-                emit(LogMessage(.error, .deliveryFailed, .deliveryFailed(sequence: batch.sequence, positions: batch.positions.count,
-                                                                          reason: reason)), handlers)
-                return
-            }
-        }
-    }
-
-    private func emit(_ message: LogMessage, _ handlers: Handlers) {
-        guard let hook = handlers.log, message.level >= handlers.minimumLevel else { return }
-        hook(message.level, message.text(in: handlers.language ?? .processLocale()))
     }
 
     // MARK: inspection

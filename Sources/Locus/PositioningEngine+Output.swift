@@ -46,11 +46,7 @@ extension PositioningEngine {
     /// No zone event released from now on is earlier than this, seconds: `fixFrontier()`, lowered to
     /// the clock of a judge that holds events or pairs (their exits and dwells come at or after it).
     mutating func eventFrontier() -> Double {
-        var frontier = fixFrontier()
-        for j in judges where j.activePairCount > 0 || j.heldEventCount > 0 {
-            frontier = min(frontier, j.clockSeconds ?? -.infinity)
-        }
-        return frontier
+        min(fixFrontier(), judges.eventFrontier)
     }
 
     /// The floor index of a floor id, or nil (`Site.floorIndex(of:)`).
@@ -60,7 +56,7 @@ extension PositioningEngine {
     func floor(_ floor: FloorIndex) -> Floor { floors[floor.rawValue].floor }
 
     /// The configuration warnings of every floor's zones (SPEC §4.2), in floor order.
-    var zoneWarnings: [ZoneConfigurationWarning] { judges.flatMap(\.configurationWarnings) }
+    var zoneWarnings: [ZoneConfigurationWarning] { judges.configurationWarnings }
 
     /// What the engine holds between rows, by kind (for tests of bounded state): queue entries (due
     /// and start queues: open epochs plus stale entries not yet popped), fixes waiting for release,
@@ -68,7 +64,7 @@ extension PositioningEngine {
     var retainedCounts: (dueQueue: Int, startQueue: Int, waiting: Int, parkingSlots: Int,
                                  judgePairs: Int, judgeDeadlines: Int, judgeHeldEvents: Int) {
         var pairs = 0, deadlines = 0, held = 0
-        for j in judges {
+        for j in judges.judges {
             let c = j.retainedCounts
             pairs += c.pairs; deadlines += c.deadlines; held += c.heldEvents
         }

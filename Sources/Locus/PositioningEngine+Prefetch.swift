@@ -22,7 +22,7 @@ extension PositioningEngine {
         if next >= 0 { prefetchState(of: next, floor: floor) }
         // This tag's zone entry is cached by now (prefetched when the tag before it opened): the
         // pair states it names can come while the round's ranges are processed.
-        judges[floor].prefetchPairs(of: tag)
+        judges.prefetchPairs(of: tag, floor: floor)
     }
 
     /// Prefetches what tag `tag`'s next round touches (its floor guessed: `floor`).
@@ -33,6 +33,6 @@ extension PositioningEngine {
         nextToOpen.withUnsafeBufferPointer { CachePrefetch.element(tag, of: $0) }
         if isTight { filters.withUnsafeBufferPointer { CachePrefetch.element(tag, of: $0) } }
         if floorEstimatesOffset[floor] { offsets.withUnsafeBufferPointer { CachePrefetch.element(tag, of: $0) } }
-        judges[floor].prefetch(tag: tag)
+        judges.prefetch(tag: tag, floor: floor)
     }
 }

@@ -27,9 +27,9 @@ import LocusZones
 /// the clock (SPEC §4.6). So fixes and events depend on the data alone — not on batch sizes or
 /// timer ticks — and the command line, the Swift API and the C ABI give the same bytes.
 ///
-/// Steady state allocates nothing per fix beyond the growth of the output arrays. The rare steps
-/// (new tags, floor changes, provider fixes, inspection) are in `PositioningEngine+Tags.swift` and
-/// `PositioningEngine+Output.swift`.
+/// Steady state allocates nothing per fix beyond the growth of the output arrays. Closing an epoch
+/// is in `PositioningEngine+Epochs.swift`; the rare steps (new tags, floor changes, provider fixes,
+/// inspection) are in `PositioningEngine+Tags.swift` and `PositioningEngine+Output.swift`.
 package struct PositioningEngine: Sendable {
     /// The settings the engine was made with.
     package let configuration: EngineConfiguration
@@ -110,9 +110,9 @@ package struct PositioningEngine: Sendable {
     /// Per floor: whether the engine estimates a per-tag range offset there.
     let floorEstimatesOffset: [Bool]
 
-    /// Zone judges, one per floor, sharing the clock, and their released events by floor.
-    var judges: [ZoneJudge]
-    private var eventScratch: [[ZoneEvent]]
+    /// Zone judges, one per floor, sharing the clock; their released events wait there until a
+    /// release or an advance flushes them to `events`.
+    var judges: FloorJudges
     /// The latest time seen (rows and advances): the stream's clock.
     package private(set) var clockSeconds = -Double.infinity
     private(set) var hasFinished = false
@@ -123,7 +123,7 @@ package struct PositioningEngine: Sendable {
     /// The filter's share of an epoch (`applyPendingRanges`): range times and locator addresses.
     var scratchTimes: [Double]
     var scratchAddresses: [LocatorAddress]
-    private var workspace = TrilaterationWorkspace()
+    var workspace = TrilaterationWorkspace()
 
     /// Fixes released so far, in (time, tag) order. Take them with `drainFixes()`/`takeFixes(_:)`.
     package internal(set) var fixes: [PositionFix] = []
@@ -181,10 +181,7 @@ package struct PositioningEngine: Sendable {
         floorEstimatesOffset = offsetConfigurations.map { $0 != nil }
         var options = ZoneJudgeOptions.standard
         options.positionPeriodSeconds = 1 / configuration.rateHertz
-        var judges: [ZoneJudge] = []
-        for floor in site.floors { judges.append(try ZoneJudge(floor: floor, options: options)) }
-        self.judges = judges
-        eventScratch = [[ZoneEvent]](repeating: [], count: site.floors.count)
+        judges = try FloorJudges(floors: site.floors, options: options)
         scratchLocators = [Point3](repeating: Point3(x: 0, y: 0, z: 0), count: widest)
         scratchRanges = [Double](repeating: 0, count: widest)
         scratchTimes = [Double](repeating: 0, count: widest)
@@ -320,150 +317,9 @@ package struct PositioningEngine: Sendable {
         guard !hasFinished else { return }
         for i in tags.indices { closeEpoch(i, learning: false) }
         release(all: true)
-        for f in judges.indices {
-            if clockSeconds.isFinite { try? judges[f].advance(toSeconds: clockSeconds, into: &eventScratch[f]) }
-            judges[f].finish(into: &eventScratch[f])
-        }
-        flushEvents()
+        judges.finish(clockSeconds: clockSeconds)
+        judges.flush(into: &events)
         hasFinished = true
-    }
-
-    // MARK: epochs
-
-    /// Gives tag `tag`'s open epoch (if any) its fix and empties it; unless `learning` is false (the
-    /// end of the stream), how it ended with the clock now teaches the tag's round model.
-    mutating func closeEpoch(_ tag: Int, learning: Bool = true) {
-        guard schedule.epochs.isOpen(tag) else { return }
-        let ending = learning ? schedule.epochs.ending(tag, at: clockSeconds) : nil
-        diagnostics.epochs += 1
-        let time = schedule.epochs.epochTimeSeconds(tag)
-        let floorIndex = tags[tag].floorIndex
-        let usesFilterFix = isTight && tags[tag].hasFilter
-        var gathered = false
-        if usesFilterFix {
-            // The filter takes the epoch's ranges it has not yet: its fix, and the offset estimator's
-            // seed, are as after every range of the epoch.
-            gathered = applyPendingRanges(tag)
-            tags[tag].appliedRanges = 0
-        }
-        // The epoch's locators and ranges, gathered once for the offset estimator and the solver (the
-        // filter's share usually gathered them all already).
-        var n = 0
-        if tags[tag].hasOffset || !usesFilterFix {
-            n = gathered ? schedule.epochs.presentCount(tag)
-                : schedule.epochs.gather(tag, positions: floors[floorIndex].positions, locators: &scratchLocators, ranges: &scratchRanges)
-        }
-        // The epoch is done with once its ranges were gathered (and, for a least-squares fix, its
-        // rejected locators named): it is reset before the fix is delivered, so that the fix can be
-        // released at once when nothing precedes it.
-        if usesFilterFix {
-            if tags[tag].hasOffset { updateOffset(tag, count: n, floorIndex: floorIndex, timeSeconds: time) }
-            schedule.reset(tag, ending: ending)
-            deliverFilterFix(tag, floor: floorIndex, atSeconds: time)
-            return
-        }
-        // The least-squares fix first: its ranges were corrected by the offset as they came, so the
-        // offset estimator, which only corrects later rows, can follow it — and take its position as
-        // the seed it linearises the epoch at.
-        let solved = solveEpoch(tag, count: n, floor: floorIndex, atSeconds: time)
-        if tags[tag].hasOffset {
-            updateOffset(tag, count: n, floorIndex: floorIndex, timeSeconds: time, leastSquares: solved?.position)
-        }
-        schedule.reset(tag, ending: ending)
-        guard let raw = solved else { return }
-        if tags[tag].hasFilter {
-            // Loosely coupled: the least-squares fix is the filter's measurement.
-            filters[tag].update(fix: raw)
-            deliverFilterFix(tag, floor: floorIndex, atSeconds: time)
-        } else {
-            deliver(raw, tag: tag, floor: floorIndex)
-        }
-    }
-
-    /// Adds a range that the tightly coupled filter takes at once (a locator's second range in the epoch,
-    /// or a negative one): the filter takes the ranges pending before it, then this one, then the range
-    /// joins the epoch, all of whose ranges the filter now has.
-    @inline(never)
-    private mutating func addOutOfTurn(_ tag: Int, floor: Int, slot: Int, correctedRangeMeters corrected: Double,
-                                       timeSeconds t: Double) {
-        applyPendingRanges(tag)
-        filters[tag].update(correctedRangeMeters: corrected, timeSeconds: t, address: floors[floor].addresses[slot],
-                            anchor: floors[floor].positions[slot])
-        if schedule.add(tag, slot: slot, rangeMeters: max(0, corrected), timeSeconds: t) { roundOpened(tag, floor: floor) }
-        tags[tag].appliedRanges = Int32(truncatingIfNeeded: schedule.epochs.presentCount(tag))
-    }
-
-    /// Brings tag `tag`'s tightly coupled filter up to date with its open epoch: the ranges that joined
-    /// the epoch since it last took one (present slots `appliedRanges`…, in order), each at its own
-    /// time, in one call (`TrackFilter.update(rangesMeters:…)`). Its caller sets `appliedRanges`.
-    /// Returns true when that was the whole epoch: its locators and ranges are then in
-    /// `scratchLocators` and `scratchRanges` as `EpochTable.gather` puts them.
-    @discardableResult
-    mutating func applyPendingRanges(_ tag: Int) -> Bool {
-        let first = Int(tags[tag].appliedRanges)
-        guard first < schedule.epochs.presentCount(tag) else { return false }
-        let floor = tags[tag].floorIndex
-        scratchLocators.withUnsafeMutableBufferPointer { lp in
-            scratchAddresses.withUnsafeMutableBufferPointer { ap in
-                scratchRanges.withUnsafeMutableBufferPointer { rp in
-                    scratchTimes.withUnsafeMutableBufferPointer { tp in
-                        let n = schedule.epochs.gatherRanges(tag, from: first, positions: floors[floor].positions,
-                                                             addresses: floors[floor].addresses,
-                                                             locators: lp, addressesOut: ap, ranges: rp, times: tp)
-                        filters[tag].update(rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
-                                            timesSeconds: UnsafeBufferPointer(rebasing: tp[0..<n]),
-                                            anchors: UnsafeBufferPointer(rebasing: lp[0..<n]),
-                                            addresses: UnsafeBufferPointer(rebasing: ap[0..<n]))
-                    }
-                }
-            }
-        }
-        return first == 0
-    }
-
-    /// Delivers the tag's filter fix at the epoch time (none before the track starts: counted).
-    @inline(__always)
-    private mutating func deliverFilterFix(_ tag: Int, floor: Int, atSeconds time: Double) {
-        if let fix = filters[tag].closeEpoch(atSeconds: time) {
-            deliver(fix, tag: tag, floor: floor)
-        } else {
-            diagnostics.epochsBeforeTrack += 1
-        }
-    }
-
-    /// The least-squares fix of the `n` ranges of `tag`'s open epoch gathered in the scratch arrays,
-    /// or nil (the failure counted by code).
-    private mutating func solveEpoch(_ tag: Int, count n: Int, floor floorIndex: Int, atSeconds time: Double) -> PositionFix? {
-        let solver = floors[floorIndex].solver
-        var solved: TrilaterationSolution? = nil
-        var failure: LocusErrorCode = .tooFewRanges
-        scratchLocators.withUnsafeBufferPointer { lp in
-            scratchRanges.withUnsafeBufferPointer { rp in
-                do throws(LocusError) {
-                    solved = try solver.solve(locators: UnsafeBufferPointer(rebasing: lp[0..<n]),
-                                              rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
-                                              workspace: &workspace)
-                } catch {
-                    failure = error.code
-                }
-            }
-        }
-        guard let solution = solved else {
-            diagnostics.recordFailure(failure)
-            return nil
-        }
-        var rejected = LocatorList()
-        if solution.rejectedCount > 0 {
-            for k in 0..<min(n, 64) where solution.rejectedMask & (1 << UInt64(k)) != 0 {
-                rejected.append(floors[floorIndex].addresses[schedule.epochs.presentSlot(tag, k)])
-            }
-            diagnostics.rejectedRanges += solution.rejectedCount
-        }
-        let quality = FixQuality(hdop: solution.hdop, vdop: solution.vdop, pdop: solution.pdop,
-                                 residualRMSMeters: solution.residualRMSMeters, locatorsUsed: solution.locatorsUsed,
-                                 rejected: rejected)
-        return PositionFix(timeSeconds: time, tag: registry.ids[tag], floor: floors[floorIndex].floor.id,
-                           position: solution.position, covariance: solution.covariance, quality: quality)
     }
 
     // MARK: release
@@ -477,58 +333,32 @@ package struct PositioningEngine: Sendable {
         var released = false
         while let r = reorder.releaseEarliest(before: watermark, all: all, into: &fixes) {
             fixTags.append(Int32(truncatingIfNeeded: r.tag))
-            judge(r.zoneFix, tag: r.tag, floor: r.floor)
+            try? judges.judge(r.zoneFix, tag: TagIndex(r.tag), floor: r.floor)
             released = true
         }
-        if released { flushEvents() }
+        if released { judges.flush(into: &events) }
     }
 
     /// A freshly closed epoch's fix (its epoch already reset): released at once when nothing is
     /// parked and no open epoch can still produce an earlier fix (time < the watermark) — the usual
     /// case, and exactly what parking it and releasing would do —, parked otherwise.
-    private mutating func deliver(_ fix: consuming PositionFix, tag: Int, floor: Int) {
+    mutating func deliver(_ fix: consuming PositionFix, tag: Int, floor: Int) {
         if reorder.isEmpty, fix.timeSeconds < schedule.watermark(clock: clockSeconds) {
             let judged = ZoneFix(timeSeconds: fix.timeSeconds, tag: fix.tag, point: fix.position.horizontal)
             fixes.append(consume fix)
             fixTags.append(Int32(truncatingIfNeeded: tag))
-            judge(judged, tag: tag, floor: floor)
-            flushEvents()
+            try? judges.judge(judged, tag: TagIndex(tag), floor: floor)
+            judges.flush(into: &events)
             return
         }
         reorder.park(fix, tag: tag, floor: floor)
-    }
-
-    /// A released fix judged on its floor, the other floors' clocks moved to its time.
-    @inline(__always)
-    private mutating func judge(_ judged: ZoneFix, tag: Int, floor: Int) {
-        for f in judges.indices {
-            if f == floor {
-                try? judges[f].judge(judged, tag: TagIndex(tag), into: &eventScratch[f])
-            } else {
-                try? judges[f].advance(toSeconds: judged.timeSeconds, into: &eventScratch[f])
-            }
-        }
     }
 
     /// Moves every zone judge's clock to `t`, as releasing a fix at `t` would (for a `ShardedEngine`:
     /// a fix of another shard's tag was let out at `t`).
     mutating func advanceJudges(toSeconds t: Double) {
         guard !hasFinished, t.isFinite else { return }
-        for f in judges.indices { try? judges[f].advance(toSeconds: t, into: &eventScratch[f]) }
-        flushEvents()
-    }
-
-    /// Moves the judges' released events to `events`, merged across floors in §4.7 order.
-    mutating func flushEvents() {
-        if judges.count == 1 {
-            // Most fixes raise no event.
-            guard !eventScratch[0].isEmpty else { return }
-            events.append(contentsOf: eventScratch[0])
-            eventScratch[0].removeAll(keepingCapacity: true)
-            return
-        }
-        guard eventScratch.contains(where: { !$0.isEmpty }) else { return }
-        events.append(contentsOf: ZoneJudge.merge(eventScratch))
-        for f in eventScratch.indices { eventScratch[f].removeAll(keepingCapacity: true) }
+        try? judges.advance(toSeconds: t)
+        judges.flush(into: &events)
     }
 }

@@ -39,7 +39,7 @@ enum ZonesCommand: LocusCommand {
         options.positionPeriodSeconds = 1 / rate
         let judges: FloorJudges
         do { judges = try FloorJudges(floors: site.floors, options: options) } catch { throw error.inFile(arguments.string("site") ?? "") }
-        let warnings = judges.judges.flatMap(\.configurationWarnings)
+        let warnings = judges.configurationWarnings
         for w in warnings { console.err("warning: \(w)\n") }
 
         // '-' is standard input; gzip is inflated. Read in pieces and judged as read; events written

@@ -1,0 +1,143 @@
+import LocusCore
+import LocusSolvers
+
+// Closing an epoch: the tightly coupled filter takes its pending ranges, the least-squares solver
+// or the filter gives the epoch's fix, the offset estimator learns, and the fix is delivered
+// (`deliver`, in `PositioningEngine.swift`).
+extension PositioningEngine {
+    /// Gives tag `tag`'s open epoch (if any) its fix and empties it; unless `learning` is false (the
+    /// end of the stream), how it ended with the clock now teaches the tag's round model.
+    mutating func closeEpoch(_ tag: Int, learning: Bool = true) {
+        guard schedule.epochs.isOpen(tag) else { return }
+        let ending = learning ? schedule.epochs.ending(tag, at: clockSeconds) : nil
+        diagnostics.epochs += 1
+        let time = schedule.epochs.epochTimeSeconds(tag)
+        let floorIndex = tags[tag].floorIndex
+        let usesFilterFix = isTight && tags[tag].hasFilter
+        var gathered = false
+        if usesFilterFix {
+            // The filter takes the epoch's ranges it has not yet: its fix, and the offset estimator's
+            // seed, are as after every range of the epoch.
+            gathered = applyPendingRanges(tag)
+            tags[tag].appliedRanges = 0
+        }
+        // The epoch's locators and ranges, gathered once for the offset estimator and the solver (the
+        // filter's share usually gathered them all already).
+        var n = 0
+        if tags[tag].hasOffset || !usesFilterFix {
+            n = gathered ? schedule.epochs.presentCount(tag)
+                : schedule.epochs.gather(tag, positions: floors[floorIndex].positions, locators: &scratchLocators, ranges: &scratchRanges)
+        }
+        // The epoch is done with once its ranges were gathered (and, for a least-squares fix, its
+        // rejected locators named): it is reset before the fix is delivered, so that the fix can be
+        // released at once when nothing precedes it.
+        if usesFilterFix {
+            if tags[tag].hasOffset { updateOffset(tag, count: n, floorIndex: floorIndex, timeSeconds: time) }
+            schedule.reset(tag, ending: ending)
+            deliverFilterFix(tag, floor: floorIndex, atSeconds: time)
+            return
+        }
+        // The least-squares fix first: its ranges were corrected by the offset as they came, so the
+        // offset estimator, which only corrects later rows, can follow it — and take its position as
+        // the seed it linearises the epoch at.
+        let solved = solveEpoch(tag, count: n, floor: floorIndex, atSeconds: time)
+        if tags[tag].hasOffset {
+            updateOffset(tag, count: n, floorIndex: floorIndex, timeSeconds: time, leastSquares: solved?.position)
+        }
+        schedule.reset(tag, ending: ending)
+        guard let raw = solved else { return }
+        if tags[tag].hasFilter {
+            // Loosely coupled: the least-squares fix is the filter's measurement.
+            filters[tag].update(fix: raw)
+            deliverFilterFix(tag, floor: floorIndex, atSeconds: time)
+        } else {
+            deliver(raw, tag: tag, floor: floorIndex)
+        }
+    }
+
+    /// Adds a range that the tightly coupled filter takes at once (a locator's second range in the epoch,
+    /// or a negative one): the filter takes the ranges pending before it, then this one, then the range
+    /// joins the epoch, all of whose ranges the filter now has.
+    @inline(never)
+    mutating func addOutOfTurn(_ tag: Int, floor: Int, slot: Int, correctedRangeMeters corrected: Double,
+                                       timeSeconds t: Double) {
+        applyPendingRanges(tag)
+        filters[tag].update(correctedRangeMeters: corrected, timeSeconds: t, address: floors[floor].addresses[slot],
+                            anchor: floors[floor].positions[slot])
+        if schedule.add(tag, slot: slot, rangeMeters: max(0, corrected), timeSeconds: t) { roundOpened(tag, floor: floor) }
+        tags[tag].appliedRanges = Int32(truncatingIfNeeded: schedule.epochs.presentCount(tag))
+    }
+
+    /// Brings tag `tag`'s tightly coupled filter up to date with its open epoch: the ranges that joined
+    /// the epoch since it last took one (present slots `appliedRanges`…, in order), each at its own
+    /// time, in one call (`TrackFilter.update(rangesMeters:…)`). Its caller sets `appliedRanges`.
+    /// Returns true when that was the whole epoch: its locators and ranges are then in
+    /// `scratchLocators` and `scratchRanges` as `EpochTable.gather` puts them.
+    @discardableResult
+    mutating func applyPendingRanges(_ tag: Int) -> Bool {
+        let first = Int(tags[tag].appliedRanges)
+        guard first < schedule.epochs.presentCount(tag) else { return false }
+        let floor = tags[tag].floorIndex
+        scratchLocators.withUnsafeMutableBufferPointer { lp in
+            scratchAddresses.withUnsafeMutableBufferPointer { ap in
+                scratchRanges.withUnsafeMutableBufferPointer { rp in
+                    scratchTimes.withUnsafeMutableBufferPointer { tp in
+                        let n = schedule.epochs.gatherRanges(tag, from: first, positions: floors[floor].positions,
+                                                             addresses: floors[floor].addresses,
+                                                             locators: lp, addressesOut: ap, ranges: rp, times: tp)
+                        filters[tag].update(rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
+                                            timesSeconds: UnsafeBufferPointer(rebasing: tp[0..<n]),
+                                            anchors: UnsafeBufferPointer(rebasing: lp[0..<n]),
+                                            addresses: UnsafeBufferPointer(rebasing: ap[0..<n]))
+                    }
+                }
+            }
+        }
+        return first == 0
+    }
+
+    /// Delivers the tag's filter fix at the epoch time (none before the track starts: counted).
+    @inline(__always)
+    private mutating func deliverFilterFix(_ tag: Int, floor: Int, atSeconds time: Double) {
+        if let fix = filters[tag].closeEpoch(atSeconds: time) {
+            deliver(fix, tag: tag, floor: floor)
+        } else {
+            diagnostics.epochsBeforeTrack += 1
+        }
+    }
+
+    /// The least-squares fix of the `n` ranges of `tag`'s open epoch gathered in the scratch arrays,
+    /// or nil (the failure counted by code).
+    private mutating func solveEpoch(_ tag: Int, count n: Int, floor floorIndex: Int, atSeconds time: Double) -> PositionFix? {
+        let solver = floors[floorIndex].solver
+        var solved: TrilaterationSolution? = nil
+        var failure: LocusErrorCode = .tooFewRanges
+        scratchLocators.withUnsafeBufferPointer { lp in
+            scratchRanges.withUnsafeBufferPointer { rp in
+                do throws(LocusError) {
+                    solved = try solver.solve(locators: UnsafeBufferPointer(rebasing: lp[0..<n]),
+                                              rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
+                                              workspace: &workspace)
+                } catch {
+                    failure = error.code
+                }
+            }
+        }
+        guard let solution = solved else {
+            diagnostics.recordFailure(failure)
+            return nil
+        }
+        var rejected = LocatorList()
+        if solution.rejectedCount > 0 {
+            for k in 0..<min(n, 64) where solution.rejectedMask & (1 << UInt64(k)) != 0 {
+                rejected.append(floors[floorIndex].addresses[schedule.epochs.presentSlot(tag, k)])
+            }
+            diagnostics.rejectedRanges += solution.rejectedCount
+        }
+        let quality = FixQuality(hdop: solution.hdop, vdop: solution.vdop, pdop: solution.pdop,
+                                 residualRMSMeters: solution.residualRMSMeters, locatorsUsed: solution.locatorsUsed,
+                                 rejected: rejected)
+        return PositionFix(timeSeconds: time, tag: registry.ids[tag], floor: floors[floorIndex].floor.id,
+                           position: solution.position, covariance: solution.covariance, quality: quality)
+    }
+}
