@@ -349,8 +349,8 @@ if runs("stages") {
     var parseExtra = baseExtra
     parseExtra["stage"] = "\"parse\""; parseExtra["rows"] = "\(s.rows)"; parseExtra["bytes"] = "\(csv.count)"
     let parse = Bench.measure("stage_parse", operations: epochs, extra: parseExtra, derived: Bench.perFix) {
-        csv.withUnsafeBufferPointer { buffer in
-            let trace = try? TraceReader.parse(buffer, file: "bench.csv")
+        do {
+            let trace = try? TraceReader.parse(csv.span, file: "bench.csv")
             precondition(trace?.count == s.rows, "parse lost rows")
             Bench.blackHole(trace?.count)
         }
@@ -487,8 +487,8 @@ if runs("stages") {
     var e2eExtra = baseExtra
     e2eExtra["stage"] = "\"end_to_end\""; e2eExtra["bytes_in"] = "\(csv.count)"
     let e2e = Bench.measure("pipeline_end_to_end_bytes", operations: endCount, runs: 10, extra: e2eExtra, derived: Bench.perFix) {
-        csv.withUnsafeBufferPointer { buffer in
-            guard let trace = try? TraceReader.parse(buffer, file: "bench.csv") else { fatalError("parse failed") }
+        do {
+            guard let trace = try? TraceReader.parse(csv.span, file: "bench.csv") else { fatalError("parse failed") }
             var e = makeEngine(s.site)
             let tagIndex = trace.tags.map { e.tagIndex(for: $0) }
             let floor = e.defaultFloor
