@@ -30,10 +30,10 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import CLocusKernels
 import Locus
 import LocusCore
 import LocusIO
+import LocusNumerics
 import LocusSimulation
 import LocusSolvers
 import LocusZones
@@ -611,7 +611,7 @@ func measureMemory(_ name: String, _ options: EngineOptions, tagCount: Int, fixe
     let heapPerTag = Double(heap1 - heap0) / Double(tagCount)
     let rssPerTag = Double(rss1 - rss0) / Double(tagCount)
     precondition(released > tagCount, "memory: only \(released) fixes released")
-    let malloc = fixedThreshold ? "fixed mmap threshold \(LOCUS_MMAP_THRESHOLD_BYTES >> 20) MiB (as locus sets it)"
+    let malloc = fixedThreshold ? "fixed mmap threshold \(MemoryHints.mmapThresholdBytes >> 20) MiB (as locus sets it)"
         : "glibc default (dynamic mmap threshold)"
     Bench.record("memory_per_tag_\(name)\(fixedThreshold ? "_fixed_mmap" : "")", [
         "tags": "\(tagCount)", "rounds_per_tag": "\(rounds)", "fixes_released": "\(released)", "events": "\(events)",
@@ -632,7 +632,7 @@ if runs("memory") {
         let parts = row.split(separator: ",").map(String.init)
         guard let (name, options) = trackings.first(where: { $0.0 == parts[0] }) else { fatalError("LOCUS_MEMORY_ROW: no tracking '\(row)'") }
         let fixed = parts.dropFirst().first == "fixed"
-        if fixed { locus_fix_mmap_threshold(LOCUS_MMAP_THRESHOLD_BYTES) }
+        if fixed { MemoryHints.fixMmapThreshold() }
         measureMemory(name, options, tagCount: tagCount, fixedThreshold: fixed)
         exit(0)
     }
