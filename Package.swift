@@ -34,7 +34,7 @@ let package = Package(
         // SVG drawings: the replay report, the geometry heatmap, and their label and clipping helpers.
         .target(name: "LocusReports", dependencies: ["LocusEvaluation", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO"], exclude: ["README.md"]),
         .target(name: "LocusCommandLine", dependencies: ["Locus", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation", "LocusLive", "LocusEvaluation", "LocusReports"], exclude: ["README.md"]),
-        .executableTarget(name: "locus", dependencies: ["LocusCommandLine", "CLocusKernels"]),
+        .executableTarget(name: "locus", dependencies: ["LocusCommandLine", "LocusNumerics"]),
         // The C ABI: exported `locus_*` functions over the engine and the solver.
         .target(name: "LocusC", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusIO", "LocusZones", "LocusEvaluation", "LocusReports"],
                 exclude: ["README.md"]),
@@ -49,7 +49,7 @@ let package = Package(
                           path: "Benchmarks/FilterBench"),
         .executableTarget(name: "ZonesBench", dependencies: ["BenchHarness", "LocusCore", "LocusZones"],
                           path: "Benchmarks/ZonesBench"),
-        .executableTarget(name: "PipelineBench", dependencies: ["BenchHarness", "Locus", "LocusCore", "LocusIO", "LocusSolvers", "LocusZones", "LocusSimulation", "CLocusKernels"],
+        .executableTarget(name: "PipelineBench", dependencies: ["BenchHarness", "Locus", "LocusCore", "LocusIO", "LocusSolvers", "LocusZones", "LocusSimulation", "LocusNumerics"],
                           path: "Benchmarks/PipelineBench"),
 
         // The soak run of issue #9 (scripts/soak): simulated hours of many tags through the engine.

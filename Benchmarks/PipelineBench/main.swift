@@ -30,10 +30,10 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
-import CLocusKernels
 import Locus
 import LocusCore
 import LocusIO
+import LocusNumerics
 import LocusSimulation
 import LocusSolvers
 import LocusZones
@@ -349,8 +349,8 @@ if runs("stages") {
     var parseExtra = baseExtra
     parseExtra["stage"] = "\"parse\""; parseExtra["rows"] = "\(s.rows)"; parseExtra["bytes"] = "\(csv.count)"
     let parse = Bench.measure("stage_parse", operations: epochs, extra: parseExtra, derived: Bench.perFix) {
-        csv.withUnsafeBufferPointer { buffer in
-            let trace = try? TraceReader.parse(buffer, file: "bench.csv")
+        do {
+            let trace = try? TraceReader.parse(csv.span, file: "bench.csv")
             precondition(trace?.count == s.rows, "parse lost rows")
             Bench.blackHole(trace?.count)
         }
@@ -475,8 +475,8 @@ if runs("stages") {
     var e2eExtra = baseExtra
     e2eExtra["stage"] = "\"end_to_end\""; e2eExtra["bytes_in"] = "\(csv.count)"
     let e2e = Bench.measure("pipeline_end_to_end_bytes", operations: endCount, runs: 10, extra: e2eExtra, derived: Bench.perFix) {
-        csv.withUnsafeBufferPointer { buffer in
-            guard let trace = try? TraceReader.parse(buffer, file: "bench.csv") else { fatalError("parse failed") }
+        do {
+            guard let trace = try? TraceReader.parse(csv.span, file: "bench.csv") else { fatalError("parse failed") }
             var e = makeEngine(s.site)
             let tagIndex = trace.tags.map { e.tagIndex(for: $0) }
             let floor = e.defaultFloor
@@ -599,7 +599,7 @@ func measureMemory(_ name: String, _ options: EngineOptions, tagCount: Int, fixe
     let heapPerTag = Double(heap1 - heap0) / Double(tagCount)
     let rssPerTag = Double(rss1 - rss0) / Double(tagCount)
     precondition(released > tagCount, "memory: only \(released) fixes released")
-    let malloc = fixedThreshold ? "fixed mmap threshold \(LOCUS_MMAP_THRESHOLD_BYTES >> 20) MiB (as locus sets it)"
+    let malloc = fixedThreshold ? "fixed mmap threshold \(MemoryHints.mmapThresholdBytes >> 20) MiB (as locus sets it)"
         : "glibc default (dynamic mmap threshold)"
     Bench.record("memory_per_tag_\(name)\(fixedThreshold ? "_fixed_mmap" : "")", [
         "tags": "\(tagCount)", "rounds_per_tag": "\(rounds)", "fixes_released": "\(released)", "events": "\(events)",
@@ -620,7 +620,7 @@ if runs("memory") {
         let parts = row.split(separator: ",").map(String.init)
         guard let (name, options) = trackings.first(where: { $0.0 == parts[0] }) else { fatalError("LOCUS_MEMORY_ROW: no tracking '\(row)'") }
         let fixed = parts.dropFirst().first == "fixed"
-        if fixed { locus_fix_mmap_threshold(LOCUS_MMAP_THRESHOLD_BYTES) }
+        if fixed { MemoryHints.fixMmapThreshold() }
         measureMemory(name, options, tagCount: tagCount, fixedThreshold: fixed)
         exit(0)
     }

@@ -1,6 +1,6 @@
 import LocusCore
 import LocusZones
-internal import CLocusKernels
+import LocusNumerics
 
 /// Fixes waiting for release in (time, tag index, arrival) order: an epoch closes when its tag's
 /// next round starts or the clock passes it, so fixes of different tags are made out of time order,
@@ -107,7 +107,7 @@ struct ReorderBuffer: Sendable {
         parkedFloor = []
         freeSlots = []
         heap = MinHeap()
-        locus_release_free_heap()
+        MemoryHints.releaseFreeHeap()
     }
 
     /// Moves the earliest fix to the end of `fixes` when its time is before `watermark` (or always,

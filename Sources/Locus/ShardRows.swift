@@ -40,14 +40,14 @@ package final class ShardRows: @unchecked Sendable {
     /// (the trace's floor ids resolved against the site: nil is a floor the site does not have, the
     /// row then counted in `skips` as `unknownFloor` and dropped), or `defaultFloor` for a row
     /// that names none. Returns false at the first row earlier than the one before it (`lastTime`,
-    /// carried from block to block), the rows after it not split.
-    package func route(_ rows: UnsafeBufferPointer<TraceRow>, floorOf: [Int32?], defaultFloor: Int32,
+    /// carried from block to block), the rows after it not split. The rows are read in place.
+    package func route(_ rows: Span<TraceRow>, floorOf: [Int32?], defaultFloor: Int32,
                        lastTime: inout Double, skips: inout SkipTally) -> Bool {
         let n = UInt32(counts.count)
         for s in counts.indices { counts[s] = 0 }
         var last = lastTime
         defer { lastTime = last }
-        return bases.withUnsafeMutableBufferPointer { bases in
+        return rows.withUnsafeBufferPointer { rows in bases.withUnsafeMutableBufferPointer { bases in
             counts.withUnsafeMutableBufferPointer { counts in
                 capacities.withUnsafeMutableBufferPointer { capacities in
                     for r in rows {
@@ -70,6 +70,17 @@ package final class ShardRows: @unchecked Sendable {
                     return true
                 }
             }
-        }
+        } }
+    }
+}
+
+extension UnsafeMutablePointer {
+    /// Memory for twice `capacity` elements with this memory's first `count` moved into it (this
+    /// memory is freed): the growth step of a shard's rows.
+    fileprivate func doubled(count: Int, capacity: Int) -> (base: UnsafeMutablePointer<Pointee>, capacity: Int) {
+        let larger = UnsafeMutablePointer<Pointee>.allocate(capacity: 2 * capacity)
+        larger.moveInitialize(from: self, count: count)
+        deallocate()
+        return (larger, 2 * capacity)
     }
 }

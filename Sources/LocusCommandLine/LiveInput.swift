@@ -58,9 +58,7 @@ struct LiveInput {
             // Everything queued now, then back to the caller (it flushes the outputs and ticks).
             for _ in 0..<4096 {
                 let t = timeout
-                let reception = try datagram.withUnsafeMutableBytes { raw in
-                    Result { () throws(LocusError) in try receiver.receive(into: raw, timeoutMilliseconds: t) }
-                }.get()
+                let reception = try receiver.receive(into: &datagram, timeoutMilliseconds: t)
                 let count: Int
                 switch reception {
                 case .timeout: return true

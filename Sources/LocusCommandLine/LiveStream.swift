@@ -61,7 +61,7 @@ struct LiveStream {
                            driver: inout EngineDriver, site: Site) -> Int {
             rows.removeAll(keepingCapacity: true)
             let before = parser.skipped.total
-            _ = parser.parse(bytes, isLast: true, into: &rows)
+            _ = parser.parse(bytes.span, isLast: true, into: &rows)
             routing.update(tagIDs: parser.tags, floorIDs: parser.floors, site: site) { driver.tagIndex(for: $0) }
             return rows.count + parser.skipped.total - before
         }
@@ -71,9 +71,7 @@ struct LiveStream {
         self.site = site
         driver = try EngineDriver(site: site, configuration: configuration)
         func reader(_ header: String) throws(LocusError) -> CSVRows {
-            CSVRows(parser: try Array(header.utf8).withUnsafeBufferPointer { b throws(LocusError) in
-                try TraceRowParser(header: b, file: "<rows>")
-            })
+            CSVRows(parser: try TraceRowParser(header: Array(header.utf8).span, file: "<rows>"))
         }
         headerless = try reader("t,tag,anchor,range_m,floor\n")
         headerlessWithoutFloor = try reader("t,tag,anchor,range_m\n")
@@ -96,7 +94,7 @@ struct LiveStream {
     /// Lines (`{` first).
     /// - Throws: E5004/E5003 for a missing header or column, naming standard input.
     mutating func readHeader(_ bytes: UnsafeBufferPointer<UInt8>) throws(LocusError) -> Int {
-        let parser = try TraceRowParser(header: bytes, file: "<stdin>")
+        let parser = try TraceRowParser(header: bytes.span, file: "<stdin>")
         headed = CSVRows(parser: parser)
         return parser.headerEnd
     }
@@ -163,7 +161,7 @@ struct LiveStream {
     private mutating func ingestJSON(_ bytes: UnsafeBufferPointer<UInt8>, receivedSeconds: Double) {
         guard Self.looksLikeJSON(bytes) != nil else { return }  // a blank line
         jsonScratch.removeAll(keepingCapacity: true)
-        if !JSONRowScanner.scan(bytes, into: &jsonScratch) {
+        if !JSONRowScanner.scan(bytes.span, into: &jsonScratch) {
             // Not the plain spelling: the full parser, the same decisions.
             let value: JSONValue
             do { value = try JSONParser.parse(Array(bytes)) } catch {

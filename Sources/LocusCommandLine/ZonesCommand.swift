@@ -157,9 +157,7 @@ private struct ZoneRun {
     /// Judges the whole stream read at once, its rows sorted by time (ties in file order).
     mutating func sorted(source: ByteSource, emit: (ZoneEventWriter) throws(LocusError) -> Void) throws(LocusError) {
         let data = try source.readAll()
-        let table = try data.withUnsafeBufferPointer { raw in
-            Result { () throws(LocusError) in try PointTable.parse(raw, file: source.name, kind: "positions") }
-        }.get()
+        let table = try PointTable.parse(data.span, file: source.name, kind: "positions")
         var order = Array(0..<table.count)
         order.sort { a, b in table.timeSeconds[a] < table.timeSeconds[b] || (table.timeSeconds[a] == table.timeSeconds[b] && a < b) }
         for i in order { try judge(table, i) }

@@ -236,10 +236,11 @@ struct StreamingReplay {
             }
             // The rows as read (in the run) or from the sorter (in the array).
             let split = block.rows
-            func route(_ read: UnsafeBufferPointer<TraceRow>) -> Bool {
+            func route(_ read: Span<TraceRow>) -> Bool {
                 split.route(read, floorOf: floorOf, defaultFloor: defaultFloor, lastTime: &lastTime, skips: &routerSkips)
             }
-            guard sorter == nil ? route(run.rows) : rows.withUnsafeBufferPointer(route) else {
+            let sortedRows = rows  // the sorter's rows (no copy: the array's storage is shared)
+            guard sorter == nil ? run.withRows(route) : route(sortedRows.span) else {
                 return ReadBlock(rows: split, outOfOrder: true)
             }
             rowsRead += sorter == nil ? run.count : rows.count

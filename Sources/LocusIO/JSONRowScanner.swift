@@ -12,8 +12,13 @@ import LocusCore
 /// classify every field the same way (tests compare the two).
 package enum JSONRowScanner {
     /// Appends the rows of `bytes` (an object or an array of objects) to `rows`; false (nothing
-    /// appended) when the message is not in the plain spelling.
-    package static func scan(_ bytes: UnsafeBufferPointer<UInt8>, into rows: inout [JSONRowFields]) -> Bool {
+    /// appended) when the message is not in the plain spelling. The span's bytes are read in place.
+    package static func scan(_ bytes: Span<UInt8>, into rows: inout [JSONRowFields]) -> Bool {
+        bytes.withUnsafeBufferPointer { scan($0, into: &rows) }
+    }
+
+    /// `scan(_:into:)` over the bytes' buffer.
+    static func scan(_ bytes: UnsafeBufferPointer<UInt8>, into rows: inout [JSONRowFields]) -> Bool {
         let start = rows.count
         var i = 0
         let n = bytes.count

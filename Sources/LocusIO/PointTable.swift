@@ -30,9 +30,16 @@ package struct PointTable: Sendable {
         line.removeAll(keepingCapacity: true)
     }
 
+    /// Parses the table from a span of its bytes; `kind` names the file's role in messages ("truth",
+    /// "positions").
+    /// - Throws: `E5003` when `t`, `x` or `y` is missing; `E5004` on an empty file.
+    package static func parse(_ bytes: Span<UInt8>, file: String, kind: String) throws(LocusError) -> PointTable {
+        try bytes.withUnsafeBufferPointer { b throws(LocusError) in try parse(b, file: file, kind: kind) }
+    }
+
     /// Parses the table; `kind` names the file's role in messages ("truth", "positions").
     /// - Throws: `E5003` when `t`, `x` or `y` is missing; `E5004` on an empty file.
-    package static func parse(_ bytes: UnsafeBufferPointer<UInt8>, file: String, kind: String) throws(LocusError) -> PointTable {
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, file: String, kind: String) throws(LocusError) -> PointTable {
         var parser = try PointTableParser(header: bytes, file: file, kind: kind)
         var table = PointTable()
         _ = parser.parse(UnsafeBufferPointer(rebasing: bytes[parser.headerEnd...]), isLast: true, into: &table)

@@ -27,7 +27,20 @@ package enum TraceReader {
 
     /// Parses trace bytes; `file` names the source in errors.
     /// - Throws: `E5003` when a required column is missing; `E5004` when there is no header.
-    package static func parse(_ bytes: UnsafeBufferPointer<UInt8>, file: String) throws(LocusError) -> RangeTrace {
+    package static func parse(_ bytes: Span<UInt8>, file: String) throws(LocusError) -> RangeTrace {
+        try parse(bytes, file: file, fastRows: true)
+    }
+
+    /// `parse(_:file:fastRows:)` over a span of the bytes (the face other modules use: the benchmark,
+    /// the fuzzer).
+    /// - Throws: as `parse(_:file:fastRows:)`.
+    package static func parse(_ bytes: Span<UInt8>, file: String, fastRows: Bool) throws(LocusError) -> RangeTrace {
+        try bytes.withUnsafeBufferPointer { b throws(LocusError) in try parse(b, file: file, fastRows: fastRows) }
+    }
+
+    /// Parses trace bytes; `file` names the source in errors.
+    /// - Throws: `E5003` when a required column is missing; `E5004` when there is no header.
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, file: String) throws(LocusError) -> RangeTrace {
         try parse(bytes, file: file, fastRows: true)
     }
 
@@ -36,7 +49,7 @@ package enum TraceReader {
     /// every row when `fastRows` is false, goes through `CSVScanner`. Both paths give the same trace
     /// (the tests and the trace fuzzer compare them).
     /// - Throws: `E5003` when a required column is missing; `E5004` when there is no header.
-    package static func parse(_ bytes: UnsafeBufferPointer<UInt8>, file: String, fastRows: Bool) throws(LocusError) -> RangeTrace {
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>, file: String, fastRows: Bool) throws(LocusError) -> RangeTrace {
         var parser = try TraceRowParser(header: bytes, file: file)
         var rows: [TraceRow] = []
         rows.reserveCapacity(bytes.count / 16)

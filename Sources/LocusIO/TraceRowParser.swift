@@ -60,10 +60,16 @@ package struct TraceRowParser: Sendable {
     /// The number of the next line to parse.
     private var nextLine: Int
 
+    /// Reads the header from a span of the input's start (see `init(header:file:)` over a buffer).
+    /// - Throws: `E5004` when there is no header line; `E5003` when a required column is missing.
+    package init(header bytes: Span<UInt8>, file: String) throws(LocusError) {
+        self = try bytes.withUnsafeBufferPointer { b throws(LocusError) in try TraceRowParser(header: b, file: file) }
+    }
+
     /// Reads the header from the start of the input (`bytes` must hold its first line; blank and
     /// comment lines before it are skipped).
     /// - Throws: `E5004` when there is no header line; `E5003` when a required column is missing.
-    package init(header bytes: UnsafeBufferPointer<UInt8>, file: String) throws(LocusError) {
+    init(header bytes: UnsafeBufferPointer<UInt8>, file: String) throws(LocusError) {
         self.file = file
         var scanner = CSVScanner(bytes: bytes)
         guard scanner.nextRecord() else {
@@ -98,8 +104,14 @@ package struct TraceRowParser: Sendable {
     /// and ending with a whole line unless it is the input's last (`isLast`) — and appends the kept
     /// ones to `rows`. Returns the bytes consumed: all of them, except for a quoted record that
     /// continues past the piece's end (its bytes start the next piece).
-    package mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>, isLast: Bool, fastRows: Bool = true,
+    package mutating func parse(_ bytes: Span<UInt8>, isLast: Bool, fastRows: Bool = true,
                                 into rows: inout [TraceRow]) -> Int {
+        bytes.withUnsafeBufferPointer { parse($0, isLast: isLast, fastRows: fastRows, into: &rows) }
+    }
+
+    /// `parse(_:isLast:fastRows:into:)` over the piece's buffer (the readers in this module).
+    mutating func parse(_ bytes: UnsafeBufferPointer<UInt8>, isLast: Bool, fastRows: Bool = true,
+                        into rows: inout [TraceRow]) -> Int {
         // Through a run of up to 1,024 rows (fewer for a small piece: a live datagram), copied into
         // the array in bulk whenever it is full and at the end: not an `Array.append` per row, and
         // no more memory than the array's own.

@@ -19,7 +19,13 @@ package final class TraceRowRun: @unchecked Sendable {
     deinit { base.deallocate() }
 
     /// The rows (valid until the run changes).
-    package var rows: UnsafeBufferPointer<TraceRow> { UnsafeBufferPointer(start: base, count: count) }
+    var rows: UnsafeBufferPointer<TraceRow> { UnsafeBufferPointer(start: base, count: count) }
+
+    /// Calls `body` with a span of the rows (read in place, no copy) and returns its result.
+    @inline(__always)
+    package func withRows<Result, E: Error>(_ body: (Span<TraceRow>) throws(E) -> Result) throws(E) -> Result {
+        try body(rows.span)
+    }
 
     /// Forgets the rows, keeping the memory.
     package func removeAll() { count = 0 }
@@ -29,5 +35,16 @@ package final class TraceRowRun: @unchecked Sendable {
         self.base = base
         self.count = count
         self.capacity = capacity
+    }
+}
+
+extension UnsafeMutablePointer {
+    /// Memory for twice `capacity` elements with this memory's first `count` moved into it (this
+    /// memory is freed): the growth step of a `TraceRowRun` the parser writes rows into.
+    func doubled(count: Int, capacity: Int) -> (base: UnsafeMutablePointer<Pointee>, capacity: Int) {
+        let larger = UnsafeMutablePointer<Pointee>.allocate(capacity: 2 * capacity)
+        larger.moveInitialize(from: self, count: count)
+        deallocate()
+        return (larger, 2 * capacity)
     }
 }

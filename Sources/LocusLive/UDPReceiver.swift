@@ -107,7 +107,15 @@ package final class UDPReceiver {
     /// per datagram. `MSG_TRUNC` makes a datagram larger than the buffer visible as `.truncated`.
     ///
     /// - Throws: `LocusError` `E5008` on a socket error, or when the receiver is closed.
-    package func receive(into buffer: UnsafeMutableRawBufferPointer, timeoutMilliseconds: Int) throws(LocusError) -> Reception {
+    package func receive(into buffer: inout [UInt8], timeoutMilliseconds: Int) throws(LocusError) -> Reception {
+        try buffer.withUnsafeMutableBytes { raw in
+            Result { () throws(LocusError) in try receive(into: raw, timeoutMilliseconds: timeoutMilliseconds) }
+        }.get()
+    }
+
+    /// `receive(into:timeoutMilliseconds:)` into the bytes of `buffer`.
+    /// - Throws: as `receive(into:timeoutMilliseconds:)`.
+    func receive(into buffer: UnsafeMutableRawBufferPointer, timeoutMilliseconds: Int) throws(LocusError) -> Reception {
         guard descriptor >= 0 else { throw LocusError(.networkUnavailable, "udp://\(host):\(port) is closed") }
         var waited = false
         while true {

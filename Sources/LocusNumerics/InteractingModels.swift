@@ -168,8 +168,26 @@ package struct InteractingModels: Sendable {
     /// A round's ranges (`times[k]` s, `anchors[k]`, `ranges[k]` m) applied in order as one
     /// `predictAndUpdateRange` each would, with the filter's bookkeeping in `run`, while each is
     /// accepted (`locus_imm_update_ranges`): returns the index of the first range not accepted
-    /// (`ranges.count`: all were), `run.stop` saying why. One kernel call for the round.
-    package mutating func updateRanges(times: UnsafeBufferPointer<Double>, anchors: UnsafeBufferPointer<Point3>,
+    /// (`ranges.count`: all were), `run.stop` saying why. One kernel call for the round, which reads
+    /// the spans in place.
+    package mutating func updateRanges(times: Span<Double>, anchors: Span<Point3>, ranges: Span<Double>,
+                                       parameters: InteractingModelsParameters, tagHeightMeters h: Double,
+                                       varianceSquareMeters v: Double, gateLong: Double, gateShort: Double,
+                                       run: inout RangeRun) -> Int {
+        times.withUnsafeBufferPointer { times in
+            anchors.withUnsafeBufferPointer { anchors in
+                ranges.withUnsafeBufferPointer { ranges in
+                    updateRanges(times: times, anchors: anchors, ranges: ranges, parameters: parameters, tagHeightMeters: h,
+                                 varianceSquareMeters: v, gateLong: gateLong, gateShort: gateShort, run: &run)
+                }
+            }
+        }
+    }
+
+    /// `updateRanges(times:anchors:ranges:parameters:tagHeightMeters:varianceSquareMeters:gateLong:gateShort:run:)`
+    /// over the spans' buffers.
+    @inline(__always)
+    private mutating func updateRanges(times: UnsafeBufferPointer<Double>, anchors: UnsafeBufferPointer<Point3>,
                                        ranges: UnsafeBufferPointer<Double>, parameters: InteractingModelsParameters,
                                        tagHeightMeters h: Double, varianceSquareMeters v: Double, gateLong: Double,
                                        gateShort: Double, run: inout RangeRun) -> Int {

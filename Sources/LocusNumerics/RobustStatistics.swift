@@ -26,11 +26,19 @@ package enum RobustStatistics {
         return copy.withUnsafeMutableBufferPointer { median(reordering: $0) }
     }
 
+    /// The median of `values[range]` as `median(reordering:)` gives it: reorders those elements in
+    /// place (the others are left alone) and allocates nothing.
+    /// - Precondition: `range` is not empty and lies within `values`.
+    package static func median(reordering values: inout [Double], in range: Range<Int>) -> Double {
+        precondition(range.lowerBound >= 0 && range.upperBound <= values.count, "RobustStatistics.median: range out of bounds")
+        return values.withUnsafeMutableBufferPointer { median(reordering: UnsafeMutableBufferPointer(rebasing: $0[range])) }
+    }
+
     /// The median of a buffer (mean of the two middle values for an even count, ½(lower + upper)),
     /// NaN when any value is NaN; reorders the buffer and allocates nothing. Quickselect with a
     /// median-of-three pivot: O(n) expected.
     /// - Precondition: `values` is not empty.
-    package static func median(reordering values: UnsafeMutableBufferPointer<Double>) -> Double {
+    static func median(reordering values: UnsafeMutableBufferPointer<Double>) -> Double {
         let n = values.count
         precondition(n > 0, "RobustStatistics.median: no values")
         for v in values where v.isNaN { return .nan }

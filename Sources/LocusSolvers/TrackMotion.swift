@@ -58,7 +58,7 @@ struct TrackMotion: Sendable {
                                run: inout InteractingModels.RangeRun, _ shared: TrackFilterConfiguration.Shared) -> Int {
         let c = shared.value
         guard c.usesInteractingModels else { return 0 }
-        return models.updateRanges(times: times, anchors: anchors, ranges: ranges, parameters: shared.interactingModels,
+        return models.updateRanges(times: times.span, anchors: anchors.span, ranges: ranges.span, parameters: shared.interactingModels,
                                    tagHeightMeters: h, varianceSquareMeters: c.rangeSigmaMeters * c.rangeSigmaMeters,
                                    gateLong: c.rangeGateLongSigmas, gateShort: c.rangeGateShortSigmas, run: &run)
     }

@@ -237,16 +237,13 @@ package struct TruthClockAlignment: Sendable, Equatable {
     /// J = (1/N) Σ min((e − medᵢ)², c²) with the median taken per locator group (reorders each group).
     private static func clippedCost(_ residuals: inout [Double], groupStarts: [Int], clipSquareMeters: Double) -> Double {
         var total = 0.0
-        residuals.withUnsafeMutableBufferPointer { all in
-            for g in 0..<(groupStarts.count - 1) {
-                let lo = groupStarts[g], hi = groupStarts[g + 1]
-                guard hi > lo, let base = all.baseAddress else { continue }
-                let group = UnsafeMutableBufferPointer(start: base + lo, count: hi - lo)
-                let median = RobustStatistics.median(reordering: group)
-                for e in group {
-                    let u = e - median
-                    total += min(u * u, clipSquareMeters)
-                }
+        for g in 0..<(groupStarts.count - 1) {
+            let lo = groupStarts[g], hi = groupStarts[g + 1]
+            guard hi > lo else { continue }
+            let median = RobustStatistics.median(reordering: &residuals, in: lo..<hi)
+            for e in residuals[lo..<hi] {
+                let u = e - median
+                total += min(u * u, clipSquareMeters)
             }
         }
         return residuals.isEmpty ? 0 : total / Double(residuals.count)

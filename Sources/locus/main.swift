@@ -1,5 +1,5 @@
-import CLocusKernels
 import LocusCommandLine
+import LocusNumerics
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,5 +7,5 @@ import Glibc
 // Blocks of 4 MiB and more get their own mappings (glibc's threshold otherwise rises as the engine's
 // growing per-tag arrays free their old buffers, and the heap keeps freed pages resident: with
 // 100,000 tracked tags ≈ 1.7 KB a tag instead of ≈ 1.6 KB; see locus_memory.h).
-locus_fix_mmap_threshold(LOCUS_MMAP_THRESHOLD_BYTES)
+MemoryHints.fixMmapThreshold()
 exit(LocusTool.run(Array(CommandLine.arguments.dropFirst()), console: .standard))

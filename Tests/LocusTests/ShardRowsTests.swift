@@ -51,9 +51,7 @@ struct ShardRowsTests {
                 let want = reference(rows, shards: shards, floorOf: floorOf, defaultFloor: 5, lastTime: expectedLast)
                 expectedSkips.merge(want.skips)
                 expectedLast = want.lastTime
-                let ordered = rows.withUnsafeBufferPointer {
-                    split.route($0, floorOf: floorOf, defaultFloor: 5, lastTime: &lastTime, skips: &skips)
-                }
+                let ordered = split.route(rows.span, floorOf: floorOf, defaultFloor: 5, lastTime: &lastTime, skips: &skips)
                 #expect(ordered)
                 #expect(lastTime == expectedLast)
                 #expect(skips == expectedSkips)
@@ -73,9 +71,9 @@ struct ShardRowsTests {
         var lastTime = -Double.infinity
         var skips = SkipTally()
         func row(_ t: Double) -> TraceRow { TraceRow(timeSeconds: t, rangeMeters: 1, tagIndex: 0, floorIndex: -1, line: 1, locator: 1) }
-        #expect([row(1), row(2), row(2)].withUnsafeBufferPointer { split.route($0, floorOf: [], defaultFloor: 0, lastTime: &lastTime, skips: &skips) })
-        #expect(![row(3), row(2.5)].withUnsafeBufferPointer { split.route($0, floorOf: [], defaultFloor: 0, lastTime: &lastTime, skips: &skips) })
+        #expect(split.route([row(1), row(2), row(2)].span, floorOf: [], defaultFloor: 0, lastTime: &lastTime, skips: &skips))
+        #expect(!split.route([row(3), row(2.5)].span, floorOf: [], defaultFloor: 0, lastTime: &lastTime, skips: &skips))
         var later = 5.0
-        #expect(![row(4)].withUnsafeBufferPointer { split.route($0, floorOf: [], defaultFloor: 0, lastTime: &later, skips: &skips) })
+        #expect(!split.route([row(4)].span, floorOf: [], defaultFloor: 0, lastTime: &later, skips: &skips))
     }
 }
