@@ -17,11 +17,10 @@ public func locusMergePositions(_ times: UnsafePointer<UnsafePointer<Double>?>?,
                                 _ outPart: UnsafeMutablePointer<Int>?, _ outIndex: UnsafeMutablePointer<Int>?) -> Int32 {
     Status.guarded { () throws(LocusError) in
         let sizes = try MergeArguments.counts(counts, partCount)
-        let total = sizes.reduce(0, +)
-        guard total == 0 || (outPart != nil && outIndex != nil) else { throw LocusError(.invalidArgument, "out_part or out_index is NULL") }
-        guard let outPart, let outIndex else { return }
+        guard let out = try MergeArguments.outputs(outPart, outIndex, total: sizes.reduce(0, +)) else { return }
+        let (outPart, outIndex) = out
         var keys: [(t: Double, tag: Int64, part: Int, index: Int)] = []
-        keys.reserveCapacity(total)
+        keys.reserveCapacity(sizes.reduce(0, +))
         for k in 0..<partCount where sizes[k] > 0 {
             guard let t = times?[k], let g = tagIndices?[k] else { throw LocusError(.invalidArgument, "times[\(k)] or tag_indices[\(k)] is NULL") }
             for i in 0..<sizes[k] {
@@ -51,9 +50,8 @@ public func locusMergeEvents(_ parts: UnsafePointer<UnsafeRawPointer?>?, _ count
                              _ outPart: UnsafeMutablePointer<Int>?, _ outIndex: UnsafeMutablePointer<Int>?) -> Int32 {
     Status.guarded { () throws(LocusError) in
         let sizes = try MergeArguments.counts(counts, partCount)
-        let total = sizes.reduce(0, +)
-        guard total == 0 || (outPart != nil && outIndex != nil) else { throw LocusError(.invalidArgument, "out_part or out_index is NULL") }
-        guard let outPart, let outIndex else { return }
+        guard let out = try MergeArguments.outputs(outPart, outIndex, total: sizes.reduce(0, +)) else { return }
+        let (outPart, outIndex) = out
         var streams: [[ZoneEvent]] = []
         for k in 0..<partCount {
             var stream: [ZoneEvent] = []
@@ -72,6 +70,14 @@ public func locusMergeEvents(_ parts: UnsafePointer<UnsafeRawPointer?>?, _ count
 
 /// Checks of the merges' arguments.
 enum MergeArguments {
+    /// The output arrays, checked (nil when there is nothing to write).
+    static func outputs(_ outPart: UnsafeMutablePointer<Int>?, _ outIndex: UnsafeMutablePointer<Int>?,
+                        total: Int) throws(LocusError) -> (UnsafeMutablePointer<Int>, UnsafeMutablePointer<Int>)? {
+        guard total > 0 else { return nil }
+        guard let outPart, let outIndex else { throw LocusError(.invalidArgument, "out_part or out_index is NULL") }
+        return (outPart, outIndex)
+    }
+
     /// The partitions' counts, checked.
     static func counts(_ counts: UnsafePointer<Int>?, _ partCount: Int) throws(LocusError) -> [Int] {
         guard partCount >= 0, partCount <= 1 << 20 else { throw LocusError(.invalidArgument, "part_count \(partCount) is not in 0...1048576") }
