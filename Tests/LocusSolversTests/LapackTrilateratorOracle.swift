@@ -43,7 +43,7 @@ package struct LapackTrilaterator: Trilaterating {
             guard r.isFinite, r >= 0 else { throw LocusError(.invalidRange, "a range is negative or not finite") }
         }
         let model = n == 0 ? (c.mode.kernelModel ?? .planar)
-            : TrilaterationKernel.chooseModel(locators: locators, requested: c.mode.kernelModel,
+            : TrilaterationKernel.chooseModel(locators: locators.span, requested: c.mode.kernelModel,
                                               planarHeightSpreadRatio: c.planarHeightSpreadRatio)
         let p = model.unknowns
         let planar = model == .planar
