@@ -115,8 +115,8 @@ extension PositioningEngine {
         scratchLocators.withUnsafeBufferPointer { lp in
             scratchRanges.withUnsafeBufferPointer { rp in
                 do throws(LocusError) {
-                    solved = try solver.solve(locators: UnsafeBufferPointer(rebasing: lp[0..<n]),
-                                              rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
+                    solved = try solver.solve(locators: UnsafeBufferPointer(rebasing: lp[0..<n]).span,
+                                              rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]).span,
                                               workspace: &workspace)
                 } catch {
                     failure = error.code

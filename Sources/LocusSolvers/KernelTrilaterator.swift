@@ -19,12 +19,12 @@ package struct KernelTrilaterator: Trilaterating {
     /// Solves one fix. Complexity O(n·steps) when the χ² gate passes; see
     /// `TrilaterationConfiguration.isRobust` otherwise.
     /// - Throws: E4001, E4002, E4003, E4004, E1003 (see `Trilaterating`).
-    package func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
+    package func solve(locators: Span<Point3>, rangesMeters: Span<Double>,
                        workspace: inout TrilaterationWorkspace) throws(LocusError) -> TrilaterationSolution {
         let n = locators.count
         let r: TrilaterationKernel.Result
         if n <= Self.maximumLocators {
-            r = try TrilaterationKernel.solve(locators: locators.span, rangesMeters: rangesMeters.span,
+            r = try TrilaterationKernel.solve(locators: locators, rangesMeters: rangesMeters,
                                               options: configuration.kernelOptions)
         } else {
             precondition(rangesMeters.count == n, "one range per locator")
@@ -43,12 +43,12 @@ package struct KernelTrilaterator: Trilaterating {
     /// The kernel's solve in the workspace's buffers (taken as two inout arrays: a mutable span of
     /// each, at once, would overlap two accesses to the one workspace).
     @inline(__always)
-    private static func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
+    private static func solve(locators: Span<Point3>, rangesMeters: Span<Double>,
                               options: TrilaterationKernel.Options, scratch: inout [Double],
                               used: inout [UInt8]) throws(LocusError) -> TrilaterationKernel.Result {
         var scratch = scratch.mutableSpan
         var used = used.mutableSpan
-        return try TrilaterationKernel.solve(locators: locators.span, rangesMeters: rangesMeters.span, options: options,
+        return try TrilaterationKernel.solve(locators: locators, rangesMeters: rangesMeters, options: options,
                                              scratch: &scratch, used: &used)
     }
 }
