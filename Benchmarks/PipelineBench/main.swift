@@ -368,8 +368,8 @@ if runs("stages") {
             s.rangeMeters.withUnsafeBufferPointer { rp in
                 for e in 0..<epochs {
                     let r = (e * n)..<((e + 1) * n)
-                    out[e] = try? solver.solve(locators: UnsafeBufferPointer(rebasing: lp[r]),
-                                               rangesMeters: UnsafeBufferPointer(rebasing: rp[r]), workspace: &workspace)
+                    out[e] = try? solver.solve(locators: UnsafeBufferPointer(rebasing: lp[r]).span,
+                                               rangesMeters: UnsafeBufferPointer(rebasing: rp[r]).span, workspace: &workspace)
                 }
             }
         }
@@ -667,8 +667,8 @@ if runs("locators") {
                 s.rangeMeters.withUnsafeBufferPointer { rp in
                     for e in 0..<s.epochs {
                         let r = (e * n)..<((e + 1) * n)
-                        if (try? solver.solve(locators: UnsafeBufferPointer(rebasing: lp[r]),
-                                              rangesMeters: UnsafeBufferPointer(rebasing: rp[r]), workspace: &workspace)) != nil { solved += 1 }
+                        if (try? solver.solve(locators: UnsafeBufferPointer(rebasing: lp[r]).span,
+                                              rangesMeters: UnsafeBufferPointer(rebasing: rp[r]).span, workspace: &workspace)) != nil { solved += 1 }
                     }
                 }
             }

@@ -65,7 +65,7 @@ struct Batch {
                     let l = UnsafeBufferPointer(rebasing: lp[(k * count)..<((k + 1) * count)])
                     let r = UnsafeBufferPointer(rebasing: rp[(k * count)..<((k + 1) * count)])
                     do {
-                        let s = try solver.solve(locators: l, rangesMeters: r, workspace: &workspace)
+                        let s = try solver.solve(locators: l.span, rangesMeters: r.span, workspace: &workspace)
                         let t = truths[k]
                         let dx = s.position.x - t.x, dy = s.position.y - t.y, dz = s.position.z - t.z
                         sse += dx * dx + dy * dy + dz * dz

@@ -85,10 +85,10 @@ extension PositioningEngine {
                         let n = schedule.epochs.gatherRanges(tag, from: first, positions: floors[floor].positions,
                                                              addresses: floors[floor].addresses,
                                                              locators: lp, addressesOut: ap, ranges: rp, times: tp)
-                        filters[tag].update(rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
-                                            timesSeconds: UnsafeBufferPointer(rebasing: tp[0..<n]),
-                                            anchors: UnsafeBufferPointer(rebasing: lp[0..<n]),
-                                            addresses: UnsafeBufferPointer(rebasing: ap[0..<n]))
+                        filters[tag].update(rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]).span,
+                                            timesSeconds: UnsafeBufferPointer(rebasing: tp[0..<n]).span,
+                                            anchors: UnsafeBufferPointer(rebasing: lp[0..<n]).span,
+                                            addresses: UnsafeBufferPointer(rebasing: ap[0..<n]).span)
                     }
                 }
             }
@@ -115,8 +115,8 @@ extension PositioningEngine {
         scratchLocators.withUnsafeBufferPointer { lp in
             scratchRanges.withUnsafeBufferPointer { rp in
                 do throws(LocusError) {
-                    solved = try solver.solve(locators: UnsafeBufferPointer(rebasing: lp[0..<n]),
-                                              rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
+                    solved = try solver.solve(locators: UnsafeBufferPointer(rebasing: lp[0..<n]).span,
+                                              rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]).span,
                                               workspace: &workspace)
                 } catch {
                     failure = error.code

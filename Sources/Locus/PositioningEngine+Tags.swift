@@ -99,8 +99,8 @@ extension PositioningEngine {
         }
         let offset = scratchLocators.withUnsafeBufferPointer { lp in
             scratchRanges.withUnsafeBufferPointer { rp in
-                offsets[tag]?.updatedOffsetMeters(locators: UnsafeBufferPointer(rebasing: lp[0..<n]),
-                                                  rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
+                offsets[tag]?.updatedOffsetMeters(locators: UnsafeBufferPointer(rebasing: lp[0..<n]).span,
+                                                  rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]).span,
                                                   tagHeightMeters: h, timeSeconds: time, seed: seed)
             }
         }

@@ -166,7 +166,18 @@ package enum TrilaterationKernel {
     /// - Precondition: `locators.count == rangesMeters.count <= maximumLocators`.
     /// - Throws: E4001 too few ranges, E4002 degenerate geometry, E4003 invalid range,
     ///   E4004 divergence, E1003 invalid options.
-    package static func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
+    package static func solve(locators: Span<Point3>, rangesMeters: Span<Double>,
+                              options: Options) throws(LocusError) -> Result {
+        try locators.withUnsafeBufferPointer { (locators) throws(LocusError) in
+            try rangesMeters.withUnsafeBufferPointer { (rangesMeters) throws(LocusError) in
+                try solve(locators: locators, rangesMeters: rangesMeters, options: options)
+            }
+        }
+    }
+
+    /// `solve(locators:rangesMeters:options:)` over the spans' buffers.
+    @inline(__always)
+    private static func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
                               options: Options) throws(LocusError) -> Result {
         precondition(locators.count == rangesMeters.count, "one range per locator")
         precondition(locators.count <= maximumLocators, "at most \(maximumLocators) locators without scratch")
@@ -185,12 +196,27 @@ package enum TrilaterationKernel {
     }
 
     /// The same solve for any number of locators in caller-owned `scratch` (at least
-    /// `scratchCount(locators:)` doubles; kept across calls, no allocation); `used[i]` (when given, n
+    /// `scratchCount(locators:)` doubles; kept across calls, no allocation); `used[i]` (at least n
     /// entries) is 1 for a range in the final fit and 0 for a rejected one — `Result.rejectedMask`
     /// holds only the indices below 64.
     /// - Precondition: `locators.count == rangesMeters.count`; `scratch` and `used` large enough.
     /// - Throws: as `solve(locators:rangesMeters:options:)`.
-    package static func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
+    package static func solve(locators: Span<Point3>, rangesMeters: Span<Double>, options: Options,
+                              scratch: inout MutableSpan<Double>, used: inout MutableSpan<UInt8>) throws(LocusError) -> Result {
+        try locators.withUnsafeBufferPointer { (locators) throws(LocusError) in
+            try rangesMeters.withUnsafeBufferPointer { (rangesMeters) throws(LocusError) in
+                try scratch.withUnsafeMutableBufferPointer { (scratch) throws(LocusError) in
+                    try used.withUnsafeMutableBufferPointer { (used) throws(LocusError) in
+                        try solve(locators: locators, rangesMeters: rangesMeters, options: options, scratch: scratch, used: used)
+                    }
+                }
+            }
+        }
+    }
+
+    /// `solve(locators:rangesMeters:options:scratch:used:)` over the spans' buffers.
+    @inline(__always)
+    private static func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
                               options: Options, scratch: UnsafeMutableBufferPointer<Double>,
                               used: UnsafeMutableBufferPointer<UInt8>?) throws(LocusError) -> Result {
         let count = locators.count
@@ -226,7 +252,17 @@ package enum TrilaterationKernel {
 
     /// The model the automatic rule picks: planar when n < 4 or the locators' height spread
     /// max zᵢ − min zᵢ ≤ `planarHeightSpreadRatio` · (diagonal of their horizontal bounding box).
-    package static func chooseModel(locators: UnsafeBufferPointer<Point3>, requested: Model?,
+    package static func chooseModel(locators: Span<Point3>, requested: Model?,
+                                    planarHeightSpreadRatio: Double) -> Model {
+        if let requested { return requested }
+        return locators.withUnsafeBufferPointer { locators in
+            chooseModel(locators: locators, requested: nil, planarHeightSpreadRatio: planarHeightSpreadRatio)
+        }
+    }
+
+    /// `chooseModel(locators:requested:planarHeightSpreadRatio:)` over the span's buffer.
+    @inline(__always)
+    private static func chooseModel(locators: UnsafeBufferPointer<Point3>, requested: Model?,
                                     planarHeightSpreadRatio: Double) -> Model {
         if let requested { return requested }
         var mode: Int32 = 0
@@ -276,7 +312,18 @@ package enum TrilaterationKernel {
     /// PDOP = √trace Q. Complexity O(n).
     /// - Throws: E4002 when HᵀH is singular (reciprocal condition below `minimumReciprocalCondition`)
     ///   or PDOP exceeds `maximumDOP`.
-    package static func dop(locators: UnsafeBufferPointer<Point3>, activeMask: UInt64 = ~0, model: Model,
+    package static func dop(locators: Span<Point3>, activeMask: UInt64 = ~0, model: Model,
+                            tagHeightMeters: Double, at point: Point3, minimumReciprocalCondition: Double,
+                            maximumDOP: Double) throws(LocusError) -> (hdop: Double, vdop: Double, pdop: Double) {
+        try locators.withUnsafeBufferPointer { (locators) throws(LocusError) in
+            try dop(locators: locators, activeMask: activeMask, model: model, tagHeightMeters: tagHeightMeters, at: point,
+                    minimumReciprocalCondition: minimumReciprocalCondition, maximumDOP: maximumDOP)
+        }
+    }
+
+    /// `dop(locators:activeMask:model:tagHeightMeters:at:minimumReciprocalCondition:maximumDOP:)` over the span's buffer.
+    @inline(__always)
+    private static func dop(locators: UnsafeBufferPointer<Point3>, activeMask: UInt64, model: Model,
                             tagHeightMeters: Double, at point: Point3, minimumReciprocalCondition: Double,
                             maximumDOP: Double) throws(LocusError) -> (hdop: Double, vdop: Double, pdop: Double) {
         var h = 0.0, v = 0.0, p = 0.0

@@ -45,14 +45,14 @@ package enum GeometryQuality {
     private static func dop(locators: UnsafeBufferPointer<Point3>, at point: Point3, mode: TrilaterationMode,
                             tagHeightMeters: Double,
                             configuration: TrilaterationConfiguration) -> Result<DilutionOfPrecision, LocusError> {
-        let model = TrilaterationKernel.chooseModel(locators: locators, requested: mode.kernelModel,
+        let model = TrilaterationKernel.chooseModel(locators: locators.span, requested: mode.kernelModel,
                                                     planarHeightSpreadRatio: configuration.planarHeightSpreadRatio)
         guard locators.count >= model.unknowns else {
             return .failure(LocusError(.tooFewRanges, "too few locators for a DOP: \(model.unknowns) needed"))
         }
         do throws(LocusError) {
             let d = try TrilaterationKernel.dop(
-                locators: locators, model: model, tagHeightMeters: tagHeightMeters, at: point,
+                locators: locators.span, model: model, tagHeightMeters: tagHeightMeters, at: point,
                 minimumReciprocalCondition: configuration.minimumReciprocalCondition, maximumDOP: configuration.maximumDOP)
             return .success(DilutionOfPrecision(hdop: d.hdop, vdop: model == .spatial ? d.vdop : nil, pdop: d.pdop))
         } catch {

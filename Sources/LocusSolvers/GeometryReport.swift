@@ -284,7 +284,7 @@ package struct GeometryReport: Sendable {
                     guard k >= needed else { cells.append(GeometryCell(locatorsInRange: k, hdop: nil, vdop: nil)); continue }
                     do {
                         let d = try TrilaterationKernel.dop(
-                            locators: UnsafeBufferPointer(rebasing: sp[0..<k]), model: model, tagHeightMeters: h,
+                            locators: UnsafeBufferPointer(rebasing: sp[0..<k]).span, model: model, tagHeightMeters: h,
                             at: Point3(x: c.x, y: c.y, z: h), minimumReciprocalCondition: rcond, maximumDOP: maxDOP)
                         cells.append(GeometryCell(locatorsInRange: k, hdop: d.hdop, vdop: model == .spatial ? d.vdop : nil))
                     } catch {

@@ -19,7 +19,7 @@ package struct KernelTrilaterator: Trilaterating {
     /// Solves one fix. Complexity O(n·steps) when the χ² gate passes; see
     /// `TrilaterationConfiguration.isRobust` otherwise.
     /// - Throws: E4001, E4002, E4003, E4004, E1003 (see `Trilaterating`).
-    package func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
+    package func solve(locators: Span<Point3>, rangesMeters: Span<Double>,
                        workspace: inout TrilaterationWorkspace) throws(LocusError) -> TrilaterationSolution {
         let n = locators.count
         let r: TrilaterationKernel.Result
@@ -29,20 +29,8 @@ package struct KernelTrilaterator: Trilaterating {
         } else {
             precondition(rangesMeters.count == n, "one range per locator")
             workspace.reserve(n)
-            let options = configuration.kernelOptions
-            var outcome: Result<TrilaterationKernel.Result, LocusError> = .failure(LocusError(.invalidArgument, "unreachable"))
-            workspace.scratch.withUnsafeMutableBufferPointer { scratch in
-                workspace.used.withUnsafeMutableBufferPointer { used in
-                    do throws(LocusError) {
-                        outcome = .success(try TrilaterationKernel.solve(
-                            locators: locators, rangesMeters: rangesMeters, options: options, scratch: scratch,
-                            used: UnsafeMutableBufferPointer(rebasing: used[0..<n])))
-                    } catch {
-                        outcome = .failure(error)
-                    }
-                }
-            }
-            r = try outcome.get()
+            r = try Self.solve(locators: locators, rangesMeters: rangesMeters, options: configuration.kernelOptions,
+                               scratch: &workspace.scratch, used: &workspace.used)
         }
         return TrilaterationSolution(
             position: r.position, covariance: r.covariance, mode: TrilaterationMode(r.model), hdop: r.hdop,
@@ -50,5 +38,17 @@ package struct KernelTrilaterator: Trilaterating {
             chiSquare: r.chiSquare, degreesOfFreedom: r.degreesOfFreedom, rejectedMask: r.rejectedMask,
             rejectedCount: n - r.locatorsUsed, locatorsUsed: r.locatorsUsed, iterations: r.iterations,
             isConverged: r.isConverged)
+    }
+
+    /// The kernel's solve in the workspace's buffers (taken as two inout arrays: a mutable span of
+    /// each, at once, would overlap two accesses to the one workspace).
+    @inline(__always)
+    private static func solve(locators: Span<Point3>, rangesMeters: Span<Double>,
+                              options: TrilaterationKernel.Options, scratch: inout [Double],
+                              used: inout [UInt8]) throws(LocusError) -> TrilaterationKernel.Result {
+        var scratch = scratch.mutableSpan
+        var used = used.mutableSpan
+        return try TrilaterationKernel.solve(locators: locators, rangesMeters: rangesMeters, options: options,
+                                             scratch: &scratch, used: &used)
     }
 }

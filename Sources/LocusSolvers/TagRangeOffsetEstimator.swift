@@ -105,9 +105,14 @@ package struct TagRangeOffsetEstimator: Sendable {
     /// `update`, returning the estimate b̂ afterwards (metres): the engine's per-row correction, taken
     /// without copying the estimator out of its array (reading `offsetMeters` through the array's
     /// optional element afterwards did: ~60 instructions a fix).
-    package mutating func updatedOffsetMeters(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
+    /// The spans are read in place.
+    package mutating func updatedOffsetMeters(locators: Span<Point3>, rangesMeters: Span<Double>,
                                               tagHeightMeters h: Double, timeSeconds: Double, seed start: Point2?) -> Double {
-        feed(locators: locators, rangesMeters: rangesMeters, tagHeightMeters: h, timeSeconds: timeSeconds, seed: start)
+        locators.withUnsafeBufferPointer { locators in
+            rangesMeters.withUnsafeBufferPointer { rangesMeters in
+                feed(locators: locators, rangesMeters: rangesMeters, tagHeightMeters: h, timeSeconds: timeSeconds, seed: start)
+            }
+        }
         return offsetMeters
     }
 

@@ -287,8 +287,23 @@ package struct TrackFilter: Sendable {
     /// are accepted applied by one kernel call (`locus_imm_update_ranges`) instead of one call each and
     /// their bookkeeping done there. A range that is not accepted (gated, before the track starts, after
     /// a gap, diverged) and the single-model baseline take the per-range path. All four buffers hold
-    /// the same count.
-    package mutating func update(rangesMeters ranges: UnsafeBufferPointer<Double>, timesSeconds times: UnsafeBufferPointer<Double>,
+    /// the same count. The spans are read in place.
+    package mutating func update(rangesMeters ranges: Span<Double>, timesSeconds times: Span<Double>,
+                                 anchors: Span<Point3>, addresses: Span<LocatorAddress>) {
+        ranges.withUnsafeBufferPointer { ranges in
+            times.withUnsafeBufferPointer { times in
+                anchors.withUnsafeBufferPointer { anchors in
+                    addresses.withUnsafeBufferPointer { addresses in
+                        update(rangesMeters: ranges, timesSeconds: times, anchors: anchors, addresses: addresses)
+                    }
+                }
+            }
+        }
+    }
+
+    /// `update(rangesMeters:timesSeconds:anchors:addresses:)` over the spans' buffers.
+    @inline(__always)
+    private mutating func update(rangesMeters ranges: UnsafeBufferPointer<Double>, timesSeconds times: UnsafeBufferPointer<Double>,
                                  anchors: UnsafeBufferPointer<Point3>, addresses: UnsafeBufferPointer<LocatorAddress>) {
         let n = ranges.count
         precondition(times.count == n && anchors.count == n && addresses.count == n, "TrackFilter.update: buffers of one count")

@@ -10,12 +10,12 @@ package protocol Trilaterating: Sendable {
     var configuration: TrilaterationConfiguration { get }
 
     /// Solves one fix from `rangesMeters[i]` (bias-corrected) to `locators[i]`.
-    /// With a reused `workspace` and caller-owned buffers a call allocates nothing.
+    /// With a reused `workspace` a call allocates nothing; the spans are read in place.
     /// - Precondition: `locators.count == rangesMeters.count`.
     /// - Throws: E4001 too few ranges (3 planar, 4 spatial), E4002 collinear/coplanar/coincident
     ///   locators or PDOP above the limit, E4003 a negative or non-finite range, E4004 a non-finite
     ///   iterate, E1003 an invalid configuration or non-finite locator coordinate.
-    func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
+    func solve(locators: Span<Point3>, rangesMeters: Span<Double>,
                workspace: inout TrilaterationWorkspace) throws(LocusError) -> TrilaterationSolution
 }
 
@@ -32,17 +32,7 @@ extension Trilaterating {
     package func solve(locators: [Point3], rangesMeters: [Double],
                        workspace: inout TrilaterationWorkspace) throws(LocusError) -> TrilaterationSolution {
         precondition(locators.count == rangesMeters.count, "one range per locator")
-        var outcome: Result<TrilaterationSolution, LocusError> = .failure(LocusError(.invalidArgument, "unreachable"))
-        locators.withUnsafeBufferPointer { lp in
-            rangesMeters.withUnsafeBufferPointer { rp in
-                do throws(LocusError) {
-                    outcome = .success(try solve(locators: lp, rangesMeters: rp, workspace: &workspace))
-                } catch {
-                    outcome = .failure(error)
-                }
-            }
-        }
-        return try outcome.get()
+        return try solve(locators: locators.span, rangesMeters: rangesMeters.span, workspace: &workspace)
     }
 }
 
@@ -57,7 +47,7 @@ package struct Trilaterator: Trilaterating {
 
     /// The C search; `workspace` holds its scratch beyond 64 locators (grown once, then reused).
     /// - Throws: as `Trilaterating.solve(locators:rangesMeters:workspace:)`.
-    package func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
+    package func solve(locators: Span<Point3>, rangesMeters: Span<Double>,
                        workspace: inout TrilaterationWorkspace) throws(LocusError) -> TrilaterationSolution {
         try KernelTrilaterator(configuration: configuration)
             .solve(locators: locators, rangesMeters: rangesMeters, workspace: &workspace)

@@ -7,9 +7,8 @@ extension TrilaterationConfiguration {
     /// spread max zᵢ − min zᵢ ≤ `planarHeightSpreadRatio` × the diagonal of the horizontal bounding box.
     package func resolvedMode(for locators: [Point3]) -> TrilaterationMode {
         if mode != .automatic { return mode }
-        let model = locators.withUnsafeBufferPointer { lp in
-            TrilaterationKernel.chooseModel(locators: lp, requested: nil, planarHeightSpreadRatio: planarHeightSpreadRatio)
-        }
+        let model = TrilaterationKernel.chooseModel(locators: locators.span, requested: nil,
+                                                    planarHeightSpreadRatio: planarHeightSpreadRatio)
         return model == .spatial ? .spatial : .planar
     }
 }

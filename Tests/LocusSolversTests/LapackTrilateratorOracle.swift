@@ -21,10 +21,14 @@ package struct LapackTrilaterator: Trilaterating {
 
     /// `Trilaterating` conformance: solves in a fresh oracle workspace (`workspace` is not used).
     /// - Throws: as `solve(locators:rangesMeters:workspace:)` with a `LapackOracleWorkspace`.
-    package func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
+    package func solve(locators: Span<Point3>, rangesMeters: Span<Double>,
                        workspace: inout TrilaterationWorkspace) throws(LocusError) -> TrilaterationSolution {
         var oracle = LapackOracleWorkspace()
-        return try solve(locators: locators, rangesMeters: rangesMeters, workspace: &oracle)
+        return try locators.withUnsafeBufferPointer { (locators) throws(LocusError) in
+            try rangesMeters.withUnsafeBufferPointer { (rangesMeters) throws(LocusError) in
+                try solve(locators: locators, rangesMeters: rangesMeters, workspace: &oracle)
+            }
+        }
     }
 
     /// Solves one fix. No allocation when `workspace` already holds `locators.count` locators.
@@ -43,7 +47,7 @@ package struct LapackTrilaterator: Trilaterating {
             guard r.isFinite, r >= 0 else { throw LocusError(.invalidRange, "a range is negative or not finite") }
         }
         let model = n == 0 ? (c.mode.kernelModel ?? .planar)
-            : TrilaterationKernel.chooseModel(locators: locators, requested: c.mode.kernelModel,
+            : TrilaterationKernel.chooseModel(locators: locators.span, requested: c.mode.kernelModel,
                                               planarHeightSpreadRatio: c.planarHeightSpreadRatio)
         let p = model.unknowns
         let planar = model == .planar

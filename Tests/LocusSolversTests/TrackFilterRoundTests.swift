@@ -78,15 +78,7 @@ struct TrackFilterRoundTests {
             for part in [round[..<split], round[split...]] where !part.isEmpty {
                 let ranges = part.map(\.rangeMeters), times = part.map(\.timeSeconds)
                 let anchors = part.map(\.locator.position), addresses = part.map(\.locator.address)
-                ranges.withUnsafeBufferPointer { rp in
-                    times.withUnsafeBufferPointer { tp in
-                        anchors.withUnsafeBufferPointer { ap in
-                            addresses.withUnsafeBufferPointer { dp in
-                                byRound.update(rangesMeters: rp, timesSeconds: tp, anchors: ap, addresses: dp)
-                            }
-                        }
-                    }
-                }
+                byRound.update(rangesMeters: ranges.span, timesSeconds: times.span, anchors: anchors.span, addresses: addresses.span)
             }
             #expect(Self.snapshot(&perRange) == Self.snapshot(&byRound), "round \(i): state")
             let time = round.map(\.timeSeconds).max()!
