@@ -21,7 +21,7 @@ struct FloorContext: Sendable {
     /// The address → slot map as an open-addressing table: entry (address + i) mod size, i = 0, 1, …,
     /// holds the slot of the first address that hashed there (−1: empty). At least four entries per
     /// locator (and a power of two), so a lookup is usually one probe — a row's locator is found in
-    /// a handful of instructions, not by a scan of the floor's addresses (~25 per range on 8).
+    /// a handful of instructions, not by a scan of the floor's addresses.
     private let slotTable: [Int32]
     private let slotTableMask: Int
     /// The solver for this floor (its tag height and mode).

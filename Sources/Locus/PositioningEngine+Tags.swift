@@ -80,8 +80,8 @@ extension PositioningEngine {
     /// The estimator linearises the epoch once at a seed near its solution (`TagRangeOffsetEstimator`):
     /// `leastSquares`, the epoch's own least-squares position (raw and loosely coupled tracking: the
     /// same ranges, solved just before), or else the tightly coupled filter's tracked position; with
-    /// neither it iterates Gauss–Newton from its last solution (≈ 2,200 instructions a fix at 8
-    /// locators against ≈ 1,100 seeded).
+    /// neither it iterates Gauss–Newton from its last solution (about twice the work of a seeded
+    /// fix: docs/benchmarks.md, "Figures behind the code").
     mutating func updateOffset(_ tag: Int, count n: Int, floorIndex: Int, timeSeconds time: Double,
                                leastSquares: Point3? = nil) {
         let h = floors[floorIndex].floor.tagHeightMeters

@@ -114,8 +114,7 @@ struct ReorderBuffer: Sendable {
     /// with `all`), and says what was released; nil when nothing may go.
     @inline(__always)
     mutating func releaseEarliest(before watermark: Double, all: Bool, into fixes: inout [PositionFix]) -> Released? {
-        // One exit with a result (two made the caller's loop build its optional in memory: +37
-        // instructions a released fix on the heap path).
+        // One exit with a result (two made the caller's loop build its optional in memory).
         let tag: Int, floor: Int, zoneFix: ZoneFix
         if hasHeld {
             guard all || held.timeSeconds < watermark else { return nil }

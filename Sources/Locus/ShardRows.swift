@@ -4,7 +4,7 @@ import LocusIO
 /// A block of trace rows split by shard for `ShardedEngine.ingest(_:)`: per shard, the rows of its
 /// tags in file order, the floor resolved to the site's. Memory of its own, reused block after block
 /// (`route` empties it first), so that placing a row is a store — not an `Array` append with its
-/// uniqueness and capacity checks, ~40 instructions a row of the 3.84 M of the bench recording.
+/// uniqueness and capacity checks (what that cost: docs/benchmarks.md, "Figures behind the code").
 ///
 /// A reference type: the reading stage fills it and hands it to the shards' threads, one stage at
 /// a time (hence `@unchecked Sendable`).

@@ -11,9 +11,8 @@ import Glibc
 ///
 /// Why: truncating a file of tens of MB whose pages are in the page cache, or unlinking it, frees
 /// them there and then, and ext4 (`auto_da_alloc`, on by default) writes a file that was truncated
-/// to length 0 and written again back to disk when it is closed: ~20 ms in all for the 38 MB of
-/// positions `locus replay` writes on the bench recording, which the process waited for (most of it
-/// at its very end). A new file's data is written back later like any other's, and the old one is
+/// to length 0 and written again back to disk when it is closed, which the process waited for (most
+/// of it at its very end; the figure: docs/benchmarks.md, "Figures behind the code"). A new file's data is written back later like any other's, and the old one is
 /// freed on a core that is idle at the process's start. (`ByteSink` replaces an existing output
 /// this way.)
 final class FileReplacement {

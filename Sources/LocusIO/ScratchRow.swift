@@ -65,7 +65,7 @@ struct ScratchRow {
     /// |x|·10ⁿ rounded half away from zero, for p < 10¹² and p's fraction clearly away from ½ (the
     /// argument is on `JSONNumberFormat.appendFixedFast`); `decimals` in 0…12. False otherwise
     /// (including NaN and infinities), writing nothing. (Transparent, inlined even at the eleven sites of
-    /// one positions row, where `@inline(__always)` left a call: 1 % of a replay's instructions.)
+    /// one positions row, where `@inline(__always)` left a call.)
     @_transparent
     mutating func appendFixed(_ x: Double, decimals: Int) -> Bool {
         let scaled = abs(x) * Self.powerOfTen(decimals)

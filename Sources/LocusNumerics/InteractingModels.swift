@@ -4,8 +4,8 @@ import LocusCore
 /// Fixed parameters of `InteractingModels` (see `locus_imm.h`), immutable and shared by reference:
 /// an engine builds them once and every tag's filter uses them. The kernel's copy lives at an
 /// address of its own (allocated once, freed with the object), which the per-range calls hand to the
-/// kernel: copying the 48-byte struct to the stack for every range, twice, was ~25 instructions of
-/// the ~500 a range costs. The address never leaves this module.
+/// kernel instead of copying the 48-byte struct to the stack for every range, twice. The address
+/// never leaves this module.
 package final class InteractingModelsParameters: Sendable {
     /// Standing-still model: position random-walk density, m²/s.
     let stillPositionNoiseDensity: Double

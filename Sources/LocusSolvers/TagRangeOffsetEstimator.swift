@@ -104,7 +104,7 @@ package struct TagRangeOffsetEstimator: Sendable {
 
     /// `update`, returning the estimate b̂ afterwards (metres): the engine's per-row correction, taken
     /// without copying the estimator out of its array (reading `offsetMeters` through the array's
-    /// optional element afterwards did: ~60 instructions a fix).
+    /// optional element afterwards copied it).
     /// The spans are read in place.
     package mutating func updatedOffsetMeters(locators: Span<Point3>, rangesMeters: Span<Double>,
                                               tagHeightMeters h: Double, timeSeconds: Double, seed start: Point2?) -> Double {
