@@ -35,16 +35,10 @@ package struct OfflineSmoothing: Sendable {
         }
     }
 
-    /// Records a row right after `engine` ingested it (used or not: rows the engine skips are ignored
+    /// Records a row right after the engine ingested it (used or not: rows the engine skips are ignored
     /// by the smoother too, by floor and locator), less the tag's common range offset b̂ the engine
-    /// subtracted from it (r − b̂, metres; b̂ = 0 where the engine estimates none). A no-op unless the
-    /// smoother works on ranges.
-    package mutating func record(_ m: RangeMeasurement, ingestedBy engine: PositioningEngine) {
-        guard usesRanges else { return }
-        record(m, lessTagOffset: engine.tagRangeOffset(m.tag)?.offsetMeters)
-    }
-
-    /// `record(_:ingestedBy:)` with the engine's offset b̂ of the row's tag already looked up (nil: none).
+    /// subtracted from it (`offsetMeters`, looked up by the caller: r − b̂, metres; nil where the
+    /// engine estimates none). A no-op unless the smoother works on ranges.
     package mutating func record(_ m: RangeMeasurement, lessTagOffset offsetMeters: Double?) {
         guard usesRanges else { return }
         var row = m

@@ -30,8 +30,7 @@ public func locusReplayFile(_ request: UnsafeRawPointer?, _ options: UnsafeRawPo
         let tracePath = try RunResult.path(request, R.trace, "request.trace_path")
         let jobs = request.loadUnaligned(fromByteOffset: R.jobs, as: UInt32.self)
         guard jobs <= 256 else { throw LocusError(.invalidArgument, "request.jobs \(jobs) is not in 0...256") }
-        var job = ReplayJob(site: site, options: try EngineFactory.engineOptions(options), jobs: max(1, Int(jobs)))
-        _ = try site.floorIndex(job.options.defaultFloor)
+        var job = try ReplayJob(site: site, options: try EngineFactory.engineOptions(options), jobs: max(1, Int(jobs)))
         if let truth = try RunResult.optionalPath(request, R.truth, "request.truth_path") { job.truth = try GroundTruth.read(path: truth) }
         let reportPath = try RunResult.optionalPath(request, R.report, "request.report_path")
         if reportPath != nil && job.truth == nil {

@@ -51,8 +51,7 @@ enum ReplayCommand: LocusCommand {
         let jobs = try arguments.integer("jobs", default: ProcessorCount.online, in: 1...256)
         let site = try SiteDecoder.load(path: sitePath)
         // An unknown --floor is an error before any input is read (E3002, as the engine would say).
-        _ = try site.floorIndex(options.defaultFloor)
-        var job = ReplayJob(site: site, options: options, jobs: jobs)
+        var job = try ReplayJob(site: site, options: options, jobs: jobs)
         if let path = arguments.string("truth") { job.truth = try GroundTruth.read(path: path) }
         let reportPath = arguments.string("report")
         if reportPath != nil && job.truth == nil {

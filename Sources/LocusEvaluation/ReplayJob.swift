@@ -18,11 +18,13 @@ package struct ReplayJob {
         case auto
     }
 
-    var site: Site
+    let site: Site
     /// The engine's options (the one settings value every face builds).
-    package var options: EngineOptions
+    package let options: EngineOptions
     /// Tag-sharded engines with one clock (1…256); the bytes are the same for every count.
-    var jobs: Int
+    let jobs: Int
+    /// The floor of rows that name none (`options.defaultFloor` resolved against the site).
+    private let defaultFloor: FloorIndex
     /// Truth to compare with, or nil.
     package var truth: GroundTruth?
     package var truthShift: TruthShiftSetting = .none
@@ -33,31 +35,30 @@ package struct ReplayJob {
     /// Rows per sorted block of an out-of-order trace (small in tests, to spill).
     var sortBlockRows = 1 << 20
 
-    package init(site: Site, options: EngineOptions, jobs: Int, truth: GroundTruth? = nil) {
+    /// A replay of `site` with `options`.
+    /// - Throws: E3002 for an unknown default floor: before any input is read or output opened.
+    package init(site: Site, options: EngineOptions, jobs: Int, truth: GroundTruth? = nil) throws(LocusError) {
         self.site = site
         self.options = options
         self.jobs = jobs
         self.truth = truth
+        defaultFloor = FloorIndex(try site.floorIndex(options.defaultFloor))
     }
 
     /// Replays `source` into the sinks (nil: not written) and returns the summary (`elapsedSeconds`
     /// 0: the caller owns the clock).
     /// - Parameters:
     ///   - say: warnings and notes for people (the command line's stderr), whole lines.
-    ///   - progress: called with the rows read, now and then; `wholeRecording` with the total first.
-    ///   - wholeRecording: called once with the row count when the run holds the recording in memory.
-    /// - Throws: E3002 for an unknown default floor; the reader's E5001/E5003/E5004 naming the input;
-    ///   E5005 for an output.
+    ///   - progress: called with the rows read, now and then.
+    /// - Throws: the reader's E5001/E5003/E5004 naming the input; E5005 for an output.
     package func run(source: ByteSource, positions: ByteSink?, events: ByteSink?, say: (String) -> Void = { _ in },
                      progress: ((Int) -> Void)? = nil) throws(LocusError) -> ReplaySummary {
         let configuration = EngineConfiguration(options)
-        // An unknown --floor is an error before any input is read (E3002, as the engine would say).
-        let defaultFloor = FloorIndex(try site.floorIndex(options.defaultFloor))
         if options.smooth || truthShift == .auto {
-            return try wholeRecording(configuration: configuration, defaultFloor: defaultFloor, source: source,
+            return try wholeRecording(configuration: configuration, source: source,
                                       positions: positions, events: events, say: say, progress: progress)
         }
-        let shift = try resolvedShift(trace: nil, defaultFloor: defaultFloor, solver: configuration.solver, say: say)
+        let shift = try resolvedShift(trace: nil, solver: configuration.solver, say: say)
         var replay = StreamingReplay(site: site, configuration: configuration, jobs: jobs)
         replay.sortBlockRows = sortBlockRows
         if let truth {
@@ -81,12 +82,12 @@ package struct ReplayJob {
 
     /// `--smooth` and `--truth-shift auto`: the whole recording read into memory and replayed by one
     /// driven engine (`ReplayRun`), smoothed by the driver with `--smooth`.
-    private func wholeRecording(configuration: EngineConfiguration, defaultFloor: FloorIndex, source: ByteSource,
+    private func wholeRecording(configuration: EngineConfiguration, source: ByteSource,
                                 positions: ByteSink?, events: ByteSink?, say: (String) -> Void,
                                 progress: ((Int) -> Void)?) throws(LocusError) -> ReplaySummary {
         var driver = try EngineDriver(site: site, configuration: configuration, smoothing: options.smooth ? .replacing : .none)
         let trace = try TraceReader.read(source: source)
-        let truthShift = try resolvedShift(trace: trace, defaultFloor: defaultFloor, solver: configuration.solver, say: say)
+        let truthShift = try resolvedShift(trace: trace, solver: configuration.solver, say: say)
         let result = try ReplayRun.run(trace: trace, driver: &driver, progress: progress)
         let fixes = result.fixes
         if let events {
@@ -119,7 +120,7 @@ package struct ReplayJob {
 
     /// The shift δ: nil when none was asked for (δ = 0, not reported), the number when given, or
     /// with `.auto` the estimate of `ReplayTruthShift.estimate` (0 with a warning when it cannot tell).
-    private func resolvedShift(trace: RangeTrace?, defaultFloor: FloorIndex, solver: TrilaterationConfiguration,
+    private func resolvedShift(trace: RangeTrace?, solver: TrilaterationConfiguration,
                                say: (String) -> Void) throws(LocusError) -> ReplayTruthShift? {
         switch truthShift {
         case .none:

@@ -28,7 +28,7 @@ struct OfflineSmoothingTests {
         var smoothing = OfflineSmoothing(configuration: engine.configuration)
         for m in rows {
             engine.ingest(m)
-            smoothing.record(m, ingestedBy: engine)
+            smoothing.record(m, lessTagOffset: engine.tagRangeOffset(m.tag)?.offsetMeters)
         }
         engine.finish()
         let causal = engine.drainFixes()
