@@ -48,7 +48,11 @@ package final class ByteSource: @unchecked Sendable {
             }
             var info = stat()
             if fstat(fd, &info) == 0, (info.st_mode & S_IFMT) == S_IFDIR {
+                // Closed here and marked closed: a class whose init throws after its properties are
+                // set still runs `deinit`, which would close the number again — by then perhaps
+                // another thread's file (a test in parallel read EBADF from it).
                 close(fd)
+                fd = -1
                 throw LocusError(.fileUnreadable, "is a directory, not a file", context: .init(file: path))
             }
         }
