@@ -338,7 +338,11 @@ enum locus_skip_reason {
     LOCUS_SKIP_TIME_BACKWARDS = 7,     /* "time_backwards": before the tag's previous row */
     LOCUS_SKIP_CLOCK_JUMP = 8,         /* "clock_jump": far after the tag's previous row, unconfirmed */
     LOCUS_SKIP_RANGE_TOO_LONG = 9,     /* "range_too_long" */
-    LOCUS_SKIP_REASON_COUNT = 10
+    LOCUS_SKIP_LATE_RANGE = 10,        /* "late_range": a straggler of a round already solved */
+    LOCUS_SKIP_FUTURE_TIME = 11,       /* "future_time": ahead of the stream's clock (live) */
+    LOCUS_SKIP_TAG_LIMIT = 12,         /* "tag_limit": a new tag beyond the live tag limit */
+    LOCUS_SKIP_INVALID_TAG = 13,       /* "invalid_tag": too long, not UTF-8, or a control character */
+    LOCUS_SKIP_REASON_COUNT = 14
 };
 
 /**

@@ -21,6 +21,16 @@
     case clockJump = "clock_jump"
     /// A range longer than the engine's plausible maximum (default 1,000 m).
     case rangeTooLong = "range_too_long"
+    /// A range of a round its tag already closed (solved as complete before this straggler came, within
+    /// the pause): it joins no epoch of its own, so a round never becomes two fixes.
+    case lateRange = "late_range"
+    /// A live row stamped further ahead of the stream's clock than the future horizon (or without a
+    /// time on a stream of relative times): the shared clock never jumps for one sender.
+    case futureTime = "future_time"
+    /// A row of a new tag while the live tag limit (`--max-tags`) is reached.
+    case tagLimit = "tag_limit"
+    /// A tag id that is not a valid id (too long, not UTF-8, or holding a control character).
+    case invalidTag = "invalid_tag"
 
     /// Orders by the report key (`rawValue`).
     @usableFromInline package static func < (a: SkipReason, b: SkipReason) -> Bool { a.rawValue < b.rawValue }
@@ -48,6 +58,10 @@ package struct SkipTally: Sendable, Equatable {
         case .timeBackwards: 7
         case .clockJump: 8
         case .rangeTooLong: 9
+        case .lateRange: 10
+        case .futureTime: 11
+        case .tagLimit: 12
+        case .invalidTag: 13
         }
     }
 

@@ -18,6 +18,10 @@ package enum RunVerdict {
         case .clockJump: return "a tag's clock jumps far forward: is t in seconds?"
         case .missingField, .unparseableNumber, .invalidAnchor: return "is this a range trace (t,anchor,range_m, SPEC §2)?"
         case .nonFinite, .negativeRange, .rangeTooLong: return "are the ranges in metres?"
+        case .lateRange: return "rounds come faster than --rate: is the rate the tags' round rate?"
+        case .futureTime: return "rows are stamped ahead of the stream's clock: do the senders share one clock?"
+        case .tagLimit: return "more tags than --max-tags: raise it, or lower --tag-idle"
+        case .invalidTag: return "tag ids must be UTF-8 without control characters, at most 128 bytes"
         }
     }
 

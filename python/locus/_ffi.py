@@ -19,7 +19,8 @@ OPTION_SMOOTH, OPTION_TAG_OFFSET_ON, OPTION_TAG_OFFSET_OFF = 1, 2, 4
 EVENT_KINDS = ("exit", "enter", "dwell")
 #: enum locus_skip_reason, in order: the keys of `locus replay --json`'s "skipped".
 SKIP_REASONS = ("missing_field", "unparseable_number", "invalid_anchor", "unknown_anchor", "unknown_floor",
-                "non_finite", "negative_range", "time_backwards", "clock_jump", "range_too_long")
+                "non_finite", "negative_range", "time_backwards", "clock_jump", "range_too_long",
+                "late_range", "future_time", "tag_limit", "invalid_tag")
 
 
 class Options(C.Structure):
