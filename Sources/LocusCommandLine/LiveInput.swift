@@ -5,6 +5,7 @@ import LocusLive
 
 /// Where `locus stream` waits for ranges: standard input, a UDP socket or an MQTT subscription —
 /// one `wait` for all of them, bounded by the stream's tick, that feeds what came to the stream.
+/// Arrival times are not kept here: `LiveStream` stamps every batch it is handed (`StreamClock`).
 struct LiveInput {
     private enum Source {
         case standardInput(StandardInputRows)
@@ -18,8 +19,6 @@ struct LiveInput {
     private var messages: [MQTTMessage] = []
     /// Reads, datagrams or messages taken so far (the drain reads until a wait takes nothing).
     private(set) var taken = 0
-    /// When the latest input arrived (CLOCK_MONOTONIC seconds): the wall-clock tick counts from it.
-    private(set) var arrivedSeconds = StreamCommand.monotonicSeconds()
 
     /// Opens `endpoint` (`--input`): binds the UDP port, or connects to the broker and subscribes.
     /// - Throws: E5008 (exit 1) when the port cannot be bound or the broker cannot be reached.
@@ -47,10 +46,7 @@ struct LiveInput {
         switch source {
         case .standardInput(let rows):
             let before = rows.reads
-            defer {
-                taken += rows.reads - before
-                if rows.reads != before { arrivedSeconds = rows.readSeconds }
-            }
+            defer { taken += rows.reads - before }
             return try rows.wait(timeoutMilliseconds: timeoutMilliseconds, into: &stream,
                                  receivedSeconds: StreamCommand.realtimeSeconds)
         case .udp(let receiver):
@@ -77,7 +73,6 @@ struct LiveInput {
             messages.removeAll(keepingCapacity: true)
             guard client.receive(into: &messages, maximumCount: 4096, timeoutMilliseconds: Int(timeoutMilliseconds)) > 0 else { return true }
             taken += messages.count
-            arrivedSeconds = StreamCommand.monotonicSeconds()
             let received = StreamCommand.realtimeSeconds()
             for m in messages {
                 m.payload.withUnsafeBufferPointer { stream.ingestMessage($0, receivedSeconds: received, allowsCSV: false) }

@@ -20,8 +20,11 @@ import LocusIO
 /// a message that is not JSON, or not an object or an array of objects, is counted as malformed —
 /// never fatal.
 ///
-/// The engine's clock follows the data; `advance(toSeconds:)` moves it while none arrives (the
-/// wall-clock tick).
+/// Time. Every batch (a standard-input read, a datagram, a message) is stamped with its monotonic
+/// arrival here, in one place, whatever the input; `clock` (`StreamClock`) turns the latest accepted
+/// data time and that arrival into the stream's clock, which the wall-clock tick
+/// (`advance(toSeconds:)`) follows while no data arrives, and refuses rows too far ahead of it as
+/// `future_time` before they reach the engine.
 struct LiveStream {
     /// The engine, driven as every single-engine face drives it.
     private(set) var driver: EngineDriver
@@ -45,8 +48,8 @@ struct LiveStream {
     private(set) var firstMalformed: String?
     /// Data rows received (kept or skipped).
     private(set) var rows = 0
-    /// The latest data time fed to the engine, seconds.
-    private(set) var latestDataSeconds = -Double.infinity
+    /// The stream's clock: arrivals, the latest accepted data time, the future-time check.
+    private(set) var clock: StreamClock
 
     /// A CSV reader and its tag and floor ids mapped to the engine's.
     private struct CSVRows {
@@ -67,8 +70,11 @@ struct LiveStream {
         }
     }
 
-    init(site: Site, configuration: EngineConfiguration) throws(LocusError) {
+    /// `futureHorizonSeconds`: how far ahead of the stream's clock a row may be (0: unchecked; see
+    /// `StreamClock`).
+    init(site: Site, configuration: EngineConfiguration, futureHorizonSeconds: Double = 0) throws(LocusError) {
         self.site = site
+        clock = StreamClock(horizonSeconds: futureHorizonSeconds)
         driver = try EngineDriver(site: site, configuration: configuration)
         func reader(_ header: String) throws(LocusError) -> CSVRows {
             CSVRows(parser: try TraceRowParser(header: Array(header.utf8).span, file: "<rows>"))
@@ -111,6 +117,7 @@ struct LiveStream {
     /// for the next call).
     mutating func ingestCSVLines(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard headed != nil else { return }
+        clock.beginBatch(arrivedAt: StreamCommand.monotonicSeconds())
         rows += headed!.read(bytes, into: &scratch, driver: &driver, site: site)
         feedScratch(headed!.routing)
     }
@@ -118,6 +125,7 @@ struct LiveStream {
     /// One datagram or message: JSON (an object or an array of objects) or, when `allowsCSV` (a
     /// datagram), headerless CSV rows. `receivedSeconds` stands for a JSON row's missing `t`.
     mutating func ingestMessage(_ bytes: UnsafeBufferPointer<UInt8>, receivedSeconds: Double, allowsCSV: Bool) {
+        clock.beginBatch(arrivedAt: StreamCommand.monotonicSeconds())
         guard let json = Self.looksLikeJSON(bytes) else { noteMalformed("an empty message"); return }
         if json {
             ingestJSON(bytes, receivedSeconds: receivedSeconds)
@@ -142,6 +150,7 @@ struct LiveStream {
 
     /// JSON Lines from standard input: each non-blank line is a message.
     mutating func ingestJSONLines(_ bytes: UnsafeBufferPointer<UInt8>, receivedSeconds: Double) {
+        clock.beginBatch(arrivedAt: StreamCommand.monotonicSeconds())
         var start = 0
         for i in 0..<bytes.count where bytes[i] == 0x0A {
             if i > start { ingestJSON(UnsafeBufferPointer(rebasing: bytes[start..<i]), receivedSeconds: receivedSeconds) }
@@ -150,11 +159,13 @@ struct LiveStream {
         if start < bytes.count { ingestJSON(UnsafeBufferPointer(rebasing: bytes[start...]), receivedSeconds: receivedSeconds) }
     }
 
-    /// Feeds the rows `CSVRows.read` left in `scratch`.
+    /// Feeds the rows `CSVRows.read` left in `scratch` (a CSV row always names its time), but not
+    /// those from the future (`StreamClock`).
     private mutating func feedScratch(_ routing: ReaderRouting) {
         for r in scratch {
+            if clock.isFuture(r.timeSeconds, hasTime: true) { decodeSkips.record(.futureTime, line: Int(r.line)); continue }
             driver.ingest(r, routing: routing)
-            if r.timeSeconds > latestDataSeconds, r.timeSeconds.isFinite { latestDataSeconds = r.timeSeconds }
+            clock.accept(r.timeSeconds)
         }
     }
 
@@ -197,26 +208,26 @@ struct LiveStream {
         case .skip(let reason):
             decodeSkips.record(reason, line: line)
         case .use(let t, let tagID, let floorID, let locator, let range):
+            // Before the tag is registered: a row from the future creates no tag either.
+            if clock.isFuture(t, hasTime: fields.namesTime) { decodeSkips.record(.futureTime, line: line); return }
             let tag = driver.tagIndex(for: tagID.map { TagID($0) } ?? .single)
             var floor = engine.defaultFloor
             if let floorID {
                 guard let known = driver.floorIndex(of: FloorID(floorID)) else { decodeSkips.record(.unknownFloor, line: line); return }
                 floor = known
             }
-            feed(tag: tag, floor: floor, locator: locator, range: range, time: t, line: line)
+            driver.ingest(tag: tag, floor: floor, locator: locator, rangeMeters: range, timeSeconds: t, line: line)
+            clock.accept(t)
         }
-    }
-
-    @inline(__always)
-    private mutating func feed(tag: TagIndex, floor: FloorIndex, locator: UInt16, range: Double, time: Double, line: Int) {
-        driver.ingest(tag: tag, floor: floor, locator: locator, rangeMeters: range, timeSeconds: time, line: line)
-        if time > latestDataSeconds, time.isFinite { latestDataSeconds = time }
     }
 
     // MARK: clock and end
 
     /// Moves the engine's clock to `t` (the wall-clock tick).
     mutating func advance(toSeconds t: Double) { driver.advance(toSeconds: t) }
+
+    /// The stream's clock now (`StreamClock`; −∞ before the first accepted row).
+    var clockSeconds: Double { clock.seconds(at: StreamCommand.monotonicSeconds()) }
 
     /// Ends the stream: every open epoch solved, every fix released.
     mutating func finish() {

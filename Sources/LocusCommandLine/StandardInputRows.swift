@@ -15,8 +15,6 @@ final class StandardInputRows {
     private(set) var ended = false
     /// Reads that returned bytes (or the end).
     private(set) var reads = 0
-    /// When the latest bytes were read (CLOCK_MONOTONIC seconds).
-    private(set) var readSeconds = 0.0
 
     private enum Mode { case unknown, csv, jsonLines }
 
@@ -39,7 +37,6 @@ final class StandardInputRows {
             throw LocusError(.fileUnreadable, "cannot read standard input (\(String(cString: strerror(errno))))", context: .init(file: "<stdin>"))
         }
         reads += 1
-        readSeconds = StreamCommand.monotonicSeconds()
         if n == 0 {
             ended = true
             if filled > 0, buffer[filled - 1] != 0x0A {

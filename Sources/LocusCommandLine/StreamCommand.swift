@@ -21,6 +21,7 @@ enum StreamCommand: LocusCommand {
             .value("positions", "OUT.csv", "Also write the positions CSV, exactly as locus replay writes it."),
             .value("events", "OUT.jsonl", "Also write the zone events, exactly as locus replay writes them."),
             .value("tick-ms", "MS", "While no data arrives, the engine's clock follows the wall clock, moved every MS ms (default 100; silent tags then leave their zones on time). 0: the clock follows the data alone, as in replay."),
+            .value("future-horizon", "S", "Skip a row stamped more than S seconds ahead of the stream's clock (the latest accepted time plus the wall time since it arrived) as future_time, so one sender cannot move every tag's clock. Default 5 for udp:// and mqtt://, 0 (off) for standard input, which is often a recording piped faster than real time. Rows without t (the receive time) are checked even when off."),
             .value("client-id", "ID", "MQTT client id (default locus-stream): the broker keeps this session's QoS 1 messages while it reconnects."),
             .flag("json", "Print the closing summary as one JSON object (on stderr)."),
         ] + EngineOptions.optionSpecs,
@@ -52,7 +53,9 @@ enum StreamCommand: LocusCommand {
             throw LocusError(.usage, "--positions - and --events - would share standard output with --output - (see: locus stream --help)")
         }
 
-        var stream = try LiveStream(site: site, configuration: EngineConfiguration(options))
+        let horizon = try arguments.double("future-horizon", default: input == .standardStream ? 0 : StreamClock.defaultHorizonSeconds,
+                                           in: 0...1e9)
+        var stream = try LiveStream(site: site, configuration: EngineConfiguration(options), futureHorizonSeconds: horizon)
         var source = try LiveInput(input, clientID: clientID, console: console)
         let publisher = try LivePublisher(output, clientID: clientID + "-out", console: console)
         var outputs = StreamOutputs(standardOutput: output == .standardStream ? try ByteSink(path: "-") : nil, format: format,
@@ -60,20 +63,16 @@ enum StreamCommand: LocusCommand {
         TerminationSignals.install()
         console.err("locus stream: \(source.description) → \(output.description)\(tickMilliseconds == 0 ? "" : ", tick \(tickMilliseconds) ms")\n")
 
-        // The clock: the latest data time, plus (tick > 0) the wall time since that row arrived — so a
-        // fix at the clock's own time leaves as soon as its batch is done, and silent tags leave their
-        // zones on time while nothing arrives.
-        var lastArrival = monotonicSeconds()
-        var rowsBefore = 0
+        // The tick (> 0): the engine follows the stream's clock — the latest data time plus the wall
+        // time since that row arrived, the same rule for every input (`StreamClock`) — so a fix at
+        // the clock's own time leaves as soon as its batch is done, and silent tags leave their zones
+        // on time while nothing arrives.
         let timeout: Int32 = tickMilliseconds == 0 ? 200 : Int32(tickMilliseconds)
         while TerminationSignals.requested == nil {
             let alive = try source.wait(timeoutMilliseconds: timeout, into: &stream)
-            if stream.rows != rowsBefore {
-                rowsBefore = stream.rows
-                lastArrival = source.arrivedSeconds
-            }
-            if tickMilliseconds > 0, stream.latestDataSeconds.isFinite {
-                stream.advance(toSeconds: stream.latestDataSeconds + (monotonicSeconds() - lastArrival))
+            if tickMilliseconds > 0 {
+                let now = stream.clockSeconds
+                if now.isFinite { stream.advance(toSeconds: now) }
             }
             try stream.drain(into: &outputs)
             try outputs.flush()

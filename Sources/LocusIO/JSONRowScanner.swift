@@ -202,6 +202,15 @@ package struct JSONRowFields: Sendable, Equatable {
         t = field("t"); tag = field("tag"); anchor = field("anchor"); range = field("range_m"); floor = field("floor")
     }
 
+    /// Whether the row names its time (`t` present, not `null`); otherwise `decide` stands the
+    /// receive time in for it, which a live stream checks differently (`future_time`).
+    package var namesTime: Bool {
+        switch t {
+        case .absent, .null: return false
+        default: return true
+        }
+    }
+
     /// What to do with the row: `.skip(reason)` or `.use(...)` with its time (`receivedSeconds` when
     /// it names none), tag and floor ids (nil: the single tag, the default floor), locator and range.
     /// The checks and reasons of the CSV reader: a time or range that is not a number →
