@@ -215,7 +215,9 @@ package struct JSONRowFields: Sendable, Equatable {
     /// it names none), tag and floor ids (nil: the single tag, the default floor), locator and range.
     /// The checks and reasons of the CSV reader: a time or range that is not a number →
     /// `unparseable_number`; no range or anchor → `missing_field`; an anchor that is not an integer
-    /// 0…65535 (a number, or a string of decimal digits) → `invalid_anchor`.
+    /// 0…65535 (a number, or a string of decimal digits) → `invalid_anchor`; a tag id `TagIDRule`
+    /// refuses (over 128 bytes, a control character such as `\u0000`) → `invalid_tag` (a JSON
+    /// string is UTF-8 already: `JSONParser` refuses other bytes, and the message is malformed).
     package func decide(receivedSeconds: Double) -> Decision {
         func number(_ f: Field) -> Double?? {
             switch f {
@@ -244,7 +246,9 @@ package struct JSONRowFields: Sendable, Equatable {
         case .other: address = nil
         }
         guard let a = address, a <= 0xFFFF else { return .skip(.invalidAnchor) }
-        return .use(timeSeconds: time ?? receivedSeconds, tag: text(tag), floor: text(floor), locator: UInt16(a), rangeMeters: r)
+        let tagID = text(tag)
+        if let tagID, !TagIDRule.isValid(tagID) { return .skip(.invalidTag) }
+        return .use(timeSeconds: time ?? receivedSeconds, tag: tagID, floor: text(floor), locator: UInt16(a), rangeMeters: r)
     }
 
     /// A row's fate.

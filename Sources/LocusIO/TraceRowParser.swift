@@ -29,7 +29,8 @@ package struct TraceRow: Sendable, Equatable {
 /// `range_m` are required, `tag` and `floor` optional. Each data row is checked and either kept or
 /// skipped and counted by reason (`SkipReason`): an empty required field, an unparseable number, an
 /// anchor that is not a 16-bit address, a non-finite time or range, a negative range, a time earlier
-/// than the tag's previous kept row, or an unconfirmed jump far forward (`TagClock`) — in file order.
+/// than the tag's previous kept row, an unconfirmed jump far forward (`TagClock`), or a tag id that
+/// is not one (`TagIDRule`: over 128 bytes, not UTF-8, a control character) — in file order.
 /// Numbers are parsed from bytes (`CSVNumberParser`) and tags interned, so a row costs no allocation.
 /// Unknown anchors and floors are the engine's to judge: it knows the site.
 ///
@@ -164,8 +165,18 @@ package struct TraceRowParser: Sendable {
             return true
         }
         func isEmpty(_ f: CSVScanner.Field) -> Bool { isEmpty(f.start, f.end) }
-        /// The index of a non-empty tag field (quoted fields bypass the byte cache).
+        /// The index of a non-empty tag field (quoted fields bypass the byte cache); −1 for an id
+        /// `TagIDRule` refuses (never interned: bytes that are not UTF-8 must not become U+FFFD and
+        /// merge with another id). The raw bytes are checked, trimmed as `CSVScanner.text` trims
+        /// (UTF-8 and controls read the same before and after a quoted field's `""` is unescaped);
+        /// a quoted field's length is checked on its text. Ids of ≤ 8 bytes seen before never get
+        /// here on the fast paths (the short-field cache holds valid ids only).
         func tagIndex(_ f: CSVScanner.Field) -> Int32 {
+            var start = f.start, end = f.end
+            while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 || bytes[start] == 0x0D { start += 1 }
+            while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 || bytes[end - 1] == 0x0D { end -= 1 }
+            guard TagIDRule.isValid(bytes, start, end, maximumBytes: f.isQuoted ? Int.max : TagIDRule.maximumBytes) else { return -1 }
+            if f.isQuoted, end - start > TagIDRule.maximumBytes, scanner.text(f).utf8.count > TagIDRule.maximumBytes { return -1 }
             let (index, isNew) = tagNames.index(bytes, f, text: scanner.text(f))
             if isNew {
                 tags.append(TagID(tagNames.names[Int(index)]))
@@ -191,6 +202,7 @@ package struct TraceRowParser: Sendable {
         }
         /// Keeps a checked row unless its tag's clock refuses it.
         func commit(_ t: Double, _ r: Double, _ a: UInt64, _ tag: Int32, _ floor: Int32, line: Int) {
+            if tag < 0 { skipped.record(.invalidTag, line: line); return }
             if let reason = clocks[Int(tag)].admit(t) { skipped.record(reason, line: line); return }
             if outCount == outCapacity {
                 if spill(UnsafeBufferPointer(start: out, count: outCount)) {

@@ -144,6 +144,62 @@ struct StreamHardeningTests {
 
     // MARK: item 2 — ids
 
+    @Test("tag ids over 128 bytes, not UTF-8 or holding a control character are skipped as invalid_tag — stream (CSV and JSON) and replay alike; the rest is untouched")
+    func invalidTagIDs() throws {
+        let rows = Self.rows(upTo: 5)
+        let dir = TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let expected = try Self.replay(rows, dir: dir)
+        // Two ids that differ only in their invalid bytes (which once both became "T\u{FFFD}").
+        let badCSV: [[UInt8]] = [Array("2.0,T".utf8) + [0xFF] + Array(",40407,3.0,1F".utf8),
+                                 Array("2.0,T".utf8) + [0xFE] + Array(",40407,3.0,1F".utf8),
+                                 Array("2.0,\(String(repeating: "A", count: 129)),40407,3.0,1F".utf8),
+                                 Array("2.0,\"T\u{1}\",40407,3.0,1F".utf8),
+                                 Array("2.0,T\u{7F},40407,3.0,1F".utf8)]
+        var csv = Array("t,tag,anchor,range_m,floor\n".utf8)
+        for (k, row) in rows.enumerated() {
+            csv += Array((row + "\n").utf8)
+            if k == rows.count / 2 { for bad in badCSV { csv += bad + [0x0A] } }
+        }
+        let trace = dir + "/bad.csv"
+        try Data(csv).write(to: URL(fileURLWithPath: trace))
+        let (p, e) = (dir + "/p.csv", dir + "/e.jsonl")
+        let stream = try StreamingReplayTests.locus(["stream", "--site", Self.site, "--tick-ms", "0", "--positions", p, "--events", e, "--json"], input: csv)
+        #expect(stream.status == 0, "\(stream.err)")
+        #expect(try Self.summary(stream.err)["skipped"]?["invalid_tag"] == .integer(5), "\(stream.err)")
+        #expect(Self.read(p) == expected.positions)
+        #expect(Self.read(e) == expected.events)
+        #expect(!stream.err.contains("AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"), "no message prints a whole id")
+
+        let replay = CapturedRun(["replay", "--site", Self.site, "--trace", trace, "--positions", p, "--json"])
+        #expect(replay.status == 0, "\(replay.err)")
+        #expect(try JSONParser.parse(Array(replay.out.utf8))["skipped"]?["invalid_tag"] == .integer(5), "\(replay.out)")
+        #expect(Self.read(p) == expected.positions)
+
+        // JSON: a NUL, a DEL, 129 bytes, 70,000 bytes.
+        var lines = rows.map(StreamCommandTests.json)
+        let bad = ["T1\\u0000", "T\\u007f", String(repeating: "é", count: 65), String(repeating: "x", count: 70_000)].map {
+            "{\"t\": 2.0, \"tag\": \"\($0)\", \"anchor\": 40407, \"range_m\": 3.0, \"floor\": \"1F\"}"
+        }
+        lines.insert(contentsOf: bad, at: lines.count / 2)
+        let json = try StreamingReplayTests.locus(["stream", "--site", Self.site, "--tick-ms", "0", "--positions", p, "--events", e, "--json"],
+                                                  input: Array((lines.joined(separator: "\n") + "\n").utf8))
+        #expect(json.status == 0, "\(json.err)")
+        #expect(try Self.summary(json.err)["skipped"]?["invalid_tag"] == .integer(4), "\(json.err)")
+        #expect(Self.read(p) == expected.positions)
+        #expect(Self.read(e) == expected.events)
+    }
+
+    @Test("TagIDRule: at most 128 bytes of UTF-8 without C0 controls or DEL")
+    func tagIDRule() {
+        func valid(_ bytes: [UInt8]) -> Bool { bytes.withUnsafeBufferPointer { TagIDRule.isValid($0) } }
+        #expect(valid(Array("T1".utf8)) && valid(Array("T1/position".utf8)) && valid(Array("é漢字 #+".utf8)))
+        #expect(valid(Array(repeating: 0x41, count: 128)) && !valid(Array(repeating: 0x41, count: 129)))
+        #expect(!valid([0x54, 0xFF]) && !valid([0xC3]) && !valid([0xED, 0xA0, 0x80]) && !valid([0xC0, 0x80]))
+        #expect(!valid([0x54, 0x00]) && !valid([0x09]) && !valid([0x0A]) && !valid([0x7F]) && !valid([0x1F]))
+        #expect(TagIDRule.isValid("T1") && !TagIDRule.isValid("T1\u{0}") && !TagIDRule.isValid(String(repeating: "é", count: 65)))
+    }
+
     // MARK: item 8
 
 }
