@@ -59,7 +59,7 @@ enum StreamCommand: LocusCommand {
         var source = try LiveInput(input, clientID: clientID, console: console)
         let publisher = try LivePublisher(output, clientID: clientID + "-out", console: console)
         var outputs = StreamOutputs(standardOutput: output == .standardStream ? try ByteSink(path: "-") : nil, format: format,
-                                    positions: positions, events: events, publisher: publisher, topicPrefix: output.topic)
+                                    positions: positions, events: events, publisher: publisher, topicPrefix: output.topic, console: console)
         TerminationSignals.install()
         console.err("locus stream: \(source.description) → \(output.description)\(tickMilliseconds == 0 ? "" : ", tick \(tickMilliseconds) ms")\n")
 
@@ -97,7 +97,8 @@ enum StreamCommand: LocusCommand {
         let elapsed = monotonicSeconds() - started
         let summary = StreamSummary(rows: stream.rows, fixes: outputs.fixCount, events: outputs.eventCounts,
                                     skipped: stream.skipped, malformed: stream.malformed, firstMalformed: stream.firstMalformed,
-                                    diagnostics: stream.engine.diagnostics, input: source.counts, elapsedSeconds: elapsed,
+                                    diagnostics: stream.engine.diagnostics, input: source.counts, publishFailures: publisher == nil ? nil : outputs.publishFailures,
+                                    elapsedSeconds: elapsed,
                                     signal: TerminationSignals.requested)
         console.err(arguments.flag("json") ? JSONWriter(style: .compact).string(summary.json) + "\n" : summary.text)
         return 0

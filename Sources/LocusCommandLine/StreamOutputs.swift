@@ -10,6 +10,10 @@ import LocusIO
 /// - an MQTT broker (`--output mqtt://…/PREFIX`): each position published to
 ///   `PREFIX/tags/<tag>/position`, each event to `PREFIX/tags/<tag>/zone`, one JSON object per message
 ///   (without the line's newline), in time order (`publish` applies backpressure, never drops).
+///   `<tag>` is the id encoded into one topic level (`TopicEncoding`): an id is data, never topic
+///   syntax. A publish the client refuses is counted (`publishFailures`) and logged once, with the
+///   id shown bounded and escaped; it never ends the stream (one bad message must not stop every
+///   other tag's feed).
 ///
 /// Everything written is buffered and handed on by `flush()`, which the stream calls after each
 /// input batch and tick — a consumer sees a position as soon as the batch that made it is done.
@@ -22,6 +26,7 @@ struct StreamOutputs {
     private let events: ByteSink?
     private let publisher: LivePublisher?
     private let topicPrefix: String
+    private let console: Console
 
     private var stdoutBytes: [UInt8] = []
     private var positionBytes: [UInt8] = []
@@ -32,9 +37,12 @@ struct StreamOutputs {
     /// Fixes and events written so far.
     private(set) var fixCount = 0
     private(set) var eventCounts: [ZoneEvent.Kind: Int] = [:]
+    /// Publishes the broker client refused (counted, the first one logged).
+    private(set) var publishFailures = 0
 
     init(standardOutput: ByteSink?, format: Format, positions: ByteSink?, events: ByteSink?,
-         publisher: LivePublisher?, topicPrefix: String) {
+         publisher: LivePublisher?, topicPrefix: String, console: Console) {
+        self.console = console
         self.standardOutput = standardOutput
         self.format = format
         self.positions = positions
@@ -69,24 +77,36 @@ struct StreamOutputs {
             }
         }
         if let publisher {
-            var failure: LocusError?
             OutputInterleaving.interleave(fixes, released, position: { f in
-                guard failure == nil else { return }
                 positionJSON.append(f)
-                do throws(LocusError) { try publisher.publish(topic(f.tag, "position"), Array(positionJSON.bytes.dropLast())) } catch { failure = error }
+                publish(publisher, f.tag, "position", Array(positionJSON.bytes.dropLast()))
                 positionJSON.removeAll()
             }, event: { e in
-                guard failure == nil else { return }
                 stdoutEvents.append(e)
-                do throws(LocusError) { try publisher.publish(topic(e.tag, "zone"), Array(stdoutEvents.bytes.dropLast())) } catch { failure = error }
+                publish(publisher, e.tag, "zone", Array(stdoutEvents.bytes.dropLast()))
                 stdoutEvents.removeAll()
             })
-            if let failure { throw failure }
         }
     }
 
+    /// Publishes one message to `PREFIX/tags/<encoded tag>/<kind>`; a refusal is counted and the
+    /// first one logged (the id bounded: `TopicEncoding.shown`; not the client's message, which
+    /// quotes the whole topic).
+    private mutating func publish(_ publisher: LivePublisher, _ tag: TagID, _ kind: String, _ payload: [UInt8]) {
+        do throws(LocusError) {
+            try publisher.publish(topic(tag, kind), payload)
+        } catch {
+            publishFailures += 1
+            if publishFailures == 1 {
+                console.err("locus stream: a publish failed (\(error.code.rawValue)) for tag '\(TopicEncoding.shown(tag.rawValue))' (\(kind)); counted as publish_failures, the stream goes on and later failures are not logged\n")
+            }
+        }
+    }
+
+    /// `PREFIX/tags/<level>/<kind>`, the level `TopicEncoding.level` of the id.
     private func topic(_ tag: TagID, _ kind: String) -> String {
-        topicPrefix.isEmpty ? "tags/\(tag.rawValue)/\(kind)" : "\(topicPrefix)/tags/\(tag.rawValue)/\(kind)"
+        let level = TopicEncoding.level(tag.rawValue)
+        return topicPrefix.isEmpty ? "tags/\(level)/\(kind)" : "\(topicPrefix)/tags/\(level)/\(kind)"
     }
 
     /// Hands everything buffered on (a write that blocks is backpressure: the stream waits).

@@ -14,6 +14,8 @@ struct StreamSummary {
     var diagnostics: EngineDiagnostics
     /// The input's counts (datagrams, messages, reconnects…), in order.
     var input: [(String, Int)]
+    /// Publishes the broker client refused (`--output mqtt://`; nil for other outputs: not measured).
+    var publishFailures: Int?
     var elapsedSeconds: Double
     /// The signal that ended the stream (nil: the input ended).
     var signal: Int32?
@@ -28,6 +30,7 @@ struct StreamSummary {
             ("failed_epochs", .object(diagnostics.failedEpochs.sorted { $0.code < $1.code }
                 .map { ($0.code.rawValue, JSONValue.integer($0.count)) })),
             ("input", .object(input.map { ($0.0, JSONValue.integer($0.1)) })),
+            ("publish_failures", publishFailures.map { .integer($0) } ?? .null),
             ("elapsed_s", .number(elapsedSeconds, .fixed(3))),
         ])
     }
@@ -46,6 +49,7 @@ struct StreamSummary {
             s += "epochs without a fix: " + diagnostics.failedEpochs.sorted { $0.code < $1.code }
                 .map { "\($0.code.rawValue) \($0.count)" }.joined(separator: ", ") + "\n"
         }
+        if let publishFailures, publishFailures > 0 { s += "publish failures: \(publishFailures)\n" }
         if !input.isEmpty { s += "input: " + input.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + "\n" }
         return s
     }

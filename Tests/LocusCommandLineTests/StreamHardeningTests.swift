@@ -200,6 +200,79 @@ struct StreamHardeningTests {
         #expect(TagIDRule.isValid("T1") && !TagIDRule.isValid("T1\u{0}") && !TagIDRule.isValid(String(repeating: "é", count: 65)))
     }
 
+    @Test("TopicEncoding: every id is exactly one topic level with no MQTT syntax, and decodes back to itself")
+    func topicEncoding() {
+        #expect(TopicEncoding.level("T1") == "T1")
+        #expect(TopicEncoding.level("T1/position\u{0}") == "T1%2Fposition%00")
+        #expect(TopicEncoding.level("T#") == "T%23" && TopicEncoding.level("+") == "%2B" && TopicEncoding.level("a b%") == "a%20b%25")
+        #expect(TopicEncoding.level("é") == "%C3%A9")
+        for id in ["T1", "T1/zone", "#", "+/+", "%41", "a.b_c~d-e", "x\n\u{7F}", "漢字", ""] {
+            let level = TopicEncoding.level(id)
+            #expect(!level.contains("/") && !level.contains("+") && !level.contains("#") && level.utf8.allSatisfy { $0 > 0x20 && $0 < 0x7F })
+            #expect(TopicEncoding.decode(level) == id, "\(id)")
+        }
+        #expect(TopicEncoding.decode("%2") == nil && TopicEncoding.decode("%zz") == nil && TopicEncoding.decode("%FF") == nil)
+        #expect(TopicEncoding.shown(String(repeating: "x", count: 70_000)).count <= 40)
+        #expect(TopicEncoding.shown("T1\n\u{0}") == "T1%0A%00")
+    }
+
+    @Test("MQTT out: hostile tag ids publish under their own encoded level only; nothing lands on another tag's topic; no publish fails")
+    func hostileTagsOnMQTT() throws {
+        guard MosquittoBroker.isAvailable else { print("skipped: \(MosquittoBroker.unavailableMessage)"); return }
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let subscriber = try MQTTClient(configuration: .standard(clientID: "hostile-sub"), log: { _ in })
+        defer { subscriber.close() }
+        try subscriber.connect(host: broker.host, port: broker.port)
+        try subscriber.subscribe("live/#", qos: 1)
+        // T1's rows again under each hostile id: each makes fixes of its own.
+        let t1 = Self.rows(upTo: 4).filter { $0.contains(",T1,") }
+        let hostile = ["T#", "+", "T1/position", "T1/zone", "a b", "%54%31"]
+        var lines = Self.rows(upTo: 4).map(StreamCommandTests.json)
+        for id in hostile {
+            lines += t1.map { StreamCommandTests.json($0).replacingOccurrences(of: "\"T1\"", with: "\"\(id)\"") }
+        }
+        lines.sort { Double($0.split(separator: ",")[0].dropFirst(6))! < Double($1.split(separator: ",")[0].dropFirst(6))! }
+        let r = try StreamingReplayTests.locus(["stream", "--site", Self.site, "--tick-ms", "0", "--output", broker.uri(topic: "live"), "--json"],
+                                               input: Array((lines.joined(separator: "\n") + "\n").utf8))
+        #expect(r.status == 0, "\(r.err)")
+        #expect(try Self.summary(r.err)["publish_failures"] == .integer(0), "\(r.err)")
+        var messages: [MQTTMessage] = []
+        _ = subscriber.receive(into: &messages, maximumCount: 100_000, timeoutMilliseconds: 2_000)
+        while subscriber.receive(into: &messages, maximumCount: 100_000, timeoutMilliseconds: 500) > 0 {}
+        var tags: Set<String> = []
+        for m in messages {
+            let levels = m.topic.split(separator: "/", omittingEmptySubsequences: false)
+            #expect(levels.count == 4 && levels[0] == "live" && levels[1] == "tags" && (levels[3] == "position" || levels[3] == "zone"), "\(m.topic)")
+            guard levels.count == 4, let id = TopicEncoding.decode(String(levels[2])),
+                  case .string(let payloadTag)? = (try? JSONParser.parse(m.payload))?["tag"]?.kind else { Issue.record("\(m.topic)"); continue }
+            #expect(id == payloadTag, "\(m.topic) carries \(payloadTag)'s message")
+            tags.insert(id)
+        }
+        #expect(tags == Set(["T1", "T2", "T#", "+", "T1/position", "T1/zone", "a b", "%54%31"]), "\(tags)")
+    }
+
+    @Test("a publish that fails is counted and logged once with a bounded id, never thrown")
+    func publishFailureCounted() throws {
+        guard MosquittoBroker.isAvailable else { print("skipped: \(MosquittoBroker.unavailableMessage)"); return }
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let log = LogLines()
+        let console = Console(out: { _ in }, err: { log.append($0) })
+        let publisher = try #require(try LivePublisher(try StreamEndpoint(parsing: broker.uri(topic: "live"), as: .output),
+                                                       clientID: "failing-out", console: console))
+        publisher.close()  // every publish now fails
+        var outputs = StreamOutputs(standardOutput: nil, format: .csv, positions: nil, events: nil, publisher: publisher,
+                                    topicPrefix: "live", console: console)
+        let id = TagID(String(repeating: "x", count: 120))
+        let fix = PositionFix(timeSeconds: 1, tag: id, floor: FloorID("1F"), position: Point3(x: 1, y: 2, z: 0),
+                              covariance: .zero, quality: FixQuality(hdop: 1, pdop: 1, residualRMSMeters: 0, locatorsUsed: 4))
+        try outputs.write(fixes: [fix, fix, fix], events: [])
+        #expect(outputs.publishFailures == 3)
+        #expect(log.lines.count == 1, "\(log.lines)")
+        #expect(log.lines.first.map { !$0.contains(id.rawValue) && $0.contains("xxxx") } == true, "\(log.lines)")
+    }
+
     // MARK: item 8
 
 }
