@@ -28,10 +28,16 @@ struct LiveInput {
         case .standardStream:
             source = .standardInput(StandardInputRows())
         case .udp(let host, let port):
-            source = .udp(try UDPReceiver(host: host, port: port))
+            let receiver = try UDPReceiver(host: host, port: port)
+            if receiver.listensOnEveryInterface {
+                console.err("locus stream: warning: udp://\(host):\(receiver.port) listens on every interface: any host that can reach this machine can send rows (give 127.0.0.1 or one local address to limit it)\n")
+            }
+            source = .udp(receiver)
         case .mqtt(let host, let port, let topic):
+            // Each client's log lines name it: with --output mqtt:// too, a broker restart is
+            // reported by both clients, and the lines must say which is which.
             let client = try MQTTClient(configuration: .standard(clientID: clientID),
-                                        log: { console.err("locus stream: \($0)\n") })
+                                        log: { console.err("locus stream: MQTT input (client id \(clientID)): \($0)\n") })
             try client.connect(host: host, port: port)
             try client.subscribe(topic, qos: 1)
             source = .mqtt(client)

@@ -11,7 +11,7 @@ final class LivePublisher {
     /// - Throws: E5008 (exit 1) when the broker cannot be reached.
     init?(_ endpoint: StreamEndpoint, clientID: String, console: Console) throws(LocusError) {
         guard case .mqtt(let host, let port, _) = endpoint else { return nil }
-        client = try MQTTClient(configuration: .standard(clientID: clientID), log: { console.err("locus stream: \($0)\n") })
+        client = try MQTTClient(configuration: .standard(clientID: clientID), log: { console.err("locus stream: MQTT output (client id \(clientID)): \($0)\n") })
         try client.connect(host: host, port: port)
     }
 

@@ -30,6 +30,10 @@ package final class UDPReceiver {
     package let port: UInt16
     /// The host the socket is bound to, as given.
     package let host: String
+    /// True when the host resolved to 0.0.0.0 (INADDR_ANY: `0.0.0.0`, `0`): the socket takes
+    /// datagrams from every interface, so any host that can reach this machine can send rows
+    /// (`locus stream` warns).
+    package let listensOnEveryInterface: Bool
     /// The kernel's receive buffer in bytes as `getsockopt(SO_RCVBUF)` reports it (Linux reports
     /// twice the usable payload space, for its bookkeeping; capped by `net.core.rmem_max` unless the
     /// process may use `SO_RCVBUFFORCE`).
@@ -53,6 +57,7 @@ package final class UDPReceiver {
                  requestedReceiveBufferBytes: Int = UDPReceiver.standardReceiveBufferBytes) throws(LocusError) {
         let uri = "udp://\(host):\(port)"
         var address = try IPv4Address.socketAddress(host: host, port: port)
+        listensOnEveryInterface = address.sin_addr.s_addr == 0
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else {
             throw LocusError(.networkUnavailable, "cannot create a UDP socket for \(uri): \(IPv4Address.errnoText())")

@@ -202,7 +202,7 @@ struct StreamCommandTests {
 /// The broker going away in the middle of a stream (issue 16, item 3).
 @Suite("locus stream: broker restart", .serialized)
 struct StreamBrokerRestartTests {
-    @Test("the broker stopped and started again: the loss is logged, the stream reconnects and subscribes again, rows published after the restart are solved; nothing fatal")
+    @Test("the broker stopped and started again: the loss is logged once per client, naming it; the stream reconnects and subscribes again, rows published after the restart are solved; nothing fatal")
     func brokerRestart() throws {
         guard MosquittoBroker.isAvailable else { print("skipped: \(MosquittoBroker.unavailableMessage)"); return }
         let broker = try MosquittoBroker()
@@ -210,7 +210,7 @@ struct StreamBrokerRestartTests {
         let rows = StreamCommandTests.rows("hall")
         let half = rows.count / 2
         let live = try LiveProcess(["stream", "--site", StreamCommandTests.site("hall"), "--input", broker.uri(topic: "site/ranges"),
-                                    "--tick-ms", "0", "--client-id", "restart-test"])
+                                    "--output", broker.uri(topic: "out"), "--positions", "-", "--tick-ms", "0", "--client-id", "restart-test"])
         #expect(live.started() != nil, "\(live.err)")
         func publish(_ part: ArraySlice<String>) throws {
             let publisher = try MQTTClient(configuration: .standard(clientID: "restart-pub"), log: { _ in })
@@ -228,6 +228,11 @@ struct StreamBrokerRestartTests {
         #expect(live.wait { live.err.contains("lost the connection") }, "the loss is logged: \(live.err)")
         try broker.start()
         #expect(live.wait { live.err.contains("reconnected") || live.err.contains("connected again") }, "reconnected: \(live.err)")
+        // Both clients report the loss, each line once and naming its client (issue #41 item 8).
+        let lossLines = { live.err.split(separator: "\n").filter { $0.contains("lost the connection") } }
+        #expect(live.wait { lossLines().count >= 2 }, "\(live.err)")
+        #expect(lossLines().filter { $0.contains("MQTT input (client id restart-test)") }.count == 1, "\(live.err)")
+        #expect(lossLines().filter { $0.contains("MQTT output (client id restart-test-out)") }.count == 1, "\(live.err)")
         try publish(rows[half...])
         #expect(live.wait { live.outText.split(separator: "\n").count > 650 }, "second half solved: \(live.outText.split(separator: "\n").count)")
         live.signal(SIGTERM)

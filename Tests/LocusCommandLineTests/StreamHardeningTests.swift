@@ -275,6 +275,17 @@ struct StreamHardeningTests {
 
     // MARK: item 8
 
+    @Test("udp://0.0.0.0:PORT warns that it listens on every interface")
+    func everyInterfaceWarning() throws {
+        let live = try LiveProcess(["stream", "--site", Self.site, "--input", "udp://0.0.0.0:0"])
+        #expect(live.wait { live.err.contains("every interface") }, "\(live.err)")
+        live.signal(SIGTERM)
+        #expect(live.finish() == 0, "\(live.err)")
+        let local = try LiveProcess(["stream", "--site", Self.site, "--input", "udp://127.0.0.1:0"])
+        _ = local.started()
+        local.signal(SIGTERM)
+        #expect(local.finish() == 0 && !local.err.contains("every interface"), "\(local.err)")
+    }
 }
 
 /// Lines logged through a test console.
