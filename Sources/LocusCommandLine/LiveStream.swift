@@ -61,8 +61,12 @@ struct LiveStream {
         /// the engine's floor, −1 for none, −2 for one the site does not have); returns the data
         /// rows met (kept or skipped).
         mutating func read(_ bytes: UnsafeBufferPointer<UInt8>, into rows: inout [TraceRow],
-                           driver: inout EngineDriver, site: Site) -> Int {
+                           driver: inout EngineDriver, site: Site, clock: StreamClock) -> Int {
             rows.removeAll(keepingCapacity: true)
+            // The stream's future-time rule, applied by the parser before a tag's clock admits a row.
+            parser.futureHorizonSeconds = clock.horizonSeconds
+            parser.futureLatestSeconds = clock.latestDataSeconds
+            parser.futureLimitSeconds = clock.futureLimitSeconds
             let before = parser.skipped.total
             _ = parser.parse(bytes.span, isLast: true, into: &rows)
             routing.update(tagIDs: parser.tags, floorIDs: parser.floors, site: site) { driver.tagIndex(for: $0) }
@@ -118,7 +122,7 @@ struct LiveStream {
     mutating func ingestCSVLines(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard headed != nil else { return }
         clock.beginBatch(arrivedAt: StreamCommand.monotonicSeconds())
-        rows += headed!.read(bytes, into: &scratch, driver: &driver, site: site)
+        rows += headed!.read(bytes, into: &scratch, driver: &driver, site: site, clock: clock)
         feedScratch(headed!.routing)
     }
 
@@ -136,8 +140,8 @@ struct LiveStream {
             var commas = 0
             for b in bytes { if b == 0x0A { break }; if b == UInt8(ascii: ",") { commas += 1 } }
             func read(_ lines: UnsafeBufferPointer<UInt8>) -> Int {
-                commas >= 4 ? headerless.read(lines, into: &scratch, driver: &driver, site: site)
-                            : headerlessWithoutFloor.read(lines, into: &scratch, driver: &driver, site: site)
+                commas >= 4 ? headerless.read(lines, into: &scratch, driver: &driver, site: site, clock: clock)
+                            : headerlessWithoutFloor.read(lines, into: &scratch, driver: &driver, site: site, clock: clock)
             }
             if bytes.last == 0x0A {
                 rows += read(bytes)
@@ -159,11 +163,10 @@ struct LiveStream {
         if start < bytes.count { ingestJSON(UnsafeBufferPointer(rebasing: bytes[start...]), receivedSeconds: receivedSeconds) }
     }
 
-    /// Feeds the rows `CSVRows.read` left in `scratch` (a CSV row always names its time), but not
-    /// those from the future (`StreamClock`).
+    /// Feeds the rows `CSVRows.read` left in `scratch`: rows from the future are not among them
+    /// (the parser applied `StreamClock`'s limit, counting them in its own tally).
     private mutating func feedScratch(_ routing: ReaderRouting) {
         for r in scratch {
-            if clock.isFuture(r.timeSeconds, hasTime: true) { decodeSkips.record(.futureTime, line: Int(r.line)); continue }
             driver.ingest(r, routing: routing)
             clock.accept(r.timeSeconds)
         }

@@ -20,6 +20,11 @@
 /// recording's time, so no replayed pipe can need it). The first accepted row sets the clock: there
 /// is nothing to check it against.
 ///
+/// CSV rows are checked by `TraceRowParser` with this clock's limit (`futureLimitSeconds`), before
+/// the row's tag clock admits it: a forged row 10 s ahead for an honest tag must not make that tag's
+/// later rows read as `time_backwards`. JSON rows are checked here (`isFuture`), before the engine's
+/// tag clock sees them. Same rule, same numbers.
+///
 /// Not a Sendable concern: owned by the stream's one thread. No allocation.
 struct StreamClock {
     /// How far ahead of the clock a row may be, seconds (0: not checked).
@@ -60,6 +65,15 @@ struct StreamClock {
         let horizon = hasTime ? horizonSeconds : missingTimeHorizonSeconds
         guard horizon > 0, latestDataSeconds.isFinite else { return false }
         return t > seconds(at: batchArrivalSeconds) + horizon
+    }
+
+    /// The latest time a row of the current batch may have before it is from the future: clock +
+    /// horizon at the batch's arrival; +∞ when the horizon is off or no row was accepted yet. For
+    /// `TraceRowParser`'s own check (its `futureLimitSeconds`), which applies this rule to CSV rows
+    /// before their tag's clock sees them.
+    var futureLimitSeconds: Double {
+        guard horizonSeconds > 0, latestDataSeconds.isFinite else { return .infinity }
+        return seconds(at: batchArrivalSeconds) + horizonSeconds
     }
 
     /// A row at `t` of the current batch was fed to the engine.

@@ -60,6 +60,16 @@ package struct TraceRowParser: Sendable {
     private var singleTag: Int32? = nil
     /// The number of the next line to parse.
     private var nextLine: Int
+    /// A live stream's future-time check (`locus stream`'s `StreamClock`, issue #41 item 3), applied
+    /// before a row's tag clock admits it — so a forged row far ahead cannot move that tag's clock
+    /// and silence its honest rows as `time_backwards`. The stream sets all three before each piece:
+    /// `futureHorizonSeconds` (0: off, as in replay), `futureLatestSeconds` (its latest accepted
+    /// data time) and `futureLimitSeconds` (its clock + horizon; +∞ before the first row). A row with
+    /// t > limit is skipped as `future_time`; a kept row with t > latest becomes the latest and moves
+    /// the limit to t + horizon — within a piece the stream's clock is its latest data time.
+    package var futureHorizonSeconds = 0.0
+    package var futureLatestSeconds = -Double.infinity
+    package var futureLimitSeconds = Double.infinity
 
     /// Reads the header from a span of the input's start (see `init(header:file:)` over a buffer).
     /// - Throws: `E5004` when there is no header line; `E5003` when a required column is missing.
@@ -149,6 +159,8 @@ package struct TraceRowParser: Sendable {
         swap(&tagNames, &self.tagNames); swap(&floorNames, &self.floorNames)
         swap(&clocks, &self.clocks); swap(&tags, &self.tags); swap(&floors, &self.floors)
         var singleTag = self.singleTag
+        let futureHorizon = futureHorizonSeconds
+        var futureLatest = futureLatestSeconds, futureLimit = futureLimitSeconds
         // The run's memory as locals (the closures below capture them; a class's stored properties
         // would be checked for exclusive access at run time on every row).
         var out = run.base, outCount = run.count, outCapacity = run.capacity
@@ -157,6 +169,7 @@ package struct TraceRowParser: Sendable {
             self.tagNames = tagNames; self.floorNames = floorNames
             self.clocks = clocks; self.tags = tags; self.floors = floors; self.skipped = skipped
             self.singleTag = singleTag
+            futureLatestSeconds = futureLatest; futureLimitSeconds = futureLimit
         }
 
         func isEmpty(_ start: Int, _ end: Int) -> Bool {
@@ -203,7 +216,12 @@ package struct TraceRowParser: Sendable {
         /// Keeps a checked row unless its tag's clock refuses it.
         func commit(_ t: Double, _ r: Double, _ a: UInt64, _ tag: Int32, _ floor: Int32, line: Int) {
             if tag < 0 { skipped.record(.invalidTag, line: line); return }
+            if t > futureLimit { skipped.record(.futureTime, line: line); return }
             if let reason = clocks[Int(tag)].admit(t) { skipped.record(reason, line: line); return }
+            if t > futureLatest {
+                futureLatest = t
+                if futureHorizon > 0 { futureLimit = t + futureHorizon }
+            }
             if outCount == outCapacity {
                 if spill(UnsafeBufferPointer(start: out, count: outCount)) {
                     outCount = 0

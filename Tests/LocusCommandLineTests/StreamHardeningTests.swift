@@ -89,17 +89,23 @@ struct StreamHardeningTests {
     // MARK: item 3 — future time
 
     static let futureRow = "{\"t\": 1e9, \"tag\": \"X9\", \"anchor\": 40407, \"range_m\": 3.0, \"floor\": \"1F\"}"
+    /// A row for the honest tag T1, 10 s after `row`'s time (inside `TagClock`'s 300 s, beyond the
+    /// 5 s horizon): were it admitted by T1's clock, T1's honest rows would read as going backwards.
+    static func forgedT1Row(after row: String) -> String {
+        "\(Double(row.split(separator: ",")[0])! + 10),T1,40407,3.0,1F"
+    }
     static let timelessRow = "{\"tag\": \"T1\", \"anchor\": 40407, \"range_m\": 3.0, \"floor\": \"1F\"}"
 
-    @Test("stdin with --future-horizon 5: a row at t = 1e9 from a new tag and a row without t leave every position and event byte-identical; both counted future_time")
+    @Test("stdin with --future-horizon 5: a row at t = 1e9 from a new tag, a row without t and a forged row 10 s ahead for an honest tag leave every position and event byte-identical; all counted future_time")
     func futureRowsOnStandardInput() throws {
         let rows = Self.rows(upTo: 20).map(StreamCommandTests.json)
         var hostile = rows
-        hostile.insert(contentsOf: [Self.futureRow, Self.timelessRow], at: rows.count / 2)
+        let ahead = Self.forgedT1Row(after: Self.rows(upTo: 20)[rows.count / 2 - 1])
+        hostile.insert(contentsOf: [Self.futureRow, Self.timelessRow, StreamCommandTests.json(ahead)], at: rows.count / 2)
         let dir = TestPaths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var outputs: [[UInt8]] = []
-        for (lines, futures) in [(rows, 0), (hostile, 2)] {
+        for (lines, futures) in [(rows, 0), (hostile, 3)] {
             let (p, e) = (dir + "/p\(futures).csv", dir + "/e\(futures).jsonl")
             let r = try StreamingReplayTests.locus(["stream", "--site", Self.site, "--tick-ms", "0", "--future-horizon", "5",
                                                     "--positions", p, "--events", e, "--json"],
@@ -114,7 +120,7 @@ struct StreamHardeningTests {
         #expect(!String(decoding: outputs[3], as: UTF8.self).contains("1000000000"))
     }
 
-    @Test("UDP's default horizon: a CSV row at t = 1e9 and a JSON row without t between replay's rows change nothing; both counted future_time")
+    @Test("UDP's default horizon: a CSV row at t = 1e9, a JSON row without t and a forged CSV row 10 s ahead for T1 between replay's rows change nothing; all counted future_time")
     func futureRowsOnUDP() throws {
         let rows = Self.rows(upTo: 20)
         let dir = TestPaths.temporaryDirectory()
@@ -131,6 +137,7 @@ struct StreamHardeningTests {
             if start == rows.count / 16 * 8 {
                 try sender.send(Array("1000000000,X9,40407,3.0,1F\n".utf8))
                 try sender.send(Array(Self.timelessRow.utf8))
+                try sender.send(Array((Self.forgedT1Row(after: rows[start + 7]) + "\n").utf8))
             }
             if start % 400 == 0 { Thread.sleep(forTimeInterval: 0.005) }
         }
@@ -139,7 +146,7 @@ struct StreamHardeningTests {
         #expect(live.finish() == 0, "\(live.err)")
         #expect(Self.read(p) == expected.positions)
         #expect(Self.read(e) == expected.events)
-        #expect(try Self.summary(live.err)["skipped"]?["future_time"] == .integer(2), "\(live.err)")
+        #expect(try Self.summary(live.err)["skipped"]?["future_time"] == .integer(3), "\(live.err)")
     }
 
     // MARK: item 2 — ids
