@@ -15,7 +15,7 @@ enum StreamCommand: LocusCommand {
         options: [
             .value("site", "SITE", "Site JSON (SPEC §1).", required: true),
             .value("input", "URI", "Where ranges come from: - (standard input: trace CSV with its header, or JSON Lines; default), udp://HOST:PORT (datagrams of CSV rows t,tag,anchor,range_m[,floor] without a header, or JSON), mqtt://HOST:PORT/TOPIC (subscribe, QoS 1; payload a JSON object {\"t\",\"tag\",\"anchor\",\"range_m\",\"floor\"} or an array of them; t optional: the receive time)."),
-            .value("output", "URI", "Where positions and events go: - (standard output; default) or mqtt://HOST:PORT/PREFIX (PREFIX/tags/<tag>/position and PREFIX/tags/<tag>/zone, JSON, QoS 1)."),
+            .value("output", "URI", "Where positions and events go: - (standard output; default) or mqtt://HOST:PORT/PREFIX (PREFIX/tags/<tag>/position and PREFIX/tags/<tag>/zone, JSON, QoS 1; <tag> is the id percent-encoded into one topic level: every byte outside A-Z a-z 0-9 . _ ~ - as %XY)."),
             .value("format", "FORMAT", "Standard output's form: csv (the positions CSV, default) or jsonl (positions and zone events as JSON Lines, in time order).",
                    choices: ["csv", "jsonl"]),
             .value("positions", "OUT.csv", "Also write the positions CSV, exactly as locus replay writes it."),
@@ -29,8 +29,10 @@ enum StreamCommand: LocusCommand {
         Rows are solved as they arrive: a tag's round is solved as soon as it is complete (its usual
         locators have reported), otherwise after the pause of half the period. Every received row is
         used or counted as skipped by reason (the replay's reasons); a datagram or message that is not
-        rows is counted as malformed; neither stops the stream. SIGINT or SIGTERM drains: every open
-        epoch is solved, every output flushed, a summary goes to stderr, exit 0. The end of standard
+        rows is counted as malformed; neither stops the stream. Tag ids over 128 bytes, not UTF-8 or
+        holding a control character are skipped as invalid_tag; rows too far ahead of the stream's
+        clock as future_time (--future-horizon); a publish the broker client refuses is counted
+        (publish_failures), never fatal. SIGINT or SIGTERM drains: every open epoch is solved, every output flushed, a summary goes to stderr, exit 0. The end of standard
         input does the same. With --tick-ms 0 and --positions/--events, the files hold exactly what
         locus replay writes for the same rows. Schemas, buffering and backpressure: docs/stream.md.
         Exit codes: 0 drained, 1 failure at run time (an unreachable broker: E5008), 2 usage error or
