@@ -327,7 +327,7 @@ enum RangeIngest {
             throw LocusError(.invalidArgument, "no locator \(LocatorAddress(anchor)) on the range's floor")
         }
         if after.count(.timeBackwards) > before.count(.timeBackwards) {
-            throw LocusError(.callOrder, "time \(t) s is before tag '\(tag.rawValue)''s previous range")
+            throw LocusError(.callOrder, "time \(t) s is before tag '\(TopicEncoding.shown(tag.rawValue))''s previous range")
         }
         throw LocusError(.invalidArgument, "the range was skipped")
     }

@@ -1,5 +1,3 @@
-import LocusCore
-
 /// How a tag id becomes one MQTT topic level (issue #41 item 2: ids are data, never syntax).
 ///
 /// Encoding: the id's UTF-8 bytes, each byte outside the unreserved set `A–Z a–z 0–9 . _ ~ -`
@@ -13,9 +11,12 @@ import LocusCore
 /// the bytes as UTF-8 — `decode(_:)`. The encoding is reversible: decode(level(id)) == id.
 ///
 /// Length: an id holds at most 128 bytes (`TagIDRule`), so a level at most 384 bytes.
-enum TopicEncoding {
+///
+/// `shown(_:)` is how every message shows an id (the stream's publish failure, the C ABI's errors):
+/// the same escaping, cut to 40 characters — no message prints a whole id.
+package enum TopicEncoding {
     /// The topic level for `id`.
-    static func level(_ id: String) -> String {
+    package static func level(_ id: String) -> String {
         var unchanged = true
         for b in id.utf8 where !isUnreserved(b) { unchanged = false; break }
         if unchanged { return id }  // the common case: no copy of the bytes
@@ -27,7 +28,7 @@ enum TopicEncoding {
 
     /// The id a level encodes; nil when it is not a valid encoding (a `%` without two hex digits, an
     /// unescaped byte outside the unreserved set, or bytes that are not UTF-8).
-    static func decode(_ level: String) -> String? {
+    package static func decode(_ level: String) -> String? {
         var bytes: [UInt8] = []
         var it = Array(level.utf8)[...]
         while let b = it.popFirst() {
@@ -44,7 +45,7 @@ enum TopicEncoding {
 
     /// An id as messages may show it: encoded the same way (so no control character, newline or
     /// escape sequence reaches a log) and cut to at most 40 characters, the cut marked with `…`.
-    static func shown(_ id: String) -> String {
+    package static func shown(_ id: String) -> String {
         let limit = 40
         var out: [UInt8] = []
         for b in id.utf8 {
