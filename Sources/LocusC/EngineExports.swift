@@ -141,7 +141,7 @@ public func locusEngineTagIndex(_ engine: OpaquePointer?, _ tag: UnsafePointer<C
         guard let tag, let outIndex else { throw LocusError(.invalidArgument, "tag or out_index is NULL") }
         let id = TagID(try CText.identifier(UnsafeRawPointer(tag), field: "tag"))
         try EngineRegistry.withState(engine) { (state: inout EngineState) throws(LocusError) in
-            guard let index = state.engine.registeredTagIndex(id) else { throw LocusError(.invalidArgument, "no range named tag '\(id)'") }
+            guard let index = state.engine.registeredTagIndex(id) else { throw LocusError(.invalidArgument, "no range named tag '\(TopicEncoding.shown(id.rawValue))'") }
             outIndex.pointee = Int64(index.rawValue)
         }
     }

@@ -168,7 +168,7 @@ package struct ZoneJudge: Sendable {
     package mutating func judge(_ fix: ZoneFix, tag: TagIndex, into events: inout [ZoneEvent]) throws(LocusError) {
         guard !isFinished else { throw LocusError(.callOrder, "zone judge for floor '\(floor)' already finished") }
         guard fix.timeSeconds.isFinite, fix.point.x.isFinite, fix.point.y.isFinite else {
-            throw LocusError(.invalidArgument, "fix of tag '\(fix.tag)' has a non-finite time or position")
+            throw LocusError(.invalidArgument, "fix of tag '\(TopicEncoding.shown(fix.tag.rawValue))' has a non-finite time or position")
         }
         let t = max(fix.timeSeconds, clock)
         advanceClock(to: t)
@@ -185,7 +185,7 @@ package struct ZoneJudge: Sendable {
     /// - Throws: `E1003` when the fix is on another floor or not finite; `E1002` after `finish`.
     package mutating func judge(_ fix: PositionFix, tag: TagIndex, into events: inout [ZoneEvent]) throws(LocusError) {
         guard fix.floor == floor else {
-            throw LocusError(.invalidArgument, "fix of tag '\(fix.tag)' is on floor '\(fix.floor)', not '\(floor)'")
+            throw LocusError(.invalidArgument, "fix of tag '\(TopicEncoding.shown(fix.tag.rawValue))' is on floor '\(fix.floor)', not '\(floor)'")
         }
         try judge(ZoneFix(fix), tag: tag, into: &events)
     }
