@@ -61,8 +61,9 @@ package struct TraceRowParser: Sendable {
     /// The number of the next line to parse.
     private var nextLine: Int
     /// A live stream's future-time check (`locus stream`'s `StreamClock`, issue #41 item 3), applied
-    /// before a row's tag clock admits it — so a forged row far ahead cannot move that tag's clock
-    /// and silence its honest rows as `time_backwards`. The stream sets all three before each piece:
+    /// once a row's numbers are read and before its tag is interned or its tag's clock admits it —
+    /// so a forged row far ahead neither registers a tag nor moves that tag's clock (which would
+    /// silence its honest rows as `time_backwards`). The stream sets all three before each piece:
     /// `futureHorizonSeconds` (0: off, as in replay), `futureLatestSeconds` (its latest accepted
     /// data time) and `futureLimitSeconds` (its clock + horizon; +∞ before the first row). A row with
     /// t > limit is skipped as `future_time`; a kept row with t > latest becomes the latest and moves
@@ -216,7 +217,6 @@ package struct TraceRowParser: Sendable {
         /// Keeps a checked row unless its tag's clock refuses it.
         func commit(_ t: Double, _ r: Double, _ a: UInt64, _ tag: Int32, _ floor: Int32, line: Int) {
             if tag < 0 { skipped.record(.invalidTag, line: line); return }
-            if t > futureLimit { skipped.record(.futureTime, line: line); return }
             if let reason = clocks[Int(tag)].admit(t) { skipped.record(reason, line: line); return }
             if t > futureLatest {
                 futureLatest = t
@@ -289,6 +289,11 @@ package struct TraceRowParser: Sendable {
                 i += 1
             }
             guard columnIndex >= fastNeeded else { return false }
+            if t > futureLimit {  // before its ids are interned: a refused row registers nothing
+                scanner.skipLine(to: i + 1)
+                skipped.record(.futureTime, line: scanner.lineNumber)
+                return true
+            }
             let tag = tagColumn >= 0 && !isEmpty(tagField) ? tagIndex(tagField) : defaultTagIndex()
             let floor = floorColumn >= 0 && !isEmpty(floorField) ? floorIndex(floorField) : -1
             scanner.skipLine(to: i + 1)
@@ -345,6 +350,11 @@ package struct TraceRowParser: Sendable {
                 if separator == newline { break }
             }
             guard column >= fastNeeded else { return false }
+            if t > futureLimit {  // before its ids are interned: a refused row registers nothing
+                scanner.skipLine(to: fieldStart)
+                skipped.record(.futureTime, line: scanner.lineNumber)
+                return true
+            }
             // (A field of spaces would have been declined: empty means no bytes.)
             // Ids of up to 8 bytes are looked up by their bytes as one word (`CSVFieldInterner`'s
             // cache, without building a field). (No `??`: its autoclosure would capture the row
@@ -393,6 +403,7 @@ package struct TraceRowParser: Sendable {
             }
             guard t.isFinite, r.isFinite else { skipped.record(.nonFinite, line: line); continue }
             guard r >= 0 else { skipped.record(.negativeRange, line: line); continue }
+            if t > futureLimit { skipped.record(.futureTime, line: line); continue }  // before its ids are interned
             let tag = tagColumn >= 0 && tagColumn < fields.count && !isEmpty(fields[tagColumn]) ? tagIndex(fields[tagColumn]) : defaultTagIndex()
             let floor = floorColumn >= 0 && floorColumn < fields.count && !isEmpty(fields[floorColumn]) ? floorIndex(fields[floorColumn]) : -1
             commit(t, r, a, tag, floor, line: line)

@@ -36,7 +36,7 @@ struct TraceRowParserTrustTests {
         }
     }
 
-    @Test("with a horizon, a row beyond the limit is skipped as future_time before its tag's clock sees it; the limit follows the latest kept time; off by default")
+    @Test("with a horizon, a row beyond the limit is skipped as future_time before its tag is interned or its tag's clock sees it; the limit follows the latest kept time; off by default")
     func futureLimit() throws {
         let text = Array("t,tag,anchor,range_m\n12,T1,4097,1\n1e9,X9,4097,1\n18,T1,4097,1\n16,T1,4097,1\n16.5,T1,4097,1\n".utf8)
         for fast in [true, false] {
@@ -49,6 +49,7 @@ struct TraceRowParserTrustTests {
             #expect(rows.map(\.timeSeconds) == [12, 16, 16.5], "fast \(fast)")
             #expect(parser.skipped.count(.futureTime) == 2 && parser.skipped.count(.timeBackwards) == 0, "fast \(fast)")
             #expect(parser.futureLatestSeconds == 16.5 && parser.futureLimitSeconds == 21.5)
+            #expect(parser.tags == [TagID("T1")], "a refused row's new tag is not interned (fast \(fast))")
             let replay = try Self.parse(text, fastRows: fast)
             #expect(replay.parser.skipped.count(.futureTime) == 0, "replay: no horizon")
         }
