@@ -70,7 +70,7 @@ struct ByteSinkTests {
         #expect(TestPaths.bytes(target) == new)
     }
 
-    @Test("when the new file cannot be made beside the old one, the old one is truncated and written, as before")
+    @Test("a .live sink: when the new file cannot be made beside the old one, the old one is truncated and written, as before")
     func fallsBackToTruncating() throws {
         let dir = TestPaths.temporaryDirectory()
         // A name of 245 bytes: the hidden name of the new file would pass NAME_MAX (255), so it
@@ -80,7 +80,7 @@ struct ByteSinkTests {
         let held = open(path, O_RDONLY)
         #expect(held >= 0)
         defer { close(held) }
-        try writeAll(Array("new\n".utf8), to: path)
+        try writeAll(Array("new\n".utf8), to: path, placement: .live)
         var heldInfo = stat()
         #expect(fstat(held, &heldInfo) == 0)
         #expect(heldInfo.st_nlink == 1, "the same file")
@@ -88,8 +88,51 @@ struct ByteSinkTests {
         #expect((try? FileManager.default.contentsOfDirectory(atPath: dir))?.count == 1)
     }
 
-    private func writeAll(_ bytes: [UInt8], to path: String) throws {
-        let sink = try ByteSink(path: path)
+    @Test("a staged sink never closed, or discarded, leaves the old file as it was and nothing beside it; a long name still stages")
+    func stagedUntilClosed() throws {
+        let dir = TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/" + String(repeating: "p", count: 241) + ".csv"
+        let old = Array("old content\n".utf8)
+        try writeAll(old, to: path)
+        do {
+            let dropped = try ByteSink(path: path)
+            try dropped.write(Array(repeating: 7, count: 200_000))
+            try dropped.flush()
+            #expect(TestPaths.bytes(path) == old, "nothing at the path before the close")
+            #expect((try? FileManager.default.contentsOfDirectory(atPath: dir))?.count == 2, "the new file aside")
+        }
+        #expect(TestPaths.bytes(path) == old)
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: dir))?.count == 1)
+        let discarded = try ByteSink(path: path)
+        try discarded.write(Array("new\n".utf8))
+        discarded.discard()
+        #expect(TestPaths.bytes(path) == old)
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: dir))?.count == 1)
+        try writeAll(Array("new\n".utf8), to: path)
+        #expect(TestPaths.bytes(path) == Array("new\n".utf8))
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: dir))?.count == 1)
+    }
+
+    @Test("a file with another hard link gets the new bytes in place (both names see them); a dangling symlink creates its target")
+    func hardLinkAndDanglingSymlink() throws {
+        let dir = TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try writeAll(Array("old\n".utf8), to: dir + "/a.csv")
+        #expect(link(dir + "/a.csv", dir + "/b.csv") == 0)
+        try writeAll(Array("new bytes\n".utf8), to: dir + "/a.csv")
+        #expect(TestPaths.bytes(dir + "/a.csv") == Array("new bytes\n".utf8))
+        #expect(TestPaths.bytes(dir + "/b.csv") == Array("new bytes\n".utf8))
+        #expect(symlink("made.csv", dir + "/dangling.csv") == 0)
+        try writeAll(Array("made\n".utf8), to: dir + "/dangling.csv")
+        #expect(TestPaths.bytes(dir + "/made.csv") == Array("made\n".utf8))
+        var info = stat()
+        #expect(lstat(dir + "/dangling.csv", &info) == 0 && info.st_mode & S_IFMT == S_IFLNK)
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: dir))?.sorted() == ["a.csv", "b.csv", "dangling.csv", "made.csv"])
+    }
+
+    private func writeAll(_ bytes: [UInt8], to path: String, placement: ByteSink.Placement = .staged) throws {
+        let sink = try ByteSink(path: path, placement: placement)
         try sink.write(bytes)
         try sink.close()
     }

@@ -1,0 +1,195 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import LocusCore
+
+/// An output file written aside and put in its place only when the run succeeded (`commit()`), so
+/// that the file at the path is always a whole one: the old file until the commit, the new one
+/// after (SPEC §5: "a run that fails leaves files that existed as they were").
+///
+/// Why aside, in the target's directory: `rename(2)` is atomic only within one file system, and a
+/// reader (or a run that fails half-way, or a truncated `.gz` input) must never see a half-written
+/// output. The temporary file is `.NAME.locus-PID-RANDOM` beside the target (hidden; unique:
+/// created with `O_EXCL`), removed by `discard()` — which the end of the value calls when no commit
+/// came, so every error path that drops the file leaves nothing behind.
+///
+/// What is at the path decides how:
+/// - nothing, or a regular file with no other link: the new file is renamed over it at the commit
+///   (with the old one's permission bits; a new file gets 0644 less the umask, as `open` gives);
+///   the old file's last descriptor is closed on a thread of its own, so freeing a large old file
+///   (tens of MB in the page cache) does not hold up the process (`OldFileRelease`);
+/// - a symlink (a chain of them, or one that dangles): the same at the file it leads to — the link
+///   stays a link, and its target gets the new bytes;
+/// - a regular file with other hard links: renaming would cut them off, so the new bytes are copied
+///   into it at the commit (every link sees them; a failure before the commit leaves it as it was);
+/// - a FIFO, a device or another non-regular file: written through as it comes (nothing to keep).
+package final class StagedFile {
+    /// The descriptor the bytes go to (the temporary file, or the target itself when written through).
+    package let descriptor: Int32
+    /// The path given (for messages).
+    let path: String
+    /// The file the commit puts the bytes at (symlinks resolved).
+    private let target: String
+    /// The temporary file; nil when written through, or once committed or discarded.
+    private var temporary: String?
+    /// True when the commit copies the bytes into the target (a file with other hard links).
+    private let copiesIntoTarget: Bool
+    private var descriptorOpen = true
+    private var release = OldFileRelease()
+
+    /// Creates the temporary file beside the target (or opens a non-regular target to write through).
+    /// - Throws: `E5005` naming `path` when the file cannot be created.
+    package init(path: String) throws(LocusError) {
+        self.path = path
+        let target = Self.resolvingSymlinks(path)
+        self.target = target
+        var info = stat()
+        let exists = stat(target, &info) == 0
+        if exists && info.st_mode & S_IFMT != S_IFREG {
+            // A FIFO, a device (or a directory, which open refuses): written through.
+            let fd = open(target, O_WRONLY | O_CLOEXEC)
+            guard fd >= 0 else { throw Self.unwritable(path) }
+            descriptor = fd
+            temporary = nil
+            copiesIntoTarget = false
+            return
+        }
+        copiesIntoTarget = exists && info.st_nlink > 1
+        let slash = target.lastIndex(of: "/")
+        let directory = slash.map { String(target[...$0]) } ?? ""
+        // A hidden name of at most ~230 bytes: a long NAME is cut (the suffix keeps it unique).
+        let base = String(decoding: (slash.map { String(target[target.index(after: $0)...]) } ?? target).utf8.prefix(200), as: UTF8.self)
+        var fd: Int32 = -1
+        var name = ""
+        for _ in 0..<100 {
+            name = "\(directory).\(base).locus-\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
+            fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            if fd >= 0 || errno != EEXIST { break }
+        }
+        guard fd >= 0 else { throw Self.unwritable(path) }
+        if exists { _ = fchmod(fd, info.st_mode & 0o7777) }  // the old file's mode, exactly
+        descriptor = fd
+        temporary = name
+    }
+
+    deinit {
+        discard()
+        release.wait()
+    }
+
+    /// Closes the file and puts it at the path: renamed over what was there (or its bytes copied
+    /// into a file with other links). After it, `discard()` does nothing.
+    /// - Throws: `E5005` naming the path when the file cannot be closed or put in place (then the
+    ///   old file is as it was and the temporary file is removed).
+    package func commit() throws(LocusError) {
+        descriptorOpen = false
+        let closed = Glibc.close(descriptor) == 0
+        guard let temporary else {
+            guard closed else { throw Self.unwritable(path) }
+            return
+        }
+        defer { self.temporary = nil }
+        guard closed else {
+            unlink(temporary)
+            throw Self.unwritable(path)
+        }
+        if copiesIntoTarget {
+            let copied = Self.copy(from: temporary, to: target)
+            unlink(temporary)
+            guard copied else { throw Self.unwritable(path) }
+            return
+        }
+        // The old file stays open across the rename, so that its freeing happens on the side.
+        let old = open(target, O_RDONLY | O_CLOEXEC)
+        guard rename(temporary, target) == 0 else {
+            if old >= 0 { Glibc.close(old) }
+            unlink(temporary)
+            throw Self.unwritable(path)
+        }
+        if old >= 0 { release.close(old) }
+    }
+
+    /// Closes and removes the temporary file (the old file stays as it was); nothing after a commit.
+    package func discard() {
+        if descriptorOpen {
+            descriptorOpen = false
+            Glibc.close(descriptor)
+        }
+        if let temporary {
+            unlink(temporary)
+            self.temporary = nil
+        }
+    }
+
+    /// `path` with its symlinks followed (up to 40, as the kernel does) to the file they lead to,
+    /// which may not exist yet (a dangling link: the file is created at its target, as `open` would).
+    /// A relative link is resolved from its own directory. Not a symlink: `path` itself.
+    static func resolvingSymlinks(_ path: String) -> String {
+        var current = path
+        for _ in 0..<40 {
+            var info = stat()
+            guard lstat(current, &info) == 0, info.st_mode & S_IFMT == S_IFLNK else { return current }
+            var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+            let n = readlink(current, &buffer, buffer.count - 1)
+            guard n > 0 else { return current }
+            let link = String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if link.hasPrefix("/") {
+                current = link
+            } else {
+                let directory = current.lastIndex(of: "/").map { String(current[...$0]) } ?? ""
+                current = directory + link
+            }
+        }
+        return current
+    }
+
+    /// Copies the file at `source` into the existing file `target` (truncated first); false on an error.
+    private static func copy(from source: String, to target: String) -> Bool {
+        let input = open(source, O_RDONLY | O_CLOEXEC)
+        guard input >= 0 else { return false }
+        defer { Glibc.close(input) }
+        let output = open(target, O_WRONLY | O_TRUNC | O_CLOEXEC)
+        guard output >= 0 else { return false }
+        var buffer = [UInt8](repeating: 0, count: 1 << 16)
+        var ok = true
+        while ok {
+            let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress!, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { ok = n == 0; break }
+            let written = buffer.withUnsafeBytes { raw in
+                Result { () throws(LocusError) in try ByteSink.writeAll(output, UnsafeRawBufferPointer(rebasing: raw[..<n]), name: target) }
+            }
+            if case .failure = written { ok = false }
+        }
+        return Glibc.close(output) == 0 && ok
+    }
+
+    private static func unwritable(_ path: String) -> LocusError {
+        LocusError(.fileUnwritable, "cannot write file (\(String(cString: strerror(errno))))", context: .init(file: path))
+    }
+}
+
+/// The old file's last descriptor, closed (and so the file freed) on a thread of its own; `wait()`
+/// joins it. Why: freeing a file of tens of MB whose pages are in the page cache takes the process
+/// ~20 ms (docs/benchmarks.md, "Figures behind the code"), on a core that is otherwise idle.
+struct OldFileRelease {
+    private var thread = pthread_t()
+    private var running = false
+
+    /// Closes `fd` on the side (here, when no thread can be started).
+    mutating func close(_ fd: Int32) {
+        wait()
+        let started = pthread_create(&thread, nil, { argument in
+            Glibc.close(Int32(Int(bitPattern: argument)))
+            return nil
+        }, UnsafeMutableRawPointer(bitPattern: Int(fd)))
+        if started == 0 { running = true } else { Glibc.close(fd) }
+    }
+
+    /// Returns when the old file is freed.
+    mutating func wait() {
+        guard running else { return }
+        pthread_join(thread, nil)
+        running = false
+    }
+}
