@@ -48,7 +48,7 @@ package final class StagedFile {
         if exists && info.st_mode & S_IFMT != S_IFREG {
             // A FIFO, a device (or a directory, which open refuses): written through.
             let fd = open(target, O_WRONLY | O_CLOEXEC)
-            guard fd >= 0 else { throw Self.unwritable(path) }
+            guard fd >= 0 else { throw Self.unwritable(path, errno) }
             descriptor = fd
             temporary = nil
             copiesIntoTarget = false
@@ -66,7 +66,7 @@ package final class StagedFile {
             fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
             if fd >= 0 || errno != EEXIST { break }
         }
-        guard fd >= 0 else { throw Self.unwritable(path) }
+        guard fd >= 0 else { throw Self.unwritable(path, errno) }
         if exists { _ = fchmod(fd, info.st_mode & 0o7777) }  // the old file's mode, exactly
         descriptor = fd
         temporary = name
@@ -83,28 +83,29 @@ package final class StagedFile {
     ///   old file is as it was and the temporary file is removed).
     package func commit() throws(LocusError) {
         descriptorOpen = false
-        let closed = Glibc.close(descriptor) == 0
+        let closed = Glibc.close(descriptor) == 0, closeError = errno
         guard let temporary else {
-            guard closed else { throw Self.unwritable(path) }
+            guard closed else { throw Self.unwritable(path, closeError) }
             return
         }
         defer { self.temporary = nil }
         guard closed else {
             unlink(temporary)
-            throw Self.unwritable(path)
+            throw Self.unwritable(path, closeError)
         }
         if copiesIntoTarget {
-            let copied = Self.copy(from: temporary, to: target)
+            let copied = Self.copy(from: temporary, to: target), copyError = errno
             unlink(temporary)
-            guard copied else { throw Self.unwritable(path) }
+            guard copied else { throw Self.unwritable(path, copyError) }
             return
         }
         // The old file stays open across the rename, so that its freeing happens on the side.
         let old = open(target, O_RDONLY | O_CLOEXEC)
         guard rename(temporary, target) == 0 else {
+            let renameError = errno
             if old >= 0 { Glibc.close(old) }
             unlink(temporary)
-            throw Self.unwritable(path)
+            throw Self.unwritable(path, renameError)
         }
         if old >= 0 { release.close(old) }
     }
@@ -164,8 +165,9 @@ package final class StagedFile {
         return Glibc.close(output) == 0 && ok
     }
 
-    private static func unwritable(_ path: String) -> LocusError {
-        LocusError(.fileUnwritable, "cannot write file (\(String(cString: strerror(errno))))", context: .init(file: path))
+    /// `E5005` naming `path`, with the system's words for `error` (an `errno` taken where it failed).
+    private static func unwritable(_ path: String, _ error: Int32) -> LocusError {
+        LocusError(.fileUnwritable, "cannot write file (\(String(cString: strerror(error))))", context: .init(file: path))
     }
 }
 
