@@ -22,19 +22,30 @@ import LocusCore
 ///   stays a link, and its target gets the new bytes;
 /// - a regular file with other hard links: renaming would cut them off, so the new bytes are copied
 ///   into it at the commit (every link sees them; a failure before the commit leaves it as it was);
-/// - a FIFO, a device or another non-regular file: written through as it comes (nothing to keep).
+/// - a FIFO, a device or another non-regular file: written through as it comes (nothing to keep);
+/// - an existing file in a directory where nothing can be created (no write permission, immutable):
+///   staged in an unlinked file in `$TMPDIR` (`TemporaryFiles`) and copied into it at the commit.
 package final class StagedFile {
+    /// Where the bytes wait until the commit, and how the commit puts them in place.
+    private enum Staging {
+        /// A hidden file beside the target, renamed over it.
+        case renamed(String)
+        /// A hidden file beside the target, copied into it (a file with other hard links).
+        case copiedFrom(String)
+        /// An unlinked file in `$TMPDIR`, copied into the target.
+        case copiedFromAnonymous
+        /// The target itself (a FIFO, a device).
+        case writtenThrough
+    }
+
     /// The descriptor the bytes go to (the temporary file, or the target itself when written through).
     package let descriptor: Int32
     /// The path given (for messages).
     let path: String
     /// The file the commit puts the bytes at (symlinks resolved).
     private let target: String
-    /// The temporary file; nil when written through, or once committed or discarded.
-    private var temporary: String?
-    /// True when the commit copies the bytes into the target (a file with other hard links).
-    private let copiesIntoTarget: Bool
-    private var descriptorOpen = true
+    /// How; nil once committed or discarded.
+    private var staging: Staging?
     private var release = OldFileRelease()
 
     /// Creates the temporary file beside the target (or opens a non-regular target to write through).
@@ -50,11 +61,9 @@ package final class StagedFile {
             let fd = open(target, O_WRONLY | O_CLOEXEC)
             guard fd >= 0 else { throw Self.unwritable(path, errno) }
             descriptor = fd
-            temporary = nil
-            copiesIntoTarget = false
+            staging = .writtenThrough
             return
         }
-        copiesIntoTarget = exists && info.st_nlink > 1
         let slash = target.lastIndex(of: "/")
         let directory = slash.map { String(target[...$0]) } ?? ""
         // A hidden name of at most ~230 bytes: a long NAME is cut (the suffix keeps it unique).
@@ -63,13 +72,23 @@ package final class StagedFile {
         var name = ""
         for _ in 0..<100 {
             name = "\(directory).\(base).locus-\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
-            fd = open(name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+            // Read and write: a copying commit reads the bytes back.
+            fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
             if fd >= 0 || errno != EEXIST { break }
         }
-        guard fd >= 0 else { throw Self.unwritable(path, errno) }
+        if fd < 0 {
+            let besideError = errno
+            // Nothing can be created beside an existing file: staged in $TMPDIR, copied in.
+            guard exists else { throw Self.unwritable(path, besideError) }
+            let anonymous = try TemporaryFiles.anonymous(purpose: "to stage \(path)")
+            _ = fcntl(anonymous, F_SETFD, FD_CLOEXEC)
+            descriptor = anonymous
+            staging = .copiedFromAnonymous
+            return
+        }
         if exists { _ = fchmod(fd, info.st_mode & 0o7777) }  // the old file's mode, exactly
         descriptor = fd
-        temporary = name
+        staging = exists && info.st_nlink > 1 ? .copiedFrom(name) : .renamed(name)
     }
 
     deinit {
@@ -77,48 +96,52 @@ package final class StagedFile {
         release.wait()
     }
 
-    /// Closes the file and puts it at the path: renamed over what was there (or its bytes copied
-    /// into a file with other links). After it, `discard()` does nothing.
+    /// Puts the file at the path and closes it: renamed over what was there (or its bytes copied
+    /// into the file there). After it, `discard()` does nothing.
     /// - Throws: `E5005` naming the path when the file cannot be closed or put in place (then the
-    ///   old file is as it was and the temporary file is removed).
+    ///   old file is as it was — but for a copy that failed half-way — and the temporary file is
+    ///   removed).
     package func commit() throws(LocusError) {
-        descriptorOpen = false
-        let closed = Glibc.close(descriptor) == 0, closeError = errno
-        guard let temporary else {
-            guard closed else { throw Self.unwritable(path, closeError) }
-            return
-        }
-        defer { self.temporary = nil }
-        guard closed else {
-            unlink(temporary)
-            throw Self.unwritable(path, closeError)
-        }
-        if copiesIntoTarget {
-            let copied = Self.copy(from: temporary, to: target), copyError = errno
+        guard let staging else { return }
+        self.staging = nil
+        switch staging {
+        case .writtenThrough:
+            guard Glibc.close(descriptor) == 0 else { throw Self.unwritable(path, errno) }
+        case .copiedFromAnonymous:
+            let copied = Self.copy(from: descriptor, to: target), copyError = errno
+            Glibc.close(descriptor)
+            guard copied else { throw Self.unwritable(path, copyError) }
+        case .copiedFrom(let temporary):
+            let copied = Self.copy(from: descriptor, to: target), copyError = errno
+            Glibc.close(descriptor)
             unlink(temporary)
             guard copied else { throw Self.unwritable(path, copyError) }
-            return
+        case .renamed(let temporary):
+            guard Glibc.close(descriptor) == 0 else {
+                let closeError = errno
+                unlink(temporary)
+                throw Self.unwritable(path, closeError)
+            }
+            // The old file stays open across the rename, so that its freeing happens on the side.
+            let old = open(target, O_RDONLY | O_CLOEXEC)
+            guard rename(temporary, target) == 0 else {
+                let renameError = errno
+                if old >= 0 { Glibc.close(old) }
+                unlink(temporary)
+                throw Self.unwritable(path, renameError)
+            }
+            if old >= 0 { release.close(old) }
         }
-        // The old file stays open across the rename, so that its freeing happens on the side.
-        let old = open(target, O_RDONLY | O_CLOEXEC)
-        guard rename(temporary, target) == 0 else {
-            let renameError = errno
-            if old >= 0 { Glibc.close(old) }
-            unlink(temporary)
-            throw Self.unwritable(path, renameError)
-        }
-        if old >= 0 { release.close(old) }
     }
 
     /// Closes and removes the temporary file (the old file stays as it was); nothing after a commit.
     package func discard() {
-        if descriptorOpen {
-            descriptorOpen = false
-            Glibc.close(descriptor)
-        }
-        if let temporary {
-            unlink(temporary)
-            self.temporary = nil
+        guard let staging else { return }
+        self.staging = nil
+        Glibc.close(descriptor)
+        switch staging {
+        case .renamed(let temporary), .copiedFrom(let temporary): unlink(temporary)
+        case .copiedFromAnonymous, .writtenThrough: break
         }
     }
 
@@ -144,17 +167,16 @@ package final class StagedFile {
         return current
     }
 
-    /// Copies the file at `source` into the existing file `target` (truncated first); false on an error.
-    private static func copy(from source: String, to target: String) -> Bool {
-        let input = open(source, O_RDONLY | O_CLOEXEC)
-        guard input >= 0 else { return false }
-        defer { Glibc.close(input) }
+    /// Copies everything written to `source` (from its start) into the existing file `target`
+    /// (truncated first); false on an error.
+    private static func copy(from source: Int32, to target: String) -> Bool {
+        guard lseek(source, 0, SEEK_SET) == 0 else { return false }
         let output = open(target, O_WRONLY | O_TRUNC | O_CLOEXEC)
         guard output >= 0 else { return false }
         var buffer = [UInt8](repeating: 0, count: 1 << 16)
         var ok = true
         while ok {
-            let n = buffer.withUnsafeMutableBytes { read(input, $0.baseAddress!, $0.count) }
+            let n = buffer.withUnsafeMutableBytes { read(source, $0.baseAddress!, $0.count) }
             if n < 0 && errno == EINTR { continue }
             if n <= 0 { ok = n == 0; break }
             let written = buffer.withUnsafeBytes { raw in

@@ -131,6 +131,36 @@ struct ByteSinkTests {
         #expect((try? FileManager.default.contentsOfDirectory(atPath: dir))?.sorted() == ["a.csv", "b.csv", "dangling.csv", "made.csv"])
     }
 
+    @Test("an existing file in a directory where nothing can be created (immutable) is still written, whole: staged in $TMPDIR and copied in")
+    func stagedOutsideAnUnwritableDirectory() throws {
+        let dir = TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/out.csv"
+        try writeAll(Array("old\n".utf8), to: path)
+        // Root may write any directory, but not an immutable one (chattr +i: no entry created or
+        // removed, the files in it still writable). Without chattr (or the capability), nothing to check.
+        guard Self.chattr("+i", dir) else { print("skipped: chattr +i is not available here"); return }
+        defer { _ = Self.chattr("-i", dir) }
+        let dropped = try ByteSink(path: path)
+        try dropped.write(Array("half".utf8))
+        dropped.discard()
+        #expect(TestPaths.bytes(path) == Array("old\n".utf8), "a discarded output leaves the old bytes")
+        try writeAll(Array("new, longer bytes\n".utf8), to: path)
+        #expect(TestPaths.bytes(path) == Array("new, longer bytes\n".utf8))
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: dir)) == ["out.csv"])
+    }
+
+    /// `chattr FLAG path`; true when it succeeded.
+    private static func chattr(_ flag: String, _ path: String) -> Bool {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
+        p.arguments = [flag, path]
+        p.standardError = FileHandle.nullDevice
+        guard (try? p.run()) != nil else { return false }
+        p.waitUntilExit()
+        return p.terminationStatus == 0
+    }
+
     private func writeAll(_ bytes: [UInt8], to path: String, placement: ByteSink.Placement = .staged) throws {
         let sink = try ByteSink(path: path, placement: placement)
         try sink.write(bytes)
