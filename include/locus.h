@@ -535,7 +535,9 @@ typedef struct locus_replay_request {
 /**
  * `locus replay` over `request` with the engine `options` (NULL: defaults): positions and events
  * written to the files named, the summary (`locus replay --json`'s object; elapsed_s is this
- * call's wall time) returned.
+ * call's wall time) returned. The files appear whole or not at all, as the command's: written aside
+ * and put in place only when the call succeeds with verdict 0; an error or verdict 1 leaves the
+ * files that existed as they were.
  * Errors: LOCUS_E_INVALID_ARGUMENT (NULL request or path, bad option or flag), LOCUS_E_USAGE (a
  * report without truth), the site codes, LOCUS_E_UNKNOWN_FLOOR, the reader's E5001/E5003/E5004,
  * LOCUS_E_FILE_UNWRITABLE.

@@ -57,13 +57,19 @@ public func locusReplayFile(_ request: UnsafeRawPointer?, _ options: UnsafeRawPo
         let events = try RunResult.optionalPath(request, R.events, "request.events_path").map { (p: String) throws(LocusError) in try ByteSink(path: p) }
         var said = ""
         var summary = try job.run(source: source, positions: positions, events: events, say: { said += $0 })
-        try positions?.close()
-        try events?.close()
         summary.elapsedSeconds = RunResult.seconds(since: started)
-        if let reportPath, let evaluation = summary.evaluation {
-            try FileBytes.write(ReplayReport.svg(site: site, summary: summary, evaluation: evaluation, trace: source.name), to: reportPath)
-        }
         let status = summary.verdict(command: "replay", input: source.name, say: { said += $0 })
+        // Outputs are put in place only by a run that passed (SPEC §5); a thrown error drops them too.
+        if status == 0 {
+            try positions?.close()
+            try events?.close()
+            if let reportPath, let evaluation = summary.evaluation {
+                try FileBytes.write(ReplayReport.svg(site: site, summary: summary, evaluation: evaluation, trace: source.name), to: reportPath)
+            }
+        } else {
+            positions?.discard()
+            events?.discard()
+        }
         return (summary.json, said, status)
     }
 }

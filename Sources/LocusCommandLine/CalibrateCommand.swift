@@ -34,8 +34,9 @@ enum CalibrateCommand: LocusCommand {
         the range noise, whether the recording determines it (a locator heard rarely or left loose keeps
         its value, with a warning naming it; a common offset the geometry does not separate is said, the
         biases then relative; a collinear tag path calibrates nothing), and checks each locator's
-        surveyed position: one the data put away from it beyond the noise is flagged ("fits 0.47 ± 0.04 m
-        from its surveyed position, towards (…)"). Rows whose tag is a locator's address and that range
+        surveyed position: one the data put away from it beyond the noise is flagged ("fits 0.500 ± 0.012 m
+        from its surveyed position: surveyed (20.000, 0.000), fitted (19.700, 0.400) m (Δx -0.300, Δy
+        +0.400 m)"). Rows whose tag is a locator's address and that range
         from a fixed place are used as ranges between locators. The method and the figures on real data
         are in docs/calibration.md.
         Exit codes: 0 success, 1 failure at run time (e.g. an unwritable --out), 2 usage error or

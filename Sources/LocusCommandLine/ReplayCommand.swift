@@ -36,6 +36,8 @@ enum ReplayCommand: LocusCommand {
         --json a figure of nothing compared is null.
         A run that gives no fix fails (exit 1) with the likely cause from the skip counts, and so does
         --truth that covers none of the fixes; more than half the rows skipped is a warning on stderr.
+        Output files appear whole or not at all: each is written aside and renamed over the old one only
+        when the run succeeds (exit 0); a failed run leaves the files that existed as they were.
         Exit codes: 0 success, 1 failure at run time, 2 usage error or invalid input.
         """)
 
@@ -73,17 +75,27 @@ enum ReplayCommand: LocusCommand {
         var summary = try job.run(source: source, positions: positions, events: events, say: console.err,
                                   progress: bar.map { b in { rows in b.update(rows) } })
         bar?.finish()
-        try positions?.close()
-        try events?.close()
         summary.elapsedSeconds = Date().timeIntervalSince(started)
-        if let reportPath, let evaluation = summary.evaluation {
-            try FileBytes.write(ReplayReport.svg(site: site, summary: summary, evaluation: evaluation, trace: source.name), to: reportPath)
+        // A run that failed (no fix; truth compared nothing) leaves the output files as they were
+        // (SPEC §5): they are put in place only when the verdict passes. Its messages follow the summary.
+        var verdictLines: [String] = []
+        let status = summary.verdict(command: "replay", input: source.name, say: { verdictLines.append($0) })
+        if status == 0 {
+            try positions?.close()
+            try events?.close()
+            if let reportPath, let evaluation = summary.evaluation {
+                try FileBytes.write(ReplayReport.svg(site: site, summary: summary, evaluation: evaluation, trace: source.name), to: reportPath)
+            }
+        } else {
+            positions?.discard()
+            events?.discard()
         }
         if arguments.flag("json") {
             report(JSONWriter(style: .compact).string(summary.json) + "\n")
         } else {
             report(summary.text(tracePath: source.name, positionsPath: positionsPath == "-" ? "<stdout>" : positionsPath))
         }
-        return summary.verdict(command: "replay", input: source.name, say: console.err)
+        verdictLines.forEach(console.err)
+        return status
     }
 }

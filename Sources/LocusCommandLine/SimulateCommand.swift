@@ -82,8 +82,8 @@ enum SimulateCommand: LocusCommand {
             DecimalText.append(s.position.y, decimals: 4, to: &truth); truth.append(UInt8(ascii: ","))
             DecimalText.append(s.position.z, decimals: 4, to: &truth); truth.append(UInt8(ascii: "\n"))
         }
-        try FileBytes.write(trace, to: arguments.string("trace") ?? "")
-        try FileBytes.write(truth, to: arguments.string("truth") ?? "")
+        // Both written aside, then both put in place: a failure leaves the old pair as it was.
+        try FileBytes.write([(trace, arguments.string("trace") ?? ""), (truth, arguments.string("truth") ?? "")])
         if arguments.flag("json") {
             console.out(JSONWriter(style: .compact).string(.object([
                 ("ranges", .integer(recording.ranges.count)), ("truth_rows", .integer(recording.truth.count)),

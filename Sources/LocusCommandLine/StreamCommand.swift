@@ -49,8 +49,8 @@ enum StreamCommand: LocusCommand {
         let format = StreamOutputs.Format(rawValue: arguments.string("format") ?? "csv") ?? .csv
         let tickMilliseconds = try arguments.integer("tick-ms", default: 100, in: 0...3_600_000)
         let clientID = arguments.string("client-id") ?? "locus-stream"
-        let positions = try arguments.string("positions").map { (path: String) throws(LocusError) in try ByteSink(path: path) }
-        let events = try arguments.string("events").map { (path: String) throws(LocusError) in try ByteSink(path: path) }
+        let positions = try arguments.string("positions").map { (path: String) throws(LocusError) in try ByteSink(path: path, placement: .live) }
+        let events = try arguments.string("events").map { (path: String) throws(LocusError) in try ByteSink(path: path, placement: .live) }
         if (arguments.string("positions") == "-" || arguments.string("events") == "-") && output == .standardStream {
             throw LocusError(.usage, "--positions - and --events - would share standard output with --output - (see: locus stream --help)")
         }

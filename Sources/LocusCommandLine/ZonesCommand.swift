@@ -92,8 +92,11 @@ enum ZonesCommand: LocusCommand {
             }
             (eventsPath == nil || eventsPath == "-" ? console.err : console.out)(s + "\n")
         }
-        return RunVerdict.check(command: "zones", input: source.name, results: run.judged, noun: ("fix", "fixes"),
-                                rows: run.rows, skipped: run.skipped, say: console.err)
+        let status = RunVerdict.check(command: "zones", input: source.name, results: run.judged, noun: ("fix", "fixes"),
+                                      rows: run.rows, skipped: run.skipped, say: console.err)
+        // The --events file is put in place only by a run that passed (SPEC §5).
+        if status == 0 { try sink?.close() } else { sink?.discard() }
+        return status
     }
 
     /// True when the positions' kept rows are in non-decreasing time (a reading pass).

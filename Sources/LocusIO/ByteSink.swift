@@ -3,10 +3,21 @@ import Glibc
 #endif
 import LocusCore
 
-/// An output written as it is produced: a file (created, or replaced by a new one:
-/// `modeOfReplaceableFile`), or standard output for `-`.
+/// An output written as it is produced: a file, or standard output for `-`.
+/// A file is written aside and put in place whole by `close()` (`StagedFile`: a run that fails —
+/// it throws, or drops the sink, or calls `discard()` — leaves the file that was there as it was,
+/// and no temporary file); a `.live` file (one someone may tail, `locus stream`) is written in place
+/// as it comes, an existing one replaced by a new one at the start (`FileReplacement`).
 /// Writes go through a buffer of 1 MiB; `flush()` hands it on. Used by one thread at a time.
 package final class ByteSink: @unchecked Sendable {
+    /// How a file output reaches its path.
+    package enum Placement: Sendable {
+        /// Written aside, put at the path whole by `close()` (the default).
+        case staged
+        /// Written at the path as it comes (a live feed).
+        case live
+    }
+
     /// The name in messages: the path, or `<stdout>`.
     let name: String
     private var fd: Int32
@@ -17,16 +28,24 @@ package final class ByteSink: @unchecked Sendable {
     private static let directBytes = 1 << 16
     /// Bytes handed on so far.
     private(set) var bytesWritten = 0
-    /// The replacement of the file that was at the path (its old file freed on the side; joined at
-    /// `close()`).
+    /// A `.live` file's replacement of the file that was at the path (its old file freed on the
+    /// side; joined at `close()`).
     private var replacement: FileReplacement?
+    /// A `.staged` file: written aside until `close()`. It owns the descriptor.
+    private var staged: StagedFile?
 
     /// Opens `path` for writing (`-`: standard output).
     /// - Throws: `E5005` naming the path when it cannot be created.
-    package init(path: String) throws(LocusError) {
+    package init(path: String, placement: Placement = .staged) throws(LocusError) {
         if path == "-" {
             name = "<stdout>"
             fd = 1
+            ownsDescriptor = false
+        } else if placement == .staged {
+            name = path
+            let staged = try StagedFile(path: path)
+            fd = staged.descriptor
+            self.staged = staged
             ownsDescriptor = false
         } else {
             name = path
@@ -45,7 +64,7 @@ package final class ByteSink: @unchecked Sendable {
         buffer.reserveCapacity(Self.capacity)
     }
 
-    /// The permission bits of the file at `path` when it is one `init(path:)` replaces by a new file
+    /// The permission bits of the file at `path` when it is one a `.live` sink replaces by a new file
     /// with that mode (`FileReplacement`: ext4 writes a truncated-and-rewritten file back to disk at
     /// close): a regular file with no other link (not a symlink); nil otherwise — a symlink, a file
     /// with other links, a FIFO or a device is written through and truncated. The bytes at `path`
@@ -64,7 +83,7 @@ package final class ByteSink: @unchecked Sendable {
     /// True when what was written can be taken back (`restart()`): a regular file.
     package var canRestart: Bool {
         var info = stat()
-        return fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && ownsDescriptor
+        return fd >= 0 && fstat(fd, &info) == 0 && (info.st_mode & S_IFMT) == S_IFREG && (ownsDescriptor || staged != nil)
     }
 
     /// Appends bytes.
@@ -106,15 +125,40 @@ package final class ByteSink: @unchecked Sendable {
         bytesWritten = 0
     }
 
-    /// Flushes and closes.
+    /// Flushes and closes: a `.staged` file is put at its path now, whole (`StagedFile.commit()`).
+    /// - Throws: `E5005` naming the file when it cannot be written or put in place (the old file
+    ///   then stays).
     package func close() throws(LocusError) {
         replacement?.wait()
         replacement = nil
+        if let staged {
+            self.staged = nil
+            defer { fd = -1 }
+            do throws(LocusError) { try flush() } catch {
+                staged.discard()
+                throw error
+            }
+            try staged.commit()
+            return
+        }
         try flush()
         if ownsDescriptor, fd >= 0 {
             let status = Glibc.close(fd)
             fd = -1
             guard status == 0 else { throw LocusError(.fileUnwritable, "cannot write file", context: .init(file: name)) }
+        }
+    }
+
+    /// Forgets the output: a `.staged` file's temporary file is removed and the file at the path
+    /// stays as it was (a run that failed). Other outputs are only closed.
+    package func discard() {
+        buffer.removeAll()
+        if let staged {
+            self.staged = nil
+            fd = -1
+            staged.discard()
+        } else {
+            try? close()
         }
     }
 

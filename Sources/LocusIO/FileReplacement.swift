@@ -13,13 +13,12 @@ import Glibc
 /// them there and then, and ext4 (`auto_da_alloc`, on by default) writes a file that was truncated
 /// to length 0 and written again back to disk when it is closed, which the process waited for (most
 /// of it at its very end; the figure: docs/benchmarks.md, "Figures behind the code"). A new file's data is written back later like any other's, and the old one is
-/// freed on a core that is idle at the process's start. (`ByteSink` replaces an existing output
-/// this way.)
+/// freed on a core that is idle at the process's start. (A `.live` `ByteSink` replaces an existing
+/// output this way; a staged one, `StagedFile`, renames its new file over the old one at its end.)
 final class FileReplacement {
     /// The new file, open for writing (the caller closes it).
     let descriptor: Int32
-    private var thread = pthread_t()
-    private var running = false
+    private var release = OldFileRelease()
 
     /// Replaces the file at `path` by a new, empty one with permission bits `mode`; nil when any
     /// step fails (then nothing changed: the old file is where it was).
@@ -47,19 +46,11 @@ final class FileReplacement {
         }
         descriptor = new
         // The old file's last descriptor, closed (and so the file freed) on the side.
-        let started = pthread_create(&thread, nil, { argument in
-            close(Int32(Int(bitPattern: argument)))
-            return nil
-        }, UnsafeMutableRawPointer(bitPattern: Int(old)))
-        if started == 0 { running = true } else { close(old) }
+        release.close(old)
     }
 
     /// Returns when the old file is freed.
-    func wait() {
-        guard running else { return }
-        pthread_join(thread, nil)
-        running = false
-    }
+    func wait() { release.wait() }
 
     deinit { wait() }
 }

@@ -47,6 +47,10 @@ package enum ReplayReport {
         var svg = SVGDocument(width: width, height: height.rounded(.up))
         svg.rect(x: 0, y: 0, width: width, height: height.rounded(.up), [("fill", .text("#FFFFFF"))])
         let small: [(String, SVGDocument.Value)] = [("font-size", .number(11)), ("fill", .text("#333333"))]
+        // Map labels sit on tracks: a white outline painted under the glyphs keeps them readable
+        // wherever a track crosses (as the geometry heatmap's labels).
+        let halo: [(String, SVGDocument.Value)] = [("stroke", .text("#FFFFFF")), ("stroke-width", .number(3)),
+                                                   ("stroke-linejoin", .text("round")), ("paint-order", .text("stroke"))]
         let heading: [(String, SVGDocument.Value)] = [("font-size", .number(14)), ("font-weight", .text("bold")), ("fill", .text("#111111"))]
 
         // Title and figures.
@@ -80,10 +84,6 @@ package enum ReplayReport {
                 svg.polygon(zone.polygon.map { (X($0.x), Y($0.y)) },
                             [("fill", .text("#E8EEF8")), ("fill-opacity", .number(0.6)), ("stroke", .text("#1F2D5A")),
                              ("stroke-dasharray", .text("6 3")), ("class", .text("zone"))])
-                let cx = zone.polygon.reduce(0) { $0 + $1.x } / Double(max(1, zone.polygon.count))
-                let cy = zone.polygon.reduce(0) { $0 + $1.y } / Double(max(1, zone.polygon.count))
-                svg.text(zone.name.isEmpty ? zone.id.rawValue : zone.name, x: X(cx), y: Y(cy),
-                         small + [("text-anchor", .text("middle")), ("font-style", .text("italic"))])
             }
             for tag in drawn where e.tags[tag]?.floor == floor.id {
                 let track = thinned(e.tags[tag]?.track ?? [])
@@ -100,7 +100,16 @@ package enum ReplayReport {
             for l in floor.locators {
                 svg.circle(cx: X(l.position.x), cy: Y(l.position.y), r: 5, [("fill", .text("#111111")), ("stroke", .text("#FFFFFF")),
                                                                               ("class", .text("locator"))])
-                svg.text(l.address.description, x: X(l.position.x) + 7, y: Y(l.position.y) - 6, small)
+            }
+            // The labels last, over the tracks, each with its halo.
+            for zone in floor.zones {
+                let cx = zone.polygon.reduce(0) { $0 + $1.x } / Double(max(1, zone.polygon.count))
+                let cy = zone.polygon.reduce(0) { $0 + $1.y } / Double(max(1, zone.polygon.count))
+                svg.text(zone.name.isEmpty ? zone.id.rawValue : zone.name, x: X(cx), y: Y(cy),
+                         small + halo + [("text-anchor", .text("middle")), ("font-style", .text("italic")), ("class", .text("zone-label"))])
+            }
+            for l in floor.locators {
+                svg.text(l.address.description, x: X(l.position.x) + 7, y: Y(l.position.y) - 6, small + halo + [("class", .text("locator-label"))])
             }
             svg.close()
             // The tags' colours beside the map (clear of the locators' labels at its right edge).
@@ -120,7 +129,9 @@ package enum ReplayReport {
 
         // Error over time.
         let times = e.tagOrder.compactMap { e.tags[$0] }.flatMap { [$0.firstSeconds, $0.lastSeconds] }.filter(\.isFinite)
-        let t0 = times.min() ?? 0, t1 = max((times.max() ?? 1), t0 + 1e-3)
+        // 2 % of the span on each side: the first and last points stay clear of the axes' lines.
+        let first = times.min() ?? 0, last = max(times.max() ?? 1, first + 1e-3)
+        let t0 = first - 0.02 * (last - first), t1 = last + 0.02 * (last - first)
         let maxError = max(1e-3, e.sortedErrors.last ?? 0.1)
         let plotWidth = 960.0
         svg.text("Horizontal error over time", x: left, y: errorTop - 8, heading)
@@ -158,8 +169,14 @@ package enum ReplayReport {
                 svg.line(x1: CX(v), y1: CY(0), x2: CX(v), y2: CY(q), [("stroke", .text("#B2182B")), ("stroke-dasharray", .text("4 3")),
                                                                         ("class", .text("cdf-marker")), ("data-q", .number(q))])
                 svg.line(x1: CX(0), y1: CY(q), x2: CX(v), y2: CY(q), [("stroke", .text("#B2182B")), ("stroke-dasharray", .text("4 3"))])
-                svg.text("\(name) \(DecimalText.string(v, decimals: 3)) m", x: CX(v) + 5, y: CY(q) - 5,
-                         [("font-size", .number(11)), ("fill", .text("#B2182B")), ("font-weight", .text("bold"))])
+                // The curve rises through (v, q): nothing of it lies below-right of that point (errors
+                // above v are reached at fractions above q) nor above-left; the label goes below-right,
+                // or above-left when it would leave the plot on the right.
+                let text = "\(name) \(DecimalText.string(v, decimals: 3)) m"
+                let fits = CX(v) + 5 + LabelPlacer.textWidth(text, fontSize: 11, bold: true) <= left + cdfWidth
+                svg.text(text, x: fits ? CX(v) + 5 : CX(v) - 5, y: fits ? CY(q) + 14 : CY(q) - 5,
+                         halo + [("font-size", .number(11)), ("fill", .text("#B2182B")), ("font-weight", .text("bold")),
+                                 ("text-anchor", .text(fits ? "start" : "end")), ("class", .text("cdf-label"))])
             }
         }
 
@@ -169,7 +186,9 @@ package enum ReplayReport {
         let s = e.zoneScore
         let hours = e.tagHours
         func sec(_ v: Double?) -> String { v.map { DecimalText.string($0, decimals: 2) + " s" } ?? "n/a" }
-        let lines = [
+        // A site without zones has no transition to score: one line says so, rather than a panel of zeros.
+        let hasZones = floors.contains { !$0.zones.isEmpty }
+        let lines = !hasZones ? ["The site has no zones on these floors: no zone transitions to score."] : [
             "reference transitions (same rules on truth): \(s.reference)",
             "matched within ±\(DecimalText.string(e.windowSeconds, decimals: 1)) s: \(s.matched)",
             "missed: \(s.missed)",

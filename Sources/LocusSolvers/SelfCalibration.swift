@@ -224,9 +224,18 @@ package struct SelfCalibration: Sendable {
                 solver = found.solver
                 let d = offsets[found.locator] ?? Vector3(x: 0, y: 0, z: 0)
                 let length = (d.x * d.x + d.y * d.y + d.z * d.z).squareRoot()
-                let towards = planar ? "(\(Self.metres(d.x)), \(Self.metres(d.y)))" : "(\(Self.metres(d.x)), \(Self.metres(d.y)), \(Self.metres(d.z)))"
+                // Both places, and the offset as signed components: an offset printed as a bare
+                // "(x, y)" reads as a position.
+                let p = floor.locators[found.locator].position
+                let q = Point3(x: p.x + d.x, y: p.y + d.y, z: p.z + d.z)
+                func place(_ v: Point3) -> String {
+                    planar ? "(\(Self.metres(v.x)), \(Self.metres(v.y)))" : "(\(Self.metres(v.x)), \(Self.metres(v.y)), \(Self.metres(v.z)))"
+                }
+                func signed(_ v: Double) -> String { (v >= 0 ? "+" : "") + Self.metres(v) }
+                let offset = "Δx \(signed(d.x)), Δy \(signed(d.y))" + (planar ? "" : ", Δz \(signed(d.z))")
                 let sd = Self.metres(offsetSDs[found.locator] ?? 0)
-                notes[found.locator] = "fits \(Self.metres(length)) ± \(sd) m from its surveyed position, towards \(towards)"
+                notes[found.locator] = "fits \(Self.metres(length)) ± \(sd) m from its surveyed position: surveyed \(place(p)), "
+                    + "fitted \(place(q)) m (\(offset) m)"
             }
             uncertainty = try solver.uncertainty()
             // The flagged locators' corrections from the final fit.

@@ -70,7 +70,7 @@ struct ByteSinkTests {
         #expect(TestPaths.bytes(target) == new)
     }
 
-    @Test("when the new file cannot be made beside the old one, the old one is truncated and written, as before")
+    @Test("a .live sink: when the new file cannot be made beside the old one, the old one is truncated and written, as before")
     func fallsBackToTruncating() throws {
         let dir = TestPaths.temporaryDirectory()
         // A name of 245 bytes: the hidden name of the new file would pass NAME_MAX (255), so it
@@ -80,7 +80,7 @@ struct ByteSinkTests {
         let held = open(path, O_RDONLY)
         #expect(held >= 0)
         defer { close(held) }
-        try writeAll(Array("new\n".utf8), to: path)
+        try writeAll(Array("new\n".utf8), to: path, placement: .live)
         var heldInfo = stat()
         #expect(fstat(held, &heldInfo) == 0)
         #expect(heldInfo.st_nlink == 1, "the same file")
@@ -88,8 +88,81 @@ struct ByteSinkTests {
         #expect((try? FileManager.default.contentsOfDirectory(atPath: dir))?.count == 1)
     }
 
-    private func writeAll(_ bytes: [UInt8], to path: String) throws {
-        let sink = try ByteSink(path: path)
+    @Test("a staged sink never closed, or discarded, leaves the old file as it was and nothing beside it; a long name still stages")
+    func stagedUntilClosed() throws {
+        let dir = TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/" + String(repeating: "p", count: 241) + ".csv"
+        let old = Array("old content\n".utf8)
+        try writeAll(old, to: path)
+        do {
+            let dropped = try ByteSink(path: path)
+            try dropped.write(Array(repeating: 7, count: 200_000))
+            try dropped.flush()
+            #expect(TestPaths.bytes(path) == old, "nothing at the path before the close")
+            #expect((try? FileManager.default.contentsOfDirectory(atPath: dir))?.count == 2, "the new file aside")
+        }
+        #expect(TestPaths.bytes(path) == old)
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: dir))?.count == 1)
+        let discarded = try ByteSink(path: path)
+        try discarded.write(Array("new\n".utf8))
+        discarded.discard()
+        #expect(TestPaths.bytes(path) == old)
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: dir))?.count == 1)
+        try writeAll(Array("new\n".utf8), to: path)
+        #expect(TestPaths.bytes(path) == Array("new\n".utf8))
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: dir))?.count == 1)
+    }
+
+    @Test("a file with another hard link gets the new bytes in place (both names see them); a dangling symlink creates its target")
+    func hardLinkAndDanglingSymlink() throws {
+        let dir = TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        try writeAll(Array("old\n".utf8), to: dir + "/a.csv")
+        #expect(link(dir + "/a.csv", dir + "/b.csv") == 0)
+        try writeAll(Array("new bytes\n".utf8), to: dir + "/a.csv")
+        #expect(TestPaths.bytes(dir + "/a.csv") == Array("new bytes\n".utf8))
+        #expect(TestPaths.bytes(dir + "/b.csv") == Array("new bytes\n".utf8))
+        #expect(symlink("made.csv", dir + "/dangling.csv") == 0)
+        try writeAll(Array("made\n".utf8), to: dir + "/dangling.csv")
+        #expect(TestPaths.bytes(dir + "/made.csv") == Array("made\n".utf8))
+        var info = stat()
+        #expect(lstat(dir + "/dangling.csv", &info) == 0 && info.st_mode & S_IFMT == S_IFLNK)
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: dir))?.sorted() == ["a.csv", "b.csv", "dangling.csv", "made.csv"])
+    }
+
+    @Test("an existing file in a directory where nothing can be created (immutable) is still written, whole: staged in $TMPDIR and copied in")
+    func stagedOutsideAnUnwritableDirectory() throws {
+        let dir = TestPaths.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/out.csv"
+        try writeAll(Array("old\n".utf8), to: path)
+        // Root may write any directory, but not an immutable one (chattr +i: no entry created or
+        // removed, the files in it still writable). Without chattr (or the capability), nothing to check.
+        guard Self.chattr("+i", dir) else { print("skipped: chattr +i is not available here"); return }
+        defer { _ = Self.chattr("-i", dir) }
+        let dropped = try ByteSink(path: path)
+        try dropped.write(Array("half".utf8))
+        dropped.discard()
+        #expect(TestPaths.bytes(path) == Array("old\n".utf8), "a discarded output leaves the old bytes")
+        try writeAll(Array("new, longer bytes\n".utf8), to: path)
+        #expect(TestPaths.bytes(path) == Array("new, longer bytes\n".utf8))
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: dir)) == ["out.csv"])
+    }
+
+    /// `chattr FLAG path`; true when it succeeded.
+    private static func chattr(_ flag: String, _ path: String) -> Bool {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/chattr")
+        p.arguments = [flag, path]
+        p.standardError = FileHandle.nullDevice
+        guard (try? p.run()) != nil else { return false }
+        p.waitUntilExit()
+        return p.terminationStatus == 0
+    }
+
+    private func writeAll(_ bytes: [UInt8], to path: String, placement: ByteSink.Placement = .staged) throws {
+        let sink = try ByteSink(path: path, placement: placement)
         try sink.write(bytes)
         try sink.close()
     }

@@ -77,6 +77,14 @@ struct SelfCalibrationTests {
         let miss = ((fixed.x - correct.x) * (fixed.x - correct.x) + (fixed.y - correct.y) * (fixed.y - correct.y)).squareRoot()
         #expect(miss <= 0.05, "corrected position \(fixed) is \(miss) m from the true \(correct)")
         #expect(c.locators[slot].note?.contains("from its surveyed position") == true)
+        // The note gives both positions and the signed offset, not an offset that reads as a place
+        // ("towards (0.3, -0.4)", issue #41 item 8).
+        let note = c.locators[slot].note ?? ""
+        let at = surveyed.locators[slot].position
+        #expect(!note.contains("towards"), "\(note)")
+        #expect(note.contains("surveyed (\(SelfCalibration.metres(at.x)), \(SelfCalibration.metres(at.y)))"), "\(note)")
+        #expect(note.contains("fitted ("), "\(note)")
+        #expect(note.contains(move.x < 0 ? "Δx +" : "Δx -") && note.contains(move.y < 0 ? "Δy +" : "Δy -"), "\(note)")
         // With the corrections, the biases are those of the true positions.
         #expect(Self.rms(c.locators.map(\.biasMeters), truth) <= 0.02)
     }

@@ -615,7 +615,27 @@ static void test_whole_runs(const char *site_path, const char *trace_path) {
     locus_engine_destroy(e);
     locus_free(summary);
     locus_free(notes);
-    /* A foreign trace: the run gives no fix, verdict 1 with the reason. */
+    /* A trace from another site: the run gives no fix, verdict 1 with the reason, and the outputs
+       written before stay as they were (written aside, put in place only by a run that passed). */
+    char foreign[256];
+    snprintf(foreign, sizeof foreign, "/tmp/locus_c_test_%d_foreign.csv", (int)getpid());
+    FILE *f = fopen(foreign, "w");
+    CHECK(f != NULL, "create %s", foreign);
+    if (f) { fputs("t,anchor,range_m,tag\n0,999,1.0,a\n0.25,998,2.0,a\n", f); fclose(f); }
+    size_t before_length = 0, after_length = 0;
+    char *before = read_file(positions, &before_length);
+    request.trace_path = foreign;
+    CHECK_STATUS(locus_replay_file(&request, NULL, &summary, &notes, &verdict), LOCUS_OK);
+    CHECK(verdict == 1 && notes != NULL && strstr(notes, "unknown_anchor") != NULL, "foreign verdict %d, notes '%s'", verdict,
+          notes ? notes : "(null)");
+    char *after = read_file(positions, &after_length);
+    CHECK(before && after && before_length == after_length && memcmp(before, after, before_length) == 0,
+          "a failed run leaves the positions file as it was (%zu -> %zu bytes)", before_length, after_length);
+    free(before);
+    free(after);
+    locus_free(summary);
+    locus_free(notes);
+    remove(foreign);
     request.trace_path = "/nonexistent/trace.csv";
     CHECK_STATUS(locus_replay_file(&request, NULL, &summary, &notes, &verdict), LOCUS_E_FILE_UNREADABLE);
     CHECK(summary == NULL && notes == NULL, "nothing allocated on an error");

@@ -9,13 +9,13 @@ See python/README.md for how the library is found.
 """
 from . import _library
 from .commands import calibrate, geometry
-from .errors import LocusError
+from .errors import InvalidArgumentError, LocusError
 from .replay import replay
 from .result import Result
 from .session import Session
 from .site import Site
 
-__all__ = ["LocusError", "Result", "Session", "Site", "calibrate", "geometry", "replay", "version", "library_path"]
+__all__ = ["InvalidArgumentError", "LocusError", "Result", "Session", "Site", "calibrate", "geometry", "replay", "version", "library_path"]
 
 
 def version():

@@ -6,7 +6,7 @@ import json
 import os
 
 from . import _ffi, _library
-from .errors import LocusError, check
+from .errors import InvalidArgumentError, LocusError, check, plain_message
 from .site import Site
 
 
@@ -33,10 +33,11 @@ def run_json(call, *arguments, notes=True):
     return (None if text is None else json.loads(text)), (take_text(lib, said) or ""), verdict.value
 
 
-def raise_verdict(name, notes):
-    """A run that produced nothing usable (the command's exit 1) as LocusError E4001 with its reason."""
-    reason = " ".join(line.strip() for line in notes.splitlines() if "error:" in line) or notes.strip()
-    raise LocusError("E4001", reason or f"locus {name}: the run produced nothing", 4001)
+def verdict_error(name, notes):
+    """A run that produced nothing usable (the command's exit 1, RunVerdict) as LocusError E4001
+    with the command's reason, plainly: its `error:` lines without the `locus NAME: error:` prefix."""
+    reason = " ".join(plain_message(line) for line in notes.splitlines() if "error:" in line)
+    return LocusError("E4001", reason or f"the {name} produced nothing", 4001)
 
 
 def _site_path(site, keep):
@@ -78,9 +79,9 @@ def calibrate(site, trace, *, truth=None, out=None, slope=False, fix_positions=F
     calibrated site. A run that calibrates nothing (`locus calibrate`'s exit 1) raises LocusError E4001
     with the command's reason."""
     if estimator not in _ffi.ESTIMATORS:
-        raise ValueError(f"estimator must be one of tukey, huber, median, not {estimator!r}")
+        raise InvalidArgumentError(f"estimator must be one of tukey, huber, median, not {estimator!r}")
     if height not in _ffi.HEIGHTS:
-        raise ValueError(f"height must be one of auto, floor, truth, not {height!r}")
+        raise InvalidArgumentError(f"height must be one of auto, floor, truth, not {height!r}")
     keep = []
     try:
         flags = (_ffi.CALIBRATE_SLOPE if slope else 0) | (_ffi.CALIBRATE_FIX_POSITIONS if fix_positions else 0)
@@ -89,7 +90,7 @@ def calibrate(site, trace, *, truth=None, out=None, slope=False, fix_positions=F
                                         height=_ffi.HEIGHTS[height], min_samples=int(min_samples or 0), flags=flags)
         summary, notes, verdict = run_json(_library.library().locus_calibrate_file, ctypes.byref(request))
         if verdict != 0:
-            raise_verdict("calibrate", notes)
+            raise verdict_error("calibration", notes)
         return summary
     finally:
         for path in keep:

@@ -28,7 +28,7 @@ import numpy as np
 from .engine import Engine
 from .replay import summarize_counts
 from . import _ffi, _library
-from .errors import check
+from .errors import InvalidArgumentError, check
 from .result import event_lines, position_lines
 
 
@@ -112,12 +112,12 @@ def replay_archive(client, traces, site, out, partitions_per_trace=1, **options)
     {trace: summary}. Options as `locus.replay` (`smooth` needs partitions_per_trace=1: the smoother
     needs every tag)."""
     if partitions_per_trace < 1:
-        raise ValueError("partitions_per_trace must be at least 1")
+        raise InvalidArgumentError("partitions_per_trace must be at least 1")
     if options.get("smooth") and partitions_per_trace > 1:
-        raise ValueError("smooth=True needs partitions_per_trace=1 (the smoother needs every tag's fixes)")
+        raise InvalidArgumentError("smooth=True needs partitions_per_trace=1 (the smoother needs every tag's fixes)")
     stems = [os.path.splitext(os.path.basename(t))[0] for t in traces]
     if len(set(stems)) != len(stems):
-        raise ValueError("two traces share a file stem: their outputs would collide")
+        raise InvalidArgumentError("two traces share a file stem: their outputs would collide")
     site = os.path.abspath(os.fspath(site))
     futures = {}
     for trace in traces:

@@ -58,9 +58,11 @@ class Engine:
 
     def summary(self):
         """After finish(): `locus replay --json`'s summary of what was pushed (the library's own, one
-        pass), with the rows this package skipped before the engine added to `ranges` and `skipped`."""
+        pass), with the rows this package skipped before the engine added to `ranges` and `skipped`.
+        Keeps the library's verdict (`verdict`: 0, or 1 when the run produced nothing usable, the
+        CLI's exit 1) and its notes (`notes`: the lines the CLI writes on stderr)."""
         from .commands import run_json
-        summary, _, _ = run_json(self.lib.locus_engine_summary, self.handle)
+        summary, self.notes, self.verdict = run_json(self.lib.locus_engine_summary, self.handle)
         if self.skipped_here:
             skipped = dict(summary["skipped"])
             for reason, count in self.skipped_here.items():

@@ -1,15 +1,17 @@
 """Engine options as keyword arguments (the options of `locus replay`) -> struct locus_options."""
 from . import _ffi
+from .errors import InvalidArgumentError
 
 
 def make_options(filter="kalman", rate=4, sigma=0.1, smooth=False, tag_offset="auto", mode="auto",
                  coupling="tight", floor=None):
     """A struct locus_options from `locus replay`'s options: --filter, --rate, --sigma, --smooth,
     --tag-offset, --mode, --coupling, and the default floor (--floor; None: the site's first).
-    Raises ValueError for a value the CLI does not accept by name (ranges are checked by the library)."""
+    Raises InvalidArgumentError (E1003) for a value the CLI does not accept by name; the library checks
+    the ranges and raises the same."""
     def pick(table, value, name):
         if value not in table:
-            raise ValueError(f"{name} must be one of {', '.join(table)}, not {value!r}")
+            raise InvalidArgumentError(f"{name} must be one of {', '.join(table)}, not {value!r}")
         return table[value]
 
     flags = _ffi.OPTION_SMOOTH if smooth else 0

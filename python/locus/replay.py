@@ -1,6 +1,8 @@
 """replay(): a whole trace through one engine, as `locus replay` does."""
 import os
 
+from ._ffi import SKIP_REASONS
+from .commands import verdict_error
 from .engine import Engine
 from .result import Result
 
@@ -16,8 +18,10 @@ def replay(site, trace, *, filter="kalman", rate=4, sigma=0.1, smooth=False, tag
     are `locus replay`'s (--filter, --rate, --sigma, --smooth, --tag-offset, --mode, --coupling,
     --floor, --truth). `Result.summary` is `locus replay --json`'s object, made by the library in
     the same single pass (`locus_engine_summary`) for a file and for rows given as data alike: with
-    `truth` (a truth CSV path) also rmse_m, per_tag, cdf, zone_score. Raises LocusError for an
-    invalid site or option or an unreadable trace or truth file.
+    `truth` (a truth CSV path) also rmse_m, per_tag, cdf, zone_score. Raises InvalidArgumentError
+    (E1003) for an invalid option, LocusError for an invalid site or an unreadable trace or truth
+    file, and LocusError E4001 with `locus replay`'s reason when the run produced nothing usable (no
+    fix; truth that covers no fix): where the CLI exits 1, this raises.
     """
     is_file = isinstance(trace, (str, bytes, os.PathLike))
     engine = Engine(site, filter=filter, rate=rate, sigma=sigma, smooth=smooth, tag_offset=tag_offset, mode=mode,
@@ -33,9 +37,22 @@ def replay(site, trace, *, filter="kalman", rate=4, sigma=0.1, smooth=False, tag
         raw_positions = engine.poll_positions()
         raw_events = engine.poll_events()
         summary = engine.summary()
+        if engine.verdict != 0:
+            raise _verdict(engine, summary)
     finally:
         engine.close()
     return Result(raw_positions, raw_events, summary)
+
+
+def _verdict(engine, summary):
+    """The LocusError of a replay that produced nothing: the library's verdict — unless every row was
+    skipped here, before the engine (rows given as data whose t, range_m or anchor is not a number
+    or an address), which the engine never saw: then the same sentence from this package's counts."""
+    if summary["ranges"] > 0 and sum(engine.skipped_here.values()) == summary["ranges"]:
+        counts = ", ".join(f"{reason} {engine.skipped_here[reason]}" for reason in SKIP_REASONS if engine.skipped_here.get(reason))
+        # RunVerdict's hint for these two reasons (Sources/LocusEvaluation/RunVerdict.swift).
+        return verdict_error("replay", f"locus replay: error: no fixes: every row skipped ({counts}) — is this a range trace (t,anchor,range_m, SPEC §2)?")
+    return verdict_error("replay", engine.notes)
 
 
 def summarize_counts(rows, skipped, stats, fixes, raw_events, filter, smooth):
