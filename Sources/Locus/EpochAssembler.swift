@@ -66,6 +66,13 @@ struct EpochAssembler: Sendable {
     /// True when the open epoch holds as many locators as the recent rounds (`EpochTable`).
     var isComplete: Bool { table.isComplete(0) }
 
+    /// True when a range of `slot` at `t` is a straggler of the last round, closed complete
+    /// (`EpochTable.takesStraggler`): the round model learned from it, and the caller skips it (late)
+    /// instead of adding it. Call before `closes(at:)` and `add`.
+    mutating func takesStraggler(slot: Int, at t: Double) -> Bool {
+        table.mayTakeStraggler(0) && table.takesStraggler(0, slot: slot, at: t)
+    }
+
     /// Empties the open epoch (after it was solved), learning the round model from how it ended
     /// with the clock at `now` (nil: learn nothing).
     mutating func reset(atSeconds now: Double? = nil) {

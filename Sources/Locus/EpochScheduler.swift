@@ -75,6 +75,12 @@ struct EpochScheduler: Sendable {
         return true
     }
 
+    /// Takes a range of `slot` at `t` as a straggler of `tag`'s last round when it is one
+    /// (`EpochTable.takesStraggler`; true: the caller skips it as late). No epoch opens: nothing to schedule.
+    mutating func takesStraggler(_ tag: Int, slot: Int, at t: Double) -> Bool {
+        epochs.takesStraggler(tag, slot: slot, at: t)
+    }
+
     /// Forgets `tag`'s round model (it moved to another floor).
     mutating func forgetRounds(_ tag: Int) { epochs.forgetRounds(tag) }
 

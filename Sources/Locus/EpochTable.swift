@@ -22,7 +22,9 @@ import LocusCore
 /// check, the cache lines of one row), reading a row retains nothing, and nothing allocates.
 ///
 /// Rounds close when complete: the header also holds the tag's `RoundModel`, and `isComplete`
-/// tells the engine it can solve a round without waiting for the pause.
+/// tells the engine it can solve a round without waiting for the pause. A range that comes after such
+/// a close, within the pause, from a locator the round did not hold is a straggler of that round
+/// (`takesStraggler`): late, never an epoch of its own.
 struct EpochTable: Sendable {
     /// Cut period, seconds (1/rate).
     let periodSeconds: Double
@@ -184,6 +186,51 @@ struct EpochTable: Sendable {
     @inline(__always) func isComplete(_ r: Int) -> Bool {
         RoundModel(slots: UInt32(truncatingIfNeeded: header(r, Header.countAndSlots) >> 32),
                    sizes: UInt32(truncatingIfNeeded: header(r, Header.sizesAndGeneration))).isComplete
+    }
+
+    /// True when row r's last epoch closed complete and none opened since (`RoundModel.endedComplete`):
+    /// the only state in which a range can be a straggler (`takesStraggler`). One bit test, for the
+    /// per-range path.
+    @inline(__always) func mayTakeStraggler(_ r: Int) -> Bool {
+        RoundModel(slots: 0, sizes: UInt32(truncatingIfNeeded: header(r, Header.sizesAndGeneration))).endedComplete
+    }
+
+    /// Takes a range of `slot` at `t` as a straggler of row r's last round, when it is one: that round
+    /// closed complete (`mayTakeStraggler`), the range comes less than `pauseSeconds` after the round's
+    /// latest range (the epoch time, kept by `reset`), and its locator is not among the round's.
+    /// The round model then learns that the round held this locator too, last
+    /// (`RoundModel.straggled`), and the slot joins the round's order list (so that the same locator
+    /// again is the same straggler, not a new one); returns true: the caller skips the range as
+    /// `late_range` — it opens no epoch, so a round never becomes two fixes. A straggler's duplicate
+    /// (a locator already taken as one) is late too and teaches nothing more. A locator the round
+    /// held is a new round: false, nothing changed. So is any range when the round's size or its
+    /// straggler count is saturated (255, `RoundModel.maximumStragglers`: the order list can no longer
+    /// be told apart), as it was before this rule.
+    ///
+    /// Reads the closed round's order list (its present slots, in order, left in the row by `reset`:
+    /// the newest round size is their count, stragglers included): O(round size), in the rare path only.
+    mutating func takesStraggler(_ r: Int, slot: Int, at t: Double) -> Bool {
+        precondition(r >= 0 && r < rows && slot >= 0 && slot < stride, "EpochTable: slots < stride, rows exist")
+        let base = r &* width, orderAt = orderOffset, pause = pauseSeconds
+        return words.withUnsafeMutableBufferPointer { w in
+            let row = w.baseAddress! + base
+            var model = Self.roundModel(row)
+            guard model.endedComplete, Self.presentCount(row[Header.countAndSlots]) == 0,
+                  t - Double(bitPattern: row[Header.epochTime]) < pause,
+                  case let listed = model.latestSize, listed < 255, model.stragglers < RoundModel.maximumStragglers
+            else { return false }
+            // The list holds the round's own locators, then its stragglers (their count known): the
+            // round's own locator is a new round; a straggler's again is late.
+            let own = listed - model.stragglers
+            for k in 0..<listed where Self.order(k, order: row + orderAt) == slot { return k >= own }
+            // A locator new to the round: its slot is listed after the others (listed < stride: the list
+            // holds distinct slots, none of them this one), and the model learns.
+            Self.setOrder(slot, at: listed, order: row + orderAt)
+            model.straggled(slot: slot)
+            row[Header.countAndSlots] = UInt64(model.slots) << 32  // (the count stays 0: no epoch open)
+            Self.store(sizes: model.sizes, row)
+            return true
+        }
     }
 
     /// The way row r's open epoch would end if closed with the clock at `now`: complete or past its

@@ -250,6 +250,14 @@ package struct PositioningEngine: Sendable {
             closeEpoch(tag)
             closed = true
         }
+        // A straggler of the tag's last round, solved as complete before it came (`EpochTable.takesStraggler`):
+        // skipped as late, never an epoch — a fix — of its own (issue #41 item 5). One bit test for
+        // every other row.
+        if schedule.epochs.mayTakeStraggler(tag), schedule.takesStraggler(tag, slot: slot, at: t) {
+            diagnostics.skipped.record(.lateRange, line: line)
+            if closed { release() }
+            return
+        }
         // The range without the tag's offset and the locator's bias (the filter refuses a negative
         // one; the epoch keeps it clamped at 0).
         let corrected = floors[floor].locators[slot].correctedRange(range - tags[tag].offsetMeters)
