@@ -17,7 +17,7 @@
 /// last locator, make n̂ = 7 with that round's last slot as the final one; the next whole round is
 /// complete at its 7th range, and its 8th comes 2.5 ms later.) A straggler never opens an epoch of
 /// its own — that was a second fix, from one locator, a few ms after the round's —:
-/// `EpochTable.takesStraggler` counts it as late and `straggled` teaches the model that the closed
+/// `EpochTable.add` counts it as late and `straggled` teaches the model that the closed
 /// round held one more locator, the straggler's last, so the next such rounds are whole.
 ///
 /// A range of a locator the closed round did hold, within the pause, is a new round (rounds come

@@ -106,8 +106,7 @@ struct RoundCompletionTests {
         var late: [Double] = []
         for (t, slot) in rows {
             if a.closes(at: t) { out.append((a.epochTimeSeconds, a.presentSlots.count, false)); a.reset(atSeconds: t) }
-            if a.takesStraggler(slot: slot, at: t) { late.append(t); continue }
-            a.add(slot: slot, rangeMeters: Double(slot), timeSeconds: t)
+            guard a.add(slot: slot, rangeMeters: Double(slot), timeSeconds: t) else { late.append(t); continue }
             if a.isComplete { out.append((a.epochTimeSeconds, a.presentSlots.count, true)); a.reset(atSeconds: t) }
         }
         if a.isOpen { out.append((a.epochTimeSeconds, a.presentSlots.count, false)) }
