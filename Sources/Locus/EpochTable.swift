@@ -170,18 +170,17 @@ struct EpochTable: Sendable {
         // word below is in row r, addressed with wrapping arithmetic (no overflow branches).
         let base = r &* width
         let (rangesAt, timesAt, orderAt, keepsTimes) = (Header.words, timesOffset, orderOffset, keepsRangeTimes)
-        let (orderCapacity, pause) = (stride, pauseSeconds)
         return words.withUnsafeMutableBufferPointer { w -> Added in
             let row = w.baseAddress! + base
             let count = Self.presentCount(row[Header.countAndSlots])
             var model = Self.roundModel(row)
             if count == 0 {
                 if model.endedComplete,
-                   Self.takesStraggler(row: row, order: row + orderAt, capacity: orderCapacity, slot: slot, at: t, pauseSeconds: pause) {
+                   Self.takesStraggler(row: row, order: row + orderAt, capacity: stride, slot: slot, at: t, pauseSeconds: pauseSeconds) {
                     return .late
                 }
                 row[Header.start] = t.bitPattern
-                model.opened(sinceLatestSeconds: t - Double(bitPattern: row[Header.latestAdmitted]), pauseSeconds: pause, slot: slot)
+                model.opened(sinceLatestSeconds: t - Double(bitPattern: row[Header.latestAdmitted]), pauseSeconds: pauseSeconds, slot: slot)
             }
             let isRepeat = Double(bitPattern: row[rangesAt &+ slot]) >= 0
             let present = isRepeat ? count : count &+ 1
