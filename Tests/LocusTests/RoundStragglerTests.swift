@@ -54,4 +54,29 @@ struct RoundStragglerTests {
         // are solved whole, not cut at 7 again (each with a straggler).
         #expect(fixes.suffix(3).allSatisfy { $0.quality.locatorsUsed == 8 }, "\(fixes.map(\.quality.locatorsUsed))")
     }
+
+    @Test("partitions fed the whole stream: late_range is counted by the tag's own partition alone, so the counts add up")
+    func partitionsAddUp() throws {
+        let site = try SiteDecoder.load(path: TestPaths.fixture("sites/hall.json"))
+        let locators = site.floors[0].locators
+        // Two tags with the same lossy rounds, T2 1 ms after T1; one unknown locator row (counted everywhere).
+        var rows = (Self.rows(Self.lossyRounds, locators: locators, tag: "T1")
+                    + Self.rows(Self.lossyRounds, locators: locators, tag: "T2").map {
+                        RangeMeasurement(timeSeconds: $0.timeSeconds + 0.001, tag: $0.tag, locator: $0.locator, rangeMeters: $0.rangeMeters)
+                    }).sorted { $0.timeSeconds < $1.timeSeconds }
+        rows.append(RangeMeasurement(timeSeconds: 9, tag: TagID("T1"), locator: LocatorAddress(7), rangeMeters: 3))
+        func run(partition: (index: Int, count: Int)?) throws -> EngineDiagnostics {
+            var engine = try PositioningEngine(site: site, configuration: EngineConfiguration(tracking: .none))
+            if let partition { try engine.setPartition(index: partition.index, count: partition.count) }
+            for (n, row) in rows.enumerated() { engine.ingest(row, line: n + 2) }
+            engine.finish()
+            return engine.diagnostics
+        }
+        let single = try run(partition: nil)
+        let parts = try [run(partition: (0, 2)), run(partition: (1, 2))]
+        #expect(single.skipped.count(.lateRange) == 2)
+        #expect(parts.map { $0.skipped.count(.lateRange) } == [1, 1])
+        #expect(parts.allSatisfy { $0.skipped.count(.unknownAnchor) == single.skipped.count(.unknownAnchor) })
+        #expect(single.skipped.count(.unknownAnchor) == 1)
+    }
 }
