@@ -286,7 +286,9 @@ int locus_engine_push_ranges(locus_engine *engine, const locus_range *ranges, si
  * whose index of first appearance is `index` mod `count` and only observes the others' rows (checked,
  * counted, moving the clock). `count` engines fed the same stream give the single engine's positions
  * and events restricted to their tags; merged by (t_s, locus_engine_tag_index) and in SPEC 4.7 order
- * they are its bytes (archive replay on a cluster). Call before the first range.
+ * they are its bytes (archive replay on a cluster). Each counts every skipped row as the single engine
+ * does, except "late_range" (a straggler of a tag's round): only the tag's own partition, which keeps
+ * its rounds, counts it, so those counts add up over the partitions. Call before the first range.
  * Errors: LOCUS_E_INVALID_ARGUMENT (bad index or count; a smoothed engine), LOCUS_E_CALL_ORDER.
  */
 int locus_engine_set_partition(locus_engine *engine, size_t index, size_t count);

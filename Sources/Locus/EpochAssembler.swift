@@ -57,10 +57,13 @@ struct EpochAssembler: Sendable {
     /// passed or its period is over): a live engine may solve it without waiting for the next range.
     func isDue(at now: Double) -> Bool { table.isDue(0, at: now) }
 
-    /// Adds a range (≥ 0) to the open epoch (opening one if none is open). Call `closes(at:)` first
-    /// and take the epoch out with `reset()` after solving it when it returns true.
-    mutating func add(slot: Int, rangeMeters range: Double, timeSeconds t: Double) {
-        table.add(0, slot: slot, rangeMeters: range, timeSeconds: t)
+    /// Adds a range (≥ 0) to the open epoch (opening one if none is open); returns false, adding
+    /// nothing, when it is a straggler of the last round, which closed complete (`EpochTable`: the
+    /// caller skips it as late). Call `closes(at:)` first and take the epoch out with `reset()` after
+    /// solving it when it returns true.
+    @discardableResult
+    mutating func add(slot: Int, rangeMeters range: Double, timeSeconds t: Double) -> Bool {
+        table.add(0, slot: slot, rangeMeters: range, timeSeconds: t) != .late
     }
 
     /// True when the open epoch holds as many locators as the recent rounds (`EpochTable`).

@@ -62,17 +62,18 @@ struct EpochScheduler: Sendable {
     @inline(__always)
     func prefetch(_ tag: Int) { epochs.prefetchRow(tag) }
 
-    /// Adds a range to `tag`'s epoch (opening one when none is open: then it is scheduled). Returns
-    /// true when the range opened the epoch.
+    /// Adds a range to `tag`'s epoch (opening one when none is open: then it is scheduled), unless it is
+    /// a straggler of the tag's last round (`.late`: nothing to schedule).
     @inline(__always) @discardableResult
-    mutating func add(_ tag: Int, slot: Int, rangeMeters range: Double, timeSeconds t: Double) -> Bool {
-        guard epochs.add(tag, slot: slot, rangeMeters: range, timeSeconds: t) else { return false }
+    mutating func add(_ tag: Int, slot: Int, rangeMeters range: Double, timeSeconds t: Double) -> EpochTable.Added {
+        let added = epochs.add(tag, slot: slot, rangeMeters: range, timeSeconds: t)
+        guard added == .opened else { return added }
         let g = epochs.generation(tag)
         dueQueue.push(Entry(key: epochs.dueSeconds(tag), tag: tag, generation: g))
         startQueue.push(Entry(key: t, tag: tag, generation: g))
         // The earliest open start stays known: min(known, t) (t when none was open).
         if let known = earliestOpenStart { earliestOpenStart = min(known, t) }
-        return true
+        return .opened
     }
 
     /// Forgets `tag`'s round model (it moved to another floor).

@@ -22,7 +22,9 @@ import LocusCore
 /// check, the cache lines of one row), reading a row retains nothing, and nothing allocates.
 ///
 /// Rounds close when complete: the header also holds the tag's `RoundModel`, and `isComplete`
-/// tells the engine it can solve a round without waiting for the pause.
+/// tells the engine it can solve a round without waiting for the pause. A range that comes after such
+/// a close, within the pause, from a locator the round did not hold is a straggler of that round
+/// (`takesStraggler(row:…)`, asked by `add`): late, never an epoch of its own.
 struct EpochTable: Sendable {
     /// Cut period, seconds (1/rate).
     let periodSeconds: Double
@@ -55,6 +57,17 @@ struct EpochTable: Sendable {
         case round
         /// Cut by the period rule while ranges kept coming: a continuous stream, no rounds.
         case period
+    }
+
+    /// What `add` did with a range.
+    enum Added: Sendable {
+        /// It joined the open epoch.
+        case joined
+        /// It opened an epoch (none was open).
+        case opened
+        /// It is a straggler of the row's last round (`takesStraggler(row:…)`): no epoch took it; the caller
+        /// skips it as `late_range`.
+        case late
     }
 
     /// - Parameters:
@@ -146,22 +159,27 @@ struct EpochTable: Sendable {
     /// True when, with the clock at `now`, no range can still join row r's open epoch.
     @inline(__always) func isDue(_ r: Int, at now: Double) -> Bool { closes(r, at: now) }
 
-    /// Adds a range (≥ 0) of `slot` (< stride) at `t` to row r's epoch, opening one if none is open.
-    /// Returns true when the range opened the epoch.
+    /// Adds a range (≥ 0) of `slot` (< stride) at `t` to row r's epoch, opening one if none is open —
+    /// unless it is a straggler of the row's last round (`takesStraggler(row:…)`, asked only when no epoch is
+    /// open and the last round closed complete: one bit test per opening range, none per other range).
     @inline(__always) @discardableResult
-    mutating func add(_ r: Int, slot: Int, rangeMeters range: Double, timeSeconds t: Double) -> Bool {
+    mutating func add(_ r: Int, slot: Int, rangeMeters range: Double, timeSeconds t: Double) -> Added {
         precondition(range >= 0 && slot >= 0 && slot < stride && r >= 0 && r < rows,
                      "EpochTable: ranges are ≥ 0, slots < stride, rows exist")
         // r < rows and slot < stride (just checked), and the count of present slots is < stride: every
         // word below is in row r, addressed with wrapping arithmetic (no overflow branches).
         let base = r &* width
         let (rangesAt, timesAt, orderAt, keepsTimes) = (Header.words, timesOffset, orderOffset, keepsRangeTimes)
-        let opened = words.withUnsafeMutableBufferPointer { w in
+        return words.withUnsafeMutableBufferPointer { w -> Added in
             let row = w.baseAddress! + base
             let count = Self.presentCount(row[Header.countAndSlots])
-            if count == 0 { row[Header.start] = t.bitPattern }
             var model = Self.roundModel(row)
             if count == 0 {
+                if model.endedComplete,
+                   Self.takesStraggler(row: row, order: row + orderAt, capacity: stride, slot: slot, at: t, pauseSeconds: pauseSeconds) {
+                    return .late
+                }
+                row[Header.start] = t.bitPattern
                 model.opened(sinceLatestSeconds: t - Double(bitPattern: row[Header.latestAdmitted]), pauseSeconds: pauseSeconds, slot: slot)
             }
             let isRepeat = Double(bitPattern: row[rangesAt &+ slot]) >= 0
@@ -174,9 +192,8 @@ struct EpochTable: Sendable {
             row[Header.epochTime] = t.bitPattern
             row[Header.latestAdmitted] = t.bitPattern
             if keepsTimes { row[timesAt &+ slot] = t.bitPattern }
-            return count == 0
+            return count == 0 ? .opened : .joined
         }
-        return opened
     }
 
     /// True when row r's open epoch is a complete round (`RoundModel`): no range is expected to
@@ -184,6 +201,44 @@ struct EpochTable: Sendable {
     @inline(__always) func isComplete(_ r: Int) -> Bool {
         RoundModel(slots: UInt32(truncatingIfNeeded: header(r, Header.countAndSlots) >> 32),
                    sizes: UInt32(truncatingIfNeeded: header(r, Header.sizesAndGeneration))).isComplete
+    }
+
+    /// The straggler rule, once (issue #41 item 5), asked by `add` for a range that would open an
+    /// epoch. Takes a range of `slot` at `t` as a straggler of the row's last round when it is one: that
+    /// round closed complete (`RoundModel.endedComplete`, `add`'s bit test) and no epoch is open, the
+    /// range comes less than `pauseSeconds` after the round's latest range (the epoch time, left by
+    /// `reset`), and its locator is not among the round's. The round model then learns that the round
+    /// held this locator too, last (`RoundModel.straggled`), and the slot joins the round's order list;
+    /// returns true: `add` returns `.late` and the caller skips the range as `late_range` — it opens
+    /// no epoch, so a round never becomes two fixes. A straggler's duplicate (a locator already taken
+    /// as one) is late too and teaches nothing more. A locator the round held is a new round: false,
+    /// nothing changed. So is any range when the round's size or its straggler count is saturated
+    /// (255, `RoundModel.maximumStragglers`: the list can no longer be told apart), as before this rule.
+    ///
+    /// `row`: the row's first word; `order`: its order words, room for `capacity` (the stride) slots.
+    /// Reads the closed round's order list (its present slots in order of arrival, left in the row by
+    /// `reset`; the newest round size is their count, stragglers included): O(round size), only for a
+    /// range that would open an epoch right after a complete round — never on the per-range path.
+    @inline(never)
+    private static func takesStraggler(row: UnsafeMutablePointer<UInt64>, order: UnsafeMutablePointer<UInt64>, capacity: Int,
+                                       slot: Int, at t: Double, pauseSeconds: Double) -> Bool {
+        var model = roundModel(row)
+        guard model.endedComplete, presentCount(row[Header.countAndSlots]) == 0,
+              t - Double(bitPattern: row[Header.epochTime]) < pauseSeconds,
+              case let listed = model.latestSize, listed < 255, listed < capacity,
+              model.stragglers < RoundModel.maximumStragglers
+        else { return false }
+        // The list holds the round's own locators, then its stragglers (their count known): the round's
+        // own locator again is a new round; a straggler's again is late.
+        let own = listed - model.stragglers
+        for k in 0..<listed where Self.order(k, order: order) == slot { return k >= own }
+        // A locator new to the round: listed after the others (listed < capacity, checked; it is so
+        // anyway, the list holding distinct slots, none of them this one), and the model learns.
+        setOrder(slot, at: listed, order: order)
+        model.straggled(slot: slot)
+        row[Header.countAndSlots] = UInt64(model.slots) << 32  // (the count stays 0: no epoch open)
+        store(sizes: model.sizes, row)
+        return true
     }
 
     /// The way row r's open epoch would end if closed with the clock at `now`: complete or past its

@@ -57,15 +57,28 @@ extension PositioningEngine {
 
     /// Adds a range that the tightly coupled filter takes at once (a locator's second range in the epoch,
     /// or a negative one): the filter takes the ranges pending before it, then this one, then the range
-    /// joins the epoch, all of whose ranges the filter now has.
+    /// joins the epoch, all of whose ranges the filter now has. Returns what `EpochScheduler.add` did (the
+    /// caller opens the round or skips the range). A straggler of the tag's last round (`.late`) can come
+    /// this way only as a negative range (no epoch is open: no second range), which the filter refuses
+    /// (`TrackFilter.update`: unusable, nothing changed), with nothing pending before it: it is taken by
+    /// nothing, as on the usual path.
     @inline(never)
     mutating func addOutOfTurn(_ tag: Int, floor: Int, slot: Int, correctedRangeMeters corrected: Double,
-                                       timeSeconds t: Double) {
+                                       timeSeconds t: Double) -> EpochTable.Added {
         applyPendingRanges(tag)
         filters[tag].update(correctedRangeMeters: corrected, timeSeconds: t, address: floors[floor].addresses[slot],
                             anchor: floors[floor].positions[slot])
-        if schedule.add(tag, slot: slot, rangeMeters: max(0, corrected), timeSeconds: t) { roundOpened(tag, floor: floor) }
+        let added = schedule.add(tag, slot: slot, rangeMeters: max(0, corrected), timeSeconds: t)
         tags[tag].appliedRanges = Int32(truncatingIfNeeded: schedule.epochs.presentCount(tag))
+        return added
+    }
+
+    /// Skips a straggler (`EpochTable.add`: `.late`) as `late_range`, releasing what closing the tag's
+    /// epoch before it (`closed`) allows.
+    @inline(never)
+    mutating func skipLateRange(line: Int, closed: Bool) {
+        diagnostics.skipped.record(.lateRange, line: line)
+        if closed { release() }
     }
 
     /// Brings tag `tag`'s tightly coupled filter up to date with its open epoch: the ranges that joined

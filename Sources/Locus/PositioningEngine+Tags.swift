@@ -137,7 +137,9 @@ extension PositioningEngine {
     /// — every row moves the clock as in the single engine, and a tag's output depends on its own
     /// rows and the clock (`ShardedEngine`'s argument); merged by (time, tag index) and in SPEC
     /// §4.7 order they are the single engine's bytes (an archive replayed on a cluster, a partition
-    /// per task). Call before the first row.
+    /// per task). Every partition counts each skipped row as the single engine does, except a round's
+    /// straggler (`late_range`): only the tag's own partition keeps its rounds and counts it, so those
+    /// counts add up over the partitions. Call before the first row.
     /// - Throws: `E1003` for a bad partition, `E1002` once a row was ingested.
     package mutating func setPartition(index: Int, count: Int) throws(LocusError) {
         guard count >= 1, index >= 0, index < count else {

@@ -261,9 +261,15 @@ package struct PositioningEngine: Sendable {
             if !tags[tag].hasFilter { startFilter(tag, floor: floor) }
             outOfTurn = isTight && (!(corrected >= 0) || schedule.epochs.rangeMeters(tag, slot: slot) >= 0)
         }
-        if outOfTurn {
-            addOutOfTurn(tag, floor: floor, slot: slot, correctedRangeMeters: corrected, timeSeconds: t)
-        } else if schedule.add(tag, slot: slot, rangeMeters: max(0, corrected), timeSeconds: t) {
+        // A straggler of the tag's last round, solved as complete before it came, joins no epoch: it is
+        // skipped as late, never a fix of its own (`EpochTable.add`, issue #41 item 5).
+        // `add` says so (`.late`) only for a range that would open an epoch: one compare per row, as
+        // for an opening one.
+        let added = outOfTurn
+            ? addOutOfTurn(tag, floor: floor, slot: slot, correctedRangeMeters: corrected, timeSeconds: t)
+            : schedule.add(tag, slot: slot, rangeMeters: max(0, corrected), timeSeconds: t)
+        if added != .joined {
+            guard added == .opened else { skipLateRange(line: line, closed: closed); return }
             roundOpened(tag, floor: floor)
         }
         // A round that is complete (every locator the tag's rounds usually hold has reported) is

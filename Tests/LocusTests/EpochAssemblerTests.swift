@@ -93,17 +93,24 @@ struct EpochBoundaryTests {
 @Suite("Rounds close when complete (issue 16)")
 struct RoundCompletionTests {
     /// Feeds (t, slot) rows as the engine does: an epoch closes when a range would close it (pause
-    /// or period) or, after adding, when it is complete. Returns (time, slot count, closed early).
+    /// or period) or, after adding, when it is complete; a straggler of a round closed complete is
+    /// skipped (late). Returns (time, slot count, closed early).
     func epochs(_ rows: [(Double, Int)], rate: Double = 4, locators: Int = 12) -> [(Double, Int, Bool)] {
+        epochsAndLate(rows, rate: rate, locators: locators).epochs
+    }
+
+    /// `epochs`, and the times of the rows skipped as stragglers.
+    func epochsAndLate(_ rows: [(Double, Int)], rate: Double = 4, locators: Int = 12) -> (epochs: [(Double, Int, Bool)], late: [Double]) {
         var a = EpochAssembler(locatorCount: locators, rateHertz: rate)
         var out: [(Double, Int, Bool)] = []
+        var late: [Double] = []
         for (t, slot) in rows {
             if a.closes(at: t) { out.append((a.epochTimeSeconds, a.presentSlots.count, false)); a.reset(atSeconds: t) }
-            a.add(slot: slot, rangeMeters: Double(slot), timeSeconds: t)
+            guard a.add(slot: slot, rangeMeters: Double(slot), timeSeconds: t) else { late.append(t); continue }
             if a.isComplete { out.append((a.epochTimeSeconds, a.presentSlots.count, true)); a.reset(atSeconds: t) }
         }
         if a.isOpen { out.append((a.epochTimeSeconds, a.presentSlots.count, false)) }
-        return out
+        return (out, late)
     }
 
     /// Rounds every 0.25 s, the given slots 4 ms apart.
@@ -128,14 +135,42 @@ struct RoundCompletionTests {
         #expect(e.map(\.2) == [false, false, false, true])
     }
 
-    @Test("a round larger than the recent ones is split once, and the next ones are whole")
-    func largerRoundSplitsOnce() {
+    @Test("a round larger than the recent ones closes at its usual size once; its straggler is late, and the next ones are whole")
+    func largerRoundStragglesOnce() {
         let eight = Array(0..<8), nine = Array(0..<9)
-        let e = epochs(rounds([eight, eight, nine, nine, nine]))
-        // Round 3 closes complete at slot 7; slot 8 opens an epoch of its own within the pause, so
-        // from then on 9 locators are expected, slot 8 last: rounds 4 and 5 close complete, whole.
-        #expect(e.map(\.1) == [8, 8, 8, 1, 9, 9])
-        #expect(e.map(\.2) == [false, false, true, false, true, true])
+        let (e, late) = epochsAndLate(rounds([eight, eight, nine, nine, nine]))
+        // Round 3 closes complete at slot 7; slot 8 comes within the pause: a straggler, skipped (it
+        // used to open an epoch of its own: a second fix, of one locator). From then on 9 locators are
+        // expected, slot 8 last: rounds 4 and 5 close complete, whole.
+        #expect(e.map(\.1) == [8, 8, 8, 9, 9])
+        #expect(e.map(\.2) == [false, false, true, true, true])
+        #expect(late == [0.5 + 8 * 0.004])
+    }
+
+    @Test("stragglers of one round are all late, a straggler's duplicate teaches nothing more, and the next rounds are whole")
+    func severalStragglers() {
+        let eight = Array(0..<8), ten = Array(0..<10)
+        var rows = rounds([eight, eight, ten, ten, ten])
+        rows.insert((0.5 + 8 * 0.004, 8), at: 8 + 8 + 9)  // slot 8 of round 3 twice
+        let (e, late) = epochsAndLate(rows)
+        #expect(e.map(\.1) == [8, 8, 8, 10, 10])
+        #expect(e.map(\.2) == [false, false, true, true, true])
+        #expect(late == [0.532, 0.532, 0.536])
+    }
+
+    @Test("after a complete round, a new locator past the pause opens a round; one the round held, within the pause, too")
+    func notStragglers() {
+        let eight = Array(0..<8)
+        // Round 3's complete close, then slot 9 alone 0.2 s later (past the 0.125 s pause): an epoch.
+        var rows = rounds([eight, eight, eight])
+        rows.append((0.5 + 0.028 + 0.2, 9))
+        #expect(epochsAndLate(rows).late.isEmpty)
+        #expect(epochs(rows).map(\.1) == [8, 8, 8, 1])
+        // Slot 0 again 10 ms after round 3's close: a new round, not late (as before the rule).
+        rows = rounds([eight, eight, eight])
+        rows.append((0.5 + 0.028 + 0.01, 0))
+        #expect(epochsAndLate(rows).late.isEmpty)
+        #expect(epochs(rows).map(\.1) == [8, 8, 8, 1])
     }
 
     @Test("an extra locator inside the round does not split it: completion waits for the round's last slot")

@@ -84,13 +84,28 @@ def merge_partitions(parts):
     return position_rows, event_rows
 
 
+# Skip reasons that only the partition solving a row's tag counts: a round's straggler (`late_range`)
+# is told from the tag's rounds, which only that partition keeps (locus_engine_set_partition).
+OWNED_SKIPS = ("late_range",)
+
+
+def merge_skipped(parts):
+    """The single engine's skip counts from its partitions' (non-zero only, in key order): any one
+    partition's, each of OWNED_SKIPS summed over all of them."""
+    tally = dict(parts[0]["skipped"])
+    for reason in OWNED_SKIPS:
+        tally[reason] = sum(p["skipped"].get(reason, 0) for p in parts)
+    return {reason: tally[reason] for reason in sorted(tally) if tally[reason]}
+
+
 def _write_trace(out_dir, position_rows, event_rows, parts, options):
     """Writes one trace's files from its merged partitions (the bytes `locus replay` writes);
     returns its summary."""
-    # Every partition saw every row: the skip counts are any one's; the engines' counters add up.
+    # Every partition saw every row: the skip counts are any one's, except those only a tag's own
+    # partition can tell (OWNED_SKIPS), which add up like the engines' counters.
     stats = {key: sum(p["stats"][key] for p in parts) for key in parts[0]["stats"]}
     kinds = np.concatenate([p["event_kinds"] for p in parts]) if parts else np.zeros(0)
-    summary = summarize_counts(parts[0]["rows"], parts[0]["skipped"], stats, len(position_rows), {"kind": kinds},
+    summary = summarize_counts(parts[0]["rows"], merge_skipped(parts), stats, len(position_rows), {"kind": kinds},
                                options.get("filter", "kalman"), options.get("smooth", False))
     summary["partitions"] = len(parts)
     os.makedirs(out_dir, exist_ok=True)
