@@ -88,11 +88,13 @@ package struct EngineDriver: Sendable {
     /// Rows skipped elsewhere (a reader's), counted with the engine's skips.
     package mutating func recordSkipped(_ tally: SkipTally) { engine.recordSkipped(tally) }
 
-    /// The engine's tag index for `id` (registered on first sight; the last one looked up is kept in front).
+    /// The engine's tag index for `id` (registered on first sight, outside any tag limit; the last
+    /// one looked up is kept in front, until the engine evicts a tag: its index may then name
+    /// another). A bounded engine is fed by id instead (`ingest(_:line:)`).
     package mutating func tagIndex(for id: TagID) -> TagIndex {
-        if let last = lastTag, last.id == id { return last.index }
+        if let last = lastTag, last.id == id, last.evictions == engine.diagnostics.tagsEvicted { return last.index }
         let index = engine.tagIndex(for: id)
-        lastTag = (id, index)
+        lastTag = (id, index, engine.diagnostics.tagsEvicted)
         return index
     }
 
@@ -104,7 +106,7 @@ package struct EngineDriver: Sendable {
         return index
     }
 
-    private var lastTag: (id: TagID, index: TagIndex)?
+    private var lastTag: (id: TagID, index: TagIndex, evictions: Int)?
     private var lastFloor: (id: FloorID, index: FloorIndex)?
 
     /// Makes the engine partition `index` of `count` (`PositioningEngine.setPartition`).

@@ -1,0 +1,136 @@
+@testable import Locus
+import LocusCore
+import LocusTestSupport
+import Testing
+
+/// Issue #41 item 4: the engine's per-tag state is bounded (`EngineConfiguration.tagLimit`): a new
+/// tag beyond the limit is skipped as `tag_limit`, an idle tag is evicted once its zones have exited
+/// per `outPeriod`, and its index is reused — without changing a byte of the other tags' output.
+@Suite("Bounded tags: limit, idle eviction, index reuse")
+struct BoundedTagsTests {
+    /// SoakTests' room: 4 locators, zones a–d (outPeriod 3 s, inCountInterval 1 s).
+    static let site = SoakTests.site()
+
+    /// One round of ranges of `tag` at `p`, time t (the four locators 1 ms apart), noise-free.
+    static func round(_ tag: String, at p: Point3, time t: Double) -> [RangeMeasurement] {
+        site.floors[0].locators.enumerated().map { i, locator in
+            RangeMeasurement(timeSeconds: t + 0.001 * Double(i), tag: TagID(tag), locator: locator.address,
+                             rangeMeters: p.distance(to: locator.position))
+        }
+    }
+
+    /// Honest tags H0…H4 walking (SoakTests' walk) a round each 0.25 s for `seconds`, and a flood
+    /// of new ids F0, F1, … — one round each, every `floodEvery` seconds, standing inside zone a —
+    /// interleaved in time order.
+    static func rows(seconds: Double, floodEvery: Double) -> [RangeMeasurement] {
+        var rows: [RangeMeasurement] = []
+        var t = 0.0
+        while t < seconds {
+            for j in 0..<5 { rows += round("H\(j)", at: SoakTests.position(tag: j, atSeconds: t), time: t + 0.01 * Double(j)) }
+            t += 0.25
+        }
+        var k = 0, f = 0.003
+        while f < seconds {
+            rows += round("F\(k)", at: Point3(x: 6, y: 5.5, z: 1.1), time: f)
+            k += 1
+            f += floodEvery
+        }
+        return rows.sorted { ($0.timeSeconds, $0.tag.rawValue) < ($1.timeSeconds, $1.tag.rawValue) }
+    }
+
+    static func run(_ rows: [RangeMeasurement], _ configuration: EngineConfiguration) throws -> PositioningEngine {
+        var engine = try PositioningEngine(site: site, configuration: configuration)
+        for (i, row) in rows.enumerated() { engine.ingest(row, line: i + 1) }
+        engine.finish()
+        return engine
+    }
+
+    @Test("a new tag beyond the limit is skipped as tag_limit and counted; the live tags are not displaced")
+    func limitRefusesNewTags() throws {
+        var configuration = EngineConfiguration(tracking: .none)
+        configuration.tagLimit = .init(maximumTags: 2, idleSeconds: 10)
+        var rows = Self.round("A", at: Point3(x: 5, y: 5, z: 1.1), time: 0) + Self.round("B", at: Point3(x: 20, y: 5, z: 1.1), time: 0.01)
+        rows += Self.round("C", at: Point3(x: 15, y: 15, z: 1.1), time: 0.02)
+        rows += Self.round("A", at: Point3(x: 5, y: 5, z: 1.1), time: 1) + Self.round("B", at: Point3(x: 20, y: 5, z: 1.1), time: 1.01)
+        let engine = try Self.run(rows, configuration)
+        #expect(engine.diagnostics.skipped.count(.tagLimit) == 4)
+        #expect(engine.liveTagCount == 2)
+        #expect(Set(engine.fixes.map(\.tag.rawValue)) == ["A", "B"])
+        #expect(engine.fixes.count == 4)
+        #expect(engine.diagnostics.tagsEvicted == 0)
+    }
+
+    @Test("an invalid limit is refused with E1003; an engine with a limit is not partitioned")
+    func invalidLimit() throws {
+        for limit in [EngineConfiguration.TagLimit(maximumTags: 0, idleSeconds: 1), .init(maximumTags: 5, idleSeconds: 0),
+                      .init(maximumTags: 5, idleSeconds: .nan), .init(maximumTags: 5, idleSeconds: .infinity)] {
+            var configuration = EngineConfiguration()
+            configuration.tagLimit = limit
+            #expect(throws: LocusError.self) { _ = try PositioningEngine(site: Self.site, configuration: configuration) }
+        }
+        var configuration = EngineConfiguration()
+        configuration.tagLimit = .init(maximumTags: 5, idleSeconds: 1)
+        var engine = try PositioningEngine(site: Self.site, configuration: configuration)
+        #expect(throws: LocusError.self) { try engine.setPartition(index: 0, count: 2) }
+    }
+
+    @Test("a tag idle inside a zone exits per outPeriod first, then is evicted; its index goes to the next new tag")
+    func evictionWaitsForTheExit() throws {
+        var configuration = EngineConfiguration(tracking: .none)
+        configuration.tagLimit = .init(maximumTags: 4, idleSeconds: 1)  // shorter than outPeriod (3 s)
+        var engine = try PositioningEngine(site: Self.site, configuration: configuration)
+        for row in Self.round("A", at: Point3(x: 6, y: 5.5, z: 1.1), time: 0) { engine.ingest(row) }
+        // Another tag keeps the clock going; A, silent, is past its idle time at 1 s but inside zone a.
+        var t = 0.5
+        while t < 3.0 {
+            for row in Self.round("B", at: Point3(x: 25, y: 3, z: 1.1), time: t) { engine.ingest(row) }
+            t += 0.5
+        }
+        #expect(engine.diagnostics.tagsEvicted == 0, "A is inside zone a until its exit is decided")
+        #expect(engine.events.filter { $0.tag == "A" }.map(\.kind) == [.enter])
+        while t < 4.5 {
+            for row in Self.round("B", at: Point3(x: 25, y: 3, z: 1.1), time: t) { engine.ingest(row) }
+            t += 0.5
+        }
+        let exit = try #require(engine.events.first { $0.tag == "A" && $0.kind == .exit })
+        #expect(exit.timeSeconds == 3.003, "the exit at the last detection + outPeriod, as without a limit")
+        #expect(engine.diagnostics.tagsEvicted == 1)
+        #expect(engine.registeredTagIndex("A") == nil)
+        for row in Self.round("C", at: Point3(x: 15, y: 10, z: 1.1), time: t) { engine.ingest(row) }
+        #expect(engine.registeredTagIndex("C") == TagIndex(0), "C takes A's index")
+        #expect(engine.tagCount == 2, "no per-tag array grew")
+        engine.finish()
+        #expect(engine.fixes.filter { $0.tag == "C" }.count == 1)
+    }
+
+    @Test("a flood of new ids: the honest tags' fixes and events are byte-identical to a run without a limit; every flood tag in a zone exits before it goes; no array beyond the limit",
+          arguments: [EngineConfiguration.Tracking.none, .kalman(.standard)])
+    func floodLeavesHonestTagsAlone(tracking: EngineConfiguration.Tracking) throws {
+        let rows = Self.rows(seconds: 60, floodEvery: 0.05)  // 1,200 flood ids, 20 a second, each inside zone a
+        let reference = try Self.run(rows, EngineConfiguration(tracking: tracking))
+        var configuration = EngineConfiguration(tracking: tracking)
+        configuration.tagLimit = .init(maximumTags: 40, idleSeconds: 0.5)
+        let bounded = try Self.run(rows, configuration)
+
+        let refused = bounded.diagnostics.skipped.count(.tagLimit)
+        #expect(refused > 0, "the flood outruns the limit")
+        #expect(bounded.diagnostics.tagsEvicted > 500, "flood tags leave about 3.5 s after their round: 35 slots, about 10 a second")
+        #expect(bounded.tagCount <= 40 && bounded.registry.ids.count <= 40, "no per-tag array beyond the limit")
+        #expect(bounded.judges.judges[0].retainedCounts.tags <= 40)
+        // The honest tags (never idle, registered before the flood filled the limit): exactly the
+        // unbounded run's fixes and events.
+        func honest(_ tag: TagID) -> Bool { tag.rawValue.hasPrefix("H") }
+        #expect(bounded.fixes.filter { honest($0.tag) } == reference.fixes.filter { honest($0.tag) })
+        #expect(bounded.events.filter { honest($0.tag) } == reference.events.filter { honest($0.tag) })
+        #expect(Set(bounded.fixes.map(\.tag)).filter(honest).count == 5)
+        // Every flood tag that entered zone a left it (per outPeriod, 3 s after its round) before it
+        // was evicted: enters and exits pair up, tag by tag.
+        let flood = bounded.events.filter { !honest($0.tag) }
+        #expect(flood.contains { $0.kind == .exit })
+        for (tag, events) in Dictionary(grouping: flood, by: \.tag) where events.allSatisfy({ $0.timeSeconds < 55 }) {
+            #expect(events.filter { $0.kind == .enter }.count == events.filter { $0.kind == .exit }.count, "\(tag)")
+        }
+        #expect(bounded.diagnostics.skipped.total == refused)
+        #expect(reference.diagnostics.tagsEvicted == 0)
+    }
+}
