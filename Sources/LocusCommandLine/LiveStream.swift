@@ -48,27 +48,30 @@ struct LiveStream {
     /// The latest data time fed to the engine, seconds.
     private(set) var latestDataSeconds = -Double.infinity
 
-    /// A CSV reader and its tag and floor ids mapped to the engine's.
+    /// A CSV reader. Its rows go to the engine by id (`feedScratch`), not through a cache of reader
+    /// index → engine index: a bounded engine evicts tags and hands their indices to new ones, so
+    /// such a cache would go stale; and the reader forgets its ids when they pile up (`idCap`).
     private struct CSVRows {
         var parser: TraceRowParser
-        /// The parser's tag and floor ids resolved against the engine.
-        var routing = ReaderRouting()
 
-        /// Parses whole lines into `rows` with the engine's tag and floor indices (`floorIndex`:
-        /// the engine's floor, −1 for none, −2 for one the site does not have); returns the data
-        /// rows met (kept or skipped).
-        mutating func read(_ bytes: UnsafeBufferPointer<UInt8>, into rows: inout [TraceRow],
-                           driver: inout EngineDriver, site: Site) -> Int {
+        /// Parses whole lines into `rows` (tag and floor indices the parser's); returns the data rows
+        /// met (kept or skipped).
+        mutating func read(_ bytes: UnsafeBufferPointer<UInt8>, into rows: inout [TraceRow]) -> Int {
             rows.removeAll(keepingCapacity: true)
             let before = parser.skipped.total
             _ = parser.parse(bytes.span, isLast: true, into: &rows)
-            routing.update(tagIDs: parser.tags, floorIDs: parser.floors, site: site) { driver.tagIndex(for: $0) }
             return rows.count + parser.skipped.total - before
         }
     }
+    /// A CSV reader forgets its tag and floor ids (`TraceRowParser.forgetIDs`) once it holds more
+    /// than this many, after the batch that took it there: the engine's tag limit (at least
+    /// 1,024). So a flood of new ids costs the reader at most that many entries, and a stream whose
+    /// live tags stay within the limit never makes it forget (its output is then exactly replay's).
+    private let idCap: Int
 
     init(site: Site, configuration: EngineConfiguration) throws(LocusError) {
         self.site = site
+        idCap = max(1024, configuration.tagLimit?.maximumTags ?? 65_536)
         driver = try EngineDriver(site: site, configuration: configuration)
         func reader(_ header: String) throws(LocusError) -> CSVRows {
             CSVRows(parser: try TraceRowParser(header: Array(header.utf8).span, file: "<rows>"))
@@ -111,8 +114,8 @@ struct LiveStream {
     /// for the next call).
     mutating func ingestCSVLines(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard headed != nil else { return }
-        rows += headed!.read(bytes, into: &scratch, driver: &driver, site: site)
-        feedScratch(headed!.routing)
+        rows += headed!.read(bytes, into: &scratch)
+        if feedScratch(headed!.parser) { headed!.parser.forgetIDs() }
     }
 
     /// One datagram or message: JSON (an object or an array of objects) or, when `allowsCSV` (a
@@ -128,15 +131,18 @@ struct LiveStream {
             var commas = 0
             for b in bytes { if b == 0x0A { break }; if b == UInt8(ascii: ",") { commas += 1 } }
             func read(_ lines: UnsafeBufferPointer<UInt8>) -> Int {
-                commas >= 4 ? headerless.read(lines, into: &scratch, driver: &driver, site: site)
-                            : headerlessWithoutFloor.read(lines, into: &scratch, driver: &driver, site: site)
+                commas >= 4 ? headerless.read(lines, into: &scratch) : headerlessWithoutFloor.read(lines, into: &scratch)
             }
             if bytes.last == 0x0A {
                 rows += read(bytes)
             } else {
                 rows += (Array(bytes) + [0x0A]).withUnsafeBufferPointer { read($0) }
             }
-            feedScratch(commas >= 4 ? headerless.routing : headerlessWithoutFloor.routing)
+            if commas >= 4 {
+                if feedScratch(headerless.parser) { headerless.parser.forgetIDs() }
+            } else {
+                if feedScratch(headerlessWithoutFloor.parser) { headerlessWithoutFloor.parser.forgetIDs() }
+            }
         }
     }
 
@@ -150,12 +156,18 @@ struct LiveStream {
         if start < bytes.count { ingestJSON(UnsafeBufferPointer(rebasing: bytes[start...]), receivedSeconds: receivedSeconds) }
     }
 
-    /// Feeds the rows `CSVRows.read` left in `scratch`.
-    private mutating func feedScratch(_ routing: ReaderRouting) {
+    /// Feeds the rows `CSVRows.read` left in `scratch` (read by `parser`) to the engine by id (the
+    /// engine applies its tag limit); returns whether the parser should now forget its ids (it holds
+    /// more than `idCap`).
+    private mutating func feedScratch(_ parser: TraceRowParser) -> Bool {
         for r in scratch {
-            driver.ingest(r, routing: routing)
+            let floor = r.floorIndex < 0 ? nil : parser.floors[Int(r.floorIndex)]
+            driver.ingest(RangeMeasurement(timeSeconds: r.timeSeconds, tag: parser.tags[Int(r.tagIndex)],
+                                           locator: LocatorAddress(r.locator), rangeMeters: r.rangeMeters, floor: floor),
+                          line: Int(r.line))
             if r.timeSeconds > latestDataSeconds, r.timeSeconds.isFinite { latestDataSeconds = r.timeSeconds }
         }
+        return parser.tags.count + parser.floors.count > idCap
     }
 
     private mutating func ingestJSON(_ bytes: UnsafeBufferPointer<UInt8>, receivedSeconds: Double) {
@@ -197,20 +209,14 @@ struct LiveStream {
         case .skip(let reason):
             decodeSkips.record(reason, line: line)
         case .use(let t, let tagID, let floorID, let locator, let range):
-            let tag = driver.tagIndex(for: tagID.map { TagID($0) } ?? .single)
-            var floor = engine.defaultFloor
-            if let floorID {
-                guard let known = driver.floorIndex(of: FloorID(floorID)) else { decodeSkips.record(.unknownFloor, line: line); return }
-                floor = known
-            }
-            feed(tag: tag, floor: floor, locator: locator, range: range, time: t, line: line)
+            // By id, as the CSV rows (the engine applies its tag limit); an unknown floor is counted
+            // here, before the engine sees the row.
+            if let floorID, driver.floorIndex(of: FloorID(floorID)) == nil { decodeSkips.record(.unknownFloor, line: line); return }
+            driver.ingest(RangeMeasurement(timeSeconds: t, tag: tagID.map { TagID($0) } ?? .single, locator: LocatorAddress(locator),
+                                           rangeMeters: range, floor: floorID.map { FloorID($0) }),
+                          line: line)
+            if t > latestDataSeconds, t.isFinite { latestDataSeconds = t }
         }
-    }
-
-    @inline(__always)
-    private mutating func feed(tag: TagIndex, floor: FloorIndex, locator: UInt16, range: Double, time: Double, line: Int) {
-        driver.ingest(tag: tag, floor: floor, locator: locator, rangeMeters: range, timeSeconds: time, line: line)
-        if time > latestDataSeconds, time.isFinite { latestDataSeconds = time }
     }
 
     // MARK: clock and end
