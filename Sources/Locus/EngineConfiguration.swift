@@ -34,6 +34,7 @@ package struct EngineConfiguration: Sendable {
         /// zone count still running. Seconds, > 0 and finite.
         package var idleSeconds: Double
 
+        /// A bound; checked when an engine is made (`PositioningEngine.init`: E1003 when out of range).
         package init(maximumTags: Int, idleSeconds: Double) {
             self.maximumTags = maximumTags
             self.idleSeconds = idleSeconds
