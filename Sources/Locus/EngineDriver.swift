@@ -107,6 +107,17 @@ package struct EngineDriver: Sendable {
     }
 
     private var lastTag: (id: TagID, index: TagIndex, evictions: Int)?
+
+    /// The engine's tag index for a row of `id` with its tag limit applied (nil: refused, counted as
+    /// `tag_limit`), idle tags evicted first (`PositioningEngine.admittedTagIndex(for:line:)`).
+    package mutating func admittedTagIndex(for id: TagID, line: Int) -> TagIndex? { engine.admittedTagIndex(for: id, line: line) }
+
+    /// Evicts the tags idle past their time (`PositioningEngine.evictIdleTagsIfDue()`).
+    @inline(__always)
+    package mutating func evictIdleTagsIfDue() { engine.evictIdleTagsIfDue() }
+
+    /// Tags evicted so far: an index taken from the engine while this was n stays valid while it is n.
+    package var tagsEvicted: Int { engine.diagnostics.tagsEvicted }
     private var lastFloor: (id: FloorID, index: FloorIndex)?
 
     /// Makes the engine partition `index` of `count` (`PositioningEngine.setPartition`).

@@ -77,7 +77,7 @@ extension PositioningEngine {
     /// past their time are evicted first (as the clock stands before this row), so a slot they
     /// free is there for this row.
     @inline(__always)
-    mutating func admittedTagIndex(for id: TagID, line: Int) -> TagIndex? {
+    package mutating func admittedTagIndex(for id: TagID, line: Int) -> TagIndex? {
         guard eviction != nil else { return tagIndex(for: id) }
         return boundedTagIndex(for: id, line: line)
     }
@@ -140,6 +140,15 @@ extension PositioningEngine {
                                        tagHeightMeters: floor.tagHeightMeters)
         }
         diagnostics.tagsEvicted += 1
+    }
+
+    /// Evicts the tags idle past their time, as `ingest(_:)` does first for each row: for a caller
+    /// that keeps indices of its own (`locus stream`'s `LiveRouting`) and routes most rows without an
+    /// id — it calls this before each row, then checks its index against `tagsEvicted`.
+    @inline(__always)
+    package mutating func evictIdleTagsIfDue() {
+        // (The field read in place: binding `eviction` would copy it, retaining its queue, per row.)
+        if clockSeconds > eviction?.nextCheckSeconds ?? .infinity { evictIdleTags() }
     }
 
     /// The number of tags holding state now (registered, not evicted).

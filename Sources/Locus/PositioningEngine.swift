@@ -289,7 +289,7 @@ package struct PositioningEngine: Sendable {
     package mutating func advance(toSeconds t: Double) {
         guard !hasFinished, t.isFinite else { return }
         advanceClock(to: t)
-        if let ev = eviction, clockSeconds > ev.nextCheckSeconds { evictIdleTags() }
+        evictIdleTagsIfDue()
         // No fix still to come is earlier than the watermark (every earlier one was released just
         // now): the judges' clocks can move there too, so that a zone's tags that all fell silent
         // still leave it on time (with fixes flowing, released fixes move them).

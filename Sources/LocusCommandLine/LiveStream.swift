@@ -48,11 +48,12 @@ struct LiveStream {
     /// The latest data time fed to the engine, seconds.
     private(set) var latestDataSeconds = -Double.infinity
 
-    /// A CSV reader. Its rows go to the engine by id (`feedScratch`), not through a cache of reader
-    /// index → engine index: a bounded engine evicts tags and hands their indices to new ones, so
-    /// such a cache would go stale; and the reader forgets its ids when they pile up (`idCap`).
+    /// A CSV reader and its ids resolved against the engine (`LiveRouting`: checked against the
+    /// engine's evictions, which hand indices to new ids); both forget their ids when they pile up
+    /// (`idCap`).
     private struct CSVRows {
         var parser: TraceRowParser
+        var routing = LiveRouting()
 
         /// Parses whole lines into `rows` (tag and floor indices the parser's); returns the data rows
         /// met (kept or skipped).
@@ -61,6 +62,21 @@ struct LiveStream {
             let before = parser.skipped.total
             _ = parser.parse(bytes.span, isLast: true, into: &rows)
             return rows.count + parser.skipped.total - before
+        }
+
+        /// Feeds `rows` (read by `read`) to the engine; then forgets the ids past `idCap`. Returns
+        /// the latest finite row time (−∞ with none).
+        mutating func feed(_ rows: [TraceRow], driver: inout EngineDriver, site: Site, idCap: Int) -> Double {
+            var latest = -Double.infinity
+            for r in rows {
+                routing.feed(r, parser: parser, driver: &driver, site: site)
+                if r.timeSeconds > latest, r.timeSeconds.isFinite { latest = r.timeSeconds }
+            }
+            if parser.tags.count + parser.floors.count > idCap {
+                parser.forgetIDs()
+                routing.forget()
+            }
+            return latest
         }
     }
     /// A CSV reader forgets its tag and floor ids (`TraceRowParser.forgetIDs`) once it holds more
@@ -115,7 +131,7 @@ struct LiveStream {
     mutating func ingestCSVLines(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard headed != nil else { return }
         rows += headed!.read(bytes, into: &scratch)
-        if feedScratch(headed!.parser) { headed!.parser.forgetIDs() }
+        noteLatest(headed!.feed(scratch, driver: &driver, site: site, idCap: idCap))
     }
 
     /// One datagram or message: JSON (an object or an array of objects) or, when `allowsCSV` (a
@@ -138,11 +154,8 @@ struct LiveStream {
             } else {
                 rows += (Array(bytes) + [0x0A]).withUnsafeBufferPointer { read($0) }
             }
-            if commas >= 4 {
-                if feedScratch(headerless.parser) { headerless.parser.forgetIDs() }
-            } else {
-                if feedScratch(headerlessWithoutFloor.parser) { headerlessWithoutFloor.parser.forgetIDs() }
-            }
+            noteLatest(commas >= 4 ? headerless.feed(scratch, driver: &driver, site: site, idCap: idCap)
+                                   : headerlessWithoutFloor.feed(scratch, driver: &driver, site: site, idCap: idCap))
         }
     }
 
@@ -156,19 +169,7 @@ struct LiveStream {
         if start < bytes.count { ingestJSON(UnsafeBufferPointer(rebasing: bytes[start...]), receivedSeconds: receivedSeconds) }
     }
 
-    /// Feeds the rows `CSVRows.read` left in `scratch` (read by `parser`) to the engine by id (the
-    /// engine applies its tag limit); returns whether the parser should now forget its ids (it holds
-    /// more than `idCap`).
-    private mutating func feedScratch(_ parser: TraceRowParser) -> Bool {
-        for r in scratch {
-            let floor = r.floorIndex < 0 ? nil : parser.floors[Int(r.floorIndex)]
-            driver.ingest(RangeMeasurement(timeSeconds: r.timeSeconds, tag: parser.tags[Int(r.tagIndex)],
-                                           locator: LocatorAddress(r.locator), rangeMeters: r.rangeMeters, floor: floor),
-                          line: Int(r.line))
-            if r.timeSeconds > latestDataSeconds, r.timeSeconds.isFinite { latestDataSeconds = r.timeSeconds }
-        }
-        return parser.tags.count + parser.floors.count > idCap
-    }
+    private mutating func noteLatest(_ t: Double) { if t > latestDataSeconds { latestDataSeconds = t } }
 
     private mutating func ingestJSON(_ bytes: UnsafeBufferPointer<UInt8>, receivedSeconds: Double) {
         guard Self.looksLikeJSON(bytes) != nil else { return }  // a blank line

@@ -1,5 +1,6 @@
 @testable import Locus
 import LocusCore
+import LocusIO
 import LocusTestSupport
 import Testing
 
@@ -132,5 +133,55 @@ struct BoundedTagsTests {
         }
         #expect(bounded.diagnostics.skipped.total == refused)
         #expect(reference.diagnostics.tagsEvicted == 0)
+    }
+
+    @Test("LiveRouting (locus stream's CSV readers): a tag evicted and back while its old index names another tag goes by id again — the same fixes, events and counts as feeding every row by id, whatever the batches and when the reader forgets")
+    func routingSurvivesIndexReuse() throws {
+        // Limit 3, idle 1 s. A (index 0) falls silent after 1 s and is evicted; C, new at 2.5 s,
+        // takes index 0; A is back at 3 s while C is live: its remembered index 0 is C's now.
+        var rows: [RangeMeasurement] = []
+        var t = 0.0
+        while t < 8 {
+            rows += Self.round("B", at: Point3(x: 25, y: 3, z: 1.1), time: t + 0.01)
+            if t <= 1 || t >= 3 { rows += Self.round("A", at: Point3(x: 12 + 0.1 * t, y: 2, z: 1.1), time: t + 0.02) }  // A in no zone
+            if t >= 2.5 && t <= 5 { rows += Self.round("C", at: Point3(x: 15, y: 15 - t, z: 1.1), time: t + 0.03) }
+            t += 0.25
+        }
+        // Values the CSV spells exactly (4 decimals), so both paths see the same numbers.
+        rows = rows.map {
+            var r = $0
+            r.timeSeconds = ($0.timeSeconds * 1e4).rounded() / 1e4
+            r.rangeMeters = ($0.rangeMeters * 1e4).rounded() / 1e4
+            return r
+        }
+        var configuration = EngineConfiguration()
+        configuration.tagLimit = .init(maximumTags: 3, idleSeconds: 1)
+        var byID = try EngineDriver(site: Self.site, configuration: configuration)
+        for (i, row) in rows.enumerated() { byID.ingest(row, line: i + 1) }
+        try byID.finish()
+        #expect(byID.diagnostics.tagsEvicted >= 1)
+        #expect(byID.engine.registeredTagIndex("A") != TagIndex(0), "A came back under a new index")
+
+        let csv = rows.map { "\(DecimalText.string($0.timeSeconds, decimals: 4)),\($0.tag.rawValue),\($0.locator.rawValue),\(DecimalText.string($0.rangeMeters, decimals: 4))\n" }
+        for batch in [1, 7, 64, rows.count] {
+            var parser = try TraceRowParser(header: Array("t,tag,anchor,range_m\n".utf8).span, file: "<rows>")
+            var routing = LiveRouting()
+            var driver = try EngineDriver(site: Self.site, configuration: configuration)
+            var scratch: [TraceRow] = []
+            var start = 0, batches = 0
+            while start < csv.count {
+                let bytes = Array(csv[start..<min(csv.count, start + batch)].joined().utf8)
+                scratch.removeAll()
+                _ = parser.parse(bytes.span, isLast: true, into: &scratch)
+                for r in scratch { routing.feed(r, parser: parser, driver: &driver, site: Self.site) }
+                start += batch
+                batches += 1
+                if batches % 5 == 0 { parser.forgetIDs(); routing.forget() }
+            }
+            try driver.finish()
+            #expect(driver.engine.fixes == byID.engine.fixes, "batch \(batch)")
+            #expect(driver.engine.events == byID.engine.events, "batch \(batch)")
+            #expect(driver.diagnostics == byID.diagnostics, "batch \(batch)")
+        }
     }
 }
