@@ -13,7 +13,10 @@ import LocusIO
 /// (`PositioningEngine.ingest(_:line:)`) would: eviction, then the tag (its limit), then the floor,
 /// then the row — so the outputs and counts are those of the by-id path, whatever the batches or
 /// when the reader forgets its ids (`forget()`, with `TraceRowParser.forgetIDs`). Nothing is
-/// registered until a row of the tag reaches the engine.
+/// registered until a row of the tag reaches the engine — which keeps the reader's order of first
+/// appearance, the order the replay's `ReaderRouting` registers in (fixes at equal times leave in tag
+/// index order): the reader interns a tag only at a row it keeps, and a tag's first row always
+/// passes its clock, so every tag it met has its first row fed, in its order.
 package struct LiveRouting: Sendable {
     /// Per reader tag: the engine's index (−1: not resolved, or refused) and the eviction count then.
     private var tags: [(index: Int32, evictions: Int)] = []

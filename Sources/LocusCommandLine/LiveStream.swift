@@ -210,9 +210,7 @@ struct LiveStream {
         case .skip(let reason):
             decodeSkips.record(reason, line: line)
         case .use(let t, let tagID, let floorID, let locator, let range):
-            // By id, as the CSV rows (the engine applies its tag limit); an unknown floor is counted
-            // here, before the engine sees the row.
-            if let floorID, driver.floorIndex(of: FloorID(floorID)) == nil { decodeSkips.record(.unknownFloor, line: line); return }
+            // By id (the engine applies its tag limit, registers the tag, then checks the floor).
             driver.ingest(RangeMeasurement(timeSeconds: t, tag: tagID.map { TagID($0) } ?? .single, locator: LocatorAddress(locator),
                                            rangeMeters: range, floor: floorID.map { FloorID($0) }),
                           line: line)

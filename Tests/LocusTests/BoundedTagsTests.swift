@@ -184,4 +184,41 @@ struct BoundedTagsTests {
             #expect(driver.diagnostics == byID.diagnostics, "batch \(batch)")
         }
     }
+
+    @Test("LiveRouting gives tags the reader's order of first appearance, as the replay's ReaderRouting does, though a tag's first row is skipped by the engine: fixes at equal times leave in the same order")
+    func routingKeepsFirstAppearanceOrder() throws {
+        var csv = "0.5000,X,999,5.0\n"  // X met first, its row skipped (unknown anchor: the engine's skip)
+        for (i, locator) in Self.site.floors[0].locators.enumerated() {
+            let t = DecimalText.string(1 + 0.001 * Double(i), decimals: 4)
+            let y = Point3(x: 25, y: 3, z: 1.1).distance(to: locator.position), x = Point3(x: 13, y: 2, z: 1.1).distance(to: locator.position)
+            csv += "\(t),Y,\(locator.address.rawValue),\(DecimalText.string(y, decimals: 4))\n"
+            csv += "\(t),X,\(locator.address.rawValue),\(DecimalText.string(x, decimals: 4))\n"
+        }
+        func parse() throws -> (TraceRowParser, [TraceRow]) {
+            var parser = try TraceRowParser(header: Array("t,tag,anchor,range_m\n".utf8).span, file: "<rows>")
+            var rows: [TraceRow] = []
+            _ = parser.parse(Array(csv.utf8).span, isLast: true, into: &rows)
+            return (parser, rows)
+        }
+        let configuration = EngineConfiguration(tracking: .none)
+        var replay = try EngineDriver(site: Self.site, configuration: configuration)
+        var (parser, rows) = try parse()
+        var readerRouting = ReaderRouting()
+        readerRouting.update(tagIDs: parser.tags, floorIDs: parser.floors, site: Self.site) { replay.tagIndex(for: $0) }
+        for r in rows { replay.ingest(r, routing: readerRouting) }
+        try replay.finish()
+        #expect(replay.engine.fixes.map(\.tag) == ["X", "Y"], "equal times: X, met first, leaves first")
+
+        var bounded = configuration
+        bounded.tagLimit = .init(maximumTags: 10, idleSeconds: 60)
+        for c in [configuration, bounded] {
+            var driver = try EngineDriver(site: Self.site, configuration: c)
+            var routing = LiveRouting()
+            (parser, rows) = try parse()
+            for r in rows { routing.feed(r, parser: parser, driver: &driver, site: Self.site) }
+            try driver.finish()
+            #expect(driver.engine.fixes == replay.engine.fixes)
+            #expect(driver.diagnostics.skipped == replay.diagnostics.skipped)
+        }
+    }
 }
