@@ -38,7 +38,7 @@ struct LiveStream {
     /// JSON rows decoded so far (their `line` in skip reports).
     private var jsonRows = 0
     private var jsonScratch: [JSONRowFields] = []
-    /// Skips found while decoding JSON and routing rows (unknown floors), by reason.
+    /// Skips found while decoding JSON rows (the engine counts the rest), by reason.
     private var decodeSkips = SkipTally()
     /// Messages (or standard-input lines) that were not JSON of rows, and the first one's reason.
     private(set) var malformed = 0
