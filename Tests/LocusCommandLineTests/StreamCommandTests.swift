@@ -180,7 +180,7 @@ struct StreamCommandTests {
         }
     }
 
-    @Test("--max-tags/--tag-idle (issue #41 item 4): a flood of 2,000 new ids among the honest rows on stdin leaves the honest tags' files byte-identical to replay of their rows alone; refused rows counted as tag_limit, evictions as tags_evicted")
+    @Test("--max-tags/--tag-idle (issue #41 item 4): a flood of 2,000 new ids among the honest rows on stdin, as CSV and as JSON Lines, leaves the honest tags' files byte-identical to replay of their rows alone; refused rows counted as tag_limit, evictions as tags_evicted, alike")
     func boundedTags() throws {
         let expected = try StreamingReplayTests.reference(site: Self.site("hall"), trace: Self.trace("hall"))
         var rows = Self.rows("hall").map { row -> (Double, String) in (Double(row.split(separator: ",")[0])!, row) }
@@ -202,6 +202,15 @@ struct StreamCommandTests {
         let evicted = summary["tags_evicted"].flatMap { if case .number(let n) = $0.kind { n.value } else { nil } } ?? 0
         #expect(limited > 1000, "\(run.err)")
         #expect(evicted > 20, "two free slots, flood ids idle after 5 s over 90 s: \(run.err)")
+        // The same rows as JSON Lines (by id, not through the CSV reader): the same files and counts.
+        let lines = rows.map { Self.json($0.1) + "\n" }.joined()
+        let json = try StreamingReplayTests.locus(["stream", "--site", Self.site("hall"), "--tick-ms", "0", "--positions", p, "--events", e,
+                                                   "--max-tags", "4", "--tag-idle", "5", "--json"], input: Array(lines.utf8))
+        #expect(json.status == 0, "\(json.err)")
+        #expect(TestPaths.bytes(p) == expected.positions)
+        #expect(TestPaths.bytes(e) == expected.events)
+        let jsonSummary = try JSONParser.parse(Array((json.err.split(separator: "\n").last ?? "").utf8))
+        #expect(jsonSummary["skipped"] == summary["skipped"] && jsonSummary["tags_evicted"] == summary["tags_evicted"], "\(json.err)")
 
         for bad in [["--max-tags", "0"], ["--max-tags", "many"], ["--tag-idle", "0"], ["--tag-idle", "-3"]] {
             let r = CapturedRun(["stream", "--site", Self.site("hall")] + bad)
