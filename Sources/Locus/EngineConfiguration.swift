@@ -16,6 +16,30 @@ package struct EngineConfiguration: Sendable {
     /// Ranges longer than this are not UWB measurements (a corrupt value): skipped as
     /// `range_too_long`, metres. 1,000 m is far beyond any UWB link.
     var maximumRangeMeters: Double
+    /// The bound on live tags (`locus stream`'s `--max-tags`, `--tag-idle`); nil — the default, and
+    /// what replay, the C ABI and the Swift API use — keeps every tag for the whole run.
+    package var tagLimit: TagLimit?
+
+    /// How many tags an engine keeps at once, and when it lets an idle one go
+    /// (`PositioningEngine+Eviction.swift`). A live input trusts no sender: without a bound, every
+    /// new id costs its per-tag state (filter, epoch row, zone state, registry entry) for good, so a
+    /// sender inventing ids grows memory without limit.
+    package struct TagLimit: Sendable, Equatable {
+        /// At most this many tags hold state at once (≥ 1). A row of a new tag while that many are
+        /// live is skipped as `tag_limit`; a live tag is never displaced for a new one.
+        package var maximumTags: Int
+        /// A tag whose latest row is more than this many seconds (data time) behind the engine's
+        /// clock is evicted — once nothing of it is still in flight: no open epoch, no parked fix,
+        /// no zone it is inside (it exits first, `outPeriod` after its last detection) and no
+        /// zone count still running. Seconds, > 0 and finite.
+        package var idleSeconds: Double
+
+        /// A bound; checked when an engine is made (`PositioningEngine.init`: E1003 when out of range).
+        package init(maximumTags: Int, idleSeconds: Double) {
+            self.maximumTags = maximumTags
+            self.idleSeconds = idleSeconds
+        }
+    }
 
     /// When the engine estimates and removes a per-tag common range offset b̂
     /// (`TagRangeOffsetEstimator`) on planar floors.
@@ -42,8 +66,9 @@ package struct EngineConfiguration: Sendable {
     /// A configuration; defaults as `standard`.
     package init(rateHertz: Double = 4, defaultFloor: FloorID? = nil, solver: TrilaterationConfiguration = .standard,
                  tracking: Tracking = .kalman(.standard), tagRangeOffset: TagRangeOffset = .automatic(.standard),
-                 maximumRangeMeters: Double = 1000) {
+                 maximumRangeMeters: Double = 1000, tagLimit: TagLimit? = nil) {
         self.maximumRangeMeters = maximumRangeMeters
+        self.tagLimit = tagLimit
         self.rateHertz = rateHertz
         self.defaultFloor = defaultFloor
         self.solver = solver

@@ -15,6 +15,9 @@ package struct EngineDiagnostics: Sendable, Equatable {
     /// Epochs that gave no fix because the tag's filter had no track yet (it initialises once
     /// enough locators have been ranged).
     package var epochsBeforeTrack = 0
+    /// Tags evicted: idle past `EngineConfiguration.TagLimit.idleSeconds` with nothing in flight,
+    /// their state let go (0 without a tag limit).
+    package var tagsEvicted = 0
 
     /// Nothing counted yet.
     package init() {}
@@ -35,6 +38,7 @@ package struct EngineDiagnostics: Sendable, Equatable {
         epochs += other.epochs
         rejectedRanges += other.rejectedRanges
         epochsBeforeTrack += other.epochsBeforeTrack
+        tagsEvicted += other.tagsEvicted
         for (code, count) in other.failedEpochs {
             if let i = failedEpochs.firstIndex(where: { $0.code == code }) {
                 failedEpochs[i].count += count
@@ -48,6 +52,7 @@ package struct EngineDiagnostics: Sendable, Equatable {
     /// Equal counts (failed epochs compared by code and count, in order).
     package static func == (a: EngineDiagnostics, b: EngineDiagnostics) -> Bool {
         a.skipped == b.skipped && a.epochs == b.epochs && a.rejectedRanges == b.rejectedRanges && a.epochsBeforeTrack == b.epochsBeforeTrack
+            && a.tagsEvicted == b.tagsEvicted
             && a.failedEpochs.map(\.code) == b.failedEpochs.map(\.code) && a.failedEpochs.map(\.count) == b.failedEpochs.map(\.count)
     }
 }

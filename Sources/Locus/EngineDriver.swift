@@ -88,11 +88,13 @@ package struct EngineDriver: Sendable {
     /// Rows skipped elsewhere (a reader's), counted with the engine's skips.
     package mutating func recordSkipped(_ tally: SkipTally) { engine.recordSkipped(tally) }
 
-    /// The engine's tag index for `id` (registered on first sight; the last one looked up is kept in front).
+    /// The engine's tag index for `id` (registered on first sight, outside any tag limit; the last
+    /// one looked up is kept in front, until the engine evicts a tag: its index may then name
+    /// another). A bounded engine is fed by id instead (`ingest(_:line:)`).
     package mutating func tagIndex(for id: TagID) -> TagIndex {
-        if let last = lastTag, last.id == id { return last.index }
+        if let last = lastTag, last.id == id, last.evictions == engine.diagnostics.tagsEvicted { return last.index }
         let index = engine.tagIndex(for: id)
-        lastTag = (id, index)
+        lastTag = (id, index, engine.diagnostics.tagsEvicted)
         return index
     }
 
@@ -104,7 +106,18 @@ package struct EngineDriver: Sendable {
         return index
     }
 
-    private var lastTag: (id: TagID, index: TagIndex)?
+    private var lastTag: (id: TagID, index: TagIndex, evictions: Int)?
+
+    /// The engine's tag index for a row of `id` with its tag limit applied (nil: refused, counted as
+    /// `tag_limit`), idle tags evicted first (`PositioningEngine.admittedTagIndex(for:line:)`).
+    package mutating func admittedTagIndex(for id: TagID, line: Int) -> TagIndex? { engine.admittedTagIndex(for: id, line: line) }
+
+    /// Evicts the tags idle past their time (`PositioningEngine.evictIdleTagsIfDue()`).
+    @inline(__always)
+    package mutating func evictIdleTagsIfDue() { engine.evictIdleTagsIfDue() }
+
+    /// Tags evicted so far: an index taken from the engine while this was n stays valid while it is n.
+    package var tagsEvicted: Int { engine.diagnostics.tagsEvicted }
     private var lastFloor: (id: FloorID, index: FloorIndex)?
 
     /// Makes the engine partition `index` of `count` (`PositioningEngine.setPartition`).

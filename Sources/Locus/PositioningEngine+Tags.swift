@@ -5,16 +5,17 @@ import LocusSolvers
 // ready fixes from a provider, the default floor switched. Out of line, so that the per-range path
 // stays small (a 1 KB filter built inline made every call reserve and spill around it).
 extension PositioningEngine {
-    /// The index of `tag`, registering it (on the default floor) when new.
+    /// The index of `tag`, registering it (on the default floor) when new. The tag limit does not
+    /// apply here (an engine with one is fed by id: `ingest(_:line:)`, which applies it).
     package mutating func tagIndex(for tag: TagID) -> TagIndex {
         let (index, isNew) = registry.register(tag)
         if isNew { addTag(tag) }
         return index
     }
 
-    /// The per-tag state of a newly registered tag.
+    /// The per-tag state of a newly registered tag (at index `tags.count`).
     @inline(never)
-    private mutating func addTag(_ tag: TagID) {
+    mutating func addTag(_ tag: TagID) {
         tags.append(TagState(floorIndex: defaultFloor.rawValue))
         offsets.append(nil)
         nextToOpen.append(-1)
@@ -115,7 +116,7 @@ extension PositioningEngine {
         guard !hasFinished else { return }
         guard let floor = site.floorIndex(of: fix.floor) else { diagnostics.skipped.record(.unknownFloor, line: 0); return }
         guard fix.timeSeconds.isFinite, fix.position.isFinite else { diagnostics.skipped.record(.nonFinite, line: 0); return }
-        let tag = tagIndex(for: fix.tag).rawValue
+        guard let tag = admittedTagIndex(for: fix.tag, line: 0)?.rawValue else { return }
         if let reason = tags[tag].clock.admit(fix.timeSeconds, after: schedule.epochs.latestAdmittedSeconds(tag)) {
             diagnostics.skipped.record(reason, line: 0); return
         }
@@ -144,6 +145,9 @@ extension PositioningEngine {
     package mutating func setPartition(index: Int, count: Int) throws(LocusError) {
         guard count >= 1, index >= 0, index < count else {
             throw LocusError(.invalidArgument, "partition \(index) of \(count): need 0 ≤ index < count")
+        }
+        guard eviction == nil else {
+            throw LocusError(.invalidArgument, "an engine with a tag limit is not partitioned (its indices are recycled)")
         }
         guard clockSeconds == -.infinity, diagnostics.skipped.total == 0 else {
             throw LocusError(.callOrder, "the partition is set before the first row")

@@ -96,6 +96,8 @@ package struct PositioningEngine: Sendable {
     var lastOpened = -1
     /// Fixes waiting for release.
     var reorder = ReorderBuffer()
+    /// The bound on live tags and the idle queue (nil: unbounded; `PositioningEngine+Eviction.swift`).
+    var eviction: TagEviction?
 
     /// The floor most recently resolved by `ingest(_:)` (in front of `Site.floorIndex(of:)`).
     private var lastFloorID: FloorID?
@@ -154,6 +156,10 @@ package struct PositioningEngine: Sendable {
                                  + "position, biasM and biasSlope must be finite numbers (and biasSlope > -1)")
             }
         }
+        if let limit = configuration.tagLimit {
+            try Self.validate(limit)
+            eviction = TagEviction(limit: limit, rateHertz: configuration.rateHertz)
+        }
         self.configuration = configuration
         self.site = site
         defaultFloor = FloorIndex(try site.floorIndex(configuration.defaultFloor))
@@ -193,9 +199,9 @@ package struct PositioningEngine: Sendable {
 
     /// Ingests one range measurement. Rows that can't be used are counted in
     /// `diagnostics.skipped` (unknown floor, unknown anchor, negative or non-finite values, time
-    /// going backwards for the tag); none throws.
+    /// going backwards for the tag, a new tag beyond the tag limit); none throws.
     package mutating func ingest(_ m: RangeMeasurement, line: Int = 0) {
-        let tag = tagIndex(for: m.tag)
+        guard let tag = admittedTagIndex(for: m.tag, line: line) else { return }
         let floor: FloorIndex
         if let id = m.floor {
             if let last = lastFloorID, last == id {
@@ -289,6 +295,7 @@ package struct PositioningEngine: Sendable {
     package mutating func advance(toSeconds t: Double) {
         guard !hasFinished, t.isFinite else { return }
         advanceClock(to: t)
+        evictIdleTagsIfDue()
         // No fix still to come is earlier than the watermark (every earlier one was released just
         // now): the judges' clocks can move there too, so that a zone's tags that all fell silent
         // still leave it on time (with fixes flowing, released fixes move them).

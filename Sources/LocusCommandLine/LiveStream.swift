@@ -41,7 +41,7 @@ struct LiveStream {
     /// JSON rows decoded so far (their `line` in skip reports).
     private var jsonRows = 0
     private var jsonScratch: [JSONRowFields] = []
-    /// Skips found while decoding JSON and routing rows (unknown floors), by reason.
+    /// Skips found while decoding JSON rows (the engine counts the rest), by reason.
     private var decodeSkips = SkipTally()
     /// Messages (or standard-input lines) that were not JSON of rows, and the first one's reason.
     private(set) var malformed = 0
@@ -51,17 +51,16 @@ struct LiveStream {
     /// The stream's clock: arrivals, the latest accepted data time, the future-time check.
     private(set) var clock: StreamClock
 
-    /// A CSV reader and its tag and floor ids mapped to the engine's.
+    /// A CSV reader and its ids resolved against the engine (`LiveRouting`: checked against the
+    /// engine's evictions, which hand indices to new ids); both forget their ids when they pile up
+    /// (`idCap`).
     private struct CSVRows {
         var parser: TraceRowParser
-        /// The parser's tag and floor ids resolved against the engine.
-        var routing = ReaderRouting()
+        var routing = LiveRouting()
 
-        /// Parses whole lines into `rows` with the engine's tag and floor indices (`floorIndex`:
-        /// the engine's floor, −1 for none, −2 for one the site does not have); returns the data
-        /// rows met (kept or skipped).
-        mutating func read(_ bytes: UnsafeBufferPointer<UInt8>, into rows: inout [TraceRow],
-                           driver: inout EngineDriver, site: Site, clock: StreamClock) -> Int {
+        /// Parses whole lines into `rows` (tag and floor indices the parser's), rows from the future
+        /// (`StreamClock`) skipped by the parser; returns the data rows met (kept or skipped).
+        mutating func read(_ bytes: UnsafeBufferPointer<UInt8>, into rows: inout [TraceRow], clock: StreamClock) -> Int {
             rows.removeAll(keepingCapacity: true)
             // The stream's future-time rule, applied by the parser before a tag's clock admits a row.
             parser.futureHorizonSeconds = clock.horizonSeconds
@@ -69,16 +68,36 @@ struct LiveStream {
             parser.futureLimitSeconds = clock.futureLimitSeconds
             let before = parser.skipped.total
             _ = parser.parse(bytes.span, isLast: true, into: &rows)
-            routing.update(tagIDs: parser.tags, floorIDs: parser.floors, site: site) { driver.tagIndex(for: $0) }
             return rows.count + parser.skipped.total - before
         }
+
+        /// Feeds `rows` (read by `read`) to the engine; then forgets the ids past `idCap`. Returns
+        /// the latest finite row time (−∞ with none).
+        mutating func feed(_ rows: [TraceRow], driver: inout EngineDriver, site: Site, idCap: Int) -> Double {
+            var latest = -Double.infinity
+            for r in rows {
+                routing.feed(r, parser: parser, driver: &driver, site: site)
+                if r.timeSeconds > latest, r.timeSeconds.isFinite { latest = r.timeSeconds }
+            }
+            if parser.tags.count + parser.floors.count > idCap {
+                parser.forgetIDs()
+                routing.forget()
+            }
+            return latest
+        }
     }
+    /// A CSV reader forgets its tag and floor ids (`TraceRowParser.forgetIDs`) once it holds more
+    /// than this many, after the batch that took it there: the engine's tag limit (at least
+    /// 1,024). So a flood of new ids costs the reader at most that many entries, and a stream whose
+    /// live tags stay within the limit never makes it forget (its output is then exactly replay's).
+    private let idCap: Int
 
     /// `futureHorizonSeconds`: how far ahead of the stream's clock a row may be (0: unchecked; see
     /// `StreamClock`).
     init(site: Site, configuration: EngineConfiguration, futureHorizonSeconds: Double = 0) throws(LocusError) {
         self.site = site
         clock = StreamClock(horizonSeconds: futureHorizonSeconds)
+        idCap = max(1024, configuration.tagLimit?.maximumTags ?? 65_536)
         driver = try EngineDriver(site: site, configuration: configuration)
         func reader(_ header: String) throws(LocusError) -> CSVRows {
             CSVRows(parser: try TraceRowParser(header: Array(header.utf8).span, file: "<rows>"))
@@ -122,8 +141,8 @@ struct LiveStream {
     mutating func ingestCSVLines(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard headed != nil else { return }
         clock.beginBatch(arrivedAt: StreamCommand.monotonicSeconds())
-        rows += headed!.read(bytes, into: &scratch, driver: &driver, site: site, clock: clock)
-        feedScratch(headed!.routing)
+        rows += headed!.read(bytes, into: &scratch, clock: clock)
+        clock.accept(headed!.feed(scratch, driver: &driver, site: site, idCap: idCap))
     }
 
     /// One datagram or message: JSON (an object or an array of objects) or, when `allowsCSV` (a
@@ -140,15 +159,16 @@ struct LiveStream {
             var commas = 0
             for b in bytes { if b == 0x0A { break }; if b == UInt8(ascii: ",") { commas += 1 } }
             func read(_ lines: UnsafeBufferPointer<UInt8>) -> Int {
-                commas >= 4 ? headerless.read(lines, into: &scratch, driver: &driver, site: site, clock: clock)
-                            : headerlessWithoutFloor.read(lines, into: &scratch, driver: &driver, site: site, clock: clock)
+                commas >= 4 ? headerless.read(lines, into: &scratch, clock: clock)
+                            : headerlessWithoutFloor.read(lines, into: &scratch, clock: clock)
             }
             if bytes.last == 0x0A {
                 rows += read(bytes)
             } else {
                 rows += (Array(bytes) + [0x0A]).withUnsafeBufferPointer { read($0) }
             }
-            feedScratch(commas >= 4 ? headerless.routing : headerlessWithoutFloor.routing)
+            clock.accept(commas >= 4 ? headerless.feed(scratch, driver: &driver, site: site, idCap: idCap)
+                                   : headerlessWithoutFloor.feed(scratch, driver: &driver, site: site, idCap: idCap))
         }
     }
 
@@ -163,14 +183,6 @@ struct LiveStream {
         if start < bytes.count { ingestJSON(UnsafeBufferPointer(rebasing: bytes[start...]), receivedSeconds: receivedSeconds) }
     }
 
-    /// Feeds the rows `CSVRows.read` left in `scratch`: rows from the future are not among them
-    /// (the parser applied `StreamClock`'s limit, counting them in its own tally).
-    private mutating func feedScratch(_ routing: ReaderRouting) {
-        for r in scratch {
-            driver.ingest(r, routing: routing)
-            clock.accept(r.timeSeconds)
-        }
-    }
 
     private mutating func ingestJSON(_ bytes: UnsafeBufferPointer<UInt8>, receivedSeconds: Double) {
         guard Self.looksLikeJSON(bytes) != nil else { return }  // a blank line
@@ -213,13 +225,10 @@ struct LiveStream {
         case .use(let t, let tagID, let floorID, let locator, let range):
             // Before the tag is registered: a row from the future creates no tag either.
             if clock.isFuture(t, hasTime: fields.namesTime) { decodeSkips.record(.futureTime, line: line); return }
-            let tag = driver.tagIndex(for: tagID.map { TagID($0) } ?? .single)
-            var floor = engine.defaultFloor
-            if let floorID {
-                guard let known = driver.floorIndex(of: FloorID(floorID)) else { decodeSkips.record(.unknownFloor, line: line); return }
-                floor = known
-            }
-            driver.ingest(tag: tag, floor: floor, locator: locator, rangeMeters: range, timeSeconds: t, line: line)
+            // By id (the engine applies its tag limit, registers the tag, then checks the floor).
+            driver.ingest(RangeMeasurement(timeSeconds: t, tag: tagID.map { TagID($0) } ?? .single, locator: LocatorAddress(locator),
+                                           rangeMeters: range, floor: floorID.map { FloorID($0) }),
+                          line: line)
             clock.accept(t)
         }
     }

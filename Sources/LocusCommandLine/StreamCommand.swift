@@ -23,6 +23,8 @@ enum StreamCommand: LocusCommand {
             .value("tick-ms", "MS", "While no data arrives, the engine's clock follows the wall clock, moved every MS ms (default 100; silent tags then leave their zones on time). 0: the clock follows the data alone, as in replay."),
             .value("future-horizon", "S", "Skip a row stamped more than S seconds ahead of the stream's clock (the latest accepted time plus the wall time since it arrived) as future_time, so one sender cannot move every tag's clock. Default 5 for udp:// and mqtt://, 0 (off) for standard input, which is often a recording piped faster than real time. Rows without t (the receive time) are checked even when off."),
             .value("client-id", "ID", "MQTT client id (default locus-stream): the broker keeps this session's QoS 1 messages while it reconnects."),
+            .value("max-tags", "N", "At most N tags hold state at once (default 16384): a row of a new tag beyond them is skipped as tag_limit; live tags are never displaced."),
+            .value("tag-idle", "S", "A tag silent for more than S seconds of data time is evicted, its state let go (default 60); a zone it is inside exits first, as outPeriod says. Counted as tags_evicted."),
             .flag("json", "Print the closing summary as one JSON object (on stderr)."),
         ] + EngineOptions.optionSpecs,
         discussion: """
@@ -57,7 +59,9 @@ enum StreamCommand: LocusCommand {
 
         let horizon = try arguments.double("future-horizon", default: input == .standardStream ? 0 : StreamClock.defaultHorizonSeconds,
                                            in: 0...1e9)
-        var stream = try LiveStream(site: site, configuration: EngineConfiguration(options), futureHorizonSeconds: horizon)
+        var configuration = EngineConfiguration(options)
+        configuration.tagLimit = try tagLimit(arguments)
+        var stream = try LiveStream(site: site, configuration: configuration, futureHorizonSeconds: horizon)
         var source = try LiveInput(input, clientID: clientID, console: console)
         let publisher = try LivePublisher(output, clientID: clientID + "-out", console: console)
         var outputs = StreamOutputs(standardOutput: output == .standardStream ? try ByteSink(path: "-") : nil, format: format,
@@ -104,6 +108,19 @@ enum StreamCommand: LocusCommand {
                                     signal: TerminationSignals.requested)
         console.err(arguments.flag("json") ? JSONWriter(style: .compact).string(summary.json) + "\n" : summary.text)
         return 0
+    }
+
+    /// The bound on live tags (`--max-tags`, `--tag-idle`). A live input trusts no sender: each new
+    /// id costs the engine about 1.6 KB (docs/benchmarks.md), so without a bound a sender inventing
+    /// ids grows memory for good (issue #41: 696 MB for 300,000 ids). 16,384 holds the live
+    /// benchmark's 10,000 tags with room to spare and keeps a flood of new ids within 64 MB of the
+    /// baseline (docs/benchmarks.md, "Issue #41: bounded tags"). 60 s: longer than any sensible
+    /// `outPeriod` and far longer than a tag's gaps between rounds; a tag back after that starts
+    /// its filter afresh, which a minute of silence calls for anyway.
+    /// - Throws: E1001 for a limit below 1 or an idle time that is not a positive number.
+    static func tagLimit(_ arguments: ParsedArguments) throws(LocusError) -> EngineConfiguration.TagLimit {
+        EngineConfiguration.TagLimit(maximumTags: try arguments.integer("max-tags", default: 16_384, in: 1...100_000_000),
+                                     idleSeconds: try arguments.double("tag-idle", default: 60, in: 0.001...1e9))
     }
 
     /// CLOCK_MONOTONIC, seconds.

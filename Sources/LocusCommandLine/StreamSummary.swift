@@ -27,6 +27,7 @@ struct StreamSummary {
             ("events", .object(ZoneEvent.Kind.allCases.sorted { $0.rawValue < $1.rawValue }.map { ($0.rawValue, JSONValue.integer(events[$0] ?? 0)) })),
             ("skipped", .object(skipped.nonZero.map { ($0.reason.rawValue, JSONValue.integer($0.count)) })),
             ("malformed_messages", .integer(malformed)),
+            ("tags_evicted", .integer(diagnostics.tagsEvicted)),
             ("failed_epochs", .object(diagnostics.failedEpochs.sorted { $0.code < $1.code }
                 .map { ($0.code.rawValue, JSONValue.integer($0.count)) })),
             ("input", .object(input.map { ($0.0, JSONValue.integer($0.1)) })),
@@ -44,6 +45,7 @@ struct StreamSummary {
         if skipped.total > 0 {
             s += "skipped rows: " + skipped.nonZero.map { "\($0.reason.rawValue) \($0.count)" }.joined(separator: ", ") + "\n"
         }
+        if diagnostics.tagsEvicted > 0 { s += "tags evicted (idle): \(diagnostics.tagsEvicted)\n" }
         if malformed > 0 { s += "malformed messages: \(malformed) (first: \(firstMalformed ?? "?"))\n" }
         if !diagnostics.failedEpochs.isEmpty {
             s += "epochs without a fix: " + diagnostics.failedEpochs.sorted { $0.code < $1.code }

@@ -72,6 +72,20 @@ package struct TraceRowParser: Sendable {
     package var futureLatestSeconds = -Double.infinity
     package var futureLimitSeconds = Double.infinity
 
+    /// Forgets every tag and floor id met so far, and the tags' clocks: the parser then reads on as
+    /// if from the start of a file with the same header (line numbers go on). For a reader that
+    /// never ends (`locus stream`): its id tables would otherwise grow with every new id a sender
+    /// invents. The rows' `tagIndex` and `floorIndex` given before refer to the ids forgotten.
+    /// (The per-tag clocks go with them: the engine keeps each tag's clock as well.)
+    package mutating func forgetIDs() {
+        tags = []
+        floors = []
+        clocks = []
+        tagNames = CSVFieldInterner()
+        floorNames = CSVFieldInterner()
+        singleTag = nil
+    }
+
     /// Reads the header from a span of the input's start (see `init(header:file:)` over a buffer).
     /// - Throws: `E5004` when there is no header line; `E5003` when a required column is missing.
     package init(header bytes: Span<UInt8>, file: String) throws(LocusError) {

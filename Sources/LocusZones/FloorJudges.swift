@@ -109,6 +109,15 @@ package struct FloorJudges: Sendable {
         return frontier
     }
 
+    /// Forgets tag `tag` on every floor (a bounded engine evicts it) when no floor's judge holds
+    /// state of it that could still matter (`ZoneJudge.holdsState(of:)`: an open zone waits for its
+    /// exit, per `outPeriod`); returns whether it did.
+    package mutating func forget(tag: TagIndex) -> Bool {
+        guard !judges.contains(where: { $0.holdsState(of: tag) }) else { return false }
+        for f in judges.indices { judges[f].forget(tag: tag) }
+        return true
+    }
+
     /// The configuration warnings of every floor's zones (SPEC §4.2), in floor order.
     package var configurationWarnings: [ZoneConfigurationWarning] { judges.flatMap(\.configurationWarnings) }
 

@@ -263,6 +263,33 @@ package struct ZoneJudge: Sendable {
 
     // MARK: internals
 
+    /// Whether the judge holds something of tag `tag` that could still matter: a pair inside a zone
+    /// (its exit, `outPeriod` after its last detection, is not decided yet) or a counting pair whose
+    /// count could still continue (clock − previous detection ≤ `inCountInterval`). A bounded
+    /// engine evicts a tag only once no floor's judge holds it (`forget(tag:)`).
+    package func holdsState(of tag: TagIndex) -> Bool {
+        let tag = tag.rawValue
+        guard tag < tags.count else { return false }
+        for s in tags[tag].activeSlots {
+            let pair = slots[Int(s)]
+            if pair.isInside || clock - pair.previousDetectionSeconds <= zoneRules[Int(pair.zone)].inCountIntervalSeconds {
+                return true
+            }
+        }
+        return false
+    }
+
+    /// Forgets tag `tag` (evicted: its index will name another tag); call only when
+    /// `holdsState(of:)` is false. Its stale counting pairs are freed — exactly what its next
+    /// detection would do (`pruneStaleCounting`) — and its id cleared, so the judge treats the
+    /// index as a tag it never saw.
+    package mutating func forget(tag: TagIndex) {
+        let tag = tag.rawValue
+        guard tag < tags.count else { return }
+        while let s = tags[tag].activeSlots.last { freeSlot(Int(s)) }
+        tags[tag].id = TagID("")
+    }
+
     /// Grows the tag list to hold index `index` (tags the judge has not seen yet stay unnamed).
     /// Amortised O(1) per tag: the list grows geometrically, as `append` does (reserving exactly
     /// `index + 1` copied the whole list for every new tag: O(n²), seconds at 100,000 tags).

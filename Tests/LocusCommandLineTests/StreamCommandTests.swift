@@ -180,6 +180,44 @@ struct StreamCommandTests {
         }
     }
 
+    @Test("--max-tags/--tag-idle (issue #41 item 4): a flood of 2,000 new ids among the honest rows on stdin, as CSV and as JSON Lines, leaves the honest tags' files byte-identical to replay of their rows alone; refused rows counted as tag_limit, evictions as tags_evicted, alike")
+    func boundedTags() throws {
+        let expected = try StreamingReplayTests.reference(site: Self.site("hall"), trace: Self.trace("hall"))
+        var rows = Self.rows("hall").map { row -> (Double, String) in (Double(row.split(separator: ",")[0])!, row) }
+        for k in 0..<2000 {
+            let t = 0.0021 + 0.0445 * Double(k)
+            rows.append((t, "\(DecimalText.string(t, decimals: 4)),X\(k),40407,5.0,1F"))
+        }
+        rows.sort { $0.0 < $1.0 }
+        let input = "t,tag,anchor,range_m,floor\n" + rows.map { $0.1 + "\n" }.joined()
+        let (dir, p, e) = Self.files()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let run = try StreamingReplayTests.locus(["stream", "--site", Self.site("hall"), "--tick-ms", "0", "--positions", p, "--events", e,
+                                                  "--max-tags", "4", "--tag-idle", "5", "--json"], input: Array(input.utf8))
+        #expect(run.status == 0, "\(run.err)")
+        #expect(TestPaths.bytes(p) == expected.positions)
+        #expect(TestPaths.bytes(e) == expected.events)
+        let summary = try JSONParser.parse(Array((run.err.split(separator: "\n").last ?? "").utf8))
+        let limited = summary["skipped"]?["tag_limit"].flatMap { if case .number(let n) = $0.kind { n.value } else { nil } } ?? 0
+        let evicted = summary["tags_evicted"].flatMap { if case .number(let n) = $0.kind { n.value } else { nil } } ?? 0
+        #expect(limited > 1000, "\(run.err)")
+        #expect(evicted > 20, "two free slots, flood ids idle after 5 s over 90 s: \(run.err)")
+        // The same rows as JSON Lines (by id, not through the CSV reader): the same files and counts.
+        let lines = rows.map { Self.json($0.1) + "\n" }.joined()
+        let json = try StreamingReplayTests.locus(["stream", "--site", Self.site("hall"), "--tick-ms", "0", "--positions", p, "--events", e,
+                                                   "--max-tags", "4", "--tag-idle", "5", "--json"], input: Array(lines.utf8))
+        #expect(json.status == 0, "\(json.err)")
+        #expect(TestPaths.bytes(p) == expected.positions)
+        #expect(TestPaths.bytes(e) == expected.events)
+        let jsonSummary = try JSONParser.parse(Array((json.err.split(separator: "\n").last ?? "").utf8))
+        #expect(jsonSummary["skipped"] == summary["skipped"] && jsonSummary["tags_evicted"] == summary["tags_evicted"], "\(json.err)")
+
+        for bad in [["--max-tags", "0"], ["--max-tags", "many"], ["--tag-idle", "0"], ["--tag-idle", "-3"]] {
+            let r = CapturedRun(["stream", "--site", Self.site("hall")] + bad)
+            #expect(r.status == 2 && r.err.contains("E1001") && r.err.contains(bad[0]), "\(bad): \(r.err)")
+        }
+    }
+
     @Test("a bad URI exits 2 naming it; an unreachable broker exits 1 with E5008; a UDP port in use exits 1")
     func badEndpoints() throws {
         let site = Self.site("hall")
