@@ -60,16 +60,8 @@ public func locusReplayFile(_ request: UnsafeRawPointer?, _ options: UnsafeRawPo
         summary.elapsedSeconds = RunResult.seconds(since: started)
         let status = summary.verdict(command: "replay", input: source.name, say: { said += $0 })
         // Outputs are put in place only by a run that passed (SPEC §5); a thrown error drops them too.
-        if status == 0 {
-            try positions?.close()
-            try events?.close()
-            if let reportPath, let evaluation = summary.evaluation {
-                try FileBytes.write(ReplayReport.svg(site: site, summary: summary, evaluation: evaluation, trace: source.name), to: reportPath)
-            }
-        } else {
-            positions?.discard()
-            events?.discard()
-        }
+        try ReplayOutputs.settle(status: status, positions: positions, events: events, reportPath: reportPath,
+                                 site: site, summary: summary, trace: source.name)
         return (summary.json, said, status)
     }
 }

@@ -80,16 +80,8 @@ enum ReplayCommand: LocusCommand {
         // (SPEC §5): they are put in place only when the verdict passes. Its messages follow the summary.
         var verdictLines: [String] = []
         let status = summary.verdict(command: "replay", input: source.name, say: { verdictLines.append($0) })
-        if status == 0 {
-            try positions?.close()
-            try events?.close()
-            if let reportPath, let evaluation = summary.evaluation {
-                try FileBytes.write(ReplayReport.svg(site: site, summary: summary, evaluation: evaluation, trace: source.name), to: reportPath)
-            }
-        } else {
-            positions?.discard()
-            events?.discard()
-        }
+        try ReplayOutputs.settle(status: status, positions: positions, events: events, reportPath: reportPath,
+                                 site: site, summary: summary, trace: source.name)
         if arguments.flag("json") {
             report(JSONWriter(style: .compact).string(summary.json) + "\n")
         } else {
