@@ -34,7 +34,7 @@ let package = Package(
         // SVG drawings: the replay report, the geometry heatmap, and their label and clipping helpers.
         .target(name: "LocusReports", dependencies: ["LocusEvaluation", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO"], exclude: ["README.md"]),
         .target(name: "LocusCommandLine", dependencies: ["Locus", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation", "LocusLive", "LocusEvaluation", "LocusReports"], exclude: ["README.md"]),
-        .executableTarget(name: "locus", dependencies: ["LocusCommandLine", "LocusNumerics"]),
+        .executableTarget(name: "locus", dependencies: ["LocusCommandLine", "LocusNumerics", "LocusIO"]),
         // The C ABI: exported `locus_*` functions over the engine and the solver.
         .target(name: "LocusC", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusIO", "LocusZones", "LocusEvaluation", "LocusReports"],
                 exclude: ["README.md"]),

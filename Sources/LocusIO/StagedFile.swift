@@ -87,6 +87,7 @@ package final class StagedFile {
             return
         }
         if exists { _ = fchmod(fd, info.st_mode & 0o7777) }  // the old file's mode, exactly
+        StagedFileCleanup.register(name)
         descriptor = fd
         staging = exists && info.st_nlink > 1 ? .copiedFrom(name) : .renamed(name)
     }
@@ -115,11 +116,13 @@ package final class StagedFile {
             let copied = Self.copy(from: descriptor, to: target), copyError = errno
             Glibc.close(descriptor)
             unlink(temporary)
+            StagedFileCleanup.unregister(temporary)
             guard copied else { throw Self.unwritable(path, copyError) }
         case .renamed(let temporary):
             guard Glibc.close(descriptor) == 0 else {
                 let closeError = errno
                 unlink(temporary)
+                StagedFileCleanup.unregister(temporary)
                 throw Self.unwritable(path, closeError)
             }
             // The old file stays open across the rename, so that its freeing happens on the side.
@@ -128,8 +131,10 @@ package final class StagedFile {
                 let renameError = errno
                 if old >= 0 { Glibc.close(old) }
                 unlink(temporary)
+                StagedFileCleanup.unregister(temporary)
                 throw Self.unwritable(path, renameError)
             }
+            StagedFileCleanup.unregister(temporary)
             if old >= 0 { release.close(old) }
         }
     }
@@ -140,7 +145,9 @@ package final class StagedFile {
         self.staging = nil
         Glibc.close(descriptor)
         switch staging {
-        case .renamed(let temporary), .copiedFrom(let temporary): unlink(temporary)
+        case .renamed(let temporary), .copiedFrom(let temporary):
+            unlink(temporary)
+            StagedFileCleanup.unregister(temporary)
         case .copiedFromAnonymous, .writtenThrough: break
         }
     }

@@ -46,6 +46,24 @@ struct WholeOutputTests {
         #expect(Self.entries(dir) == before)
     }
 
+    @Test("a replay ended by SIGINT or SIGTERM mid-run (the locus process) leaves the old outputs and removes its staged files", arguments: [SIGINT, SIGTERM])
+    func signalKeepsOldOutputs(signal: Int32) throws {
+        let dir = try Self.preparedDirectory()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let before = Self.entries(dir)
+        // The trace comes through a pipe held open: the run waits for it with its outputs staged.
+        let live = try LiveProcess(["replay", "--site", Self.site, "--trace", "-", "--positions", dir + "/p.csv", "--events", dir + "/e.jsonl"])
+        let rows = String(decoding: TestPaths.bytes(Self.trace), as: UTF8.self).split(separator: "\n")
+        live.write(Array((rows.prefix(2_000).joined(separator: "\n") + "\n").utf8))
+        #expect(live.wait { Self.entries(dir).contains { $0.hasPrefix(".p.csv.locus-") } }, "the positions are staged: \(Self.entries(dir))")
+        live.signal(signal)
+        let status = live.finish()
+        #expect(status == signal, "ended by the signal: \(status) \(live.err)")
+        #expect(TestPaths.bytes(dir + "/p.csv") == Array("old positions\n".utf8))
+        #expect(TestPaths.bytes(dir + "/e.jsonl") == Array("old events\n".utf8))
+        #expect(Self.entries(dir) == before, "no staged file left: \(Self.entries(dir))")
+    }
+
     @Test("a replay with no fix (exit 1) leaves the existing outputs as they were")
     func failedVerdictKeepsOldOutputs() throws {
         let dir = try Self.preparedDirectory()
