@@ -396,6 +396,18 @@ int locus_merge_positions(const double *const *times, const int64_t *const *tag_
 int locus_merge_events(const locus_event *const *parts, const size_t *counts, size_t part_count, size_t *out_part,
                        size_t *out_index);
 
+/**
+ * The single run's `locus replay --json` summary from its `count` partitions' summaries (`summaries[k]`:
+ * the JSON text locus_engine_summary gave partition k), as a text freed with locus_free. What each
+ * partition solved adds up (fixes, epochs, failed_epochs, epochs_before_track, rejected_ranges, events,
+ * and the skipped rows only a tag's own partition counts: "late_range"); what every partition read
+ * counts once and must agree (ranges, tags, the other skip reasons, filter, smooth); elapsed_s is the
+ * slowest partition's, fixes_per_s the merged fixes over it. No binding re-derives these sums.
+ * Errors: LOCUS_E_INVALID_ARGUMENT (NULL arguments, count 0, a text that is not JSON, partitions that
+ * disagree on what they share, a summary with truth: its percentiles need every error).
+ */
+int locus_merge_summaries(const char *const *summaries, size_t count, char **out_summary_json);
+
 
 
 /* ---------------------------------------------------------------- formatting */

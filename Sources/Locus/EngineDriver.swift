@@ -7,7 +7,10 @@ import LocusSolvers
 /// `ReaderRouting`), the clock moved, what the engine releases drained in release order, skips
 /// counted, and the optional offline smoother fed as the rows go in — the "ingest, record for the
 /// smoother, smooth at finish" that each face once spelled itself. The tag-sharded group of
-/// engines with one clock is `ShardedEngine`; both keep the engine's one ingest of a routed row.
+/// engines with one clock (`ShardedEngine`, `locus replay --jobs`) drives each of its shards through
+/// one of these, every shard's rows routed by the group's one `ReaderRouting`: routing by id, the
+/// skipped rows and the counters are this code for one engine and for a group alike; what the group
+/// adds is its own — the shared clock and the merge of the shards' outputs.
 package struct EngineDriver: Sendable {
     /// What the offline smoother does with the run.
     package enum Smoothing: Sendable, Equatable {
@@ -190,4 +193,31 @@ package struct EngineDriver: Sendable {
 
     /// The engine's counters (the rows the driver skipped before it included).
     package var diagnostics: EngineDiagnostics { engine.diagnostics }
+}
+
+// MARK: as a shard of a group
+
+extension EngineDriver {
+    // A `ShardedEngine` merges its shards' outputs itself, keyed by the shards' tag indices and held
+    // back until no shard can precede them: these are the engine's steps it takes for that. A shard
+    // is driven without a smoother, so nothing here bypasses the driver's own.
+
+    /// Hands the positions released since the last take and their tags' indices to `body`, without
+    /// a copy (`PositioningEngine.takeFixes`).
+    @inline(__always)
+    mutating func takeFixes<R>(_ body: ([PositionFix], [Int32]) throws -> R) rethrows -> R { try engine.takeFixes(body) }
+
+    /// Hands the zone events released since the last take to `body` (`PositioningEngine.takeEvents`).
+    @inline(__always)
+    mutating func takeEvents<R>(_ body: ([ZoneEvent]) throws -> R) rethrows -> R { try engine.takeEvents(body) }
+
+    /// No position earlier than this is still to come (`PositioningEngine.fixFrontier`).
+    mutating func fixFrontier() -> Double { engine.fixFrontier() }
+
+    /// No zone event earlier than this is still to come (`PositioningEngine.eventFrontier`).
+    mutating func eventFrontier() -> Double { engine.eventFrontier() }
+
+    /// Moves the zone judges' clock to `t`, as the merge releasing a position at `t` does
+    /// (`PositioningEngine.advanceJudges`).
+    mutating func advanceJudges(toSeconds t: Double) { engine.advanceJudges(toSeconds: t) }
 }

@@ -140,7 +140,7 @@ extension PositioningEngine {
     /// §4.7 order they are the single engine's bytes (an archive replayed on a cluster, a partition
     /// per task). Every partition counts each skipped row as the single engine does, except a round's
     /// straggler (`late_range`): only the tag's own partition keeps its rounds and counts it, so those
-    /// counts add up over the partitions. Call before the first row.
+    /// counts add up over the partitions (`partitionOwnedSkips`). Call before the first row.
     /// - Throws: `E1003` for a bad partition, `E1002` once a row was ingested.
     package mutating func setPartition(index: Int, count: Int) throws(LocusError) {
         guard count >= 1, index >= 0, index < count else {
@@ -155,6 +155,12 @@ extension PositioningEngine {
         partitionIndex = index
         partitionCount = count
     }
+
+    /// The skip reasons only a tag's own partition counts (`setPartition`): a round's straggler is
+    /// told from the tag's rounds, which only that partition keeps. Over the partitions of one run
+    /// these counts add up; every other reason each partition counts as the single engine does
+    /// (`PartitionSummaries`, `locus_merge_summaries`).
+    package static let partitionOwnedSkips: Set<SkipReason> = [.lateRange]
 
     /// A row of a tag of another partition: its admission (the tag's clock) and the engine's clock,
     /// as `ingest` does, without the epoch.

@@ -4,7 +4,8 @@ import LocusCore
 /// floors in order of first appearance (`TraceRowParser.tags`, `.floors`; `RangeTrace` the same), and
 /// this table turns those reader-local indices into the engine's `TagIndex` and `FloorIndex` (nil:
 /// a floor the site does not have, whose rows are skipped as `unknownFloor`). The one routing of
-/// rows by id that the replay run, the live stream and the sharded reader share.
+/// rows by id that the whole-recording replay and the tag-sharded group (`ShardedEngine`, whose table
+/// gives each reader tag its index in its own shard) share, through `EngineDriver.ingest(_:routing:)`.
 package struct ReaderRouting: Sendable {
     /// Engine tag index of each reader tag.
     package private(set) var tags: [TagIndex] = []
@@ -17,8 +18,16 @@ package struct ReaderRouting: Sendable {
     /// ids so far, in its order), registering new tags with the engine (`register`).
     /// O(new ids).
     package mutating func update(tagIDs: [TagID], floorIDs: [FloorID], site: Site, register: (TagID) -> TagIndex) {
-        while tags.count < tagIDs.count { tags.append(register(tagIDs[tags.count])) }
-        while floors.count < floorIDs.count { floors.append(site.floorIndex(of: floorIDs[floors.count])) }
+        add(newTagIDs: tagIDs.dropFirst(tags.count), newFloorIDs: floorIDs.dropFirst(floors.count), site: site, register: register)
+    }
+
+    /// `update`, given only the ids the reader added since the last call (the reader's ids from
+    /// number `tags.count` and `floors.count` on, in its order): a streamed reader's, handed over
+    /// block by block without copying all its ids each time.
+    mutating func add(newTagIDs: some Collection<TagID>, newFloorIDs: some Collection<FloorID>, site: Site,
+                      register: (TagID) -> TagIndex) {
+        for id in newTagIDs { tags.append(register(id)) }
+        for id in newFloorIDs { floors.append(site.floorIndex(of: id)) }
     }
 
     /// The engine floor of a row with reader floor index `floorIndex` (< 0: none named → `defaultFloor`);

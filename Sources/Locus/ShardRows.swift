@@ -2,7 +2,8 @@ import LocusCore
 import LocusIO
 
 /// A block of trace rows split by shard for `ShardedEngine.ingest(_:)`: per shard, the rows of its
-/// tags in file order, the floor resolved to the site's. Memory of its own, reused block after block
+/// tags in file order, as the reader gave them (the group routes them by id, through its shards'
+/// drivers, as one engine's driver would). Memory of its own, reused block after block
 /// (`route` empties it first), so that placing a row is a store — not an `Array` append with its
 /// uniqueness and capacity checks (what that cost: docs/benchmarks.md, "Figures behind the code").
 ///
@@ -10,7 +11,7 @@ import LocusIO
 /// a time (hence `@unchecked Sendable`).
 package final class ShardRows: @unchecked Sendable {
     /// Per shard: its rows' memory, how many there are, and room for how many.
-    private var bases: [UnsafeMutablePointer<ShardedEngine.Row>] = []
+    private var bases: [UnsafeMutablePointer<TraceRow>] = []
     private var counts: [Int]
     private var capacities: [Int]
 
@@ -28,21 +29,18 @@ package final class ShardRows: @unchecked Sendable {
     var shardCount: Int { counts.count }
 
     /// Shard `s`'s rows (valid until the next `route`).
-    func rows(ofShard s: Int) -> UnsafeBufferPointer<ShardedEngine.Row> {
+    func rows(ofShard s: Int) -> UnsafeBufferPointer<TraceRow> {
         UnsafeBufferPointer(start: bases[s], count: counts[s])
     }
 
     /// Every shard's rows, counted.
     var count: Int { counts.reduce(0, +) }
 
-    /// Empties every shard and splits `rows` (kept rows, in file order) between them: shard = tag
-    /// index mod shards (`ShardedEngine.shard(ofTag:)`); the floor is `floorOf[row's floor index]`
-    /// (the trace's floor ids resolved against the site: nil is a floor the site does not have, the
-    /// row then counted in `skips` as `unknownFloor` and dropped), or `defaultFloor` for a row
-    /// that names none. Returns false at the first row earlier than the one before it (`lastTime`,
-    /// carried from block to block), the rows after it not split. The rows are read in place.
-    package func route(_ rows: Span<TraceRow>, floorOf: [Int32?], defaultFloor: Int32,
-                       lastTime: inout Double, skips: inout SkipTally) -> Bool {
+    /// Empties every shard and splits `rows` (kept rows, in file order) between them: shard = the
+    /// reader's tag number mod shards (`ShardedEngine.ingest`). Returns false at the first row
+    /// earlier than the one before it (`lastTime`, carried from block to block), the rows after it
+    /// not split. The rows are read in place.
+    package func route(_ rows: Span<TraceRow>, lastTime: inout Double) -> Bool {
         let n = UInt32(counts.count)
         for s in counts.indices { counts[s] = 0 }
         var last = lastTime
@@ -53,18 +51,10 @@ package final class ShardRows: @unchecked Sendable {
                     for r in rows {
                         if r.timeSeconds < last { return false }
                         last = r.timeSeconds
-                        var floor = defaultFloor
-                        if r.floorIndex >= 0 {
-                            guard let known = floorOf[Int(r.floorIndex)] else {
-                                skips.record(.unknownFloor, line: Int(r.line)); continue
-                            }
-                            floor = known
-                        }
                         let s = Int(UInt32(bitPattern: r.tagIndex) % n)
                         let k = counts[s]
                         if k == capacities[s] { (bases[s], capacities[s]) = bases[s].doubled(count: k, capacity: k) }
-                        (bases[s] + k).initialize(to: ShardedEngine.Row(tag: r.tagIndex, floor: floor, locator: r.locator, line: r.line,
-                                                                       rangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds))
+                        (bases[s] + k).initialize(to: r)
                         counts[s] = k + 1
                     }
                     return true

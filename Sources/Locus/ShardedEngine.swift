@@ -1,9 +1,9 @@
 import LocusCore
 import LocusZones
 
-/// `PositioningEngine` on several cores: the tags split into `jobs` shards, each an engine of its
-/// own, one shared data clock, and the shards' outputs merged into exactly the bytes one engine
-/// gives — whatever the number of jobs.
+/// `PositioningEngine` on several cores: the tags split into shards, each an engine of its own
+/// driven by an `EngineDriver`, one shared data clock, and the shards' outputs merged into exactly
+/// the bytes one engine gives — whatever the number of jobs.
 ///
 /// **Why it is exact.** A tag's fixes and zone events depend on its own rows and on the clock at
 /// each of them: epochs close when the tag's next range comes or the clock passes their due time
@@ -24,26 +24,32 @@ import LocusZones
 /// (time, tag) keys and copies each fix's bytes into place. The fixes themselves are kept for the
 /// merged output only when asked (`keepFixes`: a comparison with truth needs them in order).
 ///
-/// Rows go in with their tag's index of first appearance (`TraceRow.tagIndex` of the streamed
-/// reader); tags are registered in that order in their shard (shard = index mod jobs), so that each
-/// shard's order of tags agrees with the single engine's. Shards 1…N−1 run on threads of their own
-/// (`ShardWorkers`), shard 0 on the caller's. A reference type: one owner drives it; its threads end
+/// **The routing.** Each shard is an `EngineDriver`, and every shard's rows go in through the
+/// driver's one ingest of a reader's row (`EngineDriver.ingest(_:routing:)`) with the group's one
+/// `ReaderRouting`: the reader's tag numbers (order of first appearance, `TraceRow.tagIndex` of the
+/// streamed reader) give each tag its index in its own shard (shard = number mod shards, registered
+/// in that order, so that each shard's order of tags agrees with the single engine's), its floor
+/// numbers the site's floors — a floor the site does not have is counted by the shard as the single
+/// engine counts it. `ShardRows` only splits a block by shard. The work runs on a small pool
+/// (`ShardWorkers`) and the caller's thread. A reference type: one owner drives it; its threads end
 /// with it.
 package final class ShardedEngine: @unchecked Sendable {
     /// Appends the bytes of one released fix (run on its shard's thread).
     package typealias FixEncoder = @Sendable (PositionFix, inout [UInt8]) -> Void
 
-    /// The shards' engines (each touched by one thread at a time: its worker during a job).
-    private var shards: [PositioningEngine]
+    /// The shards (each touched by one thread at a time: its worker during a job).
+    private var shards: [EngineDriver]
     /// Per shard: what it released and the merge has not let out yet.
     private var lanes: [Lane]
     private let workers: ShardWorkers
     private let encoder: FixEncoder?
     private let keepFixes: Bool
-    /// Per shard: the global index of each of its tags, by local index (read by the shard's thread).
+    /// Per shard: the global index (the reader's number) of each of its tags, by local index (read
+    /// by the shard's thread).
     private var globalOfLocal: [[Int32]]
-    /// Per global tag: its local index in its shard.
-    private var localOfGlobal: [Int] = []
+    /// The reader's ids resolved: per global tag its index in its shard, per reader floor the site's.
+    private var routing = ReaderRouting()
+    private let site: Site
     /// Scratch of `takeMerged`: per lane, the time and tag of its next fix.
     private var headTimes: [Double] = []
     private var headTags: [Int32] = []
@@ -65,9 +71,10 @@ package final class ShardedEngine: @unchecked Sendable {
                  encoder: FixEncoder?, keepFixes: Bool) throws(LocusError) {
         let threads = min(max(1, jobs), 256)
         let n = min(max(1, shards ?? (threads == 1 ? 1 : 8 * threads)), 1024)
-        var engines: [PositioningEngine] = []
-        for _ in 0..<n { engines.append(try PositioningEngine(site: site, configuration: configuration)) }
-        self.shards = engines
+        var drivers: [EngineDriver] = []
+        for _ in 0..<n { drivers.append(try EngineDriver(site: site, configuration: configuration)) }
+        self.shards = drivers
+        self.site = site
         lanes = Array(repeating: Lane(), count: n)
         workers = ShardWorkers(workers: threads - 1)
         self.encoder = encoder
@@ -77,48 +84,31 @@ package final class ShardedEngine: @unchecked Sendable {
 
     deinit { workers.stop() }
 
-    /// The floor of rows that name none (every shard's).
-    package var defaultFloor: FloorIndex { shards[0].defaultFloor }
+    /// Resolves the ids the reader added since the last call (`newTagIDs`, `newFloorIDs`: its ids
+    /// from number `tagCount` and the number of floors so far on, in its order): each new tag is
+    /// registered in its shard (`ReaderRouting.add`). Call before `ingest`ing rows that name them.
+    package func add(newTagIDs: [TagID], newFloorIDs: [FloorID]) {
+        routing.add(newTagIDs: newTagIDs, newFloorIDs: newFloorIDs, site: site) { id in register(id) }
+    }
 
-    /// Registers tag `id` as global index `global` (indices come in increasing order, from 0).
-    package func register(_ id: TagID, global: Int) {
-        precondition(global == localOfGlobal.count, "ShardedEngine.register: tags in order of first appearance")
+    /// Registers the next global tag, `id`, in its shard; returns its index there.
+    private func register(_ id: TagID) -> TagIndex {
+        let global = tagCount
+        tagCount += 1
         let s = global % shards.count
-        let local = shards[s].tagIndex(for: id).rawValue
-        localOfGlobal.append(local)
-        while globalOfLocal[s].count <= local { globalOfLocal[s].append(0) }
-        globalOfLocal[s][local] = Int32(global)
+        let local = shards[s].tagIndex(for: id)
+        while globalOfLocal[s].count <= local.rawValue { globalOfLocal[s].append(0) }
+        globalOfLocal[s][local.rawValue] = Int32(global)
+        return local
     }
 
     /// The number of tags registered.
-    package var tagCount: Int { localOfGlobal.count }
+    package private(set) var tagCount = 0
 
-    /// One admitted row for `ingest(_:)`: global tag index, resolved floor, and the row's fields.
-    struct Row: Sendable {
-        var tag: Int32
-        var floor: Int32
-        var locator: UInt16
-        var line: Int32
-        var rangeMeters: Double
-        var timeSeconds: Double
-
-        /// A row.
-        init(tag: Int32, floor: Int32, locator: UInt16, line: Int32, rangeMeters: Double, timeSeconds: Double) {
-            self.tag = tag
-            self.floor = floor
-            self.locator = locator
-            self.line = line
-            self.rangeMeters = rangeMeters
-            self.timeSeconds = timeSeconds
-        }
-    }
-
-    /// The shard of the tag of global index `tag`.
-    func shard(ofTag tag: Int32) -> Int { Int(tag) % shards.count }
-
-    /// Ingests a block of rows in time order, split by shard (`ShardRows.route`, `shard(ofTag:)`),
-    /// the shards in parallel, each shard spelling what it released. Afterwards `takeMerged` hands
-    /// out what is final.
+    /// Ingests a block of rows in time order, split by shard (`ShardRows.route`: shard = the row's
+    /// tag number mod `shardCount`), the shards in parallel, each row through its shard's driver and
+    /// the group's routing, each shard spelling what it released. Afterwards `takeMerged` hands out
+    /// what is final.
     ///
     /// Each shard is first moved to the shared clock of the blocks before (`sharedClock`), in the
     /// same task: one fork and join per block instead of two. A shard's rows and clock moves come
@@ -128,14 +118,11 @@ package final class ShardedEngine: @unchecked Sendable {
     /// (the streamed-replay tests compare 1, 2, 3 and 8 jobs with the whole-file path).
     package func ingest(_ rows: ShardRows) {
         precondition(rows.shardCount == shards.count, "ShardedEngine.ingest: one row list per shard")
-        let localOfGlobal = self.localOfGlobal
+        let routing = self.routing
         let clock = sharedClock
-        forEachShard { s, engine, _ in
-            if let clock { engine.advance(toSeconds: clock) }
-            for r in rows.rows(ofShard: s) {
-                engine.ingest(tag: TagIndex(localOfGlobal[Int(r.tag)]), floor: FloorIndex(Int(r.floor)), locator: r.locator,
-                              rangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds, line: Int(r.line))
-            }
+        forEachShard { s, shard, _ in
+            if let clock { shard.advance(toSeconds: clock) }
+            for r in rows.rows(ofShard: s) { shard.ingest(r, routing: routing) }
         }
         sharedClock = Self.largestClock(of: shards)
     }
@@ -147,18 +134,18 @@ package final class ShardedEngine: @unchecked Sendable {
     /// Returns when the work of `spawn` is done (this thread helps with queued shard work meanwhile).
     package func wait(_ group: ShardWorkers.Group) { workers.wait(group) }
 
-    /// Runs `body` on every shard (engine and lane), each on its own thread, then has each shard's
+    /// Runs `body` on every shard (driver and lane), each on its own thread, then has each shard's
     /// lane take what its engine released.
-    private func forEachShard(_ body: @escaping (Int, inout PositioningEngine, inout Lane) -> Void) {
+    private func forEachShard(_ body: @escaping (Int, inout EngineDriver, inout Lane) -> Void) {
         let encoder = self.encoder, keep = self.keepFixes
         let globalOfLocal = self.globalOfLocal
-        shards.withUnsafeMutableBufferPointer { engines in
+        shards.withUnsafeMutableBufferPointer { shards in
             lanes.withUnsafeMutableBufferPointer { lanes in
-                let box = UnsafeSendable((engines, lanes, body))
-                workers.run(engines.count) { s in
-                    let (engines, lanes, body) = box.value
-                    body(s, &engines[s], &lanes[s])
-                    lanes[s].take(from: &engines[s], globalOfLocal: globalOfLocal[s], encoder: encoder, keepFixes: keep)
+                let box = UnsafeSendable((shards, lanes, body))
+                workers.run(shards.count) { s in
+                    let (shards, lanes, body) = box.value
+                    body(s, &shards[s], &lanes[s])
+                    lanes[s].take(from: &shards[s], globalOfLocal: globalOfLocal[s], encoder: encoder, keepFixes: keep)
                 }
             }
         }
@@ -166,22 +153,22 @@ package final class ShardedEngine: @unchecked Sendable {
 
     /// The largest time any shard admitted (rows an engine skips do not move it): the clock the
     /// single engine would have — nil with one shard (nothing to share) or none admitted yet.
-    private static func largestClock(of shards: [PositioningEngine]) -> Double? {
+    private static func largestClock(of shards: [EngineDriver]) -> Double? {
         guard shards.count > 1 else { return nil }
-        let clock = shards.map(\.clockSeconds).max() ?? -.infinity
+        let clock = shards.map(\.engine.clockSeconds).max() ?? -.infinity
         return clock.isFinite ? clock : nil
     }
 
     /// Ends the stream: every shard at the shared clock, then finished; everything becomes final.
     package func finish() {
         let clock = sharedClock
-        forEachShard { _, engine, _ in
-            if let clock { engine.advance(toSeconds: clock) }
-            engine.finish()
+        forEachShard { _, shard, _ in
+            if let clock { shard.advance(toSeconds: clock) }
+            do { try shard.finish() } catch { preconditionFailure("a shard has no smoother to fail: \(error)") }
         }
     }
 
-    /// Counts of every shard, summed.
+    /// Counts of every shard (their skipped rows included), summed.
     package var diagnostics: EngineDiagnostics {
         var d = shards[0].diagnostics
         for s in shards.indices.dropFirst() { d.merge(shards[s].diagnostics) }
@@ -258,10 +245,10 @@ private struct Lane {
     /// The first fix, byte and event not let out yet.
     var head = 0, byteHead = 0, eventHead = 0
 
-    /// Takes what `engine` released: fixes keyed and spelled, events as they are.
-    mutating func take(from engine: inout PositioningEngine, globalOfLocal: [Int32], encoder: ShardedEngine.FixEncoder?, keepFixes: Bool) {
-        if !engine.fixes.isEmpty {
-            engine.takeFixes { released, localTags in
+    /// Takes what `shard`'s engine released: fixes keyed and spelled, events as they are.
+    mutating func take(from shard: inout EngineDriver, globalOfLocal: [Int32], encoder: ShardedEngine.FixEncoder?, keepFixes: Bool) {
+        if !shard.engine.fixes.isEmpty {
+            shard.takeFixes { released, localTags in
                 for (f, local) in zip(released, localTags) {
                     times.append(f.timeSeconds)
                     tags.append(globalOfLocal[Int(local)])
@@ -271,12 +258,12 @@ private struct Lane {
                 if keepFixes { fixes.append(contentsOf: released) }
             }
         }
-        takeEvents(from: &engine)
+        takeEvents(from: &shard)
     }
 
-    /// Takes the zone events `engine` released.
-    mutating func takeEvents(from engine: inout PositioningEngine) {
-        if !engine.events.isEmpty { engine.takeEvents { events.append(contentsOf: $0) } }
+    /// Takes the zone events `shard`'s engine released.
+    mutating func takeEvents(from shard: inout EngineDriver) {
+        if !shard.engine.events.isEmpty { shard.takeEvents { events.append(contentsOf: $0) } }
     }
 
     /// The time and tag of the next fix when it is before `frontier`; (+∞, 0) otherwise.

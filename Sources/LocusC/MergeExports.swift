@@ -1,9 +1,12 @@
 import Locus
 import LocusCore
+import LocusEvaluation
+import LocusIO
 import LocusZones
 
 // The ordered merge of partition outputs (`locus.distributed`): engines that each solve a share of
-// the tags (`locus_engine_set_partition`) give, merged in this order, the single engine's bytes.
+// the tags (`locus_engine_set_partition`) give, merged in this order, the single engine's bytes;
+// and their summaries merged into the single run's.
 // The orders are the ones the sharded engine merges its shards by (`ShardedEngine`), so no binding
 // re-implements them.
 
@@ -65,6 +68,31 @@ public func locusMergeEvents(_ parts: UnsafePointer<UnsafeRawPointer?>?, _ count
             outPart[n] = at.stream
             outIndex[n] = at.index
         }
+    }
+}
+
+/// `locus_merge_summaries`: the single run's `locus replay --json` object from its `count`
+/// partitions' summaries (JSON texts, as `locus_engine_summary` gives them), by the rule of
+/// `PartitionSummaries`: what each partition solved adds up, rows every partition read count once.
+/// The text is `malloc`ed (free with `locus_free`).
+/// - Returns: 0, or E1003 (NULL arguments, a text that is not JSON, summaries that cannot be
+///   merged: see `PartitionSummaries.merge`).
+@c(locus_merge_summaries)
+public func locusMergeSummaries(_ summaries: UnsafePointer<UnsafePointer<CChar>?>?, _ count: Int,
+                                _ summaryJSON: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?) -> Int32 {
+    RunResult.deliver(summaryJSON: summaryJSON, notes: nil, verdict: nil) { () throws(LocusError) in
+        guard count >= 1, count <= 1 << 20 else { throw LocusError(.invalidArgument, "count \(count) is not in 1...1048576") }
+        guard let summaries else { throw LocusError(.invalidArgument, "summaries is NULL") }
+        var parts: [JSONValue] = []
+        for k in 0..<count {
+            let text = try CText.string(summaries[k], field: "summaries[\(k)]")
+            do throws(LocusError) {
+                parts.append(try JSONParser.parse(Array(text.utf8)))
+            } catch {
+                throw LocusError(.invalidArgument, "summaries[\(k)] is not JSON: \(error.message)")
+            }
+        }
+        return (try PartitionSummaries.merge(parts), "", 0)
     }
 }
 

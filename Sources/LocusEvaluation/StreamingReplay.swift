@@ -80,10 +80,11 @@ struct StreamingReplay {
         return true
     }
 
-    /// One block of rows on its way to the engine, by shard, with the tags first seen in it.
+    /// One block of rows on its way to the engine, by shard, with the tags and floors first seen in it.
     private struct ReadBlock: Sendable {
         var rows: ShardRows
         var newTags: [TagID] = []
+        var newFloors: [FloorID] = []
         var outOfOrder = false
         /// Data rows read so far, this block's included.
         var rowsRead = 0
@@ -94,7 +95,6 @@ struct StreamingReplay {
         var rows = 0
         var tags = 0
         var skipped = SkipTally()
-        var routerSkips = SkipTally()
         var sortedRuns: Int?
         var spilledBlocks = 0
     }
@@ -122,9 +122,7 @@ struct StreamingReplay {
     private func pass(source: ByteSource, sorted: Bool, positions: ByteSink?, events: ByteSink?) throws(LocusError) -> Outcome? {
         let encoder: ShardedEngine.FixEncoder? = positions == nil ? nil : { @Sendable fix, bytes in PositionsWriter.appendRow(fix, to: &bytes) }
         let engine = try ShardedEngine(site: site, configuration: configuration, jobs: jobs, encoder: encoder, keepFixes: evaluation != nil)
-        let defaultFloor = Int32(engine.defaultFloor.rawValue)
-        let reader = Box(Reader(source: source, sorted: sorted, sortBlockRows: sortBlockRows, site: site, defaultFloor: defaultFloor,
-                                shards: engine.shardCount))
+        let reader = Box(Reader(source: source, sorted: sorted, sortBlockRows: sortBlockRows, shards: engine.shardCount))
         var writer = Writer(evaluation: evaluation)
         // What the merge let out, filled by this thread (`collect`) and written by the side task.
         var collected = Output(positions: positions, events: events)
@@ -146,7 +144,7 @@ struct StreamingReplay {
             // What the last block's solving released, collected while the side task runs (the
             // shards are idle now: collecting after the solving would leave the other thread idle).
             writer.collect(from: engine, into: &collected)
-            for id in block.newTags { engine.register(id, global: engine.tagCount) }
+            engine.add(newTagIDs: block.newTags, newFloorIDs: block.newFloors)
             engine.ingest(block.rows)
             engine.wait(side)
             if let failure = written.value { throw failure }
@@ -172,41 +170,34 @@ struct StreamingReplay {
         out.tags = read.tags
         out.skipped = read.skipped
         out.rows = read.rows + read.skipped.total
-        var diagnostics = engine.diagnostics
-        diagnostics.skipped.merge(read.routerSkips)
-        out.diagnostics = diagnostics
-        out.skipped.merge(diagnostics.skipped)
+        out.diagnostics = engine.diagnostics
+        out.skipped.merge(out.diagnostics.skipped)
         out.sortedRuns = read.sortedRuns
         out.spilledBlocks = read.spilledBlocks
         return out
     }
 
-    /// The reading stage: the trace in blocks (as read, or through the sorter), rows routed (floor
-    /// resolved, unknown floors counted), the order checked.
+    /// The reading stage: the trace in blocks (as read, or through the sorter), split by shard, the
+    /// order checked; the ids first seen in each block handed over with it (the engine routes by them).
     private struct Reader: @unchecked Sendable {  // one stage at a time (the sorter is a class)
         private var stream: TraceStream
         private let sorted: Bool
         private let sortBlockRows: Int
         private var sorter: TraceRowSorter?
-        private let site: Site
-        private let defaultFloor: Int32
-        private var floorOf: [Int32?] = []
         private var tagsSent = 0
+        private var floorsSent = 0
         private var lastTime = -Double.infinity
         /// A block's rows: as read (the stream writes them into `run`), or from the sorter.
         private let run = TraceRowRun(capacity: 1 << 16)
         private var rows: [TraceRow] = []
         private(set) var rowsRead = 0
-        private var routerSkips = SkipTally()
         private let shards: Int
 
-        init(source: ByteSource, sorted: Bool, sortBlockRows: Int, site: Site, defaultFloor: Int32, shards: Int) {
+        init(source: ByteSource, sorted: Bool, sortBlockRows: Int, shards: Int) {
             self.shards = shards
             stream = TraceStream(source: source)
             self.sorted = sorted
             self.sortBlockRows = sortBlockRows
-            self.site = site
-            self.defaultFloor = defaultFloor
         }
 
         /// The next block (its rows in `storage`, emptied), nil at the end.
@@ -231,14 +222,13 @@ struct StreamingReplay {
                 tagsSent = tags.count
             }
             let floors = stream.floors
-            while floorOf.count < floors.count {
-                floorOf.append(site.floorIndex(of: floors[floorOf.count]).map { Int32($0.rawValue) })
+            if floorsSent < floors.count {
+                block.newFloors = Array(floors[floorsSent...])
+                floorsSent = floors.count
             }
             // The rows as read (in the run) or from the sorter (in the array).
             let split = block.rows
-            func route(_ read: Span<TraceRow>) -> Bool {
-                split.route(read, floorOf: floorOf, defaultFloor: defaultFloor, lastTime: &lastTime, skips: &routerSkips)
-            }
+            func route(_ read: Span<TraceRow>) -> Bool { split.route(read, lastTime: &lastTime) }
             let sortedRows = rows  // the sorter's rows (no copy: the array's storage is shared)
             guard sorter == nil ? run.withRows(route) : route(sortedRows.span) else {
                 return ReadBlock(rows: split, outOfOrder: true)
@@ -250,8 +240,8 @@ struct StreamingReplay {
 
         /// The counts, once the input is exhausted.
         var summary: ReadSummary {
-            ReadSummary(rows: rowsRead, tags: stream.tags.count, skipped: stream.skipped, routerSkips: routerSkips,
-                        sortedRuns: sorter?.runs, spilledBlocks: sorter?.spilledBlocks ?? 0)
+            ReadSummary(rows: rowsRead, tags: stream.tags.count, skipped: stream.skipped, sortedRuns: sorter?.runs,
+                        spilledBlocks: sorter?.spilledBlocks ?? 0)
         }
     }
 

@@ -17,9 +17,9 @@ package struct JSONValue: Sendable, Equatable, CustomStringConvertible {
     /// One `"key": value` member of an object, in document order.
     package struct Member: Sendable, Equatable {
         /// The member name, unescaped.
-        var key: String
+        package var key: String
         /// The member value.
-        var value: JSONValue
+        package var value: JSONValue
         /// Where the key's opening quote was read (line and column 1-based; 0 when built in code).
         var keyPosition: JSONPosition
 
@@ -158,13 +158,13 @@ extension JSONValue {
     }
 
     /// The number's Double, or nil when this is not a number.
-    var doubleValue: Double? {
+    package var doubleValue: Double? {
         if case .number(let number) = kind { return number.value }
         return nil
     }
 
     /// The number as an Int when it is a whole number that fits (see `JSONNumber.integerValue`).
-    var intValue: Int? {
+    package var intValue: Int? {
         if case .number(let number) = kind { return number.integerValue }
         return nil
     }
@@ -182,7 +182,7 @@ extension JSONValue {
     }
 
     /// The members in document order, or nil when this is not an object.
-    var members: [Member]? {
+    package var members: [Member]? {
         if case .object(let members) = kind { return members }
         return nil
     }

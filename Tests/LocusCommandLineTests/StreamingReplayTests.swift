@@ -454,7 +454,10 @@ struct ZonesCalibrateHonestyTests {
 /// Sharding across floors: tags that change floor, judges of two floors sharing one clock.
 @Suite("Streamed replay on two floors")
 struct StreamingReplayFloorsTests {
-    @Test("a two-floor site with tags moving between floors gives the whole-file path's bytes with 1, 2, 3 and 5 jobs")
+    @Test("""
+          a two-floor site with tags moving between floors gives the whole-file path's bytes with 1, 2, 3 and 5 jobs, \
+          and its counters: rows of a floor the site lacks counted by the shards as by the one engine
+          """)
     func twoFloors() throws {
         let dir = TestPaths.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -463,14 +466,16 @@ struct StreamingReplayFloorsTests {
         upstairs.id = "2F"
         upstairs.zones = upstairs.zones.map { var z = $0; z.rules.outPeriodSeconds += 1; return z }
         site.floors.append(upstairs)
-        // Each tag's rows go to 2F during the second 20 s of every minute (its floor column rewritten).
+        // Each tag's rows go to 2F during the second 20 s of every minute (its floor column rewritten);
+        // one row in 50 names 9F, which the site lacks.
         let lines = try String(contentsOfFile: StreamingReplayTests.trace("hall"), encoding: .utf8).split(separator: "\n").map(String.init)
         let floor = lines[0].split(separator: ",").firstIndex(of: "floor")!
-        let moved = [lines[0]] + lines.dropFirst().map { line -> String in
+        let moved = [lines[0]] + lines.dropFirst().enumerated().map { (k, line) -> String in
             var cells = line.split(separator: ",", omittingEmptySubsequences: false).map(String.init)
             let t = Double(cells[0]) ?? 0
             let tag = Int(cells[1].dropFirst()) ?? 0
             if Int(t + Double(tag) * 7) % 60 >= 20 && Int(t + Double(tag) * 7) % 60 < 40 { cells[floor] = "2F" }
+            if k % 50 == 7 { cells[floor] = "9F" }
             return cells.joined(separator: ",")
         }
         try (moved.joined(separator: "\n") + "\n").write(toFile: dir + "/moved.csv", atomically: false, encoding: .utf8)
@@ -481,14 +486,16 @@ struct StreamingReplayFloorsTests {
         for x in result.events { e.append(x) }
         #expect(result.fixes.contains { $0.floor == "2F" } && result.fixes.contains { $0.floor == "1F" })
         #expect(result.events.contains { $0.floor == "2F" })
+        #expect(engine.diagnostics.skipped.count(.unknownFloor) > 100)
         for jobs in [1, 2, 3, 5] {
             let replay = StreamingReplay(site: site, configuration: .standard, jobs: jobs)
             let positions = try ByteSink(path: dir + "/p.csv"), events = try ByteSink(path: dir + "/e.jsonl")
-            _ = try replay.run(source: try ByteSource(path: dir + "/moved.csv"), positions: positions, events: events)
+            let outcome = try replay.run(source: try ByteSource(path: dir + "/moved.csv"), positions: positions, events: events)
             try positions.close()
             try events.close()
             #expect(TestPaths.bytes(dir + "/p.csv") == p.bytes, "positions, \(jobs) jobs")
             #expect(TestPaths.bytes(dir + "/e.jsonl") == e.bytes, "events, \(jobs) jobs")
+            #expect(outcome.diagnostics == engine.diagnostics, "counters, \(jobs) jobs")
         }
     }
 }

@@ -7,38 +7,23 @@ import Testing
 @Suite("Shard rows")
 struct ShardRowsTests {
     /// What `route` does, written plainly: per shard an array, appended to.
-    private func reference(_ rows: [TraceRow], shards: Int, floorOf: [Int32?], defaultFloor: Int32, lastTime: Double)
-        -> (rows: [[ShardedEngine.Row]], ordered: Bool, skips: SkipTally, lastTime: Double) {
-        var out = Array(repeating: [ShardedEngine.Row](), count: shards)
-        var skips = SkipTally()
+    private func reference(_ rows: [TraceRow], shards: Int, lastTime: Double) -> (rows: [[TraceRow]], ordered: Bool, lastTime: Double) {
+        var out = Array(repeating: [TraceRow](), count: shards)
         var last = lastTime
         for r in rows {
-            if r.timeSeconds < last { return (out, false, skips, last) }
+            if r.timeSeconds < last { return (out, false, last) }
             last = r.timeSeconds
-            var floor = defaultFloor
-            if r.floorIndex >= 0 {
-                guard let known = floorOf[Int(r.floorIndex)] else { skips.record(.unknownFloor, line: Int(r.line)); continue }
-                floor = known
-            }
-            out[Int(r.tagIndex) % shards].append(ShardedEngine.Row(tag: r.tagIndex, floor: floor, locator: r.locator, line: r.line,
-                                                                   rangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds))
+            out[Int(r.tagIndex) % shards].append(r)
         }
-        return (out, true, skips, last)
+        return (out, true, last)
     }
 
-    private func same(_ a: ShardedEngine.Row, _ b: ShardedEngine.Row) -> Bool {
-        a.tag == b.tag && a.floor == b.floor && a.locator == b.locator && a.line == b.line
-            && a.rangeMeters == b.rangeMeters && a.timeSeconds == b.timeSeconds
-    }
-
-    @Test("rows go to shard tag mod shards in file order, floors resolved, unknown floors counted; the memory grows and is reused")
+    @Test("rows go to shard tag mod shards in file order, as read (floors too: the group routes them); the memory grows and is reused")
     func routes() {
         var rng = SeededGenerator(seed: 15)
-        let floorOf: [Int32?] = [2, nil, 0]
         for shards in [1, 3, 16] {
             let split = ShardRows(shards: shards)
             var lastTime = -Double.infinity, expectedLast = -Double.infinity
-            var skips = SkipTally(), expectedSkips = SkipTally()
             var t = 0.0
             // Blocks of several sizes: 5,000 rows over 7 tags overflow the first 1,024 rows of room.
             for (b, size) in [5000, 10, 0, 3000].enumerated() {
@@ -48,18 +33,14 @@ struct ShardRowsTests {
                     rows.append(TraceRow(timeSeconds: t, rangeMeters: Double(k), tagIndex: Int32(rng.next() % 7),
                                          floorIndex: Int32(rng.next() % 4) - 1, line: Int32(b * 10_000 + k), locator: UInt16(k & 0xFFFF)))
                 }
-                let want = reference(rows, shards: shards, floorOf: floorOf, defaultFloor: 5, lastTime: expectedLast)
-                expectedSkips.merge(want.skips)
+                let want = reference(rows, shards: shards, lastTime: expectedLast)
                 expectedLast = want.lastTime
-                let ordered = split.route(rows.span, floorOf: floorOf, defaultFloor: 5, lastTime: &lastTime, skips: &skips)
+                let ordered = split.route(rows.span, lastTime: &lastTime)
                 #expect(ordered)
                 #expect(lastTime == expectedLast)
-                #expect(skips == expectedSkips)
                 #expect(split.count == want.rows.map(\.count).reduce(0, +))
                 for s in 0..<shards {
-                    let got = Array(split.rows(ofShard: s))
-                    #expect(got.count == want.rows[s].count)
-                    #expect(zip(got, want.rows[s]).allSatisfy(same), "shards \(shards), block \(b), shard \(s)")
+                    #expect(Array(split.rows(ofShard: s)) == want.rows[s], "shards \(shards), block \(b), shard \(s)")
                 }
             }
         }
@@ -69,11 +50,10 @@ struct ShardRowsTests {
     func outOfOrder() {
         let split = ShardRows(shards: 2)
         var lastTime = -Double.infinity
-        var skips = SkipTally()
         func row(_ t: Double) -> TraceRow { TraceRow(timeSeconds: t, rangeMeters: 1, tagIndex: 0, floorIndex: -1, line: 1, locator: 1) }
-        #expect(split.route([row(1), row(2), row(2)].span, floorOf: [], defaultFloor: 0, lastTime: &lastTime, skips: &skips))
-        #expect(!split.route([row(3), row(2.5)].span, floorOf: [], defaultFloor: 0, lastTime: &lastTime, skips: &skips))
+        #expect(split.route([row(1), row(2), row(2)].span, lastTime: &lastTime))
+        #expect(!split.route([row(3), row(2.5)].span, lastTime: &lastTime))
         var later = 5.0
-        #expect(!split.route([row(4)].span, floorOf: [], defaultFloor: 0, lastTime: &later, skips: &skips))
+        #expect(!split.route([row(4)].span, lastTime: &later))
     }
 }

@@ -132,6 +132,7 @@ def declare(lib):
         ("locus_calibrate_file", [C.POINTER(CalibrateRequest), text_p, text_p, C.POINTER(C.c_int)]),
         ("locus_merge_positions", [C.POINTER(C.c_void_p), C.POINTER(C.c_void_p), C.POINTER(C.c_size_t), C.c_size_t, size_p, size_p]),
         ("locus_merge_events", [C.POINTER(C.c_void_p), C.POINTER(C.c_size_t), C.c_size_t, size_p, size_p]),
+        ("locus_merge_summaries", [C.POINTER(C.c_char_p), C.c_size_t, text_p]),
         ("locus_position_to_csv", [C.c_void_p, C.c_char_p, C.c_size_t, size_p]),
     ):
         function = getattr(lib, name)

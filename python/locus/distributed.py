@@ -15,7 +15,8 @@ that solves only its tags and *observes* the others' rows — they are checked a
 the clock exactly as in the single run (`locus_engine_set_partition`), and every partition ends at
 the recording's last time. The driver merges the partitions' positions by (time, tag's index of
 first appearance) and their zone events in SPEC §4.7 order with the library's own merges
-(`locus_merge_positions`, `locus_merge_events`): the single run's bytes. The workers need
+(`locus_merge_positions`, `locus_merge_events`): the single run's bytes; and their summaries with
+the library's `locus_merge_summaries`: `locus replay --json`'s object. The workers need
 the package and liblocus (and the trace files at the same paths: a shared file system or object
 store mount).
 """
@@ -25,8 +26,8 @@ import os
 
 import numpy as np
 
+from .commands import take_text
 from .engine import Engine
-from .replay import summarize_counts
 from . import _ffi, _library
 from .errors import InvalidArgumentError, check
 from .result import event_lines, position_lines
@@ -36,7 +37,8 @@ from .result import event_lines, position_lines
 def replay_partition(site, trace, index, count, options):
     """Replays partition `index` of `count` of `trace` in this process. Returns what the merge needs:
     each position's row text (formatted here, on the worker, in parallel) with its time and tag index
-    of first appearance, the events (struct locus_event records) and their lines, and the counters."""
+    of first appearance, the events (struct locus_event records) and their lines, and the partition's
+    own summary (`locus_engine_summary`'s object)."""
     engine = Engine(site, **options)
     try:
         if count > 1:
@@ -47,12 +49,11 @@ def replay_partition(site, trace, index, count, options):
         events = engine.poll_events()
         index_of = {tag: engine.tag_index(tag) for tag in set(positions["tag"].tolist())}
         order = np.array([index_of[tag] for tag in positions["tag"].tolist()], dtype=np.int64)
-        stats, skipped, rows = engine.stats(), engine.skipped(), engine.rows
+        summary = engine.summary()
     finally:
         engine.close()
     return {"position_lines": position_lines(positions), "times": np.ascontiguousarray(positions["t_s"], dtype=np.float64),
-            "tag_order": order, "events": events, "event_lines": event_lines(events), "event_kinds": events["kind"].copy(),
-            "stats": stats, "skipped": skipped, "rows": rows}
+            "tag_order": order, "events": events, "event_lines": event_lines(events), "summary": summary}
 
 
 def _merge_order(function, arrays, counts, *extra):
@@ -84,29 +85,23 @@ def merge_partitions(parts):
     return position_rows, event_rows
 
 
-# Skip reasons that only the partition solving a row's tag counts: a round's straggler (`late_range`)
-# is told from the tag's rounds, which only that partition keeps (locus_engine_set_partition).
-OWNED_SKIPS = ("late_range",)
+def merge_summaries(summaries):
+    """The single run's `locus replay --json` object from its partitions' summaries (dicts, as
+    `locus_engine_summary` gives them): the library's own merge (`locus_merge_summaries`), which knows
+    which counts add up over partitions and which every partition counts alike. Raises
+    InvalidArgumentError for summaries of different runs (or with truth)."""
+    lib = _library.library()
+    texts = [json.dumps(s).encode("utf-8") for s in summaries]
+    array = (ctypes.c_char_p * len(texts))(*texts)
+    out = ctypes.c_void_p()
+    check(lib, lib.locus_merge_summaries(array, len(texts), ctypes.byref(out)))
+    return json.loads(take_text(lib, out))
 
 
-def merge_skipped(parts):
-    """The single engine's skip counts from its partitions' (non-zero only, in key order): any one
-    partition's, each of OWNED_SKIPS summed over all of them."""
-    tally = dict(parts[0]["skipped"])
-    for reason in OWNED_SKIPS:
-        tally[reason] = sum(p["skipped"].get(reason, 0) for p in parts)
-    return {reason: tally[reason] for reason in sorted(tally) if tally[reason]}
-
-
-def _write_trace(out_dir, position_rows, event_rows, parts, options):
+def _write_trace(out_dir, position_rows, event_rows, parts):
     """Writes one trace's files from its merged partitions (the bytes `locus replay` writes);
-    returns its summary."""
-    # Every partition saw every row: the skip counts are any one's, except those only a tag's own
-    # partition can tell (OWNED_SKIPS), which add up like the engines' counters.
-    stats = {key: sum(p["stats"][key] for p in parts) for key in parts[0]["stats"]}
-    kinds = np.concatenate([p["event_kinds"] for p in parts]) if parts else np.zeros(0)
-    summary = summarize_counts(parts[0]["rows"], merge_skipped(parts), stats, len(position_rows), {"kind": kinds},
-                               options.get("filter", "kalman"), options.get("smooth", False))
+    returns its summary: `locus replay --json`'s object, with the partition count."""
+    summary = merge_summaries([p["summary"] for p in parts])
     summary["partitions"] = len(parts)
     os.makedirs(out_dir, exist_ok=True)
     header = _library.library().locus_positions_csv_header().decode("utf-8")
@@ -143,5 +138,5 @@ def replay_archive(client, traces, site, out, partitions_per_trace=1, **options)
     for trace, stem in zip(traces, stems):
         parts = client.gather(futures[trace])
         positions, events = merge_partitions(parts)
-        summaries[trace] = _write_trace(os.path.join(out, stem), positions, events, parts, options)
+        summaries[trace] = _write_trace(os.path.join(out, stem), positions, events, parts)
     return summaries

@@ -54,13 +54,3 @@ def _verdict(engine, summary):
         return verdict_error("replay", f"locus replay: error: no fixes: every row skipped ({counts}) — is this a range trace (t,anchor,range_m, SPEC §2)?")
     return verdict_error("replay", engine.notes)
 
-
-def summarize_counts(rows, skipped, stats, fixes, raw_events, filter, smooth):
-    """The counts of a replay's summary from the engines' counters (rows read, skipped by reason, the
-    engine's stats), for the partitions of `locus.distributed` (summed over partitions)."""
-    kinds = {"dwell": 0, "enter": 0, "exit": 0}
-    for kind in raw_events["kind"]:
-        kinds[("exit", "enter", "dwell")[int(kind)]] += 1
-    return {"fixes": fixes, "ranges": rows, "epochs": stats["epochs"], "skipped": skipped,
-            "failed_epochs": stats["epochs_failed"], "epochs_before_track": stats["epochs_before_track"],
-            "rejected_ranges": stats["rejected_ranges"], "events": kinds, "filter": filter, "smooth": bool(smooth)}
