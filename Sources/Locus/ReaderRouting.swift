@@ -7,9 +7,9 @@ import LocusCore
 /// rows by id that the replay run, the live stream and the sharded reader share.
 package struct ReaderRouting: Sendable {
     /// Engine tag index of each reader tag.
-    package private(set) var tags: [TagIndex] = []
+    private(set) var tags: [TagIndex] = []
     /// Engine floor of each reader floor; nil for a floor the site does not have.
-    package private(set) var floors: [FloorIndex?] = []
+    private(set) var floors: [FloorIndex?] = []
 
     package init() {}
 
@@ -24,7 +24,7 @@ package struct ReaderRouting: Sendable {
     /// The engine floor of a row with reader floor index `floorIndex` (< 0: none named → `defaultFloor`);
     /// nil when the site has no such floor.
     @inline(__always)
-    package func floor(_ floorIndex: Int32, default defaultFloor: FloorIndex) -> FloorIndex? {
+    func floor(_ floorIndex: Int32, default defaultFloor: FloorIndex) -> FloorIndex? {
         floorIndex < 0 ? defaultFloor : floors[Int(floorIndex)]
     }
 }
