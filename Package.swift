@@ -28,7 +28,7 @@ let package = Package(
         .target(name: "LocusSimulation", dependencies: ["LocusCore"], exclude: ["README.md"]),
         // Network I/O of `locus stream`: endpoint URIs, a UDP receiver, an MQTT client over libmosquitto.
         .target(name: "LocusLive", dependencies: ["LocusCore", "CMosquitto"], exclude: ["README.md"]),
-        .target(name: "Locus", dependencies: ["LocusCore", "CLocusKernels", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation"], exclude: ["README.md"]),
+        .target(name: "Locus", dependencies: ["LocusCore", "CLocusKernels", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO"], exclude: ["README.md"]),
         // Whole-recording runs as a library: replay, accuracy and zone scoring against truth, summaries, the verdict.
         .target(name: "LocusEvaluation", dependencies: ["Locus", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO"], exclude: ["README.md"]),
         // SVG drawings: the replay report, the geometry heatmap, and their label and clipping helpers.
@@ -43,7 +43,7 @@ let package = Package(
         // The child process of the durable-spool kill test (Tests/LocusTests/SpoolKillTests.swift).
         .executableTarget(name: "SpoolChild", dependencies: ["Locus"], path: "Tests/SpoolChild"),
         .target(name: "BenchHarness", path: "Benchmarks/BenchHarness"),
-        .executableTarget(name: "SolverBench", dependencies: ["BenchHarness", "LocusCore", "LocusNumerics", "LocusSolvers"],
+        .executableTarget(name: "SolverBench", dependencies: ["BenchHarness", "LocusCore", "LocusSolvers"],
                           path: "Benchmarks/SolverBench"),
         .executableTarget(name: "FilterBench", dependencies: ["BenchHarness", "LocusCore", "LocusNumerics", "LocusSolvers"],
                           path: "Benchmarks/FilterBench"),

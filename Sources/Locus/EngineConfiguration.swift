@@ -32,7 +32,7 @@ package struct EngineConfiguration: Sendable {
         /// clock is evicted — once nothing of it is still in flight: no open epoch, no parked fix,
         /// no zone it is inside (it exits first, `outPeriod` after its last detection) and no
         /// zone count still running. Seconds, > 0 and finite.
-        package var idleSeconds: Double
+        var idleSeconds: Double
 
         /// A bound; checked when an engine is made (`PositioningEngine.init`: E1003 when out of range).
         package init(maximumTags: Int, idleSeconds: Double) {

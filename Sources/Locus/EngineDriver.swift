@@ -51,7 +51,7 @@ package struct EngineDriver: Sendable {
     /// One reader row routed by `routing` (an unknown floor is counted and the row dropped); not
     /// recorded for a smoother. Returns whether the row reached the engine.
     @inline(__always) @discardableResult
-    package mutating func ingest(_ row: TraceRow, routing: ReaderRouting) -> Bool {
+    mutating func ingest(_ row: TraceRow, routing: ReaderRouting) -> Bool {
         guard let floor = routing.floor(row.floorIndex, default: engine.defaultFloor) else {
             engine.diagnostics.skipped.record(.unknownFloor, line: Int(row.line))
             return false
@@ -80,13 +80,13 @@ package struct EngineDriver: Sendable {
 
     /// A row already routed (engine tag and floor), not recorded for a smoother.
     @inline(__always)
-    package mutating func ingest(tag: TagIndex, floor: FloorIndex, locator: UInt16, rangeMeters: Double, timeSeconds: Double,
+    mutating func ingest(tag: TagIndex, floor: FloorIndex, locator: UInt16, rangeMeters: Double, timeSeconds: Double,
                                  line: Int = 0) {
         engine.ingest(tag: tag, floor: floor, locator: locator, rangeMeters: rangeMeters, timeSeconds: timeSeconds, line: line)
     }
 
     /// A row skipped before it reached the driver (decoding), counted with the engine's skips.
-    package mutating func recordSkipped(_ reason: SkipReason, line: Int) { engine.diagnostics.skipped.record(reason, line: line) }
+    mutating func recordSkipped(_ reason: SkipReason, line: Int) { engine.diagnostics.skipped.record(reason, line: line) }
 
     /// Rows skipped elsewhere (a reader's), counted with the engine's skips.
     package mutating func recordSkipped(_ tally: SkipTally) { engine.recordSkipped(tally) }
@@ -102,7 +102,7 @@ package struct EngineDriver: Sendable {
     }
 
     /// The site's floor `id` (the last one looked up is kept in front); nil when it has none.
-    package mutating func floorIndex(of id: FloorID) -> FloorIndex? {
+    mutating func floorIndex(of id: FloorID) -> FloorIndex? {
         if let last = lastFloor, last.id == id { return last.index }
         guard let index = engine.site.floorIndex(of: id) else { return nil }
         lastFloor = (id, index)
@@ -113,14 +113,14 @@ package struct EngineDriver: Sendable {
 
     /// The engine's tag index for a row of `id` with its tag limit applied (nil: refused, counted as
     /// `tag_limit`), idle tags evicted first (`PositioningEngine.admittedTagIndex(for:line:)`).
-    package mutating func admittedTagIndex(for id: TagID, line: Int) -> TagIndex? { engine.admittedTagIndex(for: id, line: line) }
+    mutating func admittedTagIndex(for id: TagID, line: Int) -> TagIndex? { engine.admittedTagIndex(for: id, line: line) }
 
     /// Evicts the tags idle past their time (`PositioningEngine.evictIdleTagsIfDue()`).
     @inline(__always)
-    package mutating func evictIdleTagsIfDue() { engine.evictIdleTagsIfDue() }
+    mutating func evictIdleTagsIfDue() { engine.evictIdleTagsIfDue() }
 
     /// Tags evicted so far: an index taken from the engine while this was n stays valid while it is n.
-    package var tagsEvicted: Int { engine.diagnostics.tagsEvicted }
+    var tagsEvicted: Int { engine.diagnostics.tagsEvicted }
     private var lastFloor: (id: FloorID, index: FloorIndex)?
 
     /// Makes the engine partition `index` of `count` (`PositioningEngine.setPartition`).
@@ -130,10 +130,10 @@ package struct EngineDriver: Sendable {
     }
 
     /// The floor of rows that name none (`PositioningEngine.setDefaultFloor`).
-    package mutating func setDefaultFloor(_ floor: FloorIndex) { engine.setDefaultFloor(floor) }
+    mutating func setDefaultFloor(_ floor: FloorIndex) { engine.setDefaultFloor(floor) }
 
     /// A position from another solver, judged against the zones (`PositioningEngine.ingest(fix:)`).
-    package mutating func ingest(fix: PositionFix) { engine.ingest(fix: fix) }
+    mutating func ingest(fix: PositionFix) { engine.ingest(fix: fix) }
 
     /// Moves the clock (a timer tick): epochs close and zones exit without new ranges.
     package mutating func advance(toSeconds t: Double) { engine.advance(toSeconds: t) }
@@ -183,7 +183,7 @@ package struct EngineDriver: Sendable {
 
     /// With `alongside`, after `finish()`: the run's positions smoothed offline, in (time, tag) order.
     /// - Throws: E1002 without `alongside` or before `finish()`; E4005 when the smoother's numbers go non-finite.
-    package func smoothedFixes() throws(LocusError) -> [PositionFix] {
+    func smoothedFixes() throws(LocusError) -> [PositionFix] {
         guard smoothing == .alongside, let smoother else {
             throw LocusError(.callOrder, "the session does not keep its runs for smoothing: set Configuration.smoothing")
         }

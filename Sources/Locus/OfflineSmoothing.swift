@@ -17,7 +17,7 @@ import LocusSolvers
 ///
 /// Memory grows with the recording (every range of every tag when ranges are smoothed): it is an
 /// offline tool. O(n) time per tag.
-package struct OfflineSmoothing: Sendable {
+struct OfflineSmoothing: Sendable {
     private let filterConfiguration: TrackFilterConfiguration
     /// Whether the smoother works on ranges (tightly coupled filter) rather than on fixes.
     private let usesRanges: Bool
@@ -25,7 +25,7 @@ package struct OfflineSmoothing: Sendable {
     private var rangesByTag: [TagID: [RangeMeasurement]] = [:]
 
     /// A smoother for an engine configured with `configuration`.
-    package init(configuration: EngineConfiguration) {
+    init(configuration: EngineConfiguration) {
         if case .kalman(let c) = configuration.tracking {
             filterConfiguration = c
             usesRanges = c.coupling == .tight
@@ -39,7 +39,7 @@ package struct OfflineSmoothing: Sendable {
     /// by the smoother too, by floor and locator), less the tag's common range offset b̂ the engine
     /// subtracted from it (`offsetMeters`, looked up by the caller: r − b̂, metres; nil where the
     /// engine estimates none). A no-op unless the smoother works on ranges.
-    package mutating func record(_ m: RangeMeasurement, lessTagOffset offsetMeters: Double?) {
+    mutating func record(_ m: RangeMeasurement, lessTagOffset offsetMeters: Double?) {
         guard usesRanges else { return }
         var row = m
         if let offsetMeters { row.rangeMeters = m.rangeMeters - offsetMeters }
@@ -47,12 +47,12 @@ package struct OfflineSmoothing: Sendable {
     }
 
     /// Whether the smoother works on ranges (tight coupling): rows are recorded only then.
-    package var recordsRanges: Bool { usesRanges }
+    var recordsRanges: Bool { usesRanges }
 
     /// The smoothed fixes for the engine's causal `fixes` (in (time, tag) order as the engine
     /// released them), in (time, tag) order. Call after `engine.finish()`.
     /// - Throws: E4005 when the numbers go non-finite.
-    package func smooth(fixes: [PositionFix], engine: PositioningEngine) throws(LocusError) -> [PositionFix] {
+    func smooth(fixes: [PositionFix], engine: PositioningEngine) throws(LocusError) -> [PositionFix] {
         // Fixes by tag, in time order (the input is sorted by time then tag).
         var byTag: [TagID: [PositionFix]] = [:]
         var tagOrder: [TagID] = []

@@ -77,7 +77,7 @@ extension PositioningEngine {
     /// past their time are evicted first (as the clock stands before this row), so a slot they
     /// free is there for this row.
     @inline(__always)
-    package mutating func admittedTagIndex(for id: TagID, line: Int) -> TagIndex? {
+    mutating func admittedTagIndex(for id: TagID, line: Int) -> TagIndex? {
         guard eviction != nil else { return tagIndex(for: id) }
         return boundedTagIndex(for: id, line: line)
     }
@@ -146,11 +146,11 @@ extension PositioningEngine {
     /// that keeps indices of its own (`locus stream`'s `LiveRouting`) and routes most rows without an
     /// id — it calls this before each row, then checks its index against `tagsEvicted`.
     @inline(__always)
-    package mutating func evictIdleTagsIfDue() {
+    mutating func evictIdleTagsIfDue() {
         // (The field read in place: binding `eviction` would copy it, retaining its queue, per row.)
         if clockSeconds > eviction?.nextCheckSeconds ?? .infinity { evictIdleTags() }
     }
 
     /// The number of tags holding state now (registered, not evicted).
-    package var liveTagCount: Int { registry.liveCount }
+    var liveTagCount: Int { registry.liveCount }
 }

@@ -142,7 +142,7 @@ extension PositioningEngine {
     /// straggler (`late_range`): only the tag's own partition keeps its rounds and counts it, so those
     /// counts add up over the partitions (`partitionOwnedSkips`). Call before the first row.
     /// - Throws: `E1003` for a bad partition, `E1002` once a row was ingested.
-    package mutating func setPartition(index: Int, count: Int) throws(LocusError) {
+    mutating func setPartition(index: Int, count: Int) throws(LocusError) {
         guard count >= 1, index >= 0, index < count else {
             throw LocusError(.invalidArgument, "partition \(index) of \(count): need 0 ≤ index < count")
         }

@@ -8,9 +8,9 @@ import LocusCore
 /// gives each reader tag its index in its own shard) share, through `EngineDriver.ingest(_:routing:)`.
 package struct ReaderRouting: Sendable {
     /// Engine tag index of each reader tag.
-    package private(set) var tags: [TagIndex] = []
+    private(set) var tags: [TagIndex] = []
     /// Engine floor of each reader floor; nil for a floor the site does not have.
-    package private(set) var floors: [FloorIndex?] = []
+    private(set) var floors: [FloorIndex?] = []
 
     package init() {}
 
@@ -33,7 +33,7 @@ package struct ReaderRouting: Sendable {
     /// The engine floor of a row with reader floor index `floorIndex` (< 0: none named → `defaultFloor`);
     /// nil when the site has no such floor.
     @inline(__always)
-    package func floor(_ floorIndex: Int32, default defaultFloor: FloorIndex) -> FloorIndex? {
+    func floor(_ floorIndex: Int32, default defaultFloor: FloorIndex) -> FloorIndex? {
         floorIndex < 0 ? defaultFloor : floors[Int(floorIndex)]
     }
 }

@@ -13,7 +13,7 @@ import Darwin
 /// bisection, once, for a table of r/√λ₁ over the axis ratio ρ = √(λ₂/λ₁) ∈ [0, 1]. Per fix the
 /// radius is one table interpolation (relative error below 1e-4): ρ = 1 gives √(−2 ln 0.05) ≈ 2.4477σ,
 /// ρ → 0 gives 1.96σ.
-@usableFromInline package enum HorizontalAccuracy {
+@usableFromInline enum HorizontalAccuracy {
     /// DRMS √(σx² + σy²), metres.
     @inlinable static func drms(_ c: SymmetricMatrix3) -> Double {
         max(0, c.xx + c.yy).squareRoot()

@@ -14,7 +14,7 @@ package enum TagIDRule {
 
     /// True when `bytes` (an id's raw bytes, already trimmed) follow the rule. UTF-8 is checked
     /// strictly (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF). No allocation.
-    package static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+    static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
         isValid(bytes, 0, bytes.count)
     }
 

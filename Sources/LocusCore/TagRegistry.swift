@@ -37,7 +37,7 @@
     @inlinable package var liveCount: Int { ids.count - freeIndices.count }
 
     /// True when `index` names a tag now (false for a freed index).
-    package func isLive(_ index: TagIndex) -> Bool {
+    func isLive(_ index: TagIndex) -> Bool {
         let k = index.rawValue
         guard k >= 0, k < ids.count else { return false }
         return find(ids[k], hash: hashes[k]) == k

@@ -28,7 +28,7 @@ package enum TopicEncoding {
 
     /// The id a level encodes; nil when it is not a valid encoding (a `%` without two hex digits, an
     /// unescaped byte outside the unreserved set, or bytes that are not UTF-8).
-    package static func decode(_ level: String) -> String? {
+    static func decode(_ level: String) -> String? {
         var bytes: [UInt8] = []
         var it = Array(level.utf8)[...]
         while let b = it.popFirst() {

@@ -20,7 +20,7 @@ package struct ReplayJob {
 
     let site: Site
     /// The engine's options (the one settings value every face builds).
-    package let options: EngineOptions
+    let options: EngineOptions
     /// Tag-sharded engines with one clock (1…256); the bytes are the same for every count.
     let jobs: Int
     /// The floor of rows that name none (`options.defaultFloor` resolved against the site).

@@ -25,7 +25,7 @@ import LocusCore
 /// - a FIFO, a device or another non-regular file: written through as it comes (nothing to keep);
 /// - an existing file in a directory where nothing can be created (no write permission, immutable):
 ///   staged in an unlinked file in `$TMPDIR` (`TemporaryFiles`) and copied into it at the commit.
-package final class StagedFile {
+final class StagedFile {
     /// Where the bytes wait until the commit, and how the commit puts them in place.
     private enum Staging {
         /// A hidden file beside the target, renamed over it.
@@ -39,7 +39,7 @@ package final class StagedFile {
     }
 
     /// The descriptor the bytes go to (the temporary file, or the target itself when written through).
-    package let descriptor: Int32
+    let descriptor: Int32
     /// The path given (for messages).
     let path: String
     /// The file the commit puts the bytes at (symlinks resolved).
@@ -50,7 +50,7 @@ package final class StagedFile {
 
     /// Creates the temporary file beside the target (or opens a non-regular target to write through).
     /// - Throws: `E5005` naming `path` when the file cannot be created.
-    package init(path: String) throws(LocusError) {
+    init(path: String) throws(LocusError) {
         self.path = path
         let target = Self.resolvingSymlinks(path)
         self.target = target
@@ -102,7 +102,7 @@ package final class StagedFile {
     /// - Throws: `E5005` naming the path when the file cannot be closed or put in place (then the
     ///   old file is as it was — but for a copy that failed half-way — and the temporary file is
     ///   removed).
-    package func commit() throws(LocusError) {
+    func commit() throws(LocusError) {
         guard let staging else { return }
         self.staging = nil
         switch staging {
@@ -140,7 +140,7 @@ package final class StagedFile {
     }
 
     /// Closes and removes the temporary file (the old file stays as it was); nothing after a commit.
-    package func discard() {
+    func discard() {
         guard let staging else { return }
         self.staging = nil
         Glibc.close(descriptor)

@@ -5,10 +5,10 @@ import LocusCore
 /// Gram matrices and symmetric positive-definite inverses. Column-major storage everywhere; the
 /// caller owns every buffer (arrays passed `inout`, no allocation when they are large enough and
 /// uniquely referenced).
-package enum LapackLinearAlgebra {
+enum LapackLinearAlgebra {
     /// The `lwork` that `dgelsy` wants for an m×n problem with one right-hand side.
     /// Complexity: one LAPACK workspace query.
-    package static func leastSquaresWorkspaceCount(rows: Int, columns: Int) -> Int {
+    static func leastSquaresWorkspaceCount(rows: Int, columns: Int) -> Int {
         var a = [Double](repeating: 0, count: max(1, rows * columns))
         var b = [Double](repeating: 0, count: max(1, max(rows, columns)))
         var pivots = [Int32](repeating: 0, count: max(1, columns))
@@ -34,7 +34,7 @@ package enum LapackLinearAlgebra {
     /// Complexity O(m n²).
     /// - Returns: the effective rank of A.
     /// - Throws: E5101 on an illegal argument (a bug).
-    package static func leastSquares(a: inout [Double], rows: Int, columns: Int, b: inout [Double],
+    static func leastSquares(a: inout [Double], rows: Int, columns: Int, b: inout [Double],
                                      pivots: inout [Int32], reciprocalCondition: Double,
                                      work: inout [Double]) throws(LocusError) -> Int {
         precondition(a.count >= rows * columns && b.count >= max(rows, columns) && pivots.count >= columns,
@@ -60,7 +60,7 @@ package enum LapackLinearAlgebra {
 
     /// Gram matrix C = Aᵀ A (n×n, full symmetric, column-major) of A (m×n, column-major, leading
     /// dimension `rows`), by `cblas_dsyrk`. Complexity O(m n²).
-    package static func gram(of a: [Double], rows: Int, columns: Int, into c: inout [Double]) {
+    static func gram(of a: [Double], rows: Int, columns: Int, into c: inout [Double]) {
         precondition(a.count >= rows * columns && c.count >= columns * columns, "gram: buffers too small")
         let m = LapackStatus.int32(rows), n = LapackStatus.int32(columns)
         a.withUnsafeBufferPointer { ap in
@@ -77,7 +77,7 @@ package enum LapackLinearAlgebra {
     /// Complexity O(n³).
     /// - Throws: E4002 when the matrix is not positive definite (singular geometry), E5101 on an
     ///   illegal argument.
-    package static func invertPositiveDefinite(_ c: inout [Double], order: Int) throws(LocusError) {
+    static func invertPositiveDefinite(_ c: inout [Double], order: Int) throws(LocusError) {
         precondition(c.count >= order * order, "invertPositiveDefinite: buffer too small")
         let n = LapackStatus.int32(order)
         let upper = CChar(UInt8(ascii: "U"))
@@ -97,7 +97,7 @@ package enum LapackLinearAlgebra {
     /// Complexity O(n³).
     /// - Returns: false (b unchanged in meaning) when A is not positive definite.
     /// - Throws: E5101 on an illegal argument (a bug).
-    package static func solvePositiveDefinite(_ a: inout [Double], order: Int, b: inout [Double]) throws(LocusError) -> Bool {
+    static func solvePositiveDefinite(_ a: inout [Double], order: Int, b: inout [Double]) throws(LocusError) -> Bool {
         precondition(a.count >= order * order && b.count >= order, "solvePositiveDefinite: buffers too small")
         let n = LapackStatus.int32(order)
         let upper = CChar(UInt8(ascii: "U"))

@@ -296,7 +296,7 @@ package enum TrilaterationKernel {
 
     /// Array overload of `model(locators:model:tagHeightMeters:at:rangesMeters:jacobian:leadingDimension:)`
     /// for the first `count` locators of `locators`.
-    package static func model(locators: [Point3], count: Int, model: Model, tagHeightMeters: Double,
+    static func model(locators: [Point3], count: Int, model: Model, tagHeightMeters: Double,
                               at point: Point3, rangesMeters: inout [Double], jacobian: inout [Double],
                               leadingDimension: Int) {
         precondition(count <= locators.count, "model: count exceeds the locators")
@@ -336,7 +336,7 @@ package enum TrilaterationKernel {
     }
 
     /// 99.5 % quantile of χ² with `degreesOfFreedom` (table 1…64, Wilson–Hilferty beyond; +∞ below 1).
-    package static func chiSquareQuantile995(degreesOfFreedom: Int) -> Double {
+    static func chiSquareQuantile995(degreesOfFreedom: Int) -> Double {
         locus_tril_chi_square_995(Int32(clamping: degreesOfFreedom))
     }
 }

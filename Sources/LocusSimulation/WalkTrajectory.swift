@@ -10,7 +10,7 @@ import LocusCore
 /// ω·Δt; speed v moves towards the target v* by at most a·Δt, where v* is the leg speed, capped by
 /// √(2·a·d) when the walker is to stop at a waypoint d metres ahead, and halved while |β − ψ| > 60°;
 /// p ← p + v·(cos ψ, sin ψ)·Δt. A waypoint is reached within 0.4 m (0.05 m, or v = 0, for a stop).
-package struct WalkTrajectory: Sendable {
+struct WalkTrajectory: Sendable {
     /// Time of the first sample, seconds.
     let startSeconds: Double
     /// Sample spacing, seconds.

@@ -8,7 +8,7 @@ import LocusNumerics
 /// No heap allocation with a reused workspace, no LAPACK call, any number of locators.
 package struct KernelTrilaterator: Trilaterating {
     /// Largest number of locators solved without `workspace` (64: the C stack scratch).
-    package static let maximumLocators = TrilaterationKernel.maximumLocators
+    static let maximumLocators = TrilaterationKernel.maximumLocators
 
     /// The settings this solver uses.
     package var configuration: TrilaterationConfiguration

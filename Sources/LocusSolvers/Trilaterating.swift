@@ -29,7 +29,7 @@ extension Trilaterating {
 
     /// Array overload reusing `workspace`.
     /// - Throws: as `solve(locators:rangesMeters:workspace:)`.
-    package func solve(locators: [Point3], rangesMeters: [Double],
+    func solve(locators: [Point3], rangesMeters: [Double],
                        workspace: inout TrilaterationWorkspace) throws(LocusError) -> TrilaterationSolution {
         precondition(locators.count == rangesMeters.count, "one range per locator")
         return try solve(locators: locators.span, rangesMeters: rangesMeters.span, workspace: &workspace)

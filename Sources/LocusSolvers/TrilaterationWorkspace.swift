@@ -7,7 +7,7 @@ import LocusNumerics
 /// a workspace kept across calls — one per solver owner, not one per fix — solving allocates nothing.
 package struct TrilaterationWorkspace: Sendable {
     /// Locators the buffers are sized for.
-    package private(set) var capacity: Int = 0
+    private(set) var capacity: Int = 0
     /// The C search's scratch (contents meaningless between calls).
     var scratch: [Double] = []
     /// Per input index after a solve of more than 64 locators: 1 = in the final fit, 0 = rejected.
@@ -15,7 +15,7 @@ package struct TrilaterationWorkspace: Sendable {
 
     /// Per input index after a solve of more than 64 locators: true while the range is in the fit
     /// (false = rejected). Up to 64 locators, `TrilaterationSolution.rejectedMask` says the same.
-    package var isActive: [Bool] { used.map { $0 != 0 } }
+    var isActive: [Bool] { used.map { $0 != 0 } }
 
     /// An empty workspace (no storage until a solve of more than 64 locators needs it).
     package init() {}

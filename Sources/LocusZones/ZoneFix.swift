@@ -3,7 +3,7 @@ import LocusCore
 /// The part of a position fix that zone judgement uses: time, tag and planar position.
 package struct ZoneFix: Sendable, Hashable {
     /// Time of the fix, seconds (the data's clock).
-    package var timeSeconds: Double
+    var timeSeconds: Double
     /// The tag the fix belongs to.
     var tag: TagID
     /// Planar (x, y) position in the floor frame, metres.

@@ -116,13 +116,13 @@ package struct ZoneJudge: Sendable {
     }
 
     /// The clock c (latest fix time or advance target), seconds; nil before any input.
-    package var clockSeconds: Double? { clock == -Double.infinity ? nil : clock }
+    var clockSeconds: Double? { clock == -Double.infinity ? nil : clock }
     /// Number of zones judged.
     var zoneCount: Int { zones.count }
     /// Number of (tag, zone) pairs currently counting or inside.
-    package var activePairCount: Int { slots.count - freeSlots.count }
+    var activePairCount: Int { slots.count - freeSlots.count }
     /// Events decided but not yet released (their time is ≥ the clock).
-    package var heldEventCount: Int { pending.count }
+    var heldEventCount: Int { pending.count }
 
     /// The pairs of `tag` currently inside, by zone id (for inspection and tests).
     /// O(tags) (a scan of the ids; the judge keeps tags by `TagIndex`).
@@ -138,7 +138,7 @@ package struct ZoneJudge: Sendable {
     /// though it changes nothing: called on an array element, a non-mutating method copied the
     /// whole judge out (retaining every array in it) and back.
     @inline(__always)
-    package mutating func prefetch(tag: Int) {
+    mutating func prefetch(tag: Int) {
         guard tag < tags.count else { return }
         tags.withUnsafeBufferPointer { locus_prefetch_for_write($0.baseAddress! + tag, MemoryLayout<TagState>.stride) }
     }
@@ -146,7 +146,7 @@ package struct ZoneJudge: Sendable {
     /// Prefetches the states of tag `tag`'s counting and inside pairs (the slots its entry names:
     /// read from the entry, so worth calling once the entry is cached — see `prefetch(tag:)`).
     @inline(__always)
-    package mutating func prefetchPairs(of tag: Int) {
+    mutating func prefetchPairs(of tag: Int) {
         guard tag < tags.count else { return }
         tags.withUnsafeBufferPointer { t in
             // Through the pointer: the list is read in place (a copy of it retained its array).
@@ -193,7 +193,7 @@ package struct ZoneJudge: Sendable {
     /// Moves the clock to `timeSeconds` (a timer tick or the end of a live stream) if that is later,
     /// and appends the events that became final. A silent tag exits this way.
     /// - Throws: `E1002` after `finish`; `E1003` for a non-finite time.
-    package mutating func advance(toSeconds timeSeconds: Double, into events: inout [ZoneEvent]) throws(LocusError) {
+    mutating func advance(toSeconds timeSeconds: Double, into events: inout [ZoneEvent]) throws(LocusError) {
         guard !isFinished else { throw LocusError(.callOrder, "zone judge for floor '\(floor)' already finished") }
         guard timeSeconds.isFinite else { throw LocusError(.invalidArgument, "advance to a non-finite time") }
         advanceClock(to: timeSeconds)
@@ -267,7 +267,7 @@ package struct ZoneJudge: Sendable {
     /// (its exit, `outPeriod` after its last detection, is not decided yet) or a counting pair whose
     /// count could still continue (clock − previous detection ≤ `inCountInterval`). A bounded
     /// engine evicts a tag only once no floor's judge holds it (`forget(tag:)`).
-    package func holdsState(of tag: TagIndex) -> Bool {
+    func holdsState(of tag: TagIndex) -> Bool {
         let tag = tag.rawValue
         guard tag < tags.count else { return false }
         for s in tags[tag].activeSlots {
@@ -283,7 +283,7 @@ package struct ZoneJudge: Sendable {
     /// `holdsState(of:)` is false. Its stale counting pairs are freed — exactly what its next
     /// detection would do (`pruneStaleCounting`) — and its id cleared, so the judge treats the
     /// index as a tag it never saw.
-    package mutating func forget(tag: TagIndex) {
+    mutating func forget(tag: TagIndex) {
         let tag = tag.rawValue
         guard tag < tags.count else { return }
         while let s = tags[tag].activeSlots.last { freeSlot(Int(s)) }

@@ -1,5 +1,5 @@
 import LocusCore
-import LocusNumerics
+@testable import LocusNumerics
 
 /// Caller-owned scratch storage for the LAPACKE oracle `LapackTrilaterator`. Buffers grow
 /// to the largest problem seen and are then reused: with a workspace kept across calls, solving

@@ -1,5 +1,5 @@
 import LocusCore
-import LocusNumerics
+@testable import LocusNumerics
 @testable import LocusSolvers
 
 /// The reference oracle the tests hold the C search (`Trilaterator`, `KernelTrilaterator`) to: the same
