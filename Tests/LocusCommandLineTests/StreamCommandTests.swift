@@ -192,25 +192,23 @@ struct StreamCommandTests {
         let input = "t,tag,anchor,range_m,floor\n" + rows.map { $0.1 + "\n" }.joined()
         let (dir, p, e) = Self.files()
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let run = try StreamingReplayTests.locus(["stream", "--site", Self.site("hall"), "--tick-ms", "0", "--positions", p, "--events", e,
-                                                  "--max-tags", "4", "--tag-idle", "5", "--json"], input: Array(input.utf8))
-        #expect(run.status == 0, "\(run.err)")
-        #expect(TestPaths.bytes(p) == expected.positions)
-        #expect(TestPaths.bytes(e) == expected.events)
-        let summary = try JSONParser.parse(Array((run.err.split(separator: "\n").last ?? "").utf8))
+        /// The stream of `input` bounded to 4 tags: its files must be the honest replay's; its summary.
+        func bounded(_ input: String) throws -> JSONValue {
+            let run = try StreamingReplayTests.locus(["stream", "--site", Self.site("hall"), "--tick-ms", "0", "--positions", p, "--events", e,
+                                                      "--max-tags", "4", "--tag-idle", "5", "--json"], input: Array(input.utf8))
+            #expect(run.status == 0, "\(run.err)")
+            #expect(TestPaths.bytes(p) == expected.positions)
+            #expect(TestPaths.bytes(e) == expected.events)
+            return try JSONParser.parse(Array((run.err.split(separator: "\n").last ?? "").utf8))
+        }
+        let summary = try bounded(input)
         let limited = summary["skipped"]?["tag_limit"].flatMap { if case .number(let n) = $0.kind { n.value } else { nil } } ?? 0
         let evicted = summary["tags_evicted"].flatMap { if case .number(let n) = $0.kind { n.value } else { nil } } ?? 0
-        #expect(limited > 1000, "\(run.err)")
-        #expect(evicted > 20, "two free slots, flood ids idle after 5 s over 90 s: \(run.err)")
+        #expect(limited > 1000, "\(summary)")
+        #expect(evicted > 20, "two free slots, flood ids idle after 5 s over 90 s: \(summary)")
         // The same rows as JSON Lines (by id, not through the CSV reader): the same files and counts.
-        let lines = rows.map { Self.json($0.1) + "\n" }.joined()
-        let json = try StreamingReplayTests.locus(["stream", "--site", Self.site("hall"), "--tick-ms", "0", "--positions", p, "--events", e,
-                                                   "--max-tags", "4", "--tag-idle", "5", "--json"], input: Array(lines.utf8))
-        #expect(json.status == 0, "\(json.err)")
-        #expect(TestPaths.bytes(p) == expected.positions)
-        #expect(TestPaths.bytes(e) == expected.events)
-        let jsonSummary = try JSONParser.parse(Array((json.err.split(separator: "\n").last ?? "").utf8))
-        #expect(jsonSummary["skipped"] == summary["skipped"] && jsonSummary["tags_evicted"] == summary["tags_evicted"], "\(json.err)")
+        let jsonSummary = try bounded(rows.map { Self.json($0.1) + "\n" }.joined())
+        #expect(jsonSummary["skipped"] == summary["skipped"] && jsonSummary["tags_evicted"] == summary["tags_evicted"], "\(jsonSummary)")
 
         for bad in [["--max-tags", "0"], ["--max-tags", "many"], ["--tag-idle", "0"], ["--tag-idle", "-3"]] {
             let r = CapturedRun(["stream", "--site", Self.site("hall")] + bad)
