@@ -67,16 +67,19 @@ extension PositioningEngine {
         tags[tag].hasFilter = true
     }
 
-    /// Tag `tag`'s current common range offset estimate b̂ (metres) and the floor it applies to, or
-    /// nil when the engine estimates none for it (see `EngineConfiguration.tagRangeOffset`).
+    /// The common range offset (metres) the engine takes out of tag `tag`'s ranges now and the floor
+    /// it applies to, or nil when it takes none out: it estimates none for the tag (see
+    /// `EngineConfiguration.tagRangeOffset`) or does not trust its estimate yet or any more
+    /// (`TagRangeOffsetEstimator.correctionMeters`).
     func tagRangeOffset(_ tag: TagID) -> (floor: FloorIndex, offsetMeters: Double)? {
-        guard let i = registry.index(of: tag)?.rawValue, let offset = offsets[i], offset.updates > 0 else { return nil }
-        return (FloorIndex(tags[i].floorIndex), offset.offsetMeters)
+        guard let i = registry.index(of: tag)?.rawValue, tags[i].hasOffset, offsets[i]?.isTrusted == true else { return nil }
+        return (FloorIndex(tags[i].floorIndex), tags[i].offsetMeters)
     }
 
     /// Feeds tag `tag`'s open epoch — its first `n` ranges gathered in the scratch arrays, already
-    /// corrected by the current offset — to its offset estimator, and refreshes the per-row
-    /// correction `offsetMeters`. No allocation.
+    /// corrected by the current correction `offsetMeters` — to its offset estimator, and refreshes
+    /// that correction: the estimate once the estimator trusts it, 0 before and after it finds it
+    /// inconsistent with the ranges (`TagRangeOffsetEstimator`, "Consistency"). No allocation.
     ///
     /// The estimator linearises the epoch once at a seed near its solution (`TagRangeOffsetEstimator`):
     /// `leastSquares`, the epoch's own least-squares position (raw and loosely coupled tracking: the
@@ -98,11 +101,12 @@ extension PositioningEngine {
         } else {
             seed = nil
         }
+        let applied = tags[tag].offsetMeters
         let offset = scratchLocators.withUnsafeBufferPointer { lp in
             scratchRanges.withUnsafeBufferPointer { rp in
-                offsets[tag]?.updatedOffsetMeters(locators: UnsafeBufferPointer(rebasing: lp[0..<n]).span,
-                                                  rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]).span,
-                                                  tagHeightMeters: h, timeSeconds: time, seed: seed)
+                offsets[tag]?.updatedCorrectionMeters(locators: UnsafeBufferPointer(rebasing: lp[0..<n]).span,
+                                                      rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]).span,
+                                                      tagHeightMeters: h, timeSeconds: time, seed: seed, lessOffsetMeters: applied)
             }
         }
         tags[tag].offsetMeters = offset ?? 0

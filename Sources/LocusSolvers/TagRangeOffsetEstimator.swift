@@ -27,11 +27,29 @@ package struct TagRangeOffsetConfiguration: Sendable, Hashable {
     /// (unseeded: 0.1 mm). 15 cm, not 5: one epoch's solution scatters by several cm around the
     /// tracked seed, so at 5 cm half the epochs needed a second linearisation.
     var seededStepToleranceMeters: Double
+    /// The consistency window W: the estimator's own innovations are judged every W usable epochs
+    /// (`TagRangeOffsetEstimator`, "Consistency").
+    var consistencyEpochs: Int
+    /// The bound on a window's sum of normalised innovations squared, each capped at `gateSigmas`²:
+    /// above it the estimate disagrees with the ranges and the estimator restarts. 128 for W = 16: a
+    /// mean of 8 an epoch, half the cap — about half the window beyond the gate. Not χ²₁₆'s 99.9 %
+    /// quantile (39.25): with 3 % NLOS the capped sums of correct estimators have heavier tails
+    /// (p99 ≈ 57 on the 40-tag hall) and that bound restarted 5 % of their windows; a wrong estimate
+    /// beyond the gate sums to 16·W = 256.
+    var consistencyBound: Double
+    /// The estimate is applied to the tag's ranges only once its σ √P is at most this, metres, and
+    /// the epochs judged so far in the window (at least `trustEpochs` since the (re)start) stay
+    /// within their share of the bound: Σ ≤ `consistencyBound`·m/W after m epochs.
+    var trustedSigmaMeters: Double
+    /// The fewest epochs since the (re)start before the estimate is applied: 2, the epoch that set
+    /// b̂ and one that checks it (a whole window cost the real runs 1–1.5 cm: 4 s of raw ranges).
+    var trustEpochs: Int
 
     /// Creates settings; every argument defaults to the value of `standard`.
     init(rangeSigmaMeters: Double = 0.1, driftDensity: Double = 1e-5, initialSigmaMeters: Double = 1,
                  minimumRanges: Int = 4, maximumOffsetMeters: Double = 1.5, rejectionSigmas: Double = 3,
-                 gateSigmas: Double = 4, seededStepToleranceMeters: Double = 0.15) {
+                 gateSigmas: Double = 4, seededStepToleranceMeters: Double = 0.15, consistencyEpochs: Int = 16,
+                 consistencyBound: Double = 128, trustedSigmaMeters: Double = 0.05, trustEpochs: Int = 2) {
         self.rangeSigmaMeters = rangeSigmaMeters
         self.driftDensity = driftDensity
         self.initialSigmaMeters = initialSigmaMeters
@@ -40,10 +58,16 @@ package struct TagRangeOffsetConfiguration: Sendable, Hashable {
         self.rejectionSigmas = rejectionSigmas
         self.gateSigmas = gateSigmas
         self.seededStepToleranceMeters = seededStepToleranceMeters
+        self.consistencyEpochs = consistencyEpochs
+        self.consistencyBound = consistencyBound
+        self.trustedSigmaMeters = trustedSigmaMeters
+        self.trustEpochs = trustEpochs
     }
 
     /// σ 0.1 m, q_b = 1e-5 m²/s (time constant of seconds to tens of seconds at 4 Hz), prior 1 m,
-    /// at least 4 ranges, offsets beyond 1.5 m ignored, ranges beyond 3σ dropped, 4σ innovation gate.
+    /// at least 4 ranges, offsets beyond 1.5 m ignored, ranges beyond 3σ dropped, 4σ innovation gate,
+    /// judged every 16 usable epochs (4 s at 4 Hz) against a capped-ν² sum of 128, applied from σ ≤ 5 cm
+    /// after 2 consistent epochs.
     package static let standard = TagRangeOffsetConfiguration()
 }
 
@@ -51,26 +75,54 @@ package struct TagRangeOffsetConfiguration: Sendable, Hashable {
 /// tag long by the same b), for sites without calibrated locator biases.
 ///
 /// Per epoch, planar Gauss–Newton on (x, y, b): rᵢ = ‖(x, y, h) − aᵢ‖ + b + εᵢ, with the ranges
-/// already corrected by the current estimate b̂, so the epoch measures the residual δ with variance
-/// R = σ²·(N⁻¹)_bb (N = HᵀH, rows Hᵢ = (∂ρᵢ/∂x, ∂ρᵢ/∂y, 1)). A scalar Kalman filter on the random
-/// walk b then updates: P ← P + q_b·Δt, K = P/(P + R), b̂ ← b̂ + K·δ, P ← (1 − K)·P. Allocation-free;
-/// O(n) per epoch for n ranges. Seeded with a tracked position the epoch is linearised once there
-/// (one pass of square roots; outliers dropped by downdating N), see `solveLinearised`.
+/// already corrected by the offset the caller took out (b_c), so the epoch measures b_c + δ, δ the
+/// epoch's own b, with variance R = σ²·(N⁻¹)_bb (N = HᵀH, rows Hᵢ = (∂ρᵢ/∂x, ∂ρᵢ/∂y, 1)). A scalar
+/// Kalman filter on the random walk b then updates: P ← P + q_b·Δt, innovation ν = b_c + δ − b̂,
+/// K = P/(P + R), b̂ ← b̂ + K·ν, P ← (1 − K)·P. Allocation-free; O(n) per epoch for n ranges. Seeded
+/// with a tracked position the epoch is linearised once there (one pass of square roots; outliers
+/// dropped by downdating N), see `solveLinearised`.
+///
+/// Consistency (issue #42 item 4). An innovation beyond the gate (|ν| > `gateSigmas`·√(P + R)) is
+/// ignored, so an estimate that went wrong — set by an early epoch long from NLOS ranges the
+/// outlier test could not drop, while P was still large, then P shrunk by a few epochs — rejected
+/// every epoch that could correct it, and P grows back by q_b·Δt only (1e-5 m²/s: the 4σ gate of
+/// ~0.16 m reaches 0.5 m after about 20 minutes): the tag's fixes then sat ~1 m from the truth for
+/// the whole run. So the estimator judges itself: every `consistencyEpochs` (W) usable epochs, the
+/// sum of their normalised innovations squared νₖ²/(Pₖ + Rₖ), each capped at `gateSigmas`² (one
+/// NLOS epoch weighs no more than the gate), is held against `consistencyBound` (half the window
+/// beyond the gate). Above it the estimate disagrees with the ranges: the estimator restarts — P back to
+/// the prior, so that the epoch at hand (K ≈ 1) sets b̂ — and its estimate is no longer applied.
+/// The caller applies `correctionMeters`: b̂ once trusted — √P ≤ `trustedSigmaMeters` (b observable
+/// from the epochs so far) and at least `trustEpochs` epochs since the (re)start within their share
+/// of the bound — and 0 (the raw ranges, as without the estimator) before.
 package struct TagRangeOffsetEstimator: Sendable {
     /// The settings.
     var configuration: TagRangeOffsetConfiguration { shared.value }
     /// The settings, held by reference so that the estimators of many tags share one copy.
     private let shared: TagRangeOffsetConfiguration.Shared
-    /// The current offset estimate b̂, metres (subtract it from the tag's ranges).
+    /// The current offset estimate b̂, metres (applied once trusted: `correctionMeters`).
     package private(set) var offsetMeters: Double = 0
     /// Variance P of b̂, m².
     private(set) var varianceSquareMeters: Double
-    /// Epochs that updated the estimate.
-    package private(set) var updates = 0
-    /// The time of the last update; NaN before the first (a time is finite: no optional's extra word,
-    /// 64 bytes an estimator, not 72).
+    /// The time of the last update; NaN before the first (a time is finite: no optional's extra word).
     private var lastTimeSeconds = Double.nan
+    /// Epochs that updated the estimate, and restarts (windows found inconsistent). 32 bits each:
+    /// the estimator stays 64 bytes (2³¹ epochs at 4 Hz are 17 years).
+    private var updateCount: Int32 = 0
+    private var restartCount: Int32 = 0
     private(set) var lastPosition: Point2?
+    /// Usable epochs in the current consistency window, and the sum of their capped νₖ²/(Pₖ + Rₖ).
+    private var windowEpochs: UInt8 = 0
+    /// True once the estimate is applied (`correctionMeters`), until a window finds it inconsistent.
+    package private(set) var isTrusted = false
+    private var windowSum: Float = 0
+
+    /// Epochs that updated the estimate.
+    package var updates: Int { Int(updateCount) }
+    /// Times a window found the estimate inconsistent with the ranges and the estimator restarted.
+    package var restarts: Int { Int(restartCount) }
+    /// The offset the caller takes out of the tag's ranges, metres: b̂ when trusted, else 0.
+    package var correctionMeters: Double { isTrusted ? offsetMeters : 0 }
 
     /// An estimator at b̂ = 0 with variance P = `initialSigmaMeters`².
     init(configuration: TagRangeOffsetConfiguration = .standard) {
@@ -84,56 +136,91 @@ package struct TagRangeOffsetEstimator: Sendable {
         varianceSquareMeters = configuration.initialSigmaMeters * configuration.initialSigmaMeters
     }
 
-    /// Feeds one epoch: `rangesMeters[i]` to `locators[i]` with locator biases and the current
-    /// offset b̂ already removed, tag at height `tagHeightMeters`, at `timeSeconds`.
+    /// Feeds one epoch: `rangesMeters[i]` to `locators[i]` with locator biases and `lessOffsetMeters`
+    /// (nil: the current estimate b̂) already removed, tag at height `tagHeightMeters`, at `timeSeconds`.
     ///
     /// Outliers (NLOS ranges are long) are taken out one at a time: while the largest residual
     /// exceeds `rejectionSigmas`·σ and more than `minimumRanges` ranges remain, it is dropped and the
-    /// epoch solved again. An epoch δ whose normalised innovation |δ|/√(P + R) exceeds
-    /// `gateSigmas` is ignored. Epochs with too few ranges, a singular geometry or a non-finite or
-    /// implausible solution leave the estimate unchanged.
+    /// epoch solved again. An epoch whose normalised innovation |ν|/√(P + R) exceeds
+    /// `gateSigmas` is ignored (but counted by the consistency window). Epochs with too few ranges,
+    /// a singular geometry or a non-finite or implausible solution leave the estimate unchanged.
     /// `seed` (e.g. the tag's tracked position) linearises the epoch once (`solveLinearised`: one
     /// Gauss–Newton step, error O(d²/ρ) for a seed d away — ≤ ~1 mm from a tracked seed ≤ 5 cm
     /// away, a few mm at the 15 cm gate); a seed whose step reaches `seededStepToleranceMeters` falls back to the iterative
     /// solve from it. Without one the solve iterates from the last epoch's solution (or the
     /// locators' centroid).
     mutating func update(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
-                                 tagHeightMeters h: Double, timeSeconds: Double, seed start: Point2? = nil) {
-        feed(locators: locators, rangesMeters: rangesMeters, tagHeightMeters: h, timeSeconds: timeSeconds, seed: start)
+                         tagHeightMeters h: Double, timeSeconds: Double, seed start: Point2? = nil,
+                         lessOffsetMeters applied: Double? = nil) {
+        feed(locators: locators, rangesMeters: rangesMeters, tagHeightMeters: h, timeSeconds: timeSeconds, seed: start,
+             applied: applied ?? offsetMeters)
     }
 
-    /// `update`, returning the estimate b̂ afterwards (metres): the engine's per-row correction, taken
-    /// without copying the estimator out of its array (reading `offsetMeters` through the array's
+    /// `update` on ranges less `lessOffsetMeters` (the engine's current correction), returning the
+    /// correction afterwards (`correctionMeters`, metres): the engine's per-row correction, taken
+    /// without copying the estimator out of its array (reading a property through the array's
     /// optional element afterwards copied it).
     /// The spans are read in place.
-    package mutating func updatedOffsetMeters(locators: Span<Point3>, rangesMeters: Span<Double>,
-                                              tagHeightMeters h: Double, timeSeconds: Double, seed start: Point2?) -> Double {
+    package mutating func updatedCorrectionMeters(locators: Span<Point3>, rangesMeters: Span<Double>,
+                                                  tagHeightMeters h: Double, timeSeconds: Double, seed start: Point2?,
+                                                  lessOffsetMeters applied: Double) -> Double {
         locators.withUnsafeBufferPointer { locators in
             rangesMeters.withUnsafeBufferPointer { rangesMeters in
-                feed(locators: locators, rangesMeters: rangesMeters, tagHeightMeters: h, timeSeconds: timeSeconds, seed: start)
+                feed(locators: locators, rangesMeters: rangesMeters, tagHeightMeters: h, timeSeconds: timeSeconds, seed: start,
+                     applied: applied)
             }
         }
-        return offsetMeters
+        return correctionMeters
     }
 
-    /// The body of `update`.
+    /// The body of `update`: `applied` is the offset already taken out of the ranges (metres).
     private mutating func feed(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
-                               tagHeightMeters h: Double, timeSeconds: Double, seed start: Point2?) {
+                               tagHeightMeters h: Double, timeSeconds: Double, seed start: Point2?, applied: Double) {
         let c = configuration
         guard let epoch = Self.solveEpoch(locators: locators, rangesMeters: rangesMeters, tagHeightMeters: h,
                                           seed: start, lastPosition: lastPosition, configuration: c) else { return }
         let s = epoch.solution
-        guard abs(offsetMeters + s.offsetMeters) <= c.maximumOffsetMeters else { return }
+        // The tag's offset this epoch measures, and the innovation against the estimate (metres).
+        let measured = applied + s.offsetMeters
+        guard abs(measured) <= c.maximumOffsetMeters else { return }
+        let innovation = measured - offsetMeters
         let r = c.rangeSigmaMeters * c.rangeSigmaMeters * s.offsetCofactor
         var p = varianceSquareMeters
         if !lastTimeSeconds.isNaN, timeSeconds > lastTimeSeconds { p += c.driftDensity * (timeSeconds - lastTimeSeconds) }
-        guard abs(s.offsetMeters) <= c.gateSigmas * (p + r).squareRoot() else { return }
+        if judge(normalisedInnovationSquared: innovation * innovation / (p + r), variance: p, configuration: c) {
+            // Restarted: the prior's P, so that this epoch (K ≈ 1) sets the estimate afresh.
+            p = c.initialSigmaMeters * c.initialSigmaMeters
+        }
+        guard abs(innovation) <= c.gateSigmas * (p + r).squareRoot() else { return }
         lastTimeSeconds = timeSeconds
         lastPosition = s.position
         let gain = p / (p + r)
-        offsetMeters += gain * s.offsetMeters
+        offsetMeters += gain * innovation
         varianceSquareMeters = (1 - gain) * p
-        updates += 1
+        updateCount &+= 1
+    }
+
+    /// Adds one usable epoch's ν²/(P + R) (capped at `gateSigmas`²) to the consistency window; at
+    /// the window's end judges it (`variance`: P before this epoch, m²). Returns true when the window
+    /// was inconsistent and the estimator restarted (untrusted; the caller resets P).
+    private mutating func judge(normalisedInnovationSquared nis: Double, variance p: Double,
+                                configuration c: TagRangeOffsetConfiguration) -> Bool {
+        windowSum += Float(min(nis, c.gateSigmas * c.gateSigmas))
+        windowEpochs &+= 1
+        let m = Int(windowEpochs)
+        if !isTrusted, m >= c.trustEpochs, p <= c.trustedSigmaMeters * c.trustedSigmaMeters,
+           Double(windowSum) * Double(c.consistencyEpochs) <= c.consistencyBound * Double(m) {
+            isTrusted = true
+        }
+        guard m >= c.consistencyEpochs else { return false }
+        let consistent = Double(windowSum) <= c.consistencyBound
+        windowSum = 0
+        windowEpochs = 0
+        if consistent { return false }
+        isTrusted = false
+        restartCount &+= 1
+        lastTimeSeconds = .nan
+        return true
     }
 
     /// One epoch's solution after outlier rejection, with how it was reached (for `update` and tests).

@@ -100,6 +100,41 @@ struct TagRangeOffsetEstimatorTests {
         #expect(estimator.offsetMeters == 0)
     }
 
+    @Test("An estimate set 0.6 m wrong by its first rounds (issue #42 item 4: the gate then rejected every epoch that could correct it) is found inconsistent with the ranges, restarts and ends within 2 cm; one wrong round is never applied, four consistent wrong rounds for at most one window",
+          arguments: [1, 4])
+    func wrongStartRecovers(wrongRounds: Int) {
+        let (floor, epochs) = Self.epochs(commonOffset: 0.1, nlos: 0.03, seed: 61)
+        var estimator = TagRangeOffsetEstimator()
+        let window = estimator.configuration.consistencyEpochs
+        var appliedWhileWrong = 0
+        for (k, epoch) in epochs.enumerated() {
+            var e = epoch
+            // The first rounds read 0.6 m long on every range (NLOS through a doorway, say).
+            if k < wrongRounds { e.rangesMeters = e.rangesMeters.map { $0 + 0.6 } }
+            Self.feed(&estimator, e, floor: floor, seed: nil)
+            if estimator.isTrusted, abs(estimator.correctionMeters - 0.1) > 0.2 { appliedWhileWrong += 1 }
+        }
+        #expect(abs(estimator.offsetMeters - 0.1) <= 0.02, "stuck at \(estimator.offsetMeters) m")
+        #expect(estimator.restarts >= 1)
+        #expect(estimator.isTrusted && estimator.correctionMeters == estimator.offsetMeters)
+        #expect(appliedWhileWrong <= (wrongRounds == 1 ? 0 : window), "a wrong estimate applied for \(appliedWhileWrong) epochs")
+    }
+
+    @Test("A consistent estimator never restarts: 120 s rounds with offsets 0 and 0.2 m, 0–5 % NLOS, three seeds", arguments: [
+        (0.0, 0.0, UInt64(71)), (0.2, 0.03, 72), (0.2, 0.05, 73),
+    ])
+    func consistentNeverRestarts(offset: Double, nlos: Double, seed: UInt64) {
+        let estimator = Self.run(commonOffset: offset, nlos: nlos, seed: seed)
+        #expect(estimator.restarts == 0)
+        #expect(estimator.isTrusted)
+        #expect(abs(estimator.correctionMeters - offset) <= 0.02, "\(estimator.correctionMeters)")
+    }
+
+    @Test("The estimator stays 64 bytes (per tracked tag: docs/benchmarks.md, Memory per tag)")
+    func size() {
+        #expect(MemoryLayout<TagRangeOffsetEstimator>.size <= 64)
+    }
+
     /// One simulated epoch: the locators and raw ranges of a round, its time and the true position.
     struct SimulatedEpoch {
         var anchors: [Point3]
