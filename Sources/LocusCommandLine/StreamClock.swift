@@ -62,18 +62,21 @@ struct StreamClock {
     /// clock as it was.
     @inline(__always)
     func isFuture(_ t: Double, hasTime: Bool) -> Bool {
-        let horizon = hasTime ? horizonSeconds : missingTimeHorizonSeconds
-        guard horizon > 0, latestDataSeconds.isFinite else { return false }
-        return t > seconds(at: batchArrivalSeconds) + horizon
+        t > limit(horizonSeconds: hasTime ? horizonSeconds : missingTimeHorizonSeconds)
     }
 
     /// The latest time a row of the current batch may have before it is from the future: clock +
     /// horizon at the batch's arrival; +∞ when the horizon is off or no row was accepted yet. For
     /// `TraceRowParser`'s own check (its `futureLimitSeconds`), which applies this rule to CSV rows
     /// before their tag's clock sees them.
-    var futureLimitSeconds: Double {
-        guard horizonSeconds > 0, latestDataSeconds.isFinite else { return .infinity }
-        return seconds(at: batchArrivalSeconds) + horizonSeconds
+    var futureLimitSeconds: Double { limit(horizonSeconds: horizonSeconds) }
+
+    /// Clock + `horizon` at the current batch's arrival; +∞ when the horizon is off or no row was
+    /// accepted yet.
+    @inline(__always)
+    private func limit(horizonSeconds horizon: Double) -> Double {
+        guard horizon > 0, latestDataSeconds.isFinite else { return .infinity }
+        return seconds(at: batchArrivalSeconds) + horizon
     }
 
     /// A row at `t` of the current batch was fed to the engine.
