@@ -344,7 +344,9 @@ enum locus_skip_reason {
     LOCUS_SKIP_FUTURE_TIME = 11,       /* "future_time": ahead of the stream's clock (live) */
     LOCUS_SKIP_TAG_LIMIT = 12,         /* "tag_limit": a new tag beyond the live tag limit */
     LOCUS_SKIP_INVALID_TAG = 13,       /* "invalid_tag": too long, not UTF-8, or a control character */
-    LOCUS_SKIP_REASON_COUNT = 14
+    LOCUS_SKIP_SAME_LOCATOR = 14,      /* "same_locator": a range difference with A = B */
+    LOCUS_SKIP_DIFFERENCE_TOO_LONG = 15, /* "difference_too_long": |tdoa_m| beyond the locators' distance + margin */
+    LOCUS_SKIP_REASON_COUNT = 16
 };
 
 /**

@@ -47,7 +47,8 @@ public func locusEnginePushTraceFile(_ engine: OpaquePointer?, _ path: UnsafePoi
 /// `locus_engine_skipped`: the engine's skipped rows by reason, in the order of `enum
 /// locus_skip_reason` (SkipReason's report keys: missing_field, unparseable_number, invalid_anchor,
 /// unknown_anchor, unknown_floor, non_finite, negative_range, time_backwards, clock_jump,
-/// range_too_long, late_range, future_time, tag_limit, invalid_tag). Writes min(capacity, LOCUS_SKIP_REASON_COUNT) counters into `out`.
+/// range_too_long, late_range, future_time, tag_limit, invalid_tag, same_locator,
+/// difference_too_long). Writes min(capacity, LOCUS_SKIP_REASON_COUNT) counters into `out`.
 /// - Returns: 0, or E1003 (NULL `out` with a positive capacity).
 @c(locus_engine_skipped)
 public func locusEngineSkipped(_ engine: OpaquePointer?, _ out: UnsafeMutablePointer<Int64>?, _ capacity: Int) -> Int32 {
@@ -68,5 +69,6 @@ public func locusEngineSkipped(_ engine: OpaquePointer?, _ out: UnsafeMutablePoi
 enum SkipReasonOrder {
     static let reasons: [SkipReason] = [.missingField, .unparseableNumber, .invalidAnchor, .unknownAnchor, .unknownFloor,
                                         .nonFinite, .negativeRange, .timeBackwards, .clockJump, .rangeTooLong,
-                                        .lateRange, .futureTime, .tagLimit, .invalidTag]
+                                        .lateRange, .futureTime, .tagLimit, .invalidTag,
+                                        .sameLocator, .differenceTooLong]
 }

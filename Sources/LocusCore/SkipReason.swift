@@ -31,6 +31,11 @@
     case tagLimit = "tag_limit"
     /// A tag id that is not a valid id (too long, not UTF-8, or holding a control character).
     case invalidTag = "invalid_tag"
+    /// A range difference whose two locators are the same (A = B).
+    case sameLocator = "same_locator"
+    /// A range difference larger in magnitude than its two locators' distance plus the margin
+    /// (`EngineConfiguration.differenceMarginMeters`): no tag position gives it.
+    case differenceTooLong = "difference_too_long"
 
     /// Orders by the report key (`rawValue`).
     @usableFromInline package static func < (a: SkipReason, b: SkipReason) -> Bool { a.rawValue < b.rawValue }
@@ -62,6 +67,8 @@ package struct SkipTally: Sendable, Equatable {
         case .futureTime: 11
         case .tagLimit: 12
         case .invalidTag: 13
+        case .sameLocator: 14
+        case .differenceTooLong: 15
         }
     }
 

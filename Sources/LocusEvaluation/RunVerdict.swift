@@ -22,6 +22,8 @@ package enum RunVerdict {
         case .futureTime: return "rows are stamped ahead of the stream's clock: do the senders share one clock?"
         case .tagLimit: return "more tags than --max-tags: raise it, or lower --tag-idle"
         case .invalidTag: return "tag ids must be UTF-8 without control characters, at most 128 bytes"
+        case .sameLocator: return "a difference row names one locator as both anchor_a and anchor_b"
+        case .differenceTooLong: return "differences beyond the locators' distance: is tdoa_m in metres, and d(tag, B) − d(tag, A)?"
         }
     }
 

@@ -20,7 +20,8 @@ EVENT_KINDS = ("exit", "enter", "dwell")
 #: enum locus_skip_reason, in order: the keys of `locus replay --json`'s "skipped".
 SKIP_REASONS = ("missing_field", "unparseable_number", "invalid_anchor", "unknown_anchor", "unknown_floor",
                 "non_finite", "negative_range", "time_backwards", "clock_jump", "range_too_long",
-                "late_range", "future_time", "tag_limit", "invalid_tag")
+                "late_range", "future_time", "tag_limit", "invalid_tag",
+                "same_locator", "difference_too_long")
 
 
 class Options(C.Structure):

@@ -6,5 +6,6 @@
 #include "locus_imm.h"
 #include "locus_measurement.h"
 #include "locus_measurement_range.h"
+#include "locus_measurement_difference.h"
 #include "locus_prefetch.h"
 #include "locus_memory.h"
