@@ -45,12 +45,12 @@ extern "C" {
 /* ---------------------------------------------------------------- version */
 
 #define LOCUS_VERSION_MAJOR 0
-#define LOCUS_VERSION_MINOR 1
+#define LOCUS_VERSION_MINOR 2
 #define LOCUS_VERSION_PATCH 0
 /** The library version as text; equal to locus_version() and to `locus --version`. */
-#define LOCUS_VERSION "0.1.0"
+#define LOCUS_VERSION "0.2.0"
 
-/** The version of the loaded library, e.g. "0.1.0" (a static string). */
+/** The version of the loaded library, e.g. "0.2.0" (a static string). */
 const char *locus_version(void);
 
 /* ---------------------------------------------------------------- status */
@@ -153,6 +153,20 @@ typedef struct locus_range {
     const char *floor;         /* floor id; NULL: the default floor */
     uint16_t anchor;           /* the locator's 16-bit address */
 } locus_range;
+
+/**
+ * One range difference (TDoA, SPEC section 2 difference rows): tdoa_m = d(tag, B) - d(tag, A), metres,
+ * with A = anchor_a the reference locator. Clock synchronisation between locators is the
+ * infrastructure's: the difference arrives formed (c * (t_B - t_A)). Since ABI 0.2.
+ */
+typedef struct locus_difference {
+    double t_s;                /* measurement time, s (the data's clock) */
+    double tdoa_m;             /* d(tag, B) - d(tag, A), m (the locators' biasM are taken out: b_B - b_A) */
+    const char *tag;           /* tag id, UTF-8, 1-63 bytes; NULL: "tag" */
+    const char *floor;         /* floor id; NULL: the default floor */
+    uint16_t anchor_a;         /* A, the reference locator's 16-bit address */
+    uint16_t anchor_b;         /* B, the other locator's address (!= A) */
+} locus_difference;
 
 enum locus_position_flags {
     LOCUS_POSITION_HAS_VELOCITY = 1, /* vx, vy, vz, speed are set (filtered fixes) */
@@ -280,6 +294,24 @@ int locus_engine_push(locus_engine *engine, const locus_range *range);
  */
 int locus_engine_push_ranges(locus_engine *engine, const locus_range *ranges, size_t count,
                              size_t *out_accepted);
+
+/**
+ * Pushes one range difference (since ABI 0.2). The engine times it like a range (an epoch holds either
+ * ranges or differences: a row of the other kind solves the open epoch first) and solves the epoch's
+ * differences by weighted least squares (correlated differences of one reference handled) or as the
+ * tightly coupled filter's measurements. Returns LOCUS_OK when the difference joined an epoch;
+ * otherwise why it was skipped (counted as `locus replay` counts it): LOCUS_E_INVALID_RANGE (non-finite
+ * time or difference; |tdoa_m| beyond the two locators' distance + 2 m), LOCUS_E_INVALID_ARGUMENT
+ * (A = B, an unknown locator, bad tag or floor text), LOCUS_E_UNKNOWN_FLOOR, LOCUS_E_CALL_ORDER.
+ */
+int locus_engine_push_difference(locus_engine *engine, const locus_difference *difference);
+
+/**
+ * Pushes `count` differences in order, as `count` calls of locus_engine_push_difference; the status and
+ * *out_accepted (may be NULL) as locus_engine_push_ranges.
+ */
+int locus_engine_push_differences(locus_engine *engine, const locus_difference *differences, size_t count,
+                                  size_t *out_accepted);
 
 /**
  * Makes the engine one of `count` partitions of the tags (0 <= index < count): it solves the tags
@@ -631,6 +663,8 @@ LOCUS_STATIC_ASSERT(calibration_sizes, sizeof(locus_calibration_options) == 24 &
                     && sizeof(locus_calibration_summary) == 48);
 LOCUS_STATIC_ASSERT(options_size, sizeof(locus_options) == 40);
 LOCUS_STATIC_ASSERT(range_size, sizeof(locus_range) == 40 && offsetof(locus_range, anchor) == 32);
+LOCUS_STATIC_ASSERT(difference_size, sizeof(locus_difference) == 40 && offsetof(locus_difference, anchor_a) == 32
+                    && offsetof(locus_difference, anchor_b) == 34);
 LOCUS_STATIC_ASSERT(position_size, sizeof(locus_position) == 328 && offsetof(locus_position, flags) == 168
                     && offsetof(locus_position, rejected) == 180 && offsetof(locus_position, tag) == 196
                     && offsetof(locus_position, floor) == 260);

@@ -19,6 +19,10 @@ package struct EngineConfiguration: Sendable {
     /// The bound on live tags (`locus stream`'s `--max-tags`, `--tag-idle`); nil — the default, and
     /// what replay, the C ABI and the Swift API use — keeps every tag for the whole run.
     package var tagLimit: TagLimit?
+    /// A range difference larger in magnitude than its two locators' distance plus this margin is no
+    /// difference of that pair (skipped as `difference_too_long`), metres: 2 m covers the noise and
+    /// the NLOS excess of a real difference next to the pair's baseline.
+    var differenceMarginMeters = 2.0
 
     /// How many tags an engine keeps at once, and when it lets an idle one go
     /// (`PositioningEngine+Eviction.swift`). A live input trusts no sender: without a bound, every

@@ -48,25 +48,45 @@ package struct EngineDriver: Sendable {
         record(m)
     }
 
-    /// One reader row routed by `routing` (an unknown floor is counted and the row dropped); not
-    /// recorded for a smoother. Returns whether the row reached the engine.
+    /// One reader row — a range or a range difference (`TraceRow.isDifference`) — routed by
+    /// `routing` (an unknown floor is counted and the row dropped); not recorded for a smoother.
+    /// Returns whether the row reached the engine.
     @inline(__always) @discardableResult
     mutating func ingest(_ row: TraceRow, routing: ReaderRouting) -> Bool {
         guard let floor = routing.floor(row.floorIndex, default: engine.defaultFloor) else {
             engine.diagnostics.skipped.record(.unknownFloor, line: Int(row.line))
             return false
         }
-        engine.ingest(tag: routing.tags[Int(row.tagIndex)], floor: floor, locator: row.locator, rangeMeters: row.rangeMeters,
-                      timeSeconds: row.timeSeconds, line: Int(row.line))
+        if row.isDifference {
+            engine.ingest(tag: routing.tags[Int(row.tagIndex)], floor: floor, reference: row.reference, locator: row.locator,
+                          differenceMeters: row.differenceMeters, timeSeconds: row.timeSeconds, line: Int(row.line))
+        } else {
+            engine.ingest(tag: routing.tags[Int(row.tagIndex)], floor: floor, locator: row.locator, rangeMeters: row.rangeMeters,
+                          timeSeconds: row.timeSeconds, line: Int(row.line))
+        }
         return true
     }
 
     /// `ingest(_:routing:)`, and the row recorded for the smoother.
-    /// - Parameter measurement: the row as a measurement, asked for only when a smoother records it
+    /// - Parameter ids: the row's tag and floor ids, asked for only when a smoother records it
     ///   (non-escaping: no allocation per row).
     @inline(__always)
-    package mutating func ingest(_ row: TraceRow, routing: ReaderRouting, measurement: () -> RangeMeasurement) {
-        if ingest(row, routing: routing), smoother?.recordsRanges == true { record(measurement()) }
+    package mutating func ingest(_ row: TraceRow, routing: ReaderRouting, ids: () -> (tag: TagID, floor: FloorID?)) {
+        guard ingest(row, routing: routing), smoother?.recordsRanges == true else { return }
+        let (tag, floor) = ids()
+        if row.isDifference {
+            smoother?.record(RangeDifference(timeSeconds: row.timeSeconds, tag: tag, reference: LocatorAddress(row.reference),
+                                             locator: LocatorAddress(row.locator), differenceMeters: row.differenceMeters, floor: floor))
+        } else {
+            record(RangeMeasurement(timeSeconds: row.timeSeconds, tag: tag, locator: LocatorAddress(row.locator),
+                                    rangeMeters: row.rangeMeters, floor: floor))
+        }
+    }
+
+    /// One range difference by id (`PositioningEngine.ingest(_:line:)` routes it), recorded for the smoother.
+    package mutating func ingest(_ d: RangeDifference, line: Int = 0) {
+        engine.ingest(d, line: line)
+        if smoother?.recordsRanges == true { smoother?.record(d) }
     }
 
     /// Records an ingested row for the smoother, less the tag's range offset the engine took out.
@@ -83,6 +103,14 @@ package struct EngineDriver: Sendable {
     mutating func ingest(tag: TagIndex, floor: FloorIndex, locator: UInt16, rangeMeters: Double, timeSeconds: Double,
                                  line: Int = 0) {
         engine.ingest(tag: tag, floor: floor, locator: locator, rangeMeters: rangeMeters, timeSeconds: timeSeconds, line: line)
+    }
+
+    /// A difference already routed (engine tag and floor), not recorded for a smoother.
+    @inline(__always)
+    mutating func ingest(tag: TagIndex, floor: FloorIndex, reference: UInt16, locator: UInt16, differenceMeters: Double,
+                         timeSeconds: Double, line: Int = 0) {
+        engine.ingest(tag: tag, floor: floor, reference: reference, locator: locator, differenceMeters: differenceMeters,
+                      timeSeconds: timeSeconds, line: line)
     }
 
     /// A row skipped before it reached the driver (decoding), counted with the engine's skips.

@@ -8,7 +8,7 @@ extension FloorSession {
         state.withLock { $0.isRunning && $0.generation == generation }
     }
 
-    func providerIngest(_ measurements: [RangeMeasurement], lines: [Int]?, generation: Int) {
+    func providerIngest(_ measurements: [Measurement], lines: [Int]?, generation: Int) {
         state.withLock { s in
             guard s.isRunning, s.generation == generation else { return }
             for (k, m) in measurements.enumerated() { accept(m, line: lines?[k] ?? 0, &s) }

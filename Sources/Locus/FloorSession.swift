@@ -315,7 +315,14 @@ public final class FloorSession: Sendable {
     /// - Throws: E3001 for a row that names no floor while the session has no floor map (a site of
     ///   several floors before `setFloorMap(_:buildingID:)`): the row is not positioned.
     public func ingest(_ measurement: RangeMeasurement) throws(LocusError) {
-        try ingest(contentsOf: CollectionOfOne(measurement))
+        try ingest(contentsOf: CollectionOfOne(Measurement.range(measurement)))
+    }
+
+    /// Takes one range difference (TDoA: d(tag, B) − d(tag, A), SPEC §2), with the floor rules of
+    /// `ingest(_:)`.
+    /// - Throws: E3001 as `ingest(_:)`.
+    public func ingest(_ difference: RangeDifference) throws(LocusError) {
+        try ingest(contentsOf: CollectionOfOne(Measurement.difference(difference)))
     }
 
     /// Takes range measurements in order (one lock for all of them). Every row is offered, as
@@ -323,6 +330,13 @@ public final class FloorSession: Sendable {
     /// - Throws: E3001 after the last row when rows named no floor without a floor map (the message
     ///   counts them; those rows were not positioned).
     public func ingest(contentsOf measurements: some Sequence<RangeMeasurement>) throws(LocusError) {
+        try ingest(contentsOf: measurements.lazy.map { Measurement.range($0) })
+    }
+
+    /// Takes measurements of either kind — ranges and range differences (TDoA) — in order, as
+    /// `ingest(contentsOf:)` takes ranges.
+    /// - Throws: E3001 as `ingest(contentsOf:)`.
+    public func ingest(contentsOf measurements: some Sequence<Measurement>) throws(LocusError) {
         let refused = state.withLock { s -> Int in
             let before = s.droppedNoFloor
             for m in measurements { accept(m, line: 0, &s) }
@@ -349,7 +363,7 @@ public final class FloorSession: Sendable {
 
     // MARK: internals (under the lock)
 
-    func accept(_ m: RangeMeasurement, line: Int, _ s: inout State) {
+    func accept(_ m: Measurement, line: Int, _ s: inout State) {
         guard s.isRunning else {
             s.droppedNotRunning += 1
             if Self.isMilestone(s.droppedNotRunning) {
@@ -381,8 +395,11 @@ public final class FloorSession: Sendable {
     }
 
     /// Hands a row to the engine (and to the smoother's record).
-    private func offer(_ m: RangeMeasurement, line: Int, _ s: inout State) {
-        s.driver.ingest(m, line: line)
+    private func offer(_ m: Measurement, line: Int, _ s: inout State) {
+        switch m {
+        case .range(let r): s.driver.ingest(r, line: line)
+        case .difference(let d): s.driver.ingest(d, line: line)
+        }
     }
 
     /// Moves what the engine released into the queue (and the delivery), and logs new failures.

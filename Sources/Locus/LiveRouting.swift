@@ -51,6 +51,11 @@ package struct LiveRouting: Sendable {
             guard let known = floors[f] else { driver.recordSkipped(.unknownFloor, line: line); return }
             floor = known
         }
-        driver.ingest(tag: tag, floor: floor, locator: r.locator, rangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds, line: line)
+        if r.isDifference {
+            driver.ingest(tag: tag, floor: floor, reference: r.reference, locator: r.locator, differenceMeters: r.differenceMeters,
+                          timeSeconds: r.timeSeconds, line: line)
+        } else {
+            driver.ingest(tag: tag, floor: floor, locator: r.locator, rangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds, line: line)
+        }
     }
 }

@@ -11,6 +11,10 @@ extension PositioningEngine {
         guard schedule.epochs.isOpen(tag) else { return }
         let ending = learning ? schedule.epochs.ending(tag, at: clockSeconds) : nil
         diagnostics.epochs += 1
+        if tags[tag].holdsDifferences {
+            closeDifferenceEpoch(tag, ending: ending)
+            return
+        }
         let time = schedule.epochs.epochTimeSeconds(tag)
         let floorIndex = tags[tag].floorIndex
         let usesFilterFix = isTight && tags[tag].hasFilter
@@ -111,7 +115,7 @@ extension PositioningEngine {
 
     /// Delivers the tag's filter fix at the epoch time (none before the track starts: counted).
     @inline(__always)
-    private mutating func deliverFilterFix(_ tag: Int, floor: Int, atSeconds time: Double) {
+    mutating func deliverFilterFix(_ tag: Int, floor: Int, atSeconds time: Double) {
         if let fix = filters[tag].closeEpoch(atSeconds: time) {
             deliver(fix, tag: tag, floor: floor)
         } else {

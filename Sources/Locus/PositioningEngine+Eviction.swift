@@ -132,6 +132,7 @@ extension PositioningEngine {
         schedule.admit(tag, atSeconds: -.infinity)
         tags[tag] = TagState(floorIndex: defaultFloor.rawValue)
         offsets[tag] = nil
+        differenceEpochs.clear(tag)
         nextToOpen[tag] = -1
         if isTracking {
             // A placeholder (as `addTag`'s): `startFilter` builds the next tag's on its first range.

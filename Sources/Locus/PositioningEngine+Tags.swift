@@ -20,6 +20,7 @@ extension PositioningEngine {
         offsets.append(nil)
         nextToOpen.append(-1)
         schedule.appendTag()
+        differenceEpochs.appendTag()
         if isTracking {
             let floor = floors[defaultFloor.rawValue].floor
             filters.append(TrackFilter(shared: sharedFilterConfiguration, tag: tag, floor: floor.id, tagHeightMeters: floor.tagHeightMeters))

@@ -62,6 +62,8 @@ package struct PositioningEngine: Sendable {
         var hasFilter = false
         /// True while `offsets[tag]` holds an estimator (`tagRangeOffset` applies to its floor).
         var hasOffset = false
+        /// True while the open epoch holds range differences (`differenceEpochs`), not ranges.
+        var holdsDifferences = false
 
         init(floorIndex: Int) { floor = Int32(truncatingIfNeeded: floorIndex) }
 
@@ -108,7 +110,7 @@ package struct PositioningEngine: Sendable {
     let isTight: Bool
     /// Per floor: whether it is solved in the plane (where the filter runs). A flag, not an enum
     /// compare per range (that went through `Equatable`'s witness).
-    private let floorIsPlanar: [Bool]
+    let floorIsPlanar: [Bool]
     /// Per floor: whether the engine estimates a per-tag range offset there.
     let floorEstimatesOffset: [Bool]
 
@@ -126,6 +128,13 @@ package struct PositioningEngine: Sendable {
     var scratchTimes: [Double]
     var scratchAddresses: [LocatorAddress]
     var workspace = TrilaterationWorkspace()
+    /// Every tag's open epoch's range differences, and the scratch of a difference epoch's solve
+    /// (`PositioningEngine+Differences.swift`): grown to the widest epoch, then reused.
+    var differenceEpochs = DifferenceEpochs()
+    var scratchDifferenceLocators: [Point3] = []
+    var scratchSlots: [Int] = []
+    var scratchPairs: [DifferencePair] = []
+    var differenceWorkspace = DifferenceWorkspace()
 
     /// Fixes released so far, in (time, tag) order. Take them with `drainFixes()`/`takeFixes(_:)`.
     package internal(set) var fixes: [PositionFix] = []
@@ -252,7 +261,8 @@ package struct PositioningEngine: Sendable {
             closed = true
         }
         if !tags[tag].hasOffset, floorEstimatesOffset[floor] { startOffset(tag, floor: floor) }
-        if schedule.epochs.closes(tag, at: t) {
+        // An open epoch of differences is solved before a range joins the tag (one kind an epoch).
+        if tags[tag].holdsDifferences || schedule.epochs.closes(tag, at: t) {
             closeEpoch(tag)
             closed = true
         }

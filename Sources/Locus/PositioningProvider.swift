@@ -49,16 +49,26 @@ public struct ProviderOutput: Sendable {
 
     /// Delivers one range measurement (see `FloorSession.ingest(_:)`).
     public func ingest(_ measurement: RangeMeasurement) {
-        session.providerIngest([measurement], lines: nil, generation: generation)
+        session.providerIngest([.range(measurement)], lines: nil, generation: generation)
+    }
+
+    /// Delivers one range difference (see `FloorSession.ingest(_:)`).
+    public func ingest(_ difference: RangeDifference) {
+        session.providerIngest([.difference(difference)], lines: nil, generation: generation)
     }
 
     /// Delivers range measurements in order (one lock and one dispatch for the batch).
     public func ingest(contentsOf measurements: [RangeMeasurement]) {
+        session.providerIngest(measurements.map { .range($0) }, lines: nil, generation: generation)
+    }
+
+    /// Delivers measurements of either kind in order (one lock and one dispatch for the batch).
+    public func ingest(contentsOf measurements: [Measurement]) {
         session.providerIngest(measurements, lines: nil, generation: generation)
     }
 
-    /// Delivers range measurements with their file lines (for skip reports).
-    func ingest(contentsOf measurements: [RangeMeasurement], lines: [Int]) {
+    /// Delivers measurements with their file lines (for skip reports).
+    func ingest(contentsOf measurements: [Measurement], lines: [Int]) {
         session.providerIngest(measurements, lines: lines, generation: generation)
     }
 

@@ -2,7 +2,7 @@ import LocusCore
 import LocusIO
 import Synchronization
 
-/// A provider that plays a recorded range trace (SPEC §2) into a session, as fast as possible or in
+/// A provider that plays a recorded trace (SPEC §2: ranges, range differences or both) into a session, as fast as possible or in
 /// real time. Rows go in time order (ties in file order), exactly as `locus replay` feeds them, so
 /// the session's positions and events equal the command line's.
 public final class TraceProvider: PositioningProvider {
@@ -18,7 +18,7 @@ public final class TraceProvider: PositioningProvider {
     /// Sleeps for the given seconds (injectable, so tests need no wall clock).
     public typealias Sleeper = @Sendable (Double) async -> Void
 
-    private let measurements: [RangeMeasurement]
+    private let measurements: [Measurement]
     private let lines: [Int]
     private let pace: Pace
     private let sleeper: Sleeper
@@ -36,16 +36,16 @@ public final class TraceProvider: PositioningProvider {
     /// - Throws: `E1003` for a speed that is not positive.
     public convenience init(ranges: [RangeMeasurement], pace: Pace = .asFastAsPossible, sleeper: Sleeper? = nil) throws(LocusError) {
         let order = ranges.indices.sorted { ranges[$0].timeSeconds < ranges[$1].timeSeconds || (ranges[$0].timeSeconds == ranges[$1].timeSeconds && $0 < $1) }
-        try self.init(measurements: order.map { ranges[$0] }, lines: order.map { $0 + 1 }, pace: pace, sleeper: sleeper)
+        try self.init(measurements: order.map { .range(ranges[$0]) }, lines: order.map { $0 + 1 }, pace: pace, sleeper: sleeper)
     }
 
     /// A provider over a parsed trace.
     convenience init(trace: RangeTrace, pace: Pace = .asFastAsPossible, sleeper: Sleeper? = nil) throws(LocusError) {
         let order = trace.timeOrder()
-        try self.init(measurements: order.map { trace.measurement($0) }, lines: order.map { Int(trace.line[$0]) }, pace: pace, sleeper: sleeper)
+        try self.init(measurements: order.map { trace.isDifference($0) ? .difference(trace.difference($0)) : .range(trace.measurement($0)) }, lines: order.map { Int(trace.line[$0]) }, pace: pace, sleeper: sleeper)
     }
 
-    private init(measurements: [RangeMeasurement], lines: [Int], pace: Pace, sleeper: Sleeper?) throws(LocusError) {
+    private init(measurements: [Measurement], lines: [Int], pace: Pace, sleeper: Sleeper?) throws(LocusError) {
         if case .realTime(let speed) = pace, !(speed > 0 && speed.isFinite) {
             throw LocusError(.invalidArgument, "the playback speed must be a positive number, not \(speed)")
         }

@@ -65,6 +65,11 @@ enum CLayout {
         static let size = 40
         static let timeSeconds = 0, rangeMeters = 8, tag = 16, floor = 24, anchor = 32
     }
+    /// `locus_difference` (ABI 0.2).
+    enum Difference {
+        static let size = 40
+        static let timeSeconds = 0, differenceMeters = 8, tag = 16, floor = 24, referenceAnchor = 32, otherAnchor = 34
+    }
     /// `locus_position`.
     enum Position {
         static let size = 328

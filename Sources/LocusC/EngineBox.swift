@@ -35,6 +35,12 @@ struct EngineState: Sendable {
         driver.ingest(m)
     }
 
+    /// One range difference, by id.
+    mutating func ingest(_ d: RangeDifference) {
+        run.rowsRead += 1
+        driver.ingest(d)
+    }
+
     /// Finishes the engine; with smoothing, the held fixes are smoothed and released.
     /// - Throws: E4005 when the smoother's numbers go non-finite.
     mutating func finish() throws(LocusError) {

@@ -285,7 +285,95 @@ enum EngineFactory {
 }
 
 /// One `locus_range` into an engine.
+/// `locus_engine_push_difference`: one range difference.
+/// - Returns: 0 when it joined an epoch; otherwise why it was skipped (counted as `locus replay` counts it).
+@c(locus_engine_push_difference)
+public func locusEnginePushDifference(_ engine: OpaquePointer?, _ difference: UnsafeRawPointer?) -> Int32 {
+    Status.guarded { () throws(LocusError) in
+        guard let difference else { throw LocusError(.invalidArgument, "difference is NULL") }
+        try EngineRegistry.withState(engine) { (state: inout EngineState) throws(LocusError) in
+            try RangeIngest.pushDifference(difference, into: &state)
+        }
+    }
+}
+
+/// `locus_engine_push_differences`: `count` differences in order (every one offered even when one is skipped).
+/// - Returns: 0 when all were used, else the status of the first skipped one (index in the message).
+@c(locus_engine_push_differences)
+public func locusEnginePushDifferences(_ engine: OpaquePointer?, _ differences: UnsafeRawPointer?, _ count: Int,
+                                       _ outAccepted: UnsafeMutablePointer<Int>?) -> Int32 {
+    outAccepted?.pointee = 0
+    return Status.guarded { () throws(LocusError) in
+        guard count >= 0, count <= Int.max / CLayout.Difference.size else {
+            throw LocusError(.invalidArgument, "count is too large")
+        }
+        guard count > 0 else { _ = try EngineRegistry.box(engine); return }
+        guard let differences else { throw LocusError(.invalidArgument, "differences is NULL") }
+        var first: LocusError? = nil
+        var accepted = 0
+        try EngineRegistry.withState(engine) { (state: inout EngineState) throws(LocusError) in
+            for i in 0..<count {
+                do throws(LocusError) {
+                    try RangeIngest.pushDifference(differences + i * CLayout.Difference.size, into: &state)
+                    accepted += 1
+                } catch {
+                    if first == nil {
+                        var indexed = error
+                        indexed.message = "differences[\(i)]: " + error.message
+                        first = indexed
+                    }
+                }
+            }
+        }
+        outAccepted?.pointee = accepted
+        if let first { throw first }
+    }
+}
+
 enum RangeIngest {
+    /// The difference at `raw` as a value (tag NULL: `tag`; floor NULL: none).
+    /// - Throws: E1003 for a tag or floor text that is not a 1–63-byte UTF-8 id.
+    static func loadDifference(_ raw: UnsafeRawPointer) throws(LocusError) -> RangeDifference {
+        typealias D = CLayout.Difference
+        var tag = TagID.single
+        if let p = UnsafeRawPointer(bitPattern: raw.loadUnaligned(fromByteOffset: D.tag, as: UInt.self)) {
+            tag = TagID(try CText.identifier(p, field: "difference.tag"))
+        }
+        var floor: FloorID? = nil
+        if let p = UnsafeRawPointer(bitPattern: raw.loadUnaligned(fromByteOffset: D.floor, as: UInt.self)) {
+            floor = FloorID(try CText.identifier(p, field: "difference.floor"))
+        }
+        return RangeDifference(timeSeconds: raw.loadUnaligned(fromByteOffset: D.timeSeconds, as: Double.self), tag: tag,
+                               reference: LocatorAddress(raw.loadUnaligned(fromByteOffset: D.referenceAnchor, as: UInt16.self)),
+                               locator: LocatorAddress(raw.loadUnaligned(fromByteOffset: D.otherAnchor, as: UInt16.self)),
+                               differenceMeters: raw.loadUnaligned(fromByteOffset: D.differenceMeters, as: Double.self), floor: floor)
+    }
+
+    /// Reads the difference at `raw`, offers it to the engine and says why it was skipped, if it was.
+    static func pushDifference(_ raw: UnsafeRawPointer, into state: inout EngineState) throws(LocusError) {
+        guard !state.isFinished else { throw LocusError(.callOrder, "the engine is finished") }
+        let d = try loadDifference(raw)
+        let before = state.engine.diagnostics.skipped
+        state.ingest(d)
+        let after = state.engine.diagnostics.skipped
+        guard after.total != before.total else { state.rangesAccepted += 1; return }
+        func grew(_ reason: SkipReason) -> Bool { after.count(reason) > before.count(reason) }
+        if grew(.nonFinite) { throw LocusError(.invalidRange, "difference \(d.differenceMeters) m at t \(d.timeSeconds) s is not finite") }
+        if grew(.differenceTooLong) {
+            throw LocusError(.invalidRange, "difference \(d.differenceMeters) m exceeds the distance of locators \(d.reference) and \(d.locator)")
+        }
+        if grew(.sameLocator) { throw LocusError(.invalidArgument, "anchor_a and anchor_b are both \(d.locator)") }
+        if grew(.unknownFloor) { throw LocusError(.unknownFloor, "no floor '\(d.floor?.rawValue ?? "")' in the site") }
+        if grew(.unknownAnchor) {
+            throw LocusError(.invalidArgument, "no locator \(d.reference) or \(d.locator) on the difference's floor")
+        }
+        if grew(.timeBackwards) {
+            throw LocusError(.callOrder, "time \(d.timeSeconds) s is before tag '\(TopicEncoding.shown(d.tag.rawValue))''s previous row")
+        }
+        throw LocusError(.invalidArgument, "the difference was skipped")
+    }
+
+
     /// The range at `raw` as a measurement (tag NULL: `tag`; floor NULL: none).
     /// - Throws: E1003 for a tag or floor text that is not a 1–63-byte UTF-8 id.
     static func load(_ raw: UnsafeRawPointer) throws(LocusError) -> RangeMeasurement {

@@ -32,7 +32,7 @@ public func locusEnginePushTraceFile(_ engine: OpaquePointer?, _ path: UnsafePoi
             for k in 0..<trace.count {
                 let i = order?[k] ?? k
                 let before = state.engine.diagnostics.skipped.total
-                state.ingest(trace.measurement(i))
+                if trace.isDifference(i) { state.ingest(trace.difference(i)) } else { state.ingest(trace.measurement(i)) }
                 if state.engine.diagnostics.skipped.total == before { accepted += 1 }
             }
             state.rangesAccepted += accepted

@@ -230,6 +230,13 @@ struct LiveStream {
                                            rangeMeters: range, floor: floorID.map { FloorID($0) }),
                           line: line)
             clock.accept(t)
+        case .useDifference(let t, let tagID, let floorID, let reference, let locator, let difference):
+            if clock.isFuture(t, hasTime: fields.namesTime) { decodeSkips.record(.futureTime, line: line); return }
+            driver.ingest(RangeDifference(timeSeconds: t, tag: tagID.map { TagID($0) } ?? .single, reference: LocatorAddress(reference),
+                                          locator: LocatorAddress(locator), differenceMeters: difference,
+                                          floor: floorID.map { FloorID($0) }),
+                          line: line)
+            clock.accept(t)
         }
     }
 

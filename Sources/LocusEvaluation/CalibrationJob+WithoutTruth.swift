@@ -23,7 +23,11 @@ extension CalibrationJob {
         let traceSource = try ByteSource(path: tracePath)
         let trace = try TraceReader.read(source: traceSource)
         var site = input
-        let (data, skipped) = Self.selfCalibrationData(trace: trace, site: site, defaultFloor: defaultFloor)
+        let (data, skipped, differences) = Self.selfCalibrationData(trace: trace, site: site, defaultFloor: defaultFloor)
+        if differences > 0 {
+            say("locus calibrate: warning: \(plural(differences, "range difference")) not used: without --truth only ranges are "
+                + "calibrated (the bundle adjustment of differences is not built yet; docs/tdoa.md)\n")
+        }
 
         var results: [SelfFloorResult] = []
         for (f, floor) in site.floors.enumerated() where data[f].rangeCount > 0 {
@@ -61,8 +65,11 @@ extension CalibrationJob {
 
     /// The trace's ranges per floor (`SelfCalibrationData(measurements:floor:)`): rows of unknown
     /// floors and locators skipped and counted.
-    static func selfCalibrationData(trace: RangeTrace, site: Site, defaultFloor: Int) -> (data: [SelfCalibrationData], skipped: SkipTally) {
+    /// Range differences are counted (`differences`), not used: the bundle adjustment is of ranges.
+    static func selfCalibrationData(trace: RangeTrace, site: Site,
+                                    defaultFloor: Int) -> (data: [SelfCalibrationData], skipped: SkipTally, differences: Int) {
         var skipped = trace.skipped
+        var differences = 0
         let traceFloors: [Int?] = trace.floors.map { site.floorIndex(of: $0)?.rawValue }
         let known: [Set<UInt16>] = site.floors.map { Set($0.locators.map(\.address.rawValue)) }
         var measurements = [[RangeMeasurement]](repeating: [], count: site.floors.count)
@@ -72,12 +79,14 @@ extension CalibrationJob {
                 guard let floor = traceFloors[Int(trace.floorIndex[i])] else { skipped.record(.unknownFloor, line: Int(trace.line[i])); continue }
                 f = floor
             }
+            // The bundle adjustment is of ranges; a difference row is counted and left out (docs/tdoa.md).
+            if trace.isDifference(i) { differences += 1; continue }
             guard known[f].contains(trace.locator[i]) else { skipped.record(.unknownAnchor, line: Int(trace.line[i])); continue }
             measurements[f].append(RangeMeasurement(timeSeconds: trace.timeSeconds[i], tag: trace.tags[Int(trace.tagIndex[i])],
                                                     locator: LocatorAddress(trace.locator[i]), rangeMeters: trace.rangeMeters[i]))
         }
         let data = site.floors.indices.map { SelfCalibrationData(measurements: measurements[$0], floor: site.floors[$0]) }
-        return (data, skipped)
+        return (data, skipped, differences)
     }
 }
 

@@ -85,6 +85,7 @@ package struct CalibrationJob {
         }
         let traceFloors: [Int?] = trace.floors.map { site.floorIndex(of: $0)?.rawValue }
         var samples = [RangeCalibrationSamples](repeating: RangeCalibrationSamples(), count: site.floors.count)
+        var differenceSamples = [DifferenceCalibrationSamples](repeating: DifferenceCalibrationSamples(), count: site.floors.count)
         var skipped = trace.skipped
         var withoutTruth = 0
         for i in 0..<trace.count {
@@ -93,22 +94,37 @@ package struct CalibrationJob {
                 guard let known = traceFloors[Int(trace.floorIndex[i])] else { skipped.record(.unknownFloor, line: Int(trace.line[i])); continue }
                 f = known
             }
-            guard let slot = slotMaps[f][trace.locator[i]] else { skipped.record(.unknownAnchor, line: Int(trace.line[i])); continue }
+            guard let slot = slotMaps[f][trace.locator[i]],
+                  let referenceSlot = trace.isDifference(i) ? slotMaps[f][trace.reference[i]] : slot else {
+                skipped.record(.unknownAnchor, line: Int(trace.line[i])); continue
+            }
             guard var p = truth.position(tag: trace.tags[Int(trace.tagIndex[i])], at: trace.timeSeconds[i]) else {
                 withoutTruth += 1
                 continue
             }
             let floor = site.floors[f]
             if usesFloorHeight[f] { p.z = floor.tagHeightMeters }
-            samples[f].append(slot: slot, locator: floor.locators[slot].position, rangeMeters: trace.rangeMeters[i], tagPosition: p)
+            if trace.isDifference(i) {
+                differenceSamples[f].append(referenceSlot: referenceSlot, reference: floor.locators[referenceSlot].position, locatorSlot: slot,
+                                            locator: floor.locators[slot].position, differenceMeters: trace.rangeMeters[i], tagPosition: p)
+            } else {
+                samples[f].append(slot: slot, locator: floor.locators[slot].position, rangeMeters: trace.rangeMeters[i], tagPosition: p)
+            }
         }
         slotMaps.removeAll()
 
         var results: [FloorResult] = []
-        for (f, floor) in site.floors.enumerated() where samples[f].count > 0 {
+        for (f, floor) in site.floors.enumerated() where samples[f].count > 0 || differenceSamples[f].count > 0 {
             let calibration: RangeCalibration
             do {
-                calibration = try RangeCalibration.estimate(floor: floor, samples: samples[f], configuration: configuration)
+                if samples[f].count > 0 {
+                    // Ranges see each bias whole; a floor's differences add nothing they need.
+                    calibration = try RangeCalibration.estimate(floor: floor, samples: samples[f], configuration: configuration)
+                } else {
+                    say("locus calibrate: floor '\(floor.id)': from \(plural(differenceSamples[f].count, "range difference")): only "
+                        + "differences of biases are observable; their mean is kept at the site's (docs/tdoa.md)\n")
+                    calibration = try DifferenceCalibration.estimate(floor: floor, samples: differenceSamples[f], configuration: configuration)
+                }
             } catch {
                 throw LocusError(error.code, "floor '\(floor.id)': \(error.message)", context: error.context)
             }
@@ -117,7 +133,7 @@ package struct CalibrationJob {
                                        calibration: calibration))
         }
         let rows = trace.count + trace.skipped.total
-        let sampleCount = samples.reduce(0) { $0 + $1.count }
+        let sampleCount = samples.reduce(0) { $0 + $1.count } + differenceSamples.reduce(0) { $0 + $1.count }
         if sampleCount == 0 && (rows == 0 || skipped.total >= rows) {
             // Nothing to calibrate with, and the skip counts say why.
             var verdict: [String] = []
@@ -137,7 +153,7 @@ package struct CalibrationJob {
         }
         if let out = outPath { try FileBytes.write(SiteEncoder.encode(site, addressNotation: addressNotation), to: out) }
 
-        let summary = CalibrationSummary(floors: results, samples: samples.reduce(0) { $0 + $1.count },
+        let summary = CalibrationSummary(floors: results, samples: sampleCount,
                                          withoutTruth: withoutTruth, skipped: skipped, configuration: configuration,
                                          outPath: outPath, tracePath: tracePath)
         var verdict: [String] = []

@@ -23,9 +23,12 @@ enum ReplayRun {
         for done in 0..<trace.count {
             let i = order?[done] ?? done
             if let progress, done & 0xFFFF == 0 { progress(done) }
-            let row = TraceRow(timeSeconds: trace.timeSeconds[i], rangeMeters: trace.rangeMeters[i], tagIndex: trace.tagIndex[i],
-                               floorIndex: trace.floorIndex[i], line: trace.line[i], locator: trace.locator[i])
-            driver.ingest(row, routing: routing) { trace.measurement(i) }
+            let row = TraceRow(timeSeconds: trace.timeSeconds[i], differenceMeters: trace.rangeMeters[i], tagIndex: trace.tagIndex[i],
+                               floorIndex: trace.floorIndex[i], line: trace.line[i], reference: trace.reference[i],
+                               locator: trace.locator[i])
+            driver.ingest(row, routing: routing) {
+                (trace.tags[Int(trace.tagIndex[i])], trace.floorIndex[i] < 0 ? nil : trace.floors[Int(trace.floorIndex[i])])
+            }
         }
         try driver.finish()
         return Output(fixes: driver.drainFixes(), events: driver.drainEvents())

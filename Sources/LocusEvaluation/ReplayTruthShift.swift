@@ -50,7 +50,8 @@ package struct ReplayTruthShift: Equatable {
         }
         var rows: [TruthClockAlignment.Row] = []
         rows.reserveCapacity(trace.count)
-        for i in 0..<trace.count {
+        // The shift is fitted on ranges (a difference row's time would serve as well; ranges suffice).
+        for i in 0..<trace.count where !trace.isDifference(i) {
             guard let track = trackOfTag[Int(trace.tagIndex[i])] else { continue }
             var f = defaultFloor
             if trace.floorIndex[i] >= 0 {

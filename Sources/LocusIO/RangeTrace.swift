@@ -1,6 +1,8 @@
 import LocusCore
 
-/// The usable rows of a range trace, in file order, stored by column (SPEC §2 `trace.csv`).
+/// The usable rows of a range trace, in file order, stored by column (SPEC §2 `trace.csv`). A row is
+/// a range or a range difference (TDoA), told apart as `TraceRow` does: a difference row's
+/// `reference` (A) differs from its `locator` (B), and its `rangeMeters` is the difference.
 ///
 /// Tags and floors are interned: rows carry indices into `tags` and `floors`. A row's floor index is
 /// −1 when the trace has no `floor` column or the cell is empty (the stream's default floor).
@@ -8,6 +10,8 @@ package struct RangeTrace: Sendable {
     package var timeSeconds: [Double] = []
     package var rangeMeters: [Double] = []
     package var locator: [UInt16] = []
+    /// A of a difference row; the row's `locator` for a range row.
+    package var reference: [UInt16] = []
     package var tagIndex: [Int32] = []
     package var floorIndex: [Int32] = []
     /// 1-based line number of each row in its file.
@@ -24,7 +28,20 @@ package struct RangeTrace: Sendable {
     /// Number of usable rows.
     package var count: Int { timeSeconds.count }
 
-    /// Row `i` as a value.
+    /// Whether row `i` is a range difference.
+    package func isDifference(_ i: Int) -> Bool { reference[i] != locator[i] }
+
+    /// Whether the trace holds any range difference.
+    package var hasDifferences: Bool { zip(reference, locator).contains { $0 != $1 } }
+
+    /// Row `i` (a difference row) as a value.
+    package func difference(_ i: Int) -> RangeDifference {
+        RangeDifference(timeSeconds: timeSeconds[i], tag: tags[Int(tagIndex[i])], reference: LocatorAddress(reference[i]),
+                        locator: LocatorAddress(locator[i]), differenceMeters: rangeMeters[i],
+                        floor: floorIndex[i] < 0 ? nil : floors[Int(floorIndex[i])])
+    }
+
+    /// Row `i` (a range row) as a value.
     package func measurement(_ i: Int) -> RangeMeasurement {
         RangeMeasurement(timeSeconds: timeSeconds[i], tag: tags[Int(tagIndex[i])], locator: LocatorAddress(locator[i]),
                          rangeMeters: rangeMeters[i], floor: floorIndex[i] < 0 ? nil : floors[Int(floorIndex[i])])

@@ -74,6 +74,7 @@ package enum TraceReader {
             trace.timeSeconds = Self.split(rows) { $0.timeSeconds }
             trace.rangeMeters = Self.split(rows) { $0.rangeMeters }
             trace.locator = Self.split(rows) { $0.locator }
+            trace.reference = Self.split(rows) { $0.reference }
             trace.tagIndex = Self.split(rows) { $0.tagIndex }
             trace.floorIndex = Self.split(rows) { $0.floorIndex }
             trace.line = Self.split(rows) { $0.line }

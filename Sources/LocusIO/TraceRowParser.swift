@@ -1,16 +1,25 @@
 import LocusCore
 
-/// One kept row of a range trace: the SPEC §2 fields with the tag and floor interned (indices into
-/// the parser's `tags` and `floors`; floor −1 when the row names none) and the row's 1-based line.
+/// One kept row of a trace: the SPEC §2 fields with the tag and floor interned (indices into the
+/// parser's `tags` and `floors`; floor −1 when the row names none) and the row's 1-based line.
+///
+/// A row is a range (`locator` and `rangeMeters`) or a range difference (TDoA: `reference` A,
+/// `locator` B and `differenceMeters` = d(tag, B) − d(tag, A), in the same 8 bytes). The kind is told
+/// by the two addresses: a range row holds its locator in both, a difference row two different ones
+/// (A = B is skipped as `same_locator` before a row is kept), so the row stays 32 bytes.
 package struct TraceRow: Sendable, Equatable {
     package var timeSeconds: Double
+    /// The range (metres) of a range row, or the difference (metres) of a difference row.
     package var rangeMeters: Double
     package var tagIndex: Int32
     package var floorIndex: Int32
     package var line: Int32
+    /// The locator of a range row; B of a difference row.
     package var locator: UInt16
+    /// A, the reference locator, of a difference row; `locator` of a range row.
+    package var reference: UInt16
 
-    /// A row.
+    /// A range row.
     package init(timeSeconds: Double, rangeMeters: Double, tagIndex: Int32, floorIndex: Int32, line: Int32, locator: UInt16) {
         self.timeSeconds = timeSeconds
         self.rangeMeters = rangeMeters
@@ -18,15 +27,36 @@ package struct TraceRow: Sendable, Equatable {
         self.floorIndex = floorIndex
         self.line = line
         self.locator = locator
+        self.reference = locator
     }
+
+    /// A difference row (A = `reference` ≠ B = `locator`).
+    package init(timeSeconds: Double, differenceMeters: Double, tagIndex: Int32, floorIndex: Int32, line: Int32,
+                 reference: UInt16, locator: UInt16) {
+        self.timeSeconds = timeSeconds
+        self.rangeMeters = differenceMeters
+        self.tagIndex = tagIndex
+        self.floorIndex = floorIndex
+        self.line = line
+        self.locator = locator
+        self.reference = reference
+    }
+
+    /// Whether the row is a range difference.
+    @inline(__always) package var isDifference: Bool { reference != locator }
+    /// The difference of a difference row, metres (d(tag, B) − d(tag, A)).
+    @inline(__always) package var differenceMeters: Double { rangeMeters }
 }
 
 /// The trace reader's state across the pieces of one input, so that a recording of any length can
 /// be read in bounded chunks (`TraceStream`) — and a whole file as one piece (`TraceReader`): one
 /// code path, so both read the same rows, skip the same rows and count them alike.
 ///
-/// Columns are found by name in the header (any order, extra columns ignored); `t`, `anchor` and
-/// `range_m` are required, `tag` and `floor` optional. Each data row is checked and either kept or
+/// Columns are found by name in the header (any order, extra columns ignored); `t` is required, and
+/// `anchor` and `range_m` (ranges) or `anchor_a`, `anchor_b` and `tdoa_m` (range differences) or both
+/// sets (a hybrid trace: each row fills one kind); `tag` and `floor` are optional. A difference row
+/// is skipped as `same_locator` when A = B; its other checks are a range row's (a negative
+/// difference is of course kept). A trace with difference columns is read by the scanner path. Each data row is checked and either kept or
 /// skipped and counted by reason (`SkipReason`): an empty required field, an unparseable number, an
 /// anchor that is not a 16-bit address, a non-finite time or range, a negative range, a time earlier
 /// than the tag's previous kept row, an unconfirmed jump far forward (`TagClock`), or a tag id that
@@ -50,6 +80,11 @@ package struct TraceRowParser: Sendable {
     package let headerEnd: Int
 
     private let tCol: Int, aCol: Int, rCol: Int
+    /// The difference columns A, B and tdoa_m (−1: none); `hasDifferences` when all three are there.
+    private let referenceColumn: Int, otherColumn: Int, differenceColumn: Int
+    private let hasDifferences: Bool
+    /// Fields a range row must have (`needed` of a trace without difference columns).
+    private let rangeNeeded: Int
     /// Columns a row must have (the required ones), and a fast row must reach (tag and floor too).
     private let needed: Int, fastNeeded: Int
     /// The tag and floor columns (−1: none).
@@ -107,20 +142,38 @@ package struct TraceRowParser: Sendable {
         let headerLine = scanner.lineNumber
         var missing: [String] = []
         let tColumn = column("t"), anchorColumn = column("anchor"), rangeColumn = column("range_m")
+        let aColumn = column("anchor_a"), bColumn = column("anchor_b"), dColumn = column("tdoa_m")
+        let differences = aColumn != nil && bColumn != nil && dColumn != nil
+        let ranges = anchorColumn != nil && rangeColumn != nil
         if tColumn == nil { missing.append("t") }
-        if anchorColumn == nil { missing.append("anchor") }
-        if rangeColumn == nil { missing.append("range_m") }
-        guard let tCol = tColumn, let aCol = anchorColumn, let rCol = rangeColumn else {
+        if !ranges && !differences {
+            // Neither set complete: a trace with some difference column and no range column is asked
+            // for the difference columns, any other for the range ones.
+            if (aColumn != nil || bColumn != nil || dColumn != nil) && anchorColumn == nil && rangeColumn == nil {
+                if aColumn == nil { missing.append("anchor_a") }
+                if bColumn == nil { missing.append("anchor_b") }
+                if dColumn == nil { missing.append("tdoa_m") }
+            } else {
+                if anchorColumn == nil { missing.append("anchor") }
+                if rangeColumn == nil { missing.append("range_m") }
+            }
+        }
+        guard let tCol = tColumn, missing.isEmpty else {
             throw LocusError(.csvMissingColumn,
                              "header lacks required column\(missing.count > 1 ? "s" : "") \(missing.joined(separator: ", ")) (found: \(CSVText.printable(header.joined(separator: ","))))",
                              context: .init(file: file, line: headerLine))
         }
         self.tCol = tCol
-        self.aCol = aCol
-        self.rCol = rCol
+        self.aCol = ranges ? anchorColumn! : -1
+        self.rCol = ranges ? rangeColumn! : -1
+        referenceColumn = differences ? aColumn! : -1
+        otherColumn = differences ? bColumn! : -1
+        differenceColumn = differences ? dColumn! : -1
+        hasDifferences = differences
         tagColumn = column("tag") ?? -1
         floorColumn = column("floor") ?? -1
-        needed = max(tCol, aCol, rCol) + 1
+        rangeNeeded = max(tCol, self.aCol, self.rCol) + 1
+        needed = differences ? tCol + 1 : rangeNeeded
         fastNeeded = max(needed, tagColumn + 1, floorColumn + 1)
         headerEnd = min(scanner.nextOffset, bytes.count)
         nextLine = scanner.nextLineNumber
@@ -165,7 +218,8 @@ package struct TraceRowParser: Sendable {
         floorNames.forgetBytes()
         var scanner = CSVScanner(bytes: bytes, firstLine: nextLine)
         // The state as locals for the row loop (the closures below capture them).
-        let (tCol, aCol, rCol, needed, fastNeeded) = (self.tCol, self.aCol, self.rCol, self.needed, self.fastNeeded)
+        let (tCol, aCol, rCol, fastNeeded) = (self.tCol, self.aCol, self.rCol, self.fastNeeded)
+        let rangeNeeded = self.rangeNeeded
         let (tagColumn, floorColumn) = (self.tagColumn, self.floorColumn)
         // Moved out (not copied: a copy would make the first write copy every tag's state — per
         // piece, which a live stream's datagram is) and moved back when done.
@@ -229,7 +283,8 @@ package struct TraceRowParser: Sendable {
             return index
         }
         /// Keeps a checked row unless its tag's clock refuses it.
-        func commit(_ t: Double, _ r: Double, _ a: UInt64, _ tag: Int32, _ floor: Int32, line: Int) {
+        /// (`reference` ≠ `a`: a difference row, A = `reference`, B = `a`, `r` its difference.)
+        func commit(_ t: Double, _ r: Double, _ a: UInt64, _ tag: Int32, _ floor: Int32, line: Int, reference: UInt64) {
             if tag < 0 { skipped.record(.invalidTag, line: line); return }
             if let reason = clocks[Int(tag)].admit(t) { skipped.record(reason, line: line); return }
             if t > futureLatest {
@@ -243,8 +298,9 @@ package struct TraceRowParser: Sendable {
                     (out, outCapacity) = out.doubled(count: outCount, capacity: outCapacity)
                 }
             }
-            (out + outCount).initialize(to: TraceRow(timeSeconds: t, rangeMeters: r, tagIndex: tag, floorIndex: floor,
-                                                     line: Int32(truncatingIfNeeded: line), locator: UInt16(truncatingIfNeeded: a)))
+            (out + outCount).initialize(to: TraceRow(timeSeconds: t, differenceMeters: r, tagIndex: tag, floorIndex: floor,
+                                                     line: Int32(truncatingIfNeeded: line), reference: UInt16(truncatingIfNeeded: reference),
+                                                     locator: UInt16(truncatingIfNeeded: a)))
             outCount += 1
         }
 
@@ -311,7 +367,7 @@ package struct TraceRowParser: Sendable {
             let tag = tagColumn >= 0 && !isEmpty(tagField) ? tagIndex(tagField) : defaultTagIndex()
             let floor = floorColumn >= 0 && !isEmpty(floorField) ? floorIndex(floorField) : -1
             scanner.skipLine(to: i + 1)
-            commit(t, r, a, tag, floor, line: scanner.lineNumber)
+            commit(t, r, a, tag, floor, line: scanner.lineNumber, reference: a)
             return true
         }
 
@@ -389,15 +445,40 @@ package struct TraceRowParser: Sendable {
                 }
             }
             scanner.skipLine(to: fieldStart)
-            commit(t, r, a, tag, floor, line: scanner.lineNumber)
+            commit(t, r, a, tag, floor, line: scanner.lineNumber, reference: a)
             return true
+        }
+
+        /// A row of a trace with difference columns whose `range_m` cell is empty (or absent): a
+        /// difference row — `anchor_a`, `anchor_b`, `tdoa_m` and `t` required — checked as a range
+        /// row is, and A = B skipped as `same_locator`.
+        func differenceRow(_ fields: [CSVScanner.Field], line: Int) {
+            let (aColumn, bColumn, dColumn) = (referenceColumn, otherColumn, differenceColumn)
+            guard fields.count > max(tCol, aColumn, bColumn, dColumn), !isEmpty(fields[tCol]), !isEmpty(fields[aColumn]),
+                  !isEmpty(fields[bColumn]), !isEmpty(fields[dColumn]) else {
+                skipped.record(.missingField, line: line); return
+            }
+            guard let t = CSVNumberParser.parseDouble(bytes, fields[tCol].start, fields[tCol].end),
+                  let d = CSVNumberParser.parseDouble(bytes, fields[dColumn].start, fields[dColumn].end) else {
+                skipped.record(.unparseableNumber, line: line); return
+            }
+            guard let a = CSVNumberParser.parseUnsigned(bytes, fields[aColumn].start, fields[aColumn].end), a <= 0xFFFF,
+                  let b = CSVNumberParser.parseUnsigned(bytes, fields[bColumn].start, fields[bColumn].end), b <= 0xFFFF else {
+                skipped.record(.invalidAnchor, line: line); return
+            }
+            guard t.isFinite, d.isFinite else { skipped.record(.nonFinite, line: line); return }
+            guard a != b else { skipped.record(.sameLocator, line: line); return }
+            if t > futureLimit { skipped.record(.futureTime, line: line); return }  // before its ids are interned
+            let tag = tagColumn >= 0 && tagColumn < fields.count && !isEmpty(fields[tagColumn]) ? tagIndex(fields[tagColumn]) : defaultTagIndex()
+            let floor = floorColumn >= 0 && floorColumn < fields.count && !isEmpty(fields[floorColumn]) ? floorIndex(fields[floorColumn]) : -1
+            commit(t, d, b, tag, floor, line: line, reference: a)
         }
 
         var consumed = count
         while true {
             // (Two ifs, not `||`: its autoclosure would capture the row state and make every access
             // to it an exclusivity check at run time.)
-            if fastRows {
+            if fastRows && !hasDifferences {
                 if wideRow() { continue }
                 if fastRow() { continue }
             }
@@ -405,7 +486,11 @@ package struct TraceRowParser: Sendable {
             guard scanner.nextRecord(inPiece: isLast, consumed: &consumed) else { break }
             let line = scanner.lineNumber
             let fields = scanner.fields
-            if fields.count < needed || isEmpty(fields[tCol]) || isEmpty(fields[aCol]) || isEmpty(fields[rCol]) {
+            if hasDifferences && !(rCol >= 0 && rCol < fields.count && !isEmpty(fields[rCol])) {
+                differenceRow(fields, line: line)
+                continue
+            }
+            if fields.count < rangeNeeded || aCol < 0 || isEmpty(fields[tCol]) || isEmpty(fields[aCol]) || isEmpty(fields[rCol]) {
                 skipped.record(.missingField, line: line); continue
             }
             guard let t = CSVNumberParser.parseDouble(bytes, fields[tCol].start, fields[tCol].end),
@@ -420,7 +505,7 @@ package struct TraceRowParser: Sendable {
             if t > futureLimit { skipped.record(.futureTime, line: line); continue }  // before its ids are interned
             let tag = tagColumn >= 0 && tagColumn < fields.count && !isEmpty(fields[tagColumn]) ? tagIndex(fields[tagColumn]) : defaultTagIndex()
             let floor = floorColumn >= 0 && floorColumn < fields.count && !isEmpty(fields[floorColumn]) ? floorIndex(fields[floorColumn]) : -1
-            commit(t, r, a, tag, floor, line: line)
+            commit(t, r, a, tag, floor, line: line, reference: a)
         }
         nextLine = scanner.nextLineNumber
         return consumed

@@ -85,8 +85,10 @@ static void text_append(text *t, const char *s, size_t n) {
 /* ------------------------------------------------------------------ trace reading */
 
 typedef struct {
-    double t, range;
-    unsigned anchor;
+    double t, range;           /* the range, or the difference tdoa_m of a difference row */
+    unsigned anchor;           /* the locator; A of a difference row */
+    unsigned anchor_b;         /* B of a difference row */
+    int is_difference;
     char tag[LOCUS_ID_CAPACITY], floor[LOCUS_ID_CAPACITY];
     long line;
 } row;
@@ -103,14 +105,15 @@ static int compare_rows(const void *a, const void *b) {
     return (x->line > y->line) - (x->line < y->line); /* stable: file order at equal times */
 }
 
-/* Reads t, anchor, range_m[, tag][, floor] rows (the fixture has no quoting). */
+/* Reads t, anchor, range_m[, tag][, floor] rows, or t, anchor_a, anchor_b, tdoa_m[, tag][, floor]
+   (range differences), or both (the fixture has no quoting). */
 static row *read_trace(const char *path, size_t *count) {
     char *content = read_file(path, NULL);
     if (!content) return NULL;
     size_t cap = 1024, n = 0;
     row *rows = malloc(cap * sizeof *rows);
     char *names[32];
-    int columns = 0, ct = -1, ca = -1, cr = -1, cg = -1, cf = -1;
+    int columns = 0, ct = -1, ca = -1, cr = -1, cg = -1, cf = -1, cda = -1, cdb = -1, cd = -1;
     long line = 0;
     char *save = NULL;
     for (char *l = strtok_r(content, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
@@ -127,16 +130,22 @@ static row *read_trace(const char *path, size_t *count) {
             for (int i = 0; i < k; ++i) names[i] = fields[i];
             ct = column_index(names, k, "t"); ca = column_index(names, k, "anchor");
             cr = column_index(names, k, "range_m"); cg = column_index(names, k, "tag"); cf = column_index(names, k, "floor");
-            if (ct < 0 || ca < 0 || cr < 0) { free(rows); free(content); return NULL; }
+            cda = column_index(names, k, "anchor_a"); cdb = column_index(names, k, "anchor_b"); cd = column_index(names, k, "tdoa_m");
+            if (ct < 0 || ((ca < 0 || cr < 0) && (cda < 0 || cdb < 0 || cd < 0))) { free(rows); free(content); return NULL; }
             continue;
         }
         if (k < columns) continue;
         if (n == cap) { cap *= 2; rows = realloc(rows, cap * sizeof *rows); if (!rows) exit(2); }
         row *r = &rows[n++];
         r->t = strtod(fields[ct], NULL);
-        r->range = strtod(fields[cr], NULL);
-        const char *a = fields[ca];
+        r->is_difference = cr < 0 || fields[cr][0] == 0;
+        r->range = strtod(fields[r->is_difference ? cd : cr], NULL);
+        const char *a = fields[r->is_difference ? cda : ca];
         r->anchor = (unsigned)strtoul(a, NULL, (a[0] == '0' && (a[1] == 'x' || a[1] == 'X')) ? 16 : 10);
+        if (r->is_difference) {
+            const char *b = fields[cdb];
+            r->anchor_b = (unsigned)strtoul(b, NULL, (b[0] == '0' && (b[1] == 'x' || b[1] == 'X')) ? 16 : 10);
+        }
         snprintf(r->tag, sizeof r->tag, "%s", cg >= 0 ? fields[cg] : "tag");
         snprintf(r->floor, sizeof r->floor, "%s", cf >= 0 ? fields[cf] : "");
         r->line = line;
@@ -502,21 +511,36 @@ static void *replay(void *argument) {
     text_append(&job->positions, locus_positions_csv_header(), strlen(locus_positions_csv_header()));
     text_append(&job->positions, "\n", 1);
     locus_range batch[17];
+    locus_difference differences[17];
     size_t i = 0, size = 1;
     while (i < job->count) {
+        /* A batch is a run of one kind: ranges (locus_engine_push_ranges) or differences (_differences). */
         size_t n = 0;
-        while (n < size && i < job->count) {
+        const int kind = job->rows[i].is_difference;
+        double last_t = 0;
+        while (n < size && i < job->count && job->rows[i].is_difference == kind) {
             const row *r = &job->rows[i++];
-            batch[n].t_s = r->t;
-            batch[n].range_m = r->range;
-            batch[n].tag = r->tag;
-            batch[n].floor = r->floor[0] ? r->floor : NULL;
-            batch[n].anchor = (uint16_t)r->anchor;
+            last_t = r->t;
+            if (kind) {
+                differences[n].t_s = r->t;
+                differences[n].tdoa_m = r->range;
+                differences[n].tag = r->tag;
+                differences[n].floor = r->floor[0] ? r->floor : NULL;
+                differences[n].anchor_a = (uint16_t)r->anchor;
+                differences[n].anchor_b = (uint16_t)r->anchor_b;
+            } else {
+                batch[n].t_s = r->t;
+                batch[n].range_m = r->range;
+                batch[n].tag = r->tag;
+                batch[n].floor = r->floor[0] ? r->floor : NULL;
+                batch[n].anchor = (uint16_t)r->anchor;
+            }
             ++n;
         }
         size_t accepted = 0;
-        if (locus_engine_push_ranges(e, batch, n, &accepted) != LOCUS_OK || accepted != n) job->ok = 0;
-        if (size % 5 == 0 && locus_engine_advance(e, batch[n - 1].t_s) != LOCUS_OK) job->ok = 0;
+        int status = kind ? locus_engine_push_differences(e, differences, n, &accepted) : locus_engine_push_ranges(e, batch, n, &accepted);
+        if (status != LOCUS_OK || accepted != n) job->ok = 0;
+        if (size % 5 == 0 && locus_engine_advance(e, last_t) != LOCUS_OK) job->ok = 0;
         if (size % 3 == 0) drain(e, job, 1 + size % 4);
         size = size % 17 + 1;
     }
@@ -790,9 +814,65 @@ static void test_trace_file(const char *site, const char *trace, const char *exp
     printf("trace file: %zu rows pushed by the library's reader, bad rows counted by reason\n", (size_t)5);
 }
 
+/* A range-difference (TDoA) trace pushed with locus_engine_push_differences in uneven batches on two
+   threads gives `locus replay`'s bytes; bad differences return their statuses. */
+static void test_difference_trace(const char *site, const char *trace, const char *expected_positions,
+                                  const char *expected_events) {
+    size_t count = 0;
+    row *rows = read_trace(trace, &count);
+    CHECK(rows != NULL && count > 0, "cannot read difference trace %s", trace);
+    if (!rows) return;
+    replay_job jobs[2];
+    memset(jobs, 0, sizeof jobs);
+    pthread_t threads[2];
+    for (int k = 0; k < 2; ++k) {
+        jobs[k].site = site;
+        jobs[k].rows = rows;
+        jobs[k].count = count;
+        CHECK(pthread_create(&threads[k], NULL, replay, &jobs[k]) == 0, "pthread_create");
+    }
+    for (int k = 0; k < 2; ++k) pthread_join(threads[k], NULL);
+    for (int k = 0; k < 2; ++k) {
+        CHECK(jobs[k].ok, "difference replay %d reported a failure", k);
+        CHECK(jobs[k].fixes > 0, "no fixes from differences");
+        compare_text("difference positions", &jobs[k].positions, expected_positions);
+        compare_text("difference events", &jobs[k].events, expected_events);
+    }
+    printf("differences: %zu rows -> %zu positions\n", count, jobs[0].fixes);
+    for (int k = 0; k < 2; ++k) { free(jobs[k].positions.data); free(jobs[k].events.data); }
+
+    locus_engine *e = NULL;
+    CHECK_STATUS(locus_engine_create_file(site, NULL, &e), LOCUS_OK);
+    if (e) {
+        locus_difference d = {rows[0].t, 0.5, "D1", NULL, (uint16_t)rows[0].anchor, (uint16_t)rows[0].anchor};
+        CHECK_STATUS(locus_engine_push_difference(e, NULL), LOCUS_E_INVALID_ARGUMENT);
+        CHECK_STATUS(locus_engine_push_difference(e, &d), LOCUS_E_INVALID_ARGUMENT);       /* A = B */
+        d.anchor_b = (uint16_t)rows[0].anchor_b;
+        d.tdoa_m = 1e4;
+        CHECK_STATUS(locus_engine_push_difference(e, &d), LOCUS_E_INVALID_RANGE);          /* beyond the baseline */
+        d.tdoa_m = NAN;
+        CHECK_STATUS(locus_engine_push_difference(e, &d), LOCUS_E_INVALID_RANGE);
+        d.tdoa_m = 0.25;
+        d.anchor_b = 1;
+        CHECK_STATUS(locus_engine_push_difference(e, &d), LOCUS_E_INVALID_ARGUMENT);       /* unknown locator */
+        d.anchor_b = (uint16_t)rows[0].anchor_b;
+        CHECK_STATUS(locus_engine_push_difference(e, &d), LOCUS_OK);
+        int64_t skipped[LOCUS_SKIP_REASON_COUNT];
+        CHECK_STATUS(locus_engine_skipped(e, skipped, LOCUS_SKIP_REASON_COUNT), LOCUS_OK);
+        CHECK(skipped[LOCUS_SKIP_SAME_LOCATOR] == 1 && skipped[LOCUS_SKIP_DIFFERENCE_TOO_LONG] == 1
+              && skipped[LOCUS_SKIP_NON_FINITE] == 1 && skipped[LOCUS_SKIP_UNKNOWN_ANCHOR] == 1,
+              "skips %lld %lld %lld %lld", (long long)skipped[LOCUS_SKIP_SAME_LOCATOR],
+              (long long)skipped[LOCUS_SKIP_DIFFERENCE_TOO_LONG], (long long)skipped[LOCUS_SKIP_NON_FINITE],
+              (long long)skipped[LOCUS_SKIP_UNKNOWN_ANCHOR]);
+        locus_engine_destroy(e);
+    }
+    free(rows);
+}
+
 int main(int argc, char **argv) {
-    if (argc != 6) {
-        fprintf(stderr, "usage: %s SITE TRACE EXPECTED_POSITIONS EXPECTED_EVENTS EXPECTED_VERSION\n", argv[0]);
+    if (argc != 6 && argc != 9) {
+        fprintf(stderr, "usage: %s SITE TRACE EXPECTED_POSITIONS EXPECTED_EVENTS EXPECTED_VERSION "
+                "[TDOA_TRACE TDOA_POSITIONS TDOA_EVENTS]\n", argv[0]);
         return 2;
     }
     test_version(argv[5]);
@@ -834,6 +914,7 @@ int main(int argc, char **argv) {
         free(rows);
     }
     test_trace_file(argv[1], argv[2], argv[3], argv[4]);
+    if (argc == 9) test_difference_trace(argv[1], argv[6], argv[7], argv[8]);
     printf("locus_c_test: %d checks, %d failed\n", checks, failures);
     return failures == 0 ? 0 : 1;
 }

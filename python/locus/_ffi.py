@@ -42,6 +42,11 @@ RANGE_DTYPE = np.dtype({"names": ["t_s", "range_m", "tag", "floor", "anchor"],
                         "formats": ["<f8", "<f8", "<u8", "<u8", "<u2"],
                         "offsets": [0, 8, 16, 24, 32], "itemsize": 40})
 
+#: struct locus_difference (ABI 0.2): a range difference (TDoA), tdoa_m = d(tag, B) - d(tag, A).
+DIFFERENCE_DTYPE = np.dtype({"names": ["t_s", "tdoa_m", "tag", "floor", "anchor_a", "anchor_b"],
+                             "formats": ["<f8", "<f8", "<u8", "<u8", "<u2", "<u2"],
+                             "offsets": [0, 8, 16, 24, 32, 34], "itemsize": 40})
+
 #: struct locus_position.
 POSITION_DTYPE = np.dtype({
     "names": ["t_s", "x_m", "y_m", "z_m", "vx_mps", "vy_mps", "vz_mps", "speed_mps", "course_rad", "covariance_m2",
@@ -59,6 +64,7 @@ EVENT_DTYPE = np.dtype({"names": ["t_s", "dwell_s", "kind", "tag", "floor", "zon
 
 for _name, _size, _pinned in (("locus_options", C.sizeof(Options), 40), ("locus_stats", C.sizeof(Stats), 64),
                               ("locus_range", RANGE_DTYPE.itemsize, 40),
+                              ("locus_difference", DIFFERENCE_DTYPE.itemsize, 40),
                               ("locus_position", POSITION_DTYPE.itemsize, 328),
                               ("locus_event", EVENT_DTYPE.itemsize, 216)):
     assert _size == _pinned, f"{_name}: {_size} bytes, locus.h says {_pinned}"
@@ -116,6 +122,7 @@ def declare(lib):
         ("locus_engine_create_file", [C.c_char_p, C.POINTER(Options), C.POINTER(engine)]),
         ("locus_engine_destroy", [engine]),
         ("locus_engine_push_ranges", [engine, C.c_void_p, C.c_size_t, size_p]),
+        ("locus_engine_push_differences", [engine, C.c_void_p, C.c_size_t, size_p]),
         ("locus_engine_push_trace_file", [engine, C.c_char_p, size_p, size_p]),
         ("locus_engine_advance", [engine, C.c_double]),
         ("locus_engine_finish", [engine]),

@@ -41,14 +41,15 @@ class Engine:
         """Pushes rows given as data (see locus._rows); skipped rows are counted, not raised."""
         if self.finished:
             raise LocusError("E1002", "the engine is finished", 1002)
-        records, keep, skipped = _rows.ranges(trace, sort)
+        runs, keep, skipped = _rows.rows(trace, sort)
         for reason, count in skipped.items():
             self.skipped_here[reason] = self.skipped_here.get(reason, 0) + count
-        self.rows += len(records) + sum(skipped.values())
-        if len(records):
+        self.rows += sum(len(records) for _, records in runs) + sum(skipped.values())
+        for kind, records in runs:
             accepted = ctypes.c_size_t()
+            push = self.lib.locus_engine_push_ranges if kind == "range" else self.lib.locus_engine_push_differences
             # A non-zero status names the first skipped row: skipped rows are counted, not raised.
-            self.lib.locus_engine_push_ranges(self.handle, records.ctypes.data, len(records), ctypes.byref(accepted))
+            push(self.handle, records.ctypes.data, len(records), ctypes.byref(accepted))
         del keep  # the library copied the strings
 
     def set_truth(self, path, zone_window=0):

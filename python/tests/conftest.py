@@ -40,3 +40,25 @@ def cli_replay(tmp_path_factory):
         assert result.returncode in (0, 2), result.stderr  # 2: a warning verdict (e.g. many rows skipped)
         return (out / "p.csv").read_bytes(), (out / "e.jsonl").read_bytes(), result.stdout
     return run
+
+
+@pytest.fixture(scope="session")
+def tdoa_trace(tmp_path_factory):
+    """tdoa_trace(mode) -> (site, trace, truth): a range-difference (TDoA) walk of the hall fixture,
+    written by `locus simulate --tdoa MODE` (3 tags, 40 s)."""
+    cli = cli_path()
+    if cli is None:
+        pytest.skip("no locus executable (swift build --product locus)")
+    made = {}
+
+    def make(mode="uplink"):
+        if mode not in made:
+            out = tmp_path_factory.mktemp("tdoa")
+            site = FIXTURES / "sites" / "hall.json"
+            result = subprocess.run([cli, "simulate", "--site", str(site), "--tdoa", mode, "--tags", "3", "--duration", "40",
+                                     "--seed", "5", "--trace", str(out / f"{mode}.csv"), "--truth", str(out / "truth.csv")],
+                                    capture_output=True, text=True)
+            assert result.returncode == 0, result.stderr
+            made[mode] = (site, out / f"{mode}.csv", out / "truth.csv")
+        return made[mode]
+    return make

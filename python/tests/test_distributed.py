@@ -83,6 +83,16 @@ def test_archive_on_a_local_cluster(client, cli_replay, tmp_path, partitions):
         assert untimed(written) == untimed(expected)
 
 
+@pytest.mark.parametrize("mode", ["uplink", "downlink"])
+def test_tdoa_archive_on_a_local_cluster(client, cli_replay, tdoa_trace, tmp_path, mode):
+    """A range-difference (TDoA) recording in 3 partitions: the single run's bytes."""
+    site, trace, _ = tdoa_trace(mode)
+    locus.distributed.replay_archive(client, [str(trace)], str(site), str(tmp_path / "out"), partitions_per_trace=3)
+    positions, events, _ = cli_replay(site, trace)
+    assert (tmp_path / "out" / mode / "positions.csv").read_bytes() == positions
+    assert (tmp_path / "out" / mode / "events.jsonl").read_bytes() == events
+
+
 def test_real_recording_on_a_local_cluster(client, cli_replay, tmp_path):
     if not (DATASET / "site.json").exists():
         pytest.skip(f"{DATASET} is not present")

@@ -1,0 +1,139 @@
+import LocusCore
+import LocusNumerics
+import LocusSolvers
+
+// Range differences (TDoA, SPEC §2 difference rows): routed and checked like ranges, timed by the
+// same epoch table (the B locator as the slot), held in `DifferenceEpochs`, and solved when the epoch
+// closes — by the difference least-squares solver (raw fixes, the loosely coupled filter's
+// measurement, and the start of a tightly coupled track) or as the tightly coupled filter's
+// measurements. An epoch holds one kind: a row of the other kind closes it first.
+extension PositioningEngine {
+    /// Ingests one range difference by id (tag registered, floor resolved, as `ingest(_:line:)`).
+    package mutating func ingest(_ d: RangeDifference, line: Int = 0) {
+        guard let tag = admittedTagIndex(for: d.tag, line: line) else { return }
+        let floor: FloorIndex
+        if let id = d.floor {
+            guard let f = site.floorIndex(of: id) else { diagnostics.skipped.record(.unknownFloor, line: line); return }
+            floor = f
+        } else {
+            floor = defaultFloor
+        }
+        ingest(tag: tag, floor: floor, reference: d.reference.rawValue, locator: d.locator.rawValue,
+               differenceMeters: d.differenceMeters, timeSeconds: d.timeSeconds, line: line)
+    }
+
+    /// The routed path of `ingest(_:line:)`: z = d(tag, B) − d(tag, A) with A = `reference`, B =
+    /// `locator`. Skipped and counted: a non-finite time or difference (`non_finite`), A = B
+    /// (`same_locator`), a locator the floor lacks (`unknown_anchor`), |z| > ‖b − a‖ + the margin
+    /// (`difference_too_long`), and the tag clock's reasons as for ranges. Kept: z − (b_B − b_A), the
+    /// locators' biases taken out (their range scales are not applied to a difference).
+    package mutating func ingest(tag tagIndex: TagIndex, floor floorIndex: FloorIndex, reference: UInt16, locator: UInt16,
+                                 differenceMeters z: Double, timeSeconds t: Double, line: Int = 0) {
+        guard !hasFinished else { return }
+        let tag = tagIndex.rawValue, floor = floorIndex.rawValue
+        guard t.isFinite, z.isFinite else { diagnostics.skipped.record(.nonFinite, line: line); return }
+        guard reference != locator else { diagnostics.skipped.record(.sameLocator, line: line); return }
+        guard let slotA = floors[floor].slot(of: reference), let slotB = floors[floor].slot(of: locator) else {
+            diagnostics.skipped.record(.unknownAnchor, line: line); return
+        }
+        let a = floors[floor].positions[slotA], b = floors[floor].positions[slotB]
+        let baseline = RangeModel.predicted(from: a, to: b)
+        guard DifferenceModel.isPlausible(z, baselineMeters: baseline, marginMeters: configuration.differenceMarginMeters) else {
+            diagnostics.skipped.record(.differenceTooLong, line: line); return
+        }
+        if partitionCount > 1, tag % partitionCount != partitionIndex {
+            observe(tag: tag, timeSeconds: t, line: line)
+            return
+        }
+        let latest = schedule.epochs.latestAdmittedSeconds(tag)
+        if !tags[tag].clock.admitsDirectly(t, after: latest), let reason = tags[tag].clock.admit(t, after: latest) {
+            diagnostics.skipped.record(reason, line: line); return
+        }
+        advanceClock(to: t)
+        var closed = false
+        if tags[tag].floorIndex != floor {
+            moveTag(tag, toFloor: floor)
+            closed = true
+        }
+        // One kind per epoch: an open range epoch is solved first; so is a full one.
+        if schedule.epochs.isOpen(tag) && (!tags[tag].holdsDifferences || differenceEpochs.count(tag) >= DifferenceEpochs.capacity)
+            || schedule.epochs.closes(tag, at: t) {
+            closeEpoch(tag)
+            closed = true
+        }
+        if isTracking, floorIsPlanar[floor], !tags[tag].hasFilter { startFilter(tag, floor: floor) }
+        // The epoch table times the difference as a range of B (its value unused: 0).
+        let added = schedule.add(tag, slot: slotB, rangeMeters: 0, timeSeconds: t)
+        if added != .joined {
+            guard added == .opened else { skipLateRange(line: line, closed: closed); return }
+            roundOpened(tag, floor: floor)
+        }
+        tags[tag].holdsDifferences = true
+        let biases = floors[floor].biasesMeters
+        differenceEpochs.append(tag, .init(differenceMeters: z - (biases[slotB] - biases[slotA]), timeSeconds: t,
+                                           referenceSlot: UInt16(truncatingIfNeeded: slotA),
+                                           locatorSlot: UInt16(truncatingIfNeeded: slotB)))
+        if schedule.epochs.isComplete(tag) {
+            closeEpoch(tag)
+            closed = true
+        }
+        if closed { release() }
+    }
+
+    /// Gives tag `tag`'s open difference epoch its fix (`closeEpoch` calls it for an epoch that holds
+    /// differences) and empties it. The filter takes the differences when it tracks (tight coupling);
+    /// otherwise the least-squares fix is the fix, the loosely coupled filter's measurement, or the
+    /// start of the tightly coupled track.
+    mutating func closeDifferenceEpoch(_ tag: Int, ending: EpochTable.Ending?) {
+        let time = schedule.epochs.epochTimeSeconds(tag)
+        let floor = tags[tag].floorIndex
+        _ = differenceEpochs.gather(tag, positions: floors[floor].positions, locators: &scratchDifferenceLocators,
+                                    slots: &scratchSlots, pairs: &scratchPairs)
+        differenceEpochs.reset(tag)
+        tags[tag].holdsDifferences = false
+        schedule.reset(tag, ending: ending)
+        let filtered = isTracking && tags[tag].hasFilter
+        if filtered && isTight && filters[tag].isTracking {
+            filters[tag].update(differences: scratchPairs.span, locators: scratchDifferenceLocators.span)
+            deliverFilterFix(tag, floor: floor, atSeconds: time)
+            return
+        }
+        guard let raw = solveDifferences(tag, floor: floor, atSeconds: time) else {
+            if filtered { diagnostics.epochsBeforeTrack += filters[tag].isTracking ? 0 : 1 }
+            return
+        }
+        if filtered {
+            // Loosely coupled, or the first fix of a tightly coupled track (which starts at it).
+            filters[tag].update(fix: raw)
+            deliverFilterFix(tag, floor: floor, atSeconds: time)
+        } else {
+            deliver(raw, tag: tag, floor: floor)
+        }
+    }
+
+    /// The least-squares fix of the differences gathered in the scratch arrays, or nil (the failure
+    /// counted by code).
+    private mutating func solveDifferences(_ tag: Int, floor: Int, atSeconds time: Double) -> PositionFix? {
+        let solver = DifferenceSolver(configuration: floors[floor].solver.configuration)
+        let solution: TrilaterationSolution
+        do throws(LocusError) {
+            solution = try solver.solve(locators: scratchDifferenceLocators.span, pairs: scratchPairs.span,
+                                        workspace: &differenceWorkspace)
+        } catch {
+            diagnostics.recordFailure(error.code)
+            return nil
+        }
+        var rejected = LocatorList()
+        if solution.rejectedCount > 0 {
+            for k in 0..<min(scratchSlots.count, 64) where solution.rejectedMask & (1 << UInt64(k)) != 0 {
+                rejected.append(floors[floor].addresses[scratchSlots[k]])
+            }
+            diagnostics.rejectedRanges += solution.rejectedCount
+        }
+        let quality = FixQuality(hdop: solution.hdop, vdop: solution.vdop, pdop: solution.pdop,
+                                 residualRMSMeters: solution.residualRMSMeters, locatorsUsed: solution.locatorsUsed,
+                                 rejected: rejected)
+        return PositionFix(timeSeconds: time, tag: registry.ids[tag], floor: floors[floor].floor.id,
+                           position: solution.position, covariance: solution.covariance, quality: quality)
+    }
+}
