@@ -1,0 +1,290 @@
+import LocusCore
+import LocusNumerics
+
+/// The settings of one rejection search (from `TrilaterationConfiguration`).
+struct DifferenceSearchSettings {
+    /// λ: χ² price of one rejected locator.
+    var rejectionPenalty: Double
+    /// K: most locators rejected in one fix.
+    var maximumRejections: Int
+    /// σ², m² (per arrival).
+    var sigmaSquared: Double
+    /// The final fit's tolerance, metres.
+    var tolerance: Double
+    /// Gauss–Newton steps per fit.
+    var maximumIterations: Int
+}
+
+/// The index buffers of one rejection search (each at least n entries; `picks` 3 per slot).
+struct DifferenceSearchSets {
+    /// The locators of the all-arrivals fit (`census(eligible:)`), `count` of them.
+    var eligible: UnsafeMutableBufferPointer<Int32>
+    var count: Int
+    /// The best set of the last level (a greedy level extends it).
+    var level: UnsafeMutableBufferPointer<Int32>
+    /// The best set so far (the answer).
+    var best: UnsafeMutableBufferPointer<Int32>
+    /// The set being fitted.
+    var candidate: UnsafeMutableBufferPointer<Int32>
+    /// Per candidate slot of an exhaustive level: its (up to 3) picks.
+    var picks: UnsafeMutableBufferPointer<Int32>
+    /// Per candidate slot: the predicted χ² (+∞ once taken).
+    var predicted: UnsafeMutableBufferPointer<Double>
+    /// Per candidate slot: the start of its fit (x, y, z).
+    var starts: UnsafeMutableBufferPointer<Double>
+}
+
+extension DifferenceFit {
+    /// A level fits at most this many of its screened candidates, lowest predicted χ² first ...
+    static let fitsPerLevel = 3
+    /// ... and only those whose predicted χ² is within this margin (χ² units) of the level's lowest
+    /// and whose predicted cost χ² + λk is below the best cost so far plus the margin (the margin
+    /// absorbs the error of the one-step linear prediction), as the range kernel's search.
+    static let screenMargin = 2.0
+    /// A greedy level tries this many of the longest-reading locators.
+    static let greedyCandidates = 4
+    /// Candidate fits stop at this step; the chosen fit is then polished to the full tolerance.
+    static let candidateToleranceMeters = 1e-6
+    /// Mean squared whitened residual (m²) of the all-arrivals fit above which its outliers are
+    /// gross: (1 m)², 10σ at the standard σ. The search then screens each candidate from its own
+    /// seed (one model pass each) rather than from the all-arrivals fit's stored rows.
+    static let grossResidualSquareMeters = 1.0
+
+    /// True when `x` is farther from the eligible locators' centroid than twice the farthest of them:
+    /// the all-arrivals fit has left the site.
+    func isFarOutside(_ x: Point3, sets: DifferenceSearchSets) -> Bool {
+        var cx = 0.0, cy = 0.0, cz = 0.0
+        for e in 0..<sets.count {
+            let l = locators[Int(sets.eligible[e])]
+            cx += l.x; cy += l.y; cz += l.z
+        }
+        let count = Double(max(1, sets.count))
+        let c = Point3(x: cx / count, y: cy / count, z: cz / count)
+        var radius = 0.0
+        for e in 0..<sets.count { radius = max(radius, locators[Int(sets.eligible[e])].distance(to: c)) }
+        return !(x.distance(to: c) <= 2 * radius)
+    }
+
+    /// Per locator i, Σ over its arrivals of eᵢ − ē_g at `x`: its residual eᵢ = zᵢ − (ρᵢ − ρ_A)
+    /// (`DifferenceModel.predicted`; the reference's own arrival 0) less its group's offset estimate
+    /// ē_g, the mean over the arrivals in the fit (groups with none are skipped). Positive: the
+    /// locator's arrivals read long — as NLOS makes them (an NLOS reference makes every other
+    /// difference of its group short, so its own arrival reads long). O(pairs + n).
+    func readingScores(at x: Point3) {
+        for i in 0..<locators.count { scores[i] = 0 }
+        var start = 0
+        while start < pairs.count {
+            let end = groupEnd(from: start)
+            let reference = Int(pairs[start].reference)
+            let a = locators[reference]
+            var active = excluded[reference] == 0 ? 1 : 0
+            var sum = 0.0
+            for j in start..<end {
+                let pair = pairs[j]
+                let e = pair.differenceMeters - DifferenceModel.predicted(at: x, reference: a, locator: locators[Int(pair.locator)])
+                residuals[j] = e
+                if excluded[Int(pair.locator)] == 0 { sum += e; active += 1 }
+            }
+            if active >= 1 {
+                let mean = sum / Double(active)
+                scores[reference] -= mean
+                for j in start..<end { scores[Int(pairs[j].locator)] += residuals[j] - mean }
+            }
+            start = end
+        }
+    }
+
+    /// True when every locator of `set[0..<count]` reads long at `x` (`readingScores`): NLOS only
+    /// delays an arrival.
+    func readsLong(_ set: UnsafeMutableBufferPointer<Int32>, count: Int, at x: Point3) -> Bool {
+        readingScores(at: x)
+        for q in 0..<count where !(scores[Int(set[q])] > 0) { return false }
+        return true
+    }
+
+    /// Sets (1) or clears (0) the left-out flag of the locators `set[0..<count]`.
+    @inline(__always)
+    func mark(_ set: UnsafeMutableBufferPointer<Int32>, count: Int, _ flag: Int32) {
+        for q in 0..<count { excluded[Int(set[q])] = flag }
+    }
+
+    /// True when the fit without the current left-out locators still has p + 1 independent
+    /// differences from p + 2 locators (as a solve needs).
+    @inline(__always)
+    mutating func isSolvable() -> Bool {
+        let unknowns = planar ? 2 : 3
+        let c = census()
+        return c.differences >= unknowns + 1 && c.locators >= unknowns + 2
+    }
+
+    /// C(n, k) as a double (k small).
+    static func combinations(_ n: Int, _ k: Int) -> Double {
+        var c = 1.0
+        for i in 0..<k { c = c * Double(n - i) / Double(i + 1) }
+        return c
+    }
+
+    /// The penalised subset search over locators (the range kernel's, `trilateration.c` step 3):
+    /// minimise χ²(without E) + λ|E| over sets E of left-out locators, |E| ≤ K, keeping p + 2 locators
+    /// and p + 1 differences, among sets whose locators all read long at the fit without them
+    /// (`readsLong`). Leaving a locator out drops its arrivals; a group whose reference is left out is
+    /// re-referenced to its remaining arrivals (see the type's comment). Level k takes every k-subset
+    /// while k ≤ 3 and C(n, k) ≤ 64 — each screened by one linearised step from the all-arrivals fit
+    /// (its predicted χ² = c_E − b_E·N_E⁻¹b_E from the stored rows, O(pairs) without a square root),
+    /// the best `fitsPerLevel` within `screenMargin` then fitted — else extends level k − 1's best set
+    /// by each of the `greedyCandidates` longest-reading locators (fitted from that set's fit). Level
+    /// k runs only while the best cost exceeds λk. The chosen set's fit is polished to `tolerance`;
+    /// its locators are left marked in `excluded`.
+    /// - Returns: the chosen fit and the number of rejected locators (their indices in `sets.best`).
+    /// - Throws: as `gaussNewton` for the polish.
+    mutating func searchRejections(full: DifferenceFitResult, sets: DifferenceSearchSets,
+                                   settings s: DifferenceSearchSettings) throws(LocusError) -> (fit: DifferenceFitResult, rejected: Int) {
+        let unknowns = planar ? 2 : 3
+        let n = sets.count
+        let kmax = min(s.maximumRejections, n - (unknowns + 2))
+        guard kmax >= 1 else { return (full, 0) }
+        let lambda = s.rejectionPenalty
+        let candidateTolerance = max(s.tolerance, Self.candidateToleranceMeters)
+        var bestCost = full.normal.c / s.sigmaSquared
+        var best = full
+        var bestCount = 0
+        let xFull = full.position
+        var xLevel = xFull
+        var levelCount = 0
+        var levelHasBest = true
+        _ = linearize(at: xFull, source: .modelStoringRows)
+        // Gross outliers (metres to tens of metres) drag the all-arrivals fit so far — at times out of
+        // the hall, towards infinity — that its linearisation ranks nothing: screen from each
+        // candidate's own closed-form start instead.
+        let gross = full.normal.c > Self.grossResidualSquareMeters * Double(max(1, census().differences))
+            || isFarOutside(xFull, sets: sets)
+        for k in 1...kmax {
+            let penalty = lambda * Double(k)
+            if bestCost <= penalty { break }
+            let exhaustive = k <= 3 && Self.combinations(n, k) <= Double(DifferenceWorkspace.candidateSlots)
+            if !exhaustive && !levelHasBest { break }
+            var levelBest = Double.infinity
+            var levelX = xLevel
+            if exhaustive {
+                // Screen every k-combination of the eligible locators (lexicographic).
+                var slots = 0
+                var lowest = Double.infinity
+                var c0 = 0, c1 = 1, c2 = 2
+                while true {
+                    sets.candidate[0] = sets.eligible[c0]
+                    if k > 1 { sets.candidate[1] = sets.eligible[c1] }
+                    if k > 2 { sets.candidate[2] = sets.eligible[c2] }
+                    mark(sets.candidate, count: k, 1)
+                    if isSolvable() {
+                        let origin = gross ? (seed() ?? xFull) : xFull
+                        let lin = linearize(at: origin, source: gross ? .model : .rows)
+                        if let d = step(lin) {
+                            let predicted = (lin.c - (lin.bx * d.0 + lin.by * d.1 + lin.bz * d.2)) / s.sigmaSquared
+                            if predicted.isFinite {
+                                sets.predicted[slots] = predicted
+                                sets.starts[3 * slots] = origin.x + d.0
+                                sets.starts[3 * slots + 1] = origin.y + d.1
+                                sets.starts[3 * slots + 2] = origin.z + d.2
+                                for q in 0..<k { sets.picks[3 * slots + q] = sets.candidate[q] }
+                                slots += 1
+                                lowest = min(lowest, predicted)
+                            }
+                        }
+                    }
+                    mark(sets.candidate, count: k, 0)
+                    // Next combination c0 < c1 < c2 (the first k used).
+                    if k == 1 {
+                        c0 += 1
+                        if c0 >= n { break }
+                    } else if k == 2 {
+                        c1 += 1
+                        if c1 >= n { c0 += 1; c1 = c0 + 1 }
+                        if c1 >= n { break }
+                    } else {
+                        c2 += 1
+                        if c2 >= n { c1 += 1; c2 = c1 + 1 }
+                        if c2 >= n { c0 += 1; c1 = c0 + 1; c2 = c1 + 1 }
+                        if c2 >= n { break }
+                    }
+                }
+                // Fit the most promising few, lowest prediction first (ties: enumeration order).
+                for _ in 0..<Self.fitsPerLevel {
+                    var q = -1
+                    var least = Double.infinity
+                    for r in 0..<slots where sets.predicted[r] < least { least = sets.predicted[r]; q = r }
+                    if q < 0 { break }
+                    sets.predicted[q] = .infinity
+                    if !(least <= lowest + Self.screenMargin) || !(least + penalty < bestCost + Self.screenMargin) { break }
+                    for r in 0..<k { sets.candidate[r] = sets.picks[3 * q + r] }
+                    mark(sets.candidate, count: k, 1)
+                    let start = point(sets.starts[3 * q], sets.starts[3 * q + 1], sets.starts[3 * q + 2])
+                    if let fit = try? gaussNewton(from: start, tolerance: candidateTolerance, maximumIterations: s.maximumIterations) {
+                        let chi = fit.normal.c / s.sigmaSquared
+                        if chi < levelBest && readsLong(sets.candidate, count: k, at: fit.position) {
+                            levelBest = chi
+                            levelX = fit.position
+                            for r in 0..<k { sets.level[r] = sets.candidate[r] }
+                            levelCount = k
+                            if chi + penalty < bestCost {
+                                bestCost = chi + penalty
+                                best = fit
+                                for r in 0..<k { sets.best[r] = sets.candidate[r] }
+                                bestCount = k
+                            }
+                        }
+                    }
+                    mark(sets.candidate, count: k, 0)
+                }
+            } else {
+                // Greedy: level k − 1's best set plus one of the longest-reading locators there.
+                let base = levelCount
+                mark(sets.level, count: base, 1)
+                readingScores(at: xLevel)
+                var chosen = 0
+                for _ in 0..<Self.greedyCandidates {
+                    var pick = -1
+                    var longest = 0.0
+                    for e in 0..<n {
+                        let i = Int(sets.eligible[e])
+                        if excluded[i] == 0 && scores[i] > longest { longest = scores[i]; pick = i }
+                    }
+                    if pick < 0 { break }
+                    sets.picks[chosen] = Int32(pick)
+                    scores[pick] = 0   // taken
+                    chosen += 1
+                }
+                var levelPick: Int32 = -1
+                for q in 0..<chosen {
+                    for r in 0..<base { sets.candidate[r] = sets.level[r] }
+                    sets.candidate[base] = sets.picks[q]
+                    excluded[Int(sets.picks[q])] = 1
+                    if isSolvable(),
+                       let fit = try? gaussNewton(from: seed() ?? xLevel, tolerance: candidateTolerance,
+                                                  maximumIterations: s.maximumIterations) {
+                        let chi = fit.normal.c / s.sigmaSquared
+                        if chi < levelBest && readsLong(sets.candidate, count: base + 1, at: fit.position) {
+                            levelBest = chi
+                            levelX = fit.position
+                            levelPick = sets.picks[q]
+                            if chi + penalty < bestCost {
+                                bestCost = chi + penalty
+                                best = fit
+                                for r in 0...base { sets.best[r] = sets.candidate[r] }
+                                bestCount = base + 1
+                            }
+                        }
+                    }
+                    excluded[Int(sets.picks[q])] = 0
+                }
+                mark(sets.level, count: base, 0)
+                if levelPick >= 0 { sets.level[base] = levelPick; levelCount = base + 1 }
+            }
+            levelHasBest = levelBest < .infinity
+            if levelHasBest { xLevel = levelX }
+        }
+        guard bestCount > 0 else { return (full, 0) }
+        mark(sets.best, count: bestCount, 1)
+        let polished = try gaussNewton(from: best.position, tolerance: s.tolerance, maximumIterations: s.maximumIterations)
+        return (polished, bestCount)
+    }
+}
