@@ -470,12 +470,14 @@ LOCUS_IMM_CLONES int locus_imm_predict_update_differences(locus_imm *imm, const 
         double *row = rows + LOCUS_DIFFERENCE_ROW * k;
         const double z = row[3];
         v4 h, gx, gy;
-        for (int j = 0; j < 4; j++) {
+        for (int j = 0; j < 3; j++) {
             double g[3];
             h[j] = locus_difference_jacobian(px0[j], py0[j], tag_height_m, reference, row, g);
             gx[j] = g[0];
             gy[j] = g[1];
         }
+        // Lane 3 mirrors the steady model (lane 1) bit for bit: its numbers, not a fourth evaluation.
+        h[3] = h[1]; gx[3] = gx[1]; gy[3] = gy[1];
         store(row + 6, h); store(row + 10, gx); store(row + 14, gy);
         const double g0 = gx[2], g1 = gy[2];
         const double s = g0 * (a00 * g0 + a01 * g1) + g1 * (a01 * g0 + a11 * g1) + 2.0 * variance;
