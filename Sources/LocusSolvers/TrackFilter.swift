@@ -416,7 +416,12 @@ package struct TrackFilter: Sendable {
         var start = 0
         while start < pairs.count {
             var end = start + 1
-            while end < pairs.count && pairs[end].sharesArrival(with: pairs[start]) { end += 1 }
+            // (Not `end < n && pairs[end]…`: the autoclosure of `&&` capturing the span crashes the 6.3.1
+            // optimiser in release builds — "leaked owned value" in CopyPropagation.)
+            while end < pairs.count {
+                guard pairs[end].sharesArrival(with: pairs[start]) else { break }
+                end += 1
+            }
             switch updateGroup(pairs, start..<end, locators: locators, addresses: addresses, report: report) {
             case .accepted: accepted = true
             case .gated: gated = true
