@@ -8,8 +8,13 @@ import LocusCore
 /// locator B and difference z (`set`); the kernel writes back what became of it (`outcome`) and the
 /// gate's statistic ν (`normalisedInnovation`), and uses the rest as scratch.
 package enum DifferenceRows {
-    /// Doubles per difference.
-    package static var stride: Int { Int(LOCUS_DIFFERENCE_ROW) }
+    /// Doubles per difference: `LOCUS_DIFFERENCE_ROW` (a literal here so that `set` and `outcome`
+    /// inline into the filter; the kernel wrappers check that the two agree).
+    @inlinable
+    package static var stride: Int { 18 }
+
+    /// Whether `stride` is the C layout's row (checked by the wrappers that hand rows to a kernel).
+    static var matchesKernelLayout: Bool { stride == Int(LOCUS_DIFFERENCE_ROW) }
 
     /// What the update did with one difference.
     package enum Outcome: Sendable, Hashable {
@@ -22,7 +27,7 @@ package enum DifferenceRows {
     }
 
     /// Row k: the other locator B at `locator` (m) and z = d(tag, B) − d(tag, A) (m, biases removed).
-    @inline(__always)
+    @inlinable
     package static func set(_ rows: inout MutableSpan<Double>, row k: Int, locator b: Point3, differenceMeters z: Double) {
         let base = k * stride
         rows[base] = b.x; rows[base + 1] = b.y; rows[base + 2] = b.z
@@ -32,7 +37,7 @@ package enum DifferenceRows {
     }
 
     /// What the last update did with row k.
-    @inline(__always)
+    @inlinable
     package static func outcome(_ rows: borrowing MutableSpan<Double>, row k: Int) -> Outcome {
         let flag = rows[k * stride + 4]
         return flag == 1 ? .applied : flag == 0 ? .gated : .unusable
@@ -40,7 +45,7 @@ package enum DifferenceRows {
 
     /// Row k's normalised innovation ν = y/√S of the raw difference (S = HPHᵀ + 2σ², dimensionless;
     /// NaN when unusable).
-    @inline(__always)
+    @inlinable
     package static func normalisedInnovation(_ rows: borrowing MutableSpan<Double>, row k: Int) -> Double {
         rows[k * stride + 5]
     }
@@ -72,7 +77,8 @@ extension KalmanKernels {
     package static func updateDifferences(_ state: inout KalmanState, reference: Point3, rows: inout MutableSpan<Double>,
                                           count m: Int, tagHeightMeters h: Double, varianceSquareMeters v: Double,
                                           gateLong: Double, gateShort: Double) -> (KalmanOutcome, DifferenceGroupStatistics) {
-        precondition(m >= 0 && rows.count >= m * DifferenceRows.stride, "KalmanKernels.updateDifferences: rows too short")
+        precondition(m >= 0 && rows.count >= m * DifferenceRows.stride && DifferenceRows.matchesKernelLayout,
+                     "KalmanKernels.updateDifferences: rows too short")
         var a = SIMD4<Double>(reference.x, reference.y, reference.z, 0)
         var stats = SIMD4<Double>.zero
         let status = rows.withUnsafeMutableBufferPointer { rowBuffer in

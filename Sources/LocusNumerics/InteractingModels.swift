@@ -226,7 +226,8 @@ package struct InteractingModels: Sendable {
                                                       rows: inout MutableSpan<Double>, count m: Int, tagHeightMeters h: Double,
                                                       varianceSquareMeters v: Double, gateLong: Double, gateShort: Double)
         -> (outcome: KalmanOutcome, predicted: Bool, statistics: DifferenceGroupStatistics) {
-        precondition(m >= 0 && rows.count >= m * DifferenceRows.stride, "InteractingModels.predictAndUpdateDifferences: rows too short")
+        precondition(m >= 0 && rows.count >= m * DifferenceRows.stride && DifferenceRows.matchesKernelLayout,
+                     "InteractingModels.predictAndUpdateDifferences: rows too short")
         var ok: Int32 = 0
         var stats = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
         var a = (reference.x, reference.y, reference.z)

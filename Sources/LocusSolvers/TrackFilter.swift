@@ -446,9 +446,7 @@ package struct TrackFilter: Sendable {
                                       addresses: Span<LocatorAddress>, report: (Int, DifferenceRows.Outcome) -> Void) -> TrackUpdateOutcome {
         let first = pairs[group.lowerBound]
         let t = first.timeSeconds
-        var m = 0
-        for k in group where Self.isUsable(pairs[k], locatorCount: locators.count) { m += 1 }
-        guard isTracking, abs(t) <= .greatestFiniteMagnitude, m > 0 else {
+        guard isTracking, abs(t) <= .greatestFiniteMagnitude else {
             for k in group { report(k, .unusable) }
             return isTracking ? .unusable : .buffered
         }
@@ -457,15 +455,22 @@ package struct TrackFilter: Sendable {
             dropTrack()
             return .buffered
         }
-        let reference = locators[Int(first.reference)]
-        return withUnsafeTemporaryAllocation(of: Double.self, capacity: m * DifferenceRows.stride) { buffer -> TrackUpdateOutcome in
+        // Rows for every pair of the group (the usable ones filled in order, m of them): on the stack.
+        return withUnsafeTemporaryAllocation(of: Double.self, capacity: group.count * DifferenceRows.stride) { buffer -> TrackUpdateOutcome in
             buffer.initialize(repeating: 0)
             var rows = buffer.mutableSpan
-            var r = 0
-            for k in group where Self.isUsable(pairs[k], locatorCount: locators.count) {
-                DifferenceRows.set(&rows, row: r, locator: locators[Int(pairs[k].locator)], differenceMeters: pairs[k].differenceMeters)
-                r += 1
+            var m = 0
+            for k in group {
+                let pair = pairs[k]
+                guard Self.isUsable(pair, locatorCount: locators.count) else { continue }
+                DifferenceRows.set(&rows, row: m, locator: locators[Int(pair.locator)], differenceMeters: pair.differenceMeters)
+                m += 1
             }
+            guard m > 0 else {
+                for k in group { report(k, .unusable) }
+                return .unusable
+            }
+            let reference = locators[Int(first.reference)]
             let (outcome, predicted, statistics) = motion.predictAndUpdateDifferences(
                 toSeconds: t, fromSeconds: stateSeconds, reference: reference, rows: &rows, count: m,
                 tagHeightMeters: tagHeightMeters, shared)
@@ -477,7 +482,7 @@ package struct TrackFilter: Sendable {
             stateSeconds = max(stateSeconds, t)
             let ran = outcome == .accepted || outcome == .gated
             var applied = 0
-            r = 0
+            var r = 0
             for k in group {
                 guard Self.isUsable(pairs[k], locatorCount: locators.count) else { report(k, .unusable); continue }
                 let o = ran ? DifferenceRows.outcome(rows, row: r) : .unusable
