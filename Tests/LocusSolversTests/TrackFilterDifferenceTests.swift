@@ -184,6 +184,54 @@ import Testing
         #expect(filter.lastError == nil)
     }
 
+    /// Blinks of a tag at `position(t)` (σ per arrival), reference locator 0, at 4 Hz for `seconds`.
+    static func blinks(seconds: Double, seed: UInt64, position: (Double) -> Point2) -> [DifferenceFixture.Blink] {
+        var rng = SeededGenerator(seed: seed)
+        return (0..<Int(seconds * 4)).map { k in
+            let t = Double(k) * 0.25
+            let p = position(t)
+            let tag = Point3(x: p.x, y: p.y, z: DifferenceFixture.tagHeight)
+            let arrivals = DifferenceFixture.positions.map { tag.distance(to: $0) + DifferenceFixture.sigma * rng.nextGaussian() }
+            let pairs = (1..<8).map { DifferencePair(reference: 0, locator: $0, differenceMeters: arrivals[$0] - arrivals[0], timeSeconds: t) }
+            return DifferenceFixture.Blink(timeSeconds: t, truth: p, pairs: pairs, rows: [])
+        }
+    }
+
+    @Test("The IMM's model likelihoods follow the differences: a standing tag ends in the still model, a walking one does not")
+    func modeProbabilities() {
+        var still = TrackFilter(tag: "T1", floor: "1F", tagHeightMeters: DifferenceFixture.tagHeight)
+        for blink in Self.blinks(seconds: 20, seed: 11, position: { _ in Point2(x: 7, y: 6) }) {
+            DifferenceFixture.apply(blink, to: &still)
+            _ = still.closeEpoch(atSeconds: blink.timeSeconds)
+        }
+        var walking = TrackFilter(tag: "T1", floor: "1F", tagHeightMeters: DifferenceFixture.tagHeight)
+        for blink in Self.blinks(seconds: 12, seed: 12, position: { t in Point2(x: 4 + 1.0 * t, y: 5 + 0.3 * t) }) {
+            DifferenceFixture.apply(blink, to: &walking)
+            _ = walking.closeEpoch(atSeconds: blink.timeSeconds)
+        }
+        let muStill = still.modeProbabilities, muWalking = walking.modeProbabilities
+        #expect(muStill[0] > 0.8, "still: \(muStill)")
+        #expect(muWalking[0] < 0.05, "walking: \(muWalking)")
+        #expect(abs(muStill[0] + muStill[1] + muStill[2] - 1) < 1e-12 && abs(muWalking[0] + muWalking[1] + muWalking[2] - 1) < 1e-12)
+        #expect(walking.state.map { abs($0.x[2] - 1.0) < 0.15 && abs($0.x[3] - 0.3) < 0.15 } ?? false, "velocity \(String(describing: walking.state?.x))")
+    }
+
+    @Test("A difference group a little older than the track (a hybrid tag's later range came first) is applied; one too old re-seeds")
+    func lateGroups() {
+        let run = DifferenceFixture.simulate(seed: 6, durationSeconds: 20)
+        var filter = TrackFilter(tag: "T1", floor: "1F", tagHeightMeters: DifferenceFixture.tagHeight)
+        for k in 0..<40 {
+            for r in run.rounds[k] { if let l = DifferenceFixture.hall.locator(r.locator) { filter.update(range: r, locator: l) } }
+            // The blink at the round's start, after the round's ranges (up to 28 ms later): late but within 0.1 s.
+            #expect(DifferenceFixture.update(&filter, run.blinks[k].pairs) == .accepted, "blink \(k)")
+        }
+        #expect(filter.initializationCount == 1)
+        var old = run.blinks[39]
+        for i in old.pairs.indices { old.pairs[i].timeSeconds -= 0.5 }
+        #expect(DifferenceFixture.update(&filter, old.pairs) == .buffered)
+        #expect(!filter.isTracking && filter.lastError == nil)
+    }
+
     @Test("A hybrid tag (ranges and differences alternating) fuses both in one track: better than either alone",
           arguments: [1, 2] as [UInt64])
     func hybridFusesBoth(seed: UInt64) {
