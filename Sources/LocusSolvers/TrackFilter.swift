@@ -10,7 +10,8 @@ package enum TrackUpdateOutcome: Sendable, Hashable {
     case accepted
     /// The measurement failed the innovation gate; the state is unchanged.
     case gated
-    /// Tightly coupled: kept for initialisation; there is no state yet.
+    /// Tightly coupled: there is no state (yet). A range is kept for initialisation; range differences
+    /// are not — the engine seeds the filter (see `TrackFilter.update(differences:locators:addresses:)`).
     case buffered
     /// The track was (re-)initialised at this measurement: first measurement, after a long gap, or
     /// after the gate opened (re-acquisition).
