@@ -114,3 +114,51 @@ Bench.measure("smoother_end_to_end_rts_per_fix", operations: fixCount, runs: 10,
               extra: ["note": "\"IMM forward pass + node set-up + RTS\""]) {
     Bench.blackHole((try? TrackSmoother.smooth(fixes))?.count)
 }
+
+// 5. Epochs (issue #40 item 3): a tightly coupled epoch of 8 ranges (the round path,
+// `update(rangesMeters:…)`) against a difference epoch of one uplink blink — 7 differences against
+// one reference (`update(differences:…)`: per-difference gate, whitening, 7 scalar updates) —, the
+// same walk, σ = 0.1 m per range / per arrival, update only (no closeEpoch). One operation = one epoch.
+let epochCount = rangeCount / 8
+let epochPositions = floorLocators.map(\.position)
+let epochAddresses = floorLocators.map(\.address)
+var epochTimes: [Double] = [], epochAnchors: [Point3] = [], epochRanges: [Double] = [], epochRangeAddresses: [LocatorAddress] = []
+var epochPairs: [DifferencePair] = []
+for k in 0..<epochCount {
+    for j in 0..<8 {
+        let (r, l) = ranges[8 * k + j]
+        epochTimes.append(r.timeSeconds); epochAnchors.append(l.position)
+        epochRanges.append(l.correctedRange(r.rangeMeters)); epochRangeAddresses.append(l.address)
+    }
+    let (x, y) = truth(k)
+    let tag = Point3(x: x, y: y, z: tagHeight)
+    let arrivals = epochPositions.map { tag.distance(to: $0) + 0.1 * rng.nextGaussian() }
+    for j in 1..<8 {
+        epochPairs.append(DifferencePair(reference: 0, locator: j, differenceMeters: arrivals[j] - arrivals[0], timeSeconds: Double(k) * 0.25))
+    }
+}
+for (name, config) in [("imm", TrackFilterConfiguration.standard), ("single", TrackFilterConfiguration(usesInteractingModels: false))] {
+    Bench.measure("filter_epoch_8_ranges_\(name)", operations: epochCount, extra: ["unit": "\"epoch of 8 ranges\""]) {
+        var filter = TrackFilter(configuration: config, tag: "T1", floor: "1F", tagHeightMeters: tagHeight)
+        let times = epochTimes.span, anchors = epochAnchors.span, values = epochRanges.span, addresses = epochRangeAddresses.span
+        for k in 0..<epochCount {
+            let bounds = 8 * k..<8 * k + 8
+            filter.update(rangesMeters: values.extracting(bounds), timesSeconds: times.extracting(bounds),
+                          anchors: anchors.extracting(bounds), addresses: addresses.extracting(bounds))
+        }
+        precondition(filter.isTracking, "filter_epoch_8_ranges_\(name) lost the track")
+        Bench.blackHole(filter.currentFix)
+    }
+    Bench.measure("filter_epoch_7_differences_\(name)", operations: epochCount, extra: ["unit": "\"epoch of 7 differences\""]) {
+        var filter = TrackFilter(configuration: config, tag: "T1", floor: "1F", tagHeightMeters: tagHeight)
+        let (x0, y0) = truth(0)
+        filter.reset(to: KalmanState(px: x0, py: y0, positionSigmaMeters: 0.1, velocitySigmaMetersPerSecond: 1), atSeconds: 0)
+        let pairs = epochPairs.span, locators = epochPositions.span, addresses = epochAddresses.span
+        var accepted = 0
+        for k in 0..<epochCount where filter.update(differences: pairs.extracting(7 * k..<7 * k + 7), locators: locators,
+                                                    addresses: addresses) == .accepted { accepted += 1 }
+        precondition(filter.isTracking && accepted == epochCount,
+                     "filter_epoch_7_differences_\(name) lost the track")
+        Bench.blackHole(filter.currentFix)
+    }
+}

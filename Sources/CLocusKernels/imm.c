@@ -13,6 +13,7 @@
 #endif
 // (After the pragma: the measurement models' inline functions are compiled under it too.)
 #include "locus_measurement_range.h"
+#include "locus_measurement_difference.h"
 
 typedef double v4 __attribute__((vector_size(32)));
 
@@ -446,6 +447,77 @@ LOCUS_IMM_CLONES int locus_imm_update_ranges(locus_imm *imm, const locus_imm_par
         run->residual_squares += y * y;
     }
     return n;
+}
+
+LOCUS_IMM_CLONES int locus_imm_predict_update_differences(locus_imm *imm, const locus_imm_params *params, double t,
+                                                          const double *reference, int m, double *rows,
+                                                          double tag_height_m, double variance, double gate_long,
+                                                          double gate_short, double *stats, int *predicted) {
+    for (int k = 0; k < 8; k++) stats[k] = 0;
+    *predicted = 0;
+    if (!(variance > 0 && variance <= DBL_MAX) || m < 1) return LOCUS_KALMAN_BAD_ARGUMENT;
+    const int prediction = predict(imm, params, t);
+    if (prediction != LOCUS_KALMAN_OK) return prediction;
+    *predicted = 1;
+    // Every difference linearised at the predicted models (h and H per lane, kept in the row's scratch),
+    // gated on the manoeuvring model (lane 2) with S = H A Hᵀ + 2σ²; the survivors' sums for the whitening.
+    const v4 px0 = load(imm->x[0]), py0 = load(imm->x[1]);
+    const double a00 = imm->p[A00][2], a01 = imm->p[A01][2], a11 = imm->p[A11][2];
+    v4 sh = { 0, 0, 0, 0 }, sgx = { 0, 0, 0, 0 }, sgy = { 0, 0, 0, 0 };
+    double sz = 0;
+    int n = 0, gated = 0;
+    for (int k = 0; k < m; k++) {
+        double *row = rows + LOCUS_DIFFERENCE_ROW * k;
+        const double z = row[3];
+        v4 h, gx, gy;
+        for (int j = 0; j < 3; j++) {
+            double g[3];
+            h[j] = locus_difference_jacobian(px0[j], py0[j], tag_height_m, reference, row, g);
+            gx[j] = g[0];
+            gy[j] = g[1];
+        }
+        // Lane 3 mirrors the steady model (lane 1) bit for bit: its numbers, not a fourth evaluation.
+        h[3] = h[1]; gx[3] = gx[1]; gy[3] = gy[1];
+        store(row + 6, h); store(row + 10, gx); store(row + 14, gy);
+        const double g0 = gx[2], g1 = gy[2];
+        const double s = g0 * (a00 * g0 + a01 * g1) + g1 * (a01 * g0 + a11 * g1) + 2.0 * variance;
+        const double nu = (z - h[2]) / sqrt(s);
+        row[5] = nu;
+        const v4 sum = (h + gx) + (gy + z);
+        if (!lanes_all((sum - sum) == 0) || !(s > 0) || !finite(nu)) { row[4] = -1; continue; }
+        if (locus_measurement_gated(nu, gate_long, gate_short)) { row[4] = 0; gated++; continue; }
+        row[4] = 1;
+        sh += h; sgx += gx; sgy += gy; sz += z;
+        n++;
+    }
+    if (n == 0) return gated > 0 ? LOCUS_KALMAN_GATED : LOCUS_KALMAN_BAD_ARGUMENT;
+    // The survivors whitened ((W v)_j = v_j + c Σ_k v_k) and applied one by one to every model, each
+    // innovation taken from the linearisation at the predicted state x₀: y'_j = z'_j − h'_j − H'_j (x − x₀).
+    locus_imm saved;
+    memcpy(&saved, imm, sizeof saved);
+    const double c = locus_difference_whitening(n);
+    const v4 one = { 1, 1, 1, 1 };
+    const v4i defined = { -1, -1, -1, -1 };
+    double r2 = 0, f00 = 0, f01 = 0, f11 = 0;
+    for (int k = 0; k < m; k++) {
+        const double *row = rows + LOCUS_DIFFERENCE_ROW * k;
+        if (row[4] != 1) continue;
+        const v4 gx = load(row + 10) + c * sgx, gy = load(row + 14) + c * sgy;
+        const v4 h = load(row + 6) + c * sh;
+        const double z = row[3] + c * sz;
+        const v4 y = (z - h) - (gx * (load(imm->x[0]) - px0) + gy * (load(imm->x[1]) - py0));
+        int refused_before_change = 1;
+        const int status = scalar_update_tracked(imm, &gx, &gy, &one, &one, &y, &defined, variance, INFINITY, INFINITY, 0,
+                                                 &refused_before_change);
+        if (status != LOCUS_KALMAN_OK) {
+            memcpy(imm, &saved, sizeof saved);
+            return status;
+        }
+        r2 += y[2] * y[2]; f00 += gx[2] * gx[2]; f01 += gx[2] * gy[2]; f11 += gy[2] * gy[2];
+    }
+    stats[0] = r2; stats[1] = f00; stats[2] = f01; stats[3] = f11;
+    settled_mean(imm, stats + 4);
+    return LOCUS_KALMAN_OK;
 }
 
 LOCUS_IMM_CLONES int locus_imm_update_position(locus_imm *imm, const double *z, const double *r, double gate, double *stats) {

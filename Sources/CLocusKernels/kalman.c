@@ -4,6 +4,7 @@
 #include <math.h>
 #include "finite.h"
 #include "locus_measurement_range.h"
+#include "locus_measurement_difference.h"
 
 static int finite_state(const double *x, const double *P) {
     double s = 0;
@@ -158,6 +159,55 @@ int locus_kalman_cv_update_range(double *x, double *P, const double *anchor, dou
     if (!(rho >= 1e-6) || !finite(rho)) return LOCUS_KALMAN_BAD_ARGUMENT;
     locus_range_unit(d[0], d[1], d[2], rho, h);
     return scalar_update(x, P, h[0], h[1], range_m - rho, variance, gate_long, gate_short, stats);
+}
+
+// The range-difference model (locus_measurement_difference.h), planar: every raw difference linearised
+// and gated at the entering state, the survivors whitened (W = I + c 11ᵀ) and applied as sequential
+// scalar updates of that linearisation (see locus_kalman.h), on a copy committed at the end.
+int locus_kalman_cv_update_differences(double *x, double *P, const double *reference, int m, double *rows,
+                                       double tag_height_m, double variance, double gate_long, double gate_short,
+                                       double *stats) {
+    stats[0] = stats[1] = stats[2] = stats[3] = 0;
+    if (!(variance > 0) || !finite(variance) || m < 1) return LOCUS_KALMAN_BAD_ARGUMENT;
+    const double x0 = x[0], y0 = x[1];
+    double sh = 0, sgx = 0, sgy = 0, sz = 0;
+    int n = 0, gated = 0;
+    for (int k = 0; k < m; k++) {
+        double *row = rows + LOCUS_DIFFERENCE_ROW * k;
+        double g[3];
+        const double h = locus_difference_jacobian(x0, y0, tag_height_m, reference, row, g);
+        const double z = row[3];
+        row[6] = h; row[10] = g[0]; row[14] = g[1];
+        // S = H P Hᵀ + 2σ² (the raw difference: two arrivals of variance σ² each).
+        const double s = g[0] * (P[0] * g[0] + P[1] * g[1]) + g[1] * (P[4] * g[0] + P[5] * g[1]) + 2.0 * variance;
+        const double nu = (z - h) / sqrt(s);
+        row[5] = nu;
+        if (!finite(h + g[0] + g[1] + z) || !(s > 0) || !finite(nu)) { row[4] = -1; continue; }
+        if (locus_measurement_gated(nu, gate_long, gate_short)) { row[4] = 0; gated++; continue; }
+        row[4] = 1;
+        sh += h; sgx += g[0]; sgy += g[1]; sz += z;
+        n++;
+    }
+    if (n == 0) return gated > 0 ? LOCUS_KALMAN_GATED : LOCUS_KALMAN_BAD_ARGUMENT;
+    const double c = locus_difference_whitening(n);
+    double lx[4], lp[16];
+    for (int i = 0; i < 4; i++) lx[i] = x[i];
+    for (int i = 0; i < 16; i++) lp[i] = P[i];
+    double r2 = 0, f00 = 0, f01 = 0, f11 = 0;
+    for (int k = 0; k < m; k++) {
+        const double *row = rows + LOCUS_DIFFERENCE_ROW * k;
+        if (row[4] != 1) continue;
+        // (W v)_j = v_j + c Σ_k v_k for z, h and each column of H.
+        const double gx = row[10] + c * sgx, gy = row[14] + c * sgy;
+        const double y = (row[3] + c * sz) - (row[6] + c * sh) - (gx * (lx[0] - x0) + gy * (lx[1] - y0));
+        const int status = scalar_update(lx, lp, gx, gy, y, variance, INFINITY, INFINITY, 0);
+        if (status != LOCUS_KALMAN_OK) return status;
+        r2 += y * y; f00 += gx * gx; f01 += gx * gy; f11 += gy * gy;
+    }
+    for (int i = 0; i < 4; i++) x[i] = lx[i];
+    for (int i = 0; i < 16; i++) P[i] = lp[i];
+    stats[0] = r2; stats[1] = f00; stats[2] = f01; stats[3] = f11;
+    return LOCUS_KALMAN_OK;
 }
 
 // Cholesky factor of a 4x4 SPD matrix into L (lower, row-major). Returns 0 on success.

@@ -6,8 +6,9 @@ import LocusSolvers
 /// engine here, and after `PositioningEngine.finish()` turns the engine's causal fixes into smoothed
 /// ones. Zone events are not affected: they come from the causal stream, as they would live.
 ///
-/// With the tightly coupled filter the smoother works on each tag's ranges (extended RTS,
-/// `TrackSmoother.smooth(ranges:…)`) and reports at the causal fix times. Each range is kept with the
+/// With the tightly coupled filter the smoother works on each tag's ranges and range differences
+/// (TDoA, `record(_:)` of a `RangeDifference`; extended RTS, `TrackSmoother.smooth(ranges:differences:…)`)
+/// and reports at the causal fix times. Each range is kept with the
 /// tag's common range offset b̂ the causal engine subtracted from it when it took the row (the online
 /// estimate drifts; one value for the whole run — the last — made the smoother worse than the causal
 /// filter on the real mid run: 0.0975 m vs 0.0911 m), so the smoother sees exactly the ranges the live
@@ -23,6 +24,8 @@ struct OfflineSmoothing: Sendable {
     private let usesRanges: Bool
     /// Recorded ranges by tag, in the order fed.
     private var rangesByTag: [TagID: [RangeMeasurement]] = [:]
+    /// Recorded range differences (TDoA) by tag, in the order fed.
+    private var differencesByTag: [TagID: [RangeDifference]] = [:]
 
     /// A smoother for an engine configured with `configuration`.
     init(configuration: EngineConfiguration) {
@@ -44,6 +47,16 @@ struct OfflineSmoothing: Sendable {
         var row = m
         if let offsetMeters { row.rangeMeters = m.rangeMeters - offsetMeters }
         rangesByTag[m.tag, default: []].append(row)
+    }
+
+    /// Records a range-difference row (TDoA) right after the engine ingested it, as reported (the
+    /// smoother removes the locators' biases; a tag's common range offset cancels in a difference). Rows
+    /// the engine skips are ignored by the smoother too (unknown floor or locator). The rows of one
+    /// blink (one time, one reference) are recorded one after the other: they form one group. A no-op
+    /// unless the smoother works on ranges (tight coupling).
+    mutating func record(_ d: RangeDifference) {
+        guard usesRanges else { return }
+        differencesByTag[d.tag, default: []].append(d)
     }
 
     /// Whether the smoother works on ranges (tight coupling): rows are recorded only then.
@@ -73,6 +86,12 @@ struct OfflineSmoothing: Sendable {
                     a.element.timeSeconds < b.element.timeSeconds || (a.element.timeSeconds == b.element.timeSeconds && a.offset < b.offset)
                 }.map(\.element)
             }
+            var tagDifferences = differencesByTag[tag] ?? []
+            if zip(tagDifferences, tagDifferences.dropFirst()).contains(where: { $0.timeSeconds > $1.timeSeconds }) {
+                tagDifferences = tagDifferences.enumerated().sorted { a, b in
+                    a.element.timeSeconds < b.element.timeSeconds || (a.element.timeSeconds == b.element.timeSeconds && a.offset < b.offset)
+                }.map(\.element)
+            }
             var start = 0
             while start < tagFixes.count {
                 var end = start
@@ -87,8 +106,12 @@ struct OfflineSmoothing: Sendable {
                     let ranges = tagRanges.filter { m in
                         m.timeSeconds >= t0 && m.timeSeconds <= t1 && (m.floor ?? defaultFloorID) == floorID
                     }
-                    out += try TrackSmoother.smooth(ranges: ranges, floor: floor, outputTimesSeconds: stretch.map(\.timeSeconds),
-                                                    configuration: filterConfiguration)
+                    let differences = tagDifferences.filter { d in
+                        d.timeSeconds >= t0 && d.timeSeconds <= t1 && (d.floor ?? defaultFloorID) == floorID
+                    }
+                    // Without differences: exactly `smooth(ranges:floor:outputTimesSeconds:configuration:)`.
+                    out += try TrackSmoother.smooth(ranges: ranges, differences: differences, floor: floor,
+                                                    outputTimesSeconds: stretch.map(\.timeSeconds), configuration: filterConfiguration)
                 } else {
                     out += try TrackSmoother.smooth(stretch, configuration: filterConfiguration)
                 }

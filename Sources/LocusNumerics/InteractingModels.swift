@@ -213,6 +213,42 @@ package struct InteractingModels: Sendable {
         return stop
     }
 
+    /// `predict(toSeconds:parameters:)` then (when it succeeded: `predicted`) the update of every model
+    /// with the first `count` rows of `rows` (`DifferenceRows`): range differences sharing one arrival at
+    /// `reference`, the tag at height h (`locus_imm_predict_update_differences`). Each raw difference is
+    /// gated on its own on the manoeuvring model, ν = (z − h)/√(HAHᵀ + 2σ²) outside [−`gateShort`,
+    /// `gateLong`] refused; the n survivors are whitened (W = I + c11ᵀ, noise σ²I) and applied to every
+    /// model as n sequential scalar updates of the linearisation at the predicted state, each adding its
+    /// likelihood to the pending ones (their product is the group's joint likelihood, up to the
+    /// whitening's determinant common to all models). σ² = `varianceSquareMeters` per arrival. The
+    /// statistics are the manoeuvring model's; their mean is Σ μⱼ xⱼ after the update.
+    package mutating func predictAndUpdateDifferences(toSeconds t: Double, parameters: InteractingModelsParameters, reference: Point3,
+                                                      rows: inout MutableSpan<Double>, count m: Int, tagHeightMeters h: Double,
+                                                      varianceSquareMeters v: Double, gateLong: Double, gateShort: Double)
+        -> (outcome: KalmanOutcome, predicted: Bool, statistics: DifferenceGroupStatistics) {
+        precondition(m >= 0 && rows.count >= m * DifferenceRows.stride && DifferenceRows.matchesKernelLayout,
+                     "InteractingModels.predictAndUpdateDifferences: rows too short")
+        var ok: Int32 = 0
+        var stats = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
+        var a = (reference.x, reference.y, reference.z)
+        let status = rows.withUnsafeMutableBufferPointer { rowBuffer in
+            withUnsafeMutablePointer(to: &a) { ap in
+                withUnsafeMutablePointer(to: &stats) { sp in
+                    ap.withMemoryRebound(to: Double.self, capacity: 3) { a3 in
+                        sp.withMemoryRebound(to: Double.self, capacity: 8) { out in
+                            locus_imm_predict_update_differences(&imm, parameters.pointer, t, a3, Int32(clamping: m), rowBuffer.baseAddress,
+                                                                 h, v, gateLong, gateShort, out, &ok)
+                        }
+                    }
+                }
+            }
+        }
+        var out = DifferenceGroupStatistics()
+        out.residualSquares = stats.0; out.xx = stats.1; out.xy = stats.2; out.yy = stats.3
+        out.mean = SIMD4(stats.4, stats.5, stats.6, stats.7)
+        return (KalmanOutcome(status: status), ok != 0, out)
+    }
+
     /// The nine numbers a range-update kernel reports (`locus_imm.h`): y, D, ρ² of the manoeuvring
     /// model (S = D/ρ²), the mean Σ μⱼ xⱼ (four), and (px − aₓ, py − a_y).
     private typealias RangeStatistics = (Double, Double, Double, Double, Double, Double, Double, Double, Double)

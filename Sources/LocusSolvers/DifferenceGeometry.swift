@@ -22,7 +22,12 @@ package enum DifferenceGeometry {
         var start = 0
         while start < pairs.count {
             var end = start + 1
-            while end < pairs.count && pairs[end].sharesArrival(with: pairs[start]) { end += 1 }
+            // (Not `end < n && pairs[end]…`: the autoclosure of `&&` capturing the span crashes the 6.3.1
+            // optimiser in release builds — "leaked owned value" in CopyPropagation.)
+            while end < pairs.count {
+                guard pairs[end].sharesArrival(with: pairs[start]) else { break }
+                end += 1
+            }
             var s = (0.0, 0.0, 0.0)
             for k in start..<end {
                 let pair = pairs[k]

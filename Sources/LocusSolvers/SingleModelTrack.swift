@@ -47,6 +47,19 @@ struct SingleModelTrack: Sendable {
                                                                rho2: RangeModel.squared(dx: dx, dy: dy, dz: dz)))
     }
 
+    /// Update with a group of range differences sharing one arrival at `reference` (see
+    /// `KalmanKernels.updateDifferences`: each gated on its own, the survivors whitened and applied in
+    /// Joseph form); the outcome and the group's statistics (mean afterwards included).
+    mutating func updateDifferences(reference: Point3, rows: inout MutableSpan<Double>, count m: Int, tagHeightMeters h: Double,
+                                    varianceSquareMeters v: Double, gateLong: Double, gateShort: Double)
+        -> (outcome: KalmanOutcome, statistics: DifferenceGroupStatistics) {
+        var s = state
+        let (outcome, statistics) = KalmanKernels.updateDifferences(&s, reference: reference, rows: &rows, count: m, tagHeightMeters: h,
+                                                                    varianceSquareMeters: v, gateLong: gateLong, gateShort: gateShort)
+        if isKnownUniquelyReferenced(&box), let box { box.state = s } else { box = Box(s) }
+        return (outcome, statistics)
+    }
+
     /// Runs a kernel on the state and stores the result (a fresh box when the current one is shared
     /// with a copy); returns the kernel's outcome and the mean afterwards.
     private mutating func update(_ kernel: (inout KalmanState) -> KalmanOutcome) -> (outcome: KalmanOutcome, mean: SIMD4<Double>) {

@@ -1,7 +1,8 @@
 import LocusCore
 import LocusNumerics
 
-/// The quality figures of one epoch of a tightly coupled track, from the ranges it took:
+/// The quality figures of one epoch of a tightly coupled track, from the ranges (and range
+/// differences: `accept(differences:statistics:)`) it took:
 /// locators used, HDOP of their geometry, residual RMS, and the locators whose ranges were gated.
 ///
 /// Each accepted range adds its unit line of sight H = (dx, dy)/ρ to A = Σ HᵀH and its innovation y
@@ -27,6 +28,16 @@ struct TrackEpochQuality: Sendable {
         used += 1
         RangeModel.addLineOfSight(dx: dx, dy: dy, rho2: rho2, a00: &a00, a01: &a01, a11: &a11)
         residualSquares += y * y
+    }
+
+    /// Counts a group's applied range differences (`DifferenceGroupStatistics`): `count` more
+    /// measurements, their whitened rows H' = W H added to A (Σ H'ᵀH' is the group's Fisher
+    /// information per unit σ², so HDOP is the differences' own) and their whitened innovations' squares
+    /// to Σ y² (each of variance σ² + H'PH'ᵀ, like a range's).
+    mutating func accept(differences count: Int, statistics s: DifferenceGroupStatistics) {
+        used += count
+        a00 += s.xx; a01 += s.xy; a11 += s.yy
+        residualSquares += s.residualSquares
     }
 
     /// The bookkeeping of a round's ranges (`TrackFilter.update(rangesMeters:…)`), these sums

@@ -75,6 +75,11 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     var initializationLocators: Int
     /// Tightly coupled initialisation: ranges older than this (relative to the newest) are ignored, seconds.
     var initializationWindowSeconds: Double
+    /// A range-difference group at most this much older than the track's time is applied at the track's
+    /// time, without prediction (a hybrid tag's ranges may have carried the track past a blink whose
+    /// difference epoch closed later); an older one drops the track for re-seeding
+    /// (`TrackFilter.update(differences:locators:addresses:)`), seconds.
+    var differenceLatenessSeconds: Double
 
     /// Creates a configuration; every argument defaults to the value of `standard`.
     package init(coupling: Coupling = .tight, processNoiseDensity: Double = 0.2, usesInteractingModels: Bool = true,
@@ -85,7 +90,7 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
                  rangeGateLongSigmas: Double = 2.5, rangeGateShortSigmas: Double = 4.0, fixGateChiSquare: Double = 13.82,
                  gateOpenScore: Int = 6, fixGateOpenScore: Int = 2, reinitializeAfterSeconds: Double = 2.0, maximumCoastSeconds: Double = 1.0,
                  initialPositionSigmaMeters: Double = 10, initialVelocitySigmaMetersPerSecond: Double = 1.5,
-                 initializationLocators: Int = 4, initializationWindowSeconds: Double = 0.3) {
+                 initializationLocators: Int = 4, initializationWindowSeconds: Double = 0.3, differenceLatenessSeconds: Double = 0.1) {
         self.coupling = coupling
         self.processNoiseDensity = processNoiseDensity
         self.usesInteractingModels = usesInteractingModels
@@ -110,6 +115,7 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
         self.initialVelocitySigmaMetersPerSecond = initialVelocitySigmaMetersPerSecond
         self.initializationLocators = initializationLocators
         self.initializationWindowSeconds = initializationWindowSeconds
+        self.differenceLatenessSeconds = differenceLatenessSeconds
     }
 
     /// The tuned defaults (figures in docs/tracking.md).
@@ -118,7 +124,7 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
 
 extension TrackFilterConfiguration {
     /// An immutable configuration held by reference, so that the filters of many tags share one
-    /// copy instead of carrying 176 bytes each.
+    /// copy instead of carrying the whole configuration (some 190 bytes) each.
     package final class Shared: Sendable {
         let value: TrackFilterConfiguration
         /// The IMM kernel's parameters, derived once.

@@ -50,6 +50,31 @@ struct TrackMotion: Sendable {
         return (outcome, mean, true, geometry)
     }
 
+    /// Prediction to t (when later than `fromSeconds`) and the update with one group of range
+    /// differences (the first `count` rows of `rows`, `DifferenceRows`) sharing one arrival at
+    /// `reference`: every model takes the whitened survivors of the per-difference gate (IMM: gated on
+    /// the manoeuvring model, likelihoods pending into μ; single model: Joseph form). σ² per arrival is
+    /// the range σ², the gate the range gate (ν > long or < −short). `predicted` false when the
+    /// prediction failed.
+    mutating func predictAndUpdateDifferences(toSeconds t: Double, fromSeconds: Double, reference: Point3, rows: inout MutableSpan<Double>,
+                                              count m: Int, tagHeightMeters h: Double, _ shared: TrackFilterConfiguration.Shared)
+        -> (outcome: KalmanOutcome, predicted: Bool, statistics: DifferenceGroupStatistics) {
+        let c = shared.value
+        let variance = c.rangeSigmaMeters * c.rangeSigmaMeters
+        if c.usesInteractingModels {
+            return models.predictAndUpdateDifferences(toSeconds: t, parameters: shared.interactingModels, reference: reference, rows: &rows,
+                                                      count: m, tagHeightMeters: h, varianceSquareMeters: variance,
+                                                      gateLong: c.rangeGateLongSigmas, gateShort: c.rangeGateShortSigmas)
+        }
+        if t > fromSeconds, single.predict(overSeconds: t - fromSeconds, processNoiseDensity: c.processNoiseDensity) != .accepted {
+            return (.notFinite, false, DifferenceGroupStatistics())
+        }
+        let (outcome, statistics) = single.updateDifferences(reference: reference, rows: &rows, count: m, tagHeightMeters: h,
+                                                             varianceSquareMeters: variance, gateLong: c.rangeGateLongSigmas,
+                                                             gateShort: c.rangeGateShortSigmas)
+        return (outcome, true, statistics)
+    }
+
     /// A round's ranges through the interacting models' one-call path (`InteractingModels.updateRanges`):
     /// the index of the first range not accepted. The single-model baseline has none: 0, `run.stop`
     /// nil (the caller applies every range the per-range way).

@@ -10,7 +10,7 @@ extension TrackSmoother {
     ///   Oₖ,ₖ₊₁ = −Fₖ₊₁ᵀQₖ₊₁⁻¹,  bₖ = [start: P₀⁻¹x̄₀] + HᵀRₖ⁻¹zₖ,
     /// with, per axis, Q⁻¹ = (1/q)·[[12/Δt³, −6/Δt²], [−6/Δt², 4/Δt]]. Stored as a symmetric band of
     /// kd = 7 super-diagonals and solved by LAPACKE `dpbsv` (banded Cholesky), O(n) time and memory.
-    /// - Throws: `E1003` (invalidArgument) for a range node (nonlinear) or a step with Δt ≤ 0 or q ≤ 0 inside
+    /// - Throws: `E1003` (invalidArgument) for a range or difference node (nonlinear) or a step with Δt ≤ 0 or q ≤ 0 inside
     ///   a segment; `E4005` when the information matrix is not positive definite; `E5101` on a LAPACK bug.
     package static func smoothedMeansBanded(_ nodes: [Node]) throws(LocusError) -> [SIMD4<Double>] {
         let n = nodes.count
@@ -67,8 +67,8 @@ extension TrackSmoother {
                 add(base, base, i00); add(base, base + 1, i01); add(base + 1, base + 1, i11)
                 rhs[base] += i00 * x + i01 * y
                 rhs[base + 1] += i01 * x + i11 * y
-            case .range:
-                throw LocusError(.invalidArgument, "banded smoother: range nodes are nonlinear; use the RTS pass")
+            case .range, .differences:
+                throw LocusError(.invalidArgument, "banded smoother: range and difference nodes are nonlinear; use the RTS pass")
             }
         }
         try SmootherBandedSolver.solve(order: order, superDiagonals: kd, band: &band, rightHandSide: &rhs)

@@ -22,6 +22,11 @@ package enum TrackSmoother {
             case position(x: Double, y: Double, rxx: Double, rxy: Double, ryy: Double)
             /// A range to a locator at `anchor`, bias removed, metres.
             case range(anchor: Point3, rangeMeters: Double)
+            /// One group of range differences sharing an arrival at the locator at `reference` (the ones
+            /// the causal filter applied): dⱼ = d(tag, `locators[j]`) − d(tag, reference), biases
+            /// removed, metres. Applied whole: whitened (noise σ²(I + 11ᵀ) → σ²I) and taken as the exact
+            /// vector EKF update (`KalmanKernels.updateDifferences`, ungated).
+            case differences(reference: Point3, locators: [Point3], differencesMeters: [Double])
         }
         /// Time, seconds.
         var timeSeconds: Double
@@ -147,7 +152,7 @@ package enum TrackSmoother {
     /// nodes within ±`smootherModeWindowSeconds` of node k, averaged (`windowMean`). (With the causal
     /// probabilities alone, a window maximum over ±0.5–2 s had been measured and was worse;
     /// docs/tracking.md, Smoother.)
-    private static func assignProcessNoise(_ nodes: inout [Node], mus: [SIMD4<Double>], configuration: TrackFilterConfiguration) {
+    static func assignProcessNoise(_ nodes: inout [Node], mus: [SIMD4<Double>], configuration: TrackFilterConfiguration) {
         let averaged = windowMean(mus, timesSeconds: nodes.map(\.timeSeconds), halfWidthSeconds: configuration.smootherModeWindowSeconds)
         for k in nodes.indices { nodes[k].processNoiseDensity = processNoise(for: averaged[k], configuration: configuration) }
     }
@@ -167,6 +172,8 @@ package enum TrackSmoother {
         var predicted: [KalmanState] = []
         predicted.reserveCapacity(n)
         let variance = configuration.rangeSigmaMeters * configuration.rangeSigmaMeters
+        // The rows of a difference node's update, reused from node to node.
+        var differenceRows: [Double] = []
         for k in 0..<n {
             if let prior = nodes[k].prior {
                 states.append(prior)
@@ -191,6 +198,16 @@ package enum TrackSmoother {
                 outcome = KalmanKernels.updateRange(&states[k], anchor: anchor, tagHeightMeters: tagHeightMeters, rangeMeters: r,
                                                     varianceSquareMeters: variance, gateLong: .infinity, gateShort: .infinity,
                                                     innovation: &innovation)
+            case let .differences(reference, locators, differences):
+                let m = min(locators.count, differences.count)
+                if differenceRows.count < m * DifferenceRows.stride {
+                    differenceRows = [Double](repeating: 0, count: m * DifferenceRows.stride)
+                }
+                var rows = differenceRows.mutableSpan
+                for j in 0..<m { DifferenceRows.set(&rows, row: j, locator: locators[j], differenceMeters: differences[j]) }
+                outcome = KalmanKernels.updateDifferences(&states[k], reference: reference, rows: &rows, count: m,
+                                                          tagHeightMeters: tagHeightMeters, varianceSquareMeters: variance,
+                                                          gateLong: .infinity, gateShort: .infinity).0
             }
             guard outcome == .accepted || outcome == .invalidArgument else {
                 throw LocusError(.filterDivergence, "smoother: update failed at t = \(nodes[k].timeSeconds) s")

@@ -142,6 +142,23 @@ typedef struct locus_imm_run {
 int locus_imm_update_ranges(locus_imm *imm, const locus_imm_params *params, int n, const double *times,
                                 const double *anchors, const double *ranges, double tag_height_m, double variance,
                                 double gate_long, double gate_short, locus_imm_run *run);
+/// locus_imm_predict to t (checked: *predicted = 0 and its status when it failed), then the update of
+/// every model with m ≥ 1 range differences sharing one arrival at the reference locator (rows: see
+/// LOCUS_DIFFERENCE_ROW), the tag at height h: each raw difference is gated on its own on the
+/// manoeuvring model, ν = (z − h) / √(H A Hᵀ + 2σ²) against [−gate_short, gate_long]; the n survivors
+/// are whitened (W = I + c 11ᵀ, c = locus_difference_whitening(n): noise σ² I) and applied to every
+/// model as n sequential scalar updates of the models' linearisation at the predicted state x₀,
+/// y'_j = z'_j − h'_j(x₀) − H'_j (x − x₀) (exactly the vector EKF update), each adding its likelihood
+/// N(y'_j; 0, S'_j) to the pending ones (their product is the group's joint likelihood, up to the
+/// whitening's determinant, common to all models). variance = σ² (m², per arrival). stats (8) =
+/// (Σ y'_j², Σ H'ᵀH' as xx, xy, yy — of the manoeuvring model, over the applied rows; then Σ_j mu_j x_j
+/// with the settled mu after the update). All or nothing after the prediction: a failed whitened update
+/// restores the predicted models. Returns LOCUS_KALMAN_OK (some applied), _GATED (every usable one
+/// gated), _BAD_ARGUMENT (variance not positive, m < 1, or none usable), or the failed status.
+int locus_imm_predict_update_differences(locus_imm *imm, const locus_imm_params *params, double t, const double *reference,
+                                         int m, double *rows, double tag_height_m, double variance, double gate_long,
+                                         double gate_short, double *stats, int *predicted);
+
 /// Position update of every model with z (m) of covariance R = [[r0, r1], [r1, r2]] (m^2):
 /// S = A + R, K = P H^T S^-1, P <- P - K H P. Gated on the manoeuvring model's NIS = y^T S^-1 y >
 /// gate. stats (6 doubles) = (NIS, det S of the manoeuvring model, then sum_j mu_j x_j of the

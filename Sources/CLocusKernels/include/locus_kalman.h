@@ -38,6 +38,30 @@ int locus_kalman_cv_update_range(double *x, double *P, const double *anchor, dou
                                  double range_m, double variance, double gate_long, double gate_short,
                                  double *stats);
 
+/// A range-difference group's rows as the difference updates take them (locus_kalman_cv_update_differences,
+/// locus_imm_predict_update_differences): LOCUS_DIFFERENCE_ROW doubles per difference, caller-owned
+///   [0..2] in   B, the other locator's position (m; the group's reference A is passed on its own)
+///   [3]    in   z = d(tag, B) − d(tag, A), metres, biases removed
+///   [4]    out  1 applied, 0 gated, −1 unusable (a prediction or Jacobian not finite)
+///   [5]    out  ν = y / √S of the raw difference, S = H P Hᵀ + 2σ² (the gate's statistic; NaN if unusable)
+///   [6..17] scratch: h, ∂h/∂x, ∂h/∂y at the state the group is linearised at (one per IMM lane).
+#define LOCUS_DIFFERENCE_ROW 18
+
+/// Tightly coupled update with m ≥ 1 range differences sharing one arrival at the reference locator
+/// (locus_measurement_difference.h), the tag at known height h: each raw difference is gated on its own,
+/// ν = (z − h(x)) / √(H P Hᵀ + 2σ²) against [−gate_short, gate_long] (infinite gates: none gated), and
+/// the n survivors, whose noise is Σ = σ²(I + 11ᵀ), are whitened by W = I + c 11ᵀ
+/// (c = locus_difference_whitening(n)): z' = W z, h' = W h, H' = W H, noise σ² I. They are applied as
+/// n sequential scalar Joseph-form updates of the linearisation at the entering state x₀,
+/// y'_j = z'_j − h'_j(x₀) − H'_j (x − x₀) — together exactly the vector EKF update with (z, h, H, Σ).
+/// variance = σ² (m², per arrival). stats (4) = (Σ y'_j², Σ H'ᵀH' as xx, xy, yy) over the applied
+/// rows. All or nothing: (x, P) change only when every whitened update succeeded. Returns
+/// LOCUS_KALMAN_OK (some applied), _GATED (every usable one gated; nothing changed),
+/// _BAD_ARGUMENT (variance not positive, m < 1, or none usable), or the failed update's status.
+int locus_kalman_cv_update_differences(double *x, double *P, const double *reference, int m, double *rows,
+                                       double tag_height_m, double variance, double gate_long, double gate_short,
+                                       double *stats);
+
 /// One backward Rauch-Tung-Striebel step: G = Pf F^T Pp^-1 (Pp = predicted covariance of the next
 /// step), xs = xf + G (xs_next - xp_next), Ps = Pf + G (Ps_next - Pp) G^T (symmetrised).
 int locus_kalman_cv_rts_step(const double *xf, const double *Pf, const double *xp_next, const double *Pp_next,
