@@ -81,9 +81,11 @@ extension PositioningEngine {
     }
 
     /// Gives tag `tag`'s open difference epoch its fix (`closeEpoch` calls it for an epoch that holds
-    /// differences) and empties it. The filter takes the differences when it tracks (tight coupling);
-    /// otherwise the least-squares fix is the fix, the loosely coupled filter's measurement, or the
-    /// start of the tightly coupled track.
+    /// differences) and empties it. With the tightly coupled filter tracking, the filter takes the
+    /// differences (`TrackFilter.update(differences:locators:addresses:)`); when it has no state on
+    /// return (`.buffered`/`.diverged`: none yet, a long gap, re-acquisition), the epoch's least-squares
+    /// fix seeds it (`reset(toFix:)`) — its initialisation contract. Otherwise the least-squares fix is
+    /// the fix (raw) or the loosely coupled filter's measurement.
     mutating func closeDifferenceEpoch(_ tag: Int, ending: EpochTable.Ending?) {
         let time = schedule.epochs.epochTimeSeconds(tag)
         let floor = tags[tag].floorIndex
@@ -93,18 +95,29 @@ extension PositioningEngine {
         tags[tag].holdsDifferences = false
         schedule.reset(tag, ending: ending)
         let filtered = isTracking && tags[tag].hasFilter
-        if filtered && isTight && filters[tag].isTracking {
-            filters[tag].update(differences: scratchPairs.span, locators: scratchDifferenceLocators.span)
-            deliverFilterFix(tag, floor: floor, atSeconds: time)
+        if filtered && isTight {
+            if filters[tag].isTracking {
+                scratchDifferenceAddresses.removeAll(keepingCapacity: true)
+                for slot in scratchSlots { scratchDifferenceAddresses.append(floors[floor].addresses[slot]) }
+                // (Local references to the scratch arrays: their spans must not overlap the write to `filters`.)
+                let (pairs, locators, addresses) = (scratchPairs, scratchDifferenceLocators, scratchDifferenceAddresses)
+                let outcome = filters[tag].update(differences: pairs.span, locators: locators.span, addresses: addresses.span)
+                if outcome != .buffered && outcome != .diverged {
+                    deliverFilterFix(tag, floor: floor, atSeconds: time)
+                    return
+                }
+            }
+            // No state: the least-squares fix of the epoch seeds the track (without its differences again).
+            if let raw = solveDifferences(tag, floor: floor, atSeconds: time), filters[tag].reset(toFix: raw) {
+                deliverFilterFix(tag, floor: floor, atSeconds: time)
+            } else {
+                diagnostics.epochsBeforeTrack += 1
+            }
             return
         }
-        guard let raw = solveDifferences(tag, floor: floor, atSeconds: time) else {
-            if filtered { diagnostics.epochsBeforeTrack += filters[tag].isTracking ? 0 : 1 }
-            return
-        }
+        guard let raw = solveDifferences(tag, floor: floor, atSeconds: time) else { return }
         if filtered {
-            // Loosely coupled, or the first fix of a tightly coupled track (which starts at it).
-            filters[tag].update(fix: raw)
+            filters[tag].update(fix: raw)  // loosely coupled: the fix is the measurement
             deliverFilterFix(tag, floor: floor, atSeconds: time)
         } else {
             deliver(raw, tag: tag, floor: floor)
@@ -117,8 +130,8 @@ extension PositioningEngine {
         let solver = DifferenceSolver(configuration: floors[floor].solver.configuration)
         let solution: TrilaterationSolution
         do throws(LocusError) {
-            solution = try solver.solve(locators: scratchDifferenceLocators.span, pairs: scratchPairs.span,
-                                        workspace: &differenceWorkspace)
+            let (locators, pairs) = (scratchDifferenceLocators, scratchPairs)
+            solution = try solver.solve(locators: locators.span, pairs: pairs.span, workspace: &differenceWorkspace)
         } catch {
             diagnostics.recordFailure(error.code)
             return nil

@@ -134,6 +134,7 @@ package struct PositioningEngine: Sendable {
     var scratchDifferenceLocators: [Point3] = []
     var scratchSlots: [Int] = []
     var scratchPairs: [DifferencePair] = []
+    var scratchDifferenceAddresses: [LocatorAddress] = []
     var differenceWorkspace = DifferenceWorkspace()
 
     /// Fixes released so far, in (time, tag) order. Take them with `drainFixes()`/`takeFixes(_:)`.
