@@ -7,16 +7,16 @@ import LocusSimulation
 enum SimulateCommand: LocusCommand {
     static let spec = CommandSpec(
         name: "simulate",
-        summary: "Write a seeded synthetic range trace and its truth: tags walking through the floor's zones.",
+        summary: "Write a seeded synthetic range (or, with --tdoa, range-difference) trace and its truth: tags walking through the floor's zones.",
         options: [
             .value("site", "SITE", "Site JSON (SPEC §1).", required: true),
-            .value("trace", "OUT.csv", "Range trace to write: t,tag,anchor,range_m,floor.", required: true),
+            .value("trace", "OUT.csv", "Trace to write: t,tag,anchor,range_m,floor (with --tdoa: t,tag,anchor_a,anchor_b,tdoa_m,floor).", required: true),
             .value("truth", "OUT.csv", "Truth to write: t,tag,x,y,z.", required: true),
             .value("floor", "ID", "Floor to walk on (default: the first)."),
             .value("tags", "N", "Number of tags T1…TN (default 1)."),
             .value("duration", "S", "Seconds of recording (default 60)."),
             .value("rate", "HZ", "Ranging rounds per second per tag (default 4)."),
-            .value("slot-ms", "MS", "Spacing of the locators within a round, ms (default 4)."),
+            .value("slot-ms", "MS", "Spacing of the locators within a round, ms (default 4); with --tdoa, tag j blinks (uplink) or starts reporting (downlink) j × locators slots late, as its ranging rounds would."),
             .value("sigma", "M", "Gaussian range noise σ, metres (default 0.1)."),
             .value("nlos", "P", "Probability that a range is NLOS: read long by U(nlos-min, nlos-max) (default 0)."),
             .value("nlos-min", "M", "Smallest NLOS excess, metres (default 0.3)."),

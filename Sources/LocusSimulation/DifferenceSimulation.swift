@@ -84,7 +84,7 @@ package struct SimulatedDifferenceRecording: Sendable {
     /// heard) or the heard locator with the smallest mᵢ, and each other heard B gives a row
     /// z = m_B − m_A at t (rows in the floor's locator order).
     ///
-    /// **Downlink.** Tag j reports pairs at t = j·τ + k/(f·(n − 1)), k = 0, 1, …, while t < duration:
+    /// **Downlink.** Tag j reports pairs at t = j·n·τ + k/(f·(n − 1)), k = 0, 1, …, while t < duration:
     /// f·(n − 1) pairs per second, the number of independent differences one uplink blink gives per
     /// round. At each report the tag has recently heard every locator in reach but those dropped
     /// (p_drop each); A is drawn uniformly from them and B uniformly from the rest, with fresh
@@ -146,7 +146,7 @@ package struct SimulatedDifferenceRecording: Sendable {
                 }
             case .downlink:
                 let rate = ranging.roundRateHertz * Double(n - 1)
-                let start = Double(j) * ranging.slotSeconds
+                let start = Double(j * n) * ranging.slotSeconds
                 let reports = max(0, Int(((durationSeconds - start) * rate).rounded(.up)))
                 var heardList = [Int]()
                 heardList.reserveCapacity(n)
