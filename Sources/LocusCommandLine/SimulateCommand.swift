@@ -166,7 +166,8 @@ enum SimulateCommand: LocusCommand {
         try FileBytes.write([(trace, arguments.string("trace") ?? ""), (truthBytes(recording.truth), arguments.string("truth") ?? "")])
         let c = recording.counts
         let events = mode == .uplink ? "blink" : "report"
-        if c.referenceStandIns > 0, let reference = configuration.reference {
+        // The text summary says it itself; with --json, stdout is the object, so the note goes to stderr.
+        if arguments.flag("json"), c.referenceStandIns > 0, let reference = configuration.reference {
             console.err("simulate: note: the reference \(reference) missed \(plural(c.referenceStandIns, "blink")) "
                         + "(dropout or reach); each was referenced to its shortest heard arrival instead\n")
         }
