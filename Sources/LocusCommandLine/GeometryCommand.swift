@@ -20,7 +20,8 @@ enum GeometryCommand: LocusCommand {
             .value("accuracy", "SIGMA_M", "Range error σ in metres (e.g. 0.1): the heatmap shows the expected horizontal accuracy HDOP × σ in cm, and the summary adds its p50/p95/max."),
             .flag("suggest", "Find where one more locator would most improve the worst area, and by how much."),
             .value("trace", "TRACE", "Check each locator's surveyed position against a recording on this floor (the survey check of 'locus calibrate' without truth): flagged locators are listed and marked on the SVG with the position the recording fits."),
-            .value("method", "PATH", "Numeric path of the DOP map: batched (one dgemm per block of cells, default) or kernel (C kernel per cell, the reference).", choices: ["kernel", "batched"]),
+            .value("method", "PATH", "Numeric path of the ranging DOP map: batched (one dgemm per block of cells, default) or kernel (C kernel per cell, the reference). A --tdoa map has one path.", choices: ["kernel", "batched"]),
+            .flag("tdoa", "Plan a TDoA site: map the DOP of uplink range differences (each cell hears every locator within --max-range, the nearest is the reference) instead of ranges. Coverage then needs 4 locators heard (5 on a spatial floor); outside the locators' hull (dashed on the heatmap) TDoA degrades much faster than ranging. --json adds \"measurement\": \"tdoa\"."),
             .flag("json", "Print the summary as one JSON object."),
         ],
         discussion: """
@@ -31,6 +32,10 @@ enum GeometryCommand: LocusCommand {
         outside the floor, areas out of range or with HDOP > 5 (with their bounding box), zones in
         poor geometry. --suggest tries positions every ~1 m along the walls and on an interior grid
         (at the median locator height) and picks the one with the lowest 95th-percentile HDOP.
+        --tdoa: the DOP of uplink differences ρ_B − ρ_A against the nearest heard locator A
+        (DifferenceGeometry: Fisher information of the arrivals less the unknown emission time);
+        position error ≈ HDOP × one arrival's error. Coverage: HDOP ≤ 2 with ≥ 4 locators heard
+        (spatial: 5); warnings and --suggest are judged on that map.
         The heatmap's colours adapt to the map: shades of green (HDOP ≤ 2, covered) span the map's own
         range, yellow (2), orange (3), red (5) and dark red (> 5, very poor) keep their meaning; the
         title is green when coverage ≥ 95 % and max HDOP ≤ 2, amber when ≥ 80 % and ≤ 5, else red.
@@ -46,6 +51,7 @@ enum GeometryCommand: LocusCommand {
         job.options.gridMeters = try arguments.double("grid", default: job.options.gridMeters, in: 0.001...10_000)
         job.options.maximumRangeMeters = try arguments.double("max-range", default: job.options.maximumRangeMeters, in: 0.01...100_000)
         job.options.path = arguments.string("method") == "kernel" ? .kernel : .batched
+        job.options.measurement = arguments.flag("tdoa") ? .tdoa : .range
         job.gridText = arguments.string("grid")
         job.accuracySigmaMeters = arguments.string("accuracy") == nil ? nil : try arguments.double("accuracy", default: 0, in: 0.000_1...100)
         job.suggests = arguments.flag("suggest")

@@ -7,7 +7,7 @@ extension OptionSpec {
 
     /// Placeholders of values that are not paths: numbers, identifiers and choices.
     static let plainPlaceholders: Set<String> = [
-        "HZ", "ID", "KIND", "M", "METRES", "MODE", "MS", "N", "NAME", "P", "PATH", "S", "SECONDS", "SECONDS|auto",
+        "ADDR", "HZ", "ID", "KIND", "M", "METRES", "MODE", "MS", "N", "NAME", "P", "PATH", "S", "SECONDS", "SECONDS|auto",
         "SIGMA_M", "SOURCE", "URI", "FORMAT", "WHEN",
     ]
 

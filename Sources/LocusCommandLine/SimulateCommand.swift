@@ -7,16 +7,16 @@ import LocusSimulation
 enum SimulateCommand: LocusCommand {
     static let spec = CommandSpec(
         name: "simulate",
-        summary: "Write a seeded synthetic range trace and its truth: tags walking through the floor's zones.",
+        summary: "Write a seeded synthetic range (or, with --tdoa, range-difference) trace and its truth: tags walking through the floor's zones.",
         options: [
             .value("site", "SITE", "Site JSON (SPEC §1).", required: true),
-            .value("trace", "OUT.csv", "Range trace to write: t,tag,anchor,range_m,floor.", required: true),
+            .value("trace", "OUT.csv", "Trace to write: t,tag,anchor,range_m,floor (with --tdoa: t,tag,anchor_a,anchor_b,tdoa_m,floor).", required: true),
             .value("truth", "OUT.csv", "Truth to write: t,tag,x,y,z.", required: true),
             .value("floor", "ID", "Floor to walk on (default: the first)."),
             .value("tags", "N", "Number of tags T1…TN (default 1)."),
             .value("duration", "S", "Seconds of recording (default 60)."),
             .value("rate", "HZ", "Ranging rounds per second per tag (default 4)."),
-            .value("slot-ms", "MS", "Spacing of the locators within a round, ms (default 4)."),
+            .value("slot-ms", "MS", "Spacing of the locators within a round, ms (default 4); with --tdoa, tag j blinks (uplink) or starts reporting (downlink) j × locators slots late, as its ranging rounds would."),
             .value("sigma", "M", "Gaussian range noise σ, metres (default 0.1)."),
             .value("nlos", "P", "Probability that a range is NLOS: read long by U(nlos-min, nlos-max) (default 0)."),
             .value("nlos-min", "M", "Smallest NLOS excess, metres (default 0.3)."),
@@ -26,10 +26,24 @@ enum SimulateCommand: LocusCommand {
             .value("truth-rate", "HZ", "Truth samples per second (default 10)."),
             .value("seed", "N", "Random seed (default 1): the same seed and arguments give the same bytes."),
             .flag("random-walk", "Walk between random points instead of through the zones' centroids."),
+            .value("tdoa", "MODE", "Write range differences (TDoA) instead of ranges: t,tag,anchor_a,anchor_b,tdoa_m,floor with "
+                   + "tdoa_m = d(tag,B) − d(tag,A), A the reference. uplink: every locator in reach hears each blink (--rate per "
+                   + "second), one row per locator B ≠ A per blink; downlink: the tag reports random pairs of locators it heard, "
+                   + "--rate × (locators − 1) pairs per second, each at its own time. --sigma, --nlos and --dropout act per arrival.",
+                   choices: ["uplink", "downlink"]),
+            .value("tdoa-reference", "ADDR", "With --tdoa uplink: the fixed reference locator (0x hex or decimal); a blink that misses "
+                   + "it is referenced to its shortest heard arrival instead, and the summary says how often (default: every blink's "
+                   + "shortest arrival)."),
+            .value("tdoa-clock-noise", "S", "With --tdoa: each locator's synchronisation error σ in seconds, drawn per arrival "
+                   + "and turned into metres with c = 299792458 m/s (1e-9 s ≈ 0.30 m; default 0)."),
             .flag("json", "Print the summary as one JSON object."),
         ],
         discussion: """
         Ranges are r = ‖p(t) − aᵢ‖ + biasMᵢ + σ·n (+ an NLOS excess), p at the floor's tagHeightM.
+        With --tdoa each arrival is mᵢ = ρᵢ + eᵢ with eᵢ = biasMᵢ + σ·n (+ an NLOS excess) (+ c·δᵢ, the
+        clock error of --tdoa-clock-noise), and a row is tdoa_m = m_B − m_A: noise-free, exactly
+        ‖p − b‖ − ‖p − a‖. Uplink rows of one blink share its t; downlink rows each have their own.
+        The truth is the same as without --tdoa for the same seed.
         Walks: 0.8–1.5 m/s with turns, stopping 2–5 s at 30 % of waypoints. The model is documented in
         Sources/LocusSimulation/README.md.
         Exit codes: 0 success, 1 failure at run time (e.g. an unwritable --trace or --truth), 2 usage
@@ -62,6 +76,13 @@ enum SimulateCommand: LocusCommand {
             walk.waypoints = floor.zones.map { PolygonValidation.centroid($0.polygon) }
         }
 
+        if let mode = arguments.string("tdoa") {
+            return try runDifferences(arguments, console: console, floor: floor, mode: mode, tags: tags, duration: duration,
+                                      seed: seed, walk: walk, ranging: ranging, truthRate: truthRate)
+        }
+        for option in ["tdoa-reference", "tdoa-clock-noise"] where arguments.string(option) != nil {
+            throw LocusError(.usage, "option '--\(option)' needs --tdoa uplink|downlink (see: locus simulate --help)")
+        }
         let recording = SimulatedRecording.simulate(floor: floor, tagCount: tags, durationSeconds: duration,
                                                     seed: UInt64(seed), walk: walk, ranging: ranging,
                                                     truthRateHertz: truthRate)
@@ -74,14 +95,7 @@ enum SimulateCommand: LocusCommand {
             DecimalText.append(r.rangeMeters, decimals: 4, to: &trace); trace.append(UInt8(ascii: ","))
             CSVText.appendField(floor.id.rawValue, to: &trace); trace.append(UInt8(ascii: "\n"))
         }
-        var truth = Array("t,tag,x,y,z\n".utf8)
-        for s in recording.truth {
-            DecimalText.append(s.timeSeconds, decimals: 4, to: &truth); truth.append(UInt8(ascii: ","))
-            CSVText.appendField(s.tag.rawValue, to: &truth); truth.append(UInt8(ascii: ","))
-            DecimalText.append(s.position.x, decimals: 4, to: &truth); truth.append(UInt8(ascii: ","))
-            DecimalText.append(s.position.y, decimals: 4, to: &truth); truth.append(UInt8(ascii: ","))
-            DecimalText.append(s.position.z, decimals: 4, to: &truth); truth.append(UInt8(ascii: "\n"))
-        }
+        let truth = truthBytes(recording.truth)
         // Both written aside, then both put in place: a failure leaves the old pair as it was.
         try FileBytes.write([(trace, arguments.string("trace") ?? ""), (truth, arguments.string("truth") ?? "")])
         if arguments.flag("json") {
@@ -93,6 +107,93 @@ enum SimulateCommand: LocusCommand {
         } else {
             console.out("simulate: \(plural(recording.ranges.count, "range")) and \(plural(recording.truth.count, "truth row")), \(plural(tags, "tag")), "
                         + "\(DecimalText.string(duration, decimals: 1)) s on floor \(floor.id), seed \(seed)\n")
+        }
+        return 0
+    }
+
+    /// The truth file `t,tag,x,y,z` (4 decimals).
+    static func truthBytes(_ samples: [TruthSample]) -> [UInt8] {
+        var truth = Array("t,tag,x,y,z\n".utf8)
+        for s in samples {
+            DecimalText.append(s.timeSeconds, decimals: 4, to: &truth); truth.append(UInt8(ascii: ","))
+            CSVText.appendField(s.tag.rawValue, to: &truth); truth.append(UInt8(ascii: ","))
+            DecimalText.append(s.position.x, decimals: 4, to: &truth); truth.append(UInt8(ascii: ","))
+            DecimalText.append(s.position.y, decimals: 4, to: &truth); truth.append(UInt8(ascii: ","))
+            DecimalText.append(s.position.z, decimals: 4, to: &truth); truth.append(UInt8(ascii: "\n"))
+        }
+        return truth
+    }
+
+    /// `--tdoa uplink|downlink`: writes the difference rows (SPEC §2: `t,tag,anchor_a,anchor_b,tdoa_m,floor`,
+    /// addresses in decimal as the range trace writes them) and the truth, and summarises what the
+    /// signals went through (blinks or reports, silent ones, dropped and NLOS arrivals, reference stand-ins).
+    /// - Throws: E1001 for `--tdoa-reference` with downlink or not on the floor, or a floor with fewer
+    ///   than 2 locators (E4001); file errors as the range path.
+    static func runDifferences(_ arguments: ParsedArguments, console: Console, floor: Floor, mode text: String, tags: Int,
+                               duration: Double, seed: Int, walk: WalkConfiguration, ranging: RangeSimulationConfiguration,
+                               truthRate: Double) throws(LocusError) -> Int32 {
+        let mode: DifferenceSimulationMode = text == "downlink" ? .downlink : .uplink
+        guard floor.locators.count >= 2 else {
+            throw LocusError(.tooFewRanges, "floor '\(floor.id)' has \(plural(floor.locators.count, "locator")): a difference needs 2")
+        }
+        var configuration = DifferenceSimulationConfiguration(mode: mode)
+        configuration.clockNoiseSeconds = try arguments.double("tdoa-clock-noise", default: 0, in: 0...1)
+        if let reference = arguments.string("tdoa-reference") {
+            guard mode == .uplink else {
+                throw LocusError(.usage, "option '--tdoa-reference' applies to --tdoa uplink only (downlink pairs are drawn at random)")
+            }
+            guard let address = LocatorAddress(parsing: reference) else {
+                throw LocusError(.usage, "option '--tdoa-reference' must be a locator address (0x9DD7 or 40407), not '\(reference)'")
+            }
+            guard floor.locators.contains(where: { $0.address == address }) else {
+                throw LocusError(.usage, "option '--tdoa-reference' \(address) is not a locator of floor '\(floor.id)'")
+            }
+            configuration.reference = address
+        }
+        let recording = SimulatedDifferenceRecording.simulate(floor: floor, tagCount: tags, durationSeconds: duration,
+                                                              seed: UInt64(seed), walk: walk, ranging: ranging,
+                                                              differences: configuration, truthRateHertz: truthRate)
+        var trace = Array("t,tag,anchor_a,anchor_b,tdoa_m,floor\n".utf8)
+        trace.reserveCapacity(recording.differences.count * 36)
+        for r in recording.differences {
+            DecimalText.append(r.timeSeconds, decimals: 4, to: &trace); trace.append(UInt8(ascii: ","))
+            CSVText.appendField(r.tag.rawValue, to: &trace); trace.append(UInt8(ascii: ","))
+            DecimalText.append(Int(r.reference.rawValue), to: &trace); trace.append(UInt8(ascii: ","))
+            DecimalText.append(Int(r.locator.rawValue), to: &trace); trace.append(UInt8(ascii: ","))
+            DecimalText.append(r.differenceMeters, decimals: 4, to: &trace); trace.append(UInt8(ascii: ","))
+            CSVText.appendField(floor.id.rawValue, to: &trace); trace.append(UInt8(ascii: "\n"))
+        }
+        try FileBytes.write([(trace, arguments.string("trace") ?? ""), (truthBytes(recording.truth), arguments.string("truth") ?? "")])
+        let c = recording.counts
+        let events = mode == .uplink ? "blink" : "report"
+        // The text summary says it itself; with --json, stdout is the object, so the note goes to stderr.
+        if arguments.flag("json"), c.referenceStandIns > 0, let reference = configuration.reference {
+            console.err("simulate: note: the reference \(reference) missed \(plural(c.referenceStandIns, "blink")) "
+                        + "(dropout or reach); each was referenced to its shortest heard arrival instead\n")
+        }
+        if arguments.flag("json") {
+            console.out(JSONWriter(style: .compact).string(.object([
+                ("differences", .integer(recording.differences.count)), ("truth_rows", .integer(recording.truth.count)),
+                ("tags", .integer(tags)), ("duration_s", .number(duration, .shortest)), ("floor", .string(floor.id.rawValue)),
+                ("seed", .integer(seed)), ("tdoa", .string(mode.rawValue)),
+                ("reference", configuration.reference.map { .string($0.description) } ?? (mode == .uplink ? .string("shortest") : .null)),
+                ("\(events)s", .integer(c.events)), ("silent_\(events)s", .integer(c.silentEvents)),
+                ("dropped_arrivals", .integer(c.droppedArrivals)), ("nlos_arrivals", .integer(c.nlosArrivals)),
+                ("reference_stand_ins", mode == .uplink ? .integer(c.referenceStandIns) : .null),
+                ("clock_noise_s", .number(configuration.clockNoiseSeconds, .shortest)),
+            ])) + "\n")
+        } else {
+            var line = "simulate: \(plural(recording.differences.count, "difference")) (\(mode.rawValue) TDoA, \(plural(c.events, events))"
+            if c.silentEvents > 0 { line += ", \(c.silentEvents) heard by fewer than 2 locators" }
+            line += ") and \(plural(recording.truth.count, "truth row")), \(plural(tags, "tag")), "
+            line += "\(DecimalText.string(duration, decimals: 1)) s on floor \(floor.id), seed \(seed)\n"
+            if c.droppedArrivals > 0 || c.nlosArrivals > 0 {
+                line += "  arrivals: \(c.droppedArrivals) dropped, \(c.nlosArrivals) NLOS\n"
+            }
+            if c.referenceStandIns > 0, let reference = configuration.reference {
+                line += "  reference \(reference) missed in \(plural(c.referenceStandIns, "blink")): the shortest heard arrival stood in\n"
+            }
+            console.out(line)
         }
         return 0
     }

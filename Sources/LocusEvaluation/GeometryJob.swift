@@ -117,13 +117,18 @@ package struct GeometryOutcome {
 
     /// The `--json` summary: SPEC keys `cells`, `hdop_p50`, `hdop_p95`, `hdop_max`, `coverage`,
     /// `warnings`, and more (floor, mode, grid, solvable and poor fractions, suggestion, svg); with
-    /// `accuracySigmaMeters` σ also `accuracy` (`accuracyJSON`).
+    /// `accuracySigmaMeters` σ also `accuracy` (`accuracyJSON`). A TDoA map (`--tdoa`) carries
+    /// `"measurement": "tdoa"` after `mode`; a ranging map has no `measurement` key, so its summary
+    /// stays byte for byte what it was (the golden files): absent means `"range"`.
     static func summary(_ r: GeometryReport, suggestion: GeometrySuggestion?, svg: String?, survey: JSONValue? = nil,
                         accuracySigmaMeters: Double? = nil) -> JSONValue {
         let s = r.statistics
         var members: [(String, JSONValue)] = [
             ("floor", .string(r.floor.id.rawValue)),
             ("mode", .string(r.mode == .spatial ? "spatial" : "planar")),
+        ]
+        if r.options.measurement == .tdoa { members.append(("measurement", .string(r.options.measurement.rawValue))) }
+        members += [
             ("locators", .integer(r.locators.count)),
             ("grid_m", .number(r.grid.cellWidthMeters, .fixed(4))),
             ("columns", .integer(r.grid.columns)), ("rows", .integer(r.grid.rows)),
@@ -166,14 +171,17 @@ package struct GeometryOutcome {
         func f(_ x: Double?, _ d: Int = 2) -> String { x.map { DecimalText.string($0, decimals: d) } ?? "n/a" }
         func pct(_ part: Int) -> String { f(s.cells > 0 ? 100 * Double(part) / Double(s.cells) : 0, 1) + " %" }
         var out = "geometry \(path): floor \(r.floor.id)\(r.floor.name.isEmpty ? "" : " (\(r.floor.name))"), "
-        out += "\(r.mode == .spatial ? "spatial" : "planar"), \(plural(r.locators.count, "locator")), "
+        out += "\(r.mode == .spatial ? "spatial" : "planar"), "
+        if r.options.measurement == .tdoa { out += "TDoA (uplink, reference: the nearest locator heard), " }
+        out += "\(plural(r.locators.count, "locator")), "
         out += "\(r.grid.columns) × \(r.grid.rows) cells of \(f(r.grid.cellWidthMeters)) m, range \(f(r.options.maximumRangeMeters, 0)) m\n"
         out += "  HDOP       p50 \(f(s.hdopP50))   p95 \(f(s.hdopP95))   max \(f(s.hdopMax))"
         if let v = s.vdopMax { out += "   (VDOP max \(f(v)))" }
         out += "\n"
         if let sigma = accuracySigmaMeters {
             func cm(_ x: Double?) -> String { x.map { f($0 * sigma * 100, 1) + " cm" } ?? "n/a" }
-            out += "  accuracy   p50 \(cm(s.hdopP50))   p95 \(cm(s.hdopP95))   max \(cm(s.hdopMax))   (HDOP × range σ \(f(sigma, 3)) m)\n"
+            let what = r.options.measurement == .tdoa ? "arrival σ" : "range σ"
+            out += "  accuracy   p50 \(cm(s.hdopP50))   p95 \(cm(s.hdopP95))   max \(cm(s.hdopMax))   (HDOP × \(what) \(f(sigma, 3)) m)\n"
         }
         out += "  coverage   \(pct(s.coveredCells)) of the floor (HDOP ≤ \(f(r.options.coverageHDOP, 0)), ≥ \(r.locatorsNeeded) locators in range)\n"
         out += "  no fix     \(pct(s.cells - s.solvableCells))   HDOP > \(f(r.options.poorHDOP, 0))  \(pct(s.poorCells))\n"

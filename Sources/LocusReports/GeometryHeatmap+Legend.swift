@@ -11,12 +11,18 @@ struct LegendItems {
     var survey: Bool
     /// Some locator or zone lies (partly) off the floor.
     var offFloor: Bool
+    /// The locators' hull is outlined (a TDoA map).
+    var hull: Bool
+    /// The map is of differences: no-fix cells hear too few locators rather than range to too few.
+    var tdoa: Bool
 
-    init(report: GeometryReport, suggestion: Bool, survey: Bool, offFloor: Bool) {
+    init(report: GeometryReport, suggestion: Bool, survey: Bool, offFloor: Bool, hull: Bool = false) {
         locatorsNeeded = report.locatorsNeeded
         self.suggestion = suggestion
         self.survey = survey
         self.offFloor = offFloor
+        self.hull = hull
+        tdoa = report.options.measurement == .tdoa
     }
 }
 
@@ -25,9 +31,9 @@ extension GeometryHeatmap {
     static let legendNote: Style = [("font-size", .number(10.5)), ("fill", .text("#444444"))]
 
     /// Lines under the legend title: the accuracy's definition, what the greens mean.
-    static func legendNotes(_ heat: GeometryHeatScale) -> [String] {
+    static func legendNotes(_ heat: GeometryHeatScale, tdoa: Bool = false) -> [String] {
         var notes: [String] = []
-        if let sigma = heat.sigmaMeters { notes.append("= HDOP × range σ \(n(sigma * 100, 1)) cm") }
+        if let sigma = heat.sigmaMeters { notes.append("= HDOP × \(tdoa ? "arrival" : "range") σ \(n(sigma * 100, 1)) cm") }
         notes.append(heat.coverageNote)
         return notes
     }
@@ -38,7 +44,7 @@ extension GeometryHeatmap {
     @discardableResult
     static func verticalLegend(_ svg: inout SVGDocument, x lx: Double, top: Double, heat: GeometryHeatScale, items: LegendItems) -> Double {
         svg.text(heat.title, x: lx, y: top + 4, [("font-size", .number(13)), ("font-weight", .text("bold")), ("fill", .text("#111111"))])
-        let notes = legendNotes(heat)
+        let notes = legendNotes(heat, tdoa: items.tdoa)
         for (i, note) in notes.enumerated() { svg.text(note, x: lx, y: top + 19 + 14 * Double(i), legendNote) }
         let barTop = (top + 19 + 14 * Double(notes.count - 1) + 10).rounded(), barBottom = barTop + 300
         let band = heat.hasAbove ? 26.0 : 0
@@ -74,7 +80,7 @@ extension GeometryHeatmap {
         let band = heat.hasAbove ? 30.0 : 0
         let length = barWidth - band
         svg.text(heat.title, x: lx, y: top - 8, [("font-size", .number(13)), ("font-weight", .text("bold")), ("fill", .text("#111111"))])
-        svg.text(legendNotes(heat).joined(separator: " · "), x: lx + LabelPlacer.textWidth(heat.title, fontSize: 13, bold: true) + 10,
+        svg.text(legendNotes(heat, tdoa: items.tdoa).joined(separator: " · "), x: lx + LabelPlacer.textWidth(heat.title, fontSize: 13, bold: true) + 10,
                  y: top - 8, legendNote)
         svg.open("g", [("id", .text("legend-bar")), ("shape-rendering", .text("crispEdges"))])
         for c in 0..<GeometryHeatScale.classes {
@@ -141,7 +147,7 @@ extension GeometryHeatmap {
         var (x, y) = position(lines: 2)
         svg.rect(x: x, y: y - 12, width: 20, height: 14, [("fill", .text(GeometryHeatScale.noFixColour)), ("stroke", .text("#333333"))])
         svg.text("no fix: < \(items.locatorsNeeded) locators", x: x + 29, y: y, legendTick)
-        svg.text("in range or degenerate", x: x + 29, y: y + 14, legendTick)
+        svg.text(items.tdoa ? "heard or degenerate" : "in range or degenerate", x: x + 29, y: y + 14, legendTick)
         (x, y) = position(lines: 1)
         svg.circle(cx: x + 10, cy: y - 4, r: 5.5, [("fill", .text(locatorColour)), ("stroke", .text("#FFFFFF")), ("stroke-width", .number(1.5))])
         svg.text("locator", x: x + 29, y: y, legendTick)
@@ -149,6 +155,13 @@ extension GeometryHeatmap {
         svg.rect(x: x + 1, y: y - 12, width: 18, height: 13, [("fill", .text("none")), ("stroke", .text(zoneColour)),
                                                                ("stroke-width", .number(1.6)), ("stroke-dasharray", .text("6 3"))])
         svg.text("zone", x: x + 29, y: y, legendTick)
+        if items.hull {
+            (x, y) = position(lines: 2)
+            svg.line(x1: x, y1: y - 4, x2: x + 20, y2: y - 4, [("stroke", .text(hullColour)), ("stroke-width", .number(1.8)),
+                                                               ("stroke-dasharray", .text("10 3 2 3"))])
+            svg.text("locators' hull: TDoA", x: x + 29, y: y, legendTick)
+            svg.text("degrades fast outside it", x: x + 29, y: y + 14, legendTick)
+        }
         if items.suggestion {
             (x, y) = position(lines: 1)
             svg.polygon(star(cx: x + 10, cy: y - 4, outer: 9, inner: 3.8), [("fill", .text(suggestionColour))])

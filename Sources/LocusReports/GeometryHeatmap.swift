@@ -9,7 +9,9 @@ import LocusSolvers
 /// outline with metre ticks (y up), zones outlined and labelled, locators with their addresses,
 /// locators and zones off the floor drawn at its edge, the suggested locator as a blue star, a scale
 /// bar, a title with the summary numbers coloured by the verdict (`GeometryVerdict`), and the
-/// warnings wrapped under the drawing.
+/// warnings wrapped under the drawing. A TDoA map (`--tdoa`) says so in the title and outlines the
+/// locators' convex hull (dash-dotted): outside it the difference DOP grows fast, and the outline lets
+/// the reader see that the colours change there.
 ///
 /// Cells are quantised to the scale's colour classes and same-class runs are merged into rectangles,
 /// along rows and then across identical runs of consecutive rows, so a 0.5 m map of a 40 × 25 m hall
@@ -22,6 +24,8 @@ package enum GeometryHeatmap {
     /// Map-label colours: locators, off-floor markers, zones, the suggestion, flagged locators.
     static let locatorColour = "#111111", offFloorColour = "#7B3294", zoneColour = "#1F2D5A"
     static let suggestionColour = "#2166AC", surveyColour = "#B2182B"
+    /// The outline of the locators' hull on a TDoA map.
+    static let hullColour = "#111111"
 
     /// A "nice" tick step (1, 2 or 5 × 10ᵏ metres) giving at most `maximumTicks` intervals over `length`.
     static func tickStep(_ length: Double, maximumTicks: Double = 10) -> Double {
@@ -69,13 +73,16 @@ package enum GeometryHeatmap {
                            ("stroke-linejoin", .text("round")), ("paint-order", .text("stroke"))]
 
         // Title: what, the numbers, and the verdict.
-        var line2 = "\(report.mode == .spatial ? "spatial (3-D)" : "planar (2-D)") · \(grid.columns) × \(grid.rows) cells of "
+        let tdoa = report.options.measurement == .tdoa
+        var line2 = "\(report.mode == .spatial ? "spatial (3-D)" : "planar (2-D)") · "
+        if tdoa { line2 += "TDoA uplink, nearest locator the reference · " }
+        line2 += "\(grid.columns) × \(grid.rows) cells of "
         line2 += "\(n(grid.cellWidthMeters, 2)) m · range \(n(report.options.maximumRangeMeters, 0)) m · \(plural(report.locators.count, "locator"))"
         var line3: String
         if let sigma = accuracySigmaMeters {
             func cm(_ x: Double?) -> String { x.map { n($0 * sigma * 100, 1) } ?? "n/a" }
             line3 = "accuracy p50 \(cm(stats.hdopP50)) · p95 \(cm(stats.hdopP95)) · max \(cm(stats.hdopMax)) cm "
-            line3 += "(HDOP × range σ \(n(sigma * 100, 1)) cm)"
+            line3 += "(HDOP × \(tdoa ? "arrival" : "range") σ \(n(sigma * 100, 1)) cm)"
         } else {
             line3 = "HDOP p50 \(opt(stats.hdopP50)) · p95 \(opt(stats.hdopP95)) · max \(opt(stats.hdopMax))"
             if let v = stats.vdopMax { line3 += " · VDOP max \(n(v, 2))" }
@@ -101,7 +108,9 @@ package enum GeometryHeatmap {
         let anyOffFloor = !offFloorLocators.isEmpty || zip(floor.zones, clippedZones).contains { zone, clipped in
             clipped.isEmpty || zone.polygon.contains { !isOnFloor($0.x, $0.y, floor) }
         }
-        let items = LegendItems(report: report, suggestion: suggestion != nil, survey: !survey.isEmpty, offFloor: anyOffFloor)
+        let hull = tdoa ? GeometryReport.locatorHull(report.locators) : []
+        let items = LegendItems(report: report, suggestion: suggestion != nil, survey: !survey.isEmpty, offFloor: anyOffFloor,
+                                hull: hull.count >= 3)
 
         // The legend's extent, from a dry run into a scratch document (the same code draws it below).
         let legendX = sideLegend ? left + mapW + 40 : left, legendTop = sideLegend ? top : mapBottom + 100
@@ -211,6 +220,16 @@ package enum GeometryHeatmap {
             svg.polygon(clipped.map { (X($0.x), Y($0.y)) },
                         [("fill", .text("#FFFFFF")), ("fill-opacity", .number(0.08)), ("stroke", .text(zoneColour)),
                          ("stroke-width", .number(1.6)), ("stroke-dasharray", .text("6 3"))])
+        }
+
+        // TDoA: the locators' hull, dash-dotted, clipped to the floor (outside it differences degrade fast).
+        if hull.count >= 3 {
+            let clipped = RectangleClipping.clip(hull, minX: floor.originX, minY: floor.originY, maxX: floor.originX + w, maxY: floor.originY + h)
+            if !clipped.isEmpty {
+                svg.polygon(clipped.map { (X($0.x), Y($0.y)) },
+                            [("id", .text("locator-hull")), ("fill", .text("none")), ("stroke", .text(hullColour)),
+                             ("stroke-width", .number(1.8)), ("stroke-dasharray", .text("10 3 2 3"))])
+            }
         }
 
         // Markers first (they are obstacles for every label), labels after, on top.

@@ -87,11 +87,8 @@ package struct SimulatedRecording: Sendable {
         let rounds = Int(durationSeconds * ranging.roundRateHertz)
         let tagSlot = Double(floor.locators.count) * ranging.slotSeconds
         for j in 0..<tagCount {
-            let tag = TagID("T\(j + 1)")
-            var walkRNG = SeededGenerator(seed: seed ^ (UInt64(j + 1) &* 0x9E37_79B9_7F4A_7C15))
+            let (tag, trajectory) = walkOfTag(j, floor: floor, durationSeconds: durationSeconds, seed: seed, walk: walk)
             var rangeRNG = SeededGenerator(seed: (seed &+ 0x5DEE_CE66_D1CE_4E5B) ^ (UInt64(j + 1) &* 0xD1B5_4A32_D192_ED03))
-            let trajectory = WalkTrajectory.generate(on: floor, startSeconds: 0, durationSeconds: durationSeconds + 1,
-                                                     configuration: walk, using: &walkRNG)
             walks.append((tag, trajectory))
             for k in 0..<rounds {
                 let t0 = Double(k) / ranging.roundRateHertz + Double(j) * tagSlot
@@ -111,19 +108,41 @@ package struct SimulatedRecording: Sendable {
                                                    rangeMeters: r, floor: floor.id))
                 }
             }
-            let samples = Int(durationSeconds * truthRateHertz)
-            for s in 0...samples {
-                let t = Double(s) / truthRateHertz
-                let p = trajectory.position(atSeconds: t)
-                truth.append(TruthSample(timeSeconds: t, tag: tag, position: Point3(x: p.x, y: p.y, z: h)))
-            }
+            appendTruth(of: tag, trajectory, height: h, durationSeconds: durationSeconds, rateHertz: truthRateHertz, to: &truth)
         }
         ranges.sort { a, b in
             if a.timeSeconds != b.timeSeconds { return a.timeSeconds < b.timeSeconds }
             if a.tag != b.tag { return a.tag < b.tag }
             return a.locator < b.locator
         }
-        truth.sort { a, b in a.timeSeconds != b.timeSeconds ? a.timeSeconds < b.timeSeconds : a.tag < b.tag }
+        sortTruth(&truth)
         return SimulatedRecording(ranges: ranges, truth: truth, walks: walks, floor: floor)
+    }
+
+    /// Tag j's id (`T(j+1)`) and walk of `durationSeconds` + 1 s from time 0, drawn from
+    /// `SeededGenerator(seed ⊕ (j+1)·φ)`: the same walk whatever the measurement model (ranges or
+    /// differences), so one seed gives one truth.
+    static func walkOfTag(_ j: Int, floor: Floor, durationSeconds: Double, seed: UInt64,
+                          walk: WalkConfiguration) -> (TagID, WalkTrajectory) {
+        var walkRNG = SeededGenerator(seed: seed ^ (UInt64(j + 1) &* 0x9E37_79B9_7F4A_7C15))
+        let trajectory = WalkTrajectory.generate(on: floor, startSeconds: 0, durationSeconds: durationSeconds + 1,
+                                                 configuration: walk, using: &walkRNG)
+        return (TagID("T\(j + 1)"), trajectory)
+    }
+
+    /// Appends the truth of `tag` at t = s/rate, s = 0…⌊duration · rate⌋ (z = `height`, the tag height).
+    static func appendTruth(of tag: TagID, _ trajectory: WalkTrajectory, height h: Double, durationSeconds: Double,
+                            rateHertz: Double, to truth: inout [TruthSample]) {
+        let samples = Int(durationSeconds * rateHertz)
+        for s in 0...samples {
+            let t = Double(s) / rateHertz
+            let p = trajectory.position(atSeconds: t)
+            truth.append(TruthSample(timeSeconds: t, tag: tag, position: Point3(x: p.x, y: p.y, z: h)))
+        }
+    }
+
+    /// Sorts truth samples by (time, tag).
+    static func sortTruth(_ truth: inout [TruthSample]) {
+        truth.sort { a, b in a.timeSeconds != b.timeSeconds ? a.timeSeconds < b.timeSeconds : a.tag < b.tag }
     }
 }

@@ -47,7 +47,10 @@ extension GeometryReport {
     /// O(candidates · cells) instead of O(candidates · cells · n). The winner is then evaluated on
     /// the report's own grid for the before/after numbers.
     /// - Throws: E3001/E1003 as `init(floor:options:)` (not expected: the grid was valid).
+    /// With differences (`options.measurement == .tdoa`) the same search scores candidates with the
+    /// difference DOP (`differenceSuggestion`).
     package func suggestion() throws(LocusError) -> GeometrySuggestion {
+        if options.measurement == .tdoa { return try differenceSuggestion() }
         let area = floor.widthMeters * floor.heightMeters
         var searchOptions = options
         searchOptions.gridMeters = max(options.gridMeters, (area / Self.searchCells).squareRoot())
@@ -94,12 +97,34 @@ extension GeometryReport {
             let count = Double(max(1, centres.count))
             return (p95, Double(covered) / count, sum / count)
         }
-        func better(_ a: (p95: Double, coverage: Double, mean: Double), than b: (p95: Double, coverage: Double, mean: Double)) -> Bool {
-            if abs(a.p95 - b.p95) > 1e-9 { return a.p95 < b.p95 }
-            if abs(a.coverage - b.coverage) > 1e-12 { return a.coverage > b.coverage }
-            return a.mean < b.mean - 1e-12
+        let candidates = suggestionCandidates()
+        var best = Point3(x: candidates[0].x, y: candidates[0].y, z: z)
+        var bestScore = score(best)
+        for c in candidates.dropFirst() {
+            let q = Point3(x: c.x, y: c.y, z: z)
+            let s = score(q)
+            if Self.better(s, than: bestScore) { best = q; bestScore = s }
         }
+        let after = try GeometryReport(floor: floor, locators: locators + [best], options: options)
+        return GeometrySuggestion(position: best, before: statistics, after: after.statistics,
+                                  candidates: candidates.count, searchGridMeters: search.cellWidthMeters)
+    }
 
+    /// A candidate's score: the 95th-percentile HDOP (unsolvable cells at `unsolvableHDOP`), the
+    /// covered fraction and the mean HDOP of the search grid.
+    typealias SuggestionScore = (p95: Double, coverage: Double, mean: Double)
+
+    /// Lower p95 first, then higher coverage, then lower mean.
+    static func better(_ a: SuggestionScore, than b: SuggestionScore) -> Bool {
+        if abs(a.p95 - b.p95) > 1e-9 { return a.p95 < b.p95 }
+        if abs(a.coverage - b.coverage) > 1e-12 { return a.coverage > b.coverage }
+        return a.mean < b.mean - 1e-12
+    }
+
+    /// Candidate (x, y) positions: every max(1, P/400) m along the floor perimeter, then a coarse
+    /// interior grid of step max(1, √(WH/400)) m, in a fixed order.
+    func suggestionCandidates() -> [Point2] {
+        let area = floor.widthMeters * floor.heightMeters
         var candidates: [Point2] = []
         let x0 = floor.originX, y0 = floor.originY, w = floor.widthMeters, hh = floor.heightMeters
         let perimeterStep = max(1, 2 * (w + hh) / 400)
@@ -121,13 +146,60 @@ extension GeometryReport {
                 candidates.append(Point2(x: x0 + w * (Double(i) + 0.5) / Double(mx), y: y0 + hh * (Double(j) + 0.5) / Double(my)))
             }
         }
+        return candidates
+    }
 
+    /// Cells of the TDoA search grid, at most: a candidate costs one `DifferenceGeometry` DOP per
+    /// cell in its range (the difference information does not update by one row per locator as
+    /// N = Σ g gᵀ does), so the grid is coarser than the ranging search's 4,000.
+    static let differenceSearchCells = 1000.0
+
+    /// `suggestion()` for differences: the same candidates, objective and tie-breaks, each candidate
+    /// scored on a grid of at most 1,000 cells with the uplink difference DOP of
+    /// `differenceDOP` (the candidate heard like any locator, and the reference if nearest). A
+    /// cell out of the candidate's range keeps its DOP without it, computed once.
+    /// Complexity O(candidates · cells · n).
+    func differenceSuggestion() throws(LocusError) -> GeometrySuggestion {
+        let area = floor.widthMeters * floor.heightMeters
+        let searchMeters = max(options.gridMeters, (area / Self.differenceSearchCells).squareRoot())
+        let search = try GeometryGrid(floor: floor, gridMeters: searchMeters, maximumCells: options.maximumCells)
+        let h = floor.tagHeightMeters
+        let spatial = mode == .spatial
+        let range2 = options.maximumRangeMeters * options.maximumRangeMeters
+        let centres = search.centres.map { Point3(x: $0.x, y: $0.y, z: h) }
+        var scratch = DifferenceScratch(capacity: locators.count + 1)
+        let base = centres.map { Self.differenceDOP(at: $0, locators: locators, spatial: spatial, options: options, scratch: &scratch).dop?.hdop }
+        let z = locators.isEmpty ? h + 1.5 : RobustStatistics.median(locators.map(\.z))
+
+        var values = [Double](repeating: 0, count: centres.count)
+        func score(_ q: Point3) -> SuggestionScore {
+            var covered = 0, sum = 0.0
+            for j in centres.indices {
+                let c = centres[j]
+                let dx = c.x - q.x, dy = c.y - q.y, dz = c.z - q.z
+                let hdop = dx * dx + dy * dy + dz * dz <= range2
+                    ? Self.differenceDOP(at: c, locators: locators, extra: q, spatial: spatial, options: options, scratch: &scratch).dop?.hdop
+                    : base[j]
+                var v = Self.unsolvableHDOP
+                if let hdop {
+                    v = min(hdop, Self.unsolvableHDOP)
+                    if hdop <= options.coverageHDOP { covered += 1 }
+                }
+                values[j] = v
+                sum += v
+            }
+            values.sort()
+            let p95 = Quantile.linear(sorted: values, 0.95) ?? Self.unsolvableHDOP
+            let count = Double(max(1, centres.count))
+            return (p95, Double(covered) / count, sum / count)
+        }
+        let candidates = suggestionCandidates()
         var best = Point3(x: candidates[0].x, y: candidates[0].y, z: z)
         var bestScore = score(best)
         for c in candidates.dropFirst() {
             let q = Point3(x: c.x, y: c.y, z: z)
             let s = score(q)
-            if better(s, than: bestScore) { best = q; bestScore = s }
+            if Self.better(s, than: bestScore) { best = q; bestScore = s }
         }
         let after = try GeometryReport(floor: floor, locators: locators + [best], options: options)
         return GeometrySuggestion(position: best, before: statistics, after: after.statistics,

@@ -90,11 +90,12 @@ extension GeometryReport {
                          options: GeometryReportOptions) -> [GeometryWarning] {
         var out: [GeometryWarning] = []
         let spatial = mode == .spatial
-        let needed = spatial ? 4 : 3
+        let needed = options.locatorsNeeded(spatial: spatial)
         if locators.count < needed {
             out.append(GeometryWarning(key: "geometry.tooFewLocators",
                                        message: "floor '\(floor.id)' has \(plural(locators.count, "locator")); "
-                                       + "\(needed) are needed in range to position (\(spatial ? "spatial" : "planar") mode)"))
+                                       + "\(needed) are needed in range to position (\(spatial ? "spatial" : "planar") mode"
+                                       + (options.measurement == .tdoa ? ", TDoA)" : ")")))
         }
         if locators.count >= 3, let shape = LayoutShape(points: locators, spatial: spatial) {
             let u = shape.minorAxis
@@ -144,7 +145,7 @@ extension GeometryReport {
             guard !members.isEmpty else { continue }
             var worst = 0.0, uncovered = 0
             for j in members {
-                if let h = cells[j].hdop, cells[j].locatorsInRange >= 3 {
+                if let h = cells[j].hdop, cells[j].locatorsInRange >= needed {
                     worst = max(worst, h)
                     if h > options.coverageHDOP { uncovered += 1 }
                 } else {

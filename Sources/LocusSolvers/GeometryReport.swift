@@ -14,20 +14,44 @@ package struct GeometryReportOptions: Sendable, Equatable {
         case batched
     }
 
+    /// What the locators measure: the DOP map is that measurement's.
+    package enum Measurement: String, Sendable, Equatable {
+        /// Two-way ranges (TWR): unit line-of-sight rows, Q = (HᵀH)⁻¹ (`GeometryQuality`).
+        case range
+        /// Uplink range differences (TDoA): every locator in range hears the tag's blink and each
+        /// arrival is differenced against the nearest locator's; Q from `DifferenceGeometry`
+        /// (`GeometryReport+Difference.swift`). Position σ ≈ HDOP · σ of one arrival.
+        case tdoa
+    }
+
     /// Requested cell size a, metres; the floor is split into ⌈W/a⌉ × ⌈H/a⌉ equal cells.
     package var gridMeters: Double
     /// Largest 3-D distance ‖p − pᵢ‖ (tag at its carrying height) at which a locator is in range, metres.
     package var maximumRangeMeters: Double
     /// The largest grid accepted (cells), a guard against `--grid 0.001` on a stadium.
     package var maximumCells: Int
-    /// Coverage threshold: a cell is covered when HDOP ≤ this and ≥ 3 locators are in range (SPEC §5).
+    /// Coverage threshold: a cell is covered when HDOP ≤ this and ≥ `locatorsNeeded` locators are in
+    /// range (SPEC §5: 3 for planar ranges).
     package var coverageHDOP: Double
     /// Cells above this HDOP are reported as poor geometry.
     package var poorHDOP: Double
     /// Mode rule, singularity threshold and largest DOP accepted (shared with the solver).
     var trilateration: TrilaterationConfiguration
-    /// The numeric path of the DOP map.
+    /// The numeric path of the DOP map (ranges only: differences have one path).
     package var path: Path
+    /// Ranges (default) or uplink differences.
+    package var measurement: Measurement = .range
+
+    /// Locators a cell needs in range to count as positioned: unknowns + 1 observations, the
+    /// redundancy the solver asks for. Ranges: 3 planar, 4 spatial (p + 1 ranges for p unknowns).
+    /// Differences: 4 planar, 5 spatial — the m + 1 arrivals of a blink carry one more unknown, the
+    /// emission time (the reference's offset β of `DifferenceGeometry`), so p + 2 arrivals.
+    package func locatorsNeeded(spatial: Bool) -> Int {
+        switch measurement {
+        case .range: spatial ? 4 : 3
+        case .tdoa: spatial ? 5 : 4
+        }
+    }
 
     /// Memberwise initialiser; every argument defaults to `standard`'s value.
     package init(gridMeters: Double = 0.5, maximumRangeMeters: Double = 30, maximumCells: Int = 1_000_000,
@@ -128,9 +152,10 @@ package struct GeometryStatistics: Sendable, Equatable {
     package var cells: Int
     /// Cells with an HDOP (enough locators in range, geometry not degenerate).
     package var solvableCells: Int
-    /// Cells with HDOP ≤ the coverage threshold and ≥ max(3, p) locators in range.
+    /// Cells with HDOP ≤ the coverage threshold and ≥ `options.locatorsNeeded` locators in range
+    /// (ranges: 3 planar, 4 spatial; differences: 4, 5).
     package var coveredCells: Int
-    /// Cells with fewer locators in range than the mode needs (3 planar, 4 spatial).
+    /// Cells with fewer locators in range than the mode needs (`options.locatorsNeeded`).
     package var outOfRangeCells: Int
     /// Cells with HDOP above `poorHDOP`, or enough locators but a degenerate geometry.
     package var poorCells: Int
@@ -151,7 +176,7 @@ package struct GeometryStatistics: Sendable, Equatable {
     /// Complexity O(N log N) for the percentiles.
     init(cells: [GeometryCell], unknowns: Int, options: GeometryReportOptions) {
         self.cells = cells.count
-        let needed = unknowns == 3 ? 4 : 3
+        let needed = options.locatorsNeeded(spatial: unknowns == 3)
         var values: [Double] = []
         values.reserveCapacity(cells.count)
         var covered = 0, outOfRange = 0, poor = 0
@@ -160,7 +185,7 @@ package struct GeometryStatistics: Sendable, Equatable {
             if c.locatorsInRange < needed { outOfRange += 1 }
             if let h = c.hdop {
                 values.append(h)
-                if h <= options.coverageHDOP && c.locatorsInRange >= 3 { covered += 1 }
+                if h <= options.coverageHDOP && c.locatorsInRange >= needed { covered += 1 }
                 if h > options.poorHDOP { poor += 1 }
             } else if c.locatorsInRange >= needed {
                 poor += 1
@@ -240,6 +265,8 @@ package struct GeometryReport: Sendable {
         let mode = options.trilateration.resolvedMode(for: locators)
         let cells: [GeometryCell]
         switch options.path {
+        case _ where options.measurement == .tdoa:
+            cells = Self.differenceCells(grid: grid, locators: locators, mode: mode, tagHeightMeters: floor.tagHeightMeters, options: options)
         case .kernel:
             cells = Self.kernelCells(grid: grid, locators: locators, mode: mode, tagHeightMeters: floor.tagHeightMeters, options: options)
         case .batched:
@@ -258,8 +285,8 @@ package struct GeometryReport: Sendable {
                                       statistics: statistics, options: options)
     }
 
-    /// Locators a planar (3) or spatial (4) floor needs in range of a cell.
-    package var locatorsNeeded: Int { mode == .spatial ? 4 : 3 }
+    /// Locators a cell needs in range: ranges 3 planar, 4 spatial; differences 4, 5.
+    package var locatorsNeeded: Int { options.locatorsNeeded(spatial: mode == .spatial) }
 
     /// The kernel path: per cell, gather the in-range locators into one scratch buffer and call
     /// `locus_tril_dop` on them. One allocation for the scratch, one for the result.
