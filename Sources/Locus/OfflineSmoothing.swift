@@ -111,7 +111,8 @@ struct OfflineSmoothing: Sendable {
                     }
                     // Without differences: exactly `smooth(ranges:floor:outputTimesSeconds:configuration:)`.
                     out += try TrackSmoother.smooth(ranges: ranges, differences: differences, floor: floor,
-                                                    outputTimesSeconds: stretch.map(\.timeSeconds), configuration: filterConfiguration)
+                                                    outputTimesSeconds: stretch.map(\.timeSeconds), seeds: stretch,
+                                                    configuration: filterConfiguration)
                 } else {
                     out += try TrackSmoother.smooth(stretch, configuration: filterConfiguration)
                 }

@@ -36,20 +36,55 @@ extension TrackSmoother {
         }
 
         /// `filter.update(differences:…)`, then — when the filter is left without a state — the seed of the
-        /// initialisation contract: a least-squares fix of these differences (`DifferenceSeed`) at the
-        /// group's time, `reset(toFix:)`. `report` as `TrackFilter.update(differences:…:report:)`.
-        func apply(to filter: inout TrackFilter, floor: Floor, configuration: TrackFilterConfiguration,
-                   report: (Int, DifferenceRows.Outcome) -> Void = { _, _ in }) -> TrackUpdateOutcome {
+        /// initialisation contract, `reset(toFix:)` with `seed`'s fix (nil: none, the filter stays
+        /// without state). Returns the outcome and the seed's time when it seeded. `report` as
+        /// `TrackFilter.update(differences:…:report:)`.
+        func apply(to filter: inout TrackFilter, seed: () -> PositionFix?,
+                   report: (Int, DifferenceRows.Outcome) -> Void = { _, _ in }) -> (TrackUpdateOutcome, seededAt: Double?) {
             let outcome = filter.update(differences: pairs.span, locators: locators.span, addresses: addresses.span, report: report)
-            if outcome == .buffered || outcome == .diverged,
-               let fix = DifferenceSeed.fix(pairs: pairs, locators: locators, tagHeightMeters: floor.tagHeightMeters,
-                                            sigmaMeters: configuration.rangeSigmaMeters, timeSeconds: timeSeconds,
-                                            tag: filter.tag, floor: floor.id) {
-                filter.reset(toFix: fix)
-                return .initialized
+            if outcome == .buffered || outcome == .diverged, let fix = seed(), filter.reset(toFix: fix) {
+                return (.initialized, fix.timeSeconds)
             }
-            return outcome
+            return (outcome, nil)
         }
+
+        /// The group's own least-squares fix (`DifferenceSolver`, planar at the floor's tag height, σ the
+        /// filter's per-arrival σ): the seed of a track without the engine's fixes to start from.
+        func leastSquaresFix(floor: Floor, sigmaMeters: Double, tag: TagID) -> PositionFix? {
+            var configuration = TrilaterationConfiguration.standard
+            configuration.mode = .planar
+            configuration.tagHeightMeters = floor.tagHeightMeters
+            configuration.sigmaMeters = sigmaMeters
+            guard let s = try? DifferenceSolver(configuration: configuration).solve(locators: locators, pairs: pairs) else { return nil }
+            return PositionFix(timeSeconds: timeSeconds, tag: tag, floor: floor.id, position: s.position, covariance: s.covariance,
+                               quality: FixQuality(hdop: s.hdop, pdop: s.pdop, residualRMSMeters: s.residualRMSMeters,
+                                                   locatorsUsed: s.locatorsUsed))
+        }
+    }
+
+    /// The seed of a track the differences left without a state, as the engine seeds it: the engine's
+    /// own fix (`seeds`, its causal fixes of the tag in time order) of the epoch that holds the group —
+    /// the first at or after the group's time, within `withinSeconds` (the filter's re-initialisation gap) —, or else the group's own
+    /// least-squares fix. `timeSign` −1: the backward pass (the last fix at or before the group's time,
+    /// its time negated).
+    static func seed(for group: DifferenceGroup, seeds: [PositionFix], timeSign: Double, withinSeconds: Double,
+                     floor: Floor, configuration: TrackFilterConfiguration, tag: TagID) -> PositionFix? {
+        let t = timeSign * group.timeSeconds
+        if !seeds.isEmpty {
+            var lo = 0, hi = seeds.count  // the first seed at or after t (binary search)
+            while lo < hi {
+                let mid = (lo + hi) / 2
+                if seeds[mid].timeSeconds >= t { hi = mid } else { lo = mid + 1 }
+            }
+            let k = lo
+            let chosen = timeSign > 0 ? (k < seeds.count ? k : nil) : (k < seeds.count && seeds[k].timeSeconds == t ? k : (k > 0 ? k - 1 : nil))
+            if let chosen, abs(seeds[chosen].timeSeconds - t) <= withinSeconds {
+                var fix = seeds[chosen]
+                fix.timeSeconds *= timeSign
+                return fix
+            }
+        }
+        return group.leastSquaresFix(floor: floor, sigmaMeters: configuration.rangeSigmaMeters, tag: tag)
     }
 
     /// The recording's ranges, difference groups and output times merged in time order (ties: ranges,
@@ -90,13 +125,16 @@ extension TrackSmoother {
     /// from a group's least-squares fix when it has no state. Entry e holds μᵇ having seen the
     /// measurements of events e…; an output event holds the value of the measurements after it.
     static func backwardModeProbabilities(events: [DifferenceEvent], ranges: [RangeMeasurement], differences: [RangeDifference],
-                                          floor: Floor, tag: TagID, configuration: TrackFilterConfiguration) -> [SIMD4<Double>] {
+                                          seeds: [PositionFix], floor: Floor, tag: TagID,
+                                          configuration: TrackFilterConfiguration) -> [SIMD4<Double>] {
         let uniform = SIMD4<Double>(1.0 / 3, 1.0 / 3, 1.0 / 3, 0)
         var out = [SIMD4<Double>](repeating: uniform, count: events.count)
         guard configuration.usesInteractingModels else { return out }
         let forward = forwardConfiguration(configuration)
         var filter = TrackFilter(configuration: forward, tag: tag, floor: floor.id, tagHeightMeters: floor.tagHeightMeters)
         var last = uniform
+        var seededAt = Double.infinity  // (backward: groups at or after a seed's time are in its fix)
+        let within = configuration.reinitializeAfterSeconds
         for e in stride(from: events.count - 1, through: 0, by: -1) {
             switch events[e] {
             case .range(let i):
@@ -107,8 +145,11 @@ extension TrackSmoother {
                     last = filter.modeProbabilities
                 }
             case .group(let g):
-                if let group = DifferenceGroup(differences[g], floor: floor, timeSign: -1) {
-                    _ = group.apply(to: &filter, floor: floor, configuration: forward)
+                if let group = DifferenceGroup(differences[g], floor: floor, timeSign: -1), !(-group.timeSeconds >= seededAt) {
+                    let (_, seeded) = group.apply(to: &filter, seed: {
+                        Self.seed(for: group, seeds: seeds, timeSign: -1, withinSeconds: within, floor: floor, configuration: forward, tag: tag)
+                    })
+                    if let seeded { seededAt = -seeded }
                     last = filter.modeProbabilities
                 }
             case .output:
@@ -125,13 +166,16 @@ extension TrackSmoother {
     /// carries exactly the measurements the filter applied: a range node as `nodes(ranges:…)`, a
     /// difference node with the group's applied differences. Complexity O(n log n) for the merge.
     static func nodes(ranges: [RangeMeasurement], differences: [RangeDifference], floor: Floor, outputTimesSeconds: [Double],
-                      configuration: TrackFilterConfiguration) -> [Node] {
+                      seeds: [PositionFix] = [], configuration: TrackFilterConfiguration) -> [Node] {
         guard let tag = ranges.first?.tag ?? differences.first?.tag else { return [] }
         let forward = forwardConfiguration(configuration)
         var filter = TrackFilter(configuration: forward, tag: tag, floor: floor.id, tagHeightMeters: floor.tagHeightMeters)
         let events = differenceEvents(ranges: ranges, differences: differences, outputTimesSeconds: outputTimesSeconds)
-        let backward = backwardModeProbabilities(events: events, ranges: ranges, differences: differences, floor: floor, tag: tag,
-                                                 configuration: configuration)
+        let backward = backwardModeProbabilities(events: events, ranges: ranges, differences: differences, seeds: seeds, floor: floor,
+                                                 tag: tag, configuration: configuration)
+        // A seed's fix holds its epoch's later groups: they are not applied again (the engine's contract).
+        var seededAt = -Double.infinity
+        let within = configuration.reinitializeAfterSeconds
         var out: [Node] = []
         var mus: [SIMD4<Double>] = []
         var applied: [DifferenceRows.Outcome] = []
@@ -153,11 +197,14 @@ extension TrackSmoother {
                 mus.append(smoothedModeProbabilities(forward: filter.modeProbabilities, backward: backward[e]))
                 out.append(node)
             case .group(let g):
-                guard let group = DifferenceGroup(differences[g], floor: floor) else { continue }
+                guard let group = DifferenceGroup(differences[g], floor: floor), group.timeSeconds > seededAt else { continue }
                 let before = filter.initializationCount
                 applied.removeAll(keepingCapacity: true)
                 applied.append(contentsOf: repeatElement(.unusable, count: group.pairs.count))
-                _ = group.apply(to: &filter, floor: floor, configuration: forward) { k, o in applied[k] = o }
+                let (_, seeded) = group.apply(to: &filter, seed: {
+                    Self.seed(for: group, seeds: seeds, timeSign: 1, withinSeconds: within, floor: floor, configuration: forward, tag: tag)
+                }) { k, o in applied[k] = o }
+                if let seeded { seededAt = seeded }
                 guard filter.isTracking else { continue }
                 var node = Node(timeSeconds: max(group.timeSeconds, filter.stateSeconds), measurement: .none, prior: nil,
                                 processNoiseDensity: 0, isOutput: false)
@@ -194,15 +241,18 @@ extension TrackSmoother {
     /// group a run of rows with one time and one reference. Without differences this is exactly
     /// `smooth(ranges:floor:outputTimesSeconds:configuration:)`. Complexity O(n) time and memory.
     /// - Throws: `E4005` when the numbers go non-finite.
+    /// `seeds`: the engine's causal fixes of the tag (time order) — where the differences leave the
+    /// track without a state, the smoother's filter is seeded from the engine's fix of that epoch, as
+    /// the live track was (empty: from each group's own least-squares fix).
     package static func smooth(ranges: [RangeMeasurement], differences: [RangeDifference], floor: Floor,
-                               outputTimesSeconds: [Double],
+                               outputTimesSeconds: [Double], seeds: [PositionFix] = [],
                                configuration: TrackFilterConfiguration = .standard) throws(LocusError) -> [PositionFix] {
         guard !differences.isEmpty else {
             return try smooth(ranges: ranges, floor: floor, outputTimesSeconds: outputTimesSeconds, configuration: configuration)
         }
         guard let tag = ranges.first?.tag ?? differences.first?.tag else { return [] }
         let nodes = nodes(ranges: ranges, differences: differences, floor: floor, outputTimesSeconds: outputTimesSeconds,
-                          configuration: configuration)
+                          seeds: seeds, configuration: configuration)
         let states = try smoothStates(nodes, tagHeightMeters: floor.tagHeightMeters, configuration: configuration)
         return makeFixes(nodes: nodes, states: states, tag: tag, floor: floor.id, tagHeightMeters: floor.tagHeightMeters)
     }

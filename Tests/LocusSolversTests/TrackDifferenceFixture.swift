@@ -119,11 +119,18 @@ enum DifferenceFixture {
     static func apply(_ blink: Blink, to filter: inout TrackFilter, report: (Int, DifferenceRows.Outcome) -> Void = { _, _ in })
         -> TrackUpdateOutcome {
         let outcome = update(&filter, blink.pairs, report: report)
-        if outcome == .buffered || outcome == .diverged,
-           let fix = DifferenceSeed.fix(pairs: blink.pairs, locators: positions, tagHeightMeters: tagHeight, sigmaMeters: sigma,
-                                        timeSeconds: blink.timeSeconds, tag: "T1", floor: hall.id) {
-            filter.reset(toFix: fix)
-            return .initialized
+        if outcome == .buffered || outcome == .diverged {
+            var configuration = TrilaterationConfiguration.standard
+            configuration.mode = .planar
+            configuration.tagHeightMeters = tagHeight
+            configuration.sigmaMeters = sigma
+            if let s = try? DifferenceSolver(configuration: configuration).solve(locators: positions, pairs: blink.pairs) {
+                filter.reset(toFix: PositionFix(timeSeconds: blink.timeSeconds, tag: "T1", floor: hall.id, position: s.position,
+                                                covariance: s.covariance,
+                                                quality: FixQuality(hdop: s.hdop, pdop: s.pdop, residualRMSMeters: s.residualRMSMeters,
+                                                                    locatorsUsed: s.locatorsUsed)))
+                return .initialized
+            }
         }
         return outcome
     }
