@@ -13,7 +13,9 @@ enum CalibrateCommand: LocusCommand {
         summary: "Estimate each locator's range bias (biasM) and noise: from ranges at known positions (--truth), or from the ranges alone.",
         options: [
             .value("site", "SITE", "Site JSON (SPEC §1); its biasM values are ignored: biases are estimated from the raw ranges.", required: true),
-            .value("trace", "TRACE", "Range trace CSV: t,anchor,range_m[,tag][,floor] (SPEC §2).", required: true),
+            .value("trace", "TRACE", "Trace CSV (SPEC §2): ranges t,anchor,range_m[,tag][,floor]; with --truth also range "
+                   + "differences t,anchor_a,anchor_b,tdoa_m (only differences of biases are observable from them: docs/tdoa.md).",
+                   required: true),
             .value("truth", "TRUTH", "Truth CSV t,[tag,]x,y[,z]: where each tag was (interpolated linearly in time). Without it the biases are estimated from the ranges alone, jointly with the tag's path, and every locator's surveyed position is checked."),
             .value("out", "SITE_OUT", "Write the site with the estimated biasM (and biasSlope with --slope); locators without enough samples keep theirs."),
             .value("floor", "ID", "Floor for rows without a floor column (default: the site's first floor)."),

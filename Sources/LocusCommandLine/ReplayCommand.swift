@@ -12,7 +12,9 @@ enum ReplayCommand: LocusCommand {
         summary: "Replay a recorded range trace: ranges → positions (→ zone events), with accuracy against truth.",
         options: [
             .value("site", "SITE", "Site JSON (SPEC §1).", required: true),
-            .value("trace", "TRACE", "Range trace CSV: t,anchor,range_m[,tag][,floor] (SPEC §2).", required: true),
+            .value("trace", "TRACE", "Trace CSV (SPEC §2): ranges t,anchor,range_m[,tag][,floor], range differences (TDoA) "
+                   + "t,anchor_a,anchor_b,tdoa_m[,tag][,floor] with tdoa_m = d(tag,B) − d(tag,A), or both (each row fills one kind).",
+                   required: true),
             .value("truth", "TRUTH", "Truth CSV t,[tag,]x,y[,z]: adds rmse_m, p50_m, p95_m, p99_m, max_m, per_tag figures, the error cdf, and zone_score: the zone transitions scored against those the same rules raise on the truth (matched, missed, spurious per tag-hour, delay p50/p95)."),
             .value("report", "OUT.svg", "With --truth: one self-contained SVG report — the floor map with each tag's track over its truth, the error over time, the error CDF (p50/p95 marked), the zone score and a per-tag table."),
             .value("zone-window", "SECONDS", "With --truth: how far apart a zone transition and its reference may be to match (default 5)."),
@@ -32,6 +34,8 @@ enum ReplayCommand: LocusCommand {
         --positions - or --events - writes to standard output (one of them); the summary (text or --json)
         then goes to stderr, otherwise to stdout.
         Rows that cannot be used are skipped, counted by reason and reported; they never stop a replay.
+        Range differences (TDoA, docs/tdoa.md) are solved with their correlation (differences of one
+        reference share its error) by the same filter, smoother and zones; an epoch holds one kind.
         Accuracy figures are horizontal: e = ‖(x, y) − truth(t)‖, truth interpolated linearly in time; with
         --json a figure of nothing compared is null.
         A run that gives no fix fails (exit 1) with the likely cause from the skip counts, and so does

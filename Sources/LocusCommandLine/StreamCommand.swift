@@ -14,7 +14,7 @@ enum StreamCommand: LocusCommand {
         summary: "Live: ranges in from stdin, UDP or MQTT; positions and zone events out as they happen.",
         options: [
             .value("site", "SITE", "Site JSON (SPEC §1).", required: true),
-            .value("input", "URI", "Where ranges come from: - (standard input: trace CSV with its header, or JSON Lines; default), udp://HOST:PORT (datagrams of CSV rows t,tag,anchor,range_m[,floor] without a header, or JSON), mqtt://HOST:PORT/TOPIC (subscribe, QoS 1; payload a JSON object {\"t\",\"tag\",\"anchor\",\"range_m\",\"floor\"} or an array of them; t optional: the receive time)."),
+            .value("input", "URI", "Where ranges come from: - (standard input: trace CSV with its header, or JSON Lines; default), udp://HOST:PORT (datagrams of CSV rows t,tag,anchor,range_m[,floor] without a header, or JSON), mqtt://HOST:PORT/TOPIC (subscribe, QoS 1; payload a JSON object {\"t\",\"tag\",\"anchor\",\"range_m\",\"floor\"} or an array of them; t optional: the receive time). A range difference (TDoA) row has anchor_a, anchor_b, tdoa_m in place of anchor, range_m (JSON; CSV with a header naming them on stdin)."),
             .value("output", "URI", "Where positions and events go: - (standard output; default) or mqtt://HOST:PORT/PREFIX (PREFIX/tags/<tag>/position and PREFIX/tags/<tag>/zone, JSON, QoS 1; <tag> is the id percent-encoded into one topic level: every byte outside A-Z a-z 0-9 . _ ~ - as %XY)."),
             .value("format", "FORMAT", "Standard output's form: csv (the positions CSV, default) or jsonl (positions and zone events as JSON Lines, in time order).",
                    choices: ["csv", "jsonl"]),

@@ -13,8 +13,9 @@ def replay(site, trace, *, filter="kalman", rate=4, sigma=0.1, smooth=False, tag
 
     `site` is a path or a Site. `trace` is a path to a trace.csv (read by the library's own reader: the
     same rows are skipped and counted as by `locus replay`) or the rows as data: a NumPy structured
-    array, a pandas DataFrame or a dict with columns t, anchor, range_m and optionally tag, floor
-    (pushed in time order, ties in input order; unusable rows are skipped and counted). The options
+    array, a pandas DataFrame or a dict with columns t, anchor, range_m — or, for range differences
+    (TDoA), t, anchor_a, anchor_b, tdoa_m; or both, each row filling one kind — and optionally tag,
+    floor (pushed in time order, ties in input order; unusable rows are skipped and counted). The options
     are `locus replay`'s (--filter, --rate, --sigma, --smooth, --tag-offset, --mode, --coupling,
     --floor, --truth). `Result.summary` is `locus replay --json`'s object, made by the library in
     the same single pass (`locus_engine_summary`) for a file and for rows given as data alike: with
