@@ -60,8 +60,6 @@ package struct DifferenceSimulationCounts: Sendable, Hashable {
     /// Uplink with a fixed reference: blinks whose reference arrival was lost, referenced to the
     /// shortest heard arrival instead.
     package var referenceStandIns = 0
-
-    package init() {}
 }
 
 /// A simulated TDoA recording: differences sorted by time and the truth behind them (the same truth

@@ -46,7 +46,7 @@ package struct GeometryReportOptions: Sendable, Equatable {
     /// redundancy the solver asks for. Ranges: 3 planar, 4 spatial (p + 1 ranges for p unknowns).
     /// Differences: 4 planar, 5 spatial — the m + 1 arrivals of a blink carry one more unknown, the
     /// emission time (the reference's offset β of `DifferenceGeometry`), so p + 2 arrivals.
-    package func locatorsNeeded(spatial: Bool) -> Int {
+    func locatorsNeeded(spatial: Bool) -> Int {
         switch measurement {
         case .range: spatial ? 4 : 3
         case .tdoa: spatial ? 5 : 4
@@ -229,6 +229,8 @@ package struct GeometryWarning: Sendable, Equatable, CustomStringConvertible {
 /// HDOP = √(Q₁₁ + Q₂₂), VDOP = √Q₃₃. The mode is the floor's, resolved once as the engine does
 /// (`TrilaterationConfiguration.resolvedMode(for:)`): a planar floor needs 3 locators in range, a
 /// spatial one 4 (the solver needs p + 1 ranges). HDOP is unitless: position σ ≈ HDOP · range σ.
+/// With `options.measurement == .tdoa` the cells hold the DOP of uplink range differences instead
+/// (`GeometryReport+Difference.swift`: 4 locators heard planar, 5 spatial; σ one arrival's error).
 package struct GeometryReport: Sendable {
     /// The floor judged.
     package var floor: Floor
@@ -264,13 +266,15 @@ package struct GeometryReport: Sendable {
         let grid = try GeometryGrid(floor: floor, gridMeters: options.gridMeters, maximumCells: options.maximumCells)
         let mode = options.trilateration.resolvedMode(for: locators)
         let cells: [GeometryCell]
-        switch options.path {
-        case _ where options.measurement == .tdoa:
+        if options.measurement == .tdoa {
             cells = Self.differenceCells(grid: grid, locators: locators, mode: mode, tagHeightMeters: floor.tagHeightMeters, options: options)
-        case .kernel:
-            cells = Self.kernelCells(grid: grid, locators: locators, mode: mode, tagHeightMeters: floor.tagHeightMeters, options: options)
-        case .batched:
-            cells = Self.batchedCells(grid: grid, locators: locators, mode: mode, tagHeightMeters: floor.tagHeightMeters, options: options)
+        } else {
+            switch options.path {
+            case .kernel:
+                cells = Self.kernelCells(grid: grid, locators: locators, mode: mode, tagHeightMeters: floor.tagHeightMeters, options: options)
+            case .batched:
+                cells = Self.batchedCells(grid: grid, locators: locators, mode: mode, tagHeightMeters: floor.tagHeightMeters, options: options)
+            }
         }
         self.floor = floor
         self.locators = locators

@@ -182,6 +182,18 @@ struct TDoACommandTests {
         #expect(ranged.status == 0 && !String(decoding: TestPaths.bytes(dir + "/r.svg"), as: UTF8.self).contains("locator-hull"))
     }
 
+    @Test("the hall's TDoA heatmap: hull outlined, labels clear of each other, renders without seams")
+    func hallHeatmap() throws {
+        let (svg, path) = try GeometryHeatmapTests.draw(Self.hall, ["--tdoa", "--suggest"])
+        #expect(String(decoding: TestPaths.bytes(path), as: UTF8.self).contains("id=\"locator-hull\""))
+        let boxes = svg.all("text", in: "labels").compactMap(TextBox.init)
+        #expect(boxes.contains { $0.text == "+1 suggested" })
+        for (i, a) in boxes.enumerated() {
+            for b in boxes[(i + 1)...] { #expect(!a.overlaps(b), "\(a) overlaps \(b)") }
+        }
+        GeometryHeatmapTests.checkRendering(path, svg)
+    }
+
     @Test("geometry --help documents --tdoa")
     func geometryHelp() {
         let help = CapturedRun(["geometry", "--help"])
