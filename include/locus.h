@@ -596,7 +596,8 @@ int locus_replay_file(const locus_replay_request *request, const locus_options *
 /** Bits of locus_geometry_request.flags. */
 enum locus_geometry_flag {
     LOCUS_GEOMETRY_SUGGEST = 1, /* `--suggest`: where one more locator would help most */
-    LOCUS_GEOMETRY_KERNEL = 2   /* `--method kernel`: the C kernel per cell (the reference) instead of batched */
+    LOCUS_GEOMETRY_KERNEL = 2,  /* `--method kernel`: the C kernel per cell (the reference) instead of batched */
+    LOCUS_GEOMETRY_TDOA = 4     /* `--tdoa` (ABI 0.2): plan a range-difference site (difference DOP, 4/5 locators) */
 };
 
 /** What `locus geometry` reads and writes. Zeros are the defaults. */

@@ -53,7 +53,7 @@ enum CLayout {
     /// `locus_geometry_request`.
     enum GeometryRequest {
         static let site = 0, floor = 8, svg = 16, trace = 24, grid = 32, maximumRange = 40, accuracySigma = 48, flags = 56
-        static let suggest: UInt32 = 1, kernel: UInt32 = 2
+        static let suggest: UInt32 = 1, kernel: UInt32 = 2, tdoa: UInt32 = 4
     }
     /// `locus_calibrate_request`.
     enum CalibrateRequest {

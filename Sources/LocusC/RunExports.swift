@@ -85,11 +85,12 @@ public func locusGeometry(_ request: UnsafeRawPointer?, _ summaryJSON: UnsafeMut
         if let range = try number(R.maximumRange, "max_range_m", 0.01...100_000) { job.options.maximumRangeMeters = range }
         job.accuracySigmaMeters = try number(R.accuracySigma, "accuracy_sigma_m", 0.000_1...100)
         let flags = request.loadUnaligned(fromByteOffset: R.flags, as: UInt32.self)
-        guard flags & ~(R.suggest | R.kernel) == 0 else {
+        guard flags & ~(R.suggest | R.kernel | R.tdoa) == 0 else {
             throw LocusError(.invalidArgument, "request.flags \(flags) has bits that are not locus_geometry_flag values")
         }
         job.suggests = flags & R.suggest != 0
         job.options.path = flags & R.kernel != 0 ? .kernel : .batched
+        if flags & R.tdoa != 0 { job.options.measurement = .tdoa }
         job.tracePath = try RunResult.optionalPath(request, R.trace, "request.trace_path")
         let outcome = try job.run()
         let svg = try RunResult.optionalPath(request, R.svg, "request.svg_path")

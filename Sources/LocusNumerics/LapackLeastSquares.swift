@@ -5,7 +5,7 @@ import LocusCore
 /// Gram matrices and symmetric positive-definite inverses. Column-major storage everywhere; the
 /// caller owns every buffer (arrays passed `inout`, no allocation when they are large enough and
 /// uniquely referenced).
-enum LapackLinearAlgebra {
+package enum LapackLinearAlgebra {
     /// The `lwork` that `dgelsy` wants for an m×n problem with one right-hand side.
     /// Complexity: one LAPACK workspace query.
     static func leastSquaresWorkspaceCount(rows: Int, columns: Int) -> Int {
@@ -97,7 +97,7 @@ enum LapackLinearAlgebra {
     /// Complexity O(n³).
     /// - Returns: false (b unchanged in meaning) when A is not positive definite.
     /// - Throws: E5101 on an illegal argument (a bug).
-    static func solvePositiveDefinite(_ a: inout [Double], order: Int, b: inout [Double]) throws(LocusError) -> Bool {
+    package static func solvePositiveDefinite(_ a: inout [Double], order: Int, b: inout [Double]) throws(LocusError) -> Bool {
         precondition(a.count >= order * order && b.count >= order, "solvePositiveDefinite: buffers too small")
         let n = LapackStatus.int32(order)
         let upper = CChar(UInt8(ascii: "U"))

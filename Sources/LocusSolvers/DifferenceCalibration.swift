@@ -38,8 +38,8 @@ package struct DifferenceCalibrationSamples: Sendable {
 /// equations (L + 11ᵀ) δ = r + 1·Σb, L = Σ wₖ gₖgₖᵀ (a weighted graph Laplacian, gₖ = e_B − e_A),
 /// r = Σ wₖ eₖ gₖ — 1ᵀL = 0 and 1ᵀr = 0 make 1ᵀδ = Σb and leave L δ = r on the rest. Unweighted
 /// first, then Huber IRLS with σ̂ = 1.4826·MAD re-estimated each pass, then Tukey's bisquare with σ̂
-/// held (as `RangeCalibration`). Per locator, σ̂ᵢ is the robust scale of its rows' residuals / √2 (a
-/// difference holds two arrivals' noise). A small dense solve per pass (n locators, offline work).
+/// held (as `RangeCalibration`; LAPACKE `dposv` per pass: offline work). Per locator, σ̂ᵢ is the robust scale of its rows' residuals / √2 (a
+/// difference holds two arrivals' noise).
 package enum DifferenceCalibration {
     /// The calibration of `floor` from `samples`, as a `RangeCalibration` (its `applied(to:)` writes
     /// the biases), every locator with `minimumSamples` rows (as A or B) estimated.
@@ -77,10 +77,12 @@ package enum DifferenceCalibration {
                 a[i * m + j] -= w; a[j * m + i] -= w
                 r[i] += w * e; r[j] -= w * e
             }
-            guard let x = SmallDenseSolve.solve(a, r, order: m), x.allSatisfy(\.isFinite) else {
+            // (L + 11ᵀ is symmetric, so its row-major fill is its column-major one; positive definite
+            // exactly when the pairs connect the locators.)
+            guard try LapackLinearAlgebra.solvePositiveDefinite(&a, order: m, b: &r), r.allSatisfy(\.isFinite) else {
                 throw LocusError(.degenerateGeometry, "the differences do not connect the locators: their biases are not determined")
             }
-            delta = x
+            delta = r
         }
         try solve { _ in 1 }
         var iterations = 0

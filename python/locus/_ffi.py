@@ -92,7 +92,7 @@ class CalibrateRequest(C.Structure):
 
 
 REPLAY_TRUTH_SHIFT, REPLAY_TRUTH_SHIFT_AUTO = 1, 2
-GEOMETRY_SUGGEST, GEOMETRY_KERNEL = 1, 2
+GEOMETRY_SUGGEST, GEOMETRY_KERNEL, GEOMETRY_TDOA = 1, 2, 4
 CALIBRATE_SLOPE, CALIBRATE_FIX_POSITIONS = 1, 2
 ESTIMATORS = {None: 0, "tukey": 1, "huber": 2, "median": 3}
 HEIGHTS = {None: 0, "auto": 0, "floor": 1, "truth": 2}

@@ -55,13 +55,14 @@ def _text(value):
     return None if value is None else os.fsencode(os.fspath(value)) if isinstance(value, (str, bytes, os.PathLike)) else str(value).encode()
 
 
-def geometry(site, *, floor=None, grid=None, max_range=None, svg=None, suggest=False, accuracy=None, trace=None):
+def geometry(site, *, floor=None, grid=None, max_range=None, svg=None, suggest=False, accuracy=None, trace=None, tdoa=False):
     """`locus geometry`: DOP map, coverage and warnings of a floor's layout, as the `--json` dict
     (cells, hdop_p50, hdop_p95, hdop_max, coverage, warnings, …; `suggestion` with suggest=True,
-    `accuracy` with accuracy=σ, `survey` with trace=PATH); svg=PATH also writes the heatmap."""
+    `accuracy` with accuracy=σ, `survey` with trace=PATH); svg=PATH also writes the heatmap.
+    tdoa=True plans a range-difference (TDoA) site (`--tdoa`: "measurement": "tdoa")."""
     keep = []
     try:
-        flags = (_ffi.GEOMETRY_SUGGEST if suggest else 0)
+        flags = (_ffi.GEOMETRY_SUGGEST if suggest else 0) | (_ffi.GEOMETRY_TDOA if tdoa else 0)
         request = _ffi.GeometryRequest(site_path=_text(_site_path(site, keep)), floor=_text(floor), svg_path=_text(svg),
                                        trace_path=_text(trace), grid_m=float(grid or 0), max_range_m=float(max_range or 0),
                                        accuracy_sigma_m=float(accuracy or 0), flags=flags)

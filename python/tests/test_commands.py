@@ -21,6 +21,42 @@ def test_geometry_equals_the_cli(tmp_path):
         assert {k: v for k, v in summary.items() if k != "svg"} == {k: v for k, v in expected.items() if k != "svg"}
 
 
+def test_tdoa_geometry_equals_the_cli():
+    """tdoa=True is `locus geometry --tdoa` (the typed C call's LOCUS_GEOMETRY_TDOA flag)."""
+    site = FIXTURES / "sites" / "hall.json"
+    summary = locus.geometry(site, grid=1.0, tdoa=True)
+    assert summary["measurement"] == "tdoa" and summary["cells"] > 0
+    assert "measurement" not in locus.geometry(site, grid=1.0)
+    cli = cli_path()
+    if cli:
+        out = subprocess.run([cli, "geometry", "--site", str(site), "--grid", "1.0", "--tdoa", "--json"], capture_output=True,
+                             text=True, check=True).stdout
+        assert summary == json.loads(out)
+
+
+def test_calibrate_with_truth_from_differences(tdoa_trace, tmp_path):
+    """Biases from range differences with truth: only their differences are observable, their mean
+    is kept at the site's; a simulated site with known biases gets its spread back."""
+    cli = cli_path()
+    site_path = FIXTURES / "sites" / "hall.json"
+    site = json.loads(site_path.read_text())
+    surveyed = [l.get("biasM", 0.0) for l in site["floors"][0]["locators"]]
+    biases = [0.05 * k for k in range(len(site["floors"][0]["locators"]))]
+    for locator, bias in zip(site["floors"][0]["locators"], biases):
+        locator["biasM"] = bias
+    (tmp_path / "biased.json").write_text(json.dumps(site))
+    subprocess.run([cli, "simulate", "--site", str(tmp_path / "biased.json"), "--tdoa", "uplink", "--tags", "2", "--duration", "120",
+                    "--seed", "9", "--trace", str(tmp_path / "d.csv"), "--truth", str(tmp_path / "t.csv")], check=True,
+                   capture_output=True)
+    summary = locus.calibrate(site_path, tmp_path / "d.csv", truth=tmp_path / "t.csv", out=tmp_path / "cal.json")
+    fitted = [l["biasM"] for l in json.loads((tmp_path / "cal.json").read_text())["floors"][0]["locators"]]
+    # The gauge: the fitted biases keep the surveyed site's mean; their differences are the true ones.
+    shift = sum(surveyed) / len(surveyed) - sum(biases) / len(biases)
+    for got, want in zip(fitted, biases):
+        assert abs(got - (want + shift)) < 0.02, (fitted, biases)
+    assert summary["samples"] > 1000
+
+
 def test_geometry_of_a_site_object_and_errors():
     site = locus.Site.load(FIXTURES / "sites" / "corridor.json")
     assert locus.geometry(site, suggest=True)["suggestion"]["candidates"] > 0
