@@ -2,6 +2,7 @@ import Foundation
 @testable import Locus
 @testable import LocusCore
 @testable import LocusIO
+import LocusLive
 import LocusTestSupport
 import Synchronization
 import Testing
@@ -146,5 +147,38 @@ struct DifferenceFaceTests {
         let summary = try JSONParser.parse(Array(fused.out.utf8))
         guard case .number(let rmse)? = summary["rmse_m"]?.kind else { Issue.record("\(fused.out)"); return }
         #expect(rmse.value < 0.2, "hybrid rmse \(rmse.value)")
+    }
+
+    @Test("JSON difference rows in UDP datagrams (1 to 5 rows each, the uplink blinks' order) give replay's bytes")
+    func udpDifferences() throws {
+        let (dir, trace, _) = try Self.simulate("hall", tags: 2)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let site = TestPaths.fixture("sites/hall.json")
+        let replay = CapturedRun(["replay", "--site", site, "--trace", trace, "--positions", dir + "/p.csv", "--events", dir + "/e.jsonl"])
+        #expect(replay.status == 0, "\(replay.err)")
+        let live = try LiveProcess(["stream", "--site", site, "--input", "udp://127.0.0.1:0", "--tick-ms", "0",
+                                    "--positions", dir + "/p2.csv", "--events", dir + "/e2.jsonl", "--json"])
+        let first = try #require(live.started())
+        let port = try #require(UInt16(first.split(separator: ":").last!.split(separator: " ").first!), "\(first)")
+        let sender = try UDPSender(host: "127.0.0.1", port: port)
+        let rows = try TraceReader.read(path: trace)
+        let order = rows.timeOrder()
+        var i = 0, k = 0
+        while i < order.count {
+            let n = 1 + k % 5
+            let objects = order[i..<min(order.count, i + n)].map { j -> String in
+                let d = rows.difference(j)
+                return #"{"t": \#(d.timeSeconds), "tag": "\#(d.tag.rawValue)", "anchor_a": \#(d.reference.rawValue), "anchor_b": \#(d.locator.rawValue), "tdoa_m": \#(d.differenceMeters)}"#
+            }
+            try sender.send(Array(("[" + objects.joined(separator: ", ") + "]").utf8))
+            i += n
+            k += 1
+            if k % 200 == 0 { Thread.sleep(forTimeInterval: 0.005) }
+        }
+        Thread.sleep(forTimeInterval: 0.3)
+        live.signal(SIGTERM)
+        #expect(live.finish() == 0, "\(live.err)")
+        #expect(TestPaths.bytes(dir + "/p2.csv") == TestPaths.bytes(dir + "/p.csv"))
+        #expect(TestPaths.bytes(dir + "/e2.jsonl") == TestPaths.bytes(dir + "/e.jsonl"))
     }
 }
