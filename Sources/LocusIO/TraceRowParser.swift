@@ -371,6 +371,75 @@ package struct TraceRowParser: Sendable {
             return true
         }
 
+        /// `fastRow` for a trace with difference columns: a plain difference row (`t`, `anchor_a`,
+        /// `anchor_b`, `tdoa_m` plain decimals and digits, the range cells — if the trace has them —
+        /// empty, A ≠ B) in one pass over its bytes; false (nothing consumed) for any other row, which
+        /// the scanner then reads and judges. The rows it keeps are the scanner's (tests compare).
+        let (referenceColumn, otherColumn, differenceColumn) = (self.referenceColumn, self.otherColumn, self.differenceColumn)
+        func fastDifferenceRow() -> Bool {
+            let lineStart = scanner.nextOffset
+            guard lineStart < count else { return false }
+            let first = bytes[lineStart]
+            if first == 0x20 || first == 0x09 || first == newline || first == 0x0D || first == UInt8(ascii: "#") { return false }
+            var t = 0.0, d = 0.0
+            var a: UInt64 = 0, b: UInt64 = 0
+            var tagField = CSVScanner.Field(start: 0, end: 0, isQuoted: false)
+            var floorField = tagField
+            var i = lineStart
+            var columnIndex = 0
+            while true {
+                let fieldStart = i
+                if columnIndex == tCol || columnIndex == differenceColumn {
+                    guard let (value, end) = CSVNumberParser.scanPlainDecimal(bytes, from: i, limit: count), value.isFinite else { return false }
+                    if columnIndex == tCol { t = value } else { d = value }
+                    i = end
+                } else if columnIndex == referenceColumn || columnIndex == otherColumn {
+                    var value: UInt64 = 0, digits = 0
+                    while i < count {
+                        let digit = bytes[i] &- 0x30
+                        guard digit < 10 else { break }
+                        value = value &* 10 &+ UInt64(digit)
+                        digits += 1
+                        i += 1
+                    }
+                    guard digits > 0, digits <= 5, value <= 0xFFFF else { return false }
+                    if columnIndex == referenceColumn { a = value } else { b = value }
+                } else {
+                    while i < count {
+                        let c = bytes[i]
+                        if c == comma || c == newline { break }
+                        if c == quote { return false }
+                        i += 1
+                    }
+                    // A range cell that holds something: a range row (the scanner's).
+                    if (columnIndex == rCol || columnIndex == aCol) && i > fieldStart && !(i == fieldStart + 1 && bytes[fieldStart] == 0x0D) {
+                        return false
+                    }
+                }
+                var end = i
+                if i < count, bytes[i] == 0x0D, i + 1 >= count || bytes[i + 1] == newline { i += 1 }
+                let atLineEnd = i >= count || bytes[i] == newline
+                guard atLineEnd || bytes[i] == comma else { return false }
+                if atLineEnd, end > fieldStart, bytes[end - 1] == 0x0D { end -= 1 }
+                if columnIndex == tagColumn { tagField = CSVScanner.Field(start: fieldStart, end: end, isQuoted: false) }
+                if columnIndex == floorColumn { floorField = CSVScanner.Field(start: fieldStart, end: end, isQuoted: false) }
+                columnIndex += 1
+                if atLineEnd { break }
+                i += 1
+            }
+            guard columnIndex > max(tCol, referenceColumn, otherColumn, differenceColumn), columnIndex >= fastNeeded, a != b else { return false }
+            if t > futureLimit {  // before its ids are interned: a refused row registers nothing
+                scanner.skipLine(to: i + 1)
+                skipped.record(.futureTime, line: scanner.lineNumber)
+                return true
+            }
+            let tag = tagColumn >= 0 && !isEmpty(tagField) ? tagIndex(tagField) : defaultTagIndex()
+            let floor = floorColumn >= 0 && !isEmpty(floorField) ? floorIndex(floorField) : -1
+            scanner.skipLine(to: i + 1)
+            commit(t, d, b, tag, floor, line: scanner.lineNumber, reference: a)
+            return true
+        }
+
         /// `fastRow` eight bytes at a time, for a line of at most 64 bytes with 32 more readable after
         /// it (any other line, and one it declines, is left to `fastRow`). Bytes below `-` (0x2D) are
         /// flagged a word at a time (`ByteWords.below`): the separators `,` and newline, and every
@@ -478,9 +547,13 @@ package struct TraceRowParser: Sendable {
         while true {
             // (Two ifs, not `||`: its autoclosure would capture the row state and make every access
             // to it an exclusivity check at run time.)
-            if fastRows && !hasDifferences {
-                if wideRow() { continue }
-                if fastRow() { continue }
+            if fastRows {
+                if hasDifferences {
+                    if fastDifferenceRow() { continue }
+                } else {
+                    if wideRow() { continue }
+                    if fastRow() { continue }
+                }
             }
             // A quoted field running past this piece is read again with the next one.
             guard scanner.nextRecord(inPiece: isLast, consumed: &consumed) else { break }

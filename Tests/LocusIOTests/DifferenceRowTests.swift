@@ -1,3 +1,4 @@
+import Foundation
 import LocusCore
 @testable import LocusIO
 import Testing
@@ -98,6 +99,40 @@ struct DifferenceRowTests {
             #expect(scanned.first?.decide(receivedSeconds: 0) == expected, "\(text)")
             let parsed = JSONRowFields(object: try JSONParser.parse(Array(text.utf8)))
             #expect(parsed == scanned.first, "\(text)")
+        }
+    }
+
+    @Test("the difference fast path keeps exactly the scanner's rows and skips, over 5,000 seeded rows of every shape, pure and hybrid")
+    func fastPathEquivalence() throws {
+        var generator = SeededGenerator(seed: 11)
+        let cells = ["1", "2", "40407", "0x9DD7", " 3", "65536", "", "7", "12"]
+        let numbers = ["-0.75", "1.25", "+2.5", "3e1", "abc", "", " 1.0", "-0.000", "1.", "nan", "12345678901234567890"]
+        for hybrid in [false, true] {
+            var text = hybrid ? "t,tag,anchor,range_m,anchor_a,anchor_b,tdoa_m,floor\n" : "t,tag,anchor_a,anchor_b,tdoa_m,floor\n"
+            var t = 0.0
+            for k in 0..<5_000 {
+                t += Double(Int.random(in: 0...3, using: &generator)) * 0.01
+                let a = Int.random(in: 0...9, using: &generator) < 8 ? "\(Int.random(in: 1...6, using: &generator))" : cells.randomElement(using: &generator)!
+                let b = Int.random(in: 0...9, using: &generator) < 8 ? "\(Int.random(in: 1...6, using: &generator))" : cells.randomElement(using: &generator)!
+                let d = Int.random(in: 0...9, using: &generator) < 8 ? String(format: "%.4f", Double.random(in: -9...9, using: &generator))
+                    : numbers.randomElement(using: &generator)!
+                let tag = ["T1", "T2", "\"T 3\"", "", "T1"][k % 5]
+                let floor = ["1F", "", "2F"][k % 3]
+                let time = k % 97 == 0 ? "" : String(format: "%.3f", t)
+                let end = k % 13 == 0 ? "\r\n" : "\n"
+                if hybrid && k % 4 == 0 {
+                    text += "\(time),\(tag),\(a),\(d),,,,\(floor)\(end)"
+                } else if hybrid {
+                    text += "\(time),\(tag),\(k % 11 == 0 ? " " : ""),,\(a),\(b),\(d),\(floor)\(end)"
+                } else {
+                    text += "\(time),\(tag),\(a),\(b),\(d),\(floor)\(end)"
+                }
+            }
+            let fast = try Self.parse(text, fastRows: true), slow = try Self.parse(text, fastRows: false)
+            #expect(fast.rows == slow.rows, "hybrid \(hybrid)")
+            #expect(fast.parser.skipped == slow.parser.skipped, "hybrid \(hybrid)")
+            #expect(fast.parser.tags == slow.parser.tags && fast.parser.floors == slow.parser.floors)
+            #expect(fast.rows.count > 2_000, "hybrid \(hybrid): \(fast.rows.count)")
         }
     }
 }
