@@ -1,53 +1,5 @@
 import LocusCore
 
-/// One kept row of a trace: the SPEC §2 fields with the tag and floor interned (indices into the
-/// parser's `tags` and `floors`; floor −1 when the row names none) and the row's 1-based line.
-///
-/// A row is a range (`locator` and `rangeMeters`) or a range difference (TDoA: `reference` A,
-/// `locator` B and `differenceMeters` = d(tag, B) − d(tag, A), in the same 8 bytes). The kind is told
-/// by the two addresses: a range row holds its locator in both, a difference row two different ones
-/// (A = B is skipped as `same_locator` before a row is kept), so the row stays 32 bytes.
-package struct TraceRow: Sendable, Equatable {
-    package var timeSeconds: Double
-    /// The range (metres) of a range row, or the difference (metres) of a difference row.
-    package var rangeMeters: Double
-    package var tagIndex: Int32
-    package var floorIndex: Int32
-    package var line: Int32
-    /// The locator of a range row; B of a difference row.
-    package var locator: UInt16
-    /// A, the reference locator, of a difference row; `locator` of a range row.
-    package var reference: UInt16
-
-    /// A range row.
-    package init(timeSeconds: Double, rangeMeters: Double, tagIndex: Int32, floorIndex: Int32, line: Int32, locator: UInt16) {
-        self.timeSeconds = timeSeconds
-        self.rangeMeters = rangeMeters
-        self.tagIndex = tagIndex
-        self.floorIndex = floorIndex
-        self.line = line
-        self.locator = locator
-        self.reference = locator
-    }
-
-    /// A difference row (A = `reference` ≠ B = `locator`).
-    package init(timeSeconds: Double, differenceMeters: Double, tagIndex: Int32, floorIndex: Int32, line: Int32,
-                 reference: UInt16, locator: UInt16) {
-        self.timeSeconds = timeSeconds
-        self.rangeMeters = differenceMeters
-        self.tagIndex = tagIndex
-        self.floorIndex = floorIndex
-        self.line = line
-        self.locator = locator
-        self.reference = reference
-    }
-
-    /// Whether the row is a range difference.
-    @inline(__always) package var isDifference: Bool { reference != locator }
-    /// The difference of a difference row, metres (d(tag, B) − d(tag, A)).
-    @inline(__always) package var differenceMeters: Double { rangeMeters }
-}
-
 /// The trace reader's state across the pieces of one input, so that a recording of any length can
 /// be read in bounded chunks (`TraceStream`) — and a whole file as one piece (`TraceReader`): one
 /// code path, so both read the same rows, skip the same rows and count them alike.
@@ -79,22 +31,22 @@ package struct TraceRowParser: Sendable {
     /// Where the data rows start in the piece given to `init(header:file:)`.
     package let headerEnd: Int
 
-    private let tCol: Int, aCol: Int, rCol: Int
+    let tCol: Int, aCol: Int, rCol: Int
     /// The difference columns A, B and tdoa_m (−1: none); `hasDifferences` when all three are there.
-    private let referenceColumn: Int, otherColumn: Int, differenceColumn: Int
-    private let hasDifferences: Bool
+    let referenceColumn: Int, otherColumn: Int, differenceColumn: Int
+    let hasDifferences: Bool
     /// Fields a range row must have (`needed` of a trace without difference columns).
-    private let rangeNeeded: Int
+    let rangeNeeded: Int
     /// Columns a row must have (the required ones), and a fast row must reach (tag and floor too).
-    private let needed: Int, fastNeeded: Int
+    let needed: Int, fastNeeded: Int
     /// The tag and floor columns (−1: none).
-    private let tagColumn: Int, floorColumn: Int
+    let tagColumn: Int, floorColumn: Int
     private var tagNames = CSVFieldInterner()
     private var floorNames = CSVFieldInterner()
     private var clocks: [TagClock] = []
     private var singleTag: Int32? = nil
     /// The number of the next line to parse.
-    private var nextLine: Int
+    var nextLine: Int
     /// A live stream's future-time check (`locus stream`'s `StreamClock`, issue #41 item 3), applied
     /// once a row's numbers are read and before its tag is interned or its tag's clock admits it —
     /// so a forged row far ahead neither registers a tag nor moves that tag's clock (which would
@@ -119,64 +71,6 @@ package struct TraceRowParser: Sendable {
         tagNames = CSVFieldInterner()
         floorNames = CSVFieldInterner()
         singleTag = nil
-    }
-
-    /// Reads the header from a span of the input's start (see `init(header:file:)` over a buffer).
-    /// - Throws: `E5004` when there is no header line; `E5003` when a required column is missing.
-    package init(header bytes: Span<UInt8>, file: String) throws(LocusError) {
-        self = try bytes.withUnsafeBufferPointer { b throws(LocusError) in try TraceRowParser(header: b, file: file) }
-    }
-
-    /// Reads the header from the start of the input (`bytes` must hold its first line; blank and
-    /// comment lines before it are skipped).
-    /// - Throws: `E5004` when there is no header line; `E5003` when a required column is missing.
-    init(header bytes: UnsafeBufferPointer<UInt8>, file: String) throws(LocusError) {
-        self.file = file
-        var scanner = CSVScanner(bytes: bytes)
-        guard scanner.nextRecord() else {
-            throw LocusError(.malformedCSV, "empty file: expected a header line naming t, anchor, range_m",
-                             context: .init(file: file, line: 1))
-        }
-        let header = scanner.fields.map { scanner.text($0).lowercased() }
-        func column(_ name: String) -> Int? { header.firstIndex(of: name) }
-        let headerLine = scanner.lineNumber
-        var missing: [String] = []
-        let tColumn = column("t"), anchorColumn = column("anchor"), rangeColumn = column("range_m")
-        let aColumn = column("anchor_a"), bColumn = column("anchor_b"), dColumn = column("tdoa_m")
-        let differences = aColumn != nil && bColumn != nil && dColumn != nil
-        let ranges = anchorColumn != nil && rangeColumn != nil
-        if tColumn == nil { missing.append("t") }
-        if !ranges && !differences {
-            // Neither set complete: a trace with some difference column and no range column is asked
-            // for the difference columns, any other for the range ones.
-            if (aColumn != nil || bColumn != nil || dColumn != nil) && anchorColumn == nil && rangeColumn == nil {
-                if aColumn == nil { missing.append("anchor_a") }
-                if bColumn == nil { missing.append("anchor_b") }
-                if dColumn == nil { missing.append("tdoa_m") }
-            } else {
-                if anchorColumn == nil { missing.append("anchor") }
-                if rangeColumn == nil { missing.append("range_m") }
-            }
-        }
-        guard let tCol = tColumn, missing.isEmpty else {
-            throw LocusError(.csvMissingColumn,
-                             "header lacks required column\(missing.count > 1 ? "s" : "") \(missing.joined(separator: ", ")) (found: \(CSVText.printable(header.joined(separator: ","))))",
-                             context: .init(file: file, line: headerLine))
-        }
-        self.tCol = tCol
-        self.aCol = ranges ? anchorColumn! : -1
-        self.rCol = ranges ? rangeColumn! : -1
-        referenceColumn = differences ? aColumn! : -1
-        otherColumn = differences ? bColumn! : -1
-        differenceColumn = differences ? dColumn! : -1
-        hasDifferences = differences
-        tagColumn = column("tag") ?? -1
-        floorColumn = column("floor") ?? -1
-        rangeNeeded = max(tCol, self.aCol, self.rCol) + 1
-        needed = differences ? tCol + 1 : rangeNeeded
-        fastNeeded = max(needed, tagColumn + 1, floorColumn + 1)
-        headerEnd = min(scanner.nextOffset, bytes.count)
-        nextLine = scanner.nextLineNumber
     }
 
     /// Parses the rows in `bytes` — the input's next piece, starting where the previous one stopped
