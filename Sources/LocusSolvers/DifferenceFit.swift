@@ -341,6 +341,25 @@ struct DifferenceFit {
         return p.isFinite ? p : nil
     }
 
+    /// True when `x` lies outside the site: the bounding box of the locators `eligible[0..<count]`
+    /// widened horizontally by half its longer horizontal side and vertically by half its height
+    /// span (at least 2 m) — a 20 × 15 m hall with locators at 0.2–4.5 m: x ∈ [−10, 30],
+    /// z ∈ [−1.8, 6.5]. Spatial TDoA has a second solution out there — measured 8–20 m below the
+    /// floor or 3–8 m above the ceiling, with a low χ² when an arrival is NLOS — which no tag heard
+    /// by these locators occupies.
+    func isOutsideSite(_ x: Point3, eligible: UnsafeMutableBufferPointer<Int32>, count: Int) -> Bool {
+        guard count > 0 else { return false }
+        var low = locators[Int(eligible[0])], high = low
+        for e in 1..<max(1, count) {
+            let l = locators[Int(eligible[e])]
+            low = Point3(x: min(low.x, l.x), y: min(low.y, l.y), z: min(low.z, l.z))
+            high = Point3(x: max(high.x, l.x), y: max(high.y, l.y), z: max(high.z, l.z))
+        }
+        let margin = 0.5 * max(high.x - low.x, high.y - low.y), vertical = max(2, 0.5 * (high.z - low.z))
+        return !(x.x >= low.x - margin && x.x <= high.x + margin && x.y >= low.y - margin && x.y <= high.y + margin
+                 && (planar || (x.z >= low.z - vertical && x.z <= high.z + vertical)))
+    }
+
     /// The centroid of the locators in the fit (planar: at the tag height) — the start when no
     /// group is large enough for `seed()`.
     func centroid() -> Point3 {

@@ -162,11 +162,19 @@ package struct DifferenceSolver: Sendable {
             result = DifferenceFitResult(position: start, normal: normal, iterations: 0, isConverged: false)
             failure = error
         }
+        // The second solution (see `DifferenceFit.isOutsideSite`): try again from the centroid.
+        let outside = failure == nil && fit.isOutsideSite(result.position, eligible: eligible, count: all.locators)
+        if outside, let inside = try? fit.gaussNewton(from: fit.centroid(), tolerance: c.convergenceToleranceMeters,
+                                                      maximumIterations: c.maximumIterations),
+           !fit.isOutsideSite(inside.position, eligible: eligible, count: all.locators) {
+            result = inside
+        }
         var rejected = 0
         let best = carve(ints, 4 * n, n)
-        if c.isRobust && (failure != nil || !(result.normal.c / sigmaSquared <= chiSquareQuantile995(degreesOfFreedom: all.differences - unknowns))) {
+        if c.isRobust && (failure != nil || fit.isOutsideSite(result.position, eligible: eligible, count: all.locators) || !(result.normal.c / sigmaSquared <= chiSquareQuantile995(degreesOfFreedom: all.differences - unknowns))) {
             let sets = DifferenceSearchSets(eligible: eligible, count: all.locators, level: carve(ints, 3 * n, n), best: best,
-                                            candidate: carve(ints, 5 * n, n), picks: carve(ints, 6 * n, 3 * slots),
+                                            candidate: carve(ints, 5 * n, n), picks: carve(ints, 6 * n, 4 * slots),
+                                            combination: carve(ints, 6 * n + 4 * slots, 4),
                                             predicted: carve(doubles, 5 * count + n, slots),
                                             starts: carve(doubles, 5 * count + n + slots, 3 * slots))
             let settings = DifferenceSearchSettings(rejectionPenalty: c.rejectionPenalty,
