@@ -215,13 +215,13 @@ struct DifferenceFit {
         var x = point(start.x, start.y, start.z)
         var normal = linearize(at: x, source: .model)
         guard normal.c.isFinite else { throw LocusError(.solverDiverged, "the difference fit produced a non-finite χ²") }
+        guard var d = step(normal) else {
+            throw LocusError(.degenerateGeometry, "the differences' locators do not determine the position (singular normal matrix)")
+        }
         var previous = Double.infinity
         var iterations = 0
         var converged = false
         while iterations < maximumIterations {
-            guard let d = step(normal) else {
-                throw LocusError(.degenerateGeometry, "the differences' locators do not determine the position (singular normal matrix)")
-            }
             iterations += 1
             var t = 1.0
             var next = point(x.x + d.0, x.y + d.1, x.z + d.2)
@@ -236,19 +236,22 @@ struct DifferenceFit {
                 break
             }
             var nextNormal = linearize(at: next, source: .model)
+            var nextStep = step(nextNormal)
             var halvings = 0
-            while !(nextNormal.c <= normal.c * (1 + 1e-12) + 1e-18 && step(nextNormal) != nil) && halvings < 10 {
+            while !(nextNormal.c <= normal.c * (1 + 1e-12) + 1e-18 && nextStep != nil) && halvings < 10 {
                 t *= 0.5
                 halvings += 1
                 next = point(x.x + t * d.0, x.y + t * d.1, x.z + t * d.2)
                 nextNormal = linearize(at: next, source: .model)
+                nextStep = step(nextNormal)
             }
             guard nextNormal.c.isFinite else {
                 throw LocusError(.solverDiverged, "the difference fit produced a non-finite χ²")
             }
-            guard step(nextNormal) != nil else { break }   // no way on: stay where the geometry holds
+            guard let following = nextStep else { break }   // no way on: stay where the geometry holds
             x = next
             normal = nextNormal
+            d = following
             previous = t * length
         }
         return DifferenceFitResult(position: x, normal: normal, iterations: iterations, isConverged: converged)
@@ -285,32 +288,32 @@ struct DifferenceFit {
         }
         let a = locators[pivot]
         let d = tagHeightMeters - a.z
-        let s = seedScratch
-        for i in 0..<(q * q + q) { s[i] = 0 }
+        // The normal equations' lower triangle and right-hand side, summed in scalars (q ≤ 4).
+        var n00 = 0.0, n10 = 0.0, n11 = 0.0, n20 = 0.0, n21 = 0.0, n22 = 0.0, n30 = 0.0, n31 = 0.0, n32 = 0.0, n33 = 0.0
+        var r0 = 0.0, r1 = 0.0, r2 = 0.0, r3 = 0.0
         for j in bestStart..<bestEnd {
             let pair = pairs[j]
             let locator = Int(pair.locator)
             guard excluded[locator] == 0, locator != pivot else { continue }
             let b = locators[locator]
             let bx = b.x - a.x, by = b.y - a.y, bz = b.z - a.z, z = pair.differenceMeters - pivotDifference
-            let row: (Double, Double, Double, Double)
-            let rhs: Double
+            let u0 = 2 * bx, u1 = 2 * by
+            let u2: Double, u3: Double, rhs: Double
             if planar {
-                row = (2 * bx, 2 * by, 2 * z, 0)
+                u2 = 2 * z; u3 = 0
                 rhs = bx * bx + by * by + bz * bz - 2 * d * bz - z * z
             } else {
-                row = (2 * bx, 2 * by, 2 * bz, 2 * z)
+                u2 = 2 * bz; u3 = 2 * z
                 rhs = bx * bx + by * by + bz * bz - z * z
             }
-            for u in 0..<q {
-                let ru = u == 0 ? row.0 : u == 1 ? row.1 : u == 2 ? row.2 : row.3
-                for v in 0...u {
-                    let rv = v == 0 ? row.0 : v == 1 ? row.1 : v == 2 ? row.2 : row.3
-                    s[u * q + v] += ru * rv
-                }
-                s[q * q + u] += ru * rhs
-            }
+            n00 += u0 * u0; n10 += u1 * u0; n11 += u1 * u1; n20 += u2 * u0; n21 += u2 * u1; n22 += u2 * u2
+            n30 += u3 * u0; n31 += u3 * u1; n32 += u3 * u2; n33 += u3 * u3
+            r0 += u0 * rhs; r1 += u1 * rhs; r2 += u2 * rhs; r3 += u3 * rhs
         }
+        let s = seedScratch
+        s[0] = n00; s[q] = n10; s[q + 1] = n11; s[2 * q] = n20; s[2 * q + 1] = n21; s[2 * q + 2] = n22
+        s[q * q] = r0; s[q * q + 1] = r1; s[q * q + 2] = r2
+        if q == 4 { s[12] = n30; s[13] = n31; s[14] = n32; s[15] = n33; s[19] = r3 }
         // Cholesky LLᵀ in the lower triangle, then the two triangular solves on the right-hand side.
         var scale = 0.0
         for u in 0..<q { scale = max(scale, s[u * q + u]) }
