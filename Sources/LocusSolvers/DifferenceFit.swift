@@ -1,3 +1,4 @@
+internal import CLocusKernels
 import LocusCore
 import LocusNumerics
 
@@ -93,9 +94,34 @@ struct DifferenceFit {
         Point3(x: x, y: y, z: planar ? tagHeightMeters : z)
     }
 
+    /// `DifferencePair` and `Point3` must be laid out as `locus_difference_pair` and three packed
+    /// doubles for the zero-copy hand-over to the C kernel (checked once per solve).
+    static let layoutMatchesKernel: Bool =
+        MemoryLayout<DifferencePair>.stride == MemoryLayout<locus_difference_pair>.stride
+        && MemoryLayout<DifferencePair>.offset(of: \DifferencePair.reference) == 0
+        && MemoryLayout<DifferencePair>.offset(of: \DifferencePair.locator) == 4
+        && MemoryLayout<DifferencePair>.offset(of: \DifferencePair.differenceMeters) == 8
+        && MemoryLayout<DifferencePair>.offset(of: \DifferencePair.timeSeconds) == 16
+        && MemoryLayout<Point3>.stride == 3 * MemoryLayout<Double>.stride
+        && MemoryLayout<Point3>.offset(of: \Point3.x) == 0 && MemoryLayout<Point3>.offset(of: \Point3.z) == 16
+
     /// The normal equations at `x` over the arrivals in the fit (see the type's comment). O(pairs).
+    /// `.model` runs the C kernel (`locus_difference_linearize`, the same sums with the model's
+    /// functions inlined); the search's stored rows are summed here.
     @inline(__always)
     func linearize(at x: Point3, source: RowSource) -> DifferenceNormal {
+        if source == .model, let xyz = locators.baseAddress, let pairBase = pairs.baseAddress,
+           let flags = excluded.baseAddress {
+            var raw = locus_difference_normal()
+            UnsafeRawPointer(xyz).withMemoryRebound(to: Double.self, capacity: 3 * locators.count) { coordinates in
+                UnsafeRawPointer(pairBase).withMemoryRebound(to: locus_difference_pair.self, capacity: pairs.count) { kernelPairs in
+                    locus_difference_linearize(coordinates, kernelPairs, Int32(truncatingIfNeeded: pairs.count), flags,
+                                               planar ? 1 : 0, x.x, x.y, x.z, &raw)
+                }
+            }
+            return DifferenceNormal(xx: raw.n.0, xy: raw.n.1, xz: raw.n.2, yy: raw.n.3, yz: raw.n.4, zz: raw.n.5,
+                                    bx: raw.b.0, by: raw.b.1, bz: raw.b.2, c: raw.c)
+        }
         var out = DifferenceNormal()
         var start = 0
         let count = pairs.count
@@ -182,34 +208,36 @@ struct DifferenceFit {
     @inline(__always)
     func step(_ n: DifferenceNormal) -> (Double, Double, Double)? {
         if planar {
+            // ‖N⁻¹‖₁ of a 2×2 is ‖N‖₁/|det|: rcond = |det|/‖N‖₁², tested without a division.
             let det = n.xx * n.yy - n.xy * n.xy
             let norm = max(abs(n.xx) + abs(n.xy), abs(n.xy) + abs(n.yy))
-            guard det != 0 else { return nil }
-            let inverseNorm = norm / abs(det)   // ‖N⁻¹‖₁ of a 2×2: the same column sums over |det|
-            guard (1 / (norm * inverseNorm)).isFinite, 1 / (norm * inverseNorm) >= minimumReciprocalCondition else {
+            guard det.isFinite, norm.isFinite, abs(det) > 0, abs(det) >= minimumReciprocalCondition * norm * norm else {
                 return nil
             }
-            return ((n.yy * n.bx - n.xy * n.by) / det, (n.xx * n.by - n.xy * n.bx) / det, 0)
+            let inverse = 1 / det
+            return ((n.yy * n.bx - n.xy * n.by) * inverse, (n.xx * n.by - n.xy * n.bx) * inverse, 0)
         }
         let c00 = n.yy * n.zz - n.yz * n.yz, c01 = n.xz * n.yz - n.xy * n.zz, c02 = n.xy * n.yz - n.xz * n.yy
         let c11 = n.xx * n.zz - n.xz * n.xz, c12 = n.xy * n.xz - n.xx * n.yz, c22 = n.xx * n.yy - n.xy * n.xy
         let det = n.xx * c00 + n.xy * c01 + n.xz * c02
-        guard det != 0 else { return nil }
         let norm = max(abs(n.xx) + abs(n.xy) + abs(n.xz), abs(n.xy) + abs(n.yy) + abs(n.yz),
                        abs(n.xz) + abs(n.yz) + abs(n.zz))
-        let inverseNorm = max(abs(c00) + abs(c01) + abs(c02), abs(c01) + abs(c11) + abs(c12),
-                              abs(c02) + abs(c12) + abs(c22)) / abs(det)
-        let rcond = 1 / (norm * inverseNorm)
-        guard rcond.isFinite, rcond >= minimumReciprocalCondition else { return nil }
-        return ((c00 * n.bx + c01 * n.by + c02 * n.bz) / det,
-                (c01 * n.bx + c11 * n.by + c12 * n.bz) / det,
-                (c02 * n.bx + c12 * n.by + c22 * n.bz) / det)
+        let cofactorNorm = max(abs(c00) + abs(c01) + abs(c02), abs(c01) + abs(c11) + abs(c12),
+                               abs(c02) + abs(c12) + abs(c22))
+        // rcond = |det| / (‖N‖₁ ‖adj N‖₁), tested without a division.
+        guard det.isFinite, norm.isFinite, cofactorNorm.isFinite, abs(det) > 0,
+              abs(det) >= minimumReciprocalCondition * norm * cofactorNorm else { return nil }
+        let inverse = 1 / det
+        return ((c00 * n.bx + c01 * n.by + c02 * n.bz) * inverse,
+                (c01 * n.bx + c11 * n.by + c12 * n.bz) * inverse,
+                (c02 * n.bx + c12 * n.by + c22 * n.bz) * inverse)
     }
 
     /// Gauss–Newton on χ² from `start` over the arrivals in the fit: δ = N⁻¹b, halved (at most 10
     /// times) while χ² would grow or N would turn singular (far outliers can pull the all-arrivals
-    /// fit towards a point where the geometry degenerates; it then stops at the last good point). Stops when ‖δ‖ ≤ `tolerance` or the estimated distance to the
-    /// optimum ‖δₖ‖ρ/(1 − ρ), ρ = ‖δₖ‖/‖δₖ₋₁‖ < 1, is; or after `maximumIterations` steps.
+    /// fit towards a point where the geometry degenerates; it then stops at the last good point).
+    /// Stops when ‖δ‖ ≤ `tolerance` or the estimated distance to the optimum ‖δₖ‖ρ/(1 − ρ),
+    /// ρ = ‖δₖ‖/‖δₖ₋₁‖ < 1, is; or after `maximumIterations` steps.
     /// - Throws: E4002 a singular normal matrix, E4004 a non-finite iterate or χ².
     func gaussNewton(from start: Point3, tolerance: Double, maximumIterations: Int) throws(LocusError) -> DifferenceFitResult {
         var x = point(start.x, start.y, start.z)
@@ -264,7 +292,7 @@ struct DifferenceFit {
     ///   spatial: 2 bⱼ·p + 2 zⱼ r_A = ‖bⱼ‖² − zⱼ²   (unknowns x, y, z, r_A: 4 differences at least);
     ///   planar (p_z = h − a_z = d known): 2 (bⱼₓ x + bⱼᵧ y) + 2 zⱼ r_A = bⱼₓ² + bⱼᵧ² + bⱼ_z² − 2 d bⱼ_z − zⱼ²
     ///   (unknowns x, y, r_A: 3 differences at least),
-    /// solved by its normal equations (Cholesky). nil when no group has enough differences or the
+    /// solved by its normal equations (LDLᵀ). nil when no group has enough differences or the
     /// system is singular; the caller then starts elsewhere (the locators' centroid).
     func seed() -> Point3? {
         var bestStart = -1, bestEnd = -1, bestCount = 0
@@ -314,31 +342,33 @@ struct DifferenceFit {
         s[0] = n00; s[q] = n10; s[q + 1] = n11; s[2 * q] = n20; s[2 * q + 1] = n21; s[2 * q + 2] = n22
         s[q * q] = r0; s[q * q + 1] = r1; s[q * q + 2] = r2
         if q == 4 { s[12] = n30; s[13] = n31; s[14] = n32; s[15] = n33; s[19] = r3 }
-        // Cholesky LLᵀ in the lower triangle, then the two triangular solves on the right-hand side.
+        // LDLᵀ in the lower triangle (no square root; one division a row, its reciprocal kept on the
+        // diagonal), then the two triangular solves on the right-hand side.
         var scale = 0.0
         for u in 0..<q { scale = max(scale, s[u * q + u]) }
         guard scale > 0, scale.isFinite else { return nil }
         for u in 0..<q {
             var diagonal = s[u * q + u]
-            for k in 0..<u { diagonal -= s[u * q + k] * s[u * q + k] }
+            for k in 0..<u { diagonal -= s[u * q + k] * s[u * q + k] * s[k * q + k] }
             guard diagonal > 1e-12 * scale else { return nil }
-            let l = diagonal.squareRoot()
-            s[u * q + u] = l
             for v in (u + 1)..<q {
                 var value = s[v * q + u]
-                for k in 0..<u { value -= s[v * q + k] * s[u * q + k] }
-                s[v * q + u] = value / l
+                for k in 0..<u { value -= s[v * q + k] * s[u * q + k] * s[k * q + k] }
+                s[v * q + u] = value
             }
+            let reciprocal = 1 / diagonal
+            for v in (u + 1)..<q { s[v * q + u] *= reciprocal }
+            s[u * q + u] = diagonal
         }
         for u in 0..<q {
             var value = s[q * q + u]
             for k in 0..<u { value -= s[u * q + k] * s[q * q + k] }
-            s[q * q + u] = value / s[u * q + u]
+            s[q * q + u] = value
         }
         for u in stride(from: q - 1, through: 0, by: -1) {
-            var value = s[q * q + u]
+            var value = s[q * q + u] / s[u * q + u]
             for k in (u + 1)..<q { value -= s[k * q + u] * s[q * q + k] }
-            s[q * q + u] = value / s[u * q + u]
+            s[q * q + u] = value
         }
         let p = point(a.x + s[q * q], a.y + s[q * q + 1], planar ? tagHeightMeters : a.z + s[q * q + 2])
         return p.isFinite ? p : nil
