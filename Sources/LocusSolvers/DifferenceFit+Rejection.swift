@@ -47,8 +47,8 @@ extension DifferenceFit {
     /// An exhaustive level followed by a greedy one fits up to this many candidates to find a best
     /// set for the greedy level to extend.
     static let fitsBeforeGreedy = 8
-    /// Levels up to this size are exhaustive while C(n, k) ≤ `DifferenceWorkspace.candidateSlots`
-    /// (128): with 8 locators every level to 4, the most a planar fix can leave out. Half the arrivals
+    /// Levels up to this size can be exhaustive (`isExhaustive`): with 8 locators every level to 4,
+    /// the most a planar fix can leave out. Half the arrivals
     /// NLOS by similar lengths makes the wrong half fit well (rejected by the long-reading test), so
     /// no 3-set qualifies for a greedy fourth level to extend; an exhaustive fourth level finds it.
     static let maximumExhaustiveLevel = 4
@@ -137,6 +137,12 @@ extension DifferenceFit {
         return nil
     }
 
+    /// Whether level k of n eligible locators takes every k-subset: C(n, k) ≤ 64 for k ≤ 3 (the range
+    /// kernel's budget), C(n, 4) ≤ 128 for k = 4 (n = 8, 9); greedy otherwise.
+    static func isExhaustive(_ n: Int, _ k: Int) -> Bool {
+        k <= 3 ? combinations(n, k) <= 64 : k == maximumExhaustiveLevel && combinations(n, k) <= Double(DifferenceWorkspace.candidateSlots)
+    }
+
     /// C(n, k) as a double (k small).
     static func combinations(_ n: Int, _ k: Int) -> Double {
         var c = 1.0
@@ -149,7 +155,7 @@ extension DifferenceFit {
     /// and p + 1 differences, among sets whose locators all read long at the fit without them
     /// (`readsLong`). Leaving a locator out drops its arrivals; a group whose reference is left out is
     /// re-referenced to its remaining arrivals (see the type's comment). Level k takes every k-subset
-    /// while k ≤ 4 and C(n, k) ≤ 128 — each screened by one linearised step from the all-arrivals fit
+    /// while `isExhaustive` (C(n, k) ≤ 64 for k ≤ 3, ≤ 128 for k = 4) — each screened by one linearised step from the all-arrivals fit
     /// (its predicted χ² = c_E − b_E·N_E⁻¹b_E from the stored rows, O(pairs) without a square root),
     /// the best `fitsPerLevel` within `screenMargin` then fitted — else extends level k − 1's best set
     /// by each of the `greedyCandidates` longest-reading locators (fitted from that set's fit). Level
@@ -182,7 +188,7 @@ extension DifferenceFit {
         for k in 1...kmax {
             let penalty = lambda * Double(k)
             if bestCost <= penalty { break }
-            let exhaustive = k <= Self.maximumExhaustiveLevel && Self.combinations(n, k) <= Double(DifferenceWorkspace.candidateSlots)
+            let exhaustive = Self.isExhaustive(n, k)
             if !exhaustive && !levelHasBest { break }
             var levelBest = Double.infinity
             var levelX = xLevel
@@ -221,7 +227,7 @@ extension DifferenceFit {
                 // Fit the most promising few, lowest prediction first (ties: enumeration order). When a
                 // greedy level follows, it needs this level's best set: fit on (up to
                 // `fitsBeforeGreedy`) until one is found, whatever the margins.
-                let continues = k < kmax && !(k + 1 <= Self.maximumExhaustiveLevel && Self.combinations(n, k + 1) <= Double(DifferenceWorkspace.candidateSlots))
+                let continues = k < kmax && !Self.isExhaustive(n, k + 1)
                 // A candidate whose locators do not read long at its screened start is passed over
                 // before its fit (one pass; not counted as a fit): with half the arrivals NLOS the
                 // wrong half predicts the lowest χ².

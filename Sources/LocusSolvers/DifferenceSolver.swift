@@ -164,15 +164,16 @@ package struct DifferenceSolver: Sendable {
             failure = error
         }
         // The second solution (see `DifferenceFit.isOutsideSite`): try again from the centroid.
-        let outside = failure == nil && fit.isOutsideSite(result.position, eligible: eligible, count: all.locators)
+        var outside = failure == nil && fit.isOutsideSite(result.position, eligible: eligible, count: all.locators)
         if outside, let inside = try? fit.gaussNewton(from: fit.centroid(), tolerance: c.convergenceToleranceMeters,
                                                       maximumIterations: c.maximumIterations),
            !fit.isOutsideSite(inside.position, eligible: eligible, count: all.locators) {
             result = inside
+            outside = false
         }
         var rejected = 0
         let best = carve(ints, 4 * n, n)
-        if c.isRobust && (failure != nil || fit.isOutsideSite(result.position, eligible: eligible, count: all.locators) || !(result.normal.c / sigmaSquared <= chiSquareQuantile995(degreesOfFreedom: all.differences - unknowns))) {
+        if c.isRobust && (failure != nil || outside || !(result.normal.c / sigmaSquared <= chiSquareQuantile995(degreesOfFreedom: all.differences - unknowns))) {
             let sets = DifferenceSearchSets(eligible: eligible, count: all.locators, level: carve(ints, 3 * n, n), best: best,
                                             candidate: carve(ints, 5 * n, n), picks: carve(ints, 6 * n, 4 * slots),
                                             combination: carve(ints, 6 * n + 4 * slots, 4),
