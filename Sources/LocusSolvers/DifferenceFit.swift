@@ -257,8 +257,9 @@ struct DifferenceFit {
             guard next.isFinite, length.isFinite else {
                 throw LocusError(.solverDiverged, "the difference fit produced a non-finite iterate")
             }
-            let ratio = previous.isFinite ? length / previous : 1
-            if length <= tolerance || (ratio < 1 && length * ratio / (1 - ratio) <= tolerance) {
+            // ‖δ‖ρ/(1 − ρ) ≤ tol with ρ = ‖δ‖/‖δₖ₋₁‖ < 1, multiplied out: ‖δ‖² ≤ tol (‖δₖ₋₁‖ − ‖δ‖)
+            // (no division on the iteration's critical path).
+            if length <= tolerance || (previous.isFinite && length < previous && length * length <= tolerance * (previous - length)) {
                 x = next
                 converged = true
                 break
