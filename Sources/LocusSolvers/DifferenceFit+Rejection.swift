@@ -79,7 +79,8 @@ extension DifferenceFit {
             var sum = 0.0
             for j in start..<end {
                 let pair = pairs[j]
-                let e = pair.differenceMeters - DifferenceModel.predicted(at: x, reference: a, locator: locators[Int(pair.locator)])
+                let b = locators[Int(pair.locator)]
+                let e = pair.differenceMeters - DifferenceModel.predicted(at: x, reference: a, locator: b)
                 residuals[j] = e
                 if excluded[Int(pair.locator)] == 0 { sum += e; active += 1 }
             }
@@ -140,7 +141,8 @@ extension DifferenceFit {
     /// Whether level k of n eligible locators takes every k-subset: C(n, k) ≤ 64 for k ≤ 3 (the range
     /// kernel's budget), C(n, 4) ≤ 128 for k = 4 (n = 8, 9); greedy otherwise.
     static func isExhaustive(_ n: Int, _ k: Int) -> Bool {
-        k <= 3 ? combinations(n, k) <= 64 : k == maximumExhaustiveLevel && combinations(n, k) <= Double(DifferenceWorkspace.candidateSlots)
+        k <= 3 ? combinations(n, k) <= 64
+            : k == maximumExhaustiveLevel && combinations(n, k) <= Double(DifferenceWorkspace.candidateSlots)
     }
 
     /// C(n, k) as a double (k small).
@@ -154,18 +156,23 @@ extension DifferenceFit {
     /// minimise χ²(without E) + λ|E| over sets E of left-out locators, |E| ≤ K, keeping p + 2 locators
     /// and p + 1 differences, among sets whose locators all read long at the fit without them
     /// (`readsLong`). Leaving a locator out drops its arrivals; a group whose reference is left out is
-    /// re-referenced to its remaining arrivals (see the type's comment). Level k takes every k-subset
-    /// while `isExhaustive` (C(n, k) ≤ 64 for k ≤ 3, ≤ 128 for k = 4) — each screened by one linearised step from the all-arrivals fit
-    /// (its predicted χ² = c_E − b_E·N_E⁻¹b_E from the stored rows, O(pairs) without a square root),
-    /// the best `fitsPerLevel` within `screenMargin` then fitted — else extends level k − 1's best set
-    /// by each of the `greedyCandidates` longest-reading locators (fitted from that set's fit). Level
-    /// k runs only while the best cost exceeds λk. A candidate whose fit leaves the site
-    /// (`isOutsideSite`: spatial TDoA has a second, distant solution, tens of metres below the floor) is not taken. The chosen set's fit is polished to `tolerance`;
-    /// its locators are left marked in `excluded`.
+    /// re-referenced to its remaining arrivals (see the type's comment).
+    ///
+    /// Level k takes every k-subset while `isExhaustive` (C(n, k) ≤ 64 for k ≤ 3, ≤ 128 for k = 4),
+    /// each screened by one linearised step — its predicted χ² = c_E − b_E·N_E⁻¹b_E — from the
+    /// all-arrivals fit's stored rows (O(pairs), no square root), or, when that fit's outliers are
+    /// gross, from the candidate's own closed-form start. Candidates whose locators do not read long at
+    /// their screened start are passed over; of the rest the best `fitsPerLevel` within `screenMargin`
+    /// are fitted. Otherwise level k extends level k − 1's best set by each of the `greedyCandidates`
+    /// longest-reading locators. Level k runs only while the best cost exceeds λk. A fit that leaves
+    /// the site (`isOutsideSite`: spatial TDoA's second solution) is retried from the centroid, never
+    /// taken. The chosen set's fit is polished to `tolerance`; its locators are left marked in
+    /// `excluded`.
     /// - Returns: the chosen fit and the number of rejected locators (their indices in `sets.best`).
     /// - Throws: as `gaussNewton` for the polish.
     mutating func searchRejections(full: DifferenceFitResult, sets: DifferenceSearchSets,
-                                   settings s: DifferenceSearchSettings) throws(LocusError) -> (fit: DifferenceFitResult, rejected: Int) {
+                                   settings s: DifferenceSearchSettings)
+        throws(LocusError) -> (fit: DifferenceFitResult, rejected: Int) {
         let unknowns = planar ? 2 : 3
         let n = sets.count
         let kmax = min(s.maximumRejections, n - (unknowns + 2))
@@ -296,7 +303,8 @@ extension DifferenceFit {
                     sets.candidate[base] = sets.picks[q]
                     excluded[Int(sets.picks[q])] = 1
                     if isSolvable(),
-                       let fit = fitInside(from: insideStart(sets: sets, otherwise: xLevel), tolerance: candidateTolerance, sets: sets, settings: s) {
+                       let fit = fitInside(from: insideStart(sets: sets, otherwise: xLevel), tolerance: candidateTolerance,
+                                           sets: sets, settings: s) {
                         let chi = fit.normal.c / s.sigmaSquared
                         if chi < levelBest && readsLong(sets.candidate, count: base + 1, at: fit.position) {
                             levelBest = chi

@@ -114,7 +114,8 @@ struct DifferenceFit {
            let flags = excluded.baseAddress {
             var raw = locus_difference_normal()
             UnsafeRawPointer(xyz).withMemoryRebound(to: Double.self, capacity: 3 * locators.count) { coordinates in
-                UnsafeRawPointer(pairBase).withMemoryRebound(to: locus_difference_pair.self, capacity: pairs.count) { kernelPairs in
+                UnsafeRawPointer(pairBase).withMemoryRebound(to: locus_difference_pair.self,
+                                                             capacity: pairs.count) { kernelPairs in
                     locus_difference_linearize(coordinates, kernelPairs, Int32(truncatingIfNeeded: pairs.count), flags,
                                                planar ? 1 : 0, x.x, x.y, x.z, &raw)
                 }
@@ -239,12 +240,14 @@ struct DifferenceFit {
     /// Stops when ‖δ‖ ≤ `tolerance` or the estimated distance to the optimum ‖δₖ‖ρ/(1 − ρ),
     /// ρ = ‖δₖ‖/‖δₖ₋₁‖ < 1, is; or after `maximumIterations` steps.
     /// - Throws: E4002 a singular normal matrix, E4004 a non-finite iterate or χ².
-    func gaussNewton(from start: Point3, tolerance: Double, maximumIterations: Int) throws(LocusError) -> DifferenceFitResult {
+    func gaussNewton(from start: Point3, tolerance: Double,
+                     maximumIterations: Int) throws(LocusError) -> DifferenceFitResult {
         var x = point(start.x, start.y, start.z)
         var normal = linearize(at: x, source: .model)
         guard normal.c.isFinite else { throw LocusError(.solverDiverged, "the difference fit produced a non-finite χ²") }
         guard var d = step(normal) else {
-            throw LocusError(.degenerateGeometry, "the differences' locators do not determine the position (singular normal matrix)")
+            throw LocusError(.degenerateGeometry,
+                             "the differences' locators do not determine the position (singular normal matrix)")
         }
         var previous = Double.infinity
         var iterations = 0
@@ -259,7 +262,8 @@ struct DifferenceFit {
             }
             // ‖δ‖ρ/(1 − ρ) ≤ tol with ρ = ‖δ‖/‖δₖ₋₁‖ < 1, multiplied out: ‖δ‖² ≤ tol (‖δₖ₋₁‖ − ‖δ‖)
             // (no division on the iteration's critical path).
-            if length <= tolerance || (previous.isFinite && length < previous && length * length <= tolerance * (previous - length)) {
+            if length <= tolerance
+                || (previous.isFinite && length < previous && length * length <= tolerance * (previous - length)) {
                 x = next
                 converged = true
                 break
@@ -291,7 +295,8 @@ struct DifferenceFit {
     /// left out its first remaining arrival (zⱼ − z_A then stands for zⱼ: differences of differences).
     /// With p and the locators taken relative to a, ρⱼ = zⱼ + r_A squared minus r_A² = ‖p‖² gives
     ///   spatial: 2 bⱼ·p + 2 zⱼ r_A = ‖bⱼ‖² − zⱼ²   (unknowns x, y, z, r_A: 4 differences at least);
-    ///   planar (p_z = h − a_z = d known): 2 (bⱼₓ x + bⱼᵧ y) + 2 zⱼ r_A = bⱼₓ² + bⱼᵧ² + bⱼ_z² − 2 d bⱼ_z − zⱼ²
+    ///   planar (p_z = h − a_z = d known):
+    ///            2 (bⱼₓ x + bⱼᵧ y) + 2 zⱼ r_A = bⱼₓ² + bⱼᵧ² + bⱼ_z² − 2 d bⱼ_z − zⱼ²
     ///   (unknowns x, y, r_A: 3 differences at least),
     /// solved by its normal equations (LDLᵀ). nil when no group has enough differences or the
     /// system is singular; the caller then starts elsewhere (the locators' centroid).

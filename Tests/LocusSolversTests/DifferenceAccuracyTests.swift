@@ -28,7 +28,9 @@ struct DifferenceAccuracyTests {
                 let pairs = s.uplink(truth: truth, reference: reference, arrivalErrors: errors)
                 let solution = try solver.solve(locators: s.locators.span, pairs: pairs.span, workspace: &workspace)
                 sumSquaredError += differenceSquaredError(solution.position, truth, mode: mode)
-                if fixes % Self.draws == 0 { sumBound = sumBound + Double(Self.draws) * s.cramerRaoSquared(pairs: pairs, truth: truth, sigmaMeters: sigma) }
+                if fixes % Self.draws == 0 {
+                    sumBound += Double(Self.draws) * s.cramerRaoSquared(pairs: pairs, truth: truth, sigmaMeters: sigma)
+                }
                 fixes += 1
             }
         }
