@@ -82,7 +82,7 @@ struct DifferenceSolverTests {
         }
     }
 
-    @Test("too few differences: E4001 (3 locators planar, 4 spatial; one blink of 2 planar)")
+    @Test("too few differences: E4001 (3 locators planar, 4 spatial, none, two blinks of the same 3 locators)")
     func tooFew() {
         let square = [Point3(x: 0, y: 0, z: 3), Point3(x: 10, y: 0, z: 3), Point3(x: 10, y: 8, z: 3),
                       Point3(x: 0, y: 8, z: 0.5), Point3(x: 5, y: 4, z: 0.3)]
