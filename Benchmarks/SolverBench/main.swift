@@ -2,7 +2,8 @@
 // up to 64 locators, in a reused workspace beyond), planar and spatial, 4/8/16/32/64/128 locators,
 // clean ranges (σ = 0.1 m) and 10 % NLOS (+U(0.3, 2.5) m). (The LAPACKE re-spelling it was compared
 // with, 12–25× slower, is now the tests' reference oracle.)
-// Release only: `swift run -c release SolverBench` (`--smoke` for one quick pass).
+// Release only: `swift run -c release SolverBench` (`--smoke` for one quick pass). Then the TDoA
+// solver against the range solver on the same problems (DifferenceBench; `--tdoa` runs only that).
 import BenchHarness
 import Foundation
 import LocusCore
@@ -129,6 +130,12 @@ let problems: Int = {
     if let i = args.firstIndex(of: "--problems"), i + 1 < args.count, let n = Int(args[i + 1]), n > 0 { return n }
     return Bench.isSmoke ? 16 : 2048
 }()
+// `--tdoa`: only the TDoA solver against the range solver (n = 4, 8, 16; `--filter` applies).
+if CommandLine.arguments.contains("--tdoa") {
+    DifferenceBench.run(problems: problems, filter: filter)
+    exit(0)
+}
+
 for n in [4, 8, 16, 32, 64, 128] {
     for spatial in [false, true] {
         for nlos in [false, true] {
@@ -163,3 +170,4 @@ for r in rows {
 FileHandle.standardError.write(Data(table.utf8))
 
 GeometryBench.run()
+DifferenceBench.run(problems: problems, filter: filter)

@@ -15,7 +15,7 @@ struct DifferenceSearchSettings {
     var maximumIterations: Int
 }
 
-/// The index buffers of one rejection search (each at least n entries; `picks` 3 per slot).
+/// The index buffers of one rejection search (each at least n entries; `picks` 4 per slot).
 struct DifferenceSearchSets {
     /// The locators of the all-arrivals fit (`census(eligible:)`), `count` of them.
     var eligible: UnsafeMutableBufferPointer<Int32>
@@ -26,8 +26,10 @@ struct DifferenceSearchSets {
     var best: UnsafeMutableBufferPointer<Int32>
     /// The set being fitted.
     var candidate: UnsafeMutableBufferPointer<Int32>
-    /// Per candidate slot of an exhaustive level: its (up to 3) picks.
+    /// Per candidate slot of an exhaustive level: its (up to `maximumExhaustiveLevel`) picks.
     var picks: UnsafeMutableBufferPointer<Int32>
+    /// The current k-combination (indices into `eligible`).
+    var combination: UnsafeMutableBufferPointer<Int32>
     /// Per candidate slot: the predicted χ² (+∞ once taken).
     var predicted: UnsafeMutableBufferPointer<Double>
     /// Per candidate slot: the start of its fit (x, y, z).
@@ -37,10 +39,21 @@ struct DifferenceSearchSets {
 extension DifferenceFit {
     /// A level fits at most this many of its screened candidates, lowest predicted χ² first ...
     static let fitsPerLevel = 3
-    /// ... and only those whose predicted χ² is within this margin (χ² units) of the level's lowest
-    /// and whose predicted cost χ² + λk is below the best cost so far plus the margin (the margin
-    /// absorbs the error of the one-step linear prediction), as the range kernel's search.
+    /// ... and only those whose predicted χ² is within this margin (χ² units) of the lowest among
+    /// the level's candidates that read long at their screened start, and whose predicted cost
+    /// χ² + λk is below the best cost so far plus the margin (the margin absorbs the error of the
+    /// one-step linear prediction), as the range kernel's search.
     static let screenMargin = 2.0
+    /// An exhaustive level followed by a greedy one fits up to this many candidates to find a best
+    /// set for the greedy level to extend.
+    static let fitsBeforeGreedy = 8
+    /// Levels up to this size can be exhaustive (`isExhaustive`): with 8 locators every level to 4,
+    /// the most a planar fix can leave out. Half the arrivals
+    /// NLOS by similar lengths makes the wrong half fit well (rejected by the long-reading test), so
+    /// no 3-set qualifies for a greedy fourth level to extend; an exhaustive fourth level finds it.
+    static let maximumExhaustiveLevel = 4
+    /// A level checks at most this many candidates for reading long at their screened start.
+    static let checksPerLevel = 24
     /// A greedy level tries this many of the longest-reading locators.
     static let greedyCandidates = 4
     /// Candidate fits stop at this step; the chosen fit is then polished to the full tolerance.
@@ -49,21 +62,6 @@ extension DifferenceFit {
     /// gross: (1 m)², 10σ at the standard σ. The search then screens each candidate from its own
     /// seed (one model pass each) rather than from the all-arrivals fit's stored rows.
     static let grossResidualSquareMeters = 1.0
-
-    /// True when `x` is farther from the eligible locators' centroid than twice the farthest of them:
-    /// the all-arrivals fit has left the site.
-    func isFarOutside(_ x: Point3, sets: DifferenceSearchSets) -> Bool {
-        var cx = 0.0, cy = 0.0, cz = 0.0
-        for e in 0..<sets.count {
-            let l = locators[Int(sets.eligible[e])]
-            cx += l.x; cy += l.y; cz += l.z
-        }
-        let count = Double(max(1, sets.count))
-        let c = Point3(x: cx / count, y: cy / count, z: cz / count)
-        var radius = 0.0
-        for e in 0..<sets.count { radius = max(radius, locators[Int(sets.eligible[e])].distance(to: c)) }
-        return !(x.distance(to: c) <= 2 * radius)
-    }
 
     /// Per locator i, Σ over its arrivals of eᵢ − ē_g at `x`: its residual eᵢ = zᵢ − (ρᵢ − ρ_A)
     /// (`DifferenceModel.predicted`; the reference's own arrival 0) less its group's offset estimate
@@ -81,7 +79,8 @@ extension DifferenceFit {
             var sum = 0.0
             for j in start..<end {
                 let pair = pairs[j]
-                let e = pair.differenceMeters - DifferenceModel.predicted(at: x, reference: a, locator: locators[Int(pair.locator)])
+                let b = locators[Int(pair.locator)]
+                let e = pair.differenceMeters - DifferenceModel.predicted(at: x, reference: a, locator: b)
                 residuals[j] = e
                 if excluded[Int(pair.locator)] == 0 { sum += e; active += 1 }
             }
@@ -117,6 +116,35 @@ extension DifferenceFit {
         return c.differences >= unknowns + 1 && c.locators >= unknowns + 2
     }
 
+    /// The closed-form start of the fit without the left-out locators when it lies inside the site,
+    /// else `otherwise` (the locators' centroid when nil).
+    func insideStart(sets: DifferenceSearchSets, otherwise: Point3? = nil) -> Point3 {
+        if let start = seed(), !isOutsideSite(start, eligible: sets.eligible, count: sets.count) { return start }
+        return otherwise ?? centroid()
+    }
+
+    /// A candidate's fit from `start`, again from the locators' centroid when the first lands outside
+    /// the site (`isOutsideSite`); nil when neither fit succeeds inside it.
+    func fitInside(from start: Point3, tolerance: Double, sets: DifferenceSearchSets,
+                   settings s: DifferenceSearchSettings) -> DifferenceFitResult? {
+        if let fit = try? gaussNewton(from: start, tolerance: tolerance, maximumIterations: s.maximumIterations),
+           !isOutsideSite(fit.position, eligible: sets.eligible, count: sets.count) {
+            return fit
+        }
+        if let fit = try? gaussNewton(from: centroid(), tolerance: tolerance, maximumIterations: s.maximumIterations),
+           !isOutsideSite(fit.position, eligible: sets.eligible, count: sets.count) {
+            return fit
+        }
+        return nil
+    }
+
+    /// Whether level k of n eligible locators takes every k-subset: C(n, k) ≤ 64 for k ≤ 3 (the range
+    /// kernel's budget), C(n, 4) ≤ 128 for k = 4 (n = 8, 9); greedy otherwise.
+    static func isExhaustive(_ n: Int, _ k: Int) -> Bool {
+        k <= 3 ? combinations(n, k) <= 64
+            : k == maximumExhaustiveLevel && combinations(n, k) <= Double(DifferenceWorkspace.candidateSlots)
+    }
+
     /// C(n, k) as a double (k small).
     static func combinations(_ n: Int, _ k: Int) -> Double {
         var c = 1.0
@@ -128,17 +156,23 @@ extension DifferenceFit {
     /// minimise χ²(without E) + λ|E| over sets E of left-out locators, |E| ≤ K, keeping p + 2 locators
     /// and p + 1 differences, among sets whose locators all read long at the fit without them
     /// (`readsLong`). Leaving a locator out drops its arrivals; a group whose reference is left out is
-    /// re-referenced to its remaining arrivals (see the type's comment). Level k takes every k-subset
-    /// while k ≤ 3 and C(n, k) ≤ 64 — each screened by one linearised step from the all-arrivals fit
-    /// (its predicted χ² = c_E − b_E·N_E⁻¹b_E from the stored rows, O(pairs) without a square root),
-    /// the best `fitsPerLevel` within `screenMargin` then fitted — else extends level k − 1's best set
-    /// by each of the `greedyCandidates` longest-reading locators (fitted from that set's fit). Level
-    /// k runs only while the best cost exceeds λk. The chosen set's fit is polished to `tolerance`;
-    /// its locators are left marked in `excluded`.
+    /// re-referenced to its remaining arrivals (see the type's comment).
+    ///
+    /// Level k takes every k-subset while `isExhaustive` (C(n, k) ≤ 64 for k ≤ 3, ≤ 128 for k = 4),
+    /// each screened by one linearised step — its predicted χ² = c_E − b_E·N_E⁻¹b_E — from the
+    /// all-arrivals fit's stored rows (O(pairs), no square root), or, when that fit's outliers are
+    /// gross, from the candidate's own closed-form start. Candidates whose locators do not read long at
+    /// their screened start are passed over; of the rest the best `fitsPerLevel` within `screenMargin`
+    /// are fitted. Otherwise level k extends level k − 1's best set by each of the `greedyCandidates`
+    /// longest-reading locators. Level k runs only while the best cost exceeds λk. A fit that leaves
+    /// the site (`isOutsideSite`: spatial TDoA's second solution) is retried from the centroid, never
+    /// taken. The chosen set's fit is polished to `tolerance`; its locators are left marked in
+    /// `excluded`.
     /// - Returns: the chosen fit and the number of rejected locators (their indices in `sets.best`).
     /// - Throws: as `gaussNewton` for the polish.
     mutating func searchRejections(full: DifferenceFitResult, sets: DifferenceSearchSets,
-                                   settings s: DifferenceSearchSettings) throws(LocusError) -> (fit: DifferenceFitResult, rejected: Int) {
+                                   settings s: DifferenceSearchSettings)
+        throws(LocusError) -> (fit: DifferenceFitResult, rejected: Int) {
         let unknowns = planar ? 2 : 3
         let n = sets.count
         let kmax = min(s.maximumRejections, n - (unknowns + 2))
@@ -157,11 +191,11 @@ extension DifferenceFit {
         // the hall, towards infinity — that its linearisation ranks nothing: screen from each
         // candidate's own closed-form start instead.
         let gross = full.normal.c > Self.grossResidualSquareMeters * Double(max(1, census().differences))
-            || isFarOutside(xFull, sets: sets)
+            || isOutsideSite(xFull, eligible: sets.eligible, count: sets.count)
         for k in 1...kmax {
             let penalty = lambda * Double(k)
             if bestCost <= penalty { break }
-            let exhaustive = k <= 3 && Self.combinations(n, k) <= Double(DifferenceWorkspace.candidateSlots)
+            let exhaustive = Self.isExhaustive(n, k)
             if !exhaustive && !levelHasBest { break }
             var levelBest = Double.infinity
             var levelX = xLevel
@@ -169,14 +203,12 @@ extension DifferenceFit {
                 // Screen every k-combination of the eligible locators (lexicographic).
                 var slots = 0
                 var lowest = Double.infinity
-                var c0 = 0, c1 = 1, c2 = 2
+                for q in 0..<k { sets.combination[q] = Int32(q) }
                 while true {
-                    sets.candidate[0] = sets.eligible[c0]
-                    if k > 1 { sets.candidate[1] = sets.eligible[c1] }
-                    if k > 2 { sets.candidate[2] = sets.eligible[c2] }
+                    for q in 0..<k { sets.candidate[q] = sets.eligible[Int(sets.combination[q])] }
                     mark(sets.candidate, count: k, 1)
                     if isSolvable() {
-                        let origin = gross ? (seed() ?? xFull) : xFull
+                        let origin = gross ? insideStart(sets: sets) : xFull
                         let lin = linearize(at: origin, source: gross ? .model : .rows)
                         if let d = step(lin) {
                             let predicted = (lin.c - (lin.bx * d.0 + lin.by * d.1 + lin.bz * d.2)) / s.sigmaSquared
@@ -185,41 +217,53 @@ extension DifferenceFit {
                                 sets.starts[3 * slots] = origin.x + d.0
                                 sets.starts[3 * slots + 1] = origin.y + d.1
                                 sets.starts[3 * slots + 2] = origin.z + d.2
-                                for q in 0..<k { sets.picks[3 * slots + q] = sets.candidate[q] }
+                                for q in 0..<k { sets.picks[Self.maximumExhaustiveLevel * slots + q] = sets.candidate[q] }
                                 slots += 1
                                 lowest = min(lowest, predicted)
                             }
                         }
                     }
                     mark(sets.candidate, count: k, 0)
-                    // Next combination c0 < c1 < c2 (the first k used).
-                    if k == 1 {
-                        c0 += 1
-                        if c0 >= n { break }
-                    } else if k == 2 {
-                        c1 += 1
-                        if c1 >= n { c0 += 1; c1 = c0 + 1 }
-                        if c1 >= n { break }
-                    } else {
-                        c2 += 1
-                        if c2 >= n { c1 += 1; c2 = c1 + 1 }
-                        if c2 >= n { c0 += 1; c1 = c0 + 1; c2 = c1 + 1 }
-                        if c2 >= n { break }
-                    }
+                    // The next k-combination in lexicographic order.
+                    var q = k - 1
+                    while q >= 0 && Int(sets.combination[q]) == n - k + q { q -= 1 }
+                    if q < 0 { break }
+                    sets.combination[q] += 1
+                    for r in (q + 1)..<max(q + 1, k) { sets.combination[r] = sets.combination[r - 1] + 1 }
                 }
-                // Fit the most promising few, lowest prediction first (ties: enumeration order).
-                for _ in 0..<Self.fitsPerLevel {
+                // Fit the most promising few, lowest prediction first (ties: enumeration order). When a
+                // greedy level follows, it needs this level's best set: fit on (up to
+                // `fitsBeforeGreedy`) until one is found, whatever the margins.
+                let continues = k < kmax && !Self.isExhaustive(n, k + 1)
+                // A candidate whose locators do not read long at its screened start is passed over
+                // before its fit (one pass; not counted as a fit): with half the arrivals NLOS the
+                // wrong half predicts the lowest χ².
+                var fits = 0, checks = 0
+                var lowestLong = Double.infinity
+                while fits < (continues ? Self.fitsBeforeGreedy : Self.fitsPerLevel) && checks < Self.checksPerLevel {
                     var q = -1
                     var least = Double.infinity
                     for r in 0..<slots where sets.predicted[r] < least { least = sets.predicted[r]; q = r }
                     if q < 0 { break }
                     sets.predicted[q] = .infinity
-                    if !(least <= lowest + Self.screenMargin) || !(least + penalty < bestCost + Self.screenMargin) { break }
-                    for r in 0..<k { sets.candidate[r] = sets.picks[3 * q + r] }
-                    mark(sets.candidate, count: k, 1)
+                    let needed = continues && levelBest == .infinity
+                    if !needed && !(least + penalty < bestCost + Self.screenMargin) { break }
+                    for r in 0..<k { sets.candidate[r] = sets.picks[Self.maximumExhaustiveLevel * q + r] }
                     let start = point(sets.starts[3 * q], sets.starts[3 * q + 1], sets.starts[3 * q + 2])
-                    if let fit = try? gaussNewton(from: start, tolerance: candidateTolerance, maximumIterations: s.maximumIterations) {
+                    mark(sets.candidate, count: k, 1)
+                    checks += 1
+                    if !readsLong(sets.candidate, count: k, at: start) {
+                        mark(sets.candidate, count: k, 0)
+                        continue
+                    }
+                    if !needed && !(least <= lowestLong + Self.screenMargin) {
+                        mark(sets.candidate, count: k, 0)
+                        break
+                    }
+                    fits += 1
+                    if let fit = fitInside(from: start, tolerance: candidateTolerance, sets: sets, settings: s) {
                         let chi = fit.normal.c / s.sigmaSquared
+                        if lowestLong == .infinity { lowestLong = least }
                         if chi < levelBest && readsLong(sets.candidate, count: k, at: fit.position) {
                             levelBest = chi
                             levelX = fit.position
@@ -259,8 +303,8 @@ extension DifferenceFit {
                     sets.candidate[base] = sets.picks[q]
                     excluded[Int(sets.picks[q])] = 1
                     if isSolvable(),
-                       let fit = try? gaussNewton(from: seed() ?? xLevel, tolerance: candidateTolerance,
-                                                  maximumIterations: s.maximumIterations) {
+                       let fit = fitInside(from: insideStart(sets: sets, otherwise: xLevel), tolerance: candidateTolerance,
+                                           sets: sets, settings: s) {
                         let chi = fit.normal.c / s.sigmaSquared
                         if chi < levelBest && readsLong(sets.candidate, count: base + 1, at: fit.position) {
                             levelBest = chi

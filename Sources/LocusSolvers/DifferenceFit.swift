@@ -1,3 +1,4 @@
+internal import CLocusKernels
 import LocusCore
 import LocusNumerics
 
@@ -93,9 +94,35 @@ struct DifferenceFit {
         Point3(x: x, y: y, z: planar ? tagHeightMeters : z)
     }
 
+    /// `DifferencePair` and `Point3` must be laid out as `locus_difference_pair` and three packed
+    /// doubles for the zero-copy hand-over to the C kernel (checked once per solve).
+    static let layoutMatchesKernel: Bool =
+        MemoryLayout<DifferencePair>.stride == MemoryLayout<locus_difference_pair>.stride
+        && MemoryLayout<DifferencePair>.offset(of: \DifferencePair.reference) == 0
+        && MemoryLayout<DifferencePair>.offset(of: \DifferencePair.locator) == 4
+        && MemoryLayout<DifferencePair>.offset(of: \DifferencePair.differenceMeters) == 8
+        && MemoryLayout<DifferencePair>.offset(of: \DifferencePair.timeSeconds) == 16
+        && MemoryLayout<Point3>.stride == 3 * MemoryLayout<Double>.stride
+        && MemoryLayout<Point3>.offset(of: \Point3.x) == 0 && MemoryLayout<Point3>.offset(of: \Point3.z) == 16
+
     /// The normal equations at `x` over the arrivals in the fit (see the type's comment). O(pairs).
+    /// `.model` runs the C kernel (`locus_difference_linearize`, the same sums with the model's
+    /// functions inlined); the search's stored rows are summed here.
     @inline(__always)
     func linearize(at x: Point3, source: RowSource) -> DifferenceNormal {
+        if source == .model, let xyz = locators.baseAddress, let pairBase = pairs.baseAddress,
+           let flags = excluded.baseAddress {
+            var raw = locus_difference_normal()
+            UnsafeRawPointer(xyz).withMemoryRebound(to: Double.self, capacity: 3 * locators.count) { coordinates in
+                UnsafeRawPointer(pairBase).withMemoryRebound(to: locus_difference_pair.self,
+                                                             capacity: pairs.count) { kernelPairs in
+                    locus_difference_linearize(coordinates, kernelPairs, Int32(truncatingIfNeeded: pairs.count), flags,
+                                               planar ? 1 : 0, x.x, x.y, x.z, &raw)
+                }
+            }
+            return DifferenceNormal(xx: raw.n.0, xy: raw.n.1, xz: raw.n.2, yy: raw.n.3, yz: raw.n.4, zz: raw.n.5,
+                                    bx: raw.b.0, by: raw.b.1, bz: raw.b.2, c: raw.c)
+        }
         var out = DifferenceNormal()
         var start = 0
         let count = pairs.count
@@ -182,46 +209,50 @@ struct DifferenceFit {
     @inline(__always)
     func step(_ n: DifferenceNormal) -> (Double, Double, Double)? {
         if planar {
+            // ‖N⁻¹‖₁ of a 2×2 is ‖N‖₁/|det|: rcond = |det|/‖N‖₁², tested without a division.
             let det = n.xx * n.yy - n.xy * n.xy
             let norm = max(abs(n.xx) + abs(n.xy), abs(n.xy) + abs(n.yy))
-            guard det != 0 else { return nil }
-            let inverseNorm = norm / abs(det)   // ‖N⁻¹‖₁ of a 2×2: the same column sums over |det|
-            guard (1 / (norm * inverseNorm)).isFinite, 1 / (norm * inverseNorm) >= minimumReciprocalCondition else {
+            guard det.isFinite, norm.isFinite, abs(det) > 0, abs(det) >= minimumReciprocalCondition * norm * norm else {
                 return nil
             }
-            return ((n.yy * n.bx - n.xy * n.by) / det, (n.xx * n.by - n.xy * n.bx) / det, 0)
+            let inverse = 1 / det
+            return ((n.yy * n.bx - n.xy * n.by) * inverse, (n.xx * n.by - n.xy * n.bx) * inverse, 0)
         }
         let c00 = n.yy * n.zz - n.yz * n.yz, c01 = n.xz * n.yz - n.xy * n.zz, c02 = n.xy * n.yz - n.xz * n.yy
         let c11 = n.xx * n.zz - n.xz * n.xz, c12 = n.xy * n.xz - n.xx * n.yz, c22 = n.xx * n.yy - n.xy * n.xy
         let det = n.xx * c00 + n.xy * c01 + n.xz * c02
-        guard det != 0 else { return nil }
         let norm = max(abs(n.xx) + abs(n.xy) + abs(n.xz), abs(n.xy) + abs(n.yy) + abs(n.yz),
                        abs(n.xz) + abs(n.yz) + abs(n.zz))
-        let inverseNorm = max(abs(c00) + abs(c01) + abs(c02), abs(c01) + abs(c11) + abs(c12),
-                              abs(c02) + abs(c12) + abs(c22)) / abs(det)
-        let rcond = 1 / (norm * inverseNorm)
-        guard rcond.isFinite, rcond >= minimumReciprocalCondition else { return nil }
-        return ((c00 * n.bx + c01 * n.by + c02 * n.bz) / det,
-                (c01 * n.bx + c11 * n.by + c12 * n.bz) / det,
-                (c02 * n.bx + c12 * n.by + c22 * n.bz) / det)
+        let cofactorNorm = max(abs(c00) + abs(c01) + abs(c02), abs(c01) + abs(c11) + abs(c12),
+                               abs(c02) + abs(c12) + abs(c22))
+        // rcond = |det| / (‖N‖₁ ‖adj N‖₁), tested without a division.
+        guard det.isFinite, norm.isFinite, cofactorNorm.isFinite, abs(det) > 0,
+              abs(det) >= minimumReciprocalCondition * norm * cofactorNorm else { return nil }
+        let inverse = 1 / det
+        return ((c00 * n.bx + c01 * n.by + c02 * n.bz) * inverse,
+                (c01 * n.bx + c11 * n.by + c12 * n.bz) * inverse,
+                (c02 * n.bx + c12 * n.by + c22 * n.bz) * inverse)
     }
 
     /// Gauss–Newton on χ² from `start` over the arrivals in the fit: δ = N⁻¹b, halved (at most 10
     /// times) while χ² would grow or N would turn singular (far outliers can pull the all-arrivals
-    /// fit towards a point where the geometry degenerates; it then stops at the last good point). Stops when ‖δ‖ ≤ `tolerance` or the estimated distance to the
-    /// optimum ‖δₖ‖ρ/(1 − ρ), ρ = ‖δₖ‖/‖δₖ₋₁‖ < 1, is; or after `maximumIterations` steps.
+    /// fit towards a point where the geometry degenerates; it then stops at the last good point).
+    /// Stops when ‖δ‖ ≤ `tolerance` or the estimated distance to the optimum ‖δₖ‖ρ/(1 − ρ),
+    /// ρ = ‖δₖ‖/‖δₖ₋₁‖ < 1, is; or after `maximumIterations` steps.
     /// - Throws: E4002 a singular normal matrix, E4004 a non-finite iterate or χ².
-    func gaussNewton(from start: Point3, tolerance: Double, maximumIterations: Int) throws(LocusError) -> DifferenceFitResult {
+    func gaussNewton(from start: Point3, tolerance: Double,
+                     maximumIterations: Int) throws(LocusError) -> DifferenceFitResult {
         var x = point(start.x, start.y, start.z)
         var normal = linearize(at: x, source: .model)
         guard normal.c.isFinite else { throw LocusError(.solverDiverged, "the difference fit produced a non-finite χ²") }
+        guard var d = step(normal) else {
+            throw LocusError(.degenerateGeometry,
+                             "the differences' locators do not determine the position (singular normal matrix)")
+        }
         var previous = Double.infinity
         var iterations = 0
         var converged = false
         while iterations < maximumIterations {
-            guard let d = step(normal) else {
-                throw LocusError(.degenerateGeometry, "the differences' locators do not determine the position (singular normal matrix)")
-            }
             iterations += 1
             var t = 1.0
             var next = point(x.x + d.0, x.y + d.1, x.z + d.2)
@@ -229,26 +260,31 @@ struct DifferenceFit {
             guard next.isFinite, length.isFinite else {
                 throw LocusError(.solverDiverged, "the difference fit produced a non-finite iterate")
             }
-            let ratio = previous.isFinite ? length / previous : 1
-            if length <= tolerance || (ratio < 1 && length * ratio / (1 - ratio) <= tolerance) {
+            // ‖δ‖ρ/(1 − ρ) ≤ tol with ρ = ‖δ‖/‖δₖ₋₁‖ < 1, multiplied out: ‖δ‖² ≤ tol (‖δₖ₋₁‖ − ‖δ‖)
+            // (no division on the iteration's critical path).
+            if length <= tolerance
+                || (previous.isFinite && length < previous && length * length <= tolerance * (previous - length)) {
                 x = next
                 converged = true
                 break
             }
             var nextNormal = linearize(at: next, source: .model)
+            var nextStep = step(nextNormal)
             var halvings = 0
-            while !(nextNormal.c <= normal.c * (1 + 1e-12) + 1e-18 && step(nextNormal) != nil) && halvings < 10 {
+            while !(nextNormal.c <= normal.c * (1 + 1e-12) + 1e-18 && nextStep != nil) && halvings < 10 {
                 t *= 0.5
                 halvings += 1
                 next = point(x.x + t * d.0, x.y + t * d.1, x.z + t * d.2)
                 nextNormal = linearize(at: next, source: .model)
+                nextStep = step(nextNormal)
             }
             guard nextNormal.c.isFinite else {
                 throw LocusError(.solverDiverged, "the difference fit produced a non-finite χ²")
             }
-            guard step(nextNormal) != nil else { break }   // no way on: stay where the geometry holds
+            guard let following = nextStep else { break }   // no way on: stay where the geometry holds
             x = next
             normal = nextNormal
+            d = following
             previous = t * length
         }
         return DifferenceFitResult(position: x, normal: normal, iterations: iterations, isConverged: converged)
@@ -259,9 +295,10 @@ struct DifferenceFit {
     /// left out its first remaining arrival (zⱼ − z_A then stands for zⱼ: differences of differences).
     /// With p and the locators taken relative to a, ρⱼ = zⱼ + r_A squared minus r_A² = ‖p‖² gives
     ///   spatial: 2 bⱼ·p + 2 zⱼ r_A = ‖bⱼ‖² − zⱼ²   (unknowns x, y, z, r_A: 4 differences at least);
-    ///   planar (p_z = h − a_z = d known): 2 (bⱼₓ x + bⱼᵧ y) + 2 zⱼ r_A = bⱼₓ² + bⱼᵧ² + bⱼ_z² − 2 d bⱼ_z − zⱼ²
+    ///   planar (p_z = h − a_z = d known):
+    ///            2 (bⱼₓ x + bⱼᵧ y) + 2 zⱼ r_A = bⱼₓ² + bⱼᵧ² + bⱼ_z² − 2 d bⱼ_z − zⱼ²
     ///   (unknowns x, y, r_A: 3 differences at least),
-    /// solved by its normal equations (Cholesky). nil when no group has enough differences or the
+    /// solved by its normal equations (LDLᵀ). nil when no group has enough differences or the
     /// system is singular; the caller then starts elsewhere (the locators' centroid).
     func seed() -> Point3? {
         var bestStart = -1, bestEnd = -1, bestCount = 0
@@ -285,60 +322,81 @@ struct DifferenceFit {
         }
         let a = locators[pivot]
         let d = tagHeightMeters - a.z
-        let s = seedScratch
-        for i in 0..<(q * q + q) { s[i] = 0 }
+        // The normal equations' lower triangle and right-hand side, summed in scalars (q ≤ 4).
+        var n00 = 0.0, n10 = 0.0, n11 = 0.0, n20 = 0.0, n21 = 0.0, n22 = 0.0, n30 = 0.0, n31 = 0.0, n32 = 0.0, n33 = 0.0
+        var r0 = 0.0, r1 = 0.0, r2 = 0.0, r3 = 0.0
         for j in bestStart..<bestEnd {
             let pair = pairs[j]
             let locator = Int(pair.locator)
             guard excluded[locator] == 0, locator != pivot else { continue }
             let b = locators[locator]
             let bx = b.x - a.x, by = b.y - a.y, bz = b.z - a.z, z = pair.differenceMeters - pivotDifference
-            let row: (Double, Double, Double, Double)
-            let rhs: Double
+            let u0 = 2 * bx, u1 = 2 * by
+            let u2: Double, u3: Double, rhs: Double
             if planar {
-                row = (2 * bx, 2 * by, 2 * z, 0)
+                u2 = 2 * z; u3 = 0
                 rhs = bx * bx + by * by + bz * bz - 2 * d * bz - z * z
             } else {
-                row = (2 * bx, 2 * by, 2 * bz, 2 * z)
+                u2 = 2 * bz; u3 = 2 * z
                 rhs = bx * bx + by * by + bz * bz - z * z
             }
-            for u in 0..<q {
-                let ru = u == 0 ? row.0 : u == 1 ? row.1 : u == 2 ? row.2 : row.3
-                for v in 0...u {
-                    let rv = v == 0 ? row.0 : v == 1 ? row.1 : v == 2 ? row.2 : row.3
-                    s[u * q + v] += ru * rv
-                }
-                s[q * q + u] += ru * rhs
-            }
+            n00 += u0 * u0; n10 += u1 * u0; n11 += u1 * u1; n20 += u2 * u0; n21 += u2 * u1; n22 += u2 * u2
+            n30 += u3 * u0; n31 += u3 * u1; n32 += u3 * u2; n33 += u3 * u3
+            r0 += u0 * rhs; r1 += u1 * rhs; r2 += u2 * rhs; r3 += u3 * rhs
         }
-        // Cholesky LLᵀ in the lower triangle, then the two triangular solves on the right-hand side.
+        let s = seedScratch
+        s[0] = n00; s[q] = n10; s[q + 1] = n11; s[2 * q] = n20; s[2 * q + 1] = n21; s[2 * q + 2] = n22
+        s[q * q] = r0; s[q * q + 1] = r1; s[q * q + 2] = r2
+        if q == 4 { s[12] = n30; s[13] = n31; s[14] = n32; s[15] = n33; s[19] = r3 }
+        // LDLᵀ in the lower triangle (no square root; one division a row, its reciprocal kept on the
+        // diagonal), then the two triangular solves on the right-hand side.
         var scale = 0.0
         for u in 0..<q { scale = max(scale, s[u * q + u]) }
         guard scale > 0, scale.isFinite else { return nil }
         for u in 0..<q {
             var diagonal = s[u * q + u]
-            for k in 0..<u { diagonal -= s[u * q + k] * s[u * q + k] }
+            for k in 0..<u { diagonal -= s[u * q + k] * s[u * q + k] * s[k * q + k] }
             guard diagonal > 1e-12 * scale else { return nil }
-            let l = diagonal.squareRoot()
-            s[u * q + u] = l
             for v in (u + 1)..<q {
                 var value = s[v * q + u]
-                for k in 0..<u { value -= s[v * q + k] * s[u * q + k] }
-                s[v * q + u] = value / l
+                for k in 0..<u { value -= s[v * q + k] * s[u * q + k] * s[k * q + k] }
+                s[v * q + u] = value
             }
+            let reciprocal = 1 / diagonal
+            for v in (u + 1)..<q { s[v * q + u] *= reciprocal }
+            s[u * q + u] = diagonal
         }
         for u in 0..<q {
             var value = s[q * q + u]
             for k in 0..<u { value -= s[u * q + k] * s[q * q + k] }
-            s[q * q + u] = value / s[u * q + u]
+            s[q * q + u] = value
         }
         for u in stride(from: q - 1, through: 0, by: -1) {
-            var value = s[q * q + u]
+            var value = s[q * q + u] / s[u * q + u]
             for k in (u + 1)..<q { value -= s[k * q + u] * s[q * q + k] }
-            s[q * q + u] = value / s[u * q + u]
+            s[q * q + u] = value
         }
         let p = point(a.x + s[q * q], a.y + s[q * q + 1], planar ? tagHeightMeters : a.z + s[q * q + 2])
         return p.isFinite ? p : nil
+    }
+
+    /// True when `x` lies outside the site: the bounding box of the locators `eligible[0..<count]`
+    /// widened horizontally by half its longer horizontal side and vertically by half its height
+    /// span (at least 2 m) — a 20 × 15 m hall with locators at 0.2–4.5 m: x ∈ [−10, 30],
+    /// z ∈ [−1.8, 6.5]. Spatial TDoA has a second solution out there — measured 8–20 m below the
+    /// floor or 3–8 m above the ceiling, with a low χ² when an arrival is NLOS — which no tag heard
+    /// by these locators occupies.
+    func isOutsideSite(_ x: Point3, eligible: UnsafeMutableBufferPointer<Int32>, count: Int) -> Bool {
+        guard count > 0 else { return false }
+        var low = locators[Int(eligible[0])], high = low
+        for e in 1..<max(1, count) {
+            let l = locators[Int(eligible[e])]
+            low = Point3(x: min(low.x, l.x), y: min(low.y, l.y), z: min(low.z, l.z))
+            high = Point3(x: max(high.x, l.x), y: max(high.y, l.y), z: max(high.z, l.z))
+        }
+        let margin = 0.5 * max(high.x - low.x, high.y - low.y), vertical = max(2, 0.5 * (high.z - low.z))
+        return !(x.x >= low.x - margin && x.x <= high.x + margin && x.y >= low.y - margin && x.y <= high.y + margin
+                 && (planar || (x.z >= low.z - vertical && x.z <= high.z + vertical)))
     }
 
     /// The centroid of the locators in the fit (planar: at the tag height) — the start when no

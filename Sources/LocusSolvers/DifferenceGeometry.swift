@@ -18,6 +18,16 @@ package enum DifferenceGeometry {
     /// `point.z` is the tag's height. O(pairs). Indices of `pairs` must be valid for `locators`.
     package static func information(locators: Span<Point3>, pairs: Span<DifferencePair>, at point: Point3,
                                     planar: Bool) -> SymmetricMatrix3 {
+        // Over the spans' buffers: the same loop indexing the spans directly crashed the Swift 6.3.1
+        // optimiser in release builds ("Found a leaked owned value" in CopyPropagation).
+        locators.withUnsafeBufferPointer { locators in
+            pairs.withUnsafeBufferPointer { pairs in information(locators: locators, pairs: pairs, at: point, planar: planar) }
+        }
+    }
+
+    /// `information(locators:pairs:at:planar:)` over buffers.
+    private static func information(locators: UnsafeBufferPointer<Point3>, pairs: UnsafeBufferPointer<DifferencePair>,
+                                    at point: Point3, planar: Bool) -> SymmetricMatrix3 {
         var f = SymmetricMatrix3.zero
         var start = 0
         while start < pairs.count {

@@ -63,12 +63,14 @@ package struct DifferenceSolver: Sendable {
             let pair = pairs[k]
             guard pair.reference >= 0, Int(pair.reference) < n, pair.locator >= 0, Int(pair.locator) < n,
                   pair.reference != pair.locator else {
-                throw LocusError(.invalidArgument, "difference pair \(k) names locators \(pair.reference), \(pair.locator) of \(n)")
+                throw LocusError(.invalidArgument,
+                                 "difference pair \(k) names locators \(pair.reference), \(pair.locator) of \(n)")
             }
             guard pair.differenceMeters.isFinite else {
                 throw LocusError(.invalidRange, "difference \(k) is not finite")
             }
         }
+        precondition(DifferenceFit.layoutMatchesKernel, "DifferencePair or Point3 is not laid out as the C kernel reads it")
         let model = TrilaterationKernel.chooseModel(locators: locators, requested: configuration.mode.kernelModel,
                                                     planarHeightSpreadRatio: configuration.planarHeightSpreadRatio)
         workspace.reserve(locators: n, pairs: pairs.count)
@@ -126,10 +128,12 @@ package struct DifferenceSolver: Sendable {
                               doubles: UnsafeMutableBufferPointer<Double>,
                               ints: UnsafeMutableBufferPointer<Int32>) throws(LocusError) -> TrilaterationSolution {
         let n = locators.count, count = pairs.count, slots = DifferenceWorkspace.candidateSlots
-        @inline(__always) func carve(_ base: UnsafeMutableBufferPointer<Double>, _ from: Int, _ length: Int) -> UnsafeMutableBufferPointer<Double> {
+        @inline(__always) func carve(_ base: UnsafeMutableBufferPointer<Double>, _ from: Int,
+                                     _ length: Int) -> UnsafeMutableBufferPointer<Double> {
             UnsafeMutableBufferPointer(rebasing: base[from..<(from + length)])
         }
-        @inline(__always) func carve(_ base: UnsafeMutableBufferPointer<Int32>, _ from: Int, _ length: Int) -> UnsafeMutableBufferPointer<Int32> {
+        @inline(__always) func carve(_ base: UnsafeMutableBufferPointer<Int32>, _ from: Int,
+                                     _ length: Int) -> UnsafeMutableBufferPointer<Int32> {
             UnsafeMutableBufferPointer(rebasing: base[from..<(from + length)])
         }
         let excluded = carve(ints, 0, n), stamps = carve(ints, n, n)
@@ -143,7 +147,9 @@ package struct DifferenceSolver: Sendable {
         let eligible = carve(ints, 2 * n, n)
         let all = fit.census(eligible: eligible)
         guard all.differences >= unknowns + 1, all.locators >= unknowns + 2 else {
-            throw LocusError(.tooFewRanges, "too few independent differences: \(unknowns + 1) from \(unknowns + 2) locators needed in \(planar ? "planar" : "spatial") mode, \(all.differences) from \(all.locators) given")
+            let mode = planar ? "planar" : "spatial"
+            throw LocusError(.tooFewRanges, "too few independent differences: \(unknowns + 1) from \(unknowns + 2) locators "
+                             + "needed in \(mode) mode, \(all.differences) from \(all.locators) given")
         }
         let start = fit.seed() ?? fit.centroid()
         let sigmaSquared = c.sigmaMeters * c.sigmaMeters
@@ -162,11 +168,22 @@ package struct DifferenceSolver: Sendable {
             result = DifferenceFitResult(position: start, normal: normal, iterations: 0, isConverged: false)
             failure = error
         }
+        // The second solution (see `DifferenceFit.isOutsideSite`): try again from the centroid.
+        var outside = failure == nil && fit.isOutsideSite(result.position, eligible: eligible, count: all.locators)
+        if outside, let inside = try? fit.gaussNewton(from: fit.centroid(), tolerance: c.convergenceToleranceMeters,
+                                                      maximumIterations: c.maximumIterations),
+           !fit.isOutsideSite(inside.position, eligible: eligible, count: all.locators) {
+            result = inside
+            outside = false
+        }
         var rejected = 0
         let best = carve(ints, 4 * n, n)
-        if c.isRobust && (failure != nil || !(result.normal.c / sigmaSquared <= chiSquareQuantile995(degreesOfFreedom: all.differences - unknowns))) {
-            let sets = DifferenceSearchSets(eligible: eligible, count: all.locators, level: carve(ints, 3 * n, n), best: best,
-                                            candidate: carve(ints, 5 * n, n), picks: carve(ints, 6 * n, 3 * slots),
+        let gate = chiSquareQuantile995(degreesOfFreedom: all.differences - unknowns)
+        if c.isRobust && (failure != nil || outside || !(result.normal.c / sigmaSquared <= gate)) {
+            let sets = DifferenceSearchSets(eligible: eligible, count: all.locators, level: carve(ints, 3 * n, n),
+                                            best: best,
+                                            candidate: carve(ints, 5 * n, n), picks: carve(ints, 6 * n, 4 * slots),
+                                            combination: carve(ints, 6 * n + 4 * slots, 4),
                                             predicted: carve(doubles, 5 * count + n, slots),
                                             starts: carve(doubles, 5 * count + n + slots, 3 * slots))
             let settings = DifferenceSearchSettings(rejectionPenalty: c.rejectionPenalty,
