@@ -9,7 +9,8 @@ class Session:
     """A live engine on `site` (a path or a Site) with `locus replay`'s options (see locus.replay).
 
     `ingest(rows)` pushes rows (NumPy structured array, DataFrame, dict of columns, or a list of
-    (t, anchor, range_m[, tag[, floor]]) tuples) in the order given — a tag's rows must come in
+    (t, anchor, range_m[, tag[, floor]]) tuples; range differences with columns anchor_a, anchor_b,
+    tdoa_m) in the order given — a tag's rows must come in
     non-decreasing time; unusable rows are skipped and counted (`skipped()`), not raised.
     `advance(t)` moves the clock (a timer tick), `finish()` ends the stream; `positions()` and
     `events()` return what was released since their last call. Usable as a context manager.

@@ -189,3 +189,25 @@ def test_hybrid_rows(tdoa_trace, tmp_path):
     from_rows = locus.replay(site, table)
     assert from_rows.positions_csv() == from_file.positions_csv()
     assert len(from_file.positions) > 0
+
+
+def test_tdoa_session_in_chunks_equals_replay(tdoa_trace):
+    """A live Session fed a TDoA trace's rows in uneven chunks, with clock ticks, releases replay's positions."""
+    site, trace, _ = tdoa_trace("downlink")
+    rows = np.genfromtxt(trace, delimiter=",", names=True, dtype=None, encoding="utf-8")
+    expected = locus.replay(site, trace).positions
+    got = []
+    with locus.Session(site) as session:
+        start, size = 0, 1
+        while start < len(rows):
+            chunk = rows[start:start + size]
+            session.ingest(chunk)
+            session.advance(float(chunk["t"][-1]))
+            got.append(session.positions())
+            start += size
+            size = size % 13 + 1
+        session.finish()
+        got.append(session.positions())
+    positions = np.concatenate(got)
+    assert len(positions) == len(expected)
+    assert np.array_equal(positions["x"], expected["x"]) and np.array_equal(positions["tag"], expected["tag"])
