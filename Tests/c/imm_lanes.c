@@ -46,6 +46,23 @@ int main(void) {
             const int c = locus_imm_update_position(&imm, z, r, 13.82, stats);
             printf("position %d %a %a\n", c, stats[0], stats[2]);
         }
+        if (round % 3 == 0) {
+            /* An uplink blink: 7 differences against locator 0, one with an NLOS arrival (issue #40). */
+            double rows[7 * LOCUS_DIFFERENCE_ROW] = { 0 }, stats[8] = { 0 };
+            const double ra = sqrt((px - anchors[0][0]) * (px - anchors[0][0]) + (py - anchors[0][1]) * (py - anchors[0][1])
+                                   + (1.1 - anchors[0][2]) * (1.1 - anchors[0][2])) + 0.1 * (unit() - 0.5);
+            for (int k = 1; k < 8; k++) {
+                double *row = rows + (k - 1) * LOCUS_DIFFERENCE_ROW;
+                row[0] = anchors[k][0]; row[1] = anchors[k][1]; row[2] = anchors[k][2];
+                const double dx = px - anchors[k][0], dy = py - anchors[k][1], dz = 1.1 - anchors[k][2];
+                row[3] = sqrt(dx * dx + dy * dy + dz * dz) + 0.1 * (unit() - 0.5) - ra + (k == 3 ? 2.0 * unit() : 0);
+            }
+            int predicted = 0;
+            const int d = locus_imm_predict_update_differences(&imm, &params, t + 0.001, anchors[0], 7, rows, 1.1, 0.01, 2.5,
+                                                               4.0, stats, &predicted);
+            t += 0.001;
+            printf("differences %d %d %a %a %a %a %a %a\n", d, predicted, stats[0], stats[1], stats[3], stats[4], rows[4], rows[5]);
+        }
         double x[4], P[16], mu[3];
         locus_imm_combined(&imm, x, P);
         locus_imm_probabilities(&imm, mu);
