@@ -37,15 +37,13 @@ extension TrackSmoother {
 
         /// `filter.update(differences:…)`, then — when the filter is left without a state — the seed of the
         /// initialisation contract, `reset(toFix:)` with `seed`'s fix (nil: none, the filter stays
-        /// without state). Returns the outcome and the seed's time when it seeded. `report` as
-        /// `TrackFilter.update(differences:…:report:)`.
+        /// without state; `.initialized` when seeded). `report` as `TrackFilter.update(differences:…:report:)`.
+        @discardableResult
         func apply(to filter: inout TrackFilter, seed: () -> PositionFix?,
-                   report: (Int, DifferenceRows.Outcome) -> Void = { _, _ in }) -> (TrackUpdateOutcome, seededAt: Double?) {
+                   report: (Int, DifferenceRows.Outcome) -> Void = { _, _ in }) -> TrackUpdateOutcome {
             let outcome = filter.update(differences: pairs.span, locators: locators.span, addresses: addresses.span, report: report)
-            if outcome == .buffered || outcome == .diverged, let fix = seed(), filter.reset(toFix: fix) {
-                return (.initialized, fix.timeSeconds)
-            }
-            return (outcome, nil)
+            if outcome == .buffered || outcome == .diverged, let fix = seed(), filter.reset(toFix: fix) { return .initialized }
+            return outcome
         }
 
         /// The group's own least-squares fix (`DifferenceSolver`, planar at the floor's tag height, σ the
@@ -64,9 +62,10 @@ extension TrackSmoother {
 
     /// The seed of a track the differences left without a state, as the engine seeds it: the engine's
     /// own fix (`seeds`, its causal fixes of the tag in time order) of the epoch that holds the group —
-    /// the first at or after the group's time, within `withinSeconds` (the filter's re-initialisation gap) —, or else the group's own
-    /// least-squares fix. `timeSign` −1: the backward pass (the last fix at or before the group's time,
-    /// its time negated).
+    /// the first at or after the group's time, within `withinSeconds` (the filter's re-initialisation
+    /// gap) —, taken at the group's own time (so that the smoother's nodes stay in time order, whichever
+    /// epoch or kind closed that fix), or else the group's own least-squares fix. `timeSign` −1: the
+    /// backward pass (the last fix at or before the group's time; times negated).
     static func seed(for group: DifferenceGroup, seeds: [PositionFix], timeSign: Double, withinSeconds: Double,
                      floor: Floor, configuration: TrackFilterConfiguration, tag: TagID) -> PositionFix? {
         let t = timeSign * group.timeSeconds
@@ -79,8 +78,10 @@ extension TrackSmoother {
             let k = lo
             let chosen = timeSign > 0 ? (k < seeds.count ? k : nil) : (k < seeds.count && seeds[k].timeSeconds == t ? k : (k > 0 ? k - 1 : nil))
             if let chosen, abs(seeds[chosen].timeSeconds - t) <= withinSeconds {
+                // The engine's position and covariance, at the group's own (signed) time: the smoother's
+                // nodes stay in time order whichever epoch (or kind, on a hybrid tag) the fix closed.
                 var fix = seeds[chosen]
-                fix.timeSeconds *= timeSign
+                fix.timeSeconds = group.timeSeconds
                 return fix
             }
         }
@@ -133,7 +134,6 @@ extension TrackSmoother {
         let forward = forwardConfiguration(configuration)
         var filter = TrackFilter(configuration: forward, tag: tag, floor: floor.id, tagHeightMeters: floor.tagHeightMeters)
         var last = uniform
-        var seededAt = Double.infinity  // (backward: groups at or after a seed's time are in its fix)
         let within = configuration.reinitializeAfterSeconds
         for e in stride(from: events.count - 1, through: 0, by: -1) {
             switch events[e] {
@@ -145,11 +145,10 @@ extension TrackSmoother {
                     last = filter.modeProbabilities
                 }
             case .group(let g):
-                if let group = DifferenceGroup(differences[g], floor: floor, timeSign: -1), !(-group.timeSeconds >= seededAt) {
-                    let (_, seeded) = group.apply(to: &filter, seed: {
+                if let group = DifferenceGroup(differences[g], floor: floor, timeSign: -1) {
+                    group.apply(to: &filter, seed: {
                         Self.seed(for: group, seeds: seeds, timeSign: -1, withinSeconds: within, floor: floor, configuration: forward, tag: tag)
                     })
-                    if let seeded { seededAt = -seeded }
                     last = filter.modeProbabilities
                 }
             case .output:
@@ -173,8 +172,6 @@ extension TrackSmoother {
         let events = differenceEvents(ranges: ranges, differences: differences, outputTimesSeconds: outputTimesSeconds)
         let backward = backwardModeProbabilities(events: events, ranges: ranges, differences: differences, seeds: seeds, floor: floor,
                                                  tag: tag, configuration: configuration)
-        // A seed's fix holds its epoch's later groups: they are not applied again (the engine's contract).
-        var seededAt = -Double.infinity
         let within = configuration.reinitializeAfterSeconds
         var out: [Node] = []
         var mus: [SIMD4<Double>] = []
@@ -197,14 +194,13 @@ extension TrackSmoother {
                 mus.append(smoothedModeProbabilities(forward: filter.modeProbabilities, backward: backward[e]))
                 out.append(node)
             case .group(let g):
-                guard let group = DifferenceGroup(differences[g], floor: floor), group.timeSeconds > seededAt else { continue }
+                guard let group = DifferenceGroup(differences[g], floor: floor) else { continue }
                 let before = filter.initializationCount
                 applied.removeAll(keepingCapacity: true)
                 applied.append(contentsOf: repeatElement(.unusable, count: group.pairs.count))
-                let (_, seeded) = group.apply(to: &filter, seed: {
+                group.apply(to: &filter, seed: {
                     Self.seed(for: group, seeds: seeds, timeSign: 1, withinSeconds: within, floor: floor, configuration: forward, tag: tag)
                 }) { k, o in applied[k] = o }
-                if let seeded { seededAt = seeded }
                 guard filter.isTracking else { continue }
                 var node = Node(timeSeconds: max(group.timeSeconds, filter.stateSeconds), measurement: .none, prior: nil,
                                 processNoiseDensity: 0, isOutput: false)

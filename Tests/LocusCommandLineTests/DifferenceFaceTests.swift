@@ -102,9 +102,9 @@ struct DifferenceFaceTests {
         #expect(e.bytes == events, "session \(options)")
     }
 
-    @Test("bad difference rows are skipped by reason on replay: same_locator, unknown_anchor, difference_too_long, non_finite; a hybrid trace gives fixes of both kinds")
+    @Test("bad difference rows are skipped by reason on replay: same_locator, unknown_anchor, difference_too_long, non_finite; a hybrid trace (ranges and downlink pairs) gives fixes of both kinds, raw, filtered and smoothed")
     func skipsAndHybrid() throws {
-        let (dir, trace, _) = try Self.simulate("hall", tags: 1)
+        let (dir, trace, _) = try Self.simulate("hall", mode: "downlink", tags: 1)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let site = TestPaths.fixture("sites/hall.json")
         var text = String(decoding: TestPaths.bytes(trace), as: UTF8.self)
@@ -142,11 +142,13 @@ struct DifferenceFaceTests {
         let hybrid = "t,tag,anchor,range_m,anchor_a,anchor_b,tdoa_m,floor\n"
             + lines.enumerated().sorted { ($0.element.0, $0.offset) < ($1.element.0, $1.offset) }.map(\.element.1).joined()
         try hybrid.write(toFile: dir + "/hybrid.csv", atomically: true, encoding: .utf8)
-        let fused = CapturedRun(["replay", "--site", site, "--trace", dir + "/hybrid.csv", "--truth", dir + "/truth.csv", "--json"])
-        #expect(fused.status == 0, "\(fused.err)")
-        let summary = try JSONParser.parse(Array(fused.out.utf8))
-        guard case .number(let rmse)? = summary["rmse_m"]?.kind else { Issue.record("\(fused.out)"); return }
-        #expect(rmse.value < 0.2, "hybrid rmse \(rmse.value)")
+        for options in [[], ["--filter", "none"], ["--smooth"]] {
+            let fused = CapturedRun(["replay", "--site", site, "--trace", dir + "/hybrid.csv", "--truth", dir + "/truth.csv", "--json"] + options)
+            #expect(fused.status == 0, "\(options): \(fused.err)")
+            let summary = try JSONParser.parse(Array(fused.out.utf8))
+            guard case .number(let rmse)? = summary["rmse_m"]?.kind else { Issue.record("\(fused.out)"); continue }
+            #expect(rmse.value < (options.isEmpty || options == ["--smooth"] ? 0.1 : 0.25), "hybrid \(options) rmse \(rmse.value)")
+        }
     }
 
     @Test("JSON difference rows in UDP datagrams (1 to 5 rows each, the uplink blinks' order) give replay's bytes")
