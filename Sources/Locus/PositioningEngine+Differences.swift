@@ -125,13 +125,23 @@ extension PositioningEngine {
     }
 
     /// The least-squares fix of the differences gathered in the scratch arrays, or nil (the failure
-    /// counted by code).
+    /// counted by code). A tag whose filter is tracking gives the solver its last state's position
+    /// (`TrackFilter.lastMean`, at the floor's tag height) as a warm start (`DifferenceSolver.solve`'s
+    /// `seed`: the closed-form start skipped when the fit from there passes the χ² gate). It depends
+    /// only on the tag's own history, so a fix is the same whatever the batch or partition. Raw
+    /// fixes (no filter) have no seed: the engine keeps no previous raw fix per tag.
     private mutating func solveDifferences(_ tag: Int, floor: Int, atSeconds time: Double) -> PositionFix? {
         let solver = DifferenceSolver(configuration: floors[floor].solver.configuration)
+        var seed: Point3?
+        if isTracking && tags[tag].hasFilter && filters[tag].isTracking {
+            let mean = filters[tag].lastMean
+            seed = Point3(x: mean[0], y: mean[1], z: floors[floor].floor.tagHeightMeters)
+        }
         let solution: TrilaterationSolution
         do throws(LocusError) {
             let (locators, pairs) = (scratchDifferenceLocators, scratchPairs)
-            solution = try solver.solve(locators: locators.span, pairs: pairs.span, workspace: &differenceWorkspace)
+            solution = try solver.solve(locators: locators.span, pairs: pairs.span, seed: seed,
+                                        workspace: &differenceWorkspace)
         } catch {
             diagnostics.recordFailure(error.code)
             return nil

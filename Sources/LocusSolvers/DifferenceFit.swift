@@ -386,7 +386,11 @@ struct DifferenceFit {
     /// z ∈ [−1.8, 6.5]. Spatial TDoA has a second solution out there — measured 8–20 m below the
     /// floor or 3–8 m above the ceiling, with a low χ² when an arrival is NLOS — which no tag heard
     /// by these locators occupies.
-    func isOutsideSite(_ x: Point3, eligible: UnsafeMutableBufferPointer<Int32>, count: Int) -> Bool {
+    ///
+    /// `ceiling` (m, a subset's fit in the rejection search): also outside when spatial and more than
+    /// this above the highest eligible locator (`isAboveLocators`).
+    func isOutsideSite(_ x: Point3, eligible: UnsafeMutableBufferPointer<Int32>, count: Int,
+                       ceiling: Double? = nil) -> Bool {
         guard count > 0 else { return false }
         var low = locators[Int(eligible[0])], high = low
         for e in 1..<max(1, count) {
@@ -395,8 +399,23 @@ struct DifferenceFit {
             high = Point3(x: max(high.x, l.x), y: max(high.y, l.y), z: max(high.z, l.z))
         }
         let margin = 0.5 * max(high.x - low.x, high.y - low.y), vertical = max(2, 0.5 * (high.z - low.z))
+        let top = ceiling.map { min($0, vertical) } ?? vertical
         return !(x.x >= low.x - margin && x.x <= high.x + margin && x.y >= low.y - margin && x.y <= high.y + margin
-                 && (planar || (x.z >= low.z - vertical && x.z <= high.z + vertical)))
+                 && (planar || (x.z >= low.z - vertical && x.z <= high.z + top)))
+    }
+
+    /// How far above the highest locator a candidate subset's spatial fit may lie: 0.5 m plus its
+    /// vertical standard deviation σ√(N⁻¹)_zz (m; σ² per arrival, m²; ∞ planar or singular).
+    /// Tags are not mounted above the locators, and with 3 of 8 arrivals NLOS a wrong subset's
+    /// fit up there (spatial TDoA's second solution) can pass the χ² gate; the σ term keeps a right
+    /// set's fit whose weak vertical strays (a flat 0.5 m: hall 1.83 × CRB but SolverBench's n = 16
+    /// spatial NLOS RMSE 0.198 → 0.210 m; 0.5 m + 3σ: 1.95 ×; 0.5 m + σ: 1.84 ×, 0.198 m).
+    func ceilingMargin(_ n: DifferenceNormal, sigmaSquared: Double) -> Double {
+        guard !planar else { return .infinity }
+        let c22 = n.xx * n.yy - n.xy * n.xy
+        let det = n.xx * (n.yy * n.zz - n.yz * n.yz) + n.xy * (n.xz * n.yz - n.xy * n.zz) + n.xz * (n.xy * n.yz - n.xz * n.yy)
+        guard det > 0, c22 > 0 else { return .infinity }
+        return 0.5 + (sigmaSquared * c22 / det).squareRoot()
     }
 
     /// The centroid of the locators in the fit (planar: at the tag height) — the start when no

@@ -15,6 +15,9 @@ import LocusNumerics
 /// noise σ² (the reference's arrival observed as 0), β_g a nuisance offset per group, eliminated in
 /// closed form — the same estimate and covariance as Σ above (`DifferenceFit`; the tests compare with
 /// a dense GLS on Σ). Steps:
+/// 0. Warm start (optional `seed`, the tag's previous fix): Gauss–Newton from there; its fit is the
+///    answer when it converged inside the site with χ² within the gate (steps 1–3 skipped), else
+///    it is dropped and the solve runs as without a seed.
 /// 1. Start: the linear least squares in (p, ρ_A) of the largest group (planar at the tag height;
 ///    `DifferenceFit.seed`), else the locators' centroid.
 /// 2. Gauss–Newton with closed-form 2×2/3×3 solves (step halving while χ² would grow), to
@@ -45,12 +48,20 @@ package struct DifferenceSolver: Sendable {
     /// Solves one fix from the epoch's `pairs` (differences with biases removed) over `locators`
     /// (the epoch's distinct locator positions, indexed by the pairs). Complexity O(pairs · steps)
     /// when the χ² gate passes. With a reused `workspace` a call allocates nothing.
+    ///
+    /// `seed` (optional, m; planar: its z is ignored) is a warm start — the tag's previous fix.
+    /// Gauss–Newton then starts there instead of at the closed form (step 1 is skipped), and its
+    /// answer stands only when it converged inside the site with χ² within the gate; otherwise the
+    /// solve runs exactly as without a seed (the closed form, the search). A seed can therefore only
+    /// change a fix by moving it within the convergence tolerance of the same least-squares optimum
+    /// (or to another optimum that passes the gate — none was found in the tests, from 1 km away);
+    /// it never changes a fix that needs the search. Deterministic for a given seed.
     /// - Throws: E4001 too few independent differences (3 from 4 locators planar, 4 from 5
     ///   spatial), E4002 degenerate geometry (a singular normal matrix, reciprocal condition below
     ///   `minimumReciprocalCondition`, or PDOP above `maximumDOP`), E4003 a non-finite difference,
     ///   E4004 a non-finite iterate, E1003 an invalid configuration, a non-finite locator or a pair
     ///   whose indices are out of range or equal.
-    package func solve(locators: Span<Point3>, pairs: Span<DifferencePair>,
+    package func solve(locators: Span<Point3>, pairs: Span<DifferencePair>, seed: Point3? = nil,
                        workspace: inout DifferenceWorkspace) throws(LocusError) -> TrilaterationSolution {
         guard configuration.isValid else {
             throw LocusError(.invalidArgument, "invalid difference solver configuration")
@@ -75,21 +86,22 @@ package struct DifferenceSolver: Sendable {
                                                     planarHeightSpreadRatio: configuration.planarHeightSpreadRatio)
         workspace.reserve(locators: n, pairs: pairs.count)
         return try Self.solve(locators: locators, pairs: pairs, planar: model == .planar, configuration: configuration,
-                              scratch: &workspace.scratch, marks: &workspace.marks)
+                              seed: seed, scratch: &workspace.scratch, marks: &workspace.marks)
     }
 
     /// Convenience overload over arrays (allocates a workspace).
     /// - Throws: as `solve(locators:pairs:workspace:)`.
-    package func solve(locators: [Point3], pairs: [DifferencePair]) throws(LocusError) -> TrilaterationSolution {
+    package func solve(locators: [Point3], pairs: [DifferencePair],
+                       seed: Point3? = nil) throws(LocusError) -> TrilaterationSolution {
         var workspace = DifferenceWorkspace()
-        return try solve(locators: locators.span, pairs: pairs.span, workspace: &workspace)
+        return try solve(locators: locators.span, pairs: pairs.span, seed: seed, workspace: &workspace)
     }
 
     /// Array overload reusing `workspace`.
     /// - Throws: as `solve(locators:pairs:workspace:)`.
-    func solve(locators: [Point3], pairs: [DifferencePair],
+    func solve(locators: [Point3], pairs: [DifferencePair], seed: Point3? = nil,
                workspace: inout DifferenceWorkspace) throws(LocusError) -> TrilaterationSolution {
-        try solve(locators: locators.span, pairs: pairs.span, workspace: &workspace)
+        try solve(locators: locators.span, pairs: pairs.span, seed: seed, workspace: &workspace)
     }
 
     /// 99.5 % quantile of χ² with k degrees of freedom by Wilson–Hilferty,
@@ -106,7 +118,7 @@ package struct DifferenceSolver: Sendable {
     /// `KernelTrilaterator` does: a mutable span of each at once would overlap two accesses to the
     /// one workspace).
     private static func solve(locators: Span<Point3>, pairs: Span<DifferencePair>, planar: Bool,
-                              configuration: TrilaterationConfiguration, scratch: inout [Double],
+                              configuration: TrilaterationConfiguration, seed: Point3?, scratch: inout [Double],
                               marks: inout [Int32]) throws(LocusError) -> TrilaterationSolution {
         var doubles = scratch.mutableSpan
         var ints = marks.mutableSpan
@@ -115,7 +127,7 @@ package struct DifferenceSolver: Sendable {
                 try doubles.withUnsafeMutableBufferPointer { (doubles) throws(LocusError) in
                     try ints.withUnsafeMutableBufferPointer { (ints) throws(LocusError) in
                         try solve(locators: locators, pairs: pairs, planar: planar, configuration: configuration,
-                                  doubles: doubles, ints: ints)
+                                  seed: seed, doubles: doubles, ints: ints)
                     }
                 }
             }
@@ -124,7 +136,7 @@ package struct DifferenceSolver: Sendable {
 
     /// Steps 1–4 of the type's comment in carved workspace buffers.
     private static func solve(locators: UnsafeBufferPointer<Point3>, pairs: UnsafeBufferPointer<DifferencePair>,
-                              planar: Bool, configuration c: TrilaterationConfiguration,
+                              planar: Bool, configuration c: TrilaterationConfiguration, seed: Point3?,
                               doubles: UnsafeMutableBufferPointer<Double>,
                               ints: UnsafeMutableBufferPointer<Int32>) throws(LocusError) -> TrilaterationSolution {
         let n = locators.count, count = pairs.count, slots = DifferenceWorkspace.candidateSlots
@@ -151,8 +163,18 @@ package struct DifferenceSolver: Sendable {
             throw LocusError(.tooFewRanges, "too few independent differences: \(unknowns + 1) from \(unknowns + 2) locators "
                              + "needed in \(mode) mode, \(all.differences) from \(all.locators) given")
         }
-        let start = fit.seed() ?? fit.centroid()
         let sigmaSquared = c.sigmaMeters * c.sigmaMeters
+        let gate = chiSquareQuantile995(degreesOfFreedom: all.differences - unknowns)
+        // The warm start: its fit stands when it converged inside the site and passes the χ² gate
+        // (nothing to search); anything else is the cold solve below, as without a seed.
+        if let seed, seed.isFinite,
+           let warm = try? fit.gaussNewton(from: seed, tolerance: c.convergenceToleranceMeters,
+                                           maximumIterations: c.maximumIterations),
+           warm.isConverged, warm.normal.c / sigmaSquared <= gate,
+           !fit.isOutsideSite(warm.position, eligible: eligible, count: all.locators) {
+            return try answer(warm, used: all, rejected: 0, mask: 0, planar: planar, configuration: c)
+        }
+        let start = fit.seed() ?? fit.centroid()
         var result: DifferenceFitResult
         var failure: LocusError?
         do {
@@ -178,7 +200,6 @@ package struct DifferenceSolver: Sendable {
         }
         var rejected = 0
         let best = carve(ints, 4 * n, n)
-        let gate = chiSquareQuantile995(degreesOfFreedom: all.differences - unknowns)
         if c.isRobust && (failure != nil || outside || !(result.normal.c / sigmaSquared <= gate)) {
             let sets = DifferenceSearchSets(eligible: eligible, count: all.locators, level: carve(ints, 3 * n, n),
                                             best: best,
@@ -196,6 +217,17 @@ package struct DifferenceSolver: Sendable {
         var mask: UInt64 = 0
         for q in 0..<rejected where best[q] < 64 { mask |= 1 << UInt64(best[q]) }
         let used = rejected > 0 ? fit.census() : all
+        return try answer(result, used: used, rejected: rejected, mask: mask, planar: planar, configuration: c)
+    }
+
+    /// Step 4 of the type's comment: the solution's figures from the final fit over `used` (its
+    /// differences and locators).
+    /// - Throws: E4002 a singular geometry at the solution or PDOP above the limit.
+    private static func answer(_ result: DifferenceFitResult, used: (differences: Int, locators: Int),
+                               rejected: Int, mask: UInt64, planar: Bool,
+                               configuration c: TrilaterationConfiguration) throws(LocusError) -> TrilaterationSolution {
+        let unknowns = planar ? 2 : 3
+        let sigmaSquared = c.sigmaMeters * c.sigmaMeters
         let dof = used.differences - unknowns
         let chiSquare = result.normal.c / sigmaSquared
         guard let q = DifferenceGeometry.covariance(result.normal.information, planar: planar,

@@ -45,11 +45,12 @@ struct DifferenceAccuracyTests {
     /// 10 % of arrivals NLOS: +U(0.5, 5) m, one in ten of them +U(20, 40) m (the Crazyflie users'
     /// report: ~0.5 m, 3–5 m and > 20 m outliers), the reference's arrival as likely as any other.
     /// Planar is held to 1.5 × the clean bound (measured 1.42 ×; the true outliers removed by oracle:
-    /// 1.12 ×). Spatial is held to 2.1 ×, short of the 1.5 × asked for: the oracle gives 1.16 ×, the
-    /// search measured 2.00 × — the rest is fixes with 3–4 of 8
-    /// arrivals NLOS, which a spatial fit (at least 5 locators kept) cannot reject, where the
-    /// difference fit's second solution above the ceiling or a wrong set explains the data as well.
-    @Test("10 % NLOS arrivals: robust RMSE within 1.5 × (planar) / 2.1 × (spatial) the clean bound, plain least squares far worse",
+    /// 1.16 ×). Spatial is held to 1.9 ×, short of the 1.5 × asked for, which no estimator that leaves
+    /// arrivals out reaches here: the oracle that knows the NLOS arrivals gets 1.75 ×
+    /// (`DifferenceOracleTests`) — 23 of the 5000 fixes have 4 of 8 arrivals NLOS, and the 4 clean
+    /// locators fix a tag (exactly determined) about as badly as the search does. The search measured
+    /// 1.84 × (2.00 × before its thorough pass and the candidates' ceiling test).
+    @Test("10 % NLOS arrivals: robust RMSE within 1.5 × (planar) / 1.9 × (spatial) the clean bound, plain least squares far worse",
           arguments: [TrilaterationMode.planar, .spatial])
     func nlosIsRejected(mode: TrilaterationMode) throws {
         let sigma = 0.1
@@ -95,7 +96,7 @@ struct DifferenceAccuracyTests {
         let robustRMSE = (robustSum / Double(fixes)).squareRoot(), plainRMSE = (plainSum / Double(fixes)).squareRoot()
         print("TDoA \(mode) 10 % NLOS: robust \(robustRMSE / crb) × CRB, plain \(plainRMSE / crb) × CRB (\(plainFailures) failed); "
               + "rejected \(rejected) (\(rejectedCorrectly) of \(outliers) outliers)")
-        #expect(robustRMSE <= (mode == .planar ? 1.5 : 2.1) * crb, "robust RMSE \(robustRMSE) m vs clean CRB \(crb) m")
+        #expect(robustRMSE <= (mode == .planar ? 1.5 : 1.9) * crb, "robust RMSE \(robustRMSE) m vs clean CRB \(crb) m")
         #expect(plainRMSE >= 3 * robustRMSE)
     }
 

@@ -31,7 +31,9 @@ typedef struct {
 ///   N += Σ vvᵀ + κ (Σv)(Σv)ᵀ,  b += Σ v e + κ (Σv)(Σe),  c += Σ e² + κ (Σe)²,
 /// κ = c_w (2 + m c_w) = −1/(m+1), c_w the model's whitening: generalised least squares with
 /// Σ = σ²(I + 11ᵀ), re-referenced when the reference is left out. Groups of fewer than 2 arrivals add
-/// nothing. O(count), no allocation.
+/// nothing. The sums are centred, so they are formed from the pseudo-range rows uᵢ = (p − bᵢ)/ρᵢ (the
+/// range model's lines of sight, vᵢ shifted by u_A; the reference's row u_A) with ρ_A once per group:
+/// (m + 1) square roots and divisions a group, not 2m. O(count), no allocation.
 void locus_difference_linearize(const double *xyz, const locus_difference_pair *pairs, int32_t count,
                                 const int32_t *excluded, int32_t planar, double px, double py, double pz,
                                 locus_difference_normal *out);
