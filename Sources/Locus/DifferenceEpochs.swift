@@ -11,8 +11,10 @@ import LocusSolvers
 /// `DifferencePair`s). An epoch holds either ranges or differences (`PositioningEngine.ingest`:
 /// a row of the other kind closes it first).
 ///
-/// Storage: one array per tag, empty (no allocation) for a tag that never sends a difference,
-/// emptied keeping its capacity when the epoch closes: steady state allocates nothing.
+/// Storage: a row per tag that sent differences (a tag's 4-byte row index is all a range-only tag
+/// costs; an evicted tag's row is recycled), holding the open epoch's entries — emptied keeping their
+/// capacity when it closes: steady state allocates nothing — and the tag's last least-squares
+/// position (the difference solver's warm start for the next epoch).
 struct DifferenceEpochs: Sendable {
     /// One difference as the engine holds it until its epoch closes: 24 bytes.
     struct Entry: Sendable {
@@ -23,27 +25,86 @@ struct DifferenceEpochs: Sendable {
         var referenceSlot: UInt16
         var locatorSlot: UInt16
     }
+    /// A tag's differences.
+    private struct Row: Sendable {
+        var entries: [Entry] = []
+        /// The tag's latest least-squares position (a warm start), if any.
+        var lastPosition: Point3?
+    }
     /// The most differences one epoch holds: a tag's epoch that reaches it is solved first.
     static let capacity = 256
 
-    private var entries: [[Entry]] = []
+    /// Per tag: its row in `rows`, −1 before its first difference.
+    private var rowOfTag: [Int32] = []
+    private var rows: [Row] = []
+    /// Rows of evicted tags, for the next tag that sends differences.
+    private var freeRows: [Int32] = []
 
     /// Adds a tag (the next index) with no differences.
-    mutating func appendTag() { entries.append([]) }
+    mutating func appendTag() { rowOfTag.append(-1) }
 
-    /// Empties tag `tag`'s row for a new tag with the same index (an evicted tag's index recycled).
-    mutating func clear(_ tag: Int) { entries[tag] = [] }
+    /// Forgets tag `tag` (evicted: its index will name another tag); its row is recycled.
+    mutating func clear(_ tag: Int) {
+        let r = rowOfTag[tag]
+        guard r >= 0 else { return }
+        rows[Int(r)].entries.removeAll(keepingCapacity: true)
+        rows[Int(r)].lastPosition = nil
+        freeRows.append(r)
+        rowOfTag[tag] = -1
+    }
 
     /// The number of differences in tag `tag`'s open epoch.
-    @inline(__always) func count(_ tag: Int) -> Int { entries[tag].count }
+    @inline(__always) func count(_ tag: Int) -> Int {
+        let r = rowOfTag[tag]
+        return r < 0 ? 0 : rows[Int(r)].entries.count
+    }
 
     /// Appends a difference to tag `tag`'s open epoch.
     @inline(__always)
-    mutating func append(_ tag: Int, _ entry: Entry) { entries[tag].append(entry) }
+    mutating func append(_ tag: Int, _ entry: Entry) {
+        var r = rowOfTag[tag]
+        if r < 0 { r = newRow(tag) }
+        rows[Int(r)].entries.append(entry)
+    }
+
+    /// A row for tag `tag` (a recycled one when there is).
+    @inline(never)
+    private mutating func newRow(_ tag: Int) -> Int32 {
+        let r: Int32
+        if let free = freeRows.popLast() {
+            r = free
+        } else {
+            r = Int32(truncatingIfNeeded: rows.count)
+            rows.append(Row())
+        }
+        rowOfTag[tag] = r
+        return r
+    }
 
     /// Empties tag `tag`'s open epoch (keeping its capacity).
     @inline(__always)
-    mutating func reset(_ tag: Int) { entries[tag].removeAll(keepingCapacity: true) }
+    mutating func reset(_ tag: Int) {
+        let r = rowOfTag[tag]
+        if r >= 0 { rows[Int(r)].entries.removeAll(keepingCapacity: true) }
+    }
+
+    /// Tag `tag`'s latest least-squares position, if any.
+    func lastPosition(_ tag: Int) -> Point3? {
+        let r = rowOfTag[tag]
+        return r < 0 ? nil : rows[Int(r)].lastPosition
+    }
+
+    /// Forgets tag `tag`'s latest least-squares position (it moved to another floor).
+    mutating func forgetPosition(_ tag: Int) {
+        let r = rowOfTag[tag]
+        if r >= 0 { rows[Int(r)].lastPosition = nil }
+    }
+
+    /// Records tag `tag`'s latest least-squares position (the tag has a row: it sent differences).
+    mutating func setLastPosition(_ tag: Int, _ p: Point3) {
+        let r = rowOfTag[tag]
+        if r >= 0 { rows[Int(r)].lastPosition = p }
+    }
 
     /// Writes tag `tag`'s open epoch as an epoch of the solvers: its distinct locators' positions (by
     /// first appearance, as A or B) into `locators` with their floor slots into `slots`, and its
@@ -60,7 +121,8 @@ struct DifferenceEpochs: Sendable {
             locators.append(positions[slot])
             return slots.count - 1
         }
-        for e in entries[tag] {
+        guard rowOfTag[tag] >= 0 else { return 0 }
+        for e in rows[Int(rowOfTag[tag])].entries {
             let a = index(Int(e.referenceSlot)), b = index(Int(e.locatorSlot))
             pairs.append(DifferencePair(reference: a, locator: b, differenceMeters: e.differenceMeters, timeSeconds: e.timeSeconds))
         }

@@ -128,14 +128,17 @@ extension PositioningEngine {
     /// counted by code). A tag whose filter is tracking gives the solver its last state's position
     /// (`TrackFilter.lastMean`, at the floor's tag height) as a warm start (`DifferenceSolver.solve`'s
     /// `seed`: the closed-form start skipped when the fit from there passes the χ² gate). It depends
-    /// only on the tag's own history, so a fix is the same whatever the batch or partition. Raw
-    /// fixes (no filter) have no seed: the engine keeps no previous raw fix per tag.
+    /// only on the tag's own history, so a fix is the same whatever the batch or partition. Without
+    /// a tracking filter (raw fixes, a track to seed) the tag's previous least-squares position is the
+    /// seed (`DifferenceEpochs.lastPosition`; none after a floor change).
     private mutating func solveDifferences(_ tag: Int, floor: Int, atSeconds time: Double) -> PositionFix? {
         let solver = DifferenceSolver(configuration: floors[floor].solver.configuration)
         var seed: Point3?
         if isTracking && tags[tag].hasFilter && filters[tag].isTracking {
             let mean = filters[tag].lastMean
             seed = Point3(x: mean[0], y: mean[1], z: floors[floor].floor.tagHeightMeters)
+        } else {
+            seed = differenceEpochs.lastPosition(tag)
         }
         let solution: TrilaterationSolution
         do throws(LocusError) {
@@ -146,6 +149,7 @@ extension PositioningEngine {
             diagnostics.recordFailure(error.code)
             return nil
         }
+        differenceEpochs.setLastPosition(tag, solution.position)
         var rejected = LocatorList()
         if solution.rejectedCount > 0 {
             for k in 0..<min(scratchSlots.count, 64) where solution.rejectedMask & (1 << UInt64(k)) != 0 {

@@ -45,6 +45,7 @@ extension PositioningEngine {
         closeEpoch(tag)
         schedule.forgetRounds(tag)
         tags[tag].floorIndex = floor
+        differenceEpochs.forgetPosition(tag)  // (a warm start of the old floor's is none here)
         tags[tag].hasFilter = false
         tags[tag].hasOffset = false
         tags[tag].offsetMeters = 0
