@@ -18,6 +18,8 @@ package struct EngineDiagnostics: Sendable, Equatable {
     /// Tags evicted: idle past `EngineConfiguration.TagLimit.idleSeconds` with nothing in flight,
     /// their state let go (0 without a tag limit).
     package var tagsEvicted = 0
+    /// Range-difference (TDoA) rows offered to the engine (used or skipped).
+    package var differenceRows = 0
 
     /// Nothing counted yet.
     package init() {}
@@ -39,6 +41,7 @@ package struct EngineDiagnostics: Sendable, Equatable {
         rejectedRanges += other.rejectedRanges
         epochsBeforeTrack += other.epochsBeforeTrack
         tagsEvicted += other.tagsEvicted
+        differenceRows += other.differenceRows
         for (code, count) in other.failedEpochs {
             if let i = failedEpochs.firstIndex(where: { $0.code == code }) {
                 failedEpochs[i].count += count
@@ -52,7 +55,7 @@ package struct EngineDiagnostics: Sendable, Equatable {
     /// Equal counts (failed epochs compared by code and count, in order).
     package static func == (a: EngineDiagnostics, b: EngineDiagnostics) -> Bool {
         a.skipped == b.skipped && a.epochs == b.epochs && a.rejectedRanges == b.rejectedRanges && a.epochsBeforeTrack == b.epochsBeforeTrack
-            && a.tagsEvicted == b.tagsEvicted
+            && a.tagsEvicted == b.tagsEvicted && a.differenceRows == b.differenceRows
             && a.failedEpochs.map(\.code) == b.failedEpochs.map(\.code) && a.failedEpochs.map(\.count) == b.failedEpochs.map(\.count)
     }
 }

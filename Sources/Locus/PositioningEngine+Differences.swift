@@ -30,6 +30,7 @@ extension PositioningEngine {
     package mutating func ingest(tag tagIndex: TagIndex, floor floorIndex: FloorIndex, reference: UInt16, locator: UInt16,
                                  differenceMeters z: Double, timeSeconds t: Double, line: Int = 0) {
         guard !hasFinished else { return }
+        diagnostics.differenceRows += 1
         let tag = tagIndex.rawValue, floor = floorIndex.rawValue
         guard t.isFinite, z.isFinite else { diagnostics.skipped.record(.nonFinite, line: line); return }
         guard reference != locator else { diagnostics.skipped.record(.sameLocator, line: line); return }

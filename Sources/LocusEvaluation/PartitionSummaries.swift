@@ -23,7 +23,7 @@ package enum PartitionSummaries {
     /// Counts per solved tag, by key (code, kind): summed key by key.
     private static let summedByKey: Set<String> = ["failed_epochs", "events"]
     /// What every partition has alike: the same in each.
-    private static let shared: Set<String> = ["ranges", "tags", "filter", "smooth"]
+    private static let shared: Set<String> = ["ranges", "differences", "tags", "filter", "smooth"]
 
     /// The single run's summary from its partitions' (any order; one partition: its own, re-spelled).
     /// Keys in the first summary's order.

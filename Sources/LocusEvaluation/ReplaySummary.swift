@@ -42,7 +42,8 @@ package struct ReplaySummary {
 
     /// `fixes`, `skipped` (reason → count), `events` (enter/exit/dwell → count), `elapsed_s`,
     /// `fixes_per_s`, and with truth `rmse_m`, `p50_m`, `p95_m`, `p99_m`, `max_m`, `per_tag`, `cdf`,
-    /// `zone_score` (`ReplayEvaluation`); also `ranges`, `tags`,
+    /// `zone_score` (`ReplayEvaluation`); also `ranges` (rows), `differences` (of them, range
+    /// differences the engine was offered; only when there were), `tags`,
     /// `epochs`, `failed_epochs` (code → count), `epochs_before_track` (epochs the causal filter had
     /// no track for yet), `rejected_ranges`, `filter`, `smooth`, `compared`; with `--truth` and
     /// `--truth-shift`: `truth_shift_s` (δ, seconds) and `truth_shift_source` (`auto` | `given`).
@@ -50,6 +51,10 @@ package struct ReplaySummary {
         var members: [(String, JSONValue)] = [
             ("fixes", .integer(fixes)),
             ("ranges", .integer(ranges)),
+        ]
+        // Of the rows, those that were range differences (TDoA; the key only when there were).
+        if diagnostics.differenceRows > 0 { members.append(("differences", .integer(diagnostics.differenceRows))) }
+        members += [
             ("tags", .integer(tags)),
             ("epochs", .integer(diagnostics.epochs)),
             ("skipped", .object(skipped.nonZero.map { ($0.reason.rawValue, JSONValue.integer($0.count)) })),
@@ -84,7 +89,9 @@ package struct ReplaySummary {
     }
 
     package func text(tracePath: String, positionsPath: String?) -> String {
-        var s = "replay \(tracePath): \(plural(fixes, "fix", "fixes")) from \(plural(ranges, "range row")), \(plural(tags, "tag")), "
+        let rows = diagnostics.differenceRows > 0
+            ? "\(plural(ranges, "row")) (\(plural(diagnostics.differenceRows, "range difference")))" : plural(ranges, "range row")
+        var s = "replay \(tracePath): \(plural(fixes, "fix", "fixes")) from \(rows), \(plural(tags, "tag")), "
         s += "filter \(filter)\(smooth ? " + smoother" : ""), \(DecimalText.string(elapsedSeconds, decimals: 3)) s "
         s += "(\(DecimalText.string(fixesPerSecond, decimals: 0)) fixes/s)\n"
         if skipped.total == 0 {

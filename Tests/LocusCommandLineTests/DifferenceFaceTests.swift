@@ -39,6 +39,7 @@ struct DifferenceFaceTests {
                 Issue.record("no rmse_m/fixes in \(run.out)"); continue
             }
             #expect(fixes.value > 100, "\(mode) \(options)")
+            #expect(summary["differences"] == summary["ranges"], "every row a difference: \(run.out)")
             #expect(rmse.value < 0.3, "\(mode) \(options): rmse \(rmse.value)")
             let text = String(decoding: TestPaths.bytes(dir + "/p.csv"), as: UTF8.self)
             #expect(!text.lowercased().contains("nan"), "\(mode) \(options)")
