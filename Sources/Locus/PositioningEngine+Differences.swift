@@ -151,17 +151,8 @@ extension PositioningEngine {
             return nil
         }
         differenceEpochs.setLastPosition(tag, solution.position)
-        var rejected = LocatorList()
-        if solution.rejectedCount > 0 {
-            for k in 0..<min(scratchSlots.count, 64) where solution.rejectedMask & (1 << UInt64(k)) != 0 {
-                rejected.append(floors[floor].addresses[scratchSlots[k]])
-            }
-            diagnostics.rejectedRanges += solution.rejectedCount
-        }
-        let quality = FixQuality(hdop: solution.hdop, vdop: solution.vdop, pdop: solution.pdop,
-                                 residualRMSMeters: solution.residualRMSMeters, locatorsUsed: solution.locatorsUsed,
-                                 rejected: rejected)
-        return PositionFix(timeSeconds: time, tag: registry.ids[tag], floor: floors[floor].floor.id,
-                           position: solution.position, covariance: solution.covariance, quality: quality)
+        diagnostics.rejectedRanges += solution.rejectedCount
+        let slots = scratchSlots
+        return fix(solution, tag: tag, floor: floor, atSeconds: time, locatorCount: slots.count) { slots[$0] }
     }
 }

@@ -144,17 +144,25 @@ extension PositioningEngine {
             diagnostics.recordFailure(failure)
             return nil
         }
+        diagnostics.rejectedRanges += solution.rejectedCount
+        return fix(solution, tag: tag, floor: floorIndex, atSeconds: time, locatorCount: n) { schedule.epochs.presentSlot(tag, $0) }
+    }
+
+    /// The fix of a least-squares `solution` of tag `tag`'s epoch on floor `floor` at `time`: its
+    /// quality figures, the rejected locators named (bit k of the mask: the epoch's k-th locator, whose
+    /// floor slot is `slot(k)`, k < min(locatorCount, 64)) and counted. For ranges and differences alike.
+    func fix(_ solution: TrilaterationSolution, tag: Int, floor: Int, atSeconds time: Double, locatorCount: Int,
+             slot: (Int) -> Int) -> PositionFix {
         var rejected = LocatorList()
         if solution.rejectedCount > 0 {
-            for k in 0..<min(n, 64) where solution.rejectedMask & (1 << UInt64(k)) != 0 {
-                rejected.append(floors[floorIndex].addresses[schedule.epochs.presentSlot(tag, k)])
+            for k in 0..<min(locatorCount, 64) where solution.rejectedMask & (1 << UInt64(k)) != 0 {
+                rejected.append(floors[floor].addresses[slot(k)])
             }
-            diagnostics.rejectedRanges += solution.rejectedCount
         }
         let quality = FixQuality(hdop: solution.hdop, vdop: solution.vdop, pdop: solution.pdop,
                                  residualRMSMeters: solution.residualRMSMeters, locatorsUsed: solution.locatorsUsed,
                                  rejected: rejected)
-        return PositionFix(timeSeconds: time, tag: registry.ids[tag], floor: floors[floorIndex].floor.id,
+        return PositionFix(timeSeconds: time, tag: registry.ids[tag], floor: floors[floor].floor.id,
                            position: solution.position, covariance: solution.covariance, quality: quality)
     }
 }

@@ -75,29 +75,8 @@ public func locusEnginePushRanges(_ engine: OpaquePointer?, _ ranges: UnsafeRawP
                                   _ outAccepted: UnsafeMutablePointer<Int>?) -> Int32 {
     outAccepted?.pointee = 0
     return Status.guarded { () throws(LocusError) in
-        guard count >= 0, count <= Int.max / CLayout.Range.size else {
-            throw LocusError(.invalidArgument, "count is too large")
-        }
-        guard count > 0 else { _ = try EngineRegistry.box(engine); return }
-        guard let ranges else { throw LocusError(.invalidArgument, "ranges is NULL") }
-        var first: LocusError? = nil
-        var accepted = 0
-        try EngineRegistry.withState(engine) { (state: inout EngineState) throws(LocusError) in
-            for i in 0..<count {
-                do throws(LocusError) {
-                    try RangeIngest.push(ranges + i * CLayout.Range.size, into: &state)
-                    accepted += 1
-                } catch {
-                    if first == nil {
-                        var indexed = error
-                        indexed.message = "ranges[\(i)]: " + error.message
-                        first = indexed
-                    }
-                }
-            }
-        }
-        outAccepted?.pointee = accepted
-        if let first { throw first }
+        try RangeIngest.pushBatch(engine, ranges, count: count, size: CLayout.Range.size, noun: "ranges", accepted: outAccepted,
+                                  push: RangeIngest.push)
     }
 }
 
@@ -304,22 +283,32 @@ public func locusEnginePushDifferences(_ engine: OpaquePointer?, _ differences: 
                                        _ outAccepted: UnsafeMutablePointer<Int>?) -> Int32 {
     outAccepted?.pointee = 0
     return Status.guarded { () throws(LocusError) in
-        guard count >= 0, count <= Int.max / CLayout.Difference.size else {
-            throw LocusError(.invalidArgument, "count is too large")
-        }
+        try RangeIngest.pushBatch(engine, differences, count: count, size: CLayout.Difference.size, noun: "differences",
+                                  accepted: outAccepted, push: RangeIngest.pushDifference)
+    }
+}
+
+enum RangeIngest {
+    /// `count` records of `size` bytes at `records`, each offered in order to `push` (every one even
+    /// when one is skipped). The number used goes to `accepted` (may be NULL); throws the first
+    /// skipped one's error, its index named ("ranges[3]: …").
+    static func pushBatch(_ engine: OpaquePointer?, _ records: UnsafeRawPointer?, count: Int, size: Int, noun: String,
+                          accepted outAccepted: UnsafeMutablePointer<Int>?,
+                          push: (UnsafeRawPointer, inout EngineState) throws(LocusError) -> Void) throws(LocusError) {
+        guard count >= 0, count <= Int.max / size else { throw LocusError(.invalidArgument, "count is too large") }
         guard count > 0 else { _ = try EngineRegistry.box(engine); return }
-        guard let differences else { throw LocusError(.invalidArgument, "differences is NULL") }
+        guard let records else { throw LocusError(.invalidArgument, "\(noun) is NULL") }
         var first: LocusError? = nil
         var accepted = 0
         try EngineRegistry.withState(engine) { (state: inout EngineState) throws(LocusError) in
             for i in 0..<count {
                 do throws(LocusError) {
-                    try RangeIngest.pushDifference(differences + i * CLayout.Difference.size, into: &state)
+                    try push(records + i * size, &state)
                     accepted += 1
                 } catch {
                     if first == nil {
                         var indexed = error
-                        indexed.message = "differences[\(i)]: " + error.message
+                        indexed.message = "\(noun)[\(i)]: " + error.message
                         first = indexed
                     }
                 }
@@ -328,9 +317,7 @@ public func locusEnginePushDifferences(_ engine: OpaquePointer?, _ differences: 
         outAccepted?.pointee = accepted
         if let first { throw first }
     }
-}
 
-enum RangeIngest {
     /// The difference at `raw` as a value (tag NULL: `tag`; floor NULL: none).
     /// - Throws: E1003 for a tag or floor text that is not a 1–63-byte UTF-8 id.
     static func loadDifference(_ raw: UnsafeRawPointer) throws(LocusError) -> RangeDifference {
