@@ -263,7 +263,6 @@ enum EngineFactory {
     }
 }
 
-/// One `locus_range` into an engine.
 /// `locus_engine_push_difference`: one range difference.
 /// - Returns: 0 when it joined an epoch; otherwise why it was skipped (counted as `locus replay` counts it).
 @c(locus_engine_push_difference)
@@ -288,6 +287,7 @@ public func locusEnginePushDifferences(_ engine: OpaquePointer?, _ differences: 
     }
 }
 
+/// `locus_range` and `locus_difference` records into an engine.
 enum RangeIngest {
     /// `count` records of `size` bytes at `records`, each offered in order to `push` (every one even
     /// when one is skipped). The number used goes to `accepted` (may be NULL); throws the first
