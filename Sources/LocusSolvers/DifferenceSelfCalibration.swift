@@ -27,6 +27,7 @@ package struct SelfCalibrationPositionCheck: Sendable, Hashable {
                 : "(\(Self.fixed(v.x)), \(Self.fixed(v.y)), \(Self.fixed(v.z)))"
             return "± \(SelfCalibration.metres(sdMeters[k])) m along \(d)"
         }
+        guard !directions.isEmpty else { return "not checkable (its bias is not determined by this recording)" }
         guard checkable else { return "not checkable (\(along(0)) at best)" }
         let good = sdMeters.indices.filter { sdMeters[$0] <= thresholdMeters }
         let loose = sdMeters.indices.filter { sdMeters[$0] > thresholdMeters }
@@ -148,6 +149,9 @@ package enum DifferenceSelfCalibration {
                     + (planar ? "" : ", \(SelfCalibration.metres(p.z))") + ") m, fitted offset Δx \(signed(d.x)), Δy \(signed(d.y))"
                     + (planar ? "" : ", Δz \(signed(d.z))") + " m; position " + (checks[found.locator]?.summary ?? "")
             }
+            for k in 0..<n where !solver.freeBias[k] && counts[k] > 0 {
+                checks[k] = SelfCalibrationPositionCheck(directions: [], sdMeters: [], thresholdMeters: configuration.checkableSDMeters)
+            }
             for k in 0..<n where !flagged[k] {
                 if let c = checks[k], !c.checkable, notes[k] == nil { notes[k] = "its surveyed position is \(c.summary)" }
             }
@@ -186,7 +190,7 @@ package enum DifferenceSelfCalibration {
     /// The covariance of the solver's free parameters (`SelfCalibrationSolver.Uncertainty`).
     static func uncertainty(of solver: DifferenceSelfCalibrationSolver) throws(LocusError) -> SelfCalibrationSolver.Uncertainty {
         let (s, _, columns) = solver.reducedSystem()
-        let eigen = try SymmetricEigen(s, size: max(1, columns.list.count))
+        let eigen = try SymmetricEigen(columns.list.isEmpty ? [0] : s, size: max(1, columns.list.count))
         return SelfCalibrationSolver.Uncertainty(parameters: columns.list, eigen: eigen, threshold: solver.configuration.rankThreshold)
     }
 
