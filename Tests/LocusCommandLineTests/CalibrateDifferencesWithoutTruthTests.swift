@@ -97,4 +97,34 @@ struct CalibrateDifferencesWithoutTruthTests {
         let slope = CapturedRun(["calibrate", "--site", few.site, "--trace", few.trace, "--slope"])
         #expect(slope.status == 2 && slope.err.contains("--slope applies to ranges"), "\(slope.err)")
     }
+
+    @Test("a trace with ranges and differences on one floor is calibrated from its ranges, the differences counted and named unused")
+    func mixed() throws {
+        let dir = TestPaths.temporaryDirectory()
+        let files = try Self.recording(in: dir, calibrating: Self.hall(biases: Array(repeating: 0, count: 8)), seconds: "20")
+        let ranges = dir + "/ranges.csv"
+        let sim = CapturedRun(["simulate", "--site", dir + "/biased.json", "--duration", "120", "--seed", "4", "--trace", ranges,
+                               "--truth", dir + "/truth-ranges.csv"])
+        #expect(sim.status == 0, "\(sim.err)")
+        // One file, both kinds (SPEC §2: each row leaves the other kind's cells empty); the difference
+        // rows under tags of their own (each tag's rows in time order).
+        func lines(_ path: String) throws -> [Substring] { try String(contentsOfFile: path, encoding: .utf8).split(separator: "\n").dropFirst().map { $0 } }
+        var text = "t,tag,anchor,range_m,anchor_a,anchor_b,tdoa_m,floor\n"
+        for line in try lines(ranges) {
+            let c = line.split(separator: ",", omittingEmptySubsequences: false)
+            text += "\(c[0]),\(c[1]),\(c[2]),\(c[3]),,,,\(c[4])\n"
+        }
+        for line in try lines(files.trace) {
+            let c = line.split(separator: ",", omittingEmptySubsequences: false)
+            text += "\(c[0]),D\(c[1]),,,\(c[2]),\(c[3]),\(c[4]),\(c[5])\n"
+        }
+        let mixed = dir + "/mixed.csv"
+        try Data(text.utf8).write(to: URL(fileURLWithPath: mixed))
+        let run = CapturedRun(["calibrate", "--site", files.site, "--trace", mixed, "--json"])
+        #expect(run.status == 0, "\(run.err)")
+        #expect(run.err.contains("range differences not used: the floor's ranges see each bias whole"), "\(run.err)")
+        let json = try JSONParser.parse(Array(run.out.utf8))
+        #expect(json["measurement"] == nil && json["floors"]?.arrayValue?.first?["measurement"] == nil, "a floor of ranges keeps the range report")
+        #expect(json["skipped"]?.members?.isEmpty ?? true, "\(run.out)")
+    }
 }
