@@ -155,7 +155,18 @@ package enum DifferenceSelfCalibration {
             for k in 0..<n where !flagged[k] {
                 if let c = checks[k], !c.checkable, notes[k] == nil { notes[k] = "its surveyed position is \(c.summary)" }
             }
-            if !configuration.fixesPositions { solver = surveyed }
+            // The biases for the positions as surveyed, or (`fixesPositions`) fitted to convergence with
+            // the flagged locators' corrections free (each trial took only 3 steps), the scales
+            // restarted from their median (those of the wrong model are not carried on).
+            if !configuration.fixesPositions {
+                solver = surveyed
+            } else if flagged.contains(true) {
+                solver.resetScales()
+                try solver.solve(limit: configuration.maximumIterations)
+                for k in 0..<n where flagged[k] {
+                    offsets[k] = Vector3(x: solver.offset[3 * k], y: solver.offset[3 * k + 1], z: solver.offset[3 * k + 2])
+                }
+            }
             uncertainty = try Self.uncertainty(of: solver)
         }
 

@@ -303,6 +303,14 @@ struct DifferenceSelfCalibrationSolver {
         }
     }
 
+    /// Every locator's scale set to their median (a fit restarted once its model is right: a
+    /// scale a wrong model shrank is not carried on).
+    mutating func resetScales() {
+        let sorted = sigma.sorted()
+        guard !sorted.isEmpty else { return }
+        sigma = Array(repeating: sorted[sorted.count / 2], count: sigma.count)
+    }
+
     /// σᵢ = 1.4826·MAD of locator i's studentised arrival residuals eₘ/√(1 − hₘ) (at least
     /// `minimumScaleMeters`), hₘ = wₘ(1/Σw + j̃ₘᵀA_pp⁻¹j̃ₘ), j̃ₘ = jₘ − Σw j/Σw: the arrival's leverage on
     /// its blink's offset and position.
