@@ -12,7 +12,7 @@ package struct SelfCalibrationPositionCheck: Sendable, Hashable {
     /// σ of the correction along each direction, metres.
     package var sdMeters: [Double]
     /// Directions with σ at most this are checkable, metres.
-    package var thresholdMeters: Double
+    var thresholdMeters: Double
 
     /// Whether any direction is checkable.
     package var checkable: Bool { (sdMeters.first ?? .infinity) <= thresholdMeters }

@@ -31,7 +31,7 @@ package struct DifferenceSelfCalibrationData: Sendable {
     /// Number of blinks.
     var blinkCount: Int { blinkTags.count }
     /// Number of arrivals (differences plus one reference per blink).
-    package var arrivalCount: Int { slots.count }
+    var arrivalCount: Int { slots.count }
 
     /// The differences of one floor arranged: each tag's rows in time order (ties in the given
     /// order), tags in order of first appearance, grouped into blinks. Rows naming a locator the

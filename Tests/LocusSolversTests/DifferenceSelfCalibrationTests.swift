@@ -86,6 +86,35 @@ struct DifferenceSelfCalibrationTests {
         #expect(c.locators.allSatisfy { !$0.flagged && $0.observable }, "\(c.locators)")
     }
 
+    @Test("spatial: tags walking at 0.5–2 m under 8 locators at two heights give the biases' differences within 1 cm")
+    func spatial() throws {
+        let places: [(Double, Double, Double)] = [(0, 0, 0.3), (12, 0, 2.8), (12, 10, 0.3), (0, 10, 2.8),
+                                                  (6, 0, 2.8), (12, 5, 2.8), (6, 10, 0.3), (0, 5, 0.3)]
+        let biases = [0.05, 0.20, 0.10, 0.30, 0.15, 0.00, 0.25, 0.12]
+        let locators = places.enumerated().map { k, p in
+            Locator(address: LocatorAddress(UInt16(200 + k)), position: Point3(x: p.0, y: p.1, z: p.2))
+        }
+        let floor = Floor(id: "1F", widthMeters: 12, heightMeters: 10, tagHeightMeters: 1.1, locators: locators)
+        var rng = SeededGenerator(seed: 3)
+        var rows: [RangeDifference] = []
+        for k in 0..<1500 {
+            let p = Point3(x: rng.uniform(1, 11), y: rng.uniform(1, 9), z: rng.uniform(0.5, 2))
+            let arrivals = locators.indices.map { RangeModel.predicted(from: p, to: locators[$0].position) + biases[$0] + 0.1 * rng.nextGaussian() }
+            for b in 1..<8 {
+                rows.append(RangeDifference(timeSeconds: Double(k) * 0.2, tag: TagID("T1"), reference: locators[0].address,
+                                            locator: locators[b].address, differenceMeters: arrivals[b] - arrivals[0], floor: nil))
+            }
+        }
+        let c = try DifferenceSelfCalibration.estimate(floor: floor, data: DifferenceSelfCalibrationData(differences: rows, floor: floor),
+                                                       planar: false)
+        let fitted = c.locators.compactMap(\.biasMeters)
+        #expect(fitted.count == 8, "\(c.locators)")
+        let mean = fitted.reduce(0, +) / Double(max(1, fitted.count)), trueMean = biases.reduce(0, +) / 8
+        #expect(abs(mean) < 0.002)
+        for (f, b) in zip(fitted, biases) { #expect(abs((f - mean) - (b - trueMean)) < 0.01, "\(fitted)") }
+        #expect(c.locators.allSatisfy { !$0.flagged && $0.positionCheck?.directions.count == 3 }, "\(c.locators)")
+    }
+
     @Test("too few locators heard, or too few blinks, are refused with E4001 naming what is missing")
     func refused() throws {
         var three = SelfCalibrationTests.hall()
