@@ -122,6 +122,7 @@ package enum DifferenceSelfCalibration {
         var flagged = [Bool](repeating: false, count: n)
         let surveyed = solver
         if configuration.checksSurvey {
+            // At most n − (D + 2) flagged: the unflagged locators hold the frame and each blink.
             while flagged.filter({ $0 }).count < max(0, n - dims - 2) {
                 var best: (locator: Int, chi2: Double, solver: DifferenceSelfCalibrationSolver, length: Double)?
                 for k in 0..<n where solver.freeBias[k] && !flagged[k] {

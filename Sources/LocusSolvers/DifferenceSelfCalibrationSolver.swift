@@ -88,7 +88,8 @@ struct DifferenceSelfCalibrationSolver {
     }
 
     /// The residual of difference m (an arrival other than the blink's reference): z − h − (b_B − b_A),
-    /// h from `DifferenceModel` (the blink's offset cancels).
+    /// h from `DifferenceModel` (the blink's offset cancels): `residual(m) − residual(reference)`, the
+    /// pseudo-range form checked against the model spelled once (test `pseudoRangeForm`).
     func differenceResidual(_ m: Int, blink j: Int) -> Double {
         let a = data.blinkReferences[j], b = data.slots[m]
         let p = Point3(x: positions[3 * j], y: positions[3 * j + 1], z: positions[3 * j + 2])

@@ -115,6 +115,26 @@ struct DifferenceSelfCalibrationTests {
         #expect(c.locators.allSatisfy { !$0.flagged && $0.positionCheck?.directions.count == 3 }, "\(c.locators)")
     }
 
+    @Test("the pseudo-range form is the difference model: an arrival's residual minus its reference's is DifferenceModel's residual")
+    func pseudoRangeForm() throws {
+        let truth = SelfCalibrationTests.hall(biases: Self.biases), surveyed = SelfCalibrationTests.hall(moves: [2: Point2(x: 0.2, y: 0)])
+        let data = Self.data(truth: truth, surveyed: surveyed, seconds: 5, seed: 2)
+        var solver = DifferenceSelfCalibrationSolver(data: data, anchors: surveyed.locators.map(\.position), planar: true,
+                                                     tagHeight: 1.1, initialBias: Self.biases.map { $0 * 0.5 }, configuration: .standard)
+        solver.offset[3 * 4] = 0.1
+        var checked = 0
+        for j in 0..<data.blinkCount {
+            let reference = data.blinkStarts[j]
+            #expect(data.slots[reference] == data.blinkReferences[j] && data.pseudoRangesMeters[reference] == 0)
+            for m in (reference + 1)..<data.blinkStarts[j + 1] {
+                let pseudo = solver.residual(m, blink: j) - solver.residual(reference, blink: j)
+                #expect(abs(pseudo - solver.differenceResidual(m, blink: j)) < 1e-9)
+                checked += 1
+            }
+        }
+        #expect(checked == data.differenceCount && checked > 100)
+    }
+
     @Test("too few locators heard, or too few blinks, are refused with E4001 naming what is missing")
     func refused() throws {
         var three = SelfCalibrationTests.hall()
