@@ -43,8 +43,7 @@ extension CalibrationJob {
                     }
                     calibration = try SelfCalibration.estimate(floor: floor, data: data[f], planar: planar, configuration: configuration)
                 } else {
-                    say("locus calibrate: floor '\(floor.id)': from \(plural(differenceData[f].differenceCount, "range difference")) "
-                        + "without truth: only differences of biases are observable; their mean is kept at the site's (docs/tdoa.md)\n")
+                    // Its warnings say the gauge (only differences of biases; the mean held at the site's).
                     calibration = try DifferenceSelfCalibration.estimate(floor: floor, data: differenceData[f], planar: planar,
                                                                          configuration: configuration)
                 }

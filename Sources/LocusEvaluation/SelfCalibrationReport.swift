@@ -115,6 +115,9 @@ package struct SelfCalibrationReport {
         }
         func pad(_ text: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - text.count)) + text }
         var s = "calibrate \(tracePath) without truth (bundle adjustment over the recording's epochs)\n"
+        if !floors.isEmpty, floors.allSatisfy({ $0.calibration.measurement == .differences }) {
+            s = "calibrate \(tracePath) without truth from range differences (bundle adjustment over the recording's blinks)\n"
+        }
         if skipped.total > 0 {
             s += "skipped rows: " + skipped.nonZero.map { r in "\(r.reason.rawValue) \(r.count) (first at line \(skipped.firstLine(r.reason)))" }
                 .joined(separator: ", ") + "\n"
