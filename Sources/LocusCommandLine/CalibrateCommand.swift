@@ -13,8 +13,9 @@ enum CalibrateCommand: LocusCommand {
         summary: "Estimate each locator's range bias (biasM) and noise: from ranges at known positions (--truth), or from the ranges alone.",
         options: [
             .value("site", "SITE", "Site JSON (SPEC §1); its biasM values are ignored: biases are estimated from the raw ranges.", required: true),
-            .value("trace", "TRACE", "Trace CSV (SPEC §2): ranges t,anchor,range_m[,tag][,floor]; with --truth also range "
-                   + "differences t,anchor_a,anchor_b,tdoa_m (only differences of biases are observable from them: docs/tdoa.md).",
+            .value("trace", "TRACE", "Trace CSV (SPEC §2): ranges t,anchor,range_m[,tag][,floor], or range differences "
+                   + "t,tag,anchor_a,anchor_b,tdoa_m[,floor] (only differences of biases are observable from them, their mean is kept "
+                   + "at the site's; a floor with both kinds is calibrated from its ranges: docs/tdoa.md).",
                    required: true),
             .value("truth", "TRUTH", "Truth CSV t,[tag,]x,y[,z]: where each tag was (interpolated linearly in time). Without it the biases are estimated from the ranges alone, jointly with the tag's path, and every locator's surveyed position is checked."),
             .value("out", "SITE_OUT", "Write the site with the estimated biasM (and biasSlope with --slope); locators without enough samples keep theirs."),
@@ -39,8 +40,12 @@ enum CalibrateCommand: LocusCommand {
         surveyed position: one the data put away from it beyond the noise is flagged ("fits 0.500 ± 0.012 m
         from its surveyed position: surveyed (20.000, 0.000), fitted (19.700, 0.400) m (Δx -0.300, Δy
         +0.400 m)"). Rows whose tag is a locator's address and that range
-        from a fixed place are used as ranges between locators. The method and the figures on real data
-        are in docs/calibration.md.
+        from a fixed place are used as ranges between locators. On a floor whose rows are range
+        differences only, the same adjustment runs on the differences (a nuisance offset per blink): it
+        reports the biases relative (their mean held at the site's), the noise σ per arrival, and for
+        each locator whether the recording can check its surveyed position ("checkable (± 0.006 m
+        along (1.00, 0.04), …)" or "not checkable"), flagging one only where it is checkable. The
+        method and the figures on real data are in docs/calibration.md.
         Exit codes: 0 success, 1 failure at run time (e.g. an unwritable --out), 2 usage error or
         invalid input (including no row with truth, or a slope the samples do not determine).
         """)

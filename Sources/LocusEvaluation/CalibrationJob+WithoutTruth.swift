@@ -3,7 +3,10 @@ import LocusIO
 import LocusSolvers
 
 /// `locus calibrate` without `--truth`: each locator's bias (and scale with `--slope`) and a check
-/// of its surveyed position from the ranges alone (`SelfCalibration`).
+/// of its surveyed position from the ranges alone (`SelfCalibration`), or, on a floor whose trace
+/// rows are range differences only, from the differences (`DifferenceSelfCalibration`: only
+/// differences of biases, the mean held at the site's). A floor with both kinds is calibrated from
+/// its ranges (each sees its bias whole); its differences are counted and left out, with a warning.
 extension CalibrationJob {
     /// What one floor's calibration without truth produced.
     struct SelfFloorResult {
@@ -23,18 +26,27 @@ extension CalibrationJob {
         let traceSource = try ByteSource(path: tracePath)
         let trace = try TraceReader.read(source: traceSource)
         var site = input
-        let (data, skipped, differences) = Self.selfCalibrationData(trace: trace, site: site, defaultFloor: defaultFloor)
-        if differences > 0 {
-            say("locus calibrate: warning: \(plural(differences, "range difference")) not used: without --truth only ranges are "
-                + "calibrated (the bundle adjustment of differences is not built yet; docs/tdoa.md)\n")
-        }
+        let (data, skipped, _, differenceData) = Self.selfCalibrationData(trace: trace, site: site, defaultFloor: defaultFloor)
 
         var results: [SelfFloorResult] = []
-        for (f, floor) in site.floors.enumerated() where data[f].rangeCount > 0 {
+        for (f, floor) in site.floors.enumerated() where data[f].rangeCount > 0 || differenceData[f].differenceCount > 0 {
             let planar = TrilaterationConfiguration.standard.resolvedMode(for: floor.locators.map(\.position)) == .planar
+            if fitsSlope && data[f].rangeCount == 0 {
+                throw LocusError(.usage, "--slope applies to ranges: from range differences only biases are fitted (see: locus calibrate --help)")
+            }
             let calibration: SelfCalibration
             do {
-                calibration = try SelfCalibration.estimate(floor: floor, data: data[f], planar: planar, configuration: configuration)
+                if data[f].rangeCount > 0 {
+                    if differenceData[f].differenceCount > 0 {
+                        say("locus calibrate: warning: floor '\(floor.id)': \(plural(differenceData[f].differenceCount, "range difference")) "
+                            + "not used: the floor's ranges see each bias whole and are calibrated alone (docs/tdoa.md)\n")
+                    }
+                    calibration = try SelfCalibration.estimate(floor: floor, data: data[f], planar: planar, configuration: configuration)
+                } else {
+                    // Its warnings say the gauge (only differences of biases; the mean held at the site's).
+                    calibration = try DifferenceSelfCalibration.estimate(floor: floor, data: differenceData[f], planar: planar,
+                                                                         configuration: configuration)
+                }
             } catch {
                 throw LocusError(error.code, "floor '\(floor.id)': \(error.message)", context: .init(file: traceSource.name))
             }
@@ -63,13 +75,14 @@ extension CalibrationJob {
         return CalibrationOutcome(summary: .withoutTruth(report), status: status, verdict: verdict)
     }
 
-    /// The trace's ranges per floor (`SelfCalibrationData(measurements:floor:)`): rows of unknown
-    /// floors and locators skipped and counted.
-    /// Range differences are counted (`differences`), not used: the bundle adjustment is of ranges.
-    static func selfCalibrationData(trace: RangeTrace, site: Site,
-                                    defaultFloor: Int) -> (data: [SelfCalibrationData], skipped: SkipTally, differences: Int) {
+    /// The trace's ranges per floor (`SelfCalibrationData(measurements:floor:)`) and its range
+    /// differences per floor (`DifferenceSelfCalibrationData`; `differences` counts them): rows of
+    /// unknown floors and locators skipped and counted.
+    static func selfCalibrationData(trace: RangeTrace, site: Site, defaultFloor: Int)
+        -> (data: [SelfCalibrationData], skipped: SkipTally, differences: Int, differenceData: [DifferenceSelfCalibrationData]) {
         var skipped = trace.skipped
         var differences = 0
+        var differenceRows = [[RangeDifference]](repeating: [], count: site.floors.count)
         let traceFloors: [Int?] = trace.floors.map { site.floorIndex(of: $0)?.rawValue }
         let known: [Set<UInt16>] = site.floors.map { Set($0.locators.map(\.address.rawValue)) }
         var measurements = [[RangeMeasurement]](repeating: [], count: site.floors.count)
@@ -79,14 +92,20 @@ extension CalibrationJob {
                 guard let floor = traceFloors[Int(trace.floorIndex[i])] else { skipped.record(.unknownFloor, line: Int(trace.line[i])); continue }
                 f = floor
             }
-            // The bundle adjustment is of ranges; a difference row is counted and left out (docs/tdoa.md).
-            if trace.isDifference(i) { differences += 1; continue }
-            guard known[f].contains(trace.locator[i]) else { skipped.record(.unknownAnchor, line: Int(trace.line[i])); continue }
+            guard known[f].contains(trace.locator[i]), known[f].contains(trace.reference[i]) else {
+                skipped.record(.unknownAnchor, line: Int(trace.line[i])); continue
+            }
+            if trace.isDifference(i) {
+                differences += 1
+                differenceRows[f].append(trace.difference(i))
+                continue
+            }
             measurements[f].append(RangeMeasurement(timeSeconds: trace.timeSeconds[i], tag: trace.tags[Int(trace.tagIndex[i])],
                                                     locator: LocatorAddress(trace.locator[i]), rangeMeters: trace.rangeMeters[i]))
         }
         let data = site.floors.indices.map { SelfCalibrationData(measurements: measurements[$0], floor: site.floors[$0]) }
-        return (data, skipped, differences)
+        let differenceData = site.floors.indices.map { DifferenceSelfCalibrationData(differences: differenceRows[$0], floor: site.floors[$0]) }
+        return (data, skipped, differences, differenceData)
     }
 }
 

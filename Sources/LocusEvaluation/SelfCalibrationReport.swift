@@ -49,6 +49,10 @@ package struct SelfCalibrationReport {
                 m.append(("flagged", .bool(l.flagged)))
                 m.append(("observable", .bool(l.observable)))
                 m.append(("note", l.note.map { .string($0) } ?? .null))
+                if c.measurement == .differences {
+                    m.append(("arrivals", .integer(l.rangeCount)))
+                    m.append(("position_check", l.positionCheck.map(Self.json) ?? .null))
+                }
                 locators.append(.object(m))
             }
         }
@@ -58,7 +62,7 @@ package struct SelfCalibrationReport {
             ("residual_rms_m", count > 0 ? .number((sum / Double(count)).squareRoot(), .fixed(4)) : .null),
             ("floors", .array(floors.map { r in
                 let c = r.calibration
-                return .object([
+                var floor: [(String, JSONValue)] = [
                     ("floor", .string(r.floor.id.rawValue)),
                     ("epochs", .integer(c.epochs)),
                     ("iterations", .integer(c.iterations)),
@@ -68,7 +72,18 @@ package struct SelfCalibrationReport {
                     ("path_spread_m", .object([("across", Self.metres(c.pathSpreadMeters.minor)), ("along", Self.metres(c.pathSpreadMeters.major))])),
                     ("tag_delay_m", Self.metres(c.tagDelayMeters)),
                     ("warnings", .array(c.warnings.map { .string($0) })),
-                ])
+                ]
+                if c.measurement == .differences {
+                    let estimated = c.locators.compactMap(\.biasMeters)
+                    floor.append(("measurement", .string("differences")))
+                    floor.append(("differences", .integer(c.differenceCount)))
+                    floor.append(("gauge", .object([
+                        ("observable", .string("differences of biases")),
+                        ("mean_bias_m", Self.metres(estimated.isEmpty ? nil : estimated.reduce(0, +) / Double(estimated.count))),
+                        ("held", .string("site")),
+                    ])))
+                }
+                return .object(floor)
             })),
             ("skipped", .object(skipped.nonZero.map { ($0.reason.rawValue, JSONValue.integer($0.count)) })),
             ("slope", .bool(floors.first?.calibration.configuration.fitsSlope ?? false)),
@@ -76,7 +91,21 @@ package struct SelfCalibrationReport {
             ("elapsed_s", .number(elapsedSeconds, .fixed(3))),
         ]
         if let out = outPath { members.append(("out", .string(out))) }
+        if floors.contains(where: { $0.calibration.measurement == .differences }) {
+            let all = floors.allSatisfy { $0.calibration.measurement == .differences }
+            members.insert(("measurement", .string(all ? "differences" : "ranges and differences")), at: 1)
+        }
         return .object(members)
+    }
+
+    /// A position check as JSON.
+    private static func json(_ check: SelfCalibrationPositionCheck) -> JSONValue {
+        .object([
+            ("checkable", .bool(check.checkable)),
+            ("directions", .array(check.directions.map { .array([.number($0.x, .fixed(3)), .number($0.y, .fixed(3)), .number($0.z, .fixed(3))]) })),
+            ("sd_m", .array(check.sdMeters.map { metres($0) })),
+            ("summary", .string(check.summary)),
+        ])
     }
 
     func text(tracePath: String) -> String {
@@ -86,29 +115,39 @@ package struct SelfCalibrationReport {
         }
         func pad(_ text: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - text.count)) + text }
         var s = "calibrate \(tracePath) without truth (bundle adjustment over the recording's epochs)\n"
+        if !floors.isEmpty, floors.allSatisfy({ $0.calibration.measurement == .differences }) {
+            s = "calibrate \(tracePath) without truth from range differences (bundle adjustment over the recording's blinks)\n"
+        }
         if skipped.total > 0 {
             s += "skipped rows: " + skipped.nonZero.map { r in "\(r.reason.rawValue) \(r.count) (first at line \(skipped.firstLine(r.reason)))" }
                 .joined(separator: ", ") + "\n"
         }
         for r in floors {
             let c = r.calibration
-            s += "floor \(r.floor.id): \(plural(c.epochs, "epoch")), \(plural(c.iterations, "step")), residual RMS \(cell(c.residualRMSMeters, 4)) m"
-            s += ", \(plural(c.outlierCount, "range")) rejected; common offset "
-            s += c.commonOffsetSeparable ? "separable (σ \(cell(c.commonOffsetSDMeters, 4)) m)" : "not separable"
+            let unit = c.measurement == .differences ? ("blink", "arrival") : ("epoch", "range")
+            s += "floor \(r.floor.id): \(plural(c.epochs, unit.0)), \(plural(c.iterations, "step")), residual RMS \(cell(c.residualRMSMeters, 4)) m"
+            s += ", \(plural(c.outlierCount, unit.1)) rejected; common offset "
+            if c.measurement == .differences {
+                s += "not observable from \(plural(c.differenceCount, "range difference")) (the biases' mean held at the site's)"
+            } else {
+                s += c.commonOffsetSeparable ? "separable (σ \(cell(c.commonOffsetSDMeters, 4)) m)" : "not separable"
+            }
             if let delay = c.tagDelayMeters { s += "; tag delay \(cell(delay, 4)) m from ranges between locators" }
             s += "\n"
-            var header = pad("address", 9) + pad("ranges", 8) + pad("bias_m", 8) + pad("±sd", 7) + pad("noise_m", 8)
+            let differences = c.measurement == .differences
+            var header = pad("address", 9) + pad(differences ? "arrivals" : "ranges", differences ? 9 : 8) + pad("bias_m", 8) + pad("±sd", 7) + pad("noise_m", 8)
             if c.configuration.fitsSlope { header += pad("slope", 9) }
             header += pad("offset_m", 9) + pad("±sd", 7) + "  flag"
             s += header + "\n"
             for l in c.locators {
-                var line = pad(l.address.description, 9) + pad("\(l.rangeCount)", 8) + pad(cell(l.biasMeters), 8) + pad(cell(l.biasSDMeters), 7)
+                var line = pad(l.address.description, 9) + pad("\(l.rangeCount)", differences ? 9 : 8) + pad(cell(l.biasMeters), 8) + pad(cell(l.biasSDMeters), 7)
                     + pad(cell(l.noiseMeters), 8)
                 if c.configuration.fitsSlope { line += pad(cell(l.slope, 4), 9) }
                 let length = l.positionOffset.map { ($0.x * $0.x + $0.y * $0.y + $0.z * $0.z).squareRoot() }
                 line += pad(cell(length), 9) + pad(cell(l.positionOffsetSDMeters), 7) + (l.flagged ? "  FLAGGED" : l.observable ? "" : "  kept")
                 s += line + "\n"
             }
+            for l in c.locators { if let check = l.positionCheck { s += "  \(l.address) position \(check.summary)\n" } }
         }
         if let out = outPath { s += "calibrated site written to \(out)\(fixPositions ? " (flagged locators moved)" : "")\n" }
         return s

@@ -19,6 +19,9 @@ package struct SelfCalibrationConfiguration: Sendable, Hashable {
     /// A tag path narrower than this across its principal direction (metres, 1σ) is collinear: said
     /// in a warning (the covariance decides what it determines).
     var collinearSpreadMeters = 0.5
+    /// From differences: a direction of a locator's position correction with a standard deviation
+    /// at most this (metres) is checkable; a locator with none is reported not checkable.
+    var checkableSDMeters = 0.10
     /// A locator is flagged when its fitted position correction is at least this long (metres)…
     var flagMinimumMeters = 0.10
     /// …and significant: δᵀC⁻¹δ above this (χ², 2 or 3 degrees of freedom; 13.8 is p = 0.001 for 2)…
@@ -76,6 +79,16 @@ package struct SelfCalibratedLocator: Sendable, Hashable {
     package var flagged: Bool
     /// Why it was not estimated, or why it was flagged (for the report).
     package var note: String?
+    /// From range differences: what the recording can say about its surveyed position (nil from ranges).
+    package var positionCheck: SelfCalibrationPositionCheck? = nil
+}
+
+/// What a calibration without truth was fitted to.
+package enum SelfCalibrationMeasurement: String, Sendable, Hashable {
+    /// Ranges (`SelfCalibration.estimate`): each bias whole.
+    case ranges
+    /// Range differences (`DifferenceSelfCalibration.estimate`): only differences of biases.
+    case differences
 }
 
 /// Each locator's range bias (and scale, and a check of its surveyed position) from the
@@ -114,6 +127,10 @@ package struct SelfCalibration: Sendable {
     package var warnings: [String]
     /// The settings used.
     package var configuration: SelfCalibrationConfiguration
+    /// What was fitted: ranges, or range differences (then `differenceCount` rows, the biases'
+    /// mean held at the site's: `commonOffsetSeparable` is false).
+    package var measurement = SelfCalibrationMeasurement.ranges
+    package var differenceCount = 0
 
     /// Calibrates `floor`'s locators from `data` (slots index `floor.locators`).
     /// - Parameter planar: positions in x, y at the floor's tag height (else x, y, z).

@@ -82,7 +82,12 @@ extension SelfCalibrationSolver {
     /// The spread of the fitted tag path: the standard deviation of the positions across their
     /// principal direction (the minor axis), metres; and along it (the major axis).
     func pathSpread() -> (minor: Double, major: Double) {
-        let used = (0..<data.epochCount).filter(isUsable)
+        Self.pathSpread(positions: positions, epochs: (0..<data.epochCount).filter(isUsable))
+    }
+
+    /// The spread of `positions` (3 per epoch) over `epochs` across and along their principal
+    /// direction (1σ, metres); shared with `DifferenceSelfCalibrationSolver`.
+    static func pathSpread(positions: [Double], epochs used: [Int]) -> (minor: Double, major: Double) {
         let count = Double(max(1, used.count))
         var mx = 0.0, my = 0.0
         for j in used { mx += positions[3 * j]; my += positions[3 * j + 1] }

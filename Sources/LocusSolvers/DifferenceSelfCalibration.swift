@@ -1,0 +1,236 @@
+import LocusCore
+import LocusNumerics
+
+/// What a recording of range differences can say about one locator's surveyed position: the
+/// principal directions of its position correction's covariance and the standard deviation along
+/// each (best first). A difference shifts with the locator's position along the tag's line of sight
+/// (∂y/∂δᵢ = −uᵢⱼ, as a range), but part of that shift is taken up by the locator's bias and by
+/// the tags' positions and offsets; what is left is what the covariance says.
+package struct SelfCalibrationPositionCheck: Sendable, Hashable {
+    /// Unit directions (x, y on a planar floor; x, y, z otherwise), best determined first.
+    package var directions: [Vector3]
+    /// σ of the correction along each direction, metres.
+    package var sdMeters: [Double]
+    /// Directions with σ at most this are checkable, metres.
+    var thresholdMeters: Double
+
+    /// Whether any direction is checkable.
+    package var checkable: Bool { (sdMeters.first ?? .infinity) <= thresholdMeters }
+
+    /// "checkable (± 0.020 m along (1.00, 0.00), ± 0.031 m along (0.00, 1.00))", "checkable
+    /// (± 0.020 m along (0.71, 0.71); not along (-0.71, 0.71): ± 0.400 m)" or "not checkable
+    /// (± 0.400 m at best, along (1.00, 0.00))".
+    package var summary: String {
+        func along(_ k: Int) -> String {
+            let v = directions[k]
+            let d = v.z == 0 && directions.count == 2 ? "(\(Self.fixed(v.x)), \(Self.fixed(v.y)))"
+                : "(\(Self.fixed(v.x)), \(Self.fixed(v.y)), \(Self.fixed(v.z)))"
+            return "± \(SelfCalibration.metres(sdMeters[k])) m along \(d)"
+        }
+        guard !directions.isEmpty else { return "not checkable (its bias is not determined by this recording)" }
+        guard checkable else { return "not checkable (\(along(0)) at best)" }
+        let good = sdMeters.indices.filter { sdMeters[$0] <= thresholdMeters }
+        let loose = sdMeters.indices.filter { sdMeters[$0] > thresholdMeters }
+        return "checkable (" + good.map(along).joined(separator: ", ")
+            + (loose.isEmpty ? "" : "; not " + loose.map(along).joined(separator: ", ")) + ")"
+    }
+
+    private static func fixed(_ v: Double) -> String {
+        let r = (v * 100).rounded() / 100
+        let text = SelfCalibration.metres(r == 0 ? 0 : r)
+        return String(text.dropLast())
+    }
+}
+
+/// Each locator's bias, its noise σ per arrival and a check of its surveyed position from range
+/// differences (TDoA) alone: the bundle adjustment of `DifferenceSelfCalibrationSolver` over the
+/// recording's blinks, in the report of `SelfCalibration` (`measurement` = `.differences`).
+///
+/// **What is identifiable.** A difference sees b_B − b_A: a bias common to every locator moves
+/// into every blink's offset τⱼ and is never observable. The gauge: the mean of the estimated biases
+/// is held at the site's (`commonOffsetSeparable` false, said in a warning). Each bias relative to
+/// the others is estimated with its σ; one the recording leaves looser than `observableSDMeters`
+/// keeps the site's value. A locator's position correction δᵢ is checkable along the directions
+/// where its covariance (from the same adjustment with δᵢ free, the others holding the frame) has σ
+/// ≤ `checkableSDMeters`; each locator's `positionCheck` says which, and a locator is flagged only
+/// on its checkable directions (χ² of δ projected on them above `flagChiSquare`, that projection at
+/// least `flagMinimumMeters`, and its arrival noise falling by `flagNoiseDrop` once corrected), as
+/// the range version does, one locator at a time.
+package enum DifferenceSelfCalibration {
+    /// Calibrates `floor`'s locators from `data` (slots index `floor.locators`).
+    /// - Parameter planar: positions in x, y at the floor's tag height (else x, y, z).
+    /// - Throws: `E4001` (tooFewRanges) when fewer than D + 2 locators (4 planar, 5 spatial) have
+    ///   `minimumRanges` arrivals, or fewer than 10 blinks hold more than D + 1 arrivals; `E4002`
+    ///   when LAPACK fails.
+    package static func estimate(floor: Floor, data: DifferenceSelfCalibrationData, planar: Bool,
+                                 configuration: SelfCalibrationConfiguration = .standard) throws(LocusError) -> SelfCalibration {
+        let n = floor.locators.count, dims = planar ? 2 : 3
+        var solver = DifferenceSelfCalibrationSolver(data: data, anchors: floor.locators.map(\.position), planar: planar,
+                                                     tagHeight: floor.tagHeightMeters, initialBias: floor.locators.map(\.biasMeters),
+                                                     configuration: configuration)
+        var counts = [Int](repeating: 0, count: n)
+        for slot in data.slots { counts[slot] += 1 }
+        let heard = counts.filter { $0 >= configuration.minimumRanges }.count
+        guard heard >= dims + 2 else {
+            throw LocusError(.tooFewRanges, "\(heard) locators are heard in \(configuration.minimumRanges) or more arrivals: calibrating "
+                             + "from range differences needs at least \(dims + 2) (\(planar ? "planar" : "spatial"): the tag's "
+                             + "\(dims) coordinates, the blink's offset and one arrival more)")
+        }
+        let usable = (0..<data.blinkCount).filter(solver.isUsable)
+        guard usable.count >= 10 else {
+            throw LocusError(.tooFewRanges, "\(usable.count) blinks hold more than \(dims + 1) arrivals (\(dims) differences): "
+                             + "at least 10 are needed to calibrate from range differences without truth")
+        }
+        var notes = [String?](repeating: nil, count: n)
+        var warnings: [String] = []
+        for i in 0..<n where counts[i] < configuration.minimumRanges {
+            solver.freeBias[i] = false
+            notes[i] = "heard in \(counts[i]) arrivals (fewer than \(configuration.minimumRanges)): its bias is kept"
+        }
+        // The gauge: only differences of biases are observable.
+        let free = (0..<n).filter { solver.freeBias[$0] }
+        let siteMean = free.reduce(0.0) { $0 + floor.locators[$1].biasMeters } / Double(free.count)
+        solver.meanBiasPrior = siteMean
+        warnings.append("from range differences only differences of biases are observable: the biases are relative, their mean "
+                        + "held at the site's (\(SelfCalibration.metres(siteMean)) m)")
+        try solver.solve(limit: configuration.maximumIterations)
+        let spread = SelfCalibrationSolver.pathSpread(positions: solver.positions, epochs: usable)
+        if spread.minor < configuration.collinearSpreadMeters {
+            warnings.append("the tag path is nearly collinear (\(SelfCalibration.metres(spread.minor)) m across, "
+                            + "\(SelfCalibration.metres(spread.major)) m along): walk across the floor for a sturdier calibration")
+        }
+        var uncertainty = try uncertainty(of: solver)
+        var refit = false
+        for i in free {
+            let sd = uncertainty.standardDeviation([(.bias(i), 1)])
+            guard sd > configuration.observableSDMeters else { continue }
+            solver.freeBias[i] = false
+            solver.bias[i] = floor.locators[i].biasMeters
+            notes[i] = "its bias is not determined by this recording (σ " + (sd.isFinite ? "\(SelfCalibration.metres(sd)) m" : "unbounded") + "): kept"
+            refit = true
+        }
+        if refit {
+            let kept = (0..<n).filter { solver.freeBias[$0] }
+            solver.meanBiasPrior = kept.isEmpty ? nil : kept.reduce(0.0) { $0 + floor.locators[$1].biasMeters } / Double(kept.count)
+            try solver.solve(limit: configuration.maximumIterations)
+            uncertainty = try Self.uncertainty(of: solver)
+        }
+
+        // Survey check, one locator at a time on its checkable directions.
+        var checks = [SelfCalibrationPositionCheck?](repeating: nil, count: n)
+        var offsets = [Vector3?](repeating: nil, count: n), offsetSDs = [Double?](repeating: nil, count: n)
+        var flagged = [Bool](repeating: false, count: n)
+        let surveyed = solver
+        if configuration.checksSurvey {
+            // At most n − (D + 2) flagged: the unflagged locators hold the frame and each blink.
+            while flagged.filter({ $0 }).count < max(0, n - dims - 2) {
+                var best: (locator: Int, chi2: Double, solver: DifferenceSelfCalibrationSolver, length: Double)?
+                for k in 0..<n where solver.freeBias[k] && !flagged[k] {
+                    var trial = solver
+                    trial.freeOffset[k] = true
+                    try trial.solve(limit: 3)
+                    let (check, chi2, length) = try Self.check(trial, locator: k, configuration: configuration)
+                    checks[k] = check
+                    offsets[k] = Vector3(x: trial.offset[3 * k], y: trial.offset[3 * k + 1], z: trial.offset[3 * k + 2])
+                    offsetSDs[k] = check.sdMeters.last
+                    let drop = 1 - trial.sigma[k] / solver.sigma[k]
+                    if check.checkable, chi2 > configuration.flagChiSquare, length >= configuration.flagMinimumMeters,
+                       drop >= configuration.flagNoiseDrop, chi2 > (best?.chi2 ?? 0) {
+                        best = (k, chi2, trial, length)
+                    }
+                }
+                guard let found = best else { break }
+                flagged[found.locator] = true
+                solver = found.solver
+                let d = offsets[found.locator] ?? Vector3(x: 0, y: 0, z: 0)
+                func signed(_ v: Double) -> String { (v >= 0 ? "+" : "") + SelfCalibration.metres(v) }
+                let p = floor.locators[found.locator].position
+                notes[found.locator] = "fits \(SelfCalibration.metres(found.length)) m from its surveyed position along its checkable "
+                    + "directions: surveyed (\(SelfCalibration.metres(p.x)), \(SelfCalibration.metres(p.y))"
+                    + (planar ? "" : ", \(SelfCalibration.metres(p.z))") + ") m, fitted offset Δx \(signed(d.x)), Δy \(signed(d.y))"
+                    + (planar ? "" : ", Δz \(signed(d.z))") + " m; position " + (checks[found.locator]?.summary ?? "")
+            }
+            for k in 0..<n where !solver.freeBias[k] && counts[k] > 0 {
+                checks[k] = SelfCalibrationPositionCheck(directions: [], sdMeters: [], thresholdMeters: configuration.checkableSDMeters)
+            }
+            for k in 0..<n where !flagged[k] {
+                if let c = checks[k], !c.checkable, notes[k] == nil { notes[k] = "its surveyed position is \(c.summary)" }
+            }
+            // The biases for the positions as surveyed, or (`fixesPositions`) fitted to convergence with
+            // the flagged locators' corrections free (each trial took only 3 steps), the scales
+            // restarted from their median (those of the wrong model are not carried on).
+            if !configuration.fixesPositions {
+                solver = surveyed
+            } else if flagged.contains(true) {
+                solver.resetScales()
+                try solver.solve(limit: configuration.maximumIterations)
+                for k in 0..<n where flagged[k] {
+                    offsets[k] = Vector3(x: solver.offset[3 * k], y: solver.offset[3 * k + 1], z: solver.offset[3 * k + 2])
+                }
+            }
+            uncertainty = try Self.uncertainty(of: solver)
+        }
+
+        var figures = (counts: [Int](repeating: 0, count: n), rms: 0.0, outliers: 0)
+        var sum = 0.0, kept = 0
+        for j in usable {
+            for m in data.blinkStarts[j]..<data.blinkStarts[j + 1] {
+                let i = data.slots[m]
+                figures.counts[i] += 1
+                let e = solver.residual(m, blink: j)
+                if abs(e / solver.sigma[i]) < configuration.tukeyThreshold { sum += e * e; kept += 1 } else { figures.outliers += 1 }
+            }
+        }
+        figures.rms = kept > 0 ? (sum / Double(kept)).squareRoot() : 0
+        let estimated = (0..<n).filter { solver.freeBias[$0] }
+        let meanSD = uncertainty.standardDeviation(estimated.map { (.bias($0), 1 / Double(max(1, estimated.count))) })
+        let locators = (0..<n).map { i -> SelfCalibratedLocator in
+            let fitted = solver.freeBias[i]
+            return SelfCalibratedLocator(
+                address: floor.locators[i].address, rangeCount: figures.counts[i], biasMeters: fitted ? solver.bias[i] : nil,
+                biasSDMeters: fitted ? uncertainty.standardDeviation([(.bias(i), 1)]) : nil, slope: nil, slopeSD: nil,
+                noiseMeters: figures.counts[i] > 0 ? solver.sigma[i] : nil, observable: fitted,
+                positionOffset: offsets[i], positionOffsetSDMeters: offsetSDs[i], flagged: flagged[i], note: notes[i],
+                positionCheck: checks[i])
+        }
+        return SelfCalibration(locators: locators, commonOffsetSeparable: false, commonOffsetSDMeters: meanSD,
+                               residualRMSMeters: figures.rms, outlierCount: figures.outliers, epochs: usable.count,
+                               iterations: solver.iterations, pathSpreadMeters: spread, tagDelayMeters: nil, warnings: warnings,
+                               configuration: configuration, measurement: .differences, differenceCount: data.differenceCount)
+    }
+
+    /// The covariance of the solver's free parameters (`SelfCalibrationSolver.Uncertainty`).
+    static func uncertainty(of solver: DifferenceSelfCalibrationSolver) throws(LocusError) -> SelfCalibrationSolver.Uncertainty {
+        let (s, _, columns) = solver.reducedSystem()
+        let eigen = try SymmetricEigen(columns.list.isEmpty ? [0] : s, size: max(1, columns.list.count))
+        return SelfCalibrationSolver.Uncertainty(parameters: columns.list, eigen: eigen, threshold: solver.configuration.rankThreshold)
+    }
+
+    /// Locator k's position check from a fit with its correction free: the principal directions of
+    /// the correction's covariance C (σ ascending), χ² = Σ (vₖ·δ)²/λₖ and the length of δ projected
+    /// on the checkable directions (σₖ ≤ `checkableSDMeters`).
+    static func check(_ trial: DifferenceSelfCalibrationSolver, locator k: Int,
+                      configuration: SelfCalibrationConfiguration) throws(LocusError) -> (SelfCalibrationPositionCheck, Double, Double) {
+        let dims = trial.dimensions
+        let u = try uncertainty(of: trial)
+        var c = [Double](repeating: 0, count: dims * dims)
+        for r in 0..<dims { for s in 0..<dims { c[r * dims + s] = u.covariance(.offset(k, axis: r), .offset(k, axis: s)) } }
+        let eigen = try SymmetricEigen(c, size: dims)
+        let order = (0..<dims).sorted { eigen.values[$0] < eigen.values[$1] }
+        var directions: [Vector3] = [], sds: [Double] = []
+        var chi2 = 0.0, length2 = 0.0
+        for e in order {
+            let v = (0..<3).map { $0 < dims ? eigen.vectors[e * dims + $0] : 0 }
+            let sign = (abs(v[0]) >= abs(v[1]) ? v[0] : v[1]) < 0 ? -1.0 : 1.0
+            directions.append(Vector3(x: sign * v[0], y: sign * v[1], z: sign * v[2]))
+            let variance = max(0, eigen.values[e])
+            sds.append(variance.squareRoot())
+            guard variance.squareRoot() <= configuration.checkableSDMeters, variance > 0 else { continue }
+            let along = v[0] * trial.offset[3 * k] + v[1] * trial.offset[3 * k + 1] + v[2] * trial.offset[3 * k + 2]
+            chi2 += along * along / variance
+            length2 += along * along
+        }
+        let check = SelfCalibrationPositionCheck(directions: directions, sdMeters: sds, thresholdMeters: configuration.checkableSDMeters)
+        return (check, chi2, length2.squareRoot())
+    }
+}
