@@ -184,4 +184,43 @@ struct DifferenceFaceTests {
         #expect(TestPaths.bytes(dir + "/p2.csv") == TestPaths.bytes(dir + "/p.csv"))
         #expect(TestPaths.bytes(dir + "/e2.jsonl") == TestPaths.bytes(dir + "/e.jsonl"))
     }
+
+    @Test("JSON difference rows published over MQTT (a blink's rows one message) give replay's bytes in the files")
+    func mqttDifferences() throws {
+        guard MosquittoBroker.isAvailable else { print("skipped: \(MosquittoBroker.unavailableMessage)"); return }
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let (dir, trace, _) = try Self.simulate("hall", tags: 2)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let site = TestPaths.fixture("sites/hall.json")
+        let replay = CapturedRun(["replay", "--site", site, "--trace", trace, "--positions", dir + "/p.csv", "--events", dir + "/e.jsonl"])
+        #expect(replay.status == 0, "\(replay.err)")
+        let live = try LiveProcess(["stream", "--site", site, "--input", broker.uri(topic: "site/tdoa"), "--tick-ms", "0",
+                                    "--positions", dir + "/p2.csv", "--events", dir + "/e2.jsonl"])
+        #expect(live.started() != nil, "\(live.err)")
+        let publisher = try MQTTClient(configuration: .standard(clientID: "tdoa-pub"), log: { _ in })
+        defer { publisher.close() }
+        try publisher.connect(host: broker.host, port: broker.port)
+        let rows = try TraceReader.read(path: trace)
+        let order = rows.timeOrder()
+        var start = 0
+        while start < order.count {
+            var end = start + 1
+            while end < order.count, rows.timeSeconds[order[end]] == rows.timeSeconds[order[start]],
+                  rows.tagIndex[order[end]] == rows.tagIndex[order[start]] { end += 1 }
+            let objects = order[start..<end].map { j -> String in
+                let d = rows.difference(j)
+                return #"{"t": \#(d.timeSeconds), "tag": "\#(d.tag.rawValue)", "anchor_a": \#(d.reference.rawValue), "anchor_b": \#(d.locator.rawValue), "tdoa_m": \#(d.differenceMeters)}"#
+            }
+            try publisher.publish(topic: "site/tdoa", payload: Array(("[" + objects.joined(separator: ",") + "]").utf8))
+            start = end
+        }
+        #expect(publisher.waitForAcknowledgements(timeoutMilliseconds: 30_000))
+        let expected = TestPaths.bytes(dir + "/p.csv")
+        #expect(live.wait(seconds: 60) { TestPaths.bytes(dir + "/p2.csv").count >= expected.count - 2_000 }, "\(live.err)")
+        live.signal(SIGINT)
+        #expect(live.finish() == 0, "\(live.err)")
+        #expect(TestPaths.bytes(dir + "/p2.csv") == expected)
+        #expect(TestPaths.bytes(dir + "/e2.jsonl") == TestPaths.bytes(dir + "/e.jsonl"))
+    }
 }
