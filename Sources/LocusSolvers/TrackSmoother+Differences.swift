@@ -179,18 +179,7 @@ extension TrackSmoother {
         for (e, event) in events.enumerated() {
             switch event {
             case .range(let i):
-                let r = ranges[i]
-                guard let locator = floor.locator(r.locator) else { continue }
-                let before = filter.initializationCount
-                let outcome = filter.update(correctedRangeMeters: locator.correctedRange(r.rangeMeters), timeSeconds: r.timeSeconds,
-                                            address: locator.address, anchor: locator.position)
-                guard filter.isTracking else { continue }
-                var node = Node(timeSeconds: r.timeSeconds, measurement: .none, prior: nil, processNoiseDensity: 0, isOutput: false)
-                if filter.initializationCount != before {
-                    node.prior = filter.state
-                } else if outcome == .accepted {
-                    node.measurement = .range(anchor: locator.position, rangeMeters: locator.correctedRange(r.rangeMeters))
-                }
+                guard let node = rangeNode(ranges[i], filter: &filter, floor: floor) else { continue }
                 mus.append(smoothedModeProbabilities(forward: filter.modeProbabilities, backward: backward[e]))
                 out.append(node)
             case .group(let g):

@@ -120,17 +120,7 @@ package enum TrackSmoother {
             if takeRange {
                 let r = ranges[i]
                 i += 1
-                guard let locator = floor.locator(r.locator) else { continue }
-                let before = filter.initializationCount
-                let outcome = filter.update(correctedRangeMeters: locator.correctedRange(r.rangeMeters), timeSeconds: r.timeSeconds,
-                                            address: locator.address, anchor: locator.position)
-                guard filter.isTracking else { continue }
-                var node = Node(timeSeconds: r.timeSeconds, measurement: .none, prior: nil, processNoiseDensity: 0, isOutput: false)
-                if filter.initializationCount != before {
-                    node.prior = filter.state
-                } else if outcome == .accepted {
-                    node.measurement = .range(anchor: locator.position, rangeMeters: locator.correctedRange(r.rangeMeters))
-                }
+                guard let node = rangeNode(r, filter: &filter, floor: floor) else { continue }
                 mus.append(smoothedModeProbabilities(forward: filter.modeProbabilities, backward: backward[i - 1]))
                 out.append(node)
             } else {
@@ -146,6 +136,24 @@ package enum TrackSmoother {
         }
         assignProcessNoise(&out, mus: mus, configuration: configuration)
         return out
+    }
+
+    /// The causal filter's update with range `r` (bias removed at its locator), and the node that
+    /// records it: the prior where the filter (re-)initialised, the range where it was accepted, none
+    /// where it was gated or buffered; nil (no node) for an unknown locator or while there is no track.
+    static func rangeNode(_ r: RangeMeasurement, filter: inout TrackFilter, floor: Floor) -> Node? {
+        guard let locator = floor.locator(r.locator) else { return nil }
+        let before = filter.initializationCount
+        let outcome = filter.update(correctedRangeMeters: locator.correctedRange(r.rangeMeters), timeSeconds: r.timeSeconds,
+                                    address: locator.address, anchor: locator.position)
+        guard filter.isTracking else { return nil }
+        var node = Node(timeSeconds: r.timeSeconds, measurement: .none, prior: nil, processNoiseDensity: 0, isOutput: false)
+        if filter.initializationCount != before {
+            node.prior = filter.state
+        } else if outcome == .accepted {
+            node.measurement = .range(anchor: locator.position, rangeMeters: locator.correctedRange(r.rangeMeters))
+        }
+        return node
     }
 
     /// qₖ for the step into node k: `processNoise(for:)` of the smoothed model probabilities at the
