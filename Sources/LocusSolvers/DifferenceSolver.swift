@@ -214,6 +214,11 @@ package struct DifferenceSolver: Sendable {
             (result, rejected) = try fit.searchRejections(full: result, sets: sets, settings: settings)
         }
         if let failure, rejected == 0 { throw failure }
+        // A spatial fit that no search brought back inside the site is the second solution (metres
+        // under the floor or over the ceiling: `DifferenceFit.isOutsideSite`), never a position.
+        if !planar && fit.isOutsideSite(result.position, eligible: eligible, count: all.locators) {
+            throw LocusError(.degenerateGeometry, "the differences' spatial fit lies outside the locators' site (their second solution)")
+        }
         var mask: UInt64 = 0
         for q in 0..<rejected where best[q] < 64 { mask |= 1 << UInt64(best[q]) }
         let used = rejected > 0 ? fit.census() : all

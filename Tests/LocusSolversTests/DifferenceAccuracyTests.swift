@@ -43,21 +43,20 @@ struct DifferenceAccuracyTests {
     }
 
     /// 10 % of arrivals NLOS: +U(0.5, 5) m, one in ten of them +U(20, 40) m (the Crazyflie users'
-    /// report: ~0.5 m, 3–5 m and > 20 m outliers), the reference's arrival as likely as any other.
-    /// Planar is held to 1.5 × the clean bound (measured 1.42 ×; the true outliers removed by oracle:
-    /// 1.16 ×). Spatial is held to 1.9 ×, short of the 1.5 × asked for, which no estimator that leaves
-    /// arrivals out reaches here: the oracle that knows the NLOS arrivals gets 1.75 ×
-    /// (`DifferenceOracleTests`) — 23 of the 5000 fixes have 4 of 8 arrivals NLOS, and the 4 clean
-    /// locators fix a tag (exactly determined) about as badly as the search does. The search measured
-    /// 1.84 × (2.00 × before its thorough pass and the candidates' ceiling test).
-    @Test("10 % NLOS arrivals: robust RMSE within 1.5 × (planar) / 1.9 × (spatial) the clean bound, plain least squares far worse",
+    /// report: ~0.5 m, 3–5 m and > 20 m outliers), the reference's arrival as likely as any other —
+    /// harder than the "10 % NLOS differences" (the next test). Planar 1.42 × the clean bound;
+    /// spatial 1.58 ×, with 4 of 5,000 fixes refused (a fit the search cannot bring back inside the
+    /// site is the second solution, `DifferenceSolver`: no fix rather than one metres under the floor;
+    /// before that refusal one such fix, 23 m off, made 1.84 ×). Held at 1.5 × planar, 1.65 × spatial,
+    /// ≤ 5 refused.
+    @Test("10 % NLOS arrivals: robust RMSE within 1.5 × (planar) / 1.65 × (spatial) the clean bound, plain least squares far worse",
           arguments: [TrilaterationMode.planar, .spatial])
     func nlosIsRejected(mode: TrilaterationMode) throws {
         let sigma = 0.1
         var g = SeededGenerator(seed: mode == .planar ? 503 : 504)
         var workspace = DifferenceWorkspace()
         var robustSum = 0.0, plainSum = 0.0, boundSum = 0.0, fixes = 0
-        var outliers = 0, rejectedCorrectly = 0, rejected = 0, plainFailures = 0
+        var outliers = 0, rejectedCorrectly = 0, rejected = 0, plainFailures = 0, refused = 0
         var s = DifferenceScenario.hall(&g, mode: mode)
         for point in 0..<Self.points {
             if point % 10 == 0 { s = DifferenceScenario.hall(&g, mode: mode) }
@@ -73,7 +72,11 @@ struct DifferenceAccuracyTests {
                     mask |= 1 << UInt64(i)
                 }
                 let pairs = s.uplink(truth: truth, reference: reference, arrivalErrors: errors)
-                let r = try robust.solve(locators: s.locators.span, pairs: pairs.span, workspace: &workspace)
+                // A spatial fit left outside the site (the second solution) is refused: counted.
+                guard let r = try? robust.solve(locators: s.locators.span, pairs: pairs.span, workspace: &workspace) else {
+                    refused += 1
+                    continue
+                }
                 robustSum += differenceSquaredError(r.position, truth, mode: mode)
                 // Plain least squares may fail outright (a far outlier at the reference drags it
                 // away until the geometry degenerates): counted as an error of 100 m.
@@ -83,9 +86,7 @@ struct DifferenceAccuracyTests {
                     plainSum += 100 * 100
                     plainFailures += 1
                 }
-                if fixes % (Self.draws / 2) == 0 {
-                    boundSum += Double(Self.draws / 2) * s.cramerRaoSquared(pairs: pairs, truth: truth, sigmaMeters: sigma)
-                }
+                boundSum += s.cramerRaoSquared(pairs: pairs, truth: truth, sigmaMeters: sigma)
                 outliers += mask.nonzeroBitCount
                 rejected += r.rejectedCount
                 rejectedCorrectly += (r.rejectedMask & mask).nonzeroBitCount
@@ -94,20 +95,20 @@ struct DifferenceAccuracyTests {
         }
         let crb = (boundSum / Double(fixes)).squareRoot()
         let robustRMSE = (robustSum / Double(fixes)).squareRoot(), plainRMSE = (plainSum / Double(fixes)).squareRoot()
-        print("TDoA \(mode) 10 % NLOS: robust \(robustRMSE / crb) × CRB, plain \(plainRMSE / crb) × CRB (\(plainFailures) failed); "
-              + "rejected \(rejected) (\(rejectedCorrectly) of \(outliers) outliers)")
-        #expect(robustRMSE <= (mode == .planar ? 1.5 : 1.9) * crb, "robust RMSE \(robustRMSE) m vs clean CRB \(crb) m")
+        print("TDoA \(mode) 10 % NLOS: robust \(robustRMSE / crb) × CRB (\(refused) refused), plain \(plainRMSE / crb) × CRB "
+              + "(\(plainFailures) failed); rejected \(rejected) (\(rejectedCorrectly) of \(outliers) outliers)")
+        #expect(refused <= 5, "\(refused) fixes refused")
+        #expect(robustRMSE <= (mode == .planar ? 1.5 : 1.65) * crb, "robust RMSE \(robustRMSE) m vs clean CRB \(crb) m")
         #expect(plainRMSE >= 3 * robustRMSE)
     }
 
     /// The figure as it is worded — 10 % of the *differences* NLOS — read as each
     /// difference's own arrival (B) delayed with probability 0.1 (+U(0.5, 5) m, one in ten +U(20, 40)
     /// m), the blink's reference clean: what a difference stream with independent NLOS looks like
-    /// (the test above, every arrival the reference's included, is the harder one). Planar meets the
-    /// issue's 1.5 × (measured 1.16 ×); spatial does not (measured 1.99 ×, and 2 of 5,000 fixes fail
-    /// with E4002 when the search's best subset is degenerate): held at 2.1 × and ≤ 5 failures, the
-    /// figure the spatial search has to improve.
-    @Test("10 % NLOS differences (their own arrivals; the reference clean): robust RMSE within 1.5 × the clean bound planar, 2.1 × spatial",
+    /// (the test above, every arrival the reference's included, is the harder one). Measured 1.16 ×
+    /// planar, 1.39 × spatial (3 of 5,000 spatial fixes refused as the second solution): the issue's
+    /// 1.5 ×, held, and at most 5 refused.
+    @Test("10 % NLOS differences (their own arrivals; the reference clean): robust RMSE within 1.5 × the clean bound, planar and spatial",
           arguments: [TrilaterationMode.planar, .spatial])
     func nlosDifferencesAreRejected(mode: TrilaterationMode) throws {
         let sigma = 0.1
@@ -133,15 +134,13 @@ struct DifferenceAccuracyTests {
                     failures += 1
                     continue
                 }
-                if fixes % (Self.draws / 2) == 0 {
-                    boundSum += Double(Self.draws / 2) * s.cramerRaoSquared(pairs: pairs, truth: truth, sigmaMeters: sigma)
-                }
+                boundSum += s.cramerRaoSquared(pairs: pairs, truth: truth, sigmaMeters: sigma)
                 fixes += 1
             }
         }
         let crb = (boundSum / Double(fixes)).squareRoot(), robustRMSE = (robustSum / Double(fixes)).squareRoot()
         print("TDoA \(mode) 10 % NLOS differences: robust \(robustRMSE / crb) × CRB, \(failures) of \(fixes + failures) failed")
-        #expect(robustRMSE <= (mode == .planar ? 1.5 : 2.1) * crb, "robust RMSE \(robustRMSE) m vs clean CRB \(crb) m")
+        #expect(robustRMSE <= 1.5 * crb, "robust RMSE \(robustRMSE) m vs clean CRB \(crb) m")
         #expect(failures <= (mode == .planar ? 0 : 5), "\(failures) fixes failed")
     }
 

@@ -8,10 +8,11 @@ import Testing
 /// with the clean ones — by the plain solver when p + 2 locators remain, else (spatial, 4 clean)
 /// the exactly determined fit by dense GLS started at the truth; with fewer it keeps the robust fix.
 /// The RMSE is split by how many of a fix's 8 arrivals were NLOS (k), as shares of the squared
-/// ratio to the clean Cramér–Rao bound.
+/// ratio to the clean Cramér–Rao bound. Fixes the solver refuses (a spatial fit outside the site:
+/// the second solution) are left out of both, and counted.
 @Suite("Difference solver NLOS oracle")
 struct DifferenceOracleTests {
-    @Test("the oracle that knows the NLOS arrivals: spatial 1.75 × the clean bound (1.5 × is out of reach), planar 1.16 ×; the search within 10 % / 25 % of it",
+    @Test("the oracle that knows the NLOS arrivals: spatial 1.60 × the clean bound over the fixes given (every arrival NLOS-prone), planar 1.16 ×; the search within 10 % / 25 % of it",
           arguments: [TrilaterationMode.planar, .spatial])
     func oracle(mode: TrilaterationMode) throws {
         let sigma = 0.1, unknowns = mode == .planar ? 2 : 3
@@ -19,6 +20,7 @@ struct DifferenceOracleTests {
         var workspace = DifferenceWorkspace()
         var boundSum = 0.0, fixes = 0
         var count = [Int](repeating: 0, count: 9), robust = [Double](repeating: 0, count: 9)
+        var refused = 0
         var oracle = [Double](repeating: 0, count: 9)
         var s = DifferenceScenario.hall(&g, mode: mode)
         for point in 0..<DifferenceAccuracyTests.points {
@@ -35,7 +37,10 @@ struct DifferenceOracleTests {
                     mask |= 1 << UInt64(i)
                 }
                 let pairs = s.uplink(truth: truth, reference: reference, arrivalErrors: errors)
-                let r = try solver.solve(locators: s.locators.span, pairs: pairs.span, workspace: &workspace)
+                guard let r = try? solver.solve(locators: s.locators.span, pairs: pairs.span, workspace: &workspace) else {
+                    refused += 1  // a spatial fit left outside the site: refused (the search's answer: no fix)
+                    continue
+                }
                 let k = mask.nonzeroBitCount
                 let squared = differenceSquaredError(r.position, truth, mode: mode)
                 count[k] += 1
@@ -60,10 +65,7 @@ struct DifferenceOracleTests {
                     }
                 }
                 oracle[k] += best
-                if fixes % (DifferenceAccuracyTests.draws / 2) == 0 {
-                    boundSum += Double(DifferenceAccuracyTests.draws / 2)
-                        * s.cramerRaoSquared(pairs: pairs, truth: truth, sigmaMeters: sigma)
-                }
+                boundSum += s.cramerRaoSquared(pairs: pairs, truth: truth, sigmaMeters: sigma)
                 fixes += 1
             }
         }
@@ -74,9 +76,9 @@ struct DifferenceOracleTests {
         }
         let robustRatio = (robust.reduce(0, +) / Double(fixes) / bound).squareRoot()
         let oracleRatio = (oracle.reduce(0, +) / Double(fixes) / bound).squareRoot()
-        print("TDoA \(mode) 10 % NLOS: robust \(robustRatio) × CRB, oracle \(oracleRatio) × CRB")
+        print("TDoA \(mode) 10 % NLOS: robust \(robustRatio) × CRB, oracle \(oracleRatio) × CRB, \(refused) refused")
         if mode == .spatial {
-            #expect(oracleRatio > 1.5, "the oracle reaches the 1.5 × target: the test's bound can be tightened")
+            #expect(oracleRatio > 1.5, "the oracle reaches 1.5 × here: DifferenceAccuracyTests' spatial bound can be tightened")
             #expect(robustRatio <= 1.1 * oracleRatio)
         } else {
             #expect(robustRatio <= 1.25 * oracleRatio)
