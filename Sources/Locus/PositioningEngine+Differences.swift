@@ -42,20 +42,7 @@ extension PositioningEngine {
         guard DifferenceModel.isPlausible(z, baselineMeters: baseline, marginMeters: configuration.differenceMarginMeters) else {
             diagnostics.skipped.record(.differenceTooLong, line: line); return
         }
-        if partitionCount > 1, tag % partitionCount != partitionIndex {
-            observe(tag: tag, timeSeconds: t, line: line)
-            return
-        }
-        let latest = schedule.epochs.latestAdmittedSeconds(tag)
-        if !tags[tag].clock.admitsDirectly(t, after: latest), let reason = tags[tag].clock.admit(t, after: latest) {
-            diagnostics.skipped.record(reason, line: line); return
-        }
-        advanceClock(to: t)
-        var closed = false
-        if tags[tag].floorIndex != floor {
-            moveTag(tag, toFloor: floor)
-            closed = true
-        }
+        guard var closed = admit(tag, floor: floor, atSeconds: t, line: line) else { return }
         // One kind per epoch: an open range epoch is solved first; so is a full one.
         if schedule.epochs.isOpen(tag) && (!tags[tag].holdsDifferences || differenceEpochs.count(tag) >= DifferenceEpochs.capacity)
             || schedule.epochs.closes(tag, at: t) {

@@ -241,26 +241,7 @@ package struct PositioningEngine: Sendable {
         guard range >= 0 else { diagnostics.skipped.record(.negativeRange, line: line); return }
         guard let slot = floors[floor].slot(of: address) else { diagnostics.skipped.record(.unknownAnchor, line: line); return }
         guard range <= configuration.maximumRangeMeters else { diagnostics.skipped.record(.rangeTooLong, line: line); return }
-        if partitionCount > 1, tag % partitionCount != partitionIndex {
-            observe(tag: tag, timeSeconds: t, line: line)
-            return
-        }
-        // The tag's clock: its latest admitted time is the epoch table's (every admitted row is added
-        // there, which records it), so the usual row is admitted by reading, not writing, `tags`.
-        let latest = schedule.epochs.latestAdmittedSeconds(tag)
-        if !tags[tag].clock.admitsDirectly(t, after: latest),
-           let reason = tags[tag].clock.admit(t, after: latest) {
-            diagnostics.skipped.record(reason, line: line); return
-        }
-        advanceClock(to: t)
-        // `advanceClock` released what the clock allows; only closing this tag's epoch here (which
-        // parks its fix and can lift the watermark) may release more. Opening an epoch at t (the
-        // clock) cannot: the watermark is min(clock, open epochs' starts).
-        var closed = false
-        if tags[tag].floorIndex != floor {
-            moveTag(tag, toFloor: floor)
-            closed = true
-        }
+        guard var closed = admit(tag, floor: floor, atSeconds: t, line: line) else { return }
         if !tags[tag].hasOffset, floorEstimatesOffset[floor] { startOffset(tag, floor: floor) }
         // An open epoch of differences is solved before a range joins the tag (one kind an epoch).
         if tags[tag].holdsDifferences || schedule.epochs.closes(tag, at: t) {
@@ -296,6 +277,36 @@ package struct PositioningEngine: Sendable {
             closed = true
         }
         if closed { release() }
+    }
+
+    /// The steps every checked row of tag `tag` on `floor` at `t` takes before it joins an epoch (a
+    /// range or a difference): another partition's tag is only observed, the tag's clock may refuse
+    /// the row (counted), the engine's clock moves to `t`, and a tag on another floor moves there
+    /// (its open epoch solved on the old one). Returns nil when the row goes no further, else whether
+    /// an epoch was closed (the caller releases then).
+    @inline(__always)
+    mutating func admit(_ tag: Int, floor: Int, atSeconds t: Double, line: Int) -> Bool? {
+        if partitionCount > 1, tag % partitionCount != partitionIndex {
+            observe(tag: tag, timeSeconds: t, line: line)
+            return nil
+        }
+        // The tag's clock: its latest admitted time is the epoch table's (every admitted row is added
+        // there, which records it), so the usual row is admitted by reading, not writing, `tags`.
+        let latest = schedule.epochs.latestAdmittedSeconds(tag)
+        if !tags[tag].clock.admitsDirectly(t, after: latest),
+           let reason = tags[tag].clock.admit(t, after: latest) {
+            diagnostics.skipped.record(reason, line: line)
+            return nil
+        }
+        advanceClock(to: t)
+        // `advanceClock` released what the clock allows; only closing this tag's epoch here (which
+        // parks its fix and can lift the watermark) may release more. Opening an epoch at t (the
+        // clock) cannot: the watermark is min(clock, open epochs' starts).
+        if tags[tag].floorIndex != floor {
+            moveTag(tag, toFloor: floor)
+            return true
+        }
+        return false
     }
 
     /// Moves the clock to `t` (a timer tick, or implicitly each row's time): solves every open epoch

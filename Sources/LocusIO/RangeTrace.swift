@@ -31,9 +31,6 @@ package struct RangeTrace: Sendable {
     /// Whether row `i` is a range difference.
     package func isDifference(_ i: Int) -> Bool { reference[i] != locator[i] }
 
-    /// Whether the trace holds any range difference.
-    package var hasDifferences: Bool { zip(reference, locator).contains { $0 != $1 } }
-
     /// Row `i` (a difference row) as a value.
     package func difference(_ i: Int) -> RangeDifference {
         RangeDifference(timeSeconds: timeSeconds[i], tag: tags[Int(tagIndex[i])], reference: LocatorAddress(reference[i]),

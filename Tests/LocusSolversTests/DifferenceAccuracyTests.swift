@@ -65,12 +65,7 @@ struct DifferenceAccuracyTests {
             let truth = s.point(&g)
             let reference = Int(g.next() % 8)
             for _ in 0..<(Self.draws / 2) {
-                var errors = (0..<8).map { _ in sigma * g.nextGaussian() }
-                var mask: UInt64 = 0
-                for i in 0..<8 where g.nextUnit() < 0.1 {
-                    errors[i] += g.nextUnit() < 0.1 ? g.uniform(20, 40) : g.uniform(0.5, 5)
-                    mask |= 1 << UInt64(i)
-                }
+                let (errors, mask) = DifferenceScenario.nlosArrivalErrors(&g, sigmaMeters: sigma)
                 let pairs = s.uplink(truth: truth, reference: reference, arrivalErrors: errors)
                 // A spatial fit left outside the site (the second solution) is refused: counted.
                 guard let r = try? robust.solve(locators: s.locators.span, pairs: pairs.span, workspace: &workspace) else {
@@ -122,10 +117,7 @@ struct DifferenceAccuracyTests {
             let truth = s.point(&g)
             let reference = Int(g.next() % 8)
             for _ in 0..<(Self.draws / 2) {
-                var errors = (0..<8).map { _ in sigma * g.nextGaussian() }
-                for i in 0..<8 where i != reference && g.nextUnit() < 0.1 {
-                    errors[i] += g.nextUnit() < 0.1 ? g.uniform(20, 40) : g.uniform(0.5, 5)
-                }
+                let errors = DifferenceScenario.nlosArrivalErrors(&g, sigmaMeters: sigma, sparing: reference).errors
                 let pairs = s.uplink(truth: truth, reference: reference, arrivalErrors: errors)
                 do {
                     let r = try robust.solve(locators: s.locators.span, pairs: pairs.span, workspace: &workspace)

@@ -30,12 +30,7 @@ struct DifferenceOracleTests {
             let truth = s.point(&g)
             let reference = Int(g.next() % 8)
             for _ in 0..<(DifferenceAccuracyTests.draws / 2) {
-                var errors = (0..<8).map { _ in sigma * g.nextGaussian() }
-                var mask: UInt64 = 0
-                for i in 0..<8 where g.nextUnit() < 0.1 {
-                    errors[i] += g.nextUnit() < 0.1 ? g.uniform(20, 40) : g.uniform(0.5, 5)
-                    mask |= 1 << UInt64(i)
-                }
+                let (errors, mask) = DifferenceScenario.nlosArrivalErrors(&g, sigmaMeters: sigma)
                 let pairs = s.uplink(truth: truth, reference: reference, arrivalErrors: errors)
                 guard let r = try? solver.solve(locators: s.locators.span, pairs: pairs.span, workspace: &workspace) else {
                     refused += 1  // a spatial fit left outside the site: refused (the search's answer: no fix)

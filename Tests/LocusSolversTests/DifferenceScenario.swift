@@ -37,6 +37,20 @@ struct DifferenceScenario {
     }
 
     /// One uplink blink at `truth` differenced against `reference`: arrival i reads ρᵢ + arrivalErrors[i].
+    /// The 8 arrivals' errors of one blink: Gaussian σ each, and with probability 0.1 an arrival is
+    /// NLOS, +U(0.5, 5) m or (one in ten) +U(20, 40) m — every arrival but `spared`'s (−1: none
+    /// spared; the spared one draws nothing). The mask has bit i set for an NLOS arrival i.
+    static func nlosArrivalErrors(_ g: inout SeededGenerator, sigmaMeters sigma: Double,
+                                  sparing spared: Int = -1) -> (errors: [Double], mask: UInt64) {
+        var errors = (0..<8).map { _ in sigma * g.nextGaussian() }
+        var mask: UInt64 = 0
+        for i in 0..<8 where i != spared && g.nextUnit() < 0.1 {
+            errors[i] += g.nextUnit() < 0.1 ? g.uniform(20, 40) : g.uniform(0.5, 5)
+            mask |= 1 << UInt64(i)
+        }
+        return (errors, mask)
+    }
+
     func uplink(truth: Point3, reference: Int, arrivalErrors: [Double], timeSeconds: Double = 0) -> [DifferencePair] {
         let arrivals = locators.indices.map { locators[$0].distance(to: truth) + arrivalErrors[$0] }
         let differences = arrivals.map { $0 - arrivals[reference] }
