@@ -120,9 +120,9 @@
     const f = S.floors[S.floor]; if (!f) return;
     const w = svg.clientWidth || 800, h = svg.clientHeight || 600;
     const fw = Math.max(1, num(f.widthM) || 1), fh = Math.max(1, num(f.heightM) || 1);
-    view.scale = Math.min((w - 40) / fw, (h - 70) / fh);
+    view.scale = Math.min((w - 150) / fw, (h - 90) / fh);
     if (!(view.scale > 0)) view.scale = 10;
-    view.cx = (num(f.originX) || 0) + fw / 2; view.cy = (num(f.originY) || 0) + fh / 2 + 15 / view.scale;
+    view.cx = (num(f.originX) || 0) + fw / 2 + 30 / view.scale; view.cy = (num(f.originY) || 0) + fh / 2 + 15 / view.scale;
     applyView();
   }
   function zoom(factor, px, py) {
