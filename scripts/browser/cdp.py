@@ -152,6 +152,7 @@ class Browser:
         page.send("Page.enable")
         page.send("Page.bringToFront")  # a background tab gets no animation frames
         page.send("Runtime.enable")
+        page.send("Log.enable")  # CSP violations and failed loads arrive as log entries
         page.send("Emulation.setDeviceMetricsOverride", {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False})
         return page
 
@@ -183,12 +184,12 @@ class Browser:
 
 
 class Page:
-    """One tab. Records dialogs (alert/confirm/prompt: dismissed at once), console errors, uncaught
-    exceptions and requests to anything but 127.0.0.1."""
+    """One tab. Records dialogs (alert/confirm/prompt: dismissed at once), console calls, uncaught
+    exceptions, log entries (CSP violations among them) and, after record_requests(), every request URL."""
 
     def __init__(self, browser, target_id, session_id):
         self.browser, self.target_id, self.session_id = browser, target_id, session_id
-        self.dialogs, self.console, self.exceptions, self.requests = [], [], [], []
+        self.dialogs, self.console, self.exceptions, self.requests, self.log = [], [], [], [], []
         browser.listen(self._on_message)
 
     def _on_message(self, msg):
@@ -203,6 +204,9 @@ class Page:
         elif method == "Runtime.exceptionThrown":
             d = params.get("exceptionDetails", {})
             self.exceptions.append((d.get("exception") or {}).get("description") or d.get("text"))
+        elif method == "Log.entryAdded":
+            e = params.get("entry", {})
+            self.log.append((e.get("level"), e.get("source"), e.get("text"), e.get("url")))
         elif method == "Network.requestWillBeSent":
             self.requests.append(params.get("request", {}).get("url"))
 
