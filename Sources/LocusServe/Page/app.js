@@ -100,7 +100,7 @@
     viewTime: NaN, live: true, playing: true, speed: 1, lastWall: 0,
     dirty: true, version: 0, geometry: new Map(), overlay: false,
   };
-  const stats = { framesRendered: 0, longFrames: 0, renderTimes: [], lastTick: 0, activeUntil: 0 };
+  const stats = { framesRendered: 0, longFrames: 0, renderTimes: [], lastTick: 0, activeUntil: 0, renderMs: 0 };
 
   // ---- The map ------------------------------------------------------------------------------
   const svg = $("map");
@@ -494,6 +494,7 @@
     el("stop", { offset: "0", "stop-color": colour, "stop-opacity": "0" }, grad);
     el("stop", { offset: "1", "stop-color": colour, "stop-opacity": "0.85" }, grad);
     const trail = el("polyline", { class: "trail", stroke: "url(#" + gid + ")", "data-tag": tr.id }, layers.trails);
+    trail.style.setProperty("--c", colour);
     const g = el("g", { class: "tag", "data-tag": tr.id, display: "none" }, layers.tags);
     const r95 = el("circle", { class: "r95", r: "0", fill: colour, stroke: colour }, g);
     const dot = el("circle", { class: "dot", fill: colour }, g);
@@ -511,8 +512,13 @@
     d.truth = el("circle", { class: "truth" }, d.g);
     d.errText = el("text", { class: "err" }, d.g);
   }
+  // Above this many tags on show, trails lose their gradient and truth tracks go (software
+  // rasterisers spend most of a frame stroking them).
+  const MANY_TAGS = 250;
+  let many = false;
   function renderTags(t) {
     const fl = S.floor;
+    let shown = 0;
     for (const tr of S.trackList) {
       const d = tagDom(tr);
       const i = tr.at(t);
@@ -521,6 +527,7 @@
         if (d.shown) { d.g.setAttribute("display", "none"); d.trail.setAttribute("display", "none"); if (d.truthTrack) d.truthTrack.setAttribute("display", "none"); d.shown = false; }
         continue;
       }
+      shown++;
       if (!d.shown) { d.g.removeAttribute("display"); d.trail.removeAttribute("display"); if (d.truthTrack) d.truthTrack.removeAttribute("display"); d.shown = true; }
       const from = upper(tr.t, tr.start, i + 1, t - TRAIL_S);
       if (i === d.last && from === d.lastFrom) continue;
@@ -559,6 +566,7 @@
       }
       d.last = i; d.lastFrom = from;
     }
+    if ((shown > MANY_TAGS) !== many) { many = shown > MANY_TAGS; svg.classList.toggle("many", many); }
   }
   function renderZones(t) {
     const m = occupancyAt(t);
@@ -639,7 +647,9 @@
     const moving = !S.live && S.playing && S.viewTime < S.clock;
     if (S.dirty || moving) {
       S.dirty = false;
-      render(performance.now());
+      const a = performance.now();
+      render(a);
+      stats.renderMs = performance.now() - a;
       stats.framesRendered++; stats.renderTimes.push(ts);
       stats.activeUntil = ts + 250;
     }
@@ -694,7 +704,8 @@
       viewTime: S.live ? S.clock : S.viewTime, clock: S.clock, frames: S.frames, fixes: S.fixes,
       events: S.eventsReceived, ended: S.ended, floor: S.floors[S.floor] ? S.floors[S.floor]._id : null,
     }),
-    stats: () => ({ framesRendered: stats.framesRendered, longFrames: stats.longFrames, fps: stats.renderTimes.length }),
+    stats: () => ({ framesRendered: stats.framesRendered, longFrames: stats.longFrames, fps: stats.renderTimes.length,
+      renderMs: stats.renderMs, tags: S.trackList.length }),
     showFloor: (id) => { const ok = showFloor(id); if (ok) { S.dirty = false; render(performance.now()); } return ok; },
     overlay: (on) => { $("overlay").checked = !!on; S.overlay = !!on; loadOverlay(); },
   };
