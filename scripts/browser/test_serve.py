@@ -259,9 +259,19 @@ def test_replay_hall(browser, hall_reference):
                 assert z["occupied"] == (n > 0)
             if t == 45:
                 shot(page, "replay-t45")
-        # Back to live: the newest state again.
-        page.evaluate("window.locusView.live()")
+        # Play from 5 s at 16× (the speed picker, as a user works it): the view time moves on, capped
+        # at the newest data; then the Live button follows the newest data again.
+        page.evaluate("window.locusView.seek(5)")
+        rendered = page.evaluate("window.locusView.stats().framesRendered")
+        page.evaluate("""(() => { const s = document.getElementById('speed'); s.value = '16';
+            s.dispatchEvent(new Event('change')); })()""")
+        page.wait_for("window.locusView.state().viewTime > 20", timeout=SLOW)
+        st = page.evaluate("window.locusView.state()")
+        assert st["viewTime"] <= st["clock"]
+        assert page.evaluate("window.locusView.stats().framesRendered") > rendered
+        page.evaluate("document.getElementById('live').click()")
         page.wait_for("window.locusView.state().viewTime === window.locusView.state().clock", timeout=SLOW)
+        assert page.evaluate("document.getElementById('live').classList.contains('on')")
         check_clean(page)
     finally:
         if page:

@@ -320,7 +320,12 @@
 
   // ---- Feed ---------------------------------------------------------------------------------
   function noteTime(t) { if (isFinite(t) && !(t >= S.first)) S.first = t; }
-  function eventKey(e) { return (e.floor === undefined ? "" : String(e.floor)) + "\u0000" + String(e.zone); }
+  // Zones are per floor; an event without a floor is put on the first floor that has its zone.
+  function eventKey(e) {
+    let floor = e.floor === undefined || e.floor === null ? null : String(e.floor);
+    if (floor === null) for (const f of S.floors) if (f._zones.some((z) => z.id === String(e.zone))) { floor = f._id; break; }
+    return (floor === null ? "" : floor) + "\u0000" + String(e.zone);
+  }
   function addEvent(e) {
     const t = num(e.t); if (!isFinite(t)) return;
     const ev = { t, tag: String(e.tag), zone: String(e.zone), floor: e.floor === undefined ? "" : String(e.floor),
