@@ -375,6 +375,21 @@ def test_overlay(browser):
         shot(page, "overlay")
         page.evaluate("document.getElementById('overlay').click()")
         page.wait_for("document.querySelectorAll('#map image.hdop').length === 0", timeout=SLOW)
+        # Zoom (button, wheel) and pan (drag) move the view box.
+        box = "document.getElementById('map').getAttribute('viewBox').split(' ').map(Number)"
+        b0 = page.evaluate(box)
+        page.evaluate("document.getElementById('zoom-in').click()")
+        b1 = page.evaluate(box)
+        assert b1[2] < b0[2] and b1[3] < b0[3]
+        page.send("Input.dispatchMouseEvent", {"type": "mouseWheel", "x": 400, "y": 400, "deltaX": 0, "deltaY": 300})
+        b2 = page.wait_for("(() => { const b = %s; return b[2] > %r ? b : null; })()" % (box, b1[2]), timeout=SLOW)
+        for kind, x in (("mousePressed", 400), ("mouseMoved", 500), ("mouseReleased", 500)):
+            page.send("Input.dispatchMouseEvent", {"type": kind, "x": x, "y": 400, "button": "left", "buttons": 1 if kind != "mouseReleased" else 0,
+                                                   "clickCount": 1})
+        b3 = page.wait_for("(() => { const b = %s; return b[0] < %r ? b : null; })()" % (box, b2[0]), timeout=SLOW)
+        assert abs(b3[2] - b2[2]) < 1e-6  # a drag pans, it does not zoom
+        page.evaluate("document.getElementById('zoom-fit').click()")
+        assert page.evaluate(box) == b0
         check_clean(page)
     finally:
         if page:

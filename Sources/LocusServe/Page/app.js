@@ -261,6 +261,7 @@
       if (g.getAttribute("data-floor") === id) g.removeAttribute("display"); else g.setAttribute("display", "none");
     }
     $("floor").value = String(i);
+    for (const tr of S.trackList) if (tr.dom) tr.dom.last = -2;  // trails are drawn per floor
     if (refit !== false) fit();
     loadOverlay();
     invalidate();
@@ -368,9 +369,12 @@
       // Drop the oldest quarter of the time span until back under the bound.
       while (S.fixes > MAX_FIXES * 0.9) {
         const cut = S.first + (S.clock - S.first) * 0.25;
-        let first = Infinity;
-        for (const tr of S.trackList) { S.fixes -= tr.dropBefore(cut); if (tr.count) first = Math.min(first, tr.t[tr.start]); }
+        let first = Infinity, dropped = 0;
+        for (const tr of S.trackList) { dropped += tr.dropBefore(cut); if (tr.count) first = Math.min(first, tr.t[tr.start]); }
+        S.fixes -= dropped;
         S.first = isFinite(first) ? first : cut;
+        for (const tr of S.trackList) if (tr.dom) tr.dom.last = -2;
+        if (dropped === 0) break;  // one instant holds them all: nothing older to drop
       }
     }
     if (S.events.length > MAX_EVENTS) {
