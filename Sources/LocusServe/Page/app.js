@@ -349,7 +349,7 @@
     const id = String(f.tag);
     let tr = S.tracks.get(id);
     if (!tr) { tr = new Track(id, S.trackList.length); S.tracks.set(id, tr); S.trackList.push(tr); }
-    const fl = S.floorById.get(String(f.floor));
+    const fl = f.floor === undefined || f.floor === null ? 0 : S.floorById.get(String(f.floor));  // no floor: the first
     const truth = Array.isArray(f.truth) ? f.truth : null;
     tr.push(t, x, y, num(f.r95), truth ? num(truth[0]) : NaN, truth ? num(truth[1]) : NaN, num(f.err), fl === undefined ? -1 : fl);
     S.fixes++;
@@ -357,7 +357,8 @@
   }
   function addHeard(h) {
     const t = num(h.t); if (!isFinite(t)) return;
-    const key = String(h.floor) + "\u0000" + addrKey(h.address);
+    const floor = h.floor === undefined || h.floor === null ? (S.floors[0] ? S.floors[0]._id : "") : String(h.floor);
+    const key = floor + "\u0000" + addrKey(h.address);
     let a = S.heard.get(key);
     if (!a) { a = []; S.heard.set(key, a); }
     if (a.length === 0 || t > a[a.length - 1]) a.push(t);
