@@ -121,9 +121,10 @@ package final class HTTPServer: Sendable {
     /// Binds `configuration.host:port`, listens, and starts the server thread serving `resources`
     /// (keyed by path, e.g. `/app.js`) and the feed of `feed` at `feedPath`.
     ///
-    /// - Throws: `LocusError` `E1001` when the host is empty or not a plausible address or name, a
-    ///   resource path does not start with `/` or is the feed's, or a content type holds a line
-    ///   break; `E5008` when the host does not resolve or the socket cannot be created, bound (port
+    /// - Throws: `LocusError` `E1001` when the host is empty, holds a character no address or name
+    ///   has, or is dotted numbers that are no IPv4 address (`999.1.1.1`); when the feed path or a
+    ///   resource path does not start with `/`, a resource path holds `?` or is the feed's, or a
+    ///   content type holds a control character; `E5008` when the host does not resolve or the socket cannot be created, bound (port
     ///   in use, address not local) or listened on, or the thread cannot start.
     package init(configuration: Configuration, resources: [String: Resource], feedPath: String = "/feed",
                  feed: FeedLog) throws(LocusError) {
@@ -133,6 +134,11 @@ package final class HTTPServer: Sendable {
               hostBytes.allSatisfy({ (0x30...0x39).contains($0) || (0x41...0x5A).contains($0) || (0x61...0x7A).contains($0) || $0 == 0x2E || $0 == 0x2D })
         else {
             throw LocusError(.usage, "'\(configuration.host)' is not an IPv4 address or a host name")
+        }
+        var literal = in_addr()
+        if hostBytes.allSatisfy({ (0x30...0x39).contains($0) || $0 == 0x2E }) && hostBytes.contains(0x2E)
+            && inet_pton(AF_INET, configuration.host, &literal) != 1 {
+            throw LocusError(.usage, "'\(configuration.host)' is not an IPv4 address (four numbers 0 to 255)")
         }
         guard feedPath.hasPrefix("/") else { throw LocusError(.usage, "the feed path '\(feedPath)' does not start with '/'") }
         for (path, resource) in resources {

@@ -471,6 +471,7 @@ struct HTTPServerTests {
         #expect { try makeServer { $0.port = first.port } } throws: { ($0 as? LocusError)?.code == .networkUnavailable }
         #expect { try makeServer { $0.host = "127.0.0.1/evil" } } throws: { ($0 as? LocusError)?.code == .usage }
         #expect { try makeServer { $0.host = "" } } throws: { ($0 as? LocusError)?.code == .usage }
+        #expect { try makeServer { $0.host = "127.0.0.256" } } throws: { ($0 as? LocusError)?.code == .usage }
         #expect {
             try HTTPServer(configuration: HTTPServer.Configuration(), resources: ["page": .fixed(contentType: "text/html", body: [])],
                            feed: FeedLog(capacityBytes: 10))
