@@ -115,6 +115,8 @@ final class HTTPServerLoop {
                 if events & Int32(POLLOUT) != 0 { client.isWritable = true }
                 if events & Int32(POLLIN | POLLHUP | POLLERR) != 0 { receive(client, now: now) }
                 if events & Int32(POLLERR | POLLNVAL) != 0 && !client.isClosed { close(client) }
+                // Hung up both ways: nobody will read the answer (and POLLHUP would wake every turn).
+                if events & Int32(POLLHUP) != 0 && client.phase == .responding && !client.isClosed { close(client) }
             }
             if descriptors[1].revents != 0 { acceptConnections(now: now) }
         }
