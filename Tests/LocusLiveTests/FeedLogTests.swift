@@ -94,4 +94,29 @@ struct FeedLogTests {
         #expect(log.startID(lastEventID: 5_000) == oldest)
         #expect(log.startID(lastEventID: -1) == oldest)
     }
+
+    @Test("one thread appends while another copies: every id is copied or counted in a gap, once, in order")
+    func concurrent() async {
+        let log = FeedLog(capacityBytes: 64 * 1024)
+        let count = 50_000
+        let writer = Task.detached {
+            for index in 1...count { log.append(Array("{\"n\":\(index)}".utf8)) }
+        }
+        var next = 1
+        var copied = 0
+        var dropped = 0
+        var buffer: [UInt8] = []
+        while next <= count {
+            buffer.removeAll(keepingCapacity: true)
+            let result = log.copy(from: next, into: &buffer, maximumBytes: 4_096, lagBytes: 16 * 1024)
+            #expect(result.nextID == next + result.dropped + result.messages)
+            copied += result.messages
+            dropped += result.dropped
+            next = result.nextID
+            if result.messages == 0 { await Task.yield() }
+        }
+        await writer.value
+        #expect(copied + dropped == count)
+        #expect(log.counters.appended == count)
+    }
 }

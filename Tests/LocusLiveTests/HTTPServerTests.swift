@@ -363,6 +363,11 @@ struct HTTPServerTests {
         let ids = received.compactMap(\.id)
         #expect(ids == ids.sorted() && Set(ids).count == ids.count)
         #expect(ids.last == count)
+        // Partial writes resumed mid-message: every message arrived whole.
+        let whole = received.allSatisfy { event in
+            event.id.map { event.data == String(decoding: message($0, padding: 1_000), as: UTF8.self) } ?? true
+        }
+        #expect(whole)
         #expect(waitUntil { server.counters.messagesDropped > 0 })
         #expect(server.counters.messagesDropped + server.counters.messagesSent == count)
         #expect(server.counters.stalledClosed == 0)
