@@ -34,7 +34,7 @@ let package = Package(
         // SVG drawings: the replay report, the geometry heatmap, and their label and clipping helpers.
         .target(name: "LocusReports", dependencies: ["LocusEvaluation", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO"], exclude: ["README.md"]),
         // The browser view of `locus serve`: the page (compiled in) and the feed's messages.
-        .target(name: "LocusServe", dependencies: ["Locus", "LocusCore", "LocusIO", "LocusLive", "LocusEvaluation"], exclude: ["README.md"],
+        .target(name: "LocusServe", dependencies: ["Locus", "LocusCore", "LocusIO", "LocusSolvers", "LocusLive", "LocusEvaluation"], exclude: ["README.md"],
                 resources: [.embedInCode("Page/index.html"), .embedInCode("Page/app.js"), .embedInCode("Page/app.css")]),
         .target(name: "LocusCommandLine", dependencies: ["Locus", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation", "LocusLive", "LocusEvaluation", "LocusReports", "LocusServe"], exclude: ["README.md"]),
         .executableTarget(name: "locus", dependencies: ["LocusCommandLine", "LocusNumerics", "LocusIO"]),
@@ -68,7 +68,7 @@ let package = Package(
         .testTarget(name: "LocusTests", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusIO", "LocusSimulation", "LocusTestSupport"]),
         .testTarget(name: "LocusLiveTests", dependencies: ["LocusCore", "LocusLive", "LocusTestSupport"]),
         // CZlib: the heatmap tests decode the PNGs rsvg-convert renders.
-        .testTarget(name: "LocusCommandLineTests", dependencies: ["LocusCommandLine", "LocusEvaluation", "LocusReports", "Locus", "LocusCore", "LocusIO", "LocusLive", "LocusZones", "LocusSimulation", "LocusTestSupport", "CZlib"]),
+        .testTarget(name: "LocusCommandLineTests", dependencies: ["LocusCommandLine", "LocusEvaluation", "LocusReports", "Locus", "LocusCore", "LocusIO", "LocusLive", "LocusZones", "LocusSimulation", "LocusServe", "LocusTestSupport", "CZlib"]),
     ]
 )
 

@@ -12,6 +12,12 @@
 //   swift build -c release --product locus --product StreamBench
 //   .build/release/StreamBench [--transport udp|mqtt|both] [--tags 10000] [--seconds 30] [--warmup 5]
 //                              [--locus .build/release/locus] [--tick-ms 100] [--smoke]
+//                              [--serve [--viewers N]]
+//
+// `--serve` runs `locus serve --input … --positions -` in place of `locus stream` (the same engine,
+// plus the feed and its HTTP server), and `--viewers N` opens N pages of it in one headless Chromium
+// (scripts/browser/viewers.py) for the run: the latency is still the engine's (send → positions line),
+// and the viewers report their frame rate and long frames (issue #43).
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -32,6 +38,9 @@ struct Options {
     var tickMilliseconds = 100
     /// Rounds sent together in one message (a gateway that forwards every B ms); 0: one per round.
     var batchMilliseconds = 0.0
+    /// `locus serve` in place of `locus stream`, and the browser pages watching it.
+    var serve = false
+    var viewers = 0
 
     init(_ arguments: [String]) {
         var i = 1
@@ -45,6 +54,8 @@ struct Options {
             case "--locus": locus = value()
             case "--tick-ms": tickMilliseconds = Int(value()) ?? tickMilliseconds
             case "--batch-ms": batchMilliseconds = Double(value()) ?? batchMilliseconds
+            case "--serve": serve = true
+            case "--viewers": viewers = Int(value()) ?? viewers; serve = true
             default: break
             }
             i += 1
@@ -84,6 +95,8 @@ struct Outcome {
     var wallSeconds = 0.0
     var senderBehindMax = 0.0
     var childSummary = ""
+    /// The viewers' report (scripts/browser/viewers.py's JSON), with --viewers.
+    var viewerReport = ""
 }
 
 /// Each round's send time (monotonic seconds; NaN until sent), written by the sender before the
@@ -112,7 +125,9 @@ func run(transport: String, options: Options, sitePath: String, site: Site) thro
 
     let process = Process()
     process.executableURL = URL(fileURLWithPath: options.locus)
-    process.arguments = ["stream", "--site", sitePath, "--input", input, "--tick-ms", String(options.tickMilliseconds)]
+    process.arguments = options.serve
+        ? ["serve", "--site", sitePath, "--input", input, "--tick-ms", String(options.tickMilliseconds), "--positions", "-"]
+        : ["stream", "--site", sitePath, "--input", input, "--tick-ms", String(options.tickMilliseconds)]
     let stdout = Pipe(), stderr = Pipe()
     process.standardOutput = stdout
     process.standardError = stderr
@@ -131,7 +146,27 @@ func run(transport: String, options: Options, sitePath: String, site: Site) thro
         while true { let d = errHandle.availableData; if d.isEmpty { break }; errRest.with { $0 += String(decoding: d, as: UTF8.self) } }
     }
     errThread.start()
-    guard errText.hasPrefix("locus stream: ") else { throw NSError(domain: "StreamBench: locus stream did not start: \(errText)", code: 1) }
+    guard errText.hasPrefix("locus stream: ") || errText.hasPrefix("locus serve: ") else {
+        throw NSError(domain: "StreamBench: locus did not start: \(errText)", code: 1)
+    }
+    // The first line names the input (`udp://127.0.0.1:PORT`) and, for serve, the page's URL.
+    func port(after scheme: String) -> UInt16? {
+        guard let r = errText.range(of: scheme) else { return nil }
+        let rest = errText[r.upperBound...].prefix { $0 != " " && $0 != "/" && $0 != "\n" }
+        return rest.split(separator: ":").last.flatMap { UInt16($0) }
+    }
+    var viewers: Process? = nil
+    let viewerOut = Pipe()
+    if options.viewers > 0, let http = port(after: "http://") {
+        let v = Process()
+        v.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        v.arguments = ["python3", "scripts/browser/viewers.py", "--url", "http://127.0.0.1:\(http)/", "--count", String(options.viewers),
+                       "--seconds", String(options.seconds + 1)]
+        v.standardOutput = viewerOut
+        try v.run()
+        viewers = v
+        Thread.sleep(forTimeInterval: 3)  // the pages load and open their feeds before the load starts
+    }
 
     let roundsPerTag = Int(options.seconds * 4)
     let tagCount = options.tags
@@ -180,7 +215,7 @@ func run(transport: String, options: Options, sitePath: String, site: Site) thro
     reader.start()
 
     // Sender: rounds in real time, one datagram / message per round.
-    let udp: UDPSender? = transport == "udp" ? try UDPSender(host: "127.0.0.1", port: UInt16(errText.split(separator: ":").last!.split(separator: " ").first!)!) : nil
+    let udp: UDPSender? = transport == "udp" ? try UDPSender(host: "127.0.0.1", port: port(after: "udp://")!) : nil
     let mqtt: MQTTClient? = transport == "mqtt" ? try MQTTClient(configuration: .standard(clientID: "stream-bench"), log: { _ in }) : nil
     if let mqtt { try mqtt.connect(host: "127.0.0.1", port: broker!.port) }
     var payload: [UInt8] = []
@@ -257,6 +292,11 @@ func run(transport: String, options: Options, sitePath: String, site: Site) thro
     let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
     let ticks = fields.count > 13 ? (Double(fields[11]) ?? 0) + (Double(fields[12]) ?? 0) : 0
     outcome.childCPUSeconds = ticks / Double(sysconf(Int32(_SC_CLK_TCK)))
+    if let viewers {
+        viewers.waitUntilExit()
+        outcome.viewerReport = String(decoding: viewerOut.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            .trimmingCharacters(in: .whitespacesAndNewlines)
+    }
     process.interrupt()  // SIGINT: drain
     process.waitUntilExit()
     reader.cancel()
@@ -290,9 +330,11 @@ for transport in options.transports {
     func q(_ p: Double) -> Double { o.latencies.isEmpty ? .nan : o.latencies[min(o.latencies.count - 1, Int(p * Double(o.latencies.count)))] * 1000 }
     let cpu = o.childCPUSeconds
     let missing = o.measuredRounds - o.measuredFixes
-    let key = options.batchMilliseconds > 0 ? "\(o.transport)_batch\(Int(options.batchMilliseconds))ms" : o.transport
+    var key = options.batchMilliseconds > 0 ? "\(o.transport)_batch\(Int(options.batchMilliseconds))ms" : o.transport
+    if options.serve { key = "serve_\(key)_viewers\(options.viewers)" }
     print(String(format: "{\"bench\":\"stream_%@\",\"batch_ms\":%g,\"transport\":\"%@\",\"tags\":%d,\"seconds\":%.0f,\"rounds\":%d,\"fixes\":%d,\"measured_rounds\":%d,\"measured_fixes\":%d,\"missing\":%d,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,\"locus_cpu_s\":%.2f,\"locus_cpu_per_s\":%.3f,\"sender_behind_max_ms\":%.2f}",
                  key, options.batchMilliseconds, o.transport, options.tags, options.seconds, o.rounds, o.fixes, o.measuredRounds, o.measuredFixes, missing,
                  q(0.5), q(0.99), o.latencies.last.map { $0 * 1000 } ?? .nan, cpu, cpu / max(o.wallSeconds, 1e-9), o.senderBehindMax * 1000))
-    FileHandle.standardError.write(Data(("# locus stream said: " + o.childSummary.replacingOccurrences(of: "\n", with: " | ") + "\n").utf8))
+    if !o.viewerReport.isEmpty { print("{\"bench\":\"stream_\(key)_pages\",\"pages\":\(o.viewerReport)}") }
+    FileHandle.standardError.write(Data(("# locus said: " + o.childSummary.replacingOccurrences(of: "\n", with: " | ") + "\n").utf8))
 }

@@ -4,6 +4,7 @@ import Glibc
 import Locus
 import LocusCore
 import LocusIO
+import LocusServe
 
 /// `locus stream`'s engine side: rows arrive as bytes from any input — a standard-input chunk of whole
 /// lines, a UDP datagram, an MQTT payload —, are decoded, checked and fed to one `PositioningEngine`,
@@ -50,6 +51,8 @@ struct LiveStream {
     private(set) var rows = 0
     /// The stream's clock: arrivals, the latest accepted data time, the future-time check.
     private(set) var clock: StreamClock
+    /// When each locator was last heard (`locus serve` only; nil for `locus stream`).
+    var hearing: LocatorHearing?
 
     /// A CSV reader and its ids resolved against the engine (`LiveRouting`: checked against the
     /// engine's evictions, which hand indices to new ids); both forget their ids when they pile up
@@ -73,11 +76,20 @@ struct LiveStream {
 
         /// Feeds `rows` (read by `read`) to the engine; then forgets the ids past `idCap`. Returns
         /// the latest finite row time (−∞ with none).
-        mutating func feed(_ rows: [TraceRow], driver: inout EngineDriver, site: Site, idCap: Int) -> Double {
+        mutating func feed(_ rows: [TraceRow], driver: inout EngineDriver, site: Site, idCap: Int,
+                           hearing: inout LocatorHearing?) -> Double {
             var latest = -Double.infinity
             for r in rows {
                 routing.feed(r, parser: parser, driver: &driver, site: site)
                 if r.timeSeconds > latest, r.timeSeconds.isFinite { latest = r.timeSeconds }
+            }
+            if hearing != nil {
+                for r in rows {
+                    let floor = r.floorIndex >= 0 ? site.floorIndex(of: parser.floors[Int(r.floorIndex)])?.rawValue ?? -1
+                                                  : driver.engine.defaultFloor.rawValue
+                    hearing!.hear(floor: floor, address: r.locator, at: r.timeSeconds)
+                    if r.isDifference { hearing!.hear(floor: floor, address: r.reference, at: r.timeSeconds) }
+                }
             }
             if parser.tags.count + parser.floors.count > idCap {
                 parser.forgetIDs()
@@ -140,15 +152,15 @@ struct LiveStream {
     /// for the next call).
     mutating func ingestCSVLines(_ bytes: UnsafeBufferPointer<UInt8>) {
         guard headed != nil else { return }
-        clock.beginBatch(arrivedAt: StreamCommand.monotonicSeconds())
+        beginBatch()
         rows += headed!.read(bytes, into: &scratch, clock: clock)
-        clock.accept(headed!.feed(scratch, driver: &driver, site: site, idCap: idCap))
+        clock.accept(headed!.feed(scratch, driver: &driver, site: site, idCap: idCap, hearing: &hearing))
     }
 
     /// One datagram or message: JSON (an object or an array of objects) or, when `allowsCSV` (a
     /// datagram), headerless CSV rows. `receivedSeconds` stands for a JSON row's missing `t`.
     mutating func ingestMessage(_ bytes: UnsafeBufferPointer<UInt8>, receivedSeconds: Double, allowsCSV: Bool) {
-        clock.beginBatch(arrivedAt: StreamCommand.monotonicSeconds())
+        beginBatch()
         guard let json = Self.looksLikeJSON(bytes) else { noteMalformed("an empty message"); return }
         if json {
             ingestJSON(bytes, receivedSeconds: receivedSeconds)
@@ -167,14 +179,14 @@ struct LiveStream {
             } else {
                 rows += (Array(bytes) + [0x0A]).withUnsafeBufferPointer { read($0) }
             }
-            clock.accept(commas >= 4 ? headerless.feed(scratch, driver: &driver, site: site, idCap: idCap)
-                                   : headerlessWithoutFloor.feed(scratch, driver: &driver, site: site, idCap: idCap))
+            clock.accept(commas >= 4 ? headerless.feed(scratch, driver: &driver, site: site, idCap: idCap, hearing: &hearing)
+                                   : headerlessWithoutFloor.feed(scratch, driver: &driver, site: site, idCap: idCap, hearing: &hearing))
         }
     }
 
     /// JSON Lines from standard input: each non-blank line is a message.
     mutating func ingestJSONLines(_ bytes: UnsafeBufferPointer<UInt8>, receivedSeconds: Double) {
-        clock.beginBatch(arrivedAt: StreamCommand.monotonicSeconds())
+        beginBatch()
         var start = 0
         for i in 0..<bytes.count where bytes[i] == 0x0A {
             if i > start { ingestJSON(UnsafeBufferPointer(rebasing: bytes[start..<i]), receivedSeconds: receivedSeconds) }
@@ -229,6 +241,7 @@ struct LiveStream {
             driver.ingest(RangeMeasurement(timeSeconds: t, tag: tagID.map { TagID($0) } ?? .single, locator: LocatorAddress(locator),
                                            rangeMeters: range, floor: floorID.map { FloorID($0) }),
                           line: line)
+            hear(floorID, locator, t)
             clock.accept(t)
         case .useDifference(let t, let tagID, let floorID, let reference, let locator, let difference):
             if clock.isFuture(t, hasTime: fields.namesTime) { decodeSkips.record(.futureTime, line: line); return }
@@ -236,8 +249,32 @@ struct LiveStream {
                                           locator: LocatorAddress(locator), differenceMeters: difference,
                                           floor: floorID.map { FloorID($0) }),
                           line: line)
+            hear(floorID, locator, t)
+            hear(floorID, reference, t)
             clock.accept(t)
         }
+    }
+
+    /// Stamps a batch with its monotonic arrival (`StreamClock`), and keeps the first arrival since
+    /// the last `takeArrival()` (`locus serve`'s latency).
+    private mutating func beginBatch() {
+        let now = StreamCommand.monotonicSeconds()
+        clock.beginBatch(arrivedAt: now)
+        if firstArrival == nil { firstArrival = now }
+    }
+    private var firstArrival: Double?
+
+    /// The monotonic arrival of the first batch since the previous call, if any came.
+    mutating func takeArrival() -> Double? {
+        defer { firstArrival = nil }
+        return firstArrival
+    }
+
+    /// Notes a JSON row's locator as heard (`locus serve`).
+    private mutating func hear(_ floorID: String?, _ locator: UInt16, _ t: Double) {
+        guard hearing != nil else { return }
+        let floor = floorID.map { site.floorIndex(of: FloorID($0))?.rawValue ?? -1 } ?? engine.defaultFloor.rawValue
+        hearing!.hear(floor: floor, address: locator, at: t)
     }
 
     // MARK: clock and end
@@ -255,9 +292,14 @@ struct LiveStream {
 
     /// Hands what the engine released to `outputs`, interleaved in time order.
     mutating func drain(into outputs: inout StreamOutputs) throws(LocusError) {
-        let fixes = driver.drainFixes()
-        let events = driver.drainEvents()
+        let (fixes, events) = drain()
         guard !fixes.isEmpty || !events.isEmpty else { return }
         try outputs.write(fixes: fixes, events: events)
+    }
+
+    /// What the engine released since the last drain: fixes in (time, tag) order, events in SPEC
+    /// §4.7 order.
+    mutating func drain() -> (fixes: [PositionFix], events: [ZoneEvent]) {
+        (driver.drainFixes(), driver.drainEvents())
     }
 }

@@ -8,6 +8,7 @@ package enum LocusTool {
     static let commands: [any LocusCommand.Type] = [
         ReplayCommand.self,
         StreamCommand.self,
+        ServeCommand.self,
         ZonesCommand.self,
         SimulateCommand.self,
         CalibrateCommand.self,

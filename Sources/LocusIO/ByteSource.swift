@@ -68,7 +68,7 @@ package final class ByteSource: @unchecked Sendable {
 
     /// Reads up to `buffer.count` bytes (plain, or inflated); 0 at the end of the input.
     /// - Throws: `E5001` on a read error; `E5004` for corrupt or truncated gzip data.
-    func read(into buffer: UnsafeMutableRawBufferPointer) throws(LocusError) -> Int {
+    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(LocusError) -> Int {
         guard buffer.count > 0 else { return 0 }
         if !sniffed {
             sniffed = true

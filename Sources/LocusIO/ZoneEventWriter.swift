@@ -14,7 +14,7 @@ package struct ZoneEventWriter {
     package mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
 
     /// The JSON object of one event.
-    static func json(_ e: ZoneEvent) -> JSONValue {
+    package static func json(_ e: ZoneEvent) -> JSONValue {
         var members: [(String, JSONValue)] = [
             ("t", .number(e.timeSeconds, .fixed(3))),
             ("tag", .string(e.tag.rawValue)),

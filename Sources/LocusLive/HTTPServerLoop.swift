@@ -300,6 +300,8 @@ final class HTTPServerLoop {
             }
             if client.pendingBytes > 0 && now - client.lastProgress >= configuration.stallSeconds {
                 counters.stalledClosed += 1
+                // A viewer let go misses every message it had not been sent: counted as dropped.
+                if client.phase == .viewing { counters.messagesDropped += max(0, feed.newestID - client.nextID + 1) }
                 close(client)
             }
         }

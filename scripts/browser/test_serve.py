@@ -60,7 +60,7 @@ def start_server(args):
 
     threading.Thread(target=drain, daemon=True).start()
     deadline = time.monotonic() + SLOW
-    pattern = re.compile(r"locus serve: (http://127\.0\.0\.1:\d+/)")
+    pattern = re.compile(r"locus serve: .*(http://127\.0\.0\.1:\d+/)")
     try:
         while True:
             left = deadline - time.monotonic()

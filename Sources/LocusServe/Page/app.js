@@ -285,9 +285,12 @@
   }
   function drawOverlay(i, g) {
     layers.hdop.textContent = "";
-    const nx = g.nx | 0, ny = g.ny | 0, step = num(g.step), x0 = num(g.x0), y0 = num(g.y0);
+    if (typeof g.error === "string") { setNotice("HDOP map not available: " + g.error); return; }
+    // Cells of stepX × stepY metres (centres x0 + i·stepX, y0 + j·stepY; j from the bottom).
+    const nx = g.nx | 0, ny = g.ny | 0, x0 = num(g.x0), y0 = num(g.y0);
+    const sx = num(g.stepX !== undefined ? g.stepX : g.step), sy = num(g.stepY !== undefined ? g.stepY : g.step);
     const h = Array.isArray(g.hdop) ? g.hdop : [];
-    if (!(nx > 0 && ny > 0 && step > 0 && nx * ny <= 4e6)) return;
+    if (!(nx > 0 && ny > 0 && sx > 0 && sy > 0 && nx * ny <= 4e6)) return;
     const cv = document.createElement("canvas"); cv.width = nx; cv.height = ny;
     const cx = cv.getContext("2d"), img = cx.createImageData(nx, ny);
     let cells = 0;
@@ -300,7 +303,7 @@
     cx.putImageData(img, 0, 0);
     el("image", {
       class: "hdop", href: cv.toDataURL("image/png"), preserveAspectRatio: "none", "data-floor": S.floors[i]._id, "data-cells": String(cells),
-      x: x0 - step / 2, y: -(y0 - step / 2 + ny * step), width: nx * step, height: ny * step,
+      x: x0 - sx / 2, y: -(y0 - sy / 2 + ny * sy), width: nx * sx, height: ny * sy,
     }, layers.hdop);
   }
   function loadOverlay() {

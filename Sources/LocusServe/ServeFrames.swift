@@ -1,0 +1,103 @@
+import LocusCore
+import LocusIO
+
+/// The feed's `frame` and `end` messages (docs/serve.md): what the engine released, gathered between
+/// two frames and written as one line of JSON.
+///
+/// A fix: `{"t", "tag", "floor", "x", "y", "z", "r95"}` (seconds to ms, metres to mm; `r95` the
+/// radius of the 95 % horizontal circle, `PositionFix.horizontalAccuracy95Meters`), with truth the
+/// truth at the fix's time (`GroundTruth`, linear in time, shifted by `truthShiftSeconds`) as
+/// `"truth": [x, y]` and the horizontal error `"err"`. An event: SPEC §3's object
+/// (`ZoneEventWriter.json`), the zones with `callInout: false` adding `"silent": true` to their
+/// enter and exit — the command runs the engine with every zone's `callInout` on, so that occupancy
+/// can be drawn for every zone, and marks here the events a user of `locus replay` is not sent.
+package struct ServeFrames {
+    private var fixes: [PositionFix] = []
+    private var events: [ZoneEvent] = []
+    private let truth: GroundTruth?
+    private let truthShiftSeconds: Double
+    /// (floor, zone) whose enter and exit are silent.
+    private let silentZones: Set<ZoneKey>
+    private struct ZoneKey: Hashable { var floor: FloorID; var zone: ZoneID }
+    private let writer = JSONWriter(style: .compact)
+
+    /// Fixes and events gathered since the last frame.
+    package var pendingCount: Int { fixes.count + events.count }
+
+    /// `site` as configured by the user (its `callInout` flags say which events are silent).
+    package init(site: Site, truth: GroundTruth?, truthShiftSeconds: Double = 0) {
+        self.truth = truth
+        self.truthShiftSeconds = truthShiftSeconds
+        var silent = Set<ZoneKey>()
+        for f in site.floors { for z in f.zones where !z.rules.callInout { silent.insert(ZoneKey(floor: f.id, zone: z.id)) } }
+        silentZones = silent
+    }
+
+    /// `site` with every zone's `callInout` on: what the engine judges with (see the type's note).
+    package static func judgedSite(_ site: Site) -> Site {
+        var judged = site
+        for f in judged.floors.indices { for z in judged.floors[f].zones.indices { judged.floors[f].zones[z].rules.callInout = true } }
+        return judged
+    }
+
+    /// Gathers a batch the engine released (fixes in time order, events in SPEC §4.7 order).
+    package mutating func add(fixes released: [PositionFix], events releasedEvents: [ZoneEvent]) {
+        fixes.append(contentsOf: released)
+        events.append(contentsOf: releasedEvents)
+    }
+
+    /// The `frame` message of everything gathered and of `heard`, or nil when there is nothing;
+    /// forgets what it wrote.
+    package mutating func frame(heard: [(floor: FloorID, address: LocatorAddress, timeSeconds: Double)], clockSeconds: Double) -> [UInt8]? {
+        guard !fixes.isEmpty || !events.isEmpty || !heard.isEmpty else { return nil }
+        defer {
+            fixes.removeAll(keepingCapacity: true)
+            events.removeAll(keepingCapacity: true)
+        }
+        let value: JSONValue = .object([
+            ("type", .string("frame")),
+            ("clock", Self.time(clockSeconds)),
+            ("fixes", .array(fixes.map(fixJSON))),
+            ("events", .array(events.map(eventJSON))),
+            ("heard", .array(heard.map { h in
+                .object([("floor", .string(h.floor.rawValue)), ("address", .string(h.address.description)),
+                         ("t", Self.time(h.timeSeconds))])
+            })),
+        ])
+        return Array(writer.string(value).utf8)
+    }
+
+    /// The `end` message: the replay's trace is finished and everything released.
+    package func end(clockSeconds: Double) -> [UInt8] {
+        Array(writer.string(.object([("type", .string("end")), ("clock", Self.time(clockSeconds))])).utf8)
+    }
+
+    private func fixJSON(_ f: PositionFix) -> JSONValue {
+        var members: [(String, JSONValue)] = [
+            ("t", Self.time(f.timeSeconds)), ("tag", .string(f.tag.rawValue)), ("floor", .string(f.floor.rawValue)),
+            ("x", .number(f.position.x, .fixed(3))), ("y", .number(f.position.y, .fixed(3))), ("z", .number(f.position.z, .fixed(3))),
+            ("r95", .number(f.horizontalAccuracy95Meters, .fixed(3))),
+        ]
+        if let p = truth?.position(tag: f.tag, at: f.timeSeconds + truthShiftSeconds) {
+            let dx = f.position.x - p.x, dy = f.position.y - p.y
+            members.append(("truth", .array([.number(p.x, .fixed(3)), .number(p.y, .fixed(3))])))
+            members.append(("err", .number((dx * dx + dy * dy).squareRoot(), .fixed(3))))
+        }
+        return .object(members)
+    }
+
+    /// True for the enter and exit of a zone with `callInout: false`: judged for occupancy, not an
+    /// event `locus replay` writes.
+    package func isSilent(_ e: ZoneEvent) -> Bool {
+        e.kind != .dwell && !silentZones.isEmpty && silentZones.contains(ZoneKey(floor: e.floor, zone: e.zone))
+    }
+
+    private func eventJSON(_ e: ZoneEvent) -> JSONValue {
+        let value = ZoneEventWriter.json(e)
+        guard isSilent(e), let members = value.members else { return value }
+        return .object(members.map { ($0.key, $0.value) } + [("silent", .bool(true))])
+    }
+
+    /// A time in seconds to ms (a non-finite clock, before the first row, as null).
+    static func time(_ t: Double) -> JSONValue { t.isFinite ? .number(t, .fixed(3)) : .null }
+}

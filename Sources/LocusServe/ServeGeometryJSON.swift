@@ -1,0 +1,35 @@
+import LocusCore
+import LocusIO
+import LocusSolvers
+
+/// `/api/geometry/<floor index>`: a floor's HDOP map for the page's accuracy overlay, the cells of
+/// `locus geometry` (`GeometryReport`, range measurements, the standard options).
+///
+/// `{"floor": "1F", "x0": 0.25, "y0": 0.25, "stepX": 0.5, "stepY": 0.5, "nx": 80, "ny": 50,
+/// "sigmaM": 0.1, "hdop": [1.21, …, null, …]}`: cell centres at `x0 + i·stepX`, `y0 + j·stepY`
+/// (metres), `hdop` row-major with `j` (y, from the bottom) outer; `null` where fewer locators are in
+/// reach than a fix needs. Position σ ≈ HDOP · `sigmaM`; the 95 % horizontal radius ≈ 2.45 · that.
+package enum ServeGeometryJSON {
+    /// The bytes for `floor`, or a JSON object `{"floor": …, "error": "…"}` when the floor has no map
+    /// (no extent, too many cells): the page shows the reason instead of an overlay.
+    package static func bytes(floor: Floor, sigmaMeters: Double) -> [UInt8] {
+        let value: JSONValue
+        do {
+            let report = try GeometryReport(floor: floor)
+            let g = report.grid
+            value = .object([
+                ("floor", .string(floor.id.rawValue)),
+                ("x0", .number(g.originX + g.cellWidthMeters / 2, .fixed(4))),
+                ("y0", .number(g.originY + g.cellHeightMeters / 2, .fixed(4))),
+                ("stepX", .number(g.cellWidthMeters, .fixed(4))),
+                ("stepY", .number(g.cellHeightMeters, .fixed(4))),
+                ("nx", .integer(g.columns)), ("ny", .integer(g.rows)),
+                ("sigmaM", .number(sigmaMeters, .shortest)),
+                ("hdop", .array(report.cells.map { c in c.hdop.map { $0.isFinite ? .number($0, .fixed(3)) : .null } ?? .null })),
+            ])
+        } catch {
+            value = .object([("floor", .string(floor.id.rawValue)), ("error", .string(error.message))])
+        }
+        return Array(JSONWriter(style: .compact).string(value).utf8)
+    }
+}
