@@ -107,7 +107,7 @@ package struct JSONWriter: Sendable {
     }
 
     /// Appends `text` as a JSON string literal with the escapes listed on the type.
-    static func appendEscaped(_ text: String, to out: inout [UInt8]) {
+    package static func appendEscaped(_ text: String, to out: inout [UInt8]) {
         out.append(UInt8(ascii: "\""))
         for byte in text.utf8 {
             switch byte {

@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+"""Viewers of a running `locus serve` for a benchmark (StreamBench --viewers, issue #43).
+
+    viewers.py --url http://127.0.0.1:PORT/ --count 5 --seconds 30 [--mode page|feed]
+
+--mode page (default): COUNT headless Chromium processes (scripts/browser/cdp.py), one page each (a
+background tab would have its animation frames throttled, a separate browser is a separate viewer),
+sampled once a second: the page's frames per second (renders in the last second), its long frames
+(gaps over 50 ms between animation frames while busy) and the tags drawn.
+--mode feed: COUNT plain SSE readers on /feed that read and parse every message but draw nothing
+(the server's cost per viewer without a browser's CPU on the same machine).
+
+Prints one JSON object on stdout: per viewer and their medians.
+"""
+import argparse
+import json
+import os
+import socket
+import statistics
+import sys
+import threading
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+def pages(url, count, seconds):
+    from cdp import Browser
+    browsers, views = [], []
+    try:
+        for _ in range(count):
+            b = Browser()
+            browsers.append(b)
+            p = b.new_page()
+            p.navigate(url)
+            p.evaluate("window.locusView.ready", await_promise=True, timeout=60)
+            views.append(p)
+        print("viewers ready", file=sys.stderr, flush=True)
+        samples = [[] for _ in views]
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            time.sleep(1)
+            for i, p in enumerate(views):
+                try:
+                    samples[i].append(p.evaluate("window.locusView.stats()"))
+                except Exception as e:  # a page that stopped answering is part of the result
+                    samples[i].append({"error": str(e)})
+        out = []
+        for s in samples:
+            ok = [x for x in s if "error" not in x]
+            fps = [x["fps"] for x in ok[2:]] or [0]  # the first seconds load the history
+            out.append({"fps_median": statistics.median(fps), "fps_min": min(fps),
+                        "long_frames": ok[-1]["longFrames"] if ok else None,
+                        "frames_rendered": ok[-1]["framesRendered"] if ok else None,
+                        "render_ms_last": round(ok[-1]["renderMs"], 2) if ok else None,
+                        "tags": ok[-1]["tags"] if ok else None, "errors": len(s) - len(ok)})
+        return out
+    finally:
+        for b in browsers:
+            b.close()
+
+
+def feeds(url, count, seconds):
+    host, port = url.split("//")[1].rstrip("/").split(":")
+    results = [None] * count
+
+    def reader(i):
+        s = socket.create_connection((host, int(port)), timeout=10)
+        s.sendall(f"GET /feed HTTP/1.1\r\nHost: {host}:{port}\r\nAccept: text/event-stream\r\n\r\n".encode())
+        end = time.monotonic() + seconds
+        buf, messages, nbytes, gaps, fixes = b"", 0, 0, 0, 0
+        s.settimeout(1)
+        while time.monotonic() < end:
+            try:
+                d = s.recv(1 << 16)
+            except socket.timeout:
+                continue
+            if not d:
+                break
+            nbytes += len(d)
+            buf += d
+            *blocks, buf = buf.split(b"\n\n")
+            for block in blocks:
+                for line in block.split(b"\n"):
+                    if line.startswith(b"data: "):
+                        m = json.loads(line[6:])
+                        messages += 1
+                        gaps += m.get("type") == "gap"
+                        fixes += len(m.get("fixes", ()))
+        s.close()
+        results[i] = {"messages": messages, "bytes": nbytes, "gaps": gaps, "fixes": fixes}
+
+    threads = [threading.Thread(target=reader, args=(i,)) for i in range(count)]
+    for t in threads:
+        t.start()
+    print("viewers ready", file=sys.stderr, flush=True)
+    for t in threads:
+        t.join()
+    return results
+
+
+def main():
+    a = argparse.ArgumentParser()
+    a.add_argument("--url", required=True)
+    a.add_argument("--count", type=int, default=5)
+    a.add_argument("--seconds", type=float, default=30)
+    a.add_argument("--mode", choices=["page", "feed"], default="page")
+    o = a.parse_args()
+    if o.mode == "page":
+        per = pages(o.url, o.count, o.seconds)
+        summary = {"mode": "page", "viewers": per,
+                   "fps_median": statistics.median([v["fps_median"] for v in per]),
+                   "long_frames_total": sum(v["long_frames"] or 0 for v in per)}
+    else:
+        per = feeds(o.url, o.count, o.seconds)
+        summary = {"mode": "feed", "viewers": per, "gaps_total": sum(v["gaps"] for v in per)}
+    print(json.dumps(summary))
+
+
+if __name__ == "__main__":
+    main()
