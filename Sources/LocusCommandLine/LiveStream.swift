@@ -60,6 +60,8 @@ struct LiveStream {
     private struct CSVRows {
         var parser: TraceRowParser
         var routing = LiveRouting()
+        /// Per reader floor: the site's floor index (−1: none), for `hearing`.
+        var hearingFloors: [Int] = []
 
         /// Parses whole lines into `rows` (tag and floor indices the parser's), rows from the future
         /// (`StreamClock`) skipped by the parser; returns the data rows met (kept or skipped).
@@ -85,8 +87,12 @@ struct LiveStream {
             }
             if hearing != nil {
                 for r in rows {
-                    let floor = r.floorIndex >= 0 ? site.floorIndex(of: parser.floors[Int(r.floorIndex)])?.rawValue ?? -1
-                                                  : driver.engine.defaultFloor.rawValue
+                    var floor = driver.engine.defaultFloor.rawValue
+                    if r.floorIndex >= 0 {
+                        let f = Int(r.floorIndex)
+                        while hearingFloors.count <= f { hearingFloors.append(site.floorIndex(of: parser.floors[hearingFloors.count])?.rawValue ?? -1) }
+                        floor = hearingFloors[f]
+                    }
                     hearing!.hear(floor: floor, address: r.locator, at: r.timeSeconds)
                     if r.isDifference { hearing!.hear(floor: floor, address: r.reference, at: r.timeSeconds) }
                 }
@@ -94,6 +100,7 @@ struct LiveStream {
             if parser.tags.count + parser.floors.count > idCap {
                 parser.forgetIDs()
                 routing.forget()
+                hearingFloors = []
             }
             return latest
         }

@@ -1,3 +1,4 @@
+import Locus
 import LocusCore
 
 /// When each locator was last heard — a row naming it (a range, or either end of a range difference)
@@ -6,8 +7,8 @@ import LocusCore
 /// counts them as `unknown_anchor`). `take()` hands over what changed since the previous call, so a
 /// frame carries only the locators heard since the last one.
 package struct LocatorHearing: Sendable {
-    /// Per floor: address → locator index.
-    private let indices: [[UInt16: Int]]
+    /// Per floor: address → locator index (the engine's table).
+    private let indices: [LocatorSlotTable]
     private let addresses: [[LocatorAddress]]
     private let floorIDs: [FloorID]
     /// Per floor, per locator: the latest row time (−∞: never).
@@ -17,11 +18,7 @@ package struct LocatorHearing: Sendable {
     private var marked: [[Bool]]
 
     package init(site: Site) {
-        indices = site.floors.map { f in
-            var table: [UInt16: Int] = [:]
-            for (i, l) in f.locators.enumerated() { table[l.address.rawValue] = i }
-            return table
-        }
+        indices = site.floors.map { LocatorSlotTable(addresses: $0.locators.map(\.address.rawValue)) }
         addresses = site.floors.map { $0.locators.map(\.address) }
         floorIDs = site.floors.map(\.id)
         latest = site.floors.map { Array(repeating: -.infinity, count: $0.locators.count) }
@@ -30,7 +27,7 @@ package struct LocatorHearing: Sendable {
 
     /// A row naming `address` on floor `floor` (the site's index) at time `t` (seconds).
     package mutating func hear(floor: Int, address: UInt16, at t: Double) {
-        guard floor >= 0, floor < indices.count, t.isFinite, let i = indices[floor][address] else { return }
+        guard floor >= 0, floor < indices.count, t.isFinite, let i = indices[floor].slot(of: address) else { return }
         if t > latest[floor][i] { latest[floor][i] = t }
         if !marked[floor][i] {
             marked[floor][i] = true
