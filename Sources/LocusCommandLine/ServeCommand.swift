@@ -227,6 +227,21 @@ enum ServeCommand: LocusCommand {
             }
             publish(now: StreamCommand.monotonicSeconds(), force: false)
         }
+        // Stopped: as locus stream drains — what the input already holds, then every open epoch
+        // solved — so --positions/--events end as stream's would; a replay stopped midway is
+        // finished where it stands.
+        if source != nil {
+            var taken = -1
+            while source!.taken != taken {
+                taken = source!.taken
+                guard try source!.wait(timeoutMilliseconds: 0, into: &stream) else { break }
+            }
+        }
+        if source != nil || (pacer != nil && !replayEnded) {
+            stream.finish()
+            try step()
+            publish(now: StreamCommand.monotonicSeconds(), force: true)
+        }
         source?.close()
         try outputs.close()
         let counters = http.counters

@@ -1,6 +1,7 @@
 import Foundation
 import LocusCore
 @testable import LocusIO
+import LocusLive
 import LocusTestSupport
 import Testing
 
@@ -108,6 +109,46 @@ struct ServeCommandTests {
         #expect(fixes == rows)
         let siteJSON = try JSONParser.parse(Array(try HTTPTestClient.get(port: port, path: "/api/site").body.utf8))
         #expect(siteJSON["mode"]?.stringValue == "live")
+    }
+
+    @Test("live over MQTT through a private broker: the feed's fixes as they come, the malformed message counted in the status; stopped by SIGTERM it drains, --positions/--events are replay's bytes")
+    func liveMQTT() throws {
+        guard MosquittoBroker.isAvailable else { print("skipped: \(MosquittoBroker.unavailableMessage)"); return }
+        let broker = try MosquittoBroker()
+        defer { broker.stop() }
+        let dir = TestPaths.temporaryDirectory()
+        let reference = try StreamingReplayTests.reference(site: Self.site("hall"), trace: Self.trace("hall"))
+        let process = try LiveProcess(["serve", "--site", Self.site("hall"), "--input", broker.uri(topic: "site/ranges"), "--tick-ms", "0",
+                                       "--events", dir + "/e.jsonl", "--positions", dir + "/p.csv"])
+        defer { process.signal(SIGTERM); _ = process.finish() }
+        let port = try Self.port(process)
+        let publisher = try MQTTClient(configuration: .standard(clientID: "serve-pub"), log: { _ in })
+        defer { publisher.close() }
+        try publisher.connect(host: broker.host, port: broker.port)
+        let rows = StreamCommandTests.rows("hall")
+        for start in stride(from: 0, to: rows.count, by: 8) {
+            let round = rows[start..<min(rows.count, start + 8)].map(StreamCommandTests.json).joined(separator: ",")
+            try publisher.publish(topic: "site/ranges", payload: Array(("[" + round + "]").utf8))
+        }
+        try publisher.publish(topic: "site/ranges", payload: Array("not json".utf8))
+        #expect(publisher.waitForAcknowledgements(timeoutMilliseconds: 30_000))
+        let expectedFixes = String(decoding: reference.positions, as: UTF8.self).split(separator: "\n").count - 1
+        var fixes = 0
+        _ = try HTTPTestClient.feed(port: port, until: { message in
+            if message.contains(#""type":"frame""#), let json = try? JSONParser.parse(Array(message.utf8)) {
+                fixes += json["fixes"]?.arrayValue?.count ?? 0
+            }
+            // The last round's fix waits for the next round or the end: all but a few are out.
+            return fixes >= expectedFixes - 4
+        })
+        #expect(process.wait(until: {
+            (try? HTTPTestClient.get(port: port, path: "/api/status").body.contains(#""malformed":1"#)) == true
+        }))
+        process.signal(SIGTERM)
+        #expect(process.finish() == 0, "\(process.err)")
+        // Stopped, it drained as locus stream does: replay's bytes.
+        #expect(TestPaths.bytes(dir + "/e.jsonl") == reference.events)
+        #expect(TestPaths.bytes(dir + "/p.csv") == reference.positions)
     }
 
     @Test("viewers that never read do not hold the engine up: with 5 of them connected and a history of 1 MB, the replay still finishes with replay's events, a new viewer still gets the end, the stalled ones are let go after --viewer-timeout with what they missed counted")
