@@ -1,4 +1,5 @@
 import LocusCore
+import LocusNumerics
 
 /// The shape of a locator layout: principal spreads of the centred coordinates.
 package struct LayoutShape: Sendable, Equatable {
@@ -9,62 +10,30 @@ package struct LayoutShape: Sendable, Equatable {
     /// √(λ_min/λ_max) of the scatter matrix Σ (pᵢ − p̄)(pᵢ − p̄)ᵀ (0 for a perfect line/plane).
     package var spreadRatio: Double
 
-    /// The shape of `points` in the plane (`spatial == false`: x, y only) or in space.
-    /// Eigen-decomposition of the 2×2 (closed form) or 3×3 (cyclic Jacobi) scatter matrix.
-    /// nil for fewer than 2 points or all points coincident.
+    /// The shape of `points` in the plane (`spatial == false`: x, y only) or in space: the
+    /// eigen-decomposition of the 2×2 or 3×3 scatter matrix (`SymmetricEigen`, LAPACK `dsyev`:
+    /// offline work, one implementation). nil for fewer than 2 points or all points coincident.
     package init?(points: [Point3], spatial: Bool) {
         guard points.count >= 2 else { return nil }
-        let n = Double(points.count)
+        let n = Double(points.count), size = spatial ? 3 : 2
         let mx = points.reduce(0) { $0 + $1.x } / n, my = points.reduce(0) { $0 + $1.y } / n
         let mz = spatial ? points.reduce(0) { $0 + $1.z } / n : 0
-        var s = [[Double]](repeating: [0, 0, 0], count: 3)
+        // Σ (pᵢ − p̄)(pᵢ − p̄)ᵀ, column-major size × size.
+        var scatter = [Double](repeating: 0, count: size * size)
         for p in points {
-            let d = [p.x - mx, p.y - my, spatial ? p.z - mz : 0]
-            for r in 0..<3 { for c in 0..<3 { s[r][c] += d[r] * d[c] } }
+            let d = [p.x - mx, p.y - my, p.z - mz]
+            for c in 0..<size { for r in 0..<size { scatter[c * size + r] += d[r] * d[c] } }
         }
-        let (values, vectors) = Self.jacobiEigen(s, size: spatial ? 3 : 2)
-        guard let maxValue = values.max(), maxValue > 0,
-              let minIndex = values.indices.min(by: { values[$0] < values[$1] }) else { return nil }
-        let u = Vector3(x: vectors[0][minIndex], y: vectors[1][minIndex], z: spatial ? vectors[2][minIndex] : 0)
+        // Eigenvalues ascending: the first is the least spread, its vector the minor axis.
+        guard let eigen = try? SymmetricEigen(scatter, size: size), let largest = eigen.values.last, largest > 0 else { return nil }
+        var u = Vector3(x: eigen.vectors[0], y: eigen.vectors[1], z: spatial ? eigen.vectors[2] : 0)
+        // A direction has two signs: the one whose largest component is positive (messages print it).
+        let components = [u.x, u.y, u.z]
+        if let big = components.max(by: { abs($0) < abs($1) }), big < 0 { u = Vector3(x: -u.x, y: -u.y, z: -u.z) }
         let projections = points.map { $0.x * u.x + $0.y * u.y + $0.z * u.z }
         minorAxis = u
         thicknessMeters = (projections.max() ?? 0) - (projections.min() ?? 0)
-        spreadRatio = (max(0, values[minIndex]) / maxValue).squareRoot()
-    }
-
-    /// Eigenvalues and eigenvectors (columns) of the leading `size`×`size` block of symmetric `a`
-    /// by cyclic Jacobi rotations (converges quadratically; 20 sweeps is far more than enough).
-    static func jacobiEigen(_ input: [[Double]], size: Int) -> ([Double], [[Double]]) {
-        var a = input
-        var v: [[Double]] = [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
-        for _ in 0..<20 {
-            var off = 0.0
-            for p in 0..<size { for q in (p + 1)..<max(p + 1, size) { off += a[p][q] * a[p][q] } }
-            if off < 1e-30 { break }
-            for p in 0..<size {
-                for q in (p + 1)..<max(p + 1, size) where a[p][q] != 0 {
-                    let theta = (a[q][q] - a[p][p]) / (2 * a[p][q])
-                    let t = (theta >= 0 ? 1 : -1) / (abs(theta) + (theta * theta + 1).squareRoot())
-                    let c = 1 / (t * t + 1).squareRoot(), s = t * c
-                    for k in 0..<size {
-                        let akp = a[k][p], akq = a[k][q]
-                        a[k][p] = c * akp - s * akq
-                        a[k][q] = s * akp + c * akq
-                    }
-                    for k in 0..<size {
-                        let apk = a[p][k], aqk = a[q][k]
-                        a[p][k] = c * apk - s * aqk
-                        a[q][k] = s * apk + c * aqk
-                    }
-                    for k in 0..<size {
-                        let vkp = v[k][p], vkq = v[k][q]
-                        v[k][p] = c * vkp - s * vkq
-                        v[k][q] = s * vkp + c * vkq
-                    }
-                }
-            }
-        }
-        return ((0..<size).map { a[$0][$0] }, v)
+        spreadRatio = (max(0, eigen.values[0]) / largest).squareRoot()
     }
 }
 
