@@ -153,7 +153,7 @@ package final class HTTPServer: Sendable {
                 throw LocusError(.usage, "the content type of '\(path)' holds a control character")
             }
         }
-        var address = try IPv4Address.socketAddress(host: configuration.host, port: configuration.port)
+        let address = try IPv4Address.socketAddress(host: configuration.host, port: configuration.port)
         let hostOrder = UInt32(bigEndian: address.sin_addr.s_addr)
         listensOnEveryInterface = hostOrder == 0
         listensOnLoopback = hostOrder >> 24 == 127
@@ -164,18 +164,11 @@ package final class HTTPServer: Sendable {
         }
         var one: Int32 = 1
         setsockopt(listener, SOL_SOCKET, SO_REUSEADDR, &one, socklen_t(MemoryLayout<Int32>.size))
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard bound == 0, listen(listener, 128) == 0 else {
+        let boundPort = try IPv4Address.bind(listener, to: address, naming: uri)
+        guard listen(listener, 128) == 0 else {
             let reason = IPv4Address.errnoText()
             _ = Glibc.close(listener)
             throw LocusError(.networkUnavailable, "cannot listen on \(uri): \(reason)")
-        }
-        var local = sockaddr_in()
-        var localSize = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(listener, $0, &localSize) }
         }
         var pair: [Int32] = [-1, -1]
         guard socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0, &pair) == 0 else {
@@ -183,7 +176,7 @@ package final class HTTPServer: Sendable {
             _ = Glibc.close(listener)
             throw LocusError(.networkUnavailable, "cannot create the wake-up socket of \(uri): \(reason)")
         }
-        port = UInt16(bigEndian: local.sin_port)
+        port = boundPort
         host = configuration.host
         wakeDescriptors = (pair[0], pair[1])
         shared = ConditionLock(Shared())

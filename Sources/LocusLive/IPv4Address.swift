@@ -26,6 +26,26 @@ enum IPv4Address {
         return address
     }
 
+    /// Binds `descriptor` to `address` and returns the local port it got (the chosen one for port 0).
+    /// On failure the descriptor is closed and `E5008` names `uri` and `errno`'s text.
+    static func bind(_ descriptor: Int32, to address: sockaddr_in, naming uri: String) throws(LocusError) -> UInt16 {
+        var address = address
+        let bound = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { Glibc.bind(descriptor, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+        }
+        guard bound == 0 else {
+            let reason = errnoText()
+            _ = Glibc.close(descriptor)
+            throw LocusError(.networkUnavailable, "cannot bind \(uri): \(reason)")
+        }
+        var local = sockaddr_in()
+        var localSize = socklen_t(MemoryLayout<sockaddr_in>.size)
+        _ = withUnsafeMutablePointer(to: &local) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(descriptor, $0, &localSize) }
+        }
+        return UInt16(bigEndian: local.sin_port)
+    }
+
     /// The text of `errno` (`strerror`).
     static func errnoText(_ code: Int32 = errno) -> String {
         String(cString: strerror(code))

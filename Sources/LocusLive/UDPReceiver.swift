@@ -56,7 +56,7 @@ package final class UDPReceiver {
     package init(host: String = "127.0.0.1", port: UInt16,
                  requestedReceiveBufferBytes: Int = UDPReceiver.standardReceiveBufferBytes) throws(LocusError) {
         let uri = "udp://\(host):\(port)"
-        var address = try IPv4Address.socketAddress(host: host, port: port)
+        let address = try IPv4Address.socketAddress(host: host, port: port)
         listensOnEveryInterface = address.sin_addr.s_addr == 0
         let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else {
@@ -74,24 +74,10 @@ package final class UDPReceiver {
                 getsockopt(fd, SOL_SOCKET, SO_RCVBUF, &granted, &grantedSize)
             }
         }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size))
-            }
-        }
-        guard bound == 0 else {
-            let reason = IPv4Address.errnoText()
-            _ = Glibc.close(fd)
-            throw LocusError(.networkUnavailable, "cannot bind \(uri): \(reason)")
-        }
-        var local = sockaddr_in()
-        var localSize = socklen_t(MemoryLayout<sockaddr_in>.size)
-        _ = withUnsafeMutablePointer(to: &local) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &localSize) }
-        }
+        let port = try IPv4Address.bind(fd, to: address, naming: uri)
         self.descriptor = fd
         self.host = host
-        self.port = UInt16(bigEndian: local.sin_port)
+        self.port = port
         self.receiveBufferBytes = Int(granted)
     }
 
