@@ -12,7 +12,7 @@
 //   swift build -c release --product locus --product StreamBench
 //   .build/release/StreamBench [--transport udp|mqtt|both] [--tags 10000] [--seconds 30] [--warmup 5]
 //                              [--locus .build/release/locus] [--tick-ms 100] [--smoke]
-//                              [--serve [--viewers N]]
+//                              [--serve [--viewers N [--viewer-mode page|feed]]]
 //
 // `--serve` runs `locus serve --input … --positions -` in place of `locus stream` (the same engine,
 // plus the feed and its HTTP server), and `--viewers N` opens N pages of it in one headless Chromium
@@ -41,6 +41,8 @@ struct Options {
     /// `locus serve` in place of `locus stream`, and the browser pages watching it.
     var serve = false
     var viewers = 0
+    /// `page`: headless Chromium pages; `feed`: plain SSE readers (scripts/browser/viewers.py).
+    var viewerMode = "page"
 
     init(_ arguments: [String]) {
         var i = 1
@@ -56,6 +58,7 @@ struct Options {
             case "--batch-ms": batchMilliseconds = Double(value()) ?? batchMilliseconds
             case "--serve": serve = true
             case "--viewers": viewers = Int(value()) ?? viewers; serve = true
+            case "--viewer-mode": viewerMode = value()
             default: break
             }
             i += 1
@@ -161,11 +164,19 @@ func run(transport: String, options: Options, sitePath: String, site: Site) thro
         let v = Process()
         v.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         v.arguments = ["python3", "scripts/browser/viewers.py", "--url", "http://127.0.0.1:\(http)/", "--count", String(options.viewers),
-                       "--seconds", String(options.seconds + 1)]
+                       "--seconds", String(options.seconds + 1), "--mode", options.viewerMode]
+        let viewerErr = Pipe()
         v.standardOutput = viewerOut
+        v.standardError = viewerErr
         try v.run()
         viewers = v
-        Thread.sleep(forTimeInterval: 3)  // the pages load and open their feeds before the load starts
+        // The pages load and open their feeds before the load starts ("viewers ready" on stderr).
+        var said = ""
+        while !said.contains("viewers ready") {
+            let d = viewerErr.fileHandleForReading.availableData
+            if d.isEmpty { throw NSError(domain: "StreamBench: the viewers did not start: \(said)", code: 1) }
+            said += String(decoding: d, as: UTF8.self)
+        }
     }
 
     let roundsPerTag = Int(options.seconds * 4)
@@ -331,7 +342,7 @@ for transport in options.transports {
     let cpu = o.childCPUSeconds
     let missing = o.measuredRounds - o.measuredFixes
     var key = options.batchMilliseconds > 0 ? "\(o.transport)_batch\(Int(options.batchMilliseconds))ms" : o.transport
-    if options.serve { key = "serve_\(key)_viewers\(options.viewers)" }
+    if options.serve { key = "serve_\(key)_viewers\(options.viewers)\(options.viewers > 0 ? options.viewerMode : "")" }
     print(String(format: "{\"bench\":\"stream_%@\",\"batch_ms\":%g,\"transport\":\"%@\",\"tags\":%d,\"seconds\":%.0f,\"rounds\":%d,\"fixes\":%d,\"measured_rounds\":%d,\"measured_fixes\":%d,\"missing\":%d,\"p50_ms\":%.3f,\"p99_ms\":%.3f,\"max_ms\":%.3f,\"locus_cpu_s\":%.2f,\"locus_cpu_per_s\":%.3f,\"sender_behind_max_ms\":%.2f}",
                  key, options.batchMilliseconds, o.transport, options.tags, options.seconds, o.rounds, o.fixes, o.measuredRounds, o.measuredFixes, missing,
                  q(0.5), q(0.99), o.latencies.last.map { $0 * 1000 } ?? .nan, cpu, cpu / max(o.wallSeconds, 1e-9), o.senderBehindMax * 1000))
