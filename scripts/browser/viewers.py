@@ -6,7 +6,9 @@
 --mode page (default): COUNT headless Chromium processes (scripts/browser/cdp.py), one page each (a
 background tab would have its animation frames throttled, a separate browser is a separate viewer),
 sampled once a second: the page's frames per second (renders in the last second), its long frames
-(gaps over 50 ms between animation frames while busy) and the tags drawn.
+(gaps over 50 ms between animation frames while busy), the script time of its last render, the tags
+drawn and its lag: the newest data time the page received − the view time it rendered
+(`stats().lagSeconds`; for a page without it, `state().clock` − the time `#viewtime` shows).
 --mode feed: COUNT plain SSE readers on /feed that read and parse every message but draw nothing
 (the server's cost per viewer without a browser's CPU on the same machine).
 
@@ -22,6 +24,18 @@ import threading
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+
+# One sample of a page: stats() with its lag (seconds the rendered view trails the newest data received).
+SAMPLE = """(() => {
+    const s = window.locusView.stats();
+    let lag = s.lagSeconds;
+    if (typeof lag !== "number") {  // a page without lagSeconds: the time #viewtime shows ("live · 12.34 s")
+        const m = /(-?[0-9.]+) s$/.exec(document.getElementById("viewtime").textContent);
+        lag = m ? window.locusView.state().clock - Number(m[1]) : null;
+    }
+    return Object.assign({}, s, {lag});
+})()"""
 
 
 def pages(url, count, seconds):
@@ -42,14 +56,19 @@ def pages(url, count, seconds):
             time.sleep(1)
             for i, p in enumerate(views):
                 try:
-                    samples[i].append(p.evaluate("window.locusView.stats()"))
+                    samples[i].append(p.evaluate(SAMPLE))
                 except Exception as e:  # a page that stopped answering is part of the result
                     samples[i].append({"error": str(e)})
         out = []
         for s in samples:
             ok = [x for x in s if "error" not in x]
-            fps = [x["fps"] for x in ok[2:]] or [0]  # the first seconds load the history
+            steady = ok[2:] or ok  # the first seconds load the history
+            fps = [x["fps"] for x in steady] or [0]
+            lag = [x["lag"] for x in steady if x.get("lag") is not None] or [float("nan")]
+            render = [x["renderMs"] for x in steady] or [float("nan")]
             out.append({"fps_median": statistics.median(fps), "fps_min": min(fps),
+                        "lag_median_s": round(statistics.median(lag), 3), "lag_max_s": round(max(lag), 3),
+                        "render_ms_median": round(statistics.median(render), 2),
                         "long_frames": ok[-1]["longFrames"] if ok else None,
                         "frames_rendered": ok[-1]["framesRendered"] if ok else None,
                         "render_ms_last": round(ok[-1]["renderMs"], 2) if ok else None,
@@ -110,6 +129,9 @@ def main():
         per = pages(o.url, o.count, o.seconds)
         summary = {"mode": "page", "viewers": per,
                    "fps_median": statistics.median([v["fps_median"] for v in per]),
+                   "lag_median_s": statistics.median([v["lag_median_s"] for v in per]),
+                   "lag_max_s": max(v["lag_max_s"] for v in per),
+                   "render_ms_median": statistics.median([v["render_ms_median"] for v in per]),
                    "long_frames_total": sum(v["long_frames"] or 0 for v in per)}
     else:
         per = feeds(o.url, o.count, o.seconds)
