@@ -734,7 +734,7 @@
   // `sync`: a render asked for by seek or showFloor (everything at once). Otherwise, while many tags
   // are on show, the event list follows at most every LIST_GAP_MS (at 1,000 tags hundreds of events a
   // second go through it: its new rows cost more layout and paint than the map).
-  const LIST_GAP_MS = 250;
+  const LIST_GAP_MS = 500;
   let lastList = -Infinity;
   function render(wall, sync) {
     if (!S.site) return;
@@ -749,10 +749,10 @@
     S.viewDirty = false;
   }
 
-  // The render rate: a render at every animation frame while renders are cheap; once one took more
-  // than SLOW_MS of script, or the frame after it came late (its layout and paint were slow), at most
-  // one render every SLOW_GAP_MS for the next SLOW_HOLD_MS (fixes come at 4 Hz a tag: 10 renders a
-  // second still show every one). Messages only mark the view dirty: never more than one render waits.
+  // The render rate: a render at every animation frame while renders are cheap; with many tags on
+  // show, or for SLOW_HOLD_MS after a render took more than SLOW_MS of script or the frame after it
+  // came late (its layout and paint were slow), at most one render every SLOW_GAP_MS (fixes come at
+  // 4 Hz a tag: 10 renders a second still show every one). Messages only mark the view dirty: never more than one render waits.
   // A pan, zoom or resize redraws the canvas at the next frame whatever the rate (the SVG's viewBox
   // changes at once), at the view time already rendered.
   const SLOW_MS = 8, SLOW_GAP_MS = 100, SLOW_HOLD_MS = 2000;
@@ -769,7 +769,7 @@
     justRendered = false;
     stats.lastTick = ts;
     const moving = !S.live && S.playing && S.viewTime < S.clock;
-    const due = ts >= slowUntil || ts - lastRender >= SLOW_GAP_MS - 8;
+    const due = (ts >= slowUntil && !many) || ts - lastRender >= SLOW_GAP_MS - 8;
     if ((S.dirty || moving) && due) {
       S.dirty = false;
       const a = performance.now();
