@@ -6,7 +6,12 @@
 --mode page (default): COUNT headless Chromium processes (scripts/browser/cdp.py), one page each (a
 background tab would have its animation frames throttled, a separate browser is a separate viewer),
 sampled once a second: the page's frames per second (renders in the last second), its long frames
-(gaps over 50 ms between animation frames while busy) and the tags drawn.
+(gaps over 50 ms between animation frames while busy), the script time of its last render, the tags
+drawn and its lag: the newest data time the page received − the view time it rendered
+(`stats().lagSeconds`; for a page without it, `state().clock` − the time `#viewtime` shows). A page
+whose main thread cannot keep up also holds feed messages unread, which that lag does not see: the
+feed lag is the newest frame clock a plain SSE reader here has seen (reading only each frame's
+leading `"clock"`) − the view time the page rendered, taken when the sample returns.
 --mode feed: COUNT plain SSE readers on /feed that read and parse every message but draw nothing
 (the server's cost per viewer without a browser's CPU on the same machine).
 
@@ -24,6 +29,58 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 
+# One sample of a page: stats() with its lag (seconds the rendered view trails the newest data received).
+SAMPLE = """(() => {
+    const s = window.locusView.stats();
+    let lag = s.lagSeconds;
+    if (typeof lag !== "number") {  // a page without lagSeconds: the time #viewtime shows ("live · 12.34 s")
+        const m = /(-?[0-9.]+) s$/.exec(document.getElementById("viewtime").textContent);
+        lag = m ? window.locusView.state().clock - Number(m[1]) : null;
+    }
+    return Object.assign({}, s, {lag, shown: lag === null ? null : window.locusView.state().clock - lag});
+})()"""
+
+
+class FeedClock:
+    """The newest `clock` of the feed's frames, read by a thread from /feed (no JSON parsing)."""
+
+    def __init__(self, url):
+        self.host, self.port = url.split("//")[1].rstrip("/").split(":")
+        self.clock = None
+        self.stopped = False
+        threading.Thread(target=self.run, daemon=True).start()
+
+    def run(self):
+        s = socket.create_connection((self.host, int(self.port)), timeout=10)
+        s.sendall(f"GET /feed HTTP/1.1\r\nHost: {self.host}:{self.port}\r\nAccept: text/event-stream\r\n\r\n".encode())
+        s.settimeout(1)
+        buf = b""
+        key = b'"type":"frame","clock":'
+        while not self.stopped:
+            try:
+                d = s.recv(1 << 16)
+            except socket.timeout:
+                continue
+            if not d:
+                break
+            buf += d
+            *lines, buf = buf.split(b"\n")
+            for line in lines:
+                i = line.find(key, 0, 80)
+                if line.startswith(b"data: ") and i >= 0:
+                    j = i + len(key)
+                    k = j
+                    while k < len(line) and line[k:k + 1] in b"-.0123456789eE+":
+                        k += 1
+                    try:
+                        c = float(line[j:k])
+                    except ValueError:
+                        continue
+                    if self.clock is None or c > self.clock:
+                        self.clock = c
+        s.close()
+
+
 def pages(url, count, seconds):
     from cdp import Browser
     browsers, views = [], []
@@ -35,6 +92,7 @@ def pages(url, count, seconds):
             p.navigate(url)
             p.evaluate("window.locusView.ready", await_promise=True, timeout=60)
             views.append(p)
+        feed = FeedClock(url)
         print("viewers ready", file=sys.stderr, flush=True)
         samples = [[] for _ in views]
         end = time.monotonic() + seconds
@@ -42,14 +100,24 @@ def pages(url, count, seconds):
             time.sleep(1)
             for i, p in enumerate(views):
                 try:
-                    samples[i].append(p.evaluate("window.locusView.stats()"))
+                    x = p.evaluate(SAMPLE)
+                    if x.get("shown") is not None and feed.clock is not None:
+                        x["feedLag"] = feed.clock - x["shown"]
+                    samples[i].append(x)
                 except Exception as e:  # a page that stopped answering is part of the result
                     samples[i].append({"error": str(e)})
         out = []
         for s in samples:
             ok = [x for x in s if "error" not in x]
-            fps = [x["fps"] for x in ok[2:]] or [0]  # the first seconds load the history
+            steady = ok[2:] or ok  # the first seconds load the history
+            fps = [x["fps"] for x in steady] or [0]
+            lag = [x["lag"] for x in steady if x.get("lag") is not None] or [float("nan")]
+            render = [x["renderMs"] for x in steady] or [float("nan")]
+            feed_lag = [x["feedLag"] for x in steady if x.get("feedLag") is not None] or [float("nan")]
             out.append({"fps_median": statistics.median(fps), "fps_min": min(fps),
+                        "lag_median_s": round(statistics.median(lag), 3), "lag_max_s": round(max(lag), 3),
+                        "feed_lag_median_s": round(statistics.median(feed_lag), 3), "feed_lag_max_s": round(max(feed_lag), 3),
+                        "render_ms_median": round(statistics.median(render), 2),
                         "long_frames": ok[-1]["longFrames"] if ok else None,
                         "frames_rendered": ok[-1]["framesRendered"] if ok else None,
                         "render_ms_last": round(ok[-1]["renderMs"], 2) if ok else None,
@@ -110,6 +178,11 @@ def main():
         per = pages(o.url, o.count, o.seconds)
         summary = {"mode": "page", "viewers": per,
                    "fps_median": statistics.median([v["fps_median"] for v in per]),
+                   "lag_median_s": statistics.median([v["lag_median_s"] for v in per]),
+                   "lag_max_s": max(v["lag_max_s"] for v in per),
+                   "feed_lag_median_s": statistics.median([v["feed_lag_median_s"] for v in per]),
+                   "feed_lag_max_s": max(v["feed_lag_max_s"] for v in per),
+                   "render_ms_median": statistics.median([v["render_ms_median"] for v in per]),
                    "long_frames_total": sum(v["long_frames"] or 0 for v in per)}
     else:
         per = feeds(o.url, o.count, o.seconds)

@@ -60,7 +60,7 @@
       this.t = new Float64Array(0); this.x = new Float32Array(0); this.y = new Float32Array(0);
       this.r = new Float32Array(0); this.tx = new Float32Array(0); this.ty = new Float32Array(0);
       this.err = new Float32Array(0); this.fl = new Int16Array(0); this.sorted = true;
-      this.dom = null;
+      this.dom = null; this.colour = hash(id) % PALETTE.length;
     }
     grow() {
       const live = this.n - this.start, cap = Math.max(64, live * 2);
@@ -69,6 +69,7 @@
       this.r = mv(Float32Array, this.r); this.tx = mv(Float32Array, this.tx); this.ty = mv(Float32Array, this.ty);
       this.err = mv(Float32Array, this.err); this.fl = mv(Int16Array, this.fl);
       this.n = live; this.start = 0; this.cap = cap;
+      if (this.dom) this.dom.last = -2;  // indices moved
     }
     push(t, x, y, r, tx, ty, err, fl) {
       if (this.n >= this.cap) this.grow();
@@ -104,17 +105,35 @@
 
   // ---- The map ------------------------------------------------------------------------------
   const svg = $("map");
-  const defs = el("defs", null, svg);
   const world = el("g", { id: "world" }, svg);
   const layers = {};
-  for (const name of ["floors", "hdop", "zones", "locators", "trails", "tags"]) layers[name] = el("g", { id: "layer-" + name }, world);
-  const view = { cx: 20, cy: 12, scale: 20 };  // scale: pixels per metre; (cx, cy): the world point at the centre
+  for (const name of ["floors", "hdop", "zones", "locators", "tags"]) layers[name] = el("g", { id: "layer-" + name }, world);
+  const view = { cx: 20, cy: 12, scale: 20, box: [0, 0, 40, 30] };  // scale: pixels per metre; (cx, cy): the world point at the centre
+  // The canvas under the SVG (same box): the floor's fill, trails and truth tracks, drawn with the
+  // SVG's own mapping of its viewBox (below), so that both move together on pan and zoom.
+  const canvas = $("trails");
+  const ctx = canvas.getContext("2d", { alpha: false });
+  const stage = { w: 0, h: 0 };  // the SVG's size in CSS pixels (fractional), kept by a ResizeObserver
+  function stageSize() {
+    if (!(stage.w > 0 && stage.h > 0)) { const r = svg.getBoundingClientRect(); stage.w = r.width; stage.h = r.height; }
+    return stage;
+  }
+  if (typeof ResizeObserver === "function") {
+    new ResizeObserver((entries) => {
+      for (const e of entries) { stage.w = e.contentRect.width; stage.h = e.contentRect.height; }
+      applyView();
+    }).observe(svg);
+  }
 
   function applyView() {
     const w = svg.clientWidth || 800, h = svg.clientHeight || 600;
     const vw = w / view.scale, vh = h / view.scale;
-    svg.setAttribute("viewBox", [view.cx - vw / 2, -view.cy - vh / 2, vw, vh].map((v) => v.toFixed(4)).join(" "));
-    svg.style.setProperty("--u", (1 / view.scale).toFixed(6));
+    const box = [view.cx - vw / 2, -view.cy - vh / 2, vw, vh].map((v) => v.toFixed(4));
+    svg.setAttribute("viewBox", box.join(" "));
+    view.box = box.map(Number);
+    const u = (1 / view.scale).toFixed(6);
+    if (u !== view.u) { svg.style.setProperty("--u", u); view.u = u; }
+    viewChanged();
   }
   function fit() {
     const f = S.floors[S.floor]; if (!f) return;
@@ -146,7 +165,7 @@
   });
   const endDrag = () => { drag = null; svg.classList.remove("dragging"); };
   svg.addEventListener("pointerup", endDrag); svg.addEventListener("pointercancel", endDrag);
-  window.addEventListener("resize", applyView);
+  window.addEventListener("resize", () => { stage.w = 0; applyView(); });
   $("zoom-in").addEventListener("click", () => zoom(1.4));
   $("zoom-out").addEventListener("click", () => zoom(1 / 1.4));
   $("zoom-fit").addEventListener("click", fit);
@@ -501,85 +520,156 @@
   // ---- Rendering ----------------------------------------------------------------------------
   function tagDom(tr) {
     if (tr.dom) return tr.dom;
-    const colour = PALETTE[hash(tr.id) % PALETTE.length];
-    const gid = "trailgrad" + tr.index;
-    const grad = el("linearGradient", { id: gid, gradientUnits: "userSpaceOnUse" }, defs);
-    el("stop", { offset: "0", "stop-color": colour, "stop-opacity": "0" }, grad);
-    el("stop", { offset: "1", "stop-color": colour, "stop-opacity": "0.85" }, grad);
-    const trail = el("polyline", { class: "trail", stroke: "url(#" + gid + ")", "data-tag": tr.id }, layers.trails);
-    trail.style.setProperty("--c", colour);
+    const colour = PALETTE[tr.colour];
     const g = el("g", { class: "tag", "data-tag": tr.id, display: "none" }, layers.tags);
     const r95 = el("circle", { class: "r95", r: "0", fill: colour, stroke: colour }, g);
     const dot = el("circle", { class: "dot", fill: colour }, g);
     const label = el("text", { class: "label" }, g); label.textContent = tr.id;
     const title = el("title", null, g); title.textContent = tr.id;
-    tr.dom = { g, r95, dot, label, grad, trail, truthTrack: null, errLine: null, truth: null, errText: null,
-      shown: false, last: -2, lastFrom: -2, floor: -2, tag: "" };
+    tr.dom = { g, r95, dot, label, errLine: null, truth: null, errText: null,
+      shown: false, last: -2, x: NaN, y: NaN, r: NaN, truthShown: false, tx: NaN, ty: NaN, err: "" };
     return tr.dom;
   }
   function truthDom(d) {
     if (d.truth) return;
-    d.truthTrack = el("polyline", { class: "truthtrack" }, layers.trails);
     d.errLine = el("line", { class: "errline" }, d.g);
     d.g.insertBefore(d.errLine, d.r95);
     d.truth = el("circle", { class: "truth" }, d.g);
     d.errText = el("text", { class: "err" }, d.g);
   }
-  // Above this many tags on show, trails lose their gradient and truth tracks go (software
-  // rasterisers spend most of a frame stroking them).
+  function showTruth(d, on) {
+    if (d.truthShown === on) return;
+    d.truthShown = on;
+    for (const e of [d.truth, d.errLine, d.errText]) { if (on) e.removeAttribute("display"); else e.setAttribute("display", "none"); }
+  }
+  // Above this many tags on show, truth tracks and error texts go, trails are fainter and, while the
+  // floor is drawn too small for them (less than LABEL_PX2 square pixels of floor per tag), the labels
+  // are hidden (display: none; they stay in the DOM with their text).
   const MANY_TAGS = 250;
-  let many = false;
+  const LABEL_PX2 = 3000;
+  let many = false, crowded = false;
+  const onShow = [];  // the tracks on show at the last render: [track, index of the first trail fix, index of the last fix]
   function renderTags(t) {
     const fl = S.floor;
-    let shown = 0;
+    onShow.length = 0;
     for (const tr of S.trackList) {
       const d = tagDom(tr);
       const i = tr.at(t);
       const visible = i >= tr.start && tr.t[i] >= t - STALE_S && tr.fl[i] === fl;
       if (!visible) {
-        if (d.shown) { d.g.setAttribute("display", "none"); d.trail.setAttribute("display", "none"); if (d.truthTrack) d.truthTrack.setAttribute("display", "none"); d.shown = false; }
+        if (d.shown) { d.g.setAttribute("display", "none"); d.shown = false; }
         continue;
       }
-      shown++;
-      if (!d.shown) { d.g.removeAttribute("display"); d.trail.removeAttribute("display"); if (d.truthTrack) d.truthTrack.removeAttribute("display"); d.shown = true; }
-      const from = upper(tr.t, tr.start, i + 1, t - TRAIL_S);
-      if (i === d.last && from === d.lastFrom) continue;
+      if (!d.shown) { d.g.removeAttribute("display"); d.shown = true; }
+      onShow.push(tr, upper(tr.t, tr.start, i + 1, t - TRAIL_S), i);
+      if (i === d.last) continue;
+      d.last = i;
+      // Only what changed: most fixes move the tag, few change its r95 to the millimetre.
       const x = tr.x[i], y = tr.y[i];
-      d.g.setAttribute("transform", "translate(" + x.toFixed(3) + " " + (-y).toFixed(3) + ")");
+      if (x !== d.x || y !== d.y) { d.g.setAttribute("transform", "translate(" + x.toFixed(3) + " " + (-y).toFixed(3) + ")"); d.x = x; d.y = y; }
       const r = tr.r[i];
-      d.r95.setAttribute("r", isFinite(r) && r > 0 ? r.toFixed(3) : "0");
-      // Trail: the fixes on this floor in the last TRAIL_S seconds, one polyline.
-      let s = "", first = -1;
-      for (let k = from; k <= i; k++) {
-        if (tr.fl[k] !== fl) continue;
-        if (first < 0) first = k;
-        s += tr.x[k].toFixed(2) + "," + (-tr.y[k]).toFixed(2) + " ";
-      }
-      d.trail.setAttribute("points", s);
-      if (first >= 0) {
-        d.grad.setAttribute("x1", tr.x[first].toFixed(2)); d.grad.setAttribute("y1", (-tr.y[first]).toFixed(2));
-        d.grad.setAttribute("x2", (x + 1e-3).toFixed(3)); d.grad.setAttribute("y2", (-y).toFixed(3));
-      }
+      const rs = isFinite(r) && r > 0 ? Math.round(r * 1000) / 1000 : 0;
+      if (rs !== d.r) { d.r95.setAttribute("r", String(rs)); d.r = rs; }
       const tx = tr.tx[i], ty = tr.ty[i];
       if (isFinite(tx) && isFinite(ty)) {
         truthDom(d);
-        d.truthTrack.removeAttribute("display");
-        d.truth.removeAttribute("display"); d.errLine.removeAttribute("display"); d.errText.removeAttribute("display");
-        const dx = tx - x, dy = -(ty - y);
-        d.truth.setAttribute("cx", dx.toFixed(3)); d.truth.setAttribute("cy", dy.toFixed(3));
-        d.errLine.setAttribute("x2", dx.toFixed(3)); d.errLine.setAttribute("y2", dy.toFixed(3));
-        const err = isFinite(tr.err[i]) ? tr.err[i] : Math.hypot(tx - x, ty - y);
-        d.errText.textContent = err.toFixed(2) + " m";
-        let ts = "";
-        for (let k = from; k <= i; k++) if (tr.fl[k] === fl && isFinite(tr.tx[k])) ts += tr.tx[k].toFixed(2) + "," + (-tr.ty[k]).toFixed(2) + " ";
-        d.truthTrack.setAttribute("points", ts);
+        showTruth(d, true);
+        if (tx !== d.tx || ty !== d.ty || x !== d.tx0 || y !== d.ty0) {
+          const dx = (tx - x).toFixed(3), dy = (-(ty - y)).toFixed(3);
+          d.truth.setAttribute("cx", dx); d.truth.setAttribute("cy", dy);
+          d.errLine.setAttribute("x2", dx); d.errLine.setAttribute("y2", dy);
+          d.tx = tx; d.ty = ty; d.tx0 = x; d.ty0 = y;
+        }
+        const err = (isFinite(tr.err[i]) ? tr.err[i] : Math.hypot(tx - x, ty - y)).toFixed(2) + " m";
+        if (err !== d.err) { d.errText.textContent = err; d.err = err; }
       } else if (d.truth) {
-        d.truth.setAttribute("display", "none"); d.errLine.setAttribute("display", "none"); d.errText.setAttribute("display", "none");
-        d.truthTrack.setAttribute("display", "none");
+        showTruth(d, false);
       }
-      d.last = i; d.lastFrom = from;
     }
+    const shown = onShow.length / 3;
     if ((shown > MANY_TAGS) !== many) { many = shown > MANY_TAGS; svg.classList.toggle("many", many); }
+    updateCrowd();
+  }
+  function updateCrowd() {  // at a render and at a zoom
+    const f = S.floors[S.floor], shown = onShow.length / 3;
+    const floorPx2 = f ? Math.max(1, num(f.widthM) || 1) * Math.max(1, num(f.heightM) || 1) * view.scale * view.scale : Infinity;
+    const crowd = many && floorPx2 / shown < LABEL_PX2;
+    if (crowd !== crowded) { crowded = crowd; svg.classList.toggle("crowded", crowded); }
+  }
+
+  // ---- The canvas: floor fill, trails, truth tracks -----------------------------------------
+  // Trails fade by age in BANDS steps: one path per colour and band for all tags (a few dozen
+  // strokes however many tags), in screen pixels (the canvas does the number formatting natively).
+  const BANDS = 5;
+  const trailPaths = [];
+  function drawCanvas(t) {
+    const st = stageSize(), dpr = window.devicePixelRatio || 1;
+    const cw = Math.max(1, Math.round(st.w * dpr)), ch = Math.max(1, Math.round(st.h * dpr));
+    if (canvas.width !== cw || canvas.height !== ch) { canvas.width = cw; canvas.height = ch; }
+    // The SVG maps its viewBox (bx, by, bw, bh) to its box as preserveAspectRatio="xMidYMid meet".
+    const [bx, by, bw, bh] = view.box;
+    const s = Math.min(st.w / bw, st.h / bh);
+    const ax = st.w > 0 ? cw / st.w : dpr, ay = st.h > 0 ? ch / st.h : dpr;  // canvas pixels per CSS pixel
+    const kx = s * ax, ky = s * ay;
+    const x0 = ((st.w - bw * s) / 2 - bx * s) * ax, y0 = ((st.h - bh * s) / 2 - by * s) * ay;
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.globalAlpha = 1;
+    ctx.fillStyle = "#fbfbfc";
+    ctx.fillRect(0, 0, cw, ch);
+    const f = S.floors[S.floor];
+    if (f) {
+      const fx = num(f.originX) || 0, fy = num(f.originY) || 0, fw = num(f.widthM) || 0, fh = num(f.heightM) || 0;
+      ctx.fillStyle = "#ffffff";
+      ctx.fillRect(fx * kx + x0, y0 - (fy + fh) * ky, fw * kx, fh * ky);
+    }
+    if (!isFinite(t) || onShow.length === 0) return;
+    const fl = S.floor, bandS = TRAIL_S / BANDS;
+    for (let j = 0; j < PALETTE.length * BANDS; j++) trailPaths[j] = null;
+    let truth = null;
+    for (let n = 0; n < onShow.length; n += 3) {
+      const tr = onShow[n], from = onShow[n + 1], i = onShow[n + 2];
+      const X = tr.x, Y = tr.y, T = tr.t, F = tr.fl, base = tr.colour * BANDS;
+      let band = -1, px = 0, py = 0, have = false;
+      for (let q = from; q <= i; q++) {
+        if (F[q] !== fl) { have = false; band = -1; continue; }
+        const sx = X[q] * kx + x0, sy = y0 - Y[q] * ky;
+        if (have) {
+          let b = ((t - T[q]) / bandS) | 0;
+          if (b >= BANDS) b = BANDS - 1; else if (b < 0) b = 0;
+          let p = trailPaths[base + b];
+          if (p === null) p = trailPaths[base + b] = new Path2D();
+          if (b !== band) { p.moveTo(px, py); band = b; }
+          p.lineTo(sx, sy);
+        }
+        px = sx; py = sy; have = true;
+      }
+      if (!many && isFinite(tr.tx[i])) {
+        if (truth === null) truth = new Path2D();
+        let on = false;
+        for (let q = from; q <= i; q++) {
+          if (F[q] !== fl || !isFinite(tr.tx[q])) { on = false; continue; }
+          const sx = tr.tx[q] * kx + x0, sy = y0 - tr.ty[q] * ky;
+          if (on) truth.lineTo(sx, sy); else { truth.moveTo(sx, sy); on = true; }
+        }
+      }
+    }
+    // Many tags: one-pixel lines (a software rasteriser strokes them some ten times as fast as
+    // two-pixel lines with round joins: 6 against 128 ms for 1,000 trails of 40 fixes).
+    ctx.lineJoin = many ? "miter" : "round"; ctx.lineCap = many ? "butt" : "round";
+    ctx.lineWidth = many ? Math.max(1, Math.round(dpr)) : 2 * dpr;
+    const fade = many ? 0.6 : 1;
+    for (let b = 0; b < BANDS; b++) {
+      ctx.globalAlpha = 0.85 * fade * (1 - (b + 0.5) / BANDS);
+      for (let c = 0; c < PALETTE.length; c++) {
+        const p = trailPaths[c * BANDS + b];
+        if (p !== null) { ctx.strokeStyle = PALETTE[c]; ctx.stroke(p); }
+      }
+    }
+    if (truth !== null) {
+      ctx.globalAlpha = 0.35; ctx.strokeStyle = "#111827"; ctx.lineWidth = dpr;
+      ctx.setLineDash([3 * dpr, 3 * dpr]); ctx.stroke(truth); ctx.setLineDash([]);
+    }
+    ctx.globalAlpha = 1;
   }
   function renderZones(t) {
     const m = occupancyAt(t);
@@ -641,33 +731,61 @@
     $("viewtime").textContent = (S.live ? "live · " : (S.playing ? "playing " + S.speed + "× · " : "paused · ")) + fmtTime(t);
     $("clock").textContent = "newest " + fmtTime(S.clock);
   }
-  function render(wall) {
+  // `sync`: a render asked for by seek or showFloor (everything at once). Otherwise, while many tags
+  // are on show, the event list follows at most every LIST_GAP_MS (at 1,000 tags hundreds of events a
+  // second go through it: its new rows cost more layout and paint than the map).
+  const LIST_GAP_MS = 500;
+  let lastList = -Infinity;
+  function render(wall, sync) {
     if (!S.site) return;
     let t = nowView(wall);
     if (!S.live) { S.viewTime = t; S.lastWall = wall; }
     if (!isFinite(t)) t = isFinite(S.first) ? S.first : 0;
-    renderTags(t); renderZones(t); renderLocators(t); renderList(t); renderTime(t);
+    renderTags(t); drawCanvas(t); renderZones(t); renderLocators(t);
+    if (sync || !many || wall - lastList >= LIST_GAP_MS - 8) { renderList(t); lastList = wall; S.listDirty = false; }
+    else S.listDirty = true;
+    renderTime(t);
     S.shownTime = t;
+    S.viewDirty = false;
   }
 
-  let scheduled = false;
-  function invalidate() { S.dirty = true; if (!scheduled) { scheduled = true; requestAnimationFrame(tick); } }
+  // The render rate: a render at every animation frame while renders are cheap; with many tags on
+  // show, or for SLOW_HOLD_MS after a render took more than SLOW_MS of script or the frame after it
+  // came late (its layout and paint were slow), at most one render every SLOW_GAP_MS (fixes come at
+  // 4 Hz a tag: 10 renders a second still show every one). Messages only mark the view dirty: never more than one render waits.
+  // A pan, zoom or resize redraws the canvas at the next frame whatever the rate (the SVG's viewBox
+  // changes at once), at the view time already rendered.
+  const SLOW_MS = 8, SLOW_GAP_MS = 100, SLOW_HOLD_MS = 2000;
+  let scheduled = false, slowUntil = 0, lastRender = -Infinity, justRendered = false;
+  function schedule() { if (!scheduled) { scheduled = true; requestAnimationFrame(tick); } }
+  function invalidate() { S.dirty = true; schedule(); }
+  function viewChanged() { S.viewDirty = true; schedule(); }
   function tick(ts) {
     scheduled = false;
     // longFrames: gaps over 50 ms between consecutive animation frames while the view is busy.
-    if (stats.lastTick && ts - stats.lastTick > 50 && ts <= stats.activeUntil + 50) stats.longFrames++;
+    const late = stats.lastTick && ts - stats.lastTick > 50;
+    if (late && ts <= stats.activeUntil + 50) stats.longFrames++;
+    if (late && justRendered) slowUntil = ts + SLOW_HOLD_MS;
+    justRendered = false;
     stats.lastTick = ts;
     const moving = !S.live && S.playing && S.viewTime < S.clock;
-    if (S.dirty || moving) {
+    const due = (ts >= slowUntil && !many) || ts - lastRender >= SLOW_GAP_MS - 8;
+    if ((S.dirty || moving) && due) {
       S.dirty = false;
       const a = performance.now();
       render(a);
-      stats.renderMs = performance.now() - a;
+      const ms = performance.now() - a;
+      stats.renderMs = ms;
+      if (ms > SLOW_MS) slowUntil = ts + SLOW_HOLD_MS;
+      lastRender = ts; justRendered = true;
       stats.framesRendered++; stats.renderTimes.push(ts);
       stats.activeUntil = ts + 250;
+    } else {
+      if (S.viewDirty) { S.viewDirty = false; updateCrowd(); drawCanvas(S.shownTime); stats.activeUntil = ts + 250; }
+      if (S.listDirty && ts - lastList >= LIST_GAP_MS - 8) { renderList(S.shownTime); lastList = ts; S.listDirty = false; }
     }
     while (stats.renderTimes.length && stats.renderTimes[0] < ts - 1000) stats.renderTimes.shift();
-    if (S.dirty || moving || ts < stats.activeUntil) { scheduled = true; requestAnimationFrame(tick); }
+    if (S.dirty || moving || S.viewDirty || S.listDirty || ts < stats.activeUntil) { scheduled = true; requestAnimationFrame(tick); }
     else stats.lastTick = 0;
   }
 
@@ -709,7 +827,7 @@
       setMode(false, false);
       S.viewTime = Number(t);
       S.dirty = false;
-      render(performance.now());
+      render(performance.now(), true);
       stats.framesRendered++;
       return S.viewTime;
     },
@@ -718,8 +836,9 @@
       events: S.eventsReceived, ended: S.ended, floor: S.floors[S.floor] ? S.floors[S.floor]._id : null,
     }),
     stats: () => ({ framesRendered: stats.framesRendered, longFrames: stats.longFrames, fps: stats.renderTimes.length,
-      renderMs: stats.renderMs, tags: S.trackList.length }),
-    showFloor: (id) => { const ok = showFloor(id); if (ok) { S.dirty = false; render(performance.now()); } return ok; },
+      renderMs: stats.renderMs, tags: S.trackList.length,
+      lagSeconds: isFinite(S.clock) && isFinite(S.shownTime) ? Math.max(0, S.clock - S.shownTime) : null }),
+    showFloor: (id) => { const ok = showFloor(id); if (ok) { S.dirty = false; render(performance.now(), true); } return ok; },
     overlay: (on) => { $("overlay").checked = !!on; S.overlay = !!on; loadOverlay(); },
   };
 })();
