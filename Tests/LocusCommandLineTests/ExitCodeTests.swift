@@ -8,7 +8,7 @@ import Testing
 struct ExitCodeTests {
     /// The subcommands that write files, and so can fail at run time with exit 1 (E5005) — and
     /// `stream`, which also fails so when its network endpoint cannot be used (E5008).
-    static let writers: Set<String> = ["replay", "stream", "zones", "simulate", "calibrate", "geometry"]
+    static let writers: Set<String> = ["replay", "stream", "serve", "zones", "simulate", "calibrate", "geometry"]
 
     @Test("every subcommand's --help lists its exit codes: 0 and 2 always, 1 where the command writes files")
     func helpListsCodes() {
