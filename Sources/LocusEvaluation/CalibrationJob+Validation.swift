@@ -60,9 +60,10 @@ extension CalibrationJob {
         return v
     }
 
-    /// Without truth: the bundle adjustment on the fit blocks (with `--fix-positions` first with the
-    /// moves it makes, then without them), each candidate's median leave-one-out range residual on
-    /// the held-out blocks judged against the site as surveyed. Floors whose rows are range
+    /// Without truth: the bundle adjustment on the fit blocks (with `--fix-positions` with the moves
+    /// it makes and without them), each candidate's median leave-one-out range residual on the
+    /// held-out blocks judged against the site as surveyed; with moves, the other fold too (fitted on
+    /// the held-out blocks, scored on the fit blocks): a move must be reproducible. Floors whose rows are range
     /// differences only are not scored (no truth-free held-out figure for them yet); a recording of
     /// such floors alone is not judged. Never throws.
     func validateWithoutTruth(trace: RangeTrace, site input: Site, defaultFloor: Int,
@@ -82,27 +83,28 @@ extension CalibrationJob {
             return v
         }
         let solver = EngineConfiguration(scoringOptions).solver
-        func score(_ site: Site) -> LeaveOneOutRangeResiduals {
+        /// The median leave-one-out residual of `site` on `data` (per floor).
+        func score(_ site: Site, on data: [SelfCalibrationData]) -> LeaveOneOutRangeResiduals {
             var residuals = LeaveOneOutRangeResiduals()
-            for f in ranged where heldData[f].rangeCount > 0 { residuals.score(floor: site.floors[f], data: heldData[f], configuration: solver) }
+            for f in ranged where data[f].rangeCount > 0 { residuals.score(floor: site.floors[f], data: data[f], configuration: solver) }
             return residuals
         }
-        let before = score(input)
+        let before = score(input, on: heldData)
         v.scored = before.count
         guard before.count >= CalibrationValidation.minimumScored, let reference = before.medianAbsoluteMeters else {
             v.notJudged("not enough held-out data: \(plural(before.count, "range")) predicted on the held-out blocks, "
                         + "\(CalibrationValidation.minimumScored) needed")
             return v
         }
-        /// The fit blocks' calibration: the site, and the locators it moved.
-        func fit(moving: Bool) throws(LocusError) -> (site: Site, moved: [String]) {
+        /// The calibration fitted on `data`: the site, and the locators it moved.
+        func fit(moving: Bool, on data: [SelfCalibrationData]) throws(LocusError) -> (site: Site, moved: [String]) {
             var c = configuration
             c.fixesPositions = moving
             var site = input, moved: [String] = []
-            for f in ranged where fitData[f].rangeCount > 0 {
+            for f in ranged where data[f].rangeCount > 0 {
                 let floor = input.floors[f]
                 let planar = TrilaterationConfiguration.standard.resolvedMode(for: floor.locators.map(\.position)) == .planar
-                let calibration = try SelfCalibration.estimate(floor: floor, data: fitData[f], planar: planar, configuration: c)
+                let calibration = try SelfCalibration.estimate(floor: floor, data: data[f], planar: planar, configuration: c)
                 site.floors[f] = calibration.applied(to: floor)
                 if moving { moved += calibration.locators.filter(\.flagged).map { $0.address.description } }
             }
@@ -111,17 +113,29 @@ extension CalibrationJob {
         do {
             var biasesOnly: Site?
             if configuration.fixesPositions {
-                let candidate = try fit(moving: true)
+                let candidate = try fit(moving: true, on: fitData)
                 if candidate.moved.isEmpty {
                     biasesOnly = candidate.site
                 } else {
                     v.moved = candidate.moved
-                    v.withMoves = score(candidate.site).medianAbsoluteMeters
+                    v.withMoves = score(candidate.site, on: heldData).medianAbsoluteMeters
+                    // The other fold: fitted on the held-out blocks, scored on the fit blocks. A move
+                    // is reproducible when that fit moves the same locators and they beat its biases
+                    // alone there too.
+                    let reverse = try fit(moving: true, on: heldData)
+                    let reverseBiases = try fit(moving: false, on: heldData).site
+                    if Set(reverse.moved) == Set(candidate.moved), let m = score(reverse.site, on: fitData).medianAbsoluteMeters,
+                       let b = score(reverseBiases, on: fitData).medianAbsoluteMeters {
+                        v.movesReproduced = m <= b * (1 - CalibrationValidation.tolerance)
+                    } else {
+                        v.movesReproduced = false
+                    }
+                    v.reverseMoved = reverse.moved
                 }
             }
             let site: Site
-            if let biasesOnly { site = biasesOnly } else { site = try fit(moving: false).site }
-            guard let calibrated = score(site).medianAbsoluteMeters else {
+            if let biasesOnly { site = biasesOnly } else { site = try fit(moving: false, on: fitData).site }
+            guard let calibrated = score(site, on: heldData).medianAbsoluteMeters else {
                 v.notJudged("the calibrated site predicts no held-out range")
                 return v
             }

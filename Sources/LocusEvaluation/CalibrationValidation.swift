@@ -62,6 +62,10 @@ package struct CalibrationValidation: Sendable {
     package var withMoves: Double?
     /// …and then the figure of the biases alone (positions as surveyed), metres.
     package var calibratedBiasesOnly: Double?
+    /// Without truth, with moves: whether the other fold (fitted on the held-out blocks, scored on
+    /// the fit blocks) moves the same locators and they beat its biases alone there too; what it moved.
+    package var movesReproduced: Bool?
+    package var reverseMoved: [String] = []
     /// Whether the figures were compared (enough held-out data, a fit on the fit blocks).
     package var judged = false
     package var refused: Refusal?
@@ -108,12 +112,14 @@ package struct CalibrationValidation: Sendable {
     /// against the site as surveyed **and** beats the biases alone by more than the tolerance
     /// (withMoves ≤ candidate·(1 − tolerance): a move must earn its place — a locator truly off
     /// lowers the figure by far more, while moves that trade against the biases, which the
-    /// ranges see hardly at all, leave it where it was); else the biases alone are judged.
+    /// ranges see hardly at all, leave it where it was) **and**, without truth, is reproducible
+    /// (`movesReproduced`); else the biases alone are judged.
     mutating func judge(surveyed reference: Double, calibrated candidate: Double) {
         judged = true
         surveyed = reference
         calibratedBiasesOnly = moved.isEmpty ? nil : candidate
-        if !moved.isEmpty, let m = withMoves, Self.passes(reference, m), m <= candidate * (1 - Self.tolerance) {
+        let movesHelp = withMoves.map { Self.passes(reference, $0) && $0 <= candidate * (1 - Self.tolerance) } ?? false
+        if !moved.isEmpty, movesHelp, movesReproduced ?? true, let m = withMoves {
             calibrated = m
             refused = nil
             return
@@ -122,10 +128,18 @@ package struct CalibrationValidation: Sendable {
         if Self.passes(reference, candidate) {
             if !moved.isEmpty {
                 refused = .positions
-                let m = withMoves.map { "\(Self.metres($0)) m (\(Self.percent(Self.change(reference, $0))))" } ?? "no figure"
-                reason = "moving \(moved.joined(separator: ", ")) gives the held-out \(metricName) \(m), against "
-                    + "\(Self.metres(candidate)) m (\(Self.percent(Self.change(reference, candidate)))) for the biases alone: the move does not "
-                    + "improve on the biases alone by more than \(Self.percentMagnitude(Self.tolerance)), the locators stay where they were surveyed"
+                let list = moved.joined(separator: ", ")
+                if movesHelp {
+                    reason = "moving \(list) is not reproducible: fitted on the held-out blocks instead, the adjustment moves "
+                        + (reverseMoved.isEmpty ? "none" : reverseMoved.joined(separator: ", "))
+                        + (Set(reverseMoved) == Set(moved) ? " but that move does not beat its biases alone on the fit blocks" : "")
+                        + "; the locators stay where they were surveyed"
+                } else {
+                    let m = withMoves.map { "\(Self.metres($0)) m (\(Self.percent(Self.change(reference, $0))))" } ?? "no figure"
+                    reason = "moving \(list) gives the held-out \(metricName) \(m), against "
+                        + "\(Self.metres(candidate)) m (\(Self.percent(Self.change(reference, candidate)))) for the biases alone: the move does not "
+                        + "improve on the biases alone by more than \(Self.percentMagnitude(Self.tolerance)), the locators stay where they were surveyed"
+                }
             }
         } else {
             refused = .calibration
@@ -181,6 +195,7 @@ package struct CalibrationValidation: Sendable {
             ("calibrated", m(withMoves)),
             ("change", Self.change(surveyed, withMoves).map { .number($0, .fixed(4)) } ?? .null),
             ("biases_only", m(calibratedBiasesOnly)),
+            ("reproduced", movesReproduced.map { .bool($0) } ?? .null),
             ("accepted", .bool(acceptsMoves)),
         ])))
         members.append(("judged", .bool(judged)))
