@@ -70,11 +70,14 @@ extension CalibrationJob {
                               configuration: SelfCalibrationConfiguration) -> CalibrationValidation {
         let split = HoldoutBlocks(trace: trace, blockSeconds: holdoutBlockSeconds)
         let fitData = Self.selfCalibrationData(trace: split.fit, site: input, defaultFloor: defaultFloor).data
-        let heldData = Self.selfCalibrationData(trace: split.heldOut, site: input, defaultFloor: defaultFloor).data
+        let held = Self.selfCalibrationData(trace: split.heldOut, site: input, defaultFloor: defaultFloor)
+        let heldData = held.data
         let ranged = input.floors.indices.filter { fitData[$0].rangeCount > 0 || heldData[$0].rangeCount > 0 }
         guard !ranged.isEmpty else {
             var v = CalibrationValidation(blocks: split, metric: nil)
-            v.notJudged("no held-out figure for range differences without truth yet (with --truth they are validated)")
+            v.notJudged(held.differences > 0 || split.fit.count > 0 && split.fit.isDifference(0)
+                        ? "no held-out figure for range differences without truth yet (with --truth they are validated)"
+                        : "no usable range row")
             return v
         }
         var v = CalibrationValidation(blocks: split, metric: .medianAbsoluteResidual)
