@@ -1,6 +1,7 @@
 import Locus
 import LocusCore
 import LocusIO
+import LocusNumerics
 import LocusSolvers
 
 /// The held-out validation of `locus calibrate` (`CalibrationValidation`): the recording cut into
@@ -18,13 +19,42 @@ extension CalibrationJob {
     /// The engine's fixes of `trace` on `site` (the engine of `locus replay`, `ReplayRun`) compared
     /// with `truth` at their time: horizontal RMSE and median.
     /// - Throws: E3002 for an unknown default floor; the driver's errors.
-    func heldOutAccuracy(site: Site, trace: RangeTrace, truth: GroundTruth) throws(LocusError) -> AccuracyReport {
+    /// Also each compared fix's time and horizontal error (metres), for the per-block figures.
+    func heldOutAccuracy(site: Site, trace: RangeTrace, truth: GroundTruth) throws(LocusError)
+        -> (report: AccuracyReport, errors: [(t: Double, value: Double)]) {
         var driver = try EngineDriver(site: site, configuration: EngineConfiguration(scoringOptions))
         let output = try ReplayRun.run(trace: trace, driver: &driver)
         var accumulator = AccuracyReport.Accumulator()
-        for fix in output.fixes { accumulator.add(fix, truth: truth.position(tag: fix.tag, at: fix.timeSeconds)) }
-        return accumulator.report
+        var errors: [(t: Double, value: Double)] = []
+        for fix in output.fixes {
+            let p = truth.position(tag: fix.tag, at: fix.timeSeconds)
+            accumulator.add(fix, truth: p)
+            if let p {
+                let dx = fix.position.x - p.x, dy = fix.position.y - p.y
+                errors.append((fix.timeSeconds, (dx * dx + dy * dy).squareRoot()))
+            }
+        }
+        return (accumulator.report, errors)
     }
+
+    /// Per held-out block with at least 10 items in both, the figures (surveyed, candidate):
+    /// `figure` of each block's values (RMSE, or the median).
+    static func blockFigures(_ surveyed: [(t: Double, value: Double)], _ candidate: [(t: Double, value: Double)],
+                             split: HoldoutBlocks, figure: ([Double]) -> Double) -> [(Double, Double)] {
+        func grouped(_ items: [(t: Double, value: Double)]) -> [Int: [Double]] {
+            var out: [Int: [Double]] = [:]
+            for item in items { out[split.block(of: item.t), default: []].append(item.value) }
+            return out
+        }
+        let a = grouped(surveyed), b = grouped(candidate)
+        return a.keys.sorted().compactMap { k in
+            guard let x = a[k], let y = b[k], x.count >= 10, y.count >= 10 else { return nil }
+            return (figure(x), figure(y))
+        }
+    }
+
+    /// √(Σe²/n).
+    static func rootMeanSquare(_ values: [Double]) -> Double { (values.reduce(0) { $0 + $1 * $1 } / Double(values.count)).squareRoot() }
 
     /// With truth: the calibration fitted on the fit blocks; both sites replayed on the held-out
     /// blocks; the RMSE against truth judged. Never throws: what fails is "not judged", with the reason.
@@ -43,8 +73,8 @@ extension CalibrationJob {
                 v.notJudged("no row of the fit blocks has truth at its time")
                 return v
             }
-            let before = try heldOutAccuracy(site: input, trace: split.heldOut, truth: truth)
-            let after = try heldOutAccuracy(site: fitted.site, trace: split.heldOut, truth: truth)
+            let (before, beforeErrors) = try heldOutAccuracy(site: input, trace: split.heldOut, truth: truth)
+            let (after, afterErrors) = try heldOutAccuracy(site: fitted.site, trace: split.heldOut, truth: truth)
             v.scored = before.compared
             guard min(before.compared, after.compared) >= CalibrationValidation.minimumScored else {
                 v.notJudged("not enough held-out data: \(plural(min(before.compared, after.compared), "fix", "fixes")) compared with truth "
@@ -53,7 +83,8 @@ extension CalibrationJob {
             }
             v.surveyedMedian = before.p50Meters
             v.calibratedMedian = after.p50Meters
-            v.judge(surveyed: before.rmseMeters, calibrated: after.rmseMeters)
+            v.judge(surveyed: before.rmseMeters, calibrated: after.rmseMeters,
+                    blocks: Self.blockFigures(beforeErrors, afterErrors, split: split, figure: Self.rootMeanSquare))
         } catch {
             v.notJudged("the fit blocks alone do not calibrate: \(error.message)")
         }
@@ -138,11 +169,16 @@ extension CalibrationJob {
             }
             let site: Site
             if let biasesOnly { site = biasesOnly } else { site = try fit(moving: false, on: fitData).site }
-            guard let calibrated = score(site, on: heldData).medianAbsoluteMeters else {
+            let scored = score(site, on: heldData)
+            guard let calibrated = scored.medianAbsoluteMeters else {
                 v.notJudged("the calibrated site predicts no held-out range")
                 return v
             }
-            v.judge(surveyed: reference, calibrated: calibrated)
+            func items(_ r: LeaveOneOutRangeResiduals) -> [(t: Double, value: Double)] {
+                zip(r.timesSeconds, r.absoluteMeters).map { ($0, $1) }
+            }
+            v.judge(surveyed: reference, calibrated: calibrated,
+                    blocks: Self.blockFigures(items(before), items(scored), split: split, figure: RobustStatistics.median))
         } catch {
             v.notJudged("the fit blocks alone do not calibrate: \(error.message)")
         }
@@ -176,6 +212,8 @@ extension CalibrationJob {
         case nil:
             if !v.judged, v.metric != nil, let reason = v.reason {
                 say(prefix + "warning: held-out validation not judged: \(reason); the calibration is not blocked\n")
+            } else if v.judged, let reason = v.reason {
+                say(prefix + "warning: held-out validation: \(reason)\n")
             }
             return 0
         }

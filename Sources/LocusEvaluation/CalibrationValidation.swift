@@ -66,6 +66,9 @@ package struct CalibrationValidation: Sendable {
     /// the fit blocks) moves the same locators and they beat its biases alone there too; what it moved.
     package var movesReproduced: Bool?
     package var reverseMoved: [String] = []
+    /// Per held-out block the relative change calibrated/surveyed − 1 of the candidate judged: its
+    /// mean over the blocks and the standard error of that mean (nil with fewer than 2 blocks).
+    package var blockChange: (mean: Double, standardError: Double)?
     /// Whether the figures were compared (enough held-out data, a fit on the fit blocks).
     package var judged = false
     package var refused: Refusal?
@@ -114,8 +117,13 @@ package struct CalibrationValidation: Sendable {
     /// lowers the figure by far more, while moves that trade against the biases, which the
     /// ranges see hardly at all, leave it where it was) **and**, without truth, is reproducible
     /// (`movesReproduced`); else the biases alone are judged.
-    mutating func judge(surveyed reference: Double, calibrated candidate: Double) {
+    /// - Parameter blocks: for each held-out block, the figures (surveyed, candidate) of the biases
+    ///   alone: a calibration worse beyond the tolerance is refused only when the worsening holds
+    ///   across the blocks (their mean change more than two standard errors above 0), not when one
+    ///   block's noise makes it.
+    mutating func judge(surveyed reference: Double, calibrated candidate: Double, blocks: [(Double, Double)]) {
         judged = true
+        blockChange = Self.meanChange(blocks)
         surveyed = reference
         calibratedBiasesOnly = moved.isEmpty ? nil : candidate
         let movesHelp = withMoves.map { Self.passes(reference, $0) && $0 <= candidate * (1 - Self.tolerance) } ?? false
@@ -141,12 +149,27 @@ package struct CalibrationValidation: Sendable {
                         + "improve on the biases alone by more than \(Self.percentMagnitude(Self.tolerance)), the locators stay where they were surveyed"
                 }
             }
+        } else if let b = blockChange, b.mean - 2 * b.standardError <= 0 {
+            reason = "the held-out \(metricName) is \(Self.percent(Self.change(reference, candidate))), beyond the "
+                + "\(Self.percentMagnitude(Self.tolerance)) tolerance, but not consistently across the held-out blocks (per-block change "
+                + "\(Self.percent(b.mean)) ± \(Self.percentMagnitude(b.standardError))): not refused"
         } else {
             refused = .calibration
             reason = "the calibration makes the held-out \(metricName) worse (\(Self.metres(reference)) → \(Self.metres(candidate)) m, "
                 + "\(Self.percent(Self.change(reference, candidate))), beyond the \(Self.percentMagnitude(Self.tolerance)) tolerance)"
                 + (moved.isEmpty ? "" : ", with or without moving \(moved.joined(separator: ", "))")
         }
+    }
+
+    /// The mean of the per-block changes candidate/surveyed − 1 and its standard error s/√n (nil
+    /// with fewer than 2 blocks).
+    static func meanChange(_ blocks: [(Double, Double)]) -> (mean: Double, standardError: Double)? {
+        let changes = blocks.compactMap { $0.0 > 0 ? $0.1 / $0.0 - 1 : nil }
+        guard changes.count >= 2 else { return nil }
+        let n = Double(changes.count)
+        let mean = changes.reduce(0, +) / n
+        let variance = changes.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / (n - 1)
+        return (mean, (variance / n).squareRoot())
     }
 
     /// The metric in words.
@@ -185,6 +208,7 @@ package struct CalibrationValidation: Sendable {
             ("calibrated", m(calibrated)),
             ("change", Self.change(surveyed, calibrated).map { .number($0, .fixed(4)) } ?? .null),
             ("tolerance", .number(Self.tolerance, .shortest)),
+            ("block_change", blockChange.map { .object([("mean", .number($0.mean, .fixed(4))), ("se", .number($0.standardError, .fixed(4)))]) } ?? .null),
         ]
         if metric == .rmse {
             members.append(("surveyed_p50_m", m(surveyedMedian)))

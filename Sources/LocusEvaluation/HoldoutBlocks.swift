@@ -18,6 +18,8 @@ struct HoldoutBlocks {
 
     /// B, seconds.
     let blockSeconds: Double
+    /// t₀: the first row's time, seconds.
+    let startSeconds: Double
     /// Blocks spanned by the recording (with rows or not): ⌊(t_last − t₀)/B⌋ + 1; 0 when empty.
     let blocks: Int
     /// Blocks holding at least one held-out row.
@@ -26,9 +28,13 @@ struct HoldoutBlocks {
     let fit: RangeTrace
     let heldOut: RangeTrace
 
+    /// The block of time t: ⌊(t − t₀)/B⌋.
+    func block(of t: Double) -> Int { Int(((t - startSeconds) / blockSeconds).rounded(.down)) }
+
     /// Splits `trace` into blocks of `blockSeconds` (> 0).
     init(trace: RangeTrace, blockSeconds: Double) {
         self.blockSeconds = blockSeconds
+        startSeconds = trace.timeSeconds.min() ?? 0
         guard trace.count > 0 else {
             blocks = 0
             heldOutBlocks = 0
@@ -36,7 +42,7 @@ struct HoldoutBlocks {
             heldOut = fit
             return
         }
-        let t0 = trace.timeSeconds.min() ?? 0
+        let t0 = startSeconds
         func block(_ i: Int) -> Int { Int(((trace.timeSeconds[i] - t0) / blockSeconds).rounded(.down)) }
         blocks = Int(((trace.timeSeconds.max() ?? t0) - t0) / blockSeconds) + 1
         fit = trace.subset { block($0) % 2 == 0 }

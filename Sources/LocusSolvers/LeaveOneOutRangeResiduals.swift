@@ -20,8 +20,9 @@ import LocusNumerics
 /// which never saw range k. The median keeps the NLOS ranges (long by 0.3–2 m, a minority) from
 /// deciding it.
 package struct LeaveOneOutRangeResiduals: Sendable {
-    /// |eₖ| per scored range, metres, in epoch order.
+    /// |eₖ| per scored range, metres, in epoch order, and the time of each left-out range, seconds.
     package var absoluteMeters: [Double] = []
+    package var timesSeconds: [Double] = []
 
     /// No ranges scored.
     package init() {}
@@ -61,7 +62,10 @@ package struct LeaveOneOutRangeResiduals: Sendable {
                 guard let solution = try? solver.solve(locators: locators, rangesMeters: ranges) else { continue }
                 let left = floor.locators[data.slots[k]]
                 let e = left.correctedRange(data.rangesMeters[k]) - RangeModel.predicted(from: solution.position, to: left.position)
-                if e.isFinite { absoluteMeters.append(abs(e)) }
+                if e.isFinite {
+                    absoluteMeters.append(abs(e))
+                    timesSeconds.append(data.timesSeconds[k])
+                }
             }
         }
     }
