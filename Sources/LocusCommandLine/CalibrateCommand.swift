@@ -27,7 +27,7 @@ enum CalibrateCommand: LocusCommand {
                    choices: ["auto", "floor", "truth"]),
             .value("min-samples", "N", "Samples a locator needs to be estimated (default 10 with --truth, 50 ranges without)."),
             .flag("fix-positions", "Without --truth: --out also moves each flagged locator to its fitted position, when the held-out validation accepts the move."),
-            .value("holdout-block", "SECONDS", "Held-out validation: the recording is cut into alternating blocks of SECONDS (default 10); the calibration fitted on the even blocks must not make the odd blocks worse (by more than 2 %) than the site as surveyed, or it is refused. 0 turns the validation off."),
+            .value("holdout-block", "SECONDS", "Held-out validation: the recording is cut into alternating blocks of SECONDS (default 10); the calibration fitted on the even blocks must not make the odd blocks worse (by more than 2 %, consistently) than the site as surveyed, or it is refused. 0 turns the validation off."),
             .flag("json", "Print the summary as one JSON object."),
         ],
         discussion: """
@@ -52,12 +52,13 @@ enum CalibrateCommand: LocusCommand {
         odd blocks — with --truth by the horizontal RMSE of the engine's fixes (locus replay's
         defaults) against truth, without by the median absolute leave-one-out range residual (each
         range predicted from the position solved from the others of its round). The report says
-        "calibrated vs as surveyed on held-out blocks: X → Y". Worse by more than 2 %: with
+        "calibrated vs as surveyed on held-out blocks: X → Y". Worse by more than 2 %, and
+        consistently across the held-out blocks (mean per-block change > 2 standard errors): with
         --fix-positions the locators are not moved (the biases alone are judged); if the biases do
         not validate either, nothing is written (exit 1 when --out was given, 0 otherwise). Too
         little held-out data (fewer than 2 held-out blocks, or 100 fixes/ranges scored) is said and
         does not block. --json: "validation" {blocks, block_s, held_out_rows, metric, surveyed,
-        calibrated, change, accepted, refused, reason, written, …}.
+        calibrated, change, block_change, accepted, refused, reason, written, …}.
         Exit codes: 0 success, 1 failure at run time (e.g. an unwritable --out, or an --out the
         held-out validation refused), 2 usage error or
         invalid input (including no row with truth, or a slope the samples do not determine).
