@@ -52,13 +52,16 @@ enum CalibrateCommand: LocusCommand {
         odd blocks — with --truth by the horizontal RMSE of the engine's fixes (locus replay's
         defaults) against truth, without by the median absolute leave-one-out range residual (each
         range predicted from the position solved from the others of its round). The report says
-        "calibrated vs as surveyed on held-out blocks: X → Y". Worse by more than 2 %, and
-        consistently across the held-out blocks (mean per-block change > 2 standard errors): with
-        --fix-positions the locators are not moved (the biases alone are judged); if the biases do
-        not validate either, nothing is written (exit 1 when --out was given, 0 otherwise). Too
+        "calibrated vs as surveyed on held-out blocks: X → Y". A calibration worse by more than
+        2 %, consistently across the held-out blocks (mean per-block change above 2 standard
+        errors), is refused: nothing is written (exit 1 when --out was given, 0 otherwise). With
+        --fix-positions a locator is moved only when the move beats the biases alone by more than
+        2 % on the held-out blocks and, without truth, the other half of the recording makes the
+        same move; otherwise it stays where it was surveyed and the biases alone are judged. Too
         little held-out data (fewer than 2 held-out blocks, or 100 fixes/ranges scored) is said and
-        does not block. --json: "validation" {blocks, block_s, held_out_rows, metric, surveyed,
-        calibrated, change, block_change, accepted, refused, reason, written, …}.
+        does not block the biases (moves are then not made). --json: "validation" {blocks,
+        block_s, held_out_rows, metric, surveyed, calibrated, change, block_change, positions,
+        accepted, refused, reason, written, …}; --holdout-block 0: null.
         Exit codes: 0 success, 1 failure at run time (e.g. an unwritable --out, or an --out the
         held-out validation refused), 2 usage error or
         invalid input (including no row with truth, or a slope the samples do not determine).
