@@ -16,9 +16,9 @@ import LocusIO
 /// nothing is written. Fewer than `minimumScored` fixes compared (ranges predicted) on the held-out
 /// blocks, fewer than 2 held-out blocks with rows, or a fit that the fit blocks alone cannot make:
 /// not judged, and the calibration is not blocked (docs/calibration.md says why).
-package struct CalibrationValidation: Sendable {
+struct CalibrationValidation: Sendable {
     /// What the held-out blocks are scored by.
-    package enum Metric: String, Sendable {
+    enum Metric: String, Sendable {
         /// Horizontal RMSE of the engine's fixes against truth, metres.
         case rmse = "rmse_m"
         /// Median |leave-one-out range residual|, metres.
@@ -26,7 +26,7 @@ package struct CalibrationValidation: Sendable {
     }
 
     /// What was refused.
-    package enum Refusal: String, Sendable {
+    enum Refusal: String, Sendable {
         /// The fitted locator moves (`--fix-positions`); the biases alone validated and are written.
         case positions
         /// The whole calibration: nothing is written.
@@ -34,48 +34,48 @@ package struct CalibrationValidation: Sendable {
     }
 
     /// Relative worsening of the held-out figure still accepted (2 %: docs/calibration.md).
-    package static let tolerance = 0.02
+    static let tolerance = 0.02
     /// Scored items (fixes compared with truth, or ranges predicted) the held-out blocks need.
-    package static let minimumScored = 100
+    static let minimumScored = 100
     /// Held-out blocks with rows needed.
     static let minimumHeldOutBlocks = 2
 
-    package var blocks: Int
-    package var blockSeconds: Double
-    package var heldOutBlocks: Int
-    package var fitRows: Int
-    package var heldOutRows: Int
+    var blocks: Int
+    var blockSeconds: Double
+    var heldOutBlocks: Int
+    var fitRows: Int
+    var heldOutRows: Int
     /// nil when no metric applies (range differences without truth).
-    package var metric: Metric?
+    var metric: Metric?
     /// Fixes compared (with truth) or ranges predicted (without), for the site as surveyed.
-    package var scored = 0
+    var scored = 0
     /// The held-out figure of the site as surveyed and of the calibration judged last (the one written
     /// when accepted: biases alone after refused moves), metres.
-    package var surveyed: Double?
-    package var calibrated: Double?
+    var surveyed: Double?
+    var calibrated: Double?
     /// With truth: the median horizontal errors, metres.
-    package var surveyedMedian: Double?
-    package var calibratedMedian: Double?
+    var surveyedMedian: Double?
+    var calibratedMedian: Double?
     /// With `--fix-positions`, when the fit blocks moved locators: their addresses and the figure
     /// with the moves.
-    package var moved: [String] = []
-    package var withMoves: Double?
+    var moved: [String] = []
+    var withMoves: Double?
     /// …and then the figure of the biases alone (positions as surveyed), metres.
-    package var calibratedBiasesOnly: Double?
+    var calibratedBiasesOnly: Double?
     /// Without truth, with moves: whether the other fold (fitted on the held-out blocks, scored on
     /// the fit blocks) moves the same locators and they beat its biases alone there too; what it moved.
-    package var movesReproduced: Bool?
-    package var reverseMoved: [String] = []
+    var movesReproduced: Bool?
+    var reverseMoved: [String] = []
     /// Per held-out block the relative change calibrated/surveyed − 1 of the candidate judged: its
     /// mean over the blocks and the standard error of that mean (nil with fewer than 2 blocks).
-    package var blockChange: (mean: Double, standardError: Double)?
+    var blockChange: (mean: Double, standardError: Double)?
     /// Whether the figures were compared (enough held-out data, a fit on the fit blocks).
-    package var judged = false
-    package var refused: Refusal?
+    var judged = false
+    var refused: Refusal?
     /// Why it was not judged, or what was refused, in words.
-    package var reason: String?
+    var reason: String?
     /// Whether `--out` was written.
-    package var written = false
+    var written = false
 
     /// Not yet judged, over `blocks`.
     init(blocks split: HoldoutBlocks, metric: Metric?) {
@@ -88,10 +88,10 @@ package struct CalibrationValidation: Sendable {
     }
 
     /// Whether the calibration may be written (not judged counts as accepted: it does not block).
-    package var accepted: Bool { refused != .calibration }
+    var accepted: Bool { refused != .calibration }
 
     /// Whether the moves of `--fix-positions` validated (false when none were judged).
-    package var acceptsMoves: Bool { judged && !moved.isEmpty && withMoves != nil && refused == nil }
+    var acceptsMoves: Bool { judged && !moved.isEmpty && withMoves != nil && refused == nil }
 
     /// candidate/reference − 1.
     static func change(_ reference: Double?, _ candidate: Double?) -> Double? {
@@ -194,7 +194,7 @@ package struct CalibrationValidation: Sendable {
     private static func percentMagnitude(_ value: Double) -> String { DecimalText.string(abs(value) * 100, decimals: 1) + " %" }
 
     /// The `validation` object of `--json` (docs/calibration.md, "Held-out validation").
-    package var json: JSONValue {
+    var json: JSONValue {
         func m(_ value: Double?) -> JSONValue { value.map { .number($0, .fixed(4)) } ?? .null }
         var members: [(String, JSONValue)] = [
             ("blocks", .integer(blocks)),
@@ -231,7 +231,7 @@ package struct CalibrationValidation: Sendable {
     }
 
     /// The one line of the text report.
-    package var text: String {
+    var text: String {
         var s = "held-out validation (\(heldOutBlocks) of \(plural(blocks, "block")) × \(DecimalText.string(blockSeconds, decimals: 1)) s, "
             + "\(plural(heldOutRows, "held-out row"))): "
         guard judged, let before = surveyed, let after = calibrated else {
