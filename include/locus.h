@@ -646,7 +646,9 @@ typedef struct locus_calibrate_request {
 
 /**
  * `locus calibrate` over `request`; *out_summary_json gets `locus calibrate --json`'s object, or
- * NULL when nothing could be calibrated and the verdict (1) and notes say why.
+ * NULL when nothing could be calibrated and the verdict (1) and notes say why. The object's
+ * `validation` is the held-out check (10 s blocks; docs/calibration.md): when it refuses the
+ * calibration, out_path is not written, the verdict is 1 and the notes say why (with the summary).
  * Errors: LOCUS_E_INVALID_ARGUMENT, LOCUS_E_USAGE (options that do not go together), the site codes,
  * LOCUS_E_UNKNOWN_FLOOR, LOCUS_E_TOO_FEW_RANGES, LOCUS_E_DEGENERATE_GEOMETRY, the reader's codes,
  * LOCUS_E_FILE_UNWRITABLE.

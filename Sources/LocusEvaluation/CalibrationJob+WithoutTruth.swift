@@ -14,7 +14,10 @@ extension CalibrationJob {
         var calibration: SelfCalibration
     }
 
-    /// Reads the trace, calibrates every floor it reaches, prints the report, writes `--out`.
+    /// Reads the trace, validates the calibration on held-out blocks (`validateWithoutTruth`: with
+    /// `--fix-positions` the moves are made only when they validate), calibrates every floor it
+    /// reaches from the whole recording, prints the report, writes `--out` unless the validation
+    /// refuses the calibration.
     /// - Throws: the loaders' errors; E4001 when a floor has too few usable epochs; E5005 for `--out`.
     func runWithoutTruth(say: (String) -> Void, site input: Site, addressNotation: SiteAddressNotation,
                          defaultFloor: Int) throws(LocusError) -> CalibrationOutcome {
@@ -27,13 +30,22 @@ extension CalibrationJob {
         let trace = try TraceReader.read(source: traceSource)
         var site = input
         let (data, skipped, _, differenceData) = Self.selfCalibrationData(trace: trace, site: site, defaultFloor: defaultFloor)
+        if fitsSlope, site.floors.indices.contains(where: { data[$0].rangeCount == 0 && differenceData[$0].differenceCount > 0 }) {
+            throw LocusError(.usage, "--slope applies to ranges: from range differences only biases are fitted (see: locus calibrate --help)")
+        }
+
+        // The validation first: it decides whether the flagged locators are moved.
+        var validation = holdoutBlockSeconds > 0
+            ? validateWithoutTruth(trace: trace, site: input, defaultFloor: defaultFloor, configuration: configuration)
+            : nil
+        // A move is made only when validated: one the held-out blocks cannot judge is not made (the
+        // biases, which the validation does not block when it cannot judge, are still written).
+        let movesLocators = fixPositions && (validation.map(\.acceptsMoves) ?? true)
+        configuration.fixesPositions = movesLocators
 
         var results: [SelfFloorResult] = []
         for (f, floor) in site.floors.enumerated() where data[f].rangeCount > 0 || differenceData[f].differenceCount > 0 {
             let planar = TrilaterationConfiguration.standard.resolvedMode(for: floor.locators.map(\.position)) == .planar
-            if fitsSlope && data[f].rangeCount == 0 {
-                throw LocusError(.usage, "--slope applies to ranges: from range differences only biases are fitted (see: locus calibrate --help)")
-            }
             let calibration: SelfCalibration
             do {
                 if data[f].rangeCount > 0 {
@@ -60,18 +72,34 @@ extension CalibrationJob {
                 say("locus calibrate: \(l.flagged ? "flagged" : "warning"): floor '\(r.floor.id)' locator \(l.address) \(note)\n")
             }
         }
+        let flagged = results.flatMap { $0.calibration.locators.filter(\.flagged).map(\.address.description) }
+        if var v = validation, fixPositions, v.refused == nil, !movesLocators, !flagged.isEmpty {
+            // Flagged by the whole recording, never judged on held-out blocks: not moved.
+            v.refused = .positions
+            v.reason = (v.judged ? "the fit blocks alone flag none of \(flagged.joined(separator: ", "))"
+                        : "the moves of \(flagged.joined(separator: ", ")) cannot be validated (\(v.reason ?? "not judged"))")
+                + ": the locators stay where they were surveyed"
+            validation = v
+        } else if movesLocators, let v = validation, v.judged, Set(flagged) != Set(v.moved) {
+            say("locus calibrate: warning: held-out validation judged the moves of \(v.moved.joined(separator: ", ")); "
+                + "the whole recording flags \(flagged.isEmpty ? "none" : flagged.joined(separator: ", "))\n")
+        }
         let estimated = results.reduce(0) { $0 + $1.calibration.locators.filter { $0.biasMeters != nil }.count }
-        if let out = outPath, estimated > 0 {
+        let writes = estimated > 0 && (validation?.accepted ?? true)
+        if let out = outPath, writes {
             try FileBytes.write(SiteEncoder.encode(site, addressNotation: addressNotation), to: out)
         }
+        validation?.written = writes && outPath != nil
         let report = SelfCalibrationReport(floors: results, skipped: skipped, fixPositions: fixPositions,
-                                           outPath: estimated > 0 ? outPath : nil, elapsedSeconds: 0, tracePath: traceSource.name)
+                                           outPath: writes ? outPath : nil, elapsedSeconds: 0, tracePath: traceSource.name,
+                                           movedLocators: movesLocators && !flagged.isEmpty, validation: validation)
         let rows = trace.count + trace.skipped.total
         let why = results.flatMap(\.calibration.warnings).first
         var verdict: [String] = []
-        let status = RunVerdict.check(command: "calibrate", input: traceSource.name, results: estimated,
+        var status = RunVerdict.check(command: "calibrate", input: traceSource.name, results: estimated,
                                       noun: ("calibrated locator", "calibrated locators"),
                                       rows: rows, skipped: skipped, failure: why, say: { verdict.append($0) })
+        if let validation, estimated > 0 { status = max(status, Self.refusalVerdict(validation, outPath: outPath, say: say)) }
         return CalibrationOutcome(summary: .withoutTruth(report), status: status, verdict: verdict)
     }
 

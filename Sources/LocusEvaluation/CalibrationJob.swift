@@ -29,6 +29,9 @@ package struct CalibrationJob {
     package var minimumSamples: Int?
     /// Without truth: `outPath` also moves each flagged locator to its fitted position.
     package var fixesPositions = false
+    /// Length of the alternating blocks of the held-out validation, seconds (`HoldoutBlocks`); 0
+    /// turns the validation off (the calibration is written as fitted).
+    package var holdoutBlockSeconds = HoldoutBlocks.defaultBlockSeconds
 
     package init(sitePath: String, tracePath: String) {
         self.sitePath = sitePath
@@ -42,7 +45,9 @@ package struct CalibrationJob {
         var calibration: RangeCalibration
     }
 
-    /// Reads site, trace and truth, estimates every floor's biases, writes `outPath`; the summary and the verdict.
+    /// Reads site, trace and truth, estimates every floor's biases, validates the calibration on
+    /// held-out blocks of the recording (`holdoutBlockSeconds`), writes `outPath` unless the
+    /// validation refuses it; the summary and the verdict (1 when `outPath` was refused).
     /// - Throws: the loaders' E3xxx/E5xxx errors naming file, line or JSON path; E3002 for an unknown
     ///   `--floor`; E1001 for `--slope` with the median; E4001 when no row has truth or no locator has
     ///   enough samples; E4002 when a slope is not determined; E5005 when `--out` cannot be written.
@@ -54,7 +59,6 @@ package struct CalibrationJob {
             throw LocusError(.usage, "--slope needs --estimator tukey or huber (see: locus calibrate --help)")
         }
         configuration.minimumSamples = minimumSamples ?? 10
-        let heightChoice = height.rawValue
 
         // The notation of each address, so that --out writes them as the input had them.
         let (input, addressNotation) = try SiteDecoder.loadNotated(path: sitePath)
@@ -73,6 +77,65 @@ package struct CalibrationJob {
         let traceSource = try ByteSource(path: tracePath)
         let trace = try TraceReader.read(source: traceSource)
 
+        let fitted = try fitWithTruth(trace: trace, truth: truth, site: input, defaultFloor: defaultFloor,
+                                      configuration: configuration, say: say)
+        site = fitted.site
+        let results = fitted.results, samples = fitted.samples, differenceSamples = fitted.differenceSamples
+        let skipped = fitted.skipped, withoutTruth = fitted.withoutTruth
+        let rows = trace.count + trace.skipped.total
+        let sampleCount = samples.reduce(0) { $0 + $1.count } + differenceSamples.reduce(0) { $0 + $1.count }
+        if sampleCount == 0 && (rows == 0 || skipped.total >= rows) {
+            // Nothing to calibrate with, and the skip counts say why.
+            var verdict: [String] = []
+            let status = RunVerdict.check(command: "calibrate", input: traceSource.name, results: 0, noun: ("sample", "samples"),
+                                          rows: rows, skipped: skipped, say: { verdict.append($0) })
+            return CalibrationOutcome(summary: nil, status: status, verdict: verdict)
+        }
+        guard !results.isEmpty else {
+            throw LocusError(.tooFewRanges, "no range row has truth at its time (check that trace and truth share tags and clock)",
+                             context: .init(file: tracePath))
+        }
+        for r in results {
+            for l in r.calibration.locators where l.biasMeters == nil {
+                say("locus calibrate: warning: floor '\(r.floor.id)' locator \(l.address): \(plural(l.sampleCount, "sample")), "
+                            + "fewer than \(configuration.minimumSamples): its biasM is kept\n")
+            }
+        }
+        // Held-out validation: fitted on the even blocks, both sites scored on the odd ones.
+        var validation = holdoutBlockSeconds > 0
+            ? validateWithTruth(trace: trace, truth: truth, site: input, defaultFloor: defaultFloor, configuration: configuration)
+            : nil
+        let writes = validation?.accepted ?? true
+        if writes, let out = outPath { try FileBytes.write(SiteEncoder.encode(site, addressNotation: addressNotation), to: out) }
+        validation?.written = writes && outPath != nil
+
+        let summary = CalibrationSummary(floors: results, samples: sampleCount,
+                                         withoutTruth: withoutTruth, skipped: skipped, configuration: configuration,
+                                         outPath: writes ? outPath : nil, tracePath: tracePath, validation: validation)
+        var verdict: [String] = []
+        var status = RunVerdict.check(command: "calibrate", input: traceSource.name, results: sampleCount, noun: ("sample", "samples"),
+                                      rows: rows, skipped: skipped, say: { verdict.append($0) })
+        if let validation { status = max(status, Self.refusalVerdict(validation, outPath: outPath, say: say)) }
+        return CalibrationOutcome(summary: .withTruth(summary), status: status, verdict: verdict)
+    }
+
+    /// What a calibration with truth fitted: the calibrated site, per floor the result, the samples, and the rows' fate.
+    struct TruthFit {
+        var site: Site
+        var results: [FloorResult]
+        var samples: [RangeCalibrationSamples]
+        var differenceSamples: [DifferenceCalibrationSamples]
+        var skipped: SkipTally
+        var withoutTruth: Int
+    }
+
+    /// Calibrates every floor of `input` that `trace`'s rows with truth reach (the rows of the whole
+    /// recording, or of the held-out validation's fit blocks).
+    /// - Throws: E4001/E4002 of the estimators, the floor named.
+    func fitWithTruth(trace: RangeTrace, truth: GroundTruth, site input: Site, defaultFloor: Int,
+                      configuration: RangeCalibrationConfiguration, say: (String) -> Void) throws(LocusError) -> TruthFit {
+        var site = input
+        let heightChoice = height.rawValue
         // Samples per floor: each range row with truth at its time.
         let planar = site.floors.map { floor in
             TrilaterationConfiguration.standard.resolvedMode(for: floor.locators.map(\.position)) == .planar
@@ -132,35 +195,10 @@ package struct CalibrationJob {
             results.append(FloorResult(floor: floor, heightSource: usesFloorHeight[f] ? "floor tagHeightM" : "truth z",
                                        calibration: calibration))
         }
-        let rows = trace.count + trace.skipped.total
-        let sampleCount = samples.reduce(0) { $0 + $1.count } + differenceSamples.reduce(0) { $0 + $1.count }
-        if sampleCount == 0 && (rows == 0 || skipped.total >= rows) {
-            // Nothing to calibrate with, and the skip counts say why.
-            var verdict: [String] = []
-            let status = RunVerdict.check(command: "calibrate", input: traceSource.name, results: 0, noun: ("sample", "samples"),
-                                          rows: rows, skipped: skipped, say: { verdict.append($0) })
-            return CalibrationOutcome(summary: nil, status: status, verdict: verdict)
-        }
-        guard !results.isEmpty else {
-            throw LocusError(.tooFewRanges, "no range row has truth at its time (check that trace and truth share tags and clock)",
-                             context: .init(file: tracePath))
-        }
-        for r in results {
-            for l in r.calibration.locators where l.biasMeters == nil {
-                say("locus calibrate: warning: floor '\(r.floor.id)' locator \(l.address): \(plural(l.sampleCount, "sample")), "
-                            + "fewer than \(configuration.minimumSamples): its biasM is kept\n")
-            }
-        }
-        if let out = outPath { try FileBytes.write(SiteEncoder.encode(site, addressNotation: addressNotation), to: out) }
-
-        let summary = CalibrationSummary(floors: results, samples: sampleCount,
-                                         withoutTruth: withoutTruth, skipped: skipped, configuration: configuration,
-                                         outPath: outPath, tracePath: tracePath)
-        var verdict: [String] = []
-        let status = RunVerdict.check(command: "calibrate", input: traceSource.name, results: sampleCount, noun: ("sample", "samples"),
-                                      rows: rows, skipped: skipped, say: { verdict.append($0) })
-        return CalibrationOutcome(summary: .withTruth(summary), status: status, verdict: verdict)
+        return TruthFit(site: site, results: results, samples: samples, differenceSamples: differenceSamples,
+                        skipped: skipped, withoutTruth: withoutTruth)
     }
+
 }
 
 

@@ -12,12 +12,15 @@ package struct CalibrationSummary {
     var outPath: String?
     /// The trace's name, for the text.
     var tracePath: String
+    /// The held-out validation (nil: turned off).
+    var validation: CalibrationValidation?
 
     private static func metres(_ value: Double?) -> JSONValue { value.map { .number($0, .fixed(4)) } ?? .null }
 
     /// `samples`, `without_truth`, `skipped` (reason → count), `estimator`, `slope`, `floors`: per floor
     /// `floor`, `height`, `iterations`, `locators`: `address`, `samples`, `bias_m`, `median_m`, `sigma_m`,
-    /// `downweighted` (and `slope`, `intercept_m` with `--slope`); `out` when a site was written.
+    /// `downweighted` (and `slope`, `intercept_m` with `--slope`); `validation` (`CalibrationValidation.json`,
+    /// null when turned off); `out` when a site was written.
     var json: JSONValue {
         var members: [(String, JSONValue)] = [
             ("samples", .integer(samples)),
@@ -48,6 +51,7 @@ package struct CalibrationSummary {
                 })),
             ])
         })))
+        members.append(("validation", validation?.json ?? .null))
         if let out = outPath { members.append(("out", .string(out))) }
         return .object(members)
     }
@@ -76,6 +80,7 @@ package struct CalibrationSummary {
                 s += line + "\n"
             }
         }
+        if let validation { s += validation.text }
         if let out = outPath { s += "calibrated site written to \(out)\n" }
         return s
     }

@@ -11,6 +11,10 @@ package struct SelfCalibrationReport {
     var elapsedSeconds: Double
     /// The trace's name, for the text.
     var tracePath: String
+    /// Whether `out` has flagged locators moved (`--fix-positions`, the moves validated).
+    var movedLocators = false
+    /// The held-out validation (nil: turned off).
+    var validation: CalibrationValidation?
 
     private static func metres(_ value: Double?) -> JSONValue {
         guard let value, value.isFinite else { return .null }
@@ -22,7 +26,8 @@ package struct SelfCalibrationReport {
     /// ([dx, dy, dz] or null), `position_offset_sd_m`, `flagged`, `observable`, `note`;
     /// `residual_rms_m` (all floors' inlier residuals), `floors` (per floor: `epochs`, `iterations`,
     /// `residual_rms_m`, `outliers`, `common_offset` {`separable`, `sd_m`}, `path_spread_m` {`across`,
-    /// `along`}, `tag_delay_m`, `warnings`), `skipped`, `elapsed_s`, `out`.
+    /// `along`}, `tag_delay_m`, `warnings`), `skipped`, `elapsed_s`, `validation`
+    /// (`CalibrationValidation.json`, null when turned off), `out` (when written).
     var json: JSONValue {
         var locators: [JSONValue] = []
         var sum = 0.0, count = 0
@@ -89,6 +94,7 @@ package struct SelfCalibrationReport {
             ("slope", .bool(floors.first?.calibration.configuration.fitsSlope ?? false)),
             ("fix_positions", .bool(fixPositions)),
             ("elapsed_s", .number(elapsedSeconds, .fixed(3))),
+            ("validation", validation?.json ?? .null),
         ]
         if let out = outPath { members.append(("out", .string(out))) }
         if floors.contains(where: { $0.calibration.measurement == .differences }) {
@@ -149,7 +155,8 @@ package struct SelfCalibrationReport {
             }
             for l in c.locators { if let check = l.positionCheck { s += "  \(l.address) position \(check.summary)\n" } }
         }
-        if let out = outPath { s += "calibrated site written to \(out)\(fixPositions ? " (flagged locators moved)" : "")\n" }
+        if let validation { s += validation.text }
+        if let out = outPath { s += "calibrated site written to \(out)\(movedLocators ? " (flagged locators moved)" : "")\n" }
         return s
     }
 }

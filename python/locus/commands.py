@@ -78,7 +78,8 @@ def calibrate(site, trace, *, truth=None, out=None, slope=False, fix_positions=F
     """`locus calibrate`: each locator's bias and noise — from truth (truth=PATH), or from the ranges
     alone with a survey check of every locator — as the `--json` dict; out=PATH writes the
     calibrated site. A run that calibrates nothing (`locus calibrate`'s exit 1) raises LocusError E4001
-    with the command's reason."""
+    with the command's reason; so does an out=PATH that the held-out validation refused (the dict's
+    `validation`, docs/calibration.md: not written)."""
     if estimator not in _ffi.ESTIMATORS:
         raise InvalidArgumentError(f"estimator must be one of tukey, huber, median, not {estimator!r}")
     if height not in _ffi.HEIGHTS:

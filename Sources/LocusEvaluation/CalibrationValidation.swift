@@ -1,0 +1,253 @@
+import LocusCore
+import LocusIO
+
+/// The held-out validation of `locus calibrate`: the calibration fitted on the recording's even
+/// blocks of time (`HoldoutBlocks`), the site as surveyed and the calibrated site scored on its odd
+/// blocks, and the verdict that decides whether the calibration of the whole recording is written.
+///
+/// Figures (metres, lower is better): with truth the horizontal RMSE of the engine's fixes against
+/// truth (`rmse_m`; `locus replay`'s engine with its default options, fed the held-out rows), without
+/// truth the median absolute leave-one-out range residual (`median_abs_residual_m`,
+/// `LeaveOneOutRangeResiduals`). change = calibrated/surveyed − 1.
+///
+/// Rule: a candidate is accepted when calibrated ≤ surveyed·(1 + `tolerance`). With
+/// `--fix-positions` the candidate with the fitted moves is judged first; when it fails, the biases
+/// alone (positions as surveyed) are judged, and the moves are refused. When the biases fail too,
+/// nothing is written. Fewer than `minimumScored` fixes compared (ranges predicted) on the held-out
+/// blocks, fewer than 2 held-out blocks with rows, or a fit that the fit blocks alone cannot make:
+/// not judged, and the calibration is not blocked (docs/calibration.md says why).
+struct CalibrationValidation: Sendable {
+    /// What the held-out blocks are scored by.
+    enum Metric: String, Sendable {
+        /// Horizontal RMSE of the engine's fixes against truth, metres.
+        case rmse = "rmse_m"
+        /// Median |leave-one-out range residual|, metres.
+        case medianAbsoluteResidual = "median_abs_residual_m"
+    }
+
+    /// What was refused.
+    enum Refusal: String, Sendable {
+        /// The fitted locator moves (`--fix-positions`); the biases alone validated and are written.
+        case positions
+        /// The whole calibration: nothing is written.
+        case calibration
+    }
+
+    /// Relative worsening of the held-out figure still accepted (2 %: docs/calibration.md).
+    static let tolerance = 0.02
+    /// Scored items (fixes compared with truth, or ranges predicted) the held-out blocks need.
+    static let minimumScored = 100
+    /// Held-out blocks with rows needed.
+    static let minimumHeldOutBlocks = 2
+
+    var blocks: Int
+    var blockSeconds: Double
+    var heldOutBlocks: Int
+    var fitRows: Int
+    var heldOutRows: Int
+    /// nil when no metric applies (range differences without truth).
+    var metric: Metric?
+    /// Fixes compared (with truth) or ranges predicted (without), for the site as surveyed.
+    var scored = 0
+    /// The held-out figure of the site as surveyed and of the calibration judged last (the one written
+    /// when accepted: biases alone after refused moves), metres.
+    var surveyed: Double?
+    var calibrated: Double?
+    /// With truth: the median horizontal errors, metres.
+    var surveyedMedian: Double?
+    var calibratedMedian: Double?
+    /// With `--fix-positions`, when the fit blocks moved locators: their addresses and the figure
+    /// with the moves.
+    var moved: [String] = []
+    var withMoves: Double?
+    /// …and then the figure of the biases alone (positions as surveyed), metres.
+    var calibratedBiasesOnly: Double?
+    /// Without truth, with moves: whether the other fold (fitted on the held-out blocks, scored on
+    /// the fit blocks) moves the same locators and they beat its biases alone there too; what it moved.
+    var movesReproduced: Bool?
+    var reverseMoved: [String] = []
+    /// Per held-out block the relative change calibrated/surveyed − 1 of the candidate judged: its
+    /// mean over the blocks and the standard error of that mean (nil with fewer than 2 blocks).
+    var blockChange: (mean: Double, standardError: Double)?
+    /// Whether the figures were compared (enough held-out data, a fit on the fit blocks).
+    var judged = false
+    var refused: Refusal?
+    /// Why it was not judged, or what was refused, in words.
+    var reason: String?
+    /// Whether `--out` was written.
+    var written = false
+
+    /// Not yet judged, over `blocks`.
+    init(blocks split: HoldoutBlocks, metric: Metric?) {
+        blocks = split.blocks
+        blockSeconds = split.blockSeconds
+        heldOutBlocks = split.heldOutBlocks
+        fitRows = split.fit.count
+        heldOutRows = split.heldOut.count
+        self.metric = metric
+    }
+
+    /// Whether the calibration may be written (not judged counts as accepted: it does not block).
+    var accepted: Bool { refused != .calibration }
+
+    /// Whether the moves of `--fix-positions` validated (false when none were judged).
+    var acceptsMoves: Bool { judged && !moved.isEmpty && withMoves != nil && refused == nil }
+
+    /// candidate/reference − 1.
+    static func change(_ reference: Double?, _ candidate: Double?) -> Double? {
+        guard let reference, let candidate, reference > 0 else { return nil }
+        return candidate / reference - 1
+    }
+
+    /// Whether `candidate` is within the tolerance of `reference`.
+    static func passes(_ reference: Double, _ candidate: Double) -> Bool { candidate <= reference * (1 + tolerance) }
+
+    /// Marks it not judged, saying why.
+    mutating func notJudged(_ why: String) {
+        judged = false
+        refused = nil
+        reason = why
+    }
+
+    /// Judges the calibration: `candidate` the biases fitted with the positions as surveyed, and
+    /// (with `--fix-positions`, when the fit blocks moved locators) `withMoves` the fit with the
+    /// moves; `reference` the site as surveyed. The moves are accepted when their figure passes
+    /// against the site as surveyed **and** beats the biases alone by more than the tolerance
+    /// (withMoves ≤ candidate·(1 − tolerance): a move must earn its place — a locator truly off
+    /// lowers the figure by far more, while moves that trade against the biases, which the
+    /// ranges see hardly at all, leave it where it was) **and**, without truth, is reproducible
+    /// (`movesReproduced`); else the biases alone are judged.
+    /// - Parameter blocks: for each held-out block, the figures (surveyed, candidate) of the biases
+    ///   alone: a calibration worse beyond the tolerance is refused only when the worsening holds
+    ///   across the blocks (their mean change more than two standard errors above 0), not when one
+    ///   block's noise makes it.
+    mutating func judge(surveyed reference: Double, calibrated candidate: Double, blocks: [(Double, Double)]) {
+        judged = true
+        blockChange = Self.meanChange(blocks)
+        surveyed = reference
+        calibratedBiasesOnly = moved.isEmpty ? nil : candidate
+        let movesHelp = withMoves.map { Self.passes(reference, $0) && $0 <= candidate * (1 - Self.tolerance) } ?? false
+        if !moved.isEmpty, movesHelp, movesReproduced ?? true, let m = withMoves {
+            calibrated = m
+            refused = nil
+            return
+        }
+        calibrated = candidate
+        if Self.passes(reference, candidate) {
+            if !moved.isEmpty {
+                refused = .positions
+                let list = moved.joined(separator: ", ")
+                if movesHelp {
+                    reason = "moving \(list) is not reproducible: fitted on the held-out blocks instead, the adjustment moves "
+                        + (reverseMoved.isEmpty ? "none" : reverseMoved.joined(separator: ", "))
+                        + (Set(reverseMoved) == Set(moved) ? " but that move does not beat its biases alone on the fit blocks" : "")
+                        + "; the locators stay where they were surveyed"
+                } else {
+                    let m = withMoves.map { "\(Self.metres($0)) m (\(Self.percent(Self.change(reference, $0))))" } ?? "no figure"
+                    reason = "moving \(list) gives the held-out \(metricName) \(m), against "
+                        + "\(Self.metres(candidate)) m (\(Self.percent(Self.change(reference, candidate)))) for the biases alone: the move does not "
+                        + "improve on the biases alone by more than \(Self.percentMagnitude(Self.tolerance)), the locators stay where they were surveyed"
+                }
+            }
+        } else if let b = blockChange, b.mean - 2 * b.standardError <= 0 {
+            reason = "the held-out \(metricName) is \(Self.percent(Self.change(reference, candidate))), beyond the "
+                + "\(Self.percentMagnitude(Self.tolerance)) tolerance, but not consistently across the held-out blocks (per-block change "
+                + "\(Self.percent(b.mean)) ± \(Self.percentMagnitude(b.standardError))): not refused"
+        } else {
+            refused = .calibration
+            reason = "the calibration makes the held-out \(metricName) worse (\(Self.metres(reference)) → \(Self.metres(candidate)) m, "
+                + "\(Self.percent(Self.change(reference, candidate))), beyond the \(Self.percentMagnitude(Self.tolerance)) tolerance)"
+                + (moved.isEmpty ? "" : ", with or without moving \(moved.joined(separator: ", "))")
+        }
+    }
+
+    /// The mean of the per-block changes candidate/surveyed − 1 and its standard error s/√n (nil
+    /// with fewer than 2 blocks).
+    static func meanChange(_ blocks: [(Double, Double)]) -> (mean: Double, standardError: Double)? {
+        let changes = blocks.compactMap { $0.0 > 0 ? $0.1 / $0.0 - 1 : nil }
+        guard changes.count >= 2 else { return nil }
+        let n = Double(changes.count)
+        let mean = changes.reduce(0, +) / n
+        let variance = changes.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / (n - 1)
+        return (mean, (variance / n).squareRoot())
+    }
+
+    /// The metric in words.
+    private var metricName: String {
+        switch metric {
+        case .rmse?: "RMSE against truth"
+        case .medianAbsoluteResidual?: "median range residual"
+        case nil: "figure"
+        }
+    }
+
+    private static func metres(_ value: Double) -> String { DecimalText.string(value, decimals: 4) }
+
+    /// A signed percentage with one decimal ("−12.3 %").
+    private static func percent(_ value: Double?) -> String {
+        guard let value else { return "-" }
+        let text = DecimalText.string(abs(value) * 100, decimals: 1)
+        return (value < 0 ? "−" : "+") + text + " %"
+    }
+
+    /// A percentage without sign ("2.0 %").
+    private static func percentMagnitude(_ value: Double) -> String { DecimalText.string(abs(value) * 100, decimals: 1) + " %" }
+
+    /// The `validation` object of `--json` (docs/calibration.md, "Held-out validation").
+    var json: JSONValue {
+        func m(_ value: Double?) -> JSONValue { value.map { .number($0, .fixed(4)) } ?? .null }
+        var members: [(String, JSONValue)] = [
+            ("blocks", .integer(blocks)),
+            ("block_s", .number(blockSeconds, .shortest)),
+            ("held_out_blocks", .integer(heldOutBlocks)),
+            ("fit_rows", .integer(fitRows)),
+            ("held_out_rows", .integer(heldOutRows)),
+            ("metric", metric.map { .string($0.rawValue) } ?? .null),
+            ("scored", .integer(scored)),
+            ("surveyed", m(surveyed)),
+            ("calibrated", m(calibrated)),
+            ("change", Self.change(surveyed, calibrated).map { .number($0, .fixed(4)) } ?? .null),
+            ("tolerance", .number(Self.tolerance, .shortest)),
+            ("block_change", blockChange.map { .object([("mean", .number($0.mean, .fixed(4))), ("se", .number($0.standardError, .fixed(4)))]) } ?? .null),
+        ]
+        if metric == .rmse {
+            members.append(("surveyed_p50_m", m(surveyedMedian)))
+            members.append(("calibrated_p50_m", m(calibratedMedian)))
+        }
+        members.append(("positions", moved.isEmpty ? .null : .object([
+            ("moved", .array(moved.map { .string($0) })),
+            ("calibrated", m(withMoves)),
+            ("change", Self.change(surveyed, withMoves).map { .number($0, .fixed(4)) } ?? .null),
+            ("biases_only", m(calibratedBiasesOnly)),
+            ("reproduced", movesReproduced.map { .bool($0) } ?? .null),
+            ("accepted", .bool(acceptsMoves)),
+        ])))
+        members.append(("judged", .bool(judged)))
+        members.append(("accepted", .bool(accepted)))
+        members.append(("refused", refused.map { .string($0.rawValue) } ?? .null))
+        members.append(("reason", reason.map { .string($0) } ?? .null))
+        members.append(("written", .bool(written)))
+        return .object(members)
+    }
+
+    /// The one line of the text report.
+    var text: String {
+        var s = "held-out validation (\(heldOutBlocks) of \(plural(blocks, "block")) × \(DecimalText.string(blockSeconds, decimals: 1)) s, "
+            + "\(plural(heldOutRows, "held-out row"))): "
+        guard judged, let before = surveyed, let after = calibrated else {
+            return s + "not judged: \(reason ?? "no figure")" + (refused == .positions ? "" : " (the calibration is not blocked)") + "\n"
+        }
+        let unit = metric == .rmse ? "RMSE" : "median |range residual|"
+        s += "calibrated vs as surveyed on held-out blocks: \(unit) \(Self.metres(before)) → \(Self.metres(after)) m "
+            + "(\(Self.percent(Self.change(before, after))))"
+        if !moved.isEmpty, let m = withMoves {
+            s += acceptsMoves ? "" : "; with the moves of \(moved.joined(separator: ", ")) \(Self.metres(m)) m (\(Self.percent(Self.change(before, m))))"
+        }
+        switch refused {
+        case nil: s += acceptsMoves ? " with \(moved.joined(separator: ", ")) moved: accepted" : ": accepted"
+        case .positions?: s += ": biases accepted, position moves refused"
+        case .calibration?: s += ": refused, nothing written"
+        }
+        return s + "\n"
+    }
+}
