@@ -16,17 +16,17 @@ import Glibc
 /// viewer, a socket or the server thread. Readers copy out of the lock's scope what they will write.
 package final class FeedLog: Sendable {
     /// What the log has done so far. Read with `counters`.
-    package struct Counters: Sendable, Equatable {
+    struct Counters: Sendable, Equatable {
         /// Messages appended (the id of the newest one).
-        package var appended = 0
+        var appended = 0
         /// Messages evicted to stay within `capacityBytes`.
-        package var evicted = 0
+        var evicted = 0
         /// Framed bytes retained now (`id: N\ndata: ` + JSON + `\n\n` per message).
-        package var retainedBytes = 0
+        var retainedBytes = 0
         /// Messages retained now.
-        package var retainedMessages = 0
+        var retainedMessages = 0
         /// Messages refused by `append` because their JSON contained a line break (not one SSE line).
-        package var rejected = 0
+        var rejected = 0
     }
 
     /// What one `copy` put into a viewer's buffer.
@@ -64,7 +64,7 @@ package final class FeedLog: Sendable {
     }
 
     /// The configured bound on retained framed bytes.
-    package let capacityBytes: Int
+    let capacityBytes: Int
     private let state: ConditionLock<State>
 
     /// An empty log retaining at most `capacityBytes` framed bytes (plus the newest message when it
@@ -75,10 +75,10 @@ package final class FeedLog: Sendable {
     }
 
     /// The counts so far (a consistent snapshot).
-    package var counters: Counters { state.withLock { $0.counters } }
+    var counters: Counters { state.withLock { $0.counters } }
 
     /// The id of the newest message (0 before the first append).
-    package var newestID: Int { state.withLock { $0.counters.appended } }
+    var newestID: Int { state.withLock { $0.counters.appended } }
 
     /// Appends one message whose SSE data is `json` (one line: it must contain neither `\n` nor
     /// `\r`; such a message is refused, counted in `rejected`, and nil is returned) and returns the

@@ -6,15 +6,15 @@
 /// surface: lines end with CRLF; the request line is `METHOD SP target SP HTTP/1.d`; header names
 /// are tokens with no space before the colon; obsolete line folding, control characters, a second
 /// `Host`, a `Transfer-Encoding` or a `Content-Length` other than 0 are refused.
-package struct HTTPRequestHead: Sendable, Equatable {
+struct HTTPRequestHead: Sendable, Equatable {
     /// The methods served.
-    package enum Method: String, Sendable, Equatable {
+    enum Method: String, Sendable, Equatable {
         case get = "GET"
         case head = "HEAD"
     }
 
     /// Why a head was refused, as the status the server answers with.
-    package enum Refusal: Error, Sendable, Equatable {
+    enum Refusal: Error, Sendable, Equatable {
         /// 400: malformed, a body announced, or no `Host` under HTTP/1.1.
         case badRequest
         /// 405: a well-formed request with a method other than GET and HEAD.
@@ -23,7 +23,7 @@ package struct HTTPRequestHead: Sendable, Equatable {
         case uriTooLong
 
         /// The status code.
-        package var status: Int {
+        var status: Int {
             switch self {
             case .badRequest: 400
             case .methodNotAllowed: 405
@@ -34,29 +34,29 @@ package struct HTTPRequestHead: Sendable, Equatable {
 
     /// The longest request head accepted, request line and headers and the blank line: 8 KiB (more
     /// is 431, decided by the server while reading).
-    package static let maximumHeadBytes = 8 * 1024
+    static let maximumHeadBytes = 8 * 1024
     /// The longest target accepted: 1 KiB (the page's paths are a few dozen bytes).
-    package static let maximumTargetBytes = 1024
+    static let maximumTargetBytes = 1024
 
-    package var method: Method
+    var method: Method
     /// The request target as sent (origin form, starting with `/`, query included).
-    package var target: String
+    var target: String
     /// The minor version of `HTTP/1.x` (0 or 1, any digit accepted).
-    package var minorVersion: Int
+    var minorVersion: Int
     /// The `Host` header's value (trimmed), if any.
-    package var host: String?
+    var host: String?
     /// The `Last-Event-ID` header's value (trimmed), if any.
-    package var lastEventID: String?
+    var lastEventID: String?
 
     /// The target without its query (`?…`), which is what resources are routed by.
-    package var path: Substring {
+    var path: Substring {
         if let question = target.firstIndex(of: "?") { return target[..<question] }
         return target[...]
     }
 
     /// The byte count of the head at the start of `bytes` — through the blank line (`\r\n\r\n`) —
     /// or nil while it is incomplete. `searchFrom` lets a caller that appends resume the search.
-    package static func headLength(in bytes: [UInt8], searchFrom: Int = 0) -> Int? {
+    static func headLength(in bytes: [UInt8], searchFrom: Int = 0) -> Int? {
         guard bytes.count >= 4 else { return nil }
         var index = max(0, searchFrom - 3)
         while index + 3 < bytes.count {
@@ -72,7 +72,7 @@ package struct HTTPRequestHead: Sendable, Equatable {
     ///
     /// - Throws: `Refusal`: `.uriTooLong` for a target over 1 KiB, `.methodNotAllowed` for a
     ///   well-formed request with another method, `.badRequest` for everything else that is wrong.
-    package init(parsing head: ArraySlice<UInt8>) throws(Refusal) {
+    init(parsing head: ArraySlice<UInt8>) throws(Refusal) {
         var lines: [ArraySlice<UInt8>] = []
         var start = head.startIndex
         var index = head.startIndex
@@ -144,7 +144,7 @@ package struct HTTPRequestHead: Sendable, Equatable {
     /// decimal port — or is `boundHost` itself (with an optional port). A page reached through
     /// another name (DNS rebinding: `evil.example` resolving to 127.0.0.1) sends that name and is
     /// refused. Any port is accepted, so an SSH tunnel to another local port still works.
-    package static func isLoopbackHost(_ host: String, boundHost: String) -> Bool {
+    static func isLoopbackHost(_ host: String, boundHost: String) -> Bool {
         var name = Substring(host)
         if name.hasPrefix("[") {
             guard let close = name.firstIndex(of: "]") else { return false }

@@ -37,19 +37,19 @@ package final class HTTPServer: Sendable {
         package var maximumViewers = 64
         /// Open connections at most (viewers included); further ones are closed at once and counted
         /// in `connectionsRefused`.
-        package var maximumConnections = 128
+        var maximumConnections = 128
         /// Framed bytes a viewer may lag behind the end of the newest message before it skips to the
         /// newest (after a `gap` message).
-        package var viewerLagBytes = 8 << 20
+        var viewerLagBytes = 8 << 20
         /// Seconds a connection with bytes to send may go without its socket taking any before it is
         /// closed (`stalledClosed`).
         package var stallSeconds = 30.0
         /// Seconds of silence after which a viewer gets a `: ` comment (keeps proxies and the
         /// browser from timing the stream out, and finds vanished peers).
-        package var heartbeatSeconds = 15.0
+        var heartbeatSeconds = 15.0
         /// Seconds from the connection's acceptance within which its whole request head must arrive
         /// (a slow-loris client is closed without an answer, `requestTimeouts`).
-        package var requestTimeoutSeconds = 10.0
+        var requestTimeoutSeconds = 10.0
 
         package init() {}
     }
@@ -66,35 +66,35 @@ package final class HTTPServer: Sendable {
     /// What the server has done so far. Read with `counters`.
     package struct Counters: Sendable, Equatable {
         /// Connections accepted and served (refused ones not included).
-        package var connectionsAccepted = 0
+        var connectionsAccepted = 0
         /// Connections open now (viewers, requests being read or answered, answers lingering).
-        package var connections = 0
+        var connections = 0
         /// Connections closed at once because `maximumConnections` were open.
-        package var connectionsRefused = 0
+        var connectionsRefused = 0
         /// Feed connections open now.
         package var viewers = 0
         /// Feed connections opened since the start.
         package var viewersTotal = 0
         /// Complete request heads answered (with any status).
-        package var requests = 0
+        var requests = 0
         /// Requests answered 400, 405, 414 or 431.
-        package var badRequests = 0
+        var badRequests = 0
         /// Requests answered 404.
-        package var notFound = 0
+        var notFound = 0
         /// Requests answered 403 (a `Host` that does not name loopback).
-        package var forbidden = 0
+        var forbidden = 0
         /// Feed requests answered 503 (`maximumViewers` open).
-        package var viewersRefused = 0
+        var viewersRefused = 0
         /// Connections closed because their request head did not arrive within `requestTimeoutSeconds`.
-        package var requestTimeouts = 0
+        var requestTimeouts = 0
         /// Feed messages copied into viewers' output buffers (written or being written).
-        package var messagesSent = 0
+        var messagesSent = 0
         /// Feed messages skipped for viewers that fell behind (the sum of their gaps).
         package var messagesDropped = 0
         /// Bytes the sockets took, every response included.
-        package var bytesSent = 0
+        var bytesSent = 0
         /// Connections closed because their socket took nothing for `stallSeconds`.
-        package var stalledClosed = 0
+        var stalledClosed = 0
     }
 
     /// State shared by the server thread and its callers.
@@ -108,11 +108,11 @@ package final class HTTPServer: Sendable {
     /// The bound port (the chosen one when 0 was asked for).
     package let port: UInt16
     /// The host as configured.
-    package let host: String
+    let host: String
     /// True when bound to 0.0.0.0: any host that can reach this machine can watch (the caller warns).
     package let listensOnEveryInterface: Bool
     /// True when bound to a loopback address (127.0.0.0/8): the `Host` header is checked.
-    package let listensOnLoopback: Bool
+    let listensOnLoopback: Bool
     let shared: ConditionLock<Shared>
     /// The wake-up socket pair: the thread polls `[0]`; `FeedLog.append` and `stop()` send to `[1]`.
     let wakeDescriptors: (receive: Int32, send: Int32)

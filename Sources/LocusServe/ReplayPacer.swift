@@ -20,7 +20,7 @@ package struct ReplayPacer {
     /// The `t` column's position among the header's fields.
     private var timeColumn = 0
     /// The first row's time (nil before any row was read with a readable time).
-    package private(set) var firstSeconds: Double?
+    private(set) var firstSeconds: Double?
     /// The latest row time handed on.
     private var lastSeconds = -Double.infinity
     /// Bytes of the file consumed so far (of the decompressed text).

@@ -22,7 +22,7 @@ package struct ServeFrames {
     private let writer = JSONWriter(style: .compact)
 
     /// Fixes and events gathered since the last frame.
-    package var pendingCount: Int { fixes.count + events.count }
+    var pendingCount: Int { fixes.count + events.count }
 
     /// `site` as configured by the user (its `callInout` flags say which events are silent).
     package init(site: Site, truth: GroundTruth?, truthShiftSeconds: Double = 0) {

@@ -2,7 +2,7 @@ import Foundation
 import Locus
 import LocusCore
 @testable import LocusIO
-import LocusServe
+@testable import LocusServe
 import LocusTestSupport
 import Testing
 @testable import LocusCommandLine
