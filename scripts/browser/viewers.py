@@ -56,13 +56,7 @@ class FeedClock:
         s.settimeout(1)
         buf = b""
         key = b'"type":"frame","clock":'
-        while not self.stopped:
-            try:
-                d = s.recv(1 << 16)
-            except socket.timeout:
-                continue
-            if not d:
-                break
+        for d in recv_chunks(s, lambda: not self.stopped):
             buf += d
             *lines, buf = buf.split(b"\n")
             for line in lines:
@@ -80,6 +74,18 @@ class FeedClock:
                         self.clock = c
         s.close()
 
+
+
+def recv_chunks(s, going):
+    """What a socket with a timeout receives, chunk by chunk, while going() holds and it is open."""
+    while going():
+        try:
+            d = s.recv(1 << 16)
+        except socket.timeout:
+            continue
+        if not d:
+            return
+        yield d
 
 def pages(url, count, seconds):
     from cdp import Browser
@@ -138,13 +144,7 @@ def feeds(url, count, seconds):
         end = time.monotonic() + seconds
         buf, messages, nbytes, gaps, fixes = b"", 0, 0, 0, 0
         s.settimeout(1)
-        while time.monotonic() < end:
-            try:
-                d = s.recv(1 << 16)
-            except socket.timeout:
-                continue
-            if not d:
-                break
+        for d in recv_chunks(s, lambda: time.monotonic() < end):
             nbytes += len(d)
             buf += d
             *blocks, buf = buf.split(b"\n\n")
@@ -154,7 +154,8 @@ def feeds(url, count, seconds):
                         m = json.loads(line[6:])
                         messages += 1
                         gaps += m.get("type") == "gap"
-                        fixes += len(m.get("fixes", ()))
+                        if m.get("type") == "frame":
+                            fixes += len(m.get("fixes", ()))
         s.close()
         results[i] = {"messages": messages, "bytes": nbytes, "gaps": gaps, "fixes": fixes}
 
