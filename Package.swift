@@ -23,12 +23,12 @@ let package = Package(
         .target(name: "LocusCore", exclude: ["README.md"]),
         .target(name: "LocusNumerics", dependencies: ["LocusCore", "CLapacke", "CLocusKernels"], exclude: ["README.md"]),
         .target(name: "LocusSolvers", dependencies: ["LocusCore", "LocusNumerics", "CLocusKernels"], exclude: ["README.md"]),
-        .target(name: "LocusZones", dependencies: ["LocusCore", "LocusNumerics", "CLocusKernels"], exclude: ["README.md"]),
+        .target(name: "LocusZones", dependencies: ["LocusCore", "LocusNumerics"], exclude: ["README.md"]),
         .target(name: "LocusIO", dependencies: ["LocusCore", "CZlib"], exclude: ["README.md"]),
         .target(name: "LocusSimulation", dependencies: ["LocusCore"], exclude: ["README.md"]),
         // Network I/O of `locus stream`: endpoint URIs, a UDP receiver, an MQTT client over libmosquitto.
         .target(name: "LocusLive", dependencies: ["LocusCore", "CMosquitto"], exclude: ["README.md"]),
-        .target(name: "Locus", dependencies: ["LocusCore", "CLocusKernels", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO"], exclude: ["README.md"]),
+        .target(name: "Locus", dependencies: ["LocusCore", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO"], exclude: ["README.md"]),
         // Whole-recording runs as a library: replay, accuracy and zone scoring against truth, summaries, the verdict.
         .target(name: "LocusEvaluation", dependencies: ["Locus", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO"], exclude: ["README.md"]),
         // SVG drawings: the replay report, the geometry heatmap, and their label and clipping helpers.
@@ -65,7 +65,7 @@ let package = Package(
         .testTarget(name: "LocusSolversTests", dependencies: ["LocusCore", "LocusNumerics", "LocusSolvers", "LocusTestSupport", "LocusSimulation"]),
         .testTarget(name: "LocusZonesTests", dependencies: ["LocusCore", "LocusNumerics", "LocusZones", "LocusTestSupport"]),
         .testTarget(name: "LocusIOTests", dependencies: ["LocusCore", "LocusIO", "LocusTestSupport"]),
-        .testTarget(name: "LocusTests", dependencies: ["Locus", "LocusCore", "LocusSolvers", "LocusIO", "LocusSimulation", "LocusTestSupport"]),
+        .testTarget(name: "LocusTests", dependencies: ["Locus", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusIO", "LocusSimulation", "LocusTestSupport"]),
         .testTarget(name: "LocusLiveTests", dependencies: ["LocusCore", "LocusLive", "LocusTestSupport"]),
         // CZlib: the heatmap tests decode the PNGs rsvg-convert renders.
         .testTarget(name: "LocusCommandLineTests", dependencies: ["LocusCommandLine", "LocusEvaluation", "LocusReports", "Locus", "LocusCore", "LocusIO", "LocusLive", "LocusZones", "LocusSimulation", "LocusServe", "LocusTestSupport", "CZlib"]),

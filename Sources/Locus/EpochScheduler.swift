@@ -1,4 +1,5 @@
 import LocusCore
+import LocusNumerics
 
 /// Every tag's open epoch (`EpochTable`) and when each is due: the engine's schedule.
 ///

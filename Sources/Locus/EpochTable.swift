@@ -1,4 +1,5 @@
 import LocusCore
+import LocusNumerics
 
 /// The open epochs of every tag in flat storage: the engine's form of `EpochAssembler` (the
 /// epoch rules are documented there and live here, once).

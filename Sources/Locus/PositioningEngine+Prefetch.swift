@@ -1,4 +1,5 @@
 import LocusCore
+import LocusNumerics
 import LocusSolvers
 
 // Prefetching the next tag's state. Ranging rounds repeat in the same order (a TDMA schedule, a

@@ -4,9 +4,7 @@ internal import CLocusKernels
 /// pages (`locus_memory.h`). The one place that names those C helpers, so the engine's reorder
 /// buffer, the command line and the benchmarks need not import `CLocusKernels` for them.
 ///
-/// (Software prefetch, `locus_prefetch.h`, stays with its callers — `CachePrefetch` in Locus, the zone
-/// judge — because a C inline function reached through a Swift function of another module is not
-/// inlined: a call per prefetch on the per-fix path.)
+/// (Software prefetch, `locus_prefetch.h`, is `CachePrefetch` beside it.)
 package enum MemoryHints {
     /// The threshold `fixMmapThreshold()` sets, in bytes (4 MiB).
     package static var mmapThresholdBytes: Int { Int(LOCUS_MMAP_THRESHOLD_BYTES) }

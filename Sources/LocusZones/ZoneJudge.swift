@@ -1,5 +1,5 @@
 import LocusCore
-internal import CLocusKernels
+import LocusNumerics
 
 /// The zone judgement engine of SPEC §4 for one floor: fixes in, `enter`/`dwell`/`exit` events out,
 /// in the final order of §4.7, whatever the batch sizes or timer ticks.
@@ -140,7 +140,7 @@ package struct ZoneJudge: Sendable {
     @inline(__always)
     mutating func prefetch(tag: Int) {
         guard tag < tags.count else { return }
-        tags.withUnsafeBufferPointer { locus_prefetch_for_write($0.baseAddress! + tag, MemoryLayout<TagState>.stride) }
+        tags.withUnsafeBufferPointer { CachePrefetch.element(tag, of: $0) }
     }
 
     /// Prefetches the states of tag `tag`'s counting and inside pairs (the slots its entry names:
@@ -155,7 +155,7 @@ package struct ZoneJudge: Sendable {
             guard n > 0 else { return }
             slots.withUnsafeBufferPointer { pairs in
                 for k in 0..<n {
-                    locus_prefetch_for_write(pairs.baseAddress! + Int(entry.pointee.activeSlots[k]), MemoryLayout<PairState>.stride)
+                    CachePrefetch.element(Int(entry.pointee.activeSlots[k]), of: pairs)
                 }
             }
         }

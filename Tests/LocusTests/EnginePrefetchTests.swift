@@ -1,5 +1,6 @@
 @testable import Locus
 import LocusCore
+import LocusNumerics
 import LocusSimulation
 import Testing
 
