@@ -108,9 +108,7 @@ struct EpochTable: Sendable {
     /// Prefetches row r's words (`CachePrefetch`): its epoch is about to take ranges.
     @inline(__always) func prefetchRow(_ r: Int) {
         guard r < rows else { return }
-        words.withUnsafeBufferPointer { w in
-            CachePrefetch.bytes(UnsafeRawPointer(w.baseAddress! + r &* width), count: width * MemoryLayout<UInt64>.stride)
-        }
+        CachePrefetch.elements(from: r &* width, count: width, of: words)
     }
 
     /// Header word k of row r: one check that the row exists, then the word addressed with wrapping

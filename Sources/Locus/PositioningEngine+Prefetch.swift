@@ -30,10 +30,10 @@ extension PositioningEngine {
     @inline(__always)
     private mutating func prefetchState(of tag: Int, floor: Int) {
         schedule.prefetch(tag)
-        tags.withUnsafeBufferPointer { CachePrefetch.element(tag, of: $0) }
-        nextToOpen.withUnsafeBufferPointer { CachePrefetch.element(tag, of: $0) }
-        if isTight { filters.withUnsafeBufferPointer { CachePrefetch.element(tag, of: $0) } }
-        if floorEstimatesOffset[floor] { offsets.withUnsafeBufferPointer { CachePrefetch.element(tag, of: $0) } }
+        CachePrefetch.element(tag, of: tags)
+        CachePrefetch.element(tag, of: nextToOpen)
+        if isTight { CachePrefetch.element(tag, of: filters) }
+        if floorEstimatesOffset[floor] { CachePrefetch.element(tag, of: offsets) }
         judges.prefetch(tag: tag, floor: floor)
     }
 }

@@ -66,9 +66,27 @@ package final class ByteSource: @unchecked Sendable {
     /// True when the input is standard input.
     var isStandardInput: Bool { path == "-" }
 
+    /// Reads up to `bytes.count − offset` bytes (plain, or inflated) into `bytes[offset...]`; 0 at
+    /// the end of the input (or when no room is left). The face for other modules: a safe buffer.
+    /// - Throws: `E5001` on a read error; `E5004` for corrupt or truncated gzip data.
+    package func read(into bytes: inout [UInt8], at offset: Int) throws(LocusError) -> Int {
+        precondition(offset >= 0 && offset <= bytes.count, "read offset out of the buffer")
+        guard offset < bytes.count else { return 0 }
+        // `withUnsafeMutableBytes` rethrows untyped errors: the typed one is carried out by hand.
+        var result: Result<Int, LocusError> = .success(0)
+        bytes.withUnsafeMutableBytes { raw in
+            do throws(LocusError) {
+                result = .success(try read(into: UnsafeMutableRawBufferPointer(rebasing: raw[offset...])))
+            } catch {
+                result = .failure(error)
+            }
+        }
+        return try result.get()
+    }
+
     /// Reads up to `buffer.count` bytes (plain, or inflated); 0 at the end of the input.
     /// - Throws: `E5001` on a read error; `E5004` for corrupt or truncated gzip data.
-    package func read(into buffer: UnsafeMutableRawBufferPointer) throws(LocusError) -> Int {
+    func read(into buffer: UnsafeMutableRawBufferPointer) throws(LocusError) -> Int {
         guard buffer.count > 0 else { return 0 }
         if !sniffed {
             sniffed = true

@@ -10,7 +10,8 @@ public import CLocusKernels
 ///
 /// `public`, not `package`, for that reason alone: Swift 6.3 serialises the bodies of `@inlinable`
 /// public declarations only — the `package` spelling built, and `objdump -d` of the release `locus`
-/// showed 20 calls to these functions where the `public` one shows none.
+/// showed 20 calls to these functions where the `public` one shows none. They take arrays, not
+/// pointers: the pointer is made inside, where the body is inlined.
 ///
 /// With 100,000 live tags the engine's per-tag state (≈ 1.8 KB a tag) is far beyond the caches and a
 /// tag's fix would otherwise wait on one miss after another (≈ 100 ns each) as it reaches its epoch,
@@ -22,15 +23,22 @@ public enum CachePrefetch {
     @inlinable public static var minimumTags: Int { 512 }
 
     /// Prefetches element `index` of `elements` (every line of its `MemoryLayout<T>.stride` bytes)
-    /// ahead of a write. `index` must be in bounds.
+    /// ahead of a write. An index out of bounds prefetches nothing.
     @inlinable @inline(__always)
-    public static func element<T>(_ index: Int, of elements: UnsafeBufferPointer<T>) {
-        locus_prefetch_for_write(elements.baseAddress! + index, MemoryLayout<T>.stride)
+    public static func element<T>(_ index: Int, of elements: [T]) {
+        elements.withUnsafeBufferPointer { e in
+            guard index >= 0, index < e.count else { return }
+            locus_prefetch_for_write(e.baseAddress! + index, MemoryLayout<T>.stride)
+        }
     }
 
-    /// Prefetches `bytes` bytes from `pointer` ahead of a write.
+    /// Prefetches elements `start ..< start + count` of `elements` ahead of a write (nothing when
+    /// the range is not inside the array).
     @inlinable @inline(__always)
-    public static func bytes(_ pointer: UnsafeRawPointer, count bytes: Int) {
-        locus_prefetch_for_write(pointer, bytes)
+    public static func elements<T>(from start: Int, count: Int, of elements: [T]) {
+        elements.withUnsafeBufferPointer { e in
+            guard start >= 0, count > 0, start <= e.count - count else { return }
+            locus_prefetch_for_write(e.baseAddress! + start, count &* MemoryLayout<T>.stride)
+        }
     }
 }

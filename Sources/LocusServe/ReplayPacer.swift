@@ -116,16 +116,7 @@ package struct ReplayPacer {
         }
         if filled == buffer.count { buffer.append(contentsOf: repeatElement(0, count: buffer.count)) }
         let from = filled
-        let n: Int
-        do {
-            n = try buffer.withUnsafeMutableBytes { raw in
-                try source.read(into: UnsafeMutableRawBufferPointer(rebasing: raw[from...]))
-            }
-        } catch let e as LocusError {
-            throw e
-        } catch {
-            throw LocusError(.fileUnreadable, "\(error)", context: .init(file: source.name))
-        }
+        let n = try source.read(into: &buffer, at: from)
         if n == 0 { ended = true; return false }
         filled += n
         return true

@@ -139,8 +139,7 @@ package struct ZoneJudge: Sendable {
     /// whole judge out (retaining every array in it) and back.
     @inline(__always)
     mutating func prefetch(tag: Int) {
-        guard tag < tags.count else { return }
-        tags.withUnsafeBufferPointer { CachePrefetch.element(tag, of: $0) }
+        CachePrefetch.element(tag, of: tags)
     }
 
     /// Prefetches the states of tag `tag`'s counting and inside pairs (the slots its entry names:
@@ -153,11 +152,7 @@ package struct ZoneJudge: Sendable {
             let entry = t.baseAddress! + tag
             let n = min(entry.pointee.activeSlots.count, PairSlotList.inlineCapacity)
             guard n > 0 else { return }
-            slots.withUnsafeBufferPointer { pairs in
-                for k in 0..<n {
-                    CachePrefetch.element(Int(entry.pointee.activeSlots[k]), of: pairs)
-                }
-            }
+            for k in 0..<n { CachePrefetch.element(Int(entry.pointee.activeSlots[k]), of: slots) }
         }
     }
 
