@@ -15,14 +15,22 @@ package enum TagIDRule {
     /// True when `bytes` (an id's raw bytes, already trimmed) follow the rule. UTF-8 is checked
     /// strictly (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF). No allocation.
     static func isValid(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-        isValid(bytes, 0, bytes.count)
+        isValid(bytes.span, 0, bytes.count)
     }
 
     /// `isValid(_:)` over `bytes[start..<end]`, with a length limit of `limit` bytes (a reader whose
     /// raw bytes are longer than the id — a quoted CSV field's `""` — checks the length itself).
-    package static func isValid(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int,
+    /// A `Span` (a safe, bounds-checked view) crosses the module boundary; the loop reads through
+    /// its buffer pointer, as it did before it was a package function.
+    package static func isValid(_ span: Span<UInt8>, _ start: Int, _ end: Int,
                                 maximumBytes limit: Int = maximumBytes) -> Bool {
         guard end - start <= limit else { return false }
+        precondition(start >= 0 && start <= end && end <= span.count, "id bytes out of the span")
+        return span.withUnsafeBufferPointer { isValid($0, start, end) }
+    }
+
+    /// The rule over `bytes[start..<end]` (in bounds: checked by the caller).
+    private static func isValid(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> Bool {
         var i = start
         while i < end {
             let b = bytes[i]

@@ -151,7 +151,7 @@ package struct TraceRowParser: Sendable {
             var start = f.start, end = f.end
             while start < end, bytes[start] == 0x20 || bytes[start] == 0x09 || bytes[start] == 0x0D { start += 1 }
             while end > start, bytes[end - 1] == 0x20 || bytes[end - 1] == 0x09 || bytes[end - 1] == 0x0D { end -= 1 }
-            guard TagIDRule.isValid(bytes, start, end, maximumBytes: f.isQuoted ? Int.max : TagIDRule.maximumBytes) else { return -1 }
+            guard TagIDRule.isValid(bytes.span, start, end, maximumBytes: f.isQuoted ? Int.max : TagIDRule.maximumBytes) else { return -1 }
             if f.isQuoted, end - start > TagIDRule.maximumBytes, scanner.text(f).utf8.count > TagIDRule.maximumBytes { return -1 }
             let (index, isNew) = tagNames.index(bytes, f, text: scanner.text(f))
             if isNew {
