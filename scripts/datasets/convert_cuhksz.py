@@ -4,15 +4,16 @@
 Source: https://github.com/LIAS-CUHKSZ/Efficient-Pose-Estimation-via-UWB-measurements (MIT licence,
 Copyright (c) 2023 Haodong JIANG). Read docs/datasets.md and the README written beside the output.
 
-usage: convert_cuhksz.py SOURCE OUTDIR [--commit REV]
+usage: convert_cuhksz.py SOURCE OUTDIR [--commit REV] [--fixture DIR]
+       convert_cuhksz.py OUTDIR OUTDIR --fixture DIR --fixture-only
 
 SOURCE is either a checkout / `git archive` export of that repository (a folder holding
 `Planar_Dataset/`), or a bare git directory (e.g. the fetched snapshot `/work/.mirror/.../repo`), in
 which case files are read with `git show REV:path` (REV defaults to HEAD).
 
-Written under OUTDIR (all metres and seconds, times re-based to the run's first sample):
+Written under OUTDIR (all metres and seconds, times re-based to the run's first sample), each folder
+with its own site.json (the 2022-08-14/15 room, 8 anchors, tagHeightM 0.964):
 
-  site.json                       the 2022-08-14/15 room, 8 anchors, tagHeightM 0.964
   fast/tag{0,1,2}/trace.csv       t,anchor,range_m     one tag's ranges, as recorded
   fast/tag{0,1,2}/truth.csv       t,x,y,z              that tag's antenna position from the motion capture
   fast/all/trace.csv, truth.csv   t,tag,anchor,range_m / t,tag,x,y,z   the three tags together (tag0..tag2)
@@ -21,6 +22,11 @@ Written under OUTDIR (all metres and seconds, times re-based to the run's first 
                                   spreadsheet (the raw slow CSV is not in the repository): NOT raw data
   static-8-20/                    the 2022-08-20 static session (another room): site.json, trace.csv
                                   (t,tag,anchor,range_m, tag = p<k>_deg<d>_tag<j>), truth.csv, points.csv
+  conversion.json                 counts
+
+--fixture DIR also writes the small excerpt kept in the Locus repository (Fixtures/real/
+cuhksz-planar-uwb-fast-tags12: fast run, tags 1 and 2, t 20-50 s, 25 Hz); --fixture-only writes just
+that, from an existing OUTDIR.
 
 The tag position follows the planar convention of the source authors (see the output README): the
 heading is the angle of the rotated body x-axis in the ground plane, the tag's (x, y) offset is
