@@ -20,8 +20,10 @@ with its own site.json (the 2022-08-14/15 room, 8 anchors, tagHeightM 0.964):
   mid/...                         the same for the medium-speed run
   slow-cleaned/...                the slow run, from the authors' outlier-rejected and interpolated
                                   spreadsheet (the raw slow CSV is not in the repository): NOT raw data
-  static-8-20/                    the 2022-08-20 static session (another room): site.json, trace.csv
-                                  (t,tag,anchor,range_m, tag = p<k>_deg<d>_tag<j>), truth.csv, points.csv
+  static-8-14/                    the 2022-08-14 static session, all three tags (tag 0 is also in the
+                                  shared conversion): site.json, trace.csv (t,tag,anchor,range_m,
+                                  tag = p<k>_deg<d>_tag<j>), truth.csv, points.csv
+  static-8-20/                    the 2022-08-20 static session (another room), the same layout
   conversion.json                 counts
 
 --fixture DIR also writes the small excerpt kept in the Locus repository (Fixtures/real/
@@ -64,6 +66,22 @@ POSES_0820 = {  # (yaw deg, centroid x, centroid y) per pose and nominal heading
         (180.135, 0.1648, -1.1303), (240.705, 0.0758, -1.0682), (299.781, -0.0120, -1.1481)],
     2: [(0.343, -0.1892, 0.8942), (60.609, -0.1193, 0.8516), (119.542, -0.0445, 0.8971),
         (180.491, -0.1122, 1.0272), (239.910, -0.2576, 1.0236), (300.254, -0.3659, 0.9337)],
+}
+POSES_0814 = {  # Planar_Dataset/Static/README.md, session 2022/8/14
+    1: [(-0.019, -1.9298, -1.2368), (59.115, -1.8491, -1.2267), (119.623, -1.7694, -1.2333),
+        (181.993, -1.7472, -1.2375), (239.020, -1.7584, -1.2758), (300.027, -1.8015, -1.2417)],
+    2: [(0.0230, 1.7393, -1.2132), (61.147, 1.7994, -1.2602), (117.430, 1.8223, -1.2492),
+        (181.798, 1.8838, -1.1936), (239.441, 1.8009, -1.1736), (301.540, 1.8111, -1.1725)],
+    3: [(1.375, 1.7362, 1.2086), (63.249, 1.7884, 1.1501), (121.417, 1.7556, 1.2200),
+        (180.125, 1.8451, 1.2942), (240.619, 1.8427, 1.2911), (299.883, 1.7977, 1.2184)],
+    4: [(0.322, -1.8708, 1.1814), (59.085, -1.8072, 1.1900), (120.170, -1.8045, 1.1619),
+        (180.987, -1.7564, 1.1908), (240.928, -1.7714, 1.1924), (300.233, -1.8324, 1.1826)],
+    5: [(0.233, -0.0475, -0.0122), (59.144, -0.0269, 0.0033), (119.408, 0.0089, 0.0259),
+        (180.886, 0.0625, 0.0558), (240.289, -0.0111, 0.0741), (299.428, -0.0134, 0.0119)],
+}
+SESSIONS = {  # folder, file stem, anchors, tag offsets, poses
+    "8-14": ("8.14", "8_14", ANCHORS_0814, TAGS_0814, POSES_0814),
+    "8-20": ("8.20", "8_20", ANCHORS_0820, TAGS_0820, POSES_0820),
 }
 HEADINGS = [0, 60, 120, 180, 240, 300]
 TAG_HEIGHT = 0.964  # trolley centroid height in the dynamic runs (median of the motion-capture z)
@@ -257,22 +275,24 @@ def convert_run(src, out, name, uwb_rows, mocap, site_id):
     return stats
 
 
-def convert_static_0820(src, out, thin=10):
-    base = "Planar_Dataset/Static/8.20/UWB_static_exp_8_20_pos%d_deg_%d.csv"
+def convert_static(src, out, session, thin=10):
+    """One static session, all three tags: every `thin`-th source row, t restarting at 0 per point."""
+    folder, stem, anchors, tags, poses = SESSIONS[session]
+    base = "Planar_Dataset/Static/%s/UWB_static_exp_%s_pos%%d_deg_%%d.csv" % (folder, stem)
     trace = ["t,tag,anchor,range_m"]
     truth = ["t,tag,x,y,z"]
     points = ["point_id,tag_index,x,y,z,yaw_deg,source_file"]
     counts = {}
-    for pose in (1, 2):
+    for pose in sorted(poses):
         for k, deg in enumerate(HEADINGS):
             rel = base % (pose, deg)
             rows = read_uwb_csv(src.read(rel))
-            yaw_deg, cx, cy = POSES_0820[pose][k]
+            yaw_deg, cx, cy = poses[pose][k]
             yaw = math.radians(yaw_deg)
             t0 = rows[0][0]
             for tag in range(3):
                 pid = "p%d_deg%d_tag%d" % (pose, deg, tag)
-                ox, oy = TAGS_0820[tag][0], TAGS_0820[tag][1]
+                ox, oy = tags[tag][0], tags[tag][1]
                 px = cx + math.cos(yaw) * ox - math.sin(yaw) * oy
                 py = cy + math.sin(yaw) * ox + math.cos(yaw) * oy
                 n = 0
@@ -290,11 +310,11 @@ def convert_static_0820(src, out, thin=10):
                 truth.append("%.3f,%s,%.4f,%.4f,%.3f" % (last, pid, px, py, TAG_HEIGHT))
                 points.append("%s,%d,%.4f,%.4f,%.3f,%s,%s" % (pid, tag, px, py, TAG_HEIGHT, yaw_deg, rel.rsplit("/", 1)[1]))
                 counts[pid] = n
-    d = os.path.join(out, "static-8-20")
+    d = os.path.join(out, "static-" + session)
     write(os.path.join(d, "trace.csv"), "\n".join(trace) + "\n")
     write(os.path.join(d, "truth.csv"), "\n".join(truth) + "\n")
     write(os.path.join(d, "points.csv"), "\n".join(points) + "\n")
-    write(os.path.join(d, "site.json"), site_json("cuhksz-static-8-20", ANCHORS_0820, TAG_HEIGHT))
+    write(os.path.join(d, "site.json"), site_json("cuhksz-static-" + session, anchors, TAG_HEIGHT))
     return counts
 
 
@@ -352,7 +372,8 @@ def main():
         slow_name = "slow-cleaned"
     mocap = read_mocap_csv(src.read("Planar_Dataset/Dynamic/motion_capture_dynamic_exp_slow.csv"))
     report[slow_name] = convert_run(src, args.outdir, slow_name, uwb, mocap, "cuhksz-slow")
-    report["static-8-20"] = convert_static_0820(src, args.outdir)
+    for session in ("8-14", "8-20"):
+        report["static-" + session] = convert_static(src, args.outdir, session)
     if args.fixture:
         report["fixture"] = write_fixture(args.outdir, args.fixture)
     write(os.path.join(args.outdir, "conversion.json"), json.dumps(report, indent=1) + "\n")
