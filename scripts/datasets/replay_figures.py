@@ -1,0 +1,43 @@
+#!/usr/bin/env python3
+"""Replay converted recordings with `locus replay` in its three modes and print rmse_m for each.
+
+usage: replay_figures.py LOCUS DIR [DIR ...] [-- EXTRA-REPLAY-OPTIONS ...]
+
+Each DIR holds site.json, trace.csv and truth.csv (SPEC.md). Modes: --filter none (raw solver),
+the default causal filter, and --smooth. Prints one Markdown table row per DIR:
+| DIR | fixes | raw | causal | smoothed | causal <= raw | smoothed <= causal |
+"""
+import json
+import os
+import subprocess
+import sys
+
+
+def replay(locus, d, extra, common):
+    cmd = [locus, "replay", "--site", os.path.join(d, "site.json"), "--trace", os.path.join(d, "trace.csv"),
+           "--truth", os.path.join(d, "truth.csv"), "--json"] + common + extra
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return json.loads(out)
+
+
+def main():
+    locus, rest = sys.argv[1], sys.argv[2:]
+    common = []
+    if "--" in rest:
+        common = rest[rest.index("--") + 1:]
+        rest = rest[:rest.index("--")]
+    dirs = rest
+    print("| recording | fixes | raw rmse_m | causal rmse_m | smoothed rmse_m | causal ≤ raw | smoothed ≤ causal |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for d in dirs:
+        raw = replay(locus, d, ["--filter", "none"], common)
+        causal = replay(locus, d, [], common)
+        smooth = replay(locus, d, ["--smooth"], common)
+        r, c, s = raw["rmse_m"], causal["rmse_m"], smooth["rmse_m"]
+        print("| %s | %d | %.4f | %.4f | %.4f | %s | %s |" % (
+            d, causal["fixes"], r, c, s, "yes" if c <= r else "**no**", "yes" if s <= c else "**no**"))
+        sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
