@@ -13,13 +13,14 @@ public import CLocusKernels
 /// showed 20 calls to these functions where the `public` one shows none. They take arrays, not
 /// pointers: the pointer is made inside, where the body is inlined.
 ///
-/// With 100,000 live tags the engine's per-tag state (≈ 1.8 KB a tag) is far beyond the caches and a
-/// tag's fix would otherwise wait on one miss after another (≈ 100 ns each) as it reaches its epoch,
-/// its filter, its offset estimator and its zone state in turn. Asked for ahead, the misses overlap.
+/// With 100,000 live tags the engine's per-tag state (docs/benchmarks.md, "Memory per tag") is far
+/// beyond the caches and a tag's fix would otherwise wait on one miss after another as it reaches
+/// its epoch, its filter, its offset estimator and its zone state in turn. Asked for ahead, the
+/// misses overlap.
 public enum CachePrefetch {
-    /// The number of tags from which the engine prefetches their state: below it (≈ 1.8 KB a tag,
-    /// a core's L2 cache ≈ 1 MB) the state stays in the caches and prefetches would only cost
-    /// their instructions.
+    /// The number of tags from which the engine prefetches their state: below it (512 tags' state,
+    /// docs/benchmarks.md "Memory per tag", is about a core's L2 cache) the state stays in the
+    /// caches and prefetches would only cost their instructions.
     @inlinable public static var minimumTags: Int { 512 }
 
     /// Prefetches element `index` of `elements` (every line of its `MemoryLayout<T>.stride` bytes)

@@ -6,8 +6,8 @@ import Glibc
 #endif
 
 // Blocks of 4 MiB and more get their own mappings (glibc's threshold otherwise rises as the engine's
-// growing per-tag arrays free their old buffers, and the heap keeps freed pages resident: with
-// 100,000 tracked tags ≈ 1.7 KB a tag instead of ≈ 1.6 KB; see locus_memory.h).
+// growing per-tag arrays free their old buffers, and the heap keeps freed pages resident; see
+// locus_memory.h, and docs/benchmarks.md "Memory per tag" for what it saves).
 MemoryHints.fixMmapThreshold()
 // A signal that ends a run removes the outputs it was staging (the old files stay as they were).
 StagedFileCleanup.installSignalHandlers()
