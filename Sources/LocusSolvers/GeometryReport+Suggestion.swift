@@ -76,7 +76,7 @@ extension GeometryReport {
         let z = locators.isEmpty ? h + 1.5 : RobustStatistics.median(locators.map(\.z))
 
         var values = [Double](repeating: 0, count: centres.count)
-        func score(_ candidate: Point3?) -> (p95: Double, coverage: Double, mean: Double) {
+        func score(_ candidate: Point3?) -> SuggestionScore {
             var covered = 0, sum = 0.0
             for j in centres.indices {
                 var n = base[j], k = counts[j]
@@ -92,11 +92,29 @@ extension GeometryReport {
                 values[j] = v
                 sum += v
             }
-            values.sort()
-            let p95 = Quantile.linear(sorted: values, 0.95) ?? Self.unsolvableHDOP
-            let count = Double(max(1, centres.count))
-            return (p95, Double(covered) / count, sum / count)
+            return Self.suggestionScore(&values, covered: covered, sum: sum)
         }
+        return try bestSuggestion(z: z, searchGridMeters: search.cellWidthMeters, score: score)
+    }
+
+    /// A candidate's score: the 95th-percentile HDOP (unsolvable cells at `unsolvableHDOP`), the
+    /// covered fraction and the mean HDOP of the search grid.
+    typealias SuggestionScore = (p95: Double, coverage: Double, mean: Double)
+
+    /// The score of a search grid's HDOP `values` (sorted here: their order is not needed after),
+    /// `covered` of them within the coverage HDOP and summing to `sum`.
+    static func suggestionScore(_ values: inout [Double], covered: Int, sum: Double) -> SuggestionScore {
+        values.sort()
+        let p95 = Quantile.linear(sorted: values, 0.95) ?? unsolvableHDOP
+        let count = Double(max(1, values.count))
+        return (p95, Double(covered) / count, sum / count)
+    }
+
+    /// The best of `suggestionCandidates()` at height `z` by `score` (ties to the earlier
+    /// candidate), and the report's statistics before and after it: the search both measurement
+    /// kinds share.
+    func bestSuggestion(z: Double, searchGridMeters: Double,
+                        score: (Point3) -> SuggestionScore) throws(LocusError) -> GeometrySuggestion {
         let candidates = suggestionCandidates()
         var best = Point3(x: candidates[0].x, y: candidates[0].y, z: z)
         var bestScore = score(best)
@@ -107,12 +125,8 @@ extension GeometryReport {
         }
         let after = try GeometryReport(floor: floor, locators: locators + [best], options: options)
         return GeometrySuggestion(position: best, before: statistics, after: after.statistics,
-                                  candidates: candidates.count, searchGridMeters: search.cellWidthMeters)
+                                  candidates: candidates.count, searchGridMeters: searchGridMeters)
     }
-
-    /// A candidate's score: the 95th-percentile HDOP (unsolvable cells at `unsolvableHDOP`), the
-    /// covered fraction and the mean HDOP of the search grid.
-    typealias SuggestionScore = (p95: Double, coverage: Double, mean: Double)
 
     /// Lower p95 first, then higher coverage, then lower mean.
     static func better(_ a: SuggestionScore, than b: SuggestionScore) -> Bool {
@@ -188,21 +202,8 @@ extension GeometryReport {
                 values[j] = v
                 sum += v
             }
-            values.sort()
-            let p95 = Quantile.linear(sorted: values, 0.95) ?? Self.unsolvableHDOP
-            let count = Double(max(1, centres.count))
-            return (p95, Double(covered) / count, sum / count)
+            return Self.suggestionScore(&values, covered: covered, sum: sum)
         }
-        let candidates = suggestionCandidates()
-        var best = Point3(x: candidates[0].x, y: candidates[0].y, z: z)
-        var bestScore = score(best)
-        for c in candidates.dropFirst() {
-            let q = Point3(x: c.x, y: c.y, z: z)
-            let s = score(q)
-            if Self.better(s, than: bestScore) { best = q; bestScore = s }
-        }
-        let after = try GeometryReport(floor: floor, locators: locators + [best], options: options)
-        return GeometrySuggestion(position: best, before: statistics, after: after.statistics,
-                                  candidates: candidates.count, searchGridMeters: search.cellWidthMeters)
+        return try bestSuggestion(z: z, searchGridMeters: search.cellWidthMeters, score: score)
     }
 }
