@@ -128,6 +128,26 @@ struct SurveyCheckTests {
         #expect(c.locators.map(\.flagged) == (0..<8).map { $0 == 1 }, "\(c.locators.map { ($0.address, $0.positionCheck?.summary ?? "") })")
     }
 
+    @Test("gross outliers in one locator's ranges (30 % read 0.5–3 m long): no locator flagged on a correct site, and a displaced one still found alone")
+    func grossOutliersInOneLocator() throws {
+        for moves in [[:], [1: Point2(x: 0, y: -0.5)]] as [[Int: Point2]] {
+            let truth = Layout.hall.floor(biases: Layout.hall.biases(seed: 26))
+            var recording = SimulatedRecording.simulate(floor: truth, tagCount: 2, durationSeconds: 120, seed: 26)
+            var rng = SeededGenerator(seed: 26)
+            let noisy = truth.locators[5].address
+            for k in recording.ranges.indices where recording.ranges[k].locator == noisy && rng.uniform(0, 1) < 0.3 {
+                recording.ranges[k].rangeMeters += rng.uniform(0.5, 3)
+            }
+            let surveyed = Layout.hall.floor(moves: moves)
+            var configuration = SelfCalibrationConfiguration.standard
+            configuration.fixesPositions = true
+            let c = try SelfCalibration.estimate(floor: surveyed, data: SelfCalibrationData(measurements: recording.ranges, floor: surveyed),
+                                                 planar: true, configuration: configuration)
+            #expect(c.locators.map(\.flagged) == (0..<8).map { moves[$0] != nil },
+                    "\(moves): \(c.locators.map { ($0.address, $0.flagged, $0.positionCheck?.summary ?? "") })")
+        }
+    }
+
     @Test("4 locators in 3-D: the others only just fix the tag, so no locator is checkable and none is flagged, though one is 0.5 m off")
     func fourLocatorsSpatial() throws {
         let places: [(Double, Double, Double)] = [(0, 0, 2.8), (12, 0, 0.4), (12, 9, 2.6), (0, 9, 0.6)]
