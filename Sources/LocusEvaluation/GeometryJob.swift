@@ -205,7 +205,7 @@ package struct GeometryOutcome {
     }
 
     /// `survey`: `trace`, `flagged` (count), `locators`: `address`, `flagged`, `offset_m` ([dx, dy, dz]),
-    /// `offset_sd_m`, `note`.
+    /// `offset_sd_m`, `note`, `position_check` (`SelfCalibrationReport.json`: directions, σ, the test).
     static func surveyJSON(_ c: SelfCalibration, trace: String) -> JSONValue {
         func metres(_ x: Double?) -> JSONValue { x.flatMap { $0.isFinite ? JSONValue.number($0, .fixed(4)) : nil } ?? .null }
         return .object([
@@ -218,6 +218,7 @@ package struct GeometryOutcome {
                     ("offset_m", l.positionOffset.map { .array([metres($0.x), metres($0.y), metres($0.z)]) } ?? .null),
                     ("offset_sd_m", metres(l.positionOffsetSDMeters)),
                     ("note", l.note.map { .string($0) } ?? .null),
+                    ("position_check", l.positionCheck.map { SelfCalibrationReport.json($0, withTest: true) } ?? .null),
                 ])
             })),
         ])
@@ -229,6 +230,11 @@ package struct GeometryOutcome {
         var out = "survey check against \(trace): "
         out += flagged.isEmpty ? "every locator fits its surveyed position\n" : "\(plural(flagged.count, "locator")) flagged\n"
         for l in flagged { out += "  \(l.address) \(l.note ?? "")\n" }
+        let checked = c.locators.filter { $0.positionCheck?.checkable == true }.count
+        out += "  checkable: \(checked) of \(plural(c.locators.count, "locator"))\n"
+        for l in c.locators where !l.flagged {
+            if let check = l.positionCheck, !check.checkable { out += "  \(l.address) position \(check.summary)\n" }
+        }
         for w in c.warnings { out += "  note: \(w)\n" }
         return out
     }

@@ -56,7 +56,9 @@ package struct SelfCalibrationReport {
                 m.append(("note", l.note.map { .string($0) } ?? .null))
                 if c.measurement == .differences {
                     m.append(("arrivals", .integer(l.rangeCount)))
-                    m.append(("position_check", l.positionCheck.map(Self.json) ?? .null))
+                    m.append(("position_check", l.positionCheck.map { Self.json($0, withTest: false) } ?? .null))
+                } else {
+                    m.append(("position_check", l.positionCheck.map { Self.json($0, withTest: true) } ?? .null))
                 }
                 locators.append(.object(m))
             }
@@ -104,14 +106,32 @@ package struct SelfCalibrationReport {
         return .object(members)
     }
 
-    /// A position check as JSON.
-    private static func json(_ check: SelfCalibrationPositionCheck) -> JSONValue {
-        .object([
+    /// A position check as JSON: `checkable`, `directions` (best first), `sd_m`, `summary`; from
+    /// ranges (`withTest`) also `reason` (why not checkable, or null) and `test` (null when nothing is
+    /// checkable): `statistic` (Hotelling's T²), `dof` [p, G − p], `p_value`, `alpha`,
+    /// `min_effect_m`, `offset_along_m`, `blocks`, `decision` ("flagged" or "fits").
+    static func json(_ check: SelfCalibrationPositionCheck, withTest: Bool) -> JSONValue {
+        var members: [(String, JSONValue)] = [
             ("checkable", .bool(check.checkable)),
             ("directions", .array(check.directions.map { .array([.number($0.x, .fixed(3)), .number($0.y, .fixed(3)), .number($0.z, .fixed(3))]) })),
             ("sd_m", .array(check.sdMeters.map { metres($0) })),
             ("summary", .string(check.summary)),
-        ])
+        ]
+        guard withTest else { return .object(members) }
+        members.append(("reason", check.notCheckableReason.map { .string($0) } ?? .null))
+        members.append(("test", check.test.map { t in
+            .object([
+                ("statistic", .number(t.statistic, .fixed(2))),
+                ("dof", .array([.integer(t.degreesOfFreedom.0), .integer(t.degreesOfFreedom.1)])),
+                ("p_value", .number(t.pValue, .fixed(6))),
+                ("alpha", .number(t.alpha, .fixed(4))),
+                ("min_effect_m", metres(t.minimumEffectMeters)),
+                ("offset_along_m", metres(t.offsetAlongMeters)),
+                ("blocks", .integer(t.blocks)),
+                ("decision", .string(t.flagged ? "flagged" : "fits")),
+            ])
+        } ?? .null))
+        return .object(members)
     }
 
     func text(tracePath: String) -> String {

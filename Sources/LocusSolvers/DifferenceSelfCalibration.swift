@@ -1,47 +1,6 @@
 import LocusCore
 import LocusNumerics
 
-/// What a recording of range differences can say about one locator's surveyed position: the
-/// principal directions of its position correction's covariance and the standard deviation along
-/// each (best first). A difference shifts with the locator's position along the tag's line of sight
-/// (∂y/∂δᵢ = −uᵢⱼ, as a range), but part of that shift is taken up by the locator's bias and by
-/// the tags' positions and offsets; what is left is what the covariance says.
-package struct SelfCalibrationPositionCheck: Sendable, Hashable {
-    /// Unit directions (x, y on a planar floor; x, y, z otherwise), best determined first.
-    package var directions: [Vector3]
-    /// σ of the correction along each direction, metres.
-    package var sdMeters: [Double]
-    /// Directions with σ at most this are checkable, metres.
-    var thresholdMeters: Double
-
-    /// Whether any direction is checkable.
-    package var checkable: Bool { (sdMeters.first ?? .infinity) <= thresholdMeters }
-
-    /// "checkable (± 0.020 m along (1.00, 0.00), ± 0.031 m along (0.00, 1.00))", "checkable
-    /// (± 0.020 m along (0.71, 0.71); not along (-0.71, 0.71): ± 0.400 m)" or "not checkable
-    /// (± 0.400 m at best, along (1.00, 0.00))".
-    package var summary: String {
-        func along(_ k: Int) -> String {
-            let v = directions[k]
-            let d = v.z == 0 && directions.count == 2 ? "(\(Self.fixed(v.x)), \(Self.fixed(v.y)))"
-                : "(\(Self.fixed(v.x)), \(Self.fixed(v.y)), \(Self.fixed(v.z)))"
-            return "± \(SelfCalibration.metres(sdMeters[k])) m along \(d)"
-        }
-        guard !directions.isEmpty else { return "not checkable (its bias is not determined by this recording)" }
-        guard checkable else { return "not checkable (\(along(0)) at best)" }
-        let good = sdMeters.indices.filter { sdMeters[$0] <= thresholdMeters }
-        let loose = sdMeters.indices.filter { sdMeters[$0] > thresholdMeters }
-        return "checkable (" + good.map(along).joined(separator: ", ")
-            + (loose.isEmpty ? "" : "; not " + loose.map(along).joined(separator: ", ")) + ")"
-    }
-
-    private static func fixed(_ v: Double) -> String {
-        let r = (v * 100).rounded() / 100
-        let text = SelfCalibration.metres(r == 0 ? 0 : r)
-        return String(text.dropLast())
-    }
-}
-
 /// Each locator's bias, its noise σ per arrival and a check of its surveyed position from range
 /// differences (TDoA) alone: the bundle adjustment of `DifferenceSelfCalibrationSolver` over the
 /// recording's blinks, in the report of `SelfCalibration` (`measurement` = `.differences`).

@@ -19,17 +19,37 @@ package struct SelfCalibrationConfiguration: Sendable, Hashable {
     /// A tag path narrower than this across its principal direction (metres, 1σ) is collinear: said
     /// in a warning (the covariance decides what it determines).
     var collinearSpreadMeters = 0.5
-    /// From differences: a direction of a locator's position correction with a standard deviation
-    /// at most this (metres) is checkable; a locator with none is reported not checkable.
+    /// A direction of a locator's position correction with a standard deviation at most this
+    /// (metres) is checkable; a locator with none is reported not checkable and never flagged.
     var checkableSDMeters = 0.10
-    /// A locator is flagged when its fitted position correction is at least this long (metres)…
+    /// From ranges (`SelfCalibrationSolver.surveyTest`): a direction is checkable when its honest σ
+    /// is at most this, metres. A linear model would allow 0.3/(z(1 − α/2) + z(0.95)) = 0.3/(3.89 +
+    /// 1.64) ≈ 0.054 for a 0.3 m error to be flagged 95 % of the time at `surveyAlpha`; but along the
+    /// direction a locator's bias nearly takes (radial, at a floor's corner) the fitted offset is
+    /// shrunk — a corner 0.3 m out fits 0.14 m with σ 0.042 (docs/calibration.md) — so the stated
+    /// bound is 0.03 m: a 0.3 m error is 10σ there.
+    var surveyCheckableSDMeters = 0.03
+    /// The test's level, the false-alarm rate per locator checked (a p-value of Hotelling's T² with
+    /// the block covariance below it flags; ≤ n·α per site of n locators)…
+    var surveyAlpha = 1e-4
+    /// …and the smallest offset along the checkable directions that is flagged, metres (a real
+    /// model error — a range scale, a lever arm — gives a small δ consistent across blocks).
+    var surveyMinimumEffectMeters = 0.15
+    /// The time blocks the honest covariance is estimated from (their spread; at least 8 must hold
+    /// epochs).
+    var surveyBlocks = 20
+    /// The share of a locator's epochs in which the others over-determine the tag (D + 1 of them)
+    /// for it to be checkable.
+    var surveyMinimumSupport = 0.5
+    /// Gauss–Newton steps of each locator's trial fit with its correction free (from the fit
+    /// without it).
+    var surveyTrialSteps = 3
+    /// From differences: a locator is flagged when its fitted position correction is at least this
+    /// long (metres)…
     var flagMinimumMeters = 0.10
     /// …and significant: δᵀC⁻¹δ above this (χ², 2 or 3 degrees of freedom; 13.8 is p = 0.001 for 2)…
     var flagChiSquare = 13.8
-    /// …and the correction explains structure the noise does not: the locator's robust range noise
-    /// falls by at least this fraction once its position is corrected (on the real CUHK-SZ runs,
-    /// whose locators are surveyed by motion capture, a correction lowers it by at most 16 %; a
-    /// locator 0.5 m off, by 26 % and more).
+    /// …and the correction lowers the locator's robust noise by at least this fraction.
     var flagNoiseDrop = 0.2
     /// Write the flagged locators' positions corrected: the biases are then those fitted with the
     /// corrections (otherwise those of the positions as surveyed).
@@ -103,9 +123,11 @@ package enum SelfCalibrationMeasurement: String, Sendable, Hashable {
 /// that is nearly a line is said (what it determines, the covariance decides).
 ///
 /// Survey check: for each locator in turn its position correction δᵢ is fitted too (the others
-/// hold the frame); the locator with the most significant δ (χ² = δᵀC⁻¹δ above `flagChiSquare`,
-/// |δ| ≥ `flagMinimumMeters`) is flagged and its δ kept free, and the others are checked again,
-/// until none is flagged (at most n − 3).
+/// hold the frame) and tested on the directions the recording can see, with a covariance from the
+/// spread of its time blocks (`SelfCalibrationSolver.surveyTest`: p-value below `surveyAlpha` and
+/// |δ| along them ≥ `surveyMinimumEffectMeters`); the most significant flagged locator keeps its δ
+/// free and the others are checked again, until none is flagged (at most n − 3). Every locator's
+/// `positionCheck` says what was checkable ("± x m along (u, v)") or why not.
 package struct SelfCalibration: Sendable {
     /// Per locator, in the floor's order.
     package var locators: [SelfCalibratedLocator]
@@ -205,35 +227,27 @@ package struct SelfCalibration: Sendable {
             uncertainty = try solver.uncertainty()
         }
 
-        // Survey check: each observable locator's position correction in turn.
+        // Survey check: each observable locator's position correction in turn, judged by the block
+        // test on its checkable directions (`surveyTest`); the most significant flagged one keeps its
+        // correction free and the others are checked again.
         var offsets = [Vector3?](repeating: nil, count: n), offsetSDs = [Double?](repeating: nil, count: n)
+        var checks = [SelfCalibrationPositionCheck?](repeating: nil, count: n)
         var flagged = [Bool](repeating: false, count: n)
         let surveyed = solver
         if configuration.checksSurvey {
-            let dims = planar ? 2 : 3
             while flagged.filter({ $0 }).count < max(0, n - 3) {
-                var best: (locator: Int, chi2: Double, solver: SelfCalibrationSolver)?
+                var best: (locator: Int, pValue: Double, statistic: Double, solver: SelfCalibrationSolver)?
                 for k in 0..<n where solver.freeBias[k] && !flagged[k] {
                     var trial = solver
                     trial.freeOffset[k] = true
-                    try trial.solve(limit: 3)
-                    let u = try trial.uncertainty()
-                    var c = [Double](repeating: 0, count: 9)
-                    for r in 0..<dims { for s in 0..<dims { c[3 * r + s] = u.covariance(.offset(k, axis: r), .offset(k, axis: s)) } }
-                    let delta = [trial.offset[3 * k], trial.offset[3 * k + 1], trial.offset[3 * k + 2]]
-                    offsets[k] = Vector3(x: delta[0], y: delta[1], z: delta[2])
-                    offsetSDs[k] = (0..<dims).map { c[3 * $0 + $0] }.max().map { $0.squareRoot() }
-                    guard let inverse = SmallDenseSolve.inverse(c, order: dims) else { continue }
-                    var chi2 = 0.0
-                    for r in 0..<dims { for s in 0..<dims { chi2 += delta[r] * inverse[3 * r + s] * delta[s] } }
-                    let length = (delta[0] * delta[0] + delta[1] * delta[1] + delta[2] * delta[2]).squareRoot()
-                    // Beyond what the noise explains: significant, long enough, and the locator's
-                    // range noise falls by `flagNoiseDrop` once its position is corrected (a model
-                    // error — a range scale, a lever arm — lets a correction absorb a little of it).
-                    let drop = 1 - trial.sigma[k] / solver.sigma[k]
-                    if chi2 > configuration.flagChiSquare, length >= configuration.flagMinimumMeters, drop >= configuration.flagNoiseDrop,
-                       chi2 > (best?.chi2 ?? 0) {
-                        best = (k, chi2, trial)
+                    try trial.solve(limit: configuration.surveyTrialSteps)
+                    let check = try trial.surveyTest(locator: k)
+                    checks[k] = check
+                    offsets[k] = Vector3(x: trial.offset[3 * k], y: trial.offset[3 * k + 1], z: trial.offset[3 * k + 2])
+                    offsetSDs[k] = check.sdMeters.last
+                    guard let test = check.test, test.flagged else { continue }
+                    if best.map({ test.pValue < $0.pValue || (test.pValue == $0.pValue && test.statistic > $0.statistic) }) ?? true {
+                        best = (k, test.pValue, test.statistic, trial)
                     }
                 }
                 guard let found = best else { break }
@@ -250,15 +264,20 @@ package struct SelfCalibration: Sendable {
                 }
                 func signed(_ v: Double) -> String { (v >= 0 ? "+" : "") + Self.metres(v) }
                 let offset = "Δx \(signed(d.x)), Δy \(signed(d.y))" + (planar ? "" : ", Δz \(signed(d.z))")
-                let sd = Self.metres(offsetSDs[found.locator] ?? 0)
-                notes[found.locator] = "fits \(Self.metres(length)) ± \(sd) m from its surveyed position: surveyed \(place(p)), "
-                    + "fitted \(place(q)) m (\(offset) m)"
+                notes[found.locator] = "fits \(Self.metres(length)) m from its surveyed position: surveyed \(place(p)), "
+                    + "fitted \(place(q)) m (\(offset) m); position \(checks[found.locator]?.summary ?? "")"
             }
+            for k in 0..<n where !solver.freeBias[k] && counts[k] > 0 {
+                checks[k] = SelfCalibrationPositionCheck(directions: [], sdMeters: [], thresholdMeters: configuration.surveyCheckableSDMeters)
+            }
+            for k in 0..<n where !flagged[k] {
+                if let c = checks[k], !c.checkable, notes[k] == nil { notes[k] = "its surveyed position is \(c.summary)" }
+            }
+            // The flagged locators' corrections fitted to convergence (each trial took 3 steps).
+            if flagged.contains(true) { try solver.solve(limit: configuration.maximumIterations) }
             uncertainty = try solver.uncertainty()
-            // The flagged locators' corrections from the final fit.
             for k in 0..<n where flagged[k] {
                 offsets[k] = Vector3(x: solver.offset[3 * k], y: solver.offset[3 * k + 1], z: solver.offset[3 * k + 2])
-                offsetSDs[k] = (0..<(planar ? 2 : 3)).map { uncertainty.covariance(.offset(k, axis: $0), .offset(k, axis: $0)) }.max().map { $0.squareRoot() }
             }
             // The biases for the positions as surveyed, unless the corrections are to be written.
             if !configuration.fixesPositions {
@@ -279,7 +298,8 @@ package struct SelfCalibration: Sendable {
                 slope: estimated && configuration.fitsSlope ? solver.slope[i] : nil,
                 slopeSD: estimated && configuration.fitsSlope ? uncertainty.standardDeviation([(.slope(i), 1)]) : nil,
                 noiseMeters: figures.counts[i] > 0 ? solver.sigma[i] : nil, observable: estimated,
-                positionOffset: offsets[i], positionOffsetSDMeters: offsetSDs[i], flagged: flagged[i], note: notes[i])
+                positionOffset: offsets[i], positionOffsetSDMeters: offsetSDs[i], flagged: flagged[i], note: notes[i],
+                positionCheck: checks[i])
         }
         return SelfCalibration(locators: locators, commonOffsetSeparable: separable, commonOffsetSDMeters: commonSD,
                                residualRMSMeters: figures.rms, outlierCount: figures.outliers, epochs: usable,

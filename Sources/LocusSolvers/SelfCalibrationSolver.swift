@@ -50,7 +50,8 @@ struct SelfCalibrationSolver {
     /// Per epoch: position (3 per epoch), velocity (3 per epoch), reference time.
     private(set) var positions: [Double]
     private var velocities: [Double]
-    private let epochTimes: [Double]
+    /// Per epoch: its mean range time, seconds.
+    let epochTimes: [Double]
     private var useTukey = false
 
     /// A problem on `data` with every bias free (starting at `initialBias`), slopes free with
@@ -241,9 +242,17 @@ struct SelfCalibrationSolver {
     /// The reduced normal equations at the current values: S (P×P, column-major), its right-hand
     /// side, and the columns.
     func reducedSystem() -> (s: [Double], rhs: [Double], columns: Columns) {
+        let r = reducedSystem(blockOf: [], blockCount: 0)
+        return (r.s, r.rhs, r.columns)
+    }
+
+    /// The same, with each time block's share of the right-hand side (the reduced score Σⱼ∈b of
+    /// g_θⱼ − H_θpⱼ H_pⱼpⱼ⁻¹ g_pⱼ) when `blockOf` gives every epoch's block (`SurveyTest`).
+    func reducedSystem(blockOf: [Int], blockCount: Int) -> (s: [Double], rhs: [Double], columns: Columns, blockRHS: [[Double]]) {
         let columns = Columns(self)
         let count = columns.list.count
         var s = [Double](repeating: 0, count: count * count), rhs = [Double](repeating: 0, count: count)
+        var blockRHS = [[Double]](repeating: [Double](repeating: 0, count: count), count: blockCount)
         let dims = dimensions
         // Per epoch: H_pp (D×D), g_p, and H_pθ as (column, D-vector) entries.
         var hpp = [Double](repeating: 0, count: 9), gp = [Double](repeating: 0, count: 3)
@@ -263,6 +272,7 @@ struct SelfCalibrationSolver {
                 for a in 0..<jt.count {
                     let ca = jt.column(a), va = jt.value(a)
                     rhs[ca] += w * va * e
+                    if !blockOf.isEmpty { blockRHS[blockOf[j]][ca] += w * va * e }
                     for b in 0..<jt.count { s[jt.column(b) * count + ca] += w * va * jt.value(b) }
                     // H_pθ column ca += w·jp·va
                     if let k = entryColumns.firstIndex(of: ca) {
@@ -287,6 +297,7 @@ struct SelfCalibrationSolver {
                 var dot = 0.0
                 for r in 0..<dims { dot += x[3 * ka + r] * gp[r] }
                 rhs[ca] -= dot
+                if !blockOf.isEmpty { blockRHS[blockOf[j]][ca] -= dot }
                 for (kb, cb) in entryColumns.enumerated() {
                     var sum = 0.0
                     for r in 0..<dims { sum += entryValues[3 * kb + r] * x[3 * ka + r] }
@@ -296,7 +307,7 @@ struct SelfCalibrationSolver {
         }
         for k in data.pairs.indices { addPair(k, columns: columns, s: &s, rhs: &rhs) }
         addPriors(columns: columns, s: &s, rhs: &rhs)
-        return (s, rhs, columns)
+        return (s, rhs, columns, blockRHS)
     }
 
     /// The nonzero entries of one row of ∂model/∂θ: (column, value), at most 5 (bias, slope, 3 offsets).

@@ -90,7 +90,7 @@ struct CalibrateHoldoutTests {
     /// Range scale errors of correct locators (`biasSlope`, not modelled without `--slope`).
     static let slopes: [Double] = [0.04, -0.03, 0.05, 0.0, -0.04, 0.03]
 
-    @Test("correct locators with unmodelled range scale errors (±3–5 %): --fix-positions would move 0x0203 by 1.4 m and worsen the fixes; the validation refuses the move, writes the biases and keeps every position")
+    @Test("correct locators with unmodelled range scale errors (±3–5 %): the survey check of the whole recording moves nothing (the check before issue #42's block test moved 0x0203 by 1.4 m); the fit blocks alone flag 0x0203, and the validation refuses that move, writes the biases and keeps every position")
     func wrongMoveRefused() throws {
         let dir = TestPaths.temporaryDirectory()
         var sloped = CalibrateCommandTests.site(biases: CalibrateCommandTests.biasesMeters)
@@ -101,14 +101,15 @@ struct CalibrateHoldoutTests {
         let sim = CapturedRun(["simulate", "--site", dir + "/sloped.json", "--trace", dir + "/trace.csv", "--truth", dir + "/truth.csv",
                                "--duration", "120", "--random-walk", "--seed", "2"])
         #expect(sim.status == 0, "\(sim.err)")
-        // What the survey check does on its own: it flags a correct locator and moves it.
+        // What the survey check does on its own: with the block test it no longer flags the correct
+        // 0x0203 (the earlier check moved it by 1.39 m, and the fixes got worse: 0.187 → 0.202 m).
         let unvalidated = CapturedRun(["calibrate", "--site", dir + "/site.json", "--trace", dir + "/trace.csv", "--fix-positions",
                                        "--holdout-block", "0", "--out", dir + "/moved.json", "--json"])
         #expect(unvalidated.status == 0, "\(unvalidated.err)")
         #expect(try JSONParser.parse(Array(unvalidated.out.utf8))["validation"] == JSONValue.null)
         let moved = try SiteDecoder.decode(TestPaths.bytes(dir + "/moved.json"), file: "moved.json").floors[0].locators[3].position
         let shift = ((moved.x - 0) * (moved.x - 0) + (moved.y - 12) * (moved.y - 12)).squareRoot()
-        #expect(shift > 1, "0x0203 moved by \(shift) m")
+        #expect(shift < 1e-9, "0x0203 moved by \(shift) m")
 
         let run = CapturedRun(["calibrate", "--site", dir + "/site.json", "--trace", dir + "/trace.csv", "--fix-positions",
                                "--out", dir + "/cal.json", "--json"])
@@ -123,10 +124,10 @@ struct CalibrateHoldoutTests {
         let written = try SiteDecoder.decode(TestPaths.bytes(dir + "/cal.json"), file: "cal.json")
         #expect(written.floors[0].locators.map(\.position) == surveyed.floors[0].locators.map(\.position))
         #expect(written.floors[0].locators.contains { $0.biasMeters != 0 })
-        // Against the truth the refusal was right: the moved site is worse than the one written.
+        // The site written with the validation is the one the whole recording gives without moves.
         let refusedRMSE = try CalibrateCommandTests.replayRMSE(site: dir + "/cal.json", run: dir, [])
-        let movedRMSE = try CalibrateCommandTests.replayRMSE(site: dir + "/moved.json", run: dir, [])
-        #expect(refusedRMSE < movedRMSE, "written \(refusedRMSE) vs moved \(movedRMSE)")
+        let unvalidatedRMSE = try CalibrateCommandTests.replayRMSE(site: dir + "/moved.json", run: dir, [])
+        #expect(refusedRMSE <= unvalidatedRMSE + 1e-4, "written \(refusedRMSE) vs without validation \(unvalidatedRMSE)")
     }
 
     @Test("a calibration that does not hold on the held-out blocks (a locator's delay 0.5 m longer in the even blocks only) is refused: nothing written, exit 1 with --out, exit 0 without")

@@ -46,8 +46,16 @@ struct CalibrateWithoutTruthTests {
         let locators = try #require(json["locators"]?.arrayValue)
         #expect(locators.count == 6)
         for l in locators {
-            for key in ["address", "bias_m", "bias_sd_m", "noise_m", "position_offset_m", "flagged", "observable"] {
+            for key in ["address", "bias_m", "bias_sd_m", "noise_m", "position_offset_m", "flagged", "observable", "position_check"] {
                 #expect(l[key] != nil, "missing \(key) in \(l)")
+            }
+            // The survey check per locator: what was checkable, and the test when something was.
+            let check = l["position_check"]
+            #expect(check?["checkable"]?.boolValue != nil && check?["summary"]?.stringValue != nil, "\(l)")
+            if check?["checkable"]?.boolValue == true {
+                let test = check?["test"]
+                #expect(test?["decision"]?.stringValue == "fits" && (test?["p_value"]?.doubleValue ?? 0) > 1e-4
+                        && test?["alpha"]?.doubleValue == 0.0001 && test?["dof"]?.arrayValue?.count == 2, "\(l)")
             }
             #expect(l["flagged"]?.boolValue == false && l["observable"]?.boolValue == true)
         }
@@ -59,6 +67,7 @@ struct CalibrateWithoutTruthTests {
         let text = CapturedRun(["calibrate", "--site", files.site, "--trace", files.trace])
         #expect(text.status == 0)
         #expect(text.out.contains("without truth") && text.out.contains("0x0205"), "\(text.out)")
+        #expect(text.out.contains("0x0204 position checkable ("), "\(text.out)")
     }
 
     @Test("a locator surveyed 0.5 m off is flagged on stderr and in --json; --fix-positions writes it back within 5 cm")
@@ -70,6 +79,7 @@ struct CalibrateWithoutTruthTests {
         #expect(run.err.contains("flagged") && run.err.contains("0x0204") && run.err.contains("from its surveyed position"), "\(run.err)")
         let locators = try #require(try JSONParser.parse(Array(run.out.utf8))["locators"]?.arrayValue)
         #expect(locators.map { $0["flagged"]?.boolValue == true } == [false, false, false, false, true, false])
+        #expect(locators[4]["position_check"]?["test"]?["decision"]?.stringValue == "flagged", "\(locators[4])")
         let fixed = try SiteDecoder.decode(TestPaths.bytes(dir + "/fixed.json"), file: "fixed.json").floors[0].locators[4].position
         let truth = Self.site(biases: Self.biasesMeters).floors[0].locators[4].position
         let miss = ((fixed.x - truth.x) * (fixed.x - truth.x) + (fixed.y - truth.y) * (fixed.y - truth.y)).squareRoot()
@@ -93,7 +103,7 @@ struct CalibrateWithoutTruthTests {
         let good = try Self.recording(in: clean, calibrating: Self.site(biases: Array(repeating: 0, count: 6)))
         let ok = CapturedRun(["geometry", "--site", good.site, "--trace", good.trace, "--svg", clean + "/map.svg"])
         #expect(ok.status == 0, "\(ok.err)")
-        #expect(ok.out.contains("every locator fits its surveyed position"), "\(ok.out)")
+        #expect(ok.out.contains("every locator fits its surveyed position") && ok.out.contains("checkable: "), "\(ok.out)")
         #expect(!String(decoding: TestPaths.bytes(clean + "/map.svg"), as: UTF8.self).contains("flagged locator"))
     }
 
@@ -137,6 +147,33 @@ struct CalibrateWithoutTruthTests {
                 let rmse = try CalibrateCommandTests.replayRMSE(site: dir + "/\(name)-cal.json", run: otherDirectory, [])
                 #expect(rmse <= bound, "calibrated on \(name), replayed \(other): \(rmse)")
             }
+        }
+    }
+
+    @Test("real runs with 4 of their 8 anchors (the corners; the others' rows dropped): the survey check says not checkable or stays quiet, never a flag",
+          .enabled(if: TestPaths.dataset("cuhksz-planar-uwb") != nil, "../shared/datasets/cuhksz-planar-uwb is not present"))
+    func realDataFourAnchors() throws {
+        let d = try #require(TestPaths.dataset("cuhksz-planar-uwb"))
+        let dir = TestPaths.temporaryDirectory()
+        var site = try SiteDecoder.decode(TestPaths.bytes(d + "/site.json"), file: "site.json")
+        let kept: Set<UInt16> = [0, 2, 4, 6]
+        site.floors[0].locators.removeAll { !kept.contains($0.address.rawValue) }
+        try Data(SiteEncoder.encode(site)).write(to: URL(fileURLWithPath: dir + "/site4.json"))
+        for (name, directory) in [("fast", d), ("mid", d + "/runs/mid")] {
+            try Self.thinned(directory + "/trace.csv", every: 4, to: dir + "/\(name)-all.csv")
+            let lines = String(decoding: TestPaths.bytes(dir + "/\(name)-all.csv"), as: UTF8.self).split(separator: "\n")
+            let column = lines[0].split(separator: ",").firstIndex(of: "anchor") ?? 1
+            let rows = lines.dropFirst().filter { line in
+                let fields = line.split(separator: ",", omittingEmptySubsequences: false)
+                return fields.count > column && UInt16(fields[column]).map(kept.contains) == true
+            }
+            try ([String(lines[0])] + rows.map(String.init)).joined(separator: "\n").appending("\n").write(toFile: dir + "/\(name).csv", atomically: false, encoding: .utf8)
+            let run = CapturedRun(["calibrate", "--site", dir + "/site4.json", "--trace", dir + "/\(name).csv", "--holdout-block", "0", "--json"])
+            #expect(run.status == 0, "\(run.err)")
+            let locators = try #require(try JSONParser.parse(Array(run.out.utf8))["locators"]?.arrayValue)
+            #expect(locators.count == 4)
+            #expect(!locators.contains { $0["flagged"]?.boolValue == true }, "\(name): \(run.err)")
+            for l in locators { print("4 anchors, \(name): \(l["address"]?.stringValue ?? "") \(l["position_check"]?["summary"]?.stringValue ?? "-")") }
         }
     }
 }

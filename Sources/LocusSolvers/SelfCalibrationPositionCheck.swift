@@ -1,0 +1,110 @@
+import LocusCore
+
+/// What a recording can say about one locator's surveyed position: the principal directions of
+/// the covariance of its position correction δ and the standard deviation along each (best first),
+/// and — from ranges — the test that decides whether δ is flagged.
+///
+/// A range (or a difference) shifts with the locator's position along the tag's line of sight
+/// (∂r/∂δᵢ = −uᵢⱼ), but the part of that shift common to all epochs is taken up by the locator's
+/// bias, and more by the tags' positions: a displacement across the lines of sight is seen, one
+/// along them trades against the bias. What is left is what the covariance says; a direction with
+/// σ ≤ `thresholdMeters` is *checkable*.
+package struct SelfCalibrationPositionCheck: Sendable, Hashable {
+    /// Unit directions (x, y on a planar floor; x, y, z otherwise), best determined first.
+    package var directions: [Vector3]
+    /// σ of the correction along each direction, metres.
+    package var sdMeters: [Double]
+    /// Directions with σ at most this are checkable, metres.
+    var thresholdMeters: Double
+    /// Why the locator cannot be checked at all, when the redundancy, not the covariance, decides
+    /// (e.g. "the other locators do not over-determine the tag"); nil otherwise.
+    package var notCheckableReason: String? = nil
+    /// The test of δ on the checkable directions (ranges: `SelfCalibrationSolver.surveyTest`); nil
+    /// from range differences, or when nothing is checkable.
+    package var test: SurveyTest? = nil
+
+    /// The survey test of one locator (`SelfCalibrationSolver.surveyTest`): Hotelling's T² of δ
+    /// projected on its p checkable directions vₖ, with the covariance from the spread of the
+    /// recording's G time blocks,
+    ///
+    ///   T² = Σₖ (vₖ·δ)²/λₖ,  F = T²·(G − p)/(p·(G − 1)) ~ F(p, G − p) under "bias only",
+    ///
+    /// and the decision: flagged when p-value < `alpha` **and** |δ projected| ≥ `minimumEffectMeters`.
+    package struct SurveyTest: Sendable, Hashable {
+        /// T² (dimensionless) and its degrees of freedom (p, G − p).
+        package var statistic: Double
+        package var degreesOfFreedom: (Int, Int)
+        /// P(F(p, G − p) > F): the chance of a statistic this large on a correctly surveyed locator.
+        package var pValue: Double
+        /// The test's level (the false-alarm rate per locator checked) and the smallest offset that is
+        /// flagged, metres.
+        package var alpha: Double
+        package var minimumEffectMeters: Double
+        /// |δ| projected on the checkable directions, metres.
+        package var offsetAlongMeters: Double
+        /// Time blocks G the covariance was estimated from.
+        package var blocks: Int
+        /// The decision.
+        package var flagged: Bool
+
+        package static func == (a: SurveyTest, b: SurveyTest) -> Bool {
+            a.statistic == b.statistic && a.degreesOfFreedom == b.degreesOfFreedom && a.pValue == b.pValue && a.alpha == b.alpha
+                && a.minimumEffectMeters == b.minimumEffectMeters && a.offsetAlongMeters == b.offsetAlongMeters
+                && a.blocks == b.blocks && a.flagged == b.flagged
+        }
+
+        package func hash(into hasher: inout Hasher) {
+            hasher.combine(statistic); hasher.combine(pValue); hasher.combine(offsetAlongMeters); hasher.combine(flagged)
+        }
+
+        /// "offset 0.494 m along them, T² 240.1 (p < 0.0001, 1 and 19 dof): flagged" or "…: fits".
+        package var summary: String {
+            let p = pValue < 0.0001 ? "p < 0.0001" : "p \(Self.fourDecimals(pValue))"
+            let verdict = flagged ? "flagged"
+                : pValue < alpha ? "fits (significant but under \(SelfCalibration.metres(minimumEffectMeters)) m)" : "fits"
+            return "offset \(SelfCalibration.metres(offsetAlongMeters)) m along them, T² \(Self.oneDecimal(statistic)) "
+                + "(\(p), \(degreesOfFreedom.0) and \(degreesOfFreedom.1) dof): \(verdict)"
+        }
+
+        private static func oneDecimal(_ v: Double) -> String {
+            guard v.isFinite else { return "inf" }
+            let t = (v * 10).rounded()
+            return "\(Int(t) / 10).\(abs(Int(t)) % 10)"
+        }
+
+        private static func fourDecimals(_ v: Double) -> String {
+            let t = Int((v * 10_000).rounded())
+            let frac = "\(t % 10_000)"
+            return "\(t / 10_000)." + String(repeating: "0", count: 4 - frac.count) + frac
+        }
+    }
+
+    /// Whether any direction is checkable.
+    package var checkable: Bool { notCheckableReason == nil && (sdMeters.first ?? .infinity) <= thresholdMeters }
+
+    /// "checkable (± 0.020 m along (1.00, 0.00), ± 0.031 m along (0.00, 1.00))", "checkable
+    /// (± 0.020 m along (0.71, 0.71); not along (-0.71, 0.71): ± 0.400 m)" or "not checkable
+    /// (± 0.400 m at best, along (1.00, 0.00))", the test's summary after it when there is one.
+    package var summary: String {
+        func along(_ k: Int) -> String {
+            let v = directions[k]
+            let d = v.z == 0 && directions.count == 2 ? "(\(Self.fixed(v.x)), \(Self.fixed(v.y)))"
+                : "(\(Self.fixed(v.x)), \(Self.fixed(v.y)), \(Self.fixed(v.z)))"
+            return "± \(SelfCalibration.metres(sdMeters[k])) m along \(d)"
+        }
+        if let reason = notCheckableReason { return "not checkable (\(reason))" }
+        guard !directions.isEmpty else { return "not checkable (its bias is not determined by this recording)" }
+        guard checkable else { return "not checkable (\(along(0)) at best)" }
+        let good = sdMeters.indices.filter { sdMeters[$0] <= thresholdMeters }
+        let loose = sdMeters.indices.filter { sdMeters[$0] > thresholdMeters }
+        return "checkable (" + good.map(along).joined(separator: ", ")
+            + (loose.isEmpty ? "" : "; not " + loose.map(along).joined(separator: ", ")) + ")"
+            + (test.map { ": " + $0.summary } ?? "")
+    }
+
+    private static func fixed(_ v: Double) -> String {
+        let r = (v * 100).rounded() / 100
+        let text = SelfCalibration.metres(r == 0 ? 0 : r)
+        return String(text.dropLast())
+    }
+}
