@@ -38,7 +38,7 @@ extension PositioningEngine {
     }
 
     /// Adds rows a caller skipped before they reached the engine (so one tally reports them all).
-    package mutating func recordSkipped(_ tally: SkipTally) {
+    mutating func recordSkipped(_ tally: SkipTally) {
         diagnostics.skipped.merge(tally)
     }
 

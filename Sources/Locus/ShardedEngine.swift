@@ -103,7 +103,7 @@ package final class ShardedEngine: @unchecked Sendable {
     }
 
     /// The number of tags registered.
-    package private(set) var tagCount = 0
+    private(set) var tagCount = 0
 
     /// Ingests a block of rows in time order, split by shard (`ShardRows.route`: shard = the row's
     /// tag number mod `shardCount`), the shards in parallel, each row through its shard's driver and

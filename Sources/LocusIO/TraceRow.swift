@@ -20,7 +20,7 @@ package struct TraceRow: Sendable, Equatable {
     package var reference: UInt16
 
     /// A range row.
-    package init(timeSeconds: Double, rangeMeters: Double, tagIndex: Int32, floorIndex: Int32, line: Int32, locator: UInt16) {
+    init(timeSeconds: Double, rangeMeters: Double, tagIndex: Int32, floorIndex: Int32, line: Int32, locator: UInt16) {
         self.timeSeconds = timeSeconds
         self.rangeMeters = rangeMeters
         self.tagIndex = tagIndex

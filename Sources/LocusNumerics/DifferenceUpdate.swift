@@ -46,7 +46,7 @@ package enum DifferenceRows {
     /// Row k's normalised innovation ν = y/√S of the raw difference (S = HPHᵀ + 2σ², dimensionless;
     /// NaN when unusable).
     @inlinable
-    package static func normalisedInnovation(_ rows: borrowing MutableSpan<Double>, row k: Int) -> Double {
+    static func normalisedInnovation(_ rows: borrowing MutableSpan<Double>, row k: Int) -> Double {
         rows[k * stride + 5]
     }
 }

@@ -15,13 +15,13 @@ import LocusZones
 /// Elements carry `class` (and `data-tag`, `data-column`) attributes so that tools and tests can
 /// read the report structurally. Tracks and error series are thinned to at most 1,500 points per
 /// tag (every k-th fix); at most 12 tags are drawn (all are in the table).
-package enum ReplayReport {
+enum ReplayReport {
     static let maximumPoints = 1_500
     static let maximumDrawnTags = 12
     static let palette = ["#1F77B4", "#D62728", "#2CA02C", "#9467BD", "#FF7F0E", "#17BECF",
                           "#8C564B", "#E377C2", "#7F7F7F", "#BCBD22", "#393B79", "#AD494A"]
 
-    package static func svg(site: Site, summary: ReplaySummary, evaluation e: ReplayEvaluation, trace: String) -> [UInt8] {
+    static func svg(site: Site, summary: ReplaySummary, evaluation e: ReplayEvaluation, trace: String) -> [UInt8] {
         let width = 1_100.0, left = 70.0
         let drawn = Array(e.tagOrder.prefix(maximumDrawnTags))
         let colour = Dictionary(uniqueKeysWithValues: drawn.enumerated().map { ($1, palette[$0 % palette.count]) })

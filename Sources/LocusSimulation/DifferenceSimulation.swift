@@ -25,7 +25,7 @@ package enum DifferenceSimulationMode: String, Sendable, Hashable, CaseIterable 
 /// so with every error off it is exactly ρ_B − ρ_A, the prediction of `DifferenceModel`.
 package struct DifferenceSimulationConfiguration: Sendable, Hashable {
     /// Uplink or downlink.
-    package var mode: DifferenceSimulationMode
+    var mode: DifferenceSimulationMode
     /// Uplink: the fixed reference locator A; nil picks each blink's shortest measured arrival
     /// (the strongest signal). A blink that misses the fixed reference is referenced to its shortest
     /// heard arrival instead, and counted (`DifferenceSimulationCounts.referenceStandIns`).
@@ -35,7 +35,7 @@ package struct DifferenceSimulationConfiguration: Sendable, Hashable {
     package var clockNoiseSeconds: Double
 
     /// The speed of light c, m/s: turns clock errors (s) into metres.
-    package static let speedOfLight = 299_792_458.0
+    static let speedOfLight = 299_792_458.0
 
     /// A configuration; by default uplink, shortest-arrival reference, perfect synchronisation.
     package init(mode: DifferenceSimulationMode = .uplink, reference: LocatorAddress? = nil, clockNoiseSeconds: Double = 0) {

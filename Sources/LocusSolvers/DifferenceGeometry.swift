@@ -16,8 +16,8 @@ import LocusNumerics
 package enum DifferenceGeometry {
     /// F (per unit σ²) at `point`: a 2×2 block in `xx, xy, yy` (planar: the rest 0) or 3×3 (spatial).
     /// `point.z` is the tag's height. O(pairs). Indices of `pairs` must be valid for `locators`.
-    package static func information(locators: Span<Point3>, pairs: Span<DifferencePair>, at point: Point3,
-                                    planar: Bool) -> SymmetricMatrix3 {
+    static func information(locators: Span<Point3>, pairs: Span<DifferencePair>, at point: Point3,
+                            planar: Bool) -> SymmetricMatrix3 {
         // Over the spans' buffers: the same loop indexing the spans directly crashed the Swift 6.3.1
         // optimiser in release builds ("Found a leaked owned value" in CopyPropagation).
         locators.withUnsafeBufferPointer { locators in
@@ -78,8 +78,8 @@ package enum DifferenceGeometry {
     /// The DOP of the differences `pairs` at `point` (planar: `point.z` is the tag height, VDOP nil).
     /// - Throws: E4001 too few independent differences (2 planar, 3 spatial: fewer locators than
     ///   unknowns + 1), E4002 a singular geometry or PDOP above `maximumDOP`.
-    package static func dop(locators: Span<Point3>, pairs: Span<DifferencePair>, at point: Point3, planar: Bool,
-                            maximumDOP: Double = 1e4) throws(LocusError) -> DilutionOfPrecision {
+    static func dop(locators: Span<Point3>, pairs: Span<DifferencePair>, at point: Point3, planar: Bool,
+                    maximumDOP: Double = 1e4) throws(LocusError) -> DilutionOfPrecision {
         let unknowns = planar ? 2 : 3
         guard pairs.count >= unknowns else {
             throw LocusError(.tooFewRanges, "too few differences for a DOP: \(unknowns) needed, \(pairs.count) given")

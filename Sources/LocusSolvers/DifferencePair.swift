@@ -11,13 +11,13 @@ import LocusCore
 /// differences are one run.
 package struct DifferencePair: Sendable, Equatable {
     /// A: index of the reference locator in the epoch's locator list.
-    package var reference: Int32
+    var reference: Int32
     /// B: index of the other locator.
-    package var locator: Int32
+    var locator: Int32
     /// z = d(tag, B) − d(tag, A), metres (biases removed: z − (b_B − b_A)).
-    package var differenceMeters: Double
+    var differenceMeters: Double
     /// The difference's time, seconds.
-    package var timeSeconds: Double
+    var timeSeconds: Double
 
     /// A pair.
     package init(reference: Int, locator: Int, differenceMeters: Double, timeSeconds: Double) {
@@ -29,14 +29,14 @@ package struct DifferencePair: Sendable, Equatable {
 
     /// Whether `other` continues this pair's group: the same reference at the same time.
     @inline(__always)
-    package func sharesArrival(with other: DifferencePair) -> Bool {
+    func sharesArrival(with other: DifferencePair) -> Bool {
         reference == other.reference && timeSeconds == other.timeSeconds
     }
 
     /// The pairs of an uplink blink at `timeSeconds`: every locator of `count` but `reference`,
     /// differenced against it, with differences from `differencesMeters` (by locator index; the
     /// reference's entry unused).
-    package static func uplink(count: Int, reference: Int, differencesMeters: [Double], timeSeconds: Double = 0) -> [DifferencePair] {
+    static func uplink(count: Int, reference: Int, differencesMeters: [Double], timeSeconds: Double = 0) -> [DifferencePair] {
         (0..<count).filter { $0 != reference }.map {
             DifferencePair(reference: reference, locator: $0, differenceMeters: differencesMeters[$0], timeSeconds: timeSeconds)
         }

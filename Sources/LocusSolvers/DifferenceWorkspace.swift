@@ -26,7 +26,7 @@ package struct DifferenceWorkspace: Sendable {
     package init(locators: Int, pairs: Int) { reserve(locators: locators, pairs: pairs) }
 
     /// Grows the buffers to hold `locators` locators and `pairs` pairs (allocates only when growing).
-    package mutating func reserve(locators: Int, pairs: Int) {
+    mutating func reserve(locators: Int, pairs: Int) {
         guard locators > locatorCapacity || pairs > pairCapacity else { return }
         locatorCapacity = max(locators, locatorCapacity)
         pairCapacity = max(pairs, pairCapacity)

@@ -101,7 +101,7 @@ package struct TagRangeOffsetEstimator: Sendable {
     /// The settings, held by reference so that the estimators of many tags share one copy.
     private let shared: TagRangeOffsetConfiguration.Shared
     /// The current offset estimate b̂, metres (applied once trusted: `correctionMeters`).
-    package private(set) var offsetMeters: Double = 0
+    private(set) var offsetMeters: Double = 0
     /// Variance P of b̂, m².
     private(set) var varianceSquareMeters: Double
     /// The time of the last update; NaN before the first (a time is finite: no optional's extra word).
@@ -118,11 +118,11 @@ package struct TagRangeOffsetEstimator: Sendable {
     private var windowSum: Float = 0
 
     /// Epochs that updated the estimate.
-    package var updates: Int { Int(updateCount) }
+    var updates: Int { Int(updateCount) }
     /// Times a window found the estimate inconsistent with the ranges and the estimator restarted.
-    package var restarts: Int { Int(restartCount) }
+    var restarts: Int { Int(restartCount) }
     /// The offset the caller takes out of the tag's ranges, metres: b̂ when trusted, else 0.
-    package var correctionMeters: Double { isTrusted ? offsetMeters : 0 }
+    var correctionMeters: Double { isTrusted ? offsetMeters : 0 }
 
     /// An estimator at b̂ = 0 with variance P = `initialSigmaMeters`².
     init(configuration: TagRangeOffsetConfiguration = .standard) {

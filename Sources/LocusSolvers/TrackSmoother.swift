@@ -243,8 +243,8 @@ package enum TrackSmoother {
     /// Smooths one tag's ranges (tightly coupled: extended RTS linearised at the forward estimates),
     /// reporting a fix at each output time the track covers. Complexity O(n) time and memory.
     /// - Throws: `E4005` when the numbers go non-finite.
-    package static func smooth(ranges: [RangeMeasurement], floor: Floor, outputTimesSeconds: [Double],
-                               configuration: TrackFilterConfiguration = .standard) throws(LocusError) -> [PositionFix] {
+    static func smooth(ranges: [RangeMeasurement], floor: Floor, outputTimesSeconds: [Double],
+                       configuration: TrackFilterConfiguration = .standard) throws(LocusError) -> [PositionFix] {
         guard let first = ranges.first else { return [] }
         let nodes = nodes(ranges: ranges, floor: floor, outputTimesSeconds: outputTimesSeconds, configuration: configuration)
         let states = try smoothStates(nodes, tagHeightMeters: floor.tagHeightMeters, configuration: configuration)

@@ -111,7 +111,7 @@ package struct ZoneJudge: Sendable {
     }
 
     /// The configuration warnings for the current zones (see `warnings(for:options:)`).
-    package var configurationWarnings: [ZoneConfigurationWarning] {
+    var configurationWarnings: [ZoneConfigurationWarning] {
         Self.warnings(for: floorConfiguration, options: options)
     }
 

@@ -1,6 +1,6 @@
 @testable import Locus
 import LocusCore
-import LocusIO
+@testable import LocusIO
 import LocusSimulation
 import LocusTestSupport
 import Testing
