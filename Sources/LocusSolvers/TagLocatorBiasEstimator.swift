@@ -41,12 +41,18 @@ package struct TagLocatorBiasConfiguration: Sendable, Hashable {
     /// from noise: on simulated ranges without biases, 10 % NLOS, 1σ kept the RMSE as without the
     /// estimator, 0σ cost 0.4–0.7 mm).
     var significanceSigmas: Double
+    /// Nothing is applied before this many teaching epochs since the (re)start (128: 32 s at 4 Hz).
+    /// A tag must have moved for its biases to separate from its position: on the simulated corridor
+    /// (13 locators in a line, no biases, 10 % NLOS, 60 s) corrections applied from the first judged
+    /// window cost 1 mm; from 128 epochs, nothing.
+    var warmUpEpochs: Int
 
     /// Creates settings; every argument defaults to the value of `standard`.
     init(rangeSigmaMeters: Double = 0.1, minimumRanges: Int = 6, maximumLocators: Int = 16, priorSigmaMeters: Double = 0.15,
          forgetting: Double = 0.998, epochsPerIndependent: Double = 4, trustedSigmaMeters: Double = 0.05,
          consistencyEpochs: Int = 32, maximumBiasMeters: Double = 1, commonSigmaMeters: Double = 0.01,
-         restartStrikes: Int = 8, clipSigmas: Double = 3, significanceSigmas: Double = 1) {
+         restartStrikes: Int = 8, clipSigmas: Double = 3, significanceSigmas: Double = 1, warmUpEpochs: Int = 128) {
+        self.warmUpEpochs = warmUpEpochs
         self.clipSigmas = clipSigmas
         self.significanceSigmas = significanceSigmas
         self.rangeSigmaMeters = rangeSigmaMeters
@@ -64,10 +70,11 @@ package struct TagLocatorBiasConfiguration: Sendable, Hashable {
 
     /// σ 0.1 m, epochs of ≥ 6 ranges, ≤ 16 locators, prior σ_β 0.15 m, mean's σ 1 cm, λ = 0.998 (500
     /// epochs: 2 min at 4 Hz), 4 epochs per independent one, uᵢ clipped at 3σ, applied from σ ≤ 5 cm
-    /// when |β̂ᵢ| ≥ its σ, solved and judged
+    /// when |β̂ᵢ| ≥ its σ and not before 128 epochs, solved and judged
     /// every 32 epochs (8 s at 4 Hz), restarted after 8 disagreeing windows in a row, ±1 m. Tuned on the
     /// CUHK-SZ fast and mid runs (docs/calibration.md, "Online per-locator range biases").
     package static let standard = TagLocatorBiasConfiguration()
+
 }
 
 /// Online estimate of the range bias βᵢ of each locator i as one tag sees it (antenna delays, a
@@ -93,12 +100,14 @@ package struct TagLocatorBiasConfiguration: Sendable, Hashable {
 /// σ is at most `trustedSigmaMeters` (κ = `epochsPerIndependent`: consecutive epochs see the same
 /// multipath, so J overstates the information).
 ///
-/// Consistency. Every window the candidate corrections ĉ (β̂ of the slots trusted at the last solve)
-/// are judged on the window's epochs, which did not teach them: the sum of squares of the residuals
-/// with them, Σ‖u − M·ĉ‖², against the raw residuals' Σ‖u‖². Candidates that fit no better disagree
-/// with the ranges: the next window takes no correction out (a strike), and `restartStrikes`
-/// disagreeing windows in a row restart the estimator (J, g, β̂ and the corrections back to 0).
-/// Otherwise the new solve's candidates are applied (`correctionsMeters`) until the next window.
+/// Consistency. Every window the candidate corrections ĉ (β̂ of the slots trusted at the last solve:
+/// σᵢ ≤ `trustedSigmaMeters` and |β̂ᵢ| ≥ `significanceSigmas`·σᵢ) are judged on the window's epochs,
+/// which did not teach them: the sum of squares of the residuals with them, Σ‖u − M·ĉ‖², against the
+/// raw residuals' Σ‖u‖². Only candidates that fitted better are followed by corrections: the new
+/// solve's candidates are applied (`correctionsMeters`) until the next window. Candidates that fit
+/// no better disagree with the ranges: no correction is taken out for the next window (a strike),
+/// and `restartStrikes` disagreeing windows in a row restart the estimator (J, g, β̂ and the
+/// corrections back to 0). Nothing is applied in the first `warmUpEpochs` epochs.
 ///
 /// Allocation: the per-locator arrays are made once, when the estimator is; `update` allocates
 /// nothing. O(n²) per epoch for n ranges, O(L³) per window for L locators of the floor.
@@ -126,6 +135,8 @@ package struct TagLocatorBiasEstimator: Sendable {
     private var candidatesMeters: [Double]
     private var hasCandidates = false
     private var strikes: Int32 = 0
+    /// Windows judged since the (re)start.
+    private var windows: Int32 = 0
     /// True while some correction is applied.
     package private(set) var isTrusted = false
     /// Windows that found the corrections inconsistent (restarts).
@@ -240,6 +251,7 @@ package struct TagLocatorBiasEstimator: Sendable {
                 }
                 hasCandidates = false
                 isTrusted = false
+                windows = 0
                 return true
             }
         } else if hadCandidates {
@@ -254,8 +266,10 @@ package struct TagLocatorBiasEstimator: Sendable {
             candidatesMeters[s] = trusted ? estimatesMeters[s] : 0
             if trusted { hasCandidates = true }
         }
-        // Applied unless the last candidates fitted the window worse than the raw ranges.
-        isTrusted = hasCandidates && (!hadCandidates || agrees)
+        // Applied only when the last candidates fitted this window better than the raw ranges, and
+        // after the warm-up.
+        windows &+= 1
+        isTrusted = hasCandidates && hadCandidates && agrees && Int(windows) * c.consistencyEpochs >= c.warmUpEpochs
         for s in 0..<locatorCount { correctionsMeters[s] = isTrusted ? candidatesMeters[s] : 0 }
         return true
     }
