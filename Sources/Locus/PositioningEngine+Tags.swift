@@ -64,7 +64,7 @@ extension PositioningEngine {
         tags[tag].offsetMeters = 0
         clearLocatorBiases(tag)
         if let b = locatorBiasConfiguration {
-            locatorBiases[tag] = TagLocatorBiasEstimator(locatorCount: floors[floor].positions.count, configuration: b)
+            locatorBiases[tag] = TagLocatorBiasEstimator(locatorCount: floors[floor].positions.count, shared: b)
         }
     }
 
@@ -148,7 +148,7 @@ extension PositioningEngine {
             }
         }
         guard changed, let estimator = locatorBiases[tag] else { return }
-        for s in 0..<min(locatorStride, estimator.correctionsMeters.count) {
+        for s in 0..<min(locatorStride, estimator.locatorCount) {
             locatorCorrections[tag &* locatorStride &+ s] = estimator.correctionMeters(slot: s)
         }
     }

@@ -127,7 +127,7 @@ package struct PositioningEngine: Sendable {
     /// Per floor: whether the engine estimates a per-tag range offset there.
     let floorEstimatesOffset: [Bool]
     /// The per-locator bias settings (nil: not estimated), for floors that estimate the tag offset.
-    let locatorBiasConfiguration: TagLocatorBiasConfiguration?
+    let locatorBiasConfiguration: TagLocatorBiasConfiguration.Shared?
 
     /// Zone judges, one per floor, sharing the clock; their released events wait there until a
     /// release or an advance flushes them to `events`.
@@ -212,7 +212,11 @@ package struct PositioningEngine: Sendable {
             }
         }
         floorEstimatesOffset = offsetConfigurations.map { $0 != nil }
-        if case .automatic(let c) = configuration.locatorBias { locatorBiasConfiguration = c } else { locatorBiasConfiguration = nil }
+        if case .automatic(let c) = configuration.locatorBias {
+            locatorBiasConfiguration = TagLocatorBiasConfiguration.Shared(c)
+        } else {
+            locatorBiasConfiguration = nil
+        }
         locatorStride = widest
         var options = ZoneJudgeOptions.standard
         options.positionPeriodSeconds = 1 / configuration.rateHertz

@@ -109,61 +109,72 @@ package struct TagLocatorBiasConfiguration: Sendable, Hashable {
 /// and `restartStrikes` disagreeing windows in a row restart the estimator (J, g, β̂ and the
 /// corrections back to 0). Nothing is applied in the first `warmUpEpochs` epochs.
 ///
-/// Allocation: the per-locator arrays are made once, when the estimator is; `update` allocates
-/// nothing. O(n²) per epoch for n ranges, O(L³) per window for L locators of the floor.
+/// Memory: one `Float` buffer per tag — J packed (its lower triangle, L(L+1)/2), g, β̂ and ĉ —, made
+/// when the estimator is (8 locators: 60 floats, 240 bytes), and the settings shared by reference;
+/// the Cholesky factor lives on the stack during a solve. Sums are formed in `Double` and stored
+/// rounded to `Float` (7 significant digits: far below the centimetre the estimate is about).
+/// `update` allocates nothing. O(n²) per epoch for n ranges, O(L³) per window for L locators.
 package struct TagLocatorBiasEstimator: Sendable {
+    /// The settings, held by reference so that the estimators of many tags share one copy.
+    private let shared: TagLocatorBiasConfiguration.Shared
     /// The settings.
-    let configuration: TagLocatorBiasConfiguration
+    var configuration: TagLocatorBiasConfiguration { shared.value }
     /// L: the floor's locator slots (0 when it has too many: nothing estimated).
-    let locatorCount: Int
-    /// β̂ per locator slot of the floor, metres.
-    package private(set) var estimatesMeters: [Double]
-    /// J (L×L, row-major) and g (L), the accumulated information and right-hand side.
-    private var information: [Double]
-    private var rightHandSide: [Double]
-    /// Scratch for the Cholesky factor (L×L; the upper triangle holds columns of L⁻¹) and one solve (L;
-    /// afterwards each slot's variance, m²).
-    private var factor: [Double]
-    private var column: [Double]
-    /// What the caller takes out of each slot's ranges, metres: β̂ᵢ once trusted, else 0.
-    package private(set) var correctionsMeters: [Double]
-    /// The consistency window: teaching epochs, Σ‖u − M·ĉ‖² (the candidates) and Σ‖u‖² (raw), m².
-    private var windowEpochs: Int32 = 0
+    private let slotCount: Int32
+    /// [J (lower triangle, row by row) | g | β̂ | ĉ], metres and m² (see the type's documentation).
+    private var storage: [Float]
+    /// The consistency window: Σ‖u − M·ĉ‖² (the candidates) and Σ‖u‖² (raw), m².
     private var windowCandidate = 0.0, windowRaw = 0.0
-    /// The candidate corrections ĉ (β̂ of the slots trusted at the last solve, else 0), metres, and
-    /// whether any is non-zero; windows in a row whose epochs the candidates fitted worse than raw.
-    private var candidatesMeters: [Double]
-    private var hasCandidates = false
-    private var strikes: Int32 = 0
-    /// Windows judged since the (re)start.
+    /// Teaching epochs in the window; windows in a row whose epochs the candidates fitted worse than
+    /// raw; windows judged since the (re)start; restarts.
+    private var windowEpochs: Int16 = 0
+    private var strikes: Int16 = 0
     private var windows: Int32 = 0
-    /// True while some correction is applied.
+    private var restartCount: Int32 = 0
+    /// Whether any candidate ĉᵢ is non-zero.
+    private var hasCandidates = false
+    /// True while the candidates are applied (`correctionMeters`).
     package private(set) var isTrusted = false
-    /// Windows that found the corrections inconsistent (restarts).
-    package private(set) var restarts = 0
+
+    /// Windows that found the corrections inconsistent `restartStrikes` times in a row (restarts).
+    package var restarts: Int { Int(restartCount) }
+    /// The slots estimated (the floor's locator count, or 0 beyond `maximumLocators`).
+    package var locatorCount: Int { Int(slotCount) }
+    /// β̂ per slot, metres (a copy, for inspection and tests).
+    package var estimatesMeters: [Double] { (0..<locatorCount).map { Double(storage[estimateBase + $0]) } }
 
     /// An estimator for a floor with `locatorCount` locator slots, every estimate 0.
     package init(locatorCount: Int, configuration: TagLocatorBiasConfiguration = .standard) {
-        self.configuration = configuration
-        let l = locatorCount <= configuration.maximumLocators ? locatorCount : 0
-        self.locatorCount = l
-        estimatesMeters = [Double](repeating: 0, count: locatorCount)
-        correctionsMeters = [Double](repeating: 0, count: locatorCount)
-        candidatesMeters = [Double](repeating: 0, count: locatorCount)
-        information = [Double](repeating: 0, count: l * l)
-        factor = [Double](repeating: 0, count: l * l)
-        rightHandSide = [Double](repeating: 0, count: l)
-        column = [Double](repeating: 0, count: l)
+        self.init(locatorCount: locatorCount, shared: TagLocatorBiasConfiguration.Shared(configuration))
     }
 
-    /// The correction for slot `slot` (metres): what the caller subtracts from the slot's ranges.
+    /// An estimator on settings shared with other estimators (an engine keeps one copy).
+    package init(locatorCount: Int, shared: TagLocatorBiasConfiguration.Shared) {
+        self.shared = shared
+        let l = locatorCount <= shared.value.maximumLocators ? locatorCount : 0
+        slotCount = Int32(l)
+        storage = [Float](repeating: 0, count: l * (l + 1) / 2 + 3 * l)
+    }
+
+    // Offsets into `storage`: g, β̂ and ĉ follow J's L(L+1)/2 entries.
+    private var rightHandSideBase: Int { locatorCount * (locatorCount + 1) / 2 }
+    private var estimateBase: Int { rightHandSideBase + locatorCount }
+    private var candidateBase: Int { rightHandSideBase + 2 * locatorCount }
+    /// J's entry (i, j) in `storage` (either order).
     @inline(__always)
-    package func correctionMeters(slot: Int) -> Double { correctionsMeters[slot] }
+    private static func packed(_ i: Int, _ j: Int) -> Int { i >= j ? i * (i + 1) / 2 + j : j * (j + 1) / 2 + i }
+
+    /// The correction for slot `slot` (metres): what the caller subtracts from the slot's ranges —
+    /// ĉ while trusted, else 0.
+    @inline(__always)
+    package func correctionMeters(slot: Int) -> Double {
+        isTrusted && slot < locatorCount ? Double(storage[candidateBase + slot]) : 0
+    }
 
     /// Learns from one epoch: `rangesMeters[k]` to `locators[k]` (floor slot `slots[k]`) as the caller
-    /// corrected them (slot corrections `correctionsMeters` and the tag offset taken out), the epoch's
-    /// (x, y, b) solution `position`, `offsetMeters` on those ranges (b relative to what was taken
-    /// out), bit k of `droppedMask` set for a range the solve dropped as an outlier, tag at height h.
+    /// corrected them (`correctionMeters` and the tag offset taken out), the epoch's (x, y, b) solution
+    /// `position`, `offsetMeters` on those ranges (b relative to what was taken out), bit k of
+    /// `droppedMask` set for a range the solve dropped as an outlier, tag at height h (metres).
     /// Returns true when the corrections changed (the caller refreshes its copy).
     package mutating func update(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
                                  slots: UnsafeBufferPointer<Int32>, position: Point2, offsetMeters b: Double,
@@ -171,7 +182,7 @@ package struct TagLocatorBiasEstimator: Sendable {
         let c = configuration
         let n = min(locators.count, rangesMeters.count, slots.count, 64)
         guard locatorCount > 0, n - droppedMask.nonzeroBitCount >= c.minimumRanges else { return false }
-        // Rows (hx, hy, u) and slots of the kept ranges, compacted; N.
+        // Rows (hx, hy, v, then u) and slots of the kept ranges, compacted; N.
         return withUnsafeTemporaryAllocation(of: SIMD4<Double>.self, capacity: n) { rows in
             withUnsafeTemporaryAllocation(of: Int.self, capacity: n) { kept in
                 var normal = TagRangeOffsetEstimator.NormalEquations()
@@ -187,47 +198,57 @@ package struct TagLocatorBiasEstimator: Sendable {
                     m += 1
                 }
                 guard m >= c.minimumRanges, let inverse = normal.inverse() else { return false }
-                // N⁻¹Hᵀc and N⁻¹Hᵀĉ, for u = v + M·c and u − M·ĉ.
-                var gc = SIMD3<Double>(), gk = SIMD3<Double>()
-                for i in 0..<m {
-                    let hi = SIMD3(rows[i][0], rows[i][1], 1)
-                    gc += hi * correctionsMeters[kept[i]]
-                    gk += hi * candidatesMeters[kept[i]]
-                }
-                let xc = inverse.times(gc), xk = inverse.times(gk)
-                var candidate = 0.0, raw = 0.0
-                for i in 0..<m {
-                    let hi = SIMD3(rows[i][0], rows[i][1], 1)
-                    let u = rows[i][2] + correctionsMeters[kept[i]] - (hi * xc).sum()
-                    let w = u - candidatesMeters[kept[i]] + (hi * xk).sum()
-                    rows[i][3] = u
-                    candidate += w * w
-                    raw += u * u
-                }
-                // Forget, then J += M (on the epoch's slots), g += u (each uᵢ clipped at `clipSigmas`·σ).
-                let clip = c.clipSigmas * c.rangeSigmaMeters
-                let lambda = c.forgetting, l = locatorCount
-                if lambda < 1 {
-                    for e in 0..<(l * l) { information[e] *= lambda }
-                    for e in 0..<l { rightHandSide[e] *= lambda }
-                }
-                for i in 0..<m {
-                    let hi = SIMD3(rows[i][0], rows[i][1], 1), ni = inverse.times(hi), si = kept[i]
-                    rightHandSide[si] += min(max(rows[i][3], -clip), clip)
-                    for j in 0..<m {
-                        let hj = SIMD3(rows[j][0], rows[j][1], 1)
-                        information[si * l + kept[j]] += (i == j ? 1 : 0) - (ni * hj).sum()
-                    }
-                }
-                return judge(candidate: candidate, raw: raw)
+                return learn(rows: rows, slots: kept, count: m, inverse: inverse)
             }
         }
     }
 
+    /// The body of `update` on the epoch's m kept rows (hx, hy, v) and slots, N⁻¹ = `inverse`.
+    private mutating func learn(rows: UnsafeMutableBufferPointer<SIMD4<Double>>, slots kept: UnsafeMutableBufferPointer<Int>,
+                                count m: Int, inverse: SymmetricInverse3) -> Bool {
+        let c = configuration
+        let cb = candidateBase, gb = rightHandSideBase
+        // N⁻¹Hᵀc (the applied corrections) and N⁻¹Hᵀĉ (the candidates), for u = v + M·c and u − M·ĉ.
+        var gc = SIMD3<Double>(), gk = SIMD3<Double>()
+        for i in 0..<m {
+            let hi = SIMD3(rows[i][0], rows[i][1], 1)
+            gc += hi * correctionMeters(slot: kept[i])
+            gk += hi * Double(storage[cb + kept[i]])
+        }
+        let xc = inverse.times(gc), xk = inverse.times(gk)
+        var candidate = 0.0, raw = 0.0
+        for i in 0..<m {
+            let hi = SIMD3(rows[i][0], rows[i][1], 1)
+            let u = rows[i][2] + correctionMeters(slot: kept[i]) - (hi * xc).sum()
+            let w = u - Double(storage[cb + kept[i]]) + (hi * xk).sum()
+            rows[i][3] = u
+            candidate += w * w
+            raw += u * u
+        }
+        // Forget, then J += M (on the epoch's slots), g += u (each uᵢ clipped at `clipSigmas`·σ).
+        let clip = c.clipSigmas * c.rangeSigmaMeters
+        if c.forgetting < 1 {
+            let lambda = Float(c.forgetting)
+            for e in 0..<(gb + locatorCount) { storage[e] *= lambda }
+        }
+        for i in 0..<m {
+            let hi = SIMD3(rows[i][0], rows[i][1], 1), ni = inverse.times(hi), si = kept[i]
+            storage[gb + si] = Float(Double(storage[gb + si]) + min(max(rows[i][3], -clip), clip))
+            for j in 0...i {
+                let hj = SIMD3(rows[j][0], rows[j][1], 1), sj = kept[j]
+                // Mᵢⱼ = δᵢⱼ − hᵢᵀN⁻¹hⱼ, added once to the packed (si, sj) entry (twice on the diagonal
+                // of J when two rows share a slot — they cannot: one range per slot an epoch).
+                let e = Self.packed(si, sj)
+                storage[e] = Float(Double(storage[e]) + (i == j ? 1 : 0) - (ni * hj).sum())
+            }
+        }
+        return judge(candidate: candidate, raw: raw)
+    }
+
     /// Adds one epoch to the consistency window (`candidate`: Σ‖u − M·ĉ‖², `raw`: Σ‖u‖², m²); at its end
-    /// judges the candidates, solves for β̂, and sets the corrections: the new candidates when the old
-    /// ones fitted the window better than the raw ranges, else none (a strike; `restartStrikes` in a row
-    /// restart the estimator). Returns true when the corrections changed.
+    /// judges the candidates, solves for β̂ and sets the next candidates, applied only when the last
+    /// ones fitted the window better than the raw ranges, after the warm-up. Returns true when the
+    /// corrections changed.
     private mutating func judge(candidate: Double, raw: Double) -> Bool {
         let c = configuration
         windowCandidate += candidate
@@ -240,53 +261,55 @@ package struct TagLocatorBiasEstimator: Sendable {
         windowCandidate = 0
         windowRaw = 0
         if hadCandidates && !agrees {
-            strikes += 1
-            if strikes >= c.restartStrikes {
+            strikes &+= 1
+            if Int(strikes) >= c.restartStrikes {
                 // Restart: everything learnt so far is forgotten.
-                restarts += 1
+                restartCount &+= 1
                 strikes = 0
-                for e in information.indices { information[e] = 0 }
-                for s in 0..<locatorCount {
-                    rightHandSide[s] = 0; estimatesMeters[s] = 0; candidatesMeters[s] = 0; correctionsMeters[s] = 0
-                }
+                windows = 0
+                for e in storage.indices { storage[e] = 0 }
                 hasCandidates = false
                 isTrusted = false
-                windows = 0
                 return true
             }
         } else if hadCandidates {
             strikes = 0
         }
         guard solve() else { return false }
-        hasCandidates = false
-        for s in 0..<locatorCount {
-            let e = estimatesMeters[s]
-            let trusted = column[s] <= c.trustedSigmaMeters * c.trustedSigmaMeters
-                && e * e >= c.significanceSigmas * c.significanceSigmas * column[s]
-            candidatesMeters[s] = trusted ? estimatesMeters[s] : 0
-            if trusted { hasCandidates = true }
-        }
+        windows &+= 1
+        hasCandidates = (0..<locatorCount).contains { storage[candidateBase + $0] != 0 }
         // Applied only when the last candidates fitted this window better than the raw ranges, and
         // after the warm-up.
-        windows &+= 1
         isTrusted = hasCandidates && hadCandidates && agrees && Int(windows) * c.consistencyEpochs >= c.warmUpEpochs
-        for s in 0..<locatorCount { correctionsMeters[s] = isTrusted ? candidatesMeters[s] : 0 }
         return true
     }
 
-    /// Solves (J/κ + ε·I)·β̂ = g/κ into `estimatesMeters` and leaves each slot's variance σ²·((J/κ + ε·I)⁻¹)ᵢᵢ
-    /// (m²) in `column`. False when the factorisation fails (the estimate is kept).
+    /// Solves (J/κ + ε·I + γ·11ᵀ)·β̂ = g/κ into β̂ and sets the candidates ĉ: β̂ᵢ where σᵢ² =
+    /// σ²·(A⁻¹)ᵢᵢ ≤ `trustedSigmaMeters`² and β̂ᵢ² ≥ `significanceSigmas`²·σᵢ², else 0. False when the
+    /// factorisation fails (estimates and candidates kept).
     private mutating func solve() -> Bool {
+        let l = locatorCount
+        return withUnsafeTemporaryAllocation(of: Double.self, capacity: l * l + 2 * l) { scratch in
+            solve(factor: UnsafeMutableBufferPointer(rebasing: scratch[0..<(l * l)]),
+                  column: UnsafeMutableBufferPointer(rebasing: scratch[(l * l)..<(l * l + l)]),
+                  beta: UnsafeMutableBufferPointer(rebasing: scratch[(l * l + l)..<(l * l + 2 * l)]))
+        }
+    }
+
+    /// `solve` on stack scratch: `factor` L×L (lower: the Cholesky factor; upper: columns of L⁻¹),
+    /// `column` and `beta` L each.
+    private mutating func solve(factor: UnsafeMutableBufferPointer<Double>, column: UnsafeMutableBufferPointer<Double>,
+                                beta: UnsafeMutableBufferPointer<Double>) -> Bool {
         let c = configuration, l = locatorCount
         let kappa = c.epochsPerIndependent, sigma2 = c.rangeSigmaMeters * c.rangeSigmaMeters
         let ridge = sigma2 / (c.priorSigmaMeters * c.priorSigmaMeters)
         // The gauge: the mean of β over the floor's locators has prior σ `commonSigmaMeters` (b̂ carries
         // the common part), so a slot's variance is that of its bias against the others.
         let gauge = sigma2 / (Double(l * l) * c.commonSigmaMeters * c.commonSigmaMeters)
-        // Cholesky A = L·Lᵀ of A = J/κ + ε·I (lower triangle in `factor`).
+        // Cholesky A = L·Lᵀ of A = J/κ + ε·I + γ·11ᵀ (lower triangle of `factor`).
         for i in 0..<l {
             for j in 0...i {
-                var sum = (information[i * l + j] + information[j * l + i]) / (2 * kappa) + (i == j ? ridge : 0) + gauge
+                var sum = Double(storage[Self.packed(i, j)]) / kappa + (i == j ? ridge : 0) + gauge
                 for k in 0..<j { sum -= factor[i * l + k] * factor[j * l + k] }
                 if i == j {
                     guard sum > 0, sum.isFinite else { return false }
@@ -297,20 +320,20 @@ package struct TagLocatorBiasEstimator: Sendable {
             }
         }
         // β̂ = A⁻¹g/κ: forward then backward substitution (through `column`).
+        let gb = rightHandSideBase
         for i in 0..<l {
-            var sum = rightHandSide[i] / kappa
+            var sum = Double(storage[gb + i]) / kappa
             for k in 0..<i { sum -= factor[i * l + k] * column[k] }
             column[i] = sum / factor[i * l + i]
         }
         for i in stride(from: l - 1, through: 0, by: -1) {
             var sum = column[i]
-            for k in (i + 1)..<max(i + 1, l) { sum -= factor[k * l + i] * estimatesMeters[k] }
-            estimatesMeters[i] = min(max(sum / factor[i * l + i], -c.maximumBiasMeters), c.maximumBiasMeters)
+            for k in (i + 1)..<max(i + 1, l) { sum -= factor[k * l + i] * beta[k] }
+            beta[i] = min(max(sum / factor[i * l + i], -c.maximumBiasMeters), c.maximumBiasMeters)
         }
-        // (A⁻¹)ᵢᵢ = ‖L⁻¹eᵢ‖²: column i of L⁻¹ by forward substitution, for each i.
+        // (A⁻¹)ᵢᵢ = ‖L⁻¹eᵢ‖²: y = L⁻¹eᵢ (zero above i), yᵢ = 1/Lᵢᵢ, y_r = −(Σ_{k=i}^{r−1} L_rk·y_k)/L_rr,
+        // y_k (k > i) kept in row i of the upper triangle, which the lower-triangle factor leaves free.
         for i in 0..<l {
-            // y = L⁻¹eᵢ (zero above i): yᵢ = 1/Lᵢᵢ, y_r = −(Σ_{k=i}^{r−1} L_rk·y_k)/L_rr, y_k (k > i)
-            // kept in row i of the upper triangle, which the lower-triangle factor leaves free.
             let yi = 1 / factor[i * l + i]
             var norm = yi * yi
             for r in (i + 1)..<max(i + 1, l) {
@@ -322,7 +345,23 @@ package struct TagLocatorBiasEstimator: Sendable {
             }
             column[i] = sigma2 * norm
         }
+        let eb = estimateBase, cb = candidateBase
+        for s in 0..<l {
+            let e = beta[s], variance = column[s]
+            storage[eb + s] = Float(e)
+            let trusted = variance <= c.trustedSigmaMeters * c.trustedSigmaMeters
+                && e * e >= c.significanceSigmas * c.significanceSigmas * variance
+            storage[cb + s] = trusted ? Float(e) : 0
+        }
         return true
+    }
+}
+
+extension TagLocatorBiasConfiguration {
+    /// Immutable settings held by reference (memory per tracked tag).
+    package final class Shared: Sendable {
+        let value: TagLocatorBiasConfiguration
+        package init(_ value: TagLocatorBiasConfiguration) { self.value = value }
     }
 }
 
