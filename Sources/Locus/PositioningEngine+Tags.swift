@@ -149,7 +149,7 @@ extension PositioningEngine {
         }
         guard changed, let estimator = locatorBiases[tag] else { return }
         for s in 0..<min(locatorStride, estimator.locatorCount) {
-            locatorCorrections[tag &* locatorStride &+ s] = estimator.correctionMeters(slot: s)
+            locatorCorrections[tag &* locatorStride &+ s] = Float(estimator.correctionMeters(slot: s))
         }
     }
 

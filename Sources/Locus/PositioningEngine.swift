@@ -90,8 +90,9 @@ package struct PositioningEngine: Sendable {
     var locatorBiases: [TagLocatorBiasEstimator?] = []
     /// The per-locator corrections each tag's ranges are corrected by (metres; 0 without an estimate):
     /// `locatorCorrections[tag * locatorStride + slot]`, refreshed from `locatorBiases[tag]` when it
-    /// changes them (once per consistency window). Flat, so that the per-row read is one load.
-    var locatorCorrections: [Double] = []
+    /// changes them (once per consistency window). Flat, so that the per-row read is one load; `Float`,
+    /// as the estimator keeps them (exact as `Double`; 32 bytes a tag on an 8-locator floor).
+    var locatorCorrections: [Float] = []
     /// The widest floor's locator count: the stride of `locatorCorrections`.
     let locatorStride: Int
     /// The correction (tag offset + locator bias, metres) the engine took out of the last range row
@@ -275,7 +276,7 @@ package struct PositioningEngine: Sendable {
         }
         // The range without the tag's offset and the locator's bias (the filter refuses a negative
         // one; the epoch keeps it clamped at 0).
-        let correction = tags[tag].offsetMeters + locatorCorrections[tag &* locatorStride &+ slot]
+        let correction = tags[tag].offsetMeters + Double(locatorCorrections[tag &* locatorStride &+ slot])
         if tags[tag].hasOffset { lastRangeCorrectionMeters = correction }
         let corrected = floors[floor].locators[slot].correctedRange(range - correction)
         // The tightly coupled filter takes the epoch's ranges when it closes (`applyPendingRanges`): the
