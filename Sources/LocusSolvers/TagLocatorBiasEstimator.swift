@@ -11,8 +11,8 @@ package struct TagLocatorBiasConfiguration: Sendable, Hashable {
     /// least 3 redundant ranges. With 4 locators (1 redundant) every bias trades with the position and
     /// the tag offset almost as well as the residuals tell them apart.
     var minimumRanges: Int
-    /// Floors with more locators are left alone: the estimator keeps two L×L matrices per tag (8
-    /// locators: 1.6 KiB a tag in all; 16: 4.8 KiB).
+    /// Floors with more locators are left alone: the estimator keeps J packed per tag
+    /// (L(L+1)/2 + 3L floats: 240 bytes for 8 locators, 736 for 16) and solves L×L on the stack.
     var maximumLocators: Int
     /// The prior σ of one locator's bias about the tag's common offset, metres (the ridge
     /// (σ/σ_β)²·I: what keeps an unobserved combination at 0).
