@@ -13,6 +13,8 @@ package struct EngineConfiguration: Sendable {
     var tracking: Tracking
     /// The online per-tag common range offset (tag antenna delay), docs/calibration.md.
     var tagRangeOffset: TagRangeOffset
+    /// The online per-tag, per-locator range biases (docs/calibration.md), where `tagRangeOffset` applies.
+    var locatorBias: LocatorBias
     /// Ranges longer than this are not UWB measurements (a corrupt value): skipped as
     /// `range_too_long`, metres. 1,000 m is far beyond any UWB link.
     var maximumRangeMeters: Double
@@ -57,6 +59,15 @@ package struct EngineConfiguration: Sendable {
         case automatic(TagRangeOffsetConfiguration)
     }
 
+    /// Whether the engine estimates and removes per-tag, per-locator range biases
+    /// (`TagLocatorBiasEstimator`) where it estimates the tag's common offset.
+    package enum LocatorBias: Sendable {
+        /// Never.
+        case off
+        /// On every floor where the tag offset is estimated (`tagRangeOffset`).
+        case automatic(TagLocatorBiasConfiguration)
+    }
+
     /// What turns ranges into the fixes the engine reports.
     package enum Tracking: Sendable {
         /// Raw per-epoch least-squares fixes (`--filter none`).
@@ -70,7 +81,7 @@ package struct EngineConfiguration: Sendable {
     /// A configuration; defaults as `standard`.
     package init(rateHertz: Double = 4, defaultFloor: FloorID? = nil, solver: TrilaterationConfiguration = .standard,
                  tracking: Tracking = .kalman(.standard), tagRangeOffset: TagRangeOffset = .automatic(.standard),
-                 maximumRangeMeters: Double = 1000, tagLimit: TagLimit? = nil) {
+                 locatorBias: LocatorBias = .automatic(.standard), maximumRangeMeters: Double = 1000, tagLimit: TagLimit? = nil) {
         self.maximumRangeMeters = maximumRangeMeters
         self.tagLimit = tagLimit
         self.rateHertz = rateHertz
@@ -78,6 +89,7 @@ package struct EngineConfiguration: Sendable {
         self.solver = solver
         self.tracking = tracking
         self.tagRangeOffset = tagRangeOffset
+        self.locatorBias = locatorBias
     }
 
     /// 4 Hz, first floor, the solver's standard settings (robust, automatic planar/spatial), the

@@ -94,7 +94,7 @@ package struct EngineDriver: Sendable {
     @inline(__always)
     private mutating func record(_ m: RangeMeasurement) {
         guard smoother?.recordsRanges == true else { return }
-        let offset = engine.tagRangeOffset(m.tag)?.offsetMeters
+        let offset = engine.lastRangeCorrectionMeters
         smoother?.record(m, lessTagOffset: offset)
     }
 

@@ -21,6 +21,8 @@ package struct EngineOptions: Sendable, Hashable {
     package var mode: TrilaterationMode = .automatic
     /// When the per-tag common range offset is estimated.
     package var tagOffset: TagOffset = .automatic
+    /// Whether per-locator range biases are estimated where the tag offset is.
+    package var locatorBias: LocatorBias = .automatic
     /// The floor of rows that name none; nil: the site's first floor.
     package var defaultFloor: FloorID?
     /// Whether positions are smoothed offline over the whole recording (`--smooth`): events stay causal.
@@ -40,6 +42,14 @@ package struct EngineOptions: Sendable, Hashable {
         case automatic = "auto"
         /// On every planar floor.
         case on
+        /// Never.
+        case off
+    }
+
+    /// `--locator-bias`.
+    package enum LocatorBias: String, Sendable, Hashable, CaseIterable {
+        /// Wherever the tag offset is estimated (`tagOffset`).
+        case automatic = "auto"
         /// Never.
         case off
     }
@@ -82,7 +92,10 @@ extension EngineConfiguration {
         case .on: tagOffset = .on(offset)
         case .off: tagOffset = .off
         }
+        var bias = TagLocatorBiasConfiguration.standard
+        bias.rangeSigmaMeters = options.sigmaMeters
         self.init(rateHertz: options.rateHertz, defaultFloor: options.defaultFloor, solver: solver,
-                  tracking: options.filter == .none ? .none : .kalman(filter), tagRangeOffset: tagOffset)
+                  tracking: options.filter == .none ? .none : .kalman(filter), tagRangeOffset: tagOffset,
+                  locatorBias: options.locatorBias == .off ? .off : .automatic(bias))
     }
 }

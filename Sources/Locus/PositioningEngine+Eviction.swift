@@ -132,6 +132,7 @@ extension PositioningEngine {
         schedule.admit(tag, atSeconds: -.infinity)
         tags[tag] = TagState(floorIndex: defaultFloor.rawValue)
         offsets[tag] = nil
+        clearLocatorBiases(tag)
         differenceEpochs.clear(tag)
         nextToOpen[tag] = -1
         if isTracking {

@@ -18,6 +18,8 @@ extension PositioningEngine {
     mutating func addTag(_ tag: TagID) {
         tags.append(TagState(floorIndex: defaultFloor.rawValue))
         offsets.append(nil)
+        locatorBiases.append(nil)
+        locatorCorrections.append(contentsOf: repeatElement(0, count: locatorStride))
         nextToOpen.append(-1)
         schedule.appendTag()
         differenceEpochs.appendTag()
@@ -50,6 +52,7 @@ extension PositioningEngine {
         tags[tag].hasOffset = false
         tags[tag].offsetMeters = 0
         offsets[tag] = nil
+        clearLocatorBiases(tag)
     }
 
     /// Gives the tag a fresh offset estimator for `floor` (which estimates one).
@@ -59,6 +62,16 @@ extension PositioningEngine {
         offsets[tag] = TagRangeOffsetEstimator(shared: c)
         tags[tag].hasOffset = true
         tags[tag].offsetMeters = 0
+        clearLocatorBiases(tag)
+        if let b = locatorBiasConfiguration {
+            locatorBiases[tag] = TagLocatorBiasEstimator(locatorCount: floors[floor].positions.count, shared: b)
+        }
+    }
+
+    /// Forgets tag `tag`'s per-locator biases (none estimated, none applied).
+    mutating func clearLocatorBiases(_ tag: Int) {
+        locatorBiases[tag] = nil
+        for s in 0..<locatorStride { locatorCorrections[tag &* locatorStride &+ s] = 0 }
     }
 
     /// Gives the tag a fresh filter on `floor`.
@@ -104,14 +117,40 @@ extension PositioningEngine {
             seed = nil
         }
         let applied = tags[tag].offsetMeters
+        var epoch: TagRangeOffsetEstimator.EpochSolution? = nil
         let offset = scratchLocators.withUnsafeBufferPointer { lp in
             scratchRanges.withUnsafeBufferPointer { rp in
                 offsets[tag]?.updatedCorrectionMeters(locators: UnsafeBufferPointer(rebasing: lp[0..<n]).span,
                                                       rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]).span,
-                                                      tagHeightMeters: h, timeSeconds: time, seed: seed, lessOffsetMeters: applied)
+                                                      tagHeightMeters: h, timeSeconds: time, seed: seed, lessOffsetMeters: applied,
+                                                      epoch: &epoch)
             }
         }
         tags[tag].offsetMeters = offset ?? 0
+        if let epoch, locatorBiases[tag] != nil { updateLocatorBiases(tag, count: n, epoch: epoch, tagHeightMeters: h) }
+    }
+
+    /// Teaches tag `tag`'s per-locator bias estimator the epoch whose `n` ranges are in the scratch
+    /// arrays (`epoch`: the offset estimator's solution of them), and refreshes the tag's corrections
+    /// when it changed them. No allocation (the slots go through the scratch array).
+    mutating func updateLocatorBiases(_ tag: Int, count n: Int, epoch: TagRangeOffsetEstimator.EpochSolution,
+                                      tagHeightMeters h: Double) {
+        for k in 0..<n { scratchBiasSlots[k] = Int32(truncatingIfNeeded: schedule.epochs.presentSlot(tag, k)) }
+        let changed = scratchLocators.withUnsafeBufferPointer { lp in
+            scratchRanges.withUnsafeBufferPointer { rp in
+                scratchBiasSlots.withUnsafeBufferPointer { sp in
+                    locatorBiases[tag]?.update(locators: UnsafeBufferPointer(rebasing: lp[0..<n]),
+                                               rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
+                                               slots: UnsafeBufferPointer(rebasing: sp[0..<n]), position: epoch.position,
+                                               offsetMeters: epoch.offsetMeters, droppedMask: epoch.droppedMask,
+                                               tagHeightMeters: h) ?? false
+                }
+            }
+        }
+        guard changed, let estimator = locatorBiases[tag] else { return }
+        for s in 0..<min(locatorStride, estimator.locatorCount) {
+            locatorCorrections[tag &* locatorStride &+ s] = Float(estimator.correctionMeters(slot: s))
+        }
     }
 
     /// Takes a ready position (from a provider that positions by itself) as if the engine had

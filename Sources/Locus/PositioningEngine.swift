@@ -85,6 +85,20 @@ package struct PositioningEngine: Sendable {
     /// Each tag's common range offset estimator (nil when `tagRangeOffset` does not apply to its
     /// floor). Kept out of `TagState`: the estimator holds its shared settings by reference.
     var offsets: [TagRangeOffsetEstimator?] = []
+    /// Each tag's per-locator range bias estimator (nil when the engine estimates none for its floor:
+    /// `EngineConfiguration.locatorBias`, on floors where the tag offset is estimated).
+    var locatorBiases: [TagLocatorBiasEstimator?] = []
+    /// The per-locator corrections each tag's ranges are corrected by (metres; 0 without an estimate):
+    /// `locatorCorrections[tag * locatorStride + slot]`, refreshed from `locatorBiases[tag]` when it
+    /// changes them (once per consistency window). Flat, so that the per-row read is one load; `Float`,
+    /// as the estimator keeps them (exact as `Double`; 32 bytes a tag on an 8-locator floor).
+    var locatorCorrections: [Float] = []
+    /// The widest floor's locator count: the stride of `locatorCorrections`.
+    let locatorStride: Int
+    /// The correction (tag offset + locator bias, metres) the engine took out of the last range row
+    /// that reached an epoch; nil when it estimates neither for the row's tag (the smoother takes each
+    /// range as the causal engine corrected it: `EngineDriver.record`).
+    package internal(set) var lastRangeCorrectionMeters: Double?
     /// Each tag's filter (tracking only; empty for raw fixes), a placeholder until `hasFilter`. Kept
     /// out of `TagState` so that the per-row state stays small; non-optional, because mutating
     /// through an optional array element copied the filter out and back.
@@ -113,6 +127,8 @@ package struct PositioningEngine: Sendable {
     let floorIsPlanar: [Bool]
     /// Per floor: whether the engine estimates a per-tag range offset there.
     let floorEstimatesOffset: [Bool]
+    /// The per-locator bias settings (nil: not estimated), for floors that estimate the tag offset.
+    let locatorBiasConfiguration: TagLocatorBiasConfiguration.Shared?
 
     /// Zone judges, one per floor, sharing the clock; their released events wait there until a
     /// release or an advance flushes them to `events`.
@@ -127,6 +143,8 @@ package struct PositioningEngine: Sendable {
     /// The filter's share of an epoch (`applyPendingRanges`): range times and locator addresses.
     var scratchTimes: [Double]
     var scratchAddresses: [LocatorAddress]
+    /// The floor slots of an epoch's gathered ranges (`updateLocatorBiases`).
+    var scratchBiasSlots: [Int32]
     var workspace = TrilaterationWorkspace()
     /// Every tag's open epoch's range differences, and the scratch of a difference epoch's solve
     /// (`PositioningEngine+Differences.swift`): grown to the widest epoch, then reused.
@@ -195,6 +213,12 @@ package struct PositioningEngine: Sendable {
             }
         }
         floorEstimatesOffset = offsetConfigurations.map { $0 != nil }
+        if case .automatic(let c) = configuration.locatorBias {
+            locatorBiasConfiguration = TagLocatorBiasConfiguration.Shared(c)
+        } else {
+            locatorBiasConfiguration = nil
+        }
+        locatorStride = widest
         var options = ZoneJudgeOptions.standard
         options.positionPeriodSeconds = 1 / configuration.rateHertz
         judges = try FloorJudges(floors: site.floors, options: options)
@@ -202,6 +226,7 @@ package struct PositioningEngine: Sendable {
         scratchRanges = [Double](repeating: 0, count: widest)
         scratchTimes = [Double](repeating: 0, count: widest)
         scratchAddresses = [LocatorAddress](repeating: LocatorAddress(0), count: widest)
+        scratchBiasSlots = [Int32](repeating: 0, count: widest)
         workspace.reserve(widest)
     }
 
@@ -233,6 +258,7 @@ package struct PositioningEngine: Sendable {
     package mutating func ingest(tag tagIndex: TagIndex, floor floorIndex: FloorIndex, locator address: UInt16,
                                  rangeMeters range: Double, timeSeconds t: Double, line: Int = 0) {
         guard !hasFinished else { return }
+        lastRangeCorrectionMeters = nil
         let tag = tagIndex.rawValue, floor = floorIndex.rawValue
         // Finite as plain compares (NaN fails them).
         guard abs(t) <= .greatestFiniteMagnitude, abs(range) <= .greatestFiniteMagnitude else {
@@ -250,7 +276,9 @@ package struct PositioningEngine: Sendable {
         }
         // The range without the tag's offset and the locator's bias (the filter refuses a negative
         // one; the epoch keeps it clamped at 0).
-        let corrected = floors[floor].locators[slot].correctedRange(range - tags[tag].offsetMeters)
+        let correction = tags[tag].offsetMeters + Double(locatorCorrections[tag &* locatorStride &+ slot])
+        if tags[tag].hasOffset { lastRangeCorrectionMeters = correction }
+        let corrected = floors[floor].locators[slot].correctedRange(range - correction)
         // The tightly coupled filter takes the epoch's ranges when it closes (`applyPendingRanges`): the
         // epoch table holds them until then. Except a range the table cannot hold for it — the locator's
         // second in the epoch (it replaces the first) or a negative one (kept as 0) —: `addOutOfTurn`.

@@ -17,6 +17,8 @@ extension EngineOptions {
         .value("sigma", "METRES", "Range noise σ assumed by the solver, metres (default 0.1)."),
         .value("tag-offset", "WHEN", "Estimate and remove a per-tag common range offset online: auto (on planar floors without biasM, default), on, off.",
                choices: ["auto", "on", "off"]),
+        .value("locator-bias", "WHEN", "Estimate and remove per-tag, per-locator range biases online: auto (wherever the tag offset is estimated, on floors of 6 or more locators, default), off.",
+               choices: ["auto", "off"]),
     ]
 
     /// The engine options of `locus replay` (`--rate`, `--sigma`, `--filter`, `--coupling`, `--mode`,
@@ -34,6 +36,7 @@ extension EngineOptions {
         default: mode = .automatic
         }
         if let text = arguments.string("tag-offset"), let value = TagOffset(rawValue: text) { tagOffset = value }
+        if let text = arguments.string("locator-bias"), let value = LocatorBias(rawValue: text) { locatorBias = value }
         defaultFloor = arguments.string("floor").map { FloorID($0) }
         smooth = arguments.flag("smooth")
     }

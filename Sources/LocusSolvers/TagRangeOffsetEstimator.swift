@@ -152,8 +152,8 @@ package struct TagRangeOffsetEstimator: Sendable {
     mutating func update(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
                          tagHeightMeters h: Double, timeSeconds: Double, seed start: Point2? = nil,
                          lessOffsetMeters applied: Double? = nil) {
-        feed(locators: locators, rangesMeters: rangesMeters, tagHeightMeters: h, timeSeconds: timeSeconds, seed: start,
-             applied: applied ?? offsetMeters)
+        _ = feed(locators: locators, rangesMeters: rangesMeters, tagHeightMeters: h, timeSeconds: timeSeconds, seed: start,
+                 applied: applied ?? offsetMeters)
     }
 
     /// `update` on ranges less `lessOffsetMeters` (the engine's current correction), returning the
@@ -164,7 +164,17 @@ package struct TagRangeOffsetEstimator: Sendable {
     package mutating func updatedCorrectionMeters(locators: Span<Point3>, rangesMeters: Span<Double>,
                                                   tagHeightMeters h: Double, timeSeconds: Double, seed start: Point2?,
                                                   lessOffsetMeters applied: Double) -> Double {
-        locators.withUnsafeBufferPointer { locators in
+        var epoch: EpochSolution? = nil
+        return updatedCorrectionMeters(locators: locators, rangesMeters: rangesMeters, tagHeightMeters: h,
+                                       timeSeconds: timeSeconds, seed: start, lessOffsetMeters: applied, epoch: &epoch)
+    }
+
+    /// `updatedCorrectionMeters`, also handing back the epoch's (x, y, b) solution (nil when the epoch
+    /// was not usable) — what the per-locator bias estimator learns from (`TagLocatorBiasEstimator`).
+    package mutating func updatedCorrectionMeters(locators: Span<Point3>, rangesMeters: Span<Double>,
+                                                  tagHeightMeters h: Double, timeSeconds: Double, seed start: Point2?,
+                                                  lessOffsetMeters applied: Double, epoch: inout EpochSolution?) -> Double {
+        epoch = locators.withUnsafeBufferPointer { locators in
             rangesMeters.withUnsafeBufferPointer { rangesMeters in
                 feed(locators: locators, rangesMeters: rangesMeters, tagHeightMeters: h, timeSeconds: timeSeconds, seed: start,
                      applied: applied)
@@ -173,16 +183,27 @@ package struct TagRangeOffsetEstimator: Sendable {
         return correctionMeters
     }
 
+    /// One epoch's (x, y, b) solution after outlier rejection: position (m), b on the ranges as given
+    /// (metres, relative to the offset already taken out), bit k set for a range dropped as an outlier.
+    package struct EpochSolution: Sendable {
+        package var position: Point2
+        package var offsetMeters: Double
+        package var droppedMask: UInt64
+    }
+
     /// The body of `update`: `applied` is the offset already taken out of the ranges (metres).
+    /// Returns the epoch's solution (nil: not usable).
+    @discardableResult
     private mutating func feed(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
-                               tagHeightMeters h: Double, timeSeconds: Double, seed start: Point2?, applied: Double) {
+                               tagHeightMeters h: Double, timeSeconds: Double, seed start: Point2?, applied: Double) -> EpochSolution? {
         let c = configuration
         guard let epoch = Self.solveEpoch(locators: locators, rangesMeters: rangesMeters, tagHeightMeters: h,
-                                          seed: start, lastPosition: lastPosition, configuration: c) else { return }
+                                          seed: start, lastPosition: lastPosition, configuration: c) else { return nil }
         let s = epoch.solution
         // The tag's offset this epoch measures, and the innovation against the estimate (metres).
         let measured = applied + s.offsetMeters
-        guard abs(measured) <= c.maximumOffsetMeters else { return }
+        guard abs(measured) <= c.maximumOffsetMeters else { return nil }
+        let solved = EpochSolution(position: s.position, offsetMeters: s.offsetMeters, droppedMask: epoch.droppedMask)
         let innovation = measured - offsetMeters
         let r = c.rangeSigmaMeters * c.rangeSigmaMeters * s.offsetCofactor
         var p = varianceSquareMeters
@@ -191,13 +212,14 @@ package struct TagRangeOffsetEstimator: Sendable {
             // Restarted: the prior's P, so that this epoch (K ≈ 1) sets the estimate afresh.
             p = c.initialSigmaMeters * c.initialSigmaMeters
         }
-        guard abs(innovation) <= c.gateSigmas * (p + r).squareRoot() else { return }
+        guard abs(innovation) <= c.gateSigmas * (p + r).squareRoot() else { return solved }
         lastTimeSeconds = timeSeconds
         lastPosition = s.position
         let gain = p / (p + r)
         offsetMeters += gain * innovation
         varianceSquareMeters = (1 - gain) * p
         updateCount &+= 1
+        return solved
     }
 
     /// Adds one usable epoch's ν²/(P + R) (capped at `gateSigmas`²) to the consistency window; at

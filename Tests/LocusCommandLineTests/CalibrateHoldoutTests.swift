@@ -25,7 +25,7 @@ struct CalibrateHoldoutTests {
         try Data(SiteEncoder.encode(site)).write(to: URL(fileURLWithPath: path))
     }
 
-    @Test("with truth, simulated biases: the held-out RMSE of locus replay's engine falls by more than 20 %, accepted and written; the text says it in one line")
+    @Test("with truth, simulated biases: the held-out RMSE of locus replay's engine falls by more than 10 %, accepted and written; the text says it in one line (more than 20 % before the engine learnt per-locator biases online: as surveyed 0.1322 → 0.0795 m, calibrated 0.0664 m)")
     func withTruthAccepted() throws {
         let dir = TestPaths.temporaryDirectory()
         let files = try CalibrateCommandTests.simulatedRecording(in: dir)
@@ -38,7 +38,7 @@ struct CalibrateHoldoutTests {
         #expect(v["refused"] == JSONValue.null)
         #expect(v["blocks"]?.intValue == 60 && v["held_out_blocks"]?.intValue == 30 && v["block_s"]?.doubleValue == 10)
         let (before, after) = try Self.figures(v)
-        #expect(after < 0.8 * before, "held-out RMSE \(before) → \(after)")
+        #expect(after < 0.9 * before, "held-out RMSE \(before) → \(after)")
         let change = try #require(v["change"]?.doubleValue)
         #expect(abs(change - (after / before - 1)) < 1e-3)
         #expect(try #require(v["calibrated_p50_m"]?.doubleValue) < (try #require(v["surveyed_p50_m"]?.doubleValue)))
