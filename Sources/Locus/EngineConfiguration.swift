@@ -63,7 +63,8 @@ package struct EngineConfiguration: Sendable {
         case none
         /// The causal filter (`--filter kalman`): tightly coupled (each range an EKF update) or
         /// loosely coupled (each epoch's least-squares fix an update), per its configuration. The
-        /// filter is planar; floors whose locators make the solver work in 3-D report raw fixes.
+        /// filter is planar; floors whose locators make the solver work in 3-D report raw fixes, counted
+        /// in `EngineDiagnostics.unfilteredEpochs` (the summaries' `unfiltered_epochs` and a warning).
         case kalman(TrackFilterConfiguration)
     }
 

@@ -55,6 +55,7 @@ extension PositioningEngine {
             filters[tag].update(fix: raw)
             deliverFilterFix(tag, floor: floorIndex, atSeconds: time)
         } else {
+            if isTracking { diagnostics.unfilteredEpochs += 1 }
             deliver(raw, tag: tag, floor: floorIndex)
         }
     }
