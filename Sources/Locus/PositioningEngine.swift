@@ -111,6 +111,12 @@ package struct PositioningEngine: Sendable {
     /// Per floor: whether it is solved in the plane (where the filter runs). A flag, not an enum
     /// compare per range (that went through `Equatable`'s witness).
     let floorIsPlanar: [Bool]
+    /// Whether tags on floors solved in 3-D are tracked (`spatialTracks`): tracking is on and the site
+    /// has such a floor.
+    let tracksSpatialFloors: Bool
+    /// Each tag's 3-D track for floors solved in 3-D (`PositioningEngine+Spatial.swift`); empty unless
+    /// `tracksSpatialFloors`.
+    var spatialTracks: [SpatialTrack] = []
     /// Per floor: whether the engine estimates a per-tag range offset there.
     let floorEstimatesOffset: [Bool]
 
@@ -183,9 +189,11 @@ package struct PositioningEngine: Sendable {
             isTracking = false
             isTight = false
         }
-        schedule = EpochScheduler(stride: widest, rateHertz: configuration.rateHertz, keepsRangeTimes: isTight)
         floors = site.floors.map { FloorContext(floor: $0, solver: configuration.solver) }
         floorIsPlanar = floors.map { $0.mode == .planar }
+        tracksSpatialFloors = isTracking && floorIsPlanar.contains(false)
+        // The spatial track takes each range at its own time, whatever the coupling.
+        schedule = EpochScheduler(stride: widest, rateHertz: configuration.rateHertz, keepsRangeTimes: isTight || tracksSpatialFloors)
         offsetConfigurations = floors.map { f in
             guard f.mode == .planar else { return nil }
             switch configuration.tagRangeOffset {
