@@ -21,8 +21,10 @@ package struct EngineDiagnostics: Sendable, Equatable {
     /// Range-difference (TDoA) rows offered to the engine (used or skipped).
     package var differenceRows = 0
     /// Epochs whose fix is the raw least-squares fix although tracking is on (`--filter kalman`):
-    /// the tag's floor is solved in 3-D, where the causal filter does not run. 0 without tracking.
-    /// Reported so that a summary saying "kalman" does not hide raw fixes (issue #42).
+    /// range-difference (TDoA) epochs on a floor solved in 3-D, where the causal filter (`SpatialTrack`)
+    /// takes ranges only; and an epoch on such a floor whose least-squares fix could not seed the track
+    /// (covariance not positive definite). 0 without tracking. Reported so that a summary saying
+    /// "kalman" does not hide raw fixes (issue #42).
     package var unfilteredEpochs = 0
 
     /// Nothing counted yet.

@@ -57,7 +57,8 @@ package struct PositioningEngine: Sendable {
         /// How many of the open epoch's ranges (its first present slots, in order) the tightly coupled
         /// filter has taken; the others wait in the epoch table (`applyPendingRanges`).
         var appliedRanges: Int32 = 0
-        /// True once the tag's causal filter (`filters[tag]`, tracking on a planar floor) exists;
+        /// True once the tag's causal filter (`filters[tag]`, tracking on a planar floor) exists (floors
+        /// solved in 3-D use `spatialTracks[tag]`, there from the tag's registration);
         /// it is created on the tag's first range.
         var hasFilter = false
         /// True while `offsets[tag]` holds an estimator (`tagRangeOffset` applies to its floor).

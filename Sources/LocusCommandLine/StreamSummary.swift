@@ -58,7 +58,7 @@ struct StreamSummary {
         }
         if diagnostics.unfilteredEpochs > 0 {
             s += "\(diagnostics.unfilteredEpochs) of \(diagnostics.epochs) epochs are raw least-squares fixes, not filtered: "
-            s += "the causal filter does not run on floors solved in 3-D\n"
+            s += "on floors solved in 3-D the causal filter takes ranges, not range differences\n"
         }
         if let publishFailures, publishFailures > 0 { s += "publish failures: \(publishFailures)\n" }
         if !input.isEmpty { s += "input: " + input.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + "\n" }

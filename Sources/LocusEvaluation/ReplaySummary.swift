@@ -139,7 +139,7 @@ package struct ReplaySummary {
         let n = diagnostics.unfilteredEpochs
         guard n > 0 else { return nil }
         return "\(n) of \(diagnostics.epochs) epochs are raw least-squares fixes, not filtered: "
-            + "the causal filter does not run on floors solved in 3-D"
+            + "on floors solved in 3-D the causal filter takes ranges, not range differences"
     }
 
     static func describe(_ code: LocusErrorCode) -> String {

@@ -99,4 +99,18 @@ struct SpatialReplayTests {
         #expect(causalBytes != rawBytes)
         #expect(twoJobs == causalBytes)
     }
+
+    @Test("Range differences on a spatial floor still get raw fixes under --filter kalman: counted as unfiltered_epochs and warned on stderr")
+    func differencesAreCounted() throws {
+        let dir = TestPaths.temporaryDirectory()
+        let site = TestPaths.fixture("sites/flight-hall.json")
+        let sim = CapturedRun(["simulate", "--site", site, "--trace", dir + "/trace.csv", "--truth", dir + "/truth.csv",
+                               "--tdoa", "uplink", "--duration", "20", "--seed", "3"])
+        #expect(sim.status == 0, "\(sim.err)")
+        let r = try Self.replay([], trace: dir + "/trace.csv", site: site)
+        let fixes = try #require(r.summary["fixes"]?.intValue)
+        #expect(fixes > 0)
+        #expect(r.summary["unfiltered_epochs"]?.intValue == fixes, "\(r.summary)")
+        #expect(r.err.contains("warning: \(fixes) of "), "\(r.err)")
+    }
 }
