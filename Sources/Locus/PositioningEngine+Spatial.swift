@@ -25,6 +25,9 @@ extension PositioningEngine {
                 spatialTracks[tag].update(rangeMeters: scratchRanges[k], timeSeconds: scratchTimes[k], address: scratchAddresses[k],
                                           anchor: scratchLocators[k])
             }
+        } else {
+            // No track, or one too old for this epoch (a gap past `reinitializeAfterSeconds`): re-seeded below.
+            spatialTracks[tag].dropTrack()
         }
         if spatialTracks[tag].isTracking {
             schedule.reset(tag, ending: ending)

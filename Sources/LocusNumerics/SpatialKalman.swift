@@ -41,16 +41,6 @@ package struct SpatialKalmanState: Sendable {
     package var positionCovariance: SymmetricMatrix3 {
         SymmetricMatrix3(xx: s.p.0, xy: s.p.1, xz: s.p.2, yy: s.p.7, yz: s.p.8, zz: s.p.14)
     }
-    /// P[i, j] (i, j in 0..<6).
-    package subscript(row: Int, column: Int) -> Double {
-        var p = s.p
-        return withUnsafePointer(to: &p) { $0.withMemoryRebound(to: Double.self, capacity: 36) { $0[6 * row + column] } }
-    }
-    /// x[i] (i in 0..<6).
-    package subscript(mean i: Int) -> Double {
-        var x = s.x
-        return withUnsafePointer(to: &x) { $0.withMemoryRebound(to: Double.self, capacity: 6) { $0[i] } }
-    }
 
     /// Prediction over Δt ≥ 0 seconds with densities q_h (horizontal) and q_v (vertical), m²/s³.
     @inline(__always)

@@ -121,6 +121,18 @@ struct SpatialTrackingTests {
         #expect(parts.map(\.position) == single.map(\.position))
     }
 
+    @Test("After a 3 s outage (longer than reinitializeAfterSeconds) the track is re-seeded: the fixes after it follow the flight")
+    func outage() throws {
+        let rec = Self.recording(locators: 6, seed: 5)
+        var cut = rec
+        cut.ranges = rec.ranges.filter { !(30..<33).contains($0.timeSeconds) }
+        let fixes = try Self.fixes(cut, tracking: .kalman(.standard))
+        let after = fixes.filter { $0.timeSeconds >= 33.5 && $0.timeSeconds < 60 }
+        #expect(after.count > 90)
+        let score = Self.score(after, rec)
+        #expect(score.rmse < 0.3, "after the outage: \(score.rmse) m")
+    }
+
     @Test("A 3-D track gates a range 1 m long and keeps its state; a good range updates it")
     func gate() throws {
         let floor = Self.floor(locators: 6)
