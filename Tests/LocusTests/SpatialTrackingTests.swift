@@ -2,6 +2,7 @@
 @testable import LocusCore
 @testable import LocusSimulation
 @testable import LocusSolvers
+import Synchronization
 import Testing
 
 /// The causal filter on floors solved in 3-D (issue #42): simulated flights (`locus simulate
@@ -119,6 +120,23 @@ struct SpatialTrackingTests {
         #expect(single.count > 300)
         #expect(parts.count == single.count)
         #expect(parts.map(\.position) == single.map(\.position))
+    }
+
+    @Test("A FloorSession on a spatial floor delivers the engine's 3-D track: the same positions as the engine, heights that follow the flight")
+    func floorSession() throws {
+        let rec = Self.recording(locators: 6, seed: 6)
+        let site = Site(building: .init(id: "b"), floors: [rec.floor])
+        let engineFixes = try Self.fixes(rec, tracking: .kalman(.standard))
+        let session = try FloorSession(site: site, configuration: .init(floor: rec.floor.id))
+        let seen = Mutex<[PositionFix]>([])
+        session.onPosition = { fix in seen.withLock { $0.append(fix) } }
+        try session.begin()
+        try session.ingest(contentsOf: rec.ranges)
+        session.end()
+        let fixes = seen.withLock { $0 }
+        #expect(fixes.count == engineFixes.count)
+        #expect(fixes.map(\.position) == engineFixes.map(\.position))
+        #expect(Self.score(fixes, rec).vertical < 0.2)
     }
 
     @Test("After a 3 s outage (longer than reinitializeAfterSeconds) the track is re-seeded: the fixes after it follow the flight")
