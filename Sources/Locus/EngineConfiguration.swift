@@ -74,7 +74,10 @@ package struct EngineConfiguration: Sendable {
         case none
         /// The causal filter (`--filter kalman`): tightly coupled (each range an EKF update) or
         /// loosely coupled (each epoch's least-squares fix an update), per its configuration. The
-        /// filter is planar; floors whose locators make the solver work in 3-D report raw fixes.
+        /// filter is planar (interacting models) where the solver works in the plane; on floors whose
+        /// locators make it work in 3-D it is the 3-D constant-velocity track (`SpatialTrack`, ranges
+        /// only, whatever the coupling). Epochs still given raw fixes there (range differences) are
+        /// counted in `EngineDiagnostics.unfilteredEpochs` (the summaries' `unfiltered_epochs` and a warning).
         case kalman(TrackFilterConfiguration)
     }
 

@@ -20,6 +20,12 @@ package struct EngineDiagnostics: Sendable, Equatable {
     package var tagsEvicted = 0
     /// Range-difference (TDoA) rows offered to the engine (used or skipped).
     package var differenceRows = 0
+    /// Epochs whose fix is the raw least-squares fix although tracking is on (`--filter kalman`):
+    /// range-difference (TDoA) epochs on a floor solved in 3-D, where the causal filter (`SpatialTrack`)
+    /// takes ranges only; and an epoch on such a floor whose least-squares fix could not seed the track
+    /// (covariance not positive definite). 0 without tracking. Reported so that a summary saying
+    /// "kalman" does not hide raw fixes (issue #42).
+    package var unfilteredEpochs = 0
 
     /// Nothing counted yet.
     package init() {}
@@ -42,6 +48,7 @@ package struct EngineDiagnostics: Sendable, Equatable {
         epochsBeforeTrack += other.epochsBeforeTrack
         tagsEvicted += other.tagsEvicted
         differenceRows += other.differenceRows
+        unfilteredEpochs += other.unfilteredEpochs
         for (code, count) in other.failedEpochs {
             if let i = failedEpochs.firstIndex(where: { $0.code == code }) {
                 failedEpochs[i].count += count
@@ -56,6 +63,7 @@ package struct EngineDiagnostics: Sendable, Equatable {
     package static func == (a: EngineDiagnostics, b: EngineDiagnostics) -> Bool {
         a.skipped == b.skipped && a.epochs == b.epochs && a.rejectedRanges == b.rejectedRanges && a.epochsBeforeTrack == b.epochsBeforeTrack
             && a.tagsEvicted == b.tagsEvicted && a.differenceRows == b.differenceRows
+            && a.unfilteredEpochs == b.unfilteredEpochs
             && a.failedEpochs.map(\.code) == b.failedEpochs.map(\.code) && a.failedEpochs.map(\.count) == b.failedEpochs.map(\.count)
     }
 }

@@ -13,7 +13,9 @@ import LocusSolvers
 /// estimate drifts; one value for the whole run — the last — made the smoother worse than the causal
 /// filter on the real mid run: 0.0975 m vs 0.0911 m), so the smoother sees exactly the ranges the live
 /// track saw. With the loosely
-/// coupled filter or raw fixes it smooths the least-squares fixes (`TrackSmoother.smooth(_:)`). A tag
+/// coupled filter or raw fixes it smooths the least-squares fixes (`TrackSmoother.smooth(_:)`). On a
+/// floor solved in 3-D, with the tightly coupled filter, it is the RTS pass over the 3-D track
+/// (`SpatialTrackSmoother`, ranges only). A tag
 /// that changes floor is smoothed per stretch on one floor.
 ///
 /// Memory grows with the recording (every range of every tag when ranges are smoothed): it is an
@@ -98,7 +100,16 @@ struct OfflineSmoothing: Sendable {
                 while end < tagFixes.count, tagFixes[end].floor == tagFixes[start].floor { end += 1 }
                 let stretch = Array(tagFixes[start..<end])
                 let floorID = stretch[0].floor
-                if usesRanges, let floorIndex = engine.floorIndex(floorID) {
+                if usesRanges, let floorIndex = engine.floorIndex(floorID), !engine.floorIsPlanar[floorIndex.rawValue] {
+                    // A floor solved in 3-D: the RTS pass over the 3-D track (its ranges only).
+                    let floor = engine.floor(floorIndex)
+                    let t0 = stretch[0].timeSeconds - filterConfiguration.reinitializeAfterSeconds
+                    let t1 = stretch[stretch.count - 1].timeSeconds
+                    let ranges = tagRanges.filter { m in
+                        m.timeSeconds >= t0 && m.timeSeconds <= t1 && (m.floor ?? defaultFloorID) == floorID
+                    }
+                    out += SpatialTrackSmoother.smooth(ranges: ranges, floor: floor, seeds: stretch, configuration: filterConfiguration)
+                } else if usesRanges, let floorIndex = engine.floorIndex(floorID) {
                     // The rows were recorded with the tag's offset already taken out (`record`).
                     let floor = engine.floor(floorIndex)
                     let t0 = stretch[0].timeSeconds - filterConfiguration.reinitializeAfterSeconds

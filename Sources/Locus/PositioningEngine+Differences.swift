@@ -108,6 +108,7 @@ extension PositioningEngine {
             filters[tag].update(fix: raw)  // loosely coupled: the fix is the measurement
             deliverFilterFix(tag, floor: floor, atSeconds: time)
         } else {
+            if isTracking { diagnostics.unfilteredEpochs += 1 }
             deliver(raw, tag: tag, floor: floor)
         }
     }

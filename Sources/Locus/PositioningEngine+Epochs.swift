@@ -25,6 +25,10 @@ extension PositioningEngine {
             gathered = applyPendingRanges(tag)
             tags[tag].appliedRanges = 0
         }
+        if tracksSpatialFloors, !floorIsPlanar[floorIndex] {
+            closeSpatialEpoch(tag, floor: floorIndex, atSeconds: time, ending: ending)
+            return
+        }
         // The epoch's locators and ranges, gathered once for the offset estimator and the solver (the
         // filter's share usually gathered them all already).
         var n = 0
@@ -55,6 +59,7 @@ extension PositioningEngine {
             filters[tag].update(fix: raw)
             deliverFilterFix(tag, floor: floorIndex, atSeconds: time)
         } else {
+            if isTracking { diagnostics.unfilteredEpochs += 1 }
             deliver(raw, tag: tag, floor: floorIndex)
         }
     }
@@ -125,7 +130,7 @@ extension PositioningEngine {
 
     /// The least-squares fix of the `n` ranges of `tag`'s open epoch gathered in the scratch arrays,
     /// or nil (the failure counted by code).
-    private mutating func solveEpoch(_ tag: Int, count n: Int, floor floorIndex: Int, atSeconds time: Double) -> PositionFix? {
+    mutating func solveEpoch(_ tag: Int, count n: Int, floor floorIndex: Int, atSeconds time: Double) -> PositionFix? {
         let solver = floors[floorIndex].solver
         var solved: TrilaterationSolution? = nil
         var failure: LocusErrorCode = .tooFewRanges

@@ -141,6 +141,7 @@ extension PositioningEngine {
             filters[tag] = TrackFilter(shared: sharedFilterConfiguration, tag: TagID(""), floor: floor.id,
                                        tagHeightMeters: floor.tagHeightMeters)
         }
+        if tracksSpatialFloors { spatialTracks[tag] = SpatialTrack(shared: sharedFilterConfiguration) }
         diagnostics.tagsEvicted += 1
     }
 

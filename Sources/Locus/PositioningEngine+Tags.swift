@@ -27,6 +27,7 @@ extension PositioningEngine {
             let floor = floors[defaultFloor.rawValue].floor
             filters.append(TrackFilter(shared: sharedFilterConfiguration, tag: tag, floor: floor.id, tagHeightMeters: floor.tagHeightMeters))
         }
+        if tracksSpatialFloors { spatialTracks.append(SpatialTrack(shared: sharedFilterConfiguration)) }
     }
 
     /// The number of tags seen so far.
@@ -49,6 +50,7 @@ extension PositioningEngine {
         tags[tag].floorIndex = floor
         differenceEpochs.forgetPosition(tag)  // (a warm start of the old floor's is none here)
         tags[tag].hasFilter = false
+        if tracksSpatialFloors { spatialTracks[tag].dropTrack() }
         tags[tag].hasOffset = false
         tags[tag].offsetMeters = 0
         offsets[tag] = nil

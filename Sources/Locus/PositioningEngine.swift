@@ -57,7 +57,8 @@ package struct PositioningEngine: Sendable {
         /// How many of the open epoch's ranges (its first present slots, in order) the tightly coupled
         /// filter has taken; the others wait in the epoch table (`applyPendingRanges`).
         var appliedRanges: Int32 = 0
-        /// True once the tag's causal filter (`filters[tag]`, tracking on a planar floor) exists;
+        /// True once the tag's causal filter (`filters[tag]`, tracking on a planar floor) exists (floors
+        /// solved in 3-D use `spatialTracks[tag]`, there from the tag's registration);
         /// it is created on the tag's first range.
         var hasFilter = false
         /// True while `offsets[tag]` holds an estimator (`tagRangeOffset` applies to its floor).
@@ -125,6 +126,12 @@ package struct PositioningEngine: Sendable {
     /// Per floor: whether it is solved in the plane (where the filter runs). A flag, not an enum
     /// compare per range (that went through `Equatable`'s witness).
     let floorIsPlanar: [Bool]
+    /// Whether tags on floors solved in 3-D are tracked (`spatialTracks`): tracking is on and the site
+    /// has such a floor.
+    let tracksSpatialFloors: Bool
+    /// Each tag's 3-D track for floors solved in 3-D (`PositioningEngine+Spatial.swift`); empty unless
+    /// `tracksSpatialFloors`.
+    var spatialTracks: [SpatialTrack] = []
     /// Per floor: whether the engine estimates a per-tag range offset there.
     let floorEstimatesOffset: [Bool]
     /// The per-locator bias settings (nil: not estimated), for floors that estimate the tag offset.
@@ -201,9 +208,11 @@ package struct PositioningEngine: Sendable {
             isTracking = false
             isTight = false
         }
-        schedule = EpochScheduler(stride: widest, rateHertz: configuration.rateHertz, keepsRangeTimes: isTight)
         floors = site.floors.map { FloorContext(floor: $0, solver: configuration.solver) }
         floorIsPlanar = floors.map { $0.mode == .planar }
+        tracksSpatialFloors = isTracking && floorIsPlanar.contains(false)
+        // The spatial track takes each range at its own time, whatever the coupling.
+        schedule = EpochScheduler(stride: widest, rateHertz: configuration.rateHertz, keepsRangeTimes: isTight || tracksSpatialFloors)
         offsetConfigurations = floors.map { f in
             guard f.mode == .planar else { return nil }
             switch configuration.tagRangeOffset {

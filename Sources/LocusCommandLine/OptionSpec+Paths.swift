@@ -8,7 +8,7 @@ extension OptionSpec {
     /// Placeholders of values that are not paths: numbers, identifiers and choices.
     static let plainPlaceholders: Set<String> = [
         "ADDR", "HZ", "ID", "KIND", "M", "METRES", "MODE", "MS", "N", "NAME", "P", "PATH", "S", "SECONDS", "SECONDS|auto",
-        "SIGMA_M", "SOURCE", "URI", "FORMAT", "WHEN", "X", "HOST:PORT", "MB",
+        "SIGMA_M", "SOURCE", "URI", "FORMAT", "WHEN", "X", "HOST:PORT", "MB", "LO:HI",
     ]
 
     /// True when the option takes a value that is a file path (and has no fixed choices).

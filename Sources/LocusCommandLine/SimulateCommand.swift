@@ -26,6 +26,10 @@ enum SimulateCommand: LocusCommand {
             .value("truth-rate", "HZ", "Truth samples per second (default 10)."),
             .value("seed", "N", "Random seed (default 1): the same seed and arguments give the same bytes."),
             .flag("random-walk", "Walk between random points instead of through the zones' centroids."),
+            .value("altitude", "LO:HI", "Fly instead of walk: the tag's height climbs and descends smoothly between LO and HI metres "
+                   + "(z = LO + (HI − LO)(1 − cos 2πt/T)/2, tags out of phase) instead of staying at the floor's tagHeightM; "
+                   + "not with --tdoa."),
+            .value("altitude-period", "S", "With --altitude: seconds of one climb and descent T (default 20)."),
             .value("tdoa", "MODE", "Write range differences (TDoA) instead of ranges: t,tag,anchor_a,anchor_b,tdoa_m,floor with "
                    + "tdoa_m = d(tag,B) − d(tag,A), A the reference. uplink: every locator in reach hears each blink (--rate per "
                    + "second), one row per locator B ≠ A per blink; downlink: the tag reports random pairs of locators it heard, "
@@ -39,7 +43,8 @@ enum SimulateCommand: LocusCommand {
             .flag("json", "Print the summary as one JSON object."),
         ],
         discussion: """
-        Ranges are r = ‖p(t) − aᵢ‖ + biasMᵢ + σ·n (+ an NLOS excess), p at the floor's tagHeightM.
+        Ranges are r = ‖p(t) − aᵢ‖ + biasMᵢ + σ·n (+ an NLOS excess), p at the floor's tagHeightM (with
+        --altitude, at the flight's height z(t)).
         With --tdoa each arrival is mᵢ = ρᵢ + eᵢ with eᵢ = biasMᵢ + σ·n (+ an NLOS excess) (+ c·δᵢ, the
         clock error of --tdoa-clock-noise), and a row is tdoa_m = m_B − m_A: noise-free, exactly
         ‖p − b‖ − ‖p − a‖. Uplink rows of one blink share its t; downlink rows each have their own.
@@ -76,6 +81,17 @@ enum SimulateCommand: LocusCommand {
             walk.waypoints = floor.zones.map { PolygonValidation.centroid($0.polygon) }
         }
 
+        if let text = arguments.string("altitude") {
+            let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+            guard parts.count == 2, let lo = Double(parts[0]), let hi = Double(parts[1]), lo.isFinite, hi.isFinite, lo <= hi else {
+                throw LocusError(.usage, "--altitude wants LO:HI in metres with LO ≤ HI, not '\(text)'")
+            }
+            guard arguments.string("tdoa") == nil else { throw LocusError(.usage, "--altitude is not for --tdoa traces") }
+            walk.vertical = VerticalProfile(lowMeters: lo, highMeters: hi,
+                                            periodSeconds: try arguments.double("altitude-period", default: 20, in: 0.1...1e6))
+        } else if arguments.string("altitude-period") != nil {
+            throw LocusError(.usage, "option '--altitude-period' needs --altitude (see: locus simulate --help)")
+        }
         if let mode = arguments.string("tdoa") {
             return try runDifferences(arguments, console: console, floor: floor, mode: mode, tags: tags, duration: duration,
                                       seed: seed, walk: walk, ranging: ranging, truthRate: truthRate)

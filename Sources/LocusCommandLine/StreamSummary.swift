@@ -21,7 +21,7 @@ struct StreamSummary {
     var signal: Int32?
 
     var json: JSONValue {
-        .object([
+        var members: [(String, JSONValue)] = [
             ("rows", .integer(rows)),
             ("fixes", .integer(fixes)),
             ("events", .object(ZoneEvent.Kind.allCases.sorted { $0.rawValue < $1.rawValue }.map { ($0.rawValue, JSONValue.integer(events[$0] ?? 0)) })),
@@ -33,7 +33,12 @@ struct StreamSummary {
             ("input", .object(input.map { ($0.0, JSONValue.integer($0.1)) })),
             ("publish_failures", publishFailures.map { .integer($0) } ?? .null),
             ("elapsed_s", .number(elapsedSeconds, .fixed(3))),
-        ])
+        ]
+        // Epochs given raw fixes although the filter is on (only when there were: `EngineDiagnostics.unfilteredEpochs`).
+        if diagnostics.unfilteredEpochs > 0 {
+            members.insert(("unfiltered_epochs", .integer(diagnostics.unfilteredEpochs)), at: members.count - 3)
+        }
+        return .object(members)
     }
 
     var text: String {
@@ -50,6 +55,10 @@ struct StreamSummary {
         if !diagnostics.failedEpochs.isEmpty {
             s += "epochs without a fix: " + diagnostics.failedEpochs.sorted { $0.code < $1.code }
                 .map { "\($0.code.rawValue) \($0.count)" }.joined(separator: ", ") + "\n"
+        }
+        if diagnostics.unfilteredEpochs > 0 {
+            s += "\(diagnostics.unfilteredEpochs) of \(diagnostics.epochs) epochs are raw least-squares fixes, not filtered: "
+            s += "on floors solved in 3-D the causal filter takes ranges, not range differences\n"
         }
         if let publishFailures, publishFailures > 0 { s += "publish failures: \(publishFailures)\n" }
         if !input.isEmpty { s += "input: " + input.map { "\($0.0) \($0.1)" }.joined(separator: ", ") + "\n" }

@@ -11,7 +11,8 @@ import LocusIO
 /// per row is the same in each and counts once: `ranges`, `tags`, and the skipped rows — except the
 /// reasons only a tag's own partition can tell (`PositioningEngine.partitionOwnedSkips`, a round's
 /// straggler), which add up. What is counted per solved tag adds up: `fixes`, `epochs`,
-/// `failed_epochs`, `epochs_before_track`, `rejected_ranges`, `events`. The settings (`filter`,
+/// `failed_epochs`, `epochs_before_track`, `unfiltered_epochs` (0 where a partition has none),
+/// `rejected_ranges`, `events`. The settings (`filter`,
 /// `smooth`) and the shared counts must agree: partitions that disagree are of different runs, and
 /// merging them is refused rather than guessed. The partitions run side by side, so `elapsed_s` is
 /// the slowest one's and `fixes_per_s` the merged fixes over it. A comparison with truth is refused:
@@ -19,7 +20,9 @@ import LocusIO
 /// positions instead).
 package enum PartitionSummaries {
     /// Counts of what each partition solved: summed.
-    private static let summed: Set<String> = ["fixes", "epochs", "epochs_before_track", "rejected_ranges"]
+    private static let summed: Set<String> = ["fixes", "epochs", "epochs_before_track", "unfiltered_epochs", "rejected_ranges"]
+    /// Summed counts a summary holds only when not 0 (right after `epochs_before_track`): 0 where absent.
+    private static let optional = ["unfiltered_epochs"]
     /// Counts per solved tag, by key (code, kind): summed key by key.
     private static let summedByKey: Set<String> = ["failed_epochs", "events"]
     /// What every partition has alike: the same in each.
@@ -33,10 +36,20 @@ package enum PartitionSummaries {
         guard let first = parts.first?.members else {
             throw LocusError(.invalidArgument, parts.isEmpty ? "no partition summary to merge" : "summary 0 is not a JSON object")
         }
-        let keys = first.map(\.key)
+        // A key a partition gives only when its count is not 0 (`optional`) counts 0 where absent.
+        var keys = first.map(\.key).filter { !optional.contains($0) }
+        var present = Set<String>()
+        for part in parts { for m in part.members ?? [] where optional.contains(m.key) { present.insert(m.key) } }
+        for key in optional where present.contains(key) {
+            keys.insert(key, at: (keys.firstIndex(of: "epochs_before_track") ?? keys.count - 1) + 1)
+        }
         var objects: [[String: JSONValue]] = []
         for (k, part) in parts.enumerated() {
-            guard let members = part.members else { throw LocusError(.invalidArgument, "summary \(k) is not a JSON object") }
+            guard let given = part.members else { throw LocusError(.invalidArgument, "summary \(k) is not a JSON object") }
+            var members = given.map { (key: $0.key, value: $0.value) }
+            for key in optional where present.contains(key) && !members.contains(where: { $0.key == key }) {
+                members.insert((key, .integer(0)), at: (members.firstIndex { $0.key == "epochs_before_track" } ?? members.count - 1) + 1)
+            }
             guard members.map(\.key) == keys else {
                 throw LocusError(.invalidArgument, "summary \(k) has other keys than summary 0: partitions of different runs")
             }

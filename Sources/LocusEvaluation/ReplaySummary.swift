@@ -45,7 +45,8 @@ package struct ReplaySummary {
     /// `zone_score` (`ReplayEvaluation`); also `ranges` (rows), `differences` (of them, range
     /// differences the engine was offered; only when there were), `tags`,
     /// `epochs`, `failed_epochs` (code → count), `epochs_before_track` (epochs the causal filter had
-    /// no track for yet), `rejected_ranges`, `filter`, `smooth`, `compared`; with `--truth` and
+    /// no track for yet), `unfiltered_epochs` (epochs given raw fixes although the filter is on; only
+    /// when there were: `EngineDiagnostics.unfilteredEpochs`), `rejected_ranges`, `filter`, `smooth`, `compared`; with `--truth` and
     /// `--truth-shift`: `truth_shift_s` (δ, seconds) and `truth_shift_source` (`auto` | `given`).
     package var json: JSONValue {
         var members: [(String, JSONValue)] = [
@@ -60,6 +61,11 @@ package struct ReplaySummary {
             ("skipped", .object(skipped.nonZero.map { ($0.reason.rawValue, JSONValue.integer($0.count)) })),
             ("failed_epochs", .object(diagnostics.failedEpochs.map { ($0.code.rawValue, JSONValue.integer($0.count)) })),
             ("epochs_before_track", .integer(diagnostics.epochsBeforeTrack)),
+        ]
+        // Epochs given raw least-squares fixes although `filter` is "kalman" (the key only when there
+        // were: `EngineDiagnostics.unfilteredEpochs`).
+        if diagnostics.unfilteredEpochs > 0 { members.append(("unfiltered_epochs", .integer(diagnostics.unfilteredEpochs))) }
+        members += [
             ("rejected_ranges", .integer(diagnostics.rejectedRanges)),
             ("events", .object(ZoneEvent.Kind.allCases.sorted { $0.rawValue < $1.rawValue }.map { ($0.rawValue, JSONValue.integer(events[$0] ?? 0)) })),
             ("filter", .string(filter)),
@@ -109,6 +115,7 @@ package struct ReplaySummary {
             s += "epochs before the filter had a track: \(diagnostics.epochsBeforeTrack) of \(diagnostics.epochs) "
             s += "(it starts once enough locators are ranged; with --filter none each epoch is solved alone)\n"
         }
+        if let line = unfilteredText { s += line + "\n" }
         if diagnostics.rejectedRanges > 0 { s += "ranges rejected as outliers: \(diagnostics.rejectedRanges)\n" }
         if let a = accuracy, a.compared == 0 {
             s += "horizontal error vs truth: not measured (no fix compared)\n"
@@ -125,6 +132,14 @@ package struct ReplaySummary {
         }
         if let p = positionsPath { s += "positions written to \(p)\n" }
         return s
+    }
+
+    /// The line saying that some epochs got raw fixes although the filter is on, or nil.
+    package var unfilteredText: String? {
+        let n = diagnostics.unfilteredEpochs
+        guard n > 0 else { return nil }
+        return "\(n) of \(diagnostics.epochs) epochs are raw least-squares fixes, not filtered: "
+            + "on floors solved in 3-D the causal filter takes ranges, not range differences"
     }
 
     static func describe(_ code: LocusErrorCode) -> String {

@@ -76,8 +76,10 @@ package enum RunVerdict {
 
 extension ReplaySummary {
     /// The run's exit status under `RunVerdict`'s rules (messages on stderr).
+    /// A run with epochs given raw fixes although the filter is on says so first, as a warning.
     package func verdict(command: String, input: String, say: (String) -> Void) -> Int32 {
-        RunVerdict.check(command: command, input: input, results: fixes, noun: ("fix", "fixes"), rows: ranges, skipped: skipped,
+        if let line = unfilteredText { say("locus \(command): warning: \(line)\n") }
+        return RunVerdict.check(command: command, input: input, results: fixes, noun: ("fix", "fixes"), rows: ranges, skipped: skipped,
                          failure: RunVerdict.engineFailure(diagnostics), compared: accuracy?.compared, say: say)
     }
 }

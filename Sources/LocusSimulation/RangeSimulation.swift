@@ -95,7 +95,7 @@ package struct SimulatedRecording: Sendable {
                 for (i, locator) in floor.locators.enumerated() {
                     let t = t0 + Double(i) * ranging.slotSeconds
                     let p = trajectory.position(atSeconds: t)
-                    let truePoint = Point3(x: p.x, y: p.y, z: h)
+                    let truePoint = Point3(x: p.x, y: p.y, z: walk.vertical?.height(atSeconds: t, tagIndex: j) ?? h)
                     let d = truePoint.distance(to: locator.position)
                     // Draw every variate for every slot so that one option does not shift the others' streams.
                     let noise = rangeRNG.nextGaussian()
@@ -108,7 +108,8 @@ package struct SimulatedRecording: Sendable {
                                                    rangeMeters: r, floor: floor.id))
                 }
             }
-            appendTruth(of: tag, trajectory, height: h, durationSeconds: durationSeconds, rateHertz: truthRateHertz, to: &truth)
+            appendTruth(of: tag, trajectory, height: h, vertical: walk.vertical, tagIndex: j, durationSeconds: durationSeconds,
+                        rateHertz: truthRateHertz, to: &truth)
         }
         ranges.sort { a, b in
             if a.timeSeconds != b.timeSeconds { return a.timeSeconds < b.timeSeconds }
@@ -130,14 +131,15 @@ package struct SimulatedRecording: Sendable {
         return (TagID("T\(j + 1)"), trajectory)
     }
 
-    /// Appends the truth of `tag` at t = s/rate, s = 0…⌊duration · rate⌋ (z = `height`, the tag height).
-    static func appendTruth(of tag: TagID, _ trajectory: WalkTrajectory, height h: Double, durationSeconds: Double,
-                            rateHertz: Double, to truth: inout [TruthSample]) {
+    /// Appends the truth of `tag` at t = s/rate, s = 0…⌊duration · rate⌋ (z = `height`, the tag height,
+    /// or the flight's `vertical` profile of tag index `tagIndex`).
+    static func appendTruth(of tag: TagID, _ trajectory: WalkTrajectory, height h: Double, vertical: VerticalProfile? = nil,
+                            tagIndex j: Int = 0, durationSeconds: Double, rateHertz: Double, to truth: inout [TruthSample]) {
         let samples = Int(durationSeconds * rateHertz)
         for s in 0...samples {
             let t = Double(s) / rateHertz
             let p = trajectory.position(atSeconds: t)
-            truth.append(TruthSample(timeSeconds: t, tag: tag, position: Point3(x: p.x, y: p.y, z: h)))
+            truth.append(TruthSample(timeSeconds: t, tag: tag, position: Point3(x: p.x, y: p.y, z: vertical?.height(atSeconds: t, tagIndex: j) ?? h)))
         }
     }
 

@@ -1,4 +1,7 @@
 import LocusCore
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Parameters of the seeded walking model (see `WalkTrajectory.generate`).
 ///
@@ -23,6 +26,9 @@ package struct WalkConfiguration: Sendable, Hashable {
     package var waypoints: [Point2]
     /// Integration step of the walk, seconds (the truth is interpolated linearly between steps).
     var stepSeconds: Double
+    /// A flight instead of a walk at the floor's tag height (`locus simulate --altitude`): nil keeps
+    /// z at the floor's `tagHeightMeters`.
+    package var vertical: VerticalProfile? = nil
 
     /// Creates a configuration; every argument defaults to the value of `standard`.
     init(speedMetersPerSecond: ClosedRange<Double> = 0.8...1.5,
@@ -46,4 +52,33 @@ package struct WalkConfiguration: Sendable, Hashable {
     /// Walking at 0.8–1.5 m/s, 0.8 m/s², 1.5 rad/s, stops of 2–5 s at 30 % of waypoints, 1 m margin,
     /// 10 ms integration step.
     package static let standard = WalkConfiguration()
+}
+
+/// The height of a simulated tag that flies (`locus simulate --altitude LO:HI`): the horizontal walk
+/// (`WalkTrajectory`) with a smooth climb and descent between `lowMeters` and `highMeters`,
+///
+///   z(t) = lo + (hi − lo) · (1 − cos(2π (t + j·T/φ) / T)) / 2,
+///
+/// T = `periodSeconds`, j the tag's index (0-based), φ the golden ratio (tags out of phase). Vertical
+/// speed up to π (hi − lo) / T m/s, acceleration up to 2π² (hi − lo) / T² m/s². No random draw: the
+/// walks and the range streams stay those of the same seed without the option.
+package struct VerticalProfile: Sendable, Hashable {
+    /// Lowest and highest heights, metres (lo ≤ hi).
+    package var lowMeters: Double
+    package var highMeters: Double
+    /// One climb and descent, seconds (> 0).
+    package var periodSeconds: Double
+
+    package init(lowMeters: Double, highMeters: Double, periodSeconds: Double) {
+        self.lowMeters = lowMeters
+        self.highMeters = highMeters
+        self.periodSeconds = periodSeconds
+    }
+
+    /// z(t) of tag j (above), metres.
+    package func height(atSeconds t: Double, tagIndex j: Int) -> Double {
+        let phase = Double(j) * periodSeconds / 1.618_033_988_749_895
+        let u = (1 - cos(2 * Double.pi * (t + phase) / periodSeconds)) / 2
+        return lowMeters + (highMeters - lowMeters) * u
+    }
 }

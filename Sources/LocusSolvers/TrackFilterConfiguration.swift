@@ -80,6 +80,11 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     /// difference epoch closed later); an older one drops the track for re-seeding
     /// (`TrackFilter.update(differences:locators:addresses:)`), seconds.
     var differenceLatenessSeconds: Double
+    /// Floors solved in 3-D (`SpatialTrack`): white-noise acceleration density q_h of the 3-D
+    /// constant-velocity model on each horizontal axis, m²/s³ (docs/tracking.md, "Spatial floors").
+    package var spatialProcessNoiseDensity: Double = 0.5
+    /// Floors solved in 3-D: the density q_v on the vertical axis, m²/s³.
+    package var spatialVerticalProcessNoiseDensity: Double = 0.5
 
     /// Creates a configuration; every argument defaults to the value of `standard`.
     package init(coupling: Coupling = .tight, processNoiseDensity: Double = 0.2, usesInteractingModels: Bool = true,

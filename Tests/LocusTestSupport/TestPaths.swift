@@ -17,6 +17,13 @@ public enum TestPaths {
         return FileManager.default.fileExists(atPath: url.appendingPathComponent("site.json").path) ? url.path : nil
     }
 
+    /// `../datasets-extra/<relative>` (data kept beside the project, outside the repository: licence or
+    /// size) when it holds a `site.json`, else nil (tests then skip with a message).
+    public static func extraDataset(_ relative: String) -> String? {
+        let url = repositoryRoot.deletingLastPathComponent().appendingPathComponent("datasets-extra").appendingPathComponent(relative)
+        return FileManager.default.fileExists(atPath: url.appendingPathComponent("site.json").path) ? url.path : nil
+    }
+
     /// A fresh temporary directory for a test's outputs, inside one directory per test process
     /// (`locus-tests-<pid>` in the system temporary directory) that is removed when the process exits.
     public static func temporaryDirectory() -> String {

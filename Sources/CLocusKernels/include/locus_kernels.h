@@ -3,6 +3,7 @@
 #pragma once
 #include "locus_trilateration.h"
 #include "locus_kalman.h"
+#include "locus_kalman3.h"
 #include "locus_imm.h"
 #include "locus_measurement.h"
 #include "locus_measurement_range.h"

@@ -1,6 +1,6 @@
 // The range measurement model: one two-way-ranging distance z (metres) from the tag at p to a locator
 // at a = (ax, ay, az). The one place where the range's prediction, Jacobian and gate are spelled;
-// the kernels (trilateration.c, kalman.c, imm.c) and, through LocusNumerics' `RangeModel`, the Swift
+// the kernels (trilateration.c, kalman.c, kalman3.c, imm.c) and, through LocusNumerics' `RangeModel`, the Swift
 // solvers call it. Symbols as in locus_measurement.h.
 //
 //   offset      d = p − a = (px − ax, py − ay, pz − az); planar: pz is the floor's known tag height,
