@@ -141,9 +141,9 @@ extension PositioningEngine {
         let changed = scratchLocators.withUnsafeBufferPointer { lp in
             scratchRanges.withUnsafeBufferPointer { rp in
                 scratchBiasSlots.withUnsafeBufferPointer { sp in
-                    locatorBiases[tag]?.update(locators: UnsafeBufferPointer(rebasing: lp[0..<n]),
-                                               rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]),
-                                               slots: UnsafeBufferPointer(rebasing: sp[0..<n]), position: epoch.position,
+                    locatorBiases[tag]?.update(locators: UnsafeBufferPointer(rebasing: lp[0..<n]).span,
+                                               rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]).span,
+                                               slots: UnsafeBufferPointer(rebasing: sp[0..<n]).span, position: epoch.position,
                                                offsetMeters: epoch.offsetMeters, droppedMask: epoch.droppedMask,
                                                tagHeightMeters: h) ?? false
                 }

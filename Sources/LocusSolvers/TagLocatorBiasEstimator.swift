@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import LocusCore
+import LocusNumerics
 
 /// Settings of the online per-tag, per-locator range bias estimate (`TagLocatorBiasEstimator`).
 package struct TagLocatorBiasConfiguration: Sendable, Hashable {
@@ -176,8 +177,8 @@ package struct TagLocatorBiasEstimator: Sendable {
     /// `position`, `offsetMeters` on those ranges (b relative to what was taken out), bit k of
     /// `droppedMask` set for a range the solve dropped as an outlier, tag at height h (metres).
     /// Returns true when the corrections changed (the caller refreshes its copy).
-    package mutating func update(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
-                                 slots: UnsafeBufferPointer<Int32>, position: Point2, offsetMeters b: Double,
+    package mutating func update(locators: Span<Point3>, rangesMeters: Span<Double>,
+                                 slots: Span<Int32>, position: Point2, offsetMeters b: Double,
                                  droppedMask: UInt64, tagHeightMeters h: Double) -> Bool {
         let c = configuration
         let n = min(locators.count, rangesMeters.count, slots.count, 64)
@@ -190,11 +191,12 @@ package struct TagLocatorBiasEstimator: Sendable {
                 for k in 0..<n where (droppedMask >> UInt64(k)) & 1 == 0 {
                     let a = locators[k], s = Int(slots[k])
                     let dx = position.x - a.x, dy = position.y - a.y, dz = h - a.z
-                    let rho = (dx * dx + dy * dy + dz * dz).squareRoot()
+                    let rho = RangeModel.predicted(dx: dx, dy: dy, dz: dz)
                     guard rho > 1e-9, s >= 0, s < locatorCount else { continue }
-                    rows[m] = SIMD4(dx / rho, dy / rho, rangesMeters[k] - rho - b, 0)
+                    let h = RangeModel.unit(dx: dx, dy: dy, dz: dz, rho: rho)
+                    rows[m] = SIMD4(h.x, h.y, rangesMeters[k] - rho - b, 0)
                     kept[m] = s
-                    normal.add(hx: dx / rho, hy: dy / rho, v: 0)
+                    normal.add(hx: h.x, hy: h.y, v: 0)
                     m += 1
                 }
                 guard m >= c.minimumRanges, let inverse = normal.inverse() else { return false }

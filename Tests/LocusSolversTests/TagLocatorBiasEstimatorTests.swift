@@ -54,7 +54,7 @@ struct TagLocatorBiasEstimatorTests {
                         guard let epoch = TagRangeOffsetEstimator.solveEpoch(locators: lp, rangesMeters: rp, tagHeightMeters: height,
                                                                              seed: p, lastPosition: nil, configuration: .standard)
                         else { return }
-                        _ = estimator.update(locators: lp, rangesMeters: rp, slots: sp, position: epoch.solution.position,
+                        _ = estimator.update(locators: lp.span, rangesMeters: rp.span, slots: sp.span, position: epoch.solution.position,
                                              offsetMeters: epoch.solution.offsetMeters, droppedMask: epoch.droppedMask,
                                              tagHeightMeters: height)
                     }
