@@ -142,16 +142,11 @@ package struct SpatialTrack: Sendable {
     /// without a state.
     package mutating func closeEpoch(atSeconds t: Double, tag: TagID, floor: FloorID) -> PositionFix? {
         defer { epoch = TrackEpochQuality() }
-        guard isTracking else { return nil }
+        guard let reported = stateAt(t) else { return nil }
         let c = configuration
-        var reported = state
-        if t > stateSeconds {
-            guard reported.predict(overSeconds: t - stateSeconds, horizontalDensity: c.spatialProcessNoiseDensity,
-                                   verticalDensity: c.spatialVerticalProcessNoiseDensity) == .accepted else { return nil }
-            if t - lastUpdateSeconds <= c.maximumCoastSeconds {
-                state = reported
-                stateSeconds = t
-            }
+        if t > stateSeconds, t - lastUpdateSeconds <= c.maximumCoastSeconds {
+            state = reported
+            stateSeconds = t
         }
         var position = reported.position, velocity = reported.velocity
         if t > lastUpdateSeconds + c.maximumCoastSeconds {
