@@ -193,10 +193,10 @@ package struct TagLocatorBiasEstimator: Sendable {
                     let dx = position.x - a.x, dy = position.y - a.y, dz = h - a.z
                     let rho = RangeModel.predicted(dx: dx, dy: dy, dz: dz)
                     guard rho > 1e-9, s >= 0, s < locatorCount else { continue }
-                    let h = RangeModel.unit(dx: dx, dy: dy, dz: dz, rho: rho)
-                    rows[m] = SIMD4(h.x, h.y, rangesMeters[k] - rho - b, 0)
+                    let sight = RangeModel.unit(dx: dx, dy: dy, dz: dz, rho: rho)
+                    rows[m] = SIMD4(sight.x, sight.y, rangesMeters[k] - rho - b, 0)
                     kept[m] = s
-                    normal.add(hx: h.x, hy: h.y, v: 0)
+                    normal.add(hx: sight.x, hy: sight.y, v: 0)
                     m += 1
                 }
                 guard m >= c.minimumRanges, let inverse = normal.inverse() else { return false }
