@@ -59,23 +59,11 @@ package struct SelfCalibrationPositionCheck: Sendable, Hashable {
 
         /// "offset 0.494 m along them, T² 240.1 (p < 0.0001, 1 and 19 dof): flagged" or "…: fits".
         package var summary: String {
-            let p = pValue < 0.0001 ? "p < 0.0001" : "p \(Self.fourDecimals(pValue))"
+            let p = pValue < 0.0001 ? "p < 0.0001" : "p \(GeometryReport.text(pValue, 4))"
             let verdict = flagged ? "flagged"
                 : pValue < alpha ? "fits (significant but under \(SelfCalibration.metres(minimumEffectMeters)) m)" : "fits"
-            return "offset \(SelfCalibration.metres(offsetAlongMeters)) m along them, T² \(Self.oneDecimal(statistic)) "
+            return "offset \(SelfCalibration.metres(offsetAlongMeters)) m along them, T² \(GeometryReport.text(statistic, 1)) "
                 + "(\(p), \(degreesOfFreedom.0) and \(degreesOfFreedom.1) dof): \(verdict)"
-        }
-
-        private static func oneDecimal(_ v: Double) -> String {
-            guard v.isFinite else { return "inf" }
-            let t = (v * 10).rounded()
-            return "\(Int(t) / 10).\(abs(Int(t)) % 10)"
-        }
-
-        private static func fourDecimals(_ v: Double) -> String {
-            let t = Int((v * 10_000).rounded())
-            let frac = "\(t % 10_000)"
-            return "\(t / 10_000)." + String(repeating: "0", count: 4 - frac.count) + frac
         }
     }
 
@@ -88,8 +76,8 @@ package struct SelfCalibrationPositionCheck: Sendable, Hashable {
     package var summary: String {
         func along(_ k: Int) -> String {
             let v = directions[k]
-            let d = v.z == 0 && directions.count == 2 ? "(\(Self.fixed(v.x)), \(Self.fixed(v.y)))"
-                : "(\(Self.fixed(v.x)), \(Self.fixed(v.y)), \(Self.fixed(v.z)))"
+            let d = v.z == 0 && directions.count == 2 ? "(\(GeometryReport.text(v.x, 2)), \(GeometryReport.text(v.y, 2)))"
+                : "(\(GeometryReport.text(v.x, 2)), \(GeometryReport.text(v.y, 2)), \(GeometryReport.text(v.z, 2)))"
             return "± \(SelfCalibration.metres(sdMeters[k])) m along \(d)"
         }
         if let reason = notCheckableReason { return "not checkable (\(reason))" }
@@ -100,11 +88,5 @@ package struct SelfCalibrationPositionCheck: Sendable, Hashable {
         return "checkable (" + good.map(along).joined(separator: ", ")
             + (loose.isEmpty ? "" : "; not " + loose.map(along).joined(separator: ", ")) + ")"
             + (test.map { ": " + $0.summary } ?? "")
-    }
-
-    private static func fixed(_ v: Double) -> String {
-        let r = (v * 100).rounded() / 100
-        let text = SelfCalibration.metres(r == 0 ? 0 : r)
-        return String(text.dropLast())
     }
 }
