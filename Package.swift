@@ -22,7 +22,7 @@ let package = Package(
         .target(name: "CLocusKernels", path: "Sources/CLocusKernels", exclude: ["README.md"]),
         .target(name: "LocusCore", exclude: ["README.md"]),
         .target(name: "LocusNumerics", dependencies: ["LocusCore", "CLapacke", "CLocusKernels"], exclude: ["README.md"]),
-        .target(name: "LocusSolvers", dependencies: ["LocusCore", "LocusNumerics", "CLocusKernels"], exclude: ["README.md"]),
+        .target(name: "LocusSolvers", dependencies: ["LocusCore", "LocusNumerics"], exclude: ["README.md"]),
         .target(name: "LocusZones", dependencies: ["LocusCore", "LocusNumerics"], exclude: ["README.md"]),
         .target(name: "LocusIO", dependencies: ["LocusCore", "CZlib"], exclude: ["README.md"]),
         .target(name: "LocusSimulation", dependencies: ["LocusCore"], exclude: ["README.md"]),
@@ -46,7 +46,7 @@ let package = Package(
         // The child process of the durable-spool kill test (Tests/LocusTests/SpoolKillTests.swift).
         .executableTarget(name: "SpoolChild", dependencies: ["Locus"], path: "Tests/SpoolChild"),
         .target(name: "BenchHarness", path: "Benchmarks/BenchHarness"),
-        .executableTarget(name: "SolverBench", dependencies: ["BenchHarness", "LocusCore", "LocusSolvers"],
+        .executableTarget(name: "SolverBench", dependencies: ["BenchHarness", "LocusCore", "LocusNumerics", "LocusSolvers"],
                           path: "Benchmarks/SolverBench"),
         .executableTarget(name: "FilterBench", dependencies: ["BenchHarness", "LocusCore", "LocusNumerics", "LocusSolvers"],
                           path: "Benchmarks/FilterBench"),

@@ -1,6 +1,7 @@
 import BenchHarness
 import Foundation
 import LocusCore
+import LocusNumerics
 import LocusSolvers
 
 /// The TDoA solver (`DifferenceSolver`) against the range solver on the same problems (issue #40):

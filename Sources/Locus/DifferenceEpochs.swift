@@ -1,4 +1,5 @@
 import LocusCore
+import LocusNumerics
 import LocusSolvers
 
 /// The range differences (TDoA) of every tag's open epoch, beside the epoch table that times them.

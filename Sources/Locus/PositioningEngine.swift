@@ -1,4 +1,5 @@
 import LocusCore
+import LocusNumerics
 import LocusSolvers
 import LocusZones
 

@@ -1,4 +1,3 @@
-internal import CLocusKernels
 import LocusCore
 import LocusNumerics
 
@@ -94,34 +93,17 @@ struct DifferenceFit {
         Point3(x: x, y: y, z: planar ? tagHeightMeters : z)
     }
 
-    /// `DifferencePair` and `Point3` must be laid out as `locus_difference_pair` and three packed
-    /// doubles for the zero-copy hand-over to the C kernel (checked once per solve).
-    static let layoutMatchesKernel: Bool =
-        MemoryLayout<DifferencePair>.stride == MemoryLayout<locus_difference_pair>.stride
-        && MemoryLayout<DifferencePair>.offset(of: \DifferencePair.reference) == 0
-        && MemoryLayout<DifferencePair>.offset(of: \DifferencePair.locator) == 4
-        && MemoryLayout<DifferencePair>.offset(of: \DifferencePair.differenceMeters) == 8
-        && MemoryLayout<DifferencePair>.offset(of: \DifferencePair.timeSeconds) == 16
-        && MemoryLayout<Point3>.stride == 3 * MemoryLayout<Double>.stride
-        && MemoryLayout<Point3>.offset(of: \Point3.x) == 0 && MemoryLayout<Point3>.offset(of: \Point3.z) == 16
-
     /// The normal equations at `x` over the arrivals in the fit (see the type's comment). O(pairs).
-    /// `.model` runs the C kernel (`locus_difference_linearize`, the same sums with the model's
+    /// `.model` runs the C kernel (`DifferenceModel.normalEquations`, the same sums with the model's
     /// functions inlined); the search's stored rows are summed here.
     @inline(__always)
     func linearize(at x: Point3, source: RowSource) -> DifferenceNormal {
-        if source == .model, let xyz = locators.baseAddress, let pairBase = pairs.baseAddress,
-           let flags = excluded.baseAddress {
-            var raw = locus_difference_normal()
-            UnsafeRawPointer(xyz).withMemoryRebound(to: Double.self, capacity: 3 * locators.count) { coordinates in
-                UnsafeRawPointer(pairBase).withMemoryRebound(to: locus_difference_pair.self,
-                                                             capacity: pairs.count) { kernelPairs in
-                    locus_difference_linearize(coordinates, kernelPairs, Int32(truncatingIfNeeded: pairs.count), flags,
-                                               planar ? 1 : 0, x.x, x.y, x.z, &raw)
-                }
-            }
-            return DifferenceNormal(xx: raw.n.0, xy: raw.n.1, xz: raw.n.2, yy: raw.n.3, yz: raw.n.4, zz: raw.n.5,
-                                    bx: raw.b.0, by: raw.b.1, bz: raw.b.2, c: raw.c)
+        if source == .model {
+            let normal = DifferenceModel.normalEquations(at: x, locators: locators.span, pairs: pairs.span,
+                                                         excluded: UnsafeBufferPointer(excluded).span, planar: planar)
+            let n = normal.information, g = normal.gradient
+            return DifferenceNormal(xx: n.xx, xy: n.xy, xz: n.xz, yy: n.yy, yz: n.yz, zz: n.zz,
+                                    bx: g.x, by: g.y, bz: g.z, c: normal.residualSquares)
         }
         var out = DifferenceNormal()
         var start = 0

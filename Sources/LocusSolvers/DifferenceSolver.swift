@@ -81,7 +81,6 @@ package struct DifferenceSolver: Sendable {
                 throw LocusError(.invalidRange, "difference \(k) is not finite")
             }
         }
-        precondition(DifferenceFit.layoutMatchesKernel, "DifferencePair or Point3 is not laid out as the C kernel reads it")
         let model = TrilaterationKernel.chooseModel(locators: locators, requested: configuration.mode.kernelModel,
                                                     planarHeightSpreadRatio: configuration.planarHeightSpreadRatio)
         workspace.reserve(locators: n, pairs: pairs.count)

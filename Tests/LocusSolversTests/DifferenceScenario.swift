@@ -154,3 +154,14 @@ enum DenseDifferenceGLS {
         return out
     }
 }
+
+extension DifferencePair {
+    /// The pairs of an uplink blink at `timeSeconds`: every locator of `count` but `reference`,
+    /// differenced against it, with differences from `differencesMeters` (by locator index; the
+    /// reference's entry unused).
+    static func uplink(count: Int, reference: Int, differencesMeters: [Double], timeSeconds: Double = 0) -> [DifferencePair] {
+        (0..<count).filter { $0 != reference }.map {
+            DifferencePair(reference: reference, locator: $0, differenceMeters: differencesMeters[$0], timeSeconds: timeSeconds)
+        }
+    }
+}

@@ -9,15 +9,18 @@ import LocusCore
 /// same reference and the same time; pairs of different runs are independent (downlink pairs, or
 /// blinks at other times). The engine keeps an epoch's pairs in arrival order, so a blink's
 /// differences are one run.
+///
+/// Laid out as the C kernels' `locus_difference_pair` (two int32 indices, two doubles), so that
+/// `DifferenceModel.normalEquations` hands a span of pairs to `locus_difference_linearize` as it lies.
 package struct DifferencePair: Sendable, Equatable {
     /// A: index of the reference locator in the epoch's locator list.
-    var reference: Int32
+    package var reference: Int32
     /// B: index of the other locator.
-    var locator: Int32
+    package var locator: Int32
     /// z = d(tag, B) − d(tag, A), metres (biases removed: z − (b_B − b_A)).
-    var differenceMeters: Double
+    package var differenceMeters: Double
     /// The difference's time, seconds.
-    var timeSeconds: Double
+    package var timeSeconds: Double
 
     /// A pair.
     package init(reference: Int, locator: Int, differenceMeters: Double, timeSeconds: Double) {
@@ -28,17 +31,8 @@ package struct DifferencePair: Sendable, Equatable {
     }
 
     /// Whether `other` continues this pair's group: the same reference at the same time.
-    @inline(__always)
-    func sharesArrival(with other: DifferencePair) -> Bool {
+    @inlinable
+    package func sharesArrival(with other: DifferencePair) -> Bool {
         reference == other.reference && timeSeconds == other.timeSeconds
-    }
-
-    /// The pairs of an uplink blink at `timeSeconds`: every locator of `count` but `reference`,
-    /// differenced against it, with differences from `differencesMeters` (by locator index; the
-    /// reference's entry unused).
-    static func uplink(count: Int, reference: Int, differencesMeters: [Double], timeSeconds: Double = 0) -> [DifferencePair] {
-        (0..<count).filter { $0 != reference }.map {
-            DifferencePair(reference: reference, locator: $0, differenceMeters: differencesMeters[$0], timeSeconds: timeSeconds)
-        }
     }
 }
