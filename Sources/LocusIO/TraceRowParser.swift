@@ -202,42 +202,56 @@ package struct TraceRowParser: Sendable {
         let comma = UInt8(ascii: ","), newline: UInt8 = 0x0A, quote = UInt8(ascii: "\"")
         /// One plain row at the scanner's next offset, in a single pass; false (nothing consumed)
         /// when the row needs the scanner or is to be skipped (the scanner path then says why).
-        /// `t` and `range_m` are read as plain decimals and `anchor` as plain decimal digits while
-        /// scanning; a byte they do not expect (space, exponent, hex, quote…) hands the row over.
+        /// A range row reads `t` and `range_m` (≥ 0) as plain decimals and `anchor` as plain decimal
+        /// digits while scanning; a trace with difference columns reads a plain difference row the
+        /// same way (`t`, `tdoa_m`; `anchor_a`, `anchor_b` as digits, A ≠ B; its range cells, if the
+        /// trace has them, empty). A byte they do not expect (space, exponent, hex, quote…) hands
+        /// the row over. The rows it keeps are the scanner's (tests compare the paths).
+        let (referenceColumn, otherColumn, differenceColumn) = (self.referenceColumn, self.otherColumn, self.differenceColumn)
+        let hasDifferences = self.hasDifferences
+        // The value and the address(es) of a row: r and B = `anchor`, or z and B = `anchor_b` (A = `anchor_a`).
+        let valueColumn = hasDifferences ? differenceColumn : rCol
+        let locatorColumn = hasDifferences ? otherColumn : aCol
+        let lastRequiredColumn = hasDifferences ? max(tCol, referenceColumn, otherColumn, differenceColumn) : -1
         func fastRow() -> Bool {
             let lineStart = scanner.nextOffset
             guard lineStart < count else { return false }
             let first = bytes[lineStart]
             if first == 0x20 || first == 0x09 || first == newline || first == 0x0D || first == UInt8(ascii: "#") { return false }
-            var t = 0.0, r = 0.0
-            var a: UInt64 = 0
+            var t = 0.0, value = 0.0
+            var locator: UInt64 = 0, reference: UInt64 = 0
             var tagField = CSVScanner.Field(start: 0, end: 0, isQuoted: false)
             var floorField = tagField
             var i = lineStart
             var columnIndex = 0
             while true {
                 let fieldStart = i
-                if columnIndex == tCol || columnIndex == rCol {
-                    guard let (value, end) = CSVNumberParser.scanPlainDecimal(bytes, from: i, limit: count),
-                          value.isFinite, columnIndex == tCol || value >= 0 else { return false }
-                    if columnIndex == tCol { t = value } else { r = value }
+                if columnIndex == tCol || columnIndex == valueColumn {
+                    guard let (number, end) = CSVNumberParser.scanPlainDecimal(bytes, from: i, limit: count), number.isFinite,
+                          columnIndex == tCol || hasDifferences || number >= 0 else { return false }
+                    if columnIndex == tCol { t = number } else { value = number }
                     i = end
-                } else if columnIndex == aCol {
-                    var digits = 0
+                } else if columnIndex == locatorColumn || columnIndex == referenceColumn {
+                    var address: UInt64 = 0, digits = 0
                     while i < count {
-                        let d = bytes[i] &- 0x30
-                        guard d < 10 else { break }
-                        a = a &* 10 &+ UInt64(d)
+                        let digit = bytes[i] &- 0x30
+                        guard digit < 10 else { break }
+                        address = address &* 10 &+ UInt64(digit)
                         digits += 1
                         i += 1
                     }
-                    guard digits > 0, digits <= 5, a <= 0xFFFF else { return false }
+                    guard digits > 0, digits <= 5, address <= 0xFFFF else { return false }
+                    if columnIndex == locatorColumn { locator = address } else { reference = address }
                 } else {
                     while i < count {
                         let c = bytes[i]
                         if c == comma || c == newline { break }
                         if c == quote { return false }
                         i += 1
+                    }
+                    // A difference trace's range cell that holds something: a range row (the scanner's).
+                    if (columnIndex == rCol || columnIndex == aCol) && i > fieldStart && !(i == fieldStart + 1 && bytes[fieldStart] == 0x0D) {
+                        return false
                     }
                 }
                 // The field must end here: a comma, the line's end, or CR LF at the line's end.
@@ -252,7 +266,8 @@ package struct TraceRowParser: Sendable {
                 if atLineEnd { break }
                 i += 1
             }
-            guard columnIndex >= fastNeeded else { return false }
+            guard columnIndex >= fastNeeded, columnIndex > lastRequiredColumn else { return false }
+            if !hasDifferences { reference = locator } else if reference == locator { return false }
             if t > futureLimit {  // before its ids are interned: a refused row registers nothing
                 scanner.skipLine(to: i + 1)
                 skipped.record(.futureTime, line: scanner.lineNumber)
@@ -261,76 +276,7 @@ package struct TraceRowParser: Sendable {
             let tag = tagColumn >= 0 && !isEmpty(tagField) ? tagIndex(tagField) : defaultTagIndex()
             let floor = floorColumn >= 0 && !isEmpty(floorField) ? floorIndex(floorField) : -1
             scanner.skipLine(to: i + 1)
-            commit(t, r, a, tag, floor, line: scanner.lineNumber, reference: a)
-            return true
-        }
-
-        /// `fastRow` for a trace with difference columns: a plain difference row (`t`, `anchor_a`,
-        /// `anchor_b`, `tdoa_m` plain decimals and digits, the range cells — if the trace has them —
-        /// empty, A ≠ B) in one pass over its bytes; false (nothing consumed) for any other row, which
-        /// the scanner then reads and judges. The rows it keeps are the scanner's (tests compare).
-        let (referenceColumn, otherColumn, differenceColumn) = (self.referenceColumn, self.otherColumn, self.differenceColumn)
-        func fastDifferenceRow() -> Bool {
-            let lineStart = scanner.nextOffset
-            guard lineStart < count else { return false }
-            let first = bytes[lineStart]
-            if first == 0x20 || first == 0x09 || first == newline || first == 0x0D || first == UInt8(ascii: "#") { return false }
-            var t = 0.0, d = 0.0
-            var a: UInt64 = 0, b: UInt64 = 0
-            var tagField = CSVScanner.Field(start: 0, end: 0, isQuoted: false)
-            var floorField = tagField
-            var i = lineStart
-            var columnIndex = 0
-            while true {
-                let fieldStart = i
-                if columnIndex == tCol || columnIndex == differenceColumn {
-                    guard let (value, end) = CSVNumberParser.scanPlainDecimal(bytes, from: i, limit: count), value.isFinite else { return false }
-                    if columnIndex == tCol { t = value } else { d = value }
-                    i = end
-                } else if columnIndex == referenceColumn || columnIndex == otherColumn {
-                    var value: UInt64 = 0, digits = 0
-                    while i < count {
-                        let digit = bytes[i] &- 0x30
-                        guard digit < 10 else { break }
-                        value = value &* 10 &+ UInt64(digit)
-                        digits += 1
-                        i += 1
-                    }
-                    guard digits > 0, digits <= 5, value <= 0xFFFF else { return false }
-                    if columnIndex == referenceColumn { a = value } else { b = value }
-                } else {
-                    while i < count {
-                        let c = bytes[i]
-                        if c == comma || c == newline { break }
-                        if c == quote { return false }
-                        i += 1
-                    }
-                    // A range cell that holds something: a range row (the scanner's).
-                    if (columnIndex == rCol || columnIndex == aCol) && i > fieldStart && !(i == fieldStart + 1 && bytes[fieldStart] == 0x0D) {
-                        return false
-                    }
-                }
-                var end = i
-                if i < count, bytes[i] == 0x0D, i + 1 >= count || bytes[i + 1] == newline { i += 1 }
-                let atLineEnd = i >= count || bytes[i] == newline
-                guard atLineEnd || bytes[i] == comma else { return false }
-                if atLineEnd, end > fieldStart, bytes[end - 1] == 0x0D { end -= 1 }
-                if columnIndex == tagColumn { tagField = CSVScanner.Field(start: fieldStart, end: end, isQuoted: false) }
-                if columnIndex == floorColumn { floorField = CSVScanner.Field(start: fieldStart, end: end, isQuoted: false) }
-                columnIndex += 1
-                if atLineEnd { break }
-                i += 1
-            }
-            guard columnIndex > max(tCol, referenceColumn, otherColumn, differenceColumn), columnIndex >= fastNeeded, a != b else { return false }
-            if t > futureLimit {  // before its ids are interned: a refused row registers nothing
-                scanner.skipLine(to: i + 1)
-                skipped.record(.futureTime, line: scanner.lineNumber)
-                return true
-            }
-            let tag = tagColumn >= 0 && !isEmpty(tagField) ? tagIndex(tagField) : defaultTagIndex()
-            let floor = floorColumn >= 0 && !isEmpty(floorField) ? floorIndex(floorField) : -1
-            scanner.skipLine(to: i + 1)
-            commit(t, d, b, tag, floor, line: scanner.lineNumber, reference: a)
+            commit(t, value, locator, tag, floor, line: scanner.lineNumber, reference: reference)
             return true
         }
 
@@ -442,12 +388,10 @@ package struct TraceRowParser: Sendable {
             // (Two ifs, not `||`: its autoclosure would capture the row state and make every access
             // to it an exclusivity check at run time.)
             if fastRows {
-                if hasDifferences {
-                    if fastDifferenceRow() { continue }
-                } else {
+                if !hasDifferences {
                     if wideRow() { continue }
-                    if fastRow() { continue }
                 }
+                if fastRow() { continue }
             }
             // A quoted field running past this piece is read again with the next one.
             guard scanner.nextRecord(inPiece: isLast, consumed: &consumed) else { break }
