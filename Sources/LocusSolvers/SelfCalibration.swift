@@ -19,7 +19,7 @@ package struct SelfCalibrationConfiguration: Sendable, Hashable {
     /// A tag path narrower than this across its principal direction (metres, 1σ) is collinear: said
     /// in a warning (the covariance decides what it determines).
     var collinearSpreadMeters = 0.5
-    /// From ranges (`SelfCalibrationSolver.surveyTest`): a direction is checkable when its honest σ
+    /// From ranges and differences (`surveyTest`): a direction is checkable when its honest σ
     /// is at most this, metres. A linear model would allow 0.3/(z(1 − α/2) + z(0.95)) = 0.3/(3.89 +
     /// 1.64) ≈ 0.054 for a 0.3 m error to be flagged 95 % of the time at `surveyAlpha`; but along the
     /// direction a locator's bias nearly takes (radial, at a floor's corner) the fitted offset is

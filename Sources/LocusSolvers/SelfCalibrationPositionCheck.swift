@@ -2,7 +2,7 @@ import LocusCore
 
 /// What a recording can say about one locator's surveyed position: the principal directions of
 /// the covariance of its position correction δ and the standard deviation along each (best first),
-/// and — from ranges — the test that decides whether δ is flagged.
+/// and the test that decides whether δ is flagged (from ranges and from range differences alike).
 ///
 /// A range (or a difference) shifts with the locator's position along the tag's line of sight
 /// (∂r/∂δᵢ = −uᵢⱼ), but the part of that shift common to all epochs is taken up by the locator's
@@ -19,8 +19,8 @@ package struct SelfCalibrationPositionCheck: Sendable, Hashable {
     /// Why the locator cannot be checked at all, when the redundancy, not the covariance, decides
     /// (e.g. "the other locators do not over-determine the tag"); nil otherwise.
     package var notCheckableReason: String? = nil
-    /// The test of δ on the checkable directions (ranges: `SelfCalibrationSolver.surveyTest`); nil
-    /// from range differences, or when nothing is checkable.
+    /// The test of δ on the checkable directions (`surveyTest`, ranges and differences alike); nil
+    /// when nothing is checkable.
     package var test: SurveyTest? = nil
     /// A flagged locator is moved along its checkable directions only (`SelfCalibration.surveyCheck`):
     /// per direction that is not checkable, the fitted component of δ left as surveyed; nil when not
@@ -35,7 +35,7 @@ package struct SelfCalibrationPositionCheck: Sendable, Hashable {
         package var sdMeters: Double
     }
 
-    /// The survey test of one locator (`SelfCalibrationSolver.surveyTest`): Hotelling's T² of δ
+    /// The survey test of one locator (`surveyTest`): Hotelling's T² of δ
     /// projected on its p checkable directions vₖ, with the covariance from the spread of the
     /// recording's G time blocks,
     ///
