@@ -67,14 +67,20 @@ package struct GeometryJob {
         return max(1, (floor.widthMeters / a - 1e-9).rounded(.up)) * max(1, (floor.heightMeters / a - 1e-9).rounded(.up))
     }
 
-    /// The survey check of the floor's locators against `trace` (`SelfCalibration`, bias only).
+    /// The survey check of the floor's locators against `trace` (`SelfCalibration`, bias only; from
+    /// its range differences, `DifferenceSelfCalibration`, when the floor has no ranges in it — as
+    /// `locus calibrate` chooses).
     /// - Throws: the trace reader's errors; E4001 when the trace holds too few usable epochs on it.
     static func surveyCheck(trace path: String, site: Site, floorIndex: Int) throws(LocusError) -> SelfCalibration {
         let trace = try TraceReader.read(source: try ByteSource(path: path))
-        let data = CalibrationJob.selfCalibrationData(trace: trace, site: site, defaultFloor: floorIndex).data[floorIndex]
+        let arranged = CalibrationJob.selfCalibrationData(trace: trace, site: site, defaultFloor: floorIndex)
+        let data = arranged.data[floorIndex], differences = arranged.differenceData[floorIndex]
         let floor = site.floors[floorIndex]
         let planar = TrilaterationConfiguration.standard.resolvedMode(for: floor.locators.map(\.position)) == .planar
         do {
+            if data.rangeCount == 0, differences.differenceCount > 0 {
+                return try DifferenceSelfCalibration.estimate(floor: floor, data: differences, planar: planar)
+            }
             return try SelfCalibration.estimate(floor: floor, data: data, planar: planar)
         } catch {
             throw LocusError(error.code, "survey check of floor '\(floor.id)': \(error.message)", context: .init(file: path))
@@ -218,7 +224,7 @@ package struct GeometryOutcome {
                     ("offset_m", l.positionOffset.map { .array([metres($0.x), metres($0.y), metres($0.z)]) } ?? .null),
                     ("offset_sd_m", metres(l.positionOffsetSDMeters)),
                     ("note", l.note.map { .string($0) } ?? .null),
-                    ("position_check", l.positionCheck.map { SelfCalibrationReport.json($0, withTest: true) } ?? .null),
+                    ("position_check", l.positionCheck.map { SelfCalibrationReport.json($0) } ?? .null),
                 ])
             })),
         ])

@@ -54,12 +54,8 @@ package struct SelfCalibrationReport {
                 m.append(("flagged", .bool(l.flagged)))
                 m.append(("observable", .bool(l.observable)))
                 m.append(("note", l.note.map { .string($0) } ?? .null))
-                if c.measurement == .differences {
-                    m.append(("arrivals", .integer(l.rangeCount)))
-                    m.append(("position_check", l.positionCheck.map { Self.json($0, withTest: false) } ?? .null))
-                } else {
-                    m.append(("position_check", l.positionCheck.map { Self.json($0, withTest: true) } ?? .null))
-                }
+                if c.measurement == .differences { m.append(("arrivals", .integer(l.rangeCount))) }
+                m.append(("position_check", l.positionCheck.map { Self.json($0) } ?? .null))
                 locators.append(.object(m))
             }
         }
@@ -106,18 +102,19 @@ package struct SelfCalibrationReport {
         return .object(members)
     }
 
-    /// A position check as JSON: `checkable`, `directions` (best first), `sd_m`, `summary`; from
-    /// ranges (`withTest`) also `reason` (why not checkable, or null) and `test` (null when nothing is
+    /// A position check as JSON (ranges and differences alike): `checkable`, `directions` (best
+    /// first), `sd_m`, `summary`, `reason` (why not checkable, or null) and `test` (null when nothing is
     /// checkable): `statistic` (Hotelling's T²), `dof` [p, G − p], `p_value`, `alpha`,
-    /// `min_effect_m`, `offset_along_m`, `blocks`, `decision` ("flagged" or "fits").
-    static func json(_ check: SelfCalibrationPositionCheck, withTest: Bool) -> JSONValue {
+    /// `min_effect_m`, `offset_along_m`, `blocks`, `decision` ("flagged" or "fits"); and
+    /// `left_as_surveyed` (null unless flagged): per direction that is not checkable, `direction`,
+    /// `fitted_m` (the fitted component, not moved) and `sd_m`.
+    static func json(_ check: SelfCalibrationPositionCheck) -> JSONValue {
         var members: [(String, JSONValue)] = [
             ("checkable", .bool(check.checkable)),
             ("directions", .array(check.directions.map { .array([.number($0.x, .fixed(3)), .number($0.y, .fixed(3)), .number($0.z, .fixed(3))]) })),
             ("sd_m", .array(check.sdMeters.map { metres($0) })),
             ("summary", .string(check.summary)),
         ]
-        guard withTest else { return .object(members) }
         members.append(("reason", check.notCheckableReason.map { .string($0) } ?? .null))
         members.append(("test", check.test.map { t in
             .object([
@@ -130,6 +127,15 @@ package struct SelfCalibrationReport {
                 ("blocks", .integer(t.blocks)),
                 ("decision", .string(t.flagged ? "flagged" : "fits")),
             ])
+        } ?? .null))
+        members.append(("left_as_surveyed", check.remainder.map { r in
+            .array(r.map {
+                .object([
+                    ("direction", .array([.number($0.direction.x, .fixed(3)), .number($0.direction.y, .fixed(3)), .number($0.direction.z, .fixed(3))])),
+                    ("fitted_m", metres($0.fittedMeters)),
+                    ("sd_m", metres($0.sdMeters)),
+                ])
+            })
         } ?? .null))
         return .object(members)
     }

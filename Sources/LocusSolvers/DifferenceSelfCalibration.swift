@@ -9,12 +9,14 @@ import LocusNumerics
 /// into every blink's offset τⱼ and is never observable. The gauge: the mean of the estimated biases
 /// is held at the site's (`commonOffsetSeparable` false, said in a warning). Each bias relative to
 /// the others is estimated with its σ; one the recording leaves looser than `observableSDMeters`
-/// keeps the site's value. A locator's position correction δᵢ is checkable along the directions
-/// where its covariance (from the same adjustment with δᵢ free, the others holding the frame) has σ
-/// ≤ `checkableSDMeters`; each locator's `positionCheck` says which, and a locator is flagged only
-/// on its checkable directions (χ² of δ projected on them above `flagChiSquare`, that projection at
-/// least `flagMinimumMeters`, and its arrival noise falling by `flagNoiseDrop` once corrected), as
-/// the range version does, one locator at a time.
+/// keeps the site's value. A locator's position correction δᵢ (its clock offset bᵢ playing the
+/// range bias's part) is judged by the range version's survey check, one implementation
+/// (`SelfCalibration.surveyCheck`, `surveyTest`: which directions a blink's offset and a reference
+/// leave observable is said there): checkable where the honest σ from the blinks' time blocks is ≤
+/// `surveyCheckableSDMeters`, flagged on Hotelling's T² there (p < `surveyAlpha` and ≥
+/// `surveyMinimumEffectMeters`), "not checkable" when the other arrivals do not over-determine a
+/// blink (D + 2 of them) in half its blinks; a flagged locator is moved along its checkable
+/// directions only.
 package enum DifferenceSelfCalibration {
     /// Calibrates `floor`'s locators from `data` (slots index `floor.locators`).
     /// - Parameter planar: positions in x, y at the floor's tag height (else x, y, z).
@@ -75,58 +77,26 @@ package enum DifferenceSelfCalibration {
             uncertainty = try Self.uncertainty(of: solver)
         }
 
-        // Survey check, one locator at a time on its checkable directions.
+        // Survey check, one locator at a time on its checkable directions: the block test of the range
+        // version (`SelfCalibration.surveyCheck`, `surveyTest`), the blink's offset among its unknowns.
         var checks = [SelfCalibrationPositionCheck?](repeating: nil, count: n)
         var offsets = [Vector3?](repeating: nil, count: n), offsetSDs = [Double?](repeating: nil, count: n)
         var flagged = [Bool](repeating: false, count: n)
         let surveyed = solver
         if configuration.checksSurvey {
             // At most n − (D + 2) flagged: the unflagged locators hold the frame and each blink.
-            while flagged.filter({ $0 }).count < max(0, n - dims - 2) {
-                var best: (locator: Int, chi2: Double, solver: DifferenceSelfCalibrationSolver, length: Double)?
-                for k in 0..<n where solver.freeBias[k] && !flagged[k] {
-                    var trial = solver
-                    trial.freeOffset[k] = true
-                    try trial.solve(limit: 3)
-                    let (check, chi2, length) = try Self.check(trial, locator: k, configuration: configuration)
-                    checks[k] = check
-                    offsets[k] = Vector3(x: trial.offset[3 * k], y: trial.offset[3 * k + 1], z: trial.offset[3 * k + 2])
-                    offsetSDs[k] = check.sdMeters.last
-                    let drop = 1 - trial.sigma[k] / solver.sigma[k]
-                    if check.checkable, chi2 > configuration.flagChiSquare, length >= configuration.flagMinimumMeters,
-                       drop >= configuration.flagNoiseDrop, chi2 > (best?.chi2 ?? 0) {
-                        best = (k, chi2, trial, length)
-                    }
-                }
-                guard let found = best else { break }
-                flagged[found.locator] = true
-                solver = found.solver
-                let d = offsets[found.locator] ?? Vector3(x: 0, y: 0, z: 0)
-                func signed(_ v: Double) -> String { (v >= 0 ? "+" : "") + SelfCalibration.metres(v) }
-                let p = floor.locators[found.locator].position
-                notes[found.locator] = "fits \(SelfCalibration.metres(found.length)) m from its surveyed position along its checkable "
-                    + "directions: surveyed (\(SelfCalibration.metres(p.x)), \(SelfCalibration.metres(p.y))"
-                    + (planar ? "" : ", \(SelfCalibration.metres(p.z))") + ") m, fitted offset Δx \(signed(d.x)), Δy \(signed(d.y))"
-                    + (planar ? "" : ", Δz \(signed(d.z))") + " m; position " + (checks[found.locator]?.summary ?? "")
-            }
+            let outcome = try SelfCalibration.surveyCheck(&solver, floor: floor, planar: planar, maximumFlagged: max(0, n - dims - 2),
+                                                          notes: &notes)
+            (checks, offsets, offsetSDs, flagged) = (outcome.checks, outcome.offsets, outcome.offsetSDs, outcome.flagged)
             for k in 0..<n where !solver.freeBias[k] && counts[k] > 0 {
-                checks[k] = SelfCalibrationPositionCheck(directions: [], sdMeters: [], thresholdMeters: configuration.checkableSDMeters)
+                checks[k] = SelfCalibrationPositionCheck(directions: [], sdMeters: [], thresholdMeters: configuration.surveyCheckableSDMeters)
             }
             for k in 0..<n where !flagged[k] {
                 if let c = checks[k], !c.checkable, notes[k] == nil { notes[k] = "its surveyed position is \(c.summary)" }
             }
-            // The biases for the positions as surveyed, or (`fixesPositions`) fitted to convergence with
-            // the flagged locators' corrections free (each trial took only 3 steps), the scales
-            // restarted from their median (those of the wrong model are not carried on).
-            if !configuration.fixesPositions {
-                solver = surveyed
-            } else if flagged.contains(true) {
-                solver.resetScales()
-                try solver.solve(limit: configuration.maximumIterations)
-                for k in 0..<n where flagged[k] {
-                    offsets[k] = Vector3(x: solver.offset[3 * k], y: solver.offset[3 * k + 1], z: solver.offset[3 * k + 2])
-                }
-            }
+            // The biases for the positions as surveyed, unless the corrections are to be written (then
+            // those fitted with the flagged locators' corrections, the scales restarted from their median).
+            if !configuration.fixesPositions { solver = surveyed }
             uncertainty = try Self.uncertainty(of: solver)
         }
 
@@ -165,31 +135,4 @@ package enum DifferenceSelfCalibration {
         return SelfCalibrationSolver.Uncertainty(parameters: columns.list, eigen: eigen, threshold: solver.configuration.rankThreshold)
     }
 
-    /// Locator k's position check from a fit with its correction free: the principal directions of
-    /// the correction's covariance C (σ ascending), χ² = Σ (vₖ·δ)²/λₖ and the length of δ projected
-    /// on the checkable directions (σₖ ≤ `checkableSDMeters`).
-    static func check(_ trial: DifferenceSelfCalibrationSolver, locator k: Int,
-                      configuration: SelfCalibrationConfiguration) throws(LocusError) -> (SelfCalibrationPositionCheck, Double, Double) {
-        let dims = trial.dimensions
-        let u = try uncertainty(of: trial)
-        var c = [Double](repeating: 0, count: dims * dims)
-        for r in 0..<dims { for s in 0..<dims { c[r * dims + s] = u.covariance(.offset(k, axis: r), .offset(k, axis: s)) } }
-        let eigen = try SymmetricEigen(c, size: dims)
-        let order = (0..<dims).sorted { eigen.values[$0] < eigen.values[$1] }
-        var directions: [Vector3] = [], sds: [Double] = []
-        var chi2 = 0.0, length2 = 0.0
-        for e in order {
-            let v = (0..<3).map { $0 < dims ? eigen.vectors[e * dims + $0] : 0 }
-            let sign = (abs(v[0]) >= abs(v[1]) ? v[0] : v[1]) < 0 ? -1.0 : 1.0
-            directions.append(Vector3(x: sign * v[0], y: sign * v[1], z: sign * v[2]))
-            let variance = max(0, eigen.values[e])
-            sds.append(variance.squareRoot())
-            guard variance.squareRoot() <= configuration.checkableSDMeters, variance > 0 else { continue }
-            let along = v[0] * trial.offset[3 * k] + v[1] * trial.offset[3 * k + 1] + v[2] * trial.offset[3 * k + 2]
-            chi2 += along * along / variance
-            length2 += along * along
-        }
-        let check = SelfCalibrationPositionCheck(directions: directions, sdMeters: sds, thresholdMeters: configuration.checkableSDMeters)
-        return (check, chi2, length2.squareRoot())
-    }
 }

@@ -27,6 +27,8 @@ struct DifferenceSelfCalibrationSolver {
     var offset: [Double]
     /// The mean of the free biases, held (the gauge), metres.
     var meanBiasPrior: Double?
+    /// Directions along which a locator's correction is held at 0 (`SurveyCheckable`).
+    var heldOffsetDirections: [(locator: Int, direction: Vector3)] = []
     /// Robust scale per locator (noise σ per arrival), metres.
     private(set) var sigma: [Double]
     private(set) var iterations = 0
@@ -218,9 +220,17 @@ struct DifferenceSelfCalibrationSolver {
 
     /// The reduced normal equations: S (P×P, column-major = row-major, symmetric), right-hand side, columns.
     func reducedSystem() -> (s: [Double], rhs: [Double], columns: Columns) {
+        let r = reducedSystem(blockOf: [], blockCount: 0)
+        return (r.s, r.rhs, r.columns)
+    }
+
+    /// The same, with each time block's share of the right-hand side (the reduced score Σⱼ∈b of
+    /// g_θⱼ − A_θpⱼ A_pⱼpⱼ⁻¹ g_pⱼ, τⱼ centred out) when `blockOf` gives every blink's block (`surveyTest`).
+    func reducedSystem(blockOf: [Int], blockCount: Int) -> (s: [Double], rhs: [Double], columns: Columns, blockRHS: [[Double]]) {
         let columns = Columns(self)
         let count = columns.list.count, d = dimensions
         var s = [Double](repeating: 0, count: count * count), rhs = [Double](repeating: 0, count: count)
+        var blockRHS = [[Double]](repeating: [Double](repeating: 0, count: count), count: blockCount)
         for j in 0..<data.blinkCount where isUsable(j) {
             let (a, g, sw, _, _, local) = blinkSystem(j, columns: columns)
             let size = d + local.count
@@ -235,6 +245,7 @@ struct DifferenceSelfCalibrationSolver {
                 var dot = 0.0
                 for r in 0..<d { dot += a[(d + ka) * size + r] * y[r] }
                 rhs[ca] += g[d + ka] - dot
+                if !blockOf.isEmpty { blockRHS[blockOf[j]][ca] += g[d + ka] - dot }
                 for (kb, cb) in local.enumerated() {
                     var sum = 0.0
                     for r in 0..<d { sum += a[(d + ka) * size + r] * x[3 * kb + r] }
@@ -242,13 +253,16 @@ struct DifferenceSelfCalibrationSolver {
                 }
             }
         }
-        // Priors: position corrections towards 0 (σ 10 m: keeps S regular), the mean bias (the gauge).
+        // Priors: position corrections towards 0 (σ 10 m: keeps S regular) and held at 0 along
+        // `heldOffsetDirections` (σ 1 mm), the mean bias (the gauge).
         for (c, parameter) in columns.list.enumerated() {
             if case .offset(let i, let axis) = parameter {
                 s[c * count + c] += 0.01
                 rhs[c] -= 0.01 * offset[3 * i + axis]
             }
         }
+        SelfCalibrationSolver.holdOffsetDirections(heldOffsetDirections, offset: offset, column: { columns.offset[$0] }, count: count,
+                                                   s: &s, rhs: &rhs)
         let held = (0..<anchors.count).filter { columns.bias[$0] >= 0 }
         if let mean = meanBiasPrior, !held.isEmpty {
             let share = 1 / Double(held.count), w = 1 / (0.001 * 0.001)
@@ -258,7 +272,7 @@ struct DifferenceSelfCalibrationSolver {
                 for k in held { s[columns.bias[k] * count + columns.bias[i]] += w * share * share }
             }
         }
-        return (s, rhs, columns)
+        return (s, rhs, columns, blockRHS)
     }
 
     /// One Gauss–Newton step; returns the largest change of a global parameter and the RMS change of

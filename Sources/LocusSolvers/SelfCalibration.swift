@@ -19,10 +19,7 @@ package struct SelfCalibrationConfiguration: Sendable, Hashable {
     /// A tag path narrower than this across its principal direction (metres, 1σ) is collinear: said
     /// in a warning (the covariance decides what it determines).
     var collinearSpreadMeters = 0.5
-    /// A direction of a locator's position correction with a standard deviation at most this
-    /// (metres) is checkable; a locator with none is reported not checkable and never flagged.
-    var checkableSDMeters = 0.10
-    /// From ranges (`SelfCalibrationSolver.surveyTest`): a direction is checkable when its honest σ
+    /// From ranges and differences (`surveyTest`): a direction is checkable when its honest σ
     /// is at most this, metres. A linear model would allow 0.3/(z(1 − α/2) + z(0.95)) = 0.3/(3.89 +
     /// 1.64) ≈ 0.054 for a 0.3 m error to be flagged 95 % of the time at `surveyAlpha`; but along the
     /// direction a locator's bias nearly takes (radial, at a floor's corner) the fitted offset is
@@ -44,13 +41,6 @@ package struct SelfCalibrationConfiguration: Sendable, Hashable {
     /// Gauss–Newton steps of each locator's trial fit with its correction free (from the fit
     /// without it).
     var surveyTrialSteps = 3
-    /// From differences: a locator is flagged when its fitted position correction is at least this
-    /// long (metres)…
-    var flagMinimumMeters = 0.10
-    /// …and significant: δᵀC⁻¹δ above this (χ², 2 or 3 degrees of freedom; 13.8 is p = 0.001 for 2)…
-    var flagChiSquare = 13.8
-    /// …and the correction lowers the locator's robust noise by at least this fraction.
-    var flagNoiseDrop = 0.2
     /// Write the flagged locators' positions corrected: the biases are then those fitted with the
     /// corrections (otherwise those of the positions as surveyed).
     package var fixesPositions = false
@@ -124,10 +114,12 @@ package enum SelfCalibrationMeasurement: String, Sendable, Hashable {
 ///
 /// Survey check: for each locator in turn its position correction δᵢ is fitted too (the others
 /// hold the frame) and tested on the directions the recording can see, with a covariance from the
-/// spread of its time blocks (`SelfCalibrationSolver.surveyTest`: p-value below `surveyAlpha` and
+/// spread of its time blocks (`surveyTest`: p-value below `surveyAlpha` and
 /// |δ| along them ≥ `surveyMinimumEffectMeters`); the most significant flagged locator keeps its δ
-/// free and the others are checked again, until none is flagged (at most n − 3). Every locator's
-/// `positionCheck` says what was checkable ("± x m along (u, v)") or why not.
+/// free along its checkable directions (held at the survey along the others) and the others are
+/// checked again, until none is flagged (at most n − 3; `surveyCheck`). Every locator's
+/// `positionCheck` says what was checkable ("± x m along (u, v)") or why not, and for a flagged one
+/// what was left as surveyed.
 package struct SelfCalibration: Sendable {
     /// Per locator, in the floor's order.
     package var locators: [SelfCalibratedLocator]
@@ -228,57 +220,22 @@ package struct SelfCalibration: Sendable {
         }
 
         // Survey check: each observable locator's position correction in turn, judged by the block
-        // test on its checkable directions (`surveyTest`); the most significant flagged one keeps its
-        // correction free and the others are checked again.
+        // test on its checkable directions (`surveyCheck`); the most significant flagged one keeps its
+        // correction (along its checkable directions) and the others are checked again.
         var offsets = [Vector3?](repeating: nil, count: n), offsetSDs = [Double?](repeating: nil, count: n)
         var checks = [SelfCalibrationPositionCheck?](repeating: nil, count: n)
         var flagged = [Bool](repeating: false, count: n)
         let surveyed = solver
         if configuration.checksSurvey {
-            while flagged.filter({ $0 }).count < max(0, n - 3) {
-                var best: (locator: Int, pValue: Double, statistic: Double, solver: SelfCalibrationSolver)?
-                for k in 0..<n where solver.freeBias[k] && !flagged[k] {
-                    var trial = solver
-                    trial.freeOffset[k] = true
-                    try trial.solve(limit: configuration.surveyTrialSteps)
-                    let check = try trial.surveyTest(locator: k)
-                    checks[k] = check
-                    offsets[k] = Vector3(x: trial.offset[3 * k], y: trial.offset[3 * k + 1], z: trial.offset[3 * k + 2])
-                    offsetSDs[k] = check.sdMeters.last
-                    guard let test = check.test, test.flagged else { continue }
-                    if best.map({ test.pValue < $0.pValue || (test.pValue == $0.pValue && test.statistic > $0.statistic) }) ?? true {
-                        best = (k, test.pValue, test.statistic, trial)
-                    }
-                }
-                guard let found = best else { break }
-                flagged[found.locator] = true
-                solver = found.solver
-                let d = offsets[found.locator] ?? Vector3(x: 0, y: 0, z: 0)
-                let length = (d.x * d.x + d.y * d.y + d.z * d.z).squareRoot()
-                // Both places, and the offset as signed components: an offset printed as a bare
-                // "(x, y)" reads as a position.
-                let p = floor.locators[found.locator].position
-                let q = Point3(x: p.x + d.x, y: p.y + d.y, z: p.z + d.z)
-                func place(_ v: Point3) -> String {
-                    planar ? "(\(Self.metres(v.x)), \(Self.metres(v.y)))" : "(\(Self.metres(v.x)), \(Self.metres(v.y)), \(Self.metres(v.z)))"
-                }
-                func signed(_ v: Double) -> String { (v >= 0 ? "+" : "") + Self.metres(v) }
-                let offset = "Δx \(signed(d.x)), Δy \(signed(d.y))" + (planar ? "" : ", Δz \(signed(d.z))")
-                notes[found.locator] = "fits \(Self.metres(length)) m from its surveyed position: surveyed \(place(p)), "
-                    + "fitted \(place(q)) m (\(offset) m); position \(checks[found.locator]?.summary ?? "")"
-            }
+            let outcome = try Self.surveyCheck(&solver, floor: floor, planar: planar, maximumFlagged: max(0, n - 3), notes: &notes)
+            (checks, offsets, offsetSDs, flagged) = (outcome.checks, outcome.offsets, outcome.offsetSDs, outcome.flagged)
             for k in 0..<n where !solver.freeBias[k] && counts[k] > 0 {
                 checks[k] = SelfCalibrationPositionCheck(directions: [], sdMeters: [], thresholdMeters: configuration.surveyCheckableSDMeters)
             }
             for k in 0..<n where !flagged[k] {
                 if let c = checks[k], !c.checkable, notes[k] == nil { notes[k] = "its surveyed position is \(c.summary)" }
             }
-            // The flagged locators' corrections fitted to convergence (each trial took 3 steps).
-            if flagged.contains(true) { try solver.solve(limit: configuration.maximumIterations) }
             uncertainty = try solver.uncertainty()
-            for k in 0..<n where flagged[k] {
-                offsets[k] = Vector3(x: solver.offset[3 * k], y: solver.offset[3 * k + 1], z: solver.offset[3 * k + 2])
-            }
             // The biases for the positions as surveyed, unless the corrections are to be written.
             if !configuration.fixesPositions {
                 solver = surveyed
@@ -308,7 +265,7 @@ package struct SelfCalibration: Sendable {
     }
 
     /// `floor` with the estimated biases (and slopes) written; with `fixesPositions` (configuration),
-    /// the flagged locators moved to their fitted positions. Locators not estimated keep their values.
+    /// the flagged locators moved to their fitted positions (along their checkable directions). Locators not estimated keep their values.
     package func applied(to floor: Floor) -> Floor {
         let fixPositions = configuration.fixesPositions
         var out = floor

@@ -2,7 +2,7 @@ import LocusCore
 
 /// What a recording can say about one locator's surveyed position: the principal directions of
 /// the covariance of its position correction δ and the standard deviation along each (best first),
-/// and — from ranges — the test that decides whether δ is flagged.
+/// and the test that decides whether δ is flagged (from ranges and from range differences alike).
 ///
 /// A range (or a difference) shifts with the locator's position along the tag's line of sight
 /// (∂r/∂δᵢ = −uᵢⱼ), but the part of that shift common to all epochs is taken up by the locator's
@@ -19,11 +19,23 @@ package struct SelfCalibrationPositionCheck: Sendable, Hashable {
     /// Why the locator cannot be checked at all, when the redundancy, not the covariance, decides
     /// (e.g. "the other locators do not over-determine the tag"); nil otherwise.
     package var notCheckableReason: String? = nil
-    /// The test of δ on the checkable directions (ranges: `SelfCalibrationSolver.surveyTest`); nil
-    /// from range differences, or when nothing is checkable.
+    /// The test of δ on the checkable directions (`surveyTest`, ranges and differences alike); nil
+    /// when nothing is checkable.
     package var test: SurveyTest? = nil
+    /// A flagged locator is moved along its checkable directions only (`SelfCalibration.surveyCheck`):
+    /// per direction that is not checkable, the fitted component of δ left as surveyed; nil when not
+    /// flagged.
+    package var remainder: [Remainder]? = nil
 
-    /// The survey test of one locator (`SelfCalibrationSolver.surveyTest`): Hotelling's T² of δ
+    /// A component of a flagged locator's fitted correction that the recording does not determine:
+    /// its direction, the fitted component along it and that component's honest σ, metres.
+    package struct Remainder: Sendable, Hashable {
+        package var direction: Vector3
+        package var fittedMeters: Double
+        package var sdMeters: Double
+    }
+
+    /// The survey test of one locator (`surveyTest`): Hotelling's T² of δ
     /// projected on its p checkable directions vₖ, with the covariance from the spread of the
     /// recording's G time blocks,
     ///
@@ -72,14 +84,15 @@ package struct SelfCalibrationPositionCheck: Sendable, Hashable {
 
     /// "checkable (± 0.020 m along (1.00, 0.00), ± 0.031 m along (0.00, 1.00))", "checkable
     /// (± 0.020 m along (0.71, 0.71); not along (-0.71, 0.71): ± 0.400 m)" or "not checkable
-    /// (± 0.400 m at best, along (1.00, 0.00))", the test's summary after it when there is one.
+    /// (± 0.400 m at best, along (1.00, 0.00))", the test's summary after it when there is one, and
+    /// for a flagged locator what was not moved ("; moved along them only: along (0.71, 0.71) fitted
+    /// -0.120 ± 0.055 m, left as surveyed").
     package var summary: String {
-        func along(_ k: Int) -> String {
-            let v = directions[k]
-            let d = v.z == 0 && directions.count == 2 ? "(\(GeometryReport.text(v.x, 2)), \(GeometryReport.text(v.y, 2)))"
+        func text(_ v: Vector3) -> String {
+            v.z == 0 && directions.count == 2 ? "(\(GeometryReport.text(v.x, 2)), \(GeometryReport.text(v.y, 2)))"
                 : "(\(GeometryReport.text(v.x, 2)), \(GeometryReport.text(v.y, 2)), \(GeometryReport.text(v.z, 2)))"
-            return "± \(SelfCalibration.metres(sdMeters[k])) m along \(d)"
         }
+        func along(_ k: Int) -> String { "± \(SelfCalibration.metres(sdMeters[k])) m along \(text(directions[k]))" }
         if let reason = notCheckableReason { return "not checkable (\(reason))" }
         guard !directions.isEmpty else { return "not checkable (its bias is not determined by this recording)" }
         guard checkable else { return "not checkable (\(along(0)) at best)" }
@@ -88,5 +101,10 @@ package struct SelfCalibrationPositionCheck: Sendable, Hashable {
         return "checkable (" + good.map(along).joined(separator: ", ")
             + (loose.isEmpty ? "" : "; not " + loose.map(along).joined(separator: ", ")) + ")"
             + (test.map { ": " + $0.summary } ?? "")
+            + (remainder.flatMap { r in
+                r.isEmpty ? nil : "; moved along them only: " + r.map {
+                    "along \(text($0.direction)) fitted \(SelfCalibration.metres($0.fittedMeters)) ± \(SelfCalibration.metres($0.sdMeters)) m"
+                }.joined(separator: ", ") + ", left as surveyed"
+            } ?? "")
     }
 }

@@ -36,6 +36,8 @@ struct SelfCalibrationSolver {
     var meanBiasPrior: Double?
     /// A soft constraint holding the mean of the free slopes (the common range scale).
     var meanSlopePrior: Double?
+    /// Directions along which a locator's correction is held at 0 (`SurveyCheckable`).
+    var heldOffsetDirections: [(locator: Int, direction: Vector3)] = []
     /// Robust scale per locator, metres.
     private(set) var sigma: [Double]
     /// Steps taken.
@@ -382,7 +384,8 @@ struct SelfCalibrationSolver {
     }
 
     /// Soft priors: slopes towards 0 (σ 5 %), position corrections towards 0 (σ 10 m: only keeps S
-    /// regular), and the mean of the free biases when it is held.
+    /// regular) and held at 0 along `heldOffsetDirections` (σ 1 mm), and the mean of the free biases
+    /// when it is held.
     private func addPriors(columns: Columns, s: inout [Double], rhs: inout [Double]) {
         let count = columns.list.count
         for (c, parameter) in columns.list.enumerated() {
@@ -403,6 +406,7 @@ struct SelfCalibrationSolver {
             holdMean(of: (0..<anchors.count).filter { columns.bias[$0] >= 0 }, at: mean, values: bias, columnOf: columns.bias,
                      sigma: 0.001, count: count, s: &s, rhs: &rhs)
         }
+        Self.holdOffsetDirections(heldOffsetDirections, offset: offset, column: { columns.offset[$0] }, count: count, s: &s, rhs: &rhs)
         if let mean = meanSlopePrior {
             holdMean(of: (0..<anchors.count).filter { columns.slope[$0] >= 0 }, at: mean, values: slope, columnOf: columns.slope,
                      sigma: 1e-5, count: count, s: &s, rhs: &rhs)

@@ -79,6 +79,17 @@ struct CalibrateDifferencesWithoutTruthTests {
         let offset = (locators[5]["position_offset_m"]?.arrayValue ?? []).compactMap { $0.doubleValue }
         try #require(offset.count == 3)
         #expect(abs(offset[0] + 0.3) < 0.05 && abs(offset[1] + 0.4) < 0.05, "\(offset)")
+        // The range version's block test and its JSON (`test`, `reason`, `left_as_surveyed`).
+        let check = locators[5]["position_check"]
+        #expect(check?["test"]?["decision"]?.stringValue == "flagged" && check?["test"]?["blocks"]?.doubleValue == 20, "\(locators[5])")
+        #expect(check?["reason"] != nil && check?["left_as_surveyed"]?.arrayValue != nil, "\(locators[5])")
+        #expect(locators[0]["position_check"]?["test"]?["decision"]?.stringValue == "fits", "\(locators[0])")
+        // geometry --trace runs the same check on a trace of differences.
+        let geometry = CapturedRun(["geometry", "--site", files.site, "--trace", files.trace, "--json"])
+        #expect(geometry.status == 0, "\(geometry.err)")
+        let survey = try #require(try JSONParser.parse(Array(geometry.out.utf8))["survey"])
+        #expect(survey["flagged"]?.doubleValue == 1, "\(geometry.out)")
+        #expect(survey["locators"]?.arrayValue?[5]["position_check"]?["test"]?["decision"]?.stringValue == "flagged", "\(geometry.out)")
     }
 
     @Test("a trace too short, or a site with too few locators heard, is refused (exit 2) saying what is missing")
