@@ -56,7 +56,10 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     var fixGateChiSquare: Double
     /// Hysteresis: the rejection score rises by 1 per gated measurement and falls by 1 per accepted one;
     /// at this score the gate opens and the track is re-acquired from the latest measurements.
-    /// Counted in ranges (tightly coupled: 6 ranges is under one round of 8 locators).
+    /// Counted in ranges: 8, a whole round of 8 locators net of accepted ranges, so that one round whose
+    /// ranges run long together (real recordings: errors correlated across a round, 100 Hz rounds) does
+    /// not throw the track away; 6 (under one round) re-acquired the CUHK-SZ fast tags 1 and 2 from one
+    /// noisy least-squares fix (docs/tracking.md, "Real recordings").
     var gateOpenScore: Int
     /// The same for loosely coupled fixes, counted in fixes: each fix already passed the robust
     /// solver's outlier rejection, so two gated fixes in a row (0.5 s at 4 Hz) mean the tag really
@@ -93,7 +96,7 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
                  modeSwitchesPerSecond: Double = 0.05, interactionIntervalSeconds: Double = 0.1, smootherProcessNoiseScale: Double = 0.25,
                  smootherModeSwitchesPerSecond: Double = 0.2, smootherModeWindowSeconds: Double = 1.0, rangeSigmaMeters: Double = 0.1,
                  rangeGateLongSigmas: Double = 2.5, rangeGateShortSigmas: Double = 4.0, fixGateChiSquare: Double = 13.82,
-                 gateOpenScore: Int = 6, fixGateOpenScore: Int = 2, reinitializeAfterSeconds: Double = 2.0, maximumCoastSeconds: Double = 1.0,
+                 gateOpenScore: Int = 8, fixGateOpenScore: Int = 2, reinitializeAfterSeconds: Double = 2.0, maximumCoastSeconds: Double = 1.0,
                  initialPositionSigmaMeters: Double = 10, initialVelocitySigmaMetersPerSecond: Double = 1.5,
                  initializationLocators: Int = 4, initializationWindowSeconds: Double = 0.3, differenceLatenessSeconds: Double = 0.1) {
         self.coupling = coupling

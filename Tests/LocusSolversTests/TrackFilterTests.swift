@@ -134,6 +134,31 @@ import Testing
         if let f = filter.currentFix { #expect(f.position.horizontal.distance(to: Point2(x: 9, y: 5)) < 0.1) }
     }
 
+    @Test("One round whose ranges run long together (6 of 8 locators +0.4 m, gated) does not re-acquire the track: the gate opens only after a whole round's worth of net rejections")
+    func correlatedRoundKeepsTrack() {
+        let floor = TrackFixture.floor()
+        var filter = TrackFilter(tag: "T1", floor: floor.id, tagHeightMeters: floor.tagHeightMeters)
+        let p = Point3(x: 6, y: 4, z: floor.tagHeightMeters)
+        var rng = SeededGenerator(seed: 11)
+        func round(_ k: Int, longBy: (Int) -> Double) -> [TrackUpdateOutcome] {
+            floor.locators.enumerated().map { i, l in
+                filter.update(range: RangeMeasurement(timeSeconds: Double(k) * 0.25 + Double(i) * 0.004, tag: "T1", locator: l.address,
+                                                      rangeMeters: p.distance(to: l.position) + 0.1 * rng.nextGaussian() + longBy(i)), locator: l)
+            }
+        }
+        for k in 0..<40 { _ = round(k) { _ in 0 } }
+        #expect(filter.initializationCount == 1)
+        let outcomes = round(40) { i in i < 6 ? 0.4 : 0 }
+        #expect(outcomes.prefix(6).allSatisfy { $0 == .gated }, "\(outcomes)")
+        #expect(filter.initializationCount == 1, "the track was re-acquired from one round")
+        let error = filter.currentFix.map { $0.position.horizontal.distance(to: p.horizontal) } ?? .infinity
+        #expect(error < 0.1, "error \(error) m")
+        // A whole round gated (the tag really moved unlike the model) still opens the gate.
+        _ = round(41) { _ in 0 }
+        _ = round(42) { _ in 1.5 }
+        #expect(filter.initializationCount == 2, "re-acquisitions: \(filter.initializationCount - 1)")
+    }
+
     @Test("NEES: mean normalised position error over 40 seeded runs lies inside the 95 % χ² band")
     func neesConsistency() {
         var sum = 0.0
