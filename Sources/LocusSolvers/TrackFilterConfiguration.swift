@@ -47,10 +47,12 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     var smootherModeWindowSeconds: Double
     /// Range noise σ_r used in tightly coupled updates, metres.
     package var rangeSigmaMeters: Double
-    /// Range gate, long side: a range whose normalised innovation ν = y/√S exceeds this is rejected
-    /// (NLOS makes ranges long, so this side is tight).
+    /// Range gate, long side: a range whose normalised innovation ν = y/√S exceeds this is rejected by the
+    /// single-model filter and the 3-D track (NLOS makes ranges long, so this side is tight); the IMM takes
+    /// it up to `rangeGateShortSigmas` with its variance raised so that ν = 1.5 (`locus_measurement_soft_excess`,
+    /// docs/tracking.md "Real recordings").
     var rangeGateLongSigmas: Double
-    /// Range gate, short side: ν < −this is rejected.
+    /// Range gate, short side: ν < −this is rejected (the IMM: |ν| > this, either side).
     var rangeGateShortSigmas: Double
     /// Fix gate: a fix whose NIS = yᵀS⁻¹y exceeds this χ²(2) quantile is rejected (13.82 = 99.9 %).
     var fixGateChiSquare: Double
