@@ -290,7 +290,7 @@ static inline __attribute__((always_inline)) void accumulate(locus_imm *imm, con
 /// the same update as with H itself, but the gain waits for one division (1/D) instead of a square
 /// root, a division and then another division in a row. model_ok: the lanes where the model itself is
 /// defined (else BAD_ARGUMENT); D must be positive and finite (else NOT_POSITIVE): one branch for both.
-/// The gate (locus_measurement_gated_scaled) is tested on the manoeuvring model (lane 2). stats: y, D,
+/// The gate (locus_measurement_soft_excess: soft long side) is tested on the manoeuvring model (lane 2). stats: y, D,
 /// c² of lane 2, then (after an accepted update) the settled mean (four) and lane 2's (gx, gy).
 /// (Vectors by pointer: a 32-byte vector argument would change the ABI without AVX.)
 static inline __attribute__((always_inline)) int scalar_update_tracked(locus_imm *imm, const v4 *gx_, const v4 *gy_,
@@ -303,13 +303,17 @@ static inline __attribute__((always_inline)) int scalar_update_tracked(locus_imm
     const v4 b00 = load(imm->p[B00]), b01 = load(imm->p[B01]), b10 = load(imm->p[B10]), b11 = load(imm->p[B11]);
     const v4 w0 = a00 * gx + a01 * gy, w1 = a01 * gx + a11 * gy;
     const v4 w2 = b00 * gx + b10 * gy, w3 = b01 * gx + b11 * gy;
-    const v4 d = gx * w0 + gy * w1 + variance * c2;
-    if (!lanes_all(*model_ok & lanes_positive_mask(d))) {
+    const v4 d0 = gx * w0 + gy * w1 + variance * c2;
+    if (!lanes_all(*model_ok & lanes_positive_mask(d0))) {
         return lanes_all(*model_ok) ? LOCUS_KALMAN_NOT_POSITIVE : LOCUS_KALMAN_BAD_ARGUMENT;
     }
-    const double y2 = y[2], r2 = c2[2], d2 = d[2];
+    const double y2 = y[2], r2 = c2[2], d2 = d0[2];
     if (stats) { stats[0] = y2; stats[1] = d2; stats[2] = r2; }
-    if (locus_measurement_gated_scaled(y2, r2, d2, gate_long, gate_short)) return LOCUS_KALMAN_GATED;
+    // The soft long gate (locus_measurement_soft_excess): refused beyond gate_short either side; a range
+    // gate_long..gate_short sigmas long is taken with its variance raised by `extra` in every lane.
+    const double extra = locus_measurement_soft_excess(y2, r2, d2, gate_long, gate_short);
+    if (extra < 0) return LOCUS_KALMAN_GATED;
+    const v4 d = extra > 0 ? d0 + extra * c2 : d0;
     const v4 inv = 1.0 / d, g = (y * c) * inv;
     const v4 v0 = w0 * inv, v1 = w1 * inv, v2 = w2 * inv, v3 = w3 * inv;
     const v4 x0 = load(imm->x[0]) + w0 * g, x1 = load(imm->x[1]) + w1 * g;

@@ -67,7 +67,7 @@ package struct KalmanInnovation: Sendable, Hashable {
     /// Position update: squared Mahalanobis distance NIS = yᵀS⁻¹y; range update: ν = y/√S (signed).
     var statistic: Double = 0
     /// Position update: det S (m⁴); range update: S (m²).
-    var innovationVariance: Double = 0
+    package var innovationVariance: Double = 0
     /// Range update: the innovation y = r − h(x), metres (0 for position updates).
     package var residualMeters: Double = 0
 
@@ -136,6 +136,15 @@ package enum KalmanKernels {
         innovation.innovationVariance = stats[1]
         innovation.residualMeters = stats[2]
         return KalmanOutcome(status: status)
+    }
+
+    /// The extra variance (m²) the IMM's soft long gate gives a range with innovation y (m) of variance S
+    /// (m²): `locus_measurement_soft_excess` with c² = 1, D = S — y²/ν_s² − S (ν_s = 1.5) when
+    /// γ_long < ν = y/√S ≤ γ_short, 0 inside the gate, −1 beyond γ_short. The one rule, for the smoother,
+    /// which weighs the ranges the causal filter accepted as that filter did.
+    package static func softGateExtraVariance(residualMeters y: Double, innovationVarianceSquareMeters s: Double,
+                                              gateLong: Double, gateShort: Double) -> Double {
+        locus_measurement_soft_excess(y, 1, s, gateLong, gateShort)
     }
 
     /// One Rauch–Tung–Striebel step backwards: G = P_f Fᵀ P_p⁻¹, x_s = x_f + G(x_s' − x_p'),

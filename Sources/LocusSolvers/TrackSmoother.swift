@@ -203,9 +203,18 @@ package enum TrackSmoother {
                 outcome = KalmanKernels.updatePosition(&states[k], zx: x, zy: y, rxx: rxx, rxy: rxy, ryy: ryy, gate: .infinity,
                                                        innovation: &innovation)
             case let .range(anchor, r):
+                // The causal filter takes a range 2.5–4σ long with its variance raised (the soft long gate,
+                // `KalmanKernels.softGateExtraVariance`); the same rule here against this pass's own
+                // prediction (probed on a copy; never refused: the causal filter accepted the range).
+                var probe = states[k]
+                _ = KalmanKernels.updateRange(&probe, anchor: anchor, tagHeightMeters: tagHeightMeters, rangeMeters: r,
+                                              varianceSquareMeters: variance, gateLong: 0, gateShort: 0, innovation: &innovation)
+                let extra = KalmanKernels.softGateExtraVariance(residualMeters: innovation.residualMeters,
+                                                                innovationVarianceSquareMeters: innovation.innovationVariance,
+                                                                gateLong: configuration.rangeGateLongSigmas, gateShort: .infinity)
                 outcome = KalmanKernels.updateRange(&states[k], anchor: anchor, tagHeightMeters: tagHeightMeters, rangeMeters: r,
-                                                    varianceSquareMeters: variance, gateLong: .infinity, gateShort: .infinity,
-                                                    innovation: &innovation)
+                                                    varianceSquareMeters: extra > 0 ? variance + extra : variance,
+                                                    gateLong: .infinity, gateShort: .infinity, innovation: &innovation)
             case let .differences(reference, locators, differences):
                 let m = min(locators.count, differences.count)
                 if differenceRows.count < m * DifferenceRows.stride {

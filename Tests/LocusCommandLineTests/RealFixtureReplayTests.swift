@@ -11,10 +11,10 @@ import Testing
 struct RealFixtureReplayTests {
     static let directory = TestPaths.fixture("real/cuhksz-planar-uwb-fast-tags12")
 
-    /// Measured with this excerpt (docs/datasets.md): rmse_m raw 0.0899, causal 0.0942, smoothed 0.0846;
+    /// Measured with this excerpt (docs/datasets.md): rmse_m raw 0.0899, causal 0.0939, smoothed 0.0844 (issue #42's soft long gate; 0.0942 and 0.0846 before);
     /// 218 fixes (109 per tag) in every mode. The bounds are those figures × 1.2.
     @Test("raw, causal and smoothed replays of the two-tag excerpt: every fix compared, rmse within 1.2 × the measured",
-          arguments: [(["--filter", "none"], 0.0899), ([], 0.0942), (["--smooth"], 0.0846)])
+          arguments: [(["--filter", "none"], 0.0899), ([], 0.0939), (["--smooth"], 0.0844)])
     func replayExcerpt(mode: [String], measuredRMSE: Double) throws {
         let d = Self.directory
         let run = CapturedRun(["replay", "--site", d + "/site.json", "--trace", d + "/trace.csv",

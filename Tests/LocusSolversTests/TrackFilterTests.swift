@@ -102,6 +102,49 @@ import Testing
         #expect((after.last ?? .infinity) < 0.3, "errors after the outage: \(after)")
     }
 
+    @Test("Soft long gate (locus_measurement_soft_excess): ν ≤ 2.5 as it is, 2.5 < ν ≤ 4 taken with S raised to y²/1.5², beyond ±4 refused; the short side stays hard")
+    func softLongGateRule() {
+        let s = 0.01  // S, m² (√S = 0.1 m)
+        func extra(_ nu: Double) -> Double {
+            KalmanKernels.softGateExtraVariance(residualMeters: nu * 0.1, innovationVarianceSquareMeters: s, gateLong: 2.5, gateShort: 4)
+        }
+        #expect(extra(0) == 0 && extra(2.4) == 0 && extra(-3.9) == 0)
+        for nu in [2.6, 3.0, 3.9] {
+            let e = extra(nu)
+            let y = nu * 0.1
+            #expect(e > 0 && abs(y / (s + e).squareRoot() - 1.5) < 1e-12, "ν \(nu): extra \(e) m²")
+        }
+        #expect(extra(4.1) == -1 && extra(-4.1) == -1 && extra(10) == -1)
+    }
+
+    @Test("Soft long gate in the filter: a range ~3σ long is taken, ~6σ long is gated, the track holds")
+    func softLongGate() {
+        let floor = TrackFixture.floor()
+        var filter = TrackFilter(tag: "T1", floor: floor.id, tagHeightMeters: floor.tagHeightMeters)
+        let p = Point3(x: 6, y: 4, z: floor.tagHeightMeters)
+        var rng = SeededGenerator(seed: 13)
+        var t = 0.0
+        for k in 0..<40 {
+            for (i, l) in floor.locators.enumerated() {
+                t = Double(k) * 0.25 + Double(i) * 0.004
+                filter.update(range: RangeMeasurement(timeSeconds: t, tag: "T1", locator: l.address,
+                                                      rangeMeters: p.distance(to: l.position) + 0.1 * rng.nextGaussian()), locator: l)
+            }
+        }
+        let l = floor.locators[0]
+        // At the last range's time (no prediction), √S ≈ σ = 0.1 m.
+        func take(longBy excess: Double) -> (TrackUpdateOutcome, Double) {
+            var f = filter
+            let o = f.update(range: RangeMeasurement(timeSeconds: t, tag: "T1", locator: l.address,
+                                                     rangeMeters: (f.currentFix.map { $0.position.distance(to: l.position) } ?? 0) + excess), locator: l)
+            return (o, (f.currentFix?.position.horizontal).map { $0.distance(to: p.horizontal) } ?? .infinity)
+        }
+        let (soft, softError) = take(longBy: 0.35)
+        let (hard, hardError) = take(longBy: 0.6)
+        #expect(soft == .accepted && hard == .gated, "\(soft) \(hard)")
+        #expect(softError < 0.1 && hardError < 0.1, "errors \(softError) m, \(hardError) m")
+    }
+
     @Test("Gate hysteresis: a 3 m jump (tag carried fast) is re-acquired within 6 fixes, tight and loose",
           arguments: [TrackFilterConfiguration.Coupling.tight, .loose])
     func jumpIsReacquired(coupling: TrackFilterConfiguration.Coupling) {
@@ -132,6 +175,31 @@ import Testing
         }
         #expect(reacquiredAfter.map { $0 <= 6 } == true, "re-acquired after \(String(describing: reacquiredAfter)) fixes")
         if let f = filter.currentFix { #expect(f.position.horizontal.distance(to: Point2(x: 9, y: 5)) < 0.1) }
+    }
+
+    @Test("One round whose ranges run long together (7 of 8 locators +0.8 m, ≥ 6 of them gated: the old gate would have opened) does not re-acquire the track: the gate opens only after a whole round's worth of net rejections")
+    func correlatedRoundKeepsTrack() {
+        let floor = TrackFixture.floor()
+        var filter = TrackFilter(tag: "T1", floor: floor.id, tagHeightMeters: floor.tagHeightMeters)
+        let p = Point3(x: 6, y: 4, z: floor.tagHeightMeters)
+        var rng = SeededGenerator(seed: 11)
+        func round(_ k: Int, longBy: (Int) -> Double) -> [TrackUpdateOutcome] {
+            floor.locators.enumerated().map { i, l in
+                filter.update(range: RangeMeasurement(timeSeconds: Double(k) * 0.25 + Double(i) * 0.004, tag: "T1", locator: l.address,
+                                                      rangeMeters: p.distance(to: l.position) + 0.1 * rng.nextGaussian() + longBy(i)), locator: l)
+            }
+        }
+        for k in 0..<40 { _ = round(k) { _ in 0 } }
+        #expect(filter.initializationCount == 1)
+        let outcomes = round(40) { i in i < 7 ? 0.8 : 0 }
+        #expect(outcomes.prefix(7).filter { $0 == .gated }.count >= 6, "\(outcomes)")
+        #expect(filter.initializationCount == 1, "the track was re-acquired from one round")
+        let error = filter.currentFix.map { $0.position.horizontal.distance(to: p.horizontal) } ?? .infinity
+        #expect(error < 0.1, "error \(error) m")
+        // A whole round gated (the tag really moved unlike the model) still opens the gate.
+        _ = round(41) { _ in 0 }
+        _ = round(42) { _ in 3.0 }
+        #expect(filter.initializationCount == 2, "re-acquisitions: \(filter.initializationCount - 1)")
     }
 
     @Test("NEES: mean normalised position error over 40 seeded runs lies inside the 95 % χ² band")
