@@ -41,16 +41,9 @@ import Testing
     @Test("Ranges 1 m long are gated while the track holds; the rest still update it")
     func nlosRangeIsGated() {
         let floor = TrackFixture.floor()
-        var filter = TrackFilter(tag: "T1", floor: floor.id, tagHeightMeters: floor.tagHeightMeters)
-        let p = Point3(x: 6, y: 4, z: floor.tagHeightMeters)
-        var rng = SeededGenerator(seed: 5)
-        for k in 0..<40 {
-            for (i, l) in floor.locators.enumerated() {
-                let t = Double(k) * 0.25 + Double(i) * 0.004
-                filter.update(range: RangeMeasurement(timeSeconds: t, tag: "T1", locator: l.address,
-                                                      rangeMeters: p.distance(to: l.position) + 0.1 * rng.nextGaussian()), locator: l)
-            }
-        }
+        let settled = TrackFixture.settledStillFilter(floor: floor, seed: 5)
+        var filter = settled.filter
+        let p = settled.position
         _ = filter.closeEpoch(atSeconds: 10)
         let l = floor.locators[0]
         let before = filter.state
@@ -120,17 +113,7 @@ import Testing
     @Test("Soft long gate in the filter: a range ~3σ long is taken, ~6σ long is gated, the track holds")
     func softLongGate() {
         let floor = TrackFixture.floor()
-        var filter = TrackFilter(tag: "T1", floor: floor.id, tagHeightMeters: floor.tagHeightMeters)
-        let p = Point3(x: 6, y: 4, z: floor.tagHeightMeters)
-        var rng = SeededGenerator(seed: 13)
-        var t = 0.0
-        for k in 0..<40 {
-            for (i, l) in floor.locators.enumerated() {
-                t = Double(k) * 0.25 + Double(i) * 0.004
-                filter.update(range: RangeMeasurement(timeSeconds: t, tag: "T1", locator: l.address,
-                                                      rangeMeters: p.distance(to: l.position) + 0.1 * rng.nextGaussian()), locator: l)
-            }
-        }
+        let (filter, p, t) = TrackFixture.settledStillFilter(floor: floor, seed: 13)
         let l = floor.locators[0]
         // At the last range's time (no prediction), √S ≈ σ = 0.1 m.
         func take(longBy excess: Double) -> (TrackUpdateOutcome, Double) {

@@ -6,6 +6,23 @@
 /// Shared fixtures for the tracking tests: a floor, simulated runs, the per-fix Cramér–Rao bound,
 /// and a TEST-ONLY least-squares stand-in (until the Trilaterator lands on main) for loose coupling.
 enum TrackFixture {
+    /// A tightly coupled filter that has tracked a tag standing at (6, 4) for 40 rounds of every
+    /// locator of `floor` (4 Hz, 4 ms slots, σ 0.1 m), and the tag's position and last range time.
+    static func settledStillFilter(floor: Floor, seed: UInt64) -> (filter: TrackFilter, position: Point3, lastSeconds: Double) {
+        var filter = TrackFilter(tag: "T1", floor: floor.id, tagHeightMeters: floor.tagHeightMeters)
+        let p = Point3(x: 6, y: 4, z: floor.tagHeightMeters)
+        var rng = SeededGenerator(seed: seed)
+        var t = 0.0
+        for k in 0..<40 {
+            for (i, l) in floor.locators.enumerated() {
+                t = Double(k) * 0.25 + Double(i) * 0.004
+                filter.update(range: RangeMeasurement(timeSeconds: t, tag: "T1", locator: l.address,
+                                                      rangeMeters: p.distance(to: l.position) + 0.1 * rng.nextGaussian()), locator: l)
+            }
+        }
+        return (filter, p, t)
+    }
+
     /// 20 m × 12 m floor, 8 locators at 2.5 m on the walls, tags at 1.1 m.
     static func floor(locatorCount: Int = 8) -> Floor {
         let all: [(Double, Double)] = [(0, 0), (20, 0), (20, 12), (0, 12), (10, 0), (20, 6), (10, 12), (0, 6)]
