@@ -105,7 +105,7 @@ package struct TrackFilter: Sendable {
         }
     }
 
-    private var buffer = TrackRangeBuffer()
+    var buffer = TrackRangeBuffer()
     /// The current epoch's figures (tightly coupled), restarted by `closeEpoch`.
     var epoch = TrackEpochQuality()
     /// The quality of the last least-squares fix taken (loosely coupled only), boxed: the default
@@ -258,9 +258,7 @@ package struct TrackFilter: Sendable {
         // Finite and r ≥ 0 as plain compares (NaN fails them).
         guard r >= 0, r <= .greatestFiniteMagnitude, abs(t) <= .greatestFiniteMagnitude else { return .unusable }
         buffer.insert(address: address, anchor: anchor, rangeMeters: r, timeSeconds: t)
-        if !isTracking || t - lastUpdateSeconds > configuration.reinitializeAfterSeconds || t < stateSeconds {
-            return initializeFromBuffer(at: t)
-        }
+        if startsTrack(atSeconds: t) { return initializeFromBuffer(at: t) }
         // Prediction and update in one kernel call; gated on the most permissive model (IMM:
         // manoeuvring), see `update(fix:)`.
         let (outcome, mean, predicted, geometry) = motion.predictAndUpdateRange(
@@ -357,6 +355,10 @@ package struct TrackFilter: Sendable {
                     continue
                 }
             }
+            if k + 1 < n, startsTrack(atSeconds: times[k]) {
+                k = startTrack(rangesMeters: ranges, timesSeconds: times, anchors: anchors, addresses: addresses, from: k)
+                continue
+            }
             update(correctedRangeMeters: ranges[k], timeSeconds: times[k], address: addresses[k], anchor: anchors[k])
             k += 1
         }
@@ -446,8 +448,14 @@ package struct TrackFilter: Sendable {
         divergedAtSeconds = t
     }
 
-    private mutating func initializeFromBuffer(at t: Double) -> TrackUpdateOutcome {
+    /// Starts the track from the buffered ranges (`TrackRangeBuffer.solve`: the locators heard within
+    /// `initializationWindowSeconds` of t, or one round-robin cycle within `initializationCycleSeconds`)
+    /// at the solve's time (t, or the cycle's mean time): x₀ = (x, y, 0, 0), P₀ = [[R, 0], [0, σ_v² I]],
+    /// R the solve's (x, y) covariance (m²), σ_v = `initialVelocitySigmaMetersPerSecond`. `.buffered`
+    /// (and a track older than `reinitializeAfterSeconds` dropped) when the buffer cannot give a position.
+    mutating func initializeFromBuffer(at t: Double) -> TrackUpdateOutcome {
         guard let p = buffer.solve(newestSeconds: t, windowSeconds: configuration.initializationWindowSeconds,
+                                   cycleSeconds: configuration.initializationCycleSeconds,
                                    tagHeightMeters: tagHeightMeters, minimumLocators: configuration.initializationLocators,
                                    sigmaMeters: configuration.rangeSigmaMeters) else {
             if isTracking && t - lastUpdateSeconds > configuration.reinitializeAfterSeconds {
@@ -458,7 +466,7 @@ package struct TrackFilter: Sendable {
         let sv = configuration.initialVelocitySigmaMetersPerSecond
         var p0 = SIMD16<Double>(repeating: 0)
         p0[0] = p.cxx; p0[1] = p.cxy; p0[4] = p.cxy; p0[5] = p.cyy; p0[10] = sv * sv; p0[15] = sv * sv
-        reset(to: KalmanState(x: SIMD4(p.x, p.y, 0, 0), p: p0), atSeconds: t)
+        reset(to: KalmanState(x: SIMD4(p.x, p.y, 0, 0), p: p0), atSeconds: p.timeSeconds)
         return .initialized
     }
 }
