@@ -73,6 +73,9 @@ package struct TrackFilter: Sendable {
     /// the combination (which costs a mixture of the models and, with pending likelihoods, two
     /// exponentials).
     package private(set) var isTracking = false
+    /// Whether a whole round after the one that started the track agreed with it (no range gated);
+    /// until then each round of several ranges is judged as a whole (`updateRound`).
+    var isConfirmed = false
     /// `rejectionScore` and `initializationCount` in 32 bits (beside the flag, in one word).
     private var rejections: Int32 = 0
     private var initializations: Int32 = 0
@@ -156,6 +159,7 @@ package struct TrackFilter: Sendable {
     /// (seconds): every model at `initial`, μ uniform, the rejection score 0, one more initialisation.
     package mutating func reset(to initial: KalmanState, atSeconds t: Double) {
         isTracking = true
+        isConfirmed = false
         motion.reset(to: initial, atSeconds: t, shared)
         stateSeconds = t
         lastUpdateSeconds = t
@@ -305,28 +309,32 @@ package struct TrackFilter: Sendable {
     /// for each in turn (the same state, outcomes and epoch figures, bit for bit), with the ranges that
     /// are accepted applied by one kernel call (`locus_imm_update_ranges`) instead of one call each and
     /// their bookkeeping done there. A range that is not accepted (gated, before the track starts, after
-    /// a gap, diverged) and the single-model baseline take the per-range path. All four buffers hold
-    /// the same count. The spans are read in place.
+    /// a gap, diverged) and the single-model baseline take the per-range path. While the track starts
+    /// and until a round confirms it, the round is judged as a whole (`updateRound`: a round that
+    /// gates any of its ranges restarts the track from all of them). All four buffers hold the same
+    /// count. The spans are read in place.
     package mutating func update(rangesMeters ranges: Span<Double>, timesSeconds times: Span<Double>,
                                  anchors: Span<Point3>, addresses: Span<LocatorAddress>) {
         ranges.withUnsafeBufferPointer { ranges in
             times.withUnsafeBufferPointer { times in
                 anchors.withUnsafeBufferPointer { anchors in
                     addresses.withUnsafeBufferPointer { addresses in
-                        update(rangesMeters: ranges, timesSeconds: times, anchors: anchors, addresses: addresses)
+                        updateRound(rangesMeters: ranges, timesSeconds: times, anchors: anchors, addresses: addresses)
                     }
                 }
             }
         }
     }
 
-    /// `update(rangesMeters:timesSeconds:anchors:addresses:)` over the spans' buffers.
+    /// `update(rangesMeters:timesSeconds:anchors:addresses:)` over the spans' buffers, once the round was
+    /// found not to need judging (`updateRound`): the ranges in turn, the accepted ones in kernel calls.
+    /// Returns the number of ranges gated.
     @inline(__always)
-    private mutating func update(rangesMeters ranges: UnsafeBufferPointer<Double>, timesSeconds times: UnsafeBufferPointer<Double>,
-                                 anchors: UnsafeBufferPointer<Point3>, addresses: UnsafeBufferPointer<LocatorAddress>) {
+    mutating func updateEach(rangesMeters ranges: UnsafeBufferPointer<Double>, timesSeconds times: UnsafeBufferPointer<Double>,
+                             anchors: UnsafeBufferPointer<Point3>, addresses: UnsafeBufferPointer<LocatorAddress>) -> Int {
         let n = ranges.count
         precondition(times.count == n && anchors.count == n && addresses.count == n, "TrackFilter.update: buffers of one count")
-        var k = 0
+        var k = 0, gated = 0
         while k < n {
             if isTracking {
                 var run = epoch.run(stateSeconds: stateSeconds, lastUpdateSeconds: lastUpdateSeconds,
@@ -346,22 +354,21 @@ package struct TrackFilter: Sendable {
                     epoch.take(run)
                     k = stop
                 }
-                guard k < n else { return }
+                guard k < n else { return gated }
                 if let (outcome, predicted) = run.stop {
                     // The kernel ran on range k and did not accept it: `update`'s steps after its kernel call.
                     buffer.insert(address: addresses[k], anchor: anchors[k], rangeMeters: ranges[k], timeSeconds: times[k])
-                    _ = refused(outcome, predicted: predicted, at: times[k], address: addresses[k])
+                    if refused(outcome, predicted: predicted, at: times[k], address: addresses[k]) == .gated { gated += 1 }
                     k += 1
                     continue
                 }
             }
-            if k + 1 < n, startsTrack(atSeconds: times[k]) {
-                k = startTrack(rangesMeters: ranges, timesSeconds: times, anchors: anchors, addresses: addresses, from: k)
-                continue
+            if update(correctedRangeMeters: ranges[k], timeSeconds: times[k], address: addresses[k], anchor: anchors[k]) == .gated {
+                gated += 1
             }
-            update(correctedRangeMeters: ranges[k], timeSeconds: times[k], address: addresses[k], anchor: anchors[k])
             k += 1
         }
+        return gated
     }
 
     /// Ends the track without an error (it is to be re-seeded): no state, no last update.

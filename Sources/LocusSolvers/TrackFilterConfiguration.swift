@@ -80,6 +80,10 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     /// locators within this longer window, taken at their mean time (a tag that ranges to one locator
     /// at a time, in turn: one round-robin cycle; `TrackRangeBuffer.solve`), seconds; 0 turns it off.
     var initializationCycleSeconds: Double
+    /// Tightly coupled: a round of several ranges that starts the track, and the round after it, are
+    /// judged as a whole against the robust least-squares solve of the round (`TrackFilter.updateRound`);
+    /// false takes them one range at a time like every later round.
+    var judgesStartingRounds: Bool
     /// A range-difference group at most this much older than the track's time is applied at the track's
     /// time, without prediction (a hybrid tag's ranges may have carried the track past a blink whose
     /// difference epoch closed later); an older one drops the track for re-seeding
@@ -101,7 +105,7 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
                  gateOpenScore: Int = 6, fixGateOpenScore: Int = 2, reinitializeAfterSeconds: Double = 2.0, maximumCoastSeconds: Double = 1.0,
                  initialPositionSigmaMeters: Double = 10, initialVelocitySigmaMetersPerSecond: Double = 1.5,
                  initializationLocators: Int = 4, initializationWindowSeconds: Double = 0.3,
-                 initializationCycleSeconds: Double = 1.0, differenceLatenessSeconds: Double = 0.1) {
+                 initializationCycleSeconds: Double = 1.0, judgesStartingRounds: Bool = true, differenceLatenessSeconds: Double = 0.1) {
         self.coupling = coupling
         self.processNoiseDensity = processNoiseDensity
         self.usesInteractingModels = usesInteractingModels
@@ -127,6 +131,7 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
         self.initializationLocators = initializationLocators
         self.initializationWindowSeconds = initializationWindowSeconds
         self.initializationCycleSeconds = initializationCycleSeconds
+        self.judgesStartingRounds = judgesStartingRounds
         self.differenceLatenessSeconds = differenceLatenessSeconds
     }
 

@@ -6,8 +6,8 @@ import LocusTestSupport
 import Testing
 
 /// `TrackFilter.update(rangesMeters:timesSeconds:anchors:addresses:)` — a round's ranges in one kernel
-/// call, the engine's path — against `update(correctedRangeMeters:…)` once per range (and `startTrack`
-/// where a track starts within the round, as the round path does): the same filter,
+/// call, the engine's path — against `update(correctedRangeMeters:…)` once per range (and `updateRound`
+/// for the rounds that judge a young track as a whole, as the round path does): the same filter,
 /// bit for bit, through everything the per-range path handles (the track starting, gated NLOS ranges,
 /// the gate opening, a gap that re-initialises, unusable ranges, a time going backwards).
 @Suite("TrackFilter: a round in one call is the per-range path, bit for bit")
@@ -73,20 +73,19 @@ struct TrackFilterRoundTests {
             // at once (a locator's second range in the epoch): both ways here.
             let split = Int.random(in: 0...round.count, using: &generator)
             for part in [round[..<split], round[split...]] where !part.isEmpty {
-                // The reference: each range on its own, except that a track starting before the part's
-                // last range starts as the round path starts it (`startTrack`, which judges the start
-                // by the rest of the part).
+                // The reference: each range on its own, except for a round that the round path judges as
+                // a whole (the track starting or not yet confirmed: `updateRound`, the same function).
                 let ranges = part.map(\.rangeMeters), times = part.map(\.timeSeconds)
                 let anchors = part.map(\.locator.position), addresses = part.map(\.locator.address)
-                for k in ranges.indices {
-                    if k + 1 < ranges.count, perRange.startsTrack(atSeconds: times[k]) {
-                        ranges.withUnsafeBufferPointer { r in times.withUnsafeBufferPointer { t in
-                            anchors.withUnsafeBufferPointer { a in addresses.withUnsafeBufferPointer { d in
-                                _ = perRange.startTrack(rangesMeters: r, timesSeconds: t, anchors: a, addresses: d, from: k)
-                            } }
+                if perRange.judgesRound(count: ranges.count, firstSeconds: times[0]) {
+                    ranges.withUnsafeBufferPointer { r in times.withUnsafeBufferPointer { t in
+                        anchors.withUnsafeBufferPointer { a in addresses.withUnsafeBufferPointer { d in
+                            perRange.updateRound(rangesMeters: r, timesSeconds: t, anchors: a, addresses: d)
                         } }
-                        break
-                    }
+                    } }
+                    continue
+                }
+                for k in ranges.indices {
                     if perRange.update(correctedRangeMeters: ranges[k], timeSeconds: times[k], address: addresses[k],
                                        anchor: anchors[k]) == .gated { gated += 1 }
                 }
