@@ -73,8 +73,9 @@ package struct TrackFilter: Sendable {
     /// the combination (which costs a mixture of the models and, with pending likelihoods, two
     /// exponentials).
     package private(set) var isTracking = false
-    /// Whether a whole round after the one that started the track agreed with it (no range gated);
-    /// until then each round of several ranges is judged as a whole (`updateRound`).
+    /// Whether the round after the one that started the track was taken (as it came when none of it
+    /// was gated, else without what the robust solve rejects in it); until then each round of several
+    /// ranges is judged as a whole (`updateRound`).
     var isConfirmed = false
     /// `rejectionScore` and `initializationCount` in 32 bits (beside the flag, in one word).
     private var rejections: Int32 = 0
@@ -253,7 +254,8 @@ package struct TrackFilter: Sendable {
     /// h(x) = √((px−xᵢ)² + (py−yᵢ)² + (h−zᵢ)²), y = r − h(x), S = HPHᵀ + σ_r², gate on ν = y/√S
     /// (asymmetric: NLOS ranges are long), update at the range's own timestamp. Before initialisation
     /// (and after a gap or an opened gate) ranges are buffered until `initializationLocators` distinct
-    /// locators give a least-squares position. The filter's one range entry point (the engine's
+    /// locators give a least-squares position (within `initializationWindowSeconds`, or one round-robin
+    /// cycle: `initializeFromBuffer`). The filter's one range entry point (the engine's
     /// per-range path: the locator's position passed on its own, not a whole `Locator`); `anchor`
     /// must be finite (the engine checks every locator once, when it is made).
     @discardableResult
@@ -309,10 +311,11 @@ package struct TrackFilter: Sendable {
     /// for each in turn (the same state, outcomes and epoch figures, bit for bit), with the ranges that
     /// are accepted applied by one kernel call (`locus_imm_update_ranges`) instead of one call each and
     /// their bookkeeping done there. A range that is not accepted (gated, before the track starts, after
-    /// a gap, diverged) and the single-model baseline take the per-range path. While the track starts
-    /// and until a round confirms it, the round is judged as a whole (`updateRound`: a round that
-    /// gates any of its ranges restarts the track from all of them). All four buffers hold the same
-    /// count. The spans are read in place.
+    /// a gap, diverged) and the single-model baseline take the per-range path. The round that starts
+    /// the track and the round after it are judged as a whole (`updateRound`: a start that its round
+    /// gates is taken from the whole round instead; the next round, if any of it is gated, again
+    /// without what the robust solve rejects). All four buffers hold the same count. The spans are
+    /// read in place.
     package mutating func update(rangesMeters ranges: Span<Double>, timesSeconds times: Span<Double>,
                                  anchors: Span<Point3>, addresses: Span<LocatorAddress>) {
         ranges.withUnsafeBufferPointer { ranges in
