@@ -45,7 +45,7 @@ extension TrackFilter {
         let gated = probe.updateEach(rangesMeters: ranges, timesSeconds: times, anchors: anchors, addresses: addresses)
         let restarted = probe.initializationCount != initializationCount
         if gated == 0 || (!starts && restarted) {
-            // Confirmed by a round that neither started nor restarted the track.
+            // Kept; confirmed when the round neither started nor restarted the track.
             if !starts && !restarted && probe.isTracking { probe.isConfirmed = true }
             self = probe
             return
@@ -58,8 +58,7 @@ extension TrackFilter {
             return
         }
         // The round after the start, some of it gated: again without what the robust solve rejects.
-        let solver = Trilaterator(configuration: TrilaterationConfiguration(mode: .planar, tagHeightMeters: tagHeightMeters,
-                                                                            sigmaMeters: configuration.rangeSigmaMeters))
+        let solver = TrackRangeBuffer.solver(tagHeightMeters: tagHeightMeters, sigmaMeters: configuration.rangeSigmaMeters)
         guard let solution = try? solver.solve(locators: usable.map { anchors[$0] }, rangesMeters: usable.map { ranges[$0] }),
               solution.rejectedCount > 0 else {
             probe.isConfirmed = true

@@ -147,6 +147,12 @@ struct TrackRangeBuffer: Sendable {
         pointHint(past: oldest, count: n)
     }
 
+    /// The solver a track starts with and judges its first rounds by: the robust `Trilaterator`, planar at
+    /// the tag height h (m), range σ (m), the standard settings otherwise.
+    static func solver(tagHeightMeters h: Double, sigmaMeters: Double) -> Trilaterator {
+        Trilaterator(configuration: TrilaterationConfiguration(mode: .planar, tagHeightMeters: h, sigmaMeters: sigmaMeters))
+    }
+
     /// Planar least-squares position from the ranges no older than `windowSeconds` before `newestSeconds`,
     /// solved by the `Trilaterator` (robust weighted least squares, planar at the tag height h).
     /// When fewer than `minimumLocators` locators were heard in that window but enough in the longer
@@ -181,8 +187,7 @@ struct TrackRangeBuffer: Sendable {
             timeSeconds = used.reduce(0) { $0 + $1.timeSeconds } / Double(needed)
         }
         guard anchors.count >= needed else { return nil }
-        let solver = Trilaterator(configuration: TrilaterationConfiguration(mode: .planar, tagHeightMeters: h,
-                                                                            sigmaMeters: sigmaMeters))
+        let solver = Self.solver(tagHeightMeters: h, sigmaMeters: sigmaMeters)
         do {
             let s = try solver.solve(locators: anchors, rangesMeters: ranges)
             let c = s.covariance
