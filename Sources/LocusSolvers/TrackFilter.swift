@@ -73,6 +73,10 @@ package struct TrackFilter: Sendable {
     /// the combination (which costs a mixture of the models and, with pending likelihoods, two
     /// exponentials).
     package private(set) var isTracking = false
+    /// Whether the round after the one that started the track was taken (as it came when none of it
+    /// was gated, else without what the robust solve rejects in it); until then each round of several
+    /// ranges is judged as a whole (`updateRound`).
+    var isConfirmed = false
     /// `rejectionScore` and `initializationCount` in 32 bits (beside the flag, in one word).
     private var rejections: Int32 = 0
     private var initializations: Int32 = 0
@@ -105,7 +109,7 @@ package struct TrackFilter: Sendable {
         }
     }
 
-    private var buffer = TrackRangeBuffer()
+    var buffer = TrackRangeBuffer()
     /// The current epoch's figures (tightly coupled), restarted by `closeEpoch`.
     var epoch = TrackEpochQuality()
     /// The quality of the last least-squares fix taken (loosely coupled only), boxed: the default
@@ -156,6 +160,7 @@ package struct TrackFilter: Sendable {
     /// (seconds): every model at `initial`, μ uniform, the rejection score 0, one more initialisation.
     package mutating func reset(to initial: KalmanState, atSeconds t: Double) {
         isTracking = true
+        isConfirmed = false
         motion.reset(to: initial, atSeconds: t, shared)
         stateSeconds = t
         lastUpdateSeconds = t
@@ -249,7 +254,8 @@ package struct TrackFilter: Sendable {
     /// h(x) = √((px−xᵢ)² + (py−yᵢ)² + (h−zᵢ)²), y = r − h(x), S = HPHᵀ + σ_r², gate on ν = y/√S
     /// (asymmetric: NLOS ranges are long), update at the range's own timestamp. Before initialisation
     /// (and after a gap or an opened gate) ranges are buffered until `initializationLocators` distinct
-    /// locators give a least-squares position. The filter's one range entry point (the engine's
+    /// locators give a least-squares position (within `initializationWindowSeconds`, or one round-robin
+    /// cycle: `initializeFromBuffer`). The filter's one range entry point (the engine's
     /// per-range path: the locator's position passed on its own, not a whole `Locator`); `anchor`
     /// must be finite (the engine checks every locator once, when it is made).
     @discardableResult
@@ -258,9 +264,7 @@ package struct TrackFilter: Sendable {
         // Finite and r ≥ 0 as plain compares (NaN fails them).
         guard r >= 0, r <= .greatestFiniteMagnitude, abs(t) <= .greatestFiniteMagnitude else { return .unusable }
         buffer.insert(address: address, anchor: anchor, rangeMeters: r, timeSeconds: t)
-        if !isTracking || t - lastUpdateSeconds > configuration.reinitializeAfterSeconds || t < stateSeconds {
-            return initializeFromBuffer(at: t)
-        }
+        if startsTrack(atSeconds: t) { return initializeFromBuffer(at: t) }
         // Prediction and update in one kernel call; gated on the most permissive model (IMM:
         // manoeuvring), see `update(fix:)`.
         let (outcome, mean, predicted, geometry) = motion.predictAndUpdateRange(
@@ -307,28 +311,33 @@ package struct TrackFilter: Sendable {
     /// for each in turn (the same state, outcomes and epoch figures, bit for bit), with the ranges that
     /// are accepted applied by one kernel call (`locus_imm_update_ranges`) instead of one call each and
     /// their bookkeeping done there. A range that is not accepted (gated, before the track starts, after
-    /// a gap, diverged) and the single-model baseline take the per-range path. All four buffers hold
-    /// the same count. The spans are read in place.
+    /// a gap, diverged) and the single-model baseline take the per-range path. The round that starts
+    /// the track and the round after it are judged as a whole (`updateRound`: a start that its round
+    /// gates is taken from the whole round instead; the next round, if any of it is gated, again
+    /// without what the robust solve rejects). All four buffers hold the same count. The spans are
+    /// read in place.
     package mutating func update(rangesMeters ranges: Span<Double>, timesSeconds times: Span<Double>,
                                  anchors: Span<Point3>, addresses: Span<LocatorAddress>) {
         ranges.withUnsafeBufferPointer { ranges in
             times.withUnsafeBufferPointer { times in
                 anchors.withUnsafeBufferPointer { anchors in
                     addresses.withUnsafeBufferPointer { addresses in
-                        update(rangesMeters: ranges, timesSeconds: times, anchors: anchors, addresses: addresses)
+                        updateRound(rangesMeters: ranges, timesSeconds: times, anchors: anchors, addresses: addresses)
                     }
                 }
             }
         }
     }
 
-    /// `update(rangesMeters:timesSeconds:anchors:addresses:)` over the spans' buffers.
+    /// `update(rangesMeters:timesSeconds:anchors:addresses:)` over the spans' buffers, once the round was
+    /// found not to need judging (`updateRound`): the ranges in turn, the accepted ones in kernel calls.
+    /// Returns the number of ranges gated.
     @inline(__always)
-    private mutating func update(rangesMeters ranges: UnsafeBufferPointer<Double>, timesSeconds times: UnsafeBufferPointer<Double>,
-                                 anchors: UnsafeBufferPointer<Point3>, addresses: UnsafeBufferPointer<LocatorAddress>) {
+    mutating func updateEach(rangesMeters ranges: UnsafeBufferPointer<Double>, timesSeconds times: UnsafeBufferPointer<Double>,
+                             anchors: UnsafeBufferPointer<Point3>, addresses: UnsafeBufferPointer<LocatorAddress>) -> Int {
         let n = ranges.count
         precondition(times.count == n && anchors.count == n && addresses.count == n, "TrackFilter.update: buffers of one count")
-        var k = 0
+        var k = 0, gated = 0
         while k < n {
             if isTracking {
                 var run = epoch.run(stateSeconds: stateSeconds, lastUpdateSeconds: lastUpdateSeconds,
@@ -348,18 +357,21 @@ package struct TrackFilter: Sendable {
                     epoch.take(run)
                     k = stop
                 }
-                guard k < n else { return }
+                guard k < n else { return gated }
                 if let (outcome, predicted) = run.stop {
                     // The kernel ran on range k and did not accept it: `update`'s steps after its kernel call.
                     buffer.insert(address: addresses[k], anchor: anchors[k], rangeMeters: ranges[k], timeSeconds: times[k])
-                    _ = refused(outcome, predicted: predicted, at: times[k], address: addresses[k])
+                    if refused(outcome, predicted: predicted, at: times[k], address: addresses[k]) == .gated { gated += 1 }
                     k += 1
                     continue
                 }
             }
-            update(correctedRangeMeters: ranges[k], timeSeconds: times[k], address: addresses[k], anchor: anchors[k])
+            if update(correctedRangeMeters: ranges[k], timeSeconds: times[k], address: addresses[k], anchor: anchors[k]) == .gated {
+                gated += 1
+            }
             k += 1
         }
+        return gated
     }
 
     /// Ends the track without an error (it is to be re-seeded): no state, no last update.
@@ -446,8 +458,14 @@ package struct TrackFilter: Sendable {
         divergedAtSeconds = t
     }
 
-    private mutating func initializeFromBuffer(at t: Double) -> TrackUpdateOutcome {
+    /// Starts the track from the buffered ranges (`TrackRangeBuffer.solve`: the locators heard within
+    /// `initializationWindowSeconds` of t, or one round-robin cycle within `initializationCycleSeconds`)
+    /// at the solve's time (t, or the cycle's mean time): x₀ = (x, y, 0, 0), P₀ = [[R, 0], [0, σ_v² I]],
+    /// R the solve's (x, y) covariance (m²), σ_v = `initialVelocitySigmaMetersPerSecond`. `.buffered`
+    /// (and a track older than `reinitializeAfterSeconds` dropped) when the buffer cannot give a position.
+    mutating func initializeFromBuffer(at t: Double) -> TrackUpdateOutcome {
         guard let p = buffer.solve(newestSeconds: t, windowSeconds: configuration.initializationWindowSeconds,
+                                   cycleSeconds: configuration.initializationCycleSeconds,
                                    tagHeightMeters: tagHeightMeters, minimumLocators: configuration.initializationLocators,
                                    sigmaMeters: configuration.rangeSigmaMeters) else {
             if isTracking && t - lastUpdateSeconds > configuration.reinitializeAfterSeconds {
@@ -458,7 +476,7 @@ package struct TrackFilter: Sendable {
         let sv = configuration.initialVelocitySigmaMetersPerSecond
         var p0 = SIMD16<Double>(repeating: 0)
         p0[0] = p.cxx; p0[1] = p.cxy; p0[4] = p.cxy; p0[5] = p.cyy; p0[10] = sv * sv; p0[15] = sv * sv
-        reset(to: KalmanState(x: SIMD4(p.x, p.y, 0, 0), p: p0), atSeconds: t)
+        reset(to: KalmanState(x: SIMD4(p.x, p.y, 0, 0), p: p0), atSeconds: p.timeSeconds)
         return .initialized
     }
 }

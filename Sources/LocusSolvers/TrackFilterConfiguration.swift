@@ -80,6 +80,15 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     var initializationLocators: Int
     /// Tightly coupled initialisation: ranges older than this (relative to the newest) are ignored, seconds.
     var initializationWindowSeconds: Double
+    /// Tightly coupled initialisation when fewer than `initializationLocators` locators were heard
+    /// within `initializationWindowSeconds`: the newest range of each of that many most recently heard
+    /// locators within this longer window, taken at their mean time (a tag that ranges to one locator
+    /// at a time, in turn: one round-robin cycle; `TrackRangeBuffer.solve`), seconds; 0 turns it off.
+    var initializationCycleSeconds: Double
+    /// Tightly coupled: a round of several ranges that starts the track, and the round after it, are
+    /// judged as a whole against the robust least-squares solve of the round (`TrackFilter.updateRound`);
+    /// false takes them one range at a time like every later round.
+    var judgesStartingRounds: Bool
     /// A range-difference group at most this much older than the track's time is applied at the track's
     /// time, without prediction (a hybrid tag's ranges may have carried the track past a blink whose
     /// difference epoch closed later); an older one drops the track for re-seeding
@@ -100,7 +109,8 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
                  rangeGateLongSigmas: Double = 2.5, rangeGateShortSigmas: Double = 4.0, fixGateChiSquare: Double = 13.82,
                  gateOpenScore: Int = 8, fixGateOpenScore: Int = 2, reinitializeAfterSeconds: Double = 2.0, maximumCoastSeconds: Double = 1.0,
                  initialPositionSigmaMeters: Double = 10, initialVelocitySigmaMetersPerSecond: Double = 1.5,
-                 initializationLocators: Int = 4, initializationWindowSeconds: Double = 0.3, differenceLatenessSeconds: Double = 0.1) {
+                 initializationLocators: Int = 4, initializationWindowSeconds: Double = 0.3,
+                 initializationCycleSeconds: Double = 1.0, judgesStartingRounds: Bool = true, differenceLatenessSeconds: Double = 0.1) {
         self.coupling = coupling
         self.processNoiseDensity = processNoiseDensity
         self.usesInteractingModels = usesInteractingModels
@@ -125,6 +135,8 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
         self.initialVelocitySigmaMetersPerSecond = initialVelocitySigmaMetersPerSecond
         self.initializationLocators = initializationLocators
         self.initializationWindowSeconds = initializationWindowSeconds
+        self.initializationCycleSeconds = initializationCycleSeconds
+        self.judgesStartingRounds = judgesStartingRounds
         self.differenceLatenessSeconds = differenceLatenessSeconds
     }
 

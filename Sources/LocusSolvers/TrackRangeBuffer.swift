@@ -147,28 +147,52 @@ struct TrackRangeBuffer: Sendable {
         pointHint(past: oldest, count: n)
     }
 
+    /// The solver a track starts with and judges its first rounds by: the robust `Trilaterator`, planar at
+    /// the tag height h (m), range σ (m), the standard settings otherwise.
+    static func solver(tagHeightMeters h: Double, sigmaMeters: Double) -> Trilaterator {
+        Trilaterator(configuration: TrilaterationConfiguration(mode: .planar, tagHeightMeters: h, sigmaMeters: sigmaMeters))
+    }
+
     /// Planar least-squares position from the ranges no older than `windowSeconds` before `newestSeconds`,
     /// solved by the `Trilaterator` (robust weighted least squares, planar at the tag height h).
-    /// Returns the position and its covariance (m²), or nil when fewer than `minimumLocators` ranges
-    /// are usable or the solver refuses them (degenerate geometry, divergence). Allocates (it runs
-    /// once per (re-)initialisation, not per measurement).
-    func solve(newestSeconds: Double, windowSeconds: Double, tagHeightMeters h: Double, minimumLocators: Int,
-               sigmaMeters: Double) -> (x: Double, y: Double, cxx: Double, cxy: Double, cyy: Double)? {
+    /// When fewer than `minimumLocators` locators were heard in that window but enough in the longer
+    /// `cycleSeconds` (hardware that ranges to one locator at a time, in turn: a round-robin cycle),
+    /// the newest range of each of the `minimumLocators` most recently heard locators is used instead,
+    /// and the position is that of their mean time t̄ = Σ tᵢ / n: for a tag moving at v over the
+    /// cycle, the ranges' errors vᵀ(tᵢ − t̄)·uᵢ average out to first order, and the filter predicts
+    /// from t̄ with its velocity prior. Returns the position, its covariance (m²) and its time (s),
+    /// or nil when too few ranges are usable or the solver refuses them (degenerate geometry,
+    /// divergence). Allocates (it runs once per (re-)initialisation, not per measurement).
+    func solve(newestSeconds: Double, windowSeconds: Double, cycleSeconds: Double = 0, tagHeightMeters h: Double,
+               minimumLocators: Int, sigmaMeters: Double)
+        -> (x: Double, y: Double, cxx: Double, cxy: Double, cyy: Double, timeSeconds: Double)? {
+        let needed = max(3, minimumLocators)
         var anchors: [Point3] = []
         var ranges: [Double] = []
+        var timeSeconds = newestSeconds
         for i in 0..<count where newestSeconds - entry(i).timeSeconds <= windowSeconds {
             let e = entry(i)
             anchors.append(e.anchor)
             ranges.append(e.rangeMeters)
         }
-        guard anchors.count >= max(3, minimumLocators) else { return nil }
-        let solver = Trilaterator(configuration: TrilaterationConfiguration(mode: .planar, tagHeightMeters: h,
-                                                                            sigmaMeters: sigmaMeters))
+        if anchors.count < needed, cycleSeconds > windowSeconds {
+            // One cycle of a round robin: the newest range of the `needed` most recently heard locators.
+            var cycle: [Entry] = []
+            for i in 0..<count where newestSeconds - entry(i).timeSeconds <= cycleSeconds { cycle.append(entry(i)) }
+            guard cycle.count >= needed else { return nil }
+            cycle.sort { $0.timeSeconds > $1.timeSeconds }
+            let used = cycle.prefix(needed)
+            anchors = used.map(\.anchor)
+            ranges = used.map(\.rangeMeters)
+            timeSeconds = used.reduce(0) { $0 + $1.timeSeconds } / Double(needed)
+        }
+        guard anchors.count >= needed else { return nil }
+        let solver = Self.solver(tagHeightMeters: h, sigmaMeters: sigmaMeters)
         do {
             let s = try solver.solve(locators: anchors, rangesMeters: ranges)
             let c = s.covariance
-            guard s.position.isFinite, c.isFinite, c.xx > 0, c.yy > 0 else { return nil }
-            return (s.position.x, s.position.y, c.xx, c.xy, c.yy)
+            guard s.position.isFinite, c.isFinite, c.xx > 0, c.yy > 0, timeSeconds.isFinite else { return nil }
+            return (s.position.x, s.position.y, c.xx, c.xy, c.yy, timeSeconds)
         } catch {
             return nil
         }

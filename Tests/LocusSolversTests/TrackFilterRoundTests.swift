@@ -6,7 +6,8 @@ import LocusTestSupport
 import Testing
 
 /// `TrackFilter.update(rangesMeters:timesSeconds:anchors:addresses:)` — a round's ranges in one kernel
-/// call, the engine's path — against `update(correctedRangeMeters:…)` once per range: the same filter,
+/// call, the engine's path — against `update(correctedRangeMeters:…)` once per range (and `updateRound`
+/// for the rounds that judge a young track as a whole, as the round path does): the same filter,
 /// bit for bit, through everything the per-range path handles (the track starting, gated NLOS ranges,
 /// the gate opening, a gap that re-initialises, unusable ranges, a time going backwards).
 @Suite("TrackFilter: a round in one call is the per-range path, bit for bit")
@@ -68,13 +69,27 @@ struct TrackFilterRoundTests {
         var generator = SeededGenerator(seed: seed)
         var fixes = 0, gated = 0
         for (i, round) in rounds.enumerated() {
-            for r in round {
-                if perRange.update(correctedRangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds, address: r.locator.address,
-                                   anchor: r.locator.position) == .gated { gated += 1 }
-            }
             // The engine hands over a round in one piece, or in two when a range had to be taken
             // at once (a locator's second range in the epoch): both ways here.
             let split = Int.random(in: 0...round.count, using: &generator)
+            for part in [round[..<split], round[split...]] where !part.isEmpty {
+                // The reference: each range on its own, except for a round that the round path judges as
+                // a whole (the track starting or not yet confirmed: `updateRound`, the same function).
+                let ranges = part.map(\.rangeMeters), times = part.map(\.timeSeconds)
+                let anchors = part.map(\.locator.position), addresses = part.map(\.locator.address)
+                if perRange.judgesRound(count: ranges.count, firstSeconds: times[0]) {
+                    ranges.withUnsafeBufferPointer { r in times.withUnsafeBufferPointer { t in
+                        anchors.withUnsafeBufferPointer { a in addresses.withUnsafeBufferPointer { d in
+                            perRange.updateRound(rangesMeters: r, timesSeconds: t, anchors: a, addresses: d)
+                        } }
+                    } }
+                    continue
+                }
+                for k in ranges.indices {
+                    if perRange.update(correctedRangeMeters: ranges[k], timeSeconds: times[k], address: addresses[k],
+                                       anchor: anchors[k]) == .gated { gated += 1 }
+                }
+            }
             for part in [round[..<split], round[split...]] where !part.isEmpty {
                 let ranges = part.map(\.rangeMeters), times = part.map(\.timeSeconds)
                 let anchors = part.map(\.locator.position), addresses = part.map(\.locator.address)

@@ -9,19 +9,15 @@ import Testing
 /// floors) must not lock onto a wrong value — no tag worse with it than without it.
 @Suite("Tag range offset: consistency and recovery")
 struct TagOffsetConsistencyTests {
-    /// Per tag, the horizontal RMSE of the engine's fixes against the tag's walk at each fix's time (m),
-    /// over the fixes from `fromSeconds` after the tag's first one.
+    /// Per tag, the horizontal RMSE of the engine's fixes against the tag's walk at each fix's time (m).
     static func perTagRMSE(_ rows: [RangeMeasurement], recording: SimulatedRecording, site: Site,
-                           tagOffset: EngineConfiguration.TagRangeOffset, fromSeconds: Double = 0) throws -> [TagID: Double] {
+                           tagOffset: EngineConfiguration.TagRangeOffset) throws -> [TagID: Double] {
         var engine = try PositioningEngine(site: site, configuration: EngineConfiguration(tagRangeOffset: tagOffset))
         for m in rows { engine.ingest(m) }
         engine.finish()
         var sums: [TagID: (Double, Int)] = [:]
-        var first: [TagID: Double] = [:]
         for f in engine.drainFixes() {
-            let start = first[f.tag] ?? f.timeSeconds
-            first[f.tag] = start
-            guard f.timeSeconds >= start + fromSeconds, let walk = recording.walk(of: f.tag) else { continue }
+            guard let walk = recording.walk(of: f.tag) else { continue }
             let p = walk.position(atSeconds: f.timeSeconds)
             let e2 = (f.position.x - p.x) * (f.position.x - p.x) + (f.position.y - p.y) * (f.position.y - p.y)
             let s = sums[f.tag] ?? (0, 0)
@@ -63,8 +59,8 @@ extension TagOffsetConsistencyTests {
         #expect(a <= b + 0.005, "with the estimator \(a) m, without \(b) m")
     }
 
-    @Test("40 tags on the uncalibrated hall, 3 % NLOS, 3 % dropouts, three seeds: no tag worse with the default tag offset than with --tag-offset off (by > 5 % + 5 mm), and every tag's RMSE after its first second within 1.5 × the median tag's",
-          arguments: [UInt64(1), 2, 3])
+    @Test("40 tags on the uncalibrated hall, 3 % NLOS, 3 % dropouts, five seeds: no tag worse with the default tag offset than with --tag-offset off (by > 5 % + 5 mm), and every tag's RMSE over the whole run, its start included, within 1.5 × the median tag's (seed 2's T4 started 2.81 m off before the start was judged by its round: 1.92 ×)",
+          arguments: [UInt64(1), 2, 3, 4, 5])
     func manyTags(seed: UInt64) throws {
         let site = try Self.uncalibratedHall()
         var walk = WalkConfiguration.standard
@@ -78,9 +74,8 @@ extension TagOffsetConsistencyTests {
             let b = try #require(off[tag])
             #expect(a <= 1.05 * b + 0.005, "\(tag.rawValue): \(a) m with the estimator, \(b) m without")
         }
-        let settled = try Self.perTagRMSE(rec.ranges, recording: rec, site: site, tagOffset: .automatic(.standard), fromSeconds: 1)
-        let median = Self.median(Array(settled.values))
-        for (tag, a) in settled {
+        let median = Self.median(Array(on.values))
+        for (tag, a) in on {
             #expect(a <= 1.5 * median, "\(tag.rawValue): \(a) m against the median tag's \(median) m")
         }
     }
