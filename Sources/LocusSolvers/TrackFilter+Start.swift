@@ -3,6 +3,13 @@ import LocusNumerics
 
 // The start of a tightly coupled track: from which ranges, at what time, and when a start is refused.
 extension TrackFilter {
+    /// Whether a range r (m) at t (s) can enter the filter: finite, r ≥ 0 — plain compares, which NaN
+    /// fails.
+    @inline(__always)
+    static func isUsable(rangeMeters r: Double, timeSeconds t: Double) -> Bool {
+        r >= 0 && r <= .greatestFiniteMagnitude && abs(t) <= .greatestFiniteMagnitude
+    }
+
     /// True when a range at t seconds (re-)starts the track instead of updating it: no state yet (or
     /// diverged), more than `reinitializeAfterSeconds` since the last accepted measurement, or a
     /// range older than the state.
@@ -50,7 +57,7 @@ extension TrackFilter {
             self = probe
             return
         }
-        let usable = (0..<n).filter { ranges[$0] >= 0 && ranges[$0] <= .greatestFiniteMagnitude && abs(times[$0]) <= .greatestFiniteMagnitude }
+        let usable = (0..<n).filter { Self.isUsable(rangeMeters: ranges[$0], timeSeconds: times[$0]) }
         if starts {
             var whole = self
             for j in usable { whole.buffer.insert(address: addresses[j], anchor: anchors[j], rangeMeters: ranges[j], timeSeconds: times[j]) }

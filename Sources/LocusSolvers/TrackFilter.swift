@@ -261,8 +261,7 @@ package struct TrackFilter: Sendable {
     @discardableResult
     package mutating func update(correctedRangeMeters r: Double, timeSeconds t: Double, address: LocatorAddress,
                                  anchor: Point3) -> TrackUpdateOutcome {
-        // Finite and r ≥ 0 as plain compares (NaN fails them).
-        guard r >= 0, r <= .greatestFiniteMagnitude, abs(t) <= .greatestFiniteMagnitude else { return .unusable }
+        guard Self.isUsable(rangeMeters: r, timeSeconds: t) else { return .unusable }
         buffer.insert(address: address, anchor: anchor, rangeMeters: r, timeSeconds: t)
         if startsTrack(atSeconds: t) { return initializeFromBuffer(at: t) }
         // Prediction and update in one kernel call; gated on the most permissive model (IMM:

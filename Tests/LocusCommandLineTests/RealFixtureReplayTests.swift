@@ -16,23 +16,12 @@ struct RealFixtureReplayTests {
     @Test("raw, causal and smoothed replays of the two-tag excerpt: every fix compared, rmse within 1.2 × the measured",
           arguments: [(["--filter", "none"], 0.0899), ([], 0.0939), (["--smooth"], 0.0844)])
     func replayExcerpt(mode: [String], measuredRMSE: Double) throws {
-        let d = Self.directory
-        let run = CapturedRun(["replay", "--site", d + "/site.json", "--trace", d + "/trace.csv",
-                               "--truth", d + "/truth.csv", "--json"] + mode)
-        #expect(run.status == 0, "\(mode): \(run.err)")
-        let summary = try JSONParser.parse(Array(run.out.utf8))
-        let fixes = try #require(summary["fixes"]?.intValue)
         // 30 s at 4 Hz for 2 tags is at most 240; the 25 Hz excerpt gives ~109 epochs a tag.
-        #expect((200...240).contains(fixes), "\(mode): \(fixes) fixes")
-        #expect(summary["compared"]?.intValue == fixes, "\(mode): every fix lies inside the truth")
-        let rmse = try #require(summary["rmse_m"]?.doubleValue)
-        #expect(rmse > 0.02, "\(mode): rmse \(rmse) is implausibly small for these ranges")
-        #expect(rmse < measuredRMSE * 1.2, "\(mode): rmse \(rmse) m, measured \(measuredRMSE) m")
+        let summary = try Self.replay(Self.directory, mode, fixes: 200...240, rmseAbove: 0.02, measuredRMSE: measuredRMSE)
         for tag in ["tag1", "tag2"] {
             let perTag = try #require(summary["per_tag"]?[tag], "\(mode): no per_tag entry for \(tag)")
             #expect((perTag["fixes"]?.intValue ?? 0) >= 100, "\(mode): \(tag)")
         }
-        #expect(summary["skipped"]?.members?.isEmpty == true, "\(mode): rows skipped: \(run.out)")
     }
 
     /// Measured with this run (docs/datasets.md), planar: rmse_m raw 2.6213 (565 fixes; a tag up to 28 m from a
@@ -40,18 +29,29 @@ struct RealFixtureReplayTests {
     @Test("raw, causal and smoothed planar replays of the outdoor NLOS run: fix count, rmse within 1.2 × the measured",
           arguments: [(["--filter", "none"], 2.6213), ([], 0.3392), (["--smooth"], 0.2626)])
     func replayOutdoorRun(mode: [String], measuredRMSE: Double) throws {
-        let d = TestPaths.fixture("real/hanyang-outdoor-uwb-nlos-b-case3")
-        let run = CapturedRun(["replay", "--site", d + "/site.json", "--trace", d + "/trace.csv",
-                               "--truth", d + "/truth.csv", "--json", "--mode", "planar"] + mode)
-        #expect(run.status == 0, "\(mode): \(run.err)")
+        // 175 s at 4 Hz is at most ~700; the ranges (each anchor at its own time, ~10 Hz) give ~570 epochs.
+        try Self.replay(TestPaths.fixture("real/hanyang-outdoor-uwb-nlos-b-case3"), ["--mode", "planar"] + mode,
+                            fixes: 540...620, rmseAbove: 0.1, measuredRMSE: measuredRMSE)
+    }
+
+    /// `locus replay --json` of the recording in `directory` with `options`, and the checks both recordings
+    /// share: exit 0, a fix count in `fixes`, every fix compared with the truth, rmse_m above `rmseAbove`
+    /// (anything less is implausible for real ranges) and below 1.2 × `measuredRMSE`, no row skipped.
+    /// Returns the summary.
+    @discardableResult
+    static func replay(_ directory: String, _ options: [String], fixes expected: ClosedRange<Int>, rmseAbove floor: Double,
+                       measuredRMSE: Double) throws -> JSONValue {
+        let run = CapturedRun(["replay", "--site", directory + "/site.json", "--trace", directory + "/trace.csv",
+                               "--truth", directory + "/truth.csv", "--json"] + options)
+        #expect(run.status == 0, "\(options): \(run.err)")
         let summary = try JSONParser.parse(Array(run.out.utf8))
         let fixes = try #require(summary["fixes"]?.intValue)
-        // 175 s at 4 Hz is at most ~700; the ranges (each anchor at its own time, ~10 Hz) give ~570 epochs.
-        #expect((540...620).contains(fixes), "\(mode): \(fixes) fixes")
-        #expect(summary["compared"]?.intValue == fixes, "\(mode): every fix lies inside the truth")
+        #expect(expected.contains(fixes), "\(options): \(fixes) fixes")
+        #expect(summary["compared"]?.intValue == fixes, "\(options): every fix lies inside the truth")
         let rmse = try #require(summary["rmse_m"]?.doubleValue)
-        #expect(rmse > 0.1, "\(mode): rmse \(rmse) is implausibly small for this run")
-        #expect(rmse < measuredRMSE * 1.2, "\(mode): rmse \(rmse) m, measured \(measuredRMSE) m")
-        #expect(summary["skipped"]?.members?.isEmpty == true, "\(mode): rows skipped: \(run.out)")
+        #expect(rmse > floor, "\(options): rmse \(rmse) is implausibly small for these ranges")
+        #expect(rmse < measuredRMSE * 1.2, "\(options): rmse \(rmse) m, measured \(measuredRMSE) m")
+        #expect(summary["skipped"]?.members?.isEmpty == true, "\(options): rows skipped: \(run.out)")
+        return summary
     }
 }
