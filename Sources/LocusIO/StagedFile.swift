@@ -72,9 +72,17 @@ final class StagedFile {
         var name = ""
         for _ in 0..<100 {
             name = "\(directory).\(base).locus-\(getpid())-\(String(UInt32.random(in: 0...UInt32.max), radix: 36))"
+            // Registered before it exists: a signal between the `open` and a registration after it
+            // would leave the file behind (seen in CI). The name carries our pid, so the handler
+            // unlinking it before `open` made it (or when `open` fails) removes nothing of another's.
+            StagedFileCleanup.register(name)
             // Read and write: a copying commit reads the bytes back.
             fd = open(name, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-            if fd >= 0 || errno != EEXIST { break }
+            if fd >= 0 { break }
+            let openError = errno
+            StagedFileCleanup.unregister(name)
+            errno = openError
+            if openError != EEXIST { break }
         }
         if fd < 0 {
             let besideError = errno
@@ -87,7 +95,6 @@ final class StagedFile {
             return
         }
         if exists { _ = fchmod(fd, info.st_mode & 0o7777) }  // the old file's mode, exactly
-        StagedFileCleanup.register(name)
         descriptor = fd
         staging = exists && info.st_nlink > 1 ? .copiedFrom(name) : .renamed(name)
     }
