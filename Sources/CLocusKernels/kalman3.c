@@ -59,18 +59,14 @@ int locus_kalman_cv3_predict(locus_kalman3_state *s, double dt_s, double q_h, do
     return commit3(s, nx, n);
 }
 
-int locus_kalman_cv3_update_range(locus_kalman3_state *s, const double *anchor, double range_m, double variance,
-                                  double gate_long, double gate_short, double *stats) {
-    if (!(variance > 0) || !finite(range_m) || !finite(variance)) return LOCUS_KALMAN_BAD_ARGUMENT;
+// The scalar EKF update with a row H = [h, 0, 0, 0] on the position (h a 3-vector), innovation y
+// and noise variance: S = H P Hᵀ + variance, ν = y/√S (stats: ν, S, y), gated (locus_measurement_gated),
+// then the Joseph form P' = (I − K H) P (I − K H)ᵀ + variance K Kᵀ, K = P Hᵀ / S. Shared by the range
+// and the height rows, so the update is written once.
+static int update_position_row(locus_kalman3_state *s, const double h[3], double y, double variance, double gate_long,
+                               double gate_short, double *stats) {
     const double *x = s->x, *P = s->p;
-    // The range model (locus_measurement_range.h), spatial: the offset from the state's own z.
-    double d[3], h[3];
-    locus_range_offset(x[0], x[1], x[2], anchor, d);
-    const double rho = locus_range_predicted(d[0], d[1], d[2]);
-    if (!(rho >= 1e-6) || !finite(rho)) return LOCUS_KALMAN_BAD_ARGUMENT;
-    locus_range_unit(d[0], d[1], d[2], rho, h);
-    const double y = range_m - rho;
-    double u[N]; // P Hᵀ (H = [h, 0])
+    double u[N]; // P Hᵀ
     for (int i = 0; i < N; i++) u[i] = P[i * N + 0] * h[0] + P[i * N + 1] * h[1] + P[i * N + 2] * h[2];
     const double sv = h[0] * u[0] + h[1] * u[1] + h[2] * u[2] + variance;
     if (!(sv > 0) || !finite(sv)) return LOCUS_KALMAN_NOT_POSITIVE;
@@ -87,6 +83,24 @@ int locus_kalman_cv3_update_range(locus_kalman3_state *s, const double *anchor, 
     for (int i = 0; i < N; i++)
         for (int j = 0; j < N; j++) n[i * N + j] = m[i * N + j] - w[i] * k[j] + variance * k[i] * k[j];
     return commit3(s, nx, n);
+}
+
+int locus_kalman_cv3_update_range(locus_kalman3_state *s, const double *anchor, double range_m, double variance,
+                                  double gate_long, double gate_short, double *stats) {
+    if (!(variance > 0) || !finite(range_m) || !finite(variance)) return LOCUS_KALMAN_BAD_ARGUMENT;
+    // The range model (locus_measurement_range.h), spatial: the offset from the state's own z.
+    double d[3], h[3];
+    locus_range_offset(s->x[0], s->x[1], s->x[2], anchor, d);
+    const double rho = locus_range_predicted(d[0], d[1], d[2]);
+    if (!(rho >= 1e-6) || !finite(rho)) return LOCUS_KALMAN_BAD_ARGUMENT;
+    locus_range_unit(d[0], d[1], d[2], rho, h);
+    return update_position_row(s, h, range_m - rho, variance, gate_long, gate_short, stats);
+}
+
+int locus_kalman_cv3_update_height(locus_kalman3_state *s, double height_m, double variance) {
+    if (!(variance > 0) || !finite(height_m) || !finite(variance)) return LOCUS_KALMAN_BAD_ARGUMENT;
+    static const double h[3] = {0, 0, 1};
+    return update_position_row(s, h, height_m - s->x[2], variance, INFINITY, INFINITY, NULL);
 }
 
 // Cholesky factor of a 6x6 SPD matrix into L (lower, row-major). Returns 0 on success.

@@ -52,7 +52,8 @@ extension PositioningEngine {
     /// Delivers the tag's 3-D track's fix at the epoch time (with `quality` instead of the track's
     /// epoch figures when given).
     private mutating func deliverSpatialFix(_ tag: Int, floor: Int, atSeconds time: Double, quality: FixQuality? = nil) {
-        if var fix = spatialTracks[tag].closeEpoch(atSeconds: time, tag: registry.ids[tag], floor: floors[floor].floor.id) {
+        if var fix = spatialTracks[tag].closeEpoch(atSeconds: time, tag: registry.ids[tag], floor: floors[floor].floor.id,
+                                                  tagHeightMeters: floors[floor].floor.tagHeightMeters) {
             if let quality { fix.quality = quality }
             deliver(fix, tag: tag, floor: floor)
         } else {

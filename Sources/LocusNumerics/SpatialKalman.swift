@@ -9,7 +9,8 @@ import LocusCore
 ///   Q = q_a·[[Δt³/3, Δt²/2], [Δt²/2, Δt]] per axis a (q_h on x and y, q_v on z; m²/s³);
 /// - range update: the range model of `locus_measurement_range.h` with the state's own z
 ///   (h = ρ = ‖p − a‖, H = [(p − a)/ρ, 0]), y = r − ρ, S = H P Hᵀ + σ², gated on ν = y/√S outside
-///   [−γ_short, γ_long] (`locus_measurement.h`), Joseph-form update.
+///   [−γ_short, γ_long] (`locus_measurement.h`), Joseph-form update;
+/// - height update: z = h₀ observed with variance σ_h² (H = [0, 0, 1, 0, 0, 0]), the same update, no gate.
 ///
 /// A step whose result is not finite (or loses its positive diagonal) is not committed.
 package struct SpatialKalmanState: Sendable {
@@ -68,6 +69,13 @@ package struct SpatialKalmanState: Sendable {
         innovation.innovationVariance = stats.1
         innovation.residualMeters = stats.2
         return KalmanOutcome(status: status)
+    }
+
+    /// Height pseudo-measurement: z = `heightMeters` (m) with variance σ² (m²), H = [0, 0, 1, 0, 0, 0],
+    /// the linear Joseph-form update, no gate.
+    @inline(__always)
+    package mutating func updateHeight(heightMeters h: Double, varianceSquareMeters v: Double) -> KalmanOutcome {
+        KalmanOutcome(status: locus_kalman_cv3_update_height(&s, h, v))
     }
 
     /// One Rauch–Tung–Striebel step: the smoothed state at t_k from this filtered state at t_k, its

@@ -136,27 +136,47 @@ package struct SpatialTrack: Sendable {
         return s
     }
 
-    /// Ends an epoch at t (s): the track predicted to t (when within `maximumCoastSeconds` of the last
-    /// accepted range; the mean extrapolated at most that far, the covariance growing on) and its fix
-    /// there (of tag `tag` on `floor`) with the epoch's quality figures; then the figures restart. Nil
-    /// without a state.
-    package mutating func closeEpoch(atSeconds t: Double, tag: TagID, floor: FloorID) -> PositionFix? {
-        defer { epoch = TrackEpochQuality() }
-        guard let reported = stateAt(t) else { return nil }
+    /// Moves the state to t (when later, and within `maximumCoastSeconds` of the last accepted range)
+    /// and gives it the height prior there: when σ_h = `spatialHeightPriorSigmaMeters` > 0 and
+    /// P_zz > σ_h² (the ranges hold z less tightly than the prior would), the height update with
+    /// z = h₀ (m, the floor's tag height) and variance σ_h². Applied once per epoch, at its end: the
+    /// prior bounds z where the geometry leaves it free (P_zz then settles near σ_h²) and is idle where
+    /// the ranges determine z. Returns the state; nil without a state or beyond the coast.
+    package mutating func settle(atSeconds t: Double, tagHeightMeters h0: Double) -> SpatialKalmanState? {
         let c = configuration
-        if t > stateSeconds, t - lastUpdateSeconds <= c.maximumCoastSeconds {
-            state = reported
-            stateSeconds = t
+        guard isTracking, t - lastUpdateSeconds <= c.maximumCoastSeconds, let moved = stateAt(t) else { return nil }
+        state = moved
+        stateSeconds = max(stateSeconds, t)
+        let sigma = c.spatialHeightPriorSigmaMeters
+        if sigma > 0, state.positionCovariance.zz > sigma * sigma {
+            var held = state
+            if held.updateHeight(heightMeters: h0, varianceSquareMeters: sigma * sigma) == .accepted { state = held }
         }
-        var position = reported.position, velocity = reported.velocity
-        if t > lastUpdateSeconds + c.maximumCoastSeconds {
+        return state
+    }
+
+    /// Ends an epoch at t (s): the track settled at t (`settle`: predicted there, the height prior)
+    /// — or, past `maximumCoastSeconds` of the last accepted range, the mean extrapolated at most that
+    /// far, the covariance growing on — and its fix there (of tag `tag` on `floor`, tags carried at
+    /// `tagHeightMeters`) with the epoch's quality figures; then the figures restart. Nil without a
+    /// state.
+    package mutating func closeEpoch(atSeconds t: Double, tag: TagID, floor: FloorID, tagHeightMeters: Double) -> PositionFix? {
+        defer { epoch = TrackEpochQuality() }
+        let c = configuration
+        var position: Point3, velocity: Vector3, covariance: SymmetricMatrix3
+        if let settled = settle(atSeconds: t, tagHeightMeters: tagHeightMeters) {
+            position = settled.position; velocity = settled.velocity; covariance = settled.positionCovariance
+        } else {
+            guard let reported = stateAt(t) else { return nil }
             let coast = c.maximumCoastSeconds
             position = Point3(x: lastPosition.x + coast * lastVelocity.x, y: lastPosition.y + coast * lastVelocity.y,
                               z: lastPosition.z + coast * lastVelocity.z)
             velocity = lastVelocity
+            covariance = reported.positionCovariance
         }
         let quality = epoch.fixQuality
         return PositionFix(timeSeconds: max(t, stateSeconds), tag: tag, floor: floor, position: position, velocity: velocity,
-                           covariance: reported.positionCovariance, quality: quality)
+                           covariance: covariance, quality: quality)
     }
 }
+

@@ -7,7 +7,8 @@ import LocusNumerics
 /// Forward: the 3-D constant-velocity EKF of `SpatialTrack` (same q_h, q_v, σ_r, asymmetric gate,
 /// hysteresis and re-seeding; seeded from the causal fix at or after the first range of a stretch)
 /// runs over the tag's ranges in time order; every range and every output time is a node k with its
-/// predicted state (x̂ₖ⁻, Pₖ⁻) and filtered state (x̂ₖ, Pₖ) (an output node: filtered = predicted).
+/// predicted state (x̂ₖ⁻, Pₖ⁻) and filtered state (x̂ₖ, Pₖ) (an output node: the state settled there as
+/// the causal engine settles each epoch's end — predicted, then the height prior, `SpatialTrack.settle`).
 /// Backward, within each stretch of one track (a re-seed starts a new one):
 ///   G = Pₖ Fᵀ (Pₖ₊₁⁻)⁻¹, x̂ₖˢ = x̂ₖ + G (x̂ₖ₊₁ˢ − x̂ₖ₊₁⁻), Pₖˢ = Pₖ + G (Pₖ₊₁ˢ − Pₖ₊₁⁻) Gᵀ
 /// (`locus_kalman_cv3_rts_step`, Δt the nodes' spacing). The smoothed fix at each output time is its
@@ -55,10 +56,10 @@ package enum SpatialTrackSmoother {
                                   stretch: stretch, output: -1))
             } else {
                 let s = seeds[nextSeed]
-                if track.isTracking, s.timeSeconds - track.lastAcceptedSeconds <= configuration.maximumCoastSeconds,
-                   let predicted = track.stateAt(s.timeSeconds) {
-                    nodes.append(Node(t: max(s.timeSeconds, track.stateTimeSeconds), predicted: predicted, filtered: predicted,
-                                      stretch: stretch, output: nextSeed))
+                // The causal engine's epoch end: predicted there, then the height prior (`SpatialTrack.settle`).
+                if let predicted = track.stateAt(s.timeSeconds),
+                   let settled = track.settle(atSeconds: s.timeSeconds, tagHeightMeters: floor.tagHeightMeters) {
+                    nodes.append(Node(t: track.stateTimeSeconds, predicted: predicted, filtered: settled, stretch: stretch, output: nextSeed))
                 }
                 nextSeed += 1
             }

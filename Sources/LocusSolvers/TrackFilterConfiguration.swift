@@ -99,6 +99,11 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     package var spatialProcessNoiseDensity: Double = 0.5
     /// Floors solved in 3-D: the density q_v on the vertical axis, m²/s³.
     package var spatialVerticalProcessNoiseDensity: Double = 0.5
+    /// Floors solved in 3-D: σ_h of the height prior, metres (0: none). Where the ranges leave the
+    /// tag's height less certain than σ_h (P_zz > σ_h²: nearly horizontal lines of sight, e.g. anchors
+    /// at one height far from the tag), each epoch's state takes z = the floor's `tagHeightM` with
+    /// variance σ_h² (docs/tracking.md, "Spatial floors").
+    package var spatialHeightPriorSigmaMeters: Double = 0.5
 
     /// Creates a configuration; every argument defaults to the value of `standard`.
     package init(coupling: Coupling = .tight, processNoiseDensity: Double = 0.2, usesInteractingModels: Bool = true,

@@ -172,3 +172,24 @@ private func randomState(_ rng: inout SeededGenerator) -> KalmanState {
         #expect(Dense.maxDiff(pRef, out.p) < 1e-10)
     }
 }
+
+/// The 3-D state's height pseudo-measurement (`locus_kalman_cv3_update_height`, the height prior of
+/// spatial floors): the scalar linear update by hand.
+@Suite("3-D Kalman height update")
+struct SpatialHeightUpdateTests {
+    @Test("z = 3 ± 2 m (correlated with x) observed as 1 m ± 1 m: z, P_zz and x move as K = P Hᵀ / S says")
+    func byHand() {
+        let c = SymmetricMatrix3(xx: 1, xy: 0, xz: 0.5, yy: 1, yz: 0, zz: 4)
+        var s = SpatialKalmanState(position: Point3(x: 2, y: 5, z: 3), covariance: c, velocityVarianceSquareMetersPerSecondSquared: 1)
+        #expect(s.updateHeight(heightMeters: 1, varianceSquareMeters: 1) == .accepted)
+        // S = 4 + 1 = 5, y = −2, K = (0.5, 0, 4)/5: x 2 − 0.2, z 3 − 1.6; P_zz = 4 − 16/5, P_xx = 1 − 0.25/5, P_xz = 0.5 − 2/5.
+        #expect(abs(s.position.x - 1.8) < 1e-12 && abs(s.position.y - 5) < 1e-12 && abs(s.position.z - 1.4) < 1e-12)
+        let p = s.positionCovariance
+        #expect(abs(p.zz - 0.8) < 1e-12 && abs(p.xx - 0.95) < 1e-12 && abs(p.xz - 0.1) < 1e-12 && abs(p.yy - 1) < 1e-12)
+        // A variance that is not positive, or a height that is not finite, changes nothing.
+        let before = s.position
+        #expect(s.updateHeight(heightMeters: 1, varianceSquareMeters: 0) != .accepted)
+        #expect(s.updateHeight(heightMeters: .nan, varianceSquareMeters: 1) != .accepted)
+        #expect(s.position == before)
+    }
+}

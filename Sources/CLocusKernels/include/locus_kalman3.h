@@ -29,6 +29,12 @@ int locus_kalman_cv3_predict(locus_kalman3_state *s, double dt_s, double q_h, do
 int locus_kalman_cv3_update_range(locus_kalman3_state *s, const double *anchor, double range_m, double variance,
                                   double gate_long, double gate_short, double *stats);
 
+/// Linear update with a height pseudo-measurement: z = height_m (metres) observed with the given
+/// variance (m^2) on the position's vertical axis, H = [0, 0, 1, 0, 0, 0], y = height_m - pz, no gate;
+/// the Joseph form of locus_kalman_cv3_update_range. LOCUS_KALMAN_BAD_ARGUMENT when variance is not
+/// positive or an argument is not finite.
+int locus_kalman_cv3_update_height(locus_kalman3_state *s, double height_m, double variance);
+
 /// One Rauch–Tung–Striebel step backwards (smoothing): from the filtered state f at t_k, the
 /// predicted state pn at t_{k+1} (f predicted over dt) and the smoothed state sn at t_{k+1}:
 /// G = Pf F^T Ppn^-1 (Cholesky of Ppn), xs = xf + G (xsn - xpn), Ps = Pf + G (Psn - Ppn) G^T
