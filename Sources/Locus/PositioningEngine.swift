@@ -100,7 +100,7 @@ package struct PositioningEngine: Sendable {
     /// The correction (tag offset + locator bias, metres) the engine took out of the last range row
     /// that reached an epoch; nil when it estimates neither for the row's tag (the smoother takes each
     /// range as the causal engine corrected it: `EngineDriver.record`).
-    package internal(set) var lastRangeCorrectionMeters: Double?
+    var lastRangeCorrectionMeters: Double?
     /// Each tag's filter (tracking only; empty for raw fixes), a placeholder until `hasFilter`. Kept
     /// out of `TagState` so that the per-row state stays small; non-optional, because mutating
     /// through an optional array element copied the filter out and back.

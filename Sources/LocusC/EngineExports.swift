@@ -60,10 +60,7 @@ public func locusEngineDestroy(_ engine: OpaquePointer?) -> Int32 {
 @c(locus_engine_push)
 public func locusEnginePush(_ engine: OpaquePointer?, _ range: UnsafeRawPointer?) -> Int32 {
     Status.guarded { () throws(LocusError) in
-        guard let range else { throw LocusError(.invalidArgument, "range is NULL") }
-        try EngineRegistry.withState(engine) { (state: inout EngineState) throws(LocusError) in
-            try RangeIngest.push(range, into: &state)
-        }
+        try RangeIngest.pushOne(engine, range, noun: "range", push: RangeIngest.push)
     }
 }
 
@@ -268,10 +265,7 @@ enum EngineFactory {
 @c(locus_engine_push_difference)
 public func locusEnginePushDifference(_ engine: OpaquePointer?, _ difference: UnsafeRawPointer?) -> Int32 {
     Status.guarded { () throws(LocusError) in
-        guard let difference else { throw LocusError(.invalidArgument, "difference is NULL") }
-        try EngineRegistry.withState(engine) { (state: inout EngineState) throws(LocusError) in
-            try RangeIngest.pushDifference(difference, into: &state)
-        }
+        try RangeIngest.pushOne(engine, difference, noun: "difference", push: RangeIngest.pushDifference)
     }
 }
 
@@ -289,6 +283,13 @@ public func locusEnginePushDifferences(_ engine: OpaquePointer?, _ differences: 
 
 /// `locus_range` and `locus_difference` records into an engine.
 enum RangeIngest {
+    /// The one record at `record` (NULL: E1003 "<noun> is NULL") offered to `push`.
+    static func pushOne(_ engine: OpaquePointer?, _ record: UnsafeRawPointer?, noun: String,
+                        push: (UnsafeRawPointer, inout EngineState) throws(LocusError) -> Void) throws(LocusError) {
+        guard let record else { throw LocusError(.invalidArgument, "\(noun) is NULL") }
+        try EngineRegistry.withState(engine) { (state: inout EngineState) throws(LocusError) in try push(record, &state) }
+    }
+
     /// `count` records of `size` bytes at `records`, each offered in order to `push` (every one even
     /// when one is skipped). The number used goes to `accepted` (may be NULL); throws the first
     /// skipped one's error, its index named ("ranges[3]: …").

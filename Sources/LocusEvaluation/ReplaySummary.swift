@@ -135,7 +135,7 @@ package struct ReplaySummary {
     }
 
     /// The line saying that some epochs got raw fixes although the filter is on, or nil.
-    package var unfilteredText: String? {
+    var unfilteredText: String? {
         let n = diagnostics.unfilteredEpochs
         guard n > 0 else { return nil }
         return "\(n) of \(diagnostics.epochs) epochs are raw least-squares fixes, not filtered: "

@@ -19,7 +19,7 @@ package enum FisherDistribution {
 
     /// The regularised incomplete beta function I_x(a, b) = B(x; a, b)/B(a, b), 0 ≤ x ≤ 1, by its
     /// continued fraction (modified Lentz), on the side where it converges fast.
-    package static func regularisedBeta(_ x: Double, a: Double, b: Double) -> Double {
+    static func regularisedBeta(_ x: Double, a: Double, b: Double) -> Double {
         if x <= 0 { return 0 }
         if x >= 1 { return 1 }
         let logFront = lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log(1 - x)

@@ -64,10 +64,10 @@ package struct WalkConfiguration: Sendable, Hashable {
 /// walks and the range streams stay those of the same seed without the option.
 package struct VerticalProfile: Sendable, Hashable {
     /// Lowest and highest heights, metres (lo ≤ hi).
-    package var lowMeters: Double
-    package var highMeters: Double
+    var lowMeters: Double
+    var highMeters: Double
     /// One climb and descent, seconds (> 0).
-    package var periodSeconds: Double
+    var periodSeconds: Double
 
     package init(lowMeters: Double, highMeters: Double, periodSeconds: Double) {
         self.lowMeters = lowMeters
@@ -76,7 +76,7 @@ package struct VerticalProfile: Sendable, Hashable {
     }
 
     /// z(t) of tag j (above), metres.
-    package func height(atSeconds t: Double, tagIndex j: Int) -> Double {
+    func height(atSeconds t: Double, tagIndex j: Int) -> Double {
         let phase = Double(j) * periodSeconds / 1.618_033_988_749_895
         let u = (1 - cos(2 * Double.pi * (t + phase) / periodSeconds)) / 2
         return lowMeters + (highMeters - lowMeters) * u

@@ -45,13 +45,13 @@ package enum DifferenceSelfCalibration {
         var notes = [String?](repeating: nil, count: n)
         var warnings: [String] = []
         for i in 0..<n where counts[i] < configuration.minimumRanges {
-            solver.freeBias[i] = false
+            solver.parameters.freeBias[i] = false
             notes[i] = "heard in \(counts[i]) arrivals (fewer than \(configuration.minimumRanges)): its bias is kept"
         }
         // The gauge: only differences of biases are observable.
-        let free = (0..<n).filter { solver.freeBias[$0] }
+        let free = (0..<n).filter { solver.parameters.freeBias[$0] }
         let siteMean = free.reduce(0.0) { $0 + floor.locators[$1].biasMeters } / Double(free.count)
-        solver.meanBiasPrior = siteMean
+        solver.parameters.meanBiasPrior = siteMean
         warnings.append("from range differences only differences of biases are observable: the biases are relative, their mean "
                         + "held at the site's (\(SelfCalibration.metres(siteMean)) m)")
         try solver.solve(limit: configuration.maximumIterations)
@@ -65,14 +65,14 @@ package enum DifferenceSelfCalibration {
         for i in free {
             let sd = uncertainty.standardDeviation([(.bias(i), 1)])
             guard sd > configuration.observableSDMeters else { continue }
-            solver.freeBias[i] = false
-            solver.bias[i] = floor.locators[i].biasMeters
+            solver.parameters.freeBias[i] = false
+            solver.parameters.bias[i] = floor.locators[i].biasMeters
             notes[i] = "its bias is not determined by this recording (σ " + (sd.isFinite ? "\(SelfCalibration.metres(sd)) m" : "unbounded") + "): kept"
             refit = true
         }
         if refit {
-            let kept = (0..<n).filter { solver.freeBias[$0] }
-            solver.meanBiasPrior = kept.isEmpty ? nil : kept.reduce(0.0) { $0 + floor.locators[$1].biasMeters } / Double(kept.count)
+            let kept = (0..<n).filter { solver.parameters.freeBias[$0] }
+            solver.parameters.meanBiasPrior = kept.isEmpty ? nil : kept.reduce(0.0) { $0 + floor.locators[$1].biasMeters } / Double(kept.count)
             try solver.solve(limit: configuration.maximumIterations)
             uncertainty = try Self.uncertainty(of: solver)
         }
@@ -88,7 +88,7 @@ package enum DifferenceSelfCalibration {
             let outcome = try SelfCalibration.surveyCheck(&solver, floor: floor, planar: planar, maximumFlagged: max(0, n - dims - 2),
                                                           notes: &notes)
             (checks, offsets, offsetSDs, flagged) = (outcome.checks, outcome.offsets, outcome.offsetSDs, outcome.flagged)
-            for k in 0..<n where !solver.freeBias[k] && counts[k] > 0 {
+            for k in 0..<n where !solver.parameters.freeBias[k] && counts[k] > 0 {
                 checks[k] = SelfCalibrationPositionCheck(directions: [], sdMeters: [], thresholdMeters: configuration.surveyCheckableSDMeters)
             }
             for k in 0..<n where !flagged[k] {
@@ -111,12 +111,12 @@ package enum DifferenceSelfCalibration {
             }
         }
         figures.rms = kept > 0 ? (sum / Double(kept)).squareRoot() : 0
-        let estimated = (0..<n).filter { solver.freeBias[$0] }
+        let estimated = (0..<n).filter { solver.parameters.freeBias[$0] }
         let meanSD = uncertainty.standardDeviation(estimated.map { (.bias($0), 1 / Double(max(1, estimated.count))) })
         let locators = (0..<n).map { i -> SelfCalibratedLocator in
-            let fitted = solver.freeBias[i]
+            let fitted = solver.parameters.freeBias[i]
             return SelfCalibratedLocator(
-                address: floor.locators[i].address, rangeCount: figures.counts[i], biasMeters: fitted ? solver.bias[i] : nil,
+                address: floor.locators[i].address, rangeCount: figures.counts[i], biasMeters: fitted ? solver.parameters.bias[i] : nil,
                 biasSDMeters: fitted ? uncertainty.standardDeviation([(.bias(i), 1)]) : nil, slope: nil, slopeSD: nil,
                 noiseMeters: figures.counts[i] > 0 ? solver.sigma[i] : nil, observable: fitted,
                 positionOffset: offsets[i], positionOffsetSDMeters: offsetSDs[i], flagged: flagged[i], note: notes[i],

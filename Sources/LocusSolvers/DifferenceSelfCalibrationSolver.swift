@@ -19,16 +19,11 @@ import LocusNumerics
 /// wₘ = ψ(eₘ/σᵢ)/σᵢ², Huber for the first steps then Tukey's bisquare (an NLOS arrival weighs 0),
 /// σᵢ = 1.4826·MAD of locator i's studentised arrival residuals: the noise σ per arrival.
 struct DifferenceSelfCalibrationSolver {
-    typealias Parameter = SelfCalibrationSolver.Parameter
-    var freeBias: [Bool]
-    var freeOffset: [Bool]
-    var bias: [Double]
-    /// Position corrections δᵢ, 3 per locator (z stays 0 on a planar floor).
-    var offset: [Double]
-    /// The mean of the free biases, held (the gauge), metres.
-    var meanBiasPrior: Double?
-    /// Directions along which a locator's correction is held at 0 (`SurveyCheckable`).
-    var heldOffsetDirections: [(locator: Int, direction: Vector3)] = []
+    typealias Parameter = SelfCalibrationParameters.Parameter
+    typealias Columns = SelfCalibrationParameters.Columns
+    /// The locators' parameters (bias and position correction; no slope, no tag delay); the mean of
+    /// the free biases is held (the gauge).
+    var parameters: SelfCalibrationParameters
     /// Robust scale per locator (noise σ per arrival), metres.
     private(set) var sigma: [Double]
     private(set) var iterations = 0
@@ -51,10 +46,7 @@ struct DifferenceSelfCalibrationSolver {
         self.anchors = anchors
         dimensions = planar ? 2 : 3
         self.configuration = configuration
-        freeBias = Array(repeating: true, count: n)
-        freeOffset = Array(repeating: false, count: n)
-        bias = initialBias
-        offset = Array(repeating: 0, count: 3 * n)
+        parameters = SelfCalibrationParameters(initialBias: initialBias, freeSlope: false, freeTagDelay: false)
         sigma = Array(repeating: 0.1, count: n)
         positions = Array(repeating: 0, count: 3 * data.blinkCount)
         offsets = Array(repeating: 0, count: data.blinkCount)
@@ -79,14 +71,14 @@ struct DifferenceSelfCalibrationSolver {
 
     /// The locator's position with its correction.
     private func anchor(_ i: Int) -> Point3 {
-        Point3(x: anchors[i].x + offset[3 * i], y: anchors[i].y + offset[3 * i + 1], z: anchors[i].z + offset[3 * i + 2])
+        parameters.position(i, surveyed: anchors[i])
     }
 
     /// Residual of arrival m of blink j: measured minus modelled pseudo-range, metres.
     func residual(_ m: Int, blink j: Int) -> Double {
         let i = data.slots[m]
         let p = Point3(x: positions[3 * j], y: positions[3 * j + 1], z: positions[3 * j + 2])
-        return data.pseudoRangesMeters[m] - (RangeModel.predicted(from: p, to: anchor(i)) + bias[i] + offsets[j])
+        return data.pseudoRangesMeters[m] - (RangeModel.predicted(from: p, to: anchor(i)) + parameters.bias[i] + offsets[j])
     }
 
     /// The residual of difference m (an arrival other than the blink's reference): z − h − (b_B − b_A),
@@ -95,7 +87,7 @@ struct DifferenceSelfCalibrationSolver {
     func differenceResidual(_ m: Int, blink j: Int) -> Double {
         let a = data.blinkReferences[j], b = data.slots[m]
         let p = Point3(x: positions[3 * j], y: positions[3 * j + 1], z: positions[3 * j + 2])
-        return data.pseudoRangesMeters[m] - DifferenceModel.predicted(at: p, reference: anchor(a), locator: anchor(b)) - bias[b] + bias[a]
+        return data.pseudoRangesMeters[m] - DifferenceModel.predicted(at: p, reference: anchor(a), locator: anchor(b)) - parameters.bias[b] + parameters.bias[a]
     }
 
     /// τⱼ minimising the weighted residuals at the current position (the weights' mean residual).
@@ -203,21 +195,6 @@ struct DifferenceSelfCalibrationSolver {
 
     // MARK: steps
 
-    /// Column of each free global parameter (−1: fixed).
-    struct Columns {
-        var list: [Parameter] = []
-        var bias: [Int], offset: [Int]
-        init(_ solver: DifferenceSelfCalibrationSolver) {
-            let n = solver.anchors.count
-            bias = Array(repeating: -1, count: n)
-            offset = Array(repeating: -1, count: 3 * n)
-            for i in 0..<n where solver.freeBias[i] { bias[i] = list.count; list.append(.bias(i)) }
-            for i in 0..<n where solver.freeOffset[i] {
-                for axis in 0..<solver.dimensions { offset[3 * i + axis] = list.count; list.append(.offset(i, axis: axis)) }
-            }
-        }
-    }
-
     /// The reduced normal equations: S (P×P, column-major = row-major, symmetric), right-hand side, columns.
     func reducedSystem() -> (s: [Double], rhs: [Double], columns: Columns) {
         let r = reducedSystem(blockOf: [], blockCount: 0)
@@ -227,7 +204,7 @@ struct DifferenceSelfCalibrationSolver {
     /// The same, with each time block's share of the right-hand side (the reduced score Σⱼ∈b of
     /// g_θⱼ − A_θpⱼ A_pⱼpⱼ⁻¹ g_pⱼ, τⱼ centred out) when `blockOf` gives every blink's block (`surveyTest`).
     func reducedSystem(blockOf: [Int], blockCount: Int) -> (s: [Double], rhs: [Double], columns: Columns, blockRHS: [[Double]]) {
-        let columns = Columns(self)
+        let columns = Columns(parameters, dimensions: dimensions)
         let count = columns.list.count, d = dimensions
         var s = [Double](repeating: 0, count: count * count), rhs = [Double](repeating: 0, count: count)
         var blockRHS = [[Double]](repeating: [Double](repeating: 0, count: count), count: blockCount)
@@ -253,25 +230,7 @@ struct DifferenceSelfCalibrationSolver {
                 }
             }
         }
-        // Priors: position corrections towards 0 (σ 10 m: keeps S regular) and held at 0 along
-        // `heldOffsetDirections` (σ 1 mm), the mean bias (the gauge).
-        for (c, parameter) in columns.list.enumerated() {
-            if case .offset(let i, let axis) = parameter {
-                s[c * count + c] += 0.01
-                rhs[c] -= 0.01 * offset[3 * i + axis]
-            }
-        }
-        SelfCalibrationSolver.holdOffsetDirections(heldOffsetDirections, offset: offset, column: { columns.offset[$0] }, count: count,
-                                                   s: &s, rhs: &rhs)
-        let held = (0..<anchors.count).filter { columns.bias[$0] >= 0 }
-        if let mean = meanBiasPrior, !held.isEmpty {
-            let share = 1 / Double(held.count), w = 1 / (0.001 * 0.001)
-            let current = held.reduce(0.0) { $0 + bias[$1] } * share
-            for i in held {
-                rhs[columns.bias[i]] += w * share * (mean - current)
-                for k in held { s[columns.bias[k] * count + columns.bias[i]] += w * share * share }
-            }
-        }
+        parameters.addPriors(columns: columns, s: &s, rhs: &rhs)
         return (s, rhs, columns, blockRHS)
     }
 
@@ -284,27 +243,14 @@ struct DifferenceSelfCalibrationSolver {
         iterations += 1
         if iterations > configuration.huberIterations { useTukey = true }
         let (s, rhs, columns) = reducedSystem()
-        let count = columns.list.count
-        var delta = [Double](repeating: 0, count: count)
-        if count > 0 {
-            let inverse = try SymmetricEigen(s, size: count).pseudoInverse(relativeThreshold: configuration.rankThreshold)
-            for r in 0..<count { for c in 0..<count { delta[r] += inverse[c * count + r] * rhs[c] } }
-        }
+        let delta = try SelfCalibrationParameters.step(s: s, rhs: rhs, rankThreshold: configuration.rankThreshold)
         var squares = 0.0, moved = 0
         for j in 0..<data.blinkCount where isUsable(j) {
             let change = blinkStep(j, delta: delta, columns: columns)
             squares += change * change
             moved += 1
         }
-        var largest = 0.0
-        for (c, parameter) in columns.list.enumerated() {
-            largest = max(largest, abs(delta[c]))
-            switch parameter {
-            case .bias(let i): bias[i] += delta[c]
-            case .offset(let i, let axis): offset[3 * i + axis] += delta[c]
-            default: break
-            }
-        }
+        let largest = parameters.apply(delta, columns: columns)
         updateScales()
         return (largest, moved > 0 ? (squares / Double(moved)).squareRoot() : 0)
     }

@@ -156,7 +156,7 @@ package struct SelfCalibration: Sendable {
         var solver = SelfCalibrationSolver(data: data, anchors: floor.locators.map(\.position), planar: planar,
                                            tagHeight: floor.tagHeightMeters, initialBias: floor.locators.map(\.biasMeters),
                                            configuration: configuration)
-        solver.slope = floor.locators.map(\.biasSlope)
+        solver.parameters.slope = floor.locators.map(\.biasSlope)
         let usable = (0..<data.epochCount).filter(solver.isUsable).count
         guard usable >= 10 else {
             throw LocusError(.tooFewRanges, "\(usable) epochs hold more ranges than the tag has coordinates: at least 10 are needed to calibrate without truth")
@@ -165,16 +165,16 @@ package struct SelfCalibration: Sendable {
         var warnings: [String] = []
         let counts = solver.residualFigures().counts
         for i in 0..<n where counts[i] < configuration.minimumRanges {
-            solver.freeBias[i] = false
-            solver.freeSlope[i] = false
+            solver.parameters.freeBias[i] = false
+            solver.parameters.freeSlope[i] = false
             notes[i] = "heard in \(counts[i]) ranges (fewer than \(configuration.minimumRanges)): its bias is kept"
         }
         if configuration.fitsSlope {
             // The common range scale trades off against the common offset (the ranges of a room are of
             // similar length) and takes up model errors: only the locators' relative scales are fitted,
             // their mean held at the site's.
-            let fitted = (0..<n).filter { solver.freeSlope[$0] }
-            solver.meanSlopePrior = fitted.isEmpty ? nil : fitted.reduce(0.0) { $0 + floor.locators[$1].biasSlope } / Double(fitted.count)
+            let fitted = (0..<n).filter { solver.parameters.freeSlope[$0] }
+            solver.parameters.meanSlopePrior = fitted.isEmpty ? nil : fitted.reduce(0.0) { $0 + floor.locators[$1].biasSlope } / Double(fitted.count)
         }
         try solver.solve(limit: configuration.maximumIterations)
 
@@ -189,7 +189,7 @@ package struct SelfCalibration: Sendable {
 
         // The common offset first (when it is not determined, no single bias is).
         var uncertainty = try solver.uncertainty()
-        let free = (0..<n).filter { solver.freeBias[$0] }
+        let free = (0..<n).filter { solver.parameters.freeBias[$0] }
         var commonSD = uncertainty.standardDeviation(free.map { (.bias($0), 1 / Double(free.count)) })
         let separable = commonSD <= configuration.commonOffsetSDMeters
         if !separable, !free.isEmpty {
@@ -197,7 +197,7 @@ package struct SelfCalibration: Sendable {
             warnings.append("the common offset of the biases is not separable from this recording (σ "
                             + (commonSD.isFinite ? "\(Self.metres(commonSD)) m" : "unbounded")
                             + "): the biases are relative, their mean held at the site's (\(Self.metres(siteMean)) m)")
-            solver.meanBiasPrior = siteMean
+            solver.parameters.meanBiasPrior = siteMean
             try solver.solve(limit: configuration.maximumIterations)
             uncertainty = try solver.uncertainty()
         }
@@ -206,10 +206,10 @@ package struct SelfCalibration: Sendable {
         for i in free {
             let sd = uncertainty.standardDeviation([(.bias(i), 1)])
             if sd > configuration.observableSDMeters {
-                solver.freeBias[i] = false
-                solver.freeSlope[i] = false
-                solver.bias[i] = floor.locators[i].biasMeters
-                solver.slope[i] = floor.locators[i].biasSlope
+                solver.parameters.freeBias[i] = false
+                solver.parameters.freeSlope[i] = false
+                solver.parameters.bias[i] = floor.locators[i].biasMeters
+                solver.parameters.slope[i] = floor.locators[i].biasSlope
                 notes[i] = "its bias is not determined by this recording (σ " + (sd.isFinite ? "\(Self.metres(sd)) m" : "unbounded") + "): kept"
                 refit = true
             }
@@ -229,7 +229,7 @@ package struct SelfCalibration: Sendable {
         if configuration.checksSurvey {
             let outcome = try Self.surveyCheck(&solver, floor: floor, planar: planar, maximumFlagged: max(0, n - 3), notes: &notes)
             (checks, offsets, offsetSDs, flagged) = (outcome.checks, outcome.offsets, outcome.offsetSDs, outcome.flagged)
-            for k in 0..<n where !solver.freeBias[k] && counts[k] > 0 {
+            for k in 0..<n where !solver.parameters.freeBias[k] && counts[k] > 0 {
                 checks[k] = SelfCalibrationPositionCheck(directions: [], sdMeters: [], thresholdMeters: configuration.surveyCheckableSDMeters)
             }
             for k in 0..<n where !flagged[k] {
@@ -243,16 +243,16 @@ package struct SelfCalibration: Sendable {
             }
         }
 
-        let free2 = (0..<n).filter { solver.freeBias[$0] }
+        let free2 = (0..<n).filter { solver.parameters.freeBias[$0] }
         commonSD = uncertainty.standardDeviation(free2.map { (.bias($0), 1 / Double(max(1, free2.count))) })
         let figures = solver.residualFigures()
         let locators = (0..<n).map { i -> SelfCalibratedLocator in
-            let estimated = solver.freeBias[i]
+            let estimated = solver.parameters.freeBias[i]
             return SelfCalibratedLocator(
                 address: floor.locators[i].address, rangeCount: figures.counts[i],
-                biasMeters: estimated ? solver.bias[i] : nil,
+                biasMeters: estimated ? solver.parameters.bias[i] : nil,
                 biasSDMeters: estimated ? uncertainty.standardDeviation([(.bias(i), 1)]) : nil,
-                slope: estimated && configuration.fitsSlope ? solver.slope[i] : nil,
+                slope: estimated && configuration.fitsSlope ? solver.parameters.slope[i] : nil,
                 slopeSD: estimated && configuration.fitsSlope ? uncertainty.standardDeviation([(.slope(i), 1)]) : nil,
                 noiseMeters: figures.counts[i] > 0 ? solver.sigma[i] : nil, observable: estimated,
                 positionOffset: offsets[i], positionOffsetSDMeters: offsetSDs[i], flagged: flagged[i], note: notes[i],
@@ -261,7 +261,7 @@ package struct SelfCalibration: Sendable {
         return SelfCalibration(locators: locators, commonOffsetSeparable: separable, commonOffsetSDMeters: commonSD,
                                residualRMSMeters: figures.rms, outlierCount: figures.outliers, epochs: usable,
                                iterations: solver.iterations, pathSpreadMeters: spread,
-                               tagDelayMeters: data.pairs.isEmpty ? nil : solver.tagDelay, warnings: warnings, configuration: configuration)
+                               tagDelayMeters: data.pairs.isEmpty ? nil : solver.parameters.tagDelay, warnings: warnings, configuration: configuration)
     }
 
     /// `floor` with the estimated biases (and slopes) written; with `fixesPositions` (configuration),

@@ -21,23 +21,8 @@ import LocusNumerics
 /// reported, not inverted into noise. Weights wₘ = ψ(eₘ/σᵢ)/σᵢ², Huber for the first steps then
 /// Tukey's bisquare (NLOS ranges, always long, weigh 0), σᵢ = 1.4826·MAD of locator i's residuals.
 struct SelfCalibrationSolver {
-    /// Which locator parameters are free (the others stay at their values).
-    var freeBias: [Bool]
-    var freeSlope: [Bool]
-    var freeOffset: [Bool]
-    var freeTagDelay: Bool
-    /// Current values.
-    var bias: [Double]
-    var slope: [Double]
-    /// Position corrections δᵢ, 3 per locator (z stays 0 on a planar floor).
-    var offset: [Double]
-    var tagDelay = 0.0
-    /// A soft constraint holding the mean of the free biases (when the data do not fix it).
-    var meanBiasPrior: Double?
-    /// A soft constraint holding the mean of the free slopes (the common range scale).
-    var meanSlopePrior: Double?
-    /// Directions along which a locator's correction is held at 0 (`SurveyCheckable`).
-    var heldOffsetDirections: [(locator: Int, direction: Vector3)] = []
+    /// The locators' parameters: which are free, their values, priors.
+    var parameters: SelfCalibrationParameters
     /// Robust scale per locator, metres.
     private(set) var sigma: [Double]
     /// Steps taken.
@@ -66,13 +51,8 @@ struct SelfCalibrationSolver {
         dimensions = planar ? 2 : 3
         self.tagHeight = tagHeight
         self.configuration = configuration
-        freeBias = Array(repeating: true, count: n)
-        freeSlope = Array(repeating: configuration.fitsSlope, count: n)
-        freeOffset = Array(repeating: false, count: n)
-        freeTagDelay = !data.pairs.isEmpty
-        bias = initialBias
-        slope = Array(repeating: 0, count: n)
-        offset = Array(repeating: 0, count: 3 * n)
+        parameters = SelfCalibrationParameters(initialBias: initialBias, freeSlope: configuration.fitsSlope,
+                                               freeTagDelay: !data.pairs.isEmpty)
         sigma = Array(repeating: 0.1, count: n)
         var times = [Double](repeating: 0, count: data.epochCount)
         for j in 0..<data.epochCount {
@@ -89,7 +69,7 @@ struct SelfCalibrationSolver {
 
     /// The locator's position with its correction.
     private func anchor(_ i: Int) -> Point3 {
-        Point3(x: anchors[i].x + offset[3 * i], y: anchors[i].y + offset[3 * i + 1], z: anchors[i].z + offset[3 * i + 2])
+        parameters.position(i, surveyed: anchors[i])
     }
 
     /// The tag of epoch j at time t.
@@ -103,13 +83,13 @@ struct SelfCalibrationSolver {
     func residual(_ m: Int, epoch j: Int) -> Double {
         let i = data.slots[m]
         let d = RangeModel.predicted(from: tagPosition(j, at: data.timesSeconds[m]), to: anchor(i))
-        return data.rangesMeters[m] - ((1 + slope[i]) * d + bias[i])
+        return data.rangesMeters[m] - ((1 + parameters.slope[i]) * d + parameters.bias[i])
     }
 
     /// Residual of locator pair k.
     func pairResidual(_ k: Int) -> Double {
         let p = data.pairs[k]
-        return p.rangeMeters - (RangeModel.predicted(from: anchor(p.a), to: anchor(p.b)) + bias[p.a] + bias[p.b] - 2 * tagDelay)
+        return p.rangeMeters - (RangeModel.predicted(from: anchor(p.a), to: anchor(p.b)) + parameters.bias[p.a] + parameters.bias[p.b] - 2 * parameters.tagDelay)
     }
 
     /// The robust weight factor ψ(u)/u of a standardised residual u.
@@ -144,11 +124,11 @@ struct SelfCalibrationSolver {
                     let q = anchor(i)
                     let diff = [p.x - q.x, p.y - q.y, p.z - q.z]
                     let d = max(1e-6, RangeModel.predicted(dx: diff[0], dy: diff[1], dz: diff[2]))
-                    let e = data.rangesMeters[m] - ((1 + slope[i]) * d + bias[i])
+                    let e = data.rangesMeters[m] - ((1 + parameters.slope[i]) * d + parameters.bias[i])
                     for r in 0..<dimensions {
-                        let jr = (1 + slope[i]) * diff[r] / d
+                        let jr = (1 + parameters.slope[i]) * diff[r] / d
                         g[r] += jr * e
-                        for c in 0..<dimensions { a[3 * r + c] += jr * (1 + slope[i]) * diff[c] / d }
+                        for c in 0..<dimensions { a[3 * r + c] += jr * (1 + parameters.slope[i]) * diff[c] / d }
                     }
                 }
                 for r in 0..<dimensions { a[3 * r + r] += 1e-6 }
@@ -194,8 +174,8 @@ struct SelfCalibrationSolver {
                 let p = tagPosition(j, at: data.timesSeconds[m]), q = anchor(i)
                 let diff = Vector3(x: p.x - q.x, y: p.y - q.y, z: p.z - q.z)
                 let d = max(1e-6, RangeModel.predicted(dx: diff.x, dy: diff.y, dz: diff.z))
-                let jp = (1 + slope[i]) * diff / d
-                let e = data.rangesMeters[m] - ((1 + slope[i]) * d + bias[i])
+                let jp = (1 + parameters.slope[i]) * diff / d
+                let e = data.rangesMeters[m] - ((1 + parameters.slope[i]) * d + parameters.bias[i])
                 let w = robustWeight(e / sigma[i]) / (sigma[i] * sigma[i])
                 jps.append(jp); es.append(e); ws.append(w)
                 for r in 0..<dims { for c in 0..<dims { hpp[3 * r + c] += w * jp[r] * jp[c] } }
@@ -218,28 +198,8 @@ struct SelfCalibrationSolver {
 
     // MARK: steps
 
-    /// The free global parameters, in column order.
-    enum Parameter: Equatable {
-        case bias(Int), slope(Int), offset(Int, axis: Int), tagDelay
-    }
-
-    /// Column of each parameter (−1: fixed).
-    struct Columns {
-        var list: [Parameter] = []
-        var bias: [Int], slope: [Int], offset: [Int], tagDelay = -1
-        init(_ solver: SelfCalibrationSolver) {
-            let n = solver.anchors.count
-            bias = Array(repeating: -1, count: n)
-            slope = bias
-            offset = Array(repeating: -1, count: 3 * n)
-            for i in 0..<n where solver.freeBias[i] { bias[i] = list.count; list.append(.bias(i)) }
-            for i in 0..<n where solver.freeSlope[i] { slope[i] = list.count; list.append(.slope(i)) }
-            for i in 0..<n where solver.freeOffset[i] {
-                for axis in 0..<solver.dimensions { offset[3 * i + axis] = list.count; list.append(.offset(i, axis: axis)) }
-            }
-            if solver.freeTagDelay { tagDelay = list.count; list.append(.tagDelay) }
-        }
-    }
+    typealias Parameter = SelfCalibrationParameters.Parameter
+    typealias Columns = SelfCalibrationParameters.Columns
 
     /// The reduced normal equations at the current values: S (P×P, column-major), its right-hand
     /// side, and the columns.
@@ -251,7 +211,7 @@ struct SelfCalibrationSolver {
     /// The same, with each time block's share of the right-hand side (the reduced score Σⱼ∈b of
     /// g_θⱼ − H_θpⱼ H_pⱼpⱼ⁻¹ g_pⱼ) when `blockOf` gives every epoch's block (`SurveyTest`).
     func reducedSystem(blockOf: [Int], blockCount: Int) -> (s: [Double], rhs: [Double], columns: Columns, blockRHS: [[Double]]) {
-        let columns = Columns(self)
+        let columns = Columns(parameters, dimensions: dimensions)
         let count = columns.list.count
         var s = [Double](repeating: 0, count: count * count), rhs = [Double](repeating: 0, count: count)
         var blockRHS = [[Double]](repeating: [Double](repeating: 0, count: count), count: blockCount)
@@ -308,7 +268,7 @@ struct SelfCalibrationSolver {
             }
         }
         for k in data.pairs.indices { addPair(k, columns: columns, s: &s, rhs: &rhs) }
-        addPriors(columns: columns, s: &s, rhs: &rhs)
+        parameters.addPriors(columns: columns, s: &s, rhs: &rhs)
         return (s, rhs, columns, blockRHS)
     }
 
@@ -347,9 +307,9 @@ struct SelfCalibrationSolver {
         let d = max(1e-6, RangeModel.predicted(dx: diff.x, dy: diff.y, dz: diff.z))
         let h = RangeModel.unit(dx: diff.x, dy: diff.y, dz: diff.z, rho: d)
         let u = Vector3(x: h.x, y: h.y, z: h.z)
-        let e = data.rangesMeters[m] - ((1 + slope[i]) * d + bias[i])
+        let e = data.rangesMeters[m] - ((1 + parameters.slope[i]) * d + parameters.bias[i])
         let w = robustWeight(e / sigma[i]) / (sigma[i] * sigma[i])
-        let jp = (1 + slope[i]) * u
+        let jp = (1 + parameters.slope[i]) * u
         var jt = SparseRow()
         if columns.bias[i] >= 0 { jt.append(columns.bias[i], 1) }
         if columns.slope[i] >= 0 { jt.append(columns.slope[i], d) }
@@ -383,50 +343,6 @@ struct SelfCalibrationSolver {
         }
     }
 
-    /// Soft priors: slopes towards 0 (σ 5 %), position corrections towards 0 (σ 10 m: only keeps S
-    /// regular) and held at 0 along `heldOffsetDirections` (σ 1 mm), and the mean of the free biases
-    /// when it is held.
-    private func addPriors(columns: Columns, s: inout [Double], rhs: inout [Double]) {
-        let count = columns.list.count
-        for (c, parameter) in columns.list.enumerated() {
-            switch parameter {
-            case .slope(let i):
-                let w = 1 / (0.05 * 0.05)
-                s[c * count + c] += w
-                rhs[c] -= w * slope[i]
-            case .offset(let i, let axis):
-                let w = 1 / (10.0 * 10.0)
-                s[c * count + c] += w
-                rhs[c] -= w * offset[3 * i + axis]
-            default:
-                break
-            }
-        }
-        if let mean = meanBiasPrior {
-            holdMean(of: (0..<anchors.count).filter { columns.bias[$0] >= 0 }, at: mean, values: bias, columnOf: columns.bias,
-                     sigma: 0.001, count: count, s: &s, rhs: &rhs)
-        }
-        Self.holdOffsetDirections(heldOffsetDirections, offset: offset, column: { columns.offset[$0] }, count: count, s: &s, rhs: &rhs)
-        if let mean = meanSlopePrior {
-            holdMean(of: (0..<anchors.count).filter { columns.slope[$0] >= 0 }, at: mean, values: slope, columnOf: columns.slope,
-                     sigma: 1e-5, count: count, s: &s, rhs: &rhs)
-        }
-    }
-
-    /// The pseudo-observation mean(values of `locators`) = `mean` with standard deviation `sigma`.
-    private func holdMean(of locators: [Int], at mean: Double, values: [Double], columnOf: [Int], sigma: Double, count: Int,
-                          s: inout [Double], rhs: inout [Double]) {
-        guard !locators.isEmpty else { return }
-        let a = 1 / Double(locators.count)
-        let current = locators.reduce(0.0) { $0 + values[$1] } * a
-        let w = 1 / (sigma * sigma)
-        for i in locators {
-            let ca = columnOf[i]
-            rhs[ca] += w * a * (mean - current)
-            for k in locators { s[columnOf[k] * count + ca] += w * a * a }
-        }
-    }
-
     /// One Gauss–Newton step; returns the largest change of a global parameter (metres, or per
     /// metre for slopes) and of a position.
     /// - Throws: `E4002` when LAPACK fails on the reduced system.
@@ -434,17 +350,7 @@ struct SelfCalibrationSolver {
         iterations += 1
         if iterations > configuration.huberIterations { useTukey = true }
         let (s, rhs, columns) = reducedSystem()
-        let count = columns.list.count
-        var delta = [Double](repeating: 0, count: count)
-        if count > 0 {
-            let eigen = try SymmetricEigen(s, size: count)
-            let inverse = eigen.pseudoInverse(relativeThreshold: configuration.rankThreshold)
-            for r in 0..<count {
-                var sum = 0.0
-                for c in 0..<count { sum += inverse[c * count + r] * rhs[c] }
-                delta[r] = sum
-            }
-        }
+        let delta = try SelfCalibrationParameters.step(s: s, rhs: rhs, rankThreshold: configuration.rankThreshold)
         // Back-substitution: Δpⱼ = H_pp⁻¹ (g_p − H_pθ Δθ), with the linearisation of this step.
         var largestPosition = 0.0
         var newPositions = positions
@@ -468,16 +374,7 @@ struct SelfCalibrationSolver {
             }
         }
         positions = newPositions
-        var largest = 0.0
-        for (c, parameter) in columns.list.enumerated() {
-            largest = max(largest, abs(delta[c]))
-            switch parameter {
-            case .bias(let i): bias[i] += delta[c]
-            case .slope(let i): slope[i] += delta[c]
-            case .offset(let i, let axis): offset[3 * i + axis] += delta[c]
-            case .tagDelay: tagDelay += delta[c]
-            }
-        }
+        let largest = parameters.apply(delta, columns: columns)
         updateVelocities()
         updateScales()
         return (largest, largestPosition)

@@ -4,11 +4,10 @@ import LocusCore
 /// one locator (`SurveyTestable`), which parameters are free, the directions of a correction held at
 /// the survey, and its solve.
 protocol SurveyCheckable: SurveyTestable {
-    var freeBias: [Bool] { get }
-    var freeOffset: [Bool] { get set }
-    /// Directions (locator, unit vector) along which a locator's correction δ is held at 0 (a 1 mm
-    /// pseudo-observation v·δ = 0): the directions of a flagged locator that are not checkable.
-    var heldOffsetDirections: [(locator: Int, direction: Vector3)] { get set }
+    /// Which parameters are free, and the directions (locator, unit vector) along which a locator's
+    /// correction δ is held at 0 (`heldOffsetDirections`, a 1 mm pseudo-observation v·δ = 0): the
+    /// directions of a flagged locator that are not checkable.
+    var parameters: SelfCalibrationParameters { get set }
     mutating func solve(limit: Int) throws(LocusError)
     /// Before the flagged locators' fit to convergence (differences: the scales restarted from their median).
     mutating func prepareFinalSurveyFit()
@@ -50,13 +49,13 @@ extension SelfCalibration {
         while passes == 0 || out.flagged.filter({ $0 }).count < maximumFlagged {
             passes += 1
             var best: (locator: Int, pValue: Double, statistic: Double, solver: S)?
-            for k in 0..<n where solver.freeBias[k] && !out.flagged[k] {
+            for k in 0..<n where solver.parameters.freeBias[k] && !out.flagged[k] {
                 var trial = solver
-                trial.freeOffset[k] = true
+                trial.parameters.freeOffset[k] = true
                 try trial.solve(limit: configuration.surveyTrialSteps)
                 let check = try trial.surveyTest(locator: k)
                 out.checks[k] = check
-                out.offsets[k] = Vector3(x: trial.offset[3 * k], y: trial.offset[3 * k + 1], z: trial.offset[3 * k + 2])
+                out.offsets[k] = Vector3(x: trial.parameters.offset[3 * k], y: trial.parameters.offset[3 * k + 1], z: trial.parameters.offset[3 * k + 2])
                 out.offsetSDs[k] = check.sdMeters.last
                 guard let test = check.test, test.flagged else { continue }
                 if best.map({ test.pValue < $0.pValue || (test.pValue == $0.pValue && test.statistic > $0.statistic) }) ?? true {
@@ -71,7 +70,7 @@ extension SelfCalibration {
             if var check = out.checks[k], let d = out.offsets[k] {
                 var remainder: [SelfCalibrationPositionCheck.Remainder] = []
                 for (v, sd) in zip(check.directions, check.sdMeters) where !(sd <= check.thresholdMeters) {
-                    solver.heldOffsetDirections.append((k, v))
+                    solver.parameters.heldOffsetDirections.append((k, v))
                     remainder.append(.init(direction: v, fittedMeters: v.x * d.x + v.y * d.y + v.z * d.z, sdMeters: sd))
                 }
                 check.remainder = remainder
@@ -89,7 +88,7 @@ extension SelfCalibration {
             planar ? "(\(metres(v.x)), \(metres(v.y)))" : "(\(metres(v.x)), \(metres(v.y)), \(metres(v.z)))"
         }
         for k in 0..<n where out.flagged[k] {
-            let d = Vector3(x: solver.offset[3 * k], y: solver.offset[3 * k + 1], z: solver.offset[3 * k + 2])
+            let d = Vector3(x: solver.parameters.offset[3 * k], y: solver.parameters.offset[3 * k + 1], z: solver.parameters.offset[3 * k + 2])
             out.offsets[k] = d
             let length = (d.x * d.x + d.y * d.y + d.z * d.z).squareRoot()
             // Both places, and the offset as signed components: an offset printed as a bare "(x, y)"

@@ -8,8 +8,8 @@ protocol SurveyTestable {
     var configuration: SelfCalibrationConfiguration { get }
     /// 2 (planar) or 3.
     var dimensions: Int { get }
-    /// Position corrections δᵢ, 3 per locator, metres.
-    var offset: [Double] { get }
+    /// The locators' parameters (position corrections δᵢ: `offset`, 3 per locator, metres).
+    var parameters: SelfCalibrationParameters { get }
     /// Epochs, and whether epoch j is used by the fit.
     var surveyEpochCount: Int { get }
     func isUsable(_ j: Int) -> Bool
@@ -131,7 +131,7 @@ extension SurveyTestable {
         }
         let eigen = try SymmetricEigen(cov, size: dims)
         let order = (0..<dims).sorted { eigen.values[$0] < eigen.values[$1] }
-        let delta = (0..<3).map { offset[3 * k + $0] }
+        let delta = (0..<3).map { parameters.offset[3 * k + $0] }
         var t2 = 0.0, length2 = 0.0, p = 0
         for e in order {
             let v = (0..<3).map { $0 < dims ? eigen.vectors[e * dims + $0] : 0 }

@@ -135,17 +135,17 @@ package struct TagLocatorBiasEstimator: Sendable {
     /// Whether any candidate ĉᵢ is non-zero.
     private var hasCandidates = false
     /// True while the candidates are applied (`correctionMeters`).
-    package private(set) var isTrusted = false
+    private(set) var isTrusted = false
 
     /// Windows that found the corrections inconsistent `restartStrikes` times in a row (restarts).
-    package var restarts: Int { Int(restartCount) }
+    var restarts: Int { Int(restartCount) }
     /// The slots estimated (the floor's locator count, or 0 beyond `maximumLocators`).
     package var locatorCount: Int { Int(slotCount) }
     /// β̂ per slot, metres (a copy, for inspection and tests).
-    package var estimatesMeters: [Double] { (0..<locatorCount).map { Double(storage[estimateBase + $0]) } }
+    var estimatesMeters: [Double] { (0..<locatorCount).map { Double(storage[estimateBase + $0]) } }
 
     /// An estimator for a floor with `locatorCount` locator slots, every estimate 0.
-    package init(locatorCount: Int, configuration: TagLocatorBiasConfiguration = .standard) {
+    init(locatorCount: Int, configuration: TagLocatorBiasConfiguration = .standard) {
         self.init(locatorCount: locatorCount, shared: TagLocatorBiasConfiguration.Shared(configuration))
     }
 

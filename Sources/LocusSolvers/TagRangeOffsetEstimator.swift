@@ -161,7 +161,7 @@ package struct TagRangeOffsetEstimator: Sendable {
     /// without copying the estimator out of its array (reading a property through the array's
     /// optional element afterwards copied it).
     /// The spans are read in place.
-    package mutating func updatedCorrectionMeters(locators: Span<Point3>, rangesMeters: Span<Double>,
+    mutating func updatedCorrectionMeters(locators: Span<Point3>, rangesMeters: Span<Double>,
                                                   tagHeightMeters h: Double, timeSeconds: Double, seed start: Point2?,
                                                   lessOffsetMeters applied: Double) -> Double {
         var epoch: EpochSolution? = nil

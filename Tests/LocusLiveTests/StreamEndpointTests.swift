@@ -1,5 +1,5 @@
 import LocusCore
-import LocusLive
+@testable import LocusLive
 import Testing
 
 @Suite("Stream endpoint URIs")

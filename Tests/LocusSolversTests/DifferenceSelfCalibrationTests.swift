@@ -121,7 +121,7 @@ struct DifferenceSelfCalibrationTests {
         let data = Self.data(truth: truth, surveyed: surveyed, seconds: 5, seed: 2)
         var solver = DifferenceSelfCalibrationSolver(data: data, anchors: surveyed.locators.map(\.position), planar: true,
                                                      tagHeight: 1.1, initialBias: Self.biases.map { $0 * 0.5 }, configuration: .standard)
-        solver.offset[3 * 4] = 0.1
+        solver.parameters.offset[3 * 4] = 0.1
         var checked = 0
         for j in 0..<data.blinkCount {
             let reference = data.blinkStarts[j]

@@ -1,6 +1,6 @@
 @testable import Locus
 import LocusCore
-import LocusIO
+@testable import LocusIO
 import LocusTestSupport
 import Testing
 

@@ -1,7 +1,7 @@
 @testable import Locus
 import LocusCore
 @testable import LocusIO
-import LocusSimulation
+@testable import LocusSimulation
 import LocusTestSupport
 import Testing
 

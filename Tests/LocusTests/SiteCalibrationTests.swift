@@ -1,5 +1,5 @@
 import Locus
-import LocusSimulation
+@testable import LocusSimulation
 import Testing
 
 /// The public Swift API of the calibration without truth.

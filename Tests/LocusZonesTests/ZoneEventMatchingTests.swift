@@ -1,6 +1,6 @@
 import LocusCore
 @testable import LocusNumerics
-import LocusZones
+@testable import LocusZones
 import Testing
 
 /// Zone transitions scored against reference transitions: literal cases.
