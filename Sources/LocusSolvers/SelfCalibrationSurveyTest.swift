@@ -75,8 +75,9 @@ protocol SurveyTestable {
 /// 3. C = F^{1/2}·max(I, F^{-1/2} J F^{-1/2})·F^{1/2} (eigenvalues of the whitened J raised to 1 at
 ///    least): J where it exceeds F, F where it does not. Correlation and model errors widen the spread;
 ///    a block spread under the formal is chance. (Simulated 120 s of differences, the hall's mid-wall
-///    0x0203: the sandwich read 0.4–0.9 of F's σ along both directions, its radial σ 1.7–3.5 cm
-///    against F's 2.4–6.0 cm and the fitted radial components' spread of ≈ 6 cm over the seeds.)
+///    0x0203, correct site, seeds 31–40: the sandwich's σ read 0.41–0.95 of F's in 19 of the 20
+///    seed-directions — radially 1.7–7.4 cm against F's 2.4–6.0 cm, the fitted radial components
+///    spreading with SD 6.8 cm over the seeds, as F says within its own scatter.)
 ///
 /// **How many blocks the spread comes from.** Along a direction v (unit, an eigenvector of C) block b
 /// carries the share w_b = vᵀ A S_b Aᵀ v of the information (m², ≥ 0), and the spread of G blocks of
