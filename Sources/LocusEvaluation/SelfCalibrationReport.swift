@@ -103,8 +103,8 @@ package struct SelfCalibrationReport {
     }
 
     /// A position check as JSON (ranges and differences alike): `checkable`, `directions` (best
-    /// first), `sd_m`, `summary`, `reason` (why not checkable, or null) and `test` (null when nothing is
-    /// checkable): `statistic` (Hotelling's T²), `dof` [p, G − p], `p_value`, `alpha`,
+    /// first), `sd_m`, `effective_blocks` (per direction, the time blocks its σ is worth), `summary`, `reason` (why not checkable, or null) and `test` (null when nothing is
+    /// checkable): `statistic` (Hotelling's T²), `dof` [p, ν − p + 1], `p_value`, `alpha`,
     /// `min_effect_m`, `offset_along_m`, `blocks`, `decision` ("flagged" or "fits"); and
     /// `left_as_surveyed` (null unless flagged): per direction that is not checkable, `direction`,
     /// `fitted_m` (the fitted component, not moved) and `sd_m`.
@@ -113,6 +113,7 @@ package struct SelfCalibrationReport {
             ("checkable", .bool(check.checkable)),
             ("directions", .array(check.directions.map { .array([.number($0.x, .fixed(3)), .number($0.y, .fixed(3)), .number($0.z, .fixed(3))]) })),
             ("sd_m", .array(check.sdMeters.map { metres($0) })),
+            ("effective_blocks", .array(check.effectiveBlocks.map { .number($0, .fixed(1)) })),
             ("summary", .string(check.summary)),
         ]
         members.append(("reason", check.notCheckableReason.map { .string($0) } ?? .null))

@@ -202,12 +202,15 @@ struct DifferenceSelfCalibrationSolver {
     }
 
     /// The same, with each time block's share of the right-hand side (the reduced score Σⱼ∈b of
-    /// g_θⱼ − A_θpⱼ A_pⱼpⱼ⁻¹ g_pⱼ, τⱼ centred out) when `blockOf` gives every blink's block (`surveyTest`).
-    func reducedSystem(blockOf: [Int], blockCount: Int) -> (s: [Double], rhs: [Double], columns: Columns, blockRHS: [[Double]]) {
+    /// g_θⱼ − A_θpⱼ A_pⱼpⱼ⁻¹ g_pⱼ, τⱼ centred out) and of S (the block's reduced information, priors
+    /// not included) when `blockOf` gives every blink's block (`surveyTest`).
+    func reducedSystem(blockOf: [Int], blockCount: Int)
+        -> (s: [Double], rhs: [Double], columns: Columns, blockRHS: [[Double]], blockS: [[Double]]) {
         let columns = Columns(parameters, dimensions: dimensions)
         let count = columns.list.count, d = dimensions
         var s = [Double](repeating: 0, count: count * count), rhs = [Double](repeating: 0, count: count)
         var blockRHS = [[Double]](repeating: [Double](repeating: 0, count: count), count: blockCount)
+        var blockS = [[Double]](repeating: [Double](repeating: 0, count: count * count), count: blockCount)
         for j in 0..<data.blinkCount where isUsable(j) {
             let (a, g, sw, _, _, local) = blinkSystem(j, columns: columns)
             let size = d + local.count
@@ -227,11 +230,12 @@ struct DifferenceSelfCalibrationSolver {
                     var sum = 0.0
                     for r in 0..<d { sum += a[(d + ka) * size + r] * x[3 * kb + r] }
                     s[cb * count + ca] += a[(d + ka) * size + d + kb] - sum
+                    if !blockOf.isEmpty { blockS[blockOf[j]][cb * count + ca] += a[(d + ka) * size + d + kb] - sum }
                 }
             }
         }
         parameters.addPriors(columns: columns, s: &s, rhs: &rhs)
-        return (s, rhs, columns, blockRHS)
+        return (s, rhs, columns, blockRHS, blockS)
     }
 
     /// One Gauss–Newton step; returns the largest change of a global parameter and the RMS change of

@@ -12,8 +12,11 @@ import LocusCore
 package struct SelfCalibrationPositionCheck: Sendable, Hashable {
     /// Unit directions (x, y on a planar floor; x, y, z otherwise), best determined first.
     package var directions: [Vector3]
-    /// σ of the correction along each direction, metres.
+    /// σ of the correction along each direction, metres: the honest σ widened by
+    /// t(ν, 0.975)/t(G − 1, 0.975) for the ν effective blocks (of G) it is estimated from (`surveyTest`).
     package var sdMeters: [Double]
+    /// The effective number of time blocks behind each direction's σ (`surveyTest`), [1, G − 1].
+    package var effectiveBlocks: [Double] = []
     /// Directions with σ at most this are checkable, metres.
     var thresholdMeters: Double
     /// Why the locator cannot be checked at all, when the redundancy, not the covariance, decides
@@ -37,17 +40,20 @@ package struct SelfCalibrationPositionCheck: Sendable, Hashable {
 
     /// The survey test of one locator (`surveyTest`): Hotelling's T² of δ
     /// projected on its p checkable directions vₖ, with the covariance from the spread of the
-    /// recording's G time blocks,
+    /// recording's G time blocks (a jackknife floored at the formal), worth ν effective blocks,
     ///
-    ///   T² = Σₖ (vₖ·δ)²/λₖ,  F = T²·(G − p)/(p·(G − 1)) ~ F(p, G − p) under "bias only",
+    ///   T² = Σₖ (vₖ·δ)²/λₖ,  F = T²·(ν − p + 1)/(p·ν) ~ F(p, ν − p + 1) under "bias only",
     ///
     /// and the decision: flagged when p-value < `alpha` **and** |δ projected| ≥ `minimumEffectMeters`.
     package struct SurveyTest: Sendable, Hashable {
-        /// T² (dimensionless) and its degrees of freedom (p, G − p).
+        /// T² (dimensionless) and its degrees of freedom (p, ν − p + 1; ν the effective blocks, rounded down).
         package var statistic: Double
         package var degreesOfFreedom: (Int, Int)
-        /// P(F(p, G − p) > F): the chance of a statistic this large on a correctly surveyed locator.
+        /// P(F(p, ν − p + 1) > F): the chance of a statistic this large on a correctly surveyed locator.
         package var pValue: Double
+        /// δᵀF⁻¹δ over all D directions, F the formal covariance (dimensionless): how much freeing δ
+        /// lowers the fit's weighted sum of squares — what ranks flagged locators (`surveyCheck`).
+        package var formalGain: Double
         /// The test's level (the false-alarm rate per locator checked) and the smallest offset that is
         /// flagged, metres.
         package var alpha: Double

@@ -209,12 +209,15 @@ struct SelfCalibrationSolver {
     }
 
     /// The same, with each time block's share of the right-hand side (the reduced score Σⱼ∈b of
-    /// g_θⱼ − H_θpⱼ H_pⱼpⱼ⁻¹ g_pⱼ) when `blockOf` gives every epoch's block (`SurveyTest`).
-    func reducedSystem(blockOf: [Int], blockCount: Int) -> (s: [Double], rhs: [Double], columns: Columns, blockRHS: [[Double]]) {
+    /// g_θⱼ − H_θpⱼ H_pⱼpⱼ⁻¹ g_pⱼ) and of S (the block's reduced information, priors not included)
+    /// when `blockOf` gives every epoch's block (`SurveyTest`).
+    func reducedSystem(blockOf: [Int], blockCount: Int)
+        -> (s: [Double], rhs: [Double], columns: Columns, blockRHS: [[Double]], blockS: [[Double]]) {
         let columns = Columns(parameters, dimensions: dimensions)
         let count = columns.list.count
         var s = [Double](repeating: 0, count: count * count), rhs = [Double](repeating: 0, count: count)
         var blockRHS = [[Double]](repeating: [Double](repeating: 0, count: count), count: blockCount)
+        var blockS = [[Double]](repeating: [Double](repeating: 0, count: count * count), count: blockCount)
         let dims = dimensions
         // Per epoch: H_pp (D×D), g_p, and H_pθ as (column, D-vector) entries.
         var hpp = [Double](repeating: 0, count: 9), gp = [Double](repeating: 0, count: 3)
@@ -236,6 +239,7 @@ struct SelfCalibrationSolver {
                     rhs[ca] += w * va * e
                     if !blockOf.isEmpty { blockRHS[blockOf[j]][ca] += w * va * e }
                     for b in 0..<jt.count { s[jt.column(b) * count + ca] += w * va * jt.value(b) }
+                    if !blockOf.isEmpty { for b in 0..<jt.count { blockS[blockOf[j]][jt.column(b) * count + ca] += w * va * jt.value(b) } }
                     // H_pθ column ca += w·jp·va
                     if let k = entryColumns.firstIndex(of: ca) {
                         for r in 0..<dims { entryValues[3 * k + r] += w * jp[r] * va }
@@ -264,12 +268,13 @@ struct SelfCalibrationSolver {
                     var sum = 0.0
                     for r in 0..<dims { sum += entryValues[3 * kb + r] * x[3 * ka + r] }
                     s[cb * count + ca] -= sum
+                    if !blockOf.isEmpty { blockS[blockOf[j]][cb * count + ca] -= sum }
                 }
             }
         }
         for k in data.pairs.indices { addPair(k, columns: columns, s: &s, rhs: &rhs) }
         parameters.addPriors(columns: columns, s: &s, rhs: &rhs)
-        return (s, rhs, columns, blockRHS)
+        return (s, rhs, columns, blockRHS, blockS)
     }
 
     /// The nonzero entries of one row of ∂model/∂θ: (column, value), at most 5 (bias, slope, 3 offsets).

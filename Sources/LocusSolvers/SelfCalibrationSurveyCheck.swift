@@ -24,7 +24,9 @@ struct SurveyCheckOutcome {
 extension SelfCalibration {
     /// The survey check on `solver` (ranges or differences, one loop): each locator with a free bias
     /// in turn gets its correction δ freed for `surveyTrialSteps` steps and judged by the block test
-    /// (`surveyTest`); the most significant flagged one (smallest p-value, then largest T²) keeps its
+    /// (`surveyTest`); of the flagged ones, the one whose freed δ lowers the fit's weighted squares most
+    /// (δᵀF⁻¹δ, F the formal covariance: the likelihood's verdict on which single locator explains the
+    /// residuals, not the p-values, whose effective degrees of freedom differ between locators) keeps its
     /// correction and the others are checked again, at most `maximumFlagged` in all (n − 3 from
     /// ranges, n − D − 2 from differences: the unflagged locators hold the frame and each epoch).
     ///
@@ -48,7 +50,7 @@ extension SelfCalibration {
         var passes = 0
         while passes == 0 || out.flagged.filter({ $0 }).count < maximumFlagged {
             passes += 1
-            var best: (locator: Int, pValue: Double, statistic: Double, solver: S)?
+            var best: (locator: Int, gain: Double, solver: S)?
             for k in 0..<n where solver.parameters.freeBias[k] && !out.flagged[k] {
                 var trial = solver
                 trial.parameters.freeOffset[k] = true
@@ -58,9 +60,7 @@ extension SelfCalibration {
                 out.offsets[k] = Vector3(x: trial.parameters.offset[3 * k], y: trial.parameters.offset[3 * k + 1], z: trial.parameters.offset[3 * k + 2])
                 out.offsetSDs[k] = check.sdMeters.last
                 guard let test = check.test, test.flagged else { continue }
-                if best.map({ test.pValue < $0.pValue || (test.pValue == $0.pValue && test.statistic > $0.statistic) }) ?? true {
-                    best = (k, test.pValue, test.statistic, trial)
-                }
+                if best.map({ test.formalGain > $0.gain }) ?? true { best = (k, test.formalGain, trial) }
             }
             guard let found = best, out.flagged.filter({ $0 }).count < maximumFlagged else { break }
             let k = found.locator
@@ -136,9 +136,10 @@ extension DifferenceSelfCalibrationSolver: SurveyCheckable {
     }
     var surveyEpochUnknowns: Int { dimensions + 1 }
     var surveyEpochWord: String { "blinks" }
-    func surveySystem(locator k: Int, blockOf: [Int], blockCount: Int) -> (s: [Double], count: Int, offsetColumns: [Int], blockRHS: [[Double]]) {
-        let (s, _, columns, blockRHS) = reducedSystem(blockOf: blockOf, blockCount: blockCount)
-        return (s, columns.list.count, (0..<dimensions).map { columns.offset[3 * k + $0] }, blockRHS)
+    func surveySystem(locator k: Int, blockOf: [Int], blockCount: Int)
+        -> (s: [Double], count: Int, offsetColumns: [Int], blockRHS: [[Double]], blockS: [[Double]]) {
+        let (s, _, columns, blockRHS, blockS) = reducedSystem(blockOf: blockOf, blockCount: blockCount)
+        return (s, columns.list.count, (0..<dimensions).map { columns.offset[3 * k + $0] }, blockRHS, blockS)
     }
     /// The scales restarted from their median (a wrong model's shrunken scale is not carried on).
     mutating func prepareFinalSurveyFit() { resetScales() }

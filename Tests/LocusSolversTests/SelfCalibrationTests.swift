@@ -63,7 +63,7 @@ struct SelfCalibrationTests {
         #expect(Self.rms(applied.locators.map(\.biasMeters), truth) <= 0.02)
     }
 
-    @Test("one locator surveyed 0.5 m off is flagged, and its corrected position is within 5 cm",
+    @Test("one locator surveyed 0.5 m off is flagged, and its corrected position is within 5 cm along its checkable directions (the whole error, and the biases within 2 cm, when every direction is checkable; else the rest left as surveyed, said)",
           arguments: [(3, Point2(x: -0.3, y: 0.4)), (5, Point2(x: 0.4, y: -0.3))])
     func findsDisplacedLocator(slot: Int, move: Point2) throws {
         let truth = Self.biases(seed: 12)
@@ -75,7 +75,19 @@ struct SelfCalibrationTests {
         let fixed = c.applied(to: surveyed).locators[slot].position
         let correct = Self.hall().locators[slot].position
         let miss = ((fixed.x - correct.x) * (fixed.x - correct.x) + (fixed.y - correct.y) * (fixed.y - correct.y)).squareRoot()
-        #expect(miss <= 0.05, "corrected position \(fixed) is \(miss) m from the true \(correct)")
+        // Moved along its checkable directions only (the honest σ of a direction above 3 cm: held at
+        // the survey; on this seed 0x9DDA's radial direction, since the jackknife floored at the formal).
+        let check = try #require(c.locators[slot].positionCheck)
+        let whole = check.remainder?.isEmpty ?? true
+        for (v, sd) in zip(check.directions, check.sdMeters) where sd <= check.thresholdMeters {
+            let along = (fixed.x - correct.x) * v.x + (fixed.y - correct.y) * v.y
+            #expect(abs(along) <= 0.05, "corrected position \(fixed) is \(along) m from the true \(correct) along \(v): \(check.summary)")
+        }
+        if whole {
+            #expect(miss <= 0.05, "corrected position \(fixed) is \(miss) m from the true \(correct)")
+        } else {
+            #expect(check.summary.contains("left as surveyed"), "\(check.summary)")
+        }
         #expect(c.locators[slot].note?.contains("from its surveyed position") == true)
         // The note gives both positions and the signed offset, not an offset that reads as a place
         // ("towards (0.3, -0.4)", issue #41 item 8).
@@ -85,8 +97,10 @@ struct SelfCalibrationTests {
         #expect(note.contains("surveyed (\(SelfCalibration.metres(at.x)), \(SelfCalibration.metres(at.y)))"), "\(note)")
         #expect(note.contains("fitted ("), "\(note)")
         #expect(note.contains(move.x < 0 ? "Δx +" : "Δx -") && note.contains(move.y < 0 ? "Δy +" : "Δy -"), "\(note)")
-        // With the corrections, the biases are those of the true positions.
-        #expect(Self.rms(c.locators.map(\.biasMeters), truth) <= 0.02)
+        // With the corrections, the biases are those of the true positions (the others' only, when the
+        // flagged locator's bias takes the share of its error left as surveyed).
+        let others = (0..<8).filter { whole || $0 != slot }
+        #expect(Self.rms(others.map { c.locators[$0].biasMeters }, others.map { truth[$0] }) <= 0.02, "\(check.summary)")
     }
 
     @Test("a correctly surveyed site: no locator flagged over 20 seeds (5 min each)", arguments: 1...20)
