@@ -438,10 +438,12 @@ package struct TrackFilter: Sendable {
     /// covariance of its fix, m²): its sample s (`TrackEpochQuality.rangeVarianceSample`) blended as
     /// R̂ ← R̂ + (1 − e^(−Δt/τ))(s − R̂), Δt the time since the last epoch that taught it (the first one only
     /// starts the clock), τ = `rangeVarianceTimeConstantSeconds`. A weight per second, not per epoch or
-    /// range: streams of any rate forget at the same pace.
+    /// range: streams of any rate forget at the same pace. Only while the tag hears
+    /// `rangeVarianceMinimumLocators` locators within τ (else the estimate stays as it is).
     private mutating func learnRangeVariance(atSeconds t: Double, covariance c: SymmetricMatrix3) {
         let tau = configuration.rangeVarianceTimeConstantSeconds
-        guard tau > 0, let sample = epoch.rangeVarianceSample(xx: c.xx, xy: c.xy, yy: c.yy), sample.isFinite else { return }
+        guard tau > 0, let sample = epoch.rangeVarianceSample(xx: c.xx, xy: c.xy, yy: c.yy), sample.isFinite,
+              buffer.locatorCount(since: t - tau) >= configuration.rangeVarianceMinimumLocators else { return }
         if rangeVarianceSeconds.isFinite {
             guard t > rangeVarianceSeconds else { return }
             let weight = 1 - exp(-(t - rangeVarianceSeconds) / tau)

@@ -61,6 +61,12 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     var rangeVarianceTimeConstantSeconds: Double
     /// The filter's range σ is never taken below this fraction of σ_r (m/m).
     var rangeSigmaFloorFraction: Double
+    /// An epoch teaches the range-variance estimate only while the tag has heard at least this many
+    /// locators within τ: with fewer (a 4-locator floor: x, y and the tag's range offset leave one
+    /// redundant range a round) a locator's slow error goes into the position and the innovations
+    /// understate R (the CUHK-SZ 4-locator subsets got worse with it, fast corners 0.0998 → 0.1019 m, and their
+    /// smoother fell above causal). The per-locator bias estimator's bound (epochs of ≥ 6 ranges).
+    var rangeVarianceMinimumLocators: Int
     /// Range gate, long side: a range whose normalised innovation ν = y/√S exceeds this is rejected by the
     /// single-model filter and the 3-D track (NLOS makes ranges long, so this side is tight); the IMM takes
     /// it up to `rangeGateShortSigmas` with its variance raised so that ν = 1.5 (`locus_measurement_soft_excess`,
@@ -121,6 +127,7 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
                  modeSwitchesPerSecond: Double = 0.05, interactionIntervalSeconds: Double = 0.1, smootherProcessNoiseScale: Double = 0.25,
                  smootherModeSwitchesPerSecond: Double = 0.2, smootherModeWindowSeconds: Double = 1.0, rangeSigmaMeters: Double = 0.1,
                  rangeVarianceTimeConstantSeconds: Double = 2.0, rangeSigmaFloorFraction: Double = 0.25,
+                 rangeVarianceMinimumLocators: Int = 6,
                  rangeGateLongSigmas: Double = 2.5, rangeGateShortSigmas: Double = 4.0, fixGateChiSquare: Double = 13.82,
                  gateOpenScore: Int = 8, fixGateOpenScore: Int = 2, reinitializeAfterSeconds: Double = 2.0, maximumCoastSeconds: Double = 1.0,
                  initialPositionSigmaMeters: Double = 10, initialVelocitySigmaMetersPerSecond: Double = 1.5,
@@ -141,6 +148,7 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
         self.rangeSigmaMeters = rangeSigmaMeters
         self.rangeVarianceTimeConstantSeconds = rangeVarianceTimeConstantSeconds
         self.rangeSigmaFloorFraction = rangeSigmaFloorFraction
+        self.rangeVarianceMinimumLocators = rangeVarianceMinimumLocators
         self.rangeGateLongSigmas = rangeGateLongSigmas
         self.rangeGateShortSigmas = rangeGateShortSigmas
         self.fixGateChiSquare = fixGateChiSquare

@@ -88,6 +88,14 @@ struct TrackRangeBuffer: Sendable {
     @inline(__always)
     private mutating func pointHint(past i: Int, count n: Int) { hint = i + 1 == n ? 0 : i + 1 }
 
+    /// Number of locators whose latest range is at `seconds` or later (reads the entries in place, no
+    /// allocation).
+    func locatorCount(since seconds: Double) -> Int {
+        var n = 0
+        for i in 0..<count where entry(i).timeSeconds >= seconds { n += 1 }
+        return n
+    }
+
     /// Keeps this range as the latest of its locator. Inlined (the common case, a ranging round in
     /// its usual order, is one compare and four stores), and written field by field: an `Entry` built on
     /// the stack with narrow stores and copied with wide loads waited for the stores each time (a
