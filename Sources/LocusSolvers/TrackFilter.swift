@@ -443,7 +443,7 @@ package struct TrackFilter: Sendable {
     private mutating func learnRangeVariance(atSeconds t: Double, covariance c: SymmetricMatrix3) {
         let tau = configuration.rangeVarianceTimeConstantSeconds
         guard tau > 0, let sample = epoch.rangeVarianceSample(xx: c.xx, xy: c.xy, yy: c.yy), sample.isFinite,
-              buffer.locatorCount(since: t - tau) >= configuration.rangeVarianceMinimumLocators else { return }
+              buffer.hasLocators(configuration.rangeVarianceMinimumLocators, since: t - tau) else { return }
         if rangeVarianceSeconds.isFinite {
             guard t > rangeVarianceSeconds else { return }
             let weight = 1 - exp(-(t - rangeVarianceSeconds) / tau)
