@@ -120,10 +120,14 @@ struct OfflineSmoothing: Sendable {
                     let differences = tagDifferences.filter { d in
                         d.timeSeconds >= t0 && d.timeSeconds <= t1 && (d.floor ?? defaultFloorID) == floorID
                     }
+                    // The ranges weighed as the causal filter last took them: σ_r, or the smaller σ its
+                    // innovations showed over the run (`TrackFilter.rangeVarianceSquareMeters`).
+                    var configuration = filterConfiguration
+                    if let v = engine.filterRangeVariance(tag) { configuration.rangeSigmaMeters = v.squareRoot() }
                     // Without differences: exactly `smooth(ranges:floor:outputTimesSeconds:configuration:)`.
                     out += try TrackSmoother.smooth(ranges: ranges, differences: differences, floor: floor,
                                                     outputTimesSeconds: stretch.map(\.timeSeconds), seeds: stretch,
-                                                    configuration: filterConfiguration)
+                                                    configuration: configuration)
                 } else {
                     out += try TrackSmoother.smooth(stretch, configuration: filterConfiguration)
                 }

@@ -93,6 +93,14 @@ extension PositioningEngine {
         return (FloorIndex(tags[i].floorIndex), tags[i].offsetMeters)
     }
 
+    /// The range variance (m²) tag `tag`'s causal filter takes its ranges with now
+    /// (`TrackFilter.rangeVarianceSquareMeters`: σ_r², or less where its innovations showed less), or nil
+    /// when the tag has no filter (raw fixes, or evicted).
+    func filterRangeVariance(_ tag: TagID) -> Double? {
+        guard let i = registry.index(of: tag)?.rawValue, tags[i].hasFilter else { return nil }
+        return filters[i].rangeVarianceSquareMeters
+    }
+
     /// Feeds tag `tag`'s open epoch — its first `n` ranges gathered in the scratch arrays, already
     /// corrected by the current correction `offsetMeters` — to its offset estimator, and refreshes
     /// that correction: the estimate once the estimator trusts it, 0 before and after it finds it

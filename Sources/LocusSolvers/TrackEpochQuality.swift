@@ -13,6 +13,8 @@ struct TrackEpochQuality: Sendable {
     private var a00 = 0.0, a01 = 0.0, a11 = 0.0
     private var residualSquares = 0.0
     private var rejected = LocatorList()
+    /// Whether range differences entered the epoch (its sums are then not ranges alone).
+    private var tookDifferences = false
 
     /// No range yet.
     init() {}
@@ -36,6 +38,7 @@ struct TrackEpochQuality: Sendable {
     /// to Σ y² (each of variance σ² + H'PH'ᵀ, like a range's).
     mutating func accept(differences count: Int, statistics s: DifferenceGroupStatistics) {
         used += count
+        tookDifferences = true
         a00 += s.xx; a01 += s.xy; a11 += s.yy
         residualSquares += s.residualSquares
     }
@@ -54,6 +57,15 @@ struct TrackEpochQuality: Sendable {
         used = run.used
         a00 = run.a00; a01 = run.a01; a11 = run.a11
         residualSquares = run.residualSquares
+    }
+
+    /// The epoch's sample of the range variance, m²: s = (Σ yₖ² − tr(P A)) / n over its n accepted ranges,
+    /// A = Σ HₖᵀHₖ, P = [[xx, xy], [xy, yy]] a position covariance (m²). Each innovation has variance
+    /// E[yₖ²] = Hₖ Pₖ⁻ Hₖᵀ + R; with P the covariance after the epoch (no larger than each Pₖ⁻) the sample
+    /// leans towards a larger R. Nil without ranges or when range differences entered the epoch.
+    func rangeVarianceSample(xx: Double, xy: Double, yy: Double) -> Double? {
+        guard used > 0, !tookDifferences else { return nil }
+        return (residualSquares - (xx * a00 + 2 * xy * a01 + yy * a11)) / Double(used)
     }
 
     /// Counts a gated range of locator `address`.

@@ -110,6 +110,12 @@ package struct TrackFilter: Sendable {
     }
 
     var buffer = TrackRangeBuffer()
+    /// The track's estimate R̂ of the range variance from its innovations (m²; unclamped, may be below 0
+    /// for a while), kept across re-initialisations: it describes the ranges, not the track.
+    /// `rangeVarianceSquareMeters` is what the ranges are taken with.
+    private(set) var rangeVarianceEstimate: Double
+    /// Time of the epoch that last taught `rangeVarianceEstimate`, seconds (−∞: none yet).
+    private var rangeVarianceSeconds = -Double.infinity
     /// The current epoch's figures (tightly coupled), restarted by `closeEpoch`.
     var epoch = TrackEpochQuality()
     /// The quality of the last least-squares fix taken (loosely coupled only), boxed: the default
@@ -138,6 +144,7 @@ package struct TrackFilter: Sendable {
     /// one `Shared` for all its tags).
     package init(shared: TrackFilterConfiguration.Shared, tag: TagID, floor: FloorID, tagHeightMeters: Double = 0) {
         self.shared = shared
+        rangeVarianceEstimate = shared.value.rangeSigmaMeters * shared.value.rangeSigmaMeters
         self.tag = tag
         self.floor = floor
         self.tagHeightMeters = tagHeightMeters
@@ -267,7 +274,8 @@ package struct TrackFilter: Sendable {
         // Prediction and update in one kernel call; gated on the most permissive model (IMM:
         // manoeuvring), see `update(fix:)`.
         let (outcome, mean, predicted, geometry) = motion.predictAndUpdateRange(
-            toSeconds: t, fromSeconds: stateSeconds, anchor: anchor, tagHeightMeters: tagHeightMeters, rangeMeters: r, shared)
+            toSeconds: t, fromSeconds: stateSeconds, anchor: anchor, tagHeightMeters: tagHeightMeters, rangeMeters: r,
+            varianceSquareMeters: rangeVarianceSquareMeters, shared)
         if predicted, case .accepted = outcome {
             stateSeconds = max(stateSeconds, t)
             accept(at: t, mean: mean)
@@ -344,7 +352,8 @@ package struct TrackFilter: Sendable {
                 let stop = k + motion.updateRanges(times: UnsafeBufferPointer(rebasing: times[k...]),
                                                    anchors: UnsafeBufferPointer(rebasing: anchors[k...]),
                                                    ranges: UnsafeBufferPointer(rebasing: ranges[k...]),
-                                                   tagHeightMeters: tagHeightMeters, run: &run, shared)
+                                                   tagHeightMeters: tagHeightMeters, varianceSquareMeters: rangeVarianceSquareMeters,
+                                                   run: &run, shared)
                 if stop > k {
                     // What `update` does per accepted range, in its order: the range kept for a
                     // re-initialisation, the track's times, its mean, the gate's score, the epoch's sums.
@@ -403,10 +412,44 @@ package struct TrackFilter: Sendable {
         // The round's likelihoods go into μ now: the fix's combination and the next interaction then
         // need no exponentials. At the models' own time (the usual case: the epoch's last range) the
         // fix needs the mean and the position covariance only; later, the whole state is predicted to t.
+        let closed: PositionFix
         if t <= stateSeconds, let (mean, a) = motion.settledPosition(shared) {
-            return fix(atSeconds: t, mean: mean, xx: a.xx, xy: a.xy, yy: a.yy)
+            closed = fix(atSeconds: t, mean: mean, xx: a.xx, xy: a.xy, yy: a.yy)
+        } else {
+            closed = fix(atSeconds: t, current: motion.settledCombination(shared))
         }
-        return fix(atSeconds: t, current: motion.settledCombination(shared))
+        learnRangeVariance(atSeconds: t, covariance: closed.covariance)
+        return closed
+    }
+
+    /// The range variance R the tightly coupled updates take, m²: σ_r² (`rangeSigmaMeters`), or, with
+    /// `rangeVarianceTimeConstantSeconds` > 0, the track's estimate R̂ held within [(f σ_r)², σ_r²],
+    /// f = `rangeSigmaFloorFraction` (never more than σ_r²: a site's σ_r stays the bound it states; NLOS
+    /// ranges, which raise R̂, meet the gate instead).
+    package var rangeVarianceSquareMeters: Double {
+        let c = configuration
+        let most = c.rangeSigmaMeters * c.rangeSigmaMeters
+        guard c.rangeVarianceTimeConstantSeconds > 0 else { return most }
+        let least = most * c.rangeSigmaFloorFraction * c.rangeSigmaFloorFraction
+        return min(most, max(least, rangeVarianceEstimate))
+    }
+
+    /// Teaches the range-variance estimate the closing epoch (at t, seconds; `covariance` the position
+    /// covariance of its fix, m²): its sample s (`TrackEpochQuality.rangeVarianceSample`) blended as
+    /// R̂ ← R̂ + (1 − e^(−Δt/τ))(s − R̂), Δt the time since the last epoch that taught it (the first one only
+    /// starts the clock), τ = `rangeVarianceTimeConstantSeconds`. A weight per second, not per epoch or
+    /// range: streams of any rate forget at the same pace. Only while the tag hears
+    /// `rangeVarianceMinimumLocators` locators within τ (else the estimate stays as it is).
+    private mutating func learnRangeVariance(atSeconds t: Double, covariance c: SymmetricMatrix3) {
+        let tau = configuration.rangeVarianceTimeConstantSeconds
+        guard tau > 0, let sample = epoch.rangeVarianceSample(xx: c.xx, xy: c.xy, yy: c.yy), sample.isFinite,
+              buffer.hasLocators(configuration.rangeVarianceMinimumLocators, since: t - tau) else { return }
+        if rangeVarianceSeconds.isFinite {
+            guard t > rangeVarianceSeconds else { return }
+            let weight = 1 - exp(-(t - rangeVarianceSeconds) / tau)
+            rangeVarianceEstimate += weight * (sample - rangeVarianceEstimate)
+        }
+        rangeVarianceSeconds = t
     }
 
     /// `fix(atSeconds:)` from the current (combined) state.

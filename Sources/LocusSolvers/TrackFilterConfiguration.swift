@@ -45,8 +45,28 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     /// many seconds of node k (either side): a manoeuvre's q then covers its whole extent, not only the
     /// instants where its model wins, seconds (1 measured best: 0.125–3 tried, docs/tracking.md).
     var smootherModeWindowSeconds: Double
-    /// Range noise σ_r used in tightly coupled updates, metres.
+    /// Range noise σ_r used in tightly coupled updates, metres: the most the filter assumes. With
+    /// `rangeVarianceTimeConstantSeconds` > 0 each track takes the variance its own innovations show when
+    /// that is smaller (`TrackFilter.rangeVarianceSquareMeters`).
     package var rangeSigmaMeters: Double
+    /// Time constant τ of each track's estimate of the range variance from its innovations, seconds
+    /// (issue #42, "a filter that earns its keep"): every epoch with ranges gives the sample
+    /// s = (Σ yₖ² − tr(P A)) / n over its n accepted ranges (yₖ the innovation, A = Σ HₖᵀHₖ, P the
+    /// position covariance at the epoch's fix), blended as R̂ ← R̂ + (1 − e^(−Δt/τ))(s − R̂) over the Δt
+    /// since the last one — a rate in seconds, the same for a 4 Hz and a 100 Hz stream. The ranges are then
+    /// taken with R = min(σ_r², max((f σ_r)², R̂)), f = `rangeSigmaFloorFraction`. 0 keeps R = σ_r².
+    /// Why (docs/tracking.md, "Real recordings"): on real recordings the range error is largely slow, so
+    /// the innovations scatter less than σ_r while the filter, crediting every range as independent,
+    /// smooths over a span that depends on the range rate; 2 s measured best of 2, 5, 10 and 30 s.
+    var rangeVarianceTimeConstantSeconds: Double
+    /// The filter's range σ is never taken below this fraction of σ_r (m/m).
+    var rangeSigmaFloorFraction: Double
+    /// An epoch teaches the range-variance estimate only while the tag has heard at least this many
+    /// locators within τ: with fewer (a 4-locator floor: x, y and the tag's range offset leave one
+    /// redundant range a round) a locator's slow error goes into the position and the innovations
+    /// understate R (the CUHK-SZ 4-locator subsets got worse with it, fast corners 0.0998 → 0.1019 m, and their
+    /// smoother fell above causal). The per-locator bias estimator's bound (epochs of ≥ 6 ranges).
+    var rangeVarianceMinimumLocators: Int
     /// Range gate, long side: a range whose normalised innovation ν = y/√S exceeds this is rejected by the
     /// single-model filter and the 3-D track (NLOS makes ranges long, so this side is tight); the IMM takes
     /// it up to `rangeGateShortSigmas` with its variance raised so that ν = 1.5 (`locus_measurement_soft_excess`,
@@ -111,6 +131,8 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
                  stillPositionNoiseDensity: Double = 1e-5, stillVelocitySigmaMetersPerSecond: Double = 0.02,
                  modeSwitchesPerSecond: Double = 0.05, interactionIntervalSeconds: Double = 0.1, smootherProcessNoiseScale: Double = 0.25,
                  smootherModeSwitchesPerSecond: Double = 0.2, smootherModeWindowSeconds: Double = 1.0, rangeSigmaMeters: Double = 0.1,
+                 rangeVarianceTimeConstantSeconds: Double = 2.0, rangeSigmaFloorFraction: Double = 0.25,
+                 rangeVarianceMinimumLocators: Int = 6,
                  rangeGateLongSigmas: Double = 2.5, rangeGateShortSigmas: Double = 4.0, fixGateChiSquare: Double = 13.82,
                  gateOpenScore: Int = 8, fixGateOpenScore: Int = 2, reinitializeAfterSeconds: Double = 2.0, maximumCoastSeconds: Double = 1.0,
                  initialPositionSigmaMeters: Double = 10, initialVelocitySigmaMetersPerSecond: Double = 1.5,
@@ -129,6 +151,9 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
         self.smootherModeWindowSeconds = smootherModeWindowSeconds
         self.stillVelocitySigmaMetersPerSecond = stillVelocitySigmaMetersPerSecond
         self.rangeSigmaMeters = rangeSigmaMeters
+        self.rangeVarianceTimeConstantSeconds = rangeVarianceTimeConstantSeconds
+        self.rangeSigmaFloorFraction = rangeSigmaFloorFraction
+        self.rangeVarianceMinimumLocators = rangeVarianceMinimumLocators
         self.rangeGateLongSigmas = rangeGateLongSigmas
         self.rangeGateShortSigmas = rangeGateShortSigmas
         self.fixGateChiSquare = fixGateChiSquare

@@ -28,15 +28,16 @@ struct TrackMotion: Sendable {
         return single.predict(overSeconds: t - fromSeconds, processNoiseDensity: shared.value.processNoiseDensity)
     }
 
-    /// Prediction to t (when later than `fromSeconds`) and the range update, for the per-range path:
+    /// Prediction to t (when later than `fromSeconds`) and the range update with range variance
+    /// `variance` (m²: the filter's, `TrackFilter.rangeVarianceSquareMeters`), for the per-range path:
     /// `predicted` false when the prediction failed; the update's outcome, the mean afterwards and
     /// the (manoeuvring) model's range geometry (innovation, offset from the anchor).
     @inline(__always)
     mutating func predictAndUpdateRange(toSeconds t: Double, fromSeconds: Double, anchor: Point3, tagHeightMeters h: Double,
-                                        rangeMeters r: Double, _ shared: TrackFilterConfiguration.Shared)
+                                        rangeMeters r: Double, varianceSquareMeters variance: Double,
+                                        _ shared: TrackFilterConfiguration.Shared)
         -> (outcome: KalmanOutcome, mean: SIMD4<Double>, predicted: Bool, geometry: InteractingModels.RangeGeometry) {
         let c = shared.value
-        let variance = c.rangeSigmaMeters * c.rangeSigmaMeters
         if c.usesInteractingModels {
             return models.predictAndUpdateRange(toSeconds: t, parameters: shared.interactingModels, anchor: anchor, tagHeightMeters: h,
                                                 rangeMeters: r, varianceSquareMeters: variance,
@@ -75,16 +76,16 @@ struct TrackMotion: Sendable {
         return (outcome, true, statistics)
     }
 
-    /// A round's ranges through the interacting models' one-call path (`InteractingModels.updateRanges`):
+    /// A round's ranges, each of variance `variance` (m²), through the interacting models' one-call path (`InteractingModels.updateRanges`):
     /// the index of the first range not accepted. The single-model baseline has none: 0, `run.stop`
     /// nil (the caller applies every range the per-range way).
     mutating func updateRanges(times: UnsafeBufferPointer<Double>, anchors: UnsafeBufferPointer<Point3>,
-                               ranges: UnsafeBufferPointer<Double>, tagHeightMeters h: Double,
+                               ranges: UnsafeBufferPointer<Double>, tagHeightMeters h: Double, varianceSquareMeters variance: Double,
                                run: inout InteractingModels.RangeRun, _ shared: TrackFilterConfiguration.Shared) -> Int {
         let c = shared.value
         guard c.usesInteractingModels else { return 0 }
         return models.updateRanges(times: times.span, anchors: anchors.span, ranges: ranges.span, parameters: shared.interactingModels,
-                                   tagHeightMeters: h, varianceSquareMeters: c.rangeSigmaMeters * c.rangeSigmaMeters,
+                                   tagHeightMeters: h, varianceSquareMeters: variance,
                                    gateLong: c.rangeGateLongSigmas, gateShort: c.rangeGateShortSigmas, run: &run)
     }
 

@@ -88,6 +88,24 @@ struct TrackRangeBuffer: Sendable {
     @inline(__always)
     private mutating func pointHint(past i: Int, count n: Int) { hint = i + 1 == n ? 0 : i + 1 }
 
+    /// Whether at least `minimum` locators have their latest range at `seconds` or later. Stops at the
+    /// `minimum`-th; `mutating` only to read the entries in place (as `insertSlowly` does: a non-mutating read
+    /// copies all the inline entries at every step); nothing is changed, nothing allocated.
+    mutating func hasLocators(_ minimum: Int, since seconds: Double) -> Bool {
+        guard minimum > 0 else { return true }
+        let inline = min(count, Self.inlineCapacity)
+        var n = 0
+        for i in 0..<inline where near[i].timeSeconds >= seconds {
+            n += 1
+            if n >= minimum { return true }
+        }
+        for k in far.indices where far[k].timeSeconds >= seconds {
+            n += 1
+            if n >= minimum { return true }
+        }
+        return false
+    }
+
     /// Keeps this range as the latest of its locator. Inlined (the common case, a ranging round in
     /// its usual order, is one compare and four stores), and written field by field: an `Entry` built on
     /// the stack with narrow stores and copied with wide loads waited for the stores each time (a
