@@ -3,6 +3,22 @@ import LocusNumerics
 
 // The start of a tightly coupled track: from which ranges, at what time, and when a start is refused.
 extension TrackFilter {
+    /// Seeds the track from a least-squares fix at the fix's time (the engine's fix of a difference
+    /// epoch: see `update(differences:locators:addresses:)`): `reset(to:atSeconds:)` with
+    /// x₀ = (x, y, 0, 0) and P₀ = [[R, 0], [0, σ_v² I]], R the fix's (x, y) covariance block (m²),
+    /// σ_v = `initialVelocitySigmaMetersPerSecond`. Returns false, and changes nothing, when the fix's
+    /// position, time or covariance is not usable (not finite, R not positive definite).
+    @discardableResult
+    package mutating func reset(toFix fix: PositionFix) -> Bool {
+        let c = fix.covariance, t = fix.timeSeconds
+        guard fix.position.isFinite, t.isFinite, c.isFinite, c.xx > 0, c.yy > 0, c.xx * c.yy > c.xy * c.xy else { return false }
+        let sv = configuration.initialVelocitySigmaMetersPerSecond
+        var p0 = SIMD16<Double>(repeating: 0)
+        p0[0] = c.xx; p0[1] = c.xy; p0[4] = c.xy; p0[5] = c.yy; p0[10] = sv * sv; p0[15] = sv * sv
+        reset(to: KalmanState(x: SIMD4(fix.position.x, fix.position.y, 0, 0), p: p0), atSeconds: t)
+        return true
+    }
+
     /// Whether a range r (m) at t (s) can enter the filter: finite, r ≥ 0 — plain compares, which NaN
     /// fails.
     @inline(__always)

@@ -113,9 +113,9 @@ package struct TrackFilter: Sendable {
     /// The track's estimate R̂ of the range variance from its innovations (m²; unclamped, may be below 0
     /// for a while), kept across re-initialisations: it describes the ranges, not the track.
     /// `rangeVarianceSquareMeters` is what the ranges are taken with.
-    private(set) var rangeVarianceEstimate: Double
+    var rangeVarianceEstimate: Double
     /// Time of the epoch that last taught `rangeVarianceEstimate`, seconds (−∞: none yet).
-    private var rangeVarianceSeconds = -Double.infinity
+    var rangeVarianceSeconds = -Double.infinity
     /// The current epoch's figures (tightly coupled), restarted by `closeEpoch`.
     var epoch = TrackEpochQuality()
     /// The quality of the last least-squares fix taken (loosely coupled only), boxed: the default
@@ -174,22 +174,6 @@ package struct TrackFilter: Sendable {
         lastMean = initial.x
         rejectionScore = 0
         initializationCount += 1
-    }
-
-    /// Seeds the track from a least-squares fix at the fix's time (the engine's fix of a difference
-    /// epoch: see `update(differences:locators:addresses:)`): `reset(to:atSeconds:)` with
-    /// x₀ = (x, y, 0, 0) and P₀ = [[R, 0], [0, σ_v² I]], R the fix's (x, y) covariance block (m²),
-    /// σ_v = `initialVelocitySigmaMetersPerSecond`. Returns false, and changes nothing, when the fix's
-    /// position, time or covariance is not usable (not finite, R not positive definite).
-    @discardableResult
-    package mutating func reset(toFix fix: PositionFix) -> Bool {
-        let c = fix.covariance, t = fix.timeSeconds
-        guard fix.position.isFinite, t.isFinite, c.isFinite, c.xx > 0, c.yy > 0, c.xx * c.yy > c.xy * c.xy else { return false }
-        let sv = configuration.initialVelocitySigmaMetersPerSecond
-        var p0 = SIMD16<Double>(repeating: 0)
-        p0[0] = c.xx; p0[1] = c.xy; p0[4] = c.xy; p0[5] = c.yy; p0[10] = sv * sv; p0[15] = sv * sv
-        reset(to: KalmanState(x: SIMD4(fix.position.x, fix.position.y, 0, 0), p: p0), atSeconds: t)
-        return true
     }
 
     // MARK: loosely coupled
@@ -420,36 +404,6 @@ package struct TrackFilter: Sendable {
         }
         learnRangeVariance(atSeconds: t, covariance: closed.covariance)
         return closed
-    }
-
-    /// The range variance R the tightly coupled updates take, m²: σ_r² (`rangeSigmaMeters`), or, with
-    /// `rangeVarianceTimeConstantSeconds` > 0, the track's estimate R̂ held within [(f σ_r)², σ_r²],
-    /// f = `rangeSigmaFloorFraction` (never more than σ_r²: a site's σ_r stays the bound it states; NLOS
-    /// ranges, which raise R̂, meet the gate instead).
-    package var rangeVarianceSquareMeters: Double {
-        let c = configuration
-        let most = c.rangeSigmaMeters * c.rangeSigmaMeters
-        guard c.rangeVarianceTimeConstantSeconds > 0 else { return most }
-        let least = most * c.rangeSigmaFloorFraction * c.rangeSigmaFloorFraction
-        return min(most, max(least, rangeVarianceEstimate))
-    }
-
-    /// Teaches the range-variance estimate the closing epoch (at t, seconds; `covariance` the position
-    /// covariance of its fix, m²): its sample s (`TrackEpochQuality.rangeVarianceSample`) blended as
-    /// R̂ ← R̂ + (1 − e^(−Δt/τ))(s − R̂), Δt the time since the last epoch that taught it (the first one only
-    /// starts the clock), τ = `rangeVarianceTimeConstantSeconds`. A weight per second, not per epoch or
-    /// range: streams of any rate forget at the same pace. Only while the tag hears
-    /// `rangeVarianceMinimumLocators` locators within τ (else the estimate stays as it is).
-    private mutating func learnRangeVariance(atSeconds t: Double, covariance c: SymmetricMatrix3) {
-        let tau = configuration.rangeVarianceTimeConstantSeconds
-        guard tau > 0, let sample = epoch.rangeVarianceSample(xx: c.xx, xy: c.xy, yy: c.yy), sample.isFinite,
-              buffer.hasLocators(configuration.rangeVarianceMinimumLocators, since: t - tau) else { return }
-        if rangeVarianceSeconds.isFinite {
-            guard t > rangeVarianceSeconds else { return }
-            let weight = 1 - exp(-(t - rangeVarianceSeconds) / tau)
-            rangeVarianceEstimate += weight * (sample - rangeVarianceEstimate)
-        }
-        rangeVarianceSeconds = t
     }
 
     /// `fix(atSeconds:)` from the current (combined) state.
