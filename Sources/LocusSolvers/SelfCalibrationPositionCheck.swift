@@ -53,7 +53,7 @@ package struct SelfCalibrationPositionCheck: Sendable, Hashable {
         package var pValue: Double
         /// δᵀF⁻¹δ over all D directions, F the formal covariance (dimensionless): how much freeing δ
         /// lowers the fit's weighted sum of squares — what ranks flagged locators (`surveyCheck`).
-        package var formalGain: Double
+        var formalGain: Double
         /// The test's level (the false-alarm rate per locator checked) and the smallest offset that is
         /// flagged, metres.
         package var alpha: Double

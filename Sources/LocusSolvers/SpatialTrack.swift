@@ -142,7 +142,7 @@ package struct SpatialTrack: Sendable {
     /// z = h₀ (m, the floor's tag height) and variance σ_h². Applied once per epoch, at its end: the
     /// prior bounds z where the geometry leaves it free (P_zz then settles near σ_h²) and is idle where
     /// the ranges determine z. Returns the state; nil without a state or beyond the coast.
-    package mutating func settle(atSeconds t: Double, tagHeightMeters h0: Double) -> SpatialKalmanState? {
+    mutating func settle(atSeconds t: Double, tagHeightMeters h0: Double) -> SpatialKalmanState? {
         let c = configuration
         guard isTracking, t - lastUpdateSeconds <= c.maximumCoastSeconds, let moved = stateAt(t) else { return nil }
         state = moved

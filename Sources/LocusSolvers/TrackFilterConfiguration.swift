@@ -123,7 +123,7 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     /// tag's height less certain than σ_h (P_zz > σ_h²: nearly horizontal lines of sight, e.g. anchors
     /// at one height far from the tag), each epoch's state takes z = the floor's `tagHeightM` with
     /// variance σ_h² (docs/tracking.md, "Spatial floors").
-    package var spatialHeightPriorSigmaMeters: Double = 0.5
+    var spatialHeightPriorSigmaMeters: Double = 0.5
 
     /// Creates a configuration; every argument defaults to the value of `standard`.
     package init(coupling: Coupling = .tight, processNoiseDensity: Double = 0.2, usesInteractingModels: Bool = true,
