@@ -92,11 +92,25 @@ struct SelfCalibrationParameters {
             holdMean(of: bias.indices.filter { columns.bias[$0] >= 0 }, at: mean, values: bias, columnOf: columns.bias,
                      sigma: 0.001, count: count, s: &s, rhs: &rhs)
         }
-        SelfCalibrationSolver.holdOffsetDirections(heldOffsetDirections, offset: offset, column: { columns.offset[$0] }, count: count,
-                                                   s: &s, rhs: &rhs)
+        holdOffsetDirections(columns: columns, count: count, s: &s, rhs: &rhs)
         if let mean = meanSlopePrior {
             holdMean(of: slope.indices.filter { columns.slope[$0] >= 0 }, at: mean, values: slope, columnOf: columns.slope,
                      sigma: 1e-5, count: count, s: &s, rhs: &rhs)
+        }
+    }
+
+    /// The pseudo-observations vᵢ·δᵢ = 0 (σ 1 mm) of `heldOffsetDirections` (locator i, unit vᵢ; the survey
+    /// check's directions it cannot check) added to S and its right-hand side; δᵢ's fixed axes are skipped.
+    private func holdOffsetDirections(columns: Columns, count: Int, s: inout [Double], rhs: inout [Double]) {
+        let w = 1 / (0.001 * 0.001)
+        for (i, v) in heldOffsetDirections {
+            let vs = [v.x, v.y, v.z], column = (0..<3).map { columns.offset[3 * i + $0] }
+            var current = 0.0
+            for a in 0..<3 { current += vs[a] * offset[3 * i + a] }
+            for a in 0..<3 where column[a] >= 0 {
+                rhs[column[a]] -= w * vs[a] * current
+                for b in 0..<3 where column[b] >= 0 { s[column[b] * count + column[a]] += w * vs[a] * vs[b] }
+            }
         }
     }
 

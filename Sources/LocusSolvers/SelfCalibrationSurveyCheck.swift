@@ -104,25 +104,6 @@ extension SelfCalibration {
     }
 }
 
-extension SelfCalibrationSolver {
-    /// The pseudo-observations vᵢ·δᵢ = 0 (σ 1 mm) of `held` (locator i, unit vᵢ) added to a reduced
-    /// system S (count × count) and its right-hand side; `column(3i + axis)` is δᵢ's column (−1 when
-    /// fixed). Shared with `DifferenceSelfCalibrationSolver`.
-    static func holdOffsetDirections(_ held: [(locator: Int, direction: Vector3)], offset: [Double], column: (Int) -> Int,
-                                     count: Int, s: inout [Double], rhs: inout [Double]) {
-        let w = 1 / (0.001 * 0.001)
-        for (i, v) in held {
-            let vs = [v.x, v.y, v.z], columns = (0..<3).map { column(3 * i + $0) }
-            var current = 0.0
-            for a in 0..<3 { current += vs[a] * offset[3 * i + a] }
-            for a in 0..<3 where columns[a] >= 0 {
-                rhs[columns[a]] -= w * vs[a] * current
-                for b in 0..<3 where columns[b] >= 0 { s[columns[b] * count + columns[a]] += w * vs[a] * vs[b] }
-            }
-        }
-    }
-}
-
 extension SelfCalibrationSolver: SurveyCheckable {
     mutating func prepareFinalSurveyFit() {}
 }
