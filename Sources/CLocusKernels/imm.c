@@ -1,7 +1,7 @@
 // Interacting multiple models for one tag: see include/locus_imm.h. No allocation, no library calls
-// beyond sqrt and exp. The three models are the lanes of four-lane vectors (clang vector extensions:
+// beyond sqrt and exp. The four models are the lanes of four-lane vectors (clang vector extensions:
 // SSE2 pairs on baseline x86-64, one AVX register where the target has it; IEEE arithmetic per lane,
-// so every target gives the same bits). Lane 3 mirrors the steady model and is never a result.
+// so every target gives the same bits).
 #include "locus_imm.h"
 #include <math.h>
 #include <string.h>
@@ -33,8 +33,8 @@ typedef double v4 __attribute__((vector_size(32)));
 
 enum { A00, A01, A11, B00, B01, B10, B11, C00, C01, C11 };
 
-// Memory per tracked tag: the kept probabilities live in padding and spare lanes, not in new fields.
-_Static_assert(sizeof(locus_imm) == 600, "locus_imm is 600 bytes");
+// Memory per tracked tag (docs/benchmarks.md measures it per tag).
+_Static_assert(sizeof(locus_imm) == 632, "locus_imm is 632 bytes");
 
 /// Pending likelihoods are folded into mu before their products could underflow.
 #define LOCUS_IMM_MAX_PENDING 16
@@ -50,18 +50,18 @@ _Static_assert(sizeof(locus_imm) == 600, "locus_imm is 600 bytes");
 typedef long long v4i __attribute__((vector_size(32)));
 
 /// The lane masks (all bits set: true) of v in [low, DBL_MAX] (finite, at least low; NaN fails) and of
-/// v positive and finite; lanes_all says whether lanes 0-2 of a mask are all true. Masks, so that
+/// v positive and finite; lanes_all says whether the four lanes of a mask are all true. Masks, so that
 /// several checks fold into one branch. Macros: a four-lane vector argument would change the ABI
 /// without AVX (see accumulate).
 #define lanes_in_mask(v, low) ({ const v4 v_ = (v); const v4 lo_ = { low, low, low, low }, hi_ = { DBL_MAX, DBL_MAX, DBL_MAX, DBL_MAX }; \
     (v_ >= lo_) & (v_ <= hi_); })
 #define lanes_positive_mask(v) ({ const v4 v_ = (v); const v4 z_ = { 0, 0, 0, 0 }, hi_ = { DBL_MAX, DBL_MAX, DBL_MAX, DBL_MAX }; \
     (v_ > z_) & (v_ <= hi_); })
-#define lanes_all(m) ({ const v4i m_ = (m); m_[0] & m_[1] & m_[2]; })
+#define lanes_all(m) ({ const v4i m_ = (m); (m_[0] & m_[1]) & (m_[2] & m_[3]); })
 
-/// Lanes 0-2 finite with a positive covariance diagonal. Finite: the lane sum s of every entry has
+/// Every model finite with a positive covariance diagonal. Finite: the lane sum s of every entry has
 /// s - s == 0 (NaN or infinity anywhere makes it NaN; so would a sum overflowing past 1e308, which no
-/// usable state comes near). Vector compares, then the three lanes' masks: no per-entry branches.
+/// usable state comes near). Vector compares, then the four lanes' masks: no per-entry branches.
 static inline int usable(const locus_imm *imm) {
     // A tree of sums (depth 4, not a chain of 13 additions): the check sits on every range's
     // critical path, and nothing after it retires before it is known.
@@ -87,7 +87,7 @@ void locus_imm_reset(locus_imm *imm, const double *x, const double *P, double t)
     for (int j = 0; j < 4; j++) {
         for (int i = 0; i < 4; i++) imm->x[i][j] = x[i];
         for (int k = 0; k < 10; k++) imm->p[k][j] = p[k];
-        imm->mu[j] = j < 3 ? 1.0 / 3.0 : 0;
+        imm->mu[j] = 0.25;
         imm->nu2[j] = 0;
         imm->d_product[j] = 1;
         imm->rho2_product[j] = 1;
@@ -103,42 +103,40 @@ void locus_imm_reset(locus_imm *imm, const double *x, const double *P, double t)
 /// overflows.
 static void settled_probabilities(const locus_imm *imm, double *mu) {
     if (imm->pending == 0) {
-        for (int j = 0; j < 3; j++) mu[j] = imm->mu[j];
+        for (int j = 0; j < 4; j++) mu[j] = imm->mu[j];
         return;
     }
     int best = 0;
-    for (int j = 1; j < 3; j++) if (imm->nu2[j] < imm->nu2[best]) best = j;
+    for (int j = 1; j < 4; j++) if (imm->nu2[j] < imm->nu2[best]) best = j;
     const double nu_min = imm->nu2[best];
     const double d_ref = imm->d_product[0], rho2_ref = imm->rho2_product[0];
-    double w[3], total = 0;
-    for (int j = 0; j < 3; j++) {
-        // exp(0) = 1 exactly for the best model: two exponentials, not three.
+    double w[4], total = 0;
+    for (int j = 0; j < 4; j++) {
+        // exp(0) = 1 exactly for the best model: three exponentials, not four.
         const double e = j == best ? 1.0 : exp(-0.5 * (imm->nu2[j] - nu_min));
         w[j] = imm->mu[j] * e * sqrt((d_ref * imm->rho2_product[j]) / (imm->d_product[j] * rho2_ref));
         total += w[j];
     }
     if (!(total > 1e-300) || !finite(total)) {
-        for (int j = 0; j < 3; j++) mu[j] = imm->mu[j];
+        for (int j = 0; j < 4; j++) mu[j] = imm->mu[j];
         return;
     }
     double sum = 0;
-    for (int j = 0; j < 3; j++) {
+    for (int j = 0; j < 4; j++) {
         mu[j] = w[j] / total;
         if (mu[j] < LOCUS_IMM_MU_FLOOR) mu[j] = LOCUS_IMM_MU_FLOOR;
         sum += mu[j];
     }
-    for (int j = 0; j < 3; j++) mu[j] /= sum;
+    for (int j = 0; j < 4; j++) mu[j] /= sum;
 }
 
 /// mu <- settled_probabilities, then no pending likelihoods. When locus_imm_probabilities has kept
 /// them for this very state (nothing they depend on has changed since: the same bits), they are
-/// taken from the spare lane 3 of nu2, d_product, rho2_product. (settled_probabilities reads all of
-/// imm->mu before it writes its output, so writing into imm->mu gives the numbers it gives elsewhere.)
+/// taken from kept_mu. (settled_probabilities reads all of imm->mu before it writes its output, so
+/// writing into imm->mu gives the numbers it gives elsewhere.)
 static void settle(locus_imm *imm) {
     if (imm->probabilities_kept == imm->pending + 1) {
-        imm->mu[0] = imm->nu2[3];
-        imm->mu[1] = imm->d_product[3];
-        imm->mu[2] = imm->rho2_product[3];
+        for (int j = 0; j < 4; j++) imm->mu[j] = imm->kept_mu[j];
     } else {
         settled_probabilities(imm, imm->mu);
     }
@@ -149,27 +147,21 @@ static void settle(locus_imm *imm) {
 
 void locus_imm_probabilities(locus_imm *imm, double *mu) {
     if (imm->probabilities_kept != imm->pending + 1) {
-        double m[3];
-        settled_probabilities(imm, m);
-        imm->nu2[3] = m[0];
-        imm->d_product[3] = m[1];
-        imm->rho2_product[3] = m[2];
+        settled_probabilities(imm, imm->kept_mu);
         imm->probabilities_kept = imm->pending + 1;
     }
-    mu[0] = imm->nu2[3];
-    mu[1] = imm->d_product[3];
-    mu[2] = imm->rho2_product[3];
+    for (int j = 0; j < 4; j++) mu[j] = imm->kept_mu[j];
 }
 
 void locus_imm_settle(locus_imm *imm) { settle(imm); }
 
-/// Moment-matched mixture of the models with weights w (lanes 0-2), one target (the combined state):
+/// Moment-matched mixture of the models with weights w (four), one target (the combined state):
 /// x = sum w_i x_i,
 /// P = sum w_i (P_i + d_i d_i^T), d_i = x_i - x; packed P into p[10].
 static void mix(const locus_imm *imm, const double *w, double *x, double *p) {
-    for (int i = 0; i < 4; i++) x[i] = w[0] * imm->x[i][0] + w[1] * imm->x[i][1] + w[2] * imm->x[i][2];
-    for (int k = 0; k < 10; k++) p[k] = w[0] * imm->p[k][0] + w[1] * imm->p[k][1] + w[2] * imm->p[k][2];
-    for (int m = 0; m < 3; m++) {
+    for (int i = 0; i < 4; i++) x[i] = (w[0] * imm->x[i][0] + w[1] * imm->x[i][1]) + (w[2] * imm->x[i][2] + w[3] * imm->x[i][3]);
+    for (int k = 0; k < 10; k++) p[k] = (w[0] * imm->p[k][0] + w[1] * imm->p[k][1]) + (w[2] * imm->p[k][2] + w[3] * imm->p[k][3]);
+    for (int m = 0; m < 4; m++) {
         const double d0 = imm->x[0][m] - x[0], d1 = imm->x[1][m] - x[1];
         const double d2 = imm->x[2][m] - x[2], d3 = imm->x[3][m] - x[3];
         const double a = w[m];
@@ -180,36 +172,37 @@ static void mix(const locus_imm *imm, const double *w, double *x, double *p) {
 }
 
 /// IMM interaction over dt: settles the pending likelihoods, mixes the models with the Markov
-/// transition probabilities (stay 1 - p, move p/2, p = 1 - exp(-lambda dt)) and pins the still model's
-/// velocity (v = 0, cov(pos, vel) = 0, cov(vel) = sigma_v^2 I). All targets j at once, as vectors over
-/// j: with W_i = (mu_{i|0}, mu_{i|1}, mu_{i|2}, mu_{i|1}) and D_i[a] = x_i[a] - x0[a],
+/// transition probabilities (stay 1 - p, move p/3 to each other model, p = 1 - exp(-lambda dt)) and
+/// pins the still model's velocity (v = 0, cov(pos, vel) = 0, cov(vel) = sigma_v^2 I). All targets j at
+/// once, as vectors over j: with W_i = (mu_{i|0}, mu_{i|1}, mu_{i|2}, mu_{i|3}) and D_i[a] = x_i[a] - x0[a],
 /// x0[a] = sum_i W_i x_i[a] and P0[ab] = sum_i W_i (P_i[ab] + D_i[a] D_i[b]).
 static inline __attribute__((always_inline)) void interact(locus_imm *imm, const locus_imm_params *params, double dt) {
     settle(imm);
-    const double p = 1.0 - exp(-params->switch_rate * dt), stay = 1.0 - p, move = 0.5 * p;
-    double c[3];
-    for (int j = 0; j < 3; j++) c[j] = stay * imm->mu[j] + move * (imm->mu[0] + imm->mu[1] + imm->mu[2] - imm->mu[j]);
-    double w[3][4];
-    for (int i = 0; i < 3; i++) {
-        for (int j = 0; j < 3; j++) w[i][j] = (i == j ? stay : move) * imm->mu[i] / (c[j] > 1e-300 ? c[j] : 1e-300);
-        w[i][3] = w[i][1];
+    const double p = 1.0 - exp(-params->switch_rate * dt), stay = 1.0 - p, move = p / 3.0;
+    const double all = (imm->mu[0] + imm->mu[1]) + (imm->mu[2] + imm->mu[3]);
+    double c[4];
+    for (int j = 0; j < 4; j++) c[j] = stay * imm->mu[j] + move * (all - imm->mu[j]);
+    double w[4][4];
+    for (int i = 0; i < 4; i++) {
+        for (int j = 0; j < 4; j++) w[i][j] = (i == j ? stay : move) * imm->mu[i] / (c[j] > 1e-300 ? c[j] : 1e-300);
     }
-    const v4 w0 = load(w[0]), w1 = load(w[1]), w2 = load(w[2]);
-    v4 x0[4], d[3][4];
+    const v4 w0 = load(w[0]), w1 = load(w[1]), w2 = load(w[2]), w3 = load(w[3]);
+    v4 x0[4], d[4][4];
     for (int a = 0; a < 4; a++) {
         const double *xa = imm->x[a];
-        x0[a] = w0 * xa[0] + w1 * xa[1] + w2 * xa[2];
-        d[0][a] = xa[0] - x0[a]; d[1][a] = xa[1] - x0[a]; d[2][a] = xa[2] - x0[a];
+        x0[a] = (w0 * xa[0] + w1 * xa[1]) + (w2 * xa[2] + w3 * xa[3]);
+        d[0][a] = xa[0] - x0[a]; d[1][a] = xa[1] - x0[a]; d[2][a] = xa[2] - x0[a]; d[3][a] = xa[3] - x0[a];
     }
     static const int row[10] = { 0, 0, 1, 0, 0, 1, 1, 2, 2, 3 }, col[10] = { 0, 1, 1, 2, 3, 2, 3, 2, 3, 3 };
     for (int k = 0; k < 10; k++) {
         const double *pk = imm->p[k];
         const int a = row[k], b = col[k];
-        store(imm->p[k], w0 * (pk[0] + d[0][a] * d[0][b]) + w1 * (pk[1] + d[1][a] * d[1][b]) + w2 * (pk[2] + d[2][a] * d[2][b]));
+        store(imm->p[k], (w0 * (pk[0] + d[0][a] * d[0][b]) + w1 * (pk[1] + d[1][a] * d[1][b]))
+                         + (w2 * (pk[2] + d[2][a] * d[2][b]) + w3 * (pk[3] + d[3][a] * d[3][b])));
     }
     for (int a = 0; a < 4; a++) store(imm->x[a], x0[a]);
-    const double total = c[0] + c[1] + c[2];
-    for (int j = 0; j < 3; j++) imm->mu[j] = c[j] / total;
+    const double total = (c[0] + c[1]) + (c[2] + c[3]);
+    for (int j = 0; j < 4; j++) imm->mu[j] = c[j] / total;
     imm->probabilities_kept = 0;
     imm->x[2][0] = imm->x[3][0] = 0;
     imm->p[B00][0] = imm->p[B01][0] = imm->p[B10][0] = imm->p[B11][0] = 0;
@@ -228,13 +221,13 @@ static inline __attribute__((always_inline)) int predict_unchecked(locus_imm *im
     }
     // Constant velocity per lane: x <- F x, P <- F P F^T + Q, with dt = 0 and Q = q_pos dt I on the
     // position in the still lane: A <- A + d(B + B^T) + d^2 C + q3 I, B <- B + d C + q2 I, C <- C + q1 I.
-    // The noise terms as vectors over the lanes, q = (0, qs, qm, qs): q1 = q dt, q2 = q dt^2 / 2,
+    // The noise terms as vectors over the lanes, q = (0, qs, qm, qa): q1 = q dt, q2 = q dt^2 / 2,
     // q3 = q dt^2 dt / 3 (the still lane: q_pos dt) — each lane rounded exactly as the scalar
     // expressions q*dt, (q*dt^2)/2 and ((q*dt^2)*dt)/3 (halving is exact, 0 lanes stay 0).
     const double dt = t - imm->t;
-    const double qs = params->steady_density, qm = params->manoeuvre_density;
+    const double qs = params->steady_density, qm = params->manoeuvre_density, qa = params->agile_density;
     const v4 d = { 0, dt, dt, dt }, d2 = d * d;
-    const v4 q = { 0, qs, qm, qs }, qd2 = d2 * q;
+    const v4 q = { 0, qs, qm, qa }, qd2 = d2 * q;
     v4 q3 = (qd2 * d) / 3.0;
     q3[0] = params->still_position_density * dt;
     const v4 q2 = qd2 * 0.5;
@@ -266,7 +259,7 @@ static inline __attribute__((always_inline)) int predict(locus_imm *imm, const l
 /// several narrower stores cannot be forwarded from them (it waits for them to reach the cache).
 static inline __attribute__((always_inline)) void settled_mean(const locus_imm *imm, double *x) {
     double m[4];
-    for (int i = 0; i < 4; i++) m[i] = imm->mu[0] * imm->x[i][0] + imm->mu[1] * imm->x[i][1] + imm->mu[2] * imm->x[i][2];
+    for (int i = 0; i < 4; i++) m[i] = (imm->mu[0] * imm->x[i][0] + imm->mu[1] * imm->x[i][1]) + (imm->mu[2] * imm->x[i][2] + imm->mu[3] * imm->x[i][3]);
     store(x, load(m));
 }
 
@@ -321,8 +314,8 @@ static inline __attribute__((always_inline)) int scalar_update_tracked(locus_imm
     const v4 n00 = a00 - v0 * w0, n01 = a01 - v0 * w1, n11 = a11 - v1 * w1;
     const v4 m00 = b00 - v0 * w2, m01 = b01 - v0 * w3, m10 = b10 - v1 * w2, m11 = b11 - v1 * w3;
     const v4 k00 = load(imm->p[C00]) - v2 * w2, k01 = load(imm->p[C01]) - v2 * w3, k11 = load(imm->p[C11]) - v3 * w3;
-    // The result is checked before it is committed (in registers: finite, positive diagonal, lanes
-    // 0-2); a refused result leaves the models as they were before this update.
+    // The result is checked before it is committed (in registers: finite, positive diagonal, every
+    // lane); a refused result leaves the models as they were before this update.
     const v4 sum = ((x0 + x1) + (x2 + x3)) + ((n00 + n01) + (n11 + m00)) + ((m01 + m10) + (m11 + k00)) + (k01 + k11);
     const v4i finite = (sum - sum) == 0;
     const v4 zero = { 0, 0, 0, 0 };
@@ -474,14 +467,12 @@ LOCUS_IMM_CLONES int locus_imm_predict_update_differences(locus_imm *imm, const 
         double *row = rows + LOCUS_DIFFERENCE_ROW * k;
         const double z = row[3];
         v4 h, gx, gy;
-        for (int j = 0; j < 3; j++) {
+        for (int j = 0; j < 4; j++) {
             double g[3];
             h[j] = locus_difference_jacobian(px0[j], py0[j], tag_height_m, reference, row, g);
             gx[j] = g[0];
             gy[j] = g[1];
         }
-        // Lane 3 mirrors the steady model (lane 1) bit for bit: its numbers, not a fourth evaluation.
-        h[3] = h[1]; gx[3] = gx[1]; gy[3] = gy[1];
         store(row + 6, h); store(row + 10, gx); store(row + 14, gy);
         const double g0 = gx[2], g1 = gy[2];
         const double s = g0 * (a00 * g0 + a01 * g1) + g1 * (a01 * g0 + a11 * g1) + 2.0 * variance;
@@ -529,11 +520,11 @@ LOCUS_IMM_CLONES int locus_imm_update_position(locus_imm *imm, const double *z, 
     const v4 b00 = load(imm->p[B00]), b01 = load(imm->p[B01]), b10 = load(imm->p[B10]), b11 = load(imm->p[B11]);
     const v4 s00 = a00 + r[0], s01 = a01 + r[1], s11 = a11 + r[2];
     const v4 det = s00 * s11 - s01 * s01;
-    for (int j = 0; j < 3; j++) if (!(det[j] > 0) || !(s00[j] > 0) || !finite(det[j])) return LOCUS_KALMAN_NOT_POSITIVE;
+    for (int j = 0; j < 4; j++) if (!(det[j] > 0) || !(s00[j] > 0) || !finite(det[j])) return LOCUS_KALMAN_NOT_POSITIVE;
     const v4 i00 = s11 / det, i01 = -s01 / det, i11 = s00 / det;
     const v4 y0 = z[0] - load(imm->x[0]), y1 = z[1] - load(imm->x[1]);
     const v4 nis = y0 * (i00 * y0 + i01 * y1) + y1 * (i01 * y0 + i11 * y1);
-    for (int j = 0; j < 3; j++) if (!finite(nis[j])) return LOCUS_KALMAN_NOT_FINITE;
+    for (int j = 0; j < 4; j++) if (!finite(nis[j])) return LOCUS_KALMAN_NOT_FINITE;
     if (stats) { stats[0] = nis[2]; stats[1] = det[2]; }
     if (nis[2] > gate) return LOCUS_KALMAN_GATED;
     // U = P H^T (rows px, py, vx, vy; columns x, y), K = U S^-1, x <- x + K y, P <- P - K U^T.
@@ -558,7 +549,7 @@ LOCUS_IMM_CLONES int locus_imm_update_position(locus_imm *imm, const double *z, 
 }
 
 void locus_imm_combined(const locus_imm *imm, double *x, double *P) {
-    double mu[3], p[10];
+    double mu[4], p[10];
     settled_probabilities(imm, mu);
     mix(imm, mu, x, p);
     P[0] = p[A00]; P[1] = P[4] = p[A01]; P[5] = p[A11];
@@ -568,11 +559,11 @@ void locus_imm_combined(const locus_imm *imm, double *x, double *P) {
 }
 
 void locus_imm_combined_position(const locus_imm *imm, double *x, double *a) {
-    double mu[3];
+    double mu[4];
     settled_probabilities(imm, mu);
-    for (int i = 0; i < 4; i++) x[i] = mu[0] * imm->x[i][0] + mu[1] * imm->x[i][1] + mu[2] * imm->x[i][2];
-    for (int k = 0; k < 3; k++) a[k] = mu[0] * imm->p[k][0] + mu[1] * imm->p[k][1] + mu[2] * imm->p[k][2];
-    for (int m = 0; m < 3; m++) {
+    for (int i = 0; i < 4; i++) x[i] = (mu[0] * imm->x[i][0] + mu[1] * imm->x[i][1]) + (mu[2] * imm->x[i][2] + mu[3] * imm->x[i][3]);
+    for (int k = 0; k < 3; k++) a[k] = (mu[0] * imm->p[k][0] + mu[1] * imm->p[k][1]) + (mu[2] * imm->p[k][2] + mu[3] * imm->p[k][3]);
+    for (int m = 0; m < 4; m++) {
         const double d0 = imm->x[0][m] - x[0], d1 = imm->x[1][m] - x[1];
         a[A00] += mu[m] * d0 * d0; a[A01] += mu[m] * d0 * d1; a[A11] += mu[m] * d1 * d1;
     }

@@ -15,6 +15,8 @@ package final class InteractingModelsParameters: Sendable {
     let steadyProcessNoiseDensity: Double
     /// White-noise acceleration density of the manoeuvring model, m²/s³.
     let manoeuvreProcessNoiseDensity: Double
+    /// White-noise acceleration density of the agile model (between steady and manoeuvring), m²/s³.
+    let agileProcessNoiseDensity: Double
     /// Markov switching rate λ: P(switch within Δt) = 1 − e^(−λΔt), split evenly between the others, 1/s.
     let modeSwitchesPerSecond: Double
     /// The models interact (mix) at most once per this many seconds, at the first prediction past it.
@@ -24,12 +26,13 @@ package final class InteractingModelsParameters: Sendable {
 
     /// Creates the parameters.
     package init(stillPositionNoiseDensity: Double, stillVelocityVarianceSquareMetersPerSecondSquared: Double,
-                 steadyProcessNoiseDensity: Double, manoeuvreProcessNoiseDensity: Double,
+                 steadyProcessNoiseDensity: Double, manoeuvreProcessNoiseDensity: Double, agileProcessNoiseDensity: Double,
                  modeSwitchesPerSecond: Double, interactionIntervalSeconds: Double) {
         self.stillPositionNoiseDensity = stillPositionNoiseDensity
         self.stillVelocityVarianceSquareMetersPerSecondSquared = stillVelocityVarianceSquareMetersPerSecondSquared
         self.steadyProcessNoiseDensity = steadyProcessNoiseDensity
         self.manoeuvreProcessNoiseDensity = manoeuvreProcessNoiseDensity
+        self.agileProcessNoiseDensity = agileProcessNoiseDensity
         self.modeSwitchesPerSecond = modeSwitchesPerSecond
         self.interactionIntervalSeconds = interactionIntervalSeconds
         kernel = .allocate(capacity: 1)
@@ -37,7 +40,7 @@ package final class InteractingModelsParameters: Sendable {
             still_position_density: stillPositionNoiseDensity,
             still_velocity_variance: stillVelocityVarianceSquareMetersPerSecondSquared,
             steady_density: steadyProcessNoiseDensity, manoeuvre_density: manoeuvreProcessNoiseDensity,
-            switch_rate: modeSwitchesPerSecond, interaction_interval_s: interactionIntervalSeconds))
+            agile_density: agileProcessNoiseDensity, switch_rate: modeSwitchesPerSecond, interaction_interval_s: interactionIntervalSeconds))
     }
 
     deinit { kernel.deallocate() }
@@ -46,8 +49,8 @@ package final class InteractingModelsParameters: Sendable {
     fileprivate var pointer: UnsafePointer<locus_imm_params> { UnsafePointer(kernel) }
 }
 
-/// Interacting multiple models for one tag — standing still, steady walking, manoeuvring — in one
-/// fixed-size value (C kernel `locus_imm.h`; 600 bytes, no allocation).
+/// Interacting multiple models for one tag — standing still, steady walking, manoeuvring, agile — in
+/// one fixed-size value (C kernel `locus_imm.h`; 632 bytes, no allocation).
 ///
 /// Each model is a 2-D constant-velocity-family Kalman filter with x = (px, py, vx, vy) and a packed
 /// symmetric covariance. The models interact (IMM mixing: μ_{i|j} = π_ij μ_i / c_j,
@@ -298,21 +301,21 @@ package struct InteractingModels: Sendable {
         return (KalmanOutcome(status: status), SIMD4(stats.2, stats.3, stats.4, stats.5))
     }
 
-    /// Model probabilities μ = (still, steady, manoeuvring, 0) with the pending likelihoods folded in:
+    /// Model probabilities μ = (still, steady, manoeuvring, agile) with the pending likelihoods folded in:
     /// μⱼ ∝ μⱼ Lⱼ, Lⱼ = exp(−ν²ⱼ/2)/√Sⱼ (floored, normalised). Reading does not settle them (μ and the
     /// pending likelihoods are unchanged), but it is `mutating`: the models are read in place (no
-    /// 600-byte copy to hand the kernel a pointer) and keep the result, so that the settlement at the
+    /// 632-byte copy to hand the kernel a pointer) and keep the result, so that the settlement at the
     /// next interaction reuses it instead of evaluating the exponentials again — the same numbers, as
     /// long as no measurement came in between (the kernel forgets them at every change).
     package var probabilities: SIMD4<Double> {
         mutating get {
-            var mu = (0.0, 0.0, 0.0)
+            var mu = SIMD4<Double>.zero
             withUnsafeMutablePointer(to: &imm) { ip in
                 withUnsafeMutablePointer(to: &mu) { mp in
-                    mp.withMemoryRebound(to: Double.self, capacity: 3) { m in locus_imm_probabilities(ip, m) }
+                    mp.withMemoryRebound(to: Double.self, capacity: 4) { m in locus_imm_probabilities(ip, m) }
                 }
             }
-            return SIMD4(mu.0, mu.1, mu.2, 0)
+            return mu
         }
     }
 
@@ -342,7 +345,7 @@ package struct InteractingModels: Sendable {
     }
 
     /// `settle()` then `combined`, in place: the per-fix path (the models are read where they are,
-    /// not copied out first — a 600-byte copy per fix through a non-mutating pointer).
+    /// not copied out first — a 632-byte copy per fix through a non-mutating pointer).
     package mutating func settledCombination() -> KalmanState {
         var s = KalmanState(x: .zero, p: .zero)
         withUnsafeMutablePointer(to: &imm) { ip in

@@ -28,7 +28,7 @@ package enum TrackUpdateOutcome: Sendable, Hashable {
 ///
 /// State x = (px, py, vx, vy) (m, m/s), covariance P (4×4). Prediction over Δt:
 /// x ← F x, P ← F P Fᵀ + Q with F = [[I, Δt·I], [0, I]], Q = q·[[Δt³/3·I, Δt²/2·I], [Δt²/2·I, Δt·I]].
-/// With interacting models (the default) the three models live in one `InteractingModels` value (C
+/// With interacting models (the default) the four models live in one `InteractingModels` value (C
 /// kernel `locus_imm.c`): they interact once per ranging round (`interactionIntervalSeconds`) and each
 /// takes the round's ranges on its own in between; the single-model filter uses the Joseph-form
 /// kernels of `locus_kalman.h` (both behind `TrackMotion`). Each epoch's fix carries the epoch's
@@ -98,13 +98,13 @@ package struct TrackFilter: Sendable {
     /// When the state last went non-finite; NaN when it never did (the error is built on demand, and
     /// a time is finite: no optional's extra word).
     private var divergedAtSeconds = Double.nan
-    /// IMM model probabilities μ = (still, steady, manoeuvring) with the likelihoods of the measurements
-    /// since the last interaction folded in (the fourth lane is unused, 0); (⅓, ⅓, ⅓) without models.
+    /// IMM model probabilities μ = (still, steady, manoeuvring, agile) with the likelihoods of the
+    /// measurements since the last interaction folded in; (¼, ¼, ¼, ¼) without models.
     /// `mutating` only to read the models in place and let them keep the result for the next
     /// interaction (`InteractingModels.probabilities`); the track is not changed.
     var modeProbabilities: SIMD4<Double> {
         mutating get {
-            guard isTracking, configuration.usesInteractingModels else { return SIMD4<Double>(1.0 / 3, 1.0 / 3, 1.0 / 3, 0) }
+            guard isTracking, configuration.usesInteractingModels else { return SIMD4<Double>(repeating: 0.25) }
             return motion.probabilities
         }
     }

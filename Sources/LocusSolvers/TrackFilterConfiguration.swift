@@ -15,14 +15,19 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     /// White-noise acceleration density q of the constant-velocity model, m²/s³ (single-model filter,
     /// and the smoother when no mode history is available).
     var processNoiseDensity: Double
-    /// Interacting multiple models: a standing-still model (velocity zero) and two constant-velocity
-    /// models, "steady" (q_low) and "manoeuvring" (q_high), mixed by an IMM with Markov switching;
-    /// false runs the single constant-velocity model with q.
+    /// Interacting multiple models: a standing-still model (velocity zero) and three constant-velocity
+    /// models, "steady" (q_low), "manoeuvring" (q_high) and "agile" (q_agile, between them), mixed by an
+    /// IMM with Markov switching; false runs the single constant-velocity model with q.
     var usesInteractingModels: Bool
     /// q of the steady model (walking straight, standing), m²/s³.
     var lowProcessNoiseDensity: Double
     /// q of the manoeuvring model (turns, starts, stops), m²/s³.
     var highProcessNoiseDensity: Double
+    /// q of the agile model, m²/s³: motion that keeps changing without sharp manoeuvres — a robot
+    /// turning every few seconds in a maze, a walker weaving (issue #42: on the real recordings the
+    /// steady model lagged through such turns while the manoeuvring one was too noisy to win;
+    /// docs/tracking.md, "Four models").
+    var agileProcessNoiseDensity: Double
     /// Position random-walk density of the standing-still model, m²/s.
     var stillPositionNoiseDensity: Double
     /// Velocity σ of the standing-still model (its velocity is zero), m/s.
@@ -128,6 +133,7 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     /// Creates a configuration; every argument defaults to the value of `standard`.
     package init(coupling: Coupling = .tight, processNoiseDensity: Double = 0.2, usesInteractingModels: Bool = true,
                  lowProcessNoiseDensity: Double = 0.001, highProcessNoiseDensity: Double = 1.0,
+                 agileProcessNoiseDensity: Double = 0.05,
                  stillPositionNoiseDensity: Double = 1e-5, stillVelocitySigmaMetersPerSecond: Double = 0.02,
                  modeSwitchesPerSecond: Double = 0.05, interactionIntervalSeconds: Double = 0.1, smootherProcessNoiseScale: Double = 0.25,
                  smootherModeSwitchesPerSecond: Double = 0.2, smootherModeWindowSeconds: Double = 1.0, rangeSigmaMeters: Double = 0.1,
@@ -143,6 +149,7 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
         self.usesInteractingModels = usesInteractingModels
         self.lowProcessNoiseDensity = lowProcessNoiseDensity
         self.highProcessNoiseDensity = highProcessNoiseDensity
+        self.agileProcessNoiseDensity = agileProcessNoiseDensity
         self.modeSwitchesPerSecond = modeSwitchesPerSecond
         self.interactionIntervalSeconds = interactionIntervalSeconds
         self.stillPositionNoiseDensity = stillPositionNoiseDensity
@@ -187,7 +194,7 @@ extension TrackFilterConfiguration {
                 stillPositionNoiseDensity: value.stillPositionNoiseDensity,
                 stillVelocityVarianceSquareMetersPerSecondSquared: value.stillVelocitySigmaMetersPerSecond * value.stillVelocitySigmaMetersPerSecond,
                 steadyProcessNoiseDensity: value.lowProcessNoiseDensity, manoeuvreProcessNoiseDensity: value.highProcessNoiseDensity,
-                modeSwitchesPerSecond: value.modeSwitchesPerSecond, interactionIntervalSeconds: value.interactionIntervalSeconds)
+                agileProcessNoiseDensity: value.agileProcessNoiseDensity, modeSwitchesPerSecond: value.modeSwitchesPerSecond, interactionIntervalSeconds: value.interactionIntervalSeconds)
         }
     }
 }

@@ -4,7 +4,7 @@ import LocusNumerics
 /// The motion model behind a `TrackFilter`, one interface over two implementations chosen by
 /// `TrackFilterConfiguration.usesInteractingModels`:
 /// - the **interacting models** (default): standing still, steady walking and manoeuvring, mixed once
-///   per ranging round (`InteractingModels`, C kernel `locus_imm.h`, 600 bytes inline);
+///   per ranging round (`InteractingModels`, C kernel `locus_imm.h`, 632 bytes inline);
 /// - the **single-model baseline**: one constant-velocity filter with density q (`SingleModelTrack`).
 ///
 /// Both are predicted to a measurement's own time and updated in Joseph or symmetric form by the C
@@ -118,7 +118,7 @@ struct TrackMotion: Sendable {
         shared.value.usesInteractingModels ? models.settledPosition() : nil
     }
 
-    /// IMM model probabilities μ = (still, steady, manoeuvring, 0), read in place
+    /// IMM model probabilities μ = (still, steady, manoeuvring, agile), read in place
     /// (`InteractingModels.probabilities`).
     var probabilities: SIMD4<Double> { mutating get { models.probabilities } }
 }

@@ -3,8 +3,8 @@ import LocusNumerics
 
 extension TrackSmoother {
     /// Smoothed IMM mode probabilities: the causal (forward) IMM's μᶠₖ combined with those of the same
-    /// IMM run backwards in time over the same measurements, μᵇₖ (t → −t: the still, steady and
-    /// manoeuvring models are the same in both directions; only the velocity changes sign):
+    /// IMM run backwards in time over the same measurements, μᵇₖ (t → −t: the still, steady,
+    /// manoeuvring and agile models are the same in both directions; only the velocity changes sign):
     ///   μˢₖ ∝ μᶠₖ ⊙ μᵇₖ / π,
     /// with π the chain's stationary distribution (uniform for the symmetric switching of
     /// `InteractingModels`, so it drops out). Each side sees one half of the data, so a manoeuvre is
@@ -12,11 +12,10 @@ extension TrackSmoother {
     /// not a detection delay later (forward pass alone), and falls again as soon as the walk is
     /// straight. Both sides have seen node k's own measurement (its likelihood counts twice: a slight
     /// over-confidence, which the window mean of `assignProcessNoise` dilutes). Dimensionless, per
-    /// node; the fourth lane is 0. Falls back to μᶠ when the product vanishes.
+    /// node. Falls back to μᶠ when the product vanishes.
     static func smoothedModeProbabilities(forward: SIMD4<Double>, backward: SIMD4<Double>) -> SIMD4<Double> {
-        var mu = forward * backward
-        mu[3] = 0
-        let sum = mu[0] + mu[1] + mu[2]
+        let mu = forward * backward
+        let sum = (mu[0] + mu[1]) + (mu[2] + mu[3])
         guard sum > 1e-300, sum.isFinite else { return forward }
         return mu / sum
     }
@@ -27,7 +26,7 @@ extension TrackSmoother {
     /// nothing was seen yet; all uniform for the single-model filter, which has no modes). Complexity O(n).
     static func backwardModeProbabilities(ranges: [RangeMeasurement], floor: Floor,
                                           configuration: TrackFilterConfiguration) -> [SIMD4<Double>] {
-        let uniform = SIMD4<Double>(1.0 / 3, 1.0 / 3, 1.0 / 3, 0)
+        let uniform = SIMD4<Double>(repeating: 0.25)
         var out = [SIMD4<Double>](repeating: uniform, count: ranges.count)
         guard let first = ranges.first, configuration.usesInteractingModels else { return out }
         var filter = TrackFilter(configuration: forwardConfiguration(configuration), tag: first.tag, floor: floor.id,
@@ -48,7 +47,7 @@ extension TrackSmoother {
     /// The backward IMM's model probabilities after each fix of `fixes` (non-decreasing time), as
     /// `backwardModeProbabilities(ranges:…)` for the loosely coupled filter. Complexity O(n).
     static func backwardModeProbabilities(fixes: [PositionFix], configuration: TrackFilterConfiguration) -> [SIMD4<Double>] {
-        let uniform = SIMD4<Double>(1.0 / 3, 1.0 / 3, 1.0 / 3, 0)
+        let uniform = SIMD4<Double>(repeating: 0.25)
         var out = [SIMD4<Double>](repeating: uniform, count: fixes.count)
         guard let first = fixes.first, configuration.usesInteractingModels else { return out }
         var filter = TrackFilter(configuration: forwardConfiguration(configuration), tag: first.tag, floor: first.floor,

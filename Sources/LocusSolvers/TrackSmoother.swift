@@ -50,13 +50,13 @@ package enum TrackSmoother {
         }
     }
 
-    /// The smoother's qₖ from (smoothed, windowed) IMM model probabilities μ (still, steady, manoeuvring):
-    /// q = s·(μ_still·q_low/10 + μ_steady·q_low + μ_manoeuvring·q_high) with s the configuration's
-    /// `smootherProcessNoiseScale`; the single-model configuration uses its q. m²/s³.
+    /// The smoother's qₖ from (smoothed, windowed) IMM model probabilities μ (still, steady, manoeuvring,
+    /// agile): q = s·(μ_still·q_low/10 + μ_steady·q_low + μ_manoeuvring·q_high + μ_agile·q_agile) with s
+    /// the configuration's `smootherProcessNoiseScale`; the single-model configuration uses its q. m²/s³.
     static func processNoise(for modeProbabilities: SIMD4<Double>, configuration c: TrackFilterConfiguration) -> Double {
         guard c.usesInteractingModels else { return c.processNoiseDensity }
         return c.smootherProcessNoiseScale * (modeProbabilities[0] * c.lowProcessNoiseDensity * 0.1 + modeProbabilities[1] * c.lowProcessNoiseDensity
-            + modeProbabilities[2] * c.highProcessNoiseDensity)
+            + modeProbabilities[2] * c.highProcessNoiseDensity + modeProbabilities[3] * c.agileProcessNoiseDensity)
     }
 
     // MARK: problem set-up from the causal filter

@@ -14,21 +14,21 @@ import Glibc
     /// Textbook IMM: mixing at every prediction, μ updated after every measurement (floor 1e-9).
     struct Reference {
         var models: [KalmanState]
-        var mu: [Double] = [1.0 / 3, 1.0 / 3, 1.0 / 3]
+        var mu: [Double] = [0.25, 0.25, 0.25, 0.25]
         var t: Double
         let c: TrackFilterConfiguration
 
         init(_ s: KalmanState, t: Double, configuration: TrackFilterConfiguration) {
-            models = [s, s, s]
+            models = [s, s, s, s]
             self.t = t
             c = configuration
         }
 
         static func mix(_ m: [KalmanState], _ w: [Double]) -> KalmanState {
             var x = SIMD4<Double>.zero
-            for i in 0..<3 { x += w[i] * m[i].x }
+            for i in 0..<4 { x += w[i] * m[i].x }
             var p = SIMD16<Double>.zero
-            for i in 0..<3 {
+            for i in 0..<4 {
                 let d = m[i].x - x
                 var outer = SIMD16<Double>.zero
                 for r in 0..<4 { for k in 0..<4 { outer[4 * r + k] = d[r] * d[k] } }
@@ -39,23 +39,24 @@ import Glibc
 
         mutating func predict(to t1: Double) {
             let dt = t1 - t
-            let p = 1 - exp(-c.modeSwitchesPerSecond * dt), stay = 1 - p, move = p / 2
+            let p = 1 - exp(-c.modeSwitchesPerSecond * dt), stay = 1 - p, move = p / 3
             var cj: [Double] = []
-            for j in 0..<3 {
+            for j in 0..<4 {
                 var sum = 0.0
-                for i in 0..<3 { sum += (i == j ? stay : move) * mu[i] }
+                for i in 0..<4 { sum += (i == j ? stay : move) * mu[i] }
                 cj.append(sum)
             }
             var mixed: [KalmanState] = []
-            for j in 0..<3 {
+            for j in 0..<4 {
                 var w: [Double] = []
-                for i in 0..<3 { w.append((i == j ? stay : move) * mu[i] / cj[j]) }
+                for i in 0..<4 { w.append((i == j ? stay : move) * mu[i] / cj[j]) }
                 mixed.append(Self.mix(models, w))
             }
             _ = KalmanKernels.predictStill(&mixed[0], overSeconds: dt, positionNoiseDensity: c.stillPositionNoiseDensity,
                                            velocityVarianceSquareMetersPerSecondSquared: c.stillVelocitySigmaMetersPerSecond * c.stillVelocitySigmaMetersPerSecond)
             _ = KalmanKernels.predict(&mixed[1], overSeconds: dt, processNoiseDensity: c.lowProcessNoiseDensity)
             _ = KalmanKernels.predict(&mixed[2], overSeconds: dt, processNoiseDensity: c.highProcessNoiseDensity)
+            _ = KalmanKernels.predict(&mixed[3], overSeconds: dt, processNoiseDensity: c.agileProcessNoiseDensity)
             models = mixed
             let total = cj.reduce(0, +)
             mu = cj.map { $0 / total }
@@ -64,13 +65,13 @@ import Glibc
 
         mutating func update(anchor: Point3, h: Double, r: Double, variance: Double) {
             var l: [Double] = []
-            for j in 0..<3 {
+            for j in 0..<4 {
                 var i = KalmanInnovation()
                 _ = KalmanKernels.updateRange(&models[j], anchor: anchor, tagHeightMeters: h, rangeMeters: r, varianceSquareMeters: variance,
                                               gateLong: .infinity, gateShort: .infinity, innovation: &i)
                 l.append(exp(-0.5 * i.statistic * i.statistic) / i.innovationVariance.squareRoot())
             }
-            let w = (0..<3).map { mu[$0] * l[$0] }
+            let w = (0..<4).map { mu[$0] * l[$0] }
             let total = w.reduce(0, +)
             var m = w.map { max($0 / total, 1e-9) }
             let sum = m.reduce(0, +)
@@ -110,7 +111,7 @@ import Glibc
             for i in 0..<4 { worstX = max(worstX, abs(mine.x[i] - theirs.x[i])) }
             for i in 0..<16 { worstP = max(worstP, abs(mine.p[i] - theirs.p[i]) / max(1e-6, abs(theirs.p[i]))) }
             let mu = imm.probabilities
-            for j in 0..<3 { worstMu = max(worstMu, abs(mu[j] - reference.mu[j])) }
+            for j in 0..<4 { worstMu = max(worstMu, abs(mu[j] - reference.mu[j])) }
         }
         #expect(worstX < 1e-9, "mean differs by \(worstX)")
         #expect(worstP < 1e-7, "covariance differs by \(worstP) relative")

@@ -220,7 +220,7 @@ import Testing
         let muStill = still.modeProbabilities, muWalking = walking.modeProbabilities
         #expect(muStill[0] > 0.8, "still: \(muStill)")
         #expect(muWalking[0] < 0.05, "walking: \(muWalking)")
-        #expect(abs(muStill[0] + muStill[1] + muStill[2] - 1) < 1e-12 && abs(muWalking[0] + muWalking[1] + muWalking[2] - 1) < 1e-12)
+        #expect(abs(muStill.sum() - 1) < 1e-12 && abs(muWalking.sum() - 1) < 1e-12)
         #expect(walking.state.map { abs($0.x[2] - 1.0) < 0.15 && abs($0.x[3] - 0.3) < 0.15 } ?? false, "velocity \(String(describing: walking.state?.x))")
     }
 

@@ -20,7 +20,7 @@ static double unit(void) { // xorshift64*, [0, 1)
 int main(void) {
     const double anchors[8][3] = { { 0, 0, 2.6 }, { 20, 0, 2.6 }, { 40, 0, 2.6 }, { 40, 12, 2.6 },
                                    { 40, 25, 2.6 }, { 20, 25, 2.6 }, { 0, 25, 2.6 }, { 0, 12, 2.55 } };
-    const locus_imm_params params = { 1e-5, 0.0004, 0.001, 1.0, 0.05, 0.1 };
+    const locus_imm_params params = { 1e-5, 0.0004, 0.001, 1.0, 0.1, 0.1, 0.1 };
     double x0[4] = { 10, 10, 0, 0 }, p0[16] = { 0 };
     p0[0] = p0[5] = 0.04; p0[10] = p0[15] = 2.25;
     locus_imm imm;

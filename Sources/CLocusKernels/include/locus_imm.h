@@ -1,11 +1,12 @@
-// Interacting multiple models (IMM) for one tag, allocation-free: three 2-D constant-velocity-family
-// models — 0 standing still, 1 steady walking (q_steady), 2 manoeuvring (q_manoeuvre) — in one
-// fixed-size struct, with range (tightly coupled) and position (loosely coupled) updates.
+// Interacting multiple models (IMM) for one tag, allocation-free: four 2-D constant-velocity-family
+// models — 0 standing still, 1 steady walking (q_steady), 2 manoeuvring (q_manoeuvre), 3 agile
+// (q_agile, between the two: a robot or a walker that keeps turning) — in one fixed-size struct, with
+// range (tightly coupled) and position (loosely coupled) updates.
 //
 // Storage: each model keeps x = (px, py, vx, vy) (m, m/s) and its covariance packed as the ten
 // unique entries of the symmetric 4x4 P, p = (A00 A01 A11 | B00 B01 B10 B11 | C00 C01 C11) with
 // A = cov(pos, pos), B[i][j] = cov(pos_i, vel_j), C = cov(vel, vel). A symmetric matrix stored once
-// stays exactly symmetric through every update. The three models sit side by side in four-lane
+// stays exactly symmetric through every update. The four models sit side by side in four-lane
 // vectors (structure of arrays), so one vector operation predicts or updates all of them; the
 // standing-still model is the constant-velocity arithmetic with dt = 0 in its lane and its own
 // position noise (its velocity is pinned to zero with variance sigma_v^2 at each interaction, and a
@@ -28,22 +29,19 @@
 
 #include "locus_kalman.h"
 
-/// The models (structure of arrays: entry [k][j] belongs to model j; lane 3 is a spare that mirrors the
-/// steady model so that four-lane arithmetic stays finite, and is never read as a result), their
-/// probabilities and the pending likelihoods.
+/// The models (structure of arrays: entry [k][j] belongs to model j), their probabilities and the
+/// pending likelihoods.
 typedef struct locus_imm {
     /// x[i][j]: state component i (px, py, vx, vy) of model j.
     double x[4][4];
     /// p[k][j]: packed covariance entry k (A00 A01 A11 B00 B01 B10 B11 C00 C01 C11) of model j.
     double p[10][4];
-    /// Model probabilities mu (sum 1 over lanes 0-2) as of the last settlement.
+    /// Model probabilities mu (sum 1) as of the last settlement.
     double mu[4];
     /// Pending likelihood per model since the last settlement: L = exp(-nu2 / 2) / sqrt(S product),
     /// the product of the innovation variances S kept as d_product / rho2_product (range updates:
     /// S = D / rho^2 with D = d^T A d + variance rho^2, multiplied up without a division per range;
     /// position updates contribute det S to d_product).
-    /// Lane 3 belongs to no model and is never read as a likelihood: while probabilities_kept is valid,
-    /// (nu2[3], d_product[3], rho2_product[3]) hold the kept probabilities of models 0, 1 and 2.
     double nu2[4];
     double d_product[4];
     double rho2_product[4];
@@ -53,11 +51,12 @@ typedef struct locus_imm {
     /// Measurements whose likelihoods are pending.
     int pending;
     /// pending + 1 when locus_imm_probabilities left the probabilities that settling would give in
-    /// lane 3 of nu2, d_product and rho2_product, else 0. Valid while it still equals pending + 1: a
-    /// measurement since then has raised pending (and changed lane 3), and whatever changes mu
-    /// (settling, reset) sets it to 0. The next settlement takes them from there. (In the struct's
-    /// padding, and the spare lanes: the memo costs no memory per tag, and no store per measurement.)
+    /// kept_mu, else 0. Valid while it still equals pending + 1: a measurement since then has raised
+    /// pending, and whatever changes mu (settling, reset) sets it to 0. The next settlement takes them
+    /// from there (no store per measurement).
     int probabilities_kept;
+    /// The probabilities locus_imm_probabilities kept (see probabilities_kept).
+    double kept_mu[4];
 } locus_imm;
 
 /// Fixed parameters of the models.
@@ -65,16 +64,18 @@ typedef struct locus_imm_params {
     /// Standing still: position random-walk density (m^2/s) and velocity variance (m^2/s^2).
     double still_position_density;
     double still_velocity_variance;
-    /// White-noise acceleration densities of the steady and manoeuvring models (m^2/s^3).
+    /// White-noise acceleration densities of the steady, manoeuvring and agile models (m^2/s^3).
     double steady_density;
     double manoeuvre_density;
-    /// Markov switching rate lambda (1/s): P(switch within dt) = 1 - exp(-lambda dt), split evenly.
+    double agile_density;
+    /// Markov switching rate lambda (1/s): P(switch within dt) = 1 - exp(-lambda dt), split evenly
+    /// over the three other models.
     double switch_rate;
     /// Interactions are at least this far apart (s); 0 interacts at every prediction.
     double interaction_interval_s;
 } locus_imm_params;
 
-/// All three models at (x, P) (P full 4x4, row-major, symmetric), mu = 1/3 each, time t.
+/// All four models at (x, P) (P full 4x4, row-major, symmetric), mu = 1/4 each, time t.
 void locus_imm_reset(locus_imm *imm, const double *x, const double *P, double t);
 
 /// Predicts every model to time t (no-op for t <= imm->t). When t - t_interaction >= the interval,
