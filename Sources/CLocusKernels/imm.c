@@ -34,7 +34,7 @@ typedef double v4 __attribute__((vector_size(32)));
 enum { A00, A01, A11, B00, B01, B10, B11, C00, C01, C11 };
 
 // Memory per tracked tag (docs/benchmarks.md measures it per tag).
-_Static_assert(sizeof(locus_imm) == 632, "locus_imm is 632 bytes");
+_Static_assert(sizeof(locus_imm) == 600, "locus_imm is 600 bytes");
 
 /// Pending likelihoods are folded into mu before their products could underflow.
 #define LOCUS_IMM_MAX_PENDING 16
@@ -95,7 +95,6 @@ void locus_imm_reset(locus_imm *imm, const double *x, const double *P, double t)
     imm->t = t;
     imm->t_interaction = t;
     imm->pending = 0;
-    imm->probabilities_kept = 0;
 }
 
 /// mu_j <- mu_j L_j / sum_i mu_i L_i (floored, normalised), L_j = exp(-nu2_j / 2) / sqrt(S_j) with
@@ -130,28 +129,15 @@ static void settled_probabilities(const locus_imm *imm, double *mu) {
     for (int j = 0; j < 4; j++) mu[j] /= sum;
 }
 
-/// mu <- settled_probabilities, then no pending likelihoods. When locus_imm_probabilities has kept
-/// them for this very state (nothing they depend on has changed since: the same bits), they are
-/// taken from kept_mu. (settled_probabilities reads all of imm->mu before it writes its output, so
-/// writing into imm->mu gives the numbers it gives elsewhere.)
+/// mu <- settled_probabilities, then no pending likelihoods. (settled_probabilities reads all of
+/// imm->mu before it writes its output, so writing into imm->mu gives the numbers it gives elsewhere.)
 static void settle(locus_imm *imm) {
-    if (imm->probabilities_kept == imm->pending + 1) {
-        for (int j = 0; j < 4; j++) imm->mu[j] = imm->kept_mu[j];
-    } else {
-        settled_probabilities(imm, imm->mu);
-    }
+    settled_probabilities(imm, imm->mu);
     for (int j = 0; j < 4; j++) { imm->nu2[j] = 0; imm->d_product[j] = 1; imm->rho2_product[j] = 1; }
     imm->pending = 0;
-    imm->probabilities_kept = 0;
 }
 
-void locus_imm_probabilities(locus_imm *imm, double *mu) {
-    if (imm->probabilities_kept != imm->pending + 1) {
-        settled_probabilities(imm, imm->kept_mu);
-        imm->probabilities_kept = imm->pending + 1;
-    }
-    for (int j = 0; j < 4; j++) mu[j] = imm->kept_mu[j];
-}
+void locus_imm_probabilities(const locus_imm *imm, double *mu) { settled_probabilities(imm, mu); }
 
 void locus_imm_settle(locus_imm *imm) { settle(imm); }
 
@@ -203,7 +189,6 @@ static inline __attribute__((always_inline)) void interact(locus_imm *imm, const
     for (int a = 0; a < 4; a++) store(imm->x[a], x0[a]);
     const double total = (c[0] + c[1]) + (c[2] + c[3]);
     for (int j = 0; j < 4; j++) imm->mu[j] = c[j] / total;
-    imm->probabilities_kept = 0;
     imm->x[2][0] = imm->x[3][0] = 0;
     imm->p[B00][0] = imm->p[B01][0] = imm->p[B10][0] = imm->p[B11][0] = 0;
     imm->p[C00][0] = imm->p[C11][0] = params->still_velocity_variance;
@@ -271,7 +256,7 @@ static inline __attribute__((always_inline)) void accumulate(locus_imm *imm, con
     store(imm->nu2, load(imm->nu2) + *nu2);
     store(imm->d_product, load(imm->d_product) * *d);
     store(imm->rho2_product, load(imm->rho2_product) * *rho2);
-    imm->pending += 1;  // (so probabilities kept before no longer count: see probabilities_kept)
+    imm->pending += 1;
 }
 
 /// The models' one scalar update (the measurement models' common part, locus_measurement.h), every lane

@@ -50,7 +50,7 @@ package final class InteractingModelsParameters: Sendable {
 }
 
 /// Interacting multiple models for one tag — standing still, steady walking, manoeuvring, agile — in
-/// one fixed-size value (C kernel `locus_imm.h`; 632 bytes, no allocation).
+/// one fixed-size value (C kernel `locus_imm.h`; 600 bytes, no allocation).
 ///
 /// Each model is a 2-D constant-velocity-family Kalman filter with x = (px, py, vx, vy) and a packed
 /// symmetric covariance. The models interact (IMM mixing: μ_{i|j} = π_ij μ_i / c_j,
@@ -302,17 +302,15 @@ package struct InteractingModels: Sendable {
     }
 
     /// Model probabilities μ = (still, steady, manoeuvring, agile) with the pending likelihoods folded in:
-    /// μⱼ ∝ μⱼ Lⱼ, Lⱼ = exp(−ν²ⱼ/2)/√Sⱼ (floored, normalised). Reading does not settle them (μ and the
-    /// pending likelihoods are unchanged), but it is `mutating`: the models are read in place (no
-    /// 632-byte copy to hand the kernel a pointer) and keep the result, so that the settlement at the
-    /// next interaction reuses it instead of evaluating the exponentials again — the same numbers, as
-    /// long as no measurement came in between (the kernel forgets them at every change).
+    /// μⱼ ∝ μⱼ Lⱼ, Lⱼ = exp(−ν²ⱼ/2)/√Sⱼ (floored, normalised): the numbers the next settlement gives.
+    /// Reading changes nothing; it is `mutating` only so that the models are read in place (no 600-byte
+    /// copy to hand the kernel a pointer).
     package var probabilities: SIMD4<Double> {
         mutating get {
             var mu = SIMD4<Double>.zero
             withUnsafeMutablePointer(to: &imm) { ip in
                 withUnsafeMutablePointer(to: &mu) { mp in
-                    mp.withMemoryRebound(to: Double.self, capacity: 4) { m in locus_imm_probabilities(ip, m) }
+                    mp.withMemoryRebound(to: Double.self, capacity: 4) { m in locus_imm_probabilities(UnsafePointer(ip), m) }
                 }
             }
             return mu
@@ -345,7 +343,7 @@ package struct InteractingModels: Sendable {
     }
 
     /// `settle()` then `combined`, in place: the per-fix path (the models are read where they are,
-    /// not copied out first — a 632-byte copy per fix through a non-mutating pointer).
+    /// not copied out first — a 600-byte copy per fix through a non-mutating pointer).
     package mutating func settledCombination() -> KalmanState {
         var s = KalmanState(x: .zero, p: .zero)
         withUnsafeMutablePointer(to: &imm) { ip in

@@ -4,7 +4,7 @@ import LocusNumerics
 /// The motion model behind a `TrackFilter`, one interface over two implementations chosen by
 /// `TrackFilterConfiguration.usesInteractingModels`:
 /// - the **interacting models** (default): standing still, steady walking and manoeuvring, mixed once
-///   per ranging round (`InteractingModels`, C kernel `locus_imm.h`, 632 bytes inline);
+///   per ranging round (`InteractingModels`, C kernel `locus_imm.h`, 600 bytes inline);
 /// - the **single-model baseline**: one constant-velocity filter with density q (`SingleModelTrack`).
 ///
 /// Both are predicted to a measurement's own time and updated in Joseph or symmetric form by the C

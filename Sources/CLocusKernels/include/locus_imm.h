@@ -50,13 +50,6 @@ typedef struct locus_imm {
     double t_interaction;
     /// Measurements whose likelihoods are pending.
     int pending;
-    /// pending + 1 when locus_imm_probabilities left the probabilities that settling would give in
-    /// kept_mu, else 0. Valid while it still equals pending + 1: a measurement since then has raised
-    /// pending, and whatever changes mu (settling, reset) sets it to 0. The next settlement takes them
-    /// from there (no store per measurement).
-    int probabilities_kept;
-    /// The probabilities locus_imm_probabilities kept (see probabilities_kept).
-    double kept_mu[4];
 } locus_imm;
 
 /// Fixed parameters of the models.
@@ -170,11 +163,11 @@ int locus_imm_update_position(locus_imm *imm, const double *z, const double *r, 
 /// (e.g. when a fix is taken, so that the combination and the next interaction need no exp).
 void locus_imm_settle(locus_imm *imm);
 
-/// The model probabilities with the pending likelihoods folded in (floored at 1e-9, normalised).
-/// The models, mu and the pending likelihoods are not changed; the result is kept in the struct for
-/// the next settlement, which then takes exactly these numbers instead of evaluating the exponentials
-/// again (a caller that reads mu after every measurement pays for them once, not twice).
-void locus_imm_probabilities(locus_imm *imm, double *mu);
+/// The model probabilities with the pending likelihoods folded in (floored at 1e-9, normalised): the
+/// numbers the next settlement gives. Nothing is changed. (Until the fourth model took the spare lane,
+/// the result was kept there for that settlement; a per-tag field for it would cost 32 bytes a tag
+/// for the offline smoother's sake, which reads μ after every range: it pays the exponentials twice.)
+void locus_imm_probabilities(const locus_imm *imm, double *mu);
 
 /// The moment-matched combination of the models under `locus_imm_probabilities`:
 /// x = sum mu_j x_j, P = sum mu_j (P_j + (x_j - x)(x_j - x)^T) (full 4x4, row-major).
