@@ -30,11 +30,11 @@ package final class HTTPServer: Sendable {
     /// Limits and timeouts. The defaults suit a page on loopback watched by a few browsers.
     package struct Configuration: Sendable {
         /// The IPv4 address (or name) to bind; `0.0.0.0` listens on every interface.
-        package var host = "127.0.0.1"
+        var host = "127.0.0.1"
         /// The TCP port; 0 takes a free one (read `port`).
-        package var port: UInt16 = 0
+        var port: UInt16 = 0
         /// Concurrent feed connections at most; a further `GET` of the feed is 503.
-        package var maximumViewers = 64
+        var maximumViewers = 64
         /// Open connections at most (viewers included); further ones are closed at once and counted
         /// in `connectionsRefused`.
         var maximumConnections = 128
@@ -43,7 +43,7 @@ package final class HTTPServer: Sendable {
         var viewerLagBytes = 8 << 20
         /// Seconds a connection with bytes to send may go without its socket taking any before it is
         /// closed (`stalledClosed`).
-        package var stallSeconds = 30.0
+        var stallSeconds = 30.0
         /// Seconds of silence after which a viewer gets a `: ` comment (keeps proxies and the
         /// browser from timing the stream out, and finds vanished peers).
         var heartbeatSeconds = 15.0
@@ -51,7 +51,13 @@ package final class HTTPServer: Sendable {
         /// (a slow-loris client is closed without an answer, `requestTimeouts`).
         var requestTimeoutSeconds = 10.0
 
-        package init() {}
+        /// The defaults, but for the bounds `locus serve` takes from its options.
+        package init(host: String = "127.0.0.1", port: UInt16 = 0, maximumViewers: Int = 64, stallSeconds: Double = 30) {
+            self.host = host
+            self.port = port
+            self.maximumViewers = maximumViewers
+            self.stallSeconds = stallSeconds
+        }
     }
 
     /// What a path serves.

@@ -3,8 +3,8 @@ import LocusCore
 import LocusIO
 
 /// What `locus stream` says when it has drained: every received row accounted for (used, or skipped
-/// by reason), malformed messages, the input's own counts, fixes and events written.
-struct StreamSummary {
+/// by reason), malformed messages, the input's own counts, fixes and events written (`StreamJob.run`).
+package struct StreamSummary {
     var rows: Int
     var fixes: Int
     var events: [ZoneEvent.Kind: Int]
@@ -20,7 +20,8 @@ struct StreamSummary {
     /// The signal that ended the stream (nil: the input ended).
     var signal: Int32?
 
-    var json: JSONValue {
+    /// The summary as one JSON object (`--json`).
+    package var json: JSONValue {
         var members: [(String, JSONValue)] = [
             ("rows", .integer(rows)),
             ("fixes", .integer(fixes)),
@@ -41,7 +42,8 @@ struct StreamSummary {
         return .object(members)
     }
 
-    var text: String {
+    /// The summary as lines of text.
+    package var text: String {
         var s = "stream: \(plural(rows, "row")) received, \(plural(fixes, "fix", "fixes")), events "
         s += ZoneEvent.Kind.allCases.sorted { $0.rawValue < $1.rawValue }.map { "\($0.rawValue) \(events[$0] ?? 0)" }.joined(separator: ", ")
         s += ", \(DecimalText.string(elapsedSeconds, decimals: 3)) s"

@@ -4,7 +4,7 @@ import Glibc
 import Locus
 import LocusCore
 import LocusIO
-import LocusServe
+import LocusLive
 
 /// `locus stream`'s engine side: rows arrive as bytes from any input — a standard-input chunk of whole
 /// lines, a UDP datagram, an MQTT payload —, are decoded, checked and fed to one `PositioningEngine`,
@@ -53,6 +53,10 @@ struct LiveStream {
     private(set) var clock: StreamClock
     /// When each locator was last heard (`locus serve` only; nil for `locus stream`).
     var hearing: LocatorHearing?
+    /// What standard input turned out to hold (`ingestLines`): nothing but blank lines yet, a CSV
+    /// with its header, or JSON Lines.
+    var standardInput: StandardInputForm = .unknown
+    enum StandardInputForm { case unknown, csv, jsonLines }
 
     /// A CSV reader and its ids resolved against the engine (`LiveRouting`: checked against the
     /// engine's evictions, which hand indices to new ids); both forget their ids when they pile up
@@ -265,7 +269,7 @@ struct LiveStream {
     /// Stamps a batch with its monotonic arrival (`StreamClock`), and keeps the first arrival since
     /// the last `takeArrival()` (`locus serve`'s latency).
     private mutating func beginBatch() {
-        let now = StreamCommand.monotonicSeconds()
+        let now = LiveClock.monotonicSeconds()
         clock.beginBatch(arrivedAt: now)
         if firstArrival == nil { firstArrival = now }
     }
@@ -290,7 +294,7 @@ struct LiveStream {
     mutating func advance(toSeconds t: Double) { driver.advance(toSeconds: t) }
 
     /// The stream's clock now (`StreamClock`; −∞ before the first accepted row).
-    var clockSeconds: Double { clock.seconds(at: StreamCommand.monotonicSeconds()) }
+    var clockSeconds: Double { clock.seconds(at: LiveClock.monotonicSeconds()) }
 
     /// Ends the stream: every open epoch solved, every fix released.
     mutating func finish() {
