@@ -72,9 +72,8 @@ struct LiveStream {
         mutating func read(_ bytes: UnsafeBufferPointer<UInt8>, into rows: inout [TraceRow], clock: StreamClock) -> Int {
             rows.removeAll(keepingCapacity: true)
             // The stream's future-time rule, applied by the parser before a tag's clock admits a row.
-            parser.futureHorizonSeconds = clock.horizonSeconds
-            parser.futureLatestSeconds = clock.latestDataSeconds
-            parser.futureLimitSeconds = clock.futureLimitSeconds
+            parser.limitFuture(horizonSeconds: clock.horizonSeconds, latestSeconds: clock.latestDataSeconds,
+                               limitSeconds: clock.futureLimitSeconds)
             let before = parser.skipped.total
             _ = parser.parse(bytes.span, isLast: true, into: &rows)
             return rows.count + parser.skipped.total - before
