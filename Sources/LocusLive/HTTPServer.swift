@@ -70,7 +70,7 @@ package final class HTTPServer: Sendable {
     }
 
     /// What the server has done so far. Read with `counters`.
-    package struct Counters: Sendable, Equatable {
+    struct Counters: Sendable, Equatable {
         /// Connections accepted and served (refused ones not included).
         var connectionsAccepted = 0
         /// Connections open now (viewers, requests being read or answered, answers lingering).
@@ -78,9 +78,9 @@ package final class HTTPServer: Sendable {
         /// Connections closed at once because `maximumConnections` were open.
         var connectionsRefused = 0
         /// Feed connections open now.
-        package var viewers = 0
+        var viewers = 0
         /// Feed connections opened since the start.
-        package var viewersTotal = 0
+        var viewersTotal = 0
         /// Complete request heads answered (with any status).
         var requests = 0
         /// Requests answered 400, 405, 414 or 431.
@@ -96,7 +96,7 @@ package final class HTTPServer: Sendable {
         /// Feed messages copied into viewers' output buffers (written or being written).
         var messagesSent = 0
         /// Feed messages skipped for viewers that fell behind (the sum of their gaps).
-        package var messagesDropped = 0
+        var messagesDropped = 0
         /// Bytes the sockets took, every response included.
         var bytesSent = 0
         /// Connections closed because their socket took nothing for `stallSeconds`.
@@ -215,7 +215,14 @@ package final class HTTPServer: Sendable {
 
     /// The counts so far (a consistent snapshot, published by the server thread once per turn of
     /// its loop).
-    package var counters: Counters { shared.withLock { $0.counters } }
+    var counters: Counters { shared.withLock { $0.counters } }
+
+    /// The viewers' figures of `counters` (one snapshot): feed connections open now and since the
+    /// start, and feed messages skipped for viewers that fell behind.
+    package var viewerCounts: (viewers: Int, viewersTotal: Int, messagesDropped: Int) {
+        let c = counters
+        return (c.viewers, c.viewersTotal, c.messagesDropped)
+    }
 
     /// Closes every connection and the listening socket and ends the server thread (joined). Safe to
     /// call more than once and from any thread but the server thread (a resource's closure).

@@ -137,7 +137,7 @@ package struct ServeJob {
                 status.skipped = stream.skipped
                 status.malformed = stream.malformed
                 status.clockSeconds = stream.engine.clockSeconds
-                let counters = http.counters
+                let counters = http.viewerCounts
                 status.viewers = counters.viewers
                 status.droppedMessages = counters.messagesDropped
                 if let pacer, let fileBytes { status.replayProgress = fileBytes > 0 ? Double(pacer.consumedBytes) / Double(fileBytes) : 1 }
@@ -227,7 +227,7 @@ package struct ServeJob {
         }
         source?.close()
         try outputs.close()
-        let counters = http.counters
+        let counters = http.viewerCounts
         log("locus serve: stopped: \(stream.rows) rows, \(status.fixes) fixes, \(status.events) events; \(counters.viewersTotal) viewers, \(counters.messagesDropped) messages dropped for slow viewers\n")
     }
 
