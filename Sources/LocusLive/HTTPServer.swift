@@ -28,7 +28,7 @@ import LocusCore
 /// an idle one gets a `: ` comment every `heartbeatSeconds`.
 package final class HTTPServer: Sendable {
     /// Limits and timeouts. The defaults suit a page on loopback watched by a few browsers.
-    package struct Configuration: Sendable {
+    struct Configuration: Sendable {
         /// The IPv4 address (or name) to bind; `0.0.0.0` listens on every interface.
         var host = "127.0.0.1"
         /// The TCP port; 0 takes a free one (read `port`).
@@ -52,7 +52,7 @@ package final class HTTPServer: Sendable {
         var requestTimeoutSeconds = 10.0
 
         /// The defaults, but for the bounds `locus serve` takes from its options.
-        package init(host: String = "127.0.0.1", port: UInt16 = 0, maximumViewers: Int = 64, stallSeconds: Double = 30) {
+        init(host: String = "127.0.0.1", port: UInt16 = 0, maximumViewers: Int = 64, stallSeconds: Double = 30) {
             self.host = host
             self.port = port
             self.maximumViewers = maximumViewers
@@ -124,6 +124,21 @@ package final class HTTPServer: Sendable {
     let wakeDescriptors: (receive: Int32, send: Int32)
     private let feed: FeedLog
 
+    /// Binds `host:port` (0: a free port), listens, and starts the server thread serving `resources`
+    /// and, at `/feed`, a feed of its own (`FeedLog`) that keeps the last `historyBytes` of
+    /// messages (`publish`); at most `maximumViewers` viewers, one whose socket takes nothing for
+    /// `stallSeconds` closed; the other bounds `Configuration`'s defaults.
+    /// - Throws: as `init(configuration:resources:feedPath:feed:)`.
+    package convenience init(host: String, port: UInt16, maximumViewers: Int, stallSeconds: Double,
+                             historyBytes: Int, resources: [String: Resource]) throws(LocusError) {
+        try self.init(configuration: Configuration(host: host, port: port, maximumViewers: maximumViewers, stallSeconds: stallSeconds),
+                      resources: resources, feed: FeedLog(capacityBytes: historyBytes))
+    }
+
+    /// Appends one message (a line of JSON) to the feed every viewer reads (`FeedLog.append`);
+    /// never waits for a viewer.
+    package func publish(_ json: [UInt8]) { feed.append(json) }
+
     /// Binds `configuration.host:port`, listens, and starts the server thread serving `resources`
     /// (keyed by path, e.g. `/app.js`) and the feed of `feed` at `feedPath`.
     ///
@@ -132,8 +147,8 @@ package final class HTTPServer: Sendable {
     ///   resource path does not start with `/`, a resource path holds `?` or is the feed's, or a
     ///   content type holds a control character; `E5008` when the host does not resolve or the socket cannot be created, bound (port
     ///   in use, address not local) or listened on, or the thread cannot start.
-    package init(configuration: Configuration, resources: [String: Resource], feedPath: String = "/feed",
-                 feed: FeedLog) throws(LocusError) {
+    init(configuration: Configuration, resources: [String: Resource], feedPath: String = "/feed",
+         feed: FeedLog) throws(LocusError) {
         let uri = "http://\(configuration.host):\(configuration.port)"
         let hostBytes = Array(configuration.host.utf8)
         guard !hostBytes.isEmpty, hostBytes.count <= 253,

@@ -16,7 +16,7 @@ import LocusLive
 /// data (tick 0), so its fixes and events are exactly `locus replay`'s. What the engine releases
 /// becomes `frame` messages on the feed (`ServeFrames`, at most every 50 ms of wall time), with a
 /// `status` message each second (`ServeStatus`); the HTTP server (`HTTPServer`, its own thread)
-/// hands them to every viewer from the shared `FeedLog`, so a slow or vanished browser never holds
+/// hands them to every viewer from its shared feed (`publish`), so a slow or vanished browser never holds
 /// the engine up.
 package struct ServeJob {
     private let site: Site
@@ -30,8 +30,10 @@ package struct ServeJob {
     private let clientID: String
     private let positions: ByteSink?
     private let events: ByteSink?
-    private let server: HTTPServer.Configuration
     private let listenHost: String
+    private let listenPort: UInt16
+    private let maximumViewers: Int
+    private let viewerTimeoutSeconds: Double
     private let historyBytes: Int
     private let tickMilliseconds: Int
     private let horizon: Double
@@ -61,8 +63,9 @@ package struct ServeJob {
         self.positions = positions
         self.events = events
         self.listenHost = listenHost
-        server = HTTPServer.Configuration(host: listenHost, port: listenPort, maximumViewers: maximumViewers,
-                                          stallSeconds: viewerTimeoutSeconds)
+        self.listenPort = listenPort
+        self.maximumViewers = maximumViewers
+        self.viewerTimeoutSeconds = viewerTimeoutSeconds
         self.historyBytes = historyBytes
         self.tickMilliseconds = tickMilliseconds
         horizon = futureHorizonSeconds ?? (input == nil || input == .standardStream ? 0 : StreamClock.defaultHorizonSeconds)
@@ -94,8 +97,8 @@ package struct ServeJob {
                                                      body: ServeGeometryJSON.bytes(floor: floor, sigmaMeters: sigmaMeters))
         }
         resources["/api/status"] = .dynamic(contentType: "application/json", body: { latestStatus.bytes })
-        let feed = FeedLog(capacityBytes: historyBytes)
-        let http = try HTTPServer(configuration: server, resources: resources, feed: feed)
+        let http = try HTTPServer(host: listenHost, port: listenPort, maximumViewers: maximumViewers, stallSeconds: viewerTimeoutSeconds,
+                                  historyBytes: historyBytes, resources: resources)
         defer { http.stop() }
         if http.listensOnEveryInterface {
             log("locus serve: warning: listening on every interface: anyone who can reach this machine can watch\n")
@@ -128,7 +131,7 @@ package struct ServeJob {
         func publish(now: Double, force: Bool) {
             let clock = stream.engine.clockSeconds
             if force || now - lastFrame >= 0.05 || clock - lastFrameClock >= 1 {
-                if let bytes = frames.frame(heard: stream.hearing?.take() ?? [], clockSeconds: clock) { feed.append(bytes) }
+                if let bytes = frames.frame(heard: stream.hearing?.take() ?? [], clockSeconds: clock) { http.publish(bytes) }
                 lastFrame = now
                 lastFrameClock = clock
             }
@@ -143,7 +146,7 @@ package struct ServeJob {
                 if let pacer, let fileBytes { status.replayProgress = fileBytes > 0 ? Double(pacer.consumedBytes) / Double(fileBytes) : 1 }
                 status.replayDone = replayEnded
                 let message = status.message(nowSeconds: now)
-                feed.append(message)
+                http.publish(message)
                 latestStatus.bytes = message
             }
         }
@@ -184,7 +187,7 @@ package struct ServeJob {
                 try step()
                 if replayEnded {
                     publish(now: LiveClock.monotonicSeconds(), force: true)
-                    feed.append(frames.end(clockSeconds: stream.engine.clockSeconds))
+                    http.publish(frames.end(clockSeconds: stream.engine.clockSeconds))
                     log("locus serve: the replay is done (\(stream.rows) rows, \(status.fixes) fixes); serving until SIGINT or SIGTERM\n")
                     continue
                 }
