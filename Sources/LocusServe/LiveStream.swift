@@ -42,6 +42,7 @@ struct LiveStream {
     /// JSON rows decoded so far (their `line` in skip reports).
     private var jsonRows = 0
     private var jsonScratch: [JSONRowFields] = []
+    private var jsonDecided: [(decision: JSONRowFields.Decision, namesTime: Bool)] = []
     /// Skips found while decoding JSON rows (the engine counts the rest), by reason.
     private var decodeSkips = SkipTally()
     /// Messages (or standard-input lines) that were not JSON of rows, and the first one's reason.
@@ -208,27 +209,18 @@ struct LiveStream {
 
     private mutating func ingestJSON(_ bytes: UnsafeBufferPointer<UInt8>, receivedSeconds: Double) {
         guard Self.looksLikeJSON(bytes) != nil else { return }  // a blank line
-        jsonScratch.removeAll(keepingCapacity: true)
-        if !JSONRowScanner.scan(bytes.span, into: &jsonScratch) {
-            // Not the plain spelling: the full parser, the same decisions.
-            let value: JSONValue
-            do { value = try JSONParser.parse(Array(bytes)) } catch {
-                noteMalformed("not JSON: \(error.message)")
-                return
-            }
-            switch value.kind {
-            case .object: jsonScratch.append(JSONRowFields(object: value))
-            case .array(let items):
-                for item in items {
-                    guard case .object = item.kind else { noteMalformed("an array item that is not an object"); continue }
-                    jsonScratch.append(JSONRowFields(object: item))
-                }
-            default:
-                noteMalformed("JSON that is neither an object nor an array of objects")
-                return
-            }
-        }
-        for fields in jsonScratch { ingest(fields, receivedSeconds: receivedSeconds) }
+        // The buffers, taken out while the scanner fills them (no copy), put back after.
+        var scratch: [JSONRowFields] = [], decided: [(decision: JSONRowFields.Decision, namesTime: Bool)] = []
+        swap(&scratch, &jsonScratch)
+        swap(&decided, &jsonDecided)
+        decided.removeAll(keepingCapacity: true)
+        var reasons: [String] = []
+        JSONRowScanner.decide(bytes.span, receivedSeconds: receivedSeconds, scratch: &scratch, into: &decided,
+                              malformed: { reasons.append($0) })
+        for reason in reasons { noteMalformed(reason) }
+        for row in decided { ingest(row.decision, namesTime: row.namesTime) }
+        swap(&scratch, &jsonScratch)
+        swap(&decided, &jsonDecided)
     }
 
     private mutating func noteMalformed(_ reason: String) {
@@ -236,17 +228,19 @@ struct LiveStream {
         if firstMalformed == nil { firstMalformed = reason }
     }
 
-    /// One JSON row, checked field by field with the CSV reader's reasons (`JSONRowFields.decide`).
-    private mutating func ingest(_ fields: JSONRowFields, receivedSeconds: Double) {
+    /// One JSON row, decided field by field with the CSV reader's reasons (`JSONRowFields.decide`);
+    /// `namesTime`: whether it named its time (else the receive time stands in, checked against
+    /// the missing-time horizon).
+    private mutating func ingest(_ decision: JSONRowFields.Decision, namesTime: Bool) {
         rows += 1
         jsonRows += 1
         let line = jsonRows
-        switch fields.decide(receivedSeconds: receivedSeconds) {
+        switch decision {
         case .skip(let reason):
             decodeSkips.record(reason, line: line)
         case .use(let t, let tagID, let floorID, let locator, let range):
             // Before the tag is registered: a row from the future creates no tag either.
-            if clock.isFuture(t, hasTime: fields.namesTime) { decodeSkips.record(.futureTime, line: line); return }
+            if clock.isFuture(t, hasTime: namesTime) { decodeSkips.record(.futureTime, line: line); return }
             // By id (the engine applies its tag limit, registers the tag, then checks the floor).
             driver.ingest(RangeMeasurement(timeSeconds: t, tag: tagID.map { TagID($0) } ?? .single, locator: LocatorAddress(locator),
                                            rangeMeters: range, floor: floorID.map { FloorID($0) }),
@@ -254,7 +248,7 @@ struct LiveStream {
             hear(floorID, locator, t)
             clock.accept(t)
         case .useDifference(let t, let tagID, let floorID, let reference, let locator, let difference):
-            if clock.isFuture(t, hasTime: fields.namesTime) { decodeSkips.record(.futureTime, line: line); return }
+            if clock.isFuture(t, hasTime: namesTime) { decodeSkips.record(.futureTime, line: line); return }
             driver.ingest(RangeDifference(timeSeconds: t, tag: tagID.map { TagID($0) } ?? .single, reference: LocatorAddress(reference),
                                           locator: LocatorAddress(locator), differenceMeters: difference,
                                           floor: floorID.map { FloorID($0) }),
