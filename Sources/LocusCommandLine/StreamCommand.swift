@@ -58,9 +58,8 @@ enum StreamCommand: LocusCommand {
         configuration.tagLimit = try tagLimit(arguments)
         var job = try StreamJob(site: site, configuration: configuration, input: input, output: output, jsonLines: jsonLines,
                                 positions: positions, events: events, tickMilliseconds: tickMilliseconds,
-                                futureHorizonSeconds: horizon, clientID: clientID)
-        let summary = try job.run(log: console.err)
-        console.err(arguments.flag("json") ? JSONWriter(style: .compact).string(summary.json) + "\n" : summary.text)
+                                futureHorizonSeconds: horizon, clientID: clientID, summaryJSON: arguments.flag("json"))
+        try job.run(log: console.err)
         return 0
     }
 

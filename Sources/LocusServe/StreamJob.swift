@@ -19,6 +19,7 @@ package struct StreamJob {
     private let events: ByteSink?
     private let tickMilliseconds: Int
     private let clientID: String
+    private let summaryJSON: Bool
     private let startedSeconds = LiveClock.monotonicSeconds()
 
     /// A stream of `site` through an engine with `configuration` (its `tagLimit` bounds the live
@@ -26,11 +27,12 @@ package struct StreamJob {
     /// also writing `positions` and `events` as `locus replay` does. `tickMilliseconds` (0: the clock
     /// follows the data alone) moves the engine's clock while nothing arrives;
     /// `futureHorizonSeconds` (nil: 5 for udp:// and mqtt://, 0 for standard input) bounds how far
-    /// ahead of the stream's clock a row may be (`StreamClock`).
+    /// ahead of the stream's clock a row may be (`StreamClock`). `summaryJSON`: the closing summary
+    /// as one JSON object (`--json`) instead of lines of text.
     /// - Throws: the engine's configuration errors (E1003).
     package init(site: Site, configuration: EngineConfiguration, input: StreamEndpoint, output: StreamEndpoint,
                  jsonLines: Bool, positions: ByteSink?, events: ByteSink?, tickMilliseconds: Int,
-                 futureHorizonSeconds: Double?, clientID: String) throws(LocusError) {
+                 futureHorizonSeconds: Double?, clientID: String, summaryJSON: Bool) throws(LocusError) {
         let horizon = futureHorizonSeconds ?? (input == .standardStream ? 0 : StreamClock.defaultHorizonSeconds)
         stream = try LiveStream(site: site, configuration: configuration, futureHorizonSeconds: horizon)
         self.input = input
@@ -40,13 +42,15 @@ package struct StreamJob {
         self.events = events
         self.tickMilliseconds = tickMilliseconds
         self.clientID = clientID
+        self.summaryJSON = summaryJSON
     }
 
     /// Opens the input and the outputs, streams until the input ends or SIGINT/SIGTERM, drains, and
-    /// returns the closing counts. `log` gets the start line, warnings and the MQTT clients' lines.
+    /// says the closing counts (`StreamSummary`). `log` gets the start line, warnings, the MQTT
+    /// clients' lines and the summary.
     /// - Throws: E5008 (exit 1) for a port that cannot be bound or an unreachable broker; E5001 for
     ///   standard input that cannot be read; its header's errors; file errors.
-    package mutating func run(log: @escaping @Sendable (String) -> Void) throws(LocusError) -> StreamSummary {
+    package mutating func run(log: @escaping @Sendable (String) -> Void) throws(LocusError) {
         var source = try LiveInput(input, clientID: clientID, log: log)
         let publisher = try LivePublisher(output, clientID: clientID + "-out", log: log)
         var outputs = StreamOutputs(standardOutput: output == .standardStream ? try ByteSink(path: "-") : nil, jsonLines: jsonLines,
@@ -85,11 +89,12 @@ package struct StreamJob {
         source.close()
         publisher?.close()
 
-        return StreamSummary(rows: stream.rows, fixes: outputs.fixCount, events: outputs.eventCounts,
+        let summary = StreamSummary(rows: stream.rows, fixes: outputs.fixCount, events: outputs.eventCounts,
                              skipped: stream.skipped, malformed: stream.malformed, firstMalformed: stream.firstMalformed,
                              diagnostics: stream.engine.diagnostics, input: source.counts,
                              publishFailures: publisher == nil ? nil : outputs.publishFailures,
                              elapsedSeconds: LiveClock.monotonicSeconds() - startedSeconds,
                              signal: TerminationSignals.requested)
+        log(summaryJSON ? JSONWriter(style: .compact).string(summary.json) + "\n" : summary.text)
     }
 }

@@ -4,7 +4,7 @@ import LocusIO
 
 /// What `locus stream` says when it has drained: every received row accounted for (used, or skipped
 /// by reason), malformed messages, the input's own counts, fixes and events written (`StreamJob.run`).
-package struct StreamSummary {
+struct StreamSummary {
     var rows: Int
     var fixes: Int
     var events: [ZoneEvent.Kind: Int]
@@ -21,7 +21,7 @@ package struct StreamSummary {
     var signal: Int32?
 
     /// The summary as one JSON object (`--json`).
-    package var json: JSONValue {
+    var json: JSONValue {
         var members: [(String, JSONValue)] = [
             ("rows", .integer(rows)),
             ("fixes", .integer(fixes)),
@@ -43,7 +43,7 @@ package struct StreamSummary {
     }
 
     /// The summary as lines of text.
-    package var text: String {
+    var text: String {
         var s = "stream: \(plural(rows, "row")) received, \(plural(fixes, "fix", "fixes")), events "
         s += ZoneEvent.Kind.allCases.sorted { $0.rawValue < $1.rawValue }.map { "\($0.rawValue) \(events[$0] ?? 0)" }.joined(separator: ", ")
         s += ", \(DecimalText.string(elapsedSeconds, decimals: 3)) s"
