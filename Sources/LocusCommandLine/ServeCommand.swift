@@ -64,8 +64,7 @@ enum ServeCommand: LocusCommand {
         let viewerTimeout = try arguments.double("viewer-timeout", default: 30, in: 0.1...86_400)
         let historyBytes = try arguments.integer("history-mb", default: 256, in: 1...65_536) << 20
 
-        var configuration = EngineConfiguration(options)
-        configuration.tagLimit = try StreamCommand.tagLimit(arguments)
+        let limit = try StreamCommand.tagLimit(arguments)
         let input = try inputURI.map { (uri: String) throws(LocusError) in try StreamEndpoint(parsing: uri, as: .input) }
         let horizon = try StreamCommand.futureHorizon(arguments)
         let tickMilliseconds = replayPath == nil ? try arguments.integer("tick-ms", default: 100, in: 0...3_600_000) : 0
@@ -74,7 +73,8 @@ enum ServeCommand: LocusCommand {
         if arguments.string("positions") == "-" && arguments.string("events") == "-" {
             throw LocusError(.usage, "--positions - and --events - would share standard output (see: locus serve --help)")
         }
-        let job = ServeJob(site: site, configuration: configuration, sigmaMeters: options.sigmaMeters,
+        let job = ServeJob(site: site, configuration: EngineConfiguration(options), tagLimit: limit,
+                           sigmaMeters: options.sigmaMeters,
                            replayPath: replayPath, speed: speed, truth: truth, truthShiftSeconds: truthShift,
                            input: input, clientID: arguments.string("client-id") ?? "locus-serve", positions: positions, events: events,
                            listenHost: listen.host, listenPort: listen.port, maximumViewers: maximumViewers,

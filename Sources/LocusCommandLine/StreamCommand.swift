@@ -54,9 +54,9 @@ enum StreamCommand: LocusCommand {
             throw LocusError(.usage, "--positions - and --events - would share standard output with --output - (see: locus stream --help)")
         }
         let horizon = try futureHorizon(arguments)
-        var configuration = EngineConfiguration(options)
-        configuration.tagLimit = try tagLimit(arguments)
-        var job = try StreamJob(site: site, configuration: configuration, input: input, output: output, jsonLines: jsonLines,
+        let limit = try tagLimit(arguments)
+        var job = try StreamJob(site: site, configuration: EngineConfiguration(options), tagLimit: limit,
+                                input: input, output: output, jsonLines: jsonLines,
                                 positions: positions, events: events, tickMilliseconds: tickMilliseconds,
                                 futureHorizonSeconds: horizon, clientID: clientID, summaryJSON: arguments.flag("json"))
         try job.run(log: console.err)
@@ -78,8 +78,8 @@ enum StreamCommand: LocusCommand {
     /// `outPeriod` and far longer than a tag's gaps between rounds; a tag back after that starts
     /// its filter afresh, which a minute of silence calls for anyway.
     /// - Throws: E1001 for a limit below 1 or an idle time that is not a positive number.
-    static func tagLimit(_ arguments: ParsedArguments) throws(LocusError) -> EngineConfiguration.TagLimit {
-        EngineConfiguration.TagLimit(maximumTags: try arguments.integer("max-tags", default: 16_384, in: 1...100_000_000),
-                                     idleSeconds: try arguments.double("tag-idle", default: 60, in: 0.001...1e9))
+    static func tagLimit(_ arguments: ParsedArguments) throws(LocusError) -> (maximumTags: Int, idleSeconds: Double) {
+        (try arguments.integer("max-tags", default: 16_384, in: 1...100_000_000),
+         try arguments.double("tag-idle", default: 60, in: 0.001...1e9))
     }
 }

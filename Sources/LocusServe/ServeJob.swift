@@ -21,6 +21,7 @@ import LocusLive
 package struct ServeJob {
     private let site: Site
     private let configuration: EngineConfiguration
+    private let tagLimit: (maximumTags: Int, idleSeconds: Double)
     private let sigmaMeters: Double
     private let replayPath: String?
     private let speed: Double
@@ -39,20 +40,21 @@ package struct ServeJob {
     private let horizon: Double
 
     /// Serves `site` through an engine with `configuration` (`sigmaMeters`: the σ of the HDOP
-    /// overlay): a replay of the trace at `replayPath` at `speed` (0: as fast as it goes; `truth`
+    /// overlay; live tags bounded by `tagLimit`, as `StreamJob`'s): a replay of the trace at `replayPath` at `speed` (0: as fast as it goes; `truth`
     /// compared at t + `truthShiftSeconds`), or the live `input` (`clientID` for MQTT, the clock
     /// moved every `tickMilliseconds` while nothing arrives, `futureHorizonSeconds` as
     /// `StreamJob`'s; nil: 5 for udp:// and mqtt://, 0 otherwise); `positions` and `events` written
     /// as `locus replay` writes them. The page at `listenHost`:`listenPort` (0: a free port), at most
     /// `maximumViewers` at once, one that takes nothing for `viewerTimeoutSeconds` disconnected, the
     /// feed's history `historyBytes` long.
-    package init(site: Site, configuration: EngineConfiguration, sigmaMeters: Double,
+    package init(site: Site, configuration: EngineConfiguration, tagLimit: (maximumTags: Int, idleSeconds: Double), sigmaMeters: Double,
                  replayPath: String?, speed: Double, truth: GroundTruth?, truthShiftSeconds: Double,
                  input: StreamEndpoint?, clientID: String, positions: ByteSink?, events: ByteSink?,
                  listenHost: String, listenPort: UInt16, maximumViewers: Int, viewerTimeoutSeconds: Double,
                  historyBytes: Int, tickMilliseconds: Int, futureHorizonSeconds: Double?) {
         self.site = site
         self.configuration = configuration
+        self.tagLimit = tagLimit
         self.sigmaMeters = sigmaMeters
         self.replayPath = replayPath
         self.speed = speed
@@ -82,7 +84,7 @@ package struct ServeJob {
 
         // The engine judges every zone with callInout on; the frames mark the events of the others
         // silent (occupancy is drawn for every zone, events listed as replay writes them).
-        var stream = try LiveStream(site: ServeFrames.judgedSite(site), configuration: configuration, futureHorizonSeconds: horizon)
+        var stream = try LiveStream(site: ServeFrames.judgedSite(site), configuration: configuration, tagLimit: tagLimit, futureHorizonSeconds: horizon)
         stream.hearing = LocatorHearing(site: site)
         var frames = ServeFrames(site: site, truth: truth, truthShiftSeconds: truthShift)
 
