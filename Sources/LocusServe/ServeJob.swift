@@ -40,15 +40,16 @@ package struct ServeJob {
     private let horizon: Double
 
     /// Serves `site` through an engine with `configuration` (`sigmaMeters`: the σ of the HDOP
-    /// overlay; live tags bounded by `tagLimit`, as `StreamJob`'s): a replay of the trace at `replayPath` at `speed` (0: as fast as it goes; `truth`
-    /// compared at t + `truthShiftSeconds`), or the live `input` (`clientID` for MQTT, the clock
+    /// overlay; live tags bounded by `tagLimit`, as `StreamJob`'s): a replay of the trace at
+    /// `replayPath` at `speed` (0: as fast as it goes; `truth` compared at t +
+    /// `truthShiftSeconds`), or the live `input` (`clientID` for MQTT, the clock
     /// moved every `tickMilliseconds` while nothing arrives, `futureHorizonSeconds` as
     /// `StreamJob`'s; nil: 5 for udp:// and mqtt://, 0 otherwise); `positions` and `events` written
     /// as `locus replay` writes them. The page at `listenHost`:`listenPort` (0: a free port), at most
     /// `maximumViewers` at once, one that takes nothing for `viewerTimeoutSeconds` disconnected, the
     /// feed's history `historyBytes` long.
-    package init(site: Site, configuration: EngineConfiguration, tagLimit: (maximumTags: Int, idleSeconds: Double), sigmaMeters: Double,
-                 replayPath: String?, speed: Double, truth: GroundTruth?, truthShiftSeconds: Double,
+    package init(site: Site, configuration: EngineConfiguration, tagLimit: (maximumTags: Int, idleSeconds: Double),
+                 sigmaMeters: Double, replayPath: String?, speed: Double, truth: GroundTruth?, truthShiftSeconds: Double,
                  input: StreamEndpoint?, clientID: String, positions: ByteSink?, events: ByteSink?,
                  listenHost: String, listenPort: UInt16, maximumViewers: Int, viewerTimeoutSeconds: Double,
                  historyBytes: Int, tickMilliseconds: Int, futureHorizonSeconds: Double?) {
