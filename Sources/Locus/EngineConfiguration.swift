@@ -33,7 +33,7 @@ package struct EngineConfiguration: Sendable {
     package struct TagLimit: Sendable, Equatable {
         /// At most this many tags hold state at once (≥ 1). A row of a new tag while that many are
         /// live is skipped as `tag_limit`; a live tag is never displaced for a new one.
-        package var maximumTags: Int
+        var maximumTags: Int
         /// A tag whose latest row is more than this many seconds (data time) behind the engine's
         /// clock is evicted — once nothing of it is still in flight: no open epoch, no parked fix,
         /// no zone it is inside (it exits first, `outPeriod` after its last detection) and no

@@ -22,7 +22,7 @@ package struct EngineOptions: Sendable, Hashable {
     /// When the per-tag common range offset is estimated.
     package var tagOffset: TagOffset = .automatic
     /// Whether per-locator range biases are estimated where the tag offset is.
-    package var locatorBias: LocatorBias = .automatic
+    var locatorBias: LocatorBias = .automatic
     /// The floor of rows that name none; nil: the site's first floor.
     package var defaultFloor: FloorID?
     /// Whether positions are smoothed offline over the whole recording (`--smooth`): events stay causal.
@@ -47,7 +47,7 @@ package struct EngineOptions: Sendable, Hashable {
     }
 
     /// `--locator-bias`.
-    package enum LocatorBias: String, Sendable, Hashable, CaseIterable {
+    enum LocatorBias: String, Sendable, Hashable, CaseIterable {
         /// Wherever the tag offset is estimated (`tagOffset`).
         case automatic = "auto"
         /// Never.
@@ -58,9 +58,9 @@ package struct EngineOptions: Sendable, Hashable {
     package init() {}
 
     /// Accepted output rates, Hz.
-    package static let rateRange: ClosedRange<Double> = 0.001...1000
+    static let rateRange: ClosedRange<Double> = 0.001...1000
     /// Accepted range noise σ, metres.
-    package static let sigmaRange: ClosedRange<Double> = 1e-6...100
+    static let sigmaRange: ClosedRange<Double> = 1e-6...100
 
     /// Checks the numbers (`what` prefixes the option names in messages, e.g. "options." for the C ABI).
     /// - Throws: E1003 for a rate or σ outside its range (or not finite).

@@ -20,11 +20,11 @@ import LocusZones
 ///
 /// The mode of a floor (planar or spatial) is the solver's: `TrilaterationConfiguration.resolvedMode`
 /// over all its locators. Complexity per floor O(n² + zones × vertices × n) for n locators.
-package enum SiteLint {
+enum SiteLint {
     /// Settings of the checks; `standard` is what `locus lint` uses.
-    package struct Options: Sendable, Equatable {
+    struct Options: Sendable, Equatable {
         /// The position period Δt = 1/rate the zone rules are judged against, seconds.
-        package var positionPeriodSeconds: Double
+        var positionPeriodSeconds: Double
         /// Largest tag–locator distance at which a locator ranges, metres: `locus geometry`'s
         /// default (30 m) and `ZoneJudgeOptions.standard.coverageRangeMeters`.
         var maximumRangeMeters: Double
@@ -46,7 +46,7 @@ package enum SiteLint {
         /// 4 Hz (Δt = 0.25 s), 30 m range, clusters under 0.5 m, the solver's standard configuration.
         /// 0.5 m: a few times UWB's ranging noise (~0.1 m); locators closer than that are one point
         /// seen from a tag metres away, so no direction is determined.
-        package static let standard = Options(
+        static let standard = Options(
             positionPeriodSeconds: ZoneJudgeOptions.standard.positionPeriodSeconds,
             maximumRangeMeters: GeometryReportOptions.standard.maximumRangeMeters,
             clusterDiameterMeters: 0.5, trilateration: .standard)
@@ -62,7 +62,7 @@ package enum SiteLint {
 
     /// Every warning of `site`, floor by floor (see the type's documentation for the keys and
     /// their order).
-    package static func warnings(for site: Site, options: Options = .standard) -> [SiteLintWarning] {
+    static func warnings(for site: Site, options: Options = .standard) -> [SiteLintWarning] {
         var out: [SiteLintWarning] = []
         for (i, floor) in site.floors.enumerated() {
             out += warnings(for: floor, path: "floors[\(i)]", options: options)

@@ -2,17 +2,17 @@ import LocusCore
 
 /// One warning of `SiteLint`: a legal site configuration that will likely not behave as its author
 /// meant (SPEC §5 `locus lint`). Not an error: the site loads and runs as written.
-package struct SiteLintWarning: Sendable, Hashable, CustomStringConvertible {
+struct SiteLintWarning: Sendable, Hashable, CustomStringConvertible {
     /// The stable, code-like key, e.g. `floor.locatorsCollinear`, `locator.outsideFloor`,
     /// `zone.beyondRange` (the keys of `SiteLint.warnings(for:options:)`).
-    package var key: String
+    var key: String
     /// The floor concerned.
-    package var floor: FloorID
+    var floor: FloorID
     /// Where in the site file, in the decoder's JSON path notation: `floors[0]`,
     /// `floors[0].locators[3]` or `floors[0].zones[2]`.
-    package var path: String
+    var path: String
     /// An English sentence naming the floor, locator or zone and the figures involved (metres).
-    package var message: String
+    var message: String
 
     /// A warning with every field given.
     init(key: String, floor: FloorID, path: String, message: String) {
@@ -23,5 +23,5 @@ package struct SiteLintWarning: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// `path: key: message`.
-    package var description: String { "\(path): \(key): \(message)" }
+    var description: String { "\(path): \(key): \(message)" }
 }

@@ -1,6 +1,5 @@
 import Locus
 import LocusCore
-import LocusIO
 
 /// `locus lint`: errors and warnings for a site file (SPEC §5).
 ///
@@ -9,8 +8,8 @@ import LocusIO
 /// legal configurations that will not behave as intended (`SiteLint`): floors that cannot position
 /// or lack a UWB session id, locator layouts that are clustered, collinear (planar) or coplanar
 /// (3-D), locators outside the floor, zone rules that can never enter or flicker, zones outside the
-/// floor, beyond every locator's range or partly outside positioning coverage. The command only
-/// reads and prints; the checks are `SiteDecoder.validate` and `SiteLint.warnings`.
+/// floor, beyond every locator's range or partly outside positioning coverage. The command parses
+/// and prints; the report is Locus's `SiteLintReport` (`SiteDecoder.validate`, `SiteLint.warnings`).
 enum LintCommand: LocusCommand {
     static let spec = CommandSpec(
         name: "lint",
@@ -47,51 +46,10 @@ enum LintCommand: LocusCommand {
     /// counts (exit 0) — as text or one `--json` object.
     /// - Throws: E1001 for a bad `--rate` (usage); problems of the file itself are printed, not thrown.
     static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
-        let path = arguments.string("site") ?? ""
-        var options = SiteLint.Options.standard
-        options.positionPeriodSeconds = 1 / (try arguments.double("rate", default: 4, in: 0.001...1000))
-        let json = arguments.flag("json")
-        let (decoded, errors) = SiteDecoder.validate(path: path)
-        guard let site = decoded, errors.isEmpty else {
-            if json {
-                console.out(JSONWriter(style: .compact).string(.object([
-                    ("errors", .array(errors.map(errorJSON))), ("warnings", .array([])),
-                ])) + "\n")
-            } else {
-                for e in errors { console.out("error: \(e)\n") }
-                console.out("\(path): \(plural(errors.count, "error")); warnings are checked once the site is valid\n")
-            }
-            return errors.first.map { LocusTool.exitCode(for: $0.code) } ?? 2
-        }
-        let warnings = SiteLint.warnings(for: site, options: options)
-        let locators = site.floors.reduce(0) { $0 + $1.locators.count }, zones = site.floors.reduce(0) { $0 + $1.zones.count }
-        if json {
-            console.out(JSONWriter(style: .compact).string(.object([
-                ("errors", .array([])),
-                ("warnings", .array(warnings.map { w in
-                    .object([("key", .string(w.key)), ("floor", .string(w.floor.rawValue)), ("path", .string(w.path)),
-                             ("message", .string(w.message))])
-                })),
-                ("floors", .integer(site.floors.count)),
-                ("locators", .integer(locators)),
-                ("zones", .integer(zones)),
-            ])) + "\n")
-        } else {
-            for w in warnings { console.out("\(path): \(w.path): warning: \(w.key): \(w.message)\n") }
-            console.out("\(path): no errors, \(plural(warnings.count, "warning")) "
-                        + "(\(plural(site.floors.count, "floor")), \(plural(locators, "locator")), \(plural(zones, "zone")))\n")
-        }
-        return 0
-    }
-
-    /// One error as a JSON object: `code`, `message`, and those of `file`, `line`, `column`, `path`
-    /// that are known.
-    static func errorJSON(_ e: LocusError) -> JSONValue {
-        var members: [(String, JSONValue)] = [("code", .string(e.code.rawValue)), ("message", .string(e.message))]
-        if let f = e.context.file { members.append(("file", .string(f))) }
-        if let l = e.context.line { members.append(("line", .integer(l))) }
-        if let c = e.context.column { members.append(("column", .integer(c))) }
-        if let p = e.context.jsonPath { members.append(("path", .string(p))) }
-        return .object(members)
+        let period = 1 / (try arguments.double("rate", default: 4, in: 0.001...1000))
+        let report = SiteLintReport.make(path: arguments.string("site") ?? "", positionPeriodSeconds: period,
+                                         json: arguments.flag("json"))
+        console.out(report.text)
+        return report.firstError.map(LocusTool.exitCode(for:)) ?? 0
     }
 }

@@ -54,7 +54,8 @@ enum ReplayCommand: LocusCommand {
             throw LocusError(.usage, "only one of --positions and --events can be '-' (standard output) (see: locus replay --help)")
         }
         let options = try EngineOptions(arguments)
-        let jobs = try arguments.integer("jobs", default: ProcessorCount.online, in: 1...256)
+        // Absent: every core online (ReplayJob's default).
+        let jobs = arguments.string("jobs") == nil ? nil : try arguments.integer("jobs", default: 1, in: 1...256)
         let site = try SiteDecoder.load(path: sitePath)
         // An unknown --floor is an error before any input is read (E3002, as the engine would say).
         var job = try ReplayJob(site: site, options: options, jobs: jobs)

@@ -1,7 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import Synchronization
 import Locus
 import LocusCore
 import LocusIO
@@ -10,15 +6,7 @@ import LocusServe
 
 /// `locus serve`: the engine runs on a replayed trace or a live input, and a browser watches —
 /// the floor, locators, zones, tags with their 95 % circles and trails, events, truth (issue #43;
-/// docs/serve.md).
-///
-/// The engine is `locus stream`'s (`LiveStream`: the same reader, routing, clock and bounds); a
-/// replay is its standard-input path fed by `ReplayPacer` at `--speed` with the clock following the
-/// data (`--tick-ms 0`), so its fixes and events are exactly `locus replay`'s. What the engine
-/// releases becomes `frame` messages on the feed (`ServeFrames`, at most every 50 ms of wall time),
-/// with a `status` message each second (`ServeStatus`); the HTTP server (`HTTPServer`, its own
-/// thread) hands them to every viewer from the shared `FeedLog`, so a slow or vanished browser
-/// never holds the engine up.
+/// docs/serve.md). The options become a `ServeJob` (LocusServe), which does the work.
 enum ServeCommand: LocusCommand {
     static let spec = CommandSpec(
         name: "serve",
@@ -72,203 +60,28 @@ enum ServeCommand: LocusCommand {
         let truthShift = try arguments.double("truth-shift", default: 0, in: -1e6...1e6)
         let truth = try arguments.string("truth").map { (path: String) throws(LocusError) in try GroundTruth.read(path: path) }
         let listen = try ListenAddress(parsing: arguments.string("listen") ?? "127.0.0.1:0")
-        var server = HTTPServer.Configuration()
-        server.host = listen.host
-        server.port = listen.port
-        server.maximumViewers = try arguments.integer("max-viewers", default: 64, in: 1...10_000)
-        server.stallSeconds = try arguments.double("viewer-timeout", default: 30, in: 0.1...86_400)
+        let maximumViewers = try arguments.integer("max-viewers", default: 64, in: 1...10_000)
+        let viewerTimeout = try arguments.double("viewer-timeout", default: 30, in: 0.1...86_400)
         let historyBytes = try arguments.integer("history-mb", default: 256, in: 1...65_536) << 20
 
-        var configuration = EngineConfiguration(options)
-        configuration.tagLimit = try StreamCommand.tagLimit(arguments)
+        let limit = try StreamCommand.tagLimit(arguments)
         let input = try inputURI.map { (uri: String) throws(LocusError) in try StreamEndpoint(parsing: uri, as: .input) }
-        let horizon = try arguments.double("future-horizon", default: input == nil || input == .standardStream ? 0 : StreamClock.defaultHorizonSeconds,
-                                           in: 0...1e9)
+        let horizon = try StreamCommand.futureHorizon(arguments)
         let tickMilliseconds = replayPath == nil ? try arguments.integer("tick-ms", default: 100, in: 0...3_600_000) : 0
         let positions = try arguments.string("positions").map { (path: String) throws(LocusError) in try ByteSink(path: path, placement: .live) }
-        let eventsSink = try arguments.string("events").map { (path: String) throws(LocusError) in try ByteSink(path: path, placement: .live) }
+        let events = try arguments.string("events").map { (path: String) throws(LocusError) in try ByteSink(path: path, placement: .live) }
         if arguments.string("positions") == "-" && arguments.string("events") == "-" {
             throw LocusError(.usage, "--positions - and --events - would share standard output (see: locus serve --help)")
         }
-        var outputs = StreamOutputs(standardOutput: nil, format: .csv, positions: positions, events: eventsSink,
-                                    publisher: nil, topicPrefix: "", console: console)
-        var pacer = try replayPath.map { (path: String) throws(LocusError) in try ReplayPacer(path: path) }
-
-        // The engine judges every zone with callInout on; the frames mark the events of the others
-        // silent (occupancy is drawn for every zone, events listed as replay writes them).
-        var stream = try LiveStream(site: ServeFrames.judgedSite(site), configuration: configuration, futureHorizonSeconds: horizon)
-        stream.hearing = LocatorHearing(site: site)
-        var frames = ServeFrames(site: site, truth: truth, truthShiftSeconds: truthShift)
-
-        let mode: ServeSiteJSON.Mode = replayPath.map { .replay(source: Self.fileName($0), speed: speed, hasTruth: truth != nil) }
-            ?? .live(source: input?.description ?? "-")
-        let latestStatus = LatestBytes()
-        var resources: [String: HTTPServer.Resource] = [:]
-        for asset in ServePage.assets { resources[asset.path] = .fixed(contentType: asset.contentType, body: asset.body) }
-        resources["/api/site"] = .fixed(contentType: "application/json", body: ServeSiteJSON.bytes(site: site, mode: mode))
-        for (i, floor) in site.floors.enumerated() {
-            resources["/api/geometry/\(i)"] = .fixed(contentType: "application/json",
-                                                     body: ServeGeometryJSON.bytes(floor: floor, sigmaMeters: options.sigmaMeters))
-        }
-        resources["/api/status"] = .dynamic(contentType: "application/json", body: { latestStatus.bytes })
-        let feed = FeedLog(capacityBytes: historyBytes)
-        let http = try HTTPServer(configuration: server, resources: resources, feed: feed)
-        defer { http.stop() }
-        if http.listensOnEveryInterface {
-            console.err("locus serve: warning: listening on every interface: anyone who can reach this machine can watch\n")
-        }
-        var source = try input.map { (endpoint: StreamEndpoint) throws(LocusError) in
-            try LiveInput(endpoint, clientID: arguments.string("client-id") ?? "locus-serve", console: console)
-        }
-        if let header = pacer?.header {
-            try header.withUnsafeBufferPointer { (b: UnsafeBufferPointer<UInt8>) throws(LocusError) in _ = try stream.readHeader(b) }
-        }
-        TerminationSignals.install()
-        let hostText = listen.host == "0.0.0.0" ? "127.0.0.1" : listen.host
-        console.err("locus serve: \(source?.description ?? replayPath ?? "") → http://\(hostText):\(http.port)/\n")
-
-        let started = StreamCommand.monotonicSeconds()
-        var status = ServeStatus(startSeconds: started)
-        let fileBytes = replayPath.flatMap(Self.plainFileSize)
-        var lastFrame = started, lastFrameClock = -Double.infinity
-        var replayStart: (wall: Double, data: Double)?
-        // The data time a replay step has taken rows up to: each step takes at most one second of
-        // data, so frames keep a one-second grain in data time even at --speed 0 (the page draws
-        // "heard" and scrubs by them).
-        var stepDue = -Double.infinity
-        var replayEnded = false
-        var chunk: [UInt8] = []
-        chunk.reserveCapacity(1 << 20)
-
-        // One step: take input (or the pacer's due lines), drain the engine, gather a frame; every
-        // 50 ms a frame goes to the feed, every second a status.
-        func publish(now: Double, force: Bool) {
-            let clock = stream.engine.clockSeconds
-            if force || now - lastFrame >= 0.05 || clock - lastFrameClock >= 1 {
-                if let bytes = frames.frame(heard: stream.hearing?.take() ?? [], clockSeconds: clock) { feed.append(bytes) }
-                lastFrame = now
-                lastFrameClock = clock
-            }
-            if force || status.isDue(nowSeconds: now) {
-                status.rows = stream.rows
-                status.skipped = stream.skipped
-                status.malformed = stream.malformed
-                status.clockSeconds = stream.engine.clockSeconds
-                let counters = http.counters
-                status.viewers = counters.viewers
-                status.droppedMessages = counters.messagesDropped
-                if let pacer, let fileBytes { status.replayProgress = fileBytes > 0 ? Double(pacer.consumedBytes) / Double(fileBytes) : 1 }
-                status.replayDone = replayEnded
-                let message = status.message(nowSeconds: now)
-                feed.append(message)
-                latestStatus.bytes = message
-            }
-        }
-        func step() throws(LocusError) {
-            let (fixes, events) = stream.drain()
-            let arrival = stream.takeArrival()
-            frames.add(fixes: fixes, events: events)
-            let shown = events.filter { !frames.isSilent($0) }
-            if !fixes.isEmpty || !shown.isEmpty {
-                try outputs.write(fixes: fixes, events: shown)
-                try outputs.flush()
-            }
-            let now = StreamCommand.monotonicSeconds()
-            status.step(fixes: fixes, events: shown.count, latencyMilliseconds: arrival.map { (now - $0) * 1000 } ?? 0)
-        }
-
-        while TerminationSignals.requested == nil {
-            if pacer != nil, !replayEnded {
-                // (Through `pacer!`, in place: a copy would copy its buffer.)
-                let now = StreamCommand.monotonicSeconds()
-                let next = try pacer!.nextSeconds()
-                if replayStart == nil, let next { replayStart = (now, next) }
-                let target = speed == 0 || replayStart == nil ? Double.infinity : replayStart!.data + (now - replayStart!.wall) * speed
-                // One second of data at most; a gap in the data is stepped over at once.
-                if let next, next > stepDue + 1, next <= target { stepDue = next }
-                stepDue = min(target, stepDue + 1)
-                chunk.removeAll(keepingCapacity: true)
-                try pacer!.take(dueSeconds: stepDue, into: &chunk)
-                if !chunk.isEmpty { chunk.withUnsafeBufferPointer { stream.ingestCSVLines($0) } }
-                if pacer!.isFinished {
-                    stream.finish()
-                    replayEnded = true
-                } else if chunk.isEmpty, speed > 0, let next = try pacer!.nextSeconds(), next > target, let start = replayStart {
-                    // Sleep until the next line is due (at most 50 ms: frames and status go on).
-                    let wait = min(0.05, max(0, (next - start.data) / speed - (now - start.wall)))
-                    _ = poll(nil, 0, Int32((wait * 1000).rounded(.up)))
-                }
-                try step()
-                if replayEnded {
-                    publish(now: StreamCommand.monotonicSeconds(), force: true)
-                    feed.append(frames.end(clockSeconds: stream.engine.clockSeconds))
-                    console.err("locus serve: the replay is done (\(stream.rows) rows, \(status.fixes) fixes); serving until SIGINT or SIGTERM\n")
-                    continue
-                }
-            } else if source != nil {
-                let alive = try source!.wait(timeoutMilliseconds: tickMilliseconds == 0 ? 200 : Int32(tickMilliseconds), into: &stream)
-                if tickMilliseconds > 0 {
-                    let now = stream.clockSeconds
-                    if now.isFinite { stream.advance(toSeconds: now) }
-                }
-                try step()
-                if !alive {
-                    stream.finish()
-                    try step()
-                    publish(now: StreamCommand.monotonicSeconds(), force: true)
-                    console.err("locus serve: the input ended; serving until SIGINT or SIGTERM\n")
-                    source!.close()
-                    source = nil
-                    continue
-                }
-            } else {
-                // Nothing left to feed: serve (and report status) until told to stop.
-                _ = poll(nil, 0, 200)
-            }
-            publish(now: StreamCommand.monotonicSeconds(), force: false)
-        }
-        // Stopped: as locus stream drains — what the input already holds, then every open epoch
-        // solved — so --positions/--events end as stream's would; a replay stopped midway is
-        // finished where it stands.
-        if source != nil {
-            var taken = -1
-            while source!.taken != taken {
-                taken = source!.taken
-                guard try source!.wait(timeoutMilliseconds: 0, into: &stream) else { break }
-            }
-        }
-        if source != nil || (pacer != nil && !replayEnded) {
-            stream.finish()
-            try step()
-            publish(now: StreamCommand.monotonicSeconds(), force: true)
-        }
-        source?.close()
-        try outputs.close()
-        let counters = http.counters
-        console.err("locus serve: stopped: \(stream.rows) rows, \(status.fixes) fixes, \(status.events) events; \(counters.viewersTotal) viewers, \(counters.messagesDropped) messages dropped for slow viewers\n")
+        let job = ServeJob(site: site, configuration: EngineConfiguration(options), tagLimit: limit,
+                           sigmaMeters: options.sigmaMeters,
+                           replayPath: replayPath, speed: speed, truth: truth, truthShiftSeconds: truthShift,
+                           input: input, clientID: arguments.string("client-id") ?? "locus-serve", positions: positions, events: events,
+                           listenHost: listen.host, listenPort: listen.port, maximumViewers: maximumViewers,
+                           viewerTimeoutSeconds: viewerTimeout, historyBytes: historyBytes,
+                           tickMilliseconds: tickMilliseconds, futureHorizonSeconds: horizon)
+        try job.run(log: console.err)
         return 0
-    }
-
-    /// The last path component (the page shows which file is played, not where it lies).
-    static func fileName(_ path: String) -> String {
-        String(path.split(separator: "/").last ?? Substring(path))
-    }
-
-    /// The size of an uncompressed regular file (the replay's progress), nil otherwise.
-    static func plainFileSize(_ path: String) -> Int? {
-        guard !path.hasSuffix(".gz") else { return nil }
-        var info = stat()
-        guard stat(path, &info) == 0, (info.st_mode & S_IFMT) == S_IFREG else { return nil }
-        return Int(info.st_size)
-    }
-}
-
-/// The newest `status` message, shared with the server thread (`/api/status`).
-private final class LatestBytes: Sendable {
-    private let value = Mutex<[UInt8]>(Array(#"{"type":"status"}"#.utf8))
-    var bytes: [UInt8] {
-        get { value.withLock { $0 } }
-        set { value.withLock { $0 = newValue } }
     }
 }
 

@@ -64,44 +64,45 @@ enum SimulateCommand: LocusCommand {
         let tags = try arguments.integer("tags", default: 1, in: 1...100_000)
         let duration = try arguments.double("duration", default: 60, in: 0.001...1e7)
         let seed = try arguments.integer("seed", default: 1, in: 0...Int.max)
-        var ranging = RangeSimulationConfiguration.standard
-        ranging.roundRateHertz = try arguments.double("rate", default: 4, in: 0.01...1000)
-        ranging.slotSeconds = try arguments.double("slot-ms", default: 4, in: 0...1000) / 1000
-        ranging.sigmaMeters = try arguments.double("sigma", default: 0.1, in: 0...100)
-        ranging.nlosProbability = try arguments.double("nlos", default: 0, in: 0...1)
+        let rate = try arguments.double("rate", default: 4, in: 0.01...1000)
+        let slot = try arguments.double("slot-ms", default: 4, in: 0...1000) / 1000
+        let sigma = try arguments.double("sigma", default: 0.1, in: 0...100)
+        let nlos = try arguments.double("nlos", default: 0, in: 0...1)
         let nlosMin = try arguments.double("nlos-min", default: 0.3, in: 0...1000)
         let nlosMax = try arguments.double("nlos-max", default: 2.5, in: 0...1000)
         guard nlosMin <= nlosMax else { throw LocusError(.usage, "--nlos-min must not exceed --nlos-max") }
-        ranging.nlosBiasMeters = nlosMin...nlosMax
-        ranging.dropoutProbability = try arguments.double("dropout", default: 0, in: 0...1)
-        ranging.maximumRangeMeters = try arguments.double("max-range", default: .greatestFiniteMagnitude, in: 0.001...Double.greatestFiniteMagnitude)
+        let dropout = try arguments.double("dropout", default: 0, in: 0...1)
+        let maximumRange = try arguments.double("max-range", default: .greatestFiniteMagnitude, in: 0.001...Double.greatestFiniteMagnitude)
         let truthRate = try arguments.double("truth-rate", default: 10, in: 0.01...10_000)
-        var walk = WalkConfiguration.standard
-        if !arguments.flag("random-walk") {
-            walk.waypoints = floor.zones.map { PolygonValidation.centroid($0.polygon) }
+        // The scenario, once the --tdoa options are checked (`runDifferences`).
+        func request(altitude: (lowMeters: Double, highMeters: Double, periodSeconds: Double)?,
+                     differences: (uplink: Bool, reference: LocatorAddress?, clockNoiseSeconds: Double)?) -> SimulationRequest {
+            SimulationRequest(floor: floor, tagCount: tags, durationSeconds: duration, seed: UInt64(seed),
+                              rateHertz: rate, slotSeconds: slot, sigmaMeters: sigma, nlosProbability: nlos,
+                              nlosExcessMeters: nlosMin...nlosMax, dropoutProbability: dropout, maximumRangeMeters: maximumRange,
+                              truthRateHertz: truthRate, randomWalk: arguments.flag("random-walk"),
+                              altitude: altitude, differences: differences)
         }
 
+        var altitude: (lowMeters: Double, highMeters: Double, periodSeconds: Double)?
         if let text = arguments.string("altitude") {
             let parts = text.split(separator: ":", omittingEmptySubsequences: false)
             guard parts.count == 2, let lo = Double(parts[0]), let hi = Double(parts[1]), lo.isFinite, hi.isFinite, lo <= hi else {
                 throw LocusError(.usage, "--altitude wants LO:HI in metres with LO ≤ HI, not '\(text)'")
             }
             guard arguments.string("tdoa") == nil else { throw LocusError(.usage, "--altitude is not for --tdoa traces") }
-            walk.vertical = VerticalProfile(lowMeters: lo, highMeters: hi,
-                                            periodSeconds: try arguments.double("altitude-period", default: 20, in: 0.1...1e6))
+            altitude = (lo, hi, try arguments.double("altitude-period", default: 20, in: 0.1...1e6))
         } else if arguments.string("altitude-period") != nil {
             throw LocusError(.usage, "option '--altitude-period' needs --altitude (see: locus simulate --help)")
         }
         if let mode = arguments.string("tdoa") {
             return try runDifferences(arguments, console: console, floor: floor, mode: mode, tags: tags, duration: duration,
-                                      seed: seed, walk: walk, ranging: ranging, truthRate: truthRate)
+                                      seed: seed, request: { request(altitude: nil, differences: $0) })
         }
         for option in ["tdoa-reference", "tdoa-clock-noise"] where arguments.string(option) != nil {
             throw LocusError(.usage, "option '--\(option)' needs --tdoa uplink|downlink (see: locus simulate --help)")
         }
-        let recording = SimulatedRecording.simulate(floor: floor, tagCount: tags, durationSeconds: duration,
-                                                    seed: UInt64(seed), walk: walk, ranging: ranging,
-                                                    truthRateHertz: truthRate)
+        let recording = request(altitude: altitude, differences: nil).run()
         var trace = Array("t,tag,anchor,range_m,floor\n".utf8)
         trace.reserveCapacity(recording.ranges.count * 32)
         for r in recording.ranges {
@@ -145,17 +146,17 @@ enum SimulateCommand: LocusCommand {
     /// signals went through (blinks or reports, silent ones, dropped and NLOS arrivals, reference stand-ins).
     /// - Throws: E1001 for `--tdoa-reference` with downlink or not on the floor, or a floor with fewer
     ///   than 2 locators (E4001); file errors as the range path.
-    static func runDifferences(_ arguments: ParsedArguments, console: Console, floor: Floor, mode text: String, tags: Int,
-                               duration: Double, seed: Int, walk: WalkConfiguration, ranging: RangeSimulationConfiguration,
-                               truthRate: Double) throws(LocusError) -> Int32 {
-        let mode: DifferenceSimulationMode = text == "downlink" ? .downlink : .uplink
+    static func runDifferences(_ arguments: ParsedArguments, console: Console, floor: Floor, mode: String, tags: Int,
+                               duration: Double, seed: Int,
+                               request: ((uplink: Bool, reference: LocatorAddress?, clockNoiseSeconds: Double)) -> SimulationRequest) throws(LocusError) -> Int32 {
+        let uplink = mode != "downlink"
         guard floor.locators.count >= 2 else {
             throw LocusError(.tooFewRanges, "floor '\(floor.id)' has \(plural(floor.locators.count, "locator")): a difference needs 2")
         }
-        var configuration = DifferenceSimulationConfiguration(mode: mode)
-        configuration.clockNoiseSeconds = try arguments.double("tdoa-clock-noise", default: 0, in: 0...1)
+        let clockNoise = try arguments.double("tdoa-clock-noise", default: 0, in: 0...1)
+        var fixedReference: LocatorAddress?
         if let reference = arguments.string("tdoa-reference") {
-            guard mode == .uplink else {
+            guard uplink else {
                 throw LocusError(.usage, "option '--tdoa-reference' applies to --tdoa uplink only (downlink pairs are drawn at random)")
             }
             guard let address = LocatorAddress(parsing: reference) else {
@@ -164,11 +165,9 @@ enum SimulateCommand: LocusCommand {
             guard floor.locators.contains(where: { $0.address == address }) else {
                 throw LocusError(.usage, "option '--tdoa-reference' \(address) is not a locator of floor '\(floor.id)'")
             }
-            configuration.reference = address
+            fixedReference = address
         }
-        let recording = SimulatedDifferenceRecording.simulate(floor: floor, tagCount: tags, durationSeconds: duration,
-                                                              seed: UInt64(seed), walk: walk, ranging: ranging,
-                                                              differences: configuration, truthRateHertz: truthRate)
+        let recording = request((uplink, fixedReference, clockNoise)).run()
         var trace = Array("t,tag,anchor_a,anchor_b,tdoa_m,floor\n".utf8)
         trace.reserveCapacity(recording.differences.count * 36)
         for r in recording.differences {
@@ -181,9 +180,9 @@ enum SimulateCommand: LocusCommand {
         }
         try FileBytes.write([(trace, arguments.string("trace") ?? ""), (truthBytes(recording.truth), arguments.string("truth") ?? "")])
         let c = recording.counts
-        let events = mode == .uplink ? "blink" : "report"
+        let events = uplink ? "blink" : "report"
         // The text summary says it itself; with --json, stdout is the object, so the note goes to stderr.
-        if arguments.flag("json"), c.referenceStandIns > 0, let reference = configuration.reference {
+        if arguments.flag("json"), c.referenceStandIns > 0, let reference = fixedReference {
             console.err("simulate: note: the reference \(reference) missed \(plural(c.referenceStandIns, "blink")) "
                         + "(dropout or reach); each was referenced to its shortest heard arrival instead\n")
         }
@@ -191,22 +190,22 @@ enum SimulateCommand: LocusCommand {
             console.out(JSONWriter(style: .compact).string(.object([
                 ("differences", .integer(recording.differences.count)), ("truth_rows", .integer(recording.truth.count)),
                 ("tags", .integer(tags)), ("duration_s", .number(duration, .shortest)), ("floor", .string(floor.id.rawValue)),
-                ("seed", .integer(seed)), ("tdoa", .string(mode.rawValue)),
-                ("reference", configuration.reference.map { .string($0.description) } ?? (mode == .uplink ? .string("shortest") : .null)),
+                ("seed", .integer(seed)), ("tdoa", .string(mode)),
+                ("reference", fixedReference.map { .string($0.description) } ?? (uplink ? .string("shortest") : .null)),
                 ("\(events)s", .integer(c.events)), ("silent_\(events)s", .integer(c.silentEvents)),
                 ("dropped_arrivals", .integer(c.droppedArrivals)), ("nlos_arrivals", .integer(c.nlosArrivals)),
-                ("reference_stand_ins", mode == .uplink ? .integer(c.referenceStandIns) : .null),
-                ("clock_noise_s", .number(configuration.clockNoiseSeconds, .shortest)),
+                ("reference_stand_ins", uplink ? .integer(c.referenceStandIns) : .null),
+                ("clock_noise_s", .number(clockNoise, .shortest)),
             ])) + "\n")
         } else {
-            var line = "simulate: \(plural(recording.differences.count, "difference")) (\(mode.rawValue) TDoA, \(plural(c.events, events))"
+            var line = "simulate: \(plural(recording.differences.count, "difference")) (\(mode) TDoA, \(plural(c.events, events))"
             if c.silentEvents > 0 { line += ", \(c.silentEvents) heard by fewer than 2 locators" }
             line += ") and \(plural(recording.truth.count, "truth row")), \(plural(tags, "tag")), "
             line += "\(DecimalText.string(duration, decimals: 1)) s on floor \(floor.id), seed \(seed)\n"
             if c.droppedArrivals > 0 || c.nlosArrivals > 0 {
                 line += "  arrivals: \(c.droppedArrivals) dropped, \(c.nlosArrivals) NLOS\n"
             }
-            if c.referenceStandIns > 0, let reference = configuration.reference {
+            if c.referenceStandIns > 0, let reference = fixedReference {
                 line += "  reference \(reference) missed in \(plural(c.referenceStandIns, "blink")): the shortest heard arrival stood in\n"
             }
             console.out(line)

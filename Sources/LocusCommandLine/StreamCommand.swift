@@ -1,10 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Locus
 import LocusCore
 import LocusIO
 import LocusLive
+import LocusServe
 
 /// `locus stream`: live ranges in — standard input, UDP datagrams or an MQTT subscription —,
 /// positions and zone events out as they happen (issue 16; docs/stream.md).
@@ -42,13 +40,12 @@ enum StreamCommand: LocusCommand {
         """)
 
     static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
-        let started = monotonicSeconds()
         let site = try SiteDecoder.load(path: arguments.string("site") ?? "")
         let options = try EngineOptions(arguments)
         _ = try site.floorIndex(options.defaultFloor)  // an unknown --floor is an error before any input
         let input = try StreamEndpoint(parsing: arguments.string("input") ?? "-", as: .input)
         let output = try StreamEndpoint(parsing: arguments.string("output") ?? "-", as: .output)
-        let format = StreamOutputs.Format(rawValue: arguments.string("format") ?? "csv") ?? .csv
+        let jsonLines = arguments.string("format") == "jsonl"
         let tickMilliseconds = try arguments.integer("tick-ms", default: 100, in: 0...3_600_000)
         let clientID = arguments.string("client-id") ?? "locus-stream"
         let positions = try arguments.string("positions").map { (path: String) throws(LocusError) in try ByteSink(path: path, placement: .live) }
@@ -56,58 +53,21 @@ enum StreamCommand: LocusCommand {
         if (arguments.string("positions") == "-" || arguments.string("events") == "-") && output == .standardStream {
             throw LocusError(.usage, "--positions - and --events - would share standard output with --output - (see: locus stream --help)")
         }
-
-        let horizon = try arguments.double("future-horizon", default: input == .standardStream ? 0 : StreamClock.defaultHorizonSeconds,
-                                           in: 0...1e9)
-        var configuration = EngineConfiguration(options)
-        configuration.tagLimit = try tagLimit(arguments)
-        var stream = try LiveStream(site: site, configuration: configuration, futureHorizonSeconds: horizon)
-        var source = try LiveInput(input, clientID: clientID, console: console)
-        let publisher = try LivePublisher(output, clientID: clientID + "-out", console: console)
-        var outputs = StreamOutputs(standardOutput: output == .standardStream ? try ByteSink(path: "-") : nil, format: format,
-                                    positions: positions, events: events, publisher: publisher, topicPrefix: output.topic, console: console)
-        TerminationSignals.install()
-        console.err("locus stream: \(source.description) → \(output.description)\(tickMilliseconds == 0 ? "" : ", tick \(tickMilliseconds) ms")\n")
-
-        // The tick (> 0): the engine follows the stream's clock — the latest data time plus the wall
-        // time since that row arrived, the same rule for every input (`StreamClock`) — so a fix at
-        // the clock's own time leaves as soon as its batch is done, and silent tags leave their zones
-        // on time while nothing arrives.
-        let timeout: Int32 = tickMilliseconds == 0 ? 200 : Int32(tickMilliseconds)
-        while TerminationSignals.requested == nil {
-            let alive = try source.wait(timeoutMilliseconds: timeout, into: &stream)
-            if tickMilliseconds > 0 {
-                let now = stream.clockSeconds
-                if now.isFinite { stream.advance(toSeconds: now) }
-            }
-            try stream.drain(into: &outputs)
-            try outputs.flush()
-            if !alive { break }
-        }
-        // Drain: what the input already holds (the socket's queue, messages received), then every
-        // open epoch solved, every output flushed.
-        if TerminationSignals.requested != nil {
-            var taken = -1
-            while source.taken != taken {
-                taken = source.taken
-                guard try source.wait(timeoutMilliseconds: 0, into: &stream) else { break }
-                try stream.drain(into: &outputs)
-            }
-        }
-        stream.finish()
-        try stream.drain(into: &outputs)
-        try outputs.close()
-        source.close()
-        publisher?.close()
-
-        let elapsed = monotonicSeconds() - started
-        let summary = StreamSummary(rows: stream.rows, fixes: outputs.fixCount, events: outputs.eventCounts,
-                                    skipped: stream.skipped, malformed: stream.malformed, firstMalformed: stream.firstMalformed,
-                                    diagnostics: stream.engine.diagnostics, input: source.counts, publishFailures: publisher == nil ? nil : outputs.publishFailures,
-                                    elapsedSeconds: elapsed,
-                                    signal: TerminationSignals.requested)
-        console.err(arguments.flag("json") ? JSONWriter(style: .compact).string(summary.json) + "\n" : summary.text)
+        let horizon = try futureHorizon(arguments)
+        let limit = try tagLimit(arguments)
+        var job = try StreamJob(site: site, configuration: EngineConfiguration(options), tagLimit: limit,
+                                input: input, output: output, jsonLines: jsonLines,
+                                positions: positions, events: events, tickMilliseconds: tickMilliseconds,
+                                futureHorizonSeconds: horizon, clientID: clientID, summaryJSON: arguments.flag("json"))
+        try job.run(log: console.err)
         return 0
+    }
+
+    /// `--future-horizon`, checked; nil when not given (the stream's default for its input).
+    /// - Throws: E1001/E1003 for a value that is not a number in 0…10⁹.
+    static func futureHorizon(_ arguments: ParsedArguments) throws(LocusError) -> Double? {
+        guard arguments.string("future-horizon") != nil else { return nil }
+        return try arguments.double("future-horizon", default: 0, in: 0...1e9)
     }
 
     /// The bound on live tags (`--max-tags`, `--tag-idle`). A live input trusts no sender: each new
@@ -118,22 +78,8 @@ enum StreamCommand: LocusCommand {
     /// `outPeriod` and far longer than a tag's gaps between rounds; a tag back after that starts
     /// its filter afresh, which a minute of silence calls for anyway.
     /// - Throws: E1001 for a limit below 1 or an idle time that is not a positive number.
-    static func tagLimit(_ arguments: ParsedArguments) throws(LocusError) -> EngineConfiguration.TagLimit {
-        EngineConfiguration.TagLimit(maximumTags: try arguments.integer("max-tags", default: 16_384, in: 1...100_000_000),
-                                     idleSeconds: try arguments.double("tag-idle", default: 60, in: 0.001...1e9))
-    }
-
-    /// CLOCK_MONOTONIC, seconds.
-    static func monotonicSeconds() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
-    }
-
-    /// CLOCK_REALTIME, seconds since the Unix epoch: a JSON row's time when it names none.
-    static func realtimeSeconds() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+    static func tagLimit(_ arguments: ParsedArguments) throws(LocusError) -> (maximumTags: Int, idleSeconds: Double) {
+        (try arguments.integer("max-tags", default: 16_384, in: 1...100_000_000),
+         try arguments.double("tag-idle", default: 60, in: 0.001...1e9))
     }
 }

@@ -56,7 +56,7 @@ enum ZonesCommand: LocusCommand {
         let restartable = sink?.canRestart ?? false
         var ordered = true
         if !restartable {
-            ordered = try isTimeOrdered(source)
+            ordered = try PositionRows.isTimeOrdered(source)
             try source.rewind()
         }
         if ordered, try !run.streamed(source: source, emit: emit) {
@@ -98,20 +98,6 @@ enum ZonesCommand: LocusCommand {
         if status == 0 { try sink?.close() } else { sink?.discard() }
         return status
     }
-
-    /// True when the positions' kept rows are in non-decreasing time (a reading pass).
-    private static func isTimeOrdered(_ source: ByteSource) throws(LocusError) -> Bool {
-        var stream = PointStream(source: source, kind: "positions")
-        var table = PointTable()
-        var last = -Double.infinity
-        while try stream.next(into: &table) {
-            for t in table.timeSeconds {
-                if t < last { return false }
-                last = t
-            }
-        }
-        return true
-    }
 }
 
 /// One judging of a position stream: every floor's judge on one clock (SPEC §4.6), rows in time
@@ -139,55 +125,42 @@ private struct ZoneRun {
     /// Judges the stream as it is read; false (stopped) at the first row earlier than the one
     /// before it.
     mutating func streamed(source: ByteSource, emit: (ZoneEventWriter) throws(LocusError) -> Void) throws(LocusError) -> Bool {
-        var stream = PointStream(source: source, kind: "positions")
-        var table = PointTable()
-        var last = -Double.infinity
-        while try stream.next(into: &table) {
-            for i in 0..<table.count {
-                if table.timeSeconds[i] < last { return false }
-                last = table.timeSeconds[i]
-                try judge(table, i)
-            }
-            rows += table.count
-            skipped = table.skipped
-            skipped.merge(routerSkips)
-            try flush(emit)
-        }
+        guard try PositionRows.streamed(source, row: { (r: PositionRows.Row) throws(LocusError) in try judge(r) },
+                                        piece: { (kept: Int, skipped: SkipTally) throws(LocusError) in
+                                            rows += kept
+                                            self.skipped = skipped
+                                            self.skipped.merge(routerSkips)
+                                            try flush(emit)
+                                        }) else { return false }
         try finish(emit)
         return true
     }
 
     /// Judges the whole stream read at once, its rows sorted by time (ties in file order).
     mutating func sorted(source: ByteSource, emit: (ZoneEventWriter) throws(LocusError) -> Void) throws(LocusError) {
-        let data = try source.readAll()
-        let table = try PointTable.parse(data.span, file: source.name, kind: "positions")
-        var order = Array(0..<table.count)
-        order.sort { a, b in table.timeSeconds[a] < table.timeSeconds[b] || (table.timeSeconds[a] == table.timeSeconds[b] && a < b) }
-        for i in order { try judge(table, i) }
-        rows = table.count
-        skipped = table.skipped
-        skipped.merge(routerSkips)
+        let (kept, skipped) = try PositionRows.sorted(source, row: { (r: PositionRows.Row) throws(LocusError) in try judge(r) })
+        rows = kept
+        self.skipped = skipped
+        self.skipped.merge(routerSkips)
         try finish(emit)
     }
 
     /// Rows whose floor the site does not know.
     private var routerSkips = SkipTally()
 
-    /// Judges row `i` of `table` on its floor, the other floors' clocks moved to its time.
-    private mutating func judge(_ table: PointTable, _ i: Int) throws(LocusError) {
-        while floorOfName.count < table.floors.count {
-            floorOfName.append(site.floorIndex(of: table.floors[floorOfName.count])?.rawValue ?? -1)
-        }
+    /// Judges a row on its floor, the other floors' clocks moved to its time.
+    private mutating func judge(_ r: PositionRows.Row) throws(LocusError) {
         var floor = defaultFloor
-        if table.floorIndex[i] >= 0 {
-            floor = floorOfName[Int(table.floorIndex[i])]
-            if floor < 0 { routerSkips.record(.unknownFloor, line: Int(table.line[i])); return }
+        if r.floorIndex >= 0 {
+            // The site's index of each floor the reader has numbered (−2: not looked up yet).
+            while floorOfName.count <= r.floorIndex { floorOfName.append(-2) }
+            if floorOfName[r.floorIndex] == -2, let id = r.floor { floorOfName[r.floorIndex] = site.floorIndex(of: id)?.rawValue ?? -1 }
+            floor = floorOfName[r.floorIndex]
+            if floor < 0 { routerSkips.record(.unknownFloor, line: r.line); return }
         }
-        let t = table.timeSeconds[i]
-        let fix = ZoneFix(timeSeconds: t, tag: table.tags[Int(table.tagIndex[i])],
-                          point: Point2(x: table.points[i].x, y: table.points[i].y))
-        // The table's tag numbers (first appearance) serve as the judges' tag indices.
-        try judges.judge(fix, tag: TagIndex(Int(table.tagIndex[i])), floor: floor, into: &released)
+        let fix = ZoneFix(timeSeconds: r.timeSeconds, tag: r.tag, point: Point2(x: r.x, y: r.y))
+        // The reader's tag numbers (first appearance) serve as the judges' tag indices.
+        try judges.judge(fix, tag: TagIndex(r.tagIndex), floor: floor, into: &released)
         judged += 1
         collect()
     }

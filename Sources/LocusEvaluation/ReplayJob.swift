@@ -35,12 +35,12 @@ package struct ReplayJob {
     /// Rows per sorted block of an out-of-order trace (small in tests, to spill).
     var sortBlockRows = 1 << 20
 
-    /// A replay of `site` with `options`.
+    /// A replay of `site` with `options` on `jobs` cores (nil: every core online, `ProcessorCount`).
     /// - Throws: E3002 for an unknown default floor: before any input is read or output opened.
-    package init(site: Site, options: EngineOptions, jobs: Int, truth: GroundTruth? = nil) throws(LocusError) {
+    package init(site: Site, options: EngineOptions, jobs: Int?, truth: GroundTruth? = nil) throws(LocusError) {
         self.site = site
         self.options = options
-        self.jobs = jobs
+        self.jobs = jobs ?? ProcessorCount.online
         self.truth = truth
         defaultFloor = FloorIndex(try site.floorIndex(options.defaultFloor))
     }

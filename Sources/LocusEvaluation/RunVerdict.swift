@@ -84,9 +84,9 @@ extension ReplaySummary {
     }
 }
 
-/// The number of cores online (the default of `--jobs`).
-package enum ProcessorCount {
-    package static var online: Int {
+/// The number of cores online (`ReplayJob`'s default: `--jobs`).
+enum ProcessorCount {
+    static var online: Int {
         #if canImport(Glibc)
         return max(1, Int(sysconf(Int32(_SC_NPROCESSORS_ONLN))))
         #else

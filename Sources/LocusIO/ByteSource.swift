@@ -106,7 +106,7 @@ package final class ByteSource: @unchecked Sendable {
 
     /// Every remaining byte (plain, or inflated): for inputs read whole (positions, truth).
     /// - Throws: as `read(into:)`.
-    package func readAll() throws(LocusError) -> [UInt8] {
+    func readAll() throws(LocusError) -> [UInt8] {
         var out: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 1 << 16)
         while true {

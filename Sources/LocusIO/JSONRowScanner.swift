@@ -14,7 +14,7 @@ import LocusCore
 package enum JSONRowScanner {
     /// Appends the rows of `bytes` (an object or an array of objects) to `rows`; false (nothing
     /// appended) when the message is not in the plain spelling. The span's bytes are read in place.
-    package static func scan(_ bytes: Span<UInt8>, into rows: inout [JSONRowFields]) -> Bool {
+    static func scan(_ bytes: Span<UInt8>, into rows: inout [JSONRowFields]) -> Bool {
         bytes.withUnsafeBufferPointer { scan($0, into: &rows) }
     }
 
@@ -198,7 +198,7 @@ package struct JSONRowFields: Sendable, Equatable {
     init() {}
 
     /// The fields of a parsed object (`JSONParser`; for a duplicate key the member `object[key]` finds).
-    package init(object: JSONValue) {
+    init(object: JSONValue) {
         func field(_ key: String) -> Field {
             guard let v = object[key] else { return .absent }
             switch v.kind {
@@ -214,7 +214,7 @@ package struct JSONRowFields: Sendable, Equatable {
 
     /// Whether the row names its time (`t` present, not `null`); otherwise `decide` stands the
     /// receive time in for it, which a live stream checks differently (`future_time`).
-    package var namesTime: Bool {
+    var namesTime: Bool {
         switch t {
         case .absent, .null: return false
         default: return true
@@ -228,7 +228,7 @@ package struct JSONRowFields: Sendable, Equatable {
     /// 0…65535 (a number, or a string of decimal digits) → `invalid_anchor`; a tag id `TagIDRule`
     /// refuses (over 128 bytes, a control character such as `\u0000`) → `invalid_tag` (a JSON
     /// string is UTF-8 already: `JSONParser` refuses other bytes, and the message is malformed).
-    package func decide(receivedSeconds: Double) -> Decision {
+    func decide(receivedSeconds: Double) -> Decision {
         func number(_ f: Field) -> Double?? {
             switch f {
             case .absent, .null: return .some(nil)

@@ -2,23 +2,23 @@ import LocusCore
 
 /// Rows of `t,x,y` with optional `tag`, `z` and `floor` columns, in file order: the shape shared by
 /// truth files and position streams (SPEC §2). Unusable rows are skipped and counted by reason.
-package struct PointTable: Sendable {
-    package var timeSeconds: [Double] = []
-    package var points: [Point3] = []
-    package var tagIndex: [Int32] = []
+struct PointTable: Sendable {
+    var timeSeconds: [Double] = []
+    var points: [Point3] = []
+    var tagIndex: [Int32] = []
     /// −1 when the row names no floor.
-    package var floorIndex: [Int32] = []
-    package var line: [Int32] = []
-    package var tags: [TagID] = []
-    package var floors: [FloorID] = []
+    var floorIndex: [Int32] = []
+    var line: [Int32] = []
+    var tags: [TagID] = []
+    var floors: [FloorID] = []
     /// Whether the file had a `z` column (otherwise z is 0).
     var hasZ = false
-    package var skipped = SkipTally()
+    var skipped = SkipTally()
 
-    package var count: Int { timeSeconds.count }
+    var count: Int { timeSeconds.count }
 
     /// An empty table.
-    package init() {}
+    init() {}
 
     /// Forgets the rows, keeping the tags and floors named so far and the skip counts (for a table
     /// filled piece by piece, `PointStream`).
@@ -33,7 +33,7 @@ package struct PointTable: Sendable {
     /// Parses the table from a span of its bytes; `kind` names the file's role in messages ("truth",
     /// "positions").
     /// - Throws: `E5003` when `t`, `x` or `y` is missing; `E5004` on an empty file.
-    package static func parse(_ bytes: Span<UInt8>, file: String, kind: String) throws(LocusError) -> PointTable {
+    static func parse(_ bytes: Span<UInt8>, file: String, kind: String) throws(LocusError) -> PointTable {
         try bytes.withUnsafeBufferPointer { b throws(LocusError) in try parse(b, file: file, kind: kind) }
     }
 
@@ -145,20 +145,20 @@ struct PointTableParser: Sendable {
 
 /// A `PointTable` read in bounded pieces from any input (`LineChunks`): each `next(into:)` leaves the
 /// next piece's rows in the table (its tags, floors and skip counts accumulate).
-package struct PointStream: Sendable {
+struct PointStream: Sendable {
     private var chunks: LineChunks
     private var parser: PointTableParser?
     private let kind: String
 
     /// A stream over `source`; `kind` names the file's role in messages.
-    package init(source: ByteSource, kind: String, chunkBytes: Int = 1 << 20) {
+    init(source: ByteSource, kind: String, chunkBytes: Int = 1 << 20) {
         chunks = LineChunks(source: source, chunkBytes: chunkBytes)
         self.kind = kind
     }
 
     /// Replaces the table's rows with the next piece's; false once the input is exhausted.
     /// - Throws: as `PointTableParser.init`; `E5001` when the input cannot be read.
-    package mutating func next(into table: inout PointTable) throws(LocusError) -> Bool {
+    mutating func next(into table: inout PointTable) throws(LocusError) -> Bool {
         table.removeRows()
         let (name, kind) = (chunks.source.name, self.kind)
         return try chunks.nextPiece(parser: &parser, makeParser: { (bytes) throws(LocusError) in

@@ -50,14 +50,22 @@ package struct TraceRowParser: Sendable {
     /// A live stream's future-time check (`locus stream`'s `StreamClock`, issue #41 item 3), applied
     /// once a row's numbers are read and before its tag is interned or its tag's clock admits it —
     /// so a forged row far ahead neither registers a tag nor moves that tag's clock (which would
-    /// silence its honest rows as `time_backwards`). The stream sets all three before each piece:
+    /// silence its honest rows as `time_backwards`). The stream sets all three before each piece (`limitFuture`):
     /// `futureHorizonSeconds` (0: off, as in replay), `futureLatestSeconds` (its latest accepted
     /// data time) and `futureLimitSeconds` (its clock + horizon; +∞ before the first row). A row with
     /// t > limit is skipped as `future_time`; a kept row with t > latest becomes the latest and moves
     /// the limit to t + horizon — within a piece the stream's clock is its latest data time.
-    package var futureHorizonSeconds = 0.0
-    package var futureLatestSeconds = -Double.infinity
-    package var futureLimitSeconds = Double.infinity
+    var futureHorizonSeconds = 0.0
+    var futureLatestSeconds = -Double.infinity
+    var futureLimitSeconds = Double.infinity
+
+    /// Sets the future-time check for the next piece: `horizonSeconds` (0: off),
+    /// `latestSeconds` (the stream's latest accepted data time), `limitSeconds` (its clock + horizon).
+    package mutating func limitFuture(horizonSeconds: Double, latestSeconds: Double, limitSeconds: Double) {
+        futureHorizonSeconds = horizonSeconds
+        futureLatestSeconds = latestSeconds
+        futureLimitSeconds = limitSeconds
+    }
 
     /// Forgets every tag and floor id met so far, and the tags' clocks: the parser then reads on as
     /// if from the start of a file with the same header (line numbers go on). For a reader that

@@ -14,7 +14,7 @@ import Glibc
 /// wake-up descriptors. `append` holds it for a copy of the message and, when a server is waiting
 /// for news, one non-blocking one-byte `send` to that server's wake-up socket; it never waits for a
 /// viewer, a socket or the server thread. Readers copy out of the lock's scope what they will write.
-package final class FeedLog: Sendable {
+final class FeedLog: Sendable {
     /// What the log has done so far. Read with `counters`.
     struct Counters: Sendable, Equatable {
         /// Messages appended (the id of the newest one).
@@ -69,7 +69,7 @@ package final class FeedLog: Sendable {
 
     /// An empty log retaining at most `capacityBytes` framed bytes (plus the newest message when it
     /// alone is larger).
-    package init(capacityBytes: Int) {
+    init(capacityBytes: Int) {
         self.capacityBytes = max(0, capacityBytes)
         state = ConditionLock(State())
     }
@@ -87,7 +87,7 @@ package final class FeedLog: Sendable {
     /// Complexity: O(`json.count`) plus the evicted messages, under the lock; one `send` of one
     /// byte to each waiting server. Never blocks on a viewer.
     @discardableResult
-    package func append(_ json: [UInt8]) -> Int? {
+    func append(_ json: [UInt8]) -> Int? {
         var isOneLine = true
         for byte in json where byte == 0x0A || byte == 0x0D {
             isOneLine = false

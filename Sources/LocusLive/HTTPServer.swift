@@ -28,13 +28,13 @@ import LocusCore
 /// an idle one gets a `: ` comment every `heartbeatSeconds`.
 package final class HTTPServer: Sendable {
     /// Limits and timeouts. The defaults suit a page on loopback watched by a few browsers.
-    package struct Configuration: Sendable {
+    struct Configuration: Sendable {
         /// The IPv4 address (or name) to bind; `0.0.0.0` listens on every interface.
-        package var host = "127.0.0.1"
+        var host = "127.0.0.1"
         /// The TCP port; 0 takes a free one (read `port`).
-        package var port: UInt16 = 0
+        var port: UInt16 = 0
         /// Concurrent feed connections at most; a further `GET` of the feed is 503.
-        package var maximumViewers = 64
+        var maximumViewers = 64
         /// Open connections at most (viewers included); further ones are closed at once and counted
         /// in `connectionsRefused`.
         var maximumConnections = 128
@@ -43,7 +43,7 @@ package final class HTTPServer: Sendable {
         var viewerLagBytes = 8 << 20
         /// Seconds a connection with bytes to send may go without its socket taking any before it is
         /// closed (`stalledClosed`).
-        package var stallSeconds = 30.0
+        var stallSeconds = 30.0
         /// Seconds of silence after which a viewer gets a `: ` comment (keeps proxies and the
         /// browser from timing the stream out, and finds vanished peers).
         var heartbeatSeconds = 15.0
@@ -51,7 +51,13 @@ package final class HTTPServer: Sendable {
         /// (a slow-loris client is closed without an answer, `requestTimeouts`).
         var requestTimeoutSeconds = 10.0
 
-        package init() {}
+        /// The defaults, but for the bounds `locus serve` takes from its options.
+        init(host: String = "127.0.0.1", port: UInt16 = 0, maximumViewers: Int = 64, stallSeconds: Double = 30) {
+            self.host = host
+            self.port = port
+            self.maximumViewers = maximumViewers
+            self.stallSeconds = stallSeconds
+        }
     }
 
     /// What a path serves.
@@ -64,7 +70,7 @@ package final class HTTPServer: Sendable {
     }
 
     /// What the server has done so far. Read with `counters`.
-    package struct Counters: Sendable, Equatable {
+    struct Counters: Sendable, Equatable {
         /// Connections accepted and served (refused ones not included).
         var connectionsAccepted = 0
         /// Connections open now (viewers, requests being read or answered, answers lingering).
@@ -72,9 +78,9 @@ package final class HTTPServer: Sendable {
         /// Connections closed at once because `maximumConnections` were open.
         var connectionsRefused = 0
         /// Feed connections open now.
-        package var viewers = 0
+        var viewers = 0
         /// Feed connections opened since the start.
-        package var viewersTotal = 0
+        var viewersTotal = 0
         /// Complete request heads answered (with any status).
         var requests = 0
         /// Requests answered 400, 405, 414 or 431.
@@ -90,7 +96,7 @@ package final class HTTPServer: Sendable {
         /// Feed messages copied into viewers' output buffers (written or being written).
         var messagesSent = 0
         /// Feed messages skipped for viewers that fell behind (the sum of their gaps).
-        package var messagesDropped = 0
+        var messagesDropped = 0
         /// Bytes the sockets took, every response included.
         var bytesSent = 0
         /// Connections closed because their socket took nothing for `stallSeconds`.
@@ -118,6 +124,21 @@ package final class HTTPServer: Sendable {
     let wakeDescriptors: (receive: Int32, send: Int32)
     private let feed: FeedLog
 
+    /// Binds `host:port` (0: a free port), listens, and starts the server thread serving `resources`
+    /// and, at `/feed`, a feed of its own (`FeedLog`) that keeps the last `historyBytes` of
+    /// messages (`publish`); at most `maximumViewers` viewers, one whose socket takes nothing for
+    /// `stallSeconds` closed; the other bounds `Configuration`'s defaults.
+    /// - Throws: as `init(configuration:resources:feedPath:feed:)`.
+    package convenience init(host: String, port: UInt16, maximumViewers: Int, stallSeconds: Double,
+                             historyBytes: Int, resources: [String: Resource]) throws(LocusError) {
+        try self.init(configuration: Configuration(host: host, port: port, maximumViewers: maximumViewers, stallSeconds: stallSeconds),
+                      resources: resources, feed: FeedLog(capacityBytes: historyBytes))
+    }
+
+    /// Appends one message (a line of JSON) to the feed every viewer reads (`FeedLog.append`);
+    /// never waits for a viewer.
+    package func publish(_ json: [UInt8]) { feed.append(json) }
+
     /// Binds `configuration.host:port`, listens, and starts the server thread serving `resources`
     /// (keyed by path, e.g. `/app.js`) and the feed of `feed` at `feedPath`.
     ///
@@ -126,8 +147,8 @@ package final class HTTPServer: Sendable {
     ///   resource path does not start with `/`, a resource path holds `?` or is the feed's, or a
     ///   content type holds a control character; `E5008` when the host does not resolve or the socket cannot be created, bound (port
     ///   in use, address not local) or listened on, or the thread cannot start.
-    package init(configuration: Configuration, resources: [String: Resource], feedPath: String = "/feed",
-                 feed: FeedLog) throws(LocusError) {
+    init(configuration: Configuration, resources: [String: Resource], feedPath: String = "/feed",
+         feed: FeedLog) throws(LocusError) {
         let uri = "http://\(configuration.host):\(configuration.port)"
         let hostBytes = Array(configuration.host.utf8)
         guard !hostBytes.isEmpty, hostBytes.count <= 253,
@@ -209,7 +230,14 @@ package final class HTTPServer: Sendable {
 
     /// The counts so far (a consistent snapshot, published by the server thread once per turn of
     /// its loop).
-    package var counters: Counters { shared.withLock { $0.counters } }
+    var counters: Counters { shared.withLock { $0.counters } }
+
+    /// The viewers' figures of `counters` (one snapshot): feed connections open now and since the
+    /// start, and feed messages skipped for viewers that fell behind.
+    package var viewerCounts: (viewers: Int, viewersTotal: Int, messagesDropped: Int) {
+        let c = counters
+        return (c.viewers, c.viewersTotal, c.messagesDropped)
+    }
 
     /// Closes every connection and the listening socket and ends the server thread (joined). Safe to
     /// call more than once and from any thread but the server thread (a resource's closure).

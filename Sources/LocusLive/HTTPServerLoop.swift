@@ -50,11 +50,7 @@ final class HTTPServerLoop {
     }
 
     /// Monotonic seconds (`CLOCK_MONOTONIC`: wall-clock changes do not move deadlines).
-    static func now() -> Double {
-        var time = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &time)
-        return Double(time.tv_sec) + Double(time.tv_nsec) * 1e-9
-    }
+    static func now() -> Double { LiveClock.monotonicSeconds() }
 
     /// The loop: timers, writes, then one `poll` until something happens or the next deadline.
     func run() {

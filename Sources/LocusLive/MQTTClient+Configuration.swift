@@ -37,17 +37,17 @@ extension MQTTClient {
     }
 
     /// What the client has done so far. Read with `counters`.
-    package struct Counters: Sendable, Equatable {
+    struct Counters: Sendable, Equatable {
         /// Messages taken from the broker (queued for `receive`).
-        package var messagesReceived = 0
+        var messagesReceived = 0
         /// Messages handed to `publish` and accepted by libmosquitto.
         var messagesPublished = 0
         /// Published messages the broker acknowledged (PUBACK for QoS 1; sent for QoS 0).
         var messagesAcknowledged = 0
         /// Connections lost unexpectedly (each logged).
-        package var connectionLosses = 0
+        var connectionLosses = 0
         /// Successful reconnections after a loss.
-        package var reconnects = 0
+        var reconnects = 0
         /// SUBACKs received granting a subscription (the first and every re-subscription).
         var subscriptionsGranted = 0
     }

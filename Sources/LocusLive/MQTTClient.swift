@@ -48,7 +48,7 @@ package final class MQTTClient: Sendable {
     deinit { close() }
 
     /// The counts so far (a consistent snapshot).
-    package var counters: Counters { connection.state.withLock { $0.counters } }
+    var counters: Counters { connection.state.withLock { $0.counters } }
 
     /// True while a connection to the broker is established (CONNACK received, not lost since).
     var isConnected: Bool { connection.state.withLock { $0.isConnected } }
@@ -106,7 +106,7 @@ package final class MQTTClient: Sendable {
     ///
     /// - Throws: `LocusError` `E5008` when the broker refuses the subscription, does not answer in
     ///   time, or libmosquitto rejects the filter; `E1002` after `close()`.
-    package func subscribe(_ topicFilter: String, qos: Int = 1) throws(LocusError) {
+    func subscribe(_ topicFilter: String, qos: Int = 1) throws(LocusError) {
         precondition(qos == 0 || qos == 1, "MQTTClient.subscribe: qos must be 0 or 1")
         let uri = connection.address.withLock { $0 }
         let isOpen = connection.state.withLock { shared -> Bool in
@@ -148,7 +148,7 @@ package final class MQTTClient: Sendable {
     /// Moves up to `maximumCount` received messages to the end of `messages`, waiting at most
     /// `timeoutMilliseconds` for the first one; returns how many were moved (0 on timeout).
     /// Complexity: O(moved).
-    package func receive(into messages: inout [MQTTMessage], maximumCount: Int, timeoutMilliseconds: Int) -> Int {
+    func receive(into messages: inout [MQTTMessage], maximumCount: Int, timeoutMilliseconds: Int) -> Int {
         let moved = connection.state.wait(until: { $0.incomingCount > 0 || $0.isStopping },
                                           timeoutMilliseconds: timeoutMilliseconds) { shared, _ -> Int in
             var moved = 0

@@ -27,6 +27,15 @@ package enum StreamEndpoint: Sendable, Equatable {
         case output
     }
 
+    /// The URI as given back in messages.
+    package var description: String {
+        switch self {
+        case .standardStream: return "-"
+        case .udp(let host, let port): return "udp://\(host):\(port)"
+        case .mqtt(let host, let port, let topic): return "mqtt://\(host):\(port)/\(topic)"
+        }
+    }
+
     /// Parses `text` as an endpoint for `direction`.
     ///
     /// - Throws: `LocusError` `E1001` (usage: `locus` exits 2) naming the URI and what is wrong:

@@ -10,9 +10,9 @@ import LocusCore
 /// `receiveBufferBytes` says what was granted. The socket closes in `close()` or `deinit`.
 ///
 /// Not `Sendable`: its counters are the consumer's, unsynchronised.
-package final class UDPReceiver {
+final class UDPReceiver {
     /// What one `receive` call got.
-    package enum Reception: Sendable, Equatable {
+    enum Reception: Sendable, Equatable {
         /// A whole datagram of `byteCount` bytes is at the start of the buffer.
         case datagram(byteCount: Int)
         /// A datagram of `datagramByteCount` bytes was larger than the buffer: its first
@@ -27,21 +27,21 @@ package final class UDPReceiver {
     static let standardReceiveBufferBytes = 8 * 1024 * 1024
 
     /// The port the socket is bound to (the chosen one when 0 was asked for).
-    package let port: UInt16
+    let port: UInt16
     /// The host the socket is bound to, as given.
-    package let host: String
+    let host: String
     /// True when the host resolved to 0.0.0.0 (INADDR_ANY: `0.0.0.0`, `0`): the socket takes
     /// datagrams from every interface, so any host that can reach this machine can send rows
     /// (`locus stream` warns).
-    package let listensOnEveryInterface: Bool
+    let listensOnEveryInterface: Bool
     /// The kernel's receive buffer in bytes as `getsockopt(SO_RCVBUF)` reports it (Linux reports
     /// twice the usable payload space, for its bookkeeping; capped by `net.core.rmem_max` unless the
     /// process may use `SO_RCVBUFFORCE`).
     let receiveBufferBytes: Int
     /// Datagrams received, truncated ones included.
-    package private(set) var datagramCount = 0
+    private(set) var datagramCount = 0
     /// Datagrams larger than the caller's buffer (cut to the buffer's size).
-    package private(set) var truncatedDatagramCount = 0
+    private(set) var truncatedDatagramCount = 0
     /// Payload bytes received (as delivered into the buffers).
     private(set) var byteCount = 0
 
@@ -53,7 +53,7 @@ package final class UDPReceiver {
     ///
     /// - Throws: `LocusError` `E5008` when the host does not resolve or the socket cannot be created
     ///   or bound (port in use, address not local), naming `udp://host:port` and the reason.
-    package init(host: String = "127.0.0.1", port: UInt16,
+    init(host: String = "127.0.0.1", port: UInt16,
                  requestedReceiveBufferBytes: Int = UDPReceiver.standardReceiveBufferBytes) throws(LocusError) {
         let uri = "udp://\(host):\(port)"
         let address = try IPv4Address.socketAddress(host: host, port: port)
@@ -84,7 +84,7 @@ package final class UDPReceiver {
     deinit { close() }
 
     /// Closes the socket; later `receive` calls throw. Safe to call twice.
-    package func close() {
+    func close() {
         if descriptor >= 0 {
             _ = Glibc.close(descriptor)
             descriptor = -1
@@ -98,7 +98,7 @@ package final class UDPReceiver {
     /// per datagram. `MSG_TRUNC` makes a datagram larger than the buffer visible as `.truncated`.
     ///
     /// - Throws: `LocusError` `E5008` on a socket error, or when the receiver is closed.
-    package func receive(into buffer: inout [UInt8], timeoutMilliseconds: Int) throws(LocusError) -> Reception {
+    func receive(into buffer: inout [UInt8], timeoutMilliseconds: Int) throws(LocusError) -> Reception {
         try buffer.withUnsafeMutableBytes { raw in
             Result { () throws(LocusError) in try receive(into: raw, timeoutMilliseconds: timeoutMilliseconds) }
         }.get()

@@ -6,7 +6,7 @@ import LocusCore
 /// the site; rows naming an address the floor does not have are not the page's concern (the engine
 /// counts them as `unknown_anchor`). `take()` hands over what changed since the previous call, so a
 /// frame carries only the locators heard since the last one.
-package struct LocatorHearing: Sendable {
+struct LocatorHearing: Sendable {
     /// Per floor: address → locator index (the engine's table).
     private let indices: [LocatorSlotTable]
     private let addresses: [[LocatorAddress]]
@@ -17,7 +17,7 @@ package struct LocatorHearing: Sendable {
     private var changed: [(floor: Int, locator: Int)] = []
     private var marked: [[Bool]]
 
-    package init(site: Site) {
+    init(site: Site) {
         indices = site.floors.map { LocatorSlotTable(addresses: $0.locators.map(\.address.rawValue)) }
         addresses = site.floors.map { $0.locators.map(\.address) }
         floorIDs = site.floors.map(\.id)
@@ -26,7 +26,7 @@ package struct LocatorHearing: Sendable {
     }
 
     /// A row naming `address` on floor `floor` (the site's index) at time `t` (seconds).
-    package mutating func hear(floor: Int, address: UInt16, at t: Double) {
+    mutating func hear(floor: Int, address: UInt16, at t: Double) {
         guard floor >= 0, floor < indices.count, t.isFinite, let i = indices[floor].slot(of: address) else { return }
         if t > latest[floor][i] { latest[floor][i] = t }
         if !marked[floor][i] {
@@ -37,7 +37,7 @@ package struct LocatorHearing: Sendable {
 
     /// The locators heard since the previous call, with their latest row time, in the order first
     /// heard since then.
-    package mutating func take() -> [(floor: FloorID, address: LocatorAddress, timeSeconds: Double)] {
+    mutating func take() -> [(floor: FloorID, address: LocatorAddress, timeSeconds: Double)] {
         defer {
             for c in changed { marked[c.floor][c.locator] = false }
             changed.removeAll(keepingCapacity: true)

@@ -9,14 +9,14 @@ import LocusIO
 /// (a comment, a bad number) goes with the rows before it; the reader skips and counts it.
 ///
 /// Memory is bounded: the file is read 1 MiB at a time (`ByteSource`: plain or gzip).
-package struct ReplayPacer {
+struct ReplayPacer {
     private let source: ByteSource
     /// Unconsumed bytes are `buffer[start..<filled]`.
     private var buffer = [UInt8](repeating: 0, count: 1 << 20)
     private var start = 0, filled = 0
     private var ended = false
     /// The header's bytes: everything up to and including the header line (comments, blank lines).
-    package private(set) var header: [UInt8] = []
+    private(set) var header: [UInt8] = []
     /// The `t` column's position among the header's fields.
     private var timeColumn = 0
     /// The first row's time (nil before any row was read with a readable time).
@@ -24,12 +24,12 @@ package struct ReplayPacer {
     /// The latest row time handed on.
     private var lastSeconds = -Double.infinity
     /// Bytes of the file consumed so far (of the decompressed text).
-    package private(set) var consumedBytes = 0
+    private(set) var consumedBytes = 0
 
     /// Opens `path` and reads its header.
     /// - Throws: E5001 when the file cannot be read; E5004 when it has no header line, E5003 when the
     ///   header has no `t` column (naming the file).
-    package init(path: String) throws(LocusError) {
+    init(path: String) throws(LocusError) {
         source = try ByteSource(path: path)
         var headerEnd: Int? = nil
         var column: Int? = nil
@@ -61,16 +61,16 @@ package struct ReplayPacer {
     }
 
     /// True once every line was handed on.
-    package var isFinished: Bool { ended && start == filled }
+    var isFinished: Bool { ended && start == filled }
 
     /// The time of the next line to hand on, if it has one (nil: due at once, or nothing left).
-    package mutating func nextSeconds() throws(LocusError) -> Double? {
+    mutating func nextSeconds() throws(LocusError) -> Double? {
         try nextLine()?.1
     }
 
     /// Appends to `out` the whole lines due by data time `dueSeconds` (all of them for +∞), at most
     /// about `maximumBytes`.
-    package mutating func take(dueSeconds: Double, maximumBytes: Int = 1 << 20, into out: inout [UInt8]) throws(LocusError) {
+    mutating func take(dueSeconds: Double, maximumBytes: Int = 1 << 20, into out: inout [UInt8]) throws(LocusError) {
         var taken = 0
         while taken < maximumBytes, let (end, t) = try nextLine() {
             if let t {

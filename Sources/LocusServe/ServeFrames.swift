@@ -11,7 +11,7 @@ import LocusIO
 /// (`ZoneEventWriter.json`), the zones with `callInout: false` adding `"silent": true` to their
 /// enter and exit — the command runs the engine with every zone's `callInout` on, so that occupancy
 /// can be drawn for every zone, and marks here the events a user of `locus replay` is not sent.
-package struct ServeFrames {
+struct ServeFrames {
     private var fixes: [PositionFix] = []
     private var events: [ZoneEvent] = []
     private let truth: GroundTruth?
@@ -25,7 +25,7 @@ package struct ServeFrames {
     var pendingCount: Int { fixes.count + events.count }
 
     /// `site` as configured by the user (its `callInout` flags say which events are silent).
-    package init(site: Site, truth: GroundTruth?, truthShiftSeconds: Double = 0) {
+    init(site: Site, truth: GroundTruth?, truthShiftSeconds: Double = 0) {
         self.truth = truth
         self.truthShiftSeconds = truthShiftSeconds
         var silent = Set<ZoneKey>()
@@ -34,21 +34,21 @@ package struct ServeFrames {
     }
 
     /// `site` with every zone's `callInout` on: what the engine judges with (see the type's note).
-    package static func judgedSite(_ site: Site) -> Site {
+    static func judgedSite(_ site: Site) -> Site {
         var judged = site
         for f in judged.floors.indices { for z in judged.floors[f].zones.indices { judged.floors[f].zones[z].rules.callInout = true } }
         return judged
     }
 
     /// Gathers a batch the engine released (fixes in time order, events in SPEC §4.7 order).
-    package mutating func add(fixes released: [PositionFix], events releasedEvents: [ZoneEvent]) {
+    mutating func add(fixes released: [PositionFix], events releasedEvents: [ZoneEvent]) {
         fixes.append(contentsOf: released)
         events.append(contentsOf: releasedEvents)
     }
 
     /// The `frame` message of everything gathered and of `heard`, or nil when there is nothing;
     /// forgets what it wrote.
-    package mutating func frame(heard: [(floor: FloorID, address: LocatorAddress, timeSeconds: Double)], clockSeconds: Double) -> [UInt8]? {
+    mutating func frame(heard: [(floor: FloorID, address: LocatorAddress, timeSeconds: Double)], clockSeconds: Double) -> [UInt8]? {
         guard !fixes.isEmpty || !events.isEmpty || !heard.isEmpty else { return nil }
         defer {
             fixes.removeAll(keepingCapacity: true)
@@ -77,7 +77,7 @@ package struct ServeFrames {
     }
 
     /// The `end` message: the replay's trace is finished and everything released.
-    package func end(clockSeconds: Double) -> [UInt8] {
+    func end(clockSeconds: Double) -> [UInt8] {
         Array(writer.string(.object([("type", .string("end")), ("clock", Self.time(clockSeconds))])).utf8)
     }
 
@@ -107,7 +107,7 @@ package struct ServeFrames {
 
     /// True for the enter and exit of a zone with `callInout: false`: judged for occupancy, not an
     /// event `locus replay` writes.
-    package func isSilent(_ e: ZoneEvent) -> Bool {
+    func isSilent(_ e: ZoneEvent) -> Bool {
         e.kind != .dwell && !silentZones.isEmpty && silentZones.contains(ZoneKey(floor: e.floor, zone: e.zone))
     }
 

@@ -9,10 +9,10 @@ import LocusSolvers
 /// "sigmaM": 0.1, "hdop": [1.21, …, null, …]}`: cell centres at `x0 + i·stepX`, `y0 + j·stepY`
 /// (metres), `hdop` row-major with `j` (y, from the bottom) outer; `null` where fewer locators are in
 /// reach than a fix needs. Position σ ≈ HDOP · `sigmaM`; the 95 % horizontal radius ≈ 2.45 · that.
-package enum ServeGeometryJSON {
+enum ServeGeometryJSON {
     /// The bytes for `floor`, or a JSON object `{"floor": …, "error": "…"}` when the floor has no map
     /// (no extent, too many cells): the page shows the reason instead of an overlay.
-    package static func bytes(floor: Floor, sigmaMeters: Double) -> [UInt8] {
+    static func bytes(floor: Floor, sigmaMeters: Double) -> [UInt8] {
         let value: JSONValue
         do {
             let report = try GeometryReport(floor: floor)

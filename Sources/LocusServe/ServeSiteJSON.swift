@@ -4,9 +4,9 @@ import LocusIO
 /// `/api/site`: the site as the page draws it (docs/serve.md) — floors with their extent, locators
 /// and zones, the run's mode and source. Built once at start; the page never sees the site file
 /// itself (a site may carry fields the page has no business with, such as biases).
-package enum ServeSiteJSON {
+enum ServeSiteJSON {
     /// How the engine is fed.
-    package enum Mode: Sendable, Equatable {
+    enum Mode: Sendable, Equatable {
         /// A trace played at `speed` × real time (0: as fast as it goes).
         case replay(source: String, speed: Double, hasTruth: Bool)
         /// A live input (`--input`).
@@ -14,7 +14,7 @@ package enum ServeSiteJSON {
     }
 
     /// The JSON bytes (compact, one line).
-    package static func bytes(site: Site, mode: Mode) -> [UInt8] {
+    static func bytes(site: Site, mode: Mode) -> [UInt8] {
         var members: [(String, JSONValue)] = [("title", .string(site.building.name.isEmpty ? site.building.id : site.building.name))]
         switch mode {
         case .replay(let source, let speed, let hasTruth):

@@ -8,17 +8,17 @@ import LocusIO
 /// Latency: per engine step (an input batch, a pacer batch or a tick), the wall time from the
 /// batch's arrival to the moment what it released was handed to the feed, in milliseconds; the
 /// interval's median, 99th percentile (nearest rank) and maximum over the steps that released a fix.
-package struct ServeStatus {
+struct ServeStatus {
     /// Counts since the start.
-    package var rows = 0, fixes = 0, events = 0, malformed = 0
-    package var skipped = SkipTally()
+    var rows = 0, fixes = 0, events = 0, malformed = 0
+    var skipped = SkipTally()
     /// The engine's clock (seconds of data time).
-    package var clockSeconds = -Double.infinity
+    var clockSeconds = -Double.infinity
     /// The server's counters: viewers now, messages skipped for viewers that fell behind.
-    package var viewers = 0, droppedMessages = 0
+    var viewers = 0, droppedMessages = 0
     /// Replay only: the part of the trace read (0…1) and whether it is done.
-    package var replayProgress: Double?
-    package var replayDone = false
+    var replayProgress: Double?
+    var replayDone = false
 
     /// This interval: latencies (ms), fixes, distinct tags with a fix, its start (monotonic seconds).
     private var latencies: [Double] = []
@@ -26,10 +26,10 @@ package struct ServeStatus {
     private var intervalTags = Set<TagID>()
     private var intervalStart: Double
 
-    package init(startSeconds: Double) { intervalStart = startSeconds }
+    init(startSeconds: Double) { intervalStart = startSeconds }
 
     /// One engine step released `fixes` after `latencyMilliseconds`.
-    package mutating func step(fixes released: [PositionFix], events: Int, latencyMilliseconds: Double) {
+    mutating func step(fixes released: [PositionFix], events: Int, latencyMilliseconds: Double) {
         fixes += released.count
         self.events += events
         guard !released.isEmpty else { return }
@@ -39,10 +39,10 @@ package struct ServeStatus {
     }
 
     /// True once a second has passed since the interval began.
-    package func isDue(nowSeconds: Double) -> Bool { nowSeconds - intervalStart >= 1 }
+    func isDue(nowSeconds: Double) -> Bool { nowSeconds - intervalStart >= 1 }
 
     /// The message for the interval ending `nowSeconds` (monotonic); starts the next interval.
-    package mutating func message(nowSeconds: Double) -> [UInt8] {
+    mutating func message(nowSeconds: Double) -> [UInt8] {
         let seconds = max(nowSeconds - intervalStart, 1e-3)
         latencies.sort()
         func rank(_ q: Double) -> JSONValue {

@@ -1,7 +1,7 @@
 import LocusCore
 
 /// How a simulated TDoA system forms its range differences (SPEC §2 difference rows).
-package enum DifferenceSimulationMode: String, Sendable, Hashable, CaseIterable {
+enum DifferenceSimulationMode: String, Sendable, Hashable, CaseIterable {
     /// The tag blinks; every locator in reach timestamps the blink on its synchronised clock, and the
     /// infrastructure differences each arrival against one reference arrival: one row per locator
     /// B ≠ A per blink, all with the blink's time.
@@ -23,22 +23,22 @@ package enum DifferenceSimulationMode: String, Sendable, Hashable, CaseIterable 
 /// m/s; a constant offset per locator is a bias, and belongs in the site's `biasM`). A difference is
 ///   z = m_B − m_A = (ρ_B + e_B) − (ρ_A + e_A)  (m),
 /// so with every error off it is exactly ρ_B − ρ_A, the prediction of `DifferenceModel`.
-package struct DifferenceSimulationConfiguration: Sendable, Hashable {
+struct DifferenceSimulationConfiguration: Sendable, Hashable {
     /// Uplink or downlink.
     var mode: DifferenceSimulationMode
     /// Uplink: the fixed reference locator A; nil picks each blink's shortest measured arrival
     /// (the strongest signal). A blink that misses the fixed reference is referenced to its shortest
     /// heard arrival instead, and counted (`DifferenceSimulationCounts.referenceStandIns`).
-    package var reference: LocatorAddress?
+    var reference: LocatorAddress?
     /// σ_clock: the standard deviation of each locator's synchronisation error, seconds
     /// (c·σ_clock metres per arrival; 1 ns ≈ 0.30 m).
-    package var clockNoiseSeconds: Double
+    var clockNoiseSeconds: Double
 
     /// The speed of light c, m/s: turns clock errors (s) into metres.
     static let speedOfLight = 299_792_458.0
 
     /// A configuration; by default uplink, shortest-arrival reference, perfect synchronisation.
-    package init(mode: DifferenceSimulationMode = .uplink, reference: LocatorAddress? = nil, clockNoiseSeconds: Double = 0) {
+    init(mode: DifferenceSimulationMode = .uplink, reference: LocatorAddress? = nil, clockNoiseSeconds: Double = 0) {
         self.mode = mode
         self.reference = reference
         self.clockNoiseSeconds = clockNoiseSeconds
@@ -64,14 +64,14 @@ package struct DifferenceSimulationCounts: Sendable, Hashable {
 
 /// A simulated TDoA recording: differences sorted by time and the truth behind them (the same truth
 /// and walks as `SimulatedRecording.simulate` gives for the same seed and walk).
-package struct SimulatedDifferenceRecording: Sendable {
+struct SimulatedDifferenceRecording: Sendable {
     /// Every difference of every tag, sorted by (time, tag), a blink's rows together in the floor's
     /// locator order (B), downlink rows one per time.
-    package var differences: [RangeDifference]
+    var differences: [RangeDifference]
     /// Truth samples at the requested rate, sorted by (time, tag).
-    package var truth: [TruthSample]
+    var truth: [TruthSample]
     /// What the signals went through.
-    package var counts: DifferenceSimulationCounts
+    var counts: DifferenceSimulationCounts
 
     /// Simulates `tagCount` walkers (`T1`…) on `floor` for `durationSeconds` from time 0, measured
     /// by differences.
@@ -93,7 +93,7 @@ package struct SimulatedDifferenceRecording: Sendable {
     /// option does not reshuffle the others. Complexity O(tags · duration · f · n) plus the sort.
     /// - Precondition: `tagCount ≥ 1`, `durationSeconds > 0`, positive rates, at least 2 locators,
     ///   and a fixed reference, when given, on the floor.
-    package static func simulate(floor: Floor, tagCount: Int = 1, durationSeconds: Double, seed: UInt64,
+    static func simulate(floor: Floor, tagCount: Int = 1, durationSeconds: Double, seed: UInt64,
                                  walk: WalkConfiguration = .standard, ranging: RangeSimulationConfiguration = .standard,
                                  differences configuration: DifferenceSimulationConfiguration,
                                  truthRateHertz: Double = 10) -> SimulatedDifferenceRecording {

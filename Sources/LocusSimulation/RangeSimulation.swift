@@ -11,19 +11,19 @@ import LocusCore
 /// range; negative results are clamped to 0.
 package struct RangeSimulationConfiguration: Sendable, Hashable {
     /// Gaussian range noise σ, metres.
-    package var sigmaMeters: Double
+    var sigmaMeters: Double
     /// Probability p_NLOS that a range carries a positive NLOS bias.
-    package var nlosProbability: Double
+    var nlosProbability: Double
     /// NLOS bias interval [b_min, b_max], metres (always added: NLOS is long).
-    package var nlosBiasMeters: ClosedRange<Double>
+    var nlosBiasMeters: ClosedRange<Double>
     /// Probability that a range is lost.
-    package var dropoutProbability: Double
+    var dropoutProbability: Double
     /// Ranging rounds per second per tag, Hz.
-    package var roundRateHertz: Double
+    var roundRateHertz: Double
     /// Spacing between the ranges of one round, seconds.
     package var slotSeconds: Double
     /// Ranges beyond this true distance are not received, metres.
-    package var maximumRangeMeters: Double
+    var maximumRangeMeters: Double
 
     /// Creates a configuration; every argument defaults to the value of `standard`.
     package init(sigmaMeters: Double = 0.1, nlosProbability: Double = 0, nlosBiasMeters: ClosedRange<Double> = 0.3...2.5,
@@ -40,7 +40,7 @@ package struct RangeSimulationConfiguration: Sendable, Hashable {
 
     /// σ = 0.1 m, no NLOS (bias 0.3–2.5 m when enabled), no dropouts, 4 Hz rounds, 4 ms slots,
     /// unlimited reach.
-    package static let standard = RangeSimulationConfiguration()
+    static let standard = RangeSimulationConfiguration()
 }
 
 /// One truth sample: where a tag was at a time.
@@ -58,7 +58,7 @@ package struct SimulatedRecording: Sendable {
     /// Every range of every tag, sorted by (time, tag, locator).
     package var ranges: [RangeMeasurement]
     /// Truth samples at the requested rate, sorted by (time, tag).
-    package var truth: [TruthSample]
+    var truth: [TruthSample]
     /// The walk of each tag, in tag order (tags `T1`, `T2`, …).
     var walks: [(tag: TagID, walk: WalkTrajectory)]
     /// The floor the recording is on.

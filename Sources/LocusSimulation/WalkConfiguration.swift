@@ -23,12 +23,12 @@ package struct WalkConfiguration: Sendable, Hashable {
     var marginMeters: Double
     /// Waypoints to walk through (visited in a seeded random order); empty means random points
     /// in the floor rectangle.
-    package var waypoints: [Point2]
+    var waypoints: [Point2]
     /// Integration step of the walk, seconds (the truth is interpolated linearly between steps).
     var stepSeconds: Double
     /// A flight instead of a walk at the floor's tag height (`locus simulate --altitude`): nil keeps
     /// z at the floor's `tagHeightMeters`.
-    package var vertical: VerticalProfile? = nil
+    var vertical: VerticalProfile? = nil
 
     /// Creates a configuration; every argument defaults to the value of `standard`.
     init(speedMetersPerSecond: ClosedRange<Double> = 0.8...1.5,
@@ -51,7 +51,7 @@ package struct WalkConfiguration: Sendable, Hashable {
 
     /// Walking at 0.8–1.5 m/s, 0.8 m/s², 1.5 rad/s, stops of 2–5 s at 30 % of waypoints, 1 m margin,
     /// 10 ms integration step.
-    package static let standard = WalkConfiguration()
+    static let standard = WalkConfiguration()
 }
 
 /// The height of a simulated tag that flies (`locus simulate --altitude LO:HI`): the horizontal walk
@@ -62,14 +62,14 @@ package struct WalkConfiguration: Sendable, Hashable {
 /// T = `periodSeconds`, j the tag's index (0-based), φ the golden ratio (tags out of phase). Vertical
 /// speed up to π (hi − lo) / T m/s, acceleration up to 2π² (hi − lo) / T² m/s². No random draw: the
 /// walks and the range streams stay those of the same seed without the option.
-package struct VerticalProfile: Sendable, Hashable {
+struct VerticalProfile: Sendable, Hashable {
     /// Lowest and highest heights, metres (lo ≤ hi).
     var lowMeters: Double
     var highMeters: Double
     /// One climb and descent, seconds (> 0).
     var periodSeconds: Double
 
-    package init(lowMeters: Double, highMeters: Double, periodSeconds: Double) {
+    init(lowMeters: Double, highMeters: Double, periodSeconds: Double) {
         self.lowMeters = lowMeters
         self.highMeters = highMeters
         self.periodSeconds = periodSeconds

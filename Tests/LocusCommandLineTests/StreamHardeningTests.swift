@@ -3,6 +3,7 @@ import Foundation
 @testable import LocusCore
 @testable import LocusIO
 @testable import LocusLive
+@testable import LocusServe
 import LocusTestSupport
 import Testing
 
@@ -265,12 +266,11 @@ struct StreamHardeningTests {
         let broker = try MosquittoBroker()
         defer { broker.stop() }
         let log = LogLines()
-        let console = Console(out: { _ in }, err: { log.append($0) })
         let publisher = try #require(try LivePublisher(try StreamEndpoint(parsing: broker.uri(topic: "live"), as: .output),
-                                                       clientID: "failing-out", console: console))
+                                                       clientID: "failing-out", log: { log.append($0) }))
         publisher.close()  // every publish now fails
-        var outputs = StreamOutputs(standardOutput: nil, format: .csv, positions: nil, events: nil, publisher: publisher,
-                                    topicPrefix: "live", console: console)
+        var outputs = StreamOutputs(standardOutput: nil, jsonLines: false, positions: nil, events: nil, publisher: publisher,
+                                    log: { log.append($0) })
         let id = TagID(String(repeating: "x", count: 120))
         let fix = PositionFix(timeSeconds: 1, tag: id, floor: FloorID("1F"), position: Point3(x: 1, y: 2, z: 0),
                               covariance: .zero, quality: FixQuality(hdop: 1, pdop: 1, residualRMSMeters: 0, locatorsUsed: 4))

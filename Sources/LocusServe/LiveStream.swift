@@ -4,7 +4,7 @@ import Glibc
 import Locus
 import LocusCore
 import LocusIO
-import LocusServe
+import LocusLive
 
 /// `locus stream`'s engine side: rows arrive as bytes from any input — a standard-input chunk of whole
 /// lines, a UDP datagram, an MQTT payload —, are decoded, checked and fed to one `PositioningEngine`,
@@ -42,6 +42,7 @@ struct LiveStream {
     /// JSON rows decoded so far (their `line` in skip reports).
     private var jsonRows = 0
     private var jsonScratch: [JSONRowFields] = []
+    private var jsonDecided: [(decision: JSONRowFields.Decision, namesTime: Bool)] = []
     /// Skips found while decoding JSON rows (the engine counts the rest), by reason.
     private var decodeSkips = SkipTally()
     /// Messages (or standard-input lines) that were not JSON of rows, and the first one's reason.
@@ -53,6 +54,10 @@ struct LiveStream {
     private(set) var clock: StreamClock
     /// When each locator was last heard (`locus serve` only; nil for `locus stream`).
     var hearing: LocatorHearing?
+    /// What standard input turned out to hold (`ingestLines`): nothing but blank lines yet, a CSV
+    /// with its header, or JSON Lines.
+    var standardInput: StandardInputForm = .unknown
+    enum StandardInputForm { case unknown, csv, jsonLines }
 
     /// A CSV reader and its ids resolved against the engine (`LiveRouting`: checked against the
     /// engine's evictions, which hand indices to new ids); both forget their ids when they pile up
@@ -68,9 +73,8 @@ struct LiveStream {
         mutating func read(_ bytes: UnsafeBufferPointer<UInt8>, into rows: inout [TraceRow], clock: StreamClock) -> Int {
             rows.removeAll(keepingCapacity: true)
             // The stream's future-time rule, applied by the parser before a tag's clock admits a row.
-            parser.futureHorizonSeconds = clock.horizonSeconds
-            parser.futureLatestSeconds = clock.latestDataSeconds
-            parser.futureLimitSeconds = clock.futureLimitSeconds
+            parser.limitFuture(horizonSeconds: clock.horizonSeconds, latestSeconds: clock.latestDataSeconds,
+                               limitSeconds: clock.futureLimitSeconds)
             let before = parser.skipped.total
             _ = parser.parse(bytes.span, isLast: true, into: &rows)
             return rows.count + parser.skipped.total - before
@@ -113,10 +117,15 @@ struct LiveStream {
 
     /// `futureHorizonSeconds`: how far ahead of the stream's clock a row may be (0: unchecked; see
     /// `StreamClock`).
-    init(site: Site, configuration: EngineConfiguration, futureHorizonSeconds: Double = 0) throws(LocusError) {
+    /// `tagLimit`: at most `maximumTags` tags hold state at once, one idle for `idleSeconds` of data
+    /// time is evicted (`EngineConfiguration.TagLimit`).
+    init(site: Site, configuration: EngineConfiguration, tagLimit: (maximumTags: Int, idleSeconds: Double),
+         futureHorizonSeconds: Double = 0) throws(LocusError) {
         self.site = site
         clock = StreamClock(horizonSeconds: futureHorizonSeconds)
-        idCap = max(1024, configuration.tagLimit?.maximumTags ?? 65_536)
+        idCap = max(1024, tagLimit.maximumTags)
+        var configuration = configuration
+        configuration.tagLimit = EngineConfiguration.TagLimit(maximumTags: tagLimit.maximumTags, idleSeconds: tagLimit.idleSeconds)
         driver = try EngineDriver(site: site, configuration: configuration)
         func reader(_ header: String) throws(LocusError) -> CSVRows {
             CSVRows(parser: try TraceRowParser(header: Array(header.utf8).span, file: "<rows>"))
@@ -205,27 +214,18 @@ struct LiveStream {
 
     private mutating func ingestJSON(_ bytes: UnsafeBufferPointer<UInt8>, receivedSeconds: Double) {
         guard Self.looksLikeJSON(bytes) != nil else { return }  // a blank line
-        jsonScratch.removeAll(keepingCapacity: true)
-        if !JSONRowScanner.scan(bytes.span, into: &jsonScratch) {
-            // Not the plain spelling: the full parser, the same decisions.
-            let value: JSONValue
-            do { value = try JSONParser.parse(Array(bytes)) } catch {
-                noteMalformed("not JSON: \(error.message)")
-                return
-            }
-            switch value.kind {
-            case .object: jsonScratch.append(JSONRowFields(object: value))
-            case .array(let items):
-                for item in items {
-                    guard case .object = item.kind else { noteMalformed("an array item that is not an object"); continue }
-                    jsonScratch.append(JSONRowFields(object: item))
-                }
-            default:
-                noteMalformed("JSON that is neither an object nor an array of objects")
-                return
-            }
-        }
-        for fields in jsonScratch { ingest(fields, receivedSeconds: receivedSeconds) }
+        // The buffers, taken out while the scanner fills them (no copy), put back after.
+        var scratch: [JSONRowFields] = [], decided: [(decision: JSONRowFields.Decision, namesTime: Bool)] = []
+        swap(&scratch, &jsonScratch)
+        swap(&decided, &jsonDecided)
+        decided.removeAll(keepingCapacity: true)
+        var reasons: [String] = []
+        JSONRowScanner.decide(bytes.span, receivedSeconds: receivedSeconds, scratch: &scratch, into: &decided,
+                              malformed: { reasons.append($0) })
+        for reason in reasons { noteMalformed(reason) }
+        for row in decided { ingest(row.decision, namesTime: row.namesTime) }
+        swap(&scratch, &jsonScratch)
+        swap(&decided, &jsonDecided)
     }
 
     private mutating func noteMalformed(_ reason: String) {
@@ -233,17 +233,19 @@ struct LiveStream {
         if firstMalformed == nil { firstMalformed = reason }
     }
 
-    /// One JSON row, checked field by field with the CSV reader's reasons (`JSONRowFields.decide`).
-    private mutating func ingest(_ fields: JSONRowFields, receivedSeconds: Double) {
+    /// One JSON row, decided field by field with the CSV reader's reasons (`JSONRowFields.decide`);
+    /// `namesTime`: whether it named its time (else the receive time stands in, checked against
+    /// the missing-time horizon).
+    private mutating func ingest(_ decision: JSONRowFields.Decision, namesTime: Bool) {
         rows += 1
         jsonRows += 1
         let line = jsonRows
-        switch fields.decide(receivedSeconds: receivedSeconds) {
+        switch decision {
         case .skip(let reason):
             decodeSkips.record(reason, line: line)
         case .use(let t, let tagID, let floorID, let locator, let range):
             // Before the tag is registered: a row from the future creates no tag either.
-            if clock.isFuture(t, hasTime: fields.namesTime) { decodeSkips.record(.futureTime, line: line); return }
+            if clock.isFuture(t, hasTime: namesTime) { decodeSkips.record(.futureTime, line: line); return }
             // By id (the engine applies its tag limit, registers the tag, then checks the floor).
             driver.ingest(RangeMeasurement(timeSeconds: t, tag: tagID.map { TagID($0) } ?? .single, locator: LocatorAddress(locator),
                                            rangeMeters: range, floor: floorID.map { FloorID($0) }),
@@ -251,7 +253,7 @@ struct LiveStream {
             hear(floorID, locator, t)
             clock.accept(t)
         case .useDifference(let t, let tagID, let floorID, let reference, let locator, let difference):
-            if clock.isFuture(t, hasTime: fields.namesTime) { decodeSkips.record(.futureTime, line: line); return }
+            if clock.isFuture(t, hasTime: namesTime) { decodeSkips.record(.futureTime, line: line); return }
             driver.ingest(RangeDifference(timeSeconds: t, tag: tagID.map { TagID($0) } ?? .single, reference: LocatorAddress(reference),
                                           locator: LocatorAddress(locator), differenceMeters: difference,
                                           floor: floorID.map { FloorID($0) }),
@@ -265,7 +267,7 @@ struct LiveStream {
     /// Stamps a batch with its monotonic arrival (`StreamClock`), and keeps the first arrival since
     /// the last `takeArrival()` (`locus serve`'s latency).
     private mutating func beginBatch() {
-        let now = StreamCommand.monotonicSeconds()
+        let now = LiveClock.monotonicSeconds()
         clock.beginBatch(arrivedAt: now)
         if firstArrival == nil { firstArrival = now }
     }
@@ -290,7 +292,7 @@ struct LiveStream {
     mutating func advance(toSeconds t: Double) { driver.advance(toSeconds: t) }
 
     /// The stream's clock now (`StreamClock`; −∞ before the first accepted row).
-    var clockSeconds: Double { clock.seconds(at: StreamCommand.monotonicSeconds()) }
+    var clockSeconds: Double { clock.seconds(at: LiveClock.monotonicSeconds()) }
 
     /// Ends the stream: every open epoch solved, every fix released.
     mutating func finish() {

@@ -18,15 +18,13 @@ import LocusIO
 /// Everything written is buffered and handed on by `flush()`, which the stream calls after each
 /// input batch and tick — a consumer sees a position as soon as the batch that made it is done.
 struct StreamOutputs {
-    enum Format: String { case csv, jsonl }
-
     private let standardOutput: ByteSink?
-    private let format: Format
+    /// Standard output's form: JSON Lines (`--format jsonl`) or the positions CSV.
+    private let jsonLines: Bool
     private let positions: ByteSink?
     private let events: ByteSink?
     private let publisher: LivePublisher?
-    private let topicPrefix: String
-    private let console: Console
+    private let log: @Sendable (String) -> Void
 
     private var stdoutBytes: [UInt8] = []
     private var positionBytes: [UInt8] = []
@@ -40,16 +38,16 @@ struct StreamOutputs {
     /// Publishes the broker client refused (counted, the first one logged).
     private(set) var publishFailures = 0
 
-    init(standardOutput: ByteSink?, format: Format, positions: ByteSink?, events: ByteSink?,
-         publisher: LivePublisher?, topicPrefix: String, console: Console) {
-        self.console = console
+    /// `log` gets the first refused publish.
+    init(standardOutput: ByteSink?, jsonLines: Bool, positions: ByteSink?, events: ByteSink?,
+         publisher: LivePublisher?, log: @escaping @Sendable (String) -> Void) {
+        self.log = log
         self.standardOutput = standardOutput
-        self.format = format
+        self.jsonLines = jsonLines
         self.positions = positions
         self.events = events
         self.publisher = publisher
-        self.topicPrefix = topicPrefix
-        if standardOutput != nil && format == .csv { stdoutBytes = Array(PositionsWriter.header.utf8) }
+        if standardOutput != nil && !jsonLines { stdoutBytes = Array(PositionsWriter.header.utf8) }
         if positions != nil { positionBytes = Array(PositionsWriter.header.utf8) }
     }
 
@@ -61,10 +59,9 @@ struct StreamOutputs {
         if positions != nil { for f in fixes { PositionsWriter.appendRow(f, to: &positionBytes) } }
         if events != nil { for e in released { eventWriter.append(e) } }
         if standardOutput != nil {
-            switch format {
-            case .csv:
+            if !jsonLines {
                 for f in fixes { PositionsWriter.appendRow(f, to: &stdoutBytes) }
-            case .jsonl:
+            } else {
                 OutputInterleaving.interleave(fixes, released, position: { f in
                     positionJSON.append(f)
                     stdoutBytes.append(contentsOf: positionJSON.bytes)
@@ -94,19 +91,13 @@ struct StreamOutputs {
     /// quotes the whole topic).
     private mutating func publish(_ publisher: LivePublisher, _ tag: TagID, _ kind: String, _ payload: [UInt8]) {
         do throws(LocusError) {
-            try publisher.publish(topic(tag, kind), payload)
+            try publisher.publish(tag: tag, kind: kind, payload)
         } catch {
             publishFailures += 1
             if publishFailures == 1 {
-                console.err("locus stream: a publish failed (\(error.code.rawValue)) for tag '\(TopicEncoding.shown(tag.rawValue))' (\(kind)); counted as publish_failures, the stream goes on and later failures are not logged\n")
+                log("locus stream: a publish failed (\(error.code.rawValue)) for tag '\(TopicEncoding.shown(tag.rawValue))' (\(kind)); counted as publish_failures, the stream goes on and later failures are not logged\n")
             }
         }
-    }
-
-    /// `PREFIX/tags/<level>/<kind>`, the level `TopicEncoding.level` of the id.
-    private func topic(_ tag: TagID, _ kind: String) -> String {
-        let level = TopicEncoding.level(tag.rawValue)
-        return topicPrefix.isEmpty ? "tags/\(level)/\(kind)" : "\(topicPrefix)/tags/\(level)/\(kind)"
     }
 
     /// Hands everything buffered on (a write that blocks is backpressure: the stream waits).

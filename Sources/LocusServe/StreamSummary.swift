@@ -3,7 +3,7 @@ import LocusCore
 import LocusIO
 
 /// What `locus stream` says when it has drained: every received row accounted for (used, or skipped
-/// by reason), malformed messages, the input's own counts, fixes and events written.
+/// by reason), malformed messages, the input's own counts, fixes and events written (`StreamJob.run`).
 struct StreamSummary {
     var rows: Int
     var fixes: Int
@@ -20,6 +20,7 @@ struct StreamSummary {
     /// The signal that ended the stream (nil: the input ended).
     var signal: Int32?
 
+    /// The summary as one JSON object (`--json`).
     var json: JSONValue {
         var members: [(String, JSONValue)] = [
             ("rows", .integer(rows)),
@@ -41,6 +42,7 @@ struct StreamSummary {
         return .object(members)
     }
 
+    /// The summary as lines of text.
     var text: String {
         var s = "stream: \(plural(rows, "row")) received, \(plural(fixes, "fix", "fixes")), events "
         s += ZoneEvent.Kind.allCases.sorted { $0.rawValue < $1.rawValue }.map { "\($0.rawValue) \(events[$0] ?? 0)" }.joined(separator: ", ")

@@ -1,12 +1,10 @@
-import Locus
 import LocusCore
-import LocusIO
-import LocusLive
 
-/// Where `locus stream` waits for ranges: standard input, a UDP socket or an MQTT subscription —
-/// one `wait` for all of them, bounded by the stream's tick, that feeds what came to the stream.
-/// Arrival times are not kept here: `LiveStream` stamps every batch it is handed (`StreamClock`).
-struct LiveInput {
+/// Where a live stream waits for ranges (`locus stream`, `locus serve --input`): standard input, a
+/// UDP socket or an MQTT subscription — one `wait` for all of them, bounded by the stream's tick,
+/// that hands what came to a `LiveRowConsumer`. Arrival times are not kept here: the consumer
+/// stamps every batch it is handed.
+package struct LiveInput {
     private enum Source {
         case standardInput(StandardInputRows)
         case udp(UDPReceiver)
@@ -17,12 +15,13 @@ struct LiveInput {
     /// A datagram's bytes (64 KiB: the largest UDP payload).
     private var datagram = [UInt8](repeating: 0, count: 65_536)
     private var messages: [MQTTMessage] = []
-    /// Reads, datagrams or messages taken so far (the drain reads until a wait takes nothing).
-    private(set) var taken = 0
+    /// Reads, datagrams or messages taken so far (a drain reads until a wait takes nothing).
+    package private(set) var taken = 0
 
     /// Opens `endpoint` (`--input`): binds the UDP port, or connects to the broker and subscribes.
+    /// `log` gets the warnings (a UDP socket on every interface) and the MQTT client's lines.
     /// - Throws: E5008 (exit 1) when the port cannot be bound or the broker cannot be reached.
-    init(_ endpoint: StreamEndpoint, clientID: String, console: Console) throws(LocusError) {
+    package init(_ endpoint: StreamEndpoint, clientID: String, log: @escaping @Sendable (String) -> Void) throws(LocusError) {
         self.endpoint = endpoint
         switch endpoint {
         case .standardStream:
@@ -30,31 +29,31 @@ struct LiveInput {
         case .udp(let host, let port):
             let receiver = try UDPReceiver(host: host, port: port)
             if receiver.listensOnEveryInterface {
-                console.err("locus stream: warning: udp://\(host):\(receiver.port) listens on every interface: any host that can reach this machine can send rows (give 127.0.0.1 or one local address to limit it)\n")
+                log("locus stream: warning: udp://\(host):\(receiver.port) listens on every interface: any host that can reach this machine can send rows (give 127.0.0.1 or one local address to limit it)\n")
             }
             source = .udp(receiver)
         case .mqtt(let host, let port, let topic):
             // Each client's log lines name it: with --output mqtt:// too, a broker restart is
             // reported by both clients, and the lines must say which is which.
             let client = try MQTTClient(configuration: .standard(clientID: clientID),
-                                        log: { console.err("locus stream: MQTT input (client id \(clientID)): \($0)\n") })
+                                        log: { log("locus stream: MQTT input (client id \(clientID)): \($0)\n") })
             try client.connect(host: host, port: port)
             try client.subscribe(topic, qos: 1)
             source = .mqtt(client)
         }
     }
 
-    /// Waits up to `timeoutMilliseconds` for input and feeds everything that came (without waiting
-    /// again) to `stream`; false once the input has ended (standard input only).
-    /// - Throws: E5001 for standard input that cannot be read, its header's errors; E5008 for a
-    ///   socket error.
-    mutating func wait(timeoutMilliseconds: Int32, into stream: inout LiveStream) throws(LocusError) -> Bool {
+    /// Waits up to `timeoutMilliseconds` for input and hands everything that came (without waiting
+    /// again) to `consumer`; false once the input has ended (standard input only).
+    /// - Throws: E5001 for standard input that cannot be read, the consumer's (its header's) errors;
+    ///   E5008 for a socket error.
+    package mutating func wait<Consumer: LiveRowConsumer>(timeoutMilliseconds: Int32, into consumer: inout Consumer) throws(LocusError) -> Bool {
         switch source {
         case .standardInput(let rows):
             let before = rows.reads
             defer { taken += rows.reads - before }
-            return try rows.wait(timeoutMilliseconds: timeoutMilliseconds, into: &stream,
-                                 receivedSeconds: StreamCommand.realtimeSeconds)
+            return try rows.wait(timeoutMilliseconds: timeoutMilliseconds, into: &consumer,
+                                 receivedSeconds: LiveClock.realtimeSeconds)
         case .udp(let receiver):
             var timeout = Int(timeoutMilliseconds)
             // Everything queued now, then back to the caller (it flushes the outputs and ticks).
@@ -69,26 +68,24 @@ struct LiveInput {
                 }
                 taken += 1
                 timeout = 0
-                let received = StreamCommand.realtimeSeconds()
-                datagram.withUnsafeBufferPointer { b in
-                    stream.ingestMessage(UnsafeBufferPointer(rebasing: b[0..<count]), receivedSeconds: received, allowsCSV: true)
-                }
+                let received = LiveClock.realtimeSeconds()
+                consumer.ingestMessage(datagram.span.extracting(0..<count), receivedSeconds: received, allowsCSV: true)
             }
             return true
         case .mqtt(let client):
             messages.removeAll(keepingCapacity: true)
             guard client.receive(into: &messages, maximumCount: 4096, timeoutMilliseconds: Int(timeoutMilliseconds)) > 0 else { return true }
             taken += messages.count
-            let received = StreamCommand.realtimeSeconds()
+            let received = LiveClock.realtimeSeconds()
             for m in messages {
-                m.payload.withUnsafeBufferPointer { stream.ingestMessage($0, receivedSeconds: received, allowsCSV: false) }
+                consumer.ingestMessage(m.payload.span, receivedSeconds: received, allowsCSV: false)
             }
             return true
         }
     }
 
     /// The input as opened: a UDP port 0 names the port the system chose.
-    var description: String {
+    package var description: String {
         switch source {
         case .standardInput: return "-"
         case .udp(let receiver): return "udp://\(receiver.host):\(receiver.port)"
@@ -97,7 +94,7 @@ struct LiveInput {
     }
 
     /// The input's own counts, for the summary.
-    var counts: [(String, Int)] {
+    package var counts: [(String, Int)] {
         switch source {
         case .standardInput: return []
         case .udp(let receiver):
@@ -109,7 +106,7 @@ struct LiveInput {
     }
 
     /// Closes the socket or the broker connection.
-    func close() {
+    package func close() {
         switch source {
         case .standardInput: break
         case .udp(let receiver): receiver.close()
