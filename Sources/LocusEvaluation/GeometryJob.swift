@@ -104,14 +104,14 @@ package struct GeometryOutcome {
 
     /// The `--json` summary (`svg`: the heatmap's path, when one was written).
     package func json(svg: String?) -> JSONValue {
-        Self.summary(report, suggestion: suggestion, svg: svg, survey: survey.map { Self.surveyJSON($0, trace: tracePath) },
+        Self.summary(report, suggestion: suggestion, svg: svg, survey: survey?.survey(trace: tracePath).json,
                      accuracySigmaMeters: accuracySigmaMeters)
     }
 
     /// The summary for people.
     package func text(svg: String?) -> String {
         var out = Self.text(report, suggestion: suggestion, site: site, path: sitePath, svg: svg, accuracySigmaMeters: accuracySigmaMeters)
-        if let survey { out += Self.surveyText(survey, trace: tracePath) }
+        if let survey { out += survey.survey(trace: tracePath).text }
         return out
     }
 
@@ -207,41 +207,6 @@ package struct GeometryOutcome {
             out += "other floors: \(site.floors.filter { $0.id != r.floor.id }.map(\.id.rawValue).joined(separator: ", ")) (use --floor)\n"
         }
         if let svg { out += "heatmap: \(svg)\n" }
-        return out
-    }
-
-    /// `survey`: `trace`, `flagged` (count), `locators`: `address`, `flagged`, `offset_m` ([dx, dy, dz]),
-    /// `offset_sd_m`, `note`, `position_check` (`SelfCalibrationReport.json`: directions, σ, the test).
-    static func surveyJSON(_ c: SelfCalibration, trace: String) -> JSONValue {
-        func metres(_ x: Double?) -> JSONValue { x.flatMap { $0.isFinite ? JSONValue.number($0, .fixed(4)) : nil } ?? .null }
-        return .object([
-            ("trace", .string(trace)),
-            ("flagged", .integer(c.locators.filter(\.flagged).count)),
-            ("locators", .array(c.locators.map { l in
-                .object([
-                    ("address", .string(l.address.description)),
-                    ("flagged", .bool(l.flagged)),
-                    ("offset_m", l.positionOffset.map { .array([metres($0.x), metres($0.y), metres($0.z)]) } ?? .null),
-                    ("offset_sd_m", metres(l.positionOffsetSDMeters)),
-                    ("note", l.note.map { .string($0) } ?? .null),
-                    ("position_check", l.positionCheck.map { SelfCalibrationReport.json($0) } ?? .null),
-                ])
-            })),
-        ])
-    }
-
-    /// The survey check in words.
-    static func surveyText(_ c: SelfCalibration, trace: String) -> String {
-        let flagged = c.locators.filter(\.flagged)
-        var out = "survey check against \(trace): "
-        out += flagged.isEmpty ? "every locator fits its surveyed position\n" : "\(plural(flagged.count, "locator")) flagged\n"
-        for l in flagged { out += "  \(l.address) \(l.note ?? "")\n" }
-        let checked = c.locators.filter { $0.positionCheck?.checkable == true }.count
-        out += "  checkable: \(checked) of \(plural(c.locators.count, "locator"))\n"
-        for l in c.locators where !l.flagged {
-            if let check = l.positionCheck, !check.checkable { out += "  \(l.address) position \(check.summary)\n" }
-        }
-        for w in c.warnings { out += "  note: \(w)\n" }
         return out
     }
 }
