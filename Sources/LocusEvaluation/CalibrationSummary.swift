@@ -1,5 +1,4 @@
 import LocusCore
-import LocusIO
 import LocusSolvers
 
 /// The figures `locus calibrate` reports: a per-locator table as text, or one JSON object.

@@ -1,5 +1,4 @@
 import LocusCore
-import LocusIO
 import LocusSolvers
 
 /// The report of a calibration without truth: a per-locator table as text, or one JSON object.

@@ -1,5 +1,4 @@
 import LocusCore
-import LocusIO
 import LocusSolvers
 
 /// `/api/geometry/<floor index>`: a floor's HDOP map for the page's accuracy overlay, the cells of
