@@ -103,8 +103,9 @@ package enum GeometryHeatmap {
         // Warnings under the drawing (at most 5, each wrapped to the width). They are mostly lower-case
         // prose (DejaVu Sans averages about 0.5 em there): 0.6 em a character.
         let characters = max(40, Int((width - left - 12) / (11 * 0.6)))
-        var warnings = report.warnings.prefix(5).map { TextWrapping.lines("⚠ " + $0.description, width: characters, indent: "    ") }
-        if report.warnings.count > 5 { warnings.append(["… and \(report.warnings.count - 5) more (see the text or --json summary)"]) }
+        let findings = report.warningTexts
+        var warnings = findings.prefix(5).map { TextWrapping.lines("⚠ " + $0, width: characters, indent: "    ") }
+        if findings.count > 5 { warnings.append(["… and \(findings.count - 5) more (see the text or --json summary)"]) }
         let blockBottom = max(mapBottom + 84, legendBottom + 12)
         let warningsTop = blockBottom + 6
         let warningLines = warnings.reduce(0) { $0 + $1.count }
@@ -115,7 +116,7 @@ package enum GeometryHeatmap {
         svg.rect(x: 0, y: 0, width: width, height: height, [("fill", .text("#FFFFFF"))])
         svg.text(title, x: left, y: 30, [("font-size", .number(17)), ("font-weight", .text("bold")), ("fill", .text("#111111"))])
         svg.text(line2, x: left, y: 52, [("font-size", .number(12.5)), ("fill", .text("#444444"))])
-        let verdict = GeometryVerdict(statistics: report.statistics, options: report.options)
+        let verdict = report.verdict
         svg.text(line3, x: left, y: 72, [("font-size", .number(13.5)), ("font-weight", .text("bold")), ("fill", .text(verdict.colour))])
         if let line4 {
             svg.text(line4, x: left, y: 91, [("font-size", .number(12.5)), ("font-weight", .text("bold")), ("fill", .text(suggestionColour))])

@@ -119,6 +119,9 @@ extension GeometryReport {
         return (line2, line3, line4)
     }
 
+    /// Each warning as `key: message`, in the report's order (the heatmap lists them under the drawing).
+    package var warningTexts: [String] { warnings.map(\.description) }
+
     /// The DOP map as the heatmap colours it: the cell edges along x (columns + 1, x₀ + i·Δx) and
     /// along y (rows + 1, y₀ + j·Δy), metres, and each cell's HDOP (nil: no fix) in `grid` index order
     /// (row-major, row 0 at the bottom).

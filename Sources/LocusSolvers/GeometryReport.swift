@@ -147,7 +147,7 @@ package struct GeometryCell: Sendable, Equatable {
 }
 
 /// Summary numbers of a DOP map.
-package struct GeometryStatistics: Sendable, Equatable {
+struct GeometryStatistics: Sendable, Equatable {
     /// Number of cells.
     var cells: Int
     /// Cells with an HDOP (enough locators in range, geometry not degenerate).
@@ -165,12 +165,12 @@ package struct GeometryStatistics: Sendable, Equatable {
     /// 95th-percentile HDOP over solvable cells (as `hdopP50`); nil when none is solvable.
     var hdopP95: Double?
     /// Largest HDOP over solvable cells; nil when none is solvable.
-    package var hdopMax: Double?
+    var hdopMax: Double?
     /// Largest VDOP (spatial floors).
     var vdopMax: Double?
 
     /// coveredCells / cells (0 for an empty grid).
-    package var coverage: Double { cells > 0 ? Double(coveredCells) / Double(cells) : 0 }
+    var coverage: Double { cells > 0 ? Double(coveredCells) / Double(cells) : 0 }
 
     /// Statistics of `cells` with the thresholds of `options` and p unknowns.
     /// Complexity O(N log N) for the percentiles.
@@ -205,7 +205,7 @@ package struct GeometryStatistics: Sendable, Equatable {
 }
 
 /// A geometry finding: a stable key (e.g. `geometry.locatorsCollinear`) and a message with numbers.
-package struct GeometryWarning: Sendable, Equatable, CustomStringConvertible {
+struct GeometryWarning: Sendable, Equatable, CustomStringConvertible {
     /// Stable, machine-readable key, `geometry.<name>`.
     var key: String
     /// What is wrong, where, and by how much.
@@ -218,7 +218,7 @@ package struct GeometryWarning: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `key: message`, the form `--json` lists.
-    package var description: String { "\(key): \(message)" }
+    var description: String { "\(key): \(message)" }
 }
 
 /// The geometry of a floor's locator layout over a grid: DOP map, coverage, statistics and warnings.
@@ -243,9 +243,9 @@ package struct GeometryReport: Sendable {
     /// One entry per cell, in `grid` index order.
     var cells: [GeometryCell]
     /// Summary numbers.
-    package var statistics: GeometryStatistics
+    var statistics: GeometryStatistics
     /// Findings in a fixed order: layout, out-of-floor locators, out-of-range area, poor area, zones.
-    package var warnings: [GeometryWarning]
+    var warnings: [GeometryWarning]
     /// The settings used.
     package var options: GeometryReportOptions
 
