@@ -96,10 +96,7 @@ package struct CalibrationJob {
                              context: .init(file: tracePath))
         }
         for r in results {
-            for l in r.calibration.locators where l.biasMeters == nil {
-                say("locus calibrate: warning: floor '\(r.floor.id)' locator \(l.address): \(plural(l.sampleCount, "sample")), "
-                            + "fewer than \(configuration.minimumSamples): its biasM is kept\n")
-            }
+            for note in r.calibration.notes { say("locus calibrate: warning: floor '\(r.floor.id)' \(note)\n") }
         }
         // Held-out validation: fitted on the even blocks, both sites scored on the odd ones.
         var validation = holdoutBlockSeconds > 0

@@ -104,144 +104,37 @@ package struct GeometryOutcome {
 
     /// The `--json` summary (`svg`: the heatmap's path, when one was written).
     package func json(svg: String?) -> JSONValue {
-        Self.summary(report, suggestion: suggestion, svg: svg, survey: survey.map { Self.surveyJSON($0, trace: tracePath) },
+        Self.summary(report, suggestion: suggestion, svg: svg, survey: survey?.survey(trace: tracePath).json,
                      accuracySigmaMeters: accuracySigmaMeters)
     }
 
     /// The summary for people.
     package func text(svg: String?) -> String {
         var out = Self.text(report, suggestion: suggestion, site: site, path: sitePath, svg: svg, accuracySigmaMeters: accuracySigmaMeters)
-        if let survey { out += Self.surveyText(survey, trace: tracePath) }
+        if let survey { out += survey.survey(trace: tracePath).text }
         return out
     }
 
-    static func statisticsJSON(_ s: GeometryStatistics) -> [(String, JSONValue)] {
-        func opt(_ x: Double?) -> JSONValue { x.map { .number($0, .fixed(4)) } ?? .null }
-        return [("hdop_p50", opt(s.hdopP50)), ("hdop_p95", opt(s.hdopP95)), ("hdop_max", opt(s.hdopMax)),
-                ("coverage", .number(s.coverage, .fixed(4)))]
-    }
-
-    /// The `--json` summary: SPEC keys `cells`, `hdop_p50`, `hdop_p95`, `hdop_max`, `coverage`,
-    /// `warnings`, and more (floor, mode, grid, solvable and poor fractions, suggestion, svg); with
-    /// `accuracySigmaMeters` σ also `accuracy` (`accuracyJSON`). A TDoA map (`--tdoa`) carries
-    /// `"measurement": "tdoa"` after `mode`; a ranging map has no `measurement` key, so its summary
-    /// stays byte for byte what it was (the golden files): absent means `"range"`.
+    /// The `--json` summary: the report's (`GeometryReport.summaryJSON`: SPEC keys `cells`,
+    /// `hdop_p50`, `hdop_p95`, `hdop_max`, `coverage`, `warnings`, and more), then `survey` (the survey
+    /// check, `SelfCalibration.survey(trace:)`) and `svg` (the heatmap's path) when there are any.
     static func summary(_ r: GeometryReport, suggestion: GeometrySuggestion?, svg: String?, survey: JSONValue? = nil,
                         accuracySigmaMeters: Double? = nil) -> JSONValue {
-        let s = r.statistics
-        var members: [(String, JSONValue)] = [
-            ("floor", .string(r.floor.id.rawValue)),
-            ("mode", .string(r.mode == .spatial ? "spatial" : "planar")),
-        ]
-        if r.options.measurement == .tdoa { members.append(("measurement", .string(r.options.measurement.rawValue))) }
-        members += [
-            ("locators", .integer(r.locators.count)),
-            ("grid_m", .number(r.grid.cellWidthMeters, .fixed(4))),
-            ("columns", .integer(r.grid.columns)), ("rows", .integer(r.grid.rows)),
-            ("max_range_m", .number(r.options.maximumRangeMeters, .fixed(2))),
-            ("cells", .integer(s.cells)),
-            ("solvable_cells", .integer(s.solvableCells)),
-        ]
-        members += statisticsJSON(s)
-        if let v = s.vdopMax { members.append(("vdop_max", .number(v, .fixed(4)))) }
-        members.append(("out_of_range_fraction", .number(s.cells > 0 ? Double(s.outOfRangeCells) / Double(s.cells) : 0, .fixed(4))))
-        members.append(("poor_fraction", .number(s.cells > 0 ? Double(s.poorCells) / Double(s.cells) : 0, .fixed(4))))
-        if let sigma = accuracySigmaMeters { members.append(("accuracy", accuracyJSON(s, sigmaMeters: sigma, options: r.options))) }
-        members.append(("warnings", .array(r.warnings.map { .string($0.description) })))
-        if let g = suggestion {
-            members.append(("suggestion", .object([
-                ("x", .number(g.position.x, .fixed(3))), ("y", .number(g.position.y, .fixed(3))), ("z", .number(g.position.z, .fixed(3))),
-                ("improves", .bool(g.improves)),
-                ("before", .object(statisticsJSON(g.before))), ("after", .object(statisticsJSON(g.after))),
-                ("candidates", .integer(g.candidates)),
-            ])))
-        }
+        var members = r.summaryJSON(suggestion: suggestion, accuracySigmaMeters: accuracySigmaMeters)
         if let survey { members.append(("survey", survey)) }
         if let svg { members.append(("svg", .string(svg))) }
         return .object(members)
     }
 
-    /// `accuracy`: the expected horizontal accuracy HDOP × σ over the solvable cells —
-    /// `range_sigma_m` (σ, metres), `p50_cm`, `p95_cm`, `max_cm` (centimetres; null when no cell is
-    /// solvable) and `coverage_limit_cm` (the coverage HDOP × σ).
-    static func accuracyJSON(_ s: GeometryStatistics, sigmaMeters sigma: Double, options: GeometryReportOptions) -> JSONValue {
-        func cm(_ x: Double?) -> JSONValue { x.map { .number($0 * sigma * 100, .fixed(2)) } ?? .null }
-        return .object([("range_sigma_m", .number(sigma, .fixed(4))), ("p50_cm", cm(s.hdopP50)), ("p95_cm", cm(s.hdopP95)),
-                        ("max_cm", cm(s.hdopMax)), ("coverage_limit_cm", cm(options.coverageHDOP))])
-    }
-
-    /// The human summary: a compact table (with the accuracy in cm when σ is given), the warnings, the suggestion.
+    /// The human summary: the report's (`GeometryReport.summaryText`: a compact table, the warnings, the
+    /// suggestion), then the other floors and the heatmap's path.
     static func text(_ r: GeometryReport, suggestion: GeometrySuggestion?, site: Site, path: String, svg: String?,
                      accuracySigmaMeters: Double? = nil) -> String {
-        let s = r.statistics
-        func f(_ x: Double?, _ d: Int = 2) -> String { x.map { DecimalText.string($0, decimals: d) } ?? "n/a" }
-        func pct(_ part: Int) -> String { f(s.cells > 0 ? 100 * Double(part) / Double(s.cells) : 0, 1) + " %" }
-        var out = "geometry \(path): floor \(r.floor.id)\(r.floor.name.isEmpty ? "" : " (\(r.floor.name))"), "
-        out += "\(r.mode == .spatial ? "spatial" : "planar"), "
-        if r.options.measurement == .tdoa { out += "TDoA (uplink, reference: the nearest locator heard), " }
-        out += "\(plural(r.locators.count, "locator")), "
-        out += "\(r.grid.columns) × \(r.grid.rows) cells of \(f(r.grid.cellWidthMeters)) m, range \(f(r.options.maximumRangeMeters, 0)) m\n"
-        out += "  HDOP       p50 \(f(s.hdopP50))   p95 \(f(s.hdopP95))   max \(f(s.hdopMax))"
-        if let v = s.vdopMax { out += "   (VDOP max \(f(v)))" }
-        out += "\n"
-        if let sigma = accuracySigmaMeters {
-            func cm(_ x: Double?) -> String { x.map { f($0 * sigma * 100, 1) + " cm" } ?? "n/a" }
-            let what = r.options.measurement == .tdoa ? "arrival σ" : "range σ"
-            out += "  accuracy   p50 \(cm(s.hdopP50))   p95 \(cm(s.hdopP95))   max \(cm(s.hdopMax))   (HDOP × \(what) \(f(sigma, 3)) m)\n"
-        }
-        out += "  coverage   \(pct(s.coveredCells)) of the floor (HDOP ≤ \(f(r.options.coverageHDOP, 0)), ≥ \(r.locatorsNeeded) locators in range)\n"
-        out += "  no fix     \(pct(s.cells - s.solvableCells))   HDOP > \(f(r.options.poorHDOP, 0))  \(pct(s.poorCells))\n"
-        if r.warnings.isEmpty {
-            out += "no warnings\n"
-        } else {
-            out += "warnings (\(r.warnings.count)):\n"
-            for w in r.warnings { out += "  \(w)\n" }
-        }
-        if let g = suggestion {
-            out += "suggest: one more locator at (\(f(g.position.x)), \(f(g.position.y)), \(f(g.position.z))) m"
-            out += g.improves ? "\n" : " — marginal: no position gains 5 % in p95 HDOP or 0.5 % in coverage\n"
-            out += "  p95 HDOP \(f(g.before.hdopP95)) → \(f(g.after.hdopP95)),  max \(f(g.before.hdopMax)) → \(f(g.after.hdopMax)),  "
-            out += "coverage \(f(100 * g.before.coverage, 1)) % → \(f(100 * g.after.coverage, 1)) %   (\(plural(g.candidates, "position")) tried)\n"
-        }
+        var out = r.summaryText(path: path, suggestion: suggestion, accuracySigmaMeters: accuracySigmaMeters)
         if site.floors.count > 1 {
             out += "other floors: \(site.floors.filter { $0.id != r.floor.id }.map(\.id.rawValue).joined(separator: ", ")) (use --floor)\n"
         }
         if let svg { out += "heatmap: \(svg)\n" }
-        return out
-    }
-
-    /// `survey`: `trace`, `flagged` (count), `locators`: `address`, `flagged`, `offset_m` ([dx, dy, dz]),
-    /// `offset_sd_m`, `note`, `position_check` (`SelfCalibrationReport.json`: directions, σ, the test).
-    static func surveyJSON(_ c: SelfCalibration, trace: String) -> JSONValue {
-        func metres(_ x: Double?) -> JSONValue { x.flatMap { $0.isFinite ? JSONValue.number($0, .fixed(4)) : nil } ?? .null }
-        return .object([
-            ("trace", .string(trace)),
-            ("flagged", .integer(c.locators.filter(\.flagged).count)),
-            ("locators", .array(c.locators.map { l in
-                .object([
-                    ("address", .string(l.address.description)),
-                    ("flagged", .bool(l.flagged)),
-                    ("offset_m", l.positionOffset.map { .array([metres($0.x), metres($0.y), metres($0.z)]) } ?? .null),
-                    ("offset_sd_m", metres(l.positionOffsetSDMeters)),
-                    ("note", l.note.map { .string($0) } ?? .null),
-                    ("position_check", l.positionCheck.map { SelfCalibrationReport.json($0) } ?? .null),
-                ])
-            })),
-        ])
-    }
-
-    /// The survey check in words.
-    static func surveyText(_ c: SelfCalibration, trace: String) -> String {
-        let flagged = c.locators.filter(\.flagged)
-        var out = "survey check against \(trace): "
-        out += flagged.isEmpty ? "every locator fits its surveyed position\n" : "\(plural(flagged.count, "locator")) flagged\n"
-        for l in flagged { out += "  \(l.address) \(l.note ?? "")\n" }
-        let checked = c.locators.filter { $0.positionCheck?.checkable == true }.count
-        out += "  checkable: \(checked) of \(plural(c.locators.count, "locator"))\n"
-        for l in c.locators where !l.flagged {
-            if let check = l.positionCheck, !check.checkable { out += "  \(l.address) position \(check.summary)\n" }
-        }
-        for w in c.warnings { out += "  note: \(w)\n" }
         return out
     }
 }

@@ -67,19 +67,8 @@ package struct ReplayTruthShift: Equatable {
         return TruthClockAlignment.estimate(rows: rows, tracks: tracks, configuration: configuration)
     }
 
-    /// The stderr warning for an estimate that fell back to 0, or nil.
+    /// The stderr warning for an estimate that fell back to 0 (`TruthClockAlignment.fallbackReason`), or nil.
     static func warning(for alignment: TruthClockAlignment, configuration: TruthClockAlignmentConfiguration = .standard) -> String? {
-        let window = DecimalText.string(configuration.halfWidthSeconds, decimals: 2)
-        switch alignment.outcome {
-        case .estimated:
-            return nil
-        case .noUsableRow:
-            return "locus replay: warning: --truth-shift auto: no usable range row (known floor and locator, tag with truth "
-                + "over ±\(window) s around the row's time): using 0 s\n"
-        case .flatCost:
-            return "locus replay: warning: --truth-shift auto: the range residuals hardly depend on the shift (relative improvement "
-                + "\(DecimalText.string(alignment.relativeImprovement, decimals: 6)) < "
-                + "\(DecimalText.string(configuration.minimumRelativeImprovement, decimals: 6)); does the tag move?): using 0 s\n"
-        }
+        alignment.fallbackReason(configuration: configuration).map { "locus replay: warning: --truth-shift auto: \($0): using 0 s\n" }
     }
 }

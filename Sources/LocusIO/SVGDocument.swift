@@ -1,3 +1,5 @@
+import LocusCore
+
 /// A minimal SVG 1.1 writer: elements appended in order, attributes in the order given, numbers
 /// with fixed decimals, text XML-escaped — so the same drawing always gives the same bytes.
 ///

@@ -1,3 +1,5 @@
+import LocusCore
+
 /// One output record (a CSV row or a JSON Lines record) written into caller-owned scratch memory,
 /// then appended to the output buffer in one copy.
 ///

@@ -69,8 +69,8 @@ struct GeometryHeatScale: Equatable {
         coverageLimit = report.options.coverageHDOP * factor
         poorLimit = report.options.poorHDOP * factor
         var smallest = Double.infinity, largest = -Double.infinity
-        for cell in report.cells {
-            guard let h = cell.hdop else { continue }
+        for hdop in report.hdopMap.hdop {
+            guard let h = hdop else { continue }
             smallest = min(smallest, h)
             largest = max(largest, h)
         }

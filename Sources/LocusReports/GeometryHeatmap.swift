@@ -55,7 +55,8 @@ package enum GeometryHeatmap {
 
     static func svg(report: GeometryReport, suggestion: GeometrySuggestion?, title: String, survey: [SurveyMark] = [],
                     accuracySigmaMeters: Double? = nil) -> [UInt8] {
-        let floor = report.floor, grid = report.grid, stats = report.statistics
+        let floor = report.floor, map = report.hdopMap
+        let columns = map.xEdgesMeters.count - 1, rows = map.yEdgesMeters.count - 1
         let heat = GeometryHeatScale(report: report, sigmaMeters: accuracySigmaMeters)
         let w = floor.widthMeters, h = floor.heightMeters
         let scale = min(1000 / w, 560 / h)
@@ -66,35 +67,16 @@ package enum GeometryHeatmap {
         func X(_ x: Double) -> Double { left + (x - floor.originX) * scale }
         func Y(_ y: Double) -> Double { top + (floor.originY + h - y) * scale }
         // Whole-pixel cell edges, one table per axis: rectangles meet exactly.
-        let columnEdges = (0...grid.columns).map { X(grid.originX + Double($0) * grid.cellWidthMeters).rounded() }
-        let rowEdges = (0...grid.rows).map { Y(grid.originY + Double($0) * grid.cellHeightMeters).rounded() }
-        let mapLeft = columnEdges[0], mapRight = columnEdges[grid.columns], mapTop = rowEdges[grid.rows], mapBottom = rowEdges[0]
+        let columnEdges = map.xEdgesMeters.map { X($0).rounded() }
+        let rowEdges = map.yEdgesMeters.map { Y($0).rounded() }
+        let mapLeft = columnEdges[0], mapRight = columnEdges[columns], mapTop = rowEdges[rows], mapBottom = rowEdges[0]
         let halo: Style = [("stroke", .text("#FFFFFF")), ("stroke-width", .number(3)),
                            ("stroke-linejoin", .text("round")), ("paint-order", .text("stroke"))]
 
         // Title: what, the numbers, and the verdict.
         let tdoa = report.options.measurement == .tdoa
-        var line2 = "\(report.mode == .spatial ? "spatial (3-D)" : "planar (2-D)") · "
-        if tdoa { line2 += "TDoA uplink, nearest locator the reference · " }
-        line2 += "\(grid.columns) × \(grid.rows) cells of "
-        line2 += "\(n(grid.cellWidthMeters, 2)) m · range \(n(report.options.maximumRangeMeters, 0)) m · \(plural(report.locators.count, "locator"))"
-        var line3: String
-        if let sigma = accuracySigmaMeters {
-            func cm(_ x: Double?) -> String { x.map { n($0 * sigma * 100, 1) } ?? "n/a" }
-            line3 = "accuracy p50 \(cm(stats.hdopP50)) · p95 \(cm(stats.hdopP95)) · max \(cm(stats.hdopMax)) cm "
-            line3 += "(HDOP × \(tdoa ? "arrival" : "range") σ \(n(sigma * 100, 1)) cm)"
-        } else {
-            line3 = "HDOP p50 \(opt(stats.hdopP50)) · p95 \(opt(stats.hdopP95)) · max \(opt(stats.hdopMax))"
-            if let v = stats.vdopMax { line3 += " · VDOP max \(n(v, 2))" }
-        }
-        line3 += " · coverage \(n(100 * stats.coverage, 1)) % · \(plural(report.warnings.count, "warning"))"
-        var line4: String? = nil
-        if let s = suggestion {
-            var text = "+1 locator at (\(n(s.position.x, 1)), \(n(s.position.y, 1))) m: p95 \(opt(s.before.hdopP95)) → \(opt(s.after.hdopP95)), "
-            text += "coverage \(n(100 * s.before.coverage, 1)) → \(n(100 * s.after.coverage, 1)) %"
-            if !s.improves { text += " — marginal gain" }
-            line4 = text
-        }
+        let caption = report.caption(suggestion: suggestion, accuracySigmaMeters: accuracySigmaMeters)
+        let line2 = caption.map, line3 = caption.figures, line4 = caption.suggestion
         let titleWidth = max(LabelPlacer.textWidth(title, fontSize: 17, bold: true), LabelPlacer.textWidth(line2, fontSize: 12.5, bold: false),
                              LabelPlacer.textWidth(line3, fontSize: 13.5, bold: true),
                              line4.map { LabelPlacer.textWidth($0, fontSize: 12.5, bold: true) } ?? 0)
@@ -121,8 +103,9 @@ package enum GeometryHeatmap {
         // Warnings under the drawing (at most 5, each wrapped to the width). They are mostly lower-case
         // prose (DejaVu Sans averages about 0.5 em there): 0.6 em a character.
         let characters = max(40, Int((width - left - 12) / (11 * 0.6)))
-        var warnings = report.warnings.prefix(5).map { TextWrapping.lines("⚠ " + $0.description, width: characters, indent: "    ") }
-        if report.warnings.count > 5 { warnings.append(["… and \(report.warnings.count - 5) more (see the text or --json summary)"]) }
+        let findings = report.warningTexts
+        var warnings = findings.prefix(5).map { TextWrapping.lines("⚠ " + $0, width: characters, indent: "    ") }
+        if findings.count > 5 { warnings.append(["… and \(findings.count - 5) more (see the text or --json summary)"]) }
         let blockBottom = max(mapBottom + 84, legendBottom + 12)
         let warningsTop = blockBottom + 6
         let warningLines = warnings.reduce(0) { $0 + $1.count }
@@ -133,7 +116,7 @@ package enum GeometryHeatmap {
         svg.rect(x: 0, y: 0, width: width, height: height, [("fill", .text("#FFFFFF"))])
         svg.text(title, x: left, y: 30, [("font-size", .number(17)), ("font-weight", .text("bold")), ("fill", .text("#111111"))])
         svg.text(line2, x: left, y: 52, [("font-size", .number(12.5)), ("fill", .text("#444444"))])
-        let verdict = GeometryVerdict(statistics: stats, options: report.options)
+        let verdict = report.verdict
         svg.text(line3, x: left, y: 72, [("font-size", .number(13.5)), ("font-weight", .text("bold")), ("fill", .text(verdict.colour))])
         if let line4 {
             svg.text(line4, x: left, y: 91, [("font-size", .number(12.5)), ("font-weight", .text("bold")), ("fill", .text(suggestionColour))])
@@ -148,13 +131,13 @@ package enum GeometryHeatmap {
             guard x1 > x0, yBottom > yTop else { return }   // thinner than a pixel: its neighbours cover it
             svg.rect(x: x0, y: yTop, width: x1 - x0, height: yBottom - yTop, [("fill", .text(heat.colour(ofClass: r.k)))])
         }
-        for j in 0..<grid.rows {
+        for j in 0..<rows {
             var runs: [Run] = []
             var i = 0
-            while i < grid.columns {
-                let k = heat.colourClass(report.cells[j * grid.columns + i].hdop)
+            while i < columns {
+                let k = heat.colourClass(map.hdop[j * columns + i])
                 var e = i
-                while e + 1 < grid.columns && heat.colourClass(report.cells[j * grid.columns + e + 1].hdop) == k { e += 1 }
+                while e + 1 < columns && heat.colourClass(map.hdop[j * columns + e + 1]) == k { e += 1 }
                 runs.append(Run(i0: i, i1: e, k: k, j0: j))
                 i = e + 1
             }
@@ -168,7 +151,7 @@ package enum GeometryHeatmap {
             }
             active = next
         }
-        for a in active { emit(a, untilRow: grid.rows - 1) }
+        for a in active { emit(a, untilRow: rows - 1) }
         svg.close()
 
         // Labels may use the map and its margins, but not the title, the legend or the scale bar.
@@ -384,8 +367,6 @@ package enum GeometryHeatmap {
             return (cx + r * sine(angle), cy - r * cosine(angle))
         }
     }
-
-    static func opt(_ x: Double?) -> String { x.map { n($0, 2) } ?? "n/a" }
 
     /// sin and cos by their Taylor series after reduction to [−π, π] (enough for drawing a star,
     /// and bit-identical on every platform, unlike libm).

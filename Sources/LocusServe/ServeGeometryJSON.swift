@@ -1,5 +1,4 @@
 import LocusCore
-import LocusIO
 import LocusSolvers
 
 /// `/api/geometry/<floor index>`: a floor's HDOP map for the page's accuracy overlay, the cells of
@@ -15,18 +14,7 @@ enum ServeGeometryJSON {
     static func bytes(floor: Floor, sigmaMeters: Double) -> [UInt8] {
         let value: JSONValue
         do {
-            let report = try GeometryReport(floor: floor)
-            let g = report.grid
-            value = .object([
-                ("floor", .string(floor.id.rawValue)),
-                ("x0", .number(g.originX + g.cellWidthMeters / 2, .fixed(4))),
-                ("y0", .number(g.originY + g.cellHeightMeters / 2, .fixed(4))),
-                ("stepX", .number(g.cellWidthMeters, .fixed(4))),
-                ("stepY", .number(g.cellHeightMeters, .fixed(4))),
-                ("nx", .integer(g.columns)), ("ny", .integer(g.rows)),
-                ("sigmaM", .number(sigmaMeters, .shortest)),
-                ("hdop", .array(report.cells.map { c in c.hdop.map { $0.isFinite ? .number($0, .fixed(3)) : .null } ?? .null })),
-            ])
+            value = try GeometryReport(floor: floor).overlayJSON(sigmaMeters: sigmaMeters)
         } catch {
             value = .object([("floor", .string(floor.id.rawValue)), ("error", .string(error.message))])
         }

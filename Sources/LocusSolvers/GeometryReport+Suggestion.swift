@@ -6,11 +6,11 @@ package struct GeometrySuggestion: Sendable, Equatable {
     /// The proposed locator position (x, y on the floor, z the median height of the existing locators).
     package var position: Point3
     /// Statistics of the report grid without the proposed locator.
-    package var before: GeometryStatistics
+    var before: GeometryStatistics
     /// Statistics of the report grid with the proposed locator.
-    package var after: GeometryStatistics
+    var after: GeometryStatistics
     /// Candidate positions evaluated.
-    package var candidates: Int
+    var candidates: Int
     /// Cell size of the coarse grid the search scored candidates on, metres.
     var searchGridMeters: Double
 
@@ -25,7 +25,7 @@ package struct GeometrySuggestion: Sendable, Equatable {
 
     /// True when the proposal is worth a locator: p95 HDOP drops by at least 5 % or coverage rises
     /// by at least 0.5 percentage points on the report grid (a good layout gains little).
-    package var improves: Bool {
+    var improves: Bool {
         let p0 = before.hdopP95 ?? .infinity, p1 = after.hdopP95 ?? .infinity
         return (p0.isFinite ? p1 <= 0.95 * p0 : p1.isFinite) || after.coverage >= before.coverage + 0.005
     }

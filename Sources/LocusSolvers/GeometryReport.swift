@@ -74,17 +74,17 @@ package struct GeometryReportOptions: Sendable, Equatable {
 /// the bottom (smallest y), index = row · columns + column.
 package struct GeometryGrid: Sendable, Equatable {
     /// x of the floor's lower-left corner, metres.
-    package var originX: Double
+    var originX: Double
     /// y of the floor's lower-left corner, metres.
-    package var originY: Double
+    var originY: Double
     /// Number of cells along x.
-    package var columns: Int
+    var columns: Int
     /// Number of cells along y.
-    package var rows: Int
+    var rows: Int
     /// Cell size along x, Δx = W / columns, metres.
-    package var cellWidthMeters: Double
+    var cellWidthMeters: Double
     /// Cell size along y, Δy = H / rows, metres.
-    package var cellHeightMeters: Double
+    var cellHeightMeters: Double
 
     /// The layout for a floor of width W and height H at requested cell size a:
     /// columns = max(1, ⌈W/a − 10⁻⁹⌉), rows likewise, so cells are at most a wide.
@@ -147,30 +147,30 @@ package struct GeometryCell: Sendable, Equatable {
 }
 
 /// Summary numbers of a DOP map.
-package struct GeometryStatistics: Sendable, Equatable {
+struct GeometryStatistics: Sendable, Equatable {
     /// Number of cells.
-    package var cells: Int
+    var cells: Int
     /// Cells with an HDOP (enough locators in range, geometry not degenerate).
-    package var solvableCells: Int
+    var solvableCells: Int
     /// Cells with HDOP ≤ the coverage threshold and ≥ `options.locatorsNeeded` locators in range
     /// (ranges: 3 planar, 4 spatial; differences: 4, 5).
-    package var coveredCells: Int
+    var coveredCells: Int
     /// Cells with fewer locators in range than the mode needs (`options.locatorsNeeded`).
-    package var outOfRangeCells: Int
+    var outOfRangeCells: Int
     /// Cells with HDOP above `poorHDOP`, or enough locators but a degenerate geometry.
-    package var poorCells: Int
+    var poorCells: Int
     /// Median HDOP over solvable cells (`Quantile.linear`: interpolated between order statistics at
     /// rank q·(N − 1)); nil when no cell is solvable.
-    package var hdopP50: Double?
+    var hdopP50: Double?
     /// 95th-percentile HDOP over solvable cells (as `hdopP50`); nil when none is solvable.
-    package var hdopP95: Double?
+    var hdopP95: Double?
     /// Largest HDOP over solvable cells; nil when none is solvable.
-    package var hdopMax: Double?
+    var hdopMax: Double?
     /// Largest VDOP (spatial floors).
-    package var vdopMax: Double?
+    var vdopMax: Double?
 
     /// coveredCells / cells (0 for an empty grid).
-    package var coverage: Double { cells > 0 ? Double(coveredCells) / Double(cells) : 0 }
+    var coverage: Double { cells > 0 ? Double(coveredCells) / Double(cells) : 0 }
 
     /// Statistics of `cells` with the thresholds of `options` and p unknowns.
     /// Complexity O(N log N) for the percentiles.
@@ -205,7 +205,7 @@ package struct GeometryStatistics: Sendable, Equatable {
 }
 
 /// A geometry finding: a stable key (e.g. `geometry.locatorsCollinear`) and a message with numbers.
-package struct GeometryWarning: Sendable, Equatable, CustomStringConvertible {
+struct GeometryWarning: Sendable, Equatable, CustomStringConvertible {
     /// Stable, machine-readable key, `geometry.<name>`.
     var key: String
     /// What is wrong, where, and by how much.
@@ -218,7 +218,7 @@ package struct GeometryWarning: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `key: message`, the form `--json` lists.
-    package var description: String { "\(key): \(message)" }
+    var description: String { "\(key): \(message)" }
 }
 
 /// The geometry of a floor's locator layout over a grid: DOP map, coverage, statistics and warnings.
@@ -237,15 +237,15 @@ package struct GeometryReport: Sendable {
     /// The locator positions judged (the floor's, or with a proposed extra one).
     package var locators: [Point3]
     /// The floor's resolved mode (`.planar` or `.spatial`).
-    package var mode: TrilaterationMode
+    var mode: TrilaterationMode
     /// The cell layout.
-    package var grid: GeometryGrid
+    var grid: GeometryGrid
     /// One entry per cell, in `grid` index order.
-    package var cells: [GeometryCell]
+    var cells: [GeometryCell]
     /// Summary numbers.
-    package var statistics: GeometryStatistics
+    var statistics: GeometryStatistics
     /// Findings in a fixed order: layout, out-of-floor locators, out-of-range area, poor area, zones.
-    package var warnings: [GeometryWarning]
+    var warnings: [GeometryWarning]
     /// The settings used.
     package var options: GeometryReportOptions
 

@@ -91,27 +91,27 @@ package struct RangeCalibrationSamples: Sendable {
 }
 
 /// One locator's calibration.
-package struct LocatorCalibration: Sendable, Hashable {
+struct LocatorCalibration: Sendable, Hashable {
     /// The locator.
-    package var address: LocatorAddress
+    var address: LocatorAddress
     /// Samples with truth.
-    package var sampleCount: Int
+    var sampleCount: Int
     /// The estimated bias, metres (nil: too few samples, the site's value is kept). Bias-only model:
     /// b̂ᵢ, the value `applied(to:)` writes as `biasM`; slope model: b̂ᵢ + ŝᵢ·d̄ᵢ, the fitted error at
     /// the mean distance d̄ᵢ, reported only (the site gets the intercept `interceptMeters`).
-    package var biasMeters: Double?
+    var biasMeters: Double?
     /// median(eₖ), metres: the simple estimate, reported beside the Huber one for comparison.
-    package var medianErrorMeters: Double?
+    var medianErrorMeters: Double?
     /// Robust range noise σ̂ᵢ = 1.4826·MAD of the residuals eₖ − ê(dₖ) of the chosen fit, metres.
-    package var sigmaMeters: Double?
+    var sigmaMeters: Double?
     /// Intercept b̂ᵢ (error at distance 0) of the slope model, metres; nil for the bias-only model.
-    package var interceptMeters: Double?
+    var interceptMeters: Double?
     /// Slope ŝᵢ of the slope model (metres per metre); nil for the bias-only model.
-    package var slope: Double?
+    var slope: Double?
     /// Mean true distance d̄ᵢ of the samples, metres.
     var meanDistanceMeters: Double?
     /// Samples the Huber weights took down (|u| > k) in the last pass.
-    package var downweightedCount: Int
+    var downweightedCount: Int
 }
 
 /// Range-bias calibration: each locator's bias bᵢ (antenna delay) and noise σᵢ from ranges
@@ -125,9 +125,9 @@ package struct LocatorCalibration: Sendable, Hashable {
 /// residuals; Tukey stage (default): wₖ = (1 − (uₖ/c)²)²₊/σᵢ² with σᵢ held at the Huber fit's.
 package struct RangeCalibration: Sendable, Hashable {
     /// Per locator, in the floor's order.
-    package var locators: [LocatorCalibration]
+    var locators: [LocatorCalibration]
     /// Reweighting passes run (0 for the median estimator).
-    package var iterations: Int
+    var iterations: Int
     /// The settings used.
     var configuration: RangeCalibrationConfiguration
 

@@ -90,11 +90,11 @@ package struct SelfCalibratedLocator: Sendable, Hashable {
     /// Why it was not estimated, or why it was flagged (for the report).
     package var note: String?
     /// From range differences: what the recording can say about its surveyed position (nil from ranges).
-    package var positionCheck: SelfCalibrationPositionCheck? = nil
+    var positionCheck: SelfCalibrationPositionCheck? = nil
 }
 
 /// What a calibration without truth was fitted to.
-package enum SelfCalibrationMeasurement: String, Sendable, Hashable {
+enum SelfCalibrationMeasurement: String, Sendable, Hashable {
     /// Ranges (`SelfCalibration.estimate`): each bias whole.
     case ranges
     /// Range differences (`DifferenceSelfCalibration.estimate`): only differences of biases.
@@ -132,9 +132,9 @@ package struct SelfCalibration: Sendable {
     package var outlierCount: Int
     /// Epochs used (more ranges than position coordinates), and Gauss–Newton steps taken.
     package var epochs: Int
-    package var iterations: Int
+    var iterations: Int
     /// The tag path's spread across and along its principal direction (1σ), metres.
-    package var pathSpreadMeters: (minor: Double, major: Double)
+    var pathSpreadMeters: (minor: Double, major: Double)
     /// The tag's share of the biases c, metres, when ranges between locators were used.
     package var tagDelayMeters: Double?
     /// What the recording could not determine, in words.
@@ -143,8 +143,8 @@ package struct SelfCalibration: Sendable {
     package var configuration: SelfCalibrationConfiguration
     /// What was fitted: ranges, or range differences (then `differenceCount` rows, the biases'
     /// mean held at the site's: `commonOffsetSeparable` is false).
-    package var measurement = SelfCalibrationMeasurement.ranges
-    package var differenceCount = 0
+    var measurement = SelfCalibrationMeasurement.ranges
+    var differenceCount = 0
 
     /// Calibrates `floor`'s locators from `data` (slots index `floor.locators`).
     /// - Parameter planar: positions in x, y at the floor's tag height (else x, y, z).

@@ -9,33 +9,33 @@ import LocusCore
 /// bias, and more by the tags' positions: a displacement across the lines of sight is seen, one
 /// along them trades against the bias. What is left is what the covariance says; a direction with
 /// σ ≤ `thresholdMeters` is *checkable*.
-package struct SelfCalibrationPositionCheck: Sendable, Hashable {
+struct SelfCalibrationPositionCheck: Sendable, Hashable {
     /// Unit directions (x, y on a planar floor; x, y, z otherwise), best determined first.
-    package var directions: [Vector3]
+    var directions: [Vector3]
     /// σ of the correction along each direction, metres: the honest σ widened by
     /// t(ν, 0.975)/t(G − 1, 0.975) for the ν effective blocks (of G) it is estimated from (`surveyTest`).
-    package var sdMeters: [Double]
+    var sdMeters: [Double]
     /// The effective number of time blocks behind each direction's σ (`surveyTest`), [1, G − 1].
-    package var effectiveBlocks: [Double] = []
+    var effectiveBlocks: [Double] = []
     /// Directions with σ at most this are checkable, metres.
     var thresholdMeters: Double
     /// Why the locator cannot be checked at all, when the redundancy, not the covariance, decides
     /// (e.g. "the other locators do not over-determine the tag"); nil otherwise.
-    package var notCheckableReason: String? = nil
+    var notCheckableReason: String? = nil
     /// The test of δ on the checkable directions (`surveyTest`, ranges and differences alike); nil
     /// when nothing is checkable.
-    package var test: SurveyTest? = nil
+    var test: SurveyTest? = nil
     /// A flagged locator is moved along its checkable directions only (`SelfCalibration.surveyCheck`):
     /// per direction that is not checkable, the fitted component of δ left as surveyed; nil when not
     /// flagged.
-    package var remainder: [Remainder]? = nil
+    var remainder: [Remainder]? = nil
 
     /// A component of a flagged locator's fitted correction that the recording does not determine:
     /// its direction, the fitted component along it and that component's honest σ, metres.
-    package struct Remainder: Sendable, Hashable {
-        package var direction: Vector3
-        package var fittedMeters: Double
-        package var sdMeters: Double
+    struct Remainder: Sendable, Hashable {
+        var direction: Vector3
+        var fittedMeters: Double
+        var sdMeters: Double
     }
 
     /// The survey test of one locator (`surveyTest`): Hotelling's T² of δ
@@ -45,38 +45,38 @@ package struct SelfCalibrationPositionCheck: Sendable, Hashable {
     ///   T² = Σₖ (vₖ·δ)²/λₖ,  F = T²·(ν − p + 1)/(p·ν) ~ F(p, ν − p + 1) under "bias only",
     ///
     /// and the decision: flagged when p-value < `alpha` **and** |δ projected| ≥ `minimumEffectMeters`.
-    package struct SurveyTest: Sendable, Hashable {
+    struct SurveyTest: Sendable, Hashable {
         /// T² (dimensionless) and its degrees of freedom (p, ν − p + 1; ν the effective blocks, rounded down).
-        package var statistic: Double
-        package var degreesOfFreedom: (Int, Int)
+        var statistic: Double
+        var degreesOfFreedom: (Int, Int)
         /// P(F(p, ν − p + 1) > F): the chance of a statistic this large on a correctly surveyed locator.
-        package var pValue: Double
+        var pValue: Double
         /// δᵀF⁻¹δ over all D directions, F the formal covariance (dimensionless): how much freeing δ
         /// lowers the fit's weighted sum of squares — what ranks flagged locators (`surveyCheck`).
         var formalGain: Double
         /// The test's level (the false-alarm rate per locator checked) and the smallest offset that is
         /// flagged, metres.
-        package var alpha: Double
-        package var minimumEffectMeters: Double
+        var alpha: Double
+        var minimumEffectMeters: Double
         /// |δ| projected on the checkable directions, metres.
-        package var offsetAlongMeters: Double
+        var offsetAlongMeters: Double
         /// Time blocks G the covariance was estimated from.
-        package var blocks: Int
+        var blocks: Int
         /// The decision.
-        package var flagged: Bool
+        var flagged: Bool
 
-        package static func == (a: SurveyTest, b: SurveyTest) -> Bool {
+        static func == (a: SurveyTest, b: SurveyTest) -> Bool {
             a.statistic == b.statistic && a.degreesOfFreedom == b.degreesOfFreedom && a.pValue == b.pValue && a.alpha == b.alpha
                 && a.minimumEffectMeters == b.minimumEffectMeters && a.offsetAlongMeters == b.offsetAlongMeters
                 && a.blocks == b.blocks && a.flagged == b.flagged
         }
 
-        package func hash(into hasher: inout Hasher) {
+        func hash(into hasher: inout Hasher) {
             hasher.combine(statistic); hasher.combine(pValue); hasher.combine(offsetAlongMeters); hasher.combine(flagged)
         }
 
         /// "offset 0.494 m along them, T² 240.1 (p < 0.0001, 1 and 19 dof): flagged" or "…: fits".
-        package var summary: String {
+        var summary: String {
             let p = pValue < 0.0001 ? "p < 0.0001" : "p \(GeometryReport.text(pValue, 4))"
             let verdict = flagged ? "flagged"
                 : pValue < alpha ? "fits (significant but under \(SelfCalibration.metres(minimumEffectMeters)) m)" : "fits"
@@ -86,14 +86,14 @@ package struct SelfCalibrationPositionCheck: Sendable, Hashable {
     }
 
     /// Whether any direction is checkable.
-    package var checkable: Bool { notCheckableReason == nil && (sdMeters.first ?? .infinity) <= thresholdMeters }
+    var checkable: Bool { notCheckableReason == nil && (sdMeters.first ?? .infinity) <= thresholdMeters }
 
     /// "checkable (± 0.020 m along (1.00, 0.00), ± 0.031 m along (0.00, 1.00))", "checkable
     /// (± 0.020 m along (0.71, 0.71); not along (-0.71, 0.71): ± 0.400 m)" or "not checkable
     /// (± 0.400 m at best, along (1.00, 0.00))", the test's summary after it when there is one, and
     /// for a flagged locator what was not moved ("; moved along them only: along (0.71, 0.71) fitted
     /// -0.120 ± 0.055 m, left as surveyed").
-    package var summary: String {
+    var summary: String {
         func text(_ v: Vector3) -> String {
             v.z == 0 && directions.count == 2 ? "(\(GeometryReport.text(v.x, 2)), \(GeometryReport.text(v.y, 2)))"
                 : "(\(GeometryReport.text(v.x, 2)), \(GeometryReport.text(v.y, 2)), \(GeometryReport.text(v.z, 2)))"

@@ -4,7 +4,7 @@ import LocusNumerics
 /// Settings of `TruthClockAlignment.estimate(rows:tracks:configuration:)`.
 package struct TruthClockAlignmentConfiguration: Sendable, Equatable {
     /// Half width W of the searched shifts δ ∈ [−W, W], seconds.
-    package var halfWidthSeconds: Double
+    var halfWidthSeconds: Double
     /// Grid step h of the coarse search, seconds (the parabola refines within ±h).
     var gridStepSeconds: Double
     /// Clip c of the robust cost min(e², c²), metres (NLOS tails weigh at most c²).
@@ -12,7 +12,7 @@ package struct TruthClockAlignmentConfiguration: Sendable, Equatable {
     /// At most this many rows are used: with more, every k-th usable row, k = ⌈n / maximumRows⌉.
     var maximumRows: Int
     /// Below this relative improvement (J(0) − J(δ̂)) / J(0) the cost is called flat and δ̂ = 0.
-    package var minimumRelativeImprovement: Double
+    var minimumRelativeImprovement: Double
 
     /// A configuration with every field given (see the fields; `standard` holds the defaults).
     init(halfWidthSeconds: Double, gridStepSeconds: Double, clipMeters: Double, maximumRows: Int,
@@ -93,7 +93,7 @@ package struct TruthClockAlignment: Sendable, Equatable {
     }
 
     /// How δ̂ was reached.
-    package enum Outcome: String, Sendable, Equatable {
+    enum Outcome: String, Sendable, Equatable {
         /// The cost has a clear minimum: δ̂ is it.
         case estimated
         /// No row had truth over [t − W, t + W]: δ̂ = 0.
@@ -105,7 +105,7 @@ package struct TruthClockAlignment: Sendable, Equatable {
     /// The estimated shift δ̂, seconds: compare a fix at t with the truth at t + δ̂.
     package var shiftSeconds: Double
     /// Whether δ̂ is an estimate or the fallback 0, and why.
-    package var outcome: Outcome
+    var outcome: Outcome
     /// Rows the cost was computed on (after subsampling).
     var rowsUsed: Int
     /// J(0), square metres (0 without rows).
@@ -113,7 +113,7 @@ package struct TruthClockAlignment: Sendable, Equatable {
     /// The smallest grid cost J(δⱼ), square metres (0 without rows).
     var bestGridCostSquareMeters: Double
     /// (J(0) − min J) / J(0) (0 without rows or when J(0) = 0).
-    package var relativeImprovement: Double
+    var relativeImprovement: Double
 
     /// A result with every field given (`estimate` is the usual way to get one).
     init(shiftSeconds: Double, outcome: Outcome, rowsUsed: Int, costAtZeroSquareMeters: Double,

@@ -1,5 +1,5 @@
 import Foundation
-import LocusCore
+@testable import LocusCore
 @testable import LocusIO
 import LocusLive
 import LocusTestSupport

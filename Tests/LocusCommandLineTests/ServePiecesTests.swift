@@ -1,6 +1,6 @@
 import Foundation
 import Locus
-import LocusCore
+@testable import LocusCore
 @testable import LocusIO
 @testable import LocusServe
 import LocusTestSupport

@@ -1,5 +1,6 @@
 import Foundation
 @testable import LocusCommandLine
+@testable import LocusCore
 @testable import LocusIO
 import LocusTestSupport
 import Testing

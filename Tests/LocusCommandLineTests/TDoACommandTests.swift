@@ -1,3 +1,4 @@
+@testable import LocusCore
 import Foundation
 #if canImport(FoundationXML)
 import FoundationXML

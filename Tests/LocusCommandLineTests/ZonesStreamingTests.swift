@@ -2,7 +2,7 @@ import Foundation
 @testable import LocusCommandLine
 @testable import LocusEvaluation
 @testable import LocusReports
-import LocusCore
+@testable import LocusCore
 import LocusIO
 import LocusTestSupport
 import Testing

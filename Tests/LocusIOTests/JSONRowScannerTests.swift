@@ -1,4 +1,4 @@
-import LocusCore
+@testable import LocusCore
 @testable import LocusIO
 import LocusTestSupport
 import Testing

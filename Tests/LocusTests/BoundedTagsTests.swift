@@ -1,5 +1,5 @@
 @testable import Locus
-import LocusCore
+@testable import LocusCore
 @testable import LocusIO
 import LocusTestSupport
 import Testing

@@ -1,13 +1,14 @@
-import LocusSolvers
+import LocusCore
 
-/// The verdict of a geometry report in one colour (the heatmap title's): the worse of how much of the
-/// floor is covered and how bad its worst cell is, so one unusable corner is not hidden by a good average.
+/// The verdict on a geometry report (the heatmap title's colour, LocusReports): the worse of how much
+/// of the floor is covered and how bad its worst cell is, so one unusable corner is not hidden by a good
+/// average.
 ///
 /// With the report's limits (coverage HDOP c = 2, poor HDOP p = 5):
 /// - good (green): coverage ≥ 95 % and max HDOP ≤ c;
 /// - fair (amber): coverage ≥ 80 % and max HDOP ≤ p;
 /// - poor (red): anything else, including a floor where no cell can be positioned.
-enum GeometryVerdict: Equatable {
+package enum GeometryVerdict: Sendable, Equatable {
     case good, fair, poor
 
     /// Coverage fractions at or above which a floor can be good or fair.
@@ -24,13 +25,9 @@ enum GeometryVerdict: Equatable {
             self = .poor
         }
     }
+}
 
-    /// `#RRGGBB` of the title: dark green, amber, red.
-    var colour: String {
-        switch self {
-        case .good: return "#1A6B3A"
-        case .fair: return "#8A5A00"
-        case .poor: return "#B2182B"
-        }
-    }
+extension GeometryReport {
+    /// The verdict on this report's statistics with its limits (`GeometryVerdict`).
+    package var verdict: GeometryVerdict { GeometryVerdict(statistics: statistics, options: options) }
 }

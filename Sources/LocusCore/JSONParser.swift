@@ -1,5 +1,3 @@
-import LocusCore
-
 /// A strict RFC 8259 parser from UTF-8 bytes to a `JSONValue` tree, with the line and column of
 /// every value. Our own, so that errors can name line and column and numbers keep their literal text.
 ///

@@ -1,5 +1,3 @@
-import LocusCore
-
 /// Fixed-decimal number text for CSV and messages, appended to a byte buffer without
 /// `String(format:)`: the same spelling as `JSONNumberFormat.fixed` (one formatter for every
 /// output), so a value reads the same in positions.csv and in a JSON summary.

@@ -1,5 +1,4 @@
-import LocusCore
-@testable import LocusIO
+@testable import LocusCore
 import Testing
 
 @Suite("JSON parser")

@@ -37,7 +37,7 @@ package struct JSONValue: Sendable, Equatable, CustomStringConvertible {
     /// What the value is.
     package var kind: Kind
     /// Where the value's first character was read; `.none` for values built in code.
-    var position: JSONPosition
+    package var position: JSONPosition
 
     /// A value of `kind` read at `position` (`.none` when built in code).
     init(_ kind: Kind, position: JSONPosition = .none) {
@@ -53,18 +53,18 @@ package struct JSONValue: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A line and column in a JSON text, both 1-based; the column counts Unicode scalars.
-struct JSONPosition: Sendable, Hashable {
+package struct JSONPosition: Sendable, Hashable {
     /// 1-based line number (lines end at `\n`).
-    var line: Int
+    package var line: Int
     /// 1-based column, in Unicode scalars from the start of the line.
-    var column: Int
+    package var column: Int
     /// A position from its line and column.
     init(line: Int, column: Int) {
         self.line = line
         self.column = column
     }
     /// The position of values built in code (line 0, column 0).
-    static let none = JSONPosition(line: 0, column: 0)
+    package static let none = JSONPosition(line: 0, column: 0)
 }
 
 /// A JSON number as its literal text and its value as a Double.
@@ -73,9 +73,9 @@ struct JSONPosition: Sendable, Hashable {
 /// `literal` is the text as read, or the text the writer emits for numbers built in code.
 package struct JSONNumber: Sendable, Hashable {
     /// The nearest Double to `literal` (±infinity on overflow).
-    var value: Double
+    package var value: Double
     /// The number's text in the JSON document.
-    var literal: String
+    package var literal: String
 
     /// A number from its literal text and value (the parser's constructor).
     init(literal: String, value: Double) {
@@ -99,13 +99,13 @@ package struct JSONNumber: Sendable, Hashable {
     }
 
     /// True when the literal has no fraction and no exponent (`40407`, `-3`).
-    var isIntegerLiteral: Bool {
+    package var isIntegerLiteral: Bool {
         !literal.utf8.contains { $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "e") || $0 == UInt8(ascii: "E") }
     }
 
     /// The value as an Int when it is a whole number that fits one (`2`, `2.0`, `1e3`); nil otherwise.
     /// Integer literals are converted from their text, so no precision is lost beyond 2⁵³.
-    var integerValue: Int? {
+    package var integerValue: Int? {
         if isIntegerLiteral, let exact = Int(literal) { return exact }
         guard value.isFinite, value.rounded(.towardZero) == value else { return nil }
         return Int(exactly: value)
@@ -146,7 +146,7 @@ extension JSONValue {
 
     /// The last member named `key` of an object (RFC 8259 leaves duplicates open; the last wins,
     /// as in JavaScript); nil when absent or when this is not an object. O(members).
-    subscript(key: String) -> JSONValue? {
+    package subscript(key: String) -> JSONValue? {
         guard case .object(let members) = kind else { return nil }
         return members.last { $0.key == key }?.value
     }
@@ -188,7 +188,7 @@ extension JSONValue {
     }
 
     /// The JSON type name for messages: `null`, `a boolean`, `a number`, `a string`, `an array`, `an object`.
-    var typeDescription: String {
+    package var typeDescription: String {
         switch kind {
         case .null: "null"
         case .bool: "a boolean"

@@ -18,7 +18,7 @@ package struct JSONWriter: Sendable {
         case pretty(indent: Int, inlineWidth: Int)
 
         /// Pretty with 2 spaces and containers of scalars inline up to 100 bytes.
-        static let pretty = Style.pretty(indent: 2, inlineWidth: 100)
+        package static let pretty = Style.pretty(indent: 2, inlineWidth: 100)
     }
 
     /// The layout this writer produces.
@@ -30,7 +30,7 @@ package struct JSONWriter: Sendable {
     }
 
     /// The value's bytes in this writer's style.
-    func bytes(_ value: JSONValue) -> [UInt8] {
+    package func bytes(_ value: JSONValue) -> [UInt8] {
         var out: [UInt8] = []
         write(value, level: 0, into: &out)
         return out
@@ -38,7 +38,7 @@ package struct JSONWriter: Sendable {
 
     /// Appends the value in this writer's style and then `\n` to `out` — one JSON Lines record
     /// (use `.line` or `.compact` style). Lets a sink fill one buffer with many records.
-    func appendLine(_ value: JSONValue, to out: inout [UInt8]) {
+    package func appendLine(_ value: JSONValue, to out: inout [UInt8]) {
         write(value, level: 0, into: &out)
         out.append(UInt8(ascii: "\n"))
     }
