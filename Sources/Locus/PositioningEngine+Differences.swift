@@ -125,7 +125,7 @@ extension PositioningEngine {
         var seed: Point3?
         if isTracking && tags[tag].hasFilter && filters[tag].isTracking {
             let mean = filters[tag].lastMean
-            seed = Point3(x: mean[0], y: mean[1], z: floors[floor].floor.tagHeightMeters)
+            seed = Point3(x: mean.px, y: mean.py, z: floors[floor].floor.tagHeightMeters)
         } else {
             seed = differenceEpochs.lastPosition(tag)
         }

@@ -122,7 +122,7 @@ extension PositioningEngine {
             seed = Point2(x: p.x, y: p.y)
         } else if isTight && tags[tag].hasFilter && filters[tag].isTracking {
             let mean = filters[tag].lastMean
-            seed = Point2(x: mean[0], y: mean[1])
+            seed = Point2(x: mean.px, y: mean.py)
         } else {
             seed = nil
         }

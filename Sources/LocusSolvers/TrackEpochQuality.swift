@@ -9,10 +9,12 @@ import LocusNumerics
 /// to Σ y²; then HDOP = √trace(A⁻¹) = √((A₀₀ + A₁₁)/det A) (0 while A is singular) and the residual
 /// RMS is √(Σ y² / n). Plain values: no allocation.
 struct TrackEpochQuality: Sendable {
-    private var used = 0
     private var a00 = 0.0, a01 = 0.0, a11 = 0.0
     private var residualSquares = 0.0
     private var rejected = LocatorList()
+    /// Measurements accepted in the epoch (32 bits and last, beside the flag: the struct then packs into
+    /// 64 bytes, which every tracked tag carries).
+    private var used: Int32 = 0
     /// Whether range differences entered the epoch (its sums are then not ranges alone).
     private var tookDifferences = false
 
@@ -20,7 +22,7 @@ struct TrackEpochQuality: Sendable {
     init() {}
 
     /// Ranges accepted in the epoch.
-    var rangesUsed: Int { used }
+    var rangesUsed: Int { Int(used) }
 
     /// Counts an accepted range: its innovation y (metres) and the tag's offset (dx, dy) from the
     /// locator with ρ² = dx² + dy² + dz² (m²).
@@ -37,7 +39,7 @@ struct TrackEpochQuality: Sendable {
     /// information per unit σ², so HDOP is the differences' own) and their whitened innovations' squares
     /// to Σ y² (each of variance σ² + H'PH'ᵀ, like a range's).
     mutating func accept(differences count: Int, statistics s: DifferenceGroupStatistics) {
-        used += count
+        used += Int32(clamping: count)
         tookDifferences = true
         a00 += s.xx; a01 += s.xy; a11 += s.yy
         residualSquares += s.residualSquares
@@ -49,12 +51,12 @@ struct TrackEpochQuality: Sendable {
              rejectionScore: Int) -> InteractingModels.RangeRun {
         InteractingModels.RangeRun(stateSeconds: stateSeconds, lastUpdateSeconds: lastUpdateSeconds,
                                    reinitializeAfterSeconds: reinitializeAfterSeconds, rejectionScore: rejectionScore,
-                                   used: used, a00: a00, a01: a01, a11: a11, residualSquares: residualSquares)
+                                   used: Int(used), a00: a00, a01: a01, a11: a11, residualSquares: residualSquares)
     }
 
     /// Takes the sums back from a round's run.
     mutating func take(_ run: InteractingModels.RangeRun) {
-        used = run.used
+        used = Int32(clamping: run.used)
         a00 = run.a00; a01 = run.a01; a11 = run.a11
         residualSquares = run.residualSquares
     }
@@ -76,6 +78,6 @@ struct TrackEpochQuality: Sendable {
         let det = a00 * a11 - a01 * a01
         let hdop = det > 1e-12 ? ((a00 + a11) / det).squareRoot() : 0
         return FixQuality(hdop: hdop, pdop: hdop, residualRMSMeters: used > 0 ? (residualSquares / Double(used)).squareRoot() : 0,
-                          locatorsUsed: used, rejected: rejected)
+                          locatorsUsed: Int(used), rejected: rejected)
     }
 }

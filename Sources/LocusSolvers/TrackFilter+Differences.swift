@@ -144,7 +144,7 @@ extension TrackFilter {
             switch outcome {
             case .accepted:
                 lastUpdateSeconds = max(lastUpdateSeconds, t)
-                lastMean = statistics.mean
+                lastMean = TrackFilter.Mean(statistics.mean)
                 epoch.accept(differences: applied, statistics: statistics)
             case .gated:
                 break

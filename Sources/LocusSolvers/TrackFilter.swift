@@ -64,19 +64,12 @@ package struct TrackFilter: Sendable {
     var lastUpdateSeconds: Double = -Double.infinity
     /// The state right after the last accepted measurement (reported fixes coast from it); nil without
     /// a state. Also a close seed for an epoch's least-squares solve.
-    var meanAtLastUpdate: SIMD4<Double>? { isTracking ? lastMean : nil }
+    var meanAtLastUpdate: SIMD4<Double>? { isTracking ? lastMean.vector : nil }
     /// `meanAtLastUpdate`'s value, meaningful while `isTracking` (not an optional: 32 bytes, not 48).
     /// Stored, like `isTracking`: read on an element of an engine's array of filters, a computed
     /// property's getter had the whole 1 KB filter copied out first (`filters[tag].meanAtLastUpdate`).
-    package internal(set) var lastMean = SIMD4<Double>.zero
-    /// Whether there is a state (initialised and not diverged since): `state != nil` without building
-    /// the combination (which costs a mixture of the models and, with pending likelihoods, two
-    /// exponentials).
-    package private(set) var isTracking = false
-    /// Whether the round after the one that started the track was taken (as it came when none of it
-    /// was gated, else without what the robust solve rejects in it); until then each round of several
-    /// ranges is judged as a whole (`updateRound`).
-    var isConfirmed = false
+    package internal(set) var lastMean = Mean(.zero)
+
     /// `rejectionScore` and `initializationCount` in 32 bits (beside the flag, in one word).
     private var rejections: Int32 = 0
     private var initializations: Int32 = 0
@@ -118,6 +111,15 @@ package struct TrackFilter: Sendable {
     var rangeVarianceSeconds = -Double.infinity
     /// The current epoch's figures (tightly coupled), restarted by `closeEpoch`.
     var epoch = TrackEpochQuality()
+    /// (These two flags sit in the epoch figures' tail padding: the filter is 1,080 bytes, not 1,088.)
+    /// Whether there is a state (initialised and not diverged since): `state != nil` without building
+    /// the combination (which costs a mixture of the models and, with pending likelihoods, two
+    /// exponentials).
+    package private(set) var isTracking = false
+    /// Whether the round after the one that started the track was taken (as it came when none of it
+    /// was gated, else without what the robust solve rejects in it); until then each round of several
+    /// ranges is judged as a whole (`updateRound`).
+    var isConfirmed = false
     /// The quality of the last least-squares fix taken (loosely coupled only), boxed: the default
     /// tightly coupled filter never sets it and carries 8 bytes, not 88 (memory per tracked tag).
     private var lastFixQualityBox: FixQualityBox?
@@ -171,7 +173,7 @@ package struct TrackFilter: Sendable {
         motion.reset(to: initial, atSeconds: t, shared)
         stateSeconds = t
         lastUpdateSeconds = t
-        lastMean = initial.x
+        lastMean = Mean(initial.x)
         rejectionScore = 0
         initializationCount += 1
     }
@@ -344,7 +346,7 @@ package struct TrackFilter: Sendable {
                     for j in k..<stop { buffer.insert(address: addresses[j], anchor: anchors[j], rangeMeters: ranges[j], timeSeconds: times[j]) }
                     stateSeconds = run.stateSeconds
                     lastUpdateSeconds = run.lastUpdateSeconds
-                    lastMean = run.mean
+                    lastMean = Mean(run.mean)
                     rejectionScore = run.rejectionScore
                     epoch.take(run)
                     k = stop
@@ -444,7 +446,7 @@ package struct TrackFilter: Sendable {
 
     private mutating func accept(at t: Double, mean: SIMD4<Double>) {
         lastUpdateSeconds = t
-        lastMean = mean
+        lastMean = Mean(mean)
         rejectionScore = max(0, rejectionScore - 1)
     }
 
