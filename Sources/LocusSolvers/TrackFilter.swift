@@ -91,13 +91,15 @@ package struct TrackFilter: Sendable {
     /// When the state last went non-finite; NaN when it never did (the error is built on demand, and
     /// a time is finite: no optional's extra word).
     private var divergedAtSeconds = Double.nan
+    /// μ with nothing learnt: each of the IMM's four models equally likely (also a filter without a state).
+    static let uniformModeProbabilities = SIMD4<Double>(repeating: 0.25)
     /// IMM model probabilities μ = (still, steady, manoeuvring, agile) with the likelihoods of the
     /// measurements since the last interaction folded in; (¼, ¼, ¼, ¼) without models.
     /// `mutating` only to read the models in place and let them keep the result for the next
     /// interaction (`InteractingModels.probabilities`); the track is not changed.
     var modeProbabilities: SIMD4<Double> {
         mutating get {
-            guard isTracking, configuration.usesInteractingModels else { return SIMD4<Double>(repeating: 0.25) }
+            guard isTracking, configuration.usesInteractingModels else { return Self.uniformModeProbabilities }
             return motion.probabilities
         }
     }

@@ -128,7 +128,7 @@ extension TrackSmoother {
     static func backwardModeProbabilities(events: [DifferenceEvent], ranges: [RangeMeasurement], differences: [RangeDifference],
                                           seeds: [PositionFix], floor: Floor, tag: TagID,
                                           configuration: TrackFilterConfiguration) -> [SIMD4<Double>] {
-        let uniform = SIMD4<Double>(repeating: 0.25)
+        let uniform = TrackFilter.uniformModeProbabilities
         var out = [SIMD4<Double>](repeating: uniform, count: events.count)
         guard configuration.usesInteractingModels else { return out }
         let forward = forwardConfiguration(configuration)

@@ -26,7 +26,7 @@ extension TrackSmoother {
     /// nothing was seen yet; all uniform for the single-model filter, which has no modes). Complexity O(n).
     static func backwardModeProbabilities(ranges: [RangeMeasurement], floor: Floor,
                                           configuration: TrackFilterConfiguration) -> [SIMD4<Double>] {
-        let uniform = SIMD4<Double>(repeating: 0.25)
+        let uniform = TrackFilter.uniformModeProbabilities
         var out = [SIMD4<Double>](repeating: uniform, count: ranges.count)
         guard let first = ranges.first, configuration.usesInteractingModels else { return out }
         var filter = TrackFilter(configuration: forwardConfiguration(configuration), tag: first.tag, floor: floor.id,
@@ -47,7 +47,7 @@ extension TrackSmoother {
     /// The backward IMM's model probabilities after each fix of `fixes` (non-decreasing time), as
     /// `backwardModeProbabilities(ranges:…)` for the loosely coupled filter. Complexity O(n).
     static func backwardModeProbabilities(fixes: [PositionFix], configuration: TrackFilterConfiguration) -> [SIMD4<Double>] {
-        let uniform = SIMD4<Double>(repeating: 0.25)
+        let uniform = TrackFilter.uniformModeProbabilities
         var out = [SIMD4<Double>](repeating: uniform, count: fixes.count)
         guard let first = fixes.first, configuration.usesInteractingModels else { return out }
         var filter = TrackFilter(configuration: forwardConfiguration(configuration), tag: first.tag, floor: first.floor,
