@@ -127,6 +127,12 @@ extension PositioningEngine {
             seed = nil
         }
         let applied = tags[tag].offsetMeters
+        if n < 4, isTight, tags[tag].hasFilter {
+            // Fewer ranges than an epoch needs (a round robin): the filter's latest cycle instead.
+            tags[tag].offsetMeters = offsets[tag]?.updatedCorrectionMeters(cycleOf: &filters[tag], epochRanges: n, tagHeightMeters: h,
+                                                                           lessOffsetMeters: applied) ?? 0
+            return
+        }
         var epoch: TagRangeOffsetEstimator.EpochSolution? = nil
         let offset = scratchLocators.withUnsafeBufferPointer { lp in
             scratchRanges.withUnsafeBufferPointer { rp in

@@ -115,6 +115,9 @@ package struct TagRangeOffsetEstimator: Sendable {
     private var windowEpochs: UInt8 = 0
     /// True once the estimate is applied (`correctionMeters`), until a window finds it inconsistent.
     package private(set) var isTrusted = false
+    /// Ranges of round-robin epochs since the last cycle fed (`updatedCorrectionMeters(cycleOf:...)`;
+    /// saturating). In the padding before `windowSum`: the estimator stays 64 bytes.
+    var cycleRanges: UInt8 = 0
     private var windowSum: Float = 0
 
     /// Epochs that updated the estimate.

@@ -106,6 +106,41 @@ struct TrackRangeBuffer: Sendable {
         return false
     }
 
+    /// One round-robin cycle for the tag's range offset (`TagRangeOffsetEstimator`, "Round robin"): the
+    /// latest range of each locator heard within `cycleSeconds` before `newestSeconds`, at most
+    /// `locators.count` of them (the most recent first), each carried to `newestSeconds` along its line
+    /// of sight by the tag's velocity v (m/s) from its position p (m) at that time:
+    /// rᵢ + uᵢ·v·(t − tᵢ), uᵢ = (p − aᵢ)/ρᵢ horizontally, ρᵢ = ‖(p, h) − aᵢ‖ (first order in the motion:
+    /// 0.3 m/s over a 0.5 s cycle moves a range by up to 15 cm, which the offset would otherwise
+    /// absorb). Written to `locators` and `ranges` from index 0; returns the count. `mutating` only to
+    /// read the entries in place; nothing allocated.
+    mutating func gatherCycle(newestSeconds t: Double, cycleSeconds: Double, position p: Point2, velocity v: Point2,
+                              tagHeightMeters h: Double, locators: inout MutableSpan<Point3>,
+                              ranges: inout MutableSpan<Double>) -> Int {
+        let room = min(locators.count, ranges.count)
+        var n = 0
+        // Newest first: pick, up to `room` times, the newest entry in the window not picked yet (≤ 16).
+        var picked: UInt32 = 0
+        while n < room {
+            var best = -1, bestTime = -Double.infinity
+            for i in 0..<count where picked & (1 << UInt32(i)) == 0 {
+                let ti = i < Self.inlineCapacity ? near[i].timeSeconds : far[i - Self.inlineCapacity].timeSeconds
+                if ti <= t, t - ti <= cycleSeconds, ti > bestTime { best = i; bestTime = ti }
+            }
+            guard best >= 0 else { break }
+            picked |= 1 << UInt32(best)
+            let e = best < Self.inlineCapacity ? near[best] : far[best - Self.inlineCapacity]
+            let a = e.anchor
+            let dx = p.x - a.x, dy = p.y - a.y, dz = h - a.z
+            let rho = (dx * dx + dy * dy + dz * dz).squareRoot()
+            let rate = rho > 1e-6 ? (dx * v.x + dy * v.y) / rho : 0
+            locators[n] = a
+            ranges[n] = e.rangeMeters + rate * (t - e.timeSeconds)
+            n += 1
+        }
+        return n
+    }
+
     /// Keeps this range as the latest of its locator. Inlined (the common case, a ranging round in
     /// its usual order, is one compare and four stores), and written field by field: an `Entry` built on
     /// the stack with narrow stores and copied with wide loads waited for the stores each time (a

@@ -45,4 +45,44 @@ struct TrackRangeBufferTests {
             #expect(buffer.count == min(locators, 16))
         }
     }
+
+    @Test("A polling cycle carried to its newest range: 4 locators heard in turn every 0.128 s by a tag walking 0.5 m/s give, newest first, the distances at the newest range's time to within 5 mm (first order in the motion), where the ranges as measured are up to 19 cm off; ranges older than the cycle window are left out")
+    func gatherCycle() {
+        let anchors = [Point3(x: 0, y: 0, z: 2), Point3(x: 10, y: 0, z: 2), Point3(x: 10, y: 8, z: 2), Point3(x: 0, y: 8, z: 2)]
+        let h = 1.0, v = Point2(x: 0.4, y: -0.3)
+        func position(_ t: Double) -> Point2 { Point2(x: 4 + v.x * t, y: 5 + v.y * t) }
+        func distance(_ p: Point2, _ a: Point3) -> Double { ((p.x - a.x) * (p.x - a.x) + (p.y - a.y) * (p.y - a.y) + (h - a.z) * (h - a.z)).squareRoot() }
+        var buffer = TrackRangeBuffer()
+        // An old range of a fifth locator, 2 s before the cycle: outside the 1 s window.
+        buffer.insert(address: LocatorAddress(9), anchor: Point3(x: 5, y: -3, z: 2), rangeMeters: 7, timeSeconds: -1.5)
+        var times: [Double] = []
+        for k in 0..<8 {  // two cycles; the second overwrites the first
+            let t = 0.128 * Double(k)
+            buffer.insert(address: LocatorAddress(UInt16(k % 4)), anchor: anchors[k % 4], rangeMeters: distance(position(t), anchors[k % 4]), timeSeconds: t)
+            times.append(t)
+        }
+        let t = times.last!
+        var locators = InlineArray<16, Point3>(repeating: Point3(x: 0, y: 0, z: 0))
+        var ranges = InlineArray<16, Double>(repeating: 0)
+        var locatorSpan = locators.mutableSpan, rangeSpan = ranges.mutableSpan
+        let n = buffer.gatherCycle(newestSeconds: t, cycleSeconds: 1.0, position: position(t), velocity: v, tagHeightMeters: h,
+                                   locators: &locatorSpan, ranges: &rangeSpan)
+        #expect(n == 4)
+        var worstMeasured = 0.0
+        for i in 0..<n {
+            let a = locators[i]
+            #expect(a == anchors[(7 - i) % 4], "newest first")
+            let truth = distance(position(t), a)
+            #expect(abs(ranges[i] - truth) < 0.005, "locator \(i): \(ranges[i]) m, true \(truth) m")
+            worstMeasured = max(worstMeasured, abs(distance(position(times[7 - i]), a) - truth))
+        }
+        #expect(worstMeasured > 0.1, "the motion over the cycle matters: \(worstMeasured) m")
+        // Room for two only: the two newest.
+        var twoLocators = InlineArray<2, Point3>(repeating: Point3(x: 0, y: 0, z: 0))
+        var twoRangeValues = InlineArray<2, Double>(repeating: 0)
+        var two = twoLocators.mutableSpan, twoRanges = twoRangeValues.mutableSpan
+        #expect(buffer.gatherCycle(newestSeconds: t, cycleSeconds: 1.0, position: position(t), velocity: v, tagHeightMeters: h,
+                                   locators: &two, ranges: &twoRanges) == 2)
+    }
 }
+
