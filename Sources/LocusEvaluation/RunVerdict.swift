@@ -65,12 +65,20 @@ package enum RunVerdict {
         return 0
     }
 
-    /// Why an engine's kept rows gave no fix.
-    static func engineFailure(_ d: EngineDiagnostics) -> String? {
+    /// Why an engine's kept rows gave no fix (`ranges`: the ranges the epochs held; `raw`: solved by
+    /// least squares alone, `--filter none`).
+    static func engineFailure(_ d: EngineDiagnostics, ranges: Int, raw: Bool) -> String? {
         if d.epochs == 0 { return nil }
         var parts = d.failedEpochs.map { "\($0.code.rawValue) \(ReplaySummary.describe($0.code)) \($0.count)" }
         if d.epochsBeforeTrack > 0 { parts.append("before the filter had a track \(d.epochsBeforeTrack)") }
-        return "\(plural(d.epochs, "epoch")), none solved (" + parts.joined(separator: ", ") + ")"
+        var text = "\(plural(d.epochs, "epoch")), none solved (" + parts.joined(separator: ", ") + ")"
+        // Epochs of one range each, too few for a fix: hardware that ranges to one locator at a time.
+        let tooFew = d.failedEpochs.first { $0.code == .tooFewRanges }?.count ?? 0
+        if raw, tooFew * 2 > d.epochs, ranges * 2 < d.epochs * 3 {
+            text += " — about one range an epoch: if the tags range to one locator at a time (a round robin), the default "
+                  + "filter tracks them, or a lower --rate (e.g. 2) makes each epoch a whole polling cycle"
+        }
+        return text
     }
 }
 
@@ -80,7 +88,7 @@ extension ReplaySummary {
     package func verdict(command: String, input: String, say: (String) -> Void) -> Int32 {
         if let line = unfilteredText { say("locus \(command): warning: \(line)\n") }
         return RunVerdict.check(command: command, input: input, results: fixes, noun: ("fix", "fixes"), rows: ranges, skipped: skipped,
-                         failure: RunVerdict.engineFailure(diagnostics), compared: accuracy?.compared, say: say)
+                         failure: RunVerdict.engineFailure(diagnostics, ranges: ranges, raw: filter == "none"), compared: accuracy?.compared, say: say)
     }
 }
 

@@ -55,6 +55,8 @@ struct RoundRobinReplayTests {
         #expect(rrSmooth < rr)
         let rawRun = CapturedRun(["replay", "--json", "--filter", "none"] + roundRobin)
         #expect(rawRun.status != 0, "no raw fix: the run fails, naming why")
+        #expect(rawRun.err.contains("about one range an epoch: if the tags range to one locator at a time (a round robin), the default filter tracks them"),
+                "the likely cause and the way out: \(rawRun.err)")
         let raw = try JSONParser.parse(Array(rawRun.out.utf8))
         #expect(raw["failed_epochs"]?["E4001"]?.intValue == epochs)
     }
