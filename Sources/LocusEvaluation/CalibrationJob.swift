@@ -15,27 +15,42 @@ package struct CalibrationJob {
         case truth
     }
 
-    var sitePath: String
-    var tracePath: String
-    package var truthPath: String?
-    package var outPath: String?
+    let sitePath: String
+    let tracePath: String
+    let truthPath: String?
+    let outPath: String?
     /// Floor of rows without one (nil: the site's first floor).
-    package var defaultFloor: FloorID?
+    let defaultFloor: FloorID?
     /// With truth: the estimator (nil: tukey; giving one without truth is E1001).
-    package var estimator: RangeCalibrationConfiguration.Estimator?
-    package var fitsSlope = false
-    package var height = HeightSource.auto
+    let estimator: RangeCalibrationConfiguration.Estimator?
+    let fitsSlope: Bool
+    let height: HeightSource
     /// Samples a locator needs (nil: 10 with truth, 50 ranges without).
-    package var minimumSamples: Int?
+    let minimumSamples: Int?
     /// Without truth: `outPath` also moves each flagged locator to its fitted position.
-    package var fixesPositions = false
+    let fixesPositions: Bool
     /// Length of the alternating blocks of the held-out validation, seconds (`HoldoutBlocks`); 0
     /// turns the validation off (the calibration is written as fitted).
-    package var holdoutBlockSeconds = HoldoutBlocks.defaultBlockSeconds
+    let holdoutBlockSeconds: Double
 
-    package init(sitePath: String, tracePath: String) {
+    /// A calibration of the recording at `tracePath` against the site at `sitePath`: with the truth
+    /// at `truthPath` (nil: from the ranges alone), the calibrated site written to `outPath` (nil:
+    /// not written); the other parameters as the fields they set say (`locus calibrate`'s options).
+    package init(sitePath: String, tracePath: String, truthPath: String? = nil, outPath: String? = nil,
+                 defaultFloor: FloorID? = nil, estimator: RangeCalibrationConfiguration.Estimator? = nil,
+                 fitsSlope: Bool = false, height: HeightSource = .auto, minimumSamples: Int? = nil,
+                 fixesPositions: Bool = false, holdoutBlockSeconds: Double = HoldoutBlocks.defaultBlockSeconds) {
         self.sitePath = sitePath
         self.tracePath = tracePath
+        self.truthPath = truthPath
+        self.outPath = outPath
+        self.defaultFloor = defaultFloor
+        self.estimator = estimator
+        self.fitsSlope = fitsSlope
+        self.height = height
+        self.minimumSamples = minimumSamples
+        self.fixesPositions = fixesPositions
+        self.holdoutBlockSeconds = holdoutBlockSeconds
     }
 
     /// What one floor's calibration produced.
