@@ -30,28 +30,31 @@ public func locusReplayFile(_ request: UnsafeRawPointer?, _ options: UnsafeRawPo
         let tracePath = try RunResult.path(request, R.trace, "request.trace_path")
         let jobs = request.loadUnaligned(fromByteOffset: R.jobs, as: UInt32.self)
         guard jobs <= 256 else { throw LocusError(.invalidArgument, "request.jobs \(jobs) is not in 0...256") }
-        var job = try ReplayJob(site: site, options: try EngineFactory.engineOptions(options), jobs: max(1, Int(jobs)))
-        if let truth = try RunResult.optionalPath(request, R.truth, "request.truth_path") { job.truth = try GroundTruth.read(path: truth) }
+        let engineOptions = try EngineFactory.engineOptions(options)
+        let truthPath = try RunResult.optionalPath(request, R.truth, "request.truth_path")
         let reportPath = try RunResult.optionalPath(request, R.report, "request.report_path")
-        if reportPath != nil && job.truth == nil {
+        if reportPath != nil && truthPath == nil {
             throw LocusError(.usage, "request.report_path needs request.truth_path: the report draws the tracks over their truth")
         }
-        job.keepsTracks = reportPath != nil
+        var zoneWindowSeconds = 5.0
         let window = request.loadUnaligned(fromByteOffset: R.zoneWindow, as: Double.self)
         if window != 0 {
             guard (0.001...3600).contains(window) else { throw LocusError(.invalidArgument, "request.zone_window_s \(window) is not in [0.001, 3600]") }
-            job.zoneWindowSeconds = window
+            zoneWindowSeconds = window
         }
         let flags = request.loadUnaligned(fromByteOffset: R.flags, as: UInt32.self)
         guard flags & ~(R.truthShiftGiven | R.truthShiftAuto) == 0, flags != R.truthShiftGiven | R.truthShiftAuto else {
             throw LocusError(.invalidArgument, "request.flags \(flags) is not a combination of locus_replay_flag values")
         }
-        if flags & R.truthShiftAuto != 0 { job.truthShift = .auto }
+        var truthShift = ReplayJob.TruthShiftSetting.none
+        if flags & R.truthShiftAuto != 0 { truthShift = .auto }
         if flags & R.truthShiftGiven != 0 {
             let shift = request.loadUnaligned(fromByteOffset: R.truthShift, as: Double.self)
             guard (-3600...3600).contains(shift) else { throw LocusError(.invalidArgument, "request.truth_shift_s \(shift) is not in [-3600, 3600]") }
-            job.truthShift = .given(shift)
+            truthShift = .given(shift)
         }
+        let job = try ReplayJob(site: site, options: engineOptions, jobs: max(1, Int(jobs)), truthPath: truthPath, truthShift: truthShift,
+                                zoneWindowSeconds: zoneWindowSeconds, keepsTracks: reportPath != nil)
         let source = try ByteSource(path: tracePath)
         let positions = try RunResult.optionalPath(request, R.positions, "request.positions_path").map { (p: String) throws(LocusError) in try ByteSink(path: p) }
         let events = try RunResult.optionalPath(request, R.events, "request.events_path").map { (p: String) throws(LocusError) in try ByteSink(path: p) }
