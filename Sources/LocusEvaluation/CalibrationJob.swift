@@ -67,13 +67,12 @@ package struct CalibrationJob {
     ///   `--floor`; E1001 for `--slope` with the median; E4001 when no row has truth or no locator has
     ///   enough samples; E4002 when a slope is not determined; E5005 when `--out` cannot be written.
     package func run(say: (String) -> Void = { _ in }) throws(LocusError) -> CalibrationOutcome {
-        var configuration = RangeCalibrationConfiguration.standard
-        configuration.estimator = estimator ?? .tukey
-        configuration.fitsSlope = fitsSlope
-        if configuration.fitsSlope && configuration.estimator == .median {
+        let chosenEstimator = estimator ?? .tukey
+        if fitsSlope && chosenEstimator == .median {
             throw LocusError(.usage, "--slope needs --estimator tukey or huber (see: locus calibrate --help)")
         }
-        configuration.minimumSamples = minimumSamples ?? 10
+        let configuration = RangeCalibrationConfiguration(estimator: chosenEstimator, fitsSlope: fitsSlope,
+                                                          minimumSamples: minimumSamples ?? 10)
 
         // The notation of each address, so that --out writes them as the input had them.
         let (input, addressNotation) = try SiteDecoder.loadNotated(path: sitePath)
@@ -122,7 +121,7 @@ package struct CalibrationJob {
         validation?.written = writes && outPath != nil
 
         let summary = CalibrationSummary(floors: results, samples: sampleCount,
-                                         withoutTruth: withoutTruth, skipped: skipped, configuration: configuration,
+                                         withoutTruth: withoutTruth, skipped: skipped, estimator: chosenEstimator, fitsSlope: fitsSlope,
                                          outPath: writes ? outPath : nil, tracePath: tracePath, validation: validation)
         var verdict: [String] = []
         var status = RunVerdict.check(command: "calibrate", input: traceSource.name, results: sampleCount, noun: ("sample", "samples"),
