@@ -216,14 +216,23 @@ package struct CalibrationJob {
 /// What a calibration produced: the summary (nil when nothing could be calibrated and the skip
 /// counts say why), the exit status of `RunVerdict` (0 or 1) and its lines for stderr.
 package struct CalibrationOutcome {
-    /// The two reports: with truth, or without (the bundle adjustment).
-    package enum Summary {
-        case withTruth(CalibrationSummary)
-        case withoutTruth(SelfCalibrationReport)
+    /// The report, with truth or without (the bundle adjustment): what a face prints of it (which of
+    /// the two it is stays inside the job).
+    package struct Summary {
+        enum Report {
+            case withTruth(CalibrationSummary)
+            case withoutTruth(SelfCalibrationReport)
+        }
+        var report: Report
+
+        /// The report of a calibration with truth.
+        static func withTruth(_ summary: CalibrationSummary) -> Summary { Summary(report: .withTruth(summary)) }
+        /// The report of a calibration without truth.
+        static func withoutTruth(_ report: SelfCalibrationReport) -> Summary { Summary(report: .withoutTruth(report)) }
 
         /// The `--json` object.
         package var json: JSONValue {
-            switch self {
+            switch report {
             case .withTruth(let s): s.json
             case .withoutTruth(let r): r.json
             }
@@ -231,15 +240,15 @@ package struct CalibrationOutcome {
 
         /// Sets the wall time of the run (`elapsed_s` of the report without truth; the caller owns the clock).
         package mutating func recordElapsed(_ seconds: Double) {
-            if case .withoutTruth(var r) = self {
+            if case .withoutTruth(var r) = report {
                 r.elapsedSeconds = seconds
-                self = .withoutTruth(r)
+                report = .withoutTruth(r)
             }
         }
 
         /// The text for people.
         package var text: String {
-            switch self {
+            switch report {
             case .withTruth(let s): s.text(tracePath: s.tracePath)
             case .withoutTruth(let r): r.text(tracePath: r.tracePath)
             }

@@ -2,7 +2,7 @@ import LocusCore
 import LocusSolvers
 
 /// The figures `locus calibrate` reports: a per-locator table as text, or one JSON object.
-package struct CalibrationSummary {
+struct CalibrationSummary {
     var floors: [CalibrationJob.FloorResult]
     var samples: Int
     var withoutTruth: Int

@@ -2,7 +2,7 @@ import LocusCore
 import LocusSolvers
 
 /// The report of a calibration without truth: a per-locator table as text, or one JSON object.
-package struct SelfCalibrationReport {
+struct SelfCalibrationReport {
     var floors: [CalibrationJob.SelfFloorResult]
     var skipped: SkipTally
     var fitsSlope: Bool
