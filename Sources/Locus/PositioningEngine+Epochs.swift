@@ -1,4 +1,5 @@
 import LocusCore
+import LocusNumerics
 import LocusSolvers
 
 // Closing an epoch: the tightly coupled filter takes its pending ranges, the least-squares solver

@@ -102,10 +102,8 @@ public enum SiteCalibration {
             guard site.floors[f].locators.contains(where: { $0.address == r.locator }) else { unused += 1; continue }
             byFloor[f].append(r)
         }
-        var configuration = SelfCalibrationConfiguration.standard
-        configuration.fitsSlope = options.fitsSlope
-        configuration.fixesPositions = options.fixesPositions
-        configuration.minimumRanges = options.minimumRanges
+        let configuration = SelfCalibrationConfiguration(fitsSlope: options.fitsSlope, minimumRanges: options.minimumRanges,
+                                                         fixesPositions: options.fixesPositions)
         var out = site
         var floors: [FloorReport] = []
         for (f, floor) in site.floors.enumerated() where !byFloor[f].isEmpty {

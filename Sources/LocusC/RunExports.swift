@@ -30,28 +30,31 @@ public func locusReplayFile(_ request: UnsafeRawPointer?, _ options: UnsafeRawPo
         let tracePath = try RunResult.path(request, R.trace, "request.trace_path")
         let jobs = request.loadUnaligned(fromByteOffset: R.jobs, as: UInt32.self)
         guard jobs <= 256 else { throw LocusError(.invalidArgument, "request.jobs \(jobs) is not in 0...256") }
-        var job = try ReplayJob(site: site, options: try EngineFactory.engineOptions(options), jobs: max(1, Int(jobs)))
-        if let truth = try RunResult.optionalPath(request, R.truth, "request.truth_path") { job.truth = try GroundTruth.read(path: truth) }
+        let engineOptions = try EngineFactory.engineOptions(options)
+        let truthPath = try RunResult.optionalPath(request, R.truth, "request.truth_path")
         let reportPath = try RunResult.optionalPath(request, R.report, "request.report_path")
-        if reportPath != nil && job.truth == nil {
+        if reportPath != nil && truthPath == nil {
             throw LocusError(.usage, "request.report_path needs request.truth_path: the report draws the tracks over their truth")
         }
-        job.keepsTracks = reportPath != nil
+        var zoneWindowSeconds = 5.0
         let window = request.loadUnaligned(fromByteOffset: R.zoneWindow, as: Double.self)
         if window != 0 {
             guard (0.001...3600).contains(window) else { throw LocusError(.invalidArgument, "request.zone_window_s \(window) is not in [0.001, 3600]") }
-            job.zoneWindowSeconds = window
+            zoneWindowSeconds = window
         }
         let flags = request.loadUnaligned(fromByteOffset: R.flags, as: UInt32.self)
         guard flags & ~(R.truthShiftGiven | R.truthShiftAuto) == 0, flags != R.truthShiftGiven | R.truthShiftAuto else {
             throw LocusError(.invalidArgument, "request.flags \(flags) is not a combination of locus_replay_flag values")
         }
-        if flags & R.truthShiftAuto != 0 { job.truthShift = .auto }
+        var truthShift = ReplayJob.TruthShiftSetting.none
+        if flags & R.truthShiftAuto != 0 { truthShift = .auto }
         if flags & R.truthShiftGiven != 0 {
             let shift = request.loadUnaligned(fromByteOffset: R.truthShift, as: Double.self)
             guard (-3600...3600).contains(shift) else { throw LocusError(.invalidArgument, "request.truth_shift_s \(shift) is not in [-3600, 3600]") }
-            job.truthShift = .given(shift)
+            truthShift = .given(shift)
         }
+        let job = try ReplayJob(site: site, options: engineOptions, jobs: max(1, Int(jobs)), truthPath: truthPath, truthShift: truthShift,
+                                zoneWindowSeconds: zoneWindowSeconds, keepsTracks: reportPath != nil)
         let source = try ByteSource(path: tracePath)
         let positions = try RunResult.optionalPath(request, R.positions, "request.positions_path").map { (p: String) throws(LocusError) in try ByteSink(path: p) }
         let events = try RunResult.optionalPath(request, R.events, "request.events_path").map { (p: String) throws(LocusError) in try ByteSink(path: p) }
@@ -73,25 +76,27 @@ public func locusGeometry(_ request: UnsafeRawPointer?, _ summaryJSON: UnsafeMut
     RunResult.deliver(summaryJSON: summaryJSON, notes: nil, verdict: nil) { () throws(LocusError) in
         guard let request else { throw LocusError(.invalidArgument, "request is NULL") }
         typealias R = CLayout.GeometryRequest
-        var job = GeometryJob(sitePath: try RunResult.path(request, R.site, "request.site_path"))
-        job.floor = try RunResult.optionalPath(request, R.floor, "request.floor").map { FloorID($0) }
+        let sitePath = try RunResult.path(request, R.site, "request.site_path")
+        let floor = try RunResult.optionalPath(request, R.floor, "request.floor").map { FloorID($0) }
         func number(_ offset: Int, _ field: String, _ domain: ClosedRange<Double>) throws(LocusError) -> Double? {
             let v = request.loadUnaligned(fromByteOffset: offset, as: Double.self)
             if v == 0 { return nil }
             guard domain.contains(v) else { throw LocusError(.invalidArgument, "request.\(field) \(v) is not in [\(domain.lowerBound), \(domain.upperBound)]") }
             return v
         }
-        if let grid = try number(R.grid, "grid_m", 0.001...10_000) { job.options.gridMeters = grid }
-        if let range = try number(R.maximumRange, "max_range_m", 0.01...100_000) { job.options.maximumRangeMeters = range }
-        job.accuracySigmaMeters = try number(R.accuracySigma, "accuracy_sigma_m", 0.000_1...100)
+        let standard = GeometryReportOptions.standard
+        let grid = try number(R.grid, "grid_m", 0.001...10_000) ?? standard.gridMeters
+        let range = try number(R.maximumRange, "max_range_m", 0.01...100_000) ?? standard.maximumRangeMeters
+        let accuracySigma = try number(R.accuracySigma, "accuracy_sigma_m", 0.000_1...100)
         let flags = request.loadUnaligned(fromByteOffset: R.flags, as: UInt32.self)
         guard flags & ~(R.suggest | R.kernel | R.tdoa) == 0 else {
             throw LocusError(.invalidArgument, "request.flags \(flags) has bits that are not locus_geometry_flag values")
         }
-        job.suggests = flags & R.suggest != 0
-        job.options.path = flags & R.kernel != 0 ? .kernel : .batched
-        if flags & R.tdoa != 0 { job.options.measurement = .tdoa }
-        job.tracePath = try RunResult.optionalPath(request, R.trace, "request.trace_path")
+        let options = GeometryReportOptions(gridMeters: grid, maximumRangeMeters: range, path: flags & R.kernel != 0 ? .kernel : .batched,
+                                            measurement: flags & R.tdoa != 0 ? .tdoa : .range)
+        let job = GeometryJob(sitePath: sitePath, floor: floor, options: options, accuracySigmaMeters: accuracySigma,
+                              suggests: flags & R.suggest != 0,
+                              tracePath: try RunResult.optionalPath(request, R.trace, "request.trace_path"))
         let outcome = try job.run()
         let svg = try RunResult.optionalPath(request, R.svg, "request.svg_path")
         if let svg { try FileBytes.write(GeometryHeatmap.svg(outcome), to: svg) }
@@ -109,33 +114,35 @@ public func locusCalibrateFile(_ request: UnsafeRawPointer?, _ summaryJSON: Unsa
         guard let request else { throw LocusError(.invalidArgument, "request is NULL") }
         typealias R = CLayout.CalibrateRequest
         let started = ContinuousClock.now
-        var job = CalibrationJob(sitePath: try RunResult.path(request, R.site, "request.site_path"),
-                                 tracePath: try RunResult.path(request, R.trace, "request.trace_path"))
-        job.truthPath = try RunResult.optionalPath(request, R.truth, "request.truth_path")
-        job.outPath = try RunResult.optionalPath(request, R.out, "request.out_path")
-        job.defaultFloor = try RunResult.optionalPath(request, R.floor, "request.floor").map { FloorID($0) }
+        let sitePath = try RunResult.path(request, R.site, "request.site_path")
+        let tracePath = try RunResult.path(request, R.trace, "request.trace_path")
+        let truthPath = try RunResult.optionalPath(request, R.truth, "request.truth_path")
+        let outPath = try RunResult.optionalPath(request, R.out, "request.out_path")
+        let floor = try RunResult.optionalPath(request, R.floor, "request.floor").map { FloorID($0) }
+        let estimator: RangeCalibrationConfiguration.Estimator?
         switch request.loadUnaligned(fromByteOffset: R.estimator, as: Int32.self) {
-        case 0: job.estimator = nil
-        case 1: job.estimator = .tukey
-        case 2: job.estimator = .huber
-        case 3: job.estimator = .median
+        case 0: estimator = nil
+        case 1: estimator = .tukey
+        case 2: estimator = .huber
+        case 3: estimator = .median
         case let other: throw LocusError(.invalidArgument, "request.estimator \(other) is not a locus_estimator")
         }
+        let height: CalibrationJob.HeightSource
         switch request.loadUnaligned(fromByteOffset: R.height, as: Int32.self) {
-        case 0: job.height = .auto
-        case 1: job.height = .floor
-        case 2: job.height = .truth
+        case 0: height = .auto
+        case 1: height = .floor
+        case 2: height = .truth
         case let other: throw LocusError(.invalidArgument, "request.height \(other) is not a locus_height_source")
         }
         let minimum = request.loadUnaligned(fromByteOffset: R.minimumSamples, as: Int64.self)
         guard minimum >= 0 else { throw LocusError(.invalidArgument, "request.min_samples \(minimum) is negative") }
-        if minimum > 0 { job.minimumSamples = Int(minimum) }
         let flags = request.loadUnaligned(fromByteOffset: R.flags, as: UInt32.self)
         guard flags & ~(R.slope | R.fixPositions) == 0 else {
             throw LocusError(.invalidArgument, "request.flags \(flags) has bits that are not locus_calibrate_flag values")
         }
-        job.fitsSlope = flags & R.slope != 0
-        job.fixesPositions = flags & R.fixPositions != 0
+        let job = CalibrationJob(sitePath: sitePath, tracePath: tracePath, truthPath: truthPath, outPath: outPath,
+                                 defaultFloor: floor, estimator: estimator, fitsSlope: flags & R.slope != 0, height: height,
+                                 minimumSamples: minimum > 0 ? Int(minimum) : nil, fixesPositions: flags & R.fixPositions != 0)
         var said = ""
         var outcome = try job.run(say: { said += $0 })
         outcome.summary?.recordElapsed(RunResult.seconds(since: started))

@@ -70,16 +70,16 @@ enum CalibrateCommand: LocusCommand {
     /// Parses the options into a `CalibrationJob`, runs it, prints the summary.
     /// - Throws: as `CalibrationJob.run`, and E1001 for a malformed option.
     static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
-        var job = CalibrationJob(sitePath: arguments.string("site") ?? "", tracePath: arguments.string("trace") ?? "")
-        job.truthPath = arguments.string("truth")
-        job.outPath = arguments.string("out")
-        job.defaultFloor = arguments.string("floor").map { FloorID($0) }
-        job.estimator = arguments.string("estimator").map { RangeCalibrationConfiguration.Estimator(rawValue: $0) ?? .tukey }
-        job.fitsSlope = arguments.flag("slope")
-        job.height = CalibrationJob.HeightSource(rawValue: arguments.string("height") ?? "auto") ?? .auto
-        if arguments.string("min-samples") != nil { job.minimumSamples = try arguments.integer("min-samples", default: 10, in: 1...Int.max) }
-        job.fixesPositions = arguments.flag("fix-positions")
-        job.holdoutBlockSeconds = try arguments.double("holdout-block", default: 10, in: 0...86_400)
+        let minimumSamples = arguments.string("min-samples") == nil ? nil : try arguments.integer("min-samples", default: 10, in: 1...Int.max)
+        let job = CalibrationJob(
+            sitePath: arguments.string("site") ?? "", tracePath: arguments.string("trace") ?? "",
+            truthPath: arguments.string("truth"), outPath: arguments.string("out"),
+            defaultFloor: arguments.string("floor").map { FloorID($0) },
+            estimator: arguments.string("estimator").map { RangeCalibrationConfiguration.Estimator(rawValue: $0) ?? .tukey },
+            fitsSlope: arguments.flag("slope"),
+            height: CalibrationJob.HeightSource(rawValue: arguments.string("height") ?? "auto") ?? .auto,
+            minimumSamples: minimumSamples, fixesPositions: arguments.flag("fix-positions"),
+            holdoutBlockSeconds: try arguments.double("holdout-block", default: 10, in: 0...86_400))
         let started = Date()
         var outcome = try job.run(say: console.err)
         outcome.summary?.recordElapsed(Date().timeIntervalSince(started))

@@ -46,16 +46,17 @@ enum GeometryCommand: LocusCommand {
     /// Parses the options into a `GeometryJob`, runs it, writes the SVG, prints the summary.
     /// - Throws: as `GeometryJob.run`; E1001 for a malformed option; E5005 for `--svg`.
     static func run(_ arguments: ParsedArguments, console: Console) throws(LocusError) -> Int32 {
-        var job = GeometryJob(sitePath: arguments.string("site") ?? "")
-        job.floor = arguments.string("floor").map { FloorID($0) }
-        job.options.gridMeters = try arguments.double("grid", default: job.options.gridMeters, in: 0.001...10_000)
-        job.options.maximumRangeMeters = try arguments.double("max-range", default: job.options.maximumRangeMeters, in: 0.01...100_000)
-        job.options.path = arguments.string("method") == "kernel" ? .kernel : .batched
-        job.options.measurement = arguments.flag("tdoa") ? .tdoa : .range
-        job.gridText = arguments.string("grid")
-        job.accuracySigmaMeters = arguments.string("accuracy") == nil ? nil : try arguments.double("accuracy", default: 0, in: 0.000_1...100)
-        job.suggests = arguments.flag("suggest")
-        job.tracePath = arguments.string("trace")
+        let standard = GeometryReportOptions.standard
+        let options = GeometryReportOptions(
+            gridMeters: try arguments.double("grid", default: standard.gridMeters, in: 0.001...10_000),
+            maximumRangeMeters: try arguments.double("max-range", default: standard.maximumRangeMeters, in: 0.01...100_000),
+            path: arguments.string("method") == "kernel" ? .kernel : .batched,
+            measurement: arguments.flag("tdoa") ? .tdoa : .range)
+        let job = GeometryJob(
+            sitePath: arguments.string("site") ?? "", floor: arguments.string("floor").map { FloorID($0) }, options: options,
+            gridText: arguments.string("grid"),
+            accuracySigmaMeters: arguments.string("accuracy") == nil ? nil : try arguments.double("accuracy", default: 0, in: 0.000_1...100),
+            suggests: arguments.flag("suggest"), tracePath: arguments.string("trace"))
         let outcome = try job.run()
         let svg = arguments.string("svg")
         if let svg { try FileBytes.write(GeometryHeatmap.svg(outcome), to: svg) }

@@ -57,18 +57,17 @@ enum ReplayCommand: LocusCommand {
         // Absent: every core online (ReplayJob's default).
         let jobs = arguments.string("jobs") == nil ? nil : try arguments.integer("jobs", default: 1, in: 1...256)
         let site = try SiteDecoder.load(path: sitePath)
-        // An unknown --floor is an error before any input is read (E3002, as the engine would say).
-        var job = try ReplayJob(site: site, options: options, jobs: jobs)
-        if let path = arguments.string("truth") { job.truth = try GroundTruth.read(path: path) }
-        let reportPath = arguments.string("report")
-        if reportPath != nil && job.truth == nil {
+        let truthPath = arguments.string("truth"), reportPath = arguments.string("report")
+        if reportPath != nil && truthPath == nil {
             throw LocusError(.usage, "--report needs --truth: it draws the tracks over their truth (see: locus replay --help)")
         }
-        job.keepsTracks = reportPath != nil
-        job.zoneWindowSeconds = try arguments.double("zone-window", default: 5, in: 0.001...3600)
-        if let text = arguments.string("truth-shift") {
-            job.truthShift = text == "auto" ? .auto : .given(try arguments.double("truth-shift", default: 0, in: -3600...3600))
-        }
+        let zoneWindow = try arguments.double("zone-window", default: 5, in: 0.001...3600)
+        let truthShift: ReplayJob.TruthShiftSetting = try arguments.string("truth-shift").map { (text: String) throws(LocusError) in
+            text == "auto" ? .auto : .given(try arguments.double("truth-shift", default: 0, in: -3600...3600))
+        } ?? .none
+        // An unknown --floor is an error before any input is read (E3002, as the engine would say).
+        let job = try ReplayJob(site: site, options: options, jobs: jobs, truthPath: truthPath, truthShift: truthShift,
+                                zoneWindowSeconds: zoneWindow, keepsTracks: reportPath != nil)
         let source = try ByteSource(path: tracePath)
         // Outputs are opened (created) before the run, so an unwritable one fails before the work.
         let positions = try positionsPath.map { (path: String) throws(LocusError) in try ByteSink(path: path) }

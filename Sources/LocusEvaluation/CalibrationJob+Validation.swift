@@ -96,9 +96,9 @@ extension CalibrationJob {
     /// held-out blocks judged against the site as surveyed; with moves, the other fold too (fitted on
     /// the held-out blocks, scored on the fit blocks): a move must be reproducible. Floors whose rows are range
     /// differences only are not scored (no truth-free held-out figure for them yet); a recording of
-    /// such floors alone is not judged. Never throws.
-    func validateWithoutTruth(trace: RangeTrace, site input: Site, defaultFloor: Int,
-                              configuration: SelfCalibrationConfiguration) -> CalibrationValidation {
+    /// such floors alone is not judged. The bundle adjustment's settings are the job's (`fitsSlope`,
+    /// `minimumSamples`, `fixesPositions`). Never throws.
+    func validateWithoutTruth(trace: RangeTrace, site input: Site, defaultFloor: Int) -> CalibrationValidation {
         let split = HoldoutBlocks(trace: trace, blockSeconds: holdoutBlockSeconds)
         let fitData = Self.selfCalibrationData(trace: split.fit, site: input, defaultFloor: defaultFloor).data
         let held = Self.selfCalibrationData(trace: split.heldOut, site: input, defaultFloor: defaultFloor)
@@ -132,8 +132,7 @@ extension CalibrationJob {
         }
         /// The calibration fitted on `data`: the site, and the locators it moved.
         func fit(moving: Bool, on data: [SelfCalibrationData]) throws(LocusError) -> (site: Site, moved: [String]) {
-            var c = configuration
-            c.fixesPositions = moving
+            let c = SelfCalibrationConfiguration(fitsSlope: fitsSlope, minimumRanges: minimumSamples ?? 50, fixesPositions: moving)
             var site = input, moved: [String] = []
             for f in ranged where data[f].rangeCount > 0 {
                 let floor = input.floors[f]
@@ -146,7 +145,7 @@ extension CalibrationJob {
         }
         do {
             var biasesOnly: Site?
-            if configuration.fixesPositions {
+            if fixesPositions {
                 let candidate = try fit(moving: true, on: fitData)
                 if candidate.moved.isEmpty {
                     biasesOnly = candidate.site

@@ -21,11 +21,7 @@ extension CalibrationJob {
     /// - Throws: the loaders' errors; E4001 when a floor has too few usable epochs; E5005 for `--out`.
     func runWithoutTruth(say: (String) -> Void, site input: Site, addressNotation: SiteAddressNotation,
                          defaultFloor: Int) throws(LocusError) -> CalibrationOutcome {
-        var configuration = SelfCalibrationConfiguration.standard
-        configuration.fitsSlope = fitsSlope
-        configuration.minimumRanges = minimumSamples ?? 50
         let fixPositions = fixesPositions
-        configuration.fixesPositions = fixPositions
         let traceSource = try ByteSource(path: tracePath)
         let trace = try TraceReader.read(source: traceSource)
         var site = input
@@ -36,12 +32,13 @@ extension CalibrationJob {
 
         // The validation first: it decides whether the flagged locators are moved.
         var validation = holdoutBlockSeconds > 0
-            ? validateWithoutTruth(trace: trace, site: input, defaultFloor: defaultFloor, configuration: configuration)
+            ? validateWithoutTruth(trace: trace, site: input, defaultFloor: defaultFloor)
             : nil
         // A move is made only when validated: one the held-out blocks cannot judge is not made (the
         // biases, which the validation does not block when it cannot judge, are still written).
         let movesLocators = fixPositions && (validation.map(\.acceptsMoves) ?? true)
-        configuration.fixesPositions = movesLocators
+        let configuration = SelfCalibrationConfiguration(fitsSlope: fitsSlope, minimumRanges: minimumSamples ?? 50,
+                                                         fixesPositions: movesLocators)
 
         var results: [SelfFloorResult] = []
         for (f, floor) in site.floors.enumerated() where data[f].rangeCount > 0 || differenceData[f].differenceCount > 0 {
@@ -90,7 +87,7 @@ extension CalibrationJob {
             try FileBytes.write(SiteEncoder.encode(site, addressNotation: addressNotation), to: out)
         }
         validation?.written = writes && outPath != nil
-        let report = SelfCalibrationReport(floors: results, skipped: skipped, fixPositions: fixPositions,
+        let report = SelfCalibrationReport(floors: results, skipped: skipped, fitsSlope: fitsSlope, fixPositions: fixPositions,
                                            outPath: writes ? outPath : nil, elapsedSeconds: 0, tracePath: traceSource.name,
                                            movedLocators: movesLocators && !flagged.isEmpty, validation: validation)
         let rows = trace.count + trace.skipped.total

@@ -15,27 +15,42 @@ package struct CalibrationJob {
         case truth
     }
 
-    var sitePath: String
-    var tracePath: String
-    package var truthPath: String?
-    package var outPath: String?
+    let sitePath: String
+    let tracePath: String
+    let truthPath: String?
+    let outPath: String?
     /// Floor of rows without one (nil: the site's first floor).
-    package var defaultFloor: FloorID?
+    let defaultFloor: FloorID?
     /// With truth: the estimator (nil: tukey; giving one without truth is E1001).
-    package var estimator: RangeCalibrationConfiguration.Estimator?
-    package var fitsSlope = false
-    package var height = HeightSource.auto
+    let estimator: RangeCalibrationConfiguration.Estimator?
+    let fitsSlope: Bool
+    let height: HeightSource
     /// Samples a locator needs (nil: 10 with truth, 50 ranges without).
-    package var minimumSamples: Int?
+    let minimumSamples: Int?
     /// Without truth: `outPath` also moves each flagged locator to its fitted position.
-    package var fixesPositions = false
+    let fixesPositions: Bool
     /// Length of the alternating blocks of the held-out validation, seconds (`HoldoutBlocks`); 0
     /// turns the validation off (the calibration is written as fitted).
-    package var holdoutBlockSeconds = HoldoutBlocks.defaultBlockSeconds
+    let holdoutBlockSeconds: Double
 
-    package init(sitePath: String, tracePath: String) {
+    /// A calibration of the recording at `tracePath` against the site at `sitePath`: with the truth
+    /// at `truthPath` (nil: from the ranges alone), the calibrated site written to `outPath` (nil:
+    /// not written); the other parameters as the fields they set say (`locus calibrate`'s options).
+    package init(sitePath: String, tracePath: String, truthPath: String? = nil, outPath: String? = nil,
+                 defaultFloor: FloorID? = nil, estimator: RangeCalibrationConfiguration.Estimator? = nil,
+                 fitsSlope: Bool = false, height: HeightSource = .auto, minimumSamples: Int? = nil,
+                 fixesPositions: Bool = false, holdoutBlockSeconds: Double = HoldoutBlocks.defaultBlockSeconds) {
         self.sitePath = sitePath
         self.tracePath = tracePath
+        self.truthPath = truthPath
+        self.outPath = outPath
+        self.defaultFloor = defaultFloor
+        self.estimator = estimator
+        self.fitsSlope = fitsSlope
+        self.height = height
+        self.minimumSamples = minimumSamples
+        self.fixesPositions = fixesPositions
+        self.holdoutBlockSeconds = holdoutBlockSeconds
     }
 
     /// What one floor's calibration produced.
@@ -52,13 +67,12 @@ package struct CalibrationJob {
     ///   `--floor`; E1001 for `--slope` with the median; E4001 when no row has truth or no locator has
     ///   enough samples; E4002 when a slope is not determined; E5005 when `--out` cannot be written.
     package func run(say: (String) -> Void = { _ in }) throws(LocusError) -> CalibrationOutcome {
-        var configuration = RangeCalibrationConfiguration.standard
-        configuration.estimator = estimator ?? .tukey
-        configuration.fitsSlope = fitsSlope
-        if configuration.fitsSlope && configuration.estimator == .median {
+        let chosenEstimator = estimator ?? .tukey
+        if fitsSlope && chosenEstimator == .median {
             throw LocusError(.usage, "--slope needs --estimator tukey or huber (see: locus calibrate --help)")
         }
-        configuration.minimumSamples = minimumSamples ?? 10
+        let configuration = RangeCalibrationConfiguration(estimator: chosenEstimator, fitsSlope: fitsSlope,
+                                                          minimumSamples: minimumSamples ?? 10)
 
         // The notation of each address, so that --out writes them as the input had them.
         let (input, addressNotation) = try SiteDecoder.loadNotated(path: sitePath)
@@ -107,7 +121,7 @@ package struct CalibrationJob {
         validation?.written = writes && outPath != nil
 
         let summary = CalibrationSummary(floors: results, samples: sampleCount,
-                                         withoutTruth: withoutTruth, skipped: skipped, configuration: configuration,
+                                         withoutTruth: withoutTruth, skipped: skipped, estimator: chosenEstimator, fitsSlope: fitsSlope,
                                          outPath: writes ? outPath : nil, tracePath: tracePath, validation: validation)
         var verdict: [String] = []
         var status = RunVerdict.check(command: "calibrate", input: traceSource.name, results: sampleCount, noun: ("sample", "samples"),
@@ -202,14 +216,23 @@ package struct CalibrationJob {
 /// What a calibration produced: the summary (nil when nothing could be calibrated and the skip
 /// counts say why), the exit status of `RunVerdict` (0 or 1) and its lines for stderr.
 package struct CalibrationOutcome {
-    /// The two reports: with truth, or without (the bundle adjustment).
-    package enum Summary {
-        case withTruth(CalibrationSummary)
-        case withoutTruth(SelfCalibrationReport)
+    /// The report, with truth or without (the bundle adjustment): what a face prints of it (which of
+    /// the two it is stays inside the job).
+    package struct Summary {
+        enum Report {
+            case withTruth(CalibrationSummary)
+            case withoutTruth(SelfCalibrationReport)
+        }
+        var report: Report
+
+        /// The report of a calibration with truth.
+        static func withTruth(_ summary: CalibrationSummary) -> Summary { Summary(report: .withTruth(summary)) }
+        /// The report of a calibration without truth.
+        static func withoutTruth(_ report: SelfCalibrationReport) -> Summary { Summary(report: .withoutTruth(report)) }
 
         /// The `--json` object.
         package var json: JSONValue {
-            switch self {
+            switch report {
             case .withTruth(let s): s.json
             case .withoutTruth(let r): r.json
             }
@@ -217,15 +240,15 @@ package struct CalibrationOutcome {
 
         /// Sets the wall time of the run (`elapsed_s` of the report without truth; the caller owns the clock).
         package mutating func recordElapsed(_ seconds: Double) {
-            if case .withoutTruth(var r) = self {
+            if case .withoutTruth(var r) = report {
                 r.elapsedSeconds = seconds
-                self = .withoutTruth(r)
+                report = .withoutTruth(r)
             }
         }
 
         /// The text for people.
         package var text: String {
-            switch self {
+            switch report {
             case .withTruth(let s): s.text(tracePath: s.tracePath)
             case .withoutTruth(let r): r.text(tracePath: r.tracePath)
             }

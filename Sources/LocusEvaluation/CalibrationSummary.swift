@@ -2,12 +2,14 @@ import LocusCore
 import LocusSolvers
 
 /// The figures `locus calibrate` reports: a per-locator table as text, or one JSON object.
-package struct CalibrationSummary {
+struct CalibrationSummary {
     var floors: [CalibrationJob.FloorResult]
     var samples: Int
     var withoutTruth: Int
     var skipped: SkipTally
-    var configuration: RangeCalibrationConfiguration
+    /// The estimator and whether slopes were fitted (`RangeCalibrationConfiguration`).
+    var estimator: RangeCalibrationConfiguration.Estimator
+    var fitsSlope: Bool
     var outPath: String?
     /// The trace's name, for the text.
     var tracePath: String
@@ -22,8 +24,8 @@ package struct CalibrationSummary {
             ("samples", .integer(samples)),
             ("without_truth", .integer(withoutTruth)),
             ("skipped", .object(skipped.nonZero.map { ($0.reason.rawValue, JSONValue.integer($0.count)) })),
-            ("estimator", .string(configuration.estimator.rawValue)),
-            ("slope", .bool(configuration.fitsSlope)),
+            ("estimator", .string(estimator.rawValue)),
+            ("slope", .bool(fitsSlope)),
         ]
         members.append(("floors", .array(floors.map { $0.calibration.json(floor: $0.floor.id, heightSource: $0.heightSource) })))
         members.append(("validation", validation?.json ?? .null))
@@ -34,7 +36,7 @@ package struct CalibrationSummary {
     func text(tracePath: String) -> String {
         var s = "calibrate \(tracePath): \(plural(samples, "range")) with truth"
         if withoutTruth > 0 { s += ", \(withoutTruth) outside the truth's time span (not used)" }
-        s += "; estimator \(configuration.estimator.rawValue)\(configuration.fitsSlope ? " with slope" : "")\n"
+        s += "; estimator \(estimator.rawValue)\(fitsSlope ? " with slope" : "")\n"
         if skipped.total > 0 {
             s += "skipped rows: " + skipped.nonZero.map { r in "\(r.reason.rawValue) \(r.count) (first at line \(skipped.firstLine(r.reason)))" }
                 .joined(separator: ", ") + "\n"

@@ -6,20 +6,31 @@ import LocusSolvers
 /// one-more-locator suggestion and the survey check against a recording. The command line and the
 /// C ABI call this and draw the heatmap from its outcome (`GeometryHeatmap`, LocusReports).
 package struct GeometryJob {
-    var sitePath: String
+    let sitePath: String
     /// The floor to judge (nil: the site's first).
-    package var floor: FloorID?
-    package var options = GeometryReportOptions.standard
+    let floor: FloorID?
+    let options: GeometryReportOptions
     /// The grid as the user wrote it, for the message of a grid with too many cells.
-    package var gridText: String?
+    let gridText: String?
     /// Range error σ, metres: adds the expected accuracy HDOP × σ.
-    package var accuracySigmaMeters: Double?
+    let accuracySigmaMeters: Double?
     /// Find where one more locator would help most.
-    package var suggests = false
+    let suggests: Bool
     /// A recording to check each locator's surveyed position against.
-    package var tracePath: String?
+    let tracePath: String?
 
-    package init(sitePath: String) { self.sitePath = sitePath }
+    /// A geometry run on the site at `sitePath`; the other parameters as the fields they set say
+    /// (`locus geometry`'s options).
+    package init(sitePath: String, floor: FloorID? = nil, options: GeometryReportOptions = .standard, gridText: String? = nil,
+                 accuracySigmaMeters: Double? = nil, suggests: Bool = false, tracePath: String? = nil) {
+        self.sitePath = sitePath
+        self.floor = floor
+        self.options = options
+        self.gridText = gridText
+        self.accuracySigmaMeters = accuracySigmaMeters
+        self.suggests = suggests
+        self.tracePath = tracePath
+    }
 
     /// Loads the site, computes the report (and the suggestion and the survey check).
     /// - Throws: E1001 a grid over `options.maximumCells` cells, E3002 unknown floor, E3001 floor

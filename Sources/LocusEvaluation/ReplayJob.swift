@@ -26,23 +26,30 @@ package struct ReplayJob {
     /// The floor of rows that name none (`options.defaultFloor` resolved against the site).
     private let defaultFloor: FloorIndex
     /// Truth to compare with, or nil.
-    package var truth: GroundTruth?
-    package var truthShift: TruthShiftSetting = .none
+    let truth: GroundTruth?
+    let truthShift: TruthShiftSetting
     /// How far apart a zone transition and its reference may be to match, seconds.
-    package var zoneWindowSeconds: Double = 5
+    let zoneWindowSeconds: Double
     /// Keep each tag's track for the SVG report (`ReplayReport`).
-    package var keepsTracks = false
+    let keepsTracks: Bool
     /// Rows per sorted block of an out-of-order trace (small in tests, to spill).
     var sortBlockRows = 1 << 20
 
-    /// A replay of `site` with `options` on `jobs` cores (nil: every core online, `ProcessorCount`).
-    /// - Throws: E3002 for an unknown default floor: before any input is read or output opened.
-    package init(site: Site, options: EngineOptions, jobs: Int?, truth: GroundTruth? = nil) throws(LocusError) {
+    /// A replay of `site` with `options` on `jobs` cores (nil: every core online, `ProcessorCount`),
+    /// judged against the truth read from `truthPath` (nil: none) with `truthShift`, zone transitions
+    /// matched within `zoneWindowSeconds`; `keepsTracks` keeps each tag's track for the SVG report.
+    /// - Throws: E3002 for an unknown default floor, before any input is read or output opened; then
+    ///   the truth reader's errors naming `truthPath`.
+    package init(site: Site, options: EngineOptions, jobs: Int?, truthPath: String? = nil, truthShift: TruthShiftSetting = .none,
+                 zoneWindowSeconds: Double = 5, keepsTracks: Bool = false) throws(LocusError) {
         self.site = site
         self.options = options
         self.jobs = jobs ?? ProcessorCount.online
-        self.truth = truth
         defaultFloor = FloorIndex(try site.floorIndex(options.defaultFloor))
+        truth = try truthPath.map { (path: String) throws(LocusError) in try GroundTruth.read(path: path) }
+        self.truthShift = truthShift
+        self.zoneWindowSeconds = zoneWindowSeconds
+        self.keepsTracks = keepsTracks
     }
 
     /// Replays `source` into the sinks (nil: not written) and returns the summary (`elapsedSeconds`

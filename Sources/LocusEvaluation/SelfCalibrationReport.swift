@@ -2,9 +2,10 @@ import LocusCore
 import LocusSolvers
 
 /// The report of a calibration without truth: a per-locator table as text, or one JSON object.
-package struct SelfCalibrationReport {
+struct SelfCalibrationReport {
     var floors: [CalibrationJob.SelfFloorResult]
     var skipped: SkipTally
+    var fitsSlope: Bool
     var fixPositions: Bool
     var outPath: String?
     var elapsedSeconds: Double
@@ -38,7 +39,7 @@ package struct SelfCalibrationReport {
             ("residual_rms_m", count > 0 ? .number((sum / Double(count)).squareRoot(), .fixed(4)) : .null),
             ("floors", .array(floorMembers)),
             ("skipped", .object(skipped.nonZero.map { ($0.reason.rawValue, JSONValue.integer($0.count)) })),
-            ("slope", .bool(floors.first?.calibration.configuration.fitsSlope ?? false)),
+            ("slope", .bool(!floors.isEmpty && fitsSlope)),
             ("fix_positions", .bool(fixPositions)),
             ("elapsed_s", .number(elapsedSeconds, .fixed(3))),
             ("validation", validation?.json ?? .null),

@@ -90,38 +90,6 @@ package enum TrilaterationKernel {
         }
     }
 
-    /// The kernel's answer, field for field.
-    package struct Result: Sendable, Equatable {
-        /// p̂, metres (planar: z = h).
-        package var position: Point3
-        /// (JᵀWJ)⁻¹ · max(1, χ²/dof), m²; planar: z entries 0.
-        package var covariance: SymmetricMatrix3
-        /// √(Q₁₁ + Q₂₂), Q = (HᵀH)⁻¹ over unit line-of-sight rows.
-        package var hdop: Double
-        /// 0 in planar mode.
-        package var vdop: Double
-        /// √trace Q.
-        package var pdop: Double
-        /// √(Σ eᵢ²/m) over the used ranges, metres.
-        package var residualRMSMeters: Double
-        /// χ² = Σ wᵢ eᵢ² over the used ranges.
-        package var chiSquare: Double
-        /// Bit i: range i rejected.
-        package var rejectedMask: UInt64
-        /// The model solved in.
-        package var model: Model
-        /// m: ranges in the final fit.
-        package var locatorsUsed: Int
-        /// Newton / Gauss–Newton steps of the final fit.
-        package var iterations: Int
-        /// m − p.
-        package var degreesOfFreedom: Int
-        /// Fits run (1 + rejection candidates fitted + polish).
-        var solves: Int
-        /// True when the final fit met the tolerance.
-        package var isConverged: Bool
-    }
-
     /// Maps a kernel status to a `LocusError`.
     /// - Throws: E4001, E4002, E4003, E4004 for the data-dependent statuses, E1003 for a bad argument.
     static func check(_ status: Int32) throws(LocusError) {
@@ -167,7 +135,7 @@ package enum TrilaterationKernel {
     /// - Throws: E4001 too few ranges, E4002 degenerate geometry, E4003 invalid range,
     ///   E4004 divergence, E1003 invalid options.
     package static func solve(locators: Span<Point3>, rangesMeters: Span<Double>,
-                              options: Options) throws(LocusError) -> Result {
+                              options: Options) throws(LocusError) -> TrilaterationSolution {
         try locators.withUnsafeBufferPointer { (locators) throws(LocusError) in
             try rangesMeters.withUnsafeBufferPointer { (rangesMeters) throws(LocusError) in
                 try solve(locators: locators, rangesMeters: rangesMeters, options: options)
@@ -178,7 +146,7 @@ package enum TrilaterationKernel {
     /// `solve(locators:rangesMeters:options:)` over the spans' buffers.
     @inline(__always)
     private static func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
-                              options: Options) throws(LocusError) -> Result {
+                              options: Options) throws(LocusError) -> TrilaterationSolution {
         precondition(locators.count == rangesMeters.count, "one range per locator")
         precondition(locators.count <= maximumLocators, "at most \(maximumLocators) locators without scratch")
         var raw = locus_tril_result()
@@ -192,17 +160,17 @@ package enum TrilaterationKernel {
             return locus_trilaterate(xyz, ranges, n, &rawOptions, &raw)
         }
         try check(status)
-        return result(raw)
+        return solution(raw, count: locators.count)
     }
 
     /// The same solve for any number of locators in caller-owned `scratch` (at least
     /// `scratchCount(locators:)` doubles; kept across calls, no allocation); `used[i]` (at least n
-    /// entries) is 1 for a range in the final fit and 0 for a rejected one — `Result.rejectedMask`
+    /// entries) is 1 for a range in the final fit and 0 for a rejected one — `TrilaterationSolution.rejectedMask`
     /// holds only the indices below 64.
     /// - Precondition: `locators.count == rangesMeters.count`; `scratch` and `used` large enough.
     /// - Throws: as `solve(locators:rangesMeters:options:)`.
     package static func solve(locators: Span<Point3>, rangesMeters: Span<Double>, options: Options,
-                              scratch: inout MutableSpan<Double>, used: inout MutableSpan<UInt8>) throws(LocusError) -> Result {
+                              scratch: inout MutableSpan<Double>, used: inout MutableSpan<UInt8>) throws(LocusError) -> TrilaterationSolution {
         try locators.withUnsafeBufferPointer { (locators) throws(LocusError) in
             try rangesMeters.withUnsafeBufferPointer { (rangesMeters) throws(LocusError) in
                 try scratch.withUnsafeMutableBufferPointer { (scratch) throws(LocusError) in
@@ -218,7 +186,7 @@ package enum TrilaterationKernel {
     @inline(__always)
     private static func solve(locators: UnsafeBufferPointer<Point3>, rangesMeters: UnsafeBufferPointer<Double>,
                               options: Options, scratch: UnsafeMutableBufferPointer<Double>,
-                              used: UnsafeMutableBufferPointer<UInt8>?) throws(LocusError) -> Result {
+                              used: UnsafeMutableBufferPointer<UInt8>?) throws(LocusError) -> TrilaterationSolution {
         let count = locators.count
         precondition(count == rangesMeters.count, "one range per locator")
         precondition(scratch.count >= scratchCount(locators: count) && (used?.count ?? count) >= count,
@@ -234,20 +202,20 @@ package enum TrilaterationKernel {
             }
         }
         try check(status)
-        return result(raw)
+        return solution(raw, count: count)
     }
 
-    /// The C result as a `Result`.
-    private static func result(_ raw: locus_tril_result) -> Result {
+    /// The C result of a solve of `count` ranges as a `TrilaterationSolution` (VDOP nil in planar mode).
+    private static func solution(_ raw: locus_tril_result, count: Int) -> TrilaterationSolution {
         let model = Model(raw: raw.mode)
-        return Result(
+        return TrilaterationSolution(
             position: Point3(x: raw.x, y: raw.y, z: raw.z),
             covariance: SymmetricMatrix3(xx: raw.cov_xx, xy: raw.cov_xy, xz: raw.cov_xz,
                                          yy: raw.cov_yy, yz: raw.cov_yz, zz: raw.cov_zz),
-            hdop: raw.hdop, vdop: raw.vdop, pdop: raw.pdop, residualRMSMeters: raw.residual_rms_m,
-            chiSquare: raw.chi_square, rejectedMask: raw.rejected_mask, model: model,
-            locatorsUsed: Int(raw.used), iterations: Int(raw.iterations), degreesOfFreedom: Int(raw.dof),
-            solves: Int(raw.solves), isConverged: raw.converged != 0)
+            model: model, hdop: raw.hdop, vdop: model == .spatial ? raw.vdop : nil, pdop: raw.pdop,
+            residualRMSMeters: raw.residual_rms_m, chiSquare: raw.chi_square, degreesOfFreedom: Int(raw.dof),
+            rejectedMask: raw.rejected_mask, rejectedCount: count - Int(raw.used), locatorsUsed: Int(raw.used),
+            iterations: Int(raw.iterations), isConverged: raw.converged != 0)
     }
 
     /// The model the automatic rule picks: planar when n < 4 or the locators' height spread

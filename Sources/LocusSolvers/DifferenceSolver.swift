@@ -246,7 +246,7 @@ package struct DifferenceSolver: Sendable {
         let covariance = SymmetricMatrix3(xx: q.xx * factor, xy: q.xy * factor, xz: q.xz * factor,
                                           yy: q.yy * factor, yz: q.yz * factor, zz: q.zz * factor)
         return TrilaterationSolution(
-            position: result.position, covariance: covariance, mode: planar ? .planar : .spatial, hdop: hdop,
+            position: result.position, covariance: covariance, model: planar ? .planar : .spatial, hdop: hdop,
             vdop: planar ? nil : q.zz.squareRoot(), pdop: pdop,
             residualRMSMeters: (result.normal.c / Double(max(1, used.differences))).squareRoot(),
             chiSquare: chiSquare, degreesOfFreedom: dof, rejectedMask: mask, rejectedCount: rejected,

@@ -38,9 +38,9 @@ package struct GeometryReportOptions: Sendable, Equatable {
     /// Mode rule, singularity threshold and largest DOP accepted (shared with the solver).
     var trilateration: TrilaterationConfiguration
     /// The numeric path of the DOP map (ranges only: differences have one path).
-    package var path: Path
+    var path: Path
     /// Ranges (default) or uplink differences.
-    package var measurement: Measurement = .range
+    package var measurement: Measurement
 
     /// Locators a cell needs in range to count as positioned: unknowns + 1 observations, the
     /// redundancy the solver asks for. Ranges: 3 planar, 4 spatial (p + 1 ranges for p unknowns).
@@ -56,7 +56,8 @@ package struct GeometryReportOptions: Sendable, Equatable {
     /// Memberwise initialiser; every argument defaults to `standard`'s value.
     package init(gridMeters: Double = 0.5, maximumRangeMeters: Double = 30, maximumCells: Int = 1_000_000,
                  coverageHDOP: Double = 2, poorHDOP: Double = 5,
-                 trilateration: TrilaterationConfiguration = .standard, path: Path = .batched) {
+                 trilateration: TrilaterationConfiguration = .standard, path: Path = .batched,
+                 measurement: Measurement = .range) {
         self.gridMeters = gridMeters
         self.maximumRangeMeters = maximumRangeMeters
         self.maximumCells = maximumCells
@@ -64,9 +65,10 @@ package struct GeometryReportOptions: Sendable, Equatable {
         self.poorHDOP = poorHDOP
         self.trilateration = trilateration
         self.path = path
+        self.measurement = measurement
     }
 
-    /// 0.5 m cells, 30 m range, at most 1,000,000 cells, covered at HDOP ≤ 2, poor above 5, batched path.
+    /// 0.5 m cells, 30 m range, at most 1,000,000 cells, covered at HDOP ≤ 2, poor above 5, batched path, ranges.
     package static let standard = GeometryReportOptions()
 }
 

@@ -22,22 +22,13 @@ package struct KernelTrilaterator: Trilaterating {
     package func solve(locators: Span<Point3>, rangesMeters: Span<Double>,
                        workspace: inout TrilaterationWorkspace) throws(LocusError) -> TrilaterationSolution {
         let n = locators.count
-        let r: TrilaterationKernel.Result
         if n <= Self.maximumLocators {
-            r = try TrilaterationKernel.solve(locators: locators, rangesMeters: rangesMeters,
-                                              options: configuration.kernelOptions)
-        } else {
-            precondition(rangesMeters.count == n, "one range per locator")
-            workspace.reserve(n)
-            r = try Self.solve(locators: locators, rangesMeters: rangesMeters, options: configuration.kernelOptions,
-                               scratch: &workspace.scratch, used: &workspace.used)
+            return try TrilaterationKernel.solve(locators: locators, rangesMeters: rangesMeters, options: configuration.kernelOptions)
         }
-        return TrilaterationSolution(
-            position: r.position, covariance: r.covariance, mode: TrilaterationMode(r.model), hdop: r.hdop,
-            vdop: r.model == .spatial ? r.vdop : nil, pdop: r.pdop, residualRMSMeters: r.residualRMSMeters,
-            chiSquare: r.chiSquare, degreesOfFreedom: r.degreesOfFreedom, rejectedMask: r.rejectedMask,
-            rejectedCount: n - r.locatorsUsed, locatorsUsed: r.locatorsUsed, iterations: r.iterations,
-            isConverged: r.isConverged)
+        precondition(rangesMeters.count == n, "one range per locator")
+        workspace.reserve(n)
+        return try Self.solve(locators: locators, rangesMeters: rangesMeters, options: configuration.kernelOptions,
+                              scratch: &workspace.scratch, used: &workspace.used)
     }
 
     /// The kernel's solve in the workspace's buffers (taken as two inout arrays: a mutable span of
@@ -45,7 +36,7 @@ package struct KernelTrilaterator: Trilaterating {
     @inline(__always)
     private static func solve(locators: Span<Point3>, rangesMeters: Span<Double>,
                               options: TrilaterationKernel.Options, scratch: inout [Double],
-                              used: inout [UInt8]) throws(LocusError) -> TrilaterationKernel.Result {
+                              used: inout [UInt8]) throws(LocusError) -> TrilaterationSolution {
         var scratch = scratch.mutableSpan
         var used = used.mutableSpan
         return try TrilaterationKernel.solve(locators: locators, rangesMeters: rangesMeters, options: options,

@@ -20,10 +20,10 @@ package struct RangeCalibrationConfiguration: Sendable, Hashable {
     }
 
     /// The estimator whose value is written to the site.
-    package var estimator: Estimator
+    var estimator: Estimator
     /// Also fit a slope per locator, eₖ = bᵢ + sᵢ·dₖ (Huber only; the site still gets one constant
     /// per locator: the fitted error at the locator's mean calibration distance).
-    package var fitsSlope: Bool
+    var fitsSlope: Bool
     /// Huber threshold k in units of the locator's robust scale: residuals with |u| ≤ k weigh 1,
     /// larger ones k/|u| (1.345 gives 95 % efficiency under Gaussian noise).
     var huberThreshold: Double
@@ -35,12 +35,12 @@ package struct RangeCalibrationConfiguration: Sendable, Hashable {
     /// The passes stop when no parameter moves by more than this, metres (or per metre for slopes).
     var convergenceMeters: Double
     /// A locator needs at least this many samples to be estimated.
-    package var minimumSamples: Int
+    var minimumSamples: Int
     /// Smallest robust scale used in the weights, metres (ranges quantised to 1 cm can give a MAD of 0).
     var minimumScaleMeters: Double
 
     /// Creates settings; every argument defaults to the value of `standard`.
-    init(estimator: Estimator = .tukey, fitsSlope: Bool = false, huberThreshold: Double = 1.345,
+    package init(estimator: Estimator = .tukey, fitsSlope: Bool = false, huberThreshold: Double = 1.345,
                  tukeyThreshold: Double = 4.685, maximumIterations: Int = 50, convergenceMeters: Double = 1e-6, minimumSamples: Int = 10,
                  minimumScaleMeters: Double = 0.002) {
         self.estimator = estimator

@@ -4,11 +4,11 @@ import LocusNumerics
 /// Settings of the calibration without truth (`SelfCalibration.estimate`).
 package struct SelfCalibrationConfiguration: Sendable, Hashable {
     /// Also fit each locator's scale error sᵢ (r = (1 + sᵢ)·d + bᵢ).
-    package var fitsSlope = false
+    var fitsSlope = false
     /// Estimate each locator's position correction and flag those the data put away from their survey.
     var checksSurvey = true
     /// A locator needs this many ranges to be estimated.
-    package var minimumRanges = 50
+    var minimumRanges = 50
     /// A bias whose standard deviation exceeds this is not determined by the recording (metres):
     /// the locator keeps its value.
     var observableSDMeters = 0.03
@@ -43,7 +43,7 @@ package struct SelfCalibrationConfiguration: Sendable, Hashable {
     var surveyTrialSteps = 3
     /// Write the flagged locators' positions corrected: the biases are then those fitted with the
     /// corrections (otherwise those of the positions as surveyed).
-    package var fixesPositions = false
+    var fixesPositions = false
     /// Gauss–Newton steps (at most), the first `huberIterations` with Huber weights.
     var maximumIterations = 40
     var huberIterations = 3
@@ -60,6 +60,14 @@ package struct SelfCalibrationConfiguration: Sendable, Hashable {
 
     /// Bias only, survey check on, the thresholds above.
     init() {}
+
+    /// The defaults with the settings a face chooses: `fitsSlope`, `minimumRanges` and
+    /// `fixesPositions` as the fields say.
+    package init(fitsSlope: Bool = false, minimumRanges: Int = 50, fixesPositions: Bool = false) {
+        self.fitsSlope = fitsSlope
+        self.minimumRanges = minimumRanges
+        self.fixesPositions = fixesPositions
+    }
 
     /// The defaults.
     package static let standard = SelfCalibrationConfiguration()
@@ -140,7 +148,7 @@ package struct SelfCalibration: Sendable {
     /// What the recording could not determine, in words.
     package var warnings: [String]
     /// The settings used.
-    package var configuration: SelfCalibrationConfiguration
+    var configuration: SelfCalibrationConfiguration
     /// What was fitted: ranges, or range differences (then `differenceCount` rows, the biases'
     /// mean held at the site's: `commonOffsetSeparable` is false).
     var measurement = SelfCalibrationMeasurement.ranges

@@ -121,9 +121,9 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     var differenceLatenessSeconds: Double
     /// Floors solved in 3-D (`SpatialTrack`): white-noise acceleration density q_h of the 3-D
     /// constant-velocity model on each horizontal axis, m²/s³ (docs/tracking.md, "Spatial floors").
-    package var spatialProcessNoiseDensity: Double = 0.5
+    var spatialProcessNoiseDensity: Double = 0.5
     /// Floors solved in 3-D: the density q_v on the vertical axis, m²/s³.
-    package var spatialVerticalProcessNoiseDensity: Double = 0.5
+    var spatialVerticalProcessNoiseDensity: Double = 0.5
     /// Floors solved in 3-D: σ_h of the height prior, metres (0: none). Where the ranges leave the
     /// tag's height less certain than σ_h (P_zz > σ_h²: nearly horizontal lines of sight, e.g. anchors
     /// at one height far from the tag), each epoch's state takes z = the floor's `tagHeightM` with

@@ -1,4 +1,5 @@
 import LocusCore
+import LocusNumerics
 
 /// A trilateration solver: ranges to locators in, weighted least-squares position out.
 ///

@@ -1,3 +1,5 @@
+import LocusNumerics
+
 /// How the trilateration models the tag's height.
 package enum TrilaterationMode: Sendable, Hashable {
     /// Planar when the locators are near-coplanar in height, spatial otherwise (see
@@ -16,4 +18,9 @@ package enum TrilaterationMode: Sendable, Hashable {
         case .spatial: return 3
         }
     }
+}
+
+extension TrilaterationSolution {
+    /// The mode solved in (never `.automatic`).
+    package var mode: TrilaterationMode { TrilaterationMode(model) }
 }

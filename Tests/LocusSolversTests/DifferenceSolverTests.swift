@@ -1,5 +1,5 @@
 @testable import LocusCore
-import LocusNumerics
+@testable import LocusNumerics
 @testable import LocusSolvers
 import Testing
 

@@ -1,6 +1,6 @@
 @testable import LocusCore
 import Foundation
-import LocusNumerics
+@testable import LocusNumerics
 @testable import LocusSolvers
 import Testing
 

@@ -129,7 +129,7 @@ package struct LapackTrilaterator: Trilaterating {
         }
         let position = Point3(x: x.x + cx, y: x.y + cy, z: planar ? c.tagHeightMeters : x.z + cz)
         return TrilaterationSolution(
-            position: position, covariance: cov, mode: planar ? .planar : .spatial, hdop: (q11 + q22).squareRoot(),
+            position: position, covariance: cov, model: planar ? .planar : .spatial, hdop: (q11 + q22).squareRoot(),
             vdop: planar ? nil : q33.squareRoot(), pdop: pdop, residualRMSMeters: (sse / Double(used)).squareRoot(),
             chiSquare: fit.chiSquare, degreesOfFreedom: dof, rejectedMask: rejectedMask, rejectedCount: rejectedCount,
             locatorsUsed: used, iterations: fit.iterations, isConverged: fit.isConverged)

@@ -1,4 +1,5 @@
 @testable import LocusCore
+@testable import LocusNumerics
 @testable import LocusSolvers
 import Testing
 

@@ -1,7 +1,8 @@
 import LocusCore
 
-/// One trilateration result: the weighted least-squares position and its figures. The engine maps
-/// it to a `PositionFix` (`fixQuality(address:)` gives the `FixQuality`).
+/// One trilateration result: the weighted least-squares position and its figures, as the kernel
+/// (`TrilaterationKernel.solve`) and the difference solver (LocusSolvers) give it. The engine maps it
+/// to a `PositionFix` (`fixQuality(address:)` gives the `FixQuality`); LocusSolvers adds its `mode`.
 package struct TrilaterationSolution: Sendable, Equatable {
     /// Position p̂, metres; planar: z = the configured tag height.
     package var position: Point3
@@ -9,8 +10,8 @@ package struct TrilaterationSolution: Sendable, Equatable {
     /// variance factor (1 when m = p): the formal covariance, inflated when the residuals say the
     /// σ's were optimistic, never shrunk. Planar: z entries 0.
     package var covariance: SymmetricMatrix3
-    /// The mode solved in (never `.automatic`).
-    package var mode: TrilaterationMode
+    /// The model solved in (LocusSolvers' `mode`: never `.automatic`).
+    package var model: TrilaterationKernel.Model
     /// HDOP √(Q₁₁ + Q₂₂), Q = (HᵀH)⁻¹ over unit line-of-sight rows of the used locators
     /// (planar rows (dx/r, dy/r), r the 3-D distance).
     package var hdop: Double
@@ -36,12 +37,12 @@ package struct TrilaterationSolution: Sendable, Equatable {
     package var isConverged: Bool
 
     /// Memberwise initialiser.
-    init(position: Point3, covariance: SymmetricMatrix3, mode: TrilaterationMode, hdop: Double,
+    package init(position: Point3, covariance: SymmetricMatrix3, model: TrilaterationKernel.Model, hdop: Double,
                  vdop: Double?, pdop: Double, residualRMSMeters: Double, chiSquare: Double, degreesOfFreedom: Int,
                  rejectedMask: UInt64, rejectedCount: Int, locatorsUsed: Int, iterations: Int, isConverged: Bool) {
         self.position = position
         self.covariance = covariance
-        self.mode = mode
+        self.model = model
         self.hdop = hdop
         self.vdop = vdop
         self.pdop = pdop
@@ -56,7 +57,7 @@ package struct TrilaterationSolution: Sendable, Equatable {
     }
 
     /// True when range `index` was rejected (indices below 64).
-    func isRejected(index: Int) -> Bool {
+    package func isRejected(index: Int) -> Bool {
         index >= 0 && index < 64 && (rejectedMask >> UInt64(index)) & 1 == 1
     }
 
