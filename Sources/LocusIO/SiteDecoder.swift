@@ -272,12 +272,7 @@ private struct SiteReader {
 
     /// Records an error of `code` at `value`'s line and column, under `path` (`$` when empty).
     mutating func record(_ code: LocusErrorCode, _ message: String, at value: JSONValue, path: String) {
-        var context = LocusError.Context(file: file, jsonPath: path.isEmpty ? "$" : path)
-        if value.position != .none {
-            context.line = value.position.line
-            context.column = value.position.column
-        }
-        errors.append(LocusError(code, message, context: context))
+        errors.append(LocusError(code, message, context: LocusError.Context(file: file, jsonPath: path.isEmpty ? "$" : path, at: value)))
     }
 
     /// Records E3102: `value` is not what `path` needs.
