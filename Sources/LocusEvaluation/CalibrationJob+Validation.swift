@@ -106,7 +106,7 @@ extension CalibrationJob {
         let ranged = input.floors.indices.filter { fitData[$0].rangeCount > 0 || heldData[$0].rangeCount > 0 }
         guard !ranged.isEmpty else {
             var v = CalibrationValidation(blocks: split, metric: nil)
-            v.notJudged(held.differences > 0 || split.fit.count > 0 && split.fit.isDifference(0)
+            v.notJudged(held.differences > 0 || split.fit.rows.first?.isDifference == true
                         ? "no held-out figure for range differences without truth yet (with --truth they are validated)"
                         : "no usable range row")
             return v

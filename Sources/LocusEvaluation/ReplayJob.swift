@@ -111,7 +111,7 @@ package struct ReplayJob {
         }
         var skipped = trace.skipped
         skipped.merge(driver.diagnostics.skipped)
-        return ReplaySummary(fixes: fixes.count, ranges: trace.count + trace.skipped.total, tags: trace.tags.count,
+        return ReplaySummary(fixes: fixes.count, ranges: trace.rows.count + trace.skipped.total, tags: trace.tags.count,
                              skipped: skipped, diagnostics: driver.diagnostics, accuracy: evaluation?.accuracyReport,
                              events: Dictionary(grouping: result.events, by: \.kind).mapValues(\.count),
                              elapsedSeconds: 0, filter: options.filter.rawValue, smooth: options.smooth,

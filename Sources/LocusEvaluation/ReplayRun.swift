@@ -20,14 +20,11 @@ enum ReplayRun {
         routing.update(tagIDs: trace.tags, floorIDs: trace.floors, site: driver.engine.site) { driver.tagIndex(for: $0) }
         // A trace already in time order (the usual case) is walked directly, without an index array.
         let order: [Int]? = trace.isTimeOrdered ? nil : trace.timeOrder()
-        for done in 0..<trace.count {
-            let i = order?[done] ?? done
+        for done in trace.rows.indices {
+            let row = trace.rows[order?[done] ?? done]
             if let progress, done & 0xFFFF == 0 { progress(done) }
-            let row = TraceRow(timeSeconds: trace.timeSeconds[i], differenceMeters: trace.rangeMeters[i], tagIndex: trace.tagIndex[i],
-                               floorIndex: trace.floorIndex[i], line: trace.line[i], reference: trace.reference[i],
-                               locator: trace.locator[i])
             driver.ingest(row, routing: routing) {
-                (trace.tags[Int(trace.tagIndex[i])], trace.floorIndex[i] < 0 ? nil : trace.floors[Int(trace.floorIndex[i])])
+                (trace.tags[Int(row.tagIndex)], row.floorIndex < 0 ? nil : trace.floors[Int(row.floorIndex)])
             }
         }
         try driver.finish()
