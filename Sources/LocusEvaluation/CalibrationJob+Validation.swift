@@ -10,11 +10,7 @@ import LocusSolvers
 extension CalibrationJob {
     /// The engine's options for scoring: `locus replay`'s defaults (4 Hz, σ 0.1 m, the causal
     /// filter, the online tag offset on uncalibrated planar floors), with `--floor`.
-    var scoringOptions: EngineOptions {
-        var options = EngineOptions()
-        options.defaultFloor = defaultFloor
-        return options
-    }
+    var scoringOptions: EngineOptions { EngineOptions(defaultFloor: defaultFloor) }
 
     /// The engine's fixes of `trace` on `site` (the engine of `locus replay`, `ReplayRun`) compared
     /// with `truth` at their time: horizontal RMSE and median.
