@@ -72,14 +72,15 @@ extension CalibrationJob {
             let (before, beforeErrors) = try heldOutAccuracy(site: input, trace: split.heldOut, truth: truth)
             let (after, afterErrors) = try heldOutAccuracy(site: fitted.site, trace: split.heldOut, truth: truth)
             v.scored = before.compared
-            guard min(before.compared, after.compared) >= CalibrationValidation.minimumScored else {
+            guard min(before.compared, after.compared) >= CalibrationValidation.minimumScored,
+                  let surveyed = before.measured, let calibrated = after.measured else {
                 v.notJudged("not enough held-out data: \(plural(min(before.compared, after.compared), "fix", "fixes")) compared with truth "
                             + "on the held-out blocks, \(CalibrationValidation.minimumScored) needed")
                 return v
             }
-            v.surveyedMedian = before.p50Meters
-            v.calibratedMedian = after.p50Meters
-            v.judge(surveyed: before.rmseMeters, calibrated: after.rmseMeters,
+            v.surveyedMedian = surveyed.p50Meters
+            v.calibratedMedian = calibrated.p50Meters
+            v.judge(surveyed: surveyed.rmseMeters, calibrated: calibrated.rmseMeters,
                     blocks: Self.blockFigures(beforeErrors, afterErrors, split: split, figure: Self.rootMeanSquare))
         } catch {
             v.notJudged("the fit blocks alone do not calibrate: \(error.message)")
