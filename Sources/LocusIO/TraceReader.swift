@@ -25,16 +25,10 @@ package enum TraceReader {
         return trace(rows, tags: stream.tags, floors: stream.floors, skipped: stream.skipped)
     }
 
-    /// Parses trace bytes; `file` names the source in errors.
-    /// - Throws: `E5003` when a required column is missing; `E5004` when there is no header.
-    package static func parse(_ bytes: Span<UInt8>, file: String) throws(LocusError) -> RangeTrace {
-        try parse(bytes, file: file, fastRows: true)
-    }
-
     /// `parse(_:file:fastRows:)` over a span of the bytes (the face other modules use: the benchmark,
-    /// the fuzzer).
+    /// the fuzzer, which also reads with `fastRows` false); `file` names the source in errors.
     /// - Throws: as `parse(_:file:fastRows:)`.
-    package static func parse(_ bytes: Span<UInt8>, file: String, fastRows: Bool) throws(LocusError) -> RangeTrace {
+    package static func parse(_ bytes: Span<UInt8>, file: String, fastRows: Bool = true) throws(LocusError) -> RangeTrace {
         try bytes.withUnsafeBufferPointer { b throws(LocusError) in try parse(b, file: file, fastRows: fastRows) }
     }
 
