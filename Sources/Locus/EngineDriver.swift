@@ -219,8 +219,9 @@ package struct EngineDriver: Sendable {
         return try smoother.smooth(fixes: runFixes + engine.fixes, engine: engine)
     }
 
-    /// The engine's counters (the rows the driver skipped before it included).
-    package var diagnostics: EngineDiagnostics { engine.diagnostics }
+    /// The engine's counters (the rows the driver skipped before it included). Other modules read
+    /// `engine.diagnostics`, the same value.
+    var diagnostics: EngineDiagnostics { engine.diagnostics }
 }
 
 // MARK: as a shard of a group

@@ -100,8 +100,9 @@ package struct EngineOptions: Sendable, Hashable {
 
 extension EngineConfiguration {
     /// The engine's settings for `options`: σ goes to the solver, the filter and the tag-offset
-    /// estimator alike. The one place where options become a configuration.
-    package init(_ options: EngineOptions) {
+    /// estimator alike. The one place where options become a configuration. `tagLimit`: the bound on
+    /// live tags (`locus stream`'s `--max-tags`, `--tag-idle`; `TagLimit`), nil for none.
+    package init(_ options: EngineOptions, tagLimit: (maximumTags: Int, idleSeconds: Double)? = nil) {
         var solver = TrilaterationConfiguration.standard
         solver.sigmaMeters = options.sigmaMeters
         solver.mode = options.mode
@@ -120,6 +121,7 @@ extension EngineConfiguration {
         bias.rangeSigmaMeters = options.sigmaMeters
         self.init(rateHertz: options.rateHertz, defaultFloor: options.defaultFloor, solver: solver,
                   tracking: options.filter == .none ? .none : .kalman(filter), tagRangeOffset: tagOffset,
-                  locatorBias: options.locatorBias == .off ? .off : .automatic(bias))
+                  locatorBias: options.locatorBias == .off ? .off : .automatic(bias),
+                  tagLimit: tagLimit.map { TagLimit(maximumTags: $0.maximumTags, idleSeconds: $0.idleSeconds) })
     }
 }

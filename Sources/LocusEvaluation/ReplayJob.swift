@@ -110,9 +110,9 @@ package struct ReplayJob {
             evaluation = e
         }
         var skipped = trace.skipped
-        skipped.merge(driver.diagnostics.skipped)
+        skipped.merge(driver.engine.diagnostics.skipped)
         return ReplaySummary(fixes: fixes.count, ranges: trace.rows.count + trace.skipped.total, tags: trace.tags.count,
-                             skipped: skipped, diagnostics: driver.diagnostics, accuracy: evaluation?.accuracyReport,
+                             skipped: skipped, diagnostics: driver.engine.diagnostics, accuracy: evaluation?.accuracyReport,
                              events: Dictionary(grouping: result.events, by: \.kind).mapValues(\.count),
                              elapsedSeconds: 0, filter: options.filter.rawValue, smooth: options.smooth,
                              truthShift: truth == nil ? nil : truthShift, evaluation: evaluation)
