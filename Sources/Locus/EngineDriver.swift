@@ -71,7 +71,7 @@ package struct EngineDriver: Sendable {
     /// - Parameter ids: the row's tag and floor ids, asked for only when a smoother records it
     ///   (non-escaping: no allocation per row).
     @inline(__always)
-    package mutating func ingest(_ row: TraceRow, routing: ReaderRouting, ids: () -> (tag: TagID, floor: FloorID?)) {
+    mutating func ingest(_ row: TraceRow, routing: ReaderRouting, ids: () -> (tag: TagID, floor: FloorID?)) {
         guard ingest(row, routing: routing), smoother?.recordsRanges == true else { return }
         let (tag, floor) = ids()
         if row.isDifference {
@@ -122,7 +122,7 @@ package struct EngineDriver: Sendable {
     /// The engine's tag index for `id` (registered on first sight, outside any tag limit; the last
     /// one looked up is kept in front, until the engine evicts a tag: its index may then name
     /// another). A bounded engine is fed by id instead (`ingest(_:line:)`).
-    package mutating func tagIndex(for id: TagID) -> TagIndex {
+    mutating func tagIndex(for id: TagID) -> TagIndex {
         if let last = lastTag, last.id == id, last.evictions == engine.diagnostics.tagsEvicted { return last.index }
         let index = engine.tagIndex(for: id)
         lastTag = (id, index, engine.diagnostics.tagsEvicted)

@@ -12,14 +12,14 @@ extension CalibrationJob {
     /// filter, the online tag offset on uncalibrated planar floors), with `--floor`.
     var scoringOptions: EngineOptions { EngineOptions(defaultFloor: defaultFloor) }
 
-    /// The engine's fixes of `trace` on `site` (the engine of `locus replay`, `ReplayRun`) compared
+    /// The engine's fixes of `trace` on `site` (the engine of `locus replay`, `EngineDriver.replay`) compared
     /// with `truth` at their time: horizontal RMSE and median.
     /// - Throws: E3002 for an unknown default floor; the driver's errors.
     /// Also each compared fix's time and horizontal error (metres), for the per-block figures.
     func heldOutAccuracy(site: Site, trace: RangeTrace, truth: GroundTruth) throws(LocusError)
         -> (report: AccuracyReport, errors: [(t: Double, value: Double)]) {
         var driver = try EngineDriver(site: site, configuration: EngineConfiguration(scoringOptions))
-        let output = try ReplayRun.run(trace: trace, driver: &driver)
+        let output = try driver.replay(trace)
         var accumulator = AccuracyReport.Accumulator()
         var errors: [(t: Double, value: Double)] = []
         for fix in output.fixes {

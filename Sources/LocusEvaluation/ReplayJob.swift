@@ -81,14 +81,14 @@ package struct ReplayJob {
     }
 
     /// `--smooth` and `--truth-shift auto`: the whole recording read into memory and replayed by one
-    /// driven engine (`ReplayRun`), smoothed by the driver with `--smooth`.
+    /// driven engine (`EngineDriver.replay`), smoothed by the driver with `--smooth`.
     private func wholeRecording(configuration: EngineConfiguration, source: ByteSource,
                                 positions: ByteSink?, events: ByteSink?, say: (String) -> Void,
                                 progress: ((Int) -> Void)?) throws(LocusError) -> ReplaySummary {
         var driver = try EngineDriver(site: site, configuration: configuration, smoothing: options.smooth ? .replacing : .none)
         let trace = try TraceReader.read(source: source)
         let truthShift = try resolvedShift(trace: trace, solver: configuration.solver, say: say)
-        let result = try ReplayRun.run(trace: trace, driver: &driver, progress: progress)
+        let result = try driver.replay(trace, progress: progress)
         let fixes = result.fixes
         if let events {
             var writer = ZoneEventWriter()

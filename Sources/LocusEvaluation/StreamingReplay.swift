@@ -6,7 +6,7 @@ import LocusIO
 /// `locus replay` over a recording of any length: the trace is read in chunks (`TraceStream`), fed
 /// to the engine as it is read (`ShardedEngine`, `jobs` cores), and positions and events are written
 /// as the engine releases them — memory depends on the live tags and the reorder window, not on the
-/// length of the recording. The bytes are those of the whole-file path (`ReplayRun`).
+/// length of the recording. The bytes are those of the whole-file path (`EngineDriver.replay`).
 ///
 /// Order. The engine needs the rows in time order (ties in file order). A trace read as it comes is
 /// assumed to be in order; at the first row earlier than its predecessor the pass stops, the outputs
