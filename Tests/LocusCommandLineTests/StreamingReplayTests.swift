@@ -481,13 +481,12 @@ struct StreamingReplayFloorsTests {
         try (moved.joined(separator: "\n") + "\n").write(toFile: dir + "/moved.csv", atomically: false, encoding: .utf8)
         var driver = try EngineDriver(site: site, configuration: .standard)
         let result = try driver.replay(try TraceReader.read(path: dir + "/moved.csv"))
-        let engine = driver.engine
         var p = PositionsWriter(), e = ZoneEventWriter()
         for f in result.fixes { p.append(f) }
         for x in result.events { e.append(x) }
         #expect(result.fixes.contains { $0.floor == "2F" } && result.fixes.contains { $0.floor == "1F" })
         #expect(result.events.contains { $0.floor == "2F" })
-        #expect(engine.diagnostics.skipped.count(.unknownFloor) > 100)
+        #expect(driver.engine.diagnostics.skipped.count(.unknownFloor) > 100)
         for jobs in [1, 2, 3, 5] {
             let replay = StreamingReplay(site: site, configuration: .standard, jobs: jobs)
             let positions = try ByteSink(path: dir + "/p.csv"), events = try ByteSink(path: dir + "/e.jsonl")
@@ -496,7 +495,7 @@ struct StreamingReplayFloorsTests {
             try events.close()
             #expect(TestPaths.bytes(dir + "/p.csv") == p.bytes, "positions, \(jobs) jobs")
             #expect(TestPaths.bytes(dir + "/e.jsonl") == e.bytes, "events, \(jobs) jobs")
-            #expect(outcome.diagnostics == engine.diagnostics, "counters, \(jobs) jobs")
+            #expect(outcome.diagnostics == driver.engine.diagnostics, "counters, \(jobs) jobs")
         }
     }
 }
