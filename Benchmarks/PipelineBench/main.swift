@@ -291,7 +291,7 @@ struct ReplayRows {
 func replayInMemory(_ site: Site, _ rows: ReplayRows) -> (fixes: Int, events: Int) {
     var engine = makeEngine(site)
     let tagIndex = rows.tags.map { engine.tagIndex(for: $0) }
-    let floor = rows.floor.flatMap { engine.floorIndex($0) } ?? engine.defaultFloor
+    let floor = rows.floor.flatMap { engine.site.floorIndex(of: $0) } ?? engine.defaultFloor
     let tagOfRow = rows.tagOfRow
     return streamRows(&engine, floor: floor, count: rows.time.count, tagOfRow: { tagIndex[tagOfRow[$0]] },
                       locator: rows.address, rangeMeters: rows.range, timeSeconds: rows.time)
