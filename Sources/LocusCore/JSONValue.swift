@@ -105,8 +105,9 @@ package struct JSONNumber: Sendable, Hashable {
     }
 
     /// The value as an Int when it is a whole number that fits one (`2`, `2.0`, `1e3`); nil otherwise.
-    /// Integer literals are converted from their text, so no precision is lost beyond 2⁵³.
-    package var integerValue: Int? {
+    /// Integer literals are converted from their text, so no precision is lost beyond 2⁵³. Other
+    /// modules read it as `JSONValue.intValue`.
+    var integerValue: Int? {
         if isIntegerLiteral, let exact = Int(literal) { return exact }
         guard value.isFinite, value.rounded(.towardZero) == value else { return nil }
         return Int(exactly: value)
