@@ -30,7 +30,7 @@ package struct EngineDriver: Sendable {
     /// The run's causal fixes, kept for the smoother (`replacing`: until `finish()`).
     private var runFixes: [PositionFix] = []
 
-    package init(engine: PositioningEngine, smoothing: Smoothing = .none) {
+    init(engine: PositioningEngine, smoothing: Smoothing = .none) {
         self.engine = engine
         self.smoothing = smoothing
         smoother = smoothing == .none ? nil : OfflineSmoothing(configuration: engine.configuration)

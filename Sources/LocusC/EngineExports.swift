@@ -206,8 +206,8 @@ enum EngineFactory {
             try checkLength(floor.id.rawValue, "floor id")
             for zone in floor.zones { try checkLength(zone.id.rawValue, "zone id") }
         }
-        let engine = try PositioningEngine(site: site, configuration: EngineConfiguration(options))
-        let box = EngineBox(engine: engine, smoothing: options.smooth)
+        let box = EngineBox(driver: try EngineDriver(site: site, configuration: EngineConfiguration(options),
+                                                     smoothing: options.smooth ? .replacing : .none))
         box.state.withLock { $0.run.filter = options.filter.rawValue }
         return EngineRegistry.insert(box)
     }
