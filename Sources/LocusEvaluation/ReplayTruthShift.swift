@@ -44,7 +44,7 @@ package struct ReplayTruthShift: Equatable {
         }
         var tracks: [TruthClockAlignment.Track] = []
         let trackOfTag: [Int?] = trace.tags.map { tag in
-            guard let track = truth.tracks[tag] else { return nil }
+            guard let track = truth.samples(of: tag) else { return nil }
             tracks.append(TruthClockAlignment.Track(timeSeconds: track.timeSeconds, points: track.points))
             return tracks.count - 1
         }
