@@ -209,19 +209,10 @@ func feedRows(_ engine: inout PositioningEngine, floor: FloorIndex, rows: Range<
     return (fixes, events)
 }
 
-extension EngineOptions {
-    /// The defaults with `change` applied.
-    static func with(_ change: (inout EngineOptions) -> Void) -> EngineOptions {
-        var options = EngineOptions()
-        change(&options)
-        return options
-    }
-}
-
 let trackings: [(String, EngineOptions)] = [
-    ("raw_ls", .with { $0.filter = .none }),
+    ("raw_ls", EngineOptions(filter: .none)),
     ("kalman_tight", EngineOptions()),
-    ("kalman_loose", .with { $0.coupling = .loose }),
+    ("kalman_loose", EngineOptions(coupling: .loose)),
 ]
 
 /// Whole pipeline in memory (ranges → fixes → zone events) for one scenario; checks fix count and RMSE.
@@ -261,12 +252,12 @@ func callgrindWorkload(_ s: Scenario, _ engine: inout PositioningEngine) -> Int 
 
 if let item = callgrindItem {
     let s = Scenario(locators: 8, zones: 50, tags: 4, rounds: 50)
-    var options = EngineOptions()
+    let options: EngineOptions
     switch item {
-    case "engine_raw": options.filter = .none
-    case "engine_kalman": break
-    case "engine_loose": options.coupling = .loose
-    case "engine_calibrated": options.tagOffset = .off
+    case "engine_raw": options = EngineOptions(filter: .none)
+    case "engine_kalman": options = EngineOptions()
+    case "engine_loose": options = EngineOptions(coupling: .loose)
+    case "engine_calibrated": options = EngineOptions(tagOffset: .off)
     default: fatalError("--callgrind: unknown item '\(item)' (engine_kalman, engine_raw, engine_loose, engine_calibrated)")
     }
     var engine = makeEngine(s.site, options)
@@ -285,10 +276,10 @@ struct ReplayRows {
     var tags: [TagID], floor: FloorID?
     init(_ trace: RangeTrace) {
         let order = trace.timeOrder()
-        time = order.map { trace.timeSeconds[$0] }
-        range = order.map { trace.rangeMeters[$0] }
-        address = order.map { trace.locator[$0] }
-        tagOfRow = order.map { Int(trace.tagIndex[$0]) }
+        time = order.map { trace.rows[$0].timeSeconds }
+        range = order.map { trace.rows[$0].rangeMeters }
+        address = order.map { trace.rows[$0].locator }
+        tagOfRow = order.map { Int(trace.rows[$0].tagIndex) }
         tags = trace.tags
         floor = trace.floors.first
     }
@@ -300,7 +291,7 @@ struct ReplayRows {
 func replayInMemory(_ site: Site, _ rows: ReplayRows) -> (fixes: Int, events: Int) {
     var engine = makeEngine(site)
     let tagIndex = rows.tags.map { engine.tagIndex(for: $0) }
-    let floor = rows.floor.flatMap { engine.floorIndex($0) } ?? engine.defaultFloor
+    let floor = rows.floor.flatMap { engine.site.floorIndex(of: $0) } ?? engine.defaultFloor
     let tagOfRow = rows.tagOfRow
     return streamRows(&engine, floor: floor, count: rows.time.count, tagOfRow: { tagIndex[tagOfRow[$0]] },
                       locator: rows.address, rangeMeters: rows.range, timeSeconds: rows.time)
@@ -351,8 +342,8 @@ if runs("stages") {
     let parse = Bench.measure("stage_parse", operations: epochs, extra: parseExtra, derived: Bench.perFix) {
         do {
             let trace = try? TraceReader.parse(csv.span, file: "bench.csv")
-            precondition(trace?.count == s.rows, "parse lost rows")
-            Bench.blackHole(trace?.count)
+            precondition(trace?.rows.count == s.rows, "parse lost rows")
+            Bench.blackHole(trace?.rows.count)
         }
     }
     stageNs.append(("parse", parse.medianNanosecondsPerOp))
@@ -467,7 +458,7 @@ if runs("stages") {
         whole[name] = measurePipeline("pipeline_\(name)", s, options).medianNanosecondsPerOp
     }
     // The same with calibrated locator biases (as after `locus calibrate`): no online per-tag offset.
-    measurePipeline("pipeline_kalman_tight_calibrated_site", s, .with { $0.tagOffset = .off },
+    measurePipeline("pipeline_kalman_tight_calibrated_site", s, EngineOptions(tagOffset: .off),
                     extra: ["site": "\"calibrated (tagRangeOffset off)\""])
 
     // End to end, bytes to bytes: parse + engine (default causal filter) + writers.
@@ -481,8 +472,9 @@ if runs("stages") {
             let tagIndex = trace.tags.map { e.tagIndex(for: $0) }
             let floor = e.defaultFloor
             for i in trace.timeOrder() {
-                e.ingest(tag: tagIndex[Int(trace.tagIndex[i])], floor: floor, locator: trace.locator[i],
-                         rangeMeters: trace.rangeMeters[i], timeSeconds: trace.timeSeconds[i])
+                let row = trace.rows[i]
+                e.ingest(tag: tagIndex[Int(row.tagIndex)], floor: floor, locator: row.locator,
+                         rangeMeters: row.rangeMeters, timeSeconds: row.timeSeconds)
             }
             e.finish()
             var positions = PositionsWriter()

@@ -46,21 +46,21 @@ public func fuzzTraceReader(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     guard let reference = try? TraceReader.parse(bytes.span, file: "fuzz.csv", fastRows: false) else {
         preconditionFailure("the scanner path threw where the fast path did not")
     }
-    precondition(trace.timeSeconds.map(\.bitPattern) == reference.timeSeconds.map(\.bitPattern)
-                 && trace.rangeMeters.map(\.bitPattern) == reference.rangeMeters.map(\.bitPattern)
-                 && trace.locator == reference.locator && trace.tagIndex == reference.tagIndex
-                 && trace.floorIndex == reference.floorIndex && trace.line == reference.line
+    precondition(trace.rows.count == reference.rows.count
+                 && zip(trace.rows, reference.rows).allSatisfy { a, b in
+                     a == b && a.timeSeconds.bitPattern == b.timeSeconds.bitPattern && a.rangeMeters.bitPattern == b.rangeMeters.bitPattern
+                 }
                  && trace.tags == reference.tags && trace.floors == reference.floors && trace.skipped == reference.skipped,
                  "fast and scanner paths read the trace differently")
-    for i in 0..<trace.count {
-        precondition(trace.timeSeconds[i].isFinite, "kept row with a non-finite time")
-        precondition(trace.rangeMeters[i].isFinite && trace.rangeMeters[i] >= 0, "kept row with a bad range")
-        precondition(Int(trace.tagIndex[i]) < trace.tags.count, "tag index in range")
+    for row in trace.rows {
+        precondition(row.timeSeconds.isFinite, "kept row with a non-finite time")
+        precondition(row.rangeMeters.isFinite && row.rangeMeters >= 0, "kept row with a bad range")
+        precondition(Int(row.tagIndex) < trace.tags.count, "tag index in range")
     }
     guard var engine = try? PositioningEngine(site: fuzzSite) else { preconditionFailure("fuzz site is valid") }
     for i in trace.timeOrder() {
-        engine.ingest(trace.measurement(i), line: Int(trace.line[i]))
-        if i % 7 == 0 { engine.advance(toSeconds: trace.timeSeconds[i] + 0.5) }
+        engine.ingest(trace.measurement(i), line: Int(trace.rows[i].line))
+        if i % 7 == 0 { engine.advance(toSeconds: trace.rows[i].timeSeconds + 0.5) }
     }
     engine.finish()
     var lastEventTime = -Double.infinity

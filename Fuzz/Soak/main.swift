@@ -25,7 +25,7 @@ struct Options {
     var tags = 1000
     var seed: UInt64 = 9
     var chunkSeconds = 10.0
-    var tracking: EngineConfiguration.Tracking = .kalman(.standard)
+    var filter: EngineOptions.Filter = .kalman
     var maximumGrowthMegabytesPerHour = 8.0
 }
 
@@ -42,7 +42,7 @@ func parseOptions() -> Options {
         case "--tags": o.tags = Int(value(a)) ?? -1
         case "--seed": o.seed = UInt64(value(a)) ?? 0
         case "--chunk-seconds": o.chunkSeconds = Double(value(a)) ?? -1
-        case "--filter": o.tracking = value(a) == "none" ? .none : .kalman(.standard)
+        case "--filter": o.filter = value(a) == "none" ? .none : .kalman
         case "--max-growth-mb-per-hour": o.maximumGrowthMegabytesPerHour = Double(value(a)) ?? -1
         case "-h", "--help":
             print("LocusSoak [--hours H] [--tags N] [--seed S] [--chunk-seconds C] [--filter kalman|none] [--max-growth-mb-per-hour M]")
@@ -89,7 +89,7 @@ func soakSite() -> Site {
 let options = parseOptions()
 let site = soakSite()
 guard let floor = site.floors.first else { fail("no floor") }
-let configuration = EngineConfiguration(tracking: options.tracking)
+let configuration = EngineConfiguration(EngineOptions(filter: options.filter))
 /// One engine and what it released during the current chunk, touched by one thread at a time: the
 /// reference side by one `concurrentPerform` iteration, the streamed side by the other, and both by
 /// the main thread only between chunks.

@@ -6,22 +6,30 @@ import LocusNumerics
 /// Each fix is compared with the truth of its tag interpolated at the fix time; fixes outside the
 /// truth's time span are not compared (`uncompared`). Errors are horizontal, e = ‖(x, y) − (x̂, ŷ)‖,
 /// because planar solving fixes z; `rmse3DMeters` also includes z. Percentiles are the nearest-rank
-/// values of the sorted errors (`Quantile.nearestRank`), 0 when nothing was compared.
+/// values of the sorted errors (`Quantile.nearestRank`), 0 when nothing was compared. Other modules
+/// read the figures through `measured`, nil when nothing was compared: figures of nothing are not
+/// measured (the summaries print null or n/a), never 0.
 package struct AccuracyReport: Sendable, Equatable {
     /// Fixes compared with truth.
     package var compared: Int
     /// Fixes without truth at their time (outside the truth span or tag).
     package var uncompared: Int
     /// Horizontal RMSE √(Σeᵢ²/n), metres.
-    package var rmseMeters: Double
+    var rmseMeters: Double
     /// Median horizontal error, metres.
-    package var p50Meters: Double
+    var p50Meters: Double
     /// 95th-percentile horizontal error, metres.
-    package var p95Meters: Double
+    var p95Meters: Double
     /// Largest horizontal error, metres.
-    package var maxMeters: Double
+    var maxMeters: Double
     /// 3-D RMSE, metres.
     var rmse3DMeters: Double
+
+    /// The horizontal figures (RMSE, median, 95th percentile, maximum; metres), or nil when no fix
+    /// was compared.
+    package var measured: (rmseMeters: Double, p50Meters: Double, p95Meters: Double, maxMeters: Double)? {
+        compared > 0 ? (rmseMeters, p50Meters, p95Meters, maxMeters) : nil
+    }
 
     /// Compares `fixes` with `truth(tag, t)`.
     init(fixes: [PositionFix], truth: (TagID, Double) -> Point3?) {

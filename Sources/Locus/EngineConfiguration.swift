@@ -1,7 +1,8 @@
 import LocusCore
 import LocusSolvers
 
-/// How the positioning engine runs. Configuration only (no state); defaults in `standard`.
+/// How the positioning engine runs. Configuration only (no state); defaults in `standard`. Other
+/// modules make one from the user's settings only (`init(_:tagLimit:)`, `EngineOptions.swift`).
 package struct EngineConfiguration: Sendable {
     /// Output rate per tag, Hz: epochs are cut at 1/rate (SPEC §5 default 4 Hz).
     package var rateHertz: Double
@@ -20,7 +21,7 @@ package struct EngineConfiguration: Sendable {
     var maximumRangeMeters: Double
     /// The bound on live tags (`locus stream`'s `--max-tags`, `--tag-idle`); nil — the default, and
     /// what replay, the C ABI and the Swift API use — keeps every tag for the whole run.
-    package var tagLimit: TagLimit?
+    var tagLimit: TagLimit?
     /// A range difference larger in magnitude than its two locators' distance plus this margin is no
     /// difference of that pair (skipped as `difference_too_long`), metres: 2 m covers the noise and
     /// the NLOS excess of a real difference next to the pair's baseline.
@@ -30,7 +31,7 @@ package struct EngineConfiguration: Sendable {
     /// (`PositioningEngine+Eviction.swift`). A live input trusts no sender: without a bound, every
     /// new id costs its per-tag state (filter, epoch row, zone state, registry entry) for good, so a
     /// sender inventing ids grows memory without limit.
-    package struct TagLimit: Sendable, Equatable {
+    struct TagLimit: Sendable, Equatable {
         /// At most this many tags hold state at once (≥ 1). A row of a new tag while that many are
         /// live is skipped as `tag_limit`; a live tag is never displaced for a new one.
         var maximumTags: Int
@@ -41,7 +42,7 @@ package struct EngineConfiguration: Sendable {
         var idleSeconds: Double
 
         /// A bound; checked when an engine is made (`PositioningEngine.init`: E1003 when out of range).
-        package init(maximumTags: Int, idleSeconds: Double) {
+        init(maximumTags: Int, idleSeconds: Double) {
             self.maximumTags = maximumTags
             self.idleSeconds = idleSeconds
         }
@@ -49,7 +50,7 @@ package struct EngineConfiguration: Sendable {
 
     /// When the engine estimates and removes a per-tag common range offset b̂
     /// (`TagRangeOffsetEstimator`) on planar floors.
-    package enum TagRangeOffset: Sendable {
+    enum TagRangeOffset: Sendable {
         /// Never.
         case off
         /// On every planar floor.
@@ -61,7 +62,7 @@ package struct EngineConfiguration: Sendable {
 
     /// Whether the engine estimates and removes per-tag, per-locator range biases
     /// (`TagLocatorBiasEstimator`) where it estimates the tag's common offset.
-    package enum LocatorBias: Sendable {
+    enum LocatorBias: Sendable {
         /// Never.
         case off
         /// On every floor where the tag offset is estimated (`tagRangeOffset`).
@@ -69,7 +70,7 @@ package struct EngineConfiguration: Sendable {
     }
 
     /// What turns ranges into the fixes the engine reports.
-    package enum Tracking: Sendable {
+    enum Tracking: Sendable {
         /// Raw per-epoch least-squares fixes (`--filter none`).
         case none
         /// The causal filter (`--filter kalman`): tightly coupled (each range an EKF update) or
@@ -82,7 +83,7 @@ package struct EngineConfiguration: Sendable {
     }
 
     /// A configuration; defaults as `standard`.
-    package init(rateHertz: Double = 4, defaultFloor: FloorID? = nil, solver: TrilaterationConfiguration = .standard,
+    init(rateHertz: Double = 4, defaultFloor: FloorID? = nil, solver: TrilaterationConfiguration = .standard,
                  tracking: Tracking = .kalman(.standard), tagRangeOffset: TagRangeOffset = .automatic(.standard),
                  locatorBias: LocatorBias = .automatic(.standard), maximumRangeMeters: Double = 1000, tagLimit: TagLimit? = nil) {
         self.maximumRangeMeters = maximumRangeMeters

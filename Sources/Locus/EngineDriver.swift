@@ -30,7 +30,7 @@ package struct EngineDriver: Sendable {
     /// The run's causal fixes, kept for the smoother (`replacing`: until `finish()`).
     private var runFixes: [PositionFix] = []
 
-    package init(engine: PositioningEngine, smoothing: Smoothing = .none) {
+    init(engine: PositioningEngine, smoothing: Smoothing = .none) {
         self.engine = engine
         self.smoothing = smoothing
         smoother = smoothing == .none ? nil : OfflineSmoothing(configuration: engine.configuration)
@@ -71,7 +71,7 @@ package struct EngineDriver: Sendable {
     /// - Parameter ids: the row's tag and floor ids, asked for only when a smoother records it
     ///   (non-escaping: no allocation per row).
     @inline(__always)
-    package mutating func ingest(_ row: TraceRow, routing: ReaderRouting, ids: () -> (tag: TagID, floor: FloorID?)) {
+    mutating func ingest(_ row: TraceRow, routing: ReaderRouting, ids: () -> (tag: TagID, floor: FloorID?)) {
         guard ingest(row, routing: routing), smoother?.recordsRanges == true else { return }
         let (tag, floor) = ids()
         if row.isDifference {
@@ -122,7 +122,7 @@ package struct EngineDriver: Sendable {
     /// The engine's tag index for `id` (registered on first sight, outside any tag limit; the last
     /// one looked up is kept in front, until the engine evicts a tag: its index may then name
     /// another). A bounded engine is fed by id instead (`ingest(_:line:)`).
-    package mutating func tagIndex(for id: TagID) -> TagIndex {
+    mutating func tagIndex(for id: TagID) -> TagIndex {
         if let last = lastTag, last.id == id, last.evictions == engine.diagnostics.tagsEvicted { return last.index }
         let index = engine.tagIndex(for: id)
         lastTag = (id, index, engine.diagnostics.tagsEvicted)
@@ -219,8 +219,9 @@ package struct EngineDriver: Sendable {
         return try smoother.smooth(fixes: runFixes + engine.fixes, engine: engine)
     }
 
-    /// The engine's counters (the rows the driver skipped before it included).
-    package var diagnostics: EngineDiagnostics { engine.diagnostics }
+    /// The engine's counters (the rows the driver skipped before it included). Other modules read
+    /// `engine.diagnostics`, the same value.
+    var diagnostics: EngineDiagnostics { engine.diagnostics }
 }
 
 // MARK: as a shard of a group

@@ -1,4 +1,5 @@
 import LocusCore
+import LocusSolvers
 
 extension EngineOptions {
     /// The options as a face names them (`locus replay`'s and `locus stream`'s `--rate`, `--sigma`,
@@ -10,19 +11,20 @@ extension EngineOptions {
     /// - Throws: what `number` throws.
     package init(value: (String) -> String?, number: (String, Double, ClosedRange<Double>) throws(LocusError) -> Double,
                  smooth: Bool) throws(LocusError) {
-        self.init()
-        rateHertz = try number("rate", rateHertz, Self.rateRange)
-        sigmaMeters = try number("sigma", sigmaMeters, Self.sigmaRange)
-        if let text = value("filter"), let choice = Filter(rawValue: text) { filter = choice }
-        coupling = value("coupling") == "loose" ? .loose : .tight
+        let defaults = EngineOptions()
+        let rateHertz = try number("rate", defaults.rateHertz, Self.rateRange)
+        let sigmaMeters = try number("sigma", defaults.sigmaMeters, Self.sigmaRange)
+        let mode: TrilaterationMode
         switch value("mode") ?? "auto" {
         case "planar": mode = .planar
         case "spatial": mode = .spatial
         default: mode = .automatic
         }
-        if let text = value("tag-offset"), let choice = TagOffset(rawValue: text) { tagOffset = choice }
-        if let text = value("locator-bias"), let choice = LocatorBias(rawValue: text) { locatorBias = choice }
-        defaultFloor = value("floor").map { FloorID($0) }
-        self.smooth = smooth
+        self.init(rateHertz: rateHertz, sigmaMeters: sigmaMeters,
+                  filter: value("filter").flatMap(Filter.init(rawValue:)) ?? defaults.filter,
+                  coupling: value("coupling") == "loose" ? .loose : .tight, mode: mode,
+                  tagOffset: value("tag-offset").flatMap(TagOffset.init(rawValue:)) ?? defaults.tagOffset,
+                  locatorBias: value("locator-bias").flatMap(LocatorBias.init(rawValue:)) ?? defaults.locatorBias,
+                  defaultFloor: value("floor").map { FloorID($0) }, smooth: smooth)
     }
 }

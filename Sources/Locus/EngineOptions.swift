@@ -3,30 +3,33 @@ import LocusSolvers
 
 /// The engine's user-facing settings, as every face spells them: `locus replay`'s options, the C
 /// ABI's `locus_options`, `FloorSession.Configuration`, the Python package. Each face fills one of
-/// these; `EngineConfiguration(_:)` turns it into the engine's settings in one place, so that the
-/// faces cannot drift apart (they did: σ reached the tag-offset estimator from the command line only).
+/// these (`init(rateHertz:sigmaMeters:filter:coupling:mode:tagOffset:defaultFloor:smooth:)`, or
+/// `init(value:number:smooth:)` from a command line); `EngineConfiguration(_:)` turns it into the
+/// engine's settings in one place, so that the faces cannot drift apart (they did: σ reached the
+/// tag-offset estimator from the command line only). The faces read back only what they report or
+/// need before the engine exists (`rateHertz`, `sigmaMeters`, `filter`, `defaultFloor`, `smooth`).
 ///
 /// Defaults are SPEC §5's: 4 Hz, σ = 0.1 m, the causal filter tightly coupled, the solver's mode
 /// chosen by the locators' heights, the per-tag range offset on uncalibrated planar floors.
 package struct EngineOptions: Sendable, Hashable {
     /// Output rate per tag, Hz, in `rateRange`.
-    package var rateHertz: Double = 4
+    package let rateHertz: Double
     /// Range noise σ assumed by the solver, the filter and the tag-offset estimator, metres, in `sigmaRange`.
-    package var sigmaMeters: Double = 0.1
+    package let sigmaMeters: Double
     /// What turns ranges into the fixes the engine reports.
-    package var filter: Filter = .kalman
+    package let filter: Filter
     /// How the filter uses ranges (meaningful with `.kalman`).
-    package var coupling: TrackFilterConfiguration.Coupling = .tight
+    let coupling: TrackFilterConfiguration.Coupling
     /// The solver's height model.
-    package var mode: TrilaterationMode = .automatic
+    let mode: TrilaterationMode
     /// When the per-tag common range offset is estimated.
-    package var tagOffset: TagOffset = .automatic
+    let tagOffset: TagOffset
     /// Whether per-locator range biases are estimated where the tag offset is.
-    var locatorBias: LocatorBias = .automatic
+    let locatorBias: LocatorBias
     /// The floor of rows that name none; nil: the site's first floor.
-    package var defaultFloor: FloorID?
+    package let defaultFloor: FloorID?
     /// Whether positions are smoothed offline over the whole recording (`--smooth`): events stay causal.
-    package var smooth = false
+    package let smooth: Bool
 
     /// `--filter`.
     package enum Filter: String, Sendable, Hashable, CaseIterable {
@@ -54,15 +57,36 @@ package struct EngineOptions: Sendable, Hashable {
         case off
     }
 
-    /// The defaults.
-    package init() {}
+    /// Options; each left out keeps its default (4 Hz, σ 0.1 m, the causal filter tightly coupled,
+    /// the solver's mode by the locators' heights, the tag offset and locator biases `.automatic`,
+    /// the site's first floor, no smoothing).
+    package init(rateHertz: Double = 4, sigmaMeters: Double = 0.1, filter: Filter = .kalman,
+                 coupling: TrackFilterConfiguration.Coupling = .tight, mode: TrilaterationMode = .automatic,
+                 tagOffset: TagOffset = .automatic, defaultFloor: FloorID? = nil, smooth: Bool = false) {
+        self.init(rateHertz: rateHertz, sigmaMeters: sigmaMeters, filter: filter, coupling: coupling, mode: mode,
+                  tagOffset: tagOffset, locatorBias: .automatic, defaultFloor: defaultFloor, smooth: smooth)
+    }
+
+    /// Every option, `locatorBias` included (only the command line sets it).
+    init(rateHertz: Double, sigmaMeters: Double, filter: Filter, coupling: TrackFilterConfiguration.Coupling,
+         mode: TrilaterationMode, tagOffset: TagOffset, locatorBias: LocatorBias, defaultFloor: FloorID?, smooth: Bool) {
+        self.rateHertz = rateHertz
+        self.sigmaMeters = sigmaMeters
+        self.filter = filter
+        self.coupling = coupling
+        self.mode = mode
+        self.tagOffset = tagOffset
+        self.locatorBias = locatorBias
+        self.defaultFloor = defaultFloor
+        self.smooth = smooth
+    }
 
     /// Accepted output rates, Hz.
     static let rateRange: ClosedRange<Double> = 0.001...1000
     /// Accepted range noise σ, metres.
     static let sigmaRange: ClosedRange<Double> = 1e-6...100
 
-    /// Checks the numbers (`what` prefixes the option names in messages, e.g. "options." for the C ABI).
+    /// Checks the numbers (`what` names the options in messages, e.g. "options.rate_hz" for the C ABI).
     /// - Throws: E1003 for a rate or σ outside its range (or not finite).
     package func validate(naming what: (rate: String, sigma: String) = ("rate", "sigma")) throws(LocusError) {
         guard Self.rateRange.contains(rateHertz) else {
@@ -76,8 +100,9 @@ package struct EngineOptions: Sendable, Hashable {
 
 extension EngineConfiguration {
     /// The engine's settings for `options`: σ goes to the solver, the filter and the tag-offset
-    /// estimator alike. The one place where options become a configuration.
-    package init(_ options: EngineOptions) {
+    /// estimator alike. The one place where options become a configuration. `tagLimit`: the bound on
+    /// live tags (`locus stream`'s `--max-tags`, `--tag-idle`; `TagLimit`), nil for none.
+    package init(_ options: EngineOptions, tagLimit: (maximumTags: Int, idleSeconds: Double)? = nil) {
         var solver = TrilaterationConfiguration.standard
         solver.sigmaMeters = options.sigmaMeters
         solver.mode = options.mode
@@ -96,6 +121,7 @@ extension EngineConfiguration {
         bias.rangeSigmaMeters = options.sigmaMeters
         self.init(rateHertz: options.rateHertz, defaultFloor: options.defaultFloor, solver: solver,
                   tracking: options.filter == .none ? .none : .kalman(filter), tagRangeOffset: tagOffset,
-                  locatorBias: options.locatorBias == .off ? .off : .automatic(bias))
+                  locatorBias: options.locatorBias == .off ? .off : .automatic(bias),
+                  tagLimit: tagLimit.map { TagLimit(maximumTags: $0.maximumTags, idleSeconds: $0.idleSeconds) })
     }
 }

@@ -42,12 +42,8 @@ extension FloorSession {
 
         /// The engine options these settings stand for (the value every face builds its engine from).
         var engineOptions: EngineOptions {
-            var options = EngineOptions()
-            options.rateHertz = rateHertz
-            options.sigmaMeters = rangeSigmaMeters
-            options.filter = positioning == .leastSquares ? .none : .kalman
-            options.smooth = smoothing
-            return options
+            EngineOptions(rateHertz: rateHertz, sigmaMeters: rangeSigmaMeters,
+                          filter: positioning == .leastSquares ? .none : .kalman, smooth: smoothing)
         }
 
         /// 4 Hz, the site's floor when it has one (else no floor map yet), the causal filter, σ 0.1 m,

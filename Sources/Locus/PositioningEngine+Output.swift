@@ -58,7 +58,7 @@ extension PositioningEngine {
     }
 
     /// The floor index of a floor id, or nil (`Site.floorIndex(of:)`).
-    package func floorIndex(_ id: FloorID) -> FloorIndex? { site.floorIndex(of: id) }
+    func floorIndex(_ id: FloorID) -> FloorIndex? { site.floorIndex(of: id) }
 
     /// The floor of index `floor`.
     func floor(_ floor: FloorIndex) -> Floor { floors[floor.rawValue].floor }

@@ -229,9 +229,7 @@ package struct PositioningEngine: Sendable {
             locatorBiasConfiguration = nil
         }
         locatorStride = widest
-        var options = ZoneJudgeOptions.standard
-        options.positionPeriodSeconds = 1 / configuration.rateHertz
-        judges = try FloorJudges(floors: site.floors, options: options)
+        judges = try FloorJudges(floors: site.floors, options: ZoneJudgeOptions(positionPeriodSeconds: 1 / configuration.rateHertz))
         scratchLocators = [Point3](repeating: Point3(x: 0, y: 0, z: 0), count: widest)
         scratchRanges = [Double](repeating: 0, count: widest)
         scratchTimes = [Double](repeating: 0, count: widest)

@@ -6,18 +6,18 @@ import LocusCore
 /// a floor the site does not have, whose rows are skipped as `unknownFloor`). The one routing of
 /// rows by id that the whole-recording replay and the tag-sharded group (`ShardedEngine`, whose table
 /// gives each reader tag its index in its own shard) share, through `EngineDriver.ingest(_:routing:)`.
-package struct ReaderRouting: Sendable {
+struct ReaderRouting: Sendable {
     /// Engine tag index of each reader tag.
     private(set) var tags: [TagIndex] = []
     /// Engine floor of each reader floor; nil for a floor the site does not have.
     private(set) var floors: [FloorIndex?] = []
 
-    package init() {}
+    init() {}
 
     /// Resolves the ids the reader added since the last call (`tagIDs`, `floorIDs`: all the reader's
     /// ids so far, in its order), registering new tags with the engine (`register`).
     /// O(new ids).
-    package mutating func update(tagIDs: [TagID], floorIDs: [FloorID], site: Site, register: (TagID) -> TagIndex) {
+    mutating func update(tagIDs: [TagID], floorIDs: [FloorID], site: Site, register: (TagID) -> TagIndex) {
         add(newTagIDs: tagIDs.dropFirst(tags.count), newFloorIDs: floorIDs.dropFirst(floors.count), site: site, register: register)
     }
 

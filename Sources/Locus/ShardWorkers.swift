@@ -9,9 +9,9 @@ import LocusCore
 /// thread is free takes the next task, so the side task and the shards share the cores evenly.
 /// Dedicated threads, not the shared dispatch pool, which is as wide as the machine and busy
 /// elsewhere.
-package final class ShardWorkers: @unchecked Sendable {
+final class ShardWorkers: @unchecked Sendable {
     /// A set of tasks to wait for.
-    package final class Group: @unchecked Sendable {
+    final class Group: @unchecked Sendable {
         fileprivate var remaining: Int
         fileprivate init(_ remaining: Int) { self.remaining = remaining }
     }

@@ -127,12 +127,14 @@ package final class ShardedEngine: @unchecked Sendable {
         sharedClock = Self.largestClock(of: shards)
     }
 
-    /// Queues `work` to run on the shards' threads alongside the next `ingest`s (the next block's
-    /// reading); wait for it with `wait(_:)`. With one thread it runs at once.
-    package func spawn(_ work: @escaping @Sendable () -> Void) -> ShardWorkers.Group { workers.spawn(work) }
-
-    /// Returns when the work of `spawn` is done (this thread helps with queued shard work meanwhile).
-    package func wait(_ group: ShardWorkers.Group) { workers.wait(group) }
+    /// Runs `work` on the shards' threads alongside `body` on this one (the next block's reading
+    /// while `body` feeds this block to the shards); returns when both are done, this thread helping
+    /// with queued shard work meanwhile. With one thread `work` runs at once, before `body`.
+    package func withSideTask(_ work: @escaping @Sendable () -> Void, _ body: () -> Void) {
+        let group = workers.spawn(work)
+        body()
+        workers.wait(group)
+    }
 
     /// Runs `body` on every shard (driver and lane), each on its own thread, then has each shard's
     /// lane take what its engine released.

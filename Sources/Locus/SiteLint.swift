@@ -26,7 +26,7 @@ enum SiteLint {
         /// The position period Δt = 1/rate the zone rules are judged against, seconds.
         var positionPeriodSeconds: Double
         /// Largest tag–locator distance at which a locator ranges, metres: `locus geometry`'s
-        /// default (30 m) and `ZoneJudgeOptions.standard.coverageRangeMeters`.
+        /// default (30 m), as the zone judge's default coverage range.
         var maximumRangeMeters: Double
         /// Locators all closer than this to one another (horizontal distance) are one cluster,
         /// metres.
@@ -47,16 +47,13 @@ enum SiteLint {
         /// 0.5 m: a few times UWB's ranging noise (~0.1 m); locators closer than that are one point
         /// seen from a tag metres away, so no direction is determined.
         static let standard = Options(
-            positionPeriodSeconds: ZoneJudgeOptions.standard.positionPeriodSeconds,
+            positionPeriodSeconds: 1 / EngineOptions().rateHertz,
             maximumRangeMeters: GeometryReportOptions.standard.maximumRangeMeters,
             clusterDiameterMeters: 0.5, trilateration: .standard)
 
         /// The zone-rule options these settings imply (coverage range = `maximumRangeMeters`).
         var zoneJudgeOptions: ZoneJudgeOptions {
-            var options = ZoneJudgeOptions.standard
-            options.positionPeriodSeconds = positionPeriodSeconds
-            options.coverageRangeMeters = maximumRangeMeters
-            return options
+            ZoneJudgeOptions(positionPeriodSeconds: positionPeriodSeconds, coverageRangeMeters: maximumRangeMeters)
         }
     }
 

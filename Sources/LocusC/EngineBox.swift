@@ -22,8 +22,8 @@ struct EngineState: Sendable {
     /// What `locus_engine_summary` reports, counted as the queues fill (`EngineRun`).
     var run = EngineRun()
 
-    init(engine: PositioningEngine, smoothing: Bool) {
-        driver = EngineDriver(engine: engine, smoothing: smoothing ? .replacing : .none)
+    init(driver: EngineDriver) {
+        self.driver = driver
     }
 
     /// Whether the positions are smoothed offline (`LOCUS_OPTION_SMOOTH`).
@@ -74,7 +74,7 @@ struct EngineState: Sendable {
 final class EngineBox: Sendable {
     let state: Mutex<EngineState>
 
-    init(engine: PositioningEngine, smoothing: Bool) { state = Mutex(EngineState(engine: engine, smoothing: smoothing)) }
+    init(driver: EngineDriver) { state = Mutex(EngineState(driver: driver)) }
 }
 
 /// The live handles. A handle is `Unmanaged<EngineBox>` as an opaque pointer; a call first looks it

@@ -206,8 +206,8 @@ enum EngineFactory {
             try checkLength(floor.id.rawValue, "floor id")
             for zone in floor.zones { try checkLength(zone.id.rawValue, "zone id") }
         }
-        let engine = try PositioningEngine(site: site, configuration: EngineConfiguration(options))
-        let box = EngineBox(engine: engine, smoothing: options.smooth)
+        let box = EngineBox(driver: try EngineDriver(site: site, configuration: EngineConfiguration(options),
+                                                     smoothing: options.smooth ? .replacing : .none))
         box.state.withLock { $0.run.filter = options.filter.rawValue }
         return EngineRegistry.insert(box)
     }
@@ -217,40 +217,44 @@ enum EngineFactory {
     /// - Throws: E1003 for a value out of range, an unknown enum value or flag bit, a bad floor id.
     static func engineOptions(_ raw: UnsafeRawPointer?) throws(LocusError) -> EngineOptions {
         typealias O = CLayout.Options
-        var options = EngineOptions()
-        guard let raw else { return options }
+        guard let raw else { return EngineOptions() }
         let rate = raw.loadUnaligned(fromByteOffset: O.rateHertz, as: Double.self)
         let sigma = raw.loadUnaligned(fromByteOffset: O.sigmaMeters, as: Double.self)
-        if rate != 0 { options.rateHertz = rate }
-        if sigma != 0 { options.sigmaMeters = sigma }
-        try options.validate(naming: ("options.rate_hz", "options.sigma_m"))
+        let numbers = EngineOptions(rateHertz: rate != 0 ? rate : EngineOptions().rateHertz,
+                                    sigmaMeters: sigma != 0 ? sigma : EngineOptions().sigmaMeters)
+        try numbers.validate(naming: ("options.rate_hz", "options.sigma_m"))
+        let filter: EngineOptions.Filter
         switch raw.loadUnaligned(fromByteOffset: O.filter, as: Int32.self) {
-        case 0: options.filter = .kalman
-        case 1: options.filter = .none
+        case 0: filter = .kalman
+        case 1: filter = .none
         case let other: throw LocusError(.invalidArgument, "options.filter \(other) is not a locus_filter")
         }
+        let coupling: TrackFilterConfiguration.Coupling
         switch raw.loadUnaligned(fromByteOffset: O.coupling, as: Int32.self) {
-        case 0: options.coupling = .tight
-        case 1: options.coupling = .loose
+        case 0: coupling = .tight
+        case 1: coupling = .loose
         case let other: throw LocusError(.invalidArgument, "options.coupling \(other) is not a locus_coupling")
         }
-        options.mode = try SolverExports.mode(raw.loadUnaligned(fromByteOffset: O.mode, as: Int32.self))
+        let mode = try SolverExports.mode(raw.loadUnaligned(fromByteOffset: O.mode, as: Int32.self))
         let flags = raw.loadUnaligned(fromByteOffset: O.flags, as: UInt32.self)
         guard flags & ~CLayout.OptionFlag.all == 0 else {
             throw LocusError(.invalidArgument, "options.flags \(flags) has bits that are not locus_option_flag values")
         }
+        let tagOffset: EngineOptions.TagOffset
         switch (flags & CLayout.OptionFlag.tagOffsetOn != 0, flags & CLayout.OptionFlag.tagOffsetOff != 0) {
         case (true, true): throw LocusError(.invalidArgument, "options.flags: LOCUS_OPTION_TAG_OFFSET_ON and _OFF together")
-        case (true, false): options.tagOffset = .on
-        case (false, true): options.tagOffset = .off
-        case (false, false): options.tagOffset = .automatic
+        case (true, false): tagOffset = .on
+        case (false, true): tagOffset = .off
+        case (false, false): tagOffset = .automatic
         }
-        options.smooth = flags & CLayout.OptionFlag.smooth != 0
         let floorPointer = UnsafePointer<CChar>(bitPattern: raw.loadUnaligned(fromByteOffset: O.defaultFloor, as: UInt.self))
+        var defaultFloor: FloorID?
         if let floorPointer {
-            options.defaultFloor = FloorID(try CText.identifier(UnsafeRawPointer(floorPointer), field: "options.default_floor"))
+            defaultFloor = FloorID(try CText.identifier(UnsafeRawPointer(floorPointer), field: "options.default_floor"))
         }
-        return options
+        return EngineOptions(rateHertz: numbers.rateHertz, sigmaMeters: numbers.sigmaMeters, filter: filter, coupling: coupling,
+                             mode: mode, tagOffset: tagOffset, defaultFloor: defaultFloor,
+                             smooth: flags & CLayout.OptionFlag.smooth != 0)
     }
     /// - Throws: E1003 when `id` does not fit a `LOCUS_ID_CAPACITY` field.
     private static func checkLength(_ id: String, _ what: String) throws(LocusError) {

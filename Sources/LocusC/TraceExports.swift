@@ -29,17 +29,17 @@ public func locusEnginePushTraceFile(_ engine: OpaquePointer?, _ path: UnsafePoi
         try EngineRegistry.withState(engine) { (state: inout EngineState) throws(LocusError) in
             guard !state.isFinished else { throw LocusError(.callOrder, "the engine is finished") }
             let order: [Int]? = trace.isTimeOrdered ? nil : trace.timeOrder()
-            for k in 0..<trace.count {
+            for k in trace.rows.indices {
                 let i = order?[k] ?? k
                 let before = state.engine.diagnostics.skipped.total
-                if trace.isDifference(i) { state.ingest(trace.difference(i)) } else { state.ingest(trace.measurement(i)) }
+                if trace.rows[i].isDifference { state.ingest(trace.difference(i)) } else { state.ingest(trace.measurement(i)) }
                 if state.engine.diagnostics.skipped.total == before { accepted += 1 }
             }
             state.rangesAccepted += accepted
             state.run.rowsRead += trace.skipped.total
             state.driver.recordSkipped(trace.skipped)
         }
-        outRows?.pointee = trace.count + trace.skipped.total
+        outRows?.pointee = trace.rows.count + trace.skipped.total
         outAccepted?.pointee = accepted
     }
 }

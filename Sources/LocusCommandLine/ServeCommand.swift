@@ -73,8 +73,7 @@ enum ServeCommand: LocusCommand {
         if arguments.string("positions") == "-" && arguments.string("events") == "-" {
             throw LocusError(.usage, "--positions - and --events - would share standard output (see: locus serve --help)")
         }
-        let job = ServeJob(site: site, configuration: EngineConfiguration(options), tagLimit: limit,
-                           sigmaMeters: options.sigmaMeters,
+        let job = ServeJob(site: site, options: options, tagLimit: limit,
                            replayPath: replayPath, speed: speed, truth: truth, truthShiftSeconds: truthShift,
                            input: input, clientID: arguments.string("client-id") ?? "locus-serve", positions: positions, events: events,
                            listenHost: listen.host, listenPort: listen.port, maximumViewers: maximumViewers,

@@ -55,7 +55,7 @@ enum StreamCommand: LocusCommand {
         }
         let horizon = try futureHorizon(arguments)
         let limit = try tagLimit(arguments)
-        var job = try StreamJob(site: site, configuration: EngineConfiguration(options), tagLimit: limit,
+        var job = try StreamJob(site: site, options: options, tagLimit: limit,
                                 input: input, output: output, jsonLines: jsonLines,
                                 positions: positions, events: events, tickMilliseconds: tickMilliseconds,
                                 futureHorizonSeconds: horizon, clientID: clientID, summaryJSON: arguments.flag("json"))

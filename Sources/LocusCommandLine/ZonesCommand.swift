@@ -35,10 +35,8 @@ enum ZonesCommand: LocusCommand {
         let eventsPath = arguments.string("events")
         let rate = try arguments.double("rate", default: 4, in: 0.001...1000)
         let defaultFloor = try site.floorIndex(arguments.string("floor").map { FloorID($0) })
-        var options = ZoneJudgeOptions.standard
-        options.positionPeriodSeconds = 1 / rate
         let judges: FloorJudges
-        do { judges = try FloorJudges(floors: site.floors, options: options) } catch { throw error.inFile(arguments.string("site") ?? "") }
+        do { judges = try FloorJudges(floors: site.floors, options: ZoneJudgeOptions(positionPeriodSeconds: 1 / rate)) } catch { throw error.inFile(arguments.string("site") ?? "") }
         let warnings = judges.configurationWarnings
         for w in warnings { console.err("warning: \(w)\n") }
 

@@ -36,8 +36,9 @@ package struct JSONValue: Sendable, Equatable, CustomStringConvertible {
 
     /// What the value is.
     package var kind: Kind
-    /// Where the value's first character was read; `.none` for values built in code.
-    package var position: JSONPosition
+    /// Where the value's first character was read; `.none` for values built in code. Other modules
+    /// place their messages with it through `LocusError.Context(file:jsonPath:at:)`.
+    var position: JSONPosition
 
     /// A value of `kind` read at `position` (`.none` when built in code).
     init(_ kind: Kind, position: JSONPosition = .none) {
@@ -53,18 +54,18 @@ package struct JSONValue: Sendable, Equatable, CustomStringConvertible {
 }
 
 /// A line and column in a JSON text, both 1-based; the column counts Unicode scalars.
-package struct JSONPosition: Sendable, Hashable {
+struct JSONPosition: Sendable, Hashable {
     /// 1-based line number (lines end at `\n`).
-    package var line: Int
+    var line: Int
     /// 1-based column, in Unicode scalars from the start of the line.
-    package var column: Int
+    var column: Int
     /// A position from its line and column.
     init(line: Int, column: Int) {
         self.line = line
         self.column = column
     }
     /// The position of values built in code (line 0, column 0).
-    package static let none = JSONPosition(line: 0, column: 0)
+    static let none = JSONPosition(line: 0, column: 0)
 }
 
 /// A JSON number as its literal text and its value as a Double.
@@ -104,8 +105,9 @@ package struct JSONNumber: Sendable, Hashable {
     }
 
     /// The value as an Int when it is a whole number that fits one (`2`, `2.0`, `1e3`); nil otherwise.
-    /// Integer literals are converted from their text, so no precision is lost beyond 2⁵³.
-    package var integerValue: Int? {
+    /// Integer literals are converted from their text, so no precision is lost beyond 2⁵³. Other
+    /// modules read it as `JSONValue.intValue`.
+    var integerValue: Int? {
         if isIntegerLiteral, let exact = Int(literal) { return exact }
         guard value.isFinite, value.rounded(.towardZero) == value else { return nil }
         return Int(exactly: value)
@@ -196,6 +198,18 @@ extension JSONValue {
         case .string: "a string"
         case .array: "an array"
         case .object: "an object"
+        }
+    }
+}
+
+extension LocusError.Context {
+    /// A context in `file` at `jsonPath` and at `value`'s line and column (none for a value built in
+    /// code): where a reader of a JSON document (the site decoder) places its messages.
+    package init(file: String?, jsonPath: String, at value: JSONValue) {
+        self.init(file: file, jsonPath: jsonPath)
+        if value.position != .none {
+            line = value.position.line
+            column = value.position.column
         }
     }
 }

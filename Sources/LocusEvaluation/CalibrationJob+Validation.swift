@@ -10,20 +10,16 @@ import LocusSolvers
 extension CalibrationJob {
     /// The engine's options for scoring: `locus replay`'s defaults (4 Hz, σ 0.1 m, the causal
     /// filter, the online tag offset on uncalibrated planar floors), with `--floor`.
-    var scoringOptions: EngineOptions {
-        var options = EngineOptions()
-        options.defaultFloor = defaultFloor
-        return options
-    }
+    var scoringOptions: EngineOptions { EngineOptions(defaultFloor: defaultFloor) }
 
-    /// The engine's fixes of `trace` on `site` (the engine of `locus replay`, `ReplayRun`) compared
+    /// The engine's fixes of `trace` on `site` (the engine of `locus replay`, `EngineDriver.replay`) compared
     /// with `truth` at their time: horizontal RMSE and median.
     /// - Throws: E3002 for an unknown default floor; the driver's errors.
     /// Also each compared fix's time and horizontal error (metres), for the per-block figures.
     func heldOutAccuracy(site: Site, trace: RangeTrace, truth: GroundTruth) throws(LocusError)
         -> (report: AccuracyReport, errors: [(t: Double, value: Double)]) {
         var driver = try EngineDriver(site: site, configuration: EngineConfiguration(scoringOptions))
-        let output = try ReplayRun.run(trace: trace, driver: &driver)
+        let output = try driver.replay(trace)
         var accumulator = AccuracyReport.Accumulator()
         var errors: [(t: Double, value: Double)] = []
         for fix in output.fixes {
@@ -76,14 +72,15 @@ extension CalibrationJob {
             let (before, beforeErrors) = try heldOutAccuracy(site: input, trace: split.heldOut, truth: truth)
             let (after, afterErrors) = try heldOutAccuracy(site: fitted.site, trace: split.heldOut, truth: truth)
             v.scored = before.compared
-            guard min(before.compared, after.compared) >= CalibrationValidation.minimumScored else {
+            guard min(before.compared, after.compared) >= CalibrationValidation.minimumScored,
+                  let surveyed = before.measured, let calibrated = after.measured else {
                 v.notJudged("not enough held-out data: \(plural(min(before.compared, after.compared), "fix", "fixes")) compared with truth "
                             + "on the held-out blocks, \(CalibrationValidation.minimumScored) needed")
                 return v
             }
-            v.surveyedMedian = before.p50Meters
-            v.calibratedMedian = after.p50Meters
-            v.judge(surveyed: before.rmseMeters, calibrated: after.rmseMeters,
+            v.surveyedMedian = surveyed.p50Meters
+            v.calibratedMedian = calibrated.p50Meters
+            v.judge(surveyed: surveyed.rmseMeters, calibrated: calibrated.rmseMeters,
                     blocks: Self.blockFigures(beforeErrors, afterErrors, split: split, figure: Self.rootMeanSquare))
         } catch {
             v.notJudged("the fit blocks alone do not calibrate: \(error.message)")
@@ -106,7 +103,7 @@ extension CalibrationJob {
         let ranged = input.floors.indices.filter { fitData[$0].rangeCount > 0 || heldData[$0].rangeCount > 0 }
         guard !ranged.isEmpty else {
             var v = CalibrationValidation(blocks: split, metric: nil)
-            v.notJudged(held.differences > 0 || split.fit.count > 0 && split.fit.isDifference(0)
+            v.notJudged(held.differences > 0 || split.fit.rows.first?.isDifference == true
                         ? "no held-out figure for range differences without truth yet (with --truth they are validated)"
                         : "no usable range row")
             return v

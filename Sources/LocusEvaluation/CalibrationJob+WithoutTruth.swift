@@ -90,7 +90,7 @@ extension CalibrationJob {
         let report = SelfCalibrationReport(floors: results, skipped: skipped, fitsSlope: fitsSlope, fixPositions: fixPositions,
                                            outPath: writes ? outPath : nil, elapsedSeconds: 0, tracePath: traceSource.name,
                                            movedLocators: movesLocators && !flagged.isEmpty, validation: validation)
-        let rows = trace.count + trace.skipped.total
+        let rows = trace.rows.count + trace.skipped.total
         let why = results.flatMap(\.calibration.warnings).first
         var verdict: [String] = []
         var status = RunVerdict.check(command: "calibrate", input: traceSource.name, results: estimated,
@@ -111,22 +111,22 @@ extension CalibrationJob {
         let traceFloors: [Int?] = trace.floors.map { site.floorIndex(of: $0)?.rawValue }
         let known: [Set<UInt16>] = site.floors.map { Set($0.locators.map(\.address.rawValue)) }
         var measurements = [[RangeMeasurement]](repeating: [], count: site.floors.count)
-        for i in 0..<trace.count {
+        for (i, row) in trace.rows.enumerated() {
             var f = defaultFloor
-            if trace.floorIndex[i] >= 0 {
-                guard let floor = traceFloors[Int(trace.floorIndex[i])] else { skipped.record(.unknownFloor, line: Int(trace.line[i])); continue }
+            if row.floorIndex >= 0 {
+                guard let floor = traceFloors[Int(row.floorIndex)] else { skipped.record(.unknownFloor, line: Int(row.line)); continue }
                 f = floor
             }
-            guard known[f].contains(trace.locator[i]), known[f].contains(trace.reference[i]) else {
-                skipped.record(.unknownAnchor, line: Int(trace.line[i])); continue
+            guard known[f].contains(row.locator), known[f].contains(row.reference) else {
+                skipped.record(.unknownAnchor, line: Int(row.line)); continue
             }
-            if trace.isDifference(i) {
+            if row.isDifference {
                 differences += 1
                 differenceRows[f].append(trace.difference(i))
                 continue
             }
-            measurements[f].append(RangeMeasurement(timeSeconds: trace.timeSeconds[i], tag: trace.tags[Int(trace.tagIndex[i])],
-                                                    locator: LocatorAddress(trace.locator[i]), rangeMeters: trace.rangeMeters[i]))
+            measurements[f].append(RangeMeasurement(timeSeconds: row.timeSeconds, tag: trace.tags[Int(row.tagIndex)],
+                                                    locator: LocatorAddress(row.locator), rangeMeters: row.rangeMeters))
         }
         let data = site.floors.indices.map { SelfCalibrationData(measurements: measurements[$0], floor: site.floors[$0]) }
         let differenceData = site.floors.indices.map { DifferenceSelfCalibrationData(differences: differenceRows[$0], floor: site.floors[$0]) }

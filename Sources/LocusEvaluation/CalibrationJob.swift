@@ -96,7 +96,7 @@ package struct CalibrationJob {
         site = fitted.site
         let results = fitted.results, samples = fitted.samples, differenceSamples = fitted.differenceSamples
         let skipped = fitted.skipped, withoutTruth = fitted.withoutTruth
-        let rows = trace.count + trace.skipped.total
+        let rows = trace.rows.count + trace.skipped.total
         let sampleCount = samples.reduce(0) { $0 + $1.count } + differenceSamples.reduce(0) { $0 + $1.count }
         if sampleCount == 0 && (rows == 0 || skipped.total >= rows) {
             // Nothing to calibrate with, and the skip counts say why.
@@ -162,27 +162,27 @@ package struct CalibrationJob {
         var differenceSamples = [DifferenceCalibrationSamples](repeating: DifferenceCalibrationSamples(), count: site.floors.count)
         var skipped = trace.skipped
         var withoutTruth = 0
-        for i in 0..<trace.count {
+        for row in trace.rows {
             var f = defaultFloor
-            if trace.floorIndex[i] >= 0 {
-                guard let known = traceFloors[Int(trace.floorIndex[i])] else { skipped.record(.unknownFloor, line: Int(trace.line[i])); continue }
+            if row.floorIndex >= 0 {
+                guard let known = traceFloors[Int(row.floorIndex)] else { skipped.record(.unknownFloor, line: Int(row.line)); continue }
                 f = known
             }
-            guard let slot = slotMaps[f][trace.locator[i]],
-                  let referenceSlot = trace.isDifference(i) ? slotMaps[f][trace.reference[i]] : slot else {
-                skipped.record(.unknownAnchor, line: Int(trace.line[i])); continue
+            guard let slot = slotMaps[f][row.locator],
+                  let referenceSlot = row.isDifference ? slotMaps[f][row.reference] : slot else {
+                skipped.record(.unknownAnchor, line: Int(row.line)); continue
             }
-            guard var p = truth.position(tag: trace.tags[Int(trace.tagIndex[i])], at: trace.timeSeconds[i]) else {
+            guard var p = truth.position(tag: trace.tags[Int(row.tagIndex)], at: row.timeSeconds) else {
                 withoutTruth += 1
                 continue
             }
             let floor = site.floors[f]
             if usesFloorHeight[f] { p.z = floor.tagHeightMeters }
-            if trace.isDifference(i) {
+            if row.isDifference {
                 differenceSamples[f].append(referenceSlot: referenceSlot, reference: floor.locators[referenceSlot].position, locatorSlot: slot,
-                                            locator: floor.locators[slot].position, differenceMeters: trace.rangeMeters[i], tagPosition: p)
+                                            locator: floor.locators[slot].position, differenceMeters: row.rangeMeters, tagPosition: p)
             } else {
-                samples[f].append(slot: slot, locator: floor.locators[slot].position, rangeMeters: trace.rangeMeters[i], tagPosition: p)
+                samples[f].append(slot: slot, locator: floor.locators[slot].position, rangeMeters: row.rangeMeters, tagPosition: p)
             }
         }
         slotMaps.removeAll()

@@ -82,8 +82,8 @@ struct CalibrationValidation: Sendable {
         blocks = split.blocks
         blockSeconds = split.blockSeconds
         heldOutBlocks = split.heldOutBlocks
-        fitRows = split.fit.count
-        heldOutRows = split.heldOut.count
+        fitRows = split.fit.rows.count
+        heldOutRows = split.heldOut.rows.count
         self.metric = metric
     }
 

@@ -34,8 +34,8 @@ struct HoldoutBlocks {
     /// Splits `trace` into blocks of `blockSeconds` (> 0).
     init(trace: RangeTrace, blockSeconds: Double) {
         self.blockSeconds = blockSeconds
-        startSeconds = trace.timeSeconds.min() ?? 0
-        guard trace.count > 0 else {
+        startSeconds = trace.rows.lazy.map(\.timeSeconds).min() ?? 0
+        guard !trace.rows.isEmpty else {
             blocks = 0
             heldOutBlocks = 0
             fit = trace.subset { _ in false }
@@ -43,10 +43,10 @@ struct HoldoutBlocks {
             return
         }
         let t0 = startSeconds
-        func block(_ i: Int) -> Int { Int(((trace.timeSeconds[i] - t0) / blockSeconds).rounded(.down)) }
-        blocks = Int(((trace.timeSeconds.max() ?? t0) - t0) / blockSeconds) + 1
+        func block(_ i: Int) -> Int { Int(((trace.rows[i].timeSeconds - t0) / blockSeconds).rounded(.down)) }
+        blocks = Int(((trace.rows.lazy.map(\.timeSeconds).max() ?? t0) - t0) / blockSeconds) + 1
         fit = trace.subset { block($0) % 2 == 0 }
         heldOut = trace.subset { block($0) % 2 == 1 }
-        heldOutBlocks = Set((0..<trace.count).lazy.map(block).filter { $0 % 2 == 1 }).count
+        heldOutBlocks = Set(trace.rows.indices.lazy.map(block).filter { $0 % 2 == 1 }).count
     }
 }

@@ -52,9 +52,7 @@ package struct ReplayEvaluation {
         self.shiftSeconds = shiftSeconds
         self.keepsTracks = keepsTracks
         self.windowSeconds = windowSeconds
-        var options = ZoneJudgeOptions.standard
-        options.positionPeriodSeconds = 1 / rateHertz
-        referenceJudges = try FloorJudges(floors: site.floors, options: options)
+        referenceJudges = try FloorJudges(floors: site.floors, options: ZoneJudgeOptions(positionPeriodSeconds: 1 / rateHertz))
     }
 
     /// One released fix, in release order.
@@ -154,10 +152,10 @@ package struct ReplayEvaluation {
             ("reference", .integer(s.reference)), ("matched", .integer(s.matched)),
             ("missed", .integer(s.missed)), ("spurious", .integer(s.spurious)),
             ("spurious_per_tag_hour", hours > 0 ? .number(Double(s.spurious) / hours, .fixed(3)) : .null),
-            ("delay_p50_s", seconds(Quantile.nearestRank(sorted: s.delaysSeconds.sorted(), 0.5))),
-            ("delay_p95_s", seconds(Quantile.nearestRank(sorted: s.delaysSeconds.sorted(), 0.95))),
-            ("enter_delay_p50_s", seconds(Quantile.nearestRank(sorted: s.enterDelaysSeconds.sorted(), 0.5))),
-            ("exit_delay_p50_s", seconds(Quantile.nearestRank(sorted: s.exitDelaysSeconds.sorted(), 0.5))),
+            ("delay_p50_s", seconds(s.delaySeconds(quantile: 0.5))),
+            ("delay_p95_s", seconds(s.delaySeconds(quantile: 0.95))),
+            ("enter_delay_p50_s", seconds(s.delaySeconds(quantile: 0.5, of: .enter))),
+            ("exit_delay_p50_s", seconds(s.delaySeconds(quantile: 0.5, of: .exit))),
             ("window_s", .number(windowSeconds, .fixed(3))),
             ("tag_hours", .number(hours, .fixed(4))),
         ])
@@ -171,7 +169,7 @@ package struct ReplayEvaluation {
         var out = "zone transitions vs truth (±\(DecimalText.string(windowSeconds, decimals: 1)) s): \(s.reference) reference, \(s.matched) matched, "
         out += "\(s.missed) missed, \(s.spurious) spurious"
         if hours > 0 { out += " (\(DecimalText.string(Double(s.spurious) / hours, decimals: 2)) per tag-hour)" }
-        out += "; delay p50 \(f(Quantile.nearestRank(sorted: s.delaysSeconds.sorted(), 0.5))), p95 \(f(Quantile.nearestRank(sorted: s.delaysSeconds.sorted(), 0.95)))"
+        out += "; delay p50 \(f(s.delaySeconds(quantile: 0.5))), p95 \(f(s.delaySeconds(quantile: 0.95)))"
         return out
     }
 }

@@ -88,14 +88,14 @@ package struct ReplayJob {
     }
 
     /// `--smooth` and `--truth-shift auto`: the whole recording read into memory and replayed by one
-    /// driven engine (`ReplayRun`), smoothed by the driver with `--smooth`.
+    /// driven engine (`EngineDriver.replay`), smoothed by the driver with `--smooth`.
     private func wholeRecording(configuration: EngineConfiguration, source: ByteSource,
                                 positions: ByteSink?, events: ByteSink?, say: (String) -> Void,
                                 progress: ((Int) -> Void)?) throws(LocusError) -> ReplaySummary {
         var driver = try EngineDriver(site: site, configuration: configuration, smoothing: options.smooth ? .replacing : .none)
         let trace = try TraceReader.read(source: source)
         let truthShift = try resolvedShift(trace: trace, solver: configuration.solver, say: say)
-        let result = try ReplayRun.run(trace: trace, driver: &driver, progress: progress)
+        let result = try driver.replay(trace, progress: progress)
         let fixes = result.fixes
         if let events {
             var writer = ZoneEventWriter()
@@ -117,9 +117,9 @@ package struct ReplayJob {
             evaluation = e
         }
         var skipped = trace.skipped
-        skipped.merge(driver.diagnostics.skipped)
-        return ReplaySummary(fixes: fixes.count, ranges: trace.count + trace.skipped.total, tags: trace.tags.count,
-                             skipped: skipped, diagnostics: driver.diagnostics, accuracy: evaluation?.accuracyReport,
+        skipped.merge(driver.engine.diagnostics.skipped)
+        return ReplaySummary(fixes: fixes.count, ranges: trace.rows.count + trace.skipped.total, tags: trace.tags.count,
+                             skipped: skipped, diagnostics: driver.engine.diagnostics, accuracy: evaluation?.accuracyReport,
                              events: Dictionary(grouping: result.events, by: \.kind).mapValues(\.count),
                              elapsedSeconds: 0, filter: options.filter.rawValue, smooth: options.smooth,
                              truthShift: truth == nil ? nil : truthShift, evaluation: evaluation)

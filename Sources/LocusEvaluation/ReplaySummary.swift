@@ -75,13 +75,13 @@ package struct ReplaySummary {
         ]
         if let a = accuracy {
             // Figures of nothing compared are not measured: null, never 0.
-            func figure(_ v: Double) -> JSONValue { a.compared > 0 ? .number(v, .fixed(4)) : .null }
+            func figure(_ v: Double?) -> JSONValue { v.map { .number($0, .fixed(4)) } ?? .null }
             members += [
                 ("compared", .integer(a.compared)),
-                ("rmse_m", figure(a.rmseMeters)),
-                ("p50_m", figure(a.p50Meters)),
-                ("p95_m", figure(a.p95Meters)),
-                ("max_m", figure(a.maxMeters)),
+                ("rmse_m", figure(a.measured?.rmseMeters)),
+                ("p50_m", figure(a.measured?.p50Meters)),
+                ("p95_m", figure(a.measured?.p95Meters)),
+                ("max_m", figure(a.measured?.maxMeters)),
             ]
         }
         if let a = accuracy { members.append(("p99_m", a.compared > 0 ? .number(evaluation.flatMap { Quantile.nearestRank(sorted: $0.sortedErrors, 0.99) } ?? 0, .fixed(4)) : .null)) }
@@ -117,12 +117,12 @@ package struct ReplaySummary {
         }
         if let line = unfilteredText { s += line + "\n" }
         if diagnostics.rejectedRanges > 0 { s += "ranges rejected as outliers: \(diagnostics.rejectedRanges)\n" }
-        if let a = accuracy, a.compared == 0 {
+        if let a = accuracy, a.measured == nil {
             s += "horizontal error vs truth: not measured (no fix compared)\n"
-        } else if let a = accuracy {
-            s += "horizontal error vs truth (\(plural(a.compared, "fix", "fixes"))): RMSE \(DecimalText.string(a.rmseMeters, decimals: 3)) m, "
-            s += "p50 \(DecimalText.string(a.p50Meters, decimals: 3)) m, p95 \(DecimalText.string(a.p95Meters, decimals: 3)) m, "
-            s += "max \(DecimalText.string(a.maxMeters, decimals: 3)) m\n"
+        } else if let a = accuracy, let f = a.measured {
+            s += "horizontal error vs truth (\(plural(a.compared, "fix", "fixes"))): RMSE \(DecimalText.string(f.rmseMeters, decimals: 3)) m, "
+            s += "p50 \(DecimalText.string(f.p50Meters, decimals: 3)) m, p95 \(DecimalText.string(f.p95Meters, decimals: 3)) m, "
+            s += "max \(DecimalText.string(f.maxMeters, decimals: 3)) m\n"
             if a.uncompared > 0 { s += "  (not compared: \(plural(a.uncompared, "fix", "fixes")) outside the truth's time span)\n" }
         }
         if let shift = truthShift { s += shift.text + "\n" }

@@ -44,24 +44,24 @@ package struct ReplayTruthShift: Equatable {
         }
         var tracks: [TruthClockAlignment.Track] = []
         let trackOfTag: [Int?] = trace.tags.map { tag in
-            guard let track = truth.tracks[tag] else { return nil }
+            guard let track = truth.samples(of: tag) else { return nil }
             tracks.append(TruthClockAlignment.Track(timeSeconds: track.timeSeconds, points: track.points))
             return tracks.count - 1
         }
         var rows: [TruthClockAlignment.Row] = []
-        rows.reserveCapacity(trace.count)
+        rows.reserveCapacity(trace.rows.count)
         // The shift is fitted on ranges (a difference row's time would serve as well; ranges suffice).
-        for i in 0..<trace.count where !trace.isDifference(i) {
-            guard let track = trackOfTag[Int(trace.tagIndex[i])] else { continue }
+        for row in trace.rows where !row.isDifference {
+            guard let track = trackOfTag[Int(row.tagIndex)] else { continue }
             var f = defaultFloor
-            if trace.floorIndex[i] >= 0 {
-                guard let known = traceFloors[Int(trace.floorIndex[i])] else { continue }
+            if row.floorIndex >= 0 {
+                guard let known = traceFloors[Int(row.floorIndex)] else { continue }
                 f = known
             }
-            guard let slot = slotMaps[f][trace.locator[i]] else { continue }
+            guard let slot = slotMaps[f][row.locator] else { continue }
             let locator = site.floors[f].locators[slot]
-            rows.append(TruthClockAlignment.Row(timeSeconds: trace.timeSeconds[i], trackIndex: track, locatorIndex: slotBase[f] + slot,
-                                                correctedRangeMeters: locator.correctedRange(trace.rangeMeters[i]),
+            rows.append(TruthClockAlignment.Row(timeSeconds: row.timeSeconds, trackIndex: track, locatorIndex: slotBase[f] + slot,
+                                                correctedRangeMeters: locator.correctedRange(row.rangeMeters),
                                                 locator: locator.position, tagHeightMeters: planarHeight[f]))
         }
         return TruthClockAlignment.estimate(rows: rows, tracks: tracks, configuration: configuration)

@@ -6,7 +6,7 @@ import LocusIO
 /// `locus replay` over a recording of any length: the trace is read in chunks (`TraceStream`), fed
 /// to the engine as it is read (`ShardedEngine`, `jobs` cores), and positions and events are written
 /// as the engine releases them — memory depends on the live tags and the reorder window, not on the
-/// length of the recording. The bytes are those of the whole-file path (`ReplayRun`).
+/// length of the recording. The bytes are those of the whole-file path (`EngineDriver.replay`).
 ///
 /// Order. The engine needs the rows in time order (ties in file order). A trace read as it comes is
 /// assumed to be in order; at the first row earlier than its predecessor the pass stops, the outputs
@@ -113,7 +113,7 @@ struct StreamingReplay {
 
     /// One pass: rows as read (`sorted` false; nil at the first row out of order) or through the
     /// sorter, into the engine, out to the sinks. While the shards solve one block (on every
-    /// thread, each shard spelling its fixes), a side task (`ShardedEngine.spawn`), run by whichever
+    /// thread, each shard spelling its fixes), a side task (`ShardedEngine.withSideTask`), run by whichever
     /// thread is free, reads and parses the next block and writes the output collected the time
     /// before; meanwhile, before the shards start, this thread takes what the merge lets out after
     /// the block before (`Writer.collect`), for the next side task to write. Blocks' row storage
@@ -137,16 +137,16 @@ struct StreamingReplay {
             let next = Box<Result<ReadBlock?, LocusError>>(.success(nil))
             let written = Box<LocusError?>(nil)
             let storage = spare
-            let side = engine.spawn {
+            engine.withSideTask({
                 next.value = Result { () throws(LocusError) in try reader.value.next(reusing: storage) }
                 do throws(LocusError) { try toWrite.value.write() } catch { written.value = error }
+            }) {
+                // What the last block's solving released, collected while the side task runs (the
+                // shards are idle now: collecting after the solving would leave the other thread idle).
+                writer.collect(from: engine, into: &collected)
+                engine.add(newTagIDs: block.newTags, newFloorIDs: block.newFloors)
+                engine.ingest(block.rows)
             }
-            // What the last block's solving released, collected while the side task runs (the
-            // shards are idle now: collecting after the solving would leave the other thread idle).
-            writer.collect(from: engine, into: &collected)
-            engine.add(newTagIDs: block.newTags, newFloorIDs: block.newFloors)
-            engine.ingest(block.rows)
-            engine.wait(side)
             if let failure = written.value { throw failure }
             swap(&collected, &toWrite.value)
             progress?(block.rowsRead)

@@ -5,9 +5,9 @@ import LocusCore
 /// interpolated linearly in time to compare with positions.
 package struct GroundTruth: Sendable {
     /// One tag's samples, sorted by time (stable for equal times).
-    package struct Track: Sendable {
-        package var timeSeconds: [Double] = []
-        package var points: [Point3] = []
+    struct Track: Sendable {
+        var timeSeconds: [Double] = []
+        var points: [Point3] = []
 
         /// No samples.
         init() {}
@@ -36,7 +36,7 @@ package struct GroundTruth: Sendable {
     }
 
     /// Tracks by tag id.
-    package var tracks: [TagID: Track] = [:]
+    var tracks: [TagID: Track] = [:]
     /// Rows skipped while reading.
     var skipped = SkipTally()
 
@@ -44,6 +44,12 @@ package struct GroundTruth: Sendable {
 
     /// The truth of `tag` at `t`, or nil when the tag has none there.
     package func position(tag: TagID, at t: Double) -> Point3? { tracks[tag]?.position(at: t) }
+
+    /// The samples of `tag` (times in seconds, sorted; positions in metres), nil when it has none:
+    /// for a fit over the whole track (the truth clock shift).
+    package func samples(of tag: TagID) -> (timeSeconds: [Double], points: [Point3])? {
+        tracks[tag].map { ($0.timeSeconds, $0.points) }
+    }
 
     /// Reads `truth.csv`.
     /// - Throws: `E5001` unreadable, `E5003` when `t`, `x` or `y` is missing from the header.

@@ -9,15 +9,7 @@ extension RangeTrace {
         var out = RangeTrace()
         out.tags = tags
         out.floors = floors
-        for i in 0..<count where keep(i) {
-            out.timeSeconds.append(timeSeconds[i])
-            out.rangeMeters.append(rangeMeters[i])
-            out.locator.append(locator[i])
-            out.reference.append(reference[i])
-            out.tagIndex.append(tagIndex[i])
-            out.floorIndex.append(floorIndex[i])
-            out.line.append(line[i])
-        }
+        for i in rows.indices where keep(i) { out.rows.append(rows[i]) }
         return out
     }
 }

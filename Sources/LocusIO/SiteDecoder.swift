@@ -203,7 +203,7 @@ private struct SiteReader {
     mutating func locatorAddress(_ value: JSONValue, path: String) -> LocatorAddress? {
         switch value.kind {
         case .number(let number):
-            guard let integer = number.integerValue, let raw = UInt16(exactly: integer) else {
+            guard let integer = value.intValue, let raw = UInt16(exactly: integer) else {
                 record(.invalidLocatorAddress, "address \(number.literal) is not a 16-bit integer (0…65535)", at: value, path: path)
                 return nil
             }
@@ -272,12 +272,7 @@ private struct SiteReader {
 
     /// Records an error of `code` at `value`'s line and column, under `path` (`$` when empty).
     mutating func record(_ code: LocusErrorCode, _ message: String, at value: JSONValue, path: String) {
-        var context = LocusError.Context(file: file, jsonPath: path.isEmpty ? "$" : path)
-        if value.position != .none {
-            context.line = value.position.line
-            context.column = value.position.column
-        }
-        errors.append(LocusError(code, message, context: context))
+        errors.append(LocusError(code, message, context: LocusError.Context(file: file, jsonPath: path.isEmpty ? "$" : path, at: value)))
     }
 
     /// Records E3102: `value` is not what `path` needs.
@@ -405,7 +400,7 @@ private struct SiteReader {
 
     /// A whole number within `Int` (2, 2.0 and 2e0 alike; otherwise E3112, or as `number`).
     mutating func integer(_ value: JSONValue, path: String) -> Int? {
-        if case .number(let number) = value.kind, let integer = number.integerValue { return integer }
+        if let integer = value.intValue { return integer }
         guard let x = number(value, path: path) else { return nil }
         let problem = x.rounded(.towardZero) == x ? "a whole number within ±9.2e18" : "a whole number"
         record(.siteValueOutOfRange, "expected \(problem), found \(literal(value))", at: value, path: path)

@@ -1,7 +1,7 @@
 import Foundation
 import LocusCore
 
-/// Reads a whole range trace (`trace.csv`, SPEC §2) into memory as columns (`RangeTrace`): the rules
+/// Reads a whole range trace (`trace.csv`, SPEC §2) into memory (`RangeTrace`): the rules
 /// are `TraceRowParser`'s, with the whole input as one piece. Streamed replay reads the same rows in
 /// bounded chunks (`TraceStream`).
 package enum TraceReader {
@@ -25,16 +25,10 @@ package enum TraceReader {
         return trace(rows, tags: stream.tags, floors: stream.floors, skipped: stream.skipped)
     }
 
-    /// Parses trace bytes; `file` names the source in errors.
-    /// - Throws: `E5003` when a required column is missing; `E5004` when there is no header.
-    package static func parse(_ bytes: Span<UInt8>, file: String) throws(LocusError) -> RangeTrace {
-        try parse(bytes, file: file, fastRows: true)
-    }
-
     /// `parse(_:file:fastRows:)` over a span of the bytes (the face other modules use: the benchmark,
-    /// the fuzzer).
+    /// the fuzzer, which also reads with `fastRows` false); `file` names the source in errors.
     /// - Throws: as `parse(_:file:fastRows:)`.
-    package static func parse(_ bytes: Span<UInt8>, file: String, fastRows: Bool) throws(LocusError) -> RangeTrace {
+    package static func parse(_ bytes: Span<UInt8>, file: String, fastRows: Bool = true) throws(LocusError) -> RangeTrace {
         try bytes.withUnsafeBufferPointer { b throws(LocusError) in try parse(b, file: file, fastRows: fastRows) }
     }
 
@@ -61,32 +55,10 @@ package enum TraceReader {
     /// The parsed rows and the parser's tables as a trace.
     private static func trace(_ rows: [TraceRow], tags: [TagID], floors: [FloorID], skipped: SkipTally) -> RangeTrace {
         var trace = RangeTrace()
+        trace.rows = rows
         trace.tags = tags
         trace.floors = floors
         trace.skipped = skipped
-        fill(&trace, from: rows)
         return trace
-    }
-
-    /// The rows as the trace's columns.
-    private static func fill(_ trace: inout RangeTrace, from rows: [TraceRow]) {
-        rows.withUnsafeBufferPointer { rows in
-            trace.timeSeconds = Self.split(rows) { $0.timeSeconds }
-            trace.rangeMeters = Self.split(rows) { $0.rangeMeters }
-            trace.locator = Self.split(rows) { $0.locator }
-            trace.reference = Self.split(rows) { $0.reference }
-            trace.tagIndex = Self.split(rows) { $0.tagIndex }
-            trace.floorIndex = Self.split(rows) { $0.floorIndex }
-            trace.line = Self.split(rows) { $0.line }
-        }
-    }
-
-    /// One field of every row, as a column (a plain copy loop into uninitialised storage).
-    @inline(__always)
-    private static func split<T>(_ rows: UnsafeBufferPointer<TraceRow>, _ field: (TraceRow) -> T) -> [T] {
-        [T](unsafeUninitializedCapacity: rows.count) { column, initialized in
-            for k in 0..<rows.count { column.initializeElement(at: k, to: field(rows[k])) }
-            initialized = rows.count
-        }
     }
 }

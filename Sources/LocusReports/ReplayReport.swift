@@ -61,8 +61,8 @@ enum ReplayReport {
         line += " · \(plural(a.compared, "fix", "fixes")) compared with truth"
         if summary.skipped.total > 0 { line += " · \(plural(summary.skipped.total, "row")) skipped" }
         svg.text(line, x: left, y: 54, [("font-size", .number(12.5)), ("fill", .text("#444444"))])
-        svg.text("horizontal error: RMSE \(m(a.compared > 0 ? a.rmseMeters : nil)) m · p50 \(m(a.compared > 0 ? a.p50Meters : nil)) m · "
-                 + "p95 \(m(a.compared > 0 ? a.p95Meters : nil)) m · max \(m(a.compared > 0 ? a.maxMeters : nil)) m",
+        svg.text("horizontal error: RMSE \(m(a.measured?.rmseMeters)) m · p50 \(m(a.measured?.p50Meters)) m · "
+                 + "p95 \(m(a.measured?.p95Meters)) m · max \(m(a.measured?.maxMeters)) m",
                  x: left, y: 74, [("font-size", .number(13)), ("font-weight", .text("bold")), ("fill", .text("#1F2D5A")), ("class", .text("figures"))])
 
         // Maps.
@@ -193,8 +193,8 @@ enum ReplayReport {
             "matched within ±\(DecimalText.string(e.windowSeconds, decimals: 1)) s: \(s.matched)",
             "missed: \(s.missed)",
             "spurious (flicker): \(s.spurious)" + (hours > 0 ? " — \(DecimalText.string(Double(s.spurious) / hours, decimals: 2)) per tag-hour" : ""),
-            "delay p50 \(sec(Quantile.nearestRank(sorted: s.delaysSeconds.sorted(), 0.5))), p95 \(sec(Quantile.nearestRank(sorted: s.delaysSeconds.sorted(), 0.95)))",
-            "enter delay p50 \(sec(Quantile.nearestRank(sorted: s.enterDelaysSeconds.sorted(), 0.5))), exit delay p50 \(sec(Quantile.nearestRank(sorted: s.exitDelaysSeconds.sorted(), 0.5)))",
+            "delay p50 \(sec(s.delaySeconds(quantile: 0.5))), p95 \(sec(s.delaySeconds(quantile: 0.95)))",
+            "enter delay p50 \(sec(s.delaySeconds(quantile: 0.5, of: .enter))), exit delay p50 \(sec(s.delaySeconds(quantile: 0.5, of: .exit)))",
             "tag time: \(DecimalText.string(hours, decimals: 3)) h",
         ]
         for (k, text) in lines.enumerated() {

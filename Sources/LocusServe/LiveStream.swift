@@ -118,15 +118,13 @@ struct LiveStream {
     /// `futureHorizonSeconds`: how far ahead of the stream's clock a row may be (0: unchecked; see
     /// `StreamClock`).
     /// `tagLimit`: at most `maximumTags` tags hold state at once, one idle for `idleSeconds` of data
-    /// time is evicted (`EngineConfiguration.TagLimit`).
-    init(site: Site, configuration: EngineConfiguration, tagLimit: (maximumTags: Int, idleSeconds: Double),
+    /// time is evicted (`EngineConfiguration(_:tagLimit:)`).
+    init(site: Site, options: EngineOptions, tagLimit: (maximumTags: Int, idleSeconds: Double),
          futureHorizonSeconds: Double = 0) throws(LocusError) {
         self.site = site
         clock = StreamClock(horizonSeconds: futureHorizonSeconds)
         idCap = max(1024, tagLimit.maximumTags)
-        var configuration = configuration
-        configuration.tagLimit = EngineConfiguration.TagLimit(maximumTags: tagLimit.maximumTags, idleSeconds: tagLimit.idleSeconds)
-        driver = try EngineDriver(site: site, configuration: configuration)
+        driver = try EngineDriver(site: site, configuration: EngineConfiguration(options, tagLimit: tagLimit))
         func reader(_ header: String) throws(LocusError) -> CSVRows {
             CSVRows(parser: try TraceRowParser(header: Array(header.utf8).span, file: "<rows>"))
         }

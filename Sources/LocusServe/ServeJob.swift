@@ -20,9 +20,8 @@ import LocusLive
 /// the engine up.
 package struct ServeJob {
     private let site: Site
-    private let configuration: EngineConfiguration
+    private let options: EngineOptions
     private let tagLimit: (maximumTags: Int, idleSeconds: Double)
-    private let sigmaMeters: Double
     private let replayPath: String?
     private let speed: Double
     private let truth: GroundTruth?
@@ -39,8 +38,8 @@ package struct ServeJob {
     private let tickMilliseconds: Int
     private let horizon: Double
 
-    /// Serves `site` through an engine with `configuration` (`sigmaMeters`: the σ of the HDOP
-    /// overlay; live tags bounded by `tagLimit`, as `StreamJob`'s): a replay of the trace at
+    /// Serves `site` through an engine with `options` (their σ also that of the HDOP overlay; live
+    /// tags bounded by `tagLimit`, as `StreamJob`'s): a replay of the trace at
     /// `replayPath` at `speed` (0: as fast as it goes; `truth` compared at t +
     /// `truthShiftSeconds`), or the live `input` (`clientID` for MQTT, the clock
     /// moved every `tickMilliseconds` while nothing arrives, `futureHorizonSeconds` as
@@ -48,15 +47,14 @@ package struct ServeJob {
     /// as `locus replay` writes them. The page at `listenHost`:`listenPort` (0: a free port), at most
     /// `maximumViewers` at once, one that takes nothing for `viewerTimeoutSeconds` disconnected, the
     /// feed's history `historyBytes` long.
-    package init(site: Site, configuration: EngineConfiguration, tagLimit: (maximumTags: Int, idleSeconds: Double),
-                 sigmaMeters: Double, replayPath: String?, speed: Double, truth: GroundTruth?, truthShiftSeconds: Double,
+    package init(site: Site, options: EngineOptions, tagLimit: (maximumTags: Int, idleSeconds: Double),
+                 replayPath: String?, speed: Double, truth: GroundTruth?, truthShiftSeconds: Double,
                  input: StreamEndpoint?, clientID: String, positions: ByteSink?, events: ByteSink?,
                  listenHost: String, listenPort: UInt16, maximumViewers: Int, viewerTimeoutSeconds: Double,
                  historyBytes: Int, tickMilliseconds: Int, futureHorizonSeconds: Double?) {
         self.site = site
-        self.configuration = configuration
+        self.options = options
         self.tagLimit = tagLimit
-        self.sigmaMeters = sigmaMeters
         self.replayPath = replayPath
         self.speed = speed
         self.truth = truth
@@ -85,7 +83,7 @@ package struct ServeJob {
 
         // The engine judges every zone with callInout on; the frames mark the events of the others
         // silent (occupancy is drawn for every zone, events listed as replay writes them).
-        var stream = try LiveStream(site: ServeFrames.judgedSite(site), configuration: configuration, tagLimit: tagLimit, futureHorizonSeconds: horizon)
+        var stream = try LiveStream(site: ServeFrames.judgedSite(site), options: options, tagLimit: tagLimit, futureHorizonSeconds: horizon)
         stream.hearing = LocatorHearing(site: site)
         var frames = ServeFrames(site: site, truth: truth, truthShiftSeconds: truthShift)
 
@@ -97,7 +95,7 @@ package struct ServeJob {
         resources["/api/site"] = .fixed(contentType: "application/json", body: ServeSiteJSON.bytes(site: site, mode: mode))
         for (i, floor) in site.floors.enumerated() {
             resources["/api/geometry/\(i)"] = .fixed(contentType: "application/json",
-                                                     body: ServeGeometryJSON.bytes(floor: floor, sigmaMeters: sigmaMeters))
+                                                     body: ServeGeometryJSON.bytes(floor: floor, sigmaMeters: options.sigmaMeters))
         }
         resources["/api/status"] = .dynamic(contentType: "application/json", body: { latestStatus.bytes })
         let http = try HTTPServer(host: listenHost, port: listenPort, maximumViewers: maximumViewers, stallSeconds: viewerTimeoutSeconds,

@@ -22,7 +22,7 @@ package struct StreamJob {
     private let summaryJSON: Bool
     private let startedSeconds = LiveClock.monotonicSeconds()
 
-    /// A stream of `site` through an engine with `configuration`, its live tags bounded by
+    /// A stream of `site` through an engine with `options`, its live tags bounded by
     /// `tagLimit` (at most `maximumTags` at once, one idle for `idleSeconds` evicted), from `input` to `output` (`jsonLines`: standard output's form; else the positions CSV),
     /// also writing `positions` and `events` as `locus replay` does. `tickMilliseconds` (0: the clock
     /// follows the data alone) moves the engine's clock while nothing arrives;
@@ -30,12 +30,12 @@ package struct StreamJob {
     /// ahead of the stream's clock a row may be (`StreamClock`). `summaryJSON`: the closing summary
     /// as one JSON object (`--json`) instead of lines of text.
     /// - Throws: the engine's configuration errors (E1003).
-    package init(site: Site, configuration: EngineConfiguration, tagLimit: (maximumTags: Int, idleSeconds: Double),
+    package init(site: Site, options: EngineOptions, tagLimit: (maximumTags: Int, idleSeconds: Double),
                  input: StreamEndpoint, output: StreamEndpoint,
                  jsonLines: Bool, positions: ByteSink?, events: ByteSink?, tickMilliseconds: Int,
                  futureHorizonSeconds: Double?, clientID: String, summaryJSON: Bool) throws(LocusError) {
         let horizon = futureHorizonSeconds ?? (input == .standardStream ? 0 : StreamClock.defaultHorizonSeconds)
-        stream = try LiveStream(site: site, configuration: configuration, tagLimit: tagLimit, futureHorizonSeconds: horizon)
+        stream = try LiveStream(site: site, options: options, tagLimit: tagLimit, futureHorizonSeconds: horizon)
         self.input = input
         self.output = output
         self.jsonLines = jsonLines

@@ -18,10 +18,23 @@ package struct ZoneEventMatching: Sendable, Equatable {
     package var missed: Int
     package var spurious: Int
     /// Delays of the matched pairs, seconds, in the order of the reference events' times.
-    package var delaysSeconds: [Double]
+    var delaysSeconds: [Double]
     /// Delays by kind.
-    package var enterDelaysSeconds: [Double]
-    package var exitDelaysSeconds: [Double]
+    var enterDelaysSeconds: [Double]
+    var exitDelaysSeconds: [Double]
+
+    /// The nearest-rank `quantile` (`Quantile.nearestRank`, in [0, 1]) of the matched pairs' delays,
+    /// seconds: of every pair, or of the pairs of `kind` (enter or exit); nil when there is none.
+    package func delaySeconds(quantile: Double, of kind: ZoneEvent.Kind? = nil) -> Double? {
+        let delays: [Double]
+        switch kind {
+        case nil: delays = delaysSeconds
+        case .enter: delays = enterDelaysSeconds
+        case .exit: delays = exitDelaysSeconds
+        case .dwell: delays = []
+        }
+        return Quantile.nearestRank(sorted: delays.sorted(), quantile)
+    }
 
     /// Matches `pipeline` with `reference` (any order; dwell events ignored).
     package init(reference: [ZoneEvent], pipeline: [ZoneEvent], windowSeconds: Double) {

@@ -206,8 +206,8 @@ struct DifferenceFaceTests {
         var start = 0
         while start < order.count {
             var end = start + 1
-            while end < order.count, rows.timeSeconds[order[end]] == rows.timeSeconds[order[start]],
-                  rows.tagIndex[order[end]] == rows.tagIndex[order[start]] { end += 1 }
+            while end < order.count, rows.rows[order[end]].timeSeconds == rows.rows[order[start]].timeSeconds,
+                  rows.rows[order[end]].tagIndex == rows.rows[order[start]].tagIndex { end += 1 }
             let objects = order[start..<end].map { j -> String in
                 let d = rows.difference(j)
                 return #"{"t": \#(d.timeSeconds), "tag": "\#(d.tag.rawValue)", "anchor_a": \#(d.reference.rawValue), "anchor_b": \#(d.locator.rawValue), "tdoa_m": \#(d.differenceMeters)}"#

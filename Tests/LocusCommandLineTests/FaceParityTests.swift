@@ -56,8 +56,7 @@ struct FaceParityTests {
 
     @Test("σ reaches the solver, the filter and the tag-offset estimator alike")
     func sigmaReachesEveryStage() {
-        var options = EngineOptions()
-        options.sigmaMeters = 0.2
+        let options = EngineOptions(sigmaMeters: 0.2)
         let configuration = EngineConfiguration(options)
         #expect(configuration.solver.sigmaMeters == 0.2)
         guard case .kalman(let filter) = configuration.tracking, case .automatic(let offset) = configuration.tagRangeOffset else {

@@ -9,14 +9,15 @@ import Testing
 struct PartitionSummariesTests {
     /// The summary of `trace` replayed by one engine, or by partition `index` of `count`.
     private static func summary(site: Site, trace: RangeTrace, partition: (index: Int, count: Int)?) throws -> JSONValue {
-        var engine = try PositioningEngine(site: site, configuration: .standard)
-        if let partition { try engine.setPartition(index: partition.index, count: partition.count) }
-        let out = ReplayRun.run(trace: trace, engine: &engine)
+        var driver = try EngineDriver(site: site, configuration: .standard)
+        if let partition { try driver.setPartition(index: partition.index, count: partition.count) }
+        let out = try driver.replay(trace)
+        let engine = driver.engine
         var skipped = trace.skipped
         skipped.merge(engine.diagnostics.skipped)
         var events: [ZoneEvent.Kind: Int] = [:]
         for e in out.events { events[e.kind, default: 0] += 1 }
-        return ReplaySummary(fixes: out.fixes.count, ranges: trace.count + trace.skipped.total, tags: engine.tagCount, skipped: skipped,
+        return ReplaySummary(fixes: out.fixes.count, ranges: trace.rows.count + trace.skipped.total, tags: engine.tagCount, skipped: skipped,
                              diagnostics: engine.diagnostics, accuracy: nil, events: events, elapsedSeconds: 1,
                              filter: "kalman", smooth: false).json
     }

@@ -126,9 +126,7 @@ struct ReplayReportTests {
         }
         var evaluation = try ReplayEvaluation(site: site, truth: truth, shiftSeconds: 0, rateHertz: 4, keepsTracks: false, windowSeconds: 5)
         // The "pipeline": fixes exactly at the truth, in (time, tag) order, judged by the engine's rules.
-        var options = ZoneJudgeOptions.standard
-        options.positionPeriodSeconds = 0.25
-        var judge = try ZoneJudge(floor: site.floors[0], options: options)
+        var judge = try ZoneJudge(floor: site.floors[0], options: ZoneJudgeOptions(positionPeriodSeconds: 0.25))
         var released: [ZoneEvent] = []
         let tags = recording.walks.map(\.tag)
         for k in 0..<(120 * 4) {

@@ -15,7 +15,7 @@ struct StreamingReplayTests {
     static func site(_ name: String) -> String { TestPaths.fixture("sites/\(name).json") }
     static func trace(_ name: String) -> String { TestPaths.fixture("traces/\(name)-walk.csv") }
 
-    /// The whole-file path: `TraceReader` + `ReplayRun` (the rows sorted stably by time in memory).
+    /// The whole-file path: `TraceReader` + `EngineDriver.replay` (the rows sorted stably by time in memory).
     static func reference(site: String, trace: String, options: [String] = []) throws -> (positions: [UInt8], events: [UInt8]) {
         var arguments = ParsedArguments(command: "replay", values: [:], flags: [])
         var k = 0
@@ -25,8 +25,8 @@ struct StreamingReplayTests {
             k += 2
         }
         let configuration = EngineConfiguration(try EngineOptions(arguments))
-        var engine = try PositioningEngine(site: try SiteDecoder.load(path: site), configuration: configuration)
-        let result = ReplayRun.run(trace: try TraceReader.read(path: trace), engine: &engine)
+        var driver = try EngineDriver(site: try SiteDecoder.load(path: site), configuration: configuration)
+        let result = try driver.replay(try TraceReader.read(path: trace))
         var p = PositionsWriter(), e = ZoneEventWriter()
         for f in result.fixes { p.append(f) }
         for x in result.events { e.append(x) }
@@ -479,14 +479,14 @@ struct StreamingReplayFloorsTests {
             return cells.joined(separator: ",")
         }
         try (moved.joined(separator: "\n") + "\n").write(toFile: dir + "/moved.csv", atomically: false, encoding: .utf8)
-        var engine = try PositioningEngine(site: site, configuration: .standard)
-        let result = ReplayRun.run(trace: try TraceReader.read(path: dir + "/moved.csv"), engine: &engine)
+        var driver = try EngineDriver(site: site, configuration: .standard)
+        let result = try driver.replay(try TraceReader.read(path: dir + "/moved.csv"))
         var p = PositionsWriter(), e = ZoneEventWriter()
         for f in result.fixes { p.append(f) }
         for x in result.events { e.append(x) }
         #expect(result.fixes.contains { $0.floor == "2F" } && result.fixes.contains { $0.floor == "1F" })
         #expect(result.events.contains { $0.floor == "2F" })
-        #expect(engine.diagnostics.skipped.count(.unknownFloor) > 100)
+        #expect(driver.engine.diagnostics.skipped.count(.unknownFloor) > 100)
         for jobs in [1, 2, 3, 5] {
             let replay = StreamingReplay(site: site, configuration: .standard, jobs: jobs)
             let positions = try ByteSink(path: dir + "/p.csv"), events = try ByteSink(path: dir + "/e.jsonl")
@@ -495,7 +495,7 @@ struct StreamingReplayFloorsTests {
             try events.close()
             #expect(TestPaths.bytes(dir + "/p.csv") == p.bytes, "positions, \(jobs) jobs")
             #expect(TestPaths.bytes(dir + "/e.jsonl") == e.bytes, "events, \(jobs) jobs")
-            #expect(outcome.diagnostics == engine.diagnostics, "counters, \(jobs) jobs")
+            #expect(outcome.diagnostics == driver.engine.diagnostics, "counters, \(jobs) jobs")
         }
     }
 }

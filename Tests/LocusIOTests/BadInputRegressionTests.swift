@@ -41,9 +41,9 @@ struct BadInputRegressionTests {
         for path in paths {
             do {
                 let trace = try TraceReader.read(path: path)
-                for i in 0..<trace.count {
-                    #expect(trace.timeSeconds[i].isFinite && trace.rangeMeters[i].isFinite && trace.rangeMeters[i] >= 0, "\(path)")
-                    #expect(Int(trace.tagIndex[i]) < trace.tags.count)
+                for row in trace.rows {
+                    #expect(row.timeSeconds.isFinite && row.rangeMeters.isFinite && row.rangeMeters >= 0, "\(path)")
+                    #expect(Int(row.tagIndex) < trace.tags.count)
                 }
             } catch {
                 #expect(error.code == .csvMissingColumn || error.code == .malformedCSV, "\(path): \(error)")
@@ -55,7 +55,7 @@ struct BadInputRegressionTests {
     @Test("rows of every bad kind are counted by reason at their line, never dropped silently")
     func traceCounts() throws {
         let trace = try TraceReader.read(path: TestPaths.fixture("bad-input/trace/wrong-types.csv"))
-        #expect(trace.count + trace.skipped.total == 400)
+        #expect(trace.rows.count + trace.skipped.total == 400)
         #expect(trace.skipped.count(.unparseableNumber) == 2)
         #expect(trace.skipped.count(.invalidAnchor) == 1)
         #expect(trace.skipped.count(.missingField) == 2)
@@ -63,7 +63,7 @@ struct BadInputRegressionTests {
         #expect(trace.skipped.firstLine(.unparseableNumber) == 5)
         let huge = try TraceReader.read(path: TestPaths.fixture("bad-input/trace/huge-numbers.csv"))
         #expect(huge.skipped.count(.nonFinite) == 1, "1e999 overflows to infinity and is skipped")
-        #expect(huge.rangeMeters.contains(1e300), "1e300 is a finite range: the solver judges it")
+        #expect(huge.rows.contains { $0.rangeMeters == 1e300 }, "1e300 is a finite range: the solver judges it")
         let backwards = try TraceReader.read(path: TestPaths.fixture("bad-input/trace/time-backwards.csv"))
         #expect(backwards.skipped.count(.timeBackwards) == 20)
     }

@@ -76,7 +76,7 @@ struct DifferenceRowTests {
     func wholeFile() throws {
         let text = Array("t,tag,anchor_a,anchor_b,tdoa_m,floor\n0.25,T9,4097,4098,-1.5,2F\n".utf8)
         let trace = try TraceReader.parse(text.span, file: "d.csv")
-        #expect(trace.count == 1 && trace.isDifference(0))
+        #expect(trace.rows.count == 1 && trace.rows[0].isDifference)
         #expect(trace.difference(0) == RangeDifference(timeSeconds: 0.25, tag: TagID("T9"), reference: LocatorAddress(4097),
                                                        locator: LocatorAddress(4098), differenceMeters: -1.5, floor: FloorID("2F")))
     }

@@ -223,13 +223,14 @@ struct FastPathEquivalenceTests {
         let fast = parse(bytes, fastRows: true), slow = parse(bytes, fastRows: false)
         switch (fast, slow) {
         case (.success(let a), .success(let b)):
-            let same = a.timeSeconds.map(\.bitPattern) == b.timeSeconds.map(\.bitPattern)
-                && a.rangeMeters.map(\.bitPattern) == b.rangeMeters.map(\.bitPattern)
-                && a.locator == b.locator && a.tagIndex == b.tagIndex && a.floorIndex == b.floorIndex && a.line == b.line
+            let same = a.rows.count == b.rows.count
+                && zip(a.rows, b.rows).allSatisfy { r, s in
+                    r == s && r.timeSeconds.bitPattern == s.timeSeconds.bitPattern && r.rangeMeters.bitPattern == s.rangeMeters.bitPattern
+                }
                 && a.tags == b.tags && a.floors == b.floors && a.skipped == b.skipped
             #expect(same, "\(note): fast and scanner paths differ")
             // Replay walks an ordered trace without the index array: the two must agree.
-            #expect(a.isTimeOrdered == (a.timeOrder() == Array(0..<a.count)), "\(note): isTimeOrdered")
+            #expect(a.isTimeOrdered == (a.timeOrder() == Array(a.rows.indices)), "\(note): isTimeOrdered")
             return same
         case (.failure(let a), .failure(let b)):
             #expect(a == b, "\(note)")
@@ -310,8 +311,8 @@ struct FastPathEquivalenceTests {
         #expect(expectSameTrace(bytes, "many tags"))
         if case .success(let trace) = parse(bytes, fastRows: true) {
             #expect(trace.tags.count == 6_000)
-            #expect(trace.count == 18_000)
-            #expect(trace.tagIndex[6_000 + 4_321] == 4_321)
+            #expect(trace.rows.count == 18_000)
+            #expect(trace.rows[6_000 + 4_321].tagIndex == 4_321)
         } else {
             Issue.record("the trace did not parse")
         }

@@ -17,19 +17,19 @@ struct TraceReaderTests {
     @Test("columns are found by name in any order and extra columns are ignored")
     func columnsInAnyOrder() throws {
         let trace = try parse("range_m,extra,anchor,t\n1.5,x,0x9DD7,0.25\n2.25,y,40407,0.5\n")
-        #expect(trace.count == 2)
-        #expect(trace.rangeMeters == [1.5, 2.25])
-        #expect(trace.locator == [0x9DD7, 0x9DD7])
-        #expect(trace.timeSeconds == [0.25, 0.5])
+        #expect(trace.rows.count == 2)
+        #expect(trace.rows.map(\.rangeMeters) == [1.5, 2.25])
+        #expect(trace.rows.map(\.locator) == [0x9DD7, 0x9DD7])
+        #expect(trace.rows.map(\.timeSeconds) == [0.25, 0.5])
         #expect(trace.tags == [TagID.single])
-        #expect(trace.floorIndex == [-1, -1])
+        #expect(trace.rows.map(\.floorIndex) == [-1, -1])
     }
 
     @Test("blank lines, comments, CRLF endings and a byte-order mark are handled")
     func blankCommentsCRLF() throws {
         let trace = try parse("\u{FEFF}t,anchor,range_m\r\n# a comment\r\n\r\n0.1,1,2.0\r\n   \n0.2,2,3.0\r\n")
-        #expect(trace.count == 2)
-        #expect(trace.line == [4, 6])
+        #expect(trace.rows.count == 2)
+        #expect(trace.rows.map(\.line) == [4, 6])
         #expect(trace.skipped.total == 0)
     }
 
@@ -49,7 +49,7 @@ struct TraceReaderTests {
         0.7,B,1,2.0
         """
         let trace = try parse(text)
-        #expect(trace.count == 3)
+        #expect(trace.rows.count == 3)
         #expect(trace.skipped.count(.unparseableNumber) == 1)
         #expect(trace.skipped.firstLine(.unparseableNumber) == 3)
         #expect(trace.skipped.count(.invalidAnchor) == 1)
@@ -65,7 +65,7 @@ struct TraceReaderTests {
     @Test("time going backwards is judged per tag, not across tags")
     func backwardsPerTag() throws {
         let trace = try parse("t,tag,anchor,range_m\n1.0,A,1,1\n0.5,B,1,1\n1.5,A,1,1\n0.7,B,1,1\n")
-        #expect(trace.count == 4)
+        #expect(trace.rows.count == 4)
         #expect(trace.skipped.total == 0)
         #expect(trace.timeOrder() == [1, 3, 0, 2])
     }
@@ -95,7 +95,7 @@ struct TraceReaderTests {
         let trace = try parse("t,tag,anchor,range_m,floor\n1,\"tag, one\",1,2,1F\n2,\"tag, one\",1,2,\"2F\"\n")
         #expect(trace.tags == ["tag, one"])
         #expect(trace.floors == ["1F", "2F"])
-        #expect(trace.floorIndex == [0, 1])
+        #expect(trace.rows.map(\.floorIndex) == [0, 1])
     }
 
     @Test("a missing file names the file")
@@ -114,9 +114,9 @@ struct TraceReaderTests {
     func realTrace() throws {
         let dir = try #require(TestPaths.dataset("cuhksz-planar-uwb"))
         let trace = try TraceReader.read(path: dir + "/trace.csv")
-        #expect(trace.count == 107_838)
+        #expect(trace.rows.count == 107_838)
         #expect(trace.skipped.total == 0)
-        #expect(Set(trace.locator) == Set(0...7))
+        #expect(Set(trace.rows.map(\.locator)) == Set(0...7))
     }
 }
 

@@ -25,10 +25,7 @@ struct TraceStreamTests {
         case .failure(let e): return Outcome(error: e.description)
         case .success(let trace):
             var out = Outcome(tags: trace.tags, floors: trace.floors, skipped: trace.skipped)
-            for i in 0..<trace.count {
-                out.rows.append(TraceRow(timeSeconds: trace.timeSeconds[i], rangeMeters: trace.rangeMeters[i], tagIndex: trace.tagIndex[i],
-                                         floorIndex: trace.floorIndex[i], line: trace.line[i], locator: trace.locator[i]))
-            }
+            out.rows = trace.rows
             return out
         }
     }

@@ -11,7 +11,7 @@ struct BadInputEngineTests {
     static func rows() throws -> (Site, [RangeMeasurement]) {
         let site = try SiteDecoder.load(path: TestPaths.fixture("sites/hall.json"))
         let trace = try TraceReader.read(path: TestPaths.fixture("traces/hall-walk.csv"))
-        return (site, (0..<trace.count).map { trace.measurement($0) })
+        return (site, (0..<trace.rows.count).map { trace.measurement($0) })
     }
 
     static func run(_ site: Site, _ rows: [RangeMeasurement]) throws -> (PositioningEngine, [PositionFix], [ZoneEvent]) {

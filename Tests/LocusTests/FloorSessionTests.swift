@@ -79,7 +79,7 @@ struct FloorSessionTests {
         session.onZoneDwell = { _, _, e in order.withLock { $0.append((e.timeSeconds, true)) } }
         try session.begin()
         // The whole trace in one call: every position and event of it is released by that call.
-        try session.ingest(contentsOf: (0..<trace.count).map { trace.measurement($0) })
+        try session.ingest(contentsOf: (0..<trace.rows.count).map { trace.measurement($0) })
         session.end()
         let seen = order.withLock { $0 }
         #expect(seen.contains { $0.isEvent } && seen.contains { !$0.isEvent })

@@ -13,7 +13,7 @@ struct RoundLatencyTests {
         let trace = try TraceReader.read(path: TestPaths.fixture("traces/hall-walk.csv"))
         var engine = try PositioningEngine(site: site)
         var waits: [Double] = []
-        for i in 0..<trace.count {
+        for i in 0..<trace.rows.count {
             let row = trace.measurement(i)
             engine.ingest(row, line: i + 2)
             // A live stream's wall-clock tick, 1 ms after each row (rows are ≥ 4 ms apart here): a
