@@ -104,7 +104,7 @@ struct RoundRobinReplayTests {
     /// libRSF "Labyrinth" (../datasets-extra, CC BY-SA: not in the repository, CI skips): 4 anchors,
     /// one range every 0.128 s. Before: no fix at the defaults (233 epochs before a track); then
     /// (the track started from a cycle) 230 fixes, causal 0.2566 m, smoothed 0.1765 m, the tag offset never
-    /// learnt. Measured now (docs/datasets.md): causal 0.1419 m, smoothed 0.0880 m; the raw solver has no
+    /// learnt. Measured now (docs/datasets.md): causal 0.1419 m, smoothed 0.0881 m; the raw solver has no
     /// fix at the defaults and 0.1445 m at its best rate (`--rate 2`, epochs of a whole cycle).
     @Test("libRSF Labyrinth at the default options: a filtered fix for all but the first cycle's 3 epochs, causal below the raw solver at its best rate (--rate 2), smoothed better",
           .enabled(if: TestPaths.extraDataset("librsf-indoor-uwb") != nil, "../datasets-extra/librsf-indoor-uwb is not present"))
