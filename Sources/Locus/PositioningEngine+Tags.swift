@@ -127,10 +127,11 @@ extension PositioningEngine {
             seed = nil
         }
         let applied = tags[tag].offsetMeters
-        if n < 4, isTight, tags[tag].hasFilter {
-            // Fewer ranges than an epoch needs (a round robin): the filter's latest cycle instead.
-            tags[tag].offsetMeters = offsets[tag]?.updatedCorrectionMeters(cycleOf: &filters[tag], epochRanges: n, tagHeightMeters: h,
-                                                                           lessOffsetMeters: applied) ?? 0
+        // Fewer ranges than an epoch needs (a round robin): the tight filter's latest cycle instead.
+        if isTight, tags[tag].hasFilter,
+           let offset = offsets[tag]?.updatedCorrectionMeters(cycleOf: &filters[tag], epochRanges: n, tagHeightMeters: h,
+                                                              lessOffsetMeters: applied) {
+            tags[tag].offsetMeters = offset
             return
         }
         var epoch: TagRangeOffsetEstimator.EpochSolution? = nil

@@ -88,7 +88,7 @@ extension ReplaySummary {
     package func verdict(command: String, input: String, say: (String) -> Void) -> Int32 {
         if let line = unfilteredText { say("locus \(command): warning: \(line)\n") }
         return RunVerdict.check(command: command, input: input, results: fixes, noun: ("fix", "fixes"), rows: ranges, skipped: skipped,
-                         failure: RunVerdict.engineFailure(diagnostics, ranges: ranges, raw: filter == "none"), compared: accuracy?.compared, say: say)
+                         failure: RunVerdict.engineFailure(diagnostics, ranges: ranges, raw: filter == EngineOptions.Filter.none.rawValue), compared: accuracy?.compared, say: say)
     }
 }
 

@@ -73,7 +73,7 @@ extension TagRangeOffsetEstimator {
             return true
         }
         guard usable else { return .unusable }
-        let minimumUsed = max(4, c.minimumRanges)
+        let minimumUsed = c.rangesNeeded
         let limitMeters = c.rejectionSigmas * c.rangeSigmaMeters
         var usedCount = n
         var dropped: UInt64 = 0

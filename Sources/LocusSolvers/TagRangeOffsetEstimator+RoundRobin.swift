@@ -12,13 +12,16 @@ extension TagRangeOffsetEstimator {
     /// it would with real epochs of one round each. Without this the libRSF recording (4 anchors polled
     /// in turn, ranges 7–15 cm long) never learnt its offset at the default rate (docs/datasets.md).
     ///
-    /// `epochRanges`: the ranges of the epoch just closed (fewer than an epoch needs); `applied`: the
-    /// offset already taken out of the tag's ranges (the engine's current correction), h the tag
-    /// height (m). Returns the correction afterwards (`correctionMeters`, metres). No allocation.
+    /// `epochRanges`: the ranges of the epoch just closed; `applied`: the offset already taken out of
+    /// the tag's ranges (the engine's current correction), h the tag height (m). Returns the correction
+    /// afterwards (`correctionMeters`, metres), or nil when the epoch holds the ranges an epoch needs
+    /// (`rangesNeeded`): the caller feeds it as it is (`updatedCorrectionMeters(locators:…)`). No allocation.
     package mutating func updatedCorrectionMeters(cycleOf filter: inout TrackFilter, epochRanges: Int, tagHeightMeters h: Double,
-                                                  lessOffsetMeters applied: Double) -> Double {
+                                                  lessOffsetMeters applied: Double) -> Double? {
+        let needed = configuration.rangesNeeded
+        guard epochRanges < needed else { return nil }
         cycleRanges = UInt8(clamping: Int(cycleRanges) + max(0, epochRanges))
-        guard filter.isTracking, Int(cycleRanges) >= max(4, configuration.minimumRanges) else { return correctionMeters }
+        guard filter.isTracking, Int(cycleRanges) >= needed else { return correctionMeters }
         let mean = filter.lastMean
         let t = filter.lastUpdateSeconds
         var locators = InlineArray<16, Point3>(repeating: Point3(x: 0, y: 0, z: 0))
@@ -27,7 +30,7 @@ extension TagRangeOffsetEstimator {
         let n = filter.buffer.gatherCycle(newestSeconds: t, cycleSeconds: filter.configuration.initializationCycleSeconds,
                                           position: Point2(x: mean.px, y: mean.py), velocity: Point2(x: mean.vx, y: mean.vy),
                                           tagHeightMeters: h, locators: &locatorSpan, ranges: &rangeSpan)
-        guard n >= max(4, configuration.minimumRanges), Int(cycleRanges) >= n else { return correctionMeters }
+        guard n >= needed, Int(cycleRanges) >= n else { return correctionMeters }
         cycleRanges = 0
         locators.span.withUnsafeBufferPointer { lp in
             ranges.span.withUnsafeBufferPointer { rp in

@@ -64,6 +64,10 @@ package struct TagRangeOffsetConfiguration: Sendable, Hashable {
         self.trustEpochs = trustEpochs
     }
 
+    /// The ranges an epoch needs to be solved and checked: `minimumRanges`, and never fewer than 4
+    /// (x, y and b, and one range to check them).
+    var rangesNeeded: Int { max(4, minimumRanges) }
+
     /// σ 0.1 m, q_b = 1e-5 m²/s (time constant of seconds to tens of seconds at 4 Hz), prior 1 m,
     /// at least 4 ranges, offsets beyond 1.5 m ignored, ranges beyond 3σ dropped, 4σ innovation gate,
     /// judged every 16 usable epochs (4 s at 4 Hz) against a capped-ν² sum of 128, applied from σ ≤ 5 cm
@@ -278,7 +282,7 @@ package struct TagRangeOffsetEstimator: Sendable {
                            tagHeightMeters h: Double, seed start: Point2?, lastPosition: Point2?,
                            configuration c: TagRangeOffsetConfiguration) -> Epoch? {
         let n = min(locators.count, rangesMeters.count, 64)
-        guard n >= max(4, c.minimumRanges) else { return nil }
+        guard n >= c.rangesNeeded else { return nil }
         var seed: Point2
         // Gauss–Newton's error after a step of length d is O(d²/ρ): from a tracked seed (centimetres
         // away) one step of a few cm leaves about a millimetre, far below an epoch's σ of the offset.
@@ -316,7 +320,7 @@ package struct TagRangeOffsetEstimator: Sendable {
             let head = first ?? s
             first = head
             seed = s.position
-            guard usedCount > max(4, c.minimumRanges), s.worstResidualMeters > c.rejectionSigmas * c.rangeSigmaMeters else {
+            guard usedCount > c.rangesNeeded, s.worstResidualMeters > c.rejectionSigmas * c.rangeSigmaMeters else {
                 return Epoch(solution: s, firstWorstIndex: head.worstIndex, firstWorstResidualMeters: head.worstResidualMeters,
                              droppedMask: dropped, linearisations: linearisations, linearised: false)
             }
