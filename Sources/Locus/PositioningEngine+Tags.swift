@@ -128,7 +128,7 @@ extension PositioningEngine {
         }
         let applied = tags[tag].offsetMeters
         // Fewer ranges than an epoch needs (a round robin): the tight filter's latest cycle instead.
-        if isTight, tags[tag].hasFilter,
+        if isTight, tags[tag].hasFilter, n < offsetConfigurations[floorIndex]?.rangesNeeded ?? 0,
            let offset = offsets[tag]?.updatedCorrectionMeters(cycleOf: &filters[tag], epochRanges: n, tagHeightMeters: h,
                                                               lessOffsetMeters: applied) {
             tags[tag].offsetMeters = offset

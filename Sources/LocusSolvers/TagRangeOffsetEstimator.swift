@@ -460,6 +460,12 @@ extension TagRangeOffsetConfiguration {
     /// Immutable settings held by reference (memory per tracked tag).
     package final class Shared: Sendable {
         let value: TagRangeOffsetConfiguration
-        package init(_ value: TagRangeOffsetConfiguration) { self.value = value }
+        /// `value.rangesNeeded`, read by the engine once per epoch (to send a smaller epoch to the
+        /// round-robin path without a call per epoch).
+        package let rangesNeeded: Int
+        package init(_ value: TagRangeOffsetConfiguration) {
+            self.value = value
+            rangesNeeded = value.rangesNeeded
+        }
     }
 }
