@@ -6,7 +6,9 @@ import LocusNumerics
 ///
 /// An epoch is a run of one tag's ranges, in time order, that names each locator at most once and
 /// spans at most `epochSpanSeconds`: a round of two-way ranging. Ranges to the same locator again,
-/// or a gap, start the next epoch.
+/// or a gap, start the next epoch. A tag that ranges one locator at a time (a round robin: rounds of
+/// one range) gets its polling cycles as epochs instead, each range carried to one time
+/// (`SelfCalibrationData+Cycles.swift`).
 package struct SelfCalibrationData: Sendable {
     /// Per range, grouped by epoch: the locator (slot in the floor's `locators`), range, time.
     private(set) var slots: [Int] = []
@@ -27,29 +29,59 @@ package struct SelfCalibrationData: Sendable {
     /// Number of tag ranges.
     package var rangeCount: Int { slots.count }
 
-    /// Adds one tag's ranges, in time order, split into epochs.
+    /// Adds one tag's ranges, in time order, split into epochs: its rounds, or, when the rounds are a
+    /// round robin of one range each (`isRoundRobin`), its polling cycles (`cycles(of:cycleSpanSeconds:)`).
     /// - Parameters:
     ///   - ranges: (slot, range, time) in non-decreasing time.
     ///   - tag: the tag's index (distinct per call).
     ///   - epochSpanSeconds: the longest epoch.
+    ///   - cycleSpanSeconds: in a round robin, the longest gap between two ranges of a locator that
+    ///     an interpolation bridges.
     mutating func appendTag(_ ranges: [(slot: Int, rangeMeters: Double, timeSeconds: Double)], tag: Int,
-                                    epochSpanSeconds: Double = 0.1) {
-        var seen = Set<Int>()
-        var start = -Double.infinity
+                            epochSpanSeconds: Double = 0.1, cycleSpanSeconds: Double = 1.5) {
         for r in ranges {
             precondition(r.slot >= 0 && r.rangeMeters.isFinite && r.timeSeconds.isFinite,
                          "SelfCalibrationData.appendTag: slots ≥ 0, finite values")
-            if seen.contains(r.slot) || r.timeSeconds - start > epochSpanSeconds {
+        }
+        let rounds = Self.roundStarts(of: ranges, epochSpanSeconds: epochSpanSeconds)
+        let roundSizes = zip(rounds, rounds.dropFirst() + [ranges.count]).map { $1 - $0 }
+        if Self.isRoundRobin(roundSizes: roundSizes, locatorCount: Set(ranges.map(\.slot)).count) {
+            for cycle in Self.cycles(of: ranges, cycleSpanSeconds: cycleSpanSeconds) {
+                for r in cycle.ranges {
+                    slots.append(r.slot)
+                    rangesMeters.append(r.rangeMeters)
+                    timesSeconds.append(cycle.timeSeconds)
+                }
                 closeEpoch(tag: tag)
+            }
+            return
+        }
+        for (start, end) in zip(rounds, rounds.dropFirst() + [ranges.count]) {
+            for r in ranges[start..<end] {
+                slots.append(r.slot)
+                rangesMeters.append(r.rangeMeters)
+                timesSeconds.append(r.timeSeconds)
+            }
+            closeEpoch(tag: tag)
+        }
+    }
+
+    /// Where each round of a tag's ranges starts: a range to a locator the round already holds, or
+    /// more than `epochSpanSeconds` after the round's first range, starts the next.
+    static func roundStarts(of ranges: [(slot: Int, rangeMeters: Double, timeSeconds: Double)],
+                            epochSpanSeconds: Double) -> [Int] {
+        var starts: [Int] = []
+        var seen = Set<Int>()
+        var start = -Double.infinity
+        for (k, r) in ranges.enumerated() {
+            if seen.contains(r.slot) || r.timeSeconds - start > epochSpanSeconds {
+                starts.append(k)
                 seen.removeAll(keepingCapacity: true)
                 start = r.timeSeconds
             }
             seen.insert(r.slot)
-            slots.append(r.slot)
-            rangesMeters.append(r.rangeMeters)
-            timesSeconds.append(r.timeSeconds)
         }
-        closeEpoch(tag: tag)
+        return starts
     }
 
     /// Adds a range measured from locator `a` to locator `b` (slots), metres.
