@@ -10,7 +10,8 @@ extension SelfCalibrationSolver {
     /// not determine: (columns, S⁺, eigen-decomposition of S).
     func uncertainty() throws(LocusError) -> Uncertainty {
         let (s, _, columns) = reducedSystem()
-        let eigen = try SymmetricEigen(s, size: max(1, columns.list.count))
+        // No free parameter left (every bias undetermined and kept): a 1×1 zero system, nothing determined.
+        let eigen = try SymmetricEigen(columns.list.isEmpty ? [0] : s, size: max(1, columns.list.count))
         return Uncertainty(parameters: columns.list, eigen: eigen, threshold: configuration.rankThreshold)
     }
 
