@@ -138,8 +138,9 @@ package struct TrackFilter: Sendable {
         }
     }
 
-    /// A filter with no state yet.
-    package init(configuration: TrackFilterConfiguration = .standard, tag: TagID, floor: FloorID,
+    /// A filter with no state yet, on a configuration of its own (the tests'; the engine and the
+    /// benchmarks share one: `init(shared:tag:floor:tagHeightMeters:)`).
+    init(configuration: TrackFilterConfiguration = .standard, tag: TagID, floor: FloorID,
                  tagHeightMeters: Double = 0) {
         self.init(shared: TrackFilterConfiguration.Shared(configuration), tag: tag, floor: floor, tagHeightMeters: tagHeightMeters)
     }
@@ -388,7 +389,7 @@ package struct TrackFilter: Sendable {
     }
 
     /// The fix at the state's own time (nil before initialisation).
-    package var currentFix: PositionFix? { fix(atSeconds: stateSeconds) }
+    var currentFix: PositionFix? { fix(atSeconds: stateSeconds) }
 
     /// Ends an epoch at time t: predicts to t (within `maximumCoastSeconds` of the last update) and
     /// returns the fix there with the epoch's quality figures (locators used and rejected, HDOP of
