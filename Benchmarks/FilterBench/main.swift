@@ -82,7 +82,7 @@ for (name, config) in [("filter_loose_single", TrackFilterConfiguration(coupling
                        ("filter_tight_imm_per_range", TrackFilterConfiguration.standard)] {
     let loose = config.coupling == .loose
     Bench.measure(name, operations: loose ? fixCount : rangeCount) {
-        var filter = TrackFilter(configuration: config, tag: "T1", floor: "1F", tagHeightMeters: tagHeight)
+        var filter = TrackFilter(shared: TrackFilterConfiguration.Shared(config), tag: "T1", floor: "1F", tagHeightMeters: tagHeight)
         var accepted = 0
         if loose {
             for f in fixes where filter.update(fix: f) == .accepted { accepted += 1 }
@@ -91,7 +91,7 @@ for (name, config) in [("filter_loose_single", TrackFilterConfiguration(coupling
                                                      address: l.address, anchor: l.position) == .accepted { accepted += 1 }
         }
         precondition(accepted > (loose ? fixCount : rangeCount) * 8 / 10, "\(name) lost the track")
-        Bench.blackHole(filter.currentFix)
+        Bench.blackHole(filter)
     }
 }
 
@@ -139,7 +139,7 @@ for k in 0..<epochCount {
 }
 for (name, config) in [("imm", TrackFilterConfiguration.standard), ("single", TrackFilterConfiguration(usesInteractingModels: false))] {
     Bench.measure("filter_epoch_8_ranges_\(name)", operations: epochCount, extra: ["unit": "\"epoch of 8 ranges\""]) {
-        var filter = TrackFilter(configuration: config, tag: "T1", floor: "1F", tagHeightMeters: tagHeight)
+        var filter = TrackFilter(shared: TrackFilterConfiguration.Shared(config), tag: "T1", floor: "1F", tagHeightMeters: tagHeight)
         let times = epochTimes.span, anchors = epochAnchors.span, values = epochRanges.span, addresses = epochRangeAddresses.span
         for k in 0..<epochCount {
             let bounds = 8 * k..<8 * k + 8
@@ -147,10 +147,10 @@ for (name, config) in [("imm", TrackFilterConfiguration.standard), ("single", Tr
                           anchors: anchors.extracting(bounds), addresses: addresses.extracting(bounds))
         }
         precondition(filter.isTracking, "filter_epoch_8_ranges_\(name) lost the track")
-        Bench.blackHole(filter.currentFix)
+        Bench.blackHole(filter)
     }
     Bench.measure("filter_epoch_7_differences_\(name)", operations: epochCount, extra: ["unit": "\"epoch of 7 differences\""]) {
-        var filter = TrackFilter(configuration: config, tag: "T1", floor: "1F", tagHeightMeters: tagHeight)
+        var filter = TrackFilter(shared: TrackFilterConfiguration.Shared(config), tag: "T1", floor: "1F", tagHeightMeters: tagHeight)
         let (x0, y0) = truth(0)
         filter.reset(to: KalmanState(px: x0, py: y0, positionSigmaMeters: 0.1, velocitySigmaMetersPerSecond: 1), atSeconds: 0)
         let pairs = epochPairs.span, locators = epochPositions.span, addresses = epochAddresses.span
@@ -159,6 +159,6 @@ for (name, config) in [("imm", TrackFilterConfiguration.standard), ("single", Tr
                                                     addresses: addresses) == .accepted { accepted += 1 }
         precondition(filter.isTracking && accepted == epochCount,
                      "filter_epoch_7_differences_\(name) lost the track")
-        Bench.blackHole(filter.currentFix)
+        Bench.blackHole(filter)
     }
 }

@@ -385,7 +385,9 @@ if runs("stages") {
     var filterExtra = baseExtra
     filterExtra["stage"] = "\"filter\""; filterExtra["coupling"] = "\"tight\""
     let tight = Bench.measure("stage_filter_tight", operations: epochs, extra: filterExtra, derived: Bench.perFix) {
-        var filters = s.tags.map { TrackFilter(configuration: .standard, tag: $0, floor: "1F", tagHeightMeters: 1.1) }
+        // One shared configuration for every tag's filter, as the engine keeps it.
+        let shared = TrackFilterConfiguration.Shared(.standard)
+        var filters = s.tags.map { TrackFilter(shared: shared, tag: $0, floor: "1F", tagHeightMeters: 1.1) }
         var produced = 0
         for e in 0..<epochs {
             let j = Int(s.tagIndex[e * n])
@@ -404,7 +406,8 @@ if runs("stages") {
     stageNs.append(("filter", tight.medianNanosecondsPerOp))
     filterExtra["coupling"] = "\"loose\""
     Bench.measure("stage_filter_loose", operations: epochs, extra: filterExtra, derived: Bench.perFix) {
-        var filters = s.tags.map { TrackFilter(configuration: TrackFilterConfiguration(coupling: .loose), tag: $0, floor: "1F", tagHeightMeters: 1.1) }
+        let shared = TrackFilterConfiguration.Shared(TrackFilterConfiguration(coupling: .loose))
+        var filters = s.tags.map { TrackFilter(shared: shared, tag: $0, floor: "1F", tagHeightMeters: 1.1) }
         var produced = 0
         for e in 0..<epochs {
             guard let fix = rawFixes[e] else { continue }

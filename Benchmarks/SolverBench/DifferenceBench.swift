@@ -94,7 +94,7 @@ enum DifferenceBench {
                     let range = Trilaterator(configuration: batch.configuration)
                     let tdoa = DifferenceSolver(configuration: batch.configuration)
                     var rangeWorkspace = TrilaterationWorkspace(capacity: n)
-                    var workspace = DifferenceWorkspace(locators: n, pairs: n - 1)
+                    var workspace = DifferenceWorkspace()
                     let rangeCheck = batch.solveAll(range, workspace: &rangeWorkspace)
                     let check = solveAll(batch, differences, tdoa, workspace: &workspace)
                     let extra = ["locators": "\(n)", "mode": "\"\(spatial ? "spatial" : "planar")\"",

@@ -99,7 +99,7 @@ if let i = CommandLine.arguments.firstIndex(of: "--callgrind") {
     let produced: Int
     switch item {
     case "kernel_n8_planar_nlos10", "kernel_n8_spatial_nlos10":
-        produced = callgrindWorkload(batch, KernelTrilaterator(configuration: batch.configuration), workspace: &workspace)
+        produced = callgrindWorkload(batch, Trilaterator(configuration: batch.configuration), workspace: &workspace)
     default: fatalError("--callgrind: unknown item '\(item)' (kernel_n8_planar_nlos10, kernel_n8_spatial_nlos10)")
     }
     Bench.blackHole(produced)

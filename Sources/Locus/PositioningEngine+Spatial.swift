@@ -20,14 +20,19 @@ extension PositioningEngine {
                 }
             }
         }
-        if n > 0, spatialTracks[tag].accepts(atSeconds: scratchTimes[0]) {
-            for k in 0..<n {
-                spatialTracks[tag].update(rangeMeters: scratchRanges[k], timeSeconds: scratchTimes[k], address: scratchAddresses[k],
-                                          anchor: scratchLocators[k])
+        // The epoch's ranges at their own times; without a track, or with one too old for this epoch (a
+        // gap past `reinitializeAfterSeconds`), the track drops and is re-seeded below.
+        scratchRanges.withUnsafeBufferPointer { rp in
+            scratchTimes.withUnsafeBufferPointer { tp in
+                scratchLocators.withUnsafeBufferPointer { lp in
+                    scratchAddresses.withUnsafeBufferPointer { ap in
+                        spatialTracks[tag].update(rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]).span,
+                                                  timesSeconds: UnsafeBufferPointer(rebasing: tp[0..<n]).span,
+                                                  anchors: UnsafeBufferPointer(rebasing: lp[0..<n]).span,
+                                                  addresses: UnsafeBufferPointer(rebasing: ap[0..<n]).span)
+                    }
+                }
             }
-        } else {
-            // No track, or one too old for this epoch (a gap past `reinitializeAfterSeconds`): re-seeded below.
-            spatialTracks[tag].dropTrack()
         }
         if spatialTracks[tag].isTracking {
             schedule.reset(tag, ending: ending)

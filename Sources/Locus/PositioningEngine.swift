@@ -153,7 +153,8 @@ package struct PositioningEngine: Sendable {
     var scratchAddresses: [LocatorAddress]
     /// The floor slots of an epoch's gathered ranges (`updateLocatorBiases`).
     var scratchBiasSlots: [Int32]
-    var workspace = TrilaterationWorkspace()
+    /// The least-squares search's scratch beyond 64 locators, sized for the widest floor.
+    var workspace: TrilaterationWorkspace
     /// Every tag's open epoch's range differences, and the scratch of a difference epoch's solve
     /// (`PositioningEngine+Differences.swift`): grown to the widest epoch, then reused.
     var differenceEpochs = DifferenceEpochs()
@@ -235,7 +236,7 @@ package struct PositioningEngine: Sendable {
         scratchTimes = [Double](repeating: 0, count: widest)
         scratchAddresses = [LocatorAddress](repeating: LocatorAddress(0), count: widest)
         scratchBiasSlots = [Int32](repeating: 0, count: widest)
-        workspace.reserve(widest)
+        workspace = TrilaterationWorkspace(capacity: widest)
     }
 
     // MARK: input

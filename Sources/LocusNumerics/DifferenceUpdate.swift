@@ -51,14 +51,14 @@ package enum DifferenceRows {
     }
 }
 
-/// What a difference group's update adds to an epoch's quality figures, over its applied (whitened)
-/// rows: Σ y'ⱼ² (m²) and Σ H'ⱼᵀH'ⱼ (per unit σ²: the group's Fisher information F of `DifferenceGeometry`
+/// What a difference group's update adds to an epoch's quality figures (`TrackEpochQuality.accept(differences:statistics:)`),
+/// over its applied (whitened) rows: Σ y'ⱼ² (m²) and Σ H'ⱼᵀH'ⱼ (per unit σ²: the group's Fisher information F of `DifferenceGeometry`
 /// restricted to the applied differences), plus the state's mean after the update.
 package struct DifferenceGroupStatistics: Sendable {
     /// Σ y'ⱼ² of the whitened innovations (before each scalar update), m².
-    package var residualSquares = 0.0
+    var residualSquares = 0.0
     /// Σ H'ᵀH' (xx, xy, yy), dimensionless.
-    package var xx = 0.0, xy = 0.0, yy = 0.0
+    var xx = 0.0, xy = 0.0, yy = 0.0
     /// The mean after the update (IMM: Σ μⱼ xⱼ with the settled μ).
     package var mean = SIMD4<Double>.zero
 

@@ -97,57 +97,37 @@ package struct InteractingModels: Sendable {
         return (KalmanOutcome(status: status), SIMD4(stats.3, stats.4, stats.5, stats.6))
     }
 
-    /// What the per-range path needs of a range update besides the outcome and the mean: the
-    /// manoeuvring model's innovation y = r − ρ (m) and its offset from the anchor before the update,
-    /// (dx, dy) = (px − aₓ, py − a_y) (m), with ρ² = dx² + dy² + dz² (m²): the direction cosines are
-    /// (dx, dy)/ρ. No division is spent on them here (the caller divides for what it uses).
-    package struct RangeGeometry: Sendable {
-        /// y = r − ρ of the manoeuvring model, metres.
-        package var residualMeters: Double
-        /// px − aₓ, metres.
-        package var dx: Double
-        /// py − a_y, metres.
-        package var dy: Double
-        /// ρ² = ‖(px, py, h) − a‖², m².
-        package var rho2: Double
-        /// A record of these values.
-        package init(residualMeters: Double, dx: Double, dy: Double, rho2: Double) {
-            self.residualMeters = residualMeters
-            self.dx = dx
-            self.dy = dy
-            self.rho2 = rho2
-        }
-    }
-
     /// `predict(toSeconds:parameters:)` then, when it succeeded, the range update of
     /// `updateRange`, in one call (the per-range path). `predicted` is false when the prediction
-    /// failed (its outcome is returned); `geometry` is the manoeuvring model's innovation and
-    /// anchor offset before the update.
+    /// failed (its outcome is returned). An accepted range is counted in `epoch` with the manoeuvring
+    /// model's innovation y = r − ρ and its offset (dx, dy) = (px − aₓ, py − a_y) from the anchor
+    /// before the update, ρ² = dx² + dy² + dz² (`TrackEpochQuality.accept`; the kernel hands over
+    /// these raw numbers, and no division is spent on them here).
     package mutating func predictAndUpdateRange(toSeconds t: Double, parameters: InteractingModelsParameters, anchor: Point3,
                                                 tagHeightMeters h: Double, rangeMeters r: Double, varianceSquareMeters v: Double,
-                                                gateLong: Double, gateShort: Double)
-        -> (outcome: KalmanOutcome, mean: SIMD4<Double>, predicted: Bool, geometry: RangeGeometry) {
+                                                gateLong: Double, gateShort: Double, epoch: inout TrackEpochQuality)
+        -> (outcome: KalmanOutcome, mean: SIMD4<Double>, predicted: Bool) {
         var ok: Int32 = 0
         let (status, stats) = Self.rangeKernel(anchor: anchor) { a, out in
             locus_imm_predict_update_range(&imm, parameters.pointer, t, a, h, r, v, gateLong, gateShort, out, &ok)
         }
-        return (KalmanOutcome(status: status), SIMD4(stats.3, stats.4, stats.5, stats.6), ok != 0,
-                RangeGeometry(residualMeters: stats.0, dx: stats.7, dy: stats.8, rho2: stats.2))
+        let outcome = KalmanOutcome(status: status)
+        if ok != 0, case .accepted = outcome {
+            epoch.accept(residualMeters: stats.0, dx: stats.7, dy: stats.8, rho2: stats.2)
+        }
+        return (outcome, SIMD4(stats.3, stats.4, stats.5, stats.6), ok != 0)
     }
 
-    /// A filter's per-range bookkeeping carried through `updateRanges` (as `locus_imm_run`): its time
-    /// and its latest accepted range's (s), the gate's rejection score and the epoch's quality sums,
-    /// kept by the kernel while it applies a round's ranges; then where and why it stopped. Plain
-    /// stored values (read and written in place by the filter: no accessor calls across modules).
+    /// A filter's per-range bookkeeping carried through `updateRanges` (as `locus_imm_run`, with the
+    /// epoch's quality sums, which the call keeps in the filter's `TrackEpochQuality`): its time and
+    /// its latest accepted range's (s) and the gate's rejection score, kept by the kernel while it
+    /// applies a round's ranges; then where and why it stopped. Plain stored values (read and written
+    /// in place by the filter: no accessor calls across modules).
     package struct RangeRun: Sendable {
         package var stateSeconds: Double
         package var lastUpdateSeconds: Double
         var reinitializeAfterSeconds: Double
         package var rejectionScore: Int
-        /// The epoch's sums over its accepted ranges: Σ HᵀH with H = (dx, dy)/ρ, Σ y² (m²), their count.
-        package var used: Int
-        package var a00: Double, a01: Double, a11: Double
-        package var residualSquares: Double
         /// Σ μⱼ xⱼ after the latest range accepted (when the call accepted any).
         package var mean = SIMD4<Double>()
         /// The range the call stopped at: nil when it was not started (the caller applies it the
@@ -156,50 +136,46 @@ package struct InteractingModels: Sendable {
 
         /// The filter's bookkeeping before the round.
         @inlinable
-        package init(stateSeconds: Double, lastUpdateSeconds: Double, reinitializeAfterSeconds: Double, rejectionScore: Int,
-                     used: Int, a00: Double, a01: Double, a11: Double, residualSquares: Double) {
+        package init(stateSeconds: Double, lastUpdateSeconds: Double, reinitializeAfterSeconds: Double, rejectionScore: Int) {
             self.stateSeconds = stateSeconds
             self.lastUpdateSeconds = lastUpdateSeconds
             self.reinitializeAfterSeconds = reinitializeAfterSeconds
             self.rejectionScore = rejectionScore
-            self.used = used
-            self.a00 = a00; self.a01 = a01; self.a11 = a11
-            self.residualSquares = residualSquares
         }
     }
 
     /// A round's ranges (`times[k]` s, `anchors[k]`, `ranges[k]` m) applied in order as one
-    /// `predictAndUpdateRange` each would, with the filter's bookkeeping in `run`, while each is
+    /// `predictAndUpdateRange` each would, with the filter's bookkeeping in `run` and `epoch`, while each is
     /// accepted (`locus_imm_update_ranges`): returns the index of the first range not accepted
     /// (`ranges.count`: all were), `run.stop` saying why. One kernel call for the round, which reads
     /// the spans in place.
     package mutating func updateRanges(times: Span<Double>, anchors: Span<Point3>, ranges: Span<Double>,
                                        parameters: InteractingModelsParameters, tagHeightMeters h: Double,
                                        varianceSquareMeters v: Double, gateLong: Double, gateShort: Double,
-                                       run: inout RangeRun) -> Int {
+                                       run: inout RangeRun, epoch: inout TrackEpochQuality) -> Int {
         times.withUnsafeBufferPointer { times in
             anchors.withUnsafeBufferPointer { anchors in
                 ranges.withUnsafeBufferPointer { ranges in
                     updateRanges(times: times, anchors: anchors, ranges: ranges, parameters: parameters, tagHeightMeters: h,
-                                 varianceSquareMeters: v, gateLong: gateLong, gateShort: gateShort, run: &run)
+                                 varianceSquareMeters: v, gateLong: gateLong, gateShort: gateShort, run: &run, epoch: &epoch)
                 }
             }
         }
     }
 
-    /// `updateRanges(times:anchors:ranges:parameters:tagHeightMeters:varianceSquareMeters:gateLong:gateShort:run:)`
+    /// `updateRanges(times:anchors:ranges:parameters:tagHeightMeters:varianceSquareMeters:gateLong:gateShort:run:epoch:)`
     /// over the spans' buffers.
     @inline(__always)
     private mutating func updateRanges(times: UnsafeBufferPointer<Double>, anchors: UnsafeBufferPointer<Point3>,
                                        ranges: UnsafeBufferPointer<Double>, parameters: InteractingModelsParameters,
                                        tagHeightMeters h: Double, varianceSquareMeters v: Double, gateLong: Double,
-                                       gateShort: Double, run: inout RangeRun) -> Int {
+                                       gateShort: Double, run: inout RangeRun, epoch: inout TrackEpochQuality) -> Int {
         let n = min(times.count, anchors.count, ranges.count)
         guard n > 0, let t = times.baseAddress, let a = anchors.baseAddress, let r = ranges.baseAddress else { return 0 }
         var raw = locus_imm_run(state_s: run.stateSeconds, last_update_s: run.lastUpdateSeconds,
                                 reinitialize_after_s: run.reinitializeAfterSeconds, mean: (0, 0, 0, 0),
-                                a00: run.a00, a01: run.a01, a11: run.a11, residual_squares: run.residualSquares,
-                                used: Int32(truncatingIfNeeded: run.used), rejection_score: Int32(truncatingIfNeeded: run.rejectionScore),
+                                a00: epoch.a00, a01: epoch.a01, a11: epoch.a11, residual_squares: epoch.residualSquares,
+                                used: epoch.used, rejection_score: Int32(truncatingIfNeeded: run.rejectionScore),
                                 stop_status: LOCUS_IMM_RUN_NOT_STARTED, stop_predicted: 0)
         // Point3 is three packed doubles (stride 24: see README), the kernel's anchor layout.
         let stop = a.withMemoryRebound(to: Double.self, capacity: 3 * n) { xyz in
@@ -208,9 +184,9 @@ package struct InteractingModels: Sendable {
         run.stateSeconds = raw.state_s
         run.lastUpdateSeconds = raw.last_update_s
         run.rejectionScore = Int(raw.rejection_score)
-        run.used = Int(raw.used)
-        run.a00 = raw.a00; run.a01 = raw.a01; run.a11 = raw.a11
-        run.residualSquares = raw.residual_squares
+        epoch.used = raw.used
+        epoch.a00 = raw.a00; epoch.a01 = raw.a01; epoch.a11 = raw.a11
+        epoch.residualSquares = raw.residual_squares
         run.mean = SIMD4(raw.mean.0, raw.mean.1, raw.mean.2, raw.mean.3)
         run.stop = raw.stop_status == LOCUS_IMM_RUN_NOT_STARTED ? nil : (KalmanOutcome(status: raw.stop_status), raw.stop_predicted != 0)
         return stop
@@ -317,8 +293,9 @@ package struct InteractingModels: Sendable {
         }
     }
 
-    /// The moment-matched single Gaussian x = Σ μⱼ xⱼ, P = Σ μⱼ (Pⱼ + (xⱼ − x)(xⱼ − x)ᵀ).
-    package var combined: KalmanState {
+    /// The moment-matched single Gaussian x = Σ μⱼ xⱼ, P = Σ μⱼ (Pⱼ + (xⱼ − x)(xⱼ − x)ᵀ), of a copy
+    /// settled (`settledCombination`; the tests' reading).
+    var combined: KalmanState {
         var copy = self
         return copy.settledCombination()
     }

@@ -40,7 +40,7 @@ import LocusNumerics
 /// No heap allocation with a reused `DifferenceWorkspace` (grown once); no LAPACK. Deterministic.
 package struct DifferenceSolver: Sendable {
     /// The settings this solver uses (the range solver's; σ per arrival).
-    package var configuration: TrilaterationConfiguration
+    var configuration: TrilaterationConfiguration
 
     /// A solver with the given settings.
     package init(configuration: TrilaterationConfiguration = .standard) { self.configuration = configuration }
@@ -90,7 +90,7 @@ package struct DifferenceSolver: Sendable {
 
     /// Convenience overload over arrays (allocates a workspace).
     /// - Throws: as `solve(locators:pairs:workspace:)`.
-    package func solve(locators: [Point3], pairs: [DifferencePair],
+    func solve(locators: [Point3], pairs: [DifferencePair],
                        seed: Point3? = nil) throws(LocusError) -> TrilaterationSolution {
         var workspace = DifferenceWorkspace()
         return try solve(locators: locators.span, pairs: pairs.span, seed: seed, workspace: &workspace)

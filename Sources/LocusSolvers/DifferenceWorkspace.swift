@@ -23,7 +23,7 @@ package struct DifferenceWorkspace: Sendable {
     package init() {}
 
     /// A workspace ready for `locators` locators and `pairs` pairs.
-    package init(locators: Int, pairs: Int) { reserve(locators: locators, pairs: pairs) }
+    init(locators: Int, pairs: Int) { reserve(locators: locators, pairs: pairs) }
 
     /// Grows the buffers to hold `locators` locators and `pairs` pairs (allocates only when growing).
     mutating func reserve(locators: Int, pairs: Int) {

@@ -6,20 +6,20 @@ import LocusNumerics
 /// Up to `maximumLocators` (64) locators its scratch is on the C stack and `workspace` is not used;
 /// beyond, the same code runs in `workspace`'s scratch (33 n + 1 doubles, grown once and reused).
 /// No heap allocation with a reused workspace, no LAPACK call, any number of locators.
-package struct KernelTrilaterator: Trilaterating {
+struct KernelTrilaterator: Trilaterating {
     /// Largest number of locators solved without `workspace` (64: the C stack scratch).
     static let maximumLocators = TrilaterationKernel.maximumLocators
 
     /// The settings this solver uses.
-    package var configuration: TrilaterationConfiguration
+    var configuration: TrilaterationConfiguration
 
     /// A kernel solver with the given settings.
-    package init(configuration: TrilaterationConfiguration = .standard) { self.configuration = configuration }
+    init(configuration: TrilaterationConfiguration = .standard) { self.configuration = configuration }
 
     /// Solves one fix. Complexity O(n·steps) when the χ² gate passes; see
     /// `TrilaterationConfiguration.isRobust` otherwise.
     /// - Throws: E4001, E4002, E4003, E4004, E1003 (see `Trilaterating`).
-    package func solve(locators: Span<Point3>, rangesMeters: Span<Double>,
+    func solve(locators: Span<Point3>, rangesMeters: Span<Double>,
                        workspace: inout TrilaterationWorkspace) throws(LocusError) -> TrilaterationSolution {
         let n = locators.count
         if n <= Self.maximumLocators {

@@ -32,19 +32,22 @@ struct SingleModelTrack: Sendable {
         }
     }
 
-    /// EKF range update (see `KalmanKernels.updateRange`); the outcome, the mean afterwards and the
-    /// range geometry from the updated mean (this kernel reports no direction).
+    /// EKF range update (see `KalmanKernels.updateRange`); the outcome and the mean afterwards. An
+    /// accepted range is counted in `epoch` with its innovation and the geometry of the updated mean
+    /// (this kernel reports no direction).
     mutating func updateRange(anchor: Point3, tagHeightMeters h: Double, rangeMeters r: Double, varianceSquareMeters v: Double,
-                              gateLong: Double, gateShort: Double)
-        -> (outcome: KalmanOutcome, mean: SIMD4<Double>, geometry: InteractingModels.RangeGeometry) {
+                              gateLong: Double, gateShort: Double, epoch: inout TrackEpochQuality)
+        -> (outcome: KalmanOutcome, mean: SIMD4<Double>) {
         var innovation = KalmanInnovation()
         let (outcome, mean) = update {
             KalmanKernels.updateRange(&$0, anchor: anchor, tagHeightMeters: h, rangeMeters: r, varianceSquareMeters: v,
                                       gateLong: gateLong, gateShort: gateShort, innovation: &innovation)
         }
-        let dx = mean[0] - anchor.x, dy = mean[1] - anchor.y, dz = h - anchor.z
-        return (outcome, mean, InteractingModels.RangeGeometry(residualMeters: innovation.residualMeters, dx: dx, dy: dy,
-                                                               rho2: RangeModel.squared(dx: dx, dy: dy, dz: dz)))
+        if case .accepted = outcome {
+            let dx = mean[0] - anchor.x, dy = mean[1] - anchor.y, dz = h - anchor.z
+            epoch.accept(residualMeters: innovation.residualMeters, dx: dx, dy: dy, rho2: RangeModel.squared(dx: dx, dy: dy, dz: dz))
+        }
+        return (outcome, mean)
     }
 
     /// Update with a group of range differences sharing one arrival at `reference` (see

@@ -48,7 +48,7 @@ package struct SpatialTrack: Sendable {
 
     /// Whether a range at t (seconds) can update the track: it has a state and t is within
     /// `reinitializeAfterSeconds` of the last accepted range and not before the state.
-    package func accepts(atSeconds t: Double) -> Bool {
+    func accepts(atSeconds t: Double) -> Bool {
         isTracking && t - lastUpdateSeconds <= configuration.reinitializeAfterSeconds && t >= stateSeconds - configuration.reinitializeAfterSeconds
     }
 
@@ -79,13 +79,32 @@ package struct SpatialTrack: Sendable {
         lastUpdateSeconds = -Double.infinity
     }
 
+    /// An epoch's ranges as the engine closes a 3-D epoch: `rangesMeters[k]` (m, biases removed) to the
+    /// locator `addresses[k]` at `anchors[k]`, measured at `timesSeconds[k]` (s), each in turn through
+    /// `update(rangeMeters:timeSeconds:address:anchor:)` when the track accepts the first one's time
+    /// (`accepts(atSeconds:)`); otherwise — no range, no track, or one too old for this epoch (a gap
+    /// past `reinitializeAfterSeconds`) — the track drops, to be re-seeded (`reset(toFix:)`). All four
+    /// spans hold the same count; read in place, nothing allocated.
+    package mutating func update(rangesMeters ranges: Span<Double>, timesSeconds times: Span<Double>,
+                                 anchors: Span<Point3>, addresses: Span<LocatorAddress>) {
+        let n = ranges.count
+        precondition(times.count == n && anchors.count == n && addresses.count == n, "SpatialTrack.update: spans of one count")
+        guard n > 0, accepts(atSeconds: times[0]) else {
+            dropTrack()
+            return
+        }
+        for k in 0..<n {
+            update(rangeMeters: ranges[k], timeSeconds: times[k], address: addresses[k], anchor: anchors[k])
+        }
+    }
+
     /// One range r (m, biases removed) to the locator `address` at `anchor` (m, finite), measured at
     /// t (s): predicted to t when later than the state (else applied at the state's time), then the
     /// gated EKF update. `.buffered` without a state (or when t is out of reach: the track drops),
     /// `.gated` when refused (at `gateOpenScore` the track drops: the engine re-seeds it),
     /// `.diverged` when a step was not finite (dropped), `.unusable` for a bad range.
     @discardableResult
-    package mutating func update(rangeMeters r: Double, timeSeconds t: Double, address: LocatorAddress, anchor: Point3) -> TrackUpdateOutcome {
+    mutating func update(rangeMeters r: Double, timeSeconds t: Double, address: LocatorAddress, anchor: Point3) -> TrackUpdateOutcome {
         guard r >= 0, r <= .greatestFiniteMagnitude, abs(t) <= .greatestFiniteMagnitude else { return .unusable }
         guard accepts(atSeconds: t) else { dropTrack(); return .buffered }
         let c = configuration

@@ -97,4 +97,20 @@ extension TrackFilter {
         } }
         isConfirmed = true
     }
+
+    /// One round-robin cycle of the tag's ranges for its range offset (Locus' `TagRangeOffsetEstimator`,
+    /// "Round robin"): the latest range of each locator heard within the cycle window
+    /// (`initializationCycleSeconds`) before the last accepted measurement, at most `locators.count`,
+    /// each carried to that time along its line of sight by the tracked velocity from the tracked
+    /// position (`lastMean`; `TrackRangeBuffer.gatherCycle`), h the tag height (m). Written to `locators`
+    /// and `ranges` from index 0; returns their count and that time (`lastUpdateSeconds`, s). The track
+    /// itself is not changed (`mutating` only to read the buffer in place); nothing allocated.
+    package mutating func gatherCycle(tagHeightMeters h: Double, locators: inout MutableSpan<Point3>,
+                                      ranges: inout MutableSpan<Double>) -> (count: Int, timeSeconds: Double) {
+        let mean = lastMean, t = lastUpdateSeconds
+        let n = buffer.gatherCycle(newestSeconds: t, cycleSeconds: configuration.initializationCycleSeconds,
+                                   position: Point2(x: mean.px, y: mean.py), velocity: Point2(x: mean.vx, y: mean.vy),
+                                   tagHeightMeters: h, locators: &locators, ranges: &ranges)
+        return (n, t)
+    }
 }

@@ -138,8 +138,9 @@ package struct TrackFilter: Sendable {
         }
     }
 
-    /// A filter with no state yet.
-    package init(configuration: TrackFilterConfiguration = .standard, tag: TagID, floor: FloorID,
+    /// A filter with no state yet, on a configuration of its own (the tests'; the engine and the
+    /// benchmarks share one: `init(shared:tag:floor:tagHeightMeters:)`).
+    init(configuration: TrackFilterConfiguration = .standard, tag: TagID, floor: FloorID,
                  tagHeightMeters: Double = 0) {
         self.init(shared: TrackFilterConfiguration.Shared(configuration), tag: tag, floor: floor, tagHeightMeters: tagHeightMeters)
     }
@@ -261,13 +262,13 @@ package struct TrackFilter: Sendable {
         if startsTrack(atSeconds: t) { return initializeFromBuffer(at: t) }
         // Prediction and update in one kernel call; gated on the most permissive model (IMM:
         // manoeuvring), see `update(fix:)`.
-        let (outcome, mean, predicted, geometry) = motion.predictAndUpdateRange(
+        // An accepted range is counted in the epoch's figures by the update itself.
+        let (outcome, mean, predicted) = motion.predictAndUpdateRange(
             toSeconds: t, fromSeconds: stateSeconds, anchor: anchor, tagHeightMeters: tagHeightMeters, rangeMeters: r,
-            varianceSquareMeters: rangeVarianceSquareMeters, shared)
+            varianceSquareMeters: rangeVarianceSquareMeters, epoch: &epoch, shared)
         if predicted, case .accepted = outcome {
             stateSeconds = max(stateSeconds, t)
             accept(at: t, mean: mean)
-            epoch.accept(residualMeters: geometry.residualMeters, dx: geometry.dx, dy: geometry.dy, rho2: geometry.rho2)
             return .accepted
         }
         return refused(outcome, predicted: predicted, at: t, address: address)
@@ -335,22 +336,23 @@ package struct TrackFilter: Sendable {
         var k = 0, gated = 0
         while k < n {
             if isTracking {
-                var run = epoch.run(stateSeconds: stateSeconds, lastUpdateSeconds: lastUpdateSeconds,
-                                    reinitializeAfterSeconds: configuration.reinitializeAfterSeconds, rejectionScore: rejectionScore)
+                var run = InteractingModels.RangeRun(stateSeconds: stateSeconds, lastUpdateSeconds: lastUpdateSeconds,
+                                                     reinitializeAfterSeconds: configuration.reinitializeAfterSeconds,
+                                                     rejectionScore: rejectionScore)
                 let stop = k + motion.updateRanges(times: UnsafeBufferPointer(rebasing: times[k...]),
                                                    anchors: UnsafeBufferPointer(rebasing: anchors[k...]),
                                                    ranges: UnsafeBufferPointer(rebasing: ranges[k...]),
                                                    tagHeightMeters: tagHeightMeters, varianceSquareMeters: rangeVarianceSquareMeters,
-                                                   run: &run, shared)
+                                                   run: &run, epoch: &epoch, shared)
                 if stop > k {
                     // What `update` does per accepted range, in its order: the range kept for a
-                    // re-initialisation, the track's times, its mean, the gate's score, the epoch's sums.
+                    // re-initialisation, the track's times, its mean, the gate's score (the kernel kept
+                    // the epoch's sums).
                     for j in k..<stop { buffer.insert(address: addresses[j], anchor: anchors[j], rangeMeters: ranges[j], timeSeconds: times[j]) }
                     stateSeconds = run.stateSeconds
                     lastUpdateSeconds = run.lastUpdateSeconds
                     lastMean = Mean(run.mean)
                     rejectionScore = run.rejectionScore
-                    epoch.take(run)
                     k = stop
                 }
                 guard k < n else { return gated }
@@ -387,7 +389,7 @@ package struct TrackFilter: Sendable {
     }
 
     /// The fix at the state's own time (nil before initialisation).
-    package var currentFix: PositionFix? { fix(atSeconds: stateSeconds) }
+    var currentFix: PositionFix? { fix(atSeconds: stateSeconds) }
 
     /// Ends an epoch at time t: predicts to t (within `maximumCoastSeconds` of the last update) and
     /// returns the fix there with the epoch's quality figures (locators used and rejected, HDOP of

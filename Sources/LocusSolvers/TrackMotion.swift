@@ -30,25 +30,26 @@ struct TrackMotion: Sendable {
 
     /// Prediction to t (when later than `fromSeconds`) and the range update with range variance
     /// `variance` (m²: the filter's, `TrackFilter.rangeVarianceSquareMeters`), for the per-range path:
-    /// `predicted` false when the prediction failed; the update's outcome, the mean afterwards and
-    /// the (manoeuvring) model's range geometry (innovation, offset from the anchor).
+    /// `predicted` false when the prediction failed; the update's outcome and the mean afterwards. An
+    /// accepted range is counted in `epoch` with the (manoeuvring) model's innovation and offset from
+    /// the anchor.
     @inline(__always)
     mutating func predictAndUpdateRange(toSeconds t: Double, fromSeconds: Double, anchor: Point3, tagHeightMeters h: Double,
-                                        rangeMeters r: Double, varianceSquareMeters variance: Double,
+                                        rangeMeters r: Double, varianceSquareMeters variance: Double, epoch: inout TrackEpochQuality,
                                         _ shared: TrackFilterConfiguration.Shared)
-        -> (outcome: KalmanOutcome, mean: SIMD4<Double>, predicted: Bool, geometry: InteractingModels.RangeGeometry) {
+        -> (outcome: KalmanOutcome, mean: SIMD4<Double>, predicted: Bool) {
         let c = shared.value
         if c.usesInteractingModels {
             return models.predictAndUpdateRange(toSeconds: t, parameters: shared.interactingModels, anchor: anchor, tagHeightMeters: h,
                                                 rangeMeters: r, varianceSquareMeters: variance,
-                                                gateLong: c.rangeGateLongSigmas, gateShort: c.rangeGateShortSigmas)
+                                                gateLong: c.rangeGateLongSigmas, gateShort: c.rangeGateShortSigmas, epoch: &epoch)
         }
         if t > fromSeconds, single.predict(overSeconds: t - fromSeconds, processNoiseDensity: c.processNoiseDensity) != .accepted {
-            return (.notFinite, .zero, false, InteractingModels.RangeGeometry(residualMeters: 0, dx: 0, dy: 0, rho2: 0))
+            return (.notFinite, .zero, false)
         }
-        let (outcome, mean, geometry) = single.updateRange(anchor: anchor, tagHeightMeters: h, rangeMeters: r, varianceSquareMeters: variance,
-                                                           gateLong: c.rangeGateLongSigmas, gateShort: c.rangeGateShortSigmas)
-        return (outcome, mean, true, geometry)
+        let (outcome, mean) = single.updateRange(anchor: anchor, tagHeightMeters: h, rangeMeters: r, varianceSquareMeters: variance,
+                                                 gateLong: c.rangeGateLongSigmas, gateShort: c.rangeGateShortSigmas, epoch: &epoch)
+        return (outcome, mean, true)
     }
 
     /// Prediction to t (when later than `fromSeconds`) and the update with one group of range
@@ -81,12 +82,13 @@ struct TrackMotion: Sendable {
     /// nil (the caller applies every range the per-range way).
     mutating func updateRanges(times: UnsafeBufferPointer<Double>, anchors: UnsafeBufferPointer<Point3>,
                                ranges: UnsafeBufferPointer<Double>, tagHeightMeters h: Double, varianceSquareMeters variance: Double,
-                               run: inout InteractingModels.RangeRun, _ shared: TrackFilterConfiguration.Shared) -> Int {
+                               run: inout InteractingModels.RangeRun, epoch: inout TrackEpochQuality,
+                               _ shared: TrackFilterConfiguration.Shared) -> Int {
         let c = shared.value
         guard c.usesInteractingModels else { return 0 }
         return models.updateRanges(times: times.span, anchors: anchors.span, ranges: ranges.span, parameters: shared.interactingModels,
                                    tagHeightMeters: h, varianceSquareMeters: variance,
-                                   gateLong: c.rangeGateLongSigmas, gateShort: c.rangeGateShortSigmas, run: &run)
+                                   gateLong: c.rangeGateLongSigmas, gateShort: c.rangeGateShortSigmas, run: &run, epoch: &epoch)
     }
 
     /// Position update of every model with z = (zx, zy), R (m²), gated on the most permissive model
@@ -103,7 +105,9 @@ struct TrackMotion: Sendable {
 
     /// The state as one Gaussian (IMM: moment-matched x = Σ μⱼ xⱼ, P = Σ μⱼ (Pⱼ + (xⱼ − x)(xⱼ − x)ᵀ)).
     func combined(_ shared: TrackFilterConfiguration.Shared) -> KalmanState {
-        shared.value.usesInteractingModels ? models.combined : single.state
+        guard shared.value.usesInteractingModels else { return single.state }
+        var copy = models
+        return copy.settledCombination()
     }
 
     /// `combined` for a fix, with the round's likelihoods folded into μ first (IMM).

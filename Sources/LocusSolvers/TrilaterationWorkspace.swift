@@ -18,13 +18,13 @@ package struct TrilaterationWorkspace: Sendable {
     var isActive: [Bool] { used.map { $0 != 0 } }
 
     /// An empty workspace (no storage until a solve of more than 64 locators needs it).
-    package init() {}
+    init() {}
 
     /// A workspace ready for up to `locators` locators.
     package init(capacity locators: Int) { reserve(locators) }
 
     /// Grows the buffers to hold `locators` locators (allocates only when growing).
-    package mutating func reserve(_ locators: Int) {
+    mutating func reserve(_ locators: Int) {
         guard locators > capacity else { return }
         scratch = [Double](repeating: 0, count: TrilaterationKernel.scratchCount(locators: locators))
         used = [UInt8](repeating: 1, count: locators)

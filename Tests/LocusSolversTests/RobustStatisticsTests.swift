@@ -1,5 +1,6 @@
 @testable import LocusCore
 @testable import LocusNumerics
+@testable import LocusSolvers
 import Testing
 
 /// LocusNumerics' robust statistics, quantiles, robust weights and small dense solves: the one home

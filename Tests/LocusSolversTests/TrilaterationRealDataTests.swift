@@ -1,6 +1,6 @@
 import Foundation
 import LocusCore
-import LocusSolvers
+@testable import LocusSolvers
 import Testing
 
 /// Real recorded ranges with motion-capture truth (CUHK-SZ planar UWB data set, MIT licence; read in

@@ -1,6 +1,6 @@
 @testable import Locus
 import LocusCore
-import LocusSolvers
+@testable import LocusSolvers
 import LocusTestSupport
 import Testing
 

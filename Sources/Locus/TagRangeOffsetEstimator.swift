@@ -4,9 +4,9 @@ import Glibc
 import LocusCore
 
 /// Settings of the online per-tag common range offset (`TagRangeOffsetEstimator`).
-package struct TagRangeOffsetConfiguration: Sendable, Hashable {
+struct TagRangeOffsetConfiguration: Sendable, Hashable {
     /// Range noise σ assumed for one epoch's (x, y, b) solve, metres.
-    package var rangeSigmaMeters: Double
+    var rangeSigmaMeters: Double
     /// Random-walk density q_b of the offset, m²/s (how fast the tag's delay may drift).
     var driftDensity: Double
     /// Prior σ of the offset before the first epoch, metres.
@@ -72,7 +72,7 @@ package struct TagRangeOffsetConfiguration: Sendable, Hashable {
     /// at least 4 ranges, offsets beyond 1.5 m ignored, ranges beyond 3σ dropped, 4σ innovation gate,
     /// judged every 16 usable epochs (4 s at 4 Hz) against a capped-ν² sum of 128, applied from σ ≤ 5 cm
     /// after 2 consistent epochs.
-    package static let standard = TagRangeOffsetConfiguration()
+    static let standard = TagRangeOffsetConfiguration()
 }
 
 /// Online estimate of a tag's common range offset b (antenna delay of the tag: every range of the
@@ -99,7 +99,7 @@ package struct TagRangeOffsetConfiguration: Sendable, Hashable {
 /// The caller applies `correctionMeters`: b̂ once trusted — √P ≤ `trustedSigmaMeters` (b observable
 /// from the epochs so far) and at least `trustEpochs` epochs since the (re)start within their share
 /// of the bound — and 0 (the raw ranges, as without the estimator) before.
-package struct TagRangeOffsetEstimator: Sendable {
+struct TagRangeOffsetEstimator: Sendable {
     /// The settings.
     var configuration: TagRangeOffsetConfiguration { shared.value }
     /// The settings, held by reference so that the estimators of many tags share one copy.
@@ -118,7 +118,7 @@ package struct TagRangeOffsetEstimator: Sendable {
     /// Usable epochs in the current consistency window, and the sum of their capped νₖ²/(Pₖ + Rₖ).
     private var windowEpochs: UInt8 = 0
     /// True once the estimate is applied (`correctionMeters`), until a window finds it inconsistent.
-    package private(set) var isTrusted = false
+    private(set) var isTrusted = false
     /// Ranges of round-robin epochs since the last cycle fed (`updatedCorrectionMeters(cycleOf:...)`;
     /// saturating). In the padding before `windowSum`: the estimator stays 64 bytes.
     var cycleRanges: UInt8 = 0
@@ -137,7 +137,7 @@ package struct TagRangeOffsetEstimator: Sendable {
     }
 
     /// An estimator on settings shared with other estimators (an engine keeps one per floor).
-    package init(shared: TagRangeOffsetConfiguration.Shared) {
+    init(shared: TagRangeOffsetConfiguration.Shared) {
         self.shared = shared
         let configuration = shared.value
         varianceSquareMeters = configuration.initialSigmaMeters * configuration.initialSigmaMeters
@@ -178,7 +178,7 @@ package struct TagRangeOffsetEstimator: Sendable {
 
     /// `updatedCorrectionMeters`, also handing back the epoch's (x, y, b) solution (nil when the epoch
     /// was not usable) — what the per-locator bias estimator learns from (`TagLocatorBiasEstimator`).
-    package mutating func updatedCorrectionMeters(locators: Span<Point3>, rangesMeters: Span<Double>,
+    mutating func updatedCorrectionMeters(locators: Span<Point3>, rangesMeters: Span<Double>,
                                                   tagHeightMeters h: Double, timeSeconds: Double, seed start: Point2?,
                                                   lessOffsetMeters applied: Double, epoch: inout EpochSolution?) -> Double {
         epoch = locators.withUnsafeBufferPointer { locators in
@@ -192,10 +192,10 @@ package struct TagRangeOffsetEstimator: Sendable {
 
     /// One epoch's (x, y, b) solution after outlier rejection: position (m), b on the ranges as given
     /// (metres, relative to the offset already taken out), bit k set for a range dropped as an outlier.
-    package struct EpochSolution: Sendable {
-        package var position: Point2
-        package var offsetMeters: Double
-        package var droppedMask: UInt64
+    struct EpochSolution: Sendable {
+        var position: Point2
+        var offsetMeters: Double
+        var droppedMask: UInt64
     }
 
     /// The body of `update`: `applied` is the offset already taken out of the ranges (metres).
@@ -458,12 +458,12 @@ package struct TagRangeOffsetEstimator: Sendable {
 
 extension TagRangeOffsetConfiguration {
     /// Immutable settings held by reference (memory per tracked tag).
-    package final class Shared: Sendable {
+    final class Shared: Sendable {
         let value: TagRangeOffsetConfiguration
         /// `value.rangesNeeded`, read by the engine once per epoch (to send a smaller epoch to the
         /// round-robin path without a call per epoch).
-        package let rangesNeeded: Int
-        package init(_ value: TagRangeOffsetConfiguration) {
+        let rangesNeeded: Int
+        init(_ value: TagRangeOffsetConfiguration) {
             self.value = value
             rangesNeeded = value.rangesNeeded
         }

@@ -1,4 +1,5 @@
 import Foundation
+@testable import Locus
 @testable import LocusCore
 @testable import LocusSolvers
 import Testing

@@ -2,10 +2,10 @@
 /// n×n block is used, n = 2 or 3): the per-epoch position blocks of the calibration without truth.
 /// Cofactors over the determinant, A⁻¹ = adj(A)/det A; "singular" is |det A| ≤ 1e-300. Allocates the
 /// result (offline use); the per-fix solves stay inline in their kernels.
-package enum SmallDenseSolve {
+enum SmallDenseSolve {
     /// x = A⁻¹b for the leading n×n block of row-major 3×3 `a` (n = 2 or 3), x as 3 values (x₂ = 0
     /// for n = 2); nil when singular.
-    package static func solve(_ a: [Double], _ b: [Double], order n: Int) -> [Double]? {
+    static func solve(_ a: [Double], _ b: [Double], order n: Int) -> [Double]? {
         guard let inverse = inverse(a, order: n) else { return nil }
         var x = [Double](repeating: 0, count: 3)
         for r in 0..<n { for c in 0..<n { x[r] += inverse[3 * r + c] * b[c] } }
@@ -14,7 +14,7 @@ package enum SmallDenseSolve {
 
     /// The inverse of the leading n×n block of row-major 3×3 `a` (n = 2 or 3), row-major 3×3 (zeros
     /// outside the block); nil when singular.
-    package static func inverse(_ a: [Double], order n: Int) -> [Double]? {
+    static func inverse(_ a: [Double], order n: Int) -> [Double]? {
         precondition((n == 2 || n == 3) && a.count >= 9, "SmallDenseSolve: order 2 or 3 of a 3×3 array")
         var out = [Double](repeating: 0, count: 9)
         if n == 2 {

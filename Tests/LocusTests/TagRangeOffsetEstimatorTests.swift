@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+@testable import Locus
 @testable import LocusCore
 @testable import LocusSimulation
 @testable import LocusSolvers
@@ -11,12 +12,12 @@ struct TagRangeOffsetEstimatorTests {
     /// Feeds a simulated recording (locator biases all `commonOffset`) to an estimator round by
     /// round, correcting each round by the current estimate as the engine does; returns it.
     static func run(commonOffset: Double, nlos: Double, seed: UInt64) -> TagRangeOffsetEstimator {
-        var floor = TrackFixture.floor()
+        var floor = OffsetFixture.floor()
         for i in floor.locators.indices { floor.locators[i].biasMeters = commonOffset }
         let recording = SimulatedRecording.simulate(floor: floor, durationSeconds: 120, seed: seed,
                                                     ranging: RangeSimulationConfiguration(nlosProbability: nlos))
         var estimator = TagRangeOffsetEstimator()
-        for round in TrackFixture.rounds(recording.ranges) {
+        for round in OffsetFixture.rounds(recording.ranges) {
             var anchors: [Point3] = [], ranges: [Double] = []
             for r in round {
                 guard let l = floor.locator(r.locator) else { continue }
@@ -44,7 +45,7 @@ struct TagRangeOffsetEstimatorTests {
 
     @Test("Seeded with a tracked position a few centimetres off, the estimate follows the unseeded one to 1 mm")
     func seededMatchesUnseeded() {
-        var floor = TrackFixture.floor()
+        var floor = OffsetFixture.floor()
         for i in floor.locators.indices { floor.locators[i].biasMeters = 0.2 }
         let recording = SimulatedRecording.simulate(floor: floor, durationSeconds: 120, seed: 24,
                                                     ranging: RangeSimulationConfiguration(nlosProbability: 0.05))
@@ -52,7 +53,7 @@ struct TagRangeOffsetEstimatorTests {
         var plain = TagRangeOffsetEstimator(), seeded = TagRangeOffsetEstimator()
         var rng = SeededGenerator(seed: 5)
         var worst = 0.0
-        for round in TrackFixture.rounds(recording.ranges) {
+        for round in OffsetFixture.rounds(recording.ranges) {
             let time = round.last?.timeSeconds ?? 0
             var anchors: [Point3] = [], ranges: [Double] = [], seededRanges: [Double] = []
             for r in round {
@@ -145,13 +146,13 @@ struct TagRangeOffsetEstimatorTests {
 
     /// The rounds of a 120 s simulated recording (every locator bias `commonOffset`) as epochs.
     static func epochs(commonOffset: Double, nlos: Double, seed: UInt64) -> (floor: Floor, epochs: [SimulatedEpoch]) {
-        var floor = TrackFixture.floor()
+        var floor = OffsetFixture.floor()
         for i in floor.locators.indices { floor.locators[i].biasMeters = commonOffset }
         let recording = SimulatedRecording.simulate(floor: floor, durationSeconds: 120, seed: seed,
                                                     ranging: RangeSimulationConfiguration(nlosProbability: nlos))
         guard let walk = recording.walks.first?.walk else { return (floor, []) }
         var epochs: [SimulatedEpoch] = []
-        for round in TrackFixture.rounds(recording.ranges) {
+        for round in OffsetFixture.rounds(recording.ranges) {
             var anchors: [Point3] = [], ranges: [Double] = []
             for r in round {
                 guard let l = floor.locator(r.locator) else { continue }
@@ -303,5 +304,31 @@ struct TagRangeOffsetEstimatorTests {
             #expect(abs(scratch.solution.offsetCofactor - downdated.solution.offsetCofactor) <= 1e-9)
         }
         #expect(checked >= 50, "only \(checked) epochs dropped a range")
+    }
+}
+
+/// The tracking tests' floor and round grouping (LocusSolversTests' `TrackFixture`), for these tests
+/// of the engine's estimator.
+private enum OffsetFixture {
+    /// Eight locators on a 20 × 12 m floor at 2.5 m; the tag at 1.1 m.
+    static func floor(locatorCount: Int = 8) -> Floor {
+        let all: [(Double, Double)] = [(0, 0), (20, 0), (20, 12), (0, 12), (10, 0), (20, 6), (10, 12), (0, 6)]
+        let locators = all.prefix(locatorCount).enumerated().map { i, p in
+            Locator(address: LocatorAddress(UInt16(0x100 + i)), position: Point3(x: p.0, y: p.1, z: 2.5))
+        }
+        return Floor(id: "1F", widthMeters: 20, heightMeters: 12, tagHeightMeters: 1.1, locators: locators)
+    }
+
+    /// A single tag's ranges grouped into rounds (a gap > 50 ms starts a new round).
+    static func rounds(_ ranges: [RangeMeasurement]) -> [[RangeMeasurement]] {
+        var out: [[RangeMeasurement]] = []
+        for r in ranges {
+            if let last = out.last?.last, r.timeSeconds - last.timeSeconds < 0.05 {
+                out[out.count - 1].append(r)
+            } else {
+                out.append([r])
+            }
+        }
+        return out
     }
 }

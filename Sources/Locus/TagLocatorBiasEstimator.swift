@@ -5,9 +5,9 @@ import LocusCore
 import LocusNumerics
 
 /// Settings of the online per-tag, per-locator range bias estimate (`TagLocatorBiasEstimator`).
-package struct TagLocatorBiasConfiguration: Sendable, Hashable {
+struct TagLocatorBiasConfiguration: Sendable, Hashable {
     /// Range noise σ, metres.
-    package var rangeSigmaMeters: Double
+    var rangeSigmaMeters: Double
     /// Epochs with fewer ranges kept by the epoch's (x, y, b) solve teach nothing: 3 unknowns, so at
     /// least 3 redundant ranges. With 4 locators (1 redundant) every bias trades with the position and
     /// the tag offset almost as well as the residuals tell them apart.
@@ -74,7 +74,7 @@ package struct TagLocatorBiasConfiguration: Sendable, Hashable {
     /// when |β̂ᵢ| ≥ its σ and not before 128 epochs, solved and judged
     /// every 32 epochs (8 s at 4 Hz), restarted after 8 disagreeing windows in a row, ±1 m. Tuned on the
     /// CUHK-SZ fast and mid runs (docs/calibration.md, "Online per-locator range biases").
-    package static let standard = TagLocatorBiasConfiguration()
+    static let standard = TagLocatorBiasConfiguration()
 
 }
 
@@ -115,7 +115,7 @@ package struct TagLocatorBiasConfiguration: Sendable, Hashable {
 /// the Cholesky factor lives on the stack during a solve. Sums are formed in `Double` and stored
 /// rounded to `Float` (7 significant digits: far below the centimetre the estimate is about).
 /// `update` allocates nothing. O(n²) per epoch for n ranges, O(L³) per window for L locators.
-package struct TagLocatorBiasEstimator: Sendable {
+struct TagLocatorBiasEstimator: Sendable {
     /// The settings, held by reference so that the estimators of many tags share one copy.
     private let shared: TagLocatorBiasConfiguration.Shared
     /// The settings.
@@ -140,7 +140,7 @@ package struct TagLocatorBiasEstimator: Sendable {
     /// Windows that found the corrections inconsistent `restartStrikes` times in a row (restarts).
     var restarts: Int { Int(restartCount) }
     /// The slots estimated (the floor's locator count, or 0 beyond `maximumLocators`).
-    package var locatorCount: Int { Int(slotCount) }
+    var locatorCount: Int { Int(slotCount) }
     /// β̂ per slot, metres (a copy, for inspection and tests).
     var estimatesMeters: [Double] { (0..<locatorCount).map { Double(storage[estimateBase + $0]) } }
 
@@ -150,7 +150,7 @@ package struct TagLocatorBiasEstimator: Sendable {
     }
 
     /// An estimator on settings shared with other estimators (an engine keeps one copy).
-    package init(locatorCount: Int, shared: TagLocatorBiasConfiguration.Shared) {
+    init(locatorCount: Int, shared: TagLocatorBiasConfiguration.Shared) {
         self.shared = shared
         let l = locatorCount <= shared.value.maximumLocators ? locatorCount : 0
         slotCount = Int32(l)
@@ -168,7 +168,7 @@ package struct TagLocatorBiasEstimator: Sendable {
     /// The correction for slot `slot` (metres): what the caller subtracts from the slot's ranges —
     /// ĉ while trusted, else 0.
     @inline(__always)
-    package func correctionMeters(slot: Int) -> Double {
+    func correctionMeters(slot: Int) -> Double {
         isTrusted && slot < locatorCount ? Double(storage[candidateBase + slot]) : 0
     }
 
@@ -177,7 +177,7 @@ package struct TagLocatorBiasEstimator: Sendable {
     /// `position`, `offsetMeters` on those ranges (b relative to what was taken out), bit k of
     /// `droppedMask` set for a range the solve dropped as an outlier, tag at height h (metres).
     /// Returns true when the corrections changed (the caller refreshes its copy).
-    package mutating func update(locators: Span<Point3>, rangesMeters: Span<Double>,
+    mutating func update(locators: Span<Point3>, rangesMeters: Span<Double>,
                                  slots: Span<Int32>, position: Point2, offsetMeters b: Double,
                                  droppedMask: UInt64, tagHeightMeters h: Double) -> Bool {
         let c = configuration
@@ -361,9 +361,9 @@ package struct TagLocatorBiasEstimator: Sendable {
 
 extension TagLocatorBiasConfiguration {
     /// Immutable settings held by reference (memory per tracked tag).
-    package final class Shared: Sendable {
+    final class Shared: Sendable {
         let value: TagLocatorBiasConfiguration
-        package init(_ value: TagLocatorBiasConfiguration) { self.value = value }
+        init(_ value: TagLocatorBiasConfiguration) { self.value = value }
     }
 }
 

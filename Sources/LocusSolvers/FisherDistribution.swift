@@ -7,10 +7,10 @@ import Darwin
 /// Tail probabilities of Fisher's F distribution, for tests whose covariance is estimated from a
 /// few groups (Hotelling's T² with a covariance from G time blocks: T²·(G − p)/(p·(G − 1)) is
 /// F(p, G − p) under the null hypothesis).
-package enum FisherDistribution {
+enum FisherDistribution {
     /// P(F > f) for F ~ F(d1, d2): I_x(d2/2, d1/2) at x = d2/(d2 + d1·f), the regularised incomplete
     /// beta function. 1 for f ≤ 0; d1, d2 > 0.
-    package static func upperTail(_ f: Double, d1: Double, d2: Double) -> Double {
+    static func upperTail(_ f: Double, d1: Double, d2: Double) -> Double {
         precondition(d1 > 0 && d2 > 0, "FisherDistribution.upperTail: degrees of freedom must be positive")
         guard f > 0 else { return 1 }
         guard f.isFinite else { return 0 }
