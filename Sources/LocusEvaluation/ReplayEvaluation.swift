@@ -99,7 +99,17 @@ package struct ReplayEvaluation {
     package mutating func finish() { referenceJudges.finish(into: &reference) }
 
     /// The run's accuracy (as `AccuracyReport(fixes:truth:)` computes it).
-    package var accuracyReport: AccuracyReport { accuracy.report }
+    var accuracyReport: AccuracyReport { accuracy.report }
+
+    /// The accuracy as the replay report's heading prints it: the fixes compared with truth, and
+    /// "horizontal error: RMSE 0.123 m · p50 … m · p95 … m · max … m" (3 decimals; "n/a" for each
+    /// figure when nothing was compared: figures of nothing are not measured).
+    package var accuracyHeading: (compared: Int, errors: String) {
+        let a = accuracyReport
+        func m(_ v: Double?) -> String { v.map { DecimalText.string($0, decimals: 3) } ?? "n/a" }
+        return (a.compared, "horizontal error: RMSE \(m(a.measured?.rmseMeters)) m · p50 \(m(a.measured?.p50Meters)) m · "
+                + "p95 \(m(a.measured?.p95Meters)) m · max \(m(a.measured?.maxMeters)) m")
+    }
 
     /// The zone transitions scored (after `finish()`).
     package var zoneScore: ZoneEventMatching { ZoneEventMatching(reference: reference, pipeline: pipeline, windowSeconds: windowSeconds) }

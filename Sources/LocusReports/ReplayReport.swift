@@ -55,14 +55,13 @@ enum ReplayReport {
 
         // Title and figures.
         svg.text("Locus replay report — \(trace)", x: left, y: 32, [("font-size", .number(18)), ("font-weight", .text("bold")), ("fill", .text("#111111"))])
-        let a = e.accuracyReport
+        let accuracy = e.accuracyHeading
         func m(_ v: Double?) -> String { v.map { DecimalText.string($0, decimals: 3) } ?? "n/a" }
         var line = "\(plural(summary.fixes, "fix", "fixes")) of \(plural(e.tagOrder.count, "tag")) · filter \(summary.filter)\(summary.smooth ? " + smoother" : "")"
-        line += " · \(plural(a.compared, "fix", "fixes")) compared with truth"
+        line += " · \(plural(accuracy.compared, "fix", "fixes")) compared with truth"
         if summary.skipped.total > 0 { line += " · \(plural(summary.skipped.total, "row")) skipped" }
         svg.text(line, x: left, y: 54, [("font-size", .number(12.5)), ("fill", .text("#444444"))])
-        svg.text("horizontal error: RMSE \(m(a.measured?.rmseMeters)) m · p50 \(m(a.measured?.p50Meters)) m · "
-                 + "p95 \(m(a.measured?.p95Meters)) m · max \(m(a.measured?.maxMeters)) m",
+        svg.text(accuracy.errors,
                  x: left, y: 74, [("font-size", .number(13)), ("font-weight", .text("bold")), ("fill", .text("#1F2D5A")), ("class", .text("figures"))])
 
         // Maps.
