@@ -6,21 +6,16 @@ extension SiteLint {
     /// metres: 1 mm, the resolution of a survey written to the millimetre.
     static let exactFlatnessMeters = 0.001
 
-    /// Below this √(λ_min/λ_max) of the locators' scatter a layout is flat whatever its size — the
-    /// threshold `locus geometry` uses (`GeometryReport`).
-    static let flatSpreadRatio = 1e-3
-
     /// The one layout warning of a floor with at least 3 locators, nil when the layout is sound.
     ///
     /// - `floor.locatorsClustered`: every pair of locators is closer than
     ///   `options.clusterDiameterMeters` horizontally (coincident locators included). Reported
     ///   instead of collinear: a cluster has no direction to speak of.
-    /// - `floor.locatorsCollinear` (planar mode) / `floor.locatorsCoplanar` (spatial mode):
-    ///   `LayoutShape`'s thickness t along the layout's minor principal axis u is below
-    ///   `GeometryReport.flatLayoutFraction` (10 %) of a yardstick, or √(λ_min/λ_max) <
-    ///   `flatSpreadRatio` — `locus geometry`'s rule. The yardstick, planar: the floor's extent
-    ///   across u, W|uₓ| + H|u_y|, when the floor has one, otherwise the layout's own extent along
-    ///   its major axis; spatial: the diagonal of the layout's 3-D bounding box.
+    /// - `floor.locatorsCollinear` (planar mode) / `floor.locatorsCoplanar` (spatial mode): the
+    ///   layout's thickness t along its minor principal axis u is below 10 % of a yardstick, or its
+    ///   spread ratio √(λ_min/λ_max) < 10⁻³ — `locus geometry`'s rule, judged by LocusSolvers
+    ///   (`GeometryReport.flatLayout`, which says what the yardstick is). "Exactly" flat below
+    ///   `exactFlatnessMeters`.
     ///
     /// Why not the DOP at the locators' centroid (the check this replaces): the centroid of
     /// collinear locators lies on their line, where HᵀH is singular only in exact arithmetic.
@@ -42,32 +37,15 @@ extension SiteLint {
                     + "so positions cannot be determined")
         }
         let spatial = mode == .spatial
-        guard let shape = LayoutShape(points: positions, spatial: spatial) else { return nil }
-        let u = shape.minorAxis
-        let reference: Double, yardstick: String
-        if spatial {
-            let xs = positions.map(\.x), ys = positions.map(\.y), zs = positions.map(\.z)
-            let dx = (xs.max() ?? 0) - (xs.min() ?? 0), dy = (ys.max() ?? 0) - (ys.min() ?? 0)
-            let dz = (zs.max() ?? 0) - (zs.min() ?? 0)
-            reference = (dx * dx + dy * dy + dz * dz).squareRoot()
-            yardstick = "the layout spans \(GeometryReport.text(reference, 1)) m"
-        } else if floor.widthMeters > 0, floor.heightMeters > 0 {
-            reference = floor.widthMeters * abs(u.x) + floor.heightMeters * abs(u.y)
-            yardstick = "the floor is \(GeometryReport.text(reference, 1)) m across it"
-        } else {
-            let along = positions.map { -$0.x * u.y + $0.y * u.x }
-            reference = (along.max() ?? 0) - (along.min() ?? 0)
-            yardstick = "it is \(GeometryReport.text(reference, 1)) m long"
-        }
-        guard shape.thicknessMeters < GeometryReport.flatLayoutFraction * reference || shape.spreadRatio < flatSpreadRatio else {
-            return nil
-        }
-        let exact = shape.thicknessMeters < exactFlatnessMeters
+        guard let flat = GeometryReport.flatLayout(positions, spatial: spatial, floorWidthMeters: floor.widthMeters,
+                                                   floorHeightMeters: floor.heightMeters) else { return nil }
+        let u = flat.minorAxis
+        let exact = flat.thicknessMeters < exactFlatnessMeters
         let what = spatial ? "coplanar" : "collinear", figure = spatial ? "plane" : "line"
         let consequence = exact ? "positions across it cannot be determined" : "positions across it are poorly determined"
         return (spatial ? "floor.locatorsCoplanar" : "floor.locatorsCollinear",
                 "floor '\(floor.id)': the \(n) are \(exact ? "" : "nearly ")\(what): they lie within "
-                + "\(GeometryReport.text(shape.thicknessMeters, 3)) m of a \(figure) (\(yardstick)); \(consequence) "
+                + "\(GeometryReport.text(flat.thicknessMeters, 3)) m of a \(figure) (\(flat.yardstick)); \(consequence) "
                 + "(direction (\(GeometryReport.text(u.x, 2)), \(GeometryReport.text(u.y, 2))"
                 + "\(spatial ? ", " + GeometryReport.text(u.z, 2) : "")))")
     }

@@ -70,7 +70,7 @@ public func locusEngineSummary(_ engine: OpaquePointer?, _ summaryJSON: UnsafeMu
             evaluation?.finish()
             let d = state.engine.diagnostics
             summary = ReplaySummary(fixes: state.run.fixes, ranges: state.run.rowsRead, tags: state.engine.tagCount, skipped: d.skipped,
-                                    diagnostics: d, accuracy: evaluation?.accuracyReport, events: state.run.events,
+                                    diagnostics: d, events: state.run.events,
                                     elapsedSeconds: state.run.elapsedSeconds,
                                     filter: state.run.filter, smooth: state.isSmoothing,
                                     truthShift: nil, evaluation: evaluation)

@@ -179,35 +179,26 @@ enum SimulateCommand: LocusCommand {
             CSVText.appendField(floor.id.rawValue, to: &trace); trace.append(UInt8(ascii: "\n"))
         }
         try FileBytes.write([(trace, arguments.string("trace") ?? ""), (truthBytes(recording.truth), arguments.string("truth") ?? "")])
-        let c = recording.counts
-        let events = uplink ? "blink" : "report"
+        let counts = recording.counts.summary(uplink: uplink, reference: fixedReference)
         // The text summary says it itself; with --json, stdout is the object, so the note goes to stderr.
-        if arguments.flag("json"), c.referenceStandIns > 0, let reference = fixedReference {
-            console.err("simulate: note: the reference \(reference) missed \(plural(c.referenceStandIns, "blink")) "
-                        + "(dropout or reach); each was referenced to its shortest heard arrival instead\n")
+        if arguments.flag("json"), let note = counts.note {
+            console.err(note)
         }
         if arguments.flag("json") {
-            console.out(JSONWriter(style: .compact).string(.object([
+            var members: [(String, JSONValue)] = [
                 ("differences", .integer(recording.differences.count)), ("truth_rows", .integer(recording.truth.count)),
                 ("tags", .integer(tags)), ("duration_s", .number(duration, .shortest)), ("floor", .string(floor.id.rawValue)),
                 ("seed", .integer(seed)), ("tdoa", .string(mode)),
                 ("reference", fixedReference.map { .string($0.description) } ?? (uplink ? .string("shortest") : .null)),
-                ("\(events)s", .integer(c.events)), ("silent_\(events)s", .integer(c.silentEvents)),
-                ("dropped_arrivals", .integer(c.droppedArrivals)), ("nlos_arrivals", .integer(c.nlosArrivals)),
-                ("reference_stand_ins", uplink ? .integer(c.referenceStandIns) : .null),
-                ("clock_noise_s", .number(clockNoise, .shortest)),
-            ])) + "\n")
+            ]
+            members += counts.members
+            members.append(("clock_noise_s", .number(clockNoise, .shortest)))
+            console.out(JSONWriter(style: .compact).string(.object(members)) + "\n")
         } else {
-            var line = "simulate: \(plural(recording.differences.count, "difference")) (\(mode) TDoA, \(plural(c.events, events))"
-            if c.silentEvents > 0 { line += ", \(c.silentEvents) heard by fewer than 2 locators" }
+            var line = "simulate: \(plural(recording.differences.count, "difference")) (\(mode) TDoA, \(counts.events)"
             line += ") and \(plural(recording.truth.count, "truth row")), \(plural(tags, "tag")), "
             line += "\(DecimalText.string(duration, decimals: 1)) s on floor \(floor.id), seed \(seed)\n"
-            if c.droppedArrivals > 0 || c.nlosArrivals > 0 {
-                line += "  arrivals: \(c.droppedArrivals) dropped, \(c.nlosArrivals) NLOS\n"
-            }
-            if c.referenceStandIns > 0, let reference = fixedReference {
-                line += "  reference \(reference) missed in \(plural(c.referenceStandIns, "blink")): the shortest heard arrival stood in\n"
-            }
+            line += counts.lines
             console.out(line)
         }
         return 0

@@ -43,7 +43,7 @@ package struct ReplayEvaluation {
     private let shiftSeconds: Double
     private let keepsTracks: Bool
     /// Matching window of the zone score, seconds.
-    package let windowSeconds: Double
+    let windowSeconds: Double
 
     /// - Throws: the zone judges' errors (the site was valid for the engine, so none in practice).
     package init(site: Site, truth: GroundTruth, shiftSeconds: Double, rateHertz: Double, keepsTracks: Bool, windowSeconds: Double) throws(LocusError) {
@@ -99,13 +99,23 @@ package struct ReplayEvaluation {
     package mutating func finish() { referenceJudges.finish(into: &reference) }
 
     /// The run's accuracy (as `AccuracyReport(fixes:truth:)` computes it).
-    package var accuracyReport: AccuracyReport { accuracy.report }
+    var accuracyReport: AccuracyReport { accuracy.report }
+
+    /// The accuracy as the replay report's heading prints it: the fixes compared with truth, and
+    /// "horizontal error: RMSE 0.123 m · p50 … m · p95 … m · max … m" (3 decimals; "n/a" for each
+    /// figure when nothing was compared: figures of nothing are not measured).
+    package var accuracyHeading: (compared: Int, errors: String) {
+        let a = accuracyReport
+        func m(_ v: Double?) -> String { v.map { DecimalText.string($0, decimals: 3) } ?? "n/a" }
+        return (a.compared, "horizontal error: RMSE \(m(a.measured?.rmseMeters)) m · p50 \(m(a.measured?.p50Meters)) m · "
+                + "p95 \(m(a.measured?.p95Meters)) m · max \(m(a.measured?.maxMeters)) m")
+    }
 
     /// The zone transitions scored (after `finish()`).
-    package var zoneScore: ZoneEventMatching { ZoneEventMatching(reference: reference, pipeline: pipeline, windowSeconds: windowSeconds) }
+    var zoneScore: ZoneEventMatching { ZoneEventMatching(reference: reference, pipeline: pipeline, windowSeconds: windowSeconds) }
 
     /// Hours of tag time: Σ over tags of (last fix − first fix).
-    package var tagHours: Double { tags.values.reduce(0) { $0 + max(0, $1.lastSeconds - $1.firstSeconds) } / 3600 }
+    var tagHours: Double { tags.values.reduce(0) { $0 + max(0, $1.lastSeconds - $1.firstSeconds) } / 3600 }
 
     /// Every compared error, sorted, metres.
     package var sortedErrors: [Double] { allErrors.sorted() }
@@ -159,6 +169,25 @@ package struct ReplayEvaluation {
             ("window_s", .number(windowSeconds, .fixed(3))),
             ("tag_hours", .number(hours, .fixed(4))),
         ])
+    }
+
+    /// The zone score as the replay report's panel prints it, one line each: reference transitions,
+    /// matched within the window, missed, spurious (with the rate per tag-hour when there is tag
+    /// time), the delays' p50 and p95, the enter and exit delays' p50 ("n/a" without matched pairs),
+    /// and the tag time in hours.
+    package var zoneScoreLines: [String] {
+        let s = zoneScore
+        let hours = tagHours
+        func sec(_ v: Double?) -> String { v.map { DecimalText.string($0, decimals: 2) + " s" } ?? "n/a" }
+        return [
+            "reference transitions (same rules on truth): \(s.reference)",
+            "matched within ±\(DecimalText.string(windowSeconds, decimals: 1)) s: \(s.matched)",
+            "missed: \(s.missed)",
+            "spurious (flicker): \(s.spurious)" + (hours > 0 ? " — \(DecimalText.string(Double(s.spurious) / hours, decimals: 2)) per tag-hour" : ""),
+            "delay p50 \(sec(s.delaySeconds(quantile: 0.5))), p95 \(sec(s.delaySeconds(quantile: 0.95)))",
+            "enter delay p50 \(sec(s.delaySeconds(quantile: 0.5, of: .enter))), exit delay p50 \(sec(s.delaySeconds(quantile: 0.5, of: .exit)))",
+            "tag time: \(DecimalText.string(hours, decimals: 3)) h",
+        ]
     }
 
     /// The zone score in one line of words.

@@ -82,7 +82,7 @@ package struct ReplayJob {
                    : "sorted in memory\n"))
         }
         return ReplaySummary(fixes: outcome.fixes, ranges: outcome.rows, tags: outcome.tags, skipped: outcome.skipped,
-                             diagnostics: outcome.diagnostics, accuracy: outcome.accuracy, events: outcome.events,
+                             diagnostics: outcome.diagnostics, events: outcome.events,
                              elapsedSeconds: 0, filter: options.filter.rawValue, smooth: false,
                              truthShift: truth == nil ? nil : shift, evaluation: outcome.evaluation)
     }
@@ -119,7 +119,7 @@ package struct ReplayJob {
         var skipped = trace.skipped
         skipped.merge(driver.engine.diagnostics.skipped)
         return ReplaySummary(fixes: fixes.count, ranges: trace.rows.count + trace.skipped.total, tags: trace.tags.count,
-                             skipped: skipped, diagnostics: driver.engine.diagnostics, accuracy: evaluation?.accuracyReport,
+                             skipped: skipped, diagnostics: driver.engine.diagnostics,
                              events: Dictionary(grouping: result.events, by: \.kind).mapValues(\.count),
                              elapsedSeconds: 0, filter: options.filter.rawValue, smooth: options.smooth,
                              truthShift: truth == nil ? nil : truthShift, evaluation: evaluation)

@@ -11,7 +11,8 @@ package struct ReplaySummary {
     var tags: Int
     package var skipped: SkipTally
     var diagnostics: EngineDiagnostics
-    var accuracy: AccuracyReport?
+    /// The accuracy against truth: `evaluation`'s, nil without truth.
+    let accuracy: AccuracyReport?
     var events: [ZoneEvent.Kind: Int] = [:]
     package var elapsedSeconds: Double
     package var filter: String
@@ -21,7 +22,7 @@ package struct ReplaySummary {
     /// Per tag, the error CDF and the zone score, with `--truth`.
     package var evaluation: ReplayEvaluation? = nil
 
-    package init(fixes: Int, ranges: Int, tags: Int, skipped: SkipTally, diagnostics: EngineDiagnostics, accuracy: AccuracyReport?,
+    package init(fixes: Int, ranges: Int, tags: Int, skipped: SkipTally, diagnostics: EngineDiagnostics,
                  events: [ZoneEvent.Kind: Int], elapsedSeconds: Double, filter: String, smooth: Bool,
                  truthShift: ReplayTruthShift? = nil, evaluation: ReplayEvaluation? = nil) {
         self.fixes = fixes
@@ -29,7 +30,7 @@ package struct ReplaySummary {
         self.tags = tags
         self.skipped = skipped
         self.diagnostics = diagnostics
-        self.accuracy = accuracy
+        self.accuracy = evaluation?.accuracyReport
         self.events = events
         self.elapsedSeconds = elapsedSeconds
         self.filter = filter

@@ -23,7 +23,6 @@ struct StreamingReplay {
         var tags = 0
         var skipped = SkipTally()
         var diagnostics = EngineDiagnostics()
-        var accuracy: AccuracyReport?
         /// The run judged against truth (with truth).
         var evaluation: ReplayEvaluation?
         /// Time-ordered runs of the trace, and blocks sorted through the temporary file (0: in memory);
@@ -166,7 +165,6 @@ struct StreamingReplay {
         out.events = writer.summary.events
         writer.evaluation?.finish()
         out.evaluation = writer.evaluation
-        out.accuracy = writer.evaluation?.accuracyReport
         out.tags = read.tags
         out.skipped = read.skipped
         out.rows = read.rows + read.skipped.total

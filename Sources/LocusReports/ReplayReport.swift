@@ -55,14 +55,13 @@ enum ReplayReport {
 
         // Title and figures.
         svg.text("Locus replay report — \(trace)", x: left, y: 32, [("font-size", .number(18)), ("font-weight", .text("bold")), ("fill", .text("#111111"))])
-        let a = e.accuracyReport
+        let accuracy = e.accuracyHeading
         func m(_ v: Double?) -> String { v.map { DecimalText.string($0, decimals: 3) } ?? "n/a" }
         var line = "\(plural(summary.fixes, "fix", "fixes")) of \(plural(e.tagOrder.count, "tag")) · filter \(summary.filter)\(summary.smooth ? " + smoother" : "")"
-        line += " · \(plural(a.compared, "fix", "fixes")) compared with truth"
+        line += " · \(plural(accuracy.compared, "fix", "fixes")) compared with truth"
         if summary.skipped.total > 0 { line += " · \(plural(summary.skipped.total, "row")) skipped" }
         svg.text(line, x: left, y: 54, [("font-size", .number(12.5)), ("fill", .text("#444444"))])
-        svg.text("horizontal error: RMSE \(m(a.measured?.rmseMeters)) m · p50 \(m(a.measured?.p50Meters)) m · "
-                 + "p95 \(m(a.measured?.p95Meters)) m · max \(m(a.measured?.maxMeters)) m",
+        svg.text(accuracy.errors,
                  x: left, y: 74, [("font-size", .number(13)), ("font-weight", .text("bold")), ("fill", .text("#1F2D5A")), ("class", .text("figures"))])
 
         // Maps.
@@ -183,20 +182,9 @@ enum ReplayReport {
         // Zone score beside the CDF.
         let zx = left + cdfWidth + 70
         svg.text("Zone transitions vs truth", x: zx, y: cdfTop - 8, heading)
-        let s = e.zoneScore
-        let hours = e.tagHours
-        func sec(_ v: Double?) -> String { v.map { DecimalText.string($0, decimals: 2) + " s" } ?? "n/a" }
         // A site without zones has no transition to score: one line says so, rather than a panel of zeros.
         let hasZones = floors.contains { !$0.zones.isEmpty }
-        let lines = !hasZones ? ["The site has no zones on these floors: no zone transitions to score."] : [
-            "reference transitions (same rules on truth): \(s.reference)",
-            "matched within ±\(DecimalText.string(e.windowSeconds, decimals: 1)) s: \(s.matched)",
-            "missed: \(s.missed)",
-            "spurious (flicker): \(s.spurious)" + (hours > 0 ? " — \(DecimalText.string(Double(s.spurious) / hours, decimals: 2)) per tag-hour" : ""),
-            "delay p50 \(sec(s.delaySeconds(quantile: 0.5))), p95 \(sec(s.delaySeconds(quantile: 0.95)))",
-            "enter delay p50 \(sec(s.delaySeconds(quantile: 0.5, of: .enter))), exit delay p50 \(sec(s.delaySeconds(quantile: 0.5, of: .exit)))",
-            "tag time: \(DecimalText.string(hours, decimals: 3)) h",
-        ]
+        let lines = !hasZones ? ["The site has no zones on these floors: no zone transitions to score."] : e.zoneScoreLines
         for (k, text) in lines.enumerated() {
             svg.text(text, x: zx, y: cdfTop + 16 + 22 * Double(k), [("font-size", .number(12.5)), ("fill", .text("#222222")), ("class", .text("zone-score"))])
         }

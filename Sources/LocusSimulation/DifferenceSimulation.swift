@@ -45,21 +45,53 @@ struct DifferenceSimulationConfiguration: Sendable, Hashable {
     }
 }
 
-/// What happened to the simulated signals, for the summary (every count over all tags).
+/// What happened to the simulated signals, for the summary (every count over all tags). The counts
+/// are read through `summary(uplink:reference:)`, the one rendering of them.
 package struct DifferenceSimulationCounts: Sendable, Hashable {
     /// Uplink: blinks sent; downlink: pair reports attempted (rate · (n − 1) per second per tag).
-    package var events = 0
+    var events = 0
     /// Events that gave no row: fewer than 2 locators heard.
-    package var silentEvents = 0
+    var silentEvents = 0
     /// Arrivals within reach lost to dropout (uplink: blink arrivals at a locator; downlink: locator
     /// packets the tag missed at a report).
-    package var droppedArrivals = 0
+    var droppedArrivals = 0
     /// Arrivals used in a row that carried an NLOS excess (each counted once per row set: uplink per
     /// blink, downlink per pair).
-    package var nlosArrivals = 0
+    var nlosArrivals = 0
     /// Uplink with a fixed reference: blinks whose reference arrival was lost, referenced to the
     /// shortest heard arrival instead.
-    package var referenceStandIns = 0
+    var referenceStandIns = 0
+
+    /// The counts as `locus simulate --tdoa` reports them (`uplink`: blinks, else reports; `reference`:
+    /// the fixed uplink reference, nil for the shortest arrival or downlink):
+    /// - `members`: the `--json` object's `blinks`/`reports`, `silent_blinks`/`silent_reports`,
+    ///   `dropped_arrivals`, `nlos_arrivals`, `reference_stand_ins` (null for downlink), in that order;
+    /// - `events`: "N blinks[, k heard by fewer than 2 locators]" for the text summary's first line;
+    /// - `lines`: the text summary's indented lines (dropped and NLOS arrivals, reference stand-ins),
+    ///   each ending in a newline, or "";
+    /// - `note`: with a fixed reference that missed blinks, the note `--json` prints on stderr.
+    package func summary(uplink: Bool, reference: LocatorAddress?)
+        -> (members: [(String, JSONValue)], events: String, lines: String, note: String?) {
+        let name = uplink ? "blink" : "report"
+        let members: [(String, JSONValue)] = [
+            ("\(name)s", .integer(events)), ("silent_\(name)s", .integer(silentEvents)),
+            ("dropped_arrivals", .integer(droppedArrivals)), ("nlos_arrivals", .integer(nlosArrivals)),
+            ("reference_stand_ins", uplink ? .integer(referenceStandIns) : .null),
+        ]
+        var head = plural(events, name)
+        if silentEvents > 0 { head += ", \(silentEvents) heard by fewer than 2 locators" }
+        var lines = ""
+        if droppedArrivals > 0 || nlosArrivals > 0 {
+            lines += "  arrivals: \(droppedArrivals) dropped, \(nlosArrivals) NLOS\n"
+        }
+        var note: String?
+        if referenceStandIns > 0, let reference {
+            lines += "  reference \(reference) missed in \(plural(referenceStandIns, "blink")): the shortest heard arrival stood in\n"
+            note = "simulate: note: the reference \(reference) missed \(plural(referenceStandIns, "blink")) "
+                + "(dropout or reach); each was referenced to its shortest heard arrival instead\n"
+        }
+        return (members, head, lines, note)
+    }
 }
 
 /// A simulated TDoA recording: differences sorted by time and the truth behind them (the same truth

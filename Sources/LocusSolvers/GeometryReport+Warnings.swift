@@ -1,19 +1,21 @@
 import LocusCore
 import LocusNumerics
 
-/// The shape of a locator layout: principal spreads of the centred coordinates.
-package struct LayoutShape: Sendable, Equatable {
+/// The shape of a locator layout: principal spreads of the centred coordinates. Internal: other
+/// modules get its verdict (`GeometryReport.flatLayout(_:spatial:floorWidthMeters:floorHeightMeters:)`),
+/// not its figures.
+struct LayoutShape: Sendable, Equatable {
     /// Unit direction of least spread (the layout's "thickness" axis); planar: u_z = 0.
-    package var minorAxis: Vector3
+    var minorAxis: Vector3
     /// Extent max uᵀpᵢ − min uᵀpᵢ of the locators along `minorAxis`, metres.
-    package var thicknessMeters: Double
+    var thicknessMeters: Double
     /// √(λ_min/λ_max) of the scatter matrix Σ (pᵢ − p̄)(pᵢ − p̄)ᵀ (0 for a perfect line/plane).
-    package var spreadRatio: Double
+    var spreadRatio: Double
 
     /// The shape of `points` in the plane (`spatial == false`: x, y only) or in space: the
     /// eigen-decomposition of the 2×2 or 3×3 scatter matrix (`SymmetricEigen`, LAPACK `dsyev`:
     /// offline work, one implementation). nil for fewer than 2 points or all points coincident.
-    package init?(points: [Point3], spatial: Bool) {
+    init?(points: [Point3], spatial: Bool) {
         guard points.count >= 2 else { return nil }
         let n = Double(points.count), size = spatial ? 3 : 2
         let mx = points.reduce(0) { $0 + $1.x } / n, my = points.reduce(0) { $0 + $1.y } / n
@@ -38,9 +40,49 @@ package struct LayoutShape: Sendable, Equatable {
 }
 
 extension GeometryReport {
+    /// Below this √(λ_min/λ_max) of the locators' scatter a layout is flat whatever its size.
+    static let flatSpreadRatio = 1e-3
+
+    /// `locus lint`'s flat-layout test of a floor's locators (`floor.locatorsCollinear` /
+    /// `floor.locatorsCoplanar`), by `locus geometry`'s rule: the layout's thickness t along its
+    /// minor principal axis u (`LayoutShape`) is below `flatLayoutFraction` (10 %) of a yardstick,
+    /// or √(λ_min/λ_max) < `flatSpreadRatio`. The yardstick, planar: the floor's extent across u,
+    /// W|uₓ| + H|u_y|, when the floor has one (both sides > 0), otherwise the layout's own extent
+    /// along its major axis; spatial: the diagonal of the layout's 3-D bounding box.
+    ///
+    /// Returns t (metres), u (its largest component positive) and the yardstick as a message says
+    /// it ("the floor is 12.0 m across it"); nil when the layout is not flat or has no shape
+    /// (fewer than 2 points, or all coincident).
+    package static func flatLayout(_ points: [Point3], spatial: Bool, floorWidthMeters: Double, floorHeightMeters: Double)
+        -> (thicknessMeters: Double, minorAxis: Vector3, yardstick: String)? {
+        guard let shape = LayoutShape(points: points, spatial: spatial) else { return nil }
+        let u = shape.minorAxis
+        let reference: Double, yardstick: String
+        if spatial {
+            let xs = points.map(\.x), ys = points.map(\.y), zs = points.map(\.z)
+            let dx = (xs.max() ?? 0) - (xs.min() ?? 0), dy = (ys.max() ?? 0) - (ys.min() ?? 0)
+            let dz = (zs.max() ?? 0) - (zs.min() ?? 0)
+            reference = (dx * dx + dy * dy + dz * dz).squareRoot()
+            yardstick = "the layout spans \(text(reference, 1)) m"
+        } else if floorWidthMeters > 0, floorHeightMeters > 0 {
+            reference = floorWidthMeters * abs(u.x) + floorHeightMeters * abs(u.y)
+            yardstick = "the floor is \(text(reference, 1)) m across it"
+        } else {
+            let along = points.map { -$0.x * u.y + $0.y * u.x }
+            reference = (along.max() ?? 0) - (along.min() ?? 0)
+            yardstick = "it is \(text(reference, 1)) m long"
+        }
+        guard shape.thicknessMeters < flatLayoutFraction * reference || shape.spreadRatio < flatSpreadRatio else {
+            return nil
+        }
+        return (shape.thicknessMeters, u, yardstick)
+    }
+}
+
+extension GeometryReport {
     /// Layout thickness below this fraction of the floor's extent across it is called collinear
     /// (planar) or coplanar (spatial: of the layout's own largest extent).
-    package static let flatLayoutFraction = 0.1
+    static let flatLayoutFraction = 0.1
 
     /// The report's findings, in a fixed order:
     /// - `geometry.tooFewLocators`: fewer locators than the mode needs anywhere.
@@ -77,7 +119,7 @@ extension GeometryReport {
             } else {
                 reference = floor.widthMeters * abs(u.x) + floor.heightMeters * abs(u.y)
             }
-            if shape.thicknessMeters < flatLayoutFraction * reference || shape.spreadRatio < 1e-3 {
+            if shape.thicknessMeters < flatLayoutFraction * reference || shape.spreadRatio < Self.flatSpreadRatio {
                 let what = spatial ? "coplanar" : "collinear"
                 let across = spatial ? "the layout spans \(Self.text(reference, 1)) m" : "the floor is \(Self.text(reference, 1)) m across that line"
                 out.append(GeometryWarning(

@@ -18,7 +18,7 @@ struct PartitionSummariesTests {
         var events: [ZoneEvent.Kind: Int] = [:]
         for e in out.events { events[e.kind, default: 0] += 1 }
         return ReplaySummary(fixes: out.fixes.count, ranges: trace.rows.count + trace.skipped.total, tags: engine.tagCount, skipped: skipped,
-                             diagnostics: engine.diagnostics, accuracy: nil, events: events, elapsedSeconds: 1,
+                             diagnostics: engine.diagnostics, events: events, elapsedSeconds: 1,
                              filter: "kalman", smooth: false).json
     }
 

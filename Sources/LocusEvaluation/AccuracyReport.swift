@@ -9,11 +9,11 @@ import LocusNumerics
 /// values of the sorted errors (`Quantile.nearestRank`), 0 when nothing was compared. Other modules
 /// read the figures through `measured`, nil when nothing was compared: figures of nothing are not
 /// measured (the summaries print null or n/a), never 0.
-package struct AccuracyReport: Sendable, Equatable {
+struct AccuracyReport: Sendable, Equatable {
     /// Fixes compared with truth.
-    package var compared: Int
+    var compared: Int
     /// Fixes without truth at their time (outside the truth span or tag).
-    package var uncompared: Int
+    var uncompared: Int
     /// Horizontal RMSE √(Σeᵢ²/n), metres.
     var rmseMeters: Double
     /// Median horizontal error, metres.
@@ -27,7 +27,7 @@ package struct AccuracyReport: Sendable, Equatable {
 
     /// The horizontal figures (RMSE, median, 95th percentile, maximum; metres), or nil when no fix
     /// was compared.
-    package var measured: (rmseMeters: Double, p50Meters: Double, p95Meters: Double, maxMeters: Double)? {
+    var measured: (rmseMeters: Double, p50Meters: Double, p95Meters: Double, maxMeters: Double)? {
         compared > 0 ? (rmseMeters, p50Meters, p95Meters, maxMeters) : nil
     }
 
@@ -40,16 +40,16 @@ package struct AccuracyReport: Sendable, Equatable {
 
     /// The figures gathered fix by fix (a streamed replay): the same arithmetic in the same order as
     /// `init(fixes:truth:)`, so the same fixes give the same bits. Keeps one error per compared fix.
-    package struct Accumulator: Sendable {
+    struct Accumulator: Sendable {
         private var errors: [Double] = []
         private var sum2 = 0.0, sum3 = 0.0
         private var missing = 0
 
         /// Nothing compared yet.
-        package init() {}
+        init() {}
 
         /// Compares one fix with its truth (nil: none at its time).
-        package mutating func add(_ fix: PositionFix, truth p: Point3?) {
+        mutating func add(_ fix: PositionFix, truth p: Point3?) {
             guard let p else { missing += 1; return }
             let dx = fix.position.x - p.x, dy = fix.position.y - p.y, dz = fix.position.z - p.z
             let e2 = dx * dx + dy * dy
@@ -59,7 +59,7 @@ package struct AccuracyReport: Sendable, Equatable {
         }
 
         /// The figures so far.
-        package var report: AccuracyReport {
+        var report: AccuracyReport {
             AccuracyReport(errors: errors.sorted(), sum2: sum2, sum3: sum3, missing: missing)
         }
     }

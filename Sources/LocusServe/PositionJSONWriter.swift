@@ -8,14 +8,14 @@ import LocusCore
 /// horizontal circle holding the position with probability 0.95 (metres; the positions CSV's
 /// `accuracy95_m`); `vx`, `vy` (m/s) follow when the filter estimated a velocity. Times have 3
 /// decimals (ms), lengths 4 (0.1 mm), velocities 3: the same fixes give the same bytes.
-package struct PositionJSONWriter {
-    package private(set) var bytes: [UInt8] = []
+struct PositionJSONWriter {
+    private(set) var bytes: [UInt8] = []
     private let writer = JSONWriter(style: .line)
 
-    package init() {}
+    init() {}
 
     /// Forgets the bytes written, keeping the storage (output written piece by piece).
-    package mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+    mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
 
     /// The JSON object of one fix.
     static func json(_ fix: PositionFix) -> JSONValue {
@@ -39,7 +39,7 @@ package struct PositionJSONWriter {
     }
 
     /// Appends one fix's line.
-    package mutating func append(_ fix: PositionFix) {
+    mutating func append(_ fix: PositionFix) {
         writer.appendLine(Self.json(fix), to: &bytes)
     }
 }

@@ -11,12 +11,12 @@ import LocusNumerics
 /// earlier pipeline event), each event at most once — the nearest-in-time matching. A reference
 /// event left alone is missed, a pipeline event left alone is spurious. Delay = t_pipeline −
 /// t_reference of a matched pair, seconds (positive: the pipeline was late).
-package struct ZoneEventMatching: Sendable, Equatable {
+struct ZoneEventMatching: Sendable, Equatable {
     /// Reference transitions, matched pairs, missed and spurious transitions.
-    package var reference: Int
-    package var matched: Int
-    package var missed: Int
-    package var spurious: Int
+    var reference: Int
+    var matched: Int
+    var missed: Int
+    var spurious: Int
     /// Delays of the matched pairs, seconds, in the order of the reference events' times.
     var delaysSeconds: [Double]
     /// Delays by kind.
@@ -25,7 +25,7 @@ package struct ZoneEventMatching: Sendable, Equatable {
 
     /// The nearest-rank `quantile` (`Quantile.nearestRank`, in [0, 1]) of the matched pairs' delays,
     /// seconds: of every pair, or of the pairs of `kind` (enter or exit); nil when there is none.
-    package func delaySeconds(quantile: Double, of kind: ZoneEvent.Kind? = nil) -> Double? {
+    func delaySeconds(quantile: Double, of kind: ZoneEvent.Kind? = nil) -> Double? {
         let delays: [Double]
         switch kind {
         case nil: delays = delaysSeconds
@@ -37,7 +37,7 @@ package struct ZoneEventMatching: Sendable, Equatable {
     }
 
     /// Matches `pipeline` with `reference` (any order; dwell events ignored).
-    package init(reference: [ZoneEvent], pipeline: [ZoneEvent], windowSeconds: Double) {
+    init(reference: [ZoneEvent], pipeline: [ZoneEvent], windowSeconds: Double) {
         struct Key: Hashable { var tag: TagID; var zone: ZoneID; var kind: ZoneEvent.Kind }
         func grouped(_ events: [ZoneEvent]) -> [Key: [Double]] {
             var out: [Key: [Double]] = [:]

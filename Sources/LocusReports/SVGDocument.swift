@@ -5,9 +5,9 @@ import LocusCore
 ///
 /// Coordinates are SVG user units (pixels, y down); a caller drawing in metres flips y itself.
 /// Complexity O(output size); no Foundation.
-package struct SVGDocument: Sendable {
+struct SVGDocument: Sendable {
     /// An attribute value: a number (written with `decimals` digits) or text (escaped).
-    package enum Value: Sendable, Equatable {
+    enum Value: Sendable, Equatable {
         /// A number, written with the document's `decimals` (non-finite as 0).
         case number(Double)
         /// Text, XML-escaped.
@@ -24,7 +24,7 @@ package struct SVGDocument: Sendable {
     private var openElements: [String] = []
 
     /// An empty drawing of `width` × `height` user units.
-    package init(width: Double, height: Double, decimals: Int = 2) {
+    init(width: Double, height: Double, decimals: Int = 2) {
         self.width = width
         self.height = height
         self.decimals = decimals
@@ -44,7 +44,7 @@ package struct SVGDocument: Sendable {
     }
 
     /// Opens `<name …>`; close it with `close()`.
-    package mutating func open(_ name: String, _ attributes: [(String, Value)] = []) {
+    mutating func open(_ name: String, _ attributes: [(String, Value)] = []) {
         indent()
         openTag(name, attributes)
         body.append(contentsOf: ">\n".utf8)
@@ -53,29 +53,29 @@ package struct SVGDocument: Sendable {
 
     /// Closes the innermost element opened with `open`.
     /// - Precondition: an element is open.
-    package mutating func close() {
+    mutating func close() {
         guard let name = openElements.popLast() else { preconditionFailure("SVGDocument.close: nothing open") }
         indent()
         body.append(contentsOf: "</\(name)>\n".utf8)
     }
 
     /// `<rect x y width height …/>`.
-    package mutating func rect(x: Double, y: Double, width: Double, height: Double, _ style: [(String, Value)] = []) {
+    mutating func rect(x: Double, y: Double, width: Double, height: Double, _ style: [(String, Value)] = []) {
         element("rect", [("x", .number(x)), ("y", .number(y)), ("width", .number(width)), ("height", .number(height))] + style)
     }
 
     /// `<line x1 y1 x2 y2 …/>`.
-    package mutating func line(x1: Double, y1: Double, x2: Double, y2: Double, _ style: [(String, Value)] = []) {
+    mutating func line(x1: Double, y1: Double, x2: Double, y2: Double, _ style: [(String, Value)] = []) {
         element("line", [("x1", .number(x1)), ("y1", .number(y1)), ("x2", .number(x2)), ("y2", .number(y2))] + style)
     }
 
     /// `<circle cx cy r …/>`.
-    package mutating func circle(cx: Double, cy: Double, r: Double, _ style: [(String, Value)] = []) {
+    mutating func circle(cx: Double, cy: Double, r: Double, _ style: [(String, Value)] = []) {
         element("circle", [("cx", .number(cx)), ("cy", .number(cy)), ("r", .number(r))] + style)
     }
 
     /// `<polygon points="x,y x,y …" …/>` (closed) or `<polyline …/>` when `closed` is false.
-    package mutating func polygon(_ points: [(x: Double, y: Double)], closed: Bool = true, _ style: [(String, Value)] = []) {
+    mutating func polygon(_ points: [(x: Double, y: Double)], closed: Bool = true, _ style: [(String, Value)] = []) {
         var text: [UInt8] = []
         for (i, p) in points.enumerated() {
             if i > 0 { text.append(UInt8(ascii: " ")) }
@@ -87,13 +87,13 @@ package struct SVGDocument: Sendable {
     }
 
     /// `<text x y …>content</text>`.
-    package mutating func text(_ content: String, x: Double, y: Double, _ style: [(String, Value)] = []) {
+    mutating func text(_ content: String, x: Double, y: Double, _ style: [(String, Value)] = []) {
         element("text", [("x", .number(x)), ("y", .number(y))] + style, text: content)
     }
 
     /// The whole document: XML declaration, `<svg>` root with `viewBox`, the body, and any elements
     /// still open closed in order.
-    package var bytes: [UInt8] {
+    var bytes: [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(body.count + 256)
         out.append(contentsOf: "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n".utf8)

@@ -12,9 +12,11 @@
 /// full — no allocation once it has grown to its working size. (`head` and `runCount` never exceed
 /// the capacity, so the index sums are formed with wrapping arithmetic: no overflow branches.)
 ///
-/// `@usableFromInline` with `@inlinable` members, like `MinHeap`: each user's element type is
-/// specialised in its own module.
-@usableFromInline package struct RunQueue<Element: Comparable & Sendable>: Sendable {
+/// The engine's own (its `EpochScheduler` and `TagEviction`), so it lives in Locus, internal: the
+/// `MinHeap` behind it is LocusCore's, `@usableFromInline` with `@inlinable` members, specialised
+/// here for the engine's entries. (The attributes here are kept as they were in LocusCore, so the
+/// code generated for the engine does not change.)
+@usableFromInline struct RunQueue<Element: Comparable & Sendable>: Sendable {
     /// The run's ring: `runCount` elements, ascending, from slot `head` on (indices mod the
     /// capacity, a power of two; empty until the first push).
     @usableFromInline var ring: [Element] = []
@@ -26,15 +28,15 @@
     @usableFromInline var heap = MinHeap<Element>()
 
     /// An empty queue.
-    @inlinable package init() {}
+    @inlinable init() {}
 
     /// The number of elements.
-    @inlinable package var count: Int { runCount + heap.count }
+    @inlinable var count: Int { runCount + heap.count }
     /// True when the queue holds nothing.
     @inlinable var isEmpty: Bool { count == 0 }
 
     /// The least element, or nil when empty.
-    @inlinable @inline(__always) package var top: Element? {
+    @inlinable @inline(__always) var top: Element? {
         guard runCount > 0 else { return heap.top }
         let first = ring[head]
         if let h = heap.top, h < first { return h }
@@ -43,14 +45,14 @@
 
     /// The run's element `k` places after its head (nil past the run's end): what will surface
     /// soon when the run leads — for prefetching what it refers to.
-    @inlinable @inline(__always) package func runElement(ahead k: Int) -> Element? {
+    @inlinable @inline(__always) func runElement(ahead k: Int) -> Element? {
         guard k < runCount else { return nil }
         return ring[(head &+ k) & (ring.count &- 1)]
     }
 
     /// Adds `element`: to the run when it is not less than the run's last element, else to the
     /// heap. O(1) in order (amortised: the ring doubles when full), O(log n) otherwise.
-    @inlinable package mutating func push(_ element: Element) {
+    @inlinable mutating func push(_ element: Element) {
         let mask = ring.count &- 1
         guard runCount == 0 || !(element < ring[(head &+ runCount &- 1) & mask]) else {
             heap.push(element)
@@ -63,7 +65,7 @@
 
     /// Removes and returns the least element. O(1) from the run, O(log n) from the heap.
     @discardableResult
-    @inlinable package mutating func pop() -> Element? {
+    @inlinable mutating func pop() -> Element? {
         guard runCount > 0 else { return heap.pop() }
         let first = ring[head]
         if let h = heap.top, h < first { return heap.pop() }
@@ -74,17 +76,10 @@
 
     /// Replaces the least element with `element` (a pop and a push: the engine's requeue of an
     /// entry at a later key); the queue must not be empty.
-    @inlinable package mutating func replaceTop(with element: Element) {
+    @inlinable mutating func replaceTop(with element: Element) {
         precondition(!isEmpty, "RunQueue.replaceTop: empty queue")
         pop()
         push(element)
-    }
-
-    /// Empties the queue, keeping its storage.
-    @inlinable mutating func removeAll() {
-        head = 0
-        runCount = 0
-        heap.removeAll()
     }
 
     /// Doubles the ring (at least 16 slots), the run moved to its front in order; new slots hold

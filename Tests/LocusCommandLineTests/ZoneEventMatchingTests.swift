@@ -1,6 +1,5 @@
 import LocusCore
-@testable import LocusNumerics
-@testable import LocusZones
+@testable import LocusEvaluation
 import Testing
 
 /// Zone transitions scored against reference transitions: literal cases.
@@ -25,7 +24,7 @@ struct ZoneEventMatchingTests {
         #expect(s.matched == 2 && s.missed == 0 && s.spurious == 0)
         #expect(s.delaysSeconds == [2.5, -1])
         #expect(s.enterDelaysSeconds == [2.5] && s.exitDelaysSeconds == [-1])
-        #expect(Quantile.nearestRank(sorted: s.delaysSeconds.sorted(), 0.5) == -1 && Quantile.nearestRank(sorted: s.delaysSeconds.sorted(), 0.95) == 2.5)
+        #expect(s.delaySeconds(quantile: 0.5) == -1 && s.delaySeconds(quantile: 0.95) == 2.5)
     }
 
     @Test("outside the window, another tag, zone or kind: missed and spurious, never matched; dwell reports are not transitions")

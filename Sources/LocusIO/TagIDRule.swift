@@ -7,10 +7,10 @@
 /// that are not UTF-8 would be decoded as U+FFFD, so two different ids could merge into one tag;
 /// control characters forge lines in logs and CSV; an unbounded id (70,000 bytes) costs memory per
 /// tag and overflows topics. 128 bytes leaves an encoded topic level (`TopicEncoding`, ≤ 3 bytes
-/// an input byte: 384) far inside MQTT's 65,535-byte topic limit.
-package enum TagIDRule {
+/// an input byte: 384) far inside MQTT's 65,535-byte topic limit. Only LocusIO's readers apply it.
+enum TagIDRule {
     /// The longest id, in UTF-8 bytes.
-    package static let maximumBytes = 128
+    static let maximumBytes = 128
 
     /// True when `bytes` (an id's raw bytes, already trimmed) follow the rule. UTF-8 is checked
     /// strictly (RFC 3629: no overlong forms, no surrogates, nothing above U+10FFFF). No allocation.
@@ -20,9 +20,8 @@ package enum TagIDRule {
 
     /// `isValid(_:)` over `bytes[start..<end]`, with a length limit of `limit` bytes (a reader whose
     /// raw bytes are longer than the id — a quoted CSV field's `""` — checks the length itself).
-    /// A `Span` (a safe, bounds-checked view) crosses the module boundary; the loop reads through
-    /// its buffer pointer, as it did before it was a package function.
-    package static func isValid(_ span: Span<UInt8>, _ start: Int, _ end: Int,
+    /// The loop reads through the span's buffer pointer.
+    static func isValid(_ span: Span<UInt8>, _ start: Int, _ end: Int,
                                 maximumBytes limit: Int = maximumBytes) -> Bool {
         guard end - start <= limit else { return false }
         precondition(start >= 0 && start <= end && end <= span.count, "id bytes out of the span")
@@ -65,7 +64,7 @@ package enum TagIDRule {
     }
 
     /// True when `id` (already valid UTF-8: a Swift string) follows the rule: length and controls.
-    package static func isValid(_ id: String) -> Bool {
+    static func isValid(_ id: String) -> Bool {
         id.utf8.count <= maximumBytes && !id.utf8.contains { $0 < 0x20 || $0 == 0x7F }
     }
 }
