@@ -77,6 +77,10 @@ package struct ServeJob {
     /// - Throws: E5008 (exit 1) for a port that cannot be bound or an unreachable broker; the
     ///   trace's and files' errors; the engine's configuration errors.
     package func run(log: @escaping @Sendable (String) -> Void) throws(LocusError) {
+        // First: a SIGINT/SIGTERM while the inputs open (a slow broker, or a warning a supervisor acts
+        // on) is then a request to stop — the loop drains and exits 0 — not the default action
+        // that kills the process half-started.
+        TerminationSignals.install()
         var outputs = StreamOutputs(standardOutput: nil, jsonLines: false, positions: positions, events: events,
                                     publisher: nil, log: log)
         var pacer = try replayPath.map { (path: String) throws(LocusError) in try ReplayPacer(path: path) }
@@ -110,7 +114,6 @@ package struct ServeJob {
         if let header = pacer?.header {
             try header.withUnsafeBufferPointer { (b: UnsafeBufferPointer<UInt8>) throws(LocusError) in _ = try stream.readHeader(b) }
         }
-        TerminationSignals.install()
         let hostText = listenHost == "0.0.0.0" ? "127.0.0.1" : listenHost
         log("locus serve: \(source?.description ?? replayPath ?? "") → http://\(hostText):\(http.port)/\n")
 

@@ -52,11 +52,14 @@ package struct StreamJob {
     /// - Throws: E5008 (exit 1) for a port that cannot be bound or an unreachable broker; E5001 for
     ///   standard input that cannot be read; its header's errors; file errors.
     package mutating func run(log: @escaping @Sendable (String) -> Void) throws(LocusError) {
+        // First: a SIGINT/SIGTERM while the inputs open (a slow broker, or a warning a supervisor acts
+        // on) is then a request to stop — the loop drains and exits 0 — not the default action
+        // that kills the process half-started.
+        TerminationSignals.install()
         var source = try LiveInput(input, clientID: clientID, log: log)
         let publisher = try LivePublisher(output, clientID: clientID + "-out", log: log)
         var outputs = StreamOutputs(standardOutput: output == .standardStream ? try ByteSink(path: "-") : nil, jsonLines: jsonLines,
                                     positions: positions, events: events, publisher: publisher, log: log)
-        TerminationSignals.install()
         log("locus stream: \(source.description) → \(output.description)\(tickMilliseconds == 0 ? "" : ", tick \(tickMilliseconds) ms")\n")
 
         // The tick (> 0): the engine follows the stream's clock — the latest data time plus the wall
