@@ -39,8 +39,8 @@ struct MQTTSharedState {
     var topicFilters: [(filter: String, qos: Int32)] = []
     /// SUBACKs of `subscribe` calls, by message id: the granted QoS (128: refused).
     var subscribeResults: [Int32: Int32] = [:]
-    /// Message ids of the re-subscriptions made in `onConnect`, whose SUBACKs nobody waits for.
-    var resubscribeIDs: Set<Int32> = []
+    /// The re-subscriptions made in `onConnect` (message id → topic filter), whose SUBACKs nobody waits for: `onSubscribe` logs them.
+    var resubscribeIDs: [Int32: String] = [:]
 
     var incomingCount: Int { incoming.count }
 
@@ -127,7 +127,7 @@ final class MQTTConnection: Sendable {
             var messageID: Int32 = 0
             let status = mosquitto_subscribe(handle.pointer, &messageID, filter, qos)
             if status == MOSQ_ERR_SUCCESS.rawValue {
-                state.withLock { _ = $0.resubscribeIDs.insert(messageID) }
+                state.withLock { $0.resubscribeIDs[messageID] = filter }
             } else {
                 log("re-subscribing to '\(filter)' on \(uri) failed: \(MosquittoLibrary.text(status))")
             }
@@ -154,12 +154,24 @@ final class MQTTConnection: Sendable {
         state.broadcast()
     }
 
+    /// A SUBACK: a `subscribe` call's is handed to the waiting caller; a re-subscription's (made in
+    /// `onConnect`, which nobody waits for) is logged, so that the operator — and a test — can see
+    /// when rows published to the filter are delivered again.
     func onSubscribe(_ messageID: Int32, granted: Int32) {
-        state.withLock { shared in
+        let resubscribed = state.withLock { shared -> String? in
             if granted < 128 { shared.counters.subscriptionsGranted += 1 }
-            if shared.resubscribeIDs.remove(messageID) == nil { shared.subscribeResults[messageID] = granted }
+            guard let filter = shared.resubscribeIDs.removeValue(forKey: messageID) else {
+                shared.subscribeResults[messageID] = granted
+                return nil
+            }
+            return filter
         }
         state.broadcast()
+        if let filter = resubscribed {
+            let uri = address.withLock { $0 }
+            log(granted < 128 ? "subscribed again to '\(filter)' on \(uri) (QoS \(granted))"
+                : "MQTT broker \(uri) refused the subscription to '\(filter)' again")
+        }
     }
 
     /// Copies the message and queues it, waiting while the queue is full (the consumer is behind):

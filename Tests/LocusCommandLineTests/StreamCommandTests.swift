@@ -264,6 +264,9 @@ struct StreamBrokerRestartTests {
         #expect(live.wait { live.err.contains("lost the connection") }, "the loss is logged: \(live.err)")
         try broker.start()
         #expect(live.wait { live.err.contains("reconnected") || live.err.contains("connected again") }, "reconnected: \(live.err)")
+        // Rows published before the broker has the subscription again would be dropped (a restarted
+        // broker keeps no session): wait for the re-subscription's SUBACK, which the input logs.
+        #expect(live.wait { live.err.contains("subscribed again to 'site/ranges'") }, "subscribed again: \(live.err)")
         // Both clients report the loss, each line once and naming its client (issue #41 item 8).
         let lossLines = { live.err.split(separator: "\n").filter { $0.contains("lost the connection") } }
         #expect(live.wait { lossLines().count >= 2 }, "\(live.err)")
