@@ -27,7 +27,7 @@ struct TrackFilterRoundTests {
         var generator = SeededGenerator(seed: seed &+ 17)
         var out: [[Range]] = []
         var shift = 0.0
-        for (i, round) in TrackFixture.rounds(recording.ranges).enumerated() {
+        for (i, round) in RangeRounds.split(recording.ranges).enumerated() {
             if i == 120 { shift = 3.0 }   // the gap: the stream resumes 3 s later
             var ranges = round.map { Range(rangeMeters: $0.rangeMeters, timeSeconds: $0.timeSeconds + shift, locator: byAddress[$0.locator]!) }
             if i % 23 == 22 { for k in ranges.indices { ranges[k].rangeMeters += 3 } }

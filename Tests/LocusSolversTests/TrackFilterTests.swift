@@ -3,6 +3,7 @@ import Testing
 @testable import LocusNumerics
 @testable import LocusSimulation
 @testable import LocusSolvers
+import LocusTestSupport
 
 @Suite struct TrackFilterTests {
     static let seeds: [UInt64] = [1, 2, 3]
@@ -68,7 +69,7 @@ import Testing
         var accuracies: [Double] = []
         var positions: [Point2] = []
         var after: [Double] = []
-        let rounds = TrackFixture.rounds(rec.ranges)
+        let rounds = RangeRounds.split(rec.ranges)
         var outageSampled = false
         for round in rounds {
             guard let t = round.last?.timeSeconds else { continue }

@@ -3,6 +3,7 @@ import Testing
 @testable import LocusNumerics
 @testable import LocusSimulation
 @testable import LocusSolvers
+import LocusTestSupport
 
 /// The offline smoother on range differences (TDoA, issue #40 item 3): accuracy against the per-fix
 /// Cramér–Rao bound, hybrid tags, the causal filter's gate decisions, and the range path unchanged.
@@ -84,7 +85,7 @@ import Testing
     @Test("Without differences, smooth(ranges:differences:…) is smooth(ranges:…), bit for bit")
     func rangePathUnchanged() throws {
         let rec = TrackFixture.recording(seed: 1, durationSeconds: 60)
-        let times = TrackFixture.rounds(rec.ranges).compactMap { $0.last?.timeSeconds }
+        let times = RangeRounds.split(rec.ranges).compactMap { $0.last?.timeSeconds }
         let a = try TrackSmoother.smooth(ranges: rec.ranges, floor: rec.floor, outputTimesSeconds: times)
         let b = try TrackSmoother.smooth(ranges: rec.ranges, differences: [], floor: rec.floor, outputTimesSeconds: times)
         #expect(a == b)

@@ -3,11 +3,12 @@ import Testing
 @testable import LocusNumerics
 @testable import LocusSimulation
 @testable import LocusSolvers
+import LocusTestSupport
 
 @Suite struct TrackSmootherTests {
     static func fixes(seed: UInt64, durationSeconds: Double = 120) -> (SimulatedRecording, [PositionFix]) {
         let rec = TrackFixture.recording(seed: seed, durationSeconds: durationSeconds)
-        return (rec, TrackFixture.rounds(rec.ranges).compactMap { TrackFixture.leastSquaresFix($0, floor: rec.floor) })
+        return (rec, RangeRounds.split(rec.ranges).compactMap { TrackFixture.leastSquaresFix($0, floor: rec.floor) })
     }
 
     @Test("RTS smoothed means equal the LAPACKE banded least-squares solution to 1e-9", arguments: [1, 2] as [UInt64])
@@ -52,7 +53,7 @@ import Testing
           arguments: [1, 2, 3] as [UInt64])
     func smoothedBeatsBound(seed: UInt64) throws {
         let rec = TrackFixture.recording(seed: seed)
-        let times = TrackFixture.rounds(rec.ranges).compactMap { $0.last?.timeSeconds }
+        let times = RangeRounds.split(rec.ranges).compactMap { $0.last?.timeSeconds }
         let smoothed = try TrackSmoother.smooth(ranges: rec.ranges, floor: rec.floor, outputTimesSeconds: times)
         let score = TrackFixture.score(smoothed, recording: rec)
         #expect(smoothed.count == times.count - 1 || smoothed.count == times.count)
@@ -137,7 +138,7 @@ import Testing
     @Test("Smoothed covariance is never larger than the filtered one, and every number is finite")
     func smoothedCovarianceShrinks() throws {
         let rec = TrackFixture.recording(seed: 5, durationSeconds: 60)
-        let times = TrackFixture.rounds(rec.ranges).compactMap { $0.last?.timeSeconds }
+        let times = RangeRounds.split(rec.ranges).compactMap { $0.last?.timeSeconds }
         let nodes = TrackSmoother.nodes(ranges: rec.ranges, floor: rec.floor, outputTimesSeconds: times, configuration: .standard)
         let smoothed = try TrackSmoother.smoothStates(nodes, tagHeightMeters: 1.1, configuration: .standard)
         #expect(smoothed.allSatisfy { $0.isFinite })

@@ -2,6 +2,7 @@
 @testable import LocusNumerics
 @testable import LocusSimulation
 @testable import LocusSolvers
+import LocusTestSupport
 
 /// Shared fixtures for the tracking tests: a floor, simulated runs, the per-fix Cramér–Rao bound,
 /// and a TEST-ONLY least-squares stand-in (until the Trilaterator lands on main) for loose coupling.
@@ -57,25 +58,14 @@ enum TrackFixture {
     static func smoothed(_ rec: SimulatedRecording, configuration: TrackFilterConfiguration) throws -> [PositionFix] {
         switch configuration.coupling {
         case .tight:
-            let times = rounds(rec.ranges).compactMap { $0.last?.timeSeconds }
+            let times = RangeRounds.split(rec.ranges).compactMap { $0.last?.timeSeconds }
             return try TrackSmoother.smooth(ranges: rec.ranges, floor: rec.floor, outputTimesSeconds: times, configuration: configuration)
         case .loose:
-            let fixes = rounds(rec.ranges).compactMap { leastSquaresFix($0, floor: rec.floor) }
+            let fixes = RangeRounds.split(rec.ranges).compactMap { leastSquaresFix($0, floor: rec.floor) }
             return try TrackSmoother.smooth(fixes, configuration: configuration)
         }
     }
 
-    static func rounds(_ ranges: [RangeMeasurement]) -> [[RangeMeasurement]] {
-        var out: [[RangeMeasurement]] = []
-        for r in ranges {
-            if let last = out.last?.last, r.timeSeconds - last.timeSeconds < 0.05 {
-                out[out.count - 1].append(r)
-            } else {
-                out.append([r])
-            }
-        }
-        return out
-    }
 
     /// A least-squares fix of one round from the merged `Trilaterator` (planar, robust), as the
     /// loosely coupled filter gets it in the pipeline.
@@ -119,7 +109,7 @@ enum TrackFixture {
         let floor = recording.floor
         var filter = TrackFilter(configuration: configuration, tag: "T1", floor: floor.id, tagHeightMeters: floor.tagHeightMeters)
         var fixes: [PositionFix] = []
-        for round in rounds(recording.ranges) {
+        for round in RangeRounds.split(recording.ranges) {
             guard let t = round.last?.timeSeconds else { continue }
             switch configuration.coupling {
             case .tight:

@@ -6,6 +6,7 @@ import Glibc
 @testable import LocusSimulation
 @testable import LocusSolvers
 import Testing
+import LocusTestSupport
 
 @Suite("online per-tag range offset")
 struct TagRangeOffsetEstimatorTests {
@@ -17,7 +18,7 @@ struct TagRangeOffsetEstimatorTests {
         let recording = SimulatedRecording.simulate(floor: floor, durationSeconds: 120, seed: seed,
                                                     ranging: RangeSimulationConfiguration(nlosProbability: nlos))
         var estimator = TagRangeOffsetEstimator()
-        for round in OffsetFixture.rounds(recording.ranges) {
+        for round in RangeRounds.split(recording.ranges) {
             var anchors: [Point3] = [], ranges: [Double] = []
             for r in round {
                 guard let l = floor.locator(r.locator) else { continue }
@@ -53,7 +54,7 @@ struct TagRangeOffsetEstimatorTests {
         var plain = TagRangeOffsetEstimator(), seeded = TagRangeOffsetEstimator()
         var rng = SeededGenerator(seed: 5)
         var worst = 0.0
-        for round in OffsetFixture.rounds(recording.ranges) {
+        for round in RangeRounds.split(recording.ranges) {
             let time = round.last?.timeSeconds ?? 0
             var anchors: [Point3] = [], ranges: [Double] = [], seededRanges: [Double] = []
             for r in round {
@@ -152,7 +153,7 @@ struct TagRangeOffsetEstimatorTests {
                                                     ranging: RangeSimulationConfiguration(nlosProbability: nlos))
         guard let walk = recording.walks.first?.walk else { return (floor, []) }
         var epochs: [SimulatedEpoch] = []
-        for round in OffsetFixture.rounds(recording.ranges) {
+        for round in RangeRounds.split(recording.ranges) {
             var anchors: [Point3] = [], ranges: [Double] = []
             for r in round {
                 guard let l = floor.locator(r.locator) else { continue }
@@ -319,16 +320,4 @@ private enum OffsetFixture {
         return Floor(id: "1F", widthMeters: 20, heightMeters: 12, tagHeightMeters: 1.1, locators: locators)
     }
 
-    /// A single tag's ranges grouped into rounds (a gap > 50 ms starts a new round).
-    static func rounds(_ ranges: [RangeMeasurement]) -> [[RangeMeasurement]] {
-        var out: [[RangeMeasurement]] = []
-        for r in ranges {
-            if let last = out.last?.last, r.timeSeconds - last.timeSeconds < 0.05 {
-                out[out.count - 1].append(r)
-            } else {
-                out.append([r])
-            }
-        }
-        return out
-    }
 }
