@@ -275,8 +275,6 @@ package struct SelfCalibration: Sendable {
                                tagDelayMeters: data.pairs.isEmpty ? nil : solver.parameters.tagDelay, warnings: warnings, configuration: configuration)
     }
 
-    /// `floor` with the estimated biases (and slopes) written; with `fixesPositions` (configuration),
-    /// the flagged locators moved to their fitted positions (along their checkable directions). Locators not estimated keep their values.
     /// Solves the adjustment. One that is still moving a tag position (or a parameter) by more than
     /// `divergenceMeters` in its last step is diverging, not converging slowly, and is no calibration:
     /// on the Hanyang outdoor runs (4 locators in 3-D, NLOS) the epochs' positions still jumped by
@@ -286,8 +284,9 @@ package struct SelfCalibration: Sendable {
     /// - Throws: `E4004` (solverDiverged) when it diverges; `E4002` when LAPACK fails.
     static func solveToConvergence(_ solver: inout SelfCalibrationSolver) throws(LocusError) {
         try solver.solve(limit: solver.configuration.maximumIterations)
+        // A converged solve's last step is far below the limit (convergenceMeters), so the last step decides alone.
         let move = solver.lastMove, limit = solver.configuration.divergenceMeters
-        guard solver.converged || (move.parameters <= limit && move.positions <= limit) else {
+        guard move.parameters <= limit && move.positions <= limit else {
             throw LocusError(.solverDiverged, "the bundle adjustment diverges (after \(solver.configuration.maximumIterations) steps it still moves "
                              + "the tag by \(Self.metres(move.positions)) m and a locator parameter by \(Self.metres(move.parameters)) a step): "
                              + "this recording does not determine the locators' biases (too few ranges over-determine each epoch's "
@@ -295,6 +294,8 @@ package struct SelfCalibration: Sendable {
         }
     }
 
+    /// `floor` with the estimated biases (and slopes) written; with `fixesPositions` (configuration),
+    /// the flagged locators moved to their fitted positions (along their checkable directions). Locators not estimated keep their values.
     package func applied(to floor: Floor) -> Floor {
         let fixPositions = configuration.fixesPositions
         var out = floor

@@ -33,13 +33,12 @@ extension SelfCalibrationData {
         guard let reference = series.max(by: { a, b in
             a.value.count < b.value.count || (a.value.count == b.value.count && a.key > b.key)
         })?.key else { return [] }
-        let others = series.keys.filter { $0 != reference }.sorted()
+        let others = series.filter { $0.key != reference }.sorted { $0.key < $1.key }
         var next = [Int](repeating: 0, count: others.count)  // per other locator: its first range after the last tᵣ
         var out: [(ranges: [(slot: Int, rangeMeters: Double)], timeSeconds: Double)] = []
-        for (rangeMeters, t) in series[reference]! {
+        for (rangeMeters, t) in series[reference, default: []] {
             var epoch: [(slot: Int, rangeMeters: Double)] = [(reference, rangeMeters)]
-            for (k, slot) in others.enumerated() {
-                let s = series[slot]!
+            for (k, (slot, s)) in others.enumerated() {
                 while next[k] < s.count && s[next[k]].timeSeconds < t { next[k] += 1 }
                 // s[next[k] − 1] is the last range before t, s[next[k]] the first at or after it.
                 guard next[k] < s.count else { continue }

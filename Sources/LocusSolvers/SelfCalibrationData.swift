@@ -43,33 +43,31 @@ package struct SelfCalibrationData: Sendable {
             precondition(r.slot >= 0 && r.rangeMeters.isFinite && r.timeSeconds.isFinite,
                          "SelfCalibrationData.appendTag: slots ≥ 0, finite values")
         }
-        let rounds = Self.roundStarts(of: ranges, epochSpanSeconds: epochSpanSeconds)
-        let roundSizes = zip(rounds, rounds.dropFirst() + [ranges.count]).map { $1 - $0 }
-        if Self.isRoundRobin(roundSizes: roundSizes, locatorCount: Set(ranges.map(\.slot)).count) {
+        let rounds = Self.rounds(of: ranges, epochSpanSeconds: epochSpanSeconds)
+        if Self.isRoundRobin(roundSizes: rounds.map(\.count), locatorCount: Set(ranges.map(\.slot)).count) {
             for cycle in Self.cycles(of: ranges, cycleSpanSeconds: cycleSpanSeconds) {
-                for r in cycle.ranges {
-                    slots.append(r.slot)
-                    rangesMeters.append(r.rangeMeters)
-                    timesSeconds.append(cycle.timeSeconds)
-                }
+                for r in cycle.ranges { append(slot: r.slot, rangeMeters: r.rangeMeters, timeSeconds: cycle.timeSeconds) }
                 closeEpoch(tag: tag)
             }
-            return
-        }
-        for (start, end) in zip(rounds, rounds.dropFirst() + [ranges.count]) {
-            for r in ranges[start..<end] {
-                slots.append(r.slot)
-                rangesMeters.append(r.rangeMeters)
-                timesSeconds.append(r.timeSeconds)
+        } else {
+            for round in rounds {
+                for r in ranges[round] { append(slot: r.slot, rangeMeters: r.rangeMeters, timeSeconds: r.timeSeconds) }
+                closeEpoch(tag: tag)
             }
-            closeEpoch(tag: tag)
         }
     }
 
-    /// Where each round of a tag's ranges starts: a range to a locator the round already holds, or
-    /// more than `epochSpanSeconds` after the round's first range, starts the next.
-    static func roundStarts(of ranges: [(slot: Int, rangeMeters: Double, timeSeconds: Double)],
-                            epochSpanSeconds: Double) -> [Int] {
+    /// Adds one range to the open epoch.
+    private mutating func append(slot: Int, rangeMeters: Double, timeSeconds: Double) {
+        slots.append(slot)
+        rangesMeters.append(rangeMeters)
+        timesSeconds.append(timeSeconds)
+    }
+
+    /// A tag's ranges split into rounds (index ranges into `ranges`): a range to a locator the round
+    /// already holds, or more than `epochSpanSeconds` after the round's first range, starts the next.
+    static func rounds(of ranges: [(slot: Int, rangeMeters: Double, timeSeconds: Double)],
+                       epochSpanSeconds: Double) -> [Range<Int>] {
         var starts: [Int] = []
         var seen = Set<Int>()
         var start = -Double.infinity
@@ -81,7 +79,7 @@ package struct SelfCalibrationData: Sendable {
             }
             seen.insert(r.slot)
         }
-        return starts
+        return zip(starts, starts.dropFirst() + [ranges.count]).map { $0..<$1 }
     }
 
     /// Adds a range measured from locator `a` to locator `b` (slots), metres.

@@ -27,8 +27,6 @@ struct SelfCalibrationSolver {
     private(set) var sigma: [Double]
     /// Steps taken.
     private(set) var iterations = 0
-    /// Whether the last `solve` stopped because the parameters and positions settled (not at its limit).
-    private(set) var converged = false
     /// The largest change of a global parameter and of a position in the last step (metres).
     private(set) var lastMove = (parameters: 0.0, positions: 0.0)
 
@@ -390,16 +388,12 @@ struct SelfCalibrationSolver {
     }
 
     /// Steps until the parameters move by less than `convergenceMeters` (after the Huber steps),
-    /// at most `limit` steps; `converged` says whether they did.
+    /// at most `limit` steps; `lastMove` keeps the last step's changes.
     mutating func solve(limit: Int) throws(LocusError) {
-        converged = false
         for _ in 0..<limit {
             let moved = try step()
             lastMove = moved
-            if useTukey && moved.parameters < configuration.convergenceMeters && moved.positions < 10 * configuration.convergenceMeters {
-                converged = true
-                break
-            }
+            if useTukey && moved.parameters < configuration.convergenceMeters && moved.positions < 10 * configuration.convergenceMeters { break }
         }
     }
 }
