@@ -5,7 +5,7 @@ extension TruthClockAlignment {
     /// and locator, tag with truth over ±0.50 s around the row's time)" or "the range residuals hardly
     /// depend on the shift (relative improvement 0.000120 < 0.001000; does the tag move?)", with the
     /// window and the threshold of `configuration` (the one `estimate` was given).
-    package func fallbackReason(configuration: TruthClockAlignmentConfiguration = .standard) -> String? {
+    func fallbackReason(configuration: TruthClockAlignmentConfiguration = .standard) -> String? {
         switch outcome {
         case .estimated:
             return nil

@@ -2,7 +2,7 @@ import LocusCore
 import LocusNumerics
 
 /// Settings of `TruthClockAlignment.estimate(rows:tracks:configuration:)`.
-package struct TruthClockAlignmentConfiguration: Sendable, Equatable {
+struct TruthClockAlignmentConfiguration: Sendable, Equatable {
     /// Half width W of the searched shifts δ ∈ [−W, W], seconds.
     var halfWidthSeconds: Double
     /// Grid step h of the coarse search, seconds (the parabola refines within ±h).
@@ -25,7 +25,7 @@ package struct TruthClockAlignmentConfiguration: Sendable, Equatable {
     }
 
     /// δ ∈ [−0.5, 0.5] s in steps of 0.01 s, c = 0.3 m, at most 200,000 rows, flat below 1e-3.
-    package static let standard = TruthClockAlignmentConfiguration(
+    static let standard = TruthClockAlignmentConfiguration(
         halfWidthSeconds: 0.5, gridStepSeconds: 0.01, clipMeters: 0.3, maximumRows: 200_000, minimumRelativeImprovement: 1e-3)
 }
 
@@ -49,16 +49,16 @@ package struct TruthClockAlignmentConfiguration: Sendable, Equatable {
 ///
 /// Complexity: O(G·(N + M)) for G grid points, N rows and M truth samples (a cursor per track and a
 /// linear-time median selection per locator), plus one O(N log N) sort.
-package struct TruthClockAlignment: Sendable, Equatable {
+struct TruthClockAlignment: Sendable, Equatable {
     /// One tag's truth samples, sorted by time.
-    package struct Track: Sendable {
+    struct Track: Sendable {
         /// Sample times, seconds, non-decreasing.
         var timeSeconds: [Double]
         /// Sample positions, metres.
         var points: [Point3]
 
         /// A track from samples already sorted by time; the counts must agree (programmer error otherwise).
-        package init(timeSeconds: [Double], points: [Point3]) {
+        init(timeSeconds: [Double], points: [Point3]) {
             precondition(timeSeconds.count == points.count, "TruthClockAlignment.Track: times and points differ in count")
             self.timeSeconds = timeSeconds
             self.points = points
@@ -66,7 +66,7 @@ package struct TruthClockAlignment: Sendable, Equatable {
     }
 
     /// One range row.
-    package struct Row: Sendable {
+    struct Row: Sendable {
         /// Range time t, seconds (range clock).
         var timeSeconds: Double
         /// Index of the tag's track in the `tracks` argument (rows with an index out of range are not used).
@@ -81,7 +81,7 @@ package struct TruthClockAlignment: Sendable, Equatable {
         var tagHeightMeters: Double?
 
         /// A row with every field given (see the fields).
-        package init(timeSeconds: Double, trackIndex: Int, locatorIndex: Int, correctedRangeMeters: Double, locator: Point3,
+        init(timeSeconds: Double, trackIndex: Int, locatorIndex: Int, correctedRangeMeters: Double, locator: Point3,
                      tagHeightMeters: Double?) {
             self.timeSeconds = timeSeconds
             self.trackIndex = trackIndex
@@ -103,7 +103,7 @@ package struct TruthClockAlignment: Sendable, Equatable {
     }
 
     /// The estimated shift δ̂, seconds: compare a fix at t with the truth at t + δ̂.
-    package var shiftSeconds: Double
+    var shiftSeconds: Double
     /// Whether δ̂ is an estimate or the fallback 0, and why.
     var outcome: Outcome
     /// Rows the cost was computed on (after subsampling).
@@ -128,7 +128,7 @@ package struct TruthClockAlignment: Sendable, Equatable {
 
     /// Estimates δ̂ (see the type's documentation). Never fails: without usable rows or with a flat
     /// cost it returns δ̂ = 0 and says why in `outcome`.
-    package static func estimate(rows: [Row], tracks: [Track], configuration: TruthClockAlignmentConfiguration = .standard)
+    static func estimate(rows: [Row], tracks: [Track], configuration: TruthClockAlignmentConfiguration = .standard)
         -> TruthClockAlignment {
         precondition(configuration.gridStepSeconds > 0 && configuration.halfWidthSeconds >= 0 && configuration.clipMeters > 0
                      && configuration.maximumRows > 0, "TruthClockAlignmentConfiguration: step, clip and row cap must be positive")
