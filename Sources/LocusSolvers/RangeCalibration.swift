@@ -55,7 +55,7 @@ package struct RangeCalibrationConfiguration: Sendable, Hashable {
 
     /// Huber (k = 1.345) then Tukey (c = 4.685), bias-only model, at most 50 passes per stage to
     /// 1 µm, at least 10 samples per locator.
-    package static let standard = RangeCalibrationConfiguration()
+    static let standard = RangeCalibrationConfiguration()
 }
 
 /// Calibration samples: ranges with the true tag–locator distance at their time, by column.

@@ -73,7 +73,7 @@ package struct SelfCalibrationConfiguration: Sendable, Hashable {
     }
 
     /// The defaults.
-    package static let standard = SelfCalibrationConfiguration()
+    static let standard = SelfCalibrationConfiguration()
 }
 
 /// One locator's calibration without truth.
