@@ -4,7 +4,7 @@ import LocusSolvers
 
 /// `locus calibrate` without `--truth`: each locator's bias (and scale with `--slope`) and a check
 /// of its surveyed position from the ranges alone (`SelfCalibration`), or, on a floor whose trace
-/// rows are range differences only, from the differences (`DifferenceSelfCalibration`: only
+/// rows are range differences only, from the differences (`SelfCalibration.estimate` decides: only
 /// differences of biases, the mean held at the site's). A floor with both kinds is calibrated from
 /// its ranges (each sees its bias whole); its differences are counted and left out, with a warning.
 extension CalibrationJob {
@@ -25,8 +25,8 @@ extension CalibrationJob {
         let traceSource = try ByteSource(path: tracePath)
         let trace = try TraceReader.read(source: traceSource)
         var site = input
-        let (data, skipped, _, differenceData) = Self.selfCalibrationData(trace: trace, site: site, defaultFloor: defaultFloor)
-        if fitsSlope, site.floors.indices.contains(where: { data[$0].rangeCount == 0 && differenceData[$0].differenceCount > 0 }) {
+        let (data, skipped, _) = Self.selfCalibrationData(trace: trace, site: site, defaultFloor: defaultFloor)
+        if fitsSlope, site.floors.indices.contains(where: { data[$0].rangeCount == 0 && data[$0].differenceCount > 0 }) {
             throw LocusError(.usage, "--slope applies to ranges: from range differences only biases are fitted (see: locus calibrate --help)")
         }
 
@@ -41,21 +41,16 @@ extension CalibrationJob {
                                                          fixesPositions: movesLocators)
 
         var results: [SelfFloorResult] = []
-        for (f, floor) in site.floors.enumerated() where data[f].rangeCount > 0 || differenceData[f].differenceCount > 0 {
+        for (f, floor) in site.floors.enumerated() where data[f].rangeCount > 0 || data[f].differenceCount > 0 {
             let planar = TrilaterationConfiguration.standard.resolvedMode(for: floor.locators.map(\.position)) == .planar
             let calibration: SelfCalibration
             do {
-                if data[f].rangeCount > 0 {
-                    if differenceData[f].differenceCount > 0 {
-                        say("locus calibrate: warning: floor '\(floor.id)': \(plural(differenceData[f].differenceCount, "range difference")) "
-                            + "not used: the floor's ranges see each bias whole and are calibrated alone (docs/tdoa.md)\n")
-                    }
-                    calibration = try SelfCalibration.estimate(floor: floor, data: data[f], planar: planar, configuration: configuration)
-                } else {
-                    // Its warnings say the gauge (only differences of biases; the mean held at the site's).
-                    calibration = try DifferenceSelfCalibration.estimate(floor: floor, data: differenceData[f], planar: planar,
-                                                                         configuration: configuration)
+                if data[f].rangeCount > 0, data[f].differenceCount > 0 {
+                    say("locus calibrate: warning: floor '\(floor.id)': \(plural(data[f].differenceCount, "range difference")) "
+                        + "not used: the floor's ranges see each bias whole and are calibrated alone (docs/tdoa.md)\n")
                 }
+                // From differences only, its warnings say the gauge (only differences of biases; the mean held at the site's).
+                calibration = try SelfCalibration.estimate(floor: floor, data: data[f], planar: planar, configuration: configuration)
             } catch {
                 throw LocusError(error.code, "floor '\(floor.id)': \(error.message)", context: .init(file: traceSource.name))
             }
@@ -100,11 +95,10 @@ extension CalibrationJob {
         return CalibrationOutcome(summary: .withoutTruth(report), status: status, verdict: verdict)
     }
 
-    /// The trace's ranges per floor (`SelfCalibrationData(measurements:floor:)`) and its range
-    /// differences per floor (`DifferenceSelfCalibrationData`; `differences` counts them): rows of
-    /// unknown floors and locators skipped and counted.
+    /// The trace's ranges and range differences per floor (`SelfCalibrationData(measurements:differences:floor:)`;
+    /// `differences` counts the differences): rows of unknown floors and locators skipped and counted.
     static func selfCalibrationData(trace: RangeTrace, site: Site, defaultFloor: Int)
-        -> (data: [SelfCalibrationData], skipped: SkipTally, differences: Int, differenceData: [DifferenceSelfCalibrationData]) {
+        -> (data: [SelfCalibrationData], skipped: SkipTally, differences: Int) {
         var skipped = trace.skipped
         var differences = 0
         var differenceRows = [[RangeDifference]](repeating: [], count: site.floors.count)
@@ -128,9 +122,10 @@ extension CalibrationJob {
             measurements[f].append(RangeMeasurement(timeSeconds: row.timeSeconds, tag: trace.tags[Int(row.tagIndex)],
                                                     locator: LocatorAddress(row.locator), rangeMeters: row.rangeMeters))
         }
-        let data = site.floors.indices.map { SelfCalibrationData(measurements: measurements[$0], floor: site.floors[$0]) }
-        let differenceData = site.floors.indices.map { DifferenceSelfCalibrationData(differences: differenceRows[$0], floor: site.floors[$0]) }
-        return (data, skipped, differences, differenceData)
+        let data = site.floors.indices.map {
+            SelfCalibrationData(measurements: measurements[$0], differences: differenceRows[$0], floor: site.floors[$0])
+        }
+        return (data, skipped, differences)
     }
 }
 

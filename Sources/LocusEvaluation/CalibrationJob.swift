@@ -94,10 +94,10 @@ package struct CalibrationJob {
         let fitted = try fitWithTruth(trace: trace, truth: truth, site: input, defaultFloor: defaultFloor,
                                       configuration: configuration, say: say)
         site = fitted.site
-        let results = fitted.results, samples = fitted.samples, differenceSamples = fitted.differenceSamples
+        let results = fitted.results, samples = fitted.samples
         let skipped = fitted.skipped, withoutTruth = fitted.withoutTruth
         let rows = trace.rows.count + trace.skipped.total
-        let sampleCount = samples.reduce(0) { $0 + $1.count } + differenceSamples.reduce(0) { $0 + $1.count }
+        let sampleCount = samples.reduce(0) { $0 + $1.count } + samples.reduce(0) { $0 + $1.differenceCount }
         if sampleCount == 0 && (rows == 0 || skipped.total >= rows) {
             // Nothing to calibrate with, and the skip counts say why.
             var verdict: [String] = []
@@ -134,8 +134,8 @@ package struct CalibrationJob {
     struct TruthFit {
         var site: Site
         var results: [FloorResult]
+        /// Per floor: its ranges' and its range differences' samples.
         var samples: [RangeCalibrationSamples]
-        var differenceSamples: [DifferenceCalibrationSamples]
         var skipped: SkipTally
         var withoutTruth: Int
     }
@@ -159,7 +159,6 @@ package struct CalibrationJob {
         }
         let traceFloors: [Int?] = trace.floors.map { site.floorIndex(of: $0)?.rawValue }
         var samples = [RangeCalibrationSamples](repeating: RangeCalibrationSamples(), count: site.floors.count)
-        var differenceSamples = [DifferenceCalibrationSamples](repeating: DifferenceCalibrationSamples(), count: site.floors.count)
         var skipped = trace.skipped
         var withoutTruth = 0
         for row in trace.rows {
@@ -179,7 +178,7 @@ package struct CalibrationJob {
             let floor = site.floors[f]
             if usesFloorHeight[f] { p.z = floor.tagHeightMeters }
             if row.isDifference {
-                differenceSamples[f].append(referenceSlot: referenceSlot, reference: floor.locators[referenceSlot].position, locatorSlot: slot,
+                samples[f].append(referenceSlot: referenceSlot, reference: floor.locators[referenceSlot].position, locatorSlot: slot,
                                             locator: floor.locators[slot].position, differenceMeters: row.rangeMeters, tagPosition: p)
             } else {
                 samples[f].append(slot: slot, locator: floor.locators[slot].position, rangeMeters: row.rangeMeters, tagPosition: p)
@@ -188,17 +187,15 @@ package struct CalibrationJob {
         slotMaps.removeAll()
 
         var results: [FloorResult] = []
-        for (f, floor) in site.floors.enumerated() where samples[f].count > 0 || differenceSamples[f].count > 0 {
+        for (f, floor) in site.floors.enumerated() where samples[f].count > 0 || samples[f].differenceCount > 0 {
             let calibration: RangeCalibration
             do {
-                if samples[f].count > 0 {
-                    // Ranges see each bias whole; a floor's differences add nothing they need.
-                    calibration = try RangeCalibration.estimate(floor: floor, samples: samples[f], configuration: configuration)
-                } else {
-                    say("locus calibrate: floor '\(floor.id)': from \(plural(differenceSamples[f].count, "range difference")): only "
+                // Ranges see each bias whole; a floor's differences add nothing they need (`RangeCalibration.estimate`).
+                if samples[f].count == 0 {
+                    say("locus calibrate: floor '\(floor.id)': from \(plural(samples[f].differenceCount, "range difference")): only "
                         + "differences of biases are observable; their mean is kept at the site's (docs/tdoa.md)\n")
-                    calibration = try DifferenceCalibration.estimate(floor: floor, samples: differenceSamples[f], configuration: configuration)
                 }
+                calibration = try RangeCalibration.estimate(floor: floor, samples: samples[f], configuration: configuration)
             } catch {
                 throw LocusError(error.code, "floor '\(floor.id)': \(error.message)", context: error.context)
             }
@@ -206,8 +203,7 @@ package struct CalibrationJob {
             results.append(FloorResult(floor: floor, heightSource: usesFloorHeight[f] ? "floor tagHeightM" : "truth z",
                                        calibration: calibration))
         }
-        return TruthFit(site: site, results: results, samples: samples, differenceSamples: differenceSamples,
-                        skipped: skipped, withoutTruth: withoutTruth)
+        return TruthFit(site: site, results: results, samples: samples, skipped: skipped, withoutTruth: withoutTruth)
     }
 
 }

@@ -85,13 +85,10 @@ package struct GeometryJob {
     static func surveyCheck(trace path: String, site: Site, floorIndex: Int) throws(LocusError) -> SelfCalibration {
         let trace = try TraceReader.read(source: try ByteSource(path: path))
         let arranged = CalibrationJob.selfCalibrationData(trace: trace, site: site, defaultFloor: floorIndex)
-        let data = arranged.data[floorIndex], differences = arranged.differenceData[floorIndex]
+        let data = arranged.data[floorIndex]
         let floor = site.floors[floorIndex]
         let planar = TrilaterationConfiguration.standard.resolvedMode(for: floor.locators.map(\.position)) == .planar
         do {
-            if data.rangeCount == 0, differences.differenceCount > 0 {
-                return try DifferenceSelfCalibration.estimate(floor: floor, data: differences, planar: planar)
-            }
             return try SelfCalibration.estimate(floor: floor, data: data, planar: planar)
         } catch {
             throw LocusError(error.code, "survey check of floor '\(floor.id)': \(error.message)", context: .init(file: path))

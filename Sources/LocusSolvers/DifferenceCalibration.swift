@@ -3,20 +3,20 @@ import LocusNumerics
 
 /// Calibration samples from range differences (TDoA) at known tag positions: per row, the two
 /// locators' slots and the difference's error eₖ = zₖ − (‖pₖ − b‖ − ‖pₖ − a‖), metres.
-package struct DifferenceCalibrationSamples: Sendable {
+struct DifferenceCalibrationSamples: Sendable {
     private(set) var referenceSlots: [Int] = []
     private(set) var locatorSlots: [Int] = []
     private(set) var errorsMeters: [Double] = []
 
     /// No samples.
-    package init() {}
+    init() {}
 
     /// Number of samples.
-    package var count: Int { errorsMeters.count }
+    var count: Int { errorsMeters.count }
 
     /// Adds the difference `differenceMeters` = d(tag, B) − d(tag, A) measured with the tag truly at
     /// `tagPosition`; A, B: slots in the floor's order, at `reference` and `locator`.
-    package mutating func append(referenceSlot: Int, reference: Point3, locatorSlot: Int, locator: Point3,
+    mutating func append(referenceSlot: Int, reference: Point3, locatorSlot: Int, locator: Point3,
                                  differenceMeters: Double, tagPosition: Point3) {
         let e = differenceMeters - DifferenceModel.predicted(at: tagPosition, reference: reference, locator: locator)
         guard e.isFinite, referenceSlot != locatorSlot else { return }
@@ -40,11 +40,11 @@ package struct DifferenceCalibrationSamples: Sendable {
 /// first, then Huber IRLS with σ̂ = 1.4826·MAD re-estimated each pass, then Tukey's bisquare with σ̂
 /// held (as `RangeCalibration`; LAPACKE `dposv` per pass: offline work). Per locator, σ̂ᵢ is the robust scale of its rows' residuals / √2 (a
 /// difference holds two arrivals' noise).
-package enum DifferenceCalibration {
+enum DifferenceCalibration {
     /// The calibration of `floor` from `samples`, as a `RangeCalibration` (its `applied(to:)` writes
     /// the biases), every locator with `minimumSamples` rows (as A or B) estimated.
     /// - Throws: E4001 when fewer than two locators have enough rows; E4002 when the normal matrix is singular.
-    package static func estimate(floor: Floor, samples: DifferenceCalibrationSamples,
+    static func estimate(floor: Floor, samples: DifferenceCalibrationSamples,
                                  configuration: RangeCalibrationConfiguration = .standard) throws(LocusError) -> RangeCalibration {
         let n = floor.locators.count
         var rows = [Int](repeating: 0, count: n)

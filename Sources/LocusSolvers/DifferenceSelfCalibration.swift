@@ -17,13 +17,13 @@ import LocusNumerics
 /// `surveyMinimumEffectMeters`), "not checkable" when the other arrivals do not over-determine a
 /// blink (D + 2 of them) in half its blinks; a flagged locator is moved along its checkable
 /// directions only.
-package enum DifferenceSelfCalibration {
+enum DifferenceSelfCalibration {
     /// Calibrates `floor`'s locators from `data` (slots index `floor.locators`).
     /// - Parameter planar: positions in x, y at the floor's tag height (else x, y, z).
     /// - Throws: `E4001` (tooFewRanges) when fewer than D + 2 locators (4 planar, 5 spatial) have
     ///   `minimumRanges` arrivals, or fewer than 10 blinks hold more than D + 1 arrivals; `E4002`
     ///   when LAPACK fails.
-    package static func estimate(floor: Floor, data: DifferenceSelfCalibrationData, planar: Bool,
+    static func estimate(floor: Floor, data: DifferenceSelfCalibrationData, planar: Bool,
                                  configuration: SelfCalibrationConfiguration = .standard) throws(LocusError) -> SelfCalibration {
         let n = floor.locators.count, dims = planar ? 2 : 3
         var solver = DifferenceSelfCalibrationSolver(data: data, anchors: floor.locators.map(\.position), planar: planar,

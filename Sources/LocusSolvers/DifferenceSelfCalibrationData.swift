@@ -12,7 +12,7 @@ import LocusCore
 /// with τ the blink's unknown offset (−d(tag, A) − b_A − ε_A). Eliminating τ gives back the
 /// differences with their covariance σ²(I + 11ᵀ) (`DifferenceModel`): the nuisance offset per blink
 /// is the pseudo-range form of the group's correlation.
-package struct DifferenceSelfCalibrationData: Sendable {
+struct DifferenceSelfCalibrationData: Sendable {
     /// Per arrival, grouped by blink: the locator (slot in the floor's `locators`) and its pseudo-range.
     private(set) var slots: [Int] = []
     private(set) var pseudoRangesMeters: [Double] = []
@@ -23,7 +23,7 @@ package struct DifferenceSelfCalibrationData: Sendable {
     private(set) var blinkTimes: [Double] = []
     private(set) var blinkReferences: [Int] = []
     /// Difference rows used.
-    package private(set) var differenceCount = 0
+    private(set) var differenceCount = 0
 
     /// No blinks.
     init() {}
@@ -36,7 +36,7 @@ package struct DifferenceSelfCalibrationData: Sendable {
     /// The differences of one floor arranged: each tag's rows in time order (ties in the given
     /// order), tags in order of first appearance, grouped into blinks. Rows naming a locator the
     /// floor does not have are left out (the caller counts them).
-    package init(differences: [RangeDifference], floor: Floor) {
+    init(differences: [RangeDifference], floor: Floor) {
         self.init()
         var slotOf: [UInt16: Int] = [:]
         for (slot, locator) in floor.locators.enumerated() { slotOf[locator.address.rawValue] = slot }

@@ -66,12 +66,16 @@ package struct RangeCalibrationSamples: Sendable {
     private(set) var rangesMeters: [Double] = []
     /// True distance dₖ = ‖pₖ − aᵢ‖, metres.
     private(set) var distancesMeters: [Double] = []
+    /// The floor's range differences (TDoA) with truth, for `DifferenceCalibration`.
+    private(set) var differences = DifferenceCalibrationSamples()
 
     /// No samples.
     package init() {}
 
-    /// Number of samples.
+    /// Number of range samples.
     package var count: Int { slots.count }
+    /// Number of range-difference samples.
+    package var differenceCount: Int { differences.count }
 
     /// Adds one sample: range `rangeMeters` to the locator at `slot`, true distance `distanceMeters`.
     /// - Precondition: both finite, `slot ≥ 0`.
@@ -87,6 +91,15 @@ package struct RangeCalibrationSamples: Sendable {
     /// dₖ = ‖p − aᵢ‖ in 3D.
     package mutating func append(slot: Int, locator: Point3, rangeMeters: Double, tagPosition: Point3) {
         append(slot: slot, rangeMeters: rangeMeters, distanceMeters: tagPosition.distance(to: locator))
+    }
+
+    /// Adds a range difference `differenceMeters` = d(tag, B) − d(tag, A) measured with the tag truly
+    /// at `tagPosition`; A, B: slots in the floor's order, at `reference` and `locator`
+    /// (`DifferenceCalibrationSamples.append`).
+    package mutating func append(referenceSlot: Int, reference: Point3, locatorSlot: Int, locator: Point3,
+                                 differenceMeters: Double, tagPosition: Point3) {
+        differences.append(referenceSlot: referenceSlot, reference: reference, locatorSlot: locatorSlot, locator: locator,
+                           differenceMeters: differenceMeters, tagPosition: tagPosition)
     }
 }
 
@@ -131,13 +144,19 @@ package struct RangeCalibration: Sendable, Hashable {
     /// The settings used.
     var configuration: RangeCalibrationConfiguration
 
-    /// Estimates every locator of `floor` from `samples` (slots index `floor.locators`).
+    /// Estimates every locator of `floor` from `samples` (slots index `floor.locators`): from its
+    /// ranges, which see each bias whole (a floor's differences add nothing they need), or, when it
+    /// holds range differences only, from those (`DifferenceCalibration`: only differences of biases,
+    /// their mean kept at the site's).
     /// Complexity O(passes · m · n²) for m samples and n parameters, plus O(m log m) for medians.
     /// - Throws: `E4001` (tooFewRanges) when no locator has `minimumSamples` samples;
     ///   `E4002` (degenerateGeometry) when a slope is not determined (all of a locator's samples at
     ///   one distance); `E5101` on a LAPACK argument error (a bug).
     package static func estimate(floor: Floor, samples: RangeCalibrationSamples,
                                  configuration: RangeCalibrationConfiguration = .standard) throws(LocusError) -> RangeCalibration {
+        if samples.count == 0, samples.differenceCount > 0 {
+            return try DifferenceCalibration.estimate(floor: floor, samples: samples.differences, configuration: configuration)
+        }
         let n = floor.locators.count
         var errorsBySlot = [[Double]](repeating: [], count: n)
         var distancesBySlot = [[Double]](repeating: [], count: n)

@@ -157,12 +157,18 @@ package struct SelfCalibration: Sendable {
     var measurement = SelfCalibrationMeasurement.ranges
     var differenceCount = 0
 
-    /// Calibrates `floor`'s locators from `data` (slots index `floor.locators`).
+    /// Calibrates `floor`'s locators from `data` (slots index `floor.locators`): from its ranges, or,
+    /// when it holds range differences only, from those (`DifferenceSelfCalibration`: only
+    /// differences of biases, the mean held at the site's; its warnings say so). A floor with both
+    /// is calibrated from its ranges (each sees its bias whole).
     /// - Parameter planar: positions in x, y at the floor's tag height (else x, y, z).
     /// - Throws: `E4001` (tooFewRanges) when fewer than 10 epochs have more ranges than position
     ///   coordinates; `E4002` when LAPACK fails.
     package static func estimate(floor: Floor, data: SelfCalibrationData, planar: Bool,
                                  configuration: SelfCalibrationConfiguration = .standard) throws(LocusError) -> SelfCalibration {
+        if data.rangeCount == 0, let differences = data.differences, differences.differenceCount > 0 {
+            return try DifferenceSelfCalibration.estimate(floor: floor, data: differences, planar: planar, configuration: configuration)
+        }
         let n = floor.locators.count
         var solver = SelfCalibrationSolver(data: data, anchors: floor.locators.map(\.position), planar: planar,
                                            tagHeight: floor.tagHeightMeters, initialBias: floor.locators.map(\.biasMeters),

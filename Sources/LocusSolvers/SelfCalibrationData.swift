@@ -20,6 +20,8 @@ package struct SelfCalibrationData: Sendable {
     private(set) var epochTags: [Int] = []
     /// Ranges measured between two locators (slots), metres.
     private(set) var pairs: [(a: Int, b: Int, rangeMeters: Double)] = []
+    /// The floor's range differences (TDoA), arranged for `DifferenceSelfCalibration`; nil when there were none.
+    private(set) var differences: DifferenceSelfCalibrationData?
 
     /// No ranges.
     init() {}
@@ -28,6 +30,8 @@ package struct SelfCalibrationData: Sendable {
     var epochCount: Int { epochTags.count }
     /// Number of tag ranges.
     package var rangeCount: Int { slots.count }
+    /// Number of range-difference rows arranged (`DifferenceSelfCalibrationData.differenceCount`).
+    package var differenceCount: Int { differences?.differenceCount ?? 0 }
 
     /// Adds one tag's ranges, in time order, split into epochs: its rounds, or, when the rounds are a
     /// round robin of one range each (`isRoundRobin`), its polling cycles (`cycles(of:cycleSpanSeconds:)`).
@@ -102,9 +106,11 @@ extension SelfCalibrationData {
     /// of one of the floor's locators (`0x9DD8` or `40408`) and that ranges every locator it reaches
     /// from one place (their ranges vary by less than 0.2 m, 1.4826·MAD, at least two locators) is
     /// that locator ranging the others: its rows become ranges between locators. Measurements to a
-    /// locator the floor does not have are left out (the caller counts them).
-    package init(measurements: [RangeMeasurement], floor: Floor, epochSpanSeconds: Double = 0.1) {
+    /// locator the floor does not have are left out (the caller counts them). `differences`, the
+    /// floor's range differences, are arranged by `DifferenceSelfCalibrationData(differences:floor:)`.
+    package init(measurements: [RangeMeasurement], differences: [RangeDifference] = [], floor: Floor, epochSpanSeconds: Double = 0.1) {
         self.init()
+        if !differences.isEmpty { self.differences = DifferenceSelfCalibrationData(differences: differences, floor: floor) }
         var slotOf: [UInt16: Int] = [:]
         for (slot, locator) in floor.locators.enumerated() { slotOf[locator.address.rawValue] = slot }
         var order: [TagID] = []
