@@ -127,11 +127,16 @@ extension PositioningEngine {
             seed = nil
         }
         let applied = tags[tag].offsetMeters
-        // Fewer ranges than an epoch needs (a round robin): the tight filter's latest cycle instead.
-        if isTight, tags[tag].hasFilter, n < offsetConfigurations[floorIndex]?.rangesNeeded ?? 0,
-           let offset = offsets[tag]?.updatedCorrectionMeters(cycleOf: &filters[tag], epochRanges: n, tagHeightMeters: h,
-                                                              lessOffsetMeters: applied) {
-            tags[tag].offsetMeters = offset
+        // A round robin's ranges were fed in cycles as the tight filter took them (`filterTook`); an
+        // epoch of fewer ranges than an epoch needs (a round of a tag ranging in rounds that lost most
+        // of its ranges) joins the filter's latest cycle instead.
+        if isTight, tags[tag].hasFilter, let estimator = offsets[tag],
+           estimator.isRoundRobin || n < estimator.configuration.rangesNeeded {
+            if !estimator.isRoundRobin,
+               let offset = offsets[tag]?.updatedCorrectionMeters(cycleOf: &filters[tag], taken: n, tagHeightMeters: h,
+                                                                  lessOffsetMeters: applied) {
+                tags[tag].offsetMeters = offset
+            }
             return
         }
         var epoch: TagRangeOffsetEstimator.EpochSolution? = nil
@@ -145,6 +150,20 @@ extension PositioningEngine {
         }
         tags[tag].offsetMeters = offset ?? 0
         if let epoch, locatorBiases[tag] != nil { updateLocatorBiases(tag, count: n, epoch: epoch, tagHeightMeters: h) }
+    }
+
+    /// After tag `tag`'s tightly coupled filter took `count` ranges: a round robin's offset estimator
+    /// takes them, a polling cycle at a time (`TagRangeOffsetEstimator.updatedCorrectionMeters(cycleOf:…)`),
+    /// and the correction of the tag's next ranges follows it. Nothing for a tag ranging in rounds
+    /// (its estimator takes each epoch when it closes: `updateOffset`).
+    @inline(__always)
+    mutating func filterTook(_ tag: Int, ranges count: Int) {
+        guard tags[tag].hasOffset, offsets[tag]?.isRoundRobin == true else { return }
+        let h = floors[tags[tag].floorIndex].floor.tagHeightMeters, applied = tags[tag].offsetMeters
+        if let offset = offsets[tag]?.updatedCorrectionMeters(cycleOf: &filters[tag], taken: count, tagHeightMeters: h,
+                                                             lessOffsetMeters: applied) {
+            tags[tag].offsetMeters = offset
+        }
     }
 
     /// Teaches tag `tag`'s per-locator bias estimator the epoch whose `n` ranges are in the scratch

@@ -278,6 +278,7 @@ package struct PositioningEngine: Sendable {
         guard range <= configuration.maximumRangeMeters else { diagnostics.skipped.record(.rangeTooLong, line: line); return }
         guard var closed = admit(tag, floor: floor, atSeconds: t, line: line) else { return }
         if !tags[tag].hasOffset, floorEstimatesOffset[floor] { startOffset(tag, floor: floor) }
+        if tags[tag].hasOffset { offsets[tag]?.noteRange(gapSeconds: t - schedule.epochs.latestAdmittedSeconds(tag)) }
         // An open epoch of differences is solved before a range joins the tag (one kind an epoch).
         if tags[tag].holdsDifferences || schedule.epochs.closes(tag, at: t) {
             closeEpoch(tag)
