@@ -5,7 +5,7 @@ extension TagRangeOffsetEstimator {
     /// Round robin (issue #42): hardware that ranges to one locator at a time, in turn, gives epochs
     /// whose ranges were not taken together (one range each at the default rate; at a slower output
     /// rate several, spread over the epoch), and the epoch update (`update(locators:…)`) takes an epoch's
-    /// ranges as simultaneous. For such a tag (`isRoundRobin`) the tightly coupled filter keeps the
+    /// ranges as simultaneous. For such a tag (`PositioningEngine.TagState.isRoundRobin`) the tightly coupled filter keeps the
     /// latest range of each locator (`TrackRangeBuffer`, LocusSolvers); once as many ranges have come
     /// since the last cycle fed as there are locators in the filter's cycle window
     /// (`initializationCycleSeconds`) — each locator heard again, in a round robin — the latest range of
@@ -40,21 +40,5 @@ extension TagRangeOffsetEstimator {
             }
         }
         return correctionMeters
-    }
-
-    /// Ranges at least this far apart are a round robin's, seconds: a tag ranging in rounds takes a
-    /// round's ranges within milliseconds of each other (CUHK-SZ: the same time stamp, Hanyang: 1 ms),
-    /// a round robin one every slot (libRSF: 128 ms).
-    static let roundRobinGapSeconds = 0.01
-
-    /// Whether the tag ranges one locator at a time: its latest `rangesNeeded` ranges (and more) each came
-    /// `roundRobinGapSeconds` or more after the one before. A tag ranging in rounds is never one: the
-    /// second range of each round resets the count.
-    var isRoundRobin: Bool { Int(spacedRanges) >= configuration.rangesNeeded }
-
-    /// Notes one range of the tag, `gap` seconds after its previous one (+∞ for its first).
-    @inline(__always)
-    mutating func noteRange(gapSeconds gap: Double) {
-        spacedRanges = gap >= Self.roundRobinGapSeconds ? spacedRanges &+ (spacedRanges < .max ? 1 : 0) : 0
     }
 }

@@ -114,11 +114,7 @@ struct TagRangeOffsetEstimator: Sendable {
     /// the estimator stays 64 bytes (2³¹ epochs at 4 Hz are 17 years).
     private var updateCount: Int32 = 0
     private var restartCount: Int32 = 0
-    /// The last epoch's solved position; NaN before the first (not an optional: its extra byte would
-    /// push the estimator past 64 bytes). `lastPosition`.
-    private var lastPositionStored = Point2(x: .nan, y: .nan)
-    /// The last epoch's solved position (nil before the first).
-    var lastPosition: Point2? { lastPositionStored.x.isNaN ? nil : lastPositionStored }
+    private(set) var lastPosition: Point2?
     /// Usable epochs in the current consistency window, and the sum of their capped νₖ²/(Pₖ + Rₖ).
     private var windowEpochs: UInt8 = 0
     /// True once the estimate is applied (`correctionMeters`), until a window finds it inconsistent.
@@ -126,9 +122,6 @@ struct TagRangeOffsetEstimator: Sendable {
     /// Ranges of round-robin epochs since the last cycle fed (`updatedCorrectionMeters(cycleOf:...)`;
     /// saturating). In the padding before `windowSum`: the estimator stays 64 bytes.
     var cycleRanges: UInt8 = 0
-    /// The tag's latest ranges that each came `roundRobinGapSeconds` or more after the one before, in
-    /// a row (saturating; `noteRange(gapSeconds:)`, `isRoundRobin`). Beside `cycleRanges`.
-    var spacedRanges: UInt8 = 0
     private var windowSum: Float = 0
 
     /// Epochs that updated the estimate.
@@ -228,7 +221,7 @@ struct TagRangeOffsetEstimator: Sendable {
         }
         guard abs(innovation) <= c.gateSigmas * (p + r).squareRoot() else { return solved }
         lastTimeSeconds = timeSeconds
-        lastPositionStored = s.position
+        lastPosition = s.position
         let gain = p / (p + r)
         offsetMeters += gain * innovation
         varianceSquareMeters = (1 - gain) * p

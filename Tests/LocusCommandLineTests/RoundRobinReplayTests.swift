@@ -106,9 +106,9 @@ struct RoundRobinReplayTests {
     /// walking, and the estimator took each such epoch as if its ranges were simultaneous, once an
     /// epoch (the polling cycles fed only epochs of fewer than 4 ranges). Measured (release, 3 tags,
     /// 60 s, every range 0.12 m long; docs/benchmarks.md "Issue #42: a round robin at any output rate"),
-    /// causal RMSE at --rate 4 / 2 / 1 before → after: seed 1 0.1172 / 0.1378 / 0.3037 → 0.1172 / 0.1143 /
-    /// 0.1082, seed 2 0.1211 / 0.2433 / 0.1858 → 0.1211 / 0.1322 / 0.1305 (seed 3: 0.1200 / 0.1321 / 0.1685 →
-    /// 0.1200 / 0.1142 / 0.1152). Now the estimator takes polling cycles as the filter takes the ranges,
+    /// causal RMSE at --rate 4 / 2 / 1 before → after: seed 1 0.1172 / 0.1378 / 0.3037 → 0.1172 / 0.1148 /
+    /// 0.1082, seed 2 0.1211 / 0.2433 / 0.1858 → 0.1211 / 0.1344 / 0.1305 (seed 3: 0.1200 / 0.1321 / 0.1685 →
+    /// 0.1200 / 0.1151 / 0.1152). Now the estimator takes polling cycles as the filter takes the ranges,
     /// whatever the rate.
     @Test("A round robin whose ranges all read 0.12 m long, replayed at --rate 2 and --rate 1: the tag offset is learnt as at the default rate (causal within 1.2 × the default rate's)",
           arguments: [1, 2])
