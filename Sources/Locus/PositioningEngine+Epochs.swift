@@ -78,6 +78,7 @@ extension PositioningEngine {
         applyPendingRanges(tag)
         filters[tag].update(correctedRangeMeters: corrected, timeSeconds: t, address: floors[floor].addresses[slot],
                             anchor: floors[floor].positions[slot])
+        filterTook(tag, ranges: 1)
         let added = schedule.add(tag, slot: slot, rangeMeters: max(0, corrected), timeSeconds: t)
         tags[tag].appliedRanges = Int32(truncatingIfNeeded: schedule.epochs.presentCount(tag))
         return added
@@ -93,7 +94,8 @@ extension PositioningEngine {
 
     /// Brings tag `tag`'s tightly coupled filter up to date with its open epoch: the ranges that joined
     /// the epoch since it last took one (present slots `appliedRanges`…, in order), each at its own
-    /// time, in one call (`TrackFilter.update(rangesMeters:…)`). Its caller sets `appliedRanges`.
+    /// time, in one call (`TrackFilter.update(rangesMeters:…)`), then a round robin's offset estimator
+    /// (`filterTook`). Its caller sets `appliedRanges`.
     /// Returns true when that was the whole epoch: its locators and ranges are then in
     /// `scratchLocators` and `scratchRanges` as `EpochTable.gather` puts them.
     @discardableResult
@@ -101,7 +103,7 @@ extension PositioningEngine {
         let first = Int(tags[tag].appliedRanges)
         guard first < schedule.epochs.presentCount(tag) else { return false }
         let floor = tags[tag].floorIndex
-        scratchLocators.withUnsafeMutableBufferPointer { lp in
+        let taken = scratchLocators.withUnsafeMutableBufferPointer { lp in
             scratchAddresses.withUnsafeMutableBufferPointer { ap in
                 scratchRanges.withUnsafeMutableBufferPointer { rp in
                     scratchTimes.withUnsafeMutableBufferPointer { tp in
@@ -112,10 +114,12 @@ extension PositioningEngine {
                                             timesSeconds: UnsafeBufferPointer(rebasing: tp[0..<n]).span,
                                             anchors: UnsafeBufferPointer(rebasing: lp[0..<n]).span,
                                             addresses: UnsafeBufferPointer(rebasing: ap[0..<n]).span)
+                        return n
                     }
                 }
             }
         }
+        filterTook(tag, ranges: taken)
         return first == 0
     }
 

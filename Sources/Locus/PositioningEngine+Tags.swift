@@ -127,11 +127,16 @@ extension PositioningEngine {
             seed = nil
         }
         let applied = tags[tag].offsetMeters
-        // Fewer ranges than an epoch needs (a round robin): the tight filter's latest cycle instead.
-        if isTight, tags[tag].hasFilter, n < offsetConfigurations[floorIndex]?.rangesNeeded ?? 0,
-           let offset = offsets[tag]?.updatedCorrectionMeters(cycleOf: &filters[tag], epochRanges: n, tagHeightMeters: h,
-                                                              lessOffsetMeters: applied) {
-            tags[tag].offsetMeters = offset
+        // A round robin's ranges were fed in cycles as the tight filter took them (`filterTook`); an
+        // epoch of fewer ranges than an epoch needs (a round of a tag ranging in rounds that lost most
+        // of its ranges) joins the filter's latest cycle instead.
+        if isTight, tags[tag].hasFilter, let needed = offsets[tag]?.configuration.rangesNeeded,
+           tags[tag].isRoundRobin(needed) || n < needed {
+            if !tags[tag].isRoundRobin(needed),
+               let offset = offsets[tag]?.updatedCorrectionMeters(cycleOf: &filters[tag], taken: n, tagHeightMeters: h,
+                                                                  lessOffsetMeters: applied) {
+                tags[tag].offsetMeters = offset
+            }
             return
         }
         var epoch: TagRangeOffsetEstimator.EpochSolution? = nil
@@ -145,6 +150,22 @@ extension PositioningEngine {
         }
         tags[tag].offsetMeters = offset ?? 0
         if let epoch, locatorBiases[tag] != nil { updateLocatorBiases(tag, count: n, epoch: epoch, tagHeightMeters: h) }
+    }
+
+    /// After tag `tag`'s tightly coupled filter took `count` ranges: a round robin's offset estimator
+    /// takes them, a polling cycle at a time (`TagRangeOffsetEstimator.updatedCorrectionMeters(cycleOf:…)`),
+    /// and the correction of the tag's next ranges follows it. Nothing for a tag ranging in rounds
+    /// (its estimator takes each epoch when it closes: `updateOffset`).
+    @inline(__always)
+    mutating func filterTook(_ tag: Int, ranges count: Int) {
+        // (Every estimator needs 4 ranges or more: a tag ranging in rounds stops at the first compare.)
+        guard tags[tag].hasOffset, tags[tag].isRoundRobin(4), let needed = offsets[tag]?.configuration.rangesNeeded,
+              tags[tag].isRoundRobin(needed) else { return }
+        let h = floors[tags[tag].floorIndex].floor.tagHeightMeters, applied = tags[tag].offsetMeters
+        if let offset = offsets[tag]?.updatedCorrectionMeters(cycleOf: &filters[tag], taken: count, tagHeightMeters: h,
+                                                             lessOffsetMeters: applied) {
+            tags[tag].offsetMeters = offset
+        }
     }
 
     /// Teaches tag `tag`'s per-locator bias estimator the epoch whose `n` ranges are in the scratch
@@ -236,5 +257,25 @@ extension PositioningEngine {
         }
         observedLatestSeconds[tag] = max(latest, t)
         advanceClock(to: t)
+    }
+}
+
+extension PositioningEngine.TagState {
+    /// Ranges at least this far apart are a round robin's, seconds: a tag ranging in rounds takes a
+    /// round's ranges within milliseconds of each other (CUHK-SZ: the same time stamp, Hanyang: 1 ms),
+    /// a round robin one every slot (libRSF: 128 ms).
+    static let roundRobinGapSeconds = 0.01
+
+    /// Whether the tag ranges one locator at a time: its latest `needed` ranges (the offset
+    /// estimator's `rangesNeeded`, and more) each came `roundRobinGapSeconds` or more after the one
+    /// before. A tag ranging in rounds is never one: the second range of each round resets the count.
+    @inline(__always)
+    func isRoundRobin(_ needed: Int) -> Bool { Int(spacedRanges) >= needed }
+
+    /// `spacedRanges` after one more range of the tag, `gap` seconds after its previous one (+∞ for
+    /// its first): one more (saturating), or 0.
+    @inline(__always)
+    func spacedRanges(afterGapSeconds gap: Double) -> UInt8 {
+        gap >= Self.roundRobinGapSeconds ? spacedRanges &+ (spacedRanges < .max ? 1 : 0) : 0
     }
 }

@@ -66,6 +66,8 @@ package struct PositioningEngine: Sendable {
         var hasOffset = false
         /// True while the open epoch holds range differences (`differenceEpochs`), not ranges.
         var holdsDifferences = false
+        /// The tag's latest ranges each 10 ms or more after the one before, in a row (`isRoundRobin`).
+        var spacedRanges: UInt8 = 0
 
         init(floorIndex: Int) { floor = Int32(truncatingIfNeeded: floorIndex) }
 
@@ -277,7 +279,13 @@ package struct PositioningEngine: Sendable {
         guard let slot = floors[floor].slot(of: address) else { diagnostics.skipped.record(.unknownAnchor, line: line); return }
         guard range <= configuration.maximumRangeMeters else { diagnostics.skipped.record(.rangeTooLong, line: line); return }
         guard var closed = admit(tag, floor: floor, atSeconds: t, line: line) else { return }
-        if !tags[tag].hasOffset, floorEstimatesOffset[floor] { startOffset(tag, floor: floor) }
+        if tags[tag].hasOffset {
+            // Written only when it changes (twice a round when ranging in rounds; never once saturated).
+            let spaced = tags[tag].spacedRanges(afterGapSeconds: t - schedule.epochs.latestAdmittedSeconds(tag))
+            if spaced != tags[tag].spacedRanges { tags[tag].spacedRanges = spaced }
+        } else if floorEstimatesOffset[floor] {
+            startOffset(tag, floor: floor)
+        }
         // An open epoch of differences is solved before a range joins the tag (one kind an epoch).
         if tags[tag].holdsDifferences || schedule.epochs.closes(tag, at: t) {
             closeEpoch(tag)

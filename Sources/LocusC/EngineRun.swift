@@ -72,8 +72,7 @@ public func locusEngineSummary(_ engine: OpaquePointer?, _ summaryJSON: UnsafeMu
             summary = ReplaySummary(fixes: state.run.fixes, ranges: state.run.rowsRead, tags: state.engine.tagCount, skipped: d.skipped,
                                     diagnostics: d, events: state.run.events,
                                     elapsedSeconds: state.run.elapsedSeconds,
-                                    filter: state.run.filter, smooth: state.isSmoothing,
-                                    truthShift: nil, evaluation: evaluation)
+                                    filter: state.run.filter, smooth: state.isSmoothing, evaluation: evaluation)
         }
         guard let summary else { return (nil, "", 0) }
         var said = ""

@@ -16,17 +16,27 @@ package struct ReplayEvaluation {
     /// One tag's figures.
     package struct TagFigures {
         package var fixes = 0
-        package var errors: [Double] = []
-        package var sumX = 0.0, sumY = 0.0, sumZ = 0.0
+        var errors: [Double] = []
+        var sumX = 0.0, sumY = 0.0, sumZ = 0.0
         /// Whether z was solved (a fix with z variance): then the z error counts.
         var solvesZ = false
-        package var firstSeconds = Double.infinity, lastSeconds = -Double.infinity
+        var firstSeconds = Double.infinity, lastSeconds = -Double.infinity
         /// The track for the report (every fix when kept): time, estimate, truth (nil when none).
         package var track: [(t: Double, x: Double, y: Double, truth: Point2?, error: Double?)] = []
         package var floor: FloorID?
 
         package var compared: Int { errors.count }
-        package func rmse(_ sum: Double) -> Double { compared > 0 ? (sum / Double(compared)).squareRoot() : 0 }
+        func rmse(_ sum: Double) -> Double { compared > 0 ? (sum / Double(compared)).squareRoot() : 0 }
+
+        /// The horizontal error figures `per_tag` and the replay report's table give, metres: RMSE
+        /// √(Σ(dx² + dy²)/n), the nearest-rank p50, p95 and p99 and the largest error; nil when no fix
+        /// was compared (figures of nothing are not measured). O(n log n): the errors are sorted once.
+        package var horizontal: (rmse: Double, p50: Double?, p95: Double?, p99: Double?, max: Double?)? {
+            guard compared > 0 else { return nil }
+            let sorted = errors.sorted()
+            return (rmse(sumX + sumY), Quantile.nearestRank(sorted: sorted, 0.5), Quantile.nearestRank(sorted: sorted, 0.95),
+                    Quantile.nearestRank(sorted: sorted, 0.99), sorted.last)
+        }
     }
 
     private var accuracy = AccuracyReport.Accumulator()
@@ -120,6 +130,14 @@ package struct ReplayEvaluation {
     /// Every compared error, sorted, metres.
     package var sortedErrors: [Double] { allErrors.sorted() }
 
+    /// The earliest and the latest fix of any tag, seconds; nil before the first fix (the replay
+    /// report's time axis).
+    package var timeSpanSeconds: (first: Double, last: Double)? {
+        let figures = tags.values
+        guard let first = figures.map(\.firstSeconds).min(), let last = figures.map(\.lastSeconds).max() else { return nil }
+        return (first, last)
+    }
+
     // MARK: JSON
 
     /// `per_tag`: keyed by tag id — `fixes`, `compared`, `rmse_m`, `p50_m`, `p95_m`, `p99_m`, `max_m`,
@@ -127,13 +145,13 @@ package struct ReplayEvaluation {
     var perTagJSON: JSONValue {
         .object(tagOrder.map { tag in
             let f = tags[tag]!
-            let sorted = f.errors.sorted()
+            let h = f.horizontal
             func figure(_ v: Double?) -> JSONValue { f.compared > 0 ? v.map { .number($0, .fixed(4)) } ?? .null : .null }
             var members: [(String, JSONValue)] = [
                 ("fixes", .integer(f.fixes)), ("compared", .integer(f.compared)),
-                ("rmse_m", figure(f.rmse(f.sumX + f.sumY))),
-                ("p50_m", figure(Quantile.nearestRank(sorted: sorted, 0.5))), ("p95_m", figure(Quantile.nearestRank(sorted: sorted, 0.95))),
-                ("p99_m", figure(Quantile.nearestRank(sorted: sorted, 0.99))), ("max_m", figure(sorted.last)),
+                ("rmse_m", figure(h?.rmse)),
+                ("p50_m", figure(h?.p50)), ("p95_m", figure(h?.p95)),
+                ("p99_m", figure(h?.p99)), ("max_m", figure(h?.max)),
                 ("rmse_x_m", figure(f.rmse(f.sumX))), ("rmse_y_m", figure(f.rmse(f.sumY))),
             ]
             if f.solvesZ { members.append(("rmse_z_m", figure(f.rmse(f.sumZ)))) }

@@ -81,10 +81,11 @@ package struct ReplayJob {
                    ? "sorted through \(plural(outcome.spilledBlocks, "block")) in \(TemporaryFiles.directory) (deleted)\n"
                    : "sorted in memory\n"))
         }
-        return ReplaySummary(fixes: outcome.fixes, ranges: outcome.rows, tags: outcome.tags, skipped: outcome.skipped,
-                             diagnostics: outcome.diagnostics, events: outcome.events,
-                             elapsedSeconds: 0, filter: options.filter.rawValue, smooth: false,
-                             truthShift: truth == nil ? nil : shift, evaluation: outcome.evaluation)
+        var summary = ReplaySummary(fixes: outcome.fixes, ranges: outcome.rows, tags: outcome.tags, skipped: outcome.skipped,
+                                    diagnostics: outcome.diagnostics, events: outcome.events,
+                                    elapsedSeconds: 0, filter: options.filter.rawValue, smooth: false, evaluation: outcome.evaluation)
+        summary.truthShift = truth == nil ? nil : shift
+        return summary
     }
 
     /// `--smooth` and `--truth-shift auto`: the whole recording read into memory and replayed by one
@@ -118,11 +119,12 @@ package struct ReplayJob {
         }
         var skipped = trace.skipped
         skipped.merge(driver.engine.diagnostics.skipped)
-        return ReplaySummary(fixes: fixes.count, ranges: trace.rows.count + trace.skipped.total, tags: trace.tags.count,
-                             skipped: skipped, diagnostics: driver.engine.diagnostics,
-                             events: Dictionary(grouping: result.events, by: \.kind).mapValues(\.count),
-                             elapsedSeconds: 0, filter: options.filter.rawValue, smooth: options.smooth,
-                             truthShift: truth == nil ? nil : truthShift, evaluation: evaluation)
+        var summary = ReplaySummary(fixes: fixes.count, ranges: trace.rows.count + trace.skipped.total, tags: trace.tags.count,
+                                    skipped: skipped, diagnostics: driver.engine.diagnostics,
+                                    events: Dictionary(grouping: result.events, by: \.kind).mapValues(\.count),
+                                    elapsedSeconds: 0, filter: options.filter.rawValue, smooth: options.smooth, evaluation: evaluation)
+        summary.truthShift = truth == nil ? nil : truthShift
+        return summary
     }
 
     /// The shift δ: nil when none was asked for (δ = 0, not reported), the number when given, or

@@ -17,14 +17,15 @@ package struct ReplaySummary {
     package var elapsedSeconds: Double
     package var filter: String
     package var smooth: Bool
-    /// The truth shift δ, when `--truth-shift` was given with `--truth`.
+    /// The truth shift δ, when `--truth-shift` was given with `--truth` (`ReplayJob` sets it; the
+    /// other faces have no truth shift).
     var truthShift: ReplayTruthShift? = nil
     /// Per tag, the error CDF and the zone score, with `--truth`.
     package var evaluation: ReplayEvaluation? = nil
 
     package init(fixes: Int, ranges: Int, tags: Int, skipped: SkipTally, diagnostics: EngineDiagnostics,
                  events: [ZoneEvent.Kind: Int], elapsedSeconds: Double, filter: String, smooth: Bool,
-                 truthShift: ReplayTruthShift? = nil, evaluation: ReplayEvaluation? = nil) {
+                 evaluation: ReplayEvaluation? = nil) {
         self.fixes = fixes
         self.ranges = ranges
         self.tags = tags
@@ -35,7 +36,6 @@ package struct ReplaySummary {
         self.elapsedSeconds = elapsedSeconds
         self.filter = filter
         self.smooth = smooth
-        self.truthShift = truthShift
         self.evaluation = evaluation
     }
 

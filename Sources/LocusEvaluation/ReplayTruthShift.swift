@@ -4,7 +4,7 @@ import LocusSolvers
 
 /// `locus replay --truth-shift SECONDS|auto`: the shift δ used to compare a fix at t with the truth
 /// at t + δ, and where it came from.
-package struct ReplayTruthShift: Equatable {
+struct ReplayTruthShift: Equatable {
     /// Where δ came from.
     enum Source: String {
         /// `--truth-shift SECONDS`.

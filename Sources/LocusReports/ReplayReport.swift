@@ -127,9 +127,9 @@ enum ReplayReport {
         }
 
         // Error over time.
-        let times = e.tagOrder.compactMap { e.tags[$0] }.flatMap { [$0.firstSeconds, $0.lastSeconds] }.filter(\.isFinite)
+        let span = e.timeSpanSeconds
         // 2 % of the span on each side: the first and last points stay clear of the axes' lines.
-        let first = times.min() ?? 0, last = max(times.max() ?? 1, first + 1e-3)
+        let first = span?.first ?? 0, last = max(span?.last ?? 1, first + 1e-3)
         let t0 = first - 0.02 * (last - first), t1 = last + 0.02 * (last - first)
         let maxError = max(1e-3, e.sortedErrors.last ?? 0.1)
         let plotWidth = 960.0
@@ -200,12 +200,11 @@ enum ReplayReport {
         svg.line(x1: left, y1: tableTop + 17, x2: left + 840, y2: tableTop + 17, [("stroke", .text("#333333"))])
         for (k, tag) in e.tagOrder.prefix(rows).enumerated() {
             guard let f = e.tags[tag] else { continue }
-            let sortedTag = f.errors.sorted()
-            func cell(_ v: Double?) -> String { f.compared > 0 ? m(v) : "n/a" }
+            let h = f.horizontal
+            func cell(_ v: Double?) -> String { h == nil ? "n/a" : m(v) }
             let values: [String: String] = [
                 "tag": tag.rawValue, "floor": f.floor?.rawValue ?? "", "fixes": "\(f.fixes)", "compared": "\(f.compared)",
-                "rmse_m": cell(f.rmse(f.sumX + f.sumY)), "p50_m": cell(Quantile.nearestRank(sorted: sortedTag, 0.5)),
-                "p95_m": cell(Quantile.nearestRank(sorted: sortedTag, 0.95)), "max_m": cell(sortedTag.last),
+                "rmse_m": cell(h?.rmse), "p50_m": cell(h?.p50), "p95_m": cell(h?.p95), "max_m": cell(h?.max),
             ]
             let rowY = tableTop + 34 + 22 * Double(k)
             if k % 2 == 1 { svg.rect(x: left - 4, y: rowY - 15, width: 848, height: 22, [("fill", .text("#F3F3F3"))]) }

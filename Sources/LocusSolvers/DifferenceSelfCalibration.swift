@@ -21,8 +21,8 @@ enum DifferenceSelfCalibration {
     /// Calibrates `floor`'s locators from `data` (slots index `floor.locators`).
     /// - Parameter planar: positions in x, y at the floor's tag height (else x, y, z).
     /// - Throws: `E4001` (tooFewRanges) when fewer than D + 2 locators (4 planar, 5 spatial) have
-    ///   `minimumRanges` arrivals, or fewer than 10 blinks hold more than D + 1 arrivals; `E4002`
-    ///   when LAPACK fails.
+    ///   `minimumRanges` arrivals, or fewer than 10 blinks hold more than D + 1 arrivals; `E4004`
+    ///   when the adjustment diverges (`SelfCalibration.solveToConvergence`); `E4002` when LAPACK fails.
     static func estimate(floor: Floor, data: DifferenceSelfCalibrationData, planar: Bool,
                                  configuration: SelfCalibrationConfiguration = .standard) throws(LocusError) -> SelfCalibration {
         let n = floor.locators.count, dims = planar ? 2 : 3
@@ -54,7 +54,7 @@ enum DifferenceSelfCalibration {
         solver.parameters.meanBiasPrior = siteMean
         warnings.append("from range differences only differences of biases are observable: the biases are relative, their mean "
                         + "held at the site's (\(SelfCalibration.metres(siteMean)) m)")
-        try solver.solve(limit: configuration.maximumIterations)
+        try SelfCalibration.solveToConvergence(&solver)
         let spread = SelfCalibrationSolver.pathSpread(positions: solver.positions, epochs: usable)
         if spread.minor < configuration.collinearSpreadMeters {
             warnings.append("the tag path is nearly collinear (\(SelfCalibration.metres(spread.minor)) m across, "
@@ -73,7 +73,7 @@ enum DifferenceSelfCalibration {
         if refit {
             let kept = (0..<n).filter { solver.parameters.freeBias[$0] }
             solver.parameters.meanBiasPrior = kept.isEmpty ? nil : kept.reduce(0.0) { $0 + floor.locators[$1].biasMeters } / Double(kept.count)
-            try solver.solve(limit: configuration.maximumIterations)
+            try SelfCalibration.solveToConvergence(&solver)
             uncertainty = try Self.uncertainty(of: solver)
         }
 

@@ -27,6 +27,9 @@ struct DifferenceSelfCalibrationSolver {
     /// Robust scale per locator (noise σ per arrival), metres.
     private(set) var sigma: [Double]
     private(set) var iterations = 0
+    /// The largest change of a global parameter and the RMS change of the blinks' positions in the
+    /// last step (metres).
+    private(set) var lastMove = (parameters: 0.0, positions: 0.0)
     let data: DifferenceSelfCalibrationData
     let anchors: [Point3]
     /// 2 (planar: z at the tag height) or 3.
@@ -260,10 +263,12 @@ struct DifferenceSelfCalibrationSolver {
     }
 
     /// Steps until the parameters move by less than `convergenceMeters` and the positions by less
-    /// than ten times that (RMS; after the Huber steps), at most `limit`.
+    /// than ten times that (RMS; after the Huber steps), at most `limit`; `lastMove` keeps the last
+    /// step's changes.
     mutating func solve(limit: Int) throws(LocusError) {
         for _ in 0..<limit {
             let moved = try step()
+            lastMove = moved
             if useTukey && moved.parameters < configuration.convergenceMeters && moved.positions < 10 * configuration.convergenceMeters { break }
         }
     }

@@ -287,15 +287,16 @@ package struct SelfCalibration: Sendable {
     /// 4–2,500 m after 40 steps and the report read "noise 284 m", or all four biases −0.3 m that made
     /// the run 65 % worse; on every simulated recording of the tests the last step moves positions by
     /// at most 0.33 m (a weakly determined direction settling slowly). So it is an error, not a report.
+    /// Ranges and range differences (`DifferenceSelfCalibration`) alike.
     /// - Throws: `E4004` (solverDiverged) when it diverges; `E4002` when LAPACK fails.
-    static func solveToConvergence(_ solver: inout SelfCalibrationSolver) throws(LocusError) {
+    static func solveToConvergence<S: SurveyCheckable>(_ solver: inout S) throws(LocusError) {
         try solver.solve(limit: solver.configuration.maximumIterations)
         // A converged solve's last step is far below the limit (convergenceMeters), so the last step decides alone.
         let move = solver.lastMove, limit = solver.configuration.divergenceMeters
         guard move.parameters <= limit && move.positions <= limit else {
             throw LocusError(.solverDiverged, "the bundle adjustment diverges (after \(solver.configuration.maximumIterations) steps it still moves "
                              + "the tag by \(Self.metres(move.positions)) m and a locator parameter by \(Self.metres(move.parameters)) a step): "
-                             + "this recording does not determine the locators' biases (too few ranges over-determine each epoch's "
+                             + "this recording does not determine the locators' biases (too few of its ranges or differences over-determine each epoch's "
                              + "tag position, or too many are outliers); nothing is calibrated")
         }
     }

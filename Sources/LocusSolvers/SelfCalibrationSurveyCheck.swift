@@ -9,6 +9,9 @@ protocol SurveyCheckable: SurveyTestable {
     /// directions of a flagged locator that are not checkable.
     var parameters: SelfCalibrationParameters { get set }
     mutating func solve(limit: Int) throws(LocusError)
+    /// The largest change of a global parameter, and of the tag positions, in the last step (metres;
+    /// `SelfCalibration.solveToConvergence` judges divergence by it).
+    var lastMove: (parameters: Double, positions: Double) { get }
     /// Before the flagged locators' fit to convergence (differences: the scales restarted from their median).
     mutating func prepareFinalSurveyFit()
 }

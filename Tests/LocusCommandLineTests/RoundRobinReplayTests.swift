@@ -101,6 +101,31 @@ struct RoundRobinReplayTests {
         #expect(smoothed <= 0.65 * unestimatedSmoothed, "smoothed \(smoothed) m, without the estimator \(unestimatedSmoothed) m")
     }
 
+    /// The output rate thins the output; it must not change what the offset estimator learns. At
+    /// `--rate 2` or `--rate 1` an epoch of a round robin holds several ranges spread over 0.5–1 s of
+    /// walking, and the estimator took each such epoch as if its ranges were simultaneous, once an
+    /// epoch (the polling cycles fed only epochs of fewer than 4 ranges). Measured (release, 3 tags,
+    /// 60 s, every range 0.12 m long; docs/benchmarks.md "Issue #42: a round robin at any output rate"),
+    /// causal RMSE at --rate 4 / 2 / 1 before → after: seed 1 0.1172 / 0.1378 / 0.3037 → 0.1172 / 0.1148 /
+    /// 0.1082, seed 2 0.1211 / 0.2433 / 0.1858 → 0.1211 / 0.1344 / 0.1305 (seed 3: 0.1200 / 0.1321 / 0.1685 →
+    /// 0.1200 / 0.1151 / 0.1152). Now the estimator takes polling cycles as the filter takes the ranges,
+    /// whatever the rate.
+    @Test("A round robin whose ranges all read 0.12 m long, replayed at --rate 2 and --rate 1: the tag offset is learnt as at the default rate (causal within 1.2 × the default rate's)",
+          arguments: [1, 2])
+    func roundRobinOffsetAtSlowerRates(seed: Int) throws {
+        let d = TestPaths.temporaryDirectory()
+        let long = try Self.hall(biasMeters: 0.12, path: d + "/long.json"), site = try Self.hall(biasMeters: 0, path: d + "/site.json")
+        let sim = CapturedRun(["simulate", "--site", long, "--trace", d + "/long.csv", "--truth", d + "/truth.csv",
+                               "--tags", "3", "--duration", "60", "--rate", "0.9765625", "--slot-ms", "128", "--seed", "\(seed)"])
+        #expect(sim.status == 0, "\(sim.err)")
+        let options = ["--site", site, "--trace", d + "/long.csv", "--truth", d + "/truth.csv"]
+        let atDefault = try #require(try Self.summary(options)["rmse_m"]?.doubleValue)
+        for rate in ["2", "1"] {
+            let slower = try #require(try Self.summary(options + ["--rate", rate])["rmse_m"]?.doubleValue)
+            #expect(slower <= 1.2 * atDefault, "--rate \(rate): causal \(slower) m, at the default rate \(atDefault) m")
+        }
+    }
+
     /// libRSF "Labyrinth" (../datasets-extra, CC BY-SA: not in the repository, CI skips): 4 anchors,
     /// one range every 0.128 s. Before: no fix at the defaults (233 epochs before a track); then
     /// (the track started from a cycle) 230 fixes, causal 0.2566 m, smoothed 0.1765 m, the tag offset never
@@ -120,5 +145,10 @@ struct RoundRobinReplayTests {
         #expect(rmse < raw, "causal \(rmse) m, raw at --rate 2 \(raw) m")
         let smoothed = try #require(try Self.summary(options + ["--smooth"])["rmse_m"]?.doubleValue)
         #expect(smoothed < rmse)
+        // At --rate 1 the causal filter was 0.1786 m against the raw solver's 0.1561 (the offset learnt at
+        // half the pace: one fix 0.5 m off where the tag starts walking); now 0.1557.
+        let slow = try #require(try Self.summary(options + ["--rate", "1"])["rmse_m"]?.doubleValue)
+        let slowRaw = try #require(try Self.summary(options + ["--rate", "1", "--filter", "none"])["rmse_m"]?.doubleValue)
+        #expect(slow <= slowRaw, "--rate 1: causal \(slow) m, raw \(slowRaw) m")
     }
 }
