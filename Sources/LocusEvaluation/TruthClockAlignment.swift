@@ -16,7 +16,7 @@ struct TruthClockAlignmentConfiguration: Sendable, Equatable {
 
     /// A configuration with every field given (see the fields; `standard` holds the defaults).
     init(halfWidthSeconds: Double, gridStepSeconds: Double, clipMeters: Double, maximumRows: Int,
-                 minimumRelativeImprovement: Double) {
+         minimumRelativeImprovement: Double) {
         self.halfWidthSeconds = halfWidthSeconds
         self.gridStepSeconds = gridStepSeconds
         self.clipMeters = clipMeters
@@ -82,7 +82,7 @@ struct TruthClockAlignment: Sendable, Equatable {
 
         /// A row with every field given (see the fields).
         init(timeSeconds: Double, trackIndex: Int, locatorIndex: Int, correctedRangeMeters: Double, locator: Point3,
-                     tagHeightMeters: Double?) {
+             tagHeightMeters: Double?) {
             self.timeSeconds = timeSeconds
             self.trackIndex = trackIndex
             self.locatorIndex = locatorIndex
@@ -117,7 +117,7 @@ struct TruthClockAlignment: Sendable, Equatable {
 
     /// A result with every field given (`estimate` is the usual way to get one).
     init(shiftSeconds: Double, outcome: Outcome, rowsUsed: Int, costAtZeroSquareMeters: Double,
-                 bestGridCostSquareMeters: Double, relativeImprovement: Double) {
+         bestGridCostSquareMeters: Double, relativeImprovement: Double) {
         self.shiftSeconds = shiftSeconds
         self.outcome = outcome
         self.rowsUsed = rowsUsed

@@ -17,7 +17,7 @@ struct DifferenceCalibrationSamples: Sendable {
     /// Adds the difference `differenceMeters` = d(tag, B) − d(tag, A) measured with the tag truly at
     /// `tagPosition`; A, B: slots in the floor's order, at `reference` and `locator`.
     mutating func append(referenceSlot: Int, reference: Point3, locatorSlot: Int, locator: Point3,
-                                 differenceMeters: Double, tagPosition: Point3) {
+                         differenceMeters: Double, tagPosition: Point3) {
         let e = differenceMeters - DifferenceModel.predicted(at: tagPosition, reference: reference, locator: locator)
         guard e.isFinite, referenceSlot != locatorSlot else { return }
         referenceSlots.append(referenceSlot)
@@ -45,7 +45,7 @@ enum DifferenceCalibration {
     /// the biases), every locator with `minimumSamples` rows (as A or B) estimated.
     /// - Throws: E4001 when fewer than two locators have enough rows; E4002 when the normal matrix is singular.
     static func estimate(floor: Floor, samples: DifferenceCalibrationSamples,
-                                 configuration: RangeCalibrationConfiguration = .standard) throws(LocusError) -> RangeCalibration {
+                         configuration: RangeCalibrationConfiguration = .standard) throws(LocusError) -> RangeCalibration {
         let n = floor.locators.count
         var rows = [Int](repeating: 0, count: n)
         for k in 0..<samples.count {

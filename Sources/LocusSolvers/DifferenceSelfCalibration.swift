@@ -24,7 +24,7 @@ enum DifferenceSelfCalibration {
     ///   `minimumRanges` arrivals, or fewer than 10 blinks hold more than D + 1 arrivals; `E4004`
     ///   when the adjustment diverges (`SelfCalibration.solveToConvergence`); `E4002` when LAPACK fails.
     static func estimate(floor: Floor, data: DifferenceSelfCalibrationData, planar: Bool,
-                                 configuration: SelfCalibrationConfiguration = .standard) throws(LocusError) -> SelfCalibration {
+                         configuration: SelfCalibrationConfiguration = .standard) throws(LocusError) -> SelfCalibration {
         let n = floor.locators.count, dims = planar ? 2 : 3
         var solver = DifferenceSelfCalibrationSolver(data: data, anchors: floor.locators.map(\.position), planar: planar,
                                                      tagHeight: floor.tagHeightMeters, initialBias: floor.locators.map(\.biasMeters),
