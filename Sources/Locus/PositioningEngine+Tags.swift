@@ -130,14 +130,12 @@ extension PositioningEngine {
         // A round robin's ranges were fed in cycles as the tight filter took them (`filterTook`); an
         // epoch of fewer ranges than an epoch needs (a round of a tag ranging in rounds that lost most
         // of its ranges) joins the filter's latest cycle instead.
-        if isTight, tags[tag].hasFilter, let needed = offsets[tag]?.configuration.rangesNeeded,
-           tags[tag].isRoundRobin(needed) || n < needed {
-            if !tags[tag].isRoundRobin(needed),
-               let offset = offsets[tag]?.updatedCorrectionMeters(cycleOf: &filters[tag], taken: n, tagHeightMeters: h,
-                                                                  lessOffsetMeters: applied) {
-                tags[tag].offsetMeters = offset
+        if isTight, tags[tag].hasFilter, let needed = offsets[tag]?.configuration.rangesNeeded {
+            if tags[tag].isRoundRobin(needed) { return }
+            if n < needed {
+                feedCycle(tag, taken: n)
+                return
             }
-            return
         }
         var epoch: TagRangeOffsetEstimator.EpochSolution? = nil
         let offset = scratchLocators.withUnsafeBufferPointer { lp in
@@ -161,8 +159,14 @@ extension PositioningEngine {
         // (Every estimator needs 4 ranges or more: a tag ranging in rounds stops at the first compare.)
         guard tags[tag].hasOffset, tags[tag].isRoundRobin(4), let needed = offsets[tag]?.configuration.rangesNeeded,
               tags[tag].isRoundRobin(needed) else { return }
+        feedCycle(tag, taken: count)
+    }
+
+    /// Tag `tag`'s offset estimator takes `taken` more ranges of the tight filter's polling cycle
+    /// (`TagRangeOffsetEstimator.updatedCorrectionMeters(cycleOf:…)`), and the tag's correction follows it.
+    private mutating func feedCycle(_ tag: Int, taken: Int) {
         let h = floors[tags[tag].floorIndex].floor.tagHeightMeters, applied = tags[tag].offsetMeters
-        if let offset = offsets[tag]?.updatedCorrectionMeters(cycleOf: &filters[tag], taken: count, tagHeightMeters: h,
+        if let offset = offsets[tag]?.updatedCorrectionMeters(cycleOf: &filters[tag], taken: taken, tagHeightMeters: h,
                                                              lessOffsetMeters: applied) {
             tags[tag].offsetMeters = offset
         }

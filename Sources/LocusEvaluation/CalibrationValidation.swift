@@ -155,20 +155,23 @@ struct CalibrationValidation: Sendable {
                         + "improve on the biases alone by more than \(Self.percentMagnitude(Self.tolerance)), the locators stay where they were surveyed"
                 }
             }
-        } else if let b = blockChange, b.mean - 2 * b.standardError <= 0, candidate <= reference * (1 + Self.inconsistentTolerance) {
+        } else if blocksDisagree, let b = blockChange, candidate <= reference * (1 + Self.inconsistentTolerance) {
             reason = "the held-out \(metricName) is \(Self.percent(Self.change(reference, candidate))), beyond the "
                 + "\(Self.percentMagnitude(Self.tolerance)) tolerance, but not consistently across the held-out blocks (per-block change "
                 + "\(Self.percent(b.mean)) ± \(Self.percentMagnitude(b.standardError))): not refused"
         } else {
             refused = .calibration
-            let inconsistent = blockChange.map { $0.mean - 2 * $0.standardError <= 0 } ?? false
             reason = "the calibration makes the held-out \(metricName) worse (\(Self.metres(reference)) → \(Self.metres(candidate)) m, "
                 + "\(Self.percent(Self.change(reference, candidate))), beyond the \(Self.percentMagnitude(Self.tolerance)) tolerance"
-                + (inconsistent ? " and beyond the \(Self.percentMagnitude(Self.inconsistentTolerance)) any calibration may cost where the held-out "
+                + (blocksDisagree ? " and beyond the \(Self.percentMagnitude(Self.inconsistentTolerance)) any calibration may cost where the held-out "
                     + "blocks disagree)" : ")")
                 + (moved.isEmpty ? "" : ", with or without moving \(moved.joined(separator: ", "))")
         }
     }
+
+    /// Whether the held-out blocks do not show the worsening consistently: their mean change is within
+    /// two standard errors of 0 (false with fewer than 2 blocks).
+    private var blocksDisagree: Bool { blockChange.map { $0.mean - 2 * $0.standardError <= 0 } ?? false }
 
     /// The mean of the per-block changes candidate/surveyed − 1 and its standard error s/√n (nil
     /// with fewer than 2 blocks).
