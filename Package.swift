@@ -22,7 +22,7 @@ let package = Package(
         .target(name: "CLocusKernels", path: "Sources/CLocusKernels", exclude: ["README.md"]),
         .target(name: "LocusCore", exclude: ["README.md"]),
         .target(name: "LocusNumerics", dependencies: ["LocusCore", "CLapacke", "CLocusKernels"], exclude: ["README.md"]),
-        .target(name: "LocusSolvers", dependencies: ["LocusCore", "LocusNumerics"], exclude: ["README.md"]),
+        .target(name: "LocusSolvers", dependencies: ["LocusCore", "LocusNumerics", "CLocusKernels"], exclude: ["README.md"]),
         .target(name: "LocusZones", dependencies: ["LocusCore", "LocusNumerics"], exclude: ["README.md"]),
         .target(name: "LocusIO", dependencies: ["LocusCore", "CZlib"], exclude: ["README.md"]),
         .target(name: "LocusSimulation", dependencies: ["LocusCore"], exclude: ["README.md"]),

@@ -1,6 +1,7 @@
 import Testing
 @testable import LocusCore
 @testable import LocusNumerics
+@testable import LocusSolvers
 
 /// Dense, straightforward 4×4 reference arithmetic (row-major [[Double]]).
 private enum Dense {

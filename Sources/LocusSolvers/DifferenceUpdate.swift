@@ -7,17 +7,16 @@ import LocusCore
 /// caller-owned memory (a stack buffer: no allocation per update). The caller writes each row's other
 /// locator B and difference z (`set`); the kernel writes back what became of it (`outcome`) and the
 /// gate's statistic ν (`normalisedInnovation`), and uses the rest as scratch.
-package enum DifferenceRows {
+enum DifferenceRows {
     /// Doubles per difference: `LOCUS_DIFFERENCE_ROW` (a literal here so that `set` and `outcome`
     /// inline into the filter; the kernel wrappers check that the two agree).
-    @inlinable
-    package static var stride: Int { 18 }
+    static var stride: Int { 18 }
 
     /// Whether `stride` is the C layout's row (checked by the wrappers that hand rows to a kernel).
     static var matchesKernelLayout: Bool { stride == Int(LOCUS_DIFFERENCE_ROW) }
 
     /// What the update did with one difference.
-    package enum Outcome: Sendable, Hashable {
+    enum Outcome: Sendable, Hashable {
         /// Whitened and applied.
         case applied
         /// Its normalised innovation fell outside the gate; not applied.
@@ -27,8 +26,7 @@ package enum DifferenceRows {
     }
 
     /// Row k: the other locator B at `locator` (m) and z = d(tag, B) − d(tag, A) (m, biases removed).
-    @inlinable
-    package static func set(_ rows: inout MutableSpan<Double>, row k: Int, locator b: Point3, differenceMeters z: Double) {
+    static func set(_ rows: inout MutableSpan<Double>, row k: Int, locator b: Point3, differenceMeters z: Double) {
         let base = k * stride
         rows[base] = b.x; rows[base + 1] = b.y; rows[base + 2] = b.z
         rows[base + 3] = z
@@ -37,15 +35,13 @@ package enum DifferenceRows {
     }
 
     /// What the last update did with row k.
-    @inlinable
-    package static func outcome(_ rows: borrowing MutableSpan<Double>, row k: Int) -> Outcome {
+    static func outcome(_ rows: borrowing MutableSpan<Double>, row k: Int) -> Outcome {
         let flag = rows[k * stride + 4]
         return flag == 1 ? .applied : flag == 0 ? .gated : .unusable
     }
 
     /// Row k's normalised innovation ν = y/√S of the raw difference (S = HPHᵀ + 2σ², dimensionless;
     /// NaN when unusable).
-    @inlinable
     static func normalisedInnovation(_ rows: borrowing MutableSpan<Double>, row k: Int) -> Double {
         rows[k * stride + 5]
     }
@@ -54,16 +50,16 @@ package enum DifferenceRows {
 /// What a difference group's update adds to an epoch's quality figures (`TrackEpochQuality.accept(differences:statistics:)`),
 /// over its applied (whitened) rows: Σ y'ⱼ² (m²) and Σ H'ⱼᵀH'ⱼ (per unit σ²: the group's Fisher information F of `DifferenceGeometry`
 /// restricted to the applied differences), plus the state's mean after the update.
-package struct DifferenceGroupStatistics: Sendable {
+struct DifferenceGroupStatistics: Sendable {
     /// Σ y'ⱼ² of the whitened innovations (before each scalar update), m².
     var residualSquares = 0.0
     /// Σ H'ᵀH' (xx, xy, yy), dimensionless.
     var xx = 0.0, xy = 0.0, yy = 0.0
     /// The mean after the update (IMM: Σ μⱼ xⱼ with the settled μ).
-    package var mean = SIMD4<Double>.zero
+    var mean = SIMD4<Double>.zero
 
     /// Zeros.
-    package init() {}
+    init() {}
 }
 
 extension KalmanKernels {
@@ -74,7 +70,7 @@ extension KalmanKernels {
     /// whitened by W = I + c11ᵀ, c = (1/√(n+1) − 1)/n, and applied as n sequential scalar Joseph-form
     /// updates of the linearisation at the entering state (the exact vector EKF update). σ² =
     /// `varianceSquareMeters` per arrival. All or nothing; `.gated` when every usable row was gated.
-    package static func updateDifferences(_ state: inout KalmanState, reference: Point3, rows: inout MutableSpan<Double>,
+    static func updateDifferences(_ state: inout KalmanState, reference: Point3, rows: inout MutableSpan<Double>,
                                           count m: Int, tagHeightMeters h: Double, varianceSquareMeters v: Double,
                                           gateLong: Double, gateShort: Double) -> (KalmanOutcome, DifferenceGroupStatistics) {
         precondition(m >= 0 && rows.count >= m * DifferenceRows.stride && DifferenceRows.matchesKernelLayout,

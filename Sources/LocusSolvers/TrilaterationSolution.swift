@@ -11,7 +11,7 @@ package struct TrilaterationSolution: Sendable, Equatable {
     /// σ's were optimistic, never shrunk. Planar: z entries 0.
     package var covariance: SymmetricMatrix3
     /// The model solved in (LocusSolvers' `mode`: never `.automatic`).
-    package var model: TrilaterationKernel.Model
+    var model: TrilaterationKernel.Model
     /// HDOP √(Q₁₁ + Q₂₂), Q = (HᵀH)⁻¹ over unit line-of-sight rows of the used locators
     /// (planar rows (dx/r, dy/r), r the 3-D distance).
     package var hdop: Double
@@ -37,7 +37,7 @@ package struct TrilaterationSolution: Sendable, Equatable {
     package var isConverged: Bool
 
     /// Memberwise initialiser.
-    package init(position: Point3, covariance: SymmetricMatrix3, model: TrilaterationKernel.Model, hdop: Double,
+    init(position: Point3, covariance: SymmetricMatrix3, model: TrilaterationKernel.Model, hdop: Double,
                  vdop: Double?, pdop: Double, residualRMSMeters: Double, chiSquare: Double, degreesOfFreedom: Int,
                  rejectedMask: UInt64, rejectedCount: Int, locatorsUsed: Int, iterations: Int, isConverged: Bool) {
         self.position = position
@@ -57,7 +57,7 @@ package struct TrilaterationSolution: Sendable, Equatable {
     }
 
     /// True when range `index` was rejected (indices below 64).
-    package func isRejected(index: Int) -> Bool {
+    func isRejected(index: Int) -> Bool {
         index >= 0 && index < 64 && (rejectedMask >> UInt64(index)) & 1 == 1
     }
 

@@ -6,7 +6,7 @@ import LocusCore
 /// address of its own (allocated once, freed with the object), which the per-range calls hand to the
 /// kernel instead of copying the 48-byte struct to the stack for every range, twice. The address
 /// never leaves this module.
-package final class InteractingModelsParameters: Sendable {
+final class InteractingModelsParameters: Sendable {
     /// Standing-still model: position random-walk density, m²/s.
     let stillPositionNoiseDensity: Double
     /// Standing-still model: velocity variance, m²/s².
@@ -25,7 +25,7 @@ package final class InteractingModelsParameters: Sendable {
     private nonisolated(unsafe) let kernel: UnsafeMutablePointer<locus_imm_params>
 
     /// Creates the parameters.
-    package init(stillPositionNoiseDensity: Double, stillVelocityVarianceSquareMetersPerSecondSquared: Double,
+    init(stillPositionNoiseDensity: Double, stillVelocityVarianceSquareMetersPerSecondSquared: Double,
                  steadyProcessNoiseDensity: Double, manoeuvreProcessNoiseDensity: Double, agileProcessNoiseDensity: Double,
                  modeSwitchesPerSecond: Double, interactionIntervalSeconds: Double) {
         self.stillPositionNoiseDensity = stillPositionNoiseDensity
@@ -59,14 +59,14 @@ package final class InteractingModelsParameters: Sendable {
 /// updated on its own and its measurement likelihoods Π N(yₖ; 0, Sₖ) are accumulated, to be folded into
 /// μ at the next interaction. Updates use P ← P − (PHᵀ)S⁻¹(PHᵀ)ᵀ on the ten unique entries, so P stays
 /// exactly symmetric; a result that is not finite or loses its positive diagonal is not committed.
-package struct InteractingModels: Sendable {
+struct InteractingModels: Sendable {
     private var imm = locus_imm()
 
     /// Empty models (call `reset` before use).
-    package init() {}
+    init() {}
 
     /// Every model at `state`, μ = (⅓, ⅓, ⅓), at time t (seconds).
-    package mutating func reset(to state: KalmanState, atSeconds t: Double) {
+    mutating func reset(to state: KalmanState, atSeconds t: Double) {
         var s = state
         s.withKernelPointers { x, p in locus_imm_reset(&imm, x, p, t) }
     }
@@ -75,7 +75,7 @@ package struct InteractingModels: Sendable {
     var timeSeconds: Double { imm.t }
 
     /// Predicts every model to t (interaction first when due); no-op for t ≤ `timeSeconds`.
-    package mutating func predict(toSeconds t: Double, parameters: InteractingModelsParameters) -> KalmanOutcome {
+    mutating func predict(toSeconds t: Double, parameters: InteractingModelsParameters) -> KalmanOutcome {
         KalmanOutcome(status: locus_imm_predict(&imm, parameters.pointer, t))
     }
 
@@ -103,7 +103,7 @@ package struct InteractingModels: Sendable {
     /// model's innovation y = r − ρ and its offset (dx, dy) = (px − aₓ, py − a_y) from the anchor
     /// before the update, ρ² = dx² + dy² + dz² (`TrackEpochQuality.accept`; the kernel hands over
     /// these raw numbers, and no division is spent on them here).
-    package mutating func predictAndUpdateRange(toSeconds t: Double, parameters: InteractingModelsParameters, anchor: Point3,
+    mutating func predictAndUpdateRange(toSeconds t: Double, parameters: InteractingModelsParameters, anchor: Point3,
                                                 tagHeightMeters h: Double, rangeMeters r: Double, varianceSquareMeters v: Double,
                                                 gateLong: Double, gateShort: Double, epoch: inout TrackEpochQuality)
         -> (outcome: KalmanOutcome, mean: SIMD4<Double>, predicted: Bool) {
@@ -123,20 +123,19 @@ package struct InteractingModels: Sendable {
     /// its latest accepted range's (s) and the gate's rejection score, kept by the kernel while it
     /// applies a round's ranges; then where and why it stopped. Plain stored values (read and written
     /// in place by the filter: no accessor calls across modules).
-    package struct RangeRun: Sendable {
-        package var stateSeconds: Double
-        package var lastUpdateSeconds: Double
+    struct RangeRun: Sendable {
+        var stateSeconds: Double
+        var lastUpdateSeconds: Double
         var reinitializeAfterSeconds: Double
-        package var rejectionScore: Int
+        var rejectionScore: Int
         /// Σ μⱼ xⱼ after the latest range accepted (when the call accepted any).
-        package var mean = SIMD4<Double>()
+        var mean = SIMD4<Double>()
         /// The range the call stopped at: nil when it was not started (the caller applies it the
         /// per-range way), else its outcome and whether its prediction succeeded.
-        package var stop: (outcome: KalmanOutcome, predicted: Bool)?
+        var stop: (outcome: KalmanOutcome, predicted: Bool)?
 
         /// The filter's bookkeeping before the round.
-        @inlinable
-        package init(stateSeconds: Double, lastUpdateSeconds: Double, reinitializeAfterSeconds: Double, rejectionScore: Int) {
+        init(stateSeconds: Double, lastUpdateSeconds: Double, reinitializeAfterSeconds: Double, rejectionScore: Int) {
             self.stateSeconds = stateSeconds
             self.lastUpdateSeconds = lastUpdateSeconds
             self.reinitializeAfterSeconds = reinitializeAfterSeconds
@@ -149,7 +148,7 @@ package struct InteractingModels: Sendable {
     /// accepted (`locus_imm_update_ranges`): returns the index of the first range not accepted
     /// (`ranges.count`: all were), `run.stop` saying why. One kernel call for the round, which reads
     /// the spans in place.
-    package mutating func updateRanges(times: Span<Double>, anchors: Span<Point3>, ranges: Span<Double>,
+    mutating func updateRanges(times: Span<Double>, anchors: Span<Point3>, ranges: Span<Double>,
                                        parameters: InteractingModelsParameters, tagHeightMeters h: Double,
                                        varianceSquareMeters v: Double, gateLong: Double, gateShort: Double,
                                        run: inout RangeRun, epoch: inout TrackEpochQuality) -> Int {
@@ -201,7 +200,7 @@ package struct InteractingModels: Sendable {
     /// likelihood to the pending ones (their product is the group's joint likelihood, up to the
     /// whitening's determinant common to all models). σ² = `varianceSquareMeters` per arrival. The
     /// statistics are the manoeuvring model's; their mean is Σ μⱼ xⱼ after the update.
-    package mutating func predictAndUpdateDifferences(toSeconds t: Double, parameters: InteractingModelsParameters, reference: Point3,
+    mutating func predictAndUpdateDifferences(toSeconds t: Double, parameters: InteractingModelsParameters, reference: Point3,
                                                       rows: inout MutableSpan<Double>, count m: Int, tagHeightMeters h: Double,
                                                       varianceSquareMeters v: Double, gateLong: Double, gateShort: Double)
         -> (outcome: KalmanOutcome, predicted: Bool, statistics: DifferenceGroupStatistics) {
@@ -254,7 +253,7 @@ package struct InteractingModels: Sendable {
     /// Position update of every model with z = (zx, zy), R = [[rxx, rxy], [rxy, ryy]] (m²), gated on the
     /// manoeuvring model's NIS > `gate`. `innovation` is the manoeuvring model's (NIS, det S); the
     /// returned mean as in `updateRange`.
-    package mutating func updatePosition(zx: Double, zy: Double, rxx: Double, rxy: Double, ryy: Double, gate: Double,
+    mutating func updatePosition(zx: Double, zy: Double, rxx: Double, rxy: Double, ryy: Double, gate: Double,
                                          innovation: inout KalmanInnovation) -> (KalmanOutcome, SIMD4<Double>) {
         var z = (zx, zy), r = (rxx, rxy, ryy)
         var stats = (0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
@@ -281,7 +280,7 @@ package struct InteractingModels: Sendable {
     /// μⱼ ∝ μⱼ Lⱼ, Lⱼ = exp(−ν²ⱼ/2)/√Sⱼ (floored, normalised): the numbers the next settlement gives.
     /// Reading changes nothing; it is `mutating` only so that the models are read in place (no 600-byte
     /// copy to hand the kernel a pointer).
-    package var probabilities: SIMD4<Double> {
+    var probabilities: SIMD4<Double> {
         mutating get {
             var mu = SIMD4<Double>.zero
             withUnsafeMutablePointer(to: &imm) { ip in
@@ -303,7 +302,7 @@ package struct InteractingModels: Sendable {
     /// `settle()` then the combination's mean x and position covariance block (P₀₀, P₀₁, P₁₁, m²), in
     /// place: what a fix at the models' own time needs (it must not be predicted further), without
     /// building a 160-byte state.
-    package mutating func settledPosition() -> (x: SIMD4<Double>, position: (xx: Double, xy: Double, yy: Double)) {
+    mutating func settledPosition() -> (x: SIMD4<Double>, position: (xx: Double, xy: Double, yy: Double)) {
         var x = SIMD4<Double>.zero
         var a = (0.0, 0.0, 0.0)
         withUnsafeMutablePointer(to: &imm) { ip in
@@ -321,7 +320,7 @@ package struct InteractingModels: Sendable {
 
     /// `settle()` then `combined`, in place: the per-fix path (the models are read where they are,
     /// not copied out first — a 600-byte copy per fix through a non-mutating pointer).
-    package mutating func settledCombination() -> KalmanState {
+    mutating func settledCombination() -> KalmanState {
         var s = KalmanState(x: .zero, p: .zero)
         withUnsafeMutablePointer(to: &imm) { ip in
             locus_imm_settle(ip)

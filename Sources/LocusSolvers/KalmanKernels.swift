@@ -7,10 +7,10 @@ package struct KalmanState: Sendable, Hashable {
     /// Mean x = (px, py, vx, vy).
     package var x: SIMD4<Double>
     /// Covariance P, 4×4 symmetric, index 4·i + j.
-    package var p: SIMD16<Double>
+    var p: SIMD16<Double>
 
     /// Creates a state from its mean and covariance.
-    package init(x: SIMD4<Double>, p: SIMD16<Double>) {
+    init(x: SIMD4<Double>, p: SIMD16<Double>) {
         self.x = x
         self.p = p
     }
@@ -27,7 +27,7 @@ package struct KalmanState: Sendable, Hashable {
     }
 
     /// P[i, j].
-    @inlinable subscript(row: Int, column: Int) -> Double { p[4 * row + column] }
+    subscript(row: Int, column: Int) -> Double { p[4 * row + column] }
 
     /// True when every entry of x and P is finite.
     var isFinite: Bool {
@@ -67,9 +67,9 @@ package struct KalmanInnovation: Sendable, Hashable {
     /// Position update: squared Mahalanobis distance NIS = yᵀS⁻¹y; range update: ν = y/√S (signed).
     var statistic: Double = 0
     /// Position update: det S (m⁴); range update: S (m²).
-    package var innovationVariance: Double = 0
+    var innovationVariance: Double = 0
     /// Range update: the innovation y = r − h(x), metres (0 for position updates).
-    package var residualMeters: Double = 0
+    var residualMeters: Double = 0
 
     /// A zero innovation record.
     package init() {}
@@ -142,7 +142,7 @@ package enum KalmanKernels {
     /// (m²): `locus_measurement_soft_excess` with c² = 1, D = S — y²/ν_s² − S (ν_s = 1.5) when
     /// γ_long < ν = y/√S ≤ γ_short, 0 inside the gate, −1 beyond γ_short. The one rule, for the smoother,
     /// which weighs the ranges the causal filter accepted as that filter did.
-    package static func softGateExtraVariance(residualMeters y: Double, innovationVarianceSquareMeters s: Double,
+    static func softGateExtraVariance(residualMeters y: Double, innovationVarianceSquareMeters s: Double,
                                               gateLong: Double, gateShort: Double) -> Double {
         locus_measurement_soft_excess(y, 1, s, gateLong, gateShort)
     }
@@ -172,7 +172,7 @@ package enum KalmanKernels {
     /// 160-byte state is copied per step (as `smoothStep` does) — and commits step k only after it has
     /// read state k, so the result is `smoothStep`'s. O(n).
     /// - Returns: nil, or the k of the first step that failed (its state is left as it was).
-    package static func smoothBackward(_ states: inout [KalmanState], predicted: inout [KalmanState],
+    static func smoothBackward(_ states: inout [KalmanState], predicted: inout [KalmanState],
                                        stepSeconds: (Int) -> Double?) -> Int? {
         precondition(predicted.count == states.count, "KalmanKernels.smoothBackward: one prediction per state")
         guard states.count >= 2 else { return nil }

@@ -13,15 +13,15 @@ import LocusCore
 /// - height update: z = h₀ observed with variance σ_h² (H = [0, 0, 1, 0, 0, 0]), the same update, no gate.
 ///
 /// A step whose result is not finite (or loses its positive diagonal) is not committed.
-package struct SpatialKalmanState: Sendable {
+struct SpatialKalmanState: Sendable {
     private var s = locus_kalman3_state()
 
     /// A zero state (mean 0, covariance 0): set it with `init(position:…)` before use.
-    package init() {}
+    init() {}
 
     /// A state at `position` (m) at rest, with position covariance `c` (m²; its xz and yz terms
     /// included) and velocity variance σ_v² on each axis (m²/s²), no position–velocity correlation.
-    package init(position: Point3, covariance c: SymmetricMatrix3, velocityVarianceSquareMetersPerSecondSquared v: Double) {
+    init(position: Point3, covariance c: SymmetricMatrix3, velocityVarianceSquareMetersPerSecondSquared v: Double) {
         withUnsafeMutablePointer(to: &s.x) { $0.withMemoryRebound(to: Double.self, capacity: 6) { x in
             x[0] = position.x; x[1] = position.y; x[2] = position.z; x[3] = 0; x[4] = 0; x[5] = 0
         } }
@@ -35,24 +35,24 @@ package struct SpatialKalmanState: Sendable {
     }
 
     /// The mean's position (m).
-    package var position: Point3 { Point3(x: s.x.0, y: s.x.1, z: s.x.2) }
+    var position: Point3 { Point3(x: s.x.0, y: s.x.1, z: s.x.2) }
     /// The mean's velocity (m/s).
-    package var velocity: Vector3 { Vector3(x: s.x.3, y: s.x.4, z: s.x.5) }
+    var velocity: Vector3 { Vector3(x: s.x.3, y: s.x.4, z: s.x.5) }
     /// The position block of P (m²).
-    package var positionCovariance: SymmetricMatrix3 {
+    var positionCovariance: SymmetricMatrix3 {
         SymmetricMatrix3(xx: s.p.0, xy: s.p.1, xz: s.p.2, yy: s.p.7, yz: s.p.8, zz: s.p.14)
     }
 
     /// Prediction over Δt ≥ 0 seconds with densities q_h (horizontal) and q_v (vertical), m²/s³.
     @inline(__always)
-    package mutating func predict(overSeconds dt: Double, horizontalDensity qh: Double, verticalDensity qv: Double) -> KalmanOutcome {
+    mutating func predict(overSeconds dt: Double, horizontalDensity qh: Double, verticalDensity qv: Double) -> KalmanOutcome {
         KalmanOutcome(status: locus_kalman_cv3_predict(&s, dt, qh, qv))
     }
 
     /// EKF range update with range r (m) to the locator at `anchor`, variance σ² (m²), gated on
     /// ν = y/√S > `gateLong` or < −`gateShort`; `innovation` gets ν, S and y.
     @inline(__always)
-    package mutating func updateRange(anchor: Point3, rangeMeters r: Double, varianceSquareMeters v: Double,
+    mutating func updateRange(anchor: Point3, rangeMeters r: Double, varianceSquareMeters v: Double,
                                       gateLong: Double, gateShort: Double, innovation: inout KalmanInnovation) -> KalmanOutcome {
         var a = (anchor.x, anchor.y, anchor.z)
         var stats = (0.0, 0.0, 0.0)
@@ -74,7 +74,7 @@ package struct SpatialKalmanState: Sendable {
     /// Height pseudo-measurement: z = `heightMeters` (m) with variance σ² (m²), H = [0, 0, 1, 0, 0, 0],
     /// the linear Joseph-form update, no gate.
     @inline(__always)
-    package mutating func updateHeight(heightMeters h: Double, varianceSquareMeters v: Double) -> KalmanOutcome {
+    mutating func updateHeight(heightMeters h: Double, varianceSquareMeters v: Double) -> KalmanOutcome {
         KalmanOutcome(status: locus_kalman_cv3_update_height(&s, h, v))
     }
 
@@ -82,7 +82,7 @@ package struct SpatialKalmanState: Sendable {
     /// prediction `predicted` to t_{k+1} (over Δt seconds) and the smoothed state `next` there:
     /// G = P_f Fᵀ P_p⁻¹, x_s = x_f + G (x_s' − x_p), P_s = P_f + G (P_s' − P_p) Gᵀ. Nil when P_p is not
     /// positive definite or the result is not finite.
-    package func smoothed(predicted: SpatialKalmanState, next: SpatialKalmanState, overSeconds dt: Double) -> SpatialKalmanState? {
+    func smoothed(predicted: SpatialKalmanState, next: SpatialKalmanState, overSeconds dt: Double) -> SpatialKalmanState? {
         var f = s, pn = predicted.s, sn = next.s
         var out = SpatialKalmanState()
         let status = locus_kalman_cv3_rts_step(&f, &pn, &sn, dt, &out.s)

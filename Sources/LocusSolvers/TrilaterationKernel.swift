@@ -4,32 +4,32 @@ import LocusCore
 /// Swift face of the CLocusKernels trilateration kernels (`locus_trilaterate`,
 /// `locus_trilaterate_scratch`, `locus_tril_dop`, `locus_tril_model`): allocation-free, no LAPACK.
 /// All pointer work for these kernels lives in this file.
-package enum TrilaterationKernel {
+enum TrilaterationKernel {
     /// Largest number of locators a solve takes with its scratch on the C stack (64); beyond, the
     /// same search runs in a caller-owned scratch buffer (`scratchCount(locators:)`).
-    package static let maximumLocators = Int(LOCUS_TRIL_MAX_LOCATORS)
+    static let maximumLocators = Int(LOCUS_TRIL_MAX_LOCATORS)
 
     /// Doubles of scratch one solve of `n` locators needs: 33 n + 1 (0 for n ≤ 0) — per range 30
     /// doubles of rows and sums, five index lists and two flags.
-    package static func scratchCount(locators n: Int) -> Int {
+    static func scratchCount(locators n: Int) -> Int {
         Int(locus_tril_scratch_doubles(Int32(clamping: n)))
     }
 
     /// The measurement model the kernels solve.
-    package enum Model: Sendable, Equatable {
+    enum Model: Sendable, Equatable {
         /// Known tag height h: r̂ᵢ = √((x−xᵢ)² + (y−yᵢ)² + (h−zᵢ)²), unknowns (x, y).
         case planar
         /// r̂ᵢ = ‖p − pᵢ‖, unknowns (x, y, z).
         case spatial
 
         /// Number of unknowns p.
-        package var unknowns: Int { self == .planar ? 2 : 3 }
+        var unknowns: Int { self == .planar ? 2 : 3 }
         var raw: Int32 { self == .planar ? Int32(LOCUS_TRIL_MODE_PLANAR) : Int32(LOCUS_TRIL_MODE_SPATIAL) }
         init(raw: Int32) { self = raw == Int32(LOCUS_TRIL_MODE_SPATIAL) ? .spatial : .planar }
     }
 
     /// Options of one solve; see `TrilaterationConfiguration` (LocusSolvers) for their meaning.
-    package struct Options: Sendable, Equatable {
+    struct Options: Sendable, Equatable {
         /// nil: choose automatically (`chooseModel`).
         var model: Model?
         /// NLOS rejection on (χ² gate + penalised subset search).
@@ -58,7 +58,7 @@ package enum TrilaterationKernel {
         var guardsAgainstCommonBias: Bool
 
         /// Memberwise initialiser.
-        package init(model: Model?, isRobust: Bool, maximumIterations: Int, tagHeightMeters: Double,
+        init(model: Model?, isRobust: Bool, maximumIterations: Int, tagHeightMeters: Double,
                      sigmaMeters: Double, sigmaGrowthPerMeter: Double, toleranceMeters: Double,
                      planarHeightSpreadRatio: Double, minimumReciprocalCondition: Double, maximumDOP: Double,
                      maximumRejections: Int, rejectionPenalty: Double, guardsAgainstCommonBias: Bool) {
@@ -134,7 +134,7 @@ package enum TrilaterationKernel {
     /// - Precondition: `locators.count == rangesMeters.count <= maximumLocators`.
     /// - Throws: E4001 too few ranges, E4002 degenerate geometry, E4003 invalid range,
     ///   E4004 divergence, E1003 invalid options.
-    package static func solve(locators: Span<Point3>, rangesMeters: Span<Double>,
+    static func solve(locators: Span<Point3>, rangesMeters: Span<Double>,
                               options: Options) throws(LocusError) -> TrilaterationSolution {
         try locators.withUnsafeBufferPointer { (locators) throws(LocusError) in
             try rangesMeters.withUnsafeBufferPointer { (rangesMeters) throws(LocusError) in
@@ -169,7 +169,7 @@ package enum TrilaterationKernel {
     /// holds only the indices below 64.
     /// - Precondition: `locators.count == rangesMeters.count`; `scratch` and `used` large enough.
     /// - Throws: as `solve(locators:rangesMeters:options:)`.
-    package static func solve(locators: Span<Point3>, rangesMeters: Span<Double>, options: Options,
+    static func solve(locators: Span<Point3>, rangesMeters: Span<Double>, options: Options,
                               scratch: inout MutableSpan<Double>, used: inout MutableSpan<UInt8>) throws(LocusError) -> TrilaterationSolution {
         try locators.withUnsafeBufferPointer { (locators) throws(LocusError) in
             try rangesMeters.withUnsafeBufferPointer { (rangesMeters) throws(LocusError) in
@@ -220,7 +220,7 @@ package enum TrilaterationKernel {
 
     /// The model the automatic rule picks: planar when n < 4 or the locators' height spread
     /// max zᵢ − min zᵢ ≤ `planarHeightSpreadRatio` · (diagonal of their horizontal bounding box).
-    package static func chooseModel(locators: Span<Point3>, requested: Model?,
+    static func chooseModel(locators: Span<Point3>, requested: Model?,
                                     planarHeightSpreadRatio: Double) -> Model {
         if let requested { return requested }
         return locators.withUnsafeBufferPointer { locators in
@@ -280,7 +280,7 @@ package enum TrilaterationKernel {
     /// PDOP = √trace Q. Complexity O(n).
     /// - Throws: E4002 when HᵀH is singular (reciprocal condition below `minimumReciprocalCondition`)
     ///   or PDOP exceeds `maximumDOP`.
-    package static func dop(locators: Span<Point3>, activeMask: UInt64 = ~0, model: Model,
+    static func dop(locators: Span<Point3>, activeMask: UInt64 = ~0, model: Model,
                             tagHeightMeters: Double, at point: Point3, minimumReciprocalCondition: Double,
                             maximumDOP: Double) throws(LocusError) -> (hdop: Double, vdop: Double, pdop: Double) {
         try locators.withUnsafeBufferPointer { (locators) throws(LocusError) in
