@@ -97,7 +97,7 @@ package struct CalibrationJob {
         let results = fitted.results, samples = fitted.samples
         let skipped = fitted.skipped, withoutTruth = fitted.withoutTruth
         let rows = trace.rows.count + trace.skipped.total
-        let sampleCount = samples.reduce(0) { $0 + $1.count } + samples.reduce(0) { $0 + $1.differenceCount }
+        let sampleCount = samples.reduce(0) { $0 + $1.count + $1.differenceCount }
         if sampleCount == 0 && (rows == 0 || skipped.total >= rows) {
             // Nothing to calibrate with, and the skip counts say why.
             var verdict: [String] = []

@@ -121,8 +121,8 @@ struct InteractingModels: Sendable {
     /// A filter's per-range bookkeeping carried through `updateRanges` (as `locus_imm_run`, with the
     /// epoch's quality sums, which the call keeps in the filter's `TrackEpochQuality`): its time and
     /// its latest accepted range's (s) and the gate's rejection score, kept by the kernel while it
-    /// applies a round's ranges; then where and why it stopped. Plain stored values (read and written
-    /// in place by the filter: no accessor calls across modules).
+    /// applies a round's ranges; then where and why it stopped. Plain stored values, read and written
+    /// in place by the filter.
     struct RangeRun: Sendable {
         var stateSeconds: Double
         var lastUpdateSeconds: Double
