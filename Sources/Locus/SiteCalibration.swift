@@ -32,48 +32,16 @@ public enum SiteCalibration {
         public init() {}
     }
 
-    /// One locator's result.
-    public struct LocatorReport: Sendable, Hashable {
-        public var address: LocatorAddress
-        /// Tag ranges to it.
-        public var rangeCount: Int
-        /// The fitted bias, metres, with its standard deviation; nil when not calibrated (see `note`).
-        public var biasMeters: Double?
-        public var biasSDMeters: Double?
-        /// The fitted range scale and its standard deviation (with `fitsSlope`).
-        public var slope: Double?
-        public var slopeSD: Double?
-        /// Robust range noise, metres.
-        public var noiseMeters: Double?
-        /// Whether the recording determines its bias.
-        public var isObservable: Bool
-        /// The fitted correction of its surveyed position, metres, and its largest standard deviation.
-        public var positionOffset: Vector3?
-        public var positionOffsetSDMeters: Double?
-        /// The recording puts it away from its surveyed position beyond what the noise explains.
-        public var isFlagged: Bool
-        /// Why it was not calibrated, or why it was flagged.
-        public var note: String?
-    }
+    /// One locator's result: its bias (and scale) with standard deviations, its range noise, whether
+    /// the recording determines it, and the survey check (`positionOffset`, `isFlagged`, `note`).
+    /// The solver's own result type (LocusSolvers), not a copy of it.
+    public typealias LocatorReport = SelfCalibratedLocator
 
-    /// One floor's result.
-    public struct FloorReport: Sendable {
-        public var floor: FloorID
-        public var locators: [LocatorReport]
-        /// RMS of the residuals the final weights keep, metres, and the ranges rejected (NLOS).
-        public var residualRMSMeters: Double
-        public var outlierCount: Int
-        /// Epochs used.
-        public var epochs: Int
-        /// Whether the recording separates the biases' common offset, and its standard deviation
-        /// (+∞ when not determined), metres.
-        public var commonOffsetSeparable: Bool
-        public var commonOffsetSDMeters: Double
-        /// The tag's share of the biases, when ranges between locators were used, metres.
-        public var tagDelayMeters: Double?
-        /// What the recording could not determine, in words.
-        public var warnings: [String]
-    }
+    /// One floor's result: `floor`, `locators`, the residual RMS and the ranges rejected (NLOS),
+    /// the epochs used, whether the recording separates the biases' common offset (and its standard
+    /// deviation), the tag's share of the biases, and what the recording could not determine
+    /// (`warnings`). The solver's own result type (LocusSolvers), not a copy of it.
+    public typealias FloorReport = SelfCalibration
 
     /// The result: per floor that the ranges reach, and the calibrated site.
     public struct Report: Sendable {
@@ -116,17 +84,7 @@ public enum SiteCalibration {
                 throw LocusError(error.code, "floor '\(floor.id)': \(error.message)", context: error.context)
             }
             out.floors[f] = c.applied(to: floor)
-            floors.append(FloorReport(
-                floor: floor.id,
-                locators: c.locators.map {
-                    LocatorReport(address: $0.address, rangeCount: $0.rangeCount, biasMeters: $0.biasMeters, biasSDMeters: $0.biasSDMeters,
-                                  slope: $0.slope, slopeSD: $0.slopeSD, noiseMeters: $0.noiseMeters, isObservable: $0.observable,
-                                  positionOffset: $0.positionOffset, positionOffsetSDMeters: $0.positionOffsetSDMeters,
-                                  isFlagged: $0.flagged, note: $0.note)
-                },
-                residualRMSMeters: c.residualRMSMeters, outlierCount: c.outlierCount, epochs: c.epochs,
-                commonOffsetSeparable: c.commonOffsetSeparable, commonOffsetSDMeters: c.commonOffsetSDMeters,
-                tagDelayMeters: c.tagDelayMeters, warnings: c.warnings))
+            floors.append(c)
         }
         return Report(floors: floors, site: out, unusedRangeCount: unused)
     }

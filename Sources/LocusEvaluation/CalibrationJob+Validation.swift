@@ -136,7 +136,7 @@ extension CalibrationJob {
                 let planar = TrilaterationConfiguration.standard.resolvedMode(for: floor.locators.map(\.position)) == .planar
                 let calibration = try SelfCalibration.estimate(floor: floor, data: data[f], planar: planar, configuration: c)
                 site.floors[f] = calibration.applied(to: floor)
-                if moving { moved += calibration.locators.filter(\.flagged).map { $0.address.description } }
+                if moving { moved += calibration.locators.filter(\.isFlagged).map { $0.address.description } }
             }
             return (site, moved)
         }

@@ -61,10 +61,10 @@ extension CalibrationJob {
             for w in r.calibration.warnings { say("locus calibrate: warning: floor '\(r.floor.id)': \(w)\n") }
             for l in r.calibration.locators {
                 guard let note = l.note else { continue }
-                say("locus calibrate: \(l.flagged ? "flagged" : "warning"): floor '\(r.floor.id)' locator \(l.address) \(note)\n")
+                say("locus calibrate: \(l.isFlagged ? "flagged" : "warning"): floor '\(r.floor.id)' locator \(l.address) \(note)\n")
             }
         }
-        let flagged = results.flatMap { $0.calibration.locators.filter(\.flagged).map(\.address.description) }
+        let flagged = results.flatMap { $0.calibration.locators.filter(\.isFlagged).map(\.address.description) }
         if var v = validation, fixPositions, v.refused == nil, !movesLocators, !flagged.isEmpty {
             // Flagged by the whole recording, never judged on held-out blocks: not moved.
             v.refused = .positions

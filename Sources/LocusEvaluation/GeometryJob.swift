@@ -63,7 +63,7 @@ package struct GeometryJob {
             try Self.surveyCheck(trace: trace, site: site, floorIndex: floorIndex)
         }
         let marks = (survey?.locators ?? []).enumerated().compactMap { i, l -> SurveyMark? in
-            guard l.flagged, let d = l.positionOffset else { return nil }
+            guard l.isFlagged, let d = l.positionOffset else { return nil }
             let p = floor.locators[i].position
             return SurveyMark(address: l.address, surveyed: Point2(x: p.x, y: p.y), fitted: Point2(x: p.x + d.x, y: p.y + d.y),
                               offsetMeters: (d.x * d.x + d.y * d.y + d.z * d.z).squareRoot())

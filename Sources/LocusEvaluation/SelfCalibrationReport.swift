@@ -18,7 +18,7 @@ struct SelfCalibrationReport {
 
     /// `mode` "without_truth", `measurement` (only when a floor was fitted to range differences:
     /// "differences", or "ranges and differences"), `locators` (every floor's, each with its `floor`)
-    /// and `floors` (per floor): each floor's parts, `SelfCalibration.json(floor:)`; `residual_rms_m`
+    /// and `floors` (per floor): each floor's parts, `SelfCalibration.json()`; `residual_rms_m`
     /// (all floors' inlier residuals), `skipped`, `slope`, `fix_positions`, `elapsed_s`, `validation`
     /// (`CalibrationValidation.json`, null when turned off), `out` (when written).
     var json: JSONValue {
@@ -29,7 +29,7 @@ struct SelfCalibrationReport {
             let inliers = c.locators.reduce(0) { $0 + $1.rangeCount } - c.outlierCount
             sum += c.residualRMSMeters * c.residualRMSMeters * Double(inliers)
             count += inliers
-            let parts = c.json(floor: r.floor.id)
+            let parts = c.json()
             locators += parts.locators
             floorMembers.append(parts.floor)
         }
@@ -61,7 +61,7 @@ struct SelfCalibrationReport {
             s += "skipped rows: " + skipped.nonZero.map { r in "\(r.reason.rawValue) \(r.count) (first at line \(skipped.firstLine(r.reason)))" }
                 .joined(separator: ", ") + "\n"
         }
-        for r in floors { s += r.calibration.text(floor: r.floor.id) }
+        for r in floors { s += r.calibration.text() }
         if let validation { s += validation.text }
         if let out = outPath { s += "calibrated site written to \(out)\(movedLocators ? " (flagged locators moved)" : "")\n" }
         return s

@@ -118,11 +118,11 @@ enum DifferenceSelfCalibration {
             return SelfCalibratedLocator(
                 address: floor.locators[i].address, rangeCount: figures.counts[i], biasMeters: fitted ? solver.parameters.bias[i] : nil,
                 biasSDMeters: fitted ? uncertainty.standardDeviation([(.bias(i), 1)]) : nil, slope: nil, slopeSD: nil,
-                noiseMeters: figures.counts[i] > 0 ? solver.sigma[i] : nil, observable: fitted,
-                positionOffset: offsets[i], positionOffsetSDMeters: offsetSDs[i], flagged: flagged[i], note: notes[i],
+                noiseMeters: figures.counts[i] > 0 ? solver.sigma[i] : nil, isObservable: fitted,
+                positionOffset: offsets[i], positionOffsetSDMeters: offsetSDs[i], isFlagged: flagged[i], note: notes[i],
                 positionCheck: checks[i])
         }
-        return SelfCalibration(locators: locators, commonOffsetSeparable: false, commonOffsetSDMeters: meanSD,
+        return SelfCalibration(floor: floor.id, locators: locators, commonOffsetSeparable: false, commonOffsetSDMeters: meanSD,
                                residualRMSMeters: figures.rms, outlierCount: figures.outliers, epochs: usable.count,
                                iterations: solver.iterations, pathSpreadMeters: spread, tagDelayMeters: nil, warnings: warnings,
                                configuration: configuration, measurement: .differences, differenceCount: data.differenceCount)

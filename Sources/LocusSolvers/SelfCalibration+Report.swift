@@ -22,11 +22,11 @@ extension SelfCalibration {
     /// `residual_rms_m`, `outliers`, `common_offset` {`separable`, `sd_m`}, `path_spread_m`
     /// {`across`, `along`}, `tag_delay_m`, `warnings`; from differences also `measurement`,
     /// `differences` and `gauge` {`observable`, `mean_bias_m`, `held`}.
-    package func json(floor id: FloorID) -> (locators: [JSONValue], floor: JSONValue) {
+    package func json() -> (locators: [JSONValue], floor: JSONValue) {
         let metres = Self.metresJSON
         let locatorsJSON = locators.map { l -> JSONValue in
             var m: [(String, JSONValue)] = [
-                ("floor", .string(id.rawValue)),
+                ("floor", .string(floor.rawValue)),
                 ("address", .string(l.address.description)),
                 ("ranges", .integer(l.rangeCount)),
                 ("bias_m", metres(l.biasMeters)),
@@ -39,15 +39,15 @@ extension SelfCalibration {
             }
             m.append(("position_offset_m", l.positionOffset.map { .array([metres($0.x), metres($0.y), metres($0.z)]) } ?? .null))
             m.append(("position_offset_sd_m", metres(l.positionOffsetSDMeters)))
-            m.append(("flagged", .bool(l.flagged)))
-            m.append(("observable", .bool(l.observable)))
+            m.append(("flagged", .bool(l.isFlagged)))
+            m.append(("observable", .bool(l.isObservable)))
             m.append(("note", l.note.map { .string($0) } ?? .null))
             if isFromDifferences { m.append(("arrivals", .integer(l.rangeCount))) }
             m.append(("position_check", l.positionCheck?.json ?? .null))
             return .object(m)
         }
-        var floor: [(String, JSONValue)] = [
-            ("floor", .string(id.rawValue)),
+        var floorJSON: [(String, JSONValue)] = [
+            ("floor", .string(floor.rawValue)),
             ("epochs", .integer(epochs)),
             ("iterations", .integer(iterations)),
             ("residual_rms_m", .number(residualRMSMeters, .fixed(4))),
@@ -59,21 +59,21 @@ extension SelfCalibration {
         ]
         if isFromDifferences {
             let estimated = locators.compactMap(\.biasMeters)
-            floor.append(("measurement", .string("differences")))
-            floor.append(("differences", .integer(differenceCount)))
-            floor.append(("gauge", .object([
+            floorJSON.append(("measurement", .string("differences")))
+            floorJSON.append(("differences", .integer(differenceCount)))
+            floorJSON.append(("gauge", .object([
                 ("observable", .string("differences of biases")),
                 ("mean_bias_m", metres(estimated.isEmpty ? nil : estimated.reduce(0, +) / Double(estimated.count))),
                 ("held", .string("site")),
             ])))
         }
-        return (locatorsJSON, .object(floor))
+        return (locatorsJSON, .object(floorJSON))
     }
 
     /// This floor's lines of the text report: the figures (epochs or blinks, steps, residual RMS,
     /// rejections, the common offset, the tag delay), the per-locator table (bias ± σ, noise, slope
     /// with `fitsSlope`, the position offset ± σ, FLAGGED or kept) and each position check's summary.
-    package func text(floor id: FloorID) -> String {
+    package func text() -> String {
         func cell(_ value: Double?, _ decimals: Int = 3) -> String {
             guard let value, value.isFinite else { return "-" }
             return DecimalText.string(value, decimals: decimals)
@@ -81,7 +81,7 @@ extension SelfCalibration {
         func pad(_ text: String, _ width: Int) -> String { String(repeating: " ", count: max(0, width - text.count)) + text }
         let differences = isFromDifferences
         let unit = differences ? ("blink", "arrival") : ("epoch", "range")
-        var s = "floor \(id): \(plural(epochs, unit.0)), \(plural(iterations, "step")), residual RMS \(cell(residualRMSMeters, 4)) m"
+        var s = "floor \(floor): \(plural(epochs, unit.0)), \(plural(iterations, "step")), residual RMS \(cell(residualRMSMeters, 4)) m"
         s += ", \(plural(outlierCount, unit.1)) rejected; common offset "
         if differences {
             s += "not observable from \(plural(differenceCount, "range difference")) (the biases' mean held at the site's)"
@@ -99,7 +99,7 @@ extension SelfCalibration {
                 + pad(cell(l.noiseMeters), 8)
             if configuration.fitsSlope { line += pad(cell(l.slope, 4), 9) }
             let length = l.positionOffset.map { ($0.x * $0.x + $0.y * $0.y + $0.z * $0.z).squareRoot() }
-            line += pad(cell(length), 9) + pad(cell(l.positionOffsetSDMeters), 7) + (l.flagged ? "  FLAGGED" : l.observable ? "" : "  kept")
+            line += pad(cell(length), 9) + pad(cell(l.positionOffsetSDMeters), 7) + (l.isFlagged ? "  FLAGGED" : l.isObservable ? "" : "  kept")
             s += line + "\n"
         }
         for l in locators { if let check = l.positionCheck { s += "  \(l.address) position \(check.summary)\n" } }
@@ -115,11 +115,11 @@ extension SelfCalibration {
         let metres = Self.metresJSON
         let json = JSONValue.object([
             ("trace", .string(trace)),
-            ("flagged", .integer(locators.filter(\.flagged).count)),
+            ("flagged", .integer(locators.filter(\.isFlagged).count)),
             ("locators", .array(locators.map { l in
                 .object([
                     ("address", .string(l.address.description)),
-                    ("flagged", .bool(l.flagged)),
+                    ("flagged", .bool(l.isFlagged)),
                     ("offset_m", l.positionOffset.map { .array([metres($0.x), metres($0.y), metres($0.z)]) } ?? .null),
                     ("offset_sd_m", metres(l.positionOffsetSDMeters)),
                     ("note", l.note.map { .string($0) } ?? .null),
@@ -127,13 +127,13 @@ extension SelfCalibration {
                 ])
             })),
         ])
-        let flagged = locators.filter(\.flagged)
+        let flagged = locators.filter(\.isFlagged)
         var text = "survey check against \(trace): "
         text += flagged.isEmpty ? "every locator fits its surveyed position\n" : "\(plural(flagged.count, "locator")) flagged\n"
         for l in flagged { text += "  \(l.address) \(l.note ?? "")\n" }
         let checked = locators.filter { $0.positionCheck?.checkable == true }.count
         text += "  checkable: \(checked) of \(plural(locators.count, "locator"))\n"
-        for l in locators where !l.flagged {
+        for l in locators where !l.isFlagged {
             if let check = l.positionCheck, !check.checkable { text += "  \(l.address) position \(check.summary)\n" }
         }
         for w in warnings { text += "  note: \(w)\n" }

@@ -76,30 +76,32 @@ package struct SelfCalibrationConfiguration: Sendable, Hashable {
     static let standard = SelfCalibrationConfiguration()
 }
 
-/// One locator's calibration without truth.
-package struct SelfCalibratedLocator: Sendable, Hashable {
-    package var address: LocatorAddress
+/// One locator's calibration without truth: what `SelfCalibration.estimate` fits, and the public
+/// `SiteCalibration.LocatorReport` of `Locus` (the same type: one result, not a copy of it).
+public struct SelfCalibratedLocator: Sendable, Hashable {
+    /// The locator.
+    public var address: LocatorAddress
     /// Tag ranges to it.
-    package var rangeCount: Int
+    public var rangeCount: Int
     /// The estimated bias bᵢ, metres; nil when not estimated (the site's value is kept).
-    package var biasMeters: Double?
+    public var biasMeters: Double?
     /// Its standard deviation, metres.
-    package var biasSDMeters: Double?
+    public var biasSDMeters: Double?
     /// The estimated scale error sᵢ (with `fitsSlope`), and its standard deviation.
-    package var slope: Double?
-    package var slopeSD: Double?
+    public var slope: Double?
+    public var slopeSD: Double?
     /// Robust range noise σᵢ = 1.4826·MAD of its residuals, metres.
-    package var noiseMeters: Double?
+    public var noiseMeters: Double?
     /// Whether this recording determines the locator's bias.
-    package var observable: Bool
+    public var isObservable: Bool
     /// The fitted correction of its surveyed position (survey check), metres, with its largest
     /// standard deviation; nil when not checked.
-    package var positionOffset: Vector3?
-    package var positionOffsetSDMeters: Double?
+    public var positionOffset: Vector3?
+    public var positionOffsetSDMeters: Double?
     /// The data put it away from its surveyed position beyond what the noise explains.
-    package var flagged: Bool
+    public var isFlagged: Bool
     /// Why it was not estimated, or why it was flagged (for the report).
-    package var note: String?
+    public var note: String?
     /// From range differences: what the recording can say about its surveyed position (nil from ranges).
     var positionCheck: SelfCalibrationPositionCheck? = nil
 }
@@ -131,25 +133,29 @@ enum SelfCalibrationMeasurement: String, Sendable, Hashable {
 /// checked again, until none is flagged (at most n − 3; `surveyCheck`). Every locator's
 /// `positionCheck` says what was checkable ("± x m along (u, v)") or why not, and for a flagged one
 /// what was left as surveyed.
-package struct SelfCalibration: Sendable {
+///
+/// The public `SiteCalibration.FloorReport` of `Locus` is this type (its public fields).
+public struct SelfCalibration: Sendable {
+    /// The floor calibrated.
+    public var floor: FloorID
     /// Per locator, in the floor's order.
-    package var locators: [SelfCalibratedLocator]
+    public var locators: [SelfCalibratedLocator]
     /// Whether the recording separates the biases' common offset, and its standard deviation
     /// (+∞ when not determined at all), metres.
-    package var commonOffsetSeparable: Bool
-    package var commonOffsetSDMeters: Double
+    public var commonOffsetSeparable: Bool
+    public var commonOffsetSDMeters: Double
     /// RMS of the residuals the final weights keep, metres, and the ranges they reject (NLOS).
-    package var residualRMSMeters: Double
-    package var outlierCount: Int
+    public var residualRMSMeters: Double
+    public var outlierCount: Int
     /// Epochs used (more ranges than position coordinates), and Gauss–Newton steps taken.
-    package var epochs: Int
+    public var epochs: Int
     var iterations: Int
     /// The tag path's spread across and along its principal direction (1σ), metres.
     var pathSpreadMeters: (minor: Double, major: Double)
     /// The tag's share of the biases c, metres, when ranges between locators were used.
-    package var tagDelayMeters: Double?
+    public var tagDelayMeters: Double?
     /// What the recording could not determine, in words.
-    package var warnings: [String]
+    public var warnings: [String]
     /// The settings used.
     var configuration: SelfCalibrationConfiguration
     /// What was fitted: ranges, or range differences (then `differenceCount` rows, the biases'
@@ -271,11 +277,11 @@ package struct SelfCalibration: Sendable {
                 biasSDMeters: estimated ? uncertainty.standardDeviation([(.bias(i), 1)]) : nil,
                 slope: estimated && configuration.fitsSlope ? solver.parameters.slope[i] : nil,
                 slopeSD: estimated && configuration.fitsSlope ? uncertainty.standardDeviation([(.slope(i), 1)]) : nil,
-                noiseMeters: figures.counts[i] > 0 ? solver.sigma[i] : nil, observable: estimated,
-                positionOffset: offsets[i], positionOffsetSDMeters: offsetSDs[i], flagged: flagged[i], note: notes[i],
+                noiseMeters: figures.counts[i] > 0 ? solver.sigma[i] : nil, isObservable: estimated,
+                positionOffset: offsets[i], positionOffsetSDMeters: offsetSDs[i], isFlagged: flagged[i], note: notes[i],
                 positionCheck: checks[i])
         }
-        return SelfCalibration(locators: locators, commonOffsetSeparable: separable, commonOffsetSDMeters: commonSD,
+        return SelfCalibration(floor: floor.id, locators: locators, commonOffsetSeparable: separable, commonOffsetSDMeters: commonSD,
                                residualRMSMeters: figures.rms, outlierCount: figures.outliers, epochs: usable,
                                iterations: solver.iterations, pathSpreadMeters: spread,
                                tagDelayMeters: data.pairs.isEmpty ? nil : solver.parameters.tagDelay, warnings: warnings, configuration: configuration)
@@ -309,7 +315,7 @@ package struct SelfCalibration: Sendable {
         for (i, l) in locators.enumerated() where i < out.locators.count {
             if let b = l.biasMeters { out.locators[i].biasMeters = b }
             if let s = l.slope { out.locators[i].biasSlope = s }
-            if fixPositions, l.flagged, let d = l.positionOffset {
+            if fixPositions, l.isFlagged, let d = l.positionOffset {
                 let p = out.locators[i].position
                 out.locators[i].position = Point3(x: p.x + d.x, y: p.y + d.y, z: p.z + d.z)
             }

@@ -35,7 +35,7 @@ struct DifferenceSelfCalibrationTests {
         #expect(abs(mean) < 0.002, "mean \(mean), the site's is 0")
         for (f, b) in zip(fitted, Self.biases) { #expect(abs((f - mean) - (b - trueMean)) < 0.01, "\(fitted)") }
         for l in c.locators {
-            #expect(!l.flagged && l.observable, "\(l)")
+            #expect(!l.isFlagged && l.isObservable, "\(l)")
             #expect((0.07...0.12).contains(l.noiseMeters ?? 0), "noise \(String(describing: l.noiseMeters))")
             #expect((l.biasSDMeters ?? 1) < 0.01)
             #expect(l.positionCheck?.checkable == true, "\(l.positionCheck?.summary ?? "")")
@@ -49,7 +49,7 @@ struct DifferenceSelfCalibrationTests {
         let surveyed = SelfCalibrationTests.hall(moves: [5: Point2(x: 0.3, y: 0.4)])
         let c = try DifferenceSelfCalibration.estimate(floor: surveyed, data: Self.data(truth: truth, surveyed: surveyed, seconds: 150, seed: 12),
                                                        planar: true)
-        #expect(c.locators.map(\.flagged) == [false, false, false, false, false, true, false, false])
+        #expect(c.locators.map(\.isFlagged) == [false, false, false, false, false, true, false, false])
         let d = try #require(c.locators[5].positionOffset)
         #expect(abs(d.x + 0.3) < 0.05 && abs(d.y + 0.4) < 0.05, "\(d)")
         #expect(c.locators[5].note?.contains("Δx -0.") == true && c.locators[5].positionCheck?.checkable == true)
@@ -81,9 +81,9 @@ struct DifferenceSelfCalibrationTests {
         let c = try DifferenceSelfCalibration.estimate(floor: surveyed, data: DifferenceSelfCalibrationData(differences: rows, floor: surveyed),
                                                        planar: true)
         let far = c.locators[4]
-        #expect(far.positionCheck?.checkable == false && !far.flagged, "\(far)")
+        #expect(far.positionCheck?.checkable == false && !far.isFlagged, "\(far)")
         #expect(far.note?.contains("not checkable") == true, "\(String(describing: far.note))")
-        #expect(c.locators.allSatisfy { !$0.flagged && $0.observable }, "\(c.locators)")
+        #expect(c.locators.allSatisfy { !$0.isFlagged && $0.isObservable }, "\(c.locators)")
     }
 
     @Test("spatial: tags walking at 0.5–2 m under 8 locators at two heights give the biases' differences within 1 cm")
@@ -112,7 +112,7 @@ struct DifferenceSelfCalibrationTests {
         let mean = fitted.reduce(0, +) / Double(max(1, fitted.count)), trueMean = biases.reduce(0, +) / 8
         #expect(abs(mean) < 0.002)
         for (f, b) in zip(fitted, biases) { #expect(abs((f - mean) - (b - trueMean)) < 0.01, "\(fitted)") }
-        #expect(c.locators.allSatisfy { !$0.flagged && $0.positionCheck?.directions.count == 3 }, "\(c.locators)")
+        #expect(c.locators.allSatisfy { !$0.isFlagged && $0.positionCheck?.directions.count == 3 }, "\(c.locators)")
     }
 
     @Test("the pseudo-range form is the difference model: an arrival's residual minus its reference's is DifferenceModel's residual")

@@ -77,6 +77,6 @@ struct SelfCalibrationRoundRobinTests {
         let c = try SelfCalibration.estimate(floor: SelfCalibrationTests.hall(), data: data, planar: true)
         let error = SelfCalibrationTests.rms(c.locators.map(\.biasMeters), truth)
         #expect(error <= 0.03, "bias RMS error \(error) m: \(c.locators.map(\.biasMeters)) against \(truth)")
-        #expect(c.locators.allSatisfy { !$0.flagged }, "\(c.locators.map(\.note))")
+        #expect(c.locators.allSatisfy { !$0.isFlagged }, "\(c.locators.map(\.note))")
     }
 }

@@ -50,7 +50,7 @@ struct SelfCalibrationTests {
         let truth = Self.biases(seed: 11)
         let c = try Self.calibrate(truth: Self.hall(biases: truth), surveyed: Self.hall(), seconds: 300, seed: 11)
         let error = Self.rms(c.locators.map(\.biasMeters), truth)
-        #expect(c.locators.allSatisfy { $0.observable && $0.biasMeters != nil && !$0.flagged })
+        #expect(c.locators.allSatisfy { $0.isObservable && $0.biasMeters != nil && !$0.isFlagged })
         #expect(error <= 0.02, "bias RMS error \(error) m")
         #expect(c.commonOffsetSeparable)
         for l in c.locators {
@@ -71,7 +71,7 @@ struct SelfCalibrationTests {
         var configuration = SelfCalibrationConfiguration.standard
         configuration.fixesPositions = true
         let c = try Self.calibrate(truth: Self.hall(biases: truth), surveyed: surveyed, seconds: 300, seed: 12, configuration: configuration)
-        #expect(c.locators.map(\.flagged) == (0..<8).map { $0 == slot }, "\(c.locators.map { ($0.address, $0.flagged, $0.note ?? "") })")
+        #expect(c.locators.map(\.isFlagged) == (0..<8).map { $0 == slot }, "\(c.locators.map { ($0.address, $0.isFlagged, $0.note ?? "") })")
         let fixed = c.applied(to: surveyed).locators[slot].position
         let correct = Self.hall().locators[slot].position
         let miss = ((fixed.x - correct.x) * (fixed.x - correct.x) + (fixed.y - correct.y) * (fixed.y - correct.y)).squareRoot()
@@ -107,7 +107,7 @@ struct SelfCalibrationTests {
     func noFalseFlags(seed: Int) throws {
         let truth = Self.biases(seed: UInt64(seed))
         let c = try Self.calibrate(truth: Self.hall(biases: truth), surveyed: Self.hall(), seconds: 300, seed: UInt64(seed))
-        #expect(!c.locators.contains { $0.flagged }, "\(c.locators.filter(\.flagged).map { ($0.address, $0.note ?? "") })")
+        #expect(!c.locators.contains { $0.isFlagged }, "\(c.locators.filter(\.isFlagged).map { ($0.address, $0.note ?? "") })")
         #expect(Self.rms(c.locators.map(\.biasMeters), truth) <= 0.03)
     }
 
@@ -119,7 +119,7 @@ struct SelfCalibrationTests {
         #expect(c.warnings.contains { $0.contains("collinear") }, "\(c.warnings) spread \(c.pathSpreadMeters)")
         for (l, b) in zip(c.locators, truth) {
             if let estimated = l.biasMeters { #expect(abs(estimated - b) <= 0.02, "\(l.address): \(estimated) for \(b)") }
-            #expect(!l.flagged)
+            #expect(!l.isFlagged)
         }
     }
 
@@ -156,7 +156,7 @@ struct SelfCalibrationTests {
             return kept <= 30
         }
         let l = c.locators[2]
-        #expect(l.biasMeters == nil && !l.observable && l.rangeCount == 30)
+        #expect(l.biasMeters == nil && !l.isObservable && l.rangeCount == 30)
         #expect(l.note?.contains("30 ranges") == true, "\(l.note ?? "")")
         #expect(c.applied(to: Self.hall(biases: Array(repeating: 0.05, count: 8))).locators[2].biasMeters == 0.05)
         var others = truth

@@ -92,14 +92,14 @@ struct SurveyCheckTests {
         let l = result.locators[c.slot]
         let seen = Self.seen(c.move, by: l.positionCheck)
         print("survey check, \(c): seen \(seen) m; \(l.positionCheck?.summary ?? "-")")
-        #expect(!result.locators.enumerated().contains { $0.offset != c.slot && $0.element.flagged },
-                "\(c): \(result.locators.map { ($0.address, $0.flagged, $0.positionCheck?.summary ?? "") })")
+        #expect(!result.locators.enumerated().contains { $0.offset != c.slot && $0.element.isFlagged },
+                "\(c): \(result.locators.map { ($0.address, $0.isFlagged, $0.positionCheck?.summary ?? "") })")
         if c.kind.contains("0.5 m") || c.kind.contains("along the wall") {
             #expect(seen >= 0.25, "\(c): the recording should see it: \(l.positionCheck?.summary ?? "no check")")
         }
-        if l.flagged { try Self.expectMovedAlongCheckableOnly(l, c, result) }
+        if l.isFlagged { try Self.expectMovedAlongCheckableOnly(l, c, result) }
         guard seen >= 0.25 else { return }
-        #expect(l.flagged, "\(c): \(l.positionCheck?.summary ?? "")")
+        #expect(l.isFlagged, "\(c): \(l.positionCheck?.summary ?? "")")
         // Moved along its checkable directions only: put back within 5 cm along them.
         let miss = Self.miss(c, result)
         print("survey check, \(c): left \(miss.checkable) m along the checkable directions, \(miss.whole) m whole")
@@ -115,7 +115,7 @@ struct SurveyCheckTests {
         for seed in UInt64(1)...25 {
             let c = try Self.run(layout, seconds: 120, seed: seed, nlos: seed % 2 == 0 ? 0.05 : 0)
             for l in c.locators {
-                if l.flagged { flagged.append("seed \(seed) \(l.address): \(l.note ?? "")") }
+                if l.isFlagged { flagged.append("seed \(seed) \(l.address): \(l.note ?? "")") }
                 if let p = l.positionCheck?.test?.pValue { smallest = min(smallest, p) }
             }
         }
@@ -126,7 +126,7 @@ struct SurveyCheckTests {
     @Test("a displaced locator is still flagged, and only it, with 5 % NLOS ranges (0.3–2.5 m long) on every locator")
     func nlosElsewhere() throws {
         let c = try Self.run(.hall, moves: [1: Point2(x: 0, y: -0.5)], seconds: 120, seed: 23, nlos: 0.05, fixes: true)
-        #expect(c.locators.map(\.flagged) == (0..<8).map { $0 == 1 }, "\(c.locators.map { ($0.address, $0.positionCheck?.summary ?? "") })")
+        #expect(c.locators.map(\.isFlagged) == (0..<8).map { $0 == 1 }, "\(c.locators.map { ($0.address, $0.positionCheck?.summary ?? "") })")
     }
 
     @Test("gross outliers in one locator's ranges (30 % read 0.5–3 m long): no locator flagged on a correct site, and a displaced one found alone wherever its error shows on its checkable directions (≥ 0.25 m along them)")
@@ -157,8 +157,8 @@ struct SurveyCheckTests {
                 return along2.squareRoot() >= 0.25
             }
             for k in 0..<8 {
-                #expect(c.locators[k].flagged ? moves[k] != nil : !seen[k],
-                        "\(moves): \(c.locators.map { ($0.address, $0.flagged, $0.positionCheck?.summary ?? "") })")
+                #expect(c.locators[k].isFlagged ? moves[k] != nil : !seen[k],
+                        "\(moves): \(c.locators.map { ($0.address, $0.isFlagged, $0.positionCheck?.summary ?? "") })")
             }
         }
     }
@@ -179,7 +179,7 @@ struct SurveyCheckTests {
         let c = try SelfCalibration.estimate(floor: surveyed, data: SelfCalibrationData(measurements: recording.ranges, floor: surveyed),
                                              planar: false)
         for l in c.locators {
-            #expect(!l.flagged, "\(l.address): \(l.note ?? "")")
+            #expect(!l.isFlagged, "\(l.address): \(l.note ?? "")")
             #expect(l.positionCheck.map { !$0.checkable } ?? true, "\(l.address): \(l.positionCheck?.summary ?? "")")
             if let check = l.positionCheck, check.notCheckableReason == nil, !check.directions.isEmpty {
                 Issue.record("\(l.address) should be not checkable for its redundancy: \(check.summary)")
@@ -196,9 +196,9 @@ struct SurveyCheckTests {
                                                                   Point2(x: 1, y: 5), Point2(x: 3.5, y: 3)])
         let far = try Self.run(.hall, moves: [4: Point2(x: 0.3, y: 0.4)], seconds: 120, seed: 25, walk: walk)
         let l = far.locators[4]
-        #expect(!l.flagged && l.positionCheck?.checkable == false, "\(l.positionCheck?.summary ?? "")")
+        #expect(!l.isFlagged && l.positionCheck?.checkable == false, "\(l.positionCheck?.summary ?? "")")
         #expect(l.note?.contains("not checkable") == true, "\(l.note ?? "")")
-        #expect(!far.locators.contains { $0.flagged }, "\(far.locators.filter(\.flagged).map { ($0.address, $0.note ?? "") })")
+        #expect(!far.locators.contains { $0.isFlagged }, "\(far.locators.filter(\.isFlagged).map { ($0.address, $0.note ?? "") })")
         for x in far.locators { print("one side: \(x.address) \(x.positionCheck?.summary ?? "-")") }
     }
 
@@ -236,8 +236,8 @@ struct SurveyCheckTests {
         let l = result.locators[c.slot]
         let check = try #require(l.positionCheck)
         print("survey check (TDoA), \(c): \(check.summary)")
-        #expect(result.locators.map(\.flagged) == (0..<c.layout.count).map { $0 == c.slot },
-                "\(c): \(result.locators.map { ($0.address, $0.flagged, $0.positionCheck?.summary ?? "") })")
+        #expect(result.locators.map(\.isFlagged) == (0..<c.layout.count).map { $0 == c.slot },
+                "\(c): \(result.locators.map { ($0.address, $0.isFlagged, $0.positionCheck?.summary ?? "") })")
         #expect(check.test?.flagged == true && check.test?.blocks == 20, "\(check.summary)")
         let miss = Self.miss(c, result)
         print("survey check (TDoA), \(c): left \(miss.checkable) m along the checkable directions, \(miss.whole) m whole")
@@ -264,7 +264,7 @@ struct SurveyCheckTests {
             for seed in UInt64(1)...6 {
                 let c = try Self.runDifferences(layout, seconds: 60, seed: seed, reference: seed % 2 == 0 ? 0 : nil)
                 for l in c.locators {
-                    if l.flagged { flagged.append("\(layout) seed \(seed) \(l.address): \(l.note ?? "")") }
+                    if l.isFlagged { flagged.append("\(layout) seed \(seed) \(l.address): \(l.note ?? "")") }
                     if l.positionCheck?.test != nil { tested += 1 }
                 }
             }
@@ -290,9 +290,9 @@ struct SurveyCheckTests {
         let c = try DifferenceSelfCalibration.estimate(floor: surveyed, data: DifferenceSelfCalibrationData(differences: recording.differences, floor: surveyed),
                                                        planar: true)
         for l in c.locators {
-            #expect(!l.flagged, "\(l.address): \(l.note ?? "")")
+            #expect(!l.isFlagged, "\(l.address): \(l.note ?? "")")
             #expect(l.positionCheck?.checkable == false, "\(l.address): \(l.positionCheck?.summary ?? "")")
-            if let check = l.positionCheck, l.observable {
+            if let check = l.positionCheck, l.isObservable {
                 #expect(check.notCheckableReason?.contains("of its blinks (4 or more") == true, "\(l.address): \(check.summary)")
             }
         }
@@ -322,8 +322,8 @@ struct SurveyCheckTests {
                 for seed in UInt64(31)...40 {
                     let r = try Self.run(c.layout, moves: [c.slot: c.move], seconds: seconds, seed: seed, fixes: true)
                     runs += 1
-                    if r.locators[c.slot].flagged { hits += 1 }
-                    if r.locators.map(\.flagged) == (0..<c.layout.count).map({ $0 == c.slot }) { alone += 1 }
+                    if r.locators[c.slot].isFlagged { hits += 1 }
+                    if r.locators.map(\.isFlagged) == (0..<c.layout.count).map({ $0 == c.slot }) { alone += 1 }
                     let fixed = r.applied(to: c.layout.floor(moves: [c.slot: c.move])).locators[c.slot].position
                     let correct = c.layout.floor().locators[c.slot].position
                     let miss = ((fixed.x - correct.x) * (fixed.x - correct.x) + (fixed.y - correct.y) * (fixed.y - correct.y)).squareRoot()
@@ -338,8 +338,8 @@ struct SurveyCheckTests {
             var sites = 0, falseLocators = 0, checked = 0
             for seed in UInt64(101)...200 {
                 let r = try Self.run(layout, seconds: 300, seed: seed)
-                if r.locators.contains(where: \.flagged) { sites += 1 }
-                falseLocators += r.locators.filter(\.flagged).count
+                if r.locators.contains(where: \.isFlagged) { sites += 1 }
+                falseLocators += r.locators.filter(\.isFlagged).count
                 checked += r.locators.filter { $0.positionCheck?.test != nil }.count
             }
             lines.append("{\"layout\": \"\(layout)\", \"correct_seeds\": 100, \"seconds\": 300, \"sites_flagged\": \(sites), "
