@@ -34,7 +34,7 @@ let package = Package(
         // SVG drawings: the replay report, the geometry heatmap, and their label and clipping helpers.
         .target(name: "LocusReports", dependencies: ["LocusEvaluation", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO"], exclude: ["README.md"]),
         // The browser view of `locus serve`: the page (compiled in) and the feed's messages.
-        .target(name: "LocusServe", dependencies: ["Locus", "LocusCore", "LocusIO", "LocusSolvers", "LocusLive", "LocusEvaluation"], exclude: ["README.md"],
+        .target(name: "LocusServe", dependencies: ["Locus", "LocusCore", "LocusIO", "LocusSolvers", "LocusLive"], exclude: ["README.md"],
                 resources: [.embedInCode("Page/index.html"), .embedInCode("Page/app.js"), .embedInCode("Page/app.css")]),
         .target(name: "LocusCommandLine", dependencies: ["Locus", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusZones", "LocusIO", "LocusSimulation", "LocusLive", "LocusEvaluation", "LocusReports", "LocusServe"], exclude: ["README.md"]),
         .executableTarget(name: "locus", dependencies: ["LocusCommandLine", "LocusNumerics", "LocusIO"]),
@@ -63,7 +63,7 @@ let package = Package(
         .target(name: "LocusTestSupport", dependencies: ["LocusCore"], path: "Tests/LocusTestSupport"),
         .testTarget(name: "LocusCoreTests", dependencies: ["LocusCore", "LocusTestSupport"]),
         .testTarget(name: "LocusSolversTests", dependencies: ["LocusCore", "LocusNumerics", "LocusSolvers", "LocusTestSupport", "LocusSimulation"]),
-        .testTarget(name: "LocusZonesTests", dependencies: ["LocusCore", "LocusNumerics", "LocusZones", "LocusTestSupport"]),
+        .testTarget(name: "LocusZonesTests", dependencies: ["LocusCore", "LocusZones"]),
         .testTarget(name: "LocusIOTests", dependencies: ["LocusCore", "LocusIO", "LocusTestSupport"]),
         .testTarget(name: "LocusTests", dependencies: ["Locus", "LocusCore", "LocusNumerics", "LocusSolvers", "LocusIO", "LocusSimulation", "LocusTestSupport"]),
         .testTarget(name: "LocusLiveTests", dependencies: ["LocusCore", "LocusLive", "LocusTestSupport"]),

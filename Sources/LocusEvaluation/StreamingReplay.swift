@@ -1,4 +1,3 @@
-import Foundation
 import Locus
 import LocusCore
 import LocusIO

@@ -5,6 +5,7 @@
 #include "locus_kalman.h"
 #include "locus_kalman3.h"
 #include "locus_imm.h"
+#include "locus_difference.h"
 #include "locus_measurement.h"
 #include "locus_measurement_range.h"
 #include "locus_measurement_difference.h"
