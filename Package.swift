@@ -79,9 +79,11 @@ if Context.environment["LOCUS_FUZZ"] != nil {
     package.targets += [
         .executableTarget(name: "FuzzSiteDecoder", dependencies: ["Locus", "LocusCore", "LocusIO"],
                           path: "Fuzz/FuzzSiteDecoder"),
-        .executableTarget(name: "FuzzTraceReader", dependencies: ["Locus", "LocusCore", "LocusIO"],
+        .executableTarget(name: "FuzzTraceReader", dependencies: ["Locus", "LocusCore", "LocusIO", "LocusTestSupport"],
                           path: "Fuzz/FuzzTraceReader"),
         .executableTarget(name: "FuzzSolver", dependencies: ["LocusCore", "LocusSolvers"],
                           path: "Fuzz/FuzzSolver"),
+        .executableTarget(name: "FuzzLiveStream", dependencies: ["Locus", "LocusCore", "LocusIO", "LocusServe", "LocusTestSupport"],
+                          path: "Fuzz/FuzzLiveStream"),
     ]
 }

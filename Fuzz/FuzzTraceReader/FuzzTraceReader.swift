@@ -1,27 +1,7 @@
 import Locus
 import LocusCore
 import LocusIO
-
-/// A small fixed site for the trace fuzzer: 4 locators with addresses 1…4 (easy for the fuzzer to
-/// hit), one at another height, and two zones (one large, one small with `inCount` 2).
-private let fuzzSite: Site = {
-    var floor = Floor(id: FloorID("1F"), tagHeightMeters: 1.1)
-    floor.locators = [
-        Locator(address: LocatorAddress(1), position: Point3(x: 0, y: 0, z: 2.5)),
-        Locator(address: LocatorAddress(2), position: Point3(x: 20, y: 0, z: 2.5)),
-        Locator(address: LocatorAddress(3), position: Point3(x: 20, y: 15, z: 2.5)),
-        Locator(address: LocatorAddress(4), position: Point3(x: 0, y: 15, z: 3.0), biasMeters: 0.1),
-    ]
-    var counted = ZoneRules.standard
-    counted.inCount = 2
-    floor.zones = [
-        Zone(id: ZoneID("hall"), polygon: [Point2(x: 1, y: 1), Point2(x: 19, y: 1), Point2(x: 19, y: 14), Point2(x: 1, y: 14)]),
-        Zone(id: ZoneID("desk"), polygon: [Point2(x: 5, y: 5), Point2(x: 7, y: 5), Point2(x: 6, y: 7)], rules: counted),
-    ]
-    var second = Floor(id: FloorID("2F"))
-    second.locators = floor.locators
-    return Site(building: Site.Building(id: "fuzz"), floors: [floor, second])
-}()
+import LocusTestSupport
 
 /// libFuzzer entry point: arbitrary bytes as a range trace, through the trace reader and the engine.
 ///
@@ -57,7 +37,7 @@ public func fuzzTraceReader(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         precondition(row.rangeMeters.isFinite && row.rangeMeters >= 0, "kept row with a bad range")
         precondition(Int(row.tagIndex) < trace.tags.count, "tag index in range")
     }
-    guard var engine = try? PositioningEngine(site: fuzzSite) else { preconditionFailure("fuzz site is valid") }
+    guard var engine = try? PositioningEngine(site: FuzzSite.site) else { preconditionFailure("fuzz site is valid") }
     for i in trace.timeOrder() {
         engine.ingest(trace.measurement(i), line: Int(trace.rows[i].line))
         if i % 7 == 0 { engine.advance(toSeconds: trace.rows[i].timeSeconds + 0.5) }
