@@ -187,7 +187,8 @@ struct StreamingReplayTests {
         #expect(both.status == 2 && both.err.contains("only one of --positions and --events"), "\(both.err)")
     }
 
-    @Test("memory does not grow with the recording: 50× the rows (8 M, 240 MB) generated into a pipe, the same peak RSS (within 10 % + 4 MB, under 96 MB)")
+    @Test("memory does not grow with the recording: 50× the rows (8 M, 240 MB) generated into a pipe, the same peak RSS (within 10 % + 4 MB, under 96 MB)",
+          .enabled(if: ResidentMemory.measuresTheCode, "\(ResidentMemory.sanitizerMessage)"))
     func boundedMemory() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/time") else {
             print("skipped: /usr/bin/time is absent (scripts/setup installs it)")

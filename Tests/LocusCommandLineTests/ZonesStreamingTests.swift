@@ -56,7 +56,8 @@ struct ZonesStreamingTests {
         #expect(toStdout.out == expected)
     }
 
-    @Test("memory does not grow with the stream: 50× the positions (2 M rows) through a pipe, the same peak RSS (within 10 % + 4 MB)")
+    @Test("memory does not grow with the stream: 50× the positions (2 M rows) through a pipe, the same peak RSS (within 10 % + 4 MB)",
+          .enabled(if: ResidentMemory.measuresTheCode, "\(ResidentMemory.sanitizerMessage)"))
     func boundedMemory() throws {
         guard FileManager.default.isExecutableFile(atPath: "/usr/bin/time") else {
             print("skipped: /usr/bin/time is absent (scripts/setup installs it)")
