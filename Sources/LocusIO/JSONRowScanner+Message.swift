@@ -13,23 +13,29 @@ extension JSONRowScanner {
         scratch.removeAll(keepingCapacity: true)
         if !scan(message, into: &scratch) {
             // Not the plain spelling: the full parser, the same decisions.
-            let value: JSONValue
-            do { value = try JSONParser.parse(message.withUnsafeBufferPointer { Array($0) }) } catch {
-                malformed("not JSON: \(error.message)")
-                return
-            }
-            switch value.kind {
-            case .object: scratch.append(JSONRowFields(object: value))
-            case .array(let items):
-                for item in items {
-                    guard case .object = item.kind else { malformed("an array item that is not an object"); continue }
-                    scratch.append(JSONRowFields(object: item))
-                }
-            default:
-                malformed("JSON that is neither an object nor an array of objects")
-                return
-            }
+            parse(message, into: &scratch, malformed: malformed)
         }
         for fields in scratch { rows.append((fields.decide(receivedSeconds: receivedSeconds), fields.namesTime)) }
+    }
+
+    /// The rows of a message read by `JSONParser` (any spelling `scan` declines), appended to `rows`;
+    /// `malformed` gets why the message, or an item of its array, holds no row. Where `scan` reads a
+    /// message, this reads the same fields (the live fuzz target checks it).
+    static func parse(_ message: Span<UInt8>, into rows: inout [JSONRowFields], malformed: (String) -> Void) {
+        let value: JSONValue
+        do { value = try JSONParser.parse(message.withUnsafeBufferPointer { Array($0) }) } catch {
+            malformed("not JSON: \(error.message)")
+            return
+        }
+        switch value.kind {
+        case .object: rows.append(JSONRowFields(object: value))
+        case .array(let items):
+            for item in items {
+                guard case .object = item.kind else { malformed("an array item that is not an object"); continue }
+                rows.append(JSONRowFields(object: item))
+            }
+        default:
+            malformed("JSON that is neither an object nor an array of objects")
+        }
     }
 }
