@@ -3,4 +3,12 @@
 // RangeMeasurement, PositionFix/FixQuality, ZoneEvent, LocusError/LocusErrorCode, LocusVersion).
 // Everything else in LocusCore is `package` where another module uses it (TagClock, SkipReason/SkipTally,
 // LocatorList, SeededGenerator, helpers), internal otherwise: invisible to users either way.
+//
+// And LocusSolvers' public declarations: the solver without an engine — the search `locus_solve` and
+// `locus_dop` of the C ABI run — one epoch's weighted least-squares fix (`Trilaterator` /
+// `Trilaterating`, `TrilaterationConfiguration`, `TrilaterationMode`, `TrilaterationSolution`, and the
+// `TrilaterationWorkspace` that makes repeated solves allocation-free), the dilution of precision of a
+// layout at a point (`GeometryQuality.dop`, `DilutionOfPrecision`), and the calibration's result types
+// (`SelfCalibration`, `SelfCalibratedLocator`, named `SiteCalibration.FloorReport`/`LocatorReport`).
 @_exported import LocusCore
+@_exported import LocusSolvers

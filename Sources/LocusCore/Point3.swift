@@ -6,14 +6,14 @@ public struct Point3: Sendable, Hashable {
     public init(x: Double, y: Double, z: Double) { self.x = x; self.y = y; self.z = z }
 
     /// The horizontal (x, y) part.
-    @inlinable package var horizontal: Point2 { Point2(x: x, y: y) }
+    @inlinable public var horizontal: Point2 { Point2(x: x, y: y) }
 
     /// Euclidean distance to another point, metres.
-    @inlinable package func distance(to other: Point3) -> Double {
+    @inlinable public func distance(to other: Point3) -> Double {
         let dx = x - other.x, dy = y - other.y, dz = z - other.z
         return (dx * dx + dy * dy + dz * dz).squareRoot()
     }
 
     /// True when all three coordinates are finite.
-    @inlinable package var isFinite: Bool { x.isFinite && y.isFinite && z.isFinite }
+    @inlinable public var isFinite: Bool { x.isFinite && y.isFinite && z.isFinite }
 }

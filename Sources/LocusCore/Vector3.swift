@@ -7,10 +7,10 @@ public struct Vector3: Sendable, Hashable {
     public static let zero = Vector3(x: 0, y: 0, z: 0)
 
     /// Horizontal norm √(x² + y²).
-    @inlinable package var horizontalNorm: Double { (x * x + y * y).squareRoot() }
+    @inlinable public var horizontalNorm: Double { (x * x + y * y).squareRoot() }
 
     /// Euclidean norm √(x² + y² + z²).
-    @inlinable var norm: Double { (x * x + y * y + z * z).squareRoot() }
+    @inlinable public var norm: Double { (x * x + y * y + z * z).squareRoot() }
 
     /// Component `axis`: 0 → x, 1 → y, anything else → z.
     @inlinable package subscript(_ axis: Int) -> Double { axis == 0 ? x : axis == 1 ? y : z }

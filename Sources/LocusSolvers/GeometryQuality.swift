@@ -2,13 +2,13 @@ import LocusCore
 import LocusNumerics
 
 /// Dilution of precision at one point: how range noise maps to position noise for a geometry.
-package struct DilutionOfPrecision: Sendable, Equatable {
+public struct DilutionOfPrecision: Sendable, Equatable {
     /// HDOP √(Q₁₁ + Q₂₂).
-    package var hdop: Double
+    public var hdop: Double
     /// VDOP √Q₃₃ (spatial mode only).
-    package var vdop: Double?
+    public var vdop: Double?
     /// PDOP √trace Q (planar: equals HDOP).
-    package var pdop: Double
+    public var pdop: Double
 
     /// Memberwise initialiser.
     init(hdop: Double, vdop: Double?, pdop: Double) {
@@ -25,13 +25,13 @@ package struct DilutionOfPrecision: Sendable, Equatable {
 /// Both the single point and the grid use the C kernel `locus_tril_dop` (any number of locators,
 /// O(n) per point, no allocation per point): per point the work is a 2×2/3×3 inverse, where a
 /// LAPACKE call would cost more in call overhead than the whole computation.
-package enum GeometryQuality {
+public enum GeometryQuality {
     /// DOP at `point` (planar: `point.z` is replaced by `tagHeightMeters`).
     /// `.automatic` resolves by `TrilaterationConfiguration.planarHeightSpreadRatio`'s rule.
     /// Complexity O(n).
     /// - Throws: E4001 fewer locators than unknowns + 0 (2 planar, 3 spatial), E4002 when HᵀH is
     ///   singular or PDOP > `configuration.maximumDOP`.
-    package static func dop(locators: [Point3], at point: Point3, mode: TrilaterationMode,
+    public static func dop(locators: [Point3], at point: Point3, mode: TrilaterationMode,
                             tagHeightMeters: Double,
                             configuration: TrilaterationConfiguration = .standard) throws(LocusError) -> DilutionOfPrecision {
         var outcome: Result<DilutionOfPrecision, LocusError> = .failure(LocusError(.tooFewRanges, "no locators"))

@@ -6,7 +6,7 @@ import LocusNumerics
 /// One search implements it: the C kernel (`KernelTrilaterator`, any number of locators, scratch on the
 /// C stack up to 64 and in the workspace beyond); `Trilaterator` is the name the engine uses. The tests
 /// hold it to a LAPACKE reference oracle (`LapackTrilaterator`, in the test target) to 1e-9 m.
-package protocol Trilaterating: Sendable {
+public protocol Trilaterating: Sendable {
     /// The settings this solver uses.
     var configuration: TrilaterationConfiguration { get }
 
@@ -23,7 +23,7 @@ package protocol Trilaterating: Sendable {
 extension Trilaterating {
     /// Convenience overload over arrays (allocates a workspace when more than 64 locators need one).
     /// - Throws: as `solve(locators:rangesMeters:workspace:)`.
-    package func solve(locators: [Point3], rangesMeters: [Double]) throws(LocusError) -> TrilaterationSolution {
+    public func solve(locators: [Point3], rangesMeters: [Double]) throws(LocusError) -> TrilaterationSolution {
         var workspace = TrilaterationWorkspace()
         return try solve(locators: locators, rangesMeters: rangesMeters, workspace: &workspace)
     }
@@ -39,16 +39,16 @@ extension Trilaterating {
 
 /// The solver the engine and every caller use: the C kernel's search (`KernelTrilaterator`) for any
 /// number of locators (scratch on the C stack up to 64, in the caller's `workspace` beyond).
-package struct Trilaterator: Trilaterating {
+public struct Trilaterator: Trilaterating {
     /// The settings this solver uses.
-    package var configuration: TrilaterationConfiguration
+    public var configuration: TrilaterationConfiguration
 
     /// A solver with the given settings.
-    package init(configuration: TrilaterationConfiguration = .standard) { self.configuration = configuration }
+    public init(configuration: TrilaterationConfiguration = .standard) { self.configuration = configuration }
 
     /// The C search; `workspace` holds its scratch beyond 64 locators (grown once, then reused).
     /// - Throws: as `Trilaterating.solve(locators:rangesMeters:workspace:)`.
-    package func solve(locators: Span<Point3>, rangesMeters: Span<Double>,
+    public func solve(locators: Span<Point3>, rangesMeters: Span<Double>,
                        workspace: inout TrilaterationWorkspace) throws(LocusError) -> TrilaterationSolution {
         try KernelTrilaterator(configuration: configuration)
             .solve(locators: locators, rangesMeters: rangesMeters, workspace: &workspace)

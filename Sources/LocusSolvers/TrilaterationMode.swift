@@ -1,7 +1,7 @@
 import LocusNumerics
 
 /// How the trilateration models the tag's height.
-package enum TrilaterationMode: Sendable, Hashable {
+public enum TrilaterationMode: Sendable, Hashable {
     /// Planar when the locators are near-coplanar in height, spatial otherwise (see
     /// `TrilaterationConfiguration.planarHeightSpreadRatio`).
     case automatic
@@ -22,5 +22,5 @@ package enum TrilaterationMode: Sendable, Hashable {
 
 extension TrilaterationSolution {
     /// The mode solved in (never `.automatic`).
-    package var mode: TrilaterationMode { TrilaterationMode(model) }
+    public var mode: TrilaterationMode { TrilaterationMode(model) }
 }

@@ -3,38 +3,38 @@ import LocusCore
 /// One trilateration result: the weighted least-squares position and its figures, as the kernel
 /// (`TrilaterationKernel.solve`) and the difference solver (LocusSolvers) give it. The engine maps it
 /// to a `PositionFix` (`fixQuality(address:)` gives the `FixQuality`); LocusSolvers adds its `mode`.
-package struct TrilaterationSolution: Sendable, Equatable {
+public struct TrilaterationSolution: Sendable, Equatable {
     /// Position p̂, metres; planar: z = the configured tag height.
-    package var position: Point3
+    public var position: Point3
     /// Position covariance (JᵀWJ)⁻¹ · max(1, s²) at p̂, m², with s² = χ²/(m − p) the a-posteriori
     /// variance factor (1 when m = p): the formal covariance, inflated when the residuals say the
     /// σ's were optimistic, never shrunk. Planar: z entries 0.
-    package var covariance: SymmetricMatrix3
+    public var covariance: SymmetricMatrix3
     /// The model solved in (LocusSolvers' `mode`: never `.automatic`).
     var model: TrilaterationKernel.Model
     /// HDOP √(Q₁₁ + Q₂₂), Q = (HᵀH)⁻¹ over unit line-of-sight rows of the used locators
     /// (planar rows (dx/r, dy/r), r the 3-D distance).
-    package var hdop: Double
+    public var hdop: Double
     /// VDOP √Q₃₃, spatial mode only.
-    package var vdop: Double?
+    public var vdop: Double?
     /// PDOP √trace Q (planar: equals HDOP).
-    package var pdop: Double
+    public var pdop: Double
     /// √(Σ eᵢ²/m) over the used ranges, eᵢ = rᵢ − r̂ᵢ(p̂), metres.
-    package var residualRMSMeters: Double
+    public var residualRMSMeters: Double
     /// χ² = Σ (eᵢ/σᵢ)² over the used ranges.
-    package var chiSquare: Double
+    public var chiSquare: Double
     /// m − p.
     var degreesOfFreedom: Int
     /// Bit i set: range i was rejected as an outlier (indices below 64; see `rejectedCount`).
-    package var rejectedMask: UInt64
+    public var rejectedMask: UInt64
     /// Number of rejected ranges.
-    package var rejectedCount: Int
+    public var rejectedCount: Int
     /// m: ranges in the final fit.
-    package var locatorsUsed: Int
+    public var locatorsUsed: Int
     /// Gauss–Newton steps of the final fit.
-    package var iterations: Int
+    public var iterations: Int
     /// True when the final fit's last step was within the tolerance.
-    package var isConverged: Bool
+    public var isConverged: Bool
 
     /// Memberwise initialiser.
     init(position: Point3, covariance: SymmetricMatrix3, model: TrilaterationKernel.Model, hdop: Double,

@@ -5,7 +5,7 @@ import LocusNumerics
 /// C stack and this is not touched): `TrilaterationKernel.scratchCount(locators:)` = 33 n + 1 doubles
 /// (≈ 264 bytes a locator) and n flags. It grows to the largest problem seen and is then reused: with
 /// a workspace kept across calls — one per solver owner, not one per fix — solving allocates nothing.
-package struct TrilaterationWorkspace: Sendable {
+public struct TrilaterationWorkspace: Sendable {
     /// Locators the buffers are sized for.
     private(set) var capacity: Int = 0
     /// The C search's scratch (contents meaningless between calls).
@@ -18,10 +18,10 @@ package struct TrilaterationWorkspace: Sendable {
     var isActive: [Bool] { used.map { $0 != 0 } }
 
     /// An empty workspace (no storage until a solve of more than 64 locators needs it).
-    init() {}
+    public init() {}
 
     /// A workspace ready for up to `locators` locators.
-    package init(capacity locators: Int) { reserve(locators) }
+    public init(capacity locators: Int) { reserve(locators) }
 
     /// Grows the buffers to hold `locators` locators (allocates only when growing).
     mutating func reserve(_ locators: Int) {

@@ -5,18 +5,19 @@ import Testing
 @Suite("FloorSessionExample (a client of the public API)")
 struct ExampleTests {
     /// Runs the built example with `arguments`; returns its exit status and stderr.
-    static func run(_ arguments: [String]) throws -> (status: Int32, err: String) {
+    static func run(_ arguments: [String], example: String = "FloorSessionExample") throws -> (status: Int32, err: String, out: String) {
         let process = Process()
-        process.executableURL = SessionFixtures.productsDirectory.appendingPathComponent("FloorSessionExample")
+        process.executableURL = SessionFixtures.productsDirectory.appendingPathComponent(example)
         process.arguments = arguments
         process.currentDirectoryURL = TestPaths.repositoryRoot
-        let err = Pipe()
-        process.standardOutput = FileHandle.nullDevice
+        let err = Pipe(), out = Pipe()
+        process.standardOutput = out
         process.standardError = err
         try process.run()
+        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         let text = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        return (process.terminationStatus, text)
+        return (process.terminationStatus, text, output)
     }
 
     @Test("the example exits 0 on the bundled hall, and 2 with the error on stderr for a missing or invalid site or trace")
@@ -29,5 +30,14 @@ struct ExampleTests {
         #expect(invalidSite.status == 2 && invalidSite.err.contains("E3104"), "\(invalidSite.err)")
         let missingTrace = try Self.run([TestPaths.fixture("sites/hall.json"), "/nonexistent/trace.csv"])
         #expect(missingTrace.status == 2 && missingTrace.err.contains("error:"), "\(missingTrace.err)")
+    }
+
+    @Test("SolverExample (the solver without an engine): the long range is rejected, the fix is within 5 cm, the HDOP map printed")
+    func solverExample() throws {
+        let run = try Self.run([], example: "SolverExample")
+        #expect(run.status == 0, "\(run.err)")
+        #expect(run.out.contains("rejected: [5]") && run.out.contains("HDOP at the tag's height:"), "\(run.out)")
+        let error = run.out.split(separator: "\n").first.flatMap { $0.split(separator: " ").last(where: { Double($0) != nil }) }
+        #expect(error.flatMap { Double($0) }.map { $0 < 0.05 } == true, "\(run.out)")
     }
 }
