@@ -1,11 +1,11 @@
-// SolverExample: the solver without an engine, from Swift — one epoch's fix and a layout's DOP, the
-// same search and figures as `locus_solve` and `locus_dop` of the C ABI.
+// SolverExample: the solver without an engine, from Swift — one epoch's fix, a layout's DOP and a floor's
+// geometry report: the same search and figures as `locus_solve`, `locus_dop` and `locus_geometry` of the C ABI.
 //
 //   swift run SolverExample
 //
 // Eight locators around a 20 m × 12 m hall at 2.5 m, a tag at 1.1 m: ranges with 5 cm of error and
 // one locator read 1.6 m long (no line of sight). Prints the fix, which range the robust search
-// rejected, and a coarse HDOP map of the layout. Exits 0; 1 if a solve fails.
+// rejected, a coarse HDOP map of the layout and the floor's geometry report. Exits 0; 1 if a solve fails.
 import Glibc
 import Locus
 
@@ -49,6 +49,18 @@ do throws(LocusError) {
         while line.hasSuffix(" ") { line.removeLast() }
         print(line)
     }
+
+    // The whole floor judged as `locus geometry` does: DOP map, coverage, verdict, warnings, and where a
+    // ninth locator would help most.
+    let locators = hall.enumerated().map { k, p in Locator(address: LocatorAddress(UInt16(0x100 + k)), position: p) }
+    let floor = Floor(id: "1F", widthMeters: 20, heightMeters: 12, tagHeightMeters: 1.1, locators: locators)
+    let report = try GeometryReport(floor: floor, options: GeometryReportOptions(gridMeters: 0.5))
+    let s = report.statistics
+    print("geometry: \(report.verdict), \(text(100 * s.coverage, 1)) % of \(s.cells) cells covered, " +
+          "HDOP p95 \(text(s.hdopP95 ?? .nan, 2)), \(report.warnings.count) warnings")
+    let ninth = try report.suggestion()
+    print("a ninth locator at (\(text(ninth.position.x, 1)), \(text(ninth.position.y, 1))) m: HDOP p95 " +
+          "\(text(ninth.after.hdopP95 ?? .nan, 2))\(ninth.improves ? "" : " (not worth it)")")
 } catch {
     print("SolverExample: error: \(error)")
     exit(1)

@@ -2,17 +2,17 @@ import LocusCore
 import LocusNumerics
 
 /// Where one more locator would most improve a floor's worst area, and by how much.
-package struct GeometrySuggestion: Sendable, Equatable {
+public struct GeometrySuggestion: Sendable, Equatable {
     /// The proposed locator position (x, y on the floor, z the median height of the existing locators).
-    package var position: Point3
+    public var position: Point3
     /// Statistics of the report grid without the proposed locator.
-    var before: GeometryStatistics
+    public var before: GeometryStatistics
     /// Statistics of the report grid with the proposed locator.
-    var after: GeometryStatistics
+    public var after: GeometryStatistics
     /// Candidate positions evaluated.
-    var candidates: Int
+    public var candidates: Int
     /// Cell size of the coarse grid the search scored candidates on, metres.
-    var searchGridMeters: Double
+    public var searchGridMeters: Double
 
     /// Memberwise initialiser.
     init(position: Point3, before: GeometryStatistics, after: GeometryStatistics, candidates: Int, searchGridMeters: Double) {
@@ -25,7 +25,7 @@ package struct GeometrySuggestion: Sendable, Equatable {
 
     /// True when the proposal is worth a locator: p95 HDOP drops by at least 5 % or coverage rises
     /// by at least 0.5 percentage points on the report grid (a good layout gains little).
-    var improves: Bool {
+    public var improves: Bool {
         let p0 = before.hdopP95 ?? .infinity, p1 = after.hdopP95 ?? .infinity
         return (p0.isFinite ? p1 <= 0.95 * p0 : p1.isFinite) || after.coverage >= before.coverage + 0.005
     }
@@ -49,7 +49,7 @@ extension GeometryReport {
     /// - Throws: E3001/E1003 as `init(floor:options:)` (not expected: the grid was valid).
     /// With differences (`options.measurement == .tdoa`) the same search scores candidates with the
     /// difference DOP (`differenceSuggestion`).
-    package func suggestion() throws(LocusError) -> GeometrySuggestion {
+    public func suggestion() throws(LocusError) -> GeometrySuggestion {
         if options.measurement == .tdoa { return try differenceSuggestion() }
         let area = floor.widthMeters * floor.heightMeters
         var searchOptions = options

@@ -125,7 +125,7 @@ extension GeometryReport {
     /// The DOP map as the heatmap colours it: the cell edges along x (columns + 1, x₀ + i·Δx) and
     /// along y (rows + 1, y₀ + j·Δy), metres, and each cell's HDOP (nil: no fix) in `grid` index order
     /// (row-major, row 0 at the bottom).
-    package var hdopMap: (xEdgesMeters: [Double], yEdgesMeters: [Double], hdop: [Double?]) {
+    public var hdopMap: (xEdgesMeters: [Double], yEdgesMeters: [Double], hdop: [Double?]) {
         ((0...grid.columns).map { grid.originX + Double($0) * grid.cellWidthMeters },
          (0...grid.rows).map { grid.originY + Double($0) * grid.cellHeightMeters },
          cells.map(\.hdop))

@@ -2,9 +2,9 @@ import LocusCore
 import LocusNumerics
 
 /// Settings of a geometry report (`locus geometry`): grid, range model and thresholds.
-package struct GeometryReportOptions: Sendable, Equatable {
+public struct GeometryReportOptions: Sendable, Equatable {
     /// Which of the two numeric paths computes the DOP map (they agree to ~1e-12).
-    package enum Path: Sendable, Equatable {
+    public enum Path: Sendable, Equatable {
         /// Per cell, the C kernel `locus_tril_dop` over the in-range locators (the reference).
         case kernel
         /// Per block of cells, one `cblas_dgemm` forming all normal matrices, then a closed-form
@@ -15,7 +15,7 @@ package struct GeometryReportOptions: Sendable, Equatable {
     }
 
     /// What the locators measure: the DOP map is that measurement's.
-    package enum Measurement: String, Sendable, Equatable {
+    public enum Measurement: String, Sendable, Equatable {
         /// Two-way ranges (TWR): unit line-of-sight rows, Q = (HᵀH)⁻¹ (`GeometryQuality`).
         case range
         /// Uplink range differences (TDoA): every locator in range hears the tag's blink and each
@@ -25,22 +25,22 @@ package struct GeometryReportOptions: Sendable, Equatable {
     }
 
     /// Requested cell size a, metres; the floor is split into ⌈W/a⌉ × ⌈H/a⌉ equal cells.
-    package var gridMeters: Double
+    public var gridMeters: Double
     /// Largest 3-D distance ‖p − pᵢ‖ (tag at its carrying height) at which a locator is in range, metres.
-    package var maximumRangeMeters: Double
+    public var maximumRangeMeters: Double
     /// The largest grid accepted (cells), a guard against `--grid 0.001` on a stadium.
-    package var maximumCells: Int
+    public var maximumCells: Int
     /// Coverage threshold: a cell is covered when HDOP ≤ this and ≥ `locatorsNeeded` locators are in
     /// range (SPEC §5: 3 for planar ranges).
-    package var coverageHDOP: Double
+    public var coverageHDOP: Double
     /// Cells above this HDOP are reported as poor geometry.
-    package var poorHDOP: Double
+    public var poorHDOP: Double
     /// Mode rule, singularity threshold and largest DOP accepted (shared with the solver).
-    var trilateration: TrilaterationConfiguration
-    /// The numeric path of the DOP map (ranges only: differences have one path).
-    var path: Path
+    public var trilateration: TrilaterationConfiguration
+    /// The numeric path of the DOP map (ranges only: differences have one path; `locus geometry --method`).
+    public var path: Path
     /// Ranges (default) or uplink differences.
-    package var measurement: Measurement
+    public var measurement: Measurement
 
     /// Locators a cell needs in range to count as positioned: unknowns + 1 observations, the
     /// redundancy the solver asks for. Ranges: 3 planar, 4 spatial (p + 1 ranges for p unknowns).
@@ -54,10 +54,10 @@ package struct GeometryReportOptions: Sendable, Equatable {
     }
 
     /// Memberwise initialiser; every argument defaults to `standard`'s value.
-    package init(gridMeters: Double = 0.5, maximumRangeMeters: Double = 30, maximumCells: Int = 1_000_000,
-                 coverageHDOP: Double = 2, poorHDOP: Double = 5,
-                 trilateration: TrilaterationConfiguration = .standard, path: Path = .batched,
-                 measurement: Measurement = .range) {
+    public init(gridMeters: Double = 0.5, maximumRangeMeters: Double = 30, maximumCells: Int = 1_000_000,
+                coverageHDOP: Double = 2, poorHDOP: Double = 5,
+                trilateration: TrilaterationConfiguration = .standard, path: Path = .batched,
+                measurement: Measurement = .range) {
         self.gridMeters = gridMeters
         self.maximumRangeMeters = maximumRangeMeters
         self.maximumCells = maximumCells
@@ -69,7 +69,7 @@ package struct GeometryReportOptions: Sendable, Equatable {
     }
 
     /// 0.5 m cells, 30 m range, at most 1,000,000 cells, covered at HDOP ≤ 2, poor above 5, batched path, ranges.
-    package static let standard = GeometryReportOptions()
+    public static let standard = GeometryReportOptions()
 }
 
 /// The cell layout of a report: `columns × rows` equal cells tiling the floor rectangle, row 0 at
@@ -149,30 +149,30 @@ package struct GeometryCell: Sendable, Equatable {
 }
 
 /// Summary numbers of a DOP map.
-struct GeometryStatistics: Sendable, Equatable {
+public struct GeometryStatistics: Sendable, Equatable {
     /// Number of cells.
-    var cells: Int
+    public var cells: Int
     /// Cells with an HDOP (enough locators in range, geometry not degenerate).
-    var solvableCells: Int
+    public var solvableCells: Int
     /// Cells with HDOP ≤ the coverage threshold and ≥ `options.locatorsNeeded` locators in range
     /// (ranges: 3 planar, 4 spatial; differences: 4, 5).
-    var coveredCells: Int
+    public var coveredCells: Int
     /// Cells with fewer locators in range than the mode needs (`options.locatorsNeeded`).
-    var outOfRangeCells: Int
+    public var outOfRangeCells: Int
     /// Cells with HDOP above `poorHDOP`, or enough locators but a degenerate geometry.
-    var poorCells: Int
+    public var poorCells: Int
     /// Median HDOP over solvable cells (`Quantile.linear`: interpolated between order statistics at
     /// rank q·(N − 1)); nil when no cell is solvable.
-    var hdopP50: Double?
+    public var hdopP50: Double?
     /// 95th-percentile HDOP over solvable cells (as `hdopP50`); nil when none is solvable.
-    var hdopP95: Double?
+    public var hdopP95: Double?
     /// Largest HDOP over solvable cells; nil when none is solvable.
-    var hdopMax: Double?
+    public var hdopMax: Double?
     /// Largest VDOP (spatial floors).
-    var vdopMax: Double?
+    public var vdopMax: Double?
 
     /// coveredCells / cells (0 for an empty grid).
-    var coverage: Double { cells > 0 ? Double(coveredCells) / Double(cells) : 0 }
+    public var coverage: Double { cells > 0 ? Double(coveredCells) / Double(cells) : 0 }
 
     /// Statistics of `cells` with the thresholds of `options` and p unknowns.
     /// Complexity O(N log N) for the percentiles.
@@ -207,11 +207,11 @@ struct GeometryStatistics: Sendable, Equatable {
 }
 
 /// A geometry finding: a stable key (e.g. `geometry.locatorsCollinear`) and a message with numbers.
-struct GeometryWarning: Sendable, Equatable, CustomStringConvertible {
+public struct GeometryWarning: Sendable, Equatable, CustomStringConvertible {
     /// Stable, machine-readable key, `geometry.<name>`.
-    var key: String
+    public var key: String
     /// What is wrong, where, and by how much.
-    var message: String
+    public var message: String
 
     /// Memberwise initialiser.
     init(key: String, message: String) {
@@ -220,7 +220,7 @@ struct GeometryWarning: Sendable, Equatable, CustomStringConvertible {
     }
 
     /// `key: message`, the form `--json` lists.
-    var description: String { "\(key): \(message)" }
+    public var description: String { "\(key): \(message)" }
 }
 
 /// The geometry of a floor's locator layout over a grid: DOP map, coverage, statistics and warnings.
@@ -233,28 +233,28 @@ struct GeometryWarning: Sendable, Equatable, CustomStringConvertible {
 /// spatial one 4 (the solver needs p + 1 ranges). HDOP is unitless: position σ ≈ HDOP · range σ.
 /// With `options.measurement == .tdoa` the cells hold the DOP of uplink range differences instead
 /// (`GeometryReport+Difference.swift`: 4 locators heard planar, 5 spatial; σ one arrival's error).
-package struct GeometryReport: Sendable {
+public struct GeometryReport: Sendable {
     /// The floor judged.
-    package var floor: Floor
+    public internal(set) var floor: Floor
     /// The locator positions judged (the floor's, or with a proposed extra one).
-    package var locators: [Point3]
+    public internal(set) var locators: [Point3]
     /// The floor's resolved mode (`.planar` or `.spatial`).
-    var mode: TrilaterationMode
+    public internal(set) var mode: TrilaterationMode
     /// The cell layout.
     var grid: GeometryGrid
     /// One entry per cell, in `grid` index order.
     var cells: [GeometryCell]
     /// Summary numbers.
-    var statistics: GeometryStatistics
+    public internal(set) var statistics: GeometryStatistics
     /// Findings in a fixed order: layout, out-of-floor locators, out-of-range area, poor area, zones.
-    var warnings: [GeometryWarning]
+    public internal(set) var warnings: [GeometryWarning]
     /// The settings used.
-    package var options: GeometryReportOptions
+    public internal(set) var options: GeometryReportOptions
 
     /// Computes the report of `floor` (all of its locators).
     /// Complexity O(cells · n) plus O(cells log cells) for the percentiles.
     /// - Throws: E3001 floor without extent, E1003 bad grid or too many cells.
-    package init(floor: Floor, options: GeometryReportOptions = .standard) throws(LocusError) {
+    public init(floor: Floor, options: GeometryReportOptions = .standard) throws(LocusError) {
         try self.init(floor: floor, locators: floor.locators.map(\.position), options: options)
     }
 
@@ -292,7 +292,7 @@ package struct GeometryReport: Sendable {
     }
 
     /// Locators a cell needs in range: ranges 3 planar, 4 spatial; differences 4, 5.
-    package var locatorsNeeded: Int { options.locatorsNeeded(spatial: mode == .spatial) }
+    public var locatorsNeeded: Int { options.locatorsNeeded(spatial: mode == .spatial) }
 
     /// The kernel path: per cell, gather the in-range locators into one scratch buffer and call
     /// `locus_tril_dop` on them. One allocation for the scratch, one for the result.

@@ -8,7 +8,7 @@ import LocusCore
 /// - good (green): coverage ≥ 95 % and max HDOP ≤ c;
 /// - fair (amber): coverage ≥ 80 % and max HDOP ≤ p;
 /// - poor (red): anything else, including a floor where no cell can be positioned.
-package enum GeometryVerdict: Sendable, Equatable {
+public enum GeometryVerdict: Sendable, Equatable {
     case good, fair, poor
 
     /// Coverage fractions at or above which a floor can be good or fair.
@@ -29,5 +29,5 @@ package enum GeometryVerdict: Sendable, Equatable {
 
 extension GeometryReport {
     /// The verdict on this report's statistics with its limits (`GeometryVerdict`).
-    package var verdict: GeometryVerdict { GeometryVerdict(statistics: statistics, options: options) }
+    public var verdict: GeometryVerdict { GeometryVerdict(statistics: statistics, options: options) }
 }
