@@ -45,6 +45,9 @@ do throws(LocusError) {
     try session.begin(provider: try TraceProvider(path: tracePath, pace: .asFastAsPossible))
     await session.waitForProvider()
     session.end()
+    // Rows the session could not use are counted by reason, never dropped in silence.
+    let skipped = session.diagnostics.skipped
+    print("skipped rows: \(skipped.total)" + skipped.nonZero.map { " \($0.reason.rawValue)=\($0.count)" }.joined())
 } catch {
     FileHandle.standardError.write(Data("FloorSessionExample: error: \(error)\n".utf8))
     exit(error.code.isRunTimeFailure ? 1 : 2)

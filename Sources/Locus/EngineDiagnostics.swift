@@ -3,29 +3,29 @@ import LocusCore
 /// What the engine counted while running: skipped rows by reason, and epochs that gave no fix by
 /// error code (E4001 too few ranges, E4002 degenerate geometry, …). Run-time conditions are
 /// reported here, not thrown per fix.
-package struct EngineDiagnostics: Sendable, Equatable {
+public struct EngineDiagnostics: Sendable, Equatable {
     /// Rows that could not be used, by reason.
-    package var skipped = SkipTally()
+    public package(set) var skipped = SkipTally()
     /// Epochs formed.
-    package var epochs = 0
+    public package(set) var epochs = 0
     /// Epochs that gave no fix, by code, in code order.
-    package private(set) var failedEpochs: [(code: LocusErrorCode, count: Int)] = []
+    public private(set) var failedEpochs: [(code: LocusErrorCode, count: Int)] = []
     /// Rejected (outlier) ranges over all least-squares fixes.
-    package var rejectedRanges = 0
+    public package(set) var rejectedRanges = 0
     /// Epochs that gave no fix because the tag's filter had no track yet (it initialises once
     /// enough locators have been ranged).
-    package var epochsBeforeTrack = 0
+    public package(set) var epochsBeforeTrack = 0
     /// Tags evicted: idle past `EngineConfiguration.TagLimit.idleSeconds` with nothing in flight,
     /// their state let go (0 without a tag limit).
-    package var tagsEvicted = 0
+    public package(set) var tagsEvicted = 0
     /// Range-difference (TDoA) rows offered to the engine (used or skipped).
-    package var differenceRows = 0
+    public package(set) var differenceRows = 0
     /// Epochs whose fix is the raw least-squares fix although tracking is on (`--filter kalman`):
     /// range-difference (TDoA) epochs on a floor solved in 3-D, where the causal filter (`SpatialTrack`)
     /// takes ranges only; and an epoch on such a floor whose least-squares fix could not seed the track
     /// (covariance not positive definite). 0 without tracking. Reported so that a summary saying
     /// "kalman" does not hide raw fixes (issue #42).
-    package var unfilteredEpochs = 0
+    public package(set) var unfilteredEpochs = 0
 
     /// Nothing counted yet.
     package init() {}
@@ -60,7 +60,7 @@ package struct EngineDiagnostics: Sendable, Equatable {
     }
 
     /// Equal counts (failed epochs compared by code and count, in order).
-    package static func == (a: EngineDiagnostics, b: EngineDiagnostics) -> Bool {
+    public static func == (a: EngineDiagnostics, b: EngineDiagnostics) -> Bool {
         a.skipped == b.skipped && a.epochs == b.epochs && a.rejectedRanges == b.rejectedRanges && a.epochsBeforeTrack == b.epochsBeforeTrack
             && a.tagsEvicted == b.tagsEvicted && a.differenceRows == b.differenceRows
             && a.unfilteredEpochs == b.unfilteredEpochs

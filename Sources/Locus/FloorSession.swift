@@ -462,7 +462,7 @@ public final class FloorSession: Sendable {
     // MARK: inspection
 
     /// Rows skipped by reason and epochs without a fix by code, since the run began.
-    var diagnostics: EngineDiagnostics { state.withLock { $0.driver.diagnostics } }
+    public var diagnostics: EngineDiagnostics { state.withLock { $0.driver.diagnostics } }
 
     /// Positions buffered or pending delivery (not acknowledged by the sink).
     public var undeliveredPositionCount: Int { state.withLock { $0.delivery.undeliveredCount } }

@@ -1,6 +1,6 @@
 /// Why an input row was skipped. Skipped rows are never silent: they are counted by reason and
 /// reported (`skipped` in the `--json` summary). The raw values are the report's keys.
-@usableFromInline package enum SkipReason: String, Sendable, CaseIterable, Comparable {
+public enum SkipReason: String, Sendable, CaseIterable, Comparable {
     /// A required field is empty or the row has too few fields.
     case missingField = "missing_field"
     /// A number that does not parse.
@@ -38,13 +38,13 @@
     case differenceTooLong = "difference_too_long"
 
     /// Orders by the report key (`rawValue`).
-    @usableFromInline package static func < (a: SkipReason, b: SkipReason) -> Bool { a.rawValue < b.rawValue }
+    public static func < (a: SkipReason, b: SkipReason) -> Bool { a.rawValue < b.rawValue }
 }
 
 /// Counts of skipped rows by reason, with the first line number of each — the smallest, so that a
 /// tally does not depend on the order rows were met or tallies merged (a sorted replay, several
 /// engines): for messages. Deterministic: reported in the order of the reasons' keys.
-package struct SkipTally: Sendable, Equatable {
+public struct SkipTally: Sendable, Equatable {
     private var counts = [Int](repeating: 0, count: SkipReason.allCases.count)
     private var firstLines = [Int](repeating: 0, count: SkipReason.allCases.count)
 
@@ -97,14 +97,14 @@ package struct SkipTally: Sendable, Equatable {
     }
 
     /// Rows skipped for `reason`.
-    package func count(_ reason: SkipReason) -> Int { counts[Self.index(reason)] }
+    public func count(_ reason: SkipReason) -> Int { counts[Self.index(reason)] }
     /// The smallest line of a row skipped for `reason` (0 if none, or unknown).
-    package func firstLine(_ reason: SkipReason) -> Int { firstLines[Self.index(reason)] }
+    public func firstLine(_ reason: SkipReason) -> Int { firstLines[Self.index(reason)] }
     /// Rows skipped for any reason.
-    package var total: Int { counts.reduce(0, +) }
+    public var total: Int { counts.reduce(0, +) }
 
     /// The reasons with a non-zero count, sorted by key, with their counts.
-    package var nonZero: [(reason: SkipReason, count: Int)] {
+    public var nonZero: [(reason: SkipReason, count: Int)] {
         SkipReason.allCases.sorted().compactMap { r in count(r) > 0 ? (r, count(r)) : nil }
     }
 }
