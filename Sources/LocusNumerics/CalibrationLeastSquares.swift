@@ -41,8 +41,10 @@ package enum CalibrationLeastSquares {
         let info = a.withUnsafeMutableBufferPointer { ap in
             b.withUnsafeMutableBufferPointer { bp in
                 work.withUnsafeMutableBufferPointer { wp in
-                    LAPACKE_dgels_work(LAPACK_COL_MAJOR, CChar(UInt8(ascii: "N")), m, n, 1, ap.baseAddress, m,
-                                       bp.baseAddress, m, wp.baseAddress, lwork)
+                    LapackThreads.onOneThread {  // dgels splits its reductions by thread count
+                        LAPACKE_dgels_work(LAPACK_COL_MAJOR, CChar(UInt8(ascii: "N")), m, n, 1, ap.baseAddress, m,
+                                           bp.baseAddress, m, wp.baseAddress, lwork)
+                    }
                 }
             }
         }

@@ -22,8 +22,10 @@ package struct SymmetricEigen: Sendable {
         var w = [Double](repeating: 0, count: n)
         let info = a.withUnsafeMutableBufferPointer { ap in
             w.withUnsafeMutableBufferPointer { wp in
-                LAPACKE_dsyev(LAPACK_COL_MAJOR, CChar(UInt8(ascii: "V")), CChar(UInt8(ascii: "U")), LapackStatus.int32(n),
-                              ap.baseAddress, LapackStatus.int32(n), wp.baseAddress)
+                LapackThreads.onOneThread {  // dsyev's bits depend on OpenBLAS's thread count
+                    LAPACKE_dsyev(LAPACK_COL_MAJOR, CChar(UInt8(ascii: "V")), CChar(UInt8(ascii: "U")), LapackStatus.int32(n),
+                                  ap.baseAddress, LapackStatus.int32(n), wp.baseAddress)
+                }
             }
         }
         try LapackStatus.check(info, routine: "dsyev")

@@ -78,6 +78,10 @@ def test_calibrate_without_truth(tmp_path):
     assert not any(l["flagged"] for l in report["locators"])
     assert json.loads((tmp_path / "cal.json").read_text())["floors"][0]["locators"][0]["biasM"] == pytest.approx(
         report["locators"][0]["bias_m"], abs=1e-3)
+    # The same bytes as the command line's --out, whatever OpenBLAS's thread count in this process.
+    subprocess.run([cli, "calibrate", "--site", str(FIXTURES / "sites" / "hall.json"), "--trace", str(trace), "--out",
+                    str(tmp_path / "cli.json")], check=True, capture_output=True)
+    assert (tmp_path / "cal.json").read_bytes() == (tmp_path / "cli.json").read_bytes()
     with_truth = locus.calibrate(FIXTURES / "sites" / "hall.json", trace, truth=tmp_path / "truth.csv")
     assert with_truth["samples"] > 0
 
