@@ -44,6 +44,7 @@ let package = Package(
         // A runnable example: a FloorSession fed by a TraceProvider.
         .executableTarget(name: "FloorSessionExample", dependencies: ["Locus"], path: "Examples/FloorSessionExample"),
         .executableTarget(name: "SolverExample", dependencies: ["Locus"], path: "Examples/SolverExample"),
+        .executableTarget(name: "CalibrationExample", dependencies: ["Locus"], path: "Examples/CalibrationExample"),
         // The child process of the durable-spool kill test (Tests/LocusTests/SpoolKillTests.swift).
         .executableTarget(name: "SpoolChild", dependencies: ["Locus"], path: "Tests/SpoolChild"),
         .target(name: "BenchHarness", path: "Benchmarks/BenchHarness"),

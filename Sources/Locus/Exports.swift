@@ -10,5 +10,12 @@
 // `TrilaterationWorkspace` that makes repeated solves allocation-free), the dilution of precision of a
 // layout at a point (`GeometryQuality.dop`, `DilutionOfPrecision`), and the calibration's result types
 // (`SelfCalibration`, `SelfCalibratedLocator`, named `SiteCalibration.FloorReport`/`LocatorReport`).
+//
+// And LocusIO's public declarations: the SPEC files from Swift, byte for byte as `locus` reads and
+// writes them — a site (`SiteDecoder` load/decode/validate, `SiteEncoder.encode`, with the input's
+// address notation kept through `SiteAddressNotation`), a trace (`TraceReader.read(path:)` → `RangeTrace`:
+// its measurements and the rows skipped by reason), a truth file (`GroundTruth`), positions CSV
+// (`PositionsWriter`) and zone events JSON Lines (`ZoneEventWriter`).
 @_exported import LocusCore
 @_exported import LocusSolvers
+@_exported import LocusIO

@@ -3,7 +3,7 @@ import LocusCore
 
 /// Reference positions per tag (`truth.csv`, SPEC §2: `t,tag,x,y,z`, `tag` and `z` optional),
 /// interpolated linearly in time to compare with positions.
-package struct GroundTruth: Sendable {
+public struct GroundTruth: Sendable {
     /// One tag's samples, sorted by time (stable for equal times).
     struct Track: Sendable {
         var timeSeconds: [Double] = []
@@ -38,22 +38,22 @@ package struct GroundTruth: Sendable {
     /// Tracks by tag id.
     var tracks: [TagID: Track] = [:]
     /// Rows skipped while reading.
-    var skipped = SkipTally()
+    public internal(set) var skipped = SkipTally()
 
     init() {}
 
     /// The truth of `tag` at `t`, or nil when the tag has none there.
-    package func position(tag: TagID, at t: Double) -> Point3? { tracks[tag]?.position(at: t) }
+    public func position(tag: TagID, at t: Double) -> Point3? { tracks[tag]?.position(at: t) }
 
     /// The samples of `tag` (times in seconds, sorted; positions in metres), nil when it has none:
     /// for a fit over the whole track (the truth clock shift).
-    package func samples(of tag: TagID) -> (timeSeconds: [Double], points: [Point3])? {
+    public func samples(of tag: TagID) -> (timeSeconds: [Double], points: [Point3])? {
         tracks[tag].map { ($0.timeSeconds, $0.points) }
     }
 
     /// Reads `truth.csv`.
     /// - Throws: `E5001` unreadable, `E5003` when `t`, `x` or `y` is missing from the header.
-    package static func read(path: String) throws(LocusError) -> GroundTruth {
+    public static func read(path: String) throws(LocusError) -> GroundTruth {
         let data = try FileBytes.read(path: path)
         let result = data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Result<GroundTruth, LocusError> in
             Result { () throws(LocusError) -> GroundTruth in try parse(raw.bindMemory(to: UInt8.self), file: path) }

@@ -8,13 +8,13 @@ import LocusCore
 /// and `course_deg` are empty for raw solver fixes (no velocity) and `course_deg` also when the tag
 /// is still. `accuracy_m` is DRMS √(σx²+σy²); `accuracy95_m` the 95 % horizontal radius. `rejected`
 /// lists the rejected locators' addresses separated by spaces.
-package struct PositionsWriter {
+public struct PositionsWriter {
     /// The header line.
-    package static let header = "t,tag,x,y,z,vx,vy,speed_mps,course_deg,accuracy_m,accuracy95_m,hdop,anchors,rejected,floor\n"
+    public static let header = "t,tag,x,y,z,vx,vy,speed_mps,course_deg,accuracy_m,accuracy95_m,hdop,anchors,rejected,floor\n"
 
-    package private(set) var bytes: [UInt8] = Array(Self.header.utf8)
+    public private(set) var bytes: [UInt8] = Array(Self.header.utf8)
 
-    package init() {}
+    public init() {}
 
     /// Forgets the bytes written (the header too), keeping the storage: for output written piece
     /// by piece (`bytes` then holds only the rows appended since).
@@ -23,7 +23,7 @@ package struct PositionsWriter {
     /// Appends one row: written into 512 bytes of stack scratch memory (15 fields of at most 16
     /// bytes, the ids and up to 8 rejected addresses) and copied once; a row the fast number
     /// path cannot spell exactly (or a long or quoted id) is written by `appendExact`, the same bytes.
-    package mutating func append(_ fix: PositionFix) { Self.appendRow(fix, to: &bytes) }
+    public mutating func append(_ fix: PositionFix) { Self.appendRow(fix, to: &bytes) }
 
     /// Appends the row of `fix` to `bytes` (what `append` writes; for callers that keep their own
     /// buffers, such as the shards of a parallel replay).

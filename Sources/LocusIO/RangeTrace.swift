@@ -7,17 +7,27 @@ import LocusCore
 /// Tags and floors are interned: rows carry indices into `tags` and `floors`. A row's floor index is
 /// −1 when the trace has no `floor` column or the cell is empty (the stream's default floor). The
 /// rows are the parser's `TraceRow`s as parsed (32 bytes each), not copied into columns.
-package struct RangeTrace: Sendable {
+public struct RangeTrace: Sendable {
     /// The rows, in file order.
     package var rows: [TraceRow] = []
     /// Tag ids in order of first appearance.
-    package var tags: [TagID] = []
+    public package(set) var tags: [TagID] = []
     /// Floor ids named by the trace, in order of first appearance.
-    package var floors: [FloorID] = []
+    public package(set) var floors: [FloorID] = []
     /// Rows skipped while reading, by reason.
-    package var skipped = SkipTally()
+    public package(set) var skipped = SkipTally()
 
     init() {}
+
+    /// Usable rows.
+    public var count: Int { rows.count }
+
+    /// Every usable row as a value, in file order: a range or a range difference (what
+    /// `FloorSession.ingest(contentsOf:)` takes). Allocates the array; the engine's own replay reads
+    /// `rows` in place.
+    public var measurements: [Measurement] {
+        rows.indices.map { rows[$0].isDifference ? .difference(difference($0)) : .range(measurement($0)) }
+    }
 
     /// Row `i` (a difference row) as a value.
     package func difference(_ i: Int) -> RangeDifference {

@@ -7,7 +7,7 @@ import LocusCore
 /// Kept beside the `Site`, not in `Locator`: the site model the engine uses carries no file spelling,
 /// and sites built in code compare equal to decoded ones. Addresses without a recorded spelling are
 /// written as `SiteEncoder` writes them by default (`"0x9DD7"`).
-package struct SiteAddressNotation: Sendable, Equatable {
+public struct SiteAddressNotation: Sendable, Equatable {
     /// One address's spelling in the file.
     enum Spelling: Sendable, Hashable {
         /// A JSON integer, e.g. `40407`.
@@ -19,7 +19,7 @@ package struct SiteAddressNotation: Sendable, Equatable {
     private var spellings: [FloorID: [LocatorAddress: Spelling]] = [:]
 
     /// No recorded spelling: every address is written in the default notation.
-    init() {}
+    public init() {}
 
     /// The spelling of `address` on floor `floor`, nil when none was recorded.
     subscript(floor: FloorID, address: LocatorAddress) -> Spelling? {

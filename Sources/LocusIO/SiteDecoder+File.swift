@@ -5,13 +5,13 @@ extension SiteDecoder {
     /// Reads and decodes the site file at `path` (see `decode(_:file:)`); errors name `path` as the file.
     /// - Throws: `LocusError` `.fileUnreadable` (E5001) when the file cannot be read, otherwise the
     ///   errors of `decode(_:file:)`.
-    package static func load(path: String) throws(LocusError) -> Site {
+    public static func load(path: String) throws(LocusError) -> Site {
         try decode(bytes(path: path), file: path)
     }
 
     /// `validate(_:file:)` of the file at `path`: every problem, not just the first. A file that
     /// cannot be read gives the one error E5001.
-    package static func validate(path: String) -> (site: Site?, errors: [LocusError]) {
+    public static func validate(path: String) -> (site: Site?, errors: [LocusError]) {
         do {
             return validate(try bytes(path: path), file: path)
         } catch {
@@ -21,7 +21,7 @@ extension SiteDecoder {
 
     /// `load(path:)`, and how each locator address was written (see `decodeNotated(_:file:)`).
     /// - Throws: as `load(path:)`.
-    package static func loadNotated(path: String) throws(LocusError) -> (site: Site, addressNotation: SiteAddressNotation) {
+    public static func loadNotated(path: String) throws(LocusError) -> (site: Site, addressNotation: SiteAddressNotation) {
         try decodeNotated(bytes(path: path), file: path)
     }
 

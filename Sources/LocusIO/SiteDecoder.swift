@@ -15,7 +15,7 @@ import LocusCore
 /// the root) and the line/column of the offending value (for a missing member: of the object that
 /// lacks it). One walk finds them all (`validate(_:file:)`, for `locus lint`); `decode` throws the
 /// first of them. JSON that does not parse has exactly one error, the parser's.
-package enum SiteDecoder {
+public enum SiteDecoder {
     /// Decodes and validates a site from UTF-8 JSON bytes; `file` is only used in error contexts.
     /// - Throws: `LocusError` with `.malformedJSON` (E5002) for JSON that does not parse, or one of
     ///   `.siteMissingField` (E3101), `.siteWrongType` (E3102), `.siteDuplicateID` (E3103),
@@ -24,7 +24,7 @@ package enum SiteDecoder {
     ///   `.polygonSelfIntersecting` (E3109), `.polygonZeroArea` (E3110), `.invalidLocatorAddress`
     ///   (E3111), `.siteValueOutOfRange` (E3112: non-integer `inCount`/`priority`/`sessionId`/
     ///   `floorCount`, empty id).
-    package static func decode(_ bytes: [UInt8], file: String) throws(LocusError) -> Site {
+    public static func decode(_ bytes: [UInt8], file: String) throws(LocusError) -> Site {
         try decodeNotated(bytes, file: file).site
     }
 
@@ -49,7 +49,7 @@ package enum SiteDecoder {
     /// gets no polygon check, and the members of a value that is not an object are not read.
     /// Duplicates are all reported, each naming the first occurrence. Bytes that are not JSON give
     /// the one parse error (E5002) with its line and column.
-    package static func validate(_ bytes: [UInt8], file: String) -> (site: Site?, errors: [LocusError]) {
+    public static func validate(_ bytes: [UInt8], file: String) -> (site: Site?, errors: [LocusError]) {
         let outcome = read(bytes, file: file)
         return (outcome.errors.isEmpty ? outcome.site : nil, outcome.errors)
     }

@@ -8,9 +8,9 @@ import LocusCore
 /// Addresses are written as `"0x9DD7"`, or as the file had them when the decoder's
 /// `SiteAddressNotation` is passed in; `building` is omitted when its id is empty (a site read
 /// without one); `sessionId` and `floorCount` only when set. Complexity O(size of the site).
-package enum SiteEncoder {
+public enum SiteEncoder {
     /// The site file's bytes; each locator address in its `addressNotation` spelling when it has one.
-    package static func encode(_ site: Site, addressNotation: SiteAddressNotation = SiteAddressNotation()) -> [UInt8] {
+    public static func encode(_ site: Site, addressNotation: SiteAddressNotation = SiteAddressNotation()) -> [UInt8] {
         JSONWriter(style: .pretty).bytes(jsonValue(site, addressNotation: addressNotation)) + [UInt8(ascii: "\n")]
     }
 

@@ -4,11 +4,11 @@ import LocusCore
 /// Reads a whole range trace (`trace.csv`, SPEC §2) into memory (`RangeTrace`): the rules
 /// are `TraceRowParser`'s, with the whole input as one piece. Streamed replay reads the same rows in
 /// bounded chunks (`TraceStream`).
-package enum TraceReader {
+public enum TraceReader {
     /// Reads and parses the file at `path`.
     /// - Throws: `E5001` when the file can't be read; `E5003` when a required column is missing;
     ///   `E5004` when there is no header.
-    package static func read(path: String) throws(LocusError) -> RangeTrace {
+    public static func read(path: String) throws(LocusError) -> RangeTrace {
         let data = try FileBytes.read(path: path)
         let result = data.withUnsafeBytes { (raw: UnsafeRawBufferPointer) -> Result<RangeTrace, LocusError> in
             Result { () throws(LocusError) -> RangeTrace in try parse(raw.bindMemory(to: UInt8.self), file: path) }

@@ -4,14 +4,14 @@ import LocusCore
 /// `{"t":12.250,"tag":"T1","floor":"1F","zone":"entrance","event":"enter"}`, with
 /// `"dwellSeconds"` added to dwell events. Times have 3 decimals (ms) and dwell seconds the shortest
 /// exact form, so the same events give the same bytes.
-package struct ZoneEventWriter {
-    package private(set) var bytes: [UInt8] = []
+public struct ZoneEventWriter {
+    public private(set) var bytes: [UInt8] = []
     private let writer = JSONWriter(style: .line)
 
-    package init() {}
+    public init() {}
 
     /// Forgets the bytes written, keeping the storage (output written piece by piece).
-    package mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
+    public mutating func removeAll() { bytes.removeAll(keepingCapacity: true) }
 
     /// The JSON object of one event.
     package static func json(_ e: ZoneEvent) -> JSONValue {
@@ -29,7 +29,7 @@ package struct ZoneEventWriter {
     /// Appends one event line: written into stack scratch memory and copied once; an event the
     /// fast path cannot spell exactly (ids needing escapes, a long id, a time it cannot round) goes
     /// through `appendExact`, the same bytes.
-    package mutating func append(_ event: ZoneEvent) {
+    public mutating func append(_ event: ZoneEvent) {
         let written = withUnsafeTemporaryAllocation(of: UInt8.self, capacity: 512) { scratch -> Bool in
             guard let base = scratch.baseAddress else { return false }
             var row = ScratchRow(base: base, capacity: scratch.count)

@@ -46,7 +46,7 @@ extension LapackThreads {
     /// under a process-wide lock (so concurrent Locus calls never restore each other's count); a
     /// BLAS call of the host running meanwhile on another thread runs on one thread too, which
     /// costs it speed, never bits. A BLAS that is not OpenBLAS is called as is.
-    package static func onOneThread(_ body: () -> Int32) -> Int32 {
+    static func onOneThread(_ body: () -> Int32) -> Int32 {
         guard let control = OpenBLASThreadControl.shared else { return body() }
         return switchLock.withLock { _ in
             let before = control.get()

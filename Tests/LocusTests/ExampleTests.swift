@@ -40,4 +40,18 @@ struct ExampleTests {
         let error = run.out.split(separator: "\n").first.flatMap { $0.split(separator: " ").last(where: { Double($0) != nil }) }
         #expect(error.flatMap { Double($0) }.map { $0 < 0.05 } == true, "\(run.out)")
     }
+
+    @Test("CalibrationExample (the public API) writes the calibrated site byte for byte as `locus calibrate --out` does, on OpenBLAS's default threads")
+    func calibrationExample() throws {
+        let directory = TestPaths.temporaryDirectory()
+        let site = TestPaths.fixture("sites/hall.json"), trace = TestPaths.fixture("traces/hall-walk.csv")
+        let run = try Self.run([site, trace, directory + "/example.json"], example: "CalibrationExample")
+        #expect(run.status == 0, "\(run.err)")
+        #expect(run.out.contains("0x9DDC: bias 0.128") && run.out.contains("skipped 0"), "\(run.out)")
+        let cli = try Self.run(["calibrate", "--site", site, "--trace", trace, "--out", directory + "/cli.json"], example: "locus")
+        #expect(cli.status == 0, "\(cli.err)")
+        #expect(TestPaths.bytes(directory + "/example.json") == TestPaths.bytes(directory + "/cli.json"))
+        let invalid = try Self.run([TestPaths.fixture("sites/invalid/duplicate-address.json")], example: "CalibrationExample")
+        #expect(invalid.status == 2 && invalid.err.contains("E3104"), "\(invalid.err)")
+    }
 }
