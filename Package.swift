@@ -50,7 +50,7 @@ let package = Package(
         .target(name: "BenchHarness", path: "Benchmarks/BenchHarness"),
         .executableTarget(name: "SolverBench", dependencies: ["BenchHarness", "LocusCore", "LocusNumerics", "LocusSolvers"],
                           path: "Benchmarks/SolverBench"),
-        .executableTarget(name: "FilterBench", dependencies: ["BenchHarness", "LocusCore", "LocusNumerics", "LocusSolvers"],
+        .executableTarget(name: "FilterBench", dependencies: ["BenchHarness", "CLocusKernels", "LocusCore", "LocusNumerics", "LocusSolvers"],
                           path: "Benchmarks/FilterBench"),
         .executableTarget(name: "ZonesBench", dependencies: ["BenchHarness", "LocusCore", "LocusZones"],
                           path: "Benchmarks/ZonesBench"),

@@ -2,6 +2,7 @@
 // and offline smoother throughput (RTS and LAPACKE banded) over a 100,000-fix recording.
 // Run: swift run -c release FilterBench [--smoke]
 import BenchHarness
+import CLocusKernels
 import Foundation
 import LocusCore
 import LocusNumerics
@@ -43,36 +44,62 @@ let ranges: [(RangeMeasurement, Locator)] = (0..<rangeCount).map { i in
 // The kernel row reads its measurements from a compact array of (x, y): over the 100,000 PositionFix
 // records themselves (21.6 MB at 216 bytes) the row timed the records' layout as much as the kernel
 // (1.16x slower when PositionFix shrank from 224 to 216 bytes, with the same kernel time on compact input).
-let fixXY = fixes.map { SIMD2<Double>($0.position.x, $0.position.y) }
+// The kernel rows call the C kernels of `locus_kalman.h` themselves (the filter's Swift face in
+// LocusSolvers is a thin, always-inlined wrapper of them): state x = (px, py, vx, vy), P 4×4.
+let fixXY = fixes.flatMap { [$0.position.x, $0.position.y] }
+/// A state at (px, py), at rest, with P = diag(σp², σp², σv², σv²).
+func kernelState(px: Double, py: Double, positionSigma sp: Double, velocitySigma sv: Double) -> (x: [Double], p: [Double]) {
+    var p = [Double](repeating: 0, count: 16)
+    p[0] = sp * sp; p[5] = sp * sp; p[10] = sv * sv; p[15] = sv * sv
+    return ([px, py, 0, 0], p)
+}
 Bench.measure("kernel_predict_update_position", operations: fixCount, extra: ["unit": "\"predict+update\""]) {
-    var s = KalmanState(px: 10, py: 6, positionSigmaMeters: 1, velocitySigmaMetersPerSecond: 1)
-    var innovation = KalmanInnovation()
+    var (x, p) = kernelState(px: 10, py: 6, positionSigma: 1, velocitySigma: 1)
+    let r: [Double] = [0.0036, 0, 0.0036]
+    var stats = [Double](repeating: 0, count: 4)
     var accepted = 0
-    for f in fixXY {
-        _ = KalmanKernels.predict(&s, overSeconds: 0.25, processNoiseDensity: 0.5)
-        if KalmanKernels.updatePosition(&s, zx: f.x, zy: f.y, rxx: 0.0036, rxy: 0, ryy: 0.0036,
-                                        gate: 13.82, innovation: &innovation) == .accepted { accepted += 1 }
+    x.withUnsafeMutableBufferPointer { xb in
+        p.withUnsafeMutableBufferPointer { pb in
+            stats.withUnsafeMutableBufferPointer { sb in
+                fixXY.withUnsafeBufferPointer { z in
+                    for k in 0..<fixCount {
+                        _ = locus_kalman_cv_predict(xb.baseAddress, pb.baseAddress, 0.25, 0.5)
+                        if locus_kalman_cv_update_position(xb.baseAddress, pb.baseAddress, z.baseAddress! + 2 * k, r,
+                                                           13.82, sb.baseAddress) == LOCUS_KALMAN_OK { accepted += 1 }
+                    }
+                }
+            }
+        }
     }
     precondition(accepted > fixCount * 9 / 10, "kernel loop lost the track")
-    Bench.blackHole(s)
+    Bench.blackHole(x)
 }
 
 // 2. Kernel level, tightly coupled: predict (Δt = 4 ms / 222 ms) + one range update.
+let rangeAnchors = ranges.flatMap { [$0.1.position.x, $0.1.position.y, $0.1.position.z] }
 Bench.measure("kernel_predict_update_range", operations: rangeCount, extra: ["unit": "\"predict+range update\""]) {
-    var s = KalmanState(px: 14, py: 6, positionSigmaMeters: 0.1, velocitySigmaMetersPerSecond: 1)
-    var innovation = KalmanInnovation()
+    var (x, p) = kernelState(px: 14, py: 6, positionSigma: 0.1, velocitySigma: 1)
+    var stats = [Double](repeating: 0, count: 4)
     var last = 0.0
     var accepted = 0
-    for (r, l) in ranges {
-        _ = KalmanKernels.predict(&s, overSeconds: r.timeSeconds - last, processNoiseDensity: 0.5)
-        last = r.timeSeconds
-        if KalmanKernels.updateRange(&s, anchor: l.position, tagHeightMeters: tagHeight, rangeMeters: r.rangeMeters,
-                                     varianceSquareMeters: 0.01, gateLong: 2.5, gateShort: 4, innovation: &innovation) == .accepted {
-            accepted += 1
+    x.withUnsafeMutableBufferPointer { xb in
+        p.withUnsafeMutableBufferPointer { pb in
+            stats.withUnsafeMutableBufferPointer { sb in
+                rangeAnchors.withUnsafeBufferPointer { anchors in
+                    for (k, (r, _)) in ranges.enumerated() {
+                        _ = locus_kalman_cv_predict(xb.baseAddress, pb.baseAddress, r.timeSeconds - last, 0.5)
+                        last = r.timeSeconds
+                        if locus_kalman_cv_update_range(xb.baseAddress, pb.baseAddress, anchors.baseAddress! + 3 * k, tagHeight,
+                                                        r.rangeMeters, 0.01, 2.5, 4, sb.baseAddress) == LOCUS_KALMAN_OK {
+                            accepted += 1
+                        }
+                    }
+                }
+            }
         }
     }
     precondition(accepted > rangeCount * 8 / 10, "kernel range loop lost the track")
-    Bench.blackHole(s)
+    Bench.blackHole(x)
 }
 
 // 3. TrackFilter level (gating, hysteresis, bookkeeping), single model and IMM, both couplings.
@@ -152,7 +179,9 @@ for (name, config) in [("imm", TrackFilterConfiguration.standard), ("single", Tr
     Bench.measure("filter_epoch_7_differences_\(name)", operations: epochCount, extra: ["unit": "\"epoch of 7 differences\""]) {
         var filter = TrackFilter(shared: TrackFilterConfiguration.Shared(config), tag: "T1", floor: "1F", tagHeightMeters: tagHeight)
         let (x0, y0) = truth(0)
-        filter.reset(to: KalmanState(px: x0, py: y0, positionSigmaMeters: 0.1, velocitySigmaMetersPerSecond: 1), atSeconds: 0)
+        filter.reset(toFix: PositionFix(timeSeconds: 0, tag: "T1", floor: "1F", position: Point3(x: x0, y: y0, z: tagHeight),
+                                        covariance: SymmetricMatrix3(xx: 0.01, yy: 0.01, zz: 0),
+                                        quality: FixQuality(hdop: 1, pdop: 1, residualRMSMeters: 0, locatorsUsed: 8)))
         let pairs = epochPairs.span, locators = epochPositions.span, addresses = epochAddresses.span
         var accepted = 0
         for k in 0..<epochCount where filter.update(differences: pairs.extracting(7 * k..<7 * k + 7), locators: locators,

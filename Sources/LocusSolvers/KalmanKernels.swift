@@ -17,7 +17,7 @@ package struct KalmanState: Sendable, Hashable {
 
     /// A state at (px, py) with velocity (vx, vy) and diagonal covariance
     /// diag(σp², σp², σv², σv²) (σp in metres, σv in m/s).
-    package init(px: Double, py: Double, vx: Double = 0, vy: Double = 0,
+    init(px: Double, py: Double, vx: Double = 0, vy: Double = 0,
                  positionSigmaMeters: Double, velocitySigmaMetersPerSecond: Double) {
         x = SIMD4(px, py, vx, vy)
         var p = SIMD16<Double>(repeating: 0)
@@ -39,7 +39,7 @@ package struct KalmanState: Sendable, Hashable {
 }
 
 /// What a kernel call did.
-package enum KalmanOutcome: Sendable, Hashable {
+enum KalmanOutcome: Sendable, Hashable {
     /// The state was updated (or predicted).
     case accepted
     /// The innovation failed the gate; the state is unchanged.
@@ -63,7 +63,7 @@ package enum KalmanOutcome: Sendable, Hashable {
 }
 
 /// Innovation statistics of a measurement update.
-package struct KalmanInnovation: Sendable, Hashable {
+struct KalmanInnovation: Sendable, Hashable {
     /// Position update: squared Mahalanobis distance NIS = yᵀS⁻¹y; range update: ν = y/√S (signed).
     var statistic: Double = 0
     /// Position update: det S (m⁴); range update: S (m²).
@@ -72,15 +72,15 @@ package struct KalmanInnovation: Sendable, Hashable {
     var residualMeters: Double = 0
 
     /// A zero innovation record.
-    package init() {}
+    init() {}
 }
 
 /// Swift front of the C kernels in `locus_kalman.h` (constant-velocity model, allocation-free).
-package enum KalmanKernels {
+enum KalmanKernels {
     /// Prediction over Δt seconds: x ← F x, P ← F P Fᵀ + Q, F = [[I, Δt·I], [0, I]],
     /// Q = q·[[Δt³/3·I, Δt²/2·I], [Δt²/2·I, Δt·I]] with q the acceleration noise density, m²/s³.
     @inline(__always)
-    package static func predict(_ state: inout KalmanState, overSeconds dt: Double,
+    static func predict(_ state: inout KalmanState, overSeconds dt: Double,
                                 processNoiseDensity q: Double) -> KalmanOutcome {
         let status = state.withKernelPointers { x, p in locus_kalman_cv_predict(x, p, dt, q) }
         return KalmanOutcome(status: status)
@@ -100,7 +100,7 @@ package enum KalmanKernels {
     /// y = z − Hx, S = HPHᵀ + R, K = PHᵀS⁻¹, x ← x + Ky, P ← (I−KH)P(I−KH)ᵀ + KRKᵀ (Joseph).
     /// Gated (state unchanged) when NIS = yᵀS⁻¹y > `gate`.
     @inline(__always)
-    package static func updatePosition(_ state: inout KalmanState, zx: Double, zy: Double,
+    static func updatePosition(_ state: inout KalmanState, zx: Double, zy: Double,
                                        rxx: Double, rxy: Double, ryy: Double, gate: Double,
                                        innovation: inout KalmanInnovation) -> KalmanOutcome {
         var zr = SIMD8<Double>(zx, zy, rxx, rxy, ryy, 0, 0, 0)
@@ -118,7 +118,7 @@ package enum KalmanKernels {
     /// the tag at height h: h(x) = √((px−ax)² + (py−ay)² + (h−az)²), y = r − h(x), S = HPHᵀ + σ²,
     /// Joseph-form update. Gated (state unchanged) when ν = y/√S > `gateLong` or ν < −`gateShort`.
     @inline(__always)
-    package static func updateRange(_ state: inout KalmanState, anchor: Point3, tagHeightMeters: Double,
+    static func updateRange(_ state: inout KalmanState, anchor: Point3, tagHeightMeters: Double,
                                     rangeMeters: Double, varianceSquareMeters: Double,
                                     gateLong: Double, gateShort: Double,
                                     innovation: inout KalmanInnovation) -> KalmanOutcome {

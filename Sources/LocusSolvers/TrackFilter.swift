@@ -170,7 +170,7 @@ package struct TrackFilter: Sendable {
     /// Sets the state directly (e.g. a prior, or the engine's seed of a difference-only track: see
     /// `update(differences:locators:addresses:)`), as if a measurement had initialised it at time t
     /// (seconds): every model at `initial`, μ uniform, the rejection score 0, one more initialisation.
-    package mutating func reset(to initial: KalmanState, atSeconds t: Double) {
+    mutating func reset(to initial: KalmanState, atSeconds t: Double) {
         isTracking = true
         isConfirmed = false
         motion.reset(to: initial, atSeconds: t, shared)
