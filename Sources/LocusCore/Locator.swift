@@ -19,7 +19,7 @@ public struct Locator: Sendable, Hashable {
     }
 
     /// The distance a measured range stands for: d = (r − b) / (1 + s), metres (not clamped).
-    @inlinable package func correctedRange(_ rangeMeters: Double) -> Double {
+    @inlinable public func correctedRange(_ rangeMeters: Double) -> Double {
         biasSlope == 0 ? rangeMeters - biasMeters : (rangeMeters - biasMeters) / (1 + biasSlope)
     }
 }

@@ -11,7 +11,7 @@ public struct LocatorAddress: Sendable, Hashable, Comparable, CustomStringConver
     }
 
     /// Parses `"0x9DD7"` (case-insensitive hex) or `"40407"` (decimal). Nil when not a 16-bit value.
-    package init?(parsing text: some StringProtocol) {
+    public init?(parsing text: some StringProtocol) {
         let s = text.trimmingASCIIWhitespace()
         let lower = s.lowercased()
         if lower.hasPrefix("0x") {

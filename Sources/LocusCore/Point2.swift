@@ -5,7 +5,7 @@ public struct Point2: Sendable, Hashable {
     public init(x: Double, y: Double) { self.x = x; self.y = y }
 
     /// Euclidean distance to another point, metres.
-    @inlinable package func distance(to other: Point2) -> Double {
+    @inlinable public func distance(to other: Point2) -> Double {
         let dx = x - other.x, dy = y - other.y
         return (dx * dx + dy * dy).squareRoot()
     }

@@ -30,7 +30,7 @@ public struct SymmetricMatrix3: Sendable, Hashable {
     }
 
     /// True when every entry is finite.
-    @inlinable package var isFinite: Bool {
+    @inlinable public var isFinite: Bool {
         xx.isFinite && xy.isFinite && xz.isFinite && yy.isFinite && yz.isFinite && zz.isFinite
     }
 }

@@ -16,8 +16,8 @@ public struct Vector3: Sendable, Hashable {
     @inlinable package subscript(_ axis: Int) -> Double { axis == 0 ? x : axis == 1 ? y : z }
 
     /// The vector scaled by `a`: (a·x, a·y, a·z).
-    @inlinable package static func * (a: Double, v: Vector3) -> Vector3 { Vector3(x: a * v.x, y: a * v.y, z: a * v.z) }
+    @inlinable public static func * (a: Double, v: Vector3) -> Vector3 { Vector3(x: a * v.x, y: a * v.y, z: a * v.z) }
 
     /// The vector divided by `a`: (x/a, y/a, z/a) (three divisions, not one reciprocal: same bits as dividing each).
-    @inlinable package static func / (v: Vector3, a: Double) -> Vector3 { Vector3(x: v.x / a, y: v.y / a, z: v.z / a) }
+    @inlinable public static func / (v: Vector3, a: Double) -> Vector3 { Vector3(x: v.x / a, y: v.y / a, z: v.z / a) }
 }

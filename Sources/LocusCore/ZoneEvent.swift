@@ -29,7 +29,7 @@ public struct ZoneEvent: Sendable, Hashable {
 
     /// The total order of SPEC §4.7: time, then exit < enter < dwell, then tag, then zone id
     /// (then floor, to make the order total).
-    package static func precedes(_ a: ZoneEvent, _ b: ZoneEvent) -> Bool {
+    public static func precedes(_ a: ZoneEvent, _ b: ZoneEvent) -> Bool {
         if a.timeSeconds != b.timeSeconds { return a.timeSeconds < b.timeSeconds }
         if a.kind != b.kind { return a.kind < b.kind }
         if a.tag != b.tag { return a.tag < b.tag }
