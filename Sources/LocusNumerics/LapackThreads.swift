@@ -21,11 +21,9 @@ package enum LapackThreads {
     package static func useOneThreadUnlessConfigured() {
         let environment = ProcessEnvironmentLookup.self
         guard environment.value("OPENBLAS_NUM_THREADS") == nil, environment.value("OMP_NUM_THREADS") == nil else { return }
-        let process = UnsafeMutableRawPointer(bitPattern: 0)
-        guard let setThreads = dlsym(process, "openblas_set_num_threads") else { return }
-        typealias SetThreads = @convention(c) (Int32) -> Void
-        unsafeBitCast(setThreads, to: SetThreads.self)(1)
-        if let shutdown = dlsym(process, "blas_thread_shutdown_") {
+        guard let control = OpenBLASThreadControl.shared else { return }
+        control.set(1)
+        if let shutdown = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "blas_thread_shutdown_") {
             typealias Shutdown = @convention(c) () -> Int32
             _ = unsafeBitCast(shutdown, to: Shutdown.self)()
         }
