@@ -1,8 +1,9 @@
 // Users of `import Locus` see the vocabulary: LocusCore's public declarations (Site, Floor, Locator,
 // LocatorAddress, Zone, ZoneRules, TagID/FloorID/ZoneID, Point2/Point3/Vector3, SymmetricMatrix3,
-// RangeMeasurement, PositionFix/FixQuality, ZoneEvent, LocusError/LocusErrorCode, LocusVersion).
-// Everything else in LocusCore is `package` where another module uses it (TagClock, SkipReason/SkipTally,
-// LocatorList, SeededGenerator, helpers), internal otherwise: invisible to users either way.
+// RangeMeasurement, PositionFix/FixQuality, ZoneEvent, LocusError/LocusErrorCode, LocusVersion,
+// SkipReason/SkipTally).
+// Everything else in LocusCore is `package` where another module uses it (TagClock, LocatorList,
+// SeededGenerator, helpers), internal otherwise: invisible to users either way.
 //
 // And LocusSolvers' public declarations: the solver without an engine — the search `locus_solve` and
 // `locus_dop` of the C ABI run — one epoch's weighted least-squares fix (`Trilaterator` /

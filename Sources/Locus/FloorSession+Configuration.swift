@@ -73,10 +73,14 @@ extension FloorSession {
 
         /// The engine options these settings stand for (the value every face builds its engine from).
         var engineOptions: EngineOptions {
-            EngineOptions(rateHertz: rateHertz, sigmaMeters: rangeSigmaMeters,
-                          filter: positioning == .leastSquares ? .none : .kalman,
-                          coupling: coupling == .loose ? .loose : .tight, mode: mode,
-                          tagOffset: tagOffset == .on ? .on : tagOffset == .off ? .off : .automatic, smooth: smoothing)
+            let offset: EngineOptions.TagOffset = switch tagOffset {
+            case .automatic: .automatic
+            case .on: .on
+            case .off: .off
+            }
+            return EngineOptions(rateHertz: rateHertz, sigmaMeters: rangeSigmaMeters,
+                                 filter: positioning == .leastSquares ? .none : .kalman,
+                                 coupling: coupling == .loose ? .loose : .tight, mode: mode, tagOffset: offset, smooth: smoothing)
         }
 
         /// 4 Hz, the site's floor when it has one (else no floor map yet), the causal filter tightly

@@ -42,7 +42,7 @@ public final class TraceProvider: PositioningProvider {
     /// A provider over a parsed trace.
     convenience init(trace: RangeTrace, pace: Pace = .asFastAsPossible, sleeper: Sleeper? = nil) throws(LocusError) {
         let order = trace.timeOrder()
-        try self.init(measurements: order.map { trace.rows[$0].isDifference ? .difference(trace.difference($0)) : .range(trace.measurement($0)) }, lines: order.map { Int(trace.rows[$0].line) }, pace: pace, sleeper: sleeper)
+        try self.init(measurements: order.map { trace[$0] }, lines: order.map { Int(trace.rows[$0].line) }, pace: pace, sleeper: sleeper)
     }
 
     private init(measurements: [Measurement], lines: [Int], pace: Pace, sleeper: Sleeper?) throws(LocusError) {

@@ -22,12 +22,14 @@ public struct RangeTrace: Sendable {
     /// Usable rows.
     public var count: Int { rows.count }
 
-    /// Every usable row as a value, in file order: a range or a range difference (what
-    /// `FloorSession.ingest(contentsOf:)` takes). Allocates the array; the engine's own replay reads
-    /// `rows` in place.
-    public var measurements: [Measurement] {
-        rows.indices.map { rows[$0].isDifference ? .difference(difference($0)) : .range(measurement($0)) }
+    /// Row `i` as a value: a range or a range difference (what `FloorSession.ingest` takes).
+    public subscript(i: Int) -> Measurement {
+        rows[i].isDifference ? .difference(difference(i)) : .range(measurement(i))
     }
+
+    /// Every usable row as a value, in file order (`self[i]` for each). Allocates the array; the
+    /// engine's own replay reads `rows` in place.
+    public var measurements: [Measurement] { rows.indices.map { self[$0] } }
 
     /// Row `i` (a difference row) as a value.
     package func difference(_ i: Int) -> RangeDifference {

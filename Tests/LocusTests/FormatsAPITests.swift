@@ -8,24 +8,11 @@ import Testing
 /// replay` writes them (the golden files).
 @Suite("Site, trace, truth, positions and events files (public API)")
 struct FormatsAPITests {
-    /// A collector the session's callbacks append to.
-    final class Collected: @unchecked Sendable {
-        private let lock = NSLock()
-        private var fixes: [PositionFix] = [], events: [ZoneEvent] = []
-        func add(_ f: PositionFix) { lock.withLock { fixes.append(f) } }
-        func add(_ e: ZoneEvent) { lock.withLock { events.append(e) } }
-        var positions: [PositionFix] { lock.withLock { fixes } }
-        var zoneEvents: [ZoneEvent] { lock.withLock { events } }
-    }
-
     /// `trace` through a session on `site` configured with `configuration`: what its callbacks gave.
-    static func run(site: Site, trace: RangeTrace, configuration: FloorSession.Configuration) throws -> Collected {
+    static func run(site: Site, trace: RangeTrace, configuration: FloorSession.Configuration) throws -> SessionRecorder {
         let session = try FloorSession(site: site, configuration: configuration)
-        let out = Collected()
-        session.onPosition = { out.add($0) }
-        session.onZoneEnter = { out.add($1) }
-        session.onZoneExit = { out.add($1) }
-        session.onZoneDwell = { out.add($2) }
+        let out = SessionRecorder()
+        out.attach(to: session)
         try session.begin()
         try session.ingest(contentsOf: trace.measurements)
         session.end()
@@ -87,11 +74,11 @@ struct FormatsAPITests {
         #expect(positions.bytes == TestPaths.bytes(TestPaths.fixture("golden/hall-walk.raw-positions.csv")))
         #expect(positions.bytes.starts(with: Array(PositionsWriter.header.utf8)))
         var events = ZoneEventWriter()
-        for e in raw.zoneEvents { events.append(e) }
+        for e in raw.events { events.append(e) }
         #expect(events.bytes == TestPaths.bytes(TestPaths.fixture("golden/hall-walk.raw-zones.events.jsonl")))
         let tracked = try Self.run(site: site, trace: trace, configuration: .standard)
         events.removeAll()
-        for e in tracked.zoneEvents { events.append(e) }
+        for e in tracked.events { events.append(e) }
         #expect(events.bytes == TestPaths.bytes(TestPaths.fixture("golden/hall-walk.events.jsonl")))
     }
 

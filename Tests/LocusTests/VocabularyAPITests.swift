@@ -1,4 +1,3 @@
-import Foundation
 import Locus
 import LocusTestSupport
 import Testing
@@ -39,32 +38,20 @@ struct VocabularyAPITests {
         let site = TestPaths.fixture("sites/hall.json"), trace = TestPaths.fixture("traces/hall-walk.csv")
         let directory = TestPaths.temporaryDirectory()
         func replay(_ extra: [String], to path: String) throws {
-            let process = Process()
-            process.executableURL = SessionFixtures.productsDirectory.appendingPathComponent("locus")
-            process.arguments = ["replay", "--site", site, "--trace", trace, "--positions", path] + extra
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == 0)
+            let run = try ExampleTests.run(["replay", "--site", site, "--trace", trace, "--positions", path] + extra, example: "locus")
+            #expect(run.status == 0, "\(run.err)")
         }
         try replay(options, to: directory + "/cli.csv")
         try replay([], to: directory + "/default.csv")
         let session = try FloorSession(site: try SiteDecoder.load(path: site), configuration: configuration)
-        let fixes = Fixes()
-        session.onPosition = { fixes.add($0) }
+        let recorder = SessionRecorder()
+        recorder.attach(to: session)
         try session.begin()
         try session.ingest(contentsOf: try TraceReader.read(path: trace).measurements)
         session.end()
         var writer = PositionsWriter()
-        for f in fixes.all { writer.append(f) }
-        #expect(fixes.all.count > 600 && writer.bytes == TestPaths.bytes(directory + "/cli.csv"))
+        for f in recorder.positions { writer.append(f) }
+        #expect(recorder.positions.count > 600 && writer.bytes == TestPaths.bytes(directory + "/cli.csv"))
         #expect(options.isEmpty == (writer.bytes == TestPaths.bytes(directory + "/default.csv")))
-    }
-
-    final class Fixes: @unchecked Sendable {
-        private let lock = NSLock()
-        private var fixes: [PositionFix] = []
-        func add(_ f: PositionFix) { lock.withLock { fixes.append(f) } }
-        var all: [PositionFix] { lock.withLock { fixes } }
     }
 }
