@@ -4,7 +4,7 @@
 Source: https://github.com/LIAS-CUHKSZ/Efficient-Pose-Estimation-via-UWB-measurements (MIT licence,
 Copyright (c) 2023 Haodong JIANG). Read docs/datasets.md and the README written beside the output.
 
-usage: convert_cuhksz.py SOURCE OUTDIR [--commit REV] [--fixture DIR]
+usage: convert_cuhksz.py SOURCE OUTDIR [--commit REV] [--fixture DIR] [--antenna-offsets nominal|fitted]
        convert_cuhksz.py OUTDIR OUTDIR --fixture DIR --fixture-only
 
 SOURCE is either a checkout / `git archive` export of that repository (a folder holding
@@ -32,7 +32,9 @@ that, from an existing OUTDIR.
 
 The tag position follows the planar convention of the source authors (see the output README): the
 heading is the angle of the rotated body x-axis in the ground plane, the tag's (x, y) offset is
-rotated by it and added to the centroid, z is the centroid's z.
+rotated by it and added to the centroid, z is the centroid's z. The offsets are the source READMEs'
+(--antenna-offsets nominal, the default and the shared conversion) or fitted to the static session of
+the same room (--antenna-offsets fitted; antenna_offsets.py, docs/datasets.md "the tag antennas' offsets").
 
 Python 3 + numpy only (the .xlsx reader uses zipfile and xml.etree from the standard library).
 """
@@ -227,8 +229,9 @@ def write(path, text):
         f.write(text)
 
 
-def convert_run(src, out, name, uwb_rows, mocap, site_id):
-    """One dynamic run: per-tag folders and an all-tags folder. Returns a dict of counts."""
+def convert_run(src, out, name, uwb_rows, mocap, site_id, offsets=TAGS_0814):
+    """One dynamic run: per-tag folders and an all-tags folder, each tag's truth at `offsets`
+    (body frame, metres). Returns a dict of counts."""
     t0 = min(uwb_rows[0][0], mocap[0, 0])
     yaw = heading(mocap[:, 4:8])
     stats = {"t0_clock": t0}
@@ -236,7 +239,7 @@ def convert_run(src, out, name, uwb_rows, mocap, site_id):
     all_truth = ["t,tag,x,y,z"]
     per_tag_truth = {}
     for tag in range(3):
-        x, y, z = tag_positions(mocap[:, 1], mocap[:, 2], mocap[:, 3], yaw, TAGS_0814[tag])
+        x, y, z = tag_positions(mocap[:, 1], mocap[:, 2], mocap[:, 3], yaw, offsets[tag])
         lines = ["t,x,y,z"]
         for i in range(len(mocap)):
             lines.append("%.3f,%.4f,%.4f,%.4f" % (mocap[i, 0] - t0, x[i], y[i], z[i]))
@@ -275,9 +278,11 @@ def convert_run(src, out, name, uwb_rows, mocap, site_id):
     return stats
 
 
-def convert_static(src, out, session, thin=10):
-    """One static session, all three tags: every `thin`-th source row, t restarting at 0 per point."""
+def convert_static(src, out, session, thin=10, offsets=None):
+    """One static session, all three tags: every `thin`-th source row, t restarting at 0 per point;
+    the truth at `offsets` (body frame, metres; default the session's nominal ones)."""
     folder, stem, anchors, tags, poses = SESSIONS[session]
+    tags = offsets or tags
     base = "Planar_Dataset/Static/%s/UWB_static_exp_%s_pos%%d_deg_%%d.csv" % (folder, stem)
     trace = ["t,tag,anchor,range_m"]
     truth = ["t,tag,x,y,z"]
@@ -353,16 +358,37 @@ def main():
     ap.add_argument("--commit", default="HEAD")
     ap.add_argument("--fixture", help="also write the small excerpt (Fixtures/real/...) to this folder")
     ap.add_argument("--fixture-only", action="store_true", help="only write the excerpt from an existing OUTDIR")
+    ap.add_argument("--antenna-offsets", choices=["nominal", "fitted"], default="nominal",
+                    help="each tag's antenna offset on the rigid body: as the source READMEs give it (nominal, "
+                         "the shared conversion) or fitted to the static session of the same day "
+                         "(antenna_offsets.py: 8-14 for the dynamic runs of 8-15 and for 8-14, 8-20 for 8-20)")
     args = ap.parse_args()
     if args.fixture_only:
         print(json.dumps(write_fixture(args.outdir, args.fixture)))
         return
     src = Source(args.source, args.commit)
     report = {}
+    dynamic_offsets = TAGS_0814
+    static_offsets = {}
+    if args.antenna_offsets == "fitted":
+        import antenna_offsets
+        fits = {}
+        for session in ("8-14", "8-20"):
+            convert_static(src, args.outdir, session)  # the ranges to fit on (truth rewritten below)
+            fit = antenna_offsets.fit_converted(args.outdir, session)
+            fits[session] = fit
+            z = [t[2] for t in SESSIONS[session][3]]
+            static_offsets[session] = [(round(fit["tag%d" % k]["offset"][0], 4), round(fit["tag%d" % k]["offset"][1], 4), z[k])
+                                       for k in range(3)]
+        dynamic_offsets = static_offsets["8-14"]
+        report["antenna_offsets"] = {"source": "fitted to each static session (antenna_offsets.py)",
+                                     "sessions": {s: {"offsets": static_offsets[s], "fit": fits[s]} for s in fits}}
+    else:
+        report["antenna_offsets"] = {"source": "nominal (the source READMEs)", "8-14": TAGS_0814, "8-20": TAGS_0820}
     for name in ("fast", "mid"):
         uwb = read_uwb_csv(src.read("Planar_Dataset/Dynamic/UWB_dynamic_exp_%s.csv" % name))
         mocap = read_mocap_csv(src.read("Planar_Dataset/Dynamic/motion_capture_dynamic_exp_%s.csv" % name))
-        report[name] = convert_run(src, args.outdir, name, uwb, mocap, "cuhksz-%s" % name)
+        report[name] = convert_run(src, args.outdir, name, uwb, mocap, "cuhksz-%s" % name, dynamic_offsets)
     raw_slow = "Planar_Dataset/Dynamic/UWB_dynamic_exp_slow.csv"
     if src.exists(raw_slow):
         uwb = read_uwb_csv(src.read(raw_slow))
@@ -371,9 +397,9 @@ def main():
         uwb = read_uwb_xlsx(src.read("Dynamic_Experiment/3_Alignment/UWB_dynamic_exp_slow.xlsx"))
         slow_name = "slow-cleaned"
     mocap = read_mocap_csv(src.read("Planar_Dataset/Dynamic/motion_capture_dynamic_exp_slow.csv"))
-    report[slow_name] = convert_run(src, args.outdir, slow_name, uwb, mocap, "cuhksz-slow")
+    report[slow_name] = convert_run(src, args.outdir, slow_name, uwb, mocap, "cuhksz-slow", dynamic_offsets)
     for session in ("8-14", "8-20"):
-        report["static-" + session] = convert_static(src, args.outdir, session)
+        report["static-" + session] = convert_static(src, args.outdir, session, offsets=static_offsets.get(session))
     if args.fixture:
         report["fixture"] = write_fixture(args.outdir, args.fixture)
     write(os.path.join(args.outdir, "conversion.json"), json.dumps(report, indent=1) + "\n")
