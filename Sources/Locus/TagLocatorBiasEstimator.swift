@@ -209,40 +209,47 @@ struct TagLocatorBiasEstimator: Sendable {
     private mutating func learn(rows: UnsafeMutableBufferPointer<SIMD4<Double>>, slots kept: UnsafeMutableBufferPointer<Int>,
                                 count m: Int, inverse: SymmetricInverse3) -> Bool {
         let c = configuration
-        let cb = candidateBase, gb = rightHandSideBase
-        // N⁻¹Hᵀc (the applied corrections) and N⁻¹Hᵀĉ (the candidates), for u = v + M·c and u − M·ĉ.
-        var gc = SIMD3<Double>(), gk = SIMD3<Double>()
-        for i in 0..<m {
-            let hi = SIMD3(rows[i][0], rows[i][1], 1)
-            gc += hi * correctionMeters(slot: kept[i])
-            gk += hi * Double(storage[cb + kept[i]])
-        }
-        let xc = inverse.times(gc), xk = inverse.times(gk)
-        var candidate = 0.0, raw = 0.0
-        for i in 0..<m {
-            let hi = SIMD3(rows[i][0], rows[i][1], 1)
-            let u = rows[i][2] + correctionMeters(slot: kept[i]) - (hi * xc).sum()
-            let w = u - Double(storage[cb + kept[i]]) + (hi * xk).sum()
-            rows[i][3] = u
-            candidate += w * w
-            raw += u * u
-        }
-        // Forget, then J += M (on the epoch's slots), g += u (each uᵢ clipped at `clipSigmas`·σ).
+        let cb = candidateBase, gb = rightHandSideBase, l = locatorCount
+        let trusted = isTrusted
         let clip = c.clipSigmas * c.rangeSigmaMeters
-        if c.forgetting < 1 {
-            let lambda = Float(c.forgetting)
-            for e in 0..<(gb + locatorCount) { storage[e] *= lambda }
-        }
-        for i in 0..<m {
-            let hi = SIMD3(rows[i][0], rows[i][1], 1), ni = inverse.times(hi), si = kept[i]
-            storage[gb + si] = Float(Double(storage[gb + si]) + min(max(rows[i][3], -clip), clip))
-            for j in 0...i {
-                let hj = SIMD3(rows[j][0], rows[j][1], 1), sj = kept[j]
-                // Mᵢⱼ = δᵢⱼ − hᵢᵀN⁻¹hⱼ, added once to the packed (si, sj) entry (twice on the diagonal
-                // of J when two rows share a slot — they cannot: one range per slot an epoch).
-                let e = Self.packed(si, sj)
-                storage[e] = Float(Double(storage[e]) + (i == j ? 1 : 0) - (ni * hj).sum())
+        // One pass over the buffer, through its pointer (the per-entry bounds and uniqueness checks of
+        // the array accessor cost about as much as the arithmetic here; the same operations in the same order).
+        let (candidate, raw) = storage.withUnsafeMutableBufferPointer { st -> (Double, Double) in
+            // N⁻¹Hᵀc (the applied corrections, `correctionMeters`) and N⁻¹Hᵀĉ (the candidates), for
+            // u = v + M·c and u − M·ĉ.
+            var gc = SIMD3<Double>(), gk = SIMD3<Double>()
+            for i in 0..<m {
+                let hi = SIMD3(rows[i][0], rows[i][1], 1), ck = Double(st[cb + kept[i]])
+                gc += hi * (trusted ? ck : 0)
+                gk += hi * ck
             }
+            let xc = inverse.times(gc), xk = inverse.times(gk)
+            var candidate = 0.0, raw = 0.0
+            for i in 0..<m {
+                let hi = SIMD3(rows[i][0], rows[i][1], 1), ck = Double(st[cb + kept[i]])
+                let u = rows[i][2] + (trusted ? ck : 0) - (hi * xc).sum()
+                let w = u - ck + (hi * xk).sum()
+                rows[i][3] = u
+                candidate += w * w
+                raw += u * u
+            }
+            // Forget, then J += M (on the epoch's slots), g += u (each uᵢ clipped at `clipSigmas`·σ).
+            if c.forgetting < 1 {
+                let lambda = Float(c.forgetting)
+                for e in 0..<(gb + l) { st[e] *= lambda }
+            }
+            for i in 0..<m {
+                let hi = SIMD3(rows[i][0], rows[i][1], 1), ni = inverse.times(hi), si = kept[i]
+                st[gb + si] = Float(Double(st[gb + si]) + min(max(rows[i][3], -clip), clip))
+                for j in 0...i {
+                    let hj = SIMD3(rows[j][0], rows[j][1], 1), sj = kept[j]
+                    // Mᵢⱼ = δᵢⱼ − hᵢᵀN⁻¹hⱼ, added once to the packed (si, sj) entry (twice on the diagonal
+                    // of J when two rows share a slot — they cannot: one range per slot an epoch).
+                    let e = Self.packed(si, sj)
+                    st[e] = Float(Double(st[e]) + (i == j ? 1 : 0) - (ni * hj).sum())
+                }
+            }
+            return (candidate, raw)
         }
         return judge(candidate: candidate, raw: raw)
     }
