@@ -240,14 +240,17 @@ struct TagLocatorBiasEstimator: Sendable {
             }
             for i in 0..<m {
                 let hi = SIMD3(rows[i][0], rows[i][1], 1), ni = inverse.times(hi), si = kept[i]
+                // Slots are < L ≤ `maximumLocators`: the packed indices cannot overflow (wrapping arithmetic).
+                let rowI = (si &* (si &+ 1)) >> 1
                 st[gb + si] = Float(Double(st[gb + si]) + min(max(rows[i][3], -clip), clip))
-                for j in 0...i {
+                // Mᵢⱼ = δᵢⱼ − hᵢᵀN⁻¹hⱼ, added once to the packed (si, sj) entry (twice on the diagonal of J
+                // when two rows share a slot — they cannot: one range per slot an epoch).
+                for j in 0..<i {
                     let hj = SIMD3(rows[j][0], rows[j][1], 1), sj = kept[j]
-                    // Mᵢⱼ = δᵢⱼ − hᵢᵀN⁻¹hⱼ, added once to the packed (si, sj) entry (twice on the diagonal
-                    // of J when two rows share a slot — they cannot: one range per slot an epoch).
-                    let e = Self.packed(si, sj)
-                    st[e] = Float(Double(st[e]) + (i == j ? 1 : 0) - (ni * hj).sum())
+                    let e = sj <= si ? rowI &+ sj : ((sj &* (sj &+ 1)) >> 1) &+ si
+                    st[e] = Float(Double(st[e]) + 0 - (ni * hj).sum())
                 }
+                st[rowI &+ si] = Float(Double(st[rowI &+ si]) + 1 - (ni * hi).sum())
             }
             return (candidate, raw)
         }
