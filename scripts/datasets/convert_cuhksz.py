@@ -34,7 +34,8 @@ The tag position follows the planar convention of the source authors (see the ou
 heading is the angle of the rotated body x-axis in the ground plane, the tag's (x, y) offset is
 rotated by it and added to the centroid, z is the centroid's z. The offsets are the source READMEs'
 (--antenna-offsets nominal, the default and the shared conversion) or fitted to the static session of
-the same room (--antenna-offsets fitted; antenna_offsets.py, docs/datasets.md "the tag antennas' offsets").
+the same room (--antenna-offsets fitted; antenna_offsets.py, docs/datasets.md "the antennas are not where the truth
+puts them").
 
 Python 3 + numpy only (the .xlsx reader uses zipfile and xml.etree from the standard library).
 """
@@ -360,7 +361,7 @@ def main():
     ap.add_argument("--fixture-only", action="store_true", help="only write the excerpt from an existing OUTDIR")
     ap.add_argument("--antenna-offsets", choices=["nominal", "fitted"], default="nominal",
                     help="each tag's antenna offset on the rigid body: as the source READMEs give it (nominal, "
-                         "the shared conversion) or fitted to the static session of the same day "
+                         "the shared conversion) or fitted to the static session of the same room "
                          "(antenna_offsets.py: 8-14 for the dynamic runs of 8-15 and for 8-14, 8-20 for 8-20)")
     args = ap.parse_args()
     if args.fixture_only:
