@@ -244,7 +244,8 @@ struct TagLocatorBiasEstimator: Sendable {
                 let rowI = (si &* (si &+ 1)) >> 1
                 st[gb + si] = Float(Double(st[gb + si]) + min(max(rows[i][3], -clip), clip))
                 // Mᵢⱼ = δᵢⱼ − hᵢᵀN⁻¹hⱼ, added once to the packed (si, sj) entry (twice on the diagonal of J
-                // when two rows share a slot — they cannot: one range per slot an epoch).
+                // when two rows share a slot — they cannot: one range per slot an epoch); δᵢⱼ is added as
+                // the literal 0 or 1 in both loops, so the entries keep their bits (even a zero's sign).
                 for j in 0..<i {
                     let hj = SIMD3(rows[j][0], rows[j][1], 1), sj = kept[j]
                     let e = sj <= si ? rowI &+ sj : ((sj &* (sj &+ 1)) >> 1) &+ si
