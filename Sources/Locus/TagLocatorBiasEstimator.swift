@@ -161,9 +161,12 @@ struct TagLocatorBiasEstimator: Sendable {
     private var rightHandSideBase: Int { locatorCount * (locatorCount + 1) / 2 }
     private var estimateBase: Int { rightHandSideBase + locatorCount }
     private var candidateBase: Int { rightHandSideBase + 2 * locatorCount }
-    /// J's entry (i, j) in `storage` (either order).
+    /// J's entry (i, j) in `storage` (either order). Slots are < L ≤ `maximumLocators`: wrapping
+    /// arithmetic, no overflow checks.
     @inline(__always)
-    private static func packed(_ i: Int, _ j: Int) -> Int { i >= j ? i * (i + 1) / 2 + j : j * (j + 1) / 2 + i }
+    private static func packed(_ i: Int, _ j: Int) -> Int {
+        i >= j ? ((i &* (i &+ 1)) >> 1) &+ j : ((j &* (j &+ 1)) >> 1) &+ i
+    }
 
     /// The correction for slot `slot` (metres): what the caller subtracts from the slot's ranges —
     /// ĉ while trusted, else 0.
@@ -240,18 +243,17 @@ struct TagLocatorBiasEstimator: Sendable {
             }
             for i in 0..<m {
                 let hi = SIMD3(rows[i][0], rows[i][1], 1), ni = inverse.times(hi), si = kept[i]
-                // Slots are < L ≤ `maximumLocators`: the packed indices cannot overflow (wrapping arithmetic).
-                let rowI = (si &* (si &+ 1)) >> 1
                 st[gb + si] = Float(Double(st[gb + si]) + min(max(rows[i][3], -clip), clip))
                 // Mᵢⱼ = δᵢⱼ − hᵢᵀN⁻¹hⱼ, added once to the packed (si, sj) entry (twice on the diagonal of J
                 // when two rows share a slot — they cannot: one range per slot an epoch); δᵢⱼ is added as
                 // the literal 0 or 1 in both loops, so the entries keep their bits (even a zero's sign).
                 for j in 0..<i {
                     let hj = SIMD3(rows[j][0], rows[j][1], 1), sj = kept[j]
-                    let e = sj <= si ? rowI &+ sj : ((sj &* (sj &+ 1)) >> 1) &+ si
+                    let e = Self.packed(si, sj)
                     st[e] = Float(Double(st[e]) + 0 - (ni * hj).sum())
                 }
-                st[rowI &+ si] = Float(Double(st[rowI &+ si]) + 1 - (ni * hi).sum())
+                let d = Self.packed(si, si)
+                st[d] = Float(Double(st[d]) + 1 - (ni * hi).sum())
             }
             return (candidate, raw)
         }

@@ -15,6 +15,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import replay_figures  # noqa: E402  (its `replay`: one `locus replay --json`)
+
 
 def run(cmd):
     p = subprocess.run(cmd, capture_output=True, text=True)
@@ -24,9 +27,7 @@ def run(cmd):
 
 
 def replay(locus, site, d, extra=()):
-    out = run([locus, "replay", "--site", site, "--trace", os.path.join(d, "trace.csv"),
-               "--truth", os.path.join(d, "truth.csv"), "--json", *extra])
-    return json.loads(out)["rmse_m"]
+    return replay_figures.replay(locus, d, list(extra), [], site=site)["rmse_m"]
 
 
 def static_tag(converted, tag, tmp):

@@ -13,8 +13,9 @@ import subprocess
 import sys
 
 
-def replay(locus, d, extra, common):
-    cmd = [locus, "replay", "--site", os.path.join(d, "site.json"), "--trace", os.path.join(d, "trace.csv"),
+def replay(locus, d, extra, common, site=None):
+    """`locus replay --json` of DIR's trace against its truth (on DIR's site.json, or `site`), parsed."""
+    cmd = [locus, "replay", "--site", site or os.path.join(d, "site.json"), "--trace", os.path.join(d, "trace.csv"),
            "--truth", os.path.join(d, "truth.csv"), "--json"] + common + extra
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out)
