@@ -60,19 +60,24 @@ int locus_kalman_cv3_predict(locus_kalman3_state *s, double dt_s, double q_h, do
 }
 
 // The scalar EKF update with a row H = [h, 0, 0, 0] on the position (h a 3-vector), innovation y
-// and noise variance: S = H P Hᵀ + variance, ν = y/√S (stats: ν, S, y), gated (locus_measurement_gated),
-// then the Joseph form P' = (I − K H) P (I − K H)ᵀ + variance K Kᵀ, K = P Hᵀ / S. Shared by the range
-// and the height rows, so the update is written once.
+// and noise variance: S = H P Hᵀ + variance, ν = y/√S (stats: ν, S, y), gated with the soft long side
+// (locus_measurement_soft_excess: refused beyond gate_short either side; gate_long < ν ≤ gate_short taken
+// with variance and S raised by e = y²/1.5² − S), then the Joseph form P' = (I − K H) P (I − K H)ᵀ +
+// variance K Kᵀ, K = P Hᵀ / S. Shared by the range and the height rows (infinite gates: never raised),
+// so the update is written once.
 static int update_position_row(locus_kalman3_state *s, const double h[3], double y, double variance, double gate_long,
                                double gate_short, double *stats) {
     const double *x = s->x, *P = s->p;
     double u[N]; // P Hᵀ
     for (int i = 0; i < N; i++) u[i] = P[i * N + 0] * h[0] + P[i * N + 1] * h[1] + P[i * N + 2] * h[2];
-    const double sv = h[0] * u[0] + h[1] * u[1] + h[2] * u[2] + variance;
+    double sv = h[0] * u[0] + h[1] * u[1] + h[2] * u[2] + variance;
     if (!(sv > 0) || !finite(sv)) return LOCUS_KALMAN_NOT_POSITIVE;
     const double nu = y / sqrt(sv);
     if (stats) { stats[0] = nu; stats[1] = sv; stats[2] = y; }
-    if (locus_measurement_gated(nu, gate_long, gate_short)) return LOCUS_KALMAN_GATED;
+    const double extra = locus_measurement_soft_excess(y, 1.0, sv, gate_long, gate_short);
+    if (extra < 0) return LOCUS_KALMAN_GATED;
+    variance += extra;
+    sv += extra;
     double k[N], nx[N];
     for (int i = 0; i < N; i++) { k[i] = u[i] / sv; nx[i] = x[i] + k[i] * y; }
     // M = (I − K H) P = P − K uᵀ; w = M Hᵀ; P' = M − w Kᵀ + variance K Kᵀ (Joseph form).

@@ -34,6 +34,8 @@ extension PositioningEngine {
                 }
             }
         }
+        // (A track that refused a range in each of its last `spatialGateOpenEpochs` epochs dropped in
+        // `update` too: it is re-seeded from this epoch's least-squares fix below.)
         if spatialTracks[tag].isTracking {
             schedule.reset(tag, ending: ending)
             deliverSpatialFix(tag, floor: floor, atSeconds: time)

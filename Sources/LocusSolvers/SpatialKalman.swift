@@ -49,8 +49,10 @@ struct SpatialKalmanState: Sendable {
         KalmanOutcome(status: locus_kalman_cv3_predict(&s, dt, qh, qv))
     }
 
-    /// EKF range update with range r (m) to the locator at `anchor`, variance σ² (m²), gated on
-    /// ν = y/√S > `gateLong` or < −`gateShort`; `innovation` gets ν, S and y.
+    /// EKF range update with range r (m) to the locator at `anchor`, variance σ² (m²): refused when
+    /// |ν| = |y|/√S > `gateShort`, taken with the variance raised so that ν = 1.5 when `gateLong` < ν ≤
+    /// `gateShort` (the soft long side, `locus_kalman_cv3_update_range`); `innovation` gets ν, S and y
+    /// (before any raise).
     @inline(__always)
     mutating func updateRange(anchor: Point3, rangeMeters r: Double, varianceSquareMeters v: Double,
                                       gateLong: Double, gateShort: Double, innovation: inout KalmanInnovation) -> KalmanOutcome {

@@ -10,14 +10,17 @@ import LocusNumerics
 /// q_v = `spatialVerticalProcessNoiseDensity` on z (m²/s³: white-noise acceleration, walks, carts and
 /// flights alike). Each range r (m, biases removed) is one scalar EKF update at its own time through
 /// the range model `locus_measurement_range.h` with the state's own z: h = ρ = ‖p − a‖,
-/// H = [(p − a)/ρ, 0], y = r − ρ, S = H P Hᵀ + σ_r², gated on ν = y/√S > γ_long or < −γ_short (the
-/// planar filter's asymmetric gate and thresholds: NLOS ranges run long), Joseph-form update.
+/// H = [(p − a)/ρ, 0], y = r − ρ, S = H P Hᵀ + σ_r², ν = y/√S: refused when |ν| > γ_short, taken with
+/// its variance raised so that ν = 1.5 when γ_long < ν ≤ γ_short (the planar IMM's soft long side: NLOS
+/// ranges run long, and so do ranges with an unknown locator bias), Joseph-form update.
 ///
 /// Initialisation contract (as the planar track's `TrackFilter.reset(toFix:)`): the engine seeds the
 /// track from the epoch's least-squares fix, x₀ = (p, 0), P₀ = [[R, 0], [0, σ_v² I₃]] with R the fix's
 /// 3×3 position covariance (m²) and σ_v = `initialVelocitySigmaMetersPerSecond`. The track drops (to be
 /// re-seeded) after `reinitializeAfterSeconds` without an accepted range, when the gate's rejection
-/// score (+1 per gated range, −1 per accepted one) reaches `gateOpenScore`, or when a step is not finite.
+/// score (+1 per gated range, −1 per accepted one) reaches `gateOpenScore`, after
+/// `spatialGateOpenEpochs` epochs in a row that each refused a range (`countEpochRefusals`), or when a
+/// step is not finite.
 /// 336 bytes of state inline; no allocation and no LAPACK call per range or fix.
 package struct SpatialTrack: Sendable {
     /// The parameters (shared by every tag of an engine).
@@ -37,6 +40,10 @@ package struct SpatialTrack: Sendable {
     private var lastVelocity = Vector3.zero
     /// Gate hysteresis: +1 per gated range, −1 per accepted one (never below 0).
     private(set) var rejectionScore = 0
+    /// Ranges refused since the last epoch's end, and epochs in a row that refused one
+    /// (`countEpochRefusals`, `spatialGateOpenEpochs`).
+    private var refusedSinceEpoch: Int32 = 0
+    private(set) var refusingEpochs: Int32 = 0
     /// The current epoch's figures (locators used and gated, HDOP of the accepted ranges' horizontal
     /// lines of sight, residual RMS), restarted by `closeEpoch`.
     private var epoch = TrackEpochQuality()
@@ -70,6 +77,8 @@ package struct SpatialTrack: Sendable {
         lastPosition = fix.position
         lastVelocity = .zero
         rejectionScore = 0
+        refusedSinceEpoch = 0
+        refusingEpochs = 0
         return true
     }
 
@@ -83,8 +92,9 @@ package struct SpatialTrack: Sendable {
     /// locator `addresses[k]` at `anchors[k]`, measured at `timesSeconds[k]` (s), each in turn through
     /// `update(rangeMeters:timeSeconds:address:anchor:)` when the track accepts the first one's time
     /// (`accepts(atSeconds:)`); otherwise — no range, no track, or one too old for this epoch (a gap
-    /// past `reinitializeAfterSeconds`) — the track drops, to be re-seeded (`reset(toFix:)`). All four
-    /// spans hold the same count; read in place, nothing allocated.
+    /// past `reinitializeAfterSeconds`) — the track drops, to be re-seeded (`reset(toFix:)`); then the
+    /// epoch's refusals are counted (`countEpochRefusals`: a run of `spatialGateOpenEpochs` refusing
+    /// epochs drops it too). All four spans hold the same count; read in place, nothing allocated.
     package mutating func update(rangesMeters ranges: Span<Double>, timesSeconds times: Span<Double>,
                                  anchors: Span<Point3>, addresses: Span<LocatorAddress>) {
         let n = ranges.count
@@ -96,6 +106,7 @@ package struct SpatialTrack: Sendable {
         for k in 0..<n {
             update(rangeMeters: ranges[k], timeSeconds: times[k], address: addresses[k], anchor: anchors[k])
         }
+        countEpochRefusals()
     }
 
     /// One range r (m, biases removed) to the locator `address` at `anchor` (m, finite), measured at
@@ -128,6 +139,7 @@ package struct SpatialTrack: Sendable {
         case .gated:
             epoch.reject(address)
             rejectionScore += 1
+            refusedSinceEpoch &+= 1
             if rejectionScore >= c.gateOpenScore { dropTrack() }
             return .gated
         case .invalidArgument:
@@ -174,6 +186,18 @@ package struct SpatialTrack: Sendable {
         return state
     }
 
+    /// Ends an epoch's ranges: the epoch counts as refusing when any of its ranges was refused, and at
+    /// `spatialGateOpenEpochs` such epochs in a row the track drops (the engine then seeds it from this
+    /// epoch's least-squares fix); an epoch that refused nothing ends the run. Called once an epoch,
+    /// after its ranges and before its fix: by `update(rangesMeters:…)` for the causal engine, and by the
+    /// smoother's forward pass at each output time.
+    mutating func countEpochRefusals() {
+        refusingEpochs = refusedSinceEpoch > 0 ? refusingEpochs &+ 1 : 0
+        refusedSinceEpoch = 0
+        let limit = configuration.spatialGateOpenEpochs
+        if isTracking, limit > 0, Int(refusingEpochs) >= limit { dropTrack() }
+    }
+
     /// Ends an epoch at t (s): the track settled at t (`settle`: predicted there, the height prior)
     /// — or, past `maximumCoastSeconds` of the last accepted range, the mean extrapolated at most that
     /// far, the covariance growing on — and its fix there (of tag `tag` on `floor`, tags carried at
@@ -198,4 +222,3 @@ package struct SpatialTrack: Sendable {
                            covariance: covariance, quality: quality)
     }
 }
-

@@ -4,7 +4,7 @@ import LocusNumerics
 /// The offline smoother of floors solved in 3-D (`locus replay --smooth`, issue #42): a Rauch–Tung–Striebel
 /// pass over `SpatialTrack`'s forward filter.
 ///
-/// Forward: the 3-D constant-velocity EKF of `SpatialTrack` (same q_h, q_v, σ_r, asymmetric gate,
+/// Forward: the 3-D constant-velocity EKF of `SpatialTrack` (same q_h, q_v, σ_r, gate with its soft long side,
 /// hysteresis and re-seeding; seeded from the causal fix at or after the first range of a stretch)
 /// runs over the tag's ranges in time order; every range and every output time is a node k with its
 /// predicted state (x̂ₖ⁻, Pₖ⁻) and filtered state (x̂ₖ, Pₖ) (an output node: the state settled there as
@@ -56,7 +56,9 @@ package enum SpatialTrackSmoother {
                                   stretch: stretch, output: -1))
             } else {
                 let s = seeds[nextSeed]
-                // The causal engine's epoch end: predicted there, then the height prior (`SpatialTrack.settle`).
+                // The causal engine's epoch end: the epoch's refusals counted (a run of them drops the
+                // track, as in the engine), predicted there, then the height prior (`SpatialTrack.settle`).
+                track.countEpochRefusals()
                 if let predicted = track.stateAt(s.timeSeconds),
                    let settled = track.settle(atSeconds: s.timeSeconds, tagHeightMeters: floor.tagHeightMeters) {
                     nodes.append(Node(t: track.stateTimeSeconds, predicted: predicted, filtered: settled, stretch: stretch, output: nextSeed))

@@ -129,6 +129,13 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     /// at one height far from the tag), each epoch's state takes z = the floor's `tagHeightM` with
     /// variance σ_h² (docs/tracking.md, "Spatial floors").
     var spatialHeightPriorSigmaMeters: Double = 0.5
+    /// Floors solved in 3-D: after this many epochs in a row each with a refused range the track drops
+    /// and is re-seeded from the epoch's least-squares fix (0: never). With 4 locators in 3-D a track can
+    /// drift in height where the lines of sight hold little of it (the tag at the low locators' height)
+    /// and then refuse one locator's ranges every epoch while accepting the other three: the per-range
+    /// score (`gateOpenScore`) falls by 3 for each 1 it rises and never opens the gate (docs/tracking.md,
+    /// "Spatial floors").
+    var spatialGateOpenEpochs: Int = 8
 
     /// Creates a configuration; every argument defaults to the value of `standard`.
     package init(coupling: Coupling = .tight, processNoiseDensity: Double = 0.2, usesInteractingModels: Bool = true,

@@ -79,11 +79,11 @@ struct SpatialTrackingTests {
         return sigmaMeters * ((c00 + c11 + c22) / det).squareRoot()
     }
 
-    /// Measured (σ = 0.1 m, 120 s, default q_h = q_v = 0.5 m²/s³; docs/tracking.md, "Spatial floors"):
-    /// 3-D RMSE / RMS per-fix CRB, raw → causal —
-    /// slow flights (1–5 m over 20 s): 4 locators 1.005 → 0.777, 6: 1.000 → 0.782, 8: 1.033 → 0.820;
-    /// fast flights (1–5 m over 8 s): 1.041 → 0.879, 1.053 → 0.850, 1.020 → 0.886;
-    /// slow flights, 10 % NLOS ranges (+0.3…2.5 m): 6.05 → 0.905, 3.68 → 0.965, 1.59 → 0.896.
+    /// Measured (σ = 0.1 m, 120 s, default q_h = q_v = 0.5 m²/s³; docs/tracking.md, "Spatial floors";
+    /// 2026-12-06, with the soft long side): 3-D RMSE / RMS per-fix CRB, raw → causal —
+    /// slow flights (1–5 m over 20 s): 4 locators 1.005 → 0.768, 6: 1.000 → 0.778, 8: 1.033 → 0.813;
+    /// fast flights (1–5 m over 8 s): 1.041 → 0.874, 1.053 → 0.844, 1.020 → 0.872;
+    /// slow flights, 10 % NLOS ranges (+0.3…2.5 m): 6.05 → 0.911, 3.68 → 0.957, 1.59 → 0.899.
     /// The bounds: the largest measured ratio of each kind plus about 10 %, and causal below raw by a margin.
     @Test("Simulated 3-D flights, 4–8 locators at 0.5–8 m: causal RMSE below raw and within the measured CRB ratio",
           arguments: [("slow", 4, 1 as UInt64, 0.0, 0.90, 0.85), ("slow", 6, 2, 0.0, 0.90, 0.85), ("slow", 8, 3, 0.0, 0.90, 0.85),
@@ -188,6 +188,144 @@ struct SpatialTrackingTests {
         #expect(after.count > 90)
         let score = Self.score(after, rec)
         #expect(score.rmse < 0.3, "after the outage: \(score.rmse) m")
+    }
+
+    /// A 6 m × 6 m room with 4 locators in its corners at 0.3–2.6 m (a motion-capture room), each
+    /// locator's ranges long by `biases` (metres; the recordings carry them, the engine is told none).
+    static func smallRoom(biases: [Double] = [0, 0, 0, 0]) -> Floor {
+        let all: [(Double, Double, Double)] = [(0, 0, 0.3), (6, 0, 2.4), (6, 6, 0.5), (0, 6, 2.6)]
+        let locators = all.enumerated().map { i, p in
+            Locator(address: LocatorAddress(UInt16(0x200 + i)), position: Point3(x: p.0, y: p.1, z: p.2), biasMeters: biases[i])
+        }
+        return Floor(id: "room", widthMeters: 6, heightMeters: 6, tagHeightMeters: 1.5, locators: locators)
+    }
+
+    /// Flights 0.5–2 m over 20 s periods (a small drone in the room).
+    static let lowFlight = VerticalProfile(lowMeters: 0.5, highMeters: 2, periodSeconds: 20)
+
+    /// The causal fixes and the smoothed ones of the engine on `floor` (which may differ from the
+    /// recording's: biases it is not told of), as `locus replay [--smooth]` gives them.
+    static func causalAndSmoothed(_ rec: SimulatedRecording, floor: Floor, tracking: EngineConfiguration.Tracking = .kalman(.standard))
+        throws -> (causal: [PositionFix], smoothed: [PositionFix]) {
+        var engine = try PositioningEngine(site: Site(building: .init(id: "b"), floors: [floor]),
+                                           configuration: EngineConfiguration(tracking: tracking))
+        var smoothing = OfflineSmoothing(configuration: engine.configuration)
+        for m in rec.ranges {
+            engine.ingest(m)
+            smoothing.record(m, lessTagOffset: engine.tagRangeOffset(m.tag)?.offsetMeters)
+        }
+        engine.finish()
+        let causal = engine.drainFixes()
+        return (causal, try smoothing.smooth(fixes: causal, engine: engine))
+    }
+
+    /// Issue #42's "3-D flight with 4 locators" (causal 0.145 → 0.152 m on a real recording: worse than
+    /// raw). Simulated in a small room, 4 locators at 0.3–2.6 m with biases of −0.05…+0.2 m the engine
+    /// is not told, σ 0.08 m, 90 s. 3-D RMSE (m) raw / causal / smoothed, measured 2026-12-06: seed 1
+    /// 0.432 / 0.473 / 0.453, seed 2 0.494 / 0.449 / 0.430, seed 3 0.411 / 0.495 / 0.472 (horizontal
+    /// causal / raw 1.058, 0.939, 1.118). Before the 3-D track's soft long side and its re-acquisition
+    /// after 8 refusing epochs (the commit of this test): causal 0.543 / 0.477 / 0.558, horizontal
+    /// causal / raw 1.165, 0.966, 1.200. What is left: a bias puts one locator's ranges 2.5–4σ long, the
+    /// soft long side takes them as NLOS (less weight) and the track leans on the other three; with no
+    /// redundancy to tell a bias from NLOS the height then moves (docs/tracking.md, "Spatial floors").
+    @Test("4 locators in 3-D with per-locator biases the engine is not told: the causal filter within 15 % of raw horizontally, 25 % in 3-D; the smoother below the causal filter",
+          arguments: [1 as UInt64, 2, 3])
+    func biasedSmallRoom(seed: UInt64) throws {
+        var walk = WalkConfiguration.standard
+        walk.vertical = Self.lowFlight
+        let rec = SimulatedRecording.simulate(floor: Self.smallRoom(biases: [0.12, -0.05, 0.2, 0.08]), tagCount: 1, durationSeconds: 90,
+                                              seed: seed, walk: walk, ranging: RangeSimulationConfiguration(sigmaMeters: 0.08))
+        let told = Self.smallRoom()
+        var engine = try PositioningEngine(site: Site(building: .init(id: "b"), floors: [told]), configuration: EngineConfiguration(tracking: .none))
+        for m in rec.ranges { engine.ingest(m) }
+        engine.finish()
+        let raw = Self.score(engine.drainFixes(), rec, profile: Self.lowFlight)
+        let (causalFixes, smoothedFixes) = try Self.causalAndSmoothed(rec, floor: told)
+        let causal = Self.score(causalFixes, rec, profile: Self.lowFlight)
+        let smoothed = Self.score(smoothedFixes, rec, profile: Self.lowFlight)
+        #expect(causal.count > 300)
+        #expect(causal.horizontal <= 1.15 * raw.horizontal, "horizontal: causal \(causal.horizontal) m vs raw \(raw.horizontal) m")
+        #expect(causal.rmse <= 1.25 * raw.rmse, "causal \(causal.rmse) m vs raw \(raw.rmse) m")
+        #expect(smoothed.rmse < causal.rmse, "smoothed \(smoothed.rmse) m vs causal \(causal.rmse) m")
+    }
+
+    /// Measured: 3-D RMSE raw / causal / smoothed 0.185 / 0.142 / 0.091 (seed 1), 0.177 / 0.131 / 0.075 (seed 2).
+    @Test("The same small room without biases: the causal filter 10 % or more below raw, the smoother below the causal filter",
+          arguments: [1 as UInt64, 2])
+    func cleanSmallRoom(seed: UInt64) throws {
+        var walk = WalkConfiguration.standard
+        walk.vertical = Self.lowFlight
+        let rec = SimulatedRecording.simulate(floor: Self.smallRoom(), tagCount: 1, durationSeconds: 90, seed: seed, walk: walk,
+                                              ranging: RangeSimulationConfiguration(sigmaMeters: 0.08))
+        let raw = Self.score(try Self.fixes(rec, tracking: .none), rec, profile: Self.lowFlight)
+        let (causalFixes, smoothedFixes) = try Self.causalAndSmoothed(rec, floor: rec.floor)
+        let causal = Self.score(causalFixes, rec, profile: Self.lowFlight)
+        let smoothed = Self.score(smoothedFixes, rec, profile: Self.lowFlight)
+        #expect(causal.rmse <= 0.9 * raw.rmse, "causal \(causal.rmse) m vs raw \(raw.rmse) m")
+        #expect(smoothed.rmse < causal.rmse, "smoothed \(smoothed.rmse) m vs causal \(causal.rmse) m")
+    }
+
+    @Test("A range 2.5–4σ long is taken with its variance raised so that ν = 1.5 (the soft long side): a smaller correction, less of the covariance; beyond 4σ refused")
+    func softLongSide() throws {
+        let anchor = Point3(x: 0, y: 0, z: 2.5)
+        let start = SpatialKalmanState(position: Point3(x: 3, y: 4, z: 1), covariance: SymmetricMatrix3(xx: 0.04, xy: 0.01, yy: 0.05, zz: 0.09),
+                                       velocityVarianceSquareMetersPerSecondSquared: 0.25)
+        let rho = start.position.distance(to: anchor), variance = 0.01
+        var probe = start, innovation = KalmanInnovation()
+        let probed = probe.updateRange(anchor: anchor, rangeMeters: rho, varianceSquareMeters: variance, gateLong: 2.5, gateShort: 4,
+                                       innovation: &innovation)
+        #expect(probed == .accepted)
+        let sd = innovation.innovationVariance.squareRoot()
+        func updated(_ sigmas: Double) -> (KalmanOutcome, SpatialKalmanState) {
+            var s = start, i = KalmanInnovation()
+            let o = s.updateRange(anchor: anchor, rangeMeters: rho + sigmas * sd, varianceSquareMeters: variance, gateLong: 2.5, gateShort: 4, innovation: &i)
+            return (o, s)
+        }
+        let (atOneAndAHalf, plain) = updated(1.5)
+        let (atThree, clipped) = updated(3)
+        let (atFourAndAHalf, refused) = updated(4.5)
+        let (short, _) = updated(-4.5)
+        #expect(atOneAndAHalf == .accepted && atThree == .accepted)
+        #expect(atFourAndAHalf == .gated && short == .gated)
+        // S' = y²/1.5², so K·y = P Hᵀ·1.5²/y: at ν = 3 half the correction of a range 1.5σ long (the
+        // correction falls as the range runs longer), in the same direction.
+        let dClipped = Vector3(x: clipped.position.x - start.position.x, y: clipped.position.y - start.position.y,
+                               z: clipped.position.z - start.position.z)
+        let dPlain = Vector3(x: plain.position.x - start.position.x, y: plain.position.y - start.position.y,
+                             z: plain.position.z - start.position.z)
+        #expect(abs(dClipped.x - 0.5 * dPlain.x) < 1e-12 && abs(dClipped.y - 0.5 * dPlain.y) < 1e-12 && abs(dClipped.z - 0.5 * dPlain.z) < 1e-12)
+        #expect(abs(dPlain.x) + abs(dPlain.y) + abs(dPlain.z) > 0.01)
+        #expect(clipped.positionCovariance.xx > plain.positionCovariance.xx)
+        #expect(refused.position == start.position)
+    }
+
+    @Test("A track that refuses a range in 8 epochs in a row drops (to be re-seeded from the epoch's least-squares fix); an epoch that refuses none ends the run")
+    func refusingEpochsDrop() throws {
+        let floor = Self.smallRoom()
+        let p = Point3(x: 2, y: 3, z: 1.2)
+        var track = SpatialTrack(shared: TrackFilterConfiguration.Shared(.standard))
+        let seed = PositionFix(timeSeconds: 0, tag: "T1", floor: floor.id, position: p, covariance: SymmetricMatrix3(xx: 0.01, yy: 0.01, zz: 0.01),
+                               quality: FixQuality(hdop: 1, pdop: 1, residualRMSMeters: 0, locatorsUsed: 4))
+        let seeded = track.reset(toFix: seed)
+        #expect(seeded)
+        var t = 0.0
+        /// One epoch of the 4 ranges, the first `longBy` metres long (3 m: beyond 4σ from the first epoch on).
+        func epoch(longBy: Double) {
+            t += 0.25
+            for (i, l) in floor.locators.enumerated() {
+                track.update(rangeMeters: p.distance(to: l.position) + (i == 0 ? longBy : 0), timeSeconds: t + 0.004 * Double(i),
+                             address: l.address, anchor: l.position)
+            }
+            track.countEpochRefusals()
+        }
+        for _ in 0..<7 { epoch(longBy: 3) }
+        #expect(track.isTracking && track.refusingEpochs == 7)
+        epoch(longBy: 0)
+        #expect(track.isTracking && track.refusingEpochs == 0)
+        for _ in 0..<7 { epoch(longBy: 3) }
+        #expect(track.isTracking)
+        epoch(longBy: 3)
+        #expect(!track.isTracking)
     }
 
     @Test("A 3-D track gates a range 1 m long and keeps its state; a good range updates it")

@@ -22,9 +22,14 @@ int locus_kalman_cv3_predict(locus_kalman3_state *s, double dt_s, double q_h, do
 /// EKF update with one range (metres) to a locator at anchor = (ax, ay, az), the tag at its own
 /// height pz (the range model of locus_measurement_range.h, spatial): d = p - a, h(x) = rho = |d|,
 /// H = [d/rho, 0, 0, 0], y = range - rho, S = H P H^T + variance, nu = y / sqrt(S)
-/// (stats[0] = nu, stats[1] = S, stats[2] = y), gate locus_measurement_gated (nu > gate_long or
-/// nu < -gate_short: LOCUS_KALMAN_GATED, state unchanged), then the Joseph-form update
-/// P <- (I - K H) P (I - K H)^T + K variance K^T, K = P H^T / S (symmetrised).
+/// (stats[0] = nu, stats[1] = S, stats[2] = y), the planar IMM's gate with its soft long side
+/// (locus_measurement_soft_excess): |nu| > gate_short refused (LOCUS_KALMAN_GATED, state unchanged);
+/// gate_long < nu <= gate_short taken with the variance raised by e = y^2 / 1.5^2 - S (its normalised
+/// innovation becomes 1.5, its correction K y = P H^T 1.5^2 / y); then the Joseph-form update
+/// P <- (I - K H) P (I - K H)^T + K R K^T, K = P H^T / (S + e), R = variance + e (symmetrised).
+/// Since issue #42 (a hard long gate at gate_long before): with 4 locators in 3-D a refused range
+/// leaves the epoch without redundancy, and unknown per-locator biases of 0.1-0.2 m put ranges
+/// 2.5-4 sigma long often enough to let the track drift in height (docs/tracking.md, "Spatial floors").
 /// LOCUS_KALMAN_BAD_ARGUMENT when the predicted distance is below 1e-6 m or variance is not positive.
 int locus_kalman_cv3_update_range(locus_kalman3_state *s, const double *anchor, double range_m, double variance,
                                   double gate_long, double gate_short, double *stats);

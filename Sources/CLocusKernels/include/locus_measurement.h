@@ -33,8 +33,8 @@ LOCUS_MEASUREMENT_INLINE int locus_measurement_gated(double nu, double gate_long
     return nu > gate_long || nu < -gate_short;
 }
 
-/// The normalised innovation a range in the soft band of the long side is clipped to (dimensionless):
-/// it corrects the state as a range 1.5σ long would (locus_measurement_soft_excess).
+/// The normalised innovation a range in the soft band of the long side is brought to (dimensionless),
+/// by raising its variance (locus_measurement_soft_excess).
 #define LOCUS_MEASUREMENT_SOFT_NU 1.5
 
 /// The IMM's range gate (issue #42, "a filter tuned for real data"): a soft long side. With S = D / c²
@@ -42,7 +42,8 @@ LOCUS_MEASUREMENT_INLINE int locus_measurement_gated(double nu, double gate_long
 ///   ν < −γ_short or ν > γ_short   refused (the hard gate: γ_short, 4 by default, on both sides);
 ///   γ_long < ν ≤ γ_short          accepted with R raised so that the normalised innovation is
 ///                                 ν_s = LOCUS_MEASUREMENT_SOFT_NU: S' = y² / ν_s², R' = R + (y² / ν_s² − S)
-///                                 (a clipped, Huber-like update: its correction is that of a range ν_s σ long);
+///                                 (its correction K·y = P Hᵀ ν_s² / y is ν_s / ν of a range ν_s σ long's:
+///                                 it falls as the range runs longer, to ν_s / γ_short at the hard gate);
 ///   otherwise                     accepted as it is (the returned extra variance is 0).
 /// Returns the extra variance y² / ν_s² − S (m², > 0) to add to R, 0, or −1 when refused (NaN: 0, as the
 /// hard test passed it before; the caller checks finiteness). Why: on real recordings the ranges 2.5–4σ
