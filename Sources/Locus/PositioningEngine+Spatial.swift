@@ -22,7 +22,7 @@ extension PositioningEngine {
         }
         // The epoch's ranges at their own times; without a track, or with one too old for this epoch (a
         // gap past `reinitializeAfterSeconds`), the track drops and is re-seeded below.
-        scratchRanges.withUnsafeBufferPointer { rp in
+        let tracked = scratchRanges.withUnsafeBufferPointer { rp in
             scratchTimes.withUnsafeBufferPointer { tp in
                 scratchLocators.withUnsafeBufferPointer { lp in
                     scratchAddresses.withUnsafeBufferPointer { ap in
@@ -35,7 +35,9 @@ extension PositioningEngine {
             }
         }
         // (A track that refused a range in each of its last `spatialGateOpenEpochs` epochs dropped in
-        // `update` too: it is re-seeded from this epoch's least-squares fix below.)
+        // `update` too: it is re-seeded from this epoch's least-squares fix below.) The per-locator biases
+        // learn from the epoch at the track's position after it.
+        if let tracked, floorLearnsSpatialBiases[floor] { updateSpatialLocatorBiases(tag, floor: floor, count: n, position: tracked) }
         if spatialTracks[tag].isTracking {
             schedule.reset(tag, ending: ending)
             deliverSpatialFix(tag, floor: floor, atSeconds: time)

@@ -147,7 +147,7 @@ extension PositioningEngine {
             }
         }
         tags[tag].offsetMeters = offset ?? 0
-        if let epoch, locatorBiases[tag] != nil { updateLocatorBiases(tag, count: n, epoch: epoch, tagHeightMeters: h) }
+        if let epoch, locatorBiases[tag] != nil { updateLocatorBiases(tag, count: n, epoch: .planar(epoch, tagHeightMeters: h)) }
     }
 
     /// After tag `tag`'s tightly coupled filter took `count` ranges: a round robin's offset estimator
@@ -172,24 +172,52 @@ extension PositioningEngine {
         }
     }
 
+    /// What a per-locator bias estimator learns an epoch at: the offset estimator's (x, y, b) solution of
+    /// a planar epoch (tag at `tagHeightMeters`), or the 3-D track's position after an epoch of a floor
+    /// solved in 3-D.
+    enum BiasEpoch {
+        case planar(TagRangeOffsetEstimator.EpochSolution, tagHeightMeters: Double)
+        case spatial(Point3)
+    }
+
     /// Teaches tag `tag`'s per-locator bias estimator the epoch whose `n` ranges are in the scratch
-    /// arrays (`epoch`: the offset estimator's solution of them), and refreshes the tag's corrections
-    /// when it changed them. No allocation (the slots go through the scratch array).
-    mutating func updateLocatorBiases(_ tag: Int, count n: Int, epoch: TagRangeOffsetEstimator.EpochSolution,
-                                      tagHeightMeters h: Double) {
+    /// arrays, at `epoch`, and refreshes the tag's corrections when it changed them. No allocation (the
+    /// slots go through the scratch array).
+    mutating func updateLocatorBiases(_ tag: Int, count n: Int, epoch: BiasEpoch) {
         for k in 0..<n { scratchBiasSlots[k] = Int32(truncatingIfNeeded: schedule.epochs.presentSlot(tag, k)) }
         let changed = scratchLocators.withUnsafeBufferPointer { lp in
             scratchRanges.withUnsafeBufferPointer { rp in
                 scratchBiasSlots.withUnsafeBufferPointer { sp in
-                    locatorBiases[tag]?.update(locators: UnsafeBufferPointer(rebasing: lp[0..<n]).span,
-                                               rangesMeters: UnsafeBufferPointer(rebasing: rp[0..<n]).span,
-                                               slots: UnsafeBufferPointer(rebasing: sp[0..<n]).span, position: epoch.position,
-                                               offsetMeters: epoch.offsetMeters, droppedMask: epoch.droppedMask,
-                                               tagHeightMeters: h) ?? false
+                    let locators = UnsafeBufferPointer(rebasing: lp[0..<n]).span, ranges = UnsafeBufferPointer(rebasing: rp[0..<n]).span
+                    let slots = UnsafeBufferPointer(rebasing: sp[0..<n]).span
+                    switch epoch {
+                    case .planar(let solution, let h):
+                        return locatorBiases[tag]?.update(locators: locators, rangesMeters: ranges, slots: slots, position: solution.position,
+                                                          offsetMeters: solution.offsetMeters, droppedMask: solution.droppedMask,
+                                                          tagHeightMeters: h) ?? false
+                    case .spatial(let position):
+                        return locatorBiases[tag]?.update(spatialLocators: locators, rangesMeters: ranges, slots: slots,
+                                                          position: position) ?? false
+                    }
                 }
             }
         }
-        guard changed, let estimator = locatorBiases[tag] else { return }
+        if changed { refreshLocatorCorrections(tag) }
+    }
+
+    /// Teaches tag `tag`'s per-locator bias estimator one epoch of floor `floor` (solved in 3-D), whose
+    /// `n` ranges are in the scratch arrays, linearised at the tag's 3-D track after them (`position`);
+    /// the estimator is made at the tag's first such epoch (the one allocation).
+    mutating func updateSpatialLocatorBiases(_ tag: Int, floor: Int, count n: Int, position: Point3) {
+        if locatorBiases[tag] == nil, let shared = spatialLocatorBiasConfiguration {
+            locatorBiases[tag] = TagLocatorBiasEstimator(locatorCount: floors[floor].positions.count, shared: shared)
+        }
+        updateLocatorBiases(tag, count: n, epoch: .spatial(position))
+    }
+
+    /// Copies tag `tag`'s estimator's corrections into `locatorCorrections` (what `ingest` subtracts).
+    private mutating func refreshLocatorCorrections(_ tag: Int) {
+        guard let estimator = locatorBiases[tag] else { return }
         for s in 0..<min(locatorStride, estimator.locatorCount) {
             locatorCorrections[tag &* locatorStride &+ s] = Float(estimator.correctionMeters(slot: s))
         }

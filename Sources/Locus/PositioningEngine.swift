@@ -100,8 +100,8 @@ package struct PositioningEngine: Sendable {
     /// The widest floor's locator count: the stride of `locatorCorrections`.
     let locatorStride: Int
     /// The correction (tag offset + locator bias, metres) the engine took out of the last range row
-    /// that reached an epoch; nil when it estimates neither for the row's tag (the smoother takes each
-    /// range as the causal engine corrected it: `EngineDriver.record`).
+    /// that reached an epoch (0 when it estimates neither for the row's tag); nil for a row that did not
+    /// (the smoother takes each range as the causal engine corrected it: `EngineDriver.record`).
     var lastRangeCorrectionMeters: Double?
     /// Each tag's filter (tracking only; empty for raw fixes), a placeholder until `hasFilter`. Kept
     /// out of `TagState` so that the per-row state stays small; non-optional, because mutating
@@ -139,6 +139,11 @@ package struct PositioningEngine: Sendable {
     let floorEstimatesOffset: [Bool]
     /// The per-locator bias settings (nil: not estimated), for floors that estimate the tag offset.
     let locatorBiasConfiguration: TagLocatorBiasConfiguration.Shared?
+    /// The per-locator bias estimator's settings on floors solved in 3-D (`spatialLocatorBias`), and
+    /// the floors whose tags learn biases that way: tracked, solved in 3-D, no biasM stated, 4 to
+    /// `maximumLocators` locators, `--locator-bias auto`.
+    let spatialLocatorBiasConfiguration: TagLocatorBiasConfiguration.Shared?
+    let floorLearnsSpatialBiases: [Bool]
 
     /// Zone judges, one per floor, sharing the clock; their released events wait there until a
     /// release or an advance flushes them to `events`.
@@ -228,8 +233,14 @@ package struct PositioningEngine: Sendable {
         floorEstimatesOffset = offsetConfigurations.map { $0 != nil }
         if case .automatic(let c) = configuration.locatorBias {
             locatorBiasConfiguration = TagLocatorBiasConfiguration.Shared(c)
+            spatialLocatorBiasConfiguration = TagLocatorBiasConfiguration.Shared(c.spatial)
         } else {
             locatorBiasConfiguration = nil
+            spatialLocatorBiasConfiguration = nil
+        }
+        let spatialLimit = spatialLocatorBiasConfiguration?.value.maximumLocators ?? 0, tracking = isTracking
+        floorLearnsSpatialBiases = floors.map { f in
+            tracking && f.mode != .planar && f.isUncalibrated && f.positions.count >= 4 && f.positions.count <= spatialLimit
         }
         locatorStride = widest
         judges = try FloorJudges(floors: site.floors, options: ZoneJudgeOptions(positionPeriodSeconds: 1 / configuration.rateHertz))
@@ -294,7 +305,7 @@ package struct PositioningEngine: Sendable {
         // The range without the tag's offset and the locator's bias (the filter refuses a negative
         // one; the epoch keeps it clamped at 0).
         let correction = tags[tag].offsetMeters + Double(locatorCorrections[tag &* locatorStride &+ slot])
-        if tags[tag].hasOffset { lastRangeCorrectionMeters = correction }
+        lastRangeCorrectionMeters = correction
         let corrected = floors[floor].locators[slot].correctedRange(range - correction)
         // The tightly coupled filter takes the epoch's ranges when it closes (`applyPendingRanges`): the
         // epoch table holds them until then. Except a range the table cannot hold for it — the locator's

@@ -16,7 +16,7 @@ extension EngineOptions {
         .value("sigma", "METRES", "Range noise σ assumed by the solver, metres (default 0.1)."),
         .value("tag-offset", "WHEN", "Estimate and remove a per-tag common range offset online: auto (on planar floors without biasM, default), on, off.",
                choices: ["auto", "on", "off"]),
-        .value("locator-bias", "WHEN", "Estimate and remove per-tag, per-locator range biases online: auto (wherever the tag offset is estimated, on floors of 6 or more locators, default), off.",
+        .value("locator-bias", "WHEN", "Estimate and remove per-tag, per-locator range biases online: auto (wherever the tag offset is estimated, on floors of 6 or more locators; and, with the default filter, on floors solved in 3-D without biasM with 4–16 locators; default), off.",
                choices: ["auto", "off"]),
     ]
 

@@ -95,18 +95,20 @@ package struct SpatialTrack: Sendable {
     /// past `reinitializeAfterSeconds`) — the track drops, to be re-seeded (`reset(toFix:)`); then the
     /// epoch's refusals are counted (`countEpochRefusals`: a run of `spatialGateOpenEpochs` refusing
     /// epochs drops it too). All four spans hold the same count; read in place, nothing allocated.
+    @discardableResult
     package mutating func update(rangesMeters ranges: Span<Double>, timesSeconds times: Span<Double>,
-                                 anchors: Span<Point3>, addresses: Span<LocatorAddress>) {
+                                 anchors: Span<Point3>, addresses: Span<LocatorAddress>) -> Point3? {
         let n = ranges.count
         precondition(times.count == n && anchors.count == n && addresses.count == n, "SpatialTrack.update: spans of one count")
         guard n > 0, accepts(atSeconds: times[0]) else {
             dropTrack()
-            return
+            return nil
         }
         for k in 0..<n {
             update(rangeMeters: ranges[k], timeSeconds: times[k], address: addresses[k], anchor: anchors[k])
         }
         countEpochRefusals()
+        return isTracking ? state.position : nil
     }
 
     /// One range r (m, biases removed) to the locator `address` at `anchor` (m, finite), measured at
