@@ -125,6 +125,12 @@ struct TagLocatorBiasConfiguration: Sendable, Hashable {
 /// and `restartStrikes` disagreeing windows in a row restart the estimator (J, g, β̂ and the
 /// corrections back to 0). Nothing is applied in the first `warmUpEpochs` epochs.
 ///
+/// Floors solved in 3-D (`update(spatialLocators:…)`): no tag offset, rows hᵢ = the unit line of sight
+/// (x, y, z), linearised at the tag's 3-D track after the epoch (not a least-squares fix), so the
+/// residuals are first projected away from the position, v ← v − H N⁻¹Hᵀv; epochs of ≥ 4 ranges (one
+/// redundant), no gauge (a common bias is the locators' own there), and an epoch with a projected
+/// residual beyond `epochOutlierSigmas`·σ teaches nothing (NLOS).
+///
 /// Memory: one `Float` buffer per tag — J packed (its lower triangle, L(L+1)/2), g, β̂ and ĉ —, made
 /// when the estimator is (8 locators: 60 floats, 240 bytes), and the settings shared by reference;
 /// the Cholesky factor lives on the stack during a solve. Sums are formed in `Double` and stored
