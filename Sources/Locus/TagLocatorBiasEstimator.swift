@@ -204,29 +204,8 @@ struct TagLocatorBiasEstimator: Sendable {
     mutating func update(locators: Span<Point3>, rangesMeters: Span<Double>,
                                  slots: Span<Int32>, position: Point2, offsetMeters b: Double,
                                  droppedMask: UInt64, tagHeightMeters h: Double) -> Bool {
-        let c = configuration
-        let n = min(locators.count, rangesMeters.count, slots.count, 64)
-        guard locatorCount > 0, n - droppedMask.nonzeroBitCount >= c.minimumRanges else { return false }
-        // Rows (hx, hy, 1, v) and slots of the kept ranges, compacted; N.
-        return withUnsafeTemporaryAllocation(of: SIMD4<Double>.self, capacity: n) { rows in
-            withUnsafeTemporaryAllocation(of: Int.self, capacity: n) { kept in
-                var normal = TagRangeOffsetEstimator.NormalEquations()
-                var m = 0
-                for k in 0..<n where (droppedMask >> UInt64(k)) & 1 == 0 {
-                    let a = locators[k], s = Int(slots[k])
-                    let dx = position.x - a.x, dy = position.y - a.y, dz = h - a.z
-                    let rho = RangeModel.predicted(dx: dx, dy: dy, dz: dz)
-                    guard rho > 1e-9, s >= 0, s < locatorCount else { continue }
-                    let sight = RangeModel.unit(dx: dx, dy: dy, dz: dz, rho: rho)
-                    rows[m] = SIMD4(sight.x, sight.y, 1, rangesMeters[k] - rho - b)
-                    kept[m] = s
-                    normal.add(hx: sight.x, hy: sight.y, v: 0)
-                    m += 1
-                }
-                guard m >= c.minimumRanges, let inverse = normal.inverse() else { return false }
-                return learn(PlanarRows.self, rows: rows, slots: kept, count: m, inverse: inverse)
-            }
-        }
+        update(PlanarRows.self, locators: locators, rangesMeters: rangesMeters, slots: slots,
+               position: Point3(x: position.x, y: position.y, z: h), offsetMeters: b, droppedMask: droppedMask)
     }
 
     /// Learns from one epoch of a floor solved in 3-D (no tag offset: its common part is each bias's
@@ -237,35 +216,48 @@ struct TagLocatorBiasEstimator: Sendable {
     /// leave, to first order), then as `update`. Returns true when the corrections changed.
     mutating func update(spatialLocators locators: Span<Point3>, rangesMeters: Span<Double>, slots: Span<Int32>,
                          position p: Point3) -> Bool {
+        update(SpatialRows.self, locators: locators, rangesMeters: rangesMeters, slots: slots, position: p, offsetMeters: 0,
+               droppedMask: 0)
+    }
+
+    /// Both `update`s: rows (h₀, h₁, h₂, v) of the kept ranges at p (h₂ = `Rows.third`), compacted, and N;
+    /// for rows without the tag offset the residuals projected away from the position first (an epoch
+    /// with one beyond `epochOutlierSigmas`·σ teaches nothing); then `learn`.
+    private mutating func update<Rows: EpochRows>(_: Rows.Type, locators: Span<Point3>, rangesMeters: Span<Double>,
+                                                  slots: Span<Int32>, position p: Point3, offsetMeters b: Double,
+                                                  droppedMask: UInt64) -> Bool {
         let c = configuration
         let n = min(locators.count, rangesMeters.count, slots.count, 64)
-        guard locatorCount > 0, n >= c.minimumRanges else { return false }
+        guard locatorCount > 0, n - droppedMask.nonzeroBitCount >= c.minimumRanges else { return false }
         return withUnsafeTemporaryAllocation(of: SIMD4<Double>.self, capacity: n) { rows in
             withUnsafeTemporaryAllocation(of: Int.self, capacity: n) { kept in
                 var normal = TagRangeOffsetEstimator.NormalEquations()
                 var m = 0
-                for k in 0..<n {
+                for k in 0..<n where (droppedMask >> UInt64(k)) & 1 == 0 {
                     let a = locators[k], s = Int(slots[k])
                     let dx = p.x - a.x, dy = p.y - a.y, dz = p.z - a.z
                     let rho = RangeModel.predicted(dx: dx, dy: dy, dz: dz)
                     guard rho > 1e-9, s >= 0, s < locatorCount else { continue }
                     let sight = RangeModel.unit(dx: dx, dy: dy, dz: dz, rho: rho)
-                    rows[m] = SIMD4(sight.x, sight.y, sight.z, rangesMeters[k] - rho)
+                    let h2 = Rows.third(sightZ: sight.z)
+                    rows[m] = SIMD4(sight.x, sight.y, h2, rangesMeters[k] - rho - b)
                     kept[m] = s
-                    normal.n00 += sight.x * sight.x; normal.n01 += sight.x * sight.y; normal.n02 += sight.x * sight.z
-                    normal.n11 += sight.y * sight.y; normal.n12 += sight.y * sight.z; normal.n22 += sight.z * sight.z
+                    normal.n00 += sight.x * sight.x; normal.n01 += sight.x * sight.y; normal.n02 += sight.x * h2
+                    normal.n11 += sight.y * sight.y; normal.n12 += sight.y * h2; normal.n22 += h2 * h2
                     m += 1
                 }
                 guard m >= c.minimumRanges, let inverse = normal.inverse() else { return false }
-                var gv = SIMD3<Double>()
-                for i in 0..<m { gv += SIMD3(rows[i][0], rows[i][1], rows[i][2]) * rows[i][3] }
-                let xv = inverse.times(gv)
-                let outlier = c.epochOutlierSigmas * c.rangeSigmaMeters
-                for i in 0..<m {
-                    rows[i][3] -= (SIMD3(rows[i][0], rows[i][1], rows[i][2]) * xv).sum()
-                    if abs(rows[i][3]) > outlier { return false }
+                if !Rows.hasTagOffset {
+                    var gv = SIMD3<Double>()
+                    for i in 0..<m { gv += SIMD3(rows[i][0], rows[i][1], rows[i][2]) * rows[i][3] }
+                    let xv = inverse.times(gv)
+                    let outlier = c.epochOutlierSigmas * c.rangeSigmaMeters
+                    for i in 0..<m {
+                        rows[i][3] -= (SIMD3(rows[i][0], rows[i][1], rows[i][2]) * xv).sum()
+                        if abs(rows[i][3]) > outlier { return false }
+                    }
                 }
-                return learn(SpatialRows.self, rows: rows, slots: kept, count: m, inverse: inverse)
+                return learn(Rows.self, rows: rows, slots: kept, count: m, inverse: inverse)
             }
         }
     }
@@ -436,20 +428,24 @@ struct TagLocatorBiasEstimator: Sendable {
     }
 }
 
-/// The third component of an epoch's row hᵢ in `TagLocatorBiasEstimator.learn` (rows (h₀, h₁, h₂, v)):
-/// the tag offset's 1 on planar floors (a constant, so that the planar loops keep their arithmetic),
-/// the line of sight's z on floors solved in 3-D.
+/// The two kinds of epoch `TagLocatorBiasEstimator` learns from, as a type parameter (so that the planar
+/// loops keep their arithmetic): planar epochs solve (x, y, b), rows hᵢ = (∂ρᵢ/∂x, ∂ρᵢ/∂y, 1) at the
+/// epoch's solution; epochs of floors solved in 3-D solve (x, y, z), rows the unit line of sight.
 private protocol EpochRows {
-    static func third(_ row: SIMD4<Double>) -> Double
+    /// Whether the epoch's unknowns include the tag offset b (the row's third component 1).
+    static var hasTagOffset: Bool { get }
 }
 
-private enum PlanarRows: EpochRows {
-    @inline(__always) static func third(_ row: SIMD4<Double>) -> Double { 1 }
+extension EpochRows {
+    /// The third component of a row hᵢ: 1 with the tag offset, else the line of sight's z.
+    @inline(__always) static func third(sightZ z: Double) -> Double { hasTagOffset ? 1 : z }
+    /// The third component of a stored row (h₀, h₁, h₂, v).
+    @inline(__always) static func third(_ row: SIMD4<Double>) -> Double { hasTagOffset ? 1 : row[2] }
 }
 
-private enum SpatialRows: EpochRows {
-    @inline(__always) static func third(_ row: SIMD4<Double>) -> Double { row[2] }
-}
+private enum PlanarRows: EpochRows { static var hasTagOffset: Bool { true } }
+
+private enum SpatialRows: EpochRows { static var hasTagOffset: Bool { false } }
 
 extension TagLocatorBiasConfiguration {
     /// Immutable settings held by reference (memory per tracked tag).

@@ -40,9 +40,9 @@ package struct SpatialTrack: Sendable {
     private var lastVelocity = Vector3.zero
     /// Gate hysteresis: +1 per gated range, −1 per accepted one (never below 0).
     private(set) var rejectionScore = 0
-    /// Ranges refused since the last epoch's end, and epochs in a row that refused one
+    /// Whether a range was refused since the last epoch's end, and epochs in a row that refused one
     /// (`countEpochRefusals`, `spatialGateOpenEpochs`).
-    private var refusedSinceEpoch: Int32 = 0
+    private var refusedThisEpoch = false
     private(set) var refusingEpochs: Int32 = 0
     /// The current epoch's figures (locators used and gated, HDOP of the accepted ranges' horizontal
     /// lines of sight, residual RMS), restarted by `closeEpoch`.
@@ -77,7 +77,7 @@ package struct SpatialTrack: Sendable {
         lastPosition = fix.position
         lastVelocity = .zero
         rejectionScore = 0
-        refusedSinceEpoch = 0
+        refusedThisEpoch = false
         refusingEpochs = 0
         return true
     }
@@ -141,7 +141,7 @@ package struct SpatialTrack: Sendable {
         case .gated:
             epoch.reject(address)
             rejectionScore += 1
-            refusedSinceEpoch &+= 1
+            refusedThisEpoch = true
             if rejectionScore >= c.gateOpenScore { dropTrack() }
             return .gated
         case .invalidArgument:
@@ -194,8 +194,8 @@ package struct SpatialTrack: Sendable {
     /// after its ranges and before its fix: by `update(rangesMeters:…)` for the causal engine, and by the
     /// smoother's forward pass at each output time.
     mutating func countEpochRefusals() {
-        refusingEpochs = refusedSinceEpoch > 0 ? refusingEpochs &+ 1 : 0
-        refusedSinceEpoch = 0
+        refusingEpochs = refusedThisEpoch ? refusingEpochs &+ 1 : 0
+        refusedThisEpoch = false
         let limit = configuration.spatialGateOpenEpochs
         if isTracking, limit > 0, Int(refusingEpochs) >= limit { dropTrack() }
     }
