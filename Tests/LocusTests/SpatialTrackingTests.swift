@@ -80,7 +80,7 @@ struct SpatialTrackingTests {
     }
 
     /// Measured (σ = 0.1 m, 120 s, default q_h = q_v = 0.5 m²/s³; docs/tracking.md, "Spatial floors";
-    /// 2026-12-06, with the soft long side): 3-D RMSE / RMS per-fix CRB, raw → causal —
+    /// 2026-12-06, with the soft long side and the per-locator biases learnt): 3-D RMSE / RMS per-fix CRB, raw → causal —
     /// slow flights (1–5 m over 20 s): 4 locators 1.005 → 0.768, 6: 1.000 → 0.778, 8: 1.033 → 0.813;
     /// fast flights (1–5 m over 8 s): 1.041 → 0.874, 1.053 → 0.844, 1.020 → 0.872;
     /// slow flights, 10 % NLOS ranges (+0.3…2.5 m): 6.05 → 0.920, 3.68 → 0.957, 1.59 → 0.899.
