@@ -2,8 +2,10 @@ import LocusCore
 
 /// The small fixed site the trace and live-stream fuzz targets run the engine on: 4 locators with
 /// addresses 1…4 (easy for a fuzzer to hit), one at another height and one with a bias, two zones on
-/// the first floor (a large one, and a small one with `inCount` 2), and a second floor with the same
-/// locators and no zones.
+/// the first floor (a large one, and a small one with `inCount` 2), a second floor with the same
+/// locators and no zones, and a third, "3F": a 6 × 6 m room with the same addresses in its corners at
+/// 0.3–2.6 m and no biases, solved in 3-D (the 3-D track, its re-acquisition and the per-locator biases
+/// it learns online on an uncalibrated floor: issue #42).
 public enum FuzzSite {
     public static let site: Site = {
         var floor = Floor(id: FloorID("1F"), tagHeightMeters: 1.1)
@@ -21,6 +23,13 @@ public enum FuzzSite {
         ]
         var second = Floor(id: FloorID("2F"))
         second.locators = floor.locators
-        return Site(building: Site.Building(id: "fuzz"), floors: [floor, second])
+        var room = Floor(id: FloorID("3F"), tagHeightMeters: 1.2)
+        room.locators = [
+            Locator(address: LocatorAddress(1), position: Point3(x: 0, y: 0, z: 0.3)),
+            Locator(address: LocatorAddress(2), position: Point3(x: 6, y: 0, z: 2.4)),
+            Locator(address: LocatorAddress(3), position: Point3(x: 6, y: 6, z: 0.5)),
+            Locator(address: LocatorAddress(4), position: Point3(x: 0, y: 6, z: 2.6)),
+        ]
+        return Site(building: Site.Building(id: "fuzz"), floors: [floor, second, room])
     }()
 }
