@@ -33,7 +33,9 @@ import LocusSolvers
 ///
 /// Everything is decided by the data's clock at row (or `advance`) boundaries, so which tags are
 /// evicted, and when, is the same whatever the batch size. A tag evicted and back later starts
-/// afresh: its filter and offset estimate are rebuilt, its first row is admitted whatever its time.
+/// afresh: its filter and offset estimate are rebuilt; its first row is admitted unless it is older
+/// than the clock less the idle time (`refusal(_:atSeconds:after:)`: from before the eviction, so its
+/// fix would go back in time).
 struct TagEviction: Sendable {
     let limit: EngineConfiguration.TagLimit
     /// How long a tag that is idle but still in flight waits before it is looked at again, seconds.
@@ -156,4 +158,22 @@ extension PositioningEngine {
 
     /// The number of tags holding state now (registered, not evicted).
     var liveTagCount: Int { registry.liveCount }
+
+    /// Why a row of tag `tag` at `t` is refused, for a row its clock does not admit directly (the
+    /// slow path of every row's admission; nil: admitted, the clock updated): the tag's clock
+    /// (`TagClock`: `time_backwards`, `clock_jump`) — and, with a tag limit, a fresh tag's first row
+    /// (a new id, or an id back after its eviction: no admitted time, `latest` −∞) earlier than the
+    /// engine's clock by more than the idle time, skipped as `time_backwards`.
+    ///
+    /// Why: an evicted tag keeps nothing, not even its latest time, so its clock would admit a row
+    /// from before its eviction (a late or replayed datagram) and its next fix would go back before
+    /// fixes and zone events already out (fuzzing found it, docs/robustness.md). Every row an evicted
+    /// tag had is older than the eviction's clock less the idle time, so the engine's clock less the
+    /// idle time is a bound for all of them at once, kept without any per-id memory; and an honest
+    /// new tag's rows are never that far behind the stream (such a tag would be idle at once).
+    @inline(never)
+    mutating func refusal(_ tag: Int, atSeconds t: Double, after latest: Double) -> SkipReason? {
+        if latest == -.infinity, let idle = eviction?.limit.idleSeconds, t < clockSeconds - idle { return .timeBackwards }
+        return tags[tag].clock.admit(t, after: latest)
+    }
 }

@@ -232,7 +232,7 @@ extension PositioningEngine {
         guard let floor = site.floorIndex(of: fix.floor) else { diagnostics.skipped.record(.unknownFloor, line: 0); return }
         guard fix.timeSeconds.isFinite, fix.position.isFinite else { diagnostics.skipped.record(.nonFinite, line: 0); return }
         guard let tag = admittedTagIndex(for: fix.tag, line: 0)?.rawValue else { return }
-        if let reason = tags[tag].clock.admit(fix.timeSeconds, after: schedule.epochs.latestAdmittedSeconds(tag)) {
+        if let reason = refusal(tag, atSeconds: fix.timeSeconds, after: schedule.epochs.latestAdmittedSeconds(tag)) {
             diagnostics.skipped.record(reason, line: 0); return
         }
         schedule.admit(tag, atSeconds: fix.timeSeconds)

@@ -349,8 +349,7 @@ package struct PositioningEngine: Sendable {
         // The tag's clock: its latest admitted time is the epoch table's (every admitted row is added
         // there, which records it), so the usual row is admitted by reading, not writing, `tags`.
         let latest = schedule.epochs.latestAdmittedSeconds(tag)
-        if !tags[tag].clock.admitsDirectly(t, after: latest),
-           let reason = tags[tag].clock.admit(t, after: latest) {
+        if !tags[tag].clock.admitsDirectly(t, after: latest), let reason = refusal(tag, atSeconds: t, after: latest) {
             diagnostics.skipped.record(reason, line: line)
             return nil
         }

@@ -15,7 +15,9 @@ public enum SkipReason: String, Sendable, CaseIterable, Comparable {
     case nonFinite = "non_finite"
     /// A negative range.
     case negativeRange = "negative_range"
-    /// A time earlier than the tag's previous row.
+    /// A time earlier than the tag's previous row — or, where idle tags are evicted (a live stream's
+    /// tag limit), a new or returning tag's first row earlier than the stream's clock by more than the
+    /// idle time (an evicted tag keeps no previous row: the clock stands for it).
     case timeBackwards = "time_backwards"
     /// A time far after the tag's previous row, not (yet) confirmed by the next one (`TagClock`).
     case clockJump = "clock_jump"

@@ -104,6 +104,33 @@ struct BoundedTagsTests {
         #expect(engine.fixes.filter { $0.tag == "C" }.count == 1)
     }
 
+    @Test("a row of an evicted tag from before its eviction is skipped as time_backwards, so its fixes never go back in time; a new tag as far behind likewise; a row within the idle time is admitted",
+          arguments: [EngineConfiguration.Tracking.none, .kalman(.standard)])
+    func evictedTagCannotGoBack(tracking: EngineConfiguration.Tracking) throws {
+        var configuration = EngineConfiguration(tracking: tracking)
+        configuration.tagLimit = .init(maximumTags: 3, idleSeconds: 2)
+        var engine = try PositioningEngine(site: Self.site, configuration: configuration)
+        let p = Point3(x: 25, y: 3, z: 1.1), q = Point3(x: 24, y: 4, z: 1.1)
+        for row in Self.round("A", at: p, time: 20) + Self.round("A", at: p, time: 20.25) { engine.ingest(row) }
+        // B moves the clock to 200 s: A, silent since 20.25 s, is evicted.
+        for row in Self.round("B", at: q, time: 200) { engine.ingest(row) }
+        engine.advance(toSeconds: 200.5)
+        #expect(engine.diagnostics.tagsEvicted == 1)
+        #expect(engine.registeredTagIndex("A") == nil)
+        // A late (or replayed) round of A from before its eviction; a new tag's round as far behind.
+        for row in Self.round("A", at: p, time: 2) + Self.round("C", at: p, time: 150) { engine.ingest(row) }
+        #expect(engine.diagnostics.skipped.count(.timeBackwards) == 8)
+        // A back within the idle time of the clock: admitted, a fresh tag.
+        for row in Self.round("A", at: p, time: 199) + Self.round("A", at: p, time: 200.75) { engine.ingest(row) }
+        engine.finish()
+        let times = engine.fixes.filter { $0.tag == "A" }.map(\.timeSeconds)
+        #expect(times.count == 4)
+        #expect(times == times.sorted(), "A's fixes in time order across its eviction: \(times)")
+        #expect(times.first! < 21 && times.last! > 199)
+        #expect(!engine.fixes.contains { $0.tag == "C" })
+        #expect(engine.diagnostics.skipped.total == 8)
+    }
+
     @Test("a flood of new ids: the honest tags' fixes and events are byte-identical to a run without a limit; every flood tag in a zone exits before it goes; no array beyond the limit",
           arguments: [EngineConfiguration.Tracking.none, .kalman(.standard)])
     func floodLeavesHonestTagsAlone(tracking: EngineConfiguration.Tracking) throws {
