@@ -26,6 +26,14 @@ package struct EngineConfiguration: Sendable {
     /// difference of that pair (skipped as `difference_too_long`), metres: 2 m covers the noise and
     /// the NLOS excess of a real difference next to the pair's baseline.
     var differenceMarginMeters = 2.0
+    /// How long, in seconds of data time, fixes wait behind the clock before they are released
+    /// (`locus stream --max-lag`; 0, the default, releases each fix as soon as no open epoch can
+    /// precede it). A live input's tags need not arrive in time order with each other: a tag
+    /// behind a slower gateway sends rounds the clock (another tag's latest row) has already passed,
+    /// and its fix, released after later fixes, is judged at the zone judges' clock, not at its own
+    /// time. Waiting up to this long puts every fix up to that late back in time order and judges
+    /// it at its own time — the events are exactly replay's — at the cost of this much latency.
+    var releaseLatenessSeconds = 0.0
 
     /// How many tags an engine keeps at once, and when it lets an idle one go
     /// (`PositioningEngine+Eviction.swift`). A live input trusts no sender: without a bound, every

@@ -101,8 +101,10 @@ package struct EngineOptions: Sendable, Hashable {
 extension EngineConfiguration {
     /// The engine's settings for `options`: σ goes to the solver, the filter and the tag-offset
     /// estimator alike. The one place where options become a configuration. `tagLimit`: the bound on
-    /// live tags (`locus stream`'s `--max-tags`, `--tag-idle`; `TagLimit`), nil for none.
-    package init(_ options: EngineOptions, tagLimit: (maximumTags: Int, idleSeconds: Double)? = nil) {
+    /// live tags (`locus stream`'s `--max-tags`, `--tag-idle`; `TagLimit`), nil for none;
+    /// `releaseLatenessSeconds`: its `--max-lag` (`releaseLatenessSeconds` of the configuration).
+    package init(_ options: EngineOptions, tagLimit: (maximumTags: Int, idleSeconds: Double)? = nil,
+                 releaseLatenessSeconds: Double = 0) {
         var solver = TrilaterationConfiguration.standard
         solver.sigmaMeters = options.sigmaMeters
         solver.mode = options.mode
@@ -123,5 +125,6 @@ extension EngineConfiguration {
                   tracking: options.filter == .none ? .none : .kalman(filter), tagRangeOffset: tagOffset,
                   locatorBias: options.locatorBias == .off ? .off : .automatic(bias),
                   tagLimit: tagLimit.map { TagLimit(maximumTags: $0.maximumTags, idleSeconds: $0.idleSeconds) })
+        self.releaseLatenessSeconds = releaseLatenessSeconds
     }
 }

@@ -46,7 +46,7 @@ extension PositioningEngine {
     /// min(clock, earliest open epoch start), lowered to a parked fix; +∞ once finished.
     mutating func fixFrontier() -> Double {
         guard !hasFinished else { return .infinity }
-        var frontier = schedule.watermark(clock: clockSeconds)
+        var frontier = schedule.watermark(clock: releaseClockSeconds)
         if let parked = reorder.earliestSeconds { frontier = min(frontier, parked) }
         return frontier
     }

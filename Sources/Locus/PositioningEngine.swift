@@ -150,6 +150,11 @@ package struct PositioningEngine: Sendable {
     var judges: FloorJudges
     /// The latest time seen (rows and advances): the stream's clock.
     package private(set) var clockSeconds = -Double.infinity
+    /// `EngineConfiguration.releaseLatenessSeconds`: fixes are released up to this far behind the
+    /// clock (0 but on a live stream given `--max-lag`).
+    let releaseLatenessSeconds: Double
+    /// The clock fixes are released by: the clock less the release lateness.
+    var releaseClockSeconds: Double { clockSeconds - releaseLatenessSeconds }
     private(set) var hasFinished = false
 
     // Scratch for one epoch, sized to the widest floor.
@@ -204,6 +209,10 @@ package struct PositioningEngine: Sendable {
             try Self.validate(limit)
             eviction = TagEviction(limit: limit, rateHertz: configuration.rateHertz)
         }
+        guard configuration.releaseLatenessSeconds >= 0, configuration.releaseLatenessSeconds <= 3600 else {
+            throw LocusError(.invalidArgument, "the release lateness must be 0 to 3600 s, not \(configuration.releaseLatenessSeconds)")
+        }
+        releaseLatenessSeconds = configuration.releaseLatenessSeconds
         self.configuration = configuration
         self.site = site
         defaultFloor = FloorIndex(try site.floorIndex(configuration.defaultFloor))
@@ -376,7 +385,7 @@ package struct PositioningEngine: Sendable {
         // No fix still to come is earlier than the watermark (every earlier one was released just
         // now): the judges' clocks can move there too, so that a zone's tags that all fell silent
         // still leave it on time (with fixes flowing, released fixes move them).
-        let watermark = schedule.watermark(clock: clockSeconds)
+        let watermark = schedule.watermark(clock: releaseClockSeconds)
         guard watermark.isFinite, reorder.isEmpty || reorder.earliestSeconds! >= watermark else { return }
         advanceJudges(toSeconds: watermark)
     }
@@ -389,7 +398,7 @@ package struct PositioningEngine: Sendable {
         // Most rows close no epoch and release no fix: two compares, no call.
         if schedule.mayBeDue(at: t) {
             closeDueEpochs(at: t)
-        } else if let first = reorder.earliestSeconds, first < t, !schedule.isKnownHeld(first) {
+        } else if let first = reorder.earliestSeconds, first < t - releaseLatenessSeconds, !schedule.isKnownHeld(first) {
             release()
         }
     }
@@ -418,8 +427,8 @@ package struct PositioningEngine: Sendable {
     /// or all of them, to `fixes` and the zone judges.
     mutating func release(all: Bool = false) {
         // Most rows release nothing: no parked fix, or the earliest is not before the clock.
-        guard let first = reorder.earliestSeconds, all || first < clockSeconds else { return }
-        let watermark = schedule.watermark(clock: clockSeconds)
+        guard let first = reorder.earliestSeconds, all || first < releaseClockSeconds else { return }
+        let watermark = schedule.watermark(clock: releaseClockSeconds)
         var released = false
         while let r = reorder.releaseEarliest(before: watermark, all: all, into: &fixes) {
             fixTags.append(Int32(truncatingIfNeeded: r.tag))
@@ -433,7 +442,7 @@ package struct PositioningEngine: Sendable {
     /// parked and no open epoch can still produce an earlier fix (time < the watermark) — the usual
     /// case, and exactly what parking it and releasing would do —, parked otherwise.
     mutating func deliver(_ fix: consuming PositionFix, tag: Int, floor: Int) {
-        if reorder.isEmpty, fix.timeSeconds < schedule.watermark(clock: clockSeconds) {
+        if reorder.isEmpty, fix.timeSeconds < schedule.watermark(clock: releaseClockSeconds) {
             let judged = ZoneFix(timeSeconds: fix.timeSeconds, tag: fix.tag, point: fix.position.horizontal)
             fixes.append(consume fix)
             fixTags.append(Int32(truncatingIfNeeded: tag))

@@ -26,6 +26,7 @@ enum ServeCommand: LocusCommand {
             .value("history-mb", "MB", "The feed keeps the last MB megabytes of messages for viewers that join late or fall behind (default 256); a viewer behind that skips ahead, counted as dropped frames."),
             .value("tick-ms", "MS", "With --input: while no data arrives, the engine's clock follows the wall clock, moved every MS ms (default 100), as in locus stream."),
             .value("future-horizon", "S", "With --input: as locus stream --future-horizon (default 5 for udp:// and mqtt://, 0 for standard input)."),
+            .value("max-lag", "S", "With --input: hold each position S seconds of data time (default 0) so that a tag whose rows arrive up to S late still comes out in time order, its zone events at their own times, as in locus stream."),
             .value("client-id", "ID", "With an mqtt:// input: the MQTT client id (default locus-serve)."),
             .value("max-tags", "N", "At most N tags hold state at once (default 16384), as in locus stream."),
             .value("tag-idle", "S", "A tag silent for S seconds of data time is evicted (default 60), as in locus stream."),
@@ -67,6 +68,7 @@ enum ServeCommand: LocusCommand {
         let limit = try StreamCommand.tagLimit(arguments)
         let input = try inputURI.map { (uri: String) throws(LocusError) in try StreamEndpoint(parsing: uri, as: .input) }
         let horizon = try StreamCommand.futureHorizon(arguments)
+        let lag = try arguments.double("max-lag", default: 0, in: 0...3600)
         let tickMilliseconds = replayPath == nil ? try arguments.integer("tick-ms", default: 100, in: 0...3_600_000) : 0
         let positions = try arguments.string("positions").map { (path: String) throws(LocusError) in try ByteSink(path: path, placement: .live) }
         let events = try arguments.string("events").map { (path: String) throws(LocusError) in try ByteSink(path: path, placement: .live) }
@@ -78,7 +80,7 @@ enum ServeCommand: LocusCommand {
                            input: input, clientID: arguments.string("client-id") ?? "locus-serve", positions: positions, events: events,
                            listenHost: listen.host, listenPort: listen.port, maximumViewers: maximumViewers,
                            viewerTimeoutSeconds: viewerTimeout, historyBytes: historyBytes,
-                           tickMilliseconds: tickMilliseconds, futureHorizonSeconds: horizon)
+                           tickMilliseconds: tickMilliseconds, futureHorizonSeconds: horizon, maximumLagSeconds: lag)
         try job.run(log: console.err)
         return 0
     }

@@ -20,6 +20,7 @@ enum StreamCommand: LocusCommand {
             .value("events", "OUT.jsonl", "Also write the zone events, exactly as locus replay writes them."),
             .value("tick-ms", "MS", "While no data arrives, the engine's clock follows the wall clock, moved every MS ms (default 100; silent tags then leave their zones on time). 0: the clock follows the data alone, as in replay."),
             .value("future-horizon", "S", "Skip a row stamped more than S seconds ahead of the stream's clock (the latest accepted time plus the wall time since it arrived) as future_time, so one sender cannot move every tag's clock. Default 5 for udp:// and mqtt://, 0 (off) for standard input, which is often a recording piped faster than real time. Rows without t (the receive time) are checked even when off."),
+            .value("max-lag", "S", "Hold each position S seconds of data time (default 0) so that a tag whose rows arrive up to S late — behind a slower gateway, say — still comes out in time order and its zone events at their own times, exactly as locus replay gives them; without it such a tag's fixes come out after later ones and its events at the stream's clock. Costs S of latency."),
             .value("client-id", "ID", "MQTT client id (default locus-stream): the broker keeps this session's QoS 1 messages while it reconnects."),
             .value("max-tags", "N", "At most N tags hold state at once (default 16384): a row of a new tag beyond them is skipped as tag_limit; live tags are never displaced."),
             .value("tag-idle", "S", "A tag silent for more than S seconds of data time is evicted, its state let go (default 60); a zone it is inside exits first, as outPeriod says. Counted as tags_evicted."),
@@ -55,10 +56,12 @@ enum StreamCommand: LocusCommand {
         }
         let horizon = try futureHorizon(arguments)
         let limit = try tagLimit(arguments)
+        let lag = try arguments.double("max-lag", default: 0, in: 0...3600)
         var job = try StreamJob(site: site, options: options, tagLimit: limit,
                                 input: input, output: output, jsonLines: jsonLines,
                                 positions: positions, events: events, tickMilliseconds: tickMilliseconds,
-                                futureHorizonSeconds: horizon, clientID: clientID, summaryJSON: arguments.flag("json"))
+                                futureHorizonSeconds: horizon, maximumLagSeconds: lag, clientID: clientID,
+                                summaryJSON: arguments.flag("json"))
         try job.run(log: console.err)
         return 0
     }

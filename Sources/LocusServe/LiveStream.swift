@@ -118,13 +118,16 @@ struct LiveStream {
     /// `futureHorizonSeconds`: how far ahead of the stream's clock a row may be (0: unchecked; see
     /// `StreamClock`).
     /// `tagLimit`: at most `maximumTags` tags hold state at once, one idle for `idleSeconds` of data
-    /// time is evicted (`EngineConfiguration(_:tagLimit:)`).
+    /// time is evicted (`EngineConfiguration(_:tagLimit:)`). `maximumLagSeconds`: fixes wait this long
+    /// behind the clock, so that a tag's rows arriving up to that late still come out in time order
+    /// and are judged at their own time (`EngineConfiguration.releaseLatenessSeconds`).
     init(site: Site, options: EngineOptions, tagLimit: (maximumTags: Int, idleSeconds: Double),
-         futureHorizonSeconds: Double = 0) throws(LocusError) {
+         futureHorizonSeconds: Double = 0, maximumLagSeconds: Double = 0) throws(LocusError) {
         self.site = site
         clock = StreamClock(horizonSeconds: futureHorizonSeconds)
         idCap = max(1024, tagLimit.maximumTags)
-        driver = try EngineDriver(site: site, configuration: EngineConfiguration(options, tagLimit: tagLimit))
+        driver = try EngineDriver(site: site, configuration: EngineConfiguration(options, tagLimit: tagLimit,
+                                                                                releaseLatenessSeconds: maximumLagSeconds))
         func reader(_ header: String) throws(LocusError) -> CSVRows {
             CSVRows(parser: try TraceRowParser(header: Array(header.utf8).span, file: "<rows>"))
         }

@@ -37,6 +37,7 @@ package struct ServeJob {
     private let historyBytes: Int
     private let tickMilliseconds: Int
     private let horizon: Double
+    private let maximumLagSeconds: Double
 
     /// Serves `site` through an engine with `options` (their σ also that of the HDOP overlay; live
     /// tags bounded by `tagLimit`, as `StreamJob`'s): a replay of the trace at
@@ -46,12 +47,12 @@ package struct ServeJob {
     /// `StreamJob`'s; nil: 5 for udp:// and mqtt://, 0 otherwise); `positions` and `events` written
     /// as `locus replay` writes them. The page at `listenHost`:`listenPort` (0: a free port), at most
     /// `maximumViewers` at once, one that takes nothing for `viewerTimeoutSeconds` disconnected, the
-    /// feed's history `historyBytes` long.
+    /// feed's history `historyBytes` long; `maximumLagSeconds` as `StreamJob`'s.
     package init(site: Site, options: EngineOptions, tagLimit: (maximumTags: Int, idleSeconds: Double),
                  replayPath: String?, speed: Double, truth: GroundTruth?, truthShiftSeconds: Double,
                  input: StreamEndpoint?, clientID: String, positions: ByteSink?, events: ByteSink?,
                  listenHost: String, listenPort: UInt16, maximumViewers: Int, viewerTimeoutSeconds: Double,
-                 historyBytes: Int, tickMilliseconds: Int, futureHorizonSeconds: Double?) {
+                 historyBytes: Int, tickMilliseconds: Int, futureHorizonSeconds: Double?, maximumLagSeconds: Double = 0) {
         self.site = site
         self.options = options
         self.tagLimit = tagLimit
@@ -70,6 +71,7 @@ package struct ServeJob {
         self.historyBytes = historyBytes
         self.tickMilliseconds = tickMilliseconds
         horizon = futureHorizonSeconds ?? (input == nil || input == .standardStream ? 0 : StreamClock.defaultHorizonSeconds)
+        self.maximumLagSeconds = maximumLagSeconds
     }
 
     /// Opens the trace or the input, binds the page's port, and serves until SIGINT or SIGTERM;
@@ -87,7 +89,8 @@ package struct ServeJob {
 
         // The engine judges every zone with callInout on; the frames mark the events of the others
         // silent (occupancy is drawn for every zone, events listed as replay writes them).
-        var stream = try LiveStream(site: ServeFrames.judgedSite(site), options: options, tagLimit: tagLimit, futureHorizonSeconds: horizon)
+        var stream = try LiveStream(site: ServeFrames.judgedSite(site), options: options, tagLimit: tagLimit, futureHorizonSeconds: horizon,
+                                    maximumLagSeconds: maximumLagSeconds)
         stream.hearing = LocatorHearing(site: site)
         var frames = ServeFrames(site: site, truth: truth, truthShiftSeconds: truthShift)
 

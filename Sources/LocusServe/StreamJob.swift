@@ -28,14 +28,17 @@ package struct StreamJob {
     /// follows the data alone) moves the engine's clock while nothing arrives;
     /// `futureHorizonSeconds` (nil: 5 for udp:// and mqtt://, 0 for standard input) bounds how far
     /// ahead of the stream's clock a row may be (`StreamClock`). `summaryJSON`: the closing summary
-    /// as one JSON object (`--json`) instead of lines of text.
+    /// as one JSON object (`--json`) instead of lines of text. `maximumLagSeconds` (`--max-lag`): how
+    /// late, in data time, a tag's rows may arrive and still come out in time order (`LiveStream`).
     /// - Throws: the engine's configuration errors (E1003).
     package init(site: Site, options: EngineOptions, tagLimit: (maximumTags: Int, idleSeconds: Double),
                  input: StreamEndpoint, output: StreamEndpoint,
                  jsonLines: Bool, positions: ByteSink?, events: ByteSink?, tickMilliseconds: Int,
-                 futureHorizonSeconds: Double?, clientID: String, summaryJSON: Bool) throws(LocusError) {
+                 futureHorizonSeconds: Double?, maximumLagSeconds: Double = 0, clientID: String,
+                 summaryJSON: Bool) throws(LocusError) {
         let horizon = futureHorizonSeconds ?? (input == .standardStream ? 0 : StreamClock.defaultHorizonSeconds)
-        stream = try LiveStream(site: site, options: options, tagLimit: tagLimit, futureHorizonSeconds: horizon)
+        stream = try LiveStream(site: site, options: options, tagLimit: tagLimit, futureHorizonSeconds: horizon,
+                                maximumLagSeconds: maximumLagSeconds)
         self.input = input
         self.output = output
         self.jsonLines = jsonLines

@@ -63,6 +63,31 @@ struct StreamCommandTests {
         #expect(zip(times, times.dropFirst()).allSatisfy { $0 <= $1 }, "positions and events interleaved in time order")
     }
 
+    @Test("--max-lag: T2's rows arriving 0.75 s behind T1's (a slower gateway) give replay's bytes with --max-lag 1; without it T2's fixes come out after later ones and its zone events at the stream's clock")
+    func maximumLag() throws {
+        let expected = try StreamingReplayTests.reference(site: Self.site("hall"), trace: Self.trace("hall"))
+        // The rows in the order they would arrive: T2's 0.75 s late (a stable sort keeps each tag's order).
+        let rows = Self.rows("hall").enumerated().sorted { a, b in
+            func arrival(_ row: String) -> Double { Double(row.split(separator: ",")[0])! + (row.contains(",T2,") ? 0.75 : 0) }
+            return (arrival(a.element), a.offset) < (arrival(b.element), b.offset)
+        }.map(\.element)
+        let input = Array(("t,tag,anchor,range_m,floor\n" + rows.joined(separator: "\n") + "\n").utf8)
+        let (dir, p, e) = Self.files()
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let held = try StreamingReplayTests.locus(["stream", "--site", Self.site("hall"), "--tick-ms", "0", "--max-lag", "1",
+                                                   "--positions", p, "--events", e], input: input)
+        #expect(held.status == 0, "\(held.err)")
+        #expect(TestPaths.bytes(p) == expected.positions)
+        #expect(TestPaths.bytes(e) == expected.events)
+        let plain = try StreamingReplayTests.locus(["stream", "--site", Self.site("hall"), "--tick-ms", "0", "--positions", p, "--events", e],
+                                                   input: input)
+        #expect(plain.status == 0, "\(plain.err)")
+        #expect(TestPaths.bytes(p) != expected.positions, "without --max-lag the positions leave out of time order")
+        #expect(TestPaths.bytes(e) != expected.events, "without --max-lag T2's events are judged at the stream's clock")
+        let bad = try StreamingReplayTests.locus(["stream", "--site", Self.site("hall"), "--max-lag", "-1"], input: input)
+        #expect(bad.status == 2, "\(bad.err)")
+    }
+
     @Test("UDP datagrams of 1 to 7 rows, with malformed ones between them, give replay's bytes; SIGTERM drains and exits 0 with the counts")
     func udp() throws {
         let expected = try StreamingReplayTests.reference(site: Self.site("hall"), trace: Self.trace("hall"))

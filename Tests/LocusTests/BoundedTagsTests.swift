@@ -131,6 +131,30 @@ struct BoundedTagsTests {
         #expect(engine.diagnostics.skipped.total == 8)
     }
 
+    @Test("releaseLatenessSeconds: a tag whose rows are ingested 0.6 s behind the others' gives the in-order run's fixes and events with a lateness of 0.7 s, not with 0; a lateness out of 0…3600 s is refused with E1003",
+          arguments: [EngineConfiguration.Tracking.none, .kalman(.standard)])
+    func releaseLateness(tracking: EngineConfiguration.Tracking) throws {
+        let rows = Self.rows(seconds: 30, floodEvery: 1)
+        let reference = try Self.run(rows, EngineConfiguration(tracking: tracking))
+        // The same rows in the order a slower gateway of H1 would deliver them: H1's 0.6 s late.
+        let late = rows.enumerated().sorted { a, b in
+            func arrival(_ r: RangeMeasurement) -> Double { r.timeSeconds + (r.tag == "H1" ? 0.6 : 0) }
+            return (arrival(a.element), a.offset) < (arrival(b.element), b.offset)
+        }.map(\.element)
+        var configuration = EngineConfiguration(tracking: tracking)
+        let plain = try Self.run(late, configuration)
+        #expect(plain.fixes.map(\.timeSeconds) != plain.fixes.map(\.timeSeconds).sorted(), "H1's fixes leave after later ones")
+        #expect(plain.events != reference.events, "H1's events judged at the clock, not at its fixes' times")
+        configuration.releaseLatenessSeconds = 0.7
+        let held = try Self.run(late, configuration)
+        #expect(held.fixes == reference.fixes)
+        #expect(held.events == reference.events)
+        for bad in [-0.1, 3601, .nan, .infinity] {
+            configuration.releaseLatenessSeconds = bad
+            #expect(throws: LocusError.self) { _ = try PositioningEngine(site: Self.site, configuration: configuration) }
+        }
+    }
+
     @Test("a flood of new ids: the honest tags' fixes and events are byte-identical to a run without a limit; every flood tag in a zone exits before it goes; no array beyond the limit",
           arguments: [EngineConfiguration.Tracking.none, .kalman(.standard)])
     func floodLeavesHonestTagsAlone(tracking: EngineConfiguration.Tracking) throws {
