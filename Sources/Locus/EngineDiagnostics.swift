@@ -26,6 +26,11 @@ public struct EngineDiagnostics: Sendable, Equatable {
     /// (covariance not positive definite). 0 without tracking. Reported so that a summary saying
     /// "kalman" does not hide raw fixes (issue #42).
     public package(set) var unfilteredEpochs = 0
+    /// Fixes released after the output had passed their time: on a live stream, a tag whose rows
+    /// arrived after the clock (other tags' rows) had moved on further than `--max-lag` waits. Such
+    /// a fix leaves after later ones and its zone events are judged at the judges' clock, not at its
+    /// own time. 0 in a replay (its rows are in time order).
+    public package(set) var lateFixes = 0
 
     /// Nothing counted yet.
     package init() {}
@@ -49,6 +54,7 @@ public struct EngineDiagnostics: Sendable, Equatable {
         tagsEvicted += other.tagsEvicted
         differenceRows += other.differenceRows
         unfilteredEpochs += other.unfilteredEpochs
+        lateFixes += other.lateFixes
         for (code, count) in other.failedEpochs {
             if let i = failedEpochs.firstIndex(where: { $0.code == code }) {
                 failedEpochs[i].count += count

@@ -155,6 +155,9 @@ package struct PositioningEngine: Sendable {
     let releaseLatenessSeconds: Double
     /// The clock fixes are released by: the clock less the release lateness.
     var releaseClockSeconds: Double { clockSeconds - releaseLatenessSeconds }
+    /// The latest time the output has reached: released fixes and the judges' advances. A fix released
+    /// earlier than this is late (`EngineDiagnostics.lateFixes`).
+    var releasedThroughSeconds = -Double.infinity
     private(set) var hasFinished = false
 
     // Scratch for one epoch, sized to the widest floor.
@@ -431,11 +434,20 @@ package struct PositioningEngine: Sendable {
         let watermark = schedule.watermark(clock: releaseClockSeconds)
         var released = false
         while let r = reorder.releaseEarliest(before: watermark, all: all, into: &fixes) {
+            noteRelease(atSeconds: fixes[fixes.count - 1].timeSeconds)  // (the fix it just appended)
             fixTags.append(Int32(truncatingIfNeeded: r.tag))
             try? judges.judge(r.zoneFix, tag: TagIndex(r.tag), floor: r.floor)
             released = true
         }
         if released { judges.flush(into: &events) }
+    }
+
+    /// A fix at t leaves: counted late when the output has already passed t (a tag's rows that came
+    /// after the clock had moved on, without `--max-lag` enough to wait for them: the zone judges
+    /// then judge it at their clock), else the output's time moves to t.
+    @inline(__always)
+    mutating func noteRelease(atSeconds t: Double) {
+        if t < releasedThroughSeconds { diagnostics.lateFixes += 1 } else { releasedThroughSeconds = t }
     }
 
     /// A freshly closed epoch's fix (its epoch already reset): released at once when nothing is
@@ -444,6 +456,7 @@ package struct PositioningEngine: Sendable {
     mutating func deliver(_ fix: consuming PositionFix, tag: Int, floor: Int) {
         if reorder.isEmpty, fix.timeSeconds < schedule.watermark(clock: releaseClockSeconds) {
             let judged = ZoneFix(timeSeconds: fix.timeSeconds, tag: fix.tag, point: fix.position.horizontal)
+            noteRelease(atSeconds: fix.timeSeconds)
             fixes.append(consume fix)
             fixTags.append(Int32(truncatingIfNeeded: tag))
             try? judges.judge(judged, tag: TagIndex(tag), floor: floor)
@@ -457,6 +470,7 @@ package struct PositioningEngine: Sendable {
     /// a fix of another shard's tag was let out at `t`).
     mutating func advanceJudges(toSeconds t: Double) {
         guard !hasFinished, t.isFinite else { return }
+        if t > releasedThroughSeconds { releasedThroughSeconds = t }
         try? judges.advance(toSeconds: t)
         judges.flush(into: &events)
     }

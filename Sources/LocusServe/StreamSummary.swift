@@ -29,6 +29,7 @@ struct StreamSummary {
             ("skipped", .object(skipped.nonZero.map { ($0.reason.rawValue, JSONValue.integer($0.count)) })),
             ("malformed_messages", .integer(malformed)),
             ("tags_evicted", .integer(diagnostics.tagsEvicted)),
+            ("late_fixes", .integer(diagnostics.lateFixes)),
             ("failed_epochs", .object(diagnostics.failedEpochs.sorted { $0.code < $1.code }
                 .map { ($0.code.rawValue, JSONValue.integer($0.count)) })),
             ("input", .object(input.map { ($0.0, JSONValue.integer($0.1)) })),
@@ -53,6 +54,10 @@ struct StreamSummary {
             s += "skipped rows: " + skipped.nonZero.map { "\($0.reason.rawValue) \($0.count)" }.joined(separator: ", ") + "\n"
         }
         if diagnostics.tagsEvicted > 0 { s += "tags evicted (idle): \(diagnostics.tagsEvicted)\n" }
+        if diagnostics.lateFixes > 0 {
+            s += "late fixes: \(diagnostics.lateFixes) (a tag's rows came after the clock had moved on: out of time order, "
+                + "their zone events at the stream's clock; --max-lag S waits for rows up to S late)\n"
+        }
         if malformed > 0 { s += "malformed messages: \(malformed) (first: \(firstMalformed ?? "?"))\n" }
         if !diagnostics.failedEpochs.isEmpty {
             s += "epochs without a fix: " + diagnostics.failedEpochs.sorted { $0.code < $1.code }

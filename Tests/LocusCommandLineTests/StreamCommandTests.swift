@@ -74,17 +74,26 @@ struct StreamCommandTests {
         let input = Array(("t,tag,anchor,range_m,floor\n" + rows.joined(separator: "\n") + "\n").utf8)
         let (dir, p, e) = Self.files()
         defer { try? FileManager.default.removeItem(atPath: dir) }
+        /// The summary's late_fixes (`--json`: the last line of standard error).
+        func lateFixes(_ err: String) throws -> Int? {
+            let summary = try JSONParser.parse(Array(String(err.split(separator: "\n").last ?? "").utf8))
+            if case .number(let n)? = summary["late_fixes"]?.kind { return Int(n.value) }
+            return nil
+        }
         let held = try StreamingReplayTests.locus(["stream", "--site", Self.site("hall"), "--tick-ms", "0", "--max-lag", "1",
-                                                   "--positions", p, "--events", e], input: input)
+                                                   "--positions", p, "--events", e, "--json"], input: input)
         #expect(held.status == 0, "\(held.err)")
         #expect(TestPaths.bytes(p) == expected.positions)
         #expect(TestPaths.bytes(e) == expected.events)
-        let plain = try StreamingReplayTests.locus(["stream", "--site", Self.site("hall"), "--tick-ms", "0", "--positions", p, "--events", e],
-                                                   input: input)
+        #expect(try lateFixes(held.err) == 0)
+        let plain = try StreamingReplayTests.locus(["stream", "--site", Self.site("hall"), "--tick-ms", "0", "--positions", p, "--events", e,
+                                                    "--json"], input: input)
         #expect(plain.status == 0, "\(plain.err)")
         #expect(TestPaths.bytes(p) != expected.positions, "without --max-lag the positions leave out of time order")
         #expect(TestPaths.bytes(e) != expected.events, "without --max-lag T2's events are judged at the stream's clock")
-        let bad = try StreamingReplayTests.locus(["stream", "--site", Self.site("hall"), "--max-lag", "-1"], input: input)
+        let late = try #require(try lateFixes(plain.err))
+        #expect(late > 0 && late <= 480, "T2's late fixes counted: \(late)")
+        let bad = try StreamingReplayTests.locus(["stream", "--site", Self.site("hall"), "--max-lag", "-1"], input: [])
         #expect(bad.status == 2, "\(bad.err)")
     }
 

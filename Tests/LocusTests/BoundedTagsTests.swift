@@ -145,10 +145,12 @@ struct BoundedTagsTests {
         let plain = try Self.run(late, configuration)
         #expect(plain.fixes.map(\.timeSeconds) != plain.fixes.map(\.timeSeconds).sorted(), "H1's fixes leave after later ones")
         #expect(plain.events != reference.events, "H1's events judged at the clock, not at its fixes' times")
+        #expect(plain.diagnostics.lateFixes > 0 && plain.diagnostics.lateFixes <= plain.fixes.filter { $0.tag == "H1" }.count)
         configuration.releaseLatenessSeconds = 0.7
         let held = try Self.run(late, configuration)
         #expect(held.fixes == reference.fixes)
         #expect(held.events == reference.events)
+        #expect(held.diagnostics.lateFixes == 0 && reference.diagnostics.lateFixes == 0)
         for bad in [-0.1, 3601, .nan, .infinity] {
             configuration.releaseLatenessSeconds = bad
             #expect(throws: LocusError.self) { _ = try PositioningEngine(site: Self.site, configuration: configuration) }
