@@ -150,11 +150,9 @@ package struct PositioningEngine: Sendable {
     var judges: FloorJudges
     /// The latest time seen (rows and advances): the stream's clock.
     package private(set) var clockSeconds = -Double.infinity
-    /// `EngineConfiguration.releaseLatenessSeconds`: fixes are released up to this far behind the
-    /// clock (0 but on a live stream given `--max-lag`).
-    let releaseLatenessSeconds: Double
-    /// The clock fixes are released by: the clock less the release lateness.
-    var releaseClockSeconds: Double { clockSeconds - releaseLatenessSeconds }
+    /// The clock fixes are released by: the clock less `EngineConfiguration.releaseLatenessSeconds`
+    /// (0 but on a live stream given `--max-lag`).
+    var releaseClockSeconds: Double { clockSeconds - configuration.releaseLatenessSeconds }
     /// The latest time the output has reached: released fixes and the judges' advances. A fix released
     /// earlier than this is late (`EngineDiagnostics.lateFixes`).
     var releasedThroughSeconds = -Double.infinity
@@ -215,7 +213,6 @@ package struct PositioningEngine: Sendable {
         guard configuration.releaseLatenessSeconds >= 0, configuration.releaseLatenessSeconds <= 3600 else {
             throw LocusError(.invalidArgument, "the release lateness must be 0 to 3600 s, not \(configuration.releaseLatenessSeconds)")
         }
-        releaseLatenessSeconds = configuration.releaseLatenessSeconds
         self.configuration = configuration
         self.site = site
         defaultFloor = FloorIndex(try site.floorIndex(configuration.defaultFloor))
@@ -401,7 +398,7 @@ package struct PositioningEngine: Sendable {
         // Most rows close no epoch and release no fix: two compares, no call.
         if schedule.mayBeDue(at: t) {
             closeDueEpochs(at: t)
-        } else if let first = reorder.earliestSeconds, first < t - releaseLatenessSeconds, !schedule.isKnownHeld(first) {
+        } else if let first = reorder.earliestSeconds, first < t - configuration.releaseLatenessSeconds, !schedule.isKnownHeld(first) {
             release()
         }
     }

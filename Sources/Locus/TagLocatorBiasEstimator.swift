@@ -242,8 +242,7 @@ struct TagLocatorBiasEstimator: Sendable {
                     let h2 = Rows.third(sightZ: sight.z)
                     rows[m] = SIMD4(sight.x, sight.y, h2, rangesMeters[k] - rho - b)
                     kept[m] = s
-                    normal.n00 += sight.x * sight.x; normal.n01 += sight.x * sight.y; normal.n02 += sight.x * h2
-                    normal.n11 += sight.y * sight.y; normal.n12 += sight.y * h2; normal.n22 += h2 * h2
+                    normal.add(row: sight.x, sight.y, h2)
                     m += 1
                 }
                 guard m >= c.minimumRanges, let inverse = normal.inverse() else { return false }

@@ -421,6 +421,13 @@ struct TagRangeOffsetEstimator: Sendable {
             g0 += hx * v; g1 += hy * v; g2 += v
         }
 
+        /// Adds row h = (h0, h1, h2) to N only (the per-locator bias estimator's rows: h2 = 1, or the line
+        /// of sight's z on floors solved in 3-D).
+        @inline(__always)
+        mutating func add(row h0: Double, _ h1: Double, _ h2: Double) {
+            n00 += h0 * h0; n01 += h0 * h1; n02 += h0 * h2; n11 += h1 * h1; n12 += h1 * h2; n22 += h2 * h2
+        }
+
         /// Takes row h = (hx, hy, 1) with residual v out again (a downdate).
         @inline(__always)
         mutating func remove(hx: Double, hy: Double, v: Double) {
