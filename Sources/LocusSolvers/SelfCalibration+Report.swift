@@ -99,7 +99,7 @@ extension SelfCalibration {
                 + pad(cell(l.noiseMeters), 8)
             if configuration.fitsSlope { line += pad(cell(l.slope, 4), 9) }
             let length = l.positionOffset.map { ($0.x * $0.x + $0.y * $0.y + $0.z * $0.z).squareRoot() }
-            line += pad(cell(length), 9) + pad(cell(l.positionOffsetSDMeters), 7) + (l.isFlagged ? "  FLAGGED" : l.isObservable ? "" : "  kept")
+            line += pad(cell(length), 9) + pad(cell(l.positionOffsetSDMeters), 7) + (l.isFlagged ? "  FLAGGED" : l.isObservable ? "" : l.biasMeters != nil ? "  partly" : "  kept")
             s += line + "\n"
         }
         for l in locators { if let check = l.positionCheck { s += "  \(l.address) position \(check.summary)\n" } }

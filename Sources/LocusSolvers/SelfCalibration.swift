@@ -9,8 +9,9 @@ package struct SelfCalibrationConfiguration: Sendable, Hashable {
     var checksSurvey = true
     /// A locator needs this many ranges to be estimated.
     var minimumRanges = 50
-    /// A bias whose standard deviation exceeds this is not determined by the recording (metres):
-    /// the locator keeps its value.
+    /// A combination of the biases whose standard deviation exceeds this is not determined by the
+    /// recording (metres): it is held at the site's value (`looseBiasDirections`), and a locator whose
+    /// own bias is that loose is reported so (kept, or partly determined).
     var observableSDMeters = 0.03
     /// The common offset (the mean bias, shared with the tag's own delay) is separable when its
     /// standard deviation is below this, metres; otherwise the biases are relative and their mean is
@@ -120,9 +121,10 @@ enum SelfCalibrationMeasurement: String, Sendable, Hashable {
 ///
 /// With more ranges per epoch than position coordinates, the ranges overdetermine the tag; a bias
 /// that is wrong leaves residuals whose pattern across epochs the adjustment removes. What the data
-/// cannot say is reported, not guessed: a locator heard too rarely or whose bias is not determined
-/// keeps its value; a common offset of all biases (shared with the tag's own delay) that the
-/// geometry does not separate leaves the biases relative, their mean held at the site's; a tag path
+/// cannot say is reported, not guessed: a locator heard too rarely keeps its value; the combinations
+/// of the biases the recording leaves loose (a common offset of all of them, shared with the tag's own
+/// delay, where the geometry does not separate it; one locator's bias; or, with 4 locators in 3-D, a
+/// mixture) are held at the site's values and the rest is fitted; a tag path
 /// that is nearly a line is said (what it determines, the covariance decides).
 ///
 /// Survey check: for each locator in turn its position correction δᵢ is fitted too (the others
@@ -210,7 +212,12 @@ public struct SelfCalibration: Sendable {
                             + "what is calibrated rests on the locators' spread around it alone; walk across the floor for a sturdier calibration")
         }
 
-        // The common offset first (when it is not determined, no single bias is).
+        // What the recording determines: the common offset, each locator's own bias, and the
+        // combinations of the biases it leaves loose (σ above `observableSDMeters`), which are held
+        // at the site's values while the rest is fitted (`looseBiasDirections`). Holding a loose
+        // locator's own bias instead let its correlated neighbours absorb its error (4 locators in
+        // 3-D, or a common offset held along the mean where the loose combination was another:
+        // biases 0.1–0.5 m off and calibrated sites up to 3 times worse than as surveyed).
         var uncertainty = try solver.uncertainty()
         let free = (0..<n).filter { solver.parameters.freeBias[$0] }
         var commonSD = uncertainty.standardDeviation(free.map { (.bias($0), 1 / Double(free.count)) })
@@ -219,28 +226,34 @@ public struct SelfCalibration: Sendable {
             let siteMean = free.reduce(0.0) { $0 + floor.locators[$1].biasMeters } / Double(free.count)
             warnings.append("the common offset of the biases is not separable from this recording (σ "
                             + (commonSD.isFinite ? "\(Self.metres(commonSD)) m" : "unbounded")
-                            + "): the biases are relative, their mean held at the site's (\(Self.metres(siteMean)) m)")
-            solver.parameters.meanBiasPrior = siteMean
-            try Self.solveToConvergence(&solver)
-            uncertainty = try solver.uncertainty()
+                            + "): the biases are relative, their common part held at the site's (mean \(Self.metres(siteMean)) m)")
         }
-        // Then each locator: a bias the data leave loose keeps the site's value.
-        var refit = false
-        for i in free {
-            let sd = uncertainty.standardDeviation([(.bias(i), 1)])
-            if sd > configuration.observableSDMeters {
+        var ownSD = [Double](repeating: 0, count: n)
+        for i in free { ownSD[i] = uncertainty.standardDeviation([(.bias(i), 1)]) }
+        let held = try solver.looseBiasDirections(maximumSD: configuration.observableSDMeters, reference: floor.locators.map(\.biasMeters))
+        if !held.isEmpty {
+            solver.parameters.heldBiasDirections = held
+            try Self.solveToConvergence(&solver)
+        }
+        // A locator whose own bias is loose: kept when the determined combinations did not move it
+        // (by 1 mm), else written as they moved it and said to be partly determined.
+        var partly = [Bool](repeating: false, count: n)
+        for i in free where ownSD[i] > configuration.observableSDMeters {
+            let moved = solver.parameters.bias[i] - floor.locators[i].biasMeters
+            let sdText = ownSD[i].isFinite ? "\(Self.metres(ownSD[i])) m" : "unbounded"
+            if abs(moved) < 0.001 {
                 solver.parameters.freeBias[i] = false
                 solver.parameters.freeSlope[i] = false
                 solver.parameters.bias[i] = floor.locators[i].biasMeters
                 solver.parameters.slope[i] = floor.locators[i].biasSlope
-                notes[i] = "its bias is not determined by this recording (σ " + (sd.isFinite ? "\(Self.metres(sd)) m" : "unbounded") + "): kept"
-                refit = true
+                notes[i] = "its bias is not determined by this recording (σ \(sdText)): kept"
+            } else {
+                partly[i] = true
+                notes[i] = "its bias alone is not determined by this recording (σ \(sdText)): moved by \(Self.metres(moved)) m "
+                    + "with the combinations of the biases it determines, the rest held at the site's"
             }
         }
-        if refit {
-            try Self.solveToConvergence(&solver)
-            uncertainty = try solver.uncertainty()
-        }
+        uncertainty = try solver.uncertainty()
 
         // Survey check: each observable locator's position correction in turn, judged by the block
         // test on its checkable directions (`surveyCheck`); the most significant flagged one keeps its
@@ -277,7 +290,7 @@ public struct SelfCalibration: Sendable {
                 biasSDMeters: estimated ? uncertainty.standardDeviation([(.bias(i), 1)]) : nil,
                 slope: estimated && configuration.fitsSlope ? solver.parameters.slope[i] : nil,
                 slopeSD: estimated && configuration.fitsSlope ? uncertainty.standardDeviation([(.slope(i), 1)]) : nil,
-                noiseMeters: figures.counts[i] > 0 ? solver.sigma[i] : nil, isObservable: estimated,
+                noiseMeters: figures.counts[i] > 0 ? solver.sigma[i] : nil, isObservable: estimated && !partly[i],
                 positionOffset: offsets[i], positionOffsetSDMeters: offsetSDs[i], isFlagged: flagged[i], note: notes[i],
                 positionCheck: checks[i])
         }

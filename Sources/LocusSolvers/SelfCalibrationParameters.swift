@@ -23,6 +23,9 @@ struct SelfCalibrationParameters {
     var meanBiasPrior: Double?
     /// A soft constraint holding the mean of the free slopes (the common range scale).
     var meanSlopePrior: Double?
+    /// Combinations of the biases held at the site's values (`SelfCalibration.looseBiasDirections`):
+    /// a unit vector v over the locators (0 for the fixed ones) and the value vᵀb it is held at.
+    var heldBiasDirections: [(direction: [Double], value: Double)] = []
     /// Directions along which a locator's correction is held at 0 (`SurveyCheckable`).
     var heldOffsetDirections: [(locator: Int, direction: Vector3)] = []
 
@@ -93,6 +96,7 @@ struct SelfCalibrationParameters {
                      sigma: 0.001, count: count, s: &s, rhs: &rhs)
         }
         holdOffsetDirections(columns: columns, count: count, s: &s, rhs: &rhs)
+        holdBiasDirections(columns: columns, count: count, s: &s, rhs: &rhs)
         if let mean = meanSlopePrior {
             holdMean(of: slope.indices.filter { columns.slope[$0] >= 0 }, at: mean, values: slope, columnOf: columns.slope,
                      sigma: 1e-5, count: count, s: &s, rhs: &rhs)
@@ -110,6 +114,20 @@ struct SelfCalibrationParameters {
             for a in 0..<3 where column[a] >= 0 {
                 rhs[column[a]] -= w * vs[a] * current
                 for b in 0..<3 where column[b] >= 0 { s[column[b] * count + column[a]] += w * vs[a] * vs[b] }
+            }
+        }
+    }
+
+    /// The pseudo-observations vᵀb = value (σ 1 mm) of `heldBiasDirections`, over the free biases.
+    private func holdBiasDirections(columns: Columns, count: Int, s: inout [Double], rhs: inout [Double]) {
+        let w = 1 / (0.001 * 0.001)
+        for (v, value) in heldBiasDirections {
+            let locators = v.indices.filter { columns.bias[$0] >= 0 && v[$0] != 0 }
+            let current = locators.reduce(0.0) { $0 + v[$1] * bias[$1] }
+            for i in locators {
+                let ci = columns.bias[i]
+                rhs[ci] += w * v[i] * (value - current)
+                for k in locators { s[columns.bias[k] * count + ci] += w * v[i] * v[k] }
             }
         }
     }

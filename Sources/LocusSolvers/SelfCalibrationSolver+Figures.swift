@@ -15,6 +15,58 @@ extension SelfCalibrationSolver {
         return Uncertainty(parameters: columns.list, eigen: eigen, threshold: configuration.rankThreshold)
     }
 
+    /// The combinations of the free biases this recording leaves loose: the eigenvectors v of their
+    /// information J = S_bb − S_bo·S_oo⁺·S_ob (S the reduced normal matrix, the other free parameters
+    /// eliminated) whose σ = 1/√λ exceeds `maximumSD` (λ ≤ 0: not determined at all), each as a unit
+    /// vector over every locator (0 for the fixed ones) with the value vᵀb it has at `reference`.
+    /// Holding these at the site's values and fitting the rest changes nothing the data determine and
+    /// leaves the site as it was where they do not — unlike holding a loose locator's own bias, which
+    /// its correlated neighbours then absorb (4 locators in 3-D: 0.1–0.5 m off).
+    /// - Throws: `E4002` when LAPACK fails.
+    func looseBiasDirections(maximumSD: Double, reference: [Double]) throws(LocusError) -> [(direction: [Double], value: Double)] {
+        let (s, _, columns) = reducedSystem()
+        let count = columns.list.count
+        let biasColumns = columns.bias.enumerated().filter { $0.element >= 0 }
+        let others = (0..<count).filter { c in !biasColumns.contains { $0.element == c } }
+        let nb = biasColumns.count
+        guard nb > 0 else { return [] }
+        var j = [Double](repeating: 0, count: nb * nb)
+        for (a, ca) in biasColumns.enumerated() { for (b, cb) in biasColumns.enumerated() { j[a * nb + b] = s[ca.element * count + cb.element] } }
+        if !others.isEmpty {
+            let no = others.count
+            var soo = [Double](repeating: 0, count: no * no)
+            for (a, ca) in others.enumerated() { for (b, cb) in others.enumerated() { soo[a * no + b] = s[ca * count + cb] } }
+            let inverse = try SymmetricEigen(soo, size: no).pseudoInverse(relativeThreshold: configuration.rankThreshold)
+            // X = S_oo⁺·S_ob (no × nb), then J −= S_bo·X.
+            var x = [Double](repeating: 0, count: no * nb)
+            for r in 0..<no {
+                for (b, cb) in biasColumns.enumerated() {
+                    var sum = 0.0
+                    for (y, cy) in others.enumerated() { sum += inverse[r * no + y] * s[cy * count + cb.element] }
+                    x[r * nb + b] = sum
+                }
+            }
+            for (a, ca) in biasColumns.enumerated() {
+                for b in 0..<nb {
+                    var sum = 0.0
+                    for (r, cr) in others.enumerated() { sum += s[ca.element * count + cr] * x[r * nb + b] }
+                    j[a * nb + b] -= sum
+                }
+            }
+        }
+        let eigen = try SymmetricEigen(j, size: nb)
+        var loose: [(direction: [Double], value: Double)] = []
+        for k in 0..<nb where eigen.values[k] * maximumSD * maximumSD < 1 {
+            var v = [Double](repeating: 0, count: anchors.count), value = 0.0
+            for (a, ca) in biasColumns.enumerated() {
+                v[ca.offset] = eigen.vectors[k * nb + a]
+                value += v[ca.offset] * reference[ca.offset]
+            }
+            loose.append((v, value))
+        }
+        return loose
+    }
+
     /// Standard deviations of linear combinations of the free parameters.
     struct Uncertainty {
         let parameters: [Parameter]

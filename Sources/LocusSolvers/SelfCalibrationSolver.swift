@@ -164,8 +164,18 @@ struct SelfCalibrationSolver {
     /// fitted position pulls its ranges' residuals in, the more so the more weight a range has, and
     /// without the correction a locator's small scale would raise its weight and shrink its scale
     /// further.
+    ///
+    /// An epoch with one range more than the position has coordinates (4 locators in 3-D, 3 in
+    /// 2-D) says nothing about which locator is noisy: its residuals lie along one direction ñ (the
+    /// left null vector of √W·J), and eₘ/√(1 − hₘ) = c·σᵢ with one c for the epoch, so each locator's
+    /// scale would come back as its own scale times MAD(c) — a fixed point wherever it starts, and
+    /// the clamp of small 1 − hₘ drove some locators to `minimumScaleMeters`, 64 times their weight
+    /// (4 locators in 3-D: formal σ of the biases 3–8 times too small, and biases fitted 0.1–0.2 m
+    /// off). Such epochs' residuals are pooled: a locator with fewer than `minimumScaleSamples`
+    /// residuals from epochs of two or more redundant ranges takes the scale of the pool.
     mutating func updateScales() {
         var byLocator = [[Double]](repeating: [], count: anchors.count)
+        var pooledByLocator = [[Double]](repeating: [], count: anchors.count)
         let dims = dimensions
         var jps: [Vector3] = [], es: [Double] = [], ws: [Double] = []
         for j in 0..<data.epochCount where isUsable(j) {
@@ -190,13 +200,31 @@ struct SelfCalibrationSolver {
                     for r in 0..<dims { for c in 0..<dims { h += jps[k][r] * inverse[3 * r + c] * jps[k][c] } }
                     h *= ws[k]
                 }
-                byLocator[data.slots[m]].append(es[k] / max(0.05, 1 - h).squareRoot())
+                let studentised = es[k] / max(0.05, 1 - h).squareRoot()
+                if jps.count >= dims + 2 {
+                    byLocator[data.slots[m]].append(studentised)
+                } else {
+                    pooledByLocator[data.slots[m]].append(studentised)
+                }
             }
         }
-        for i in anchors.indices where !byLocator[i].isEmpty {
-            sigma[i] = max(configuration.minimumScaleMeters, RobustStatistics.robustScale(byLocator[i]))
+        let minimum = SelfCalibrationSolver.minimumScaleSamples
+        let pooled = anchors.indices.filter { byLocator[$0].count < minimum }.flatMap { pooledByLocator[$0] }
+        let poolScale = pooled.isEmpty ? nil : max(configuration.minimumScaleMeters, RobustStatistics.robustScale(pooled))
+        for i in anchors.indices {
+            if byLocator[i].count >= minimum {
+                sigma[i] = max(configuration.minimumScaleMeters, RobustStatistics.robustScale(byLocator[i]))
+            } else if let poolScale, !pooledByLocator[i].isEmpty {
+                sigma[i] = poolScale
+            } else if !byLocator[i].isEmpty {
+                sigma[i] = max(configuration.minimumScaleMeters, RobustStatistics.robustScale(byLocator[i]))
+            }
         }
     }
+
+    /// The residuals from epochs with two or more redundant ranges a locator needs for a scale of
+    /// its own (`updateScales`).
+    static let minimumScaleSamples = 20
 
     // MARK: steps
 
