@@ -123,8 +123,17 @@ extension CalibrationJob {
         let before = score(input, on: heldData)
         v.scored = before.count
         guard before.count >= CalibrationValidation.minimumScored, let reference = before.medianAbsoluteMeters else {
-            v.notJudged("not enough held-out data: \(plural(before.count, "range")) predicted on the held-out blocks, "
-                        + "\(CalibrationValidation.minimumScored) needed")
+            if before.count == 0, ranged.contains(where: { heldData[$0].rangeCount > 0 }) {
+                // Epochs of one redundant range at most (4 locators in 3-D, 3 in 2-D): no range is
+                // predicted by the others, so nothing truth-free judges the site (docs/calibration.md,
+                // "Four locators in 3-D": on the Hanyang runs 2 of the 3 written were worse).
+                v.notJudged("not enough held-out data: no held-out epoch holds two ranges more than the tag has coordinates "
+                            + "(4 locators in 3-D, 3 in 2-D), so no range is predicted by the others and nothing here tells "
+                            + "whether the calibrated site is better; check it with --truth before relying on it")
+            } else {
+                v.notJudged("not enough held-out data: \(plural(before.count, "range")) predicted on the held-out blocks, "
+                            + "\(CalibrationValidation.minimumScored) needed")
+            }
             return v
         }
         /// The calibration fitted on `data`: the site, and the locators it moved.

@@ -9,7 +9,8 @@ import Testing
 /// locators in 3-D (one range more than the tag's coordinates per epoch), a tag flying under them.
 /// Before, each loose bias was held at the site's value and the others refitted, and they took up
 /// its error: biases 0.1–0.5 m off and calibrated sites up to 1.6 × worse than as surveyed, with
-/// nothing to say so (the held-out figure needs two redundant ranges an epoch). Now the loose
+/// nothing to say so (the held-out figure needs two redundant ranges an epoch: its "not judged" now
+/// says that, and to check with --truth). Now the loose
 /// combinations are held at the site's values and the rest is fitted (`looseBiasDirections`).
 @Suite("locus calibrate without truth: four locators in 3-D")
 struct CalibrateFourLocatorsTests {
@@ -28,7 +29,7 @@ struct CalibrateFourLocatorsTests {
     /// Simulates 90 s of flight at 0.5–2 m on the biased site, calibrates the unbiased one without
     /// truth; the causal rmse_m of the surveyed and of the calibrated site, and the written biases.
     static func calibrate(width: Double, heights: [Double], biases: [Double], seed: Int, nlos: String) throws
-        -> (surveyed: Double, calibrated: Double, written: [Double]) {
+        -> (surveyed: Double, calibrated: Double, written: [Double], stderr: String) {
         let dir = TestPaths.temporaryDirectory()
         let biased = dir + "/biased.json", surveyed = dir + "/site.json", out = dir + "/calibrated.json"
         try Data(site(width: width, heights: heights, biases: biases).utf8).write(to: URL(fileURLWithPath: biased))
@@ -43,7 +44,7 @@ struct CalibrateFourLocatorsTests {
             return try #require(try JSONParser.parse(Array(r.out.utf8))["rmse_m"]?.doubleValue)
         }
         let written = try SiteDecoder.load(path: out).floors[0].locators.map(\.biasMeters)
-        return (try rmse(surveyed), try rmse(out), written)
+        return (try rmse(surveyed), try rmse(out), written, run.err)
     }
 
     @Test("three locators at 2.8 m, one at 0.2 m: the biases within 6 cm and the calibrated site at most 0.6 × as surveyed", arguments: [1, 2, 3])
@@ -52,6 +53,8 @@ struct CalibrateFourLocatorsTests {
         let r = try Self.calibrate(width: 5, heights: [2.8, 2.8, 0.2, 2.8], biases: biases, seed: seed, nlos: "0")
         for (b, truth) in zip(r.written, biases) { #expect(abs(b - truth) < 0.06, "written \(r.written), true \(biases)") }
         #expect(r.calibrated <= 0.6 * r.surveyed, "calibrated \(r.calibrated) m, surveyed \(r.surveyed) m")
+        // No truth-free held-out figure exists here, and stderr says why and what to do.
+        #expect(r.stderr.contains("no held-out epoch holds two ranges more than the tag has coordinates") && r.stderr.contains("--truth"), "\(r.stderr)")
     }
 
     @Test("the common offset loose (5 % NLOS): held at the site's along the loose combination, and the site no worse than as surveyed")
