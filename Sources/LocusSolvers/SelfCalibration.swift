@@ -217,7 +217,7 @@ public struct SelfCalibration: Sendable {
         // at the site's values while the rest is fitted (`looseBiasDirections`). Holding a loose
         // locator's own bias instead let its correlated neighbours absorb its error (4 locators in
         // 3-D, or a common offset held along the mean where the loose combination was another:
-        // biases 0.1–0.5 m off and calibrated sites up to 3 times worse than as surveyed).
+        // biases 0.1–0.5 m off and calibrated sites up to 1.5 times worse than as surveyed).
         var uncertainty = try solver.uncertainty()
         let free = (0..<n).filter { solver.parameters.freeBias[$0] }
         var commonSD = uncertainty.standardDeviation(free.map { (.bias($0), 1 / Double(free.count)) })

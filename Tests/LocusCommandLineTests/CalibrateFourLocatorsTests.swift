@@ -8,7 +8,7 @@ import Testing
 /// `locus calibrate` without truth where the biases are determined only in combination: four
 /// locators in 3-D (one range more than the tag's coordinates per epoch), a tag flying under them.
 /// Before, each loose bias was held at the site's value and the others refitted, and they took up
-/// its error: biases 0.1–0.5 m off and calibrated sites up to 1.6 × worse than as surveyed, with
+/// its error: biases 0.1–0.5 m off and calibrated sites up to 1.5 × worse than as surveyed, with
 /// nothing to say so (the held-out figure needs two redundant ranges an epoch: its "not judged" now
 /// says that, and to check with --truth). Now the loose
 /// combinations are held at the site's values and the rest is fitted (`looseBiasDirections`).
