@@ -67,6 +67,36 @@ extension SelfCalibrationSolver {
         return loose
     }
 
+    /// The recording's geometry as the fit sees it: the share of the usable epochs with two or more
+    /// ranges beyond the tag's coordinates (what a held-out figure needs), and the median over the
+    /// usable epochs of the dilution √trace(N⁻¹), N = Σ uᵢuᵢᵀ over the epoch's lines of sight at its
+    /// fitted position (PDOP in 3-D, HDOP planar): how much a range error moves a fix.
+    func geometryFigures() -> (redundantShare: Double, medianDilution: Double) {
+        let dims = dimensions
+        var dilutions: [Double] = [], redundant = 0
+        for j in 0..<data.epochCount where isUsable(j) {
+            let epoch = data.epochStarts[j]..<data.epochStarts[j + 1]
+            if epoch.count >= dims + 2 { redundant += 1 }
+            var n = [Double](repeating: 0, count: 9)
+            for m in epoch {
+                let p = fittedTagPosition(j, at: data.timesSeconds[m]), q = fittedAnchor(data.slots[m])
+                let d = Vector3(x: p.x - q.x, y: p.y - q.y, z: p.z - q.z)
+                let length = max(1e-6, RangeModel.predicted(dx: d.x, dy: d.y, dz: d.z))
+                let u = d / length
+                for r in 0..<dims { for c in 0..<dims { n[3 * r + c] += u[r] * u[c] } }
+            }
+            guard let inverse = SmallDenseSolve.inverse(n, order: dims) else {
+                dilutions.append(.infinity)
+                continue
+            }
+            var trace = 0.0
+            for r in 0..<dims { trace += inverse[3 * r + r] }
+            dilutions.append(trace > 0 ? trace.squareRoot() : .infinity)
+        }
+        guard !dilutions.isEmpty else { return (0, .infinity) }
+        return (Double(redundant) / Double(dilutions.count), RobustStatistics.median(dilutions))
+    }
+
     /// Standard deviations of linear combinations of the free parameters.
     struct Uncertainty {
         let parameters: [Parameter]
