@@ -57,6 +57,32 @@ struct CalibrateFourLocatorsTests {
         #expect(r.stderr.contains("no held-out epoch holds two ranges more than the tag has coordinates") && r.stderr.contains("--truth"), "\(r.stderr)")
     }
 
+    /// Hanyang's geometry on the simulator: four locators in a 5.2 × 1.74 m cluster at 0.5–1.97 m in
+    /// the corner of a 40 × 40 m floor, the tag walking all over it (median PDOP far above 5) — nothing
+    /// validates the biases, and they are kept.
+    @Test("a far tag and a cluster of four locators: the biases kept, the reason said (median PDOP above 5), nothing written, exit 1")
+    func poorGeometryKeepsBiases() throws {
+        let dir = TestPaths.temporaryDirectory()
+        let locators = [(2.58, -0.87, 1.97), (-2.58, 0.87, 1.97), (-1.79, 0.87, 0.5), (-2.58, -0.87, 1.97)].enumerated().map { i, p in
+            "{\"address\":\"0x03\(i)0\",\"x\":\(p.0 + 3),\"y\":\(p.1 + 3),\"z\":\(p.2),\"biasM\":\([0.05, -0.1, 0.1, 0.0][i])}"
+        }
+        func site(_ biased: Bool) -> String {
+            let ls = biased ? locators : locators.map { $0.replacingOccurrences(of: #","biasM":-?[0-9.]+"#, with: "", options: .regularExpression) }
+            return "{\"building\":{\"id\":\"b\",\"name\":\"far\"},\"floors\":[{\"id\":\"F1\",\"name\":\"yard\",\"originX\":0,\"originY\":0,"
+                + "\"widthM\":40,\"heightM\":40,\"tagHeightM\":1.0,\"locators\":[\(ls.joined(separator: ","))],\"zones\":[]}]}"
+        }
+        try Data(site(true).utf8).write(to: URL(fileURLWithPath: dir + "/biased.json"))
+        try Data(site(false).utf8).write(to: URL(fileURLWithPath: dir + "/site.json"))
+        let sim = CapturedRun(["simulate", "--site", dir + "/biased.json", "--trace", dir + "/trace.csv", "--truth", dir + "/truth.csv",
+                               "--duration", "120", "--seed", "2", "--random-walk", "--altitude", "0.8:1.2", "--sigma", "0.08"])
+        #expect(sim.status == 0, "\(sim.err)")
+        let out = dir + "/calibrated.json"
+        let run = CapturedRun(["calibrate", "--site", dir + "/site.json", "--trace", dir + "/trace.csv", "--out", out])
+        #expect(run.status == 1, "\(run.err)")
+        #expect(run.err.contains("the geometry dilutes range errors by a median PDOP of") && run.err.contains("(above 5.0)"), "\(run.err)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
+
     @Test("the common offset loose (5 % NLOS): held at the site's along the loose combination, and the site no worse than as surveyed")
     func commonOffsetLoose() throws {
         let r = try Self.calibrate(width: 6, heights: [0.3, 2.4, 0.5, 2.6], biases: [-0.1, 0.15, 0.05, 0.25], seed: 1, nlos: "0.05")
