@@ -398,7 +398,7 @@ package struct PositioningEngine: Sendable {
         // Most rows close no epoch and release no fix: two compares, no call.
         if schedule.mayBeDue(at: t) {
             closeDueEpochs(at: t)
-        } else if let first = reorder.earliestSeconds, first < t - configuration.releaseLatenessSeconds, !schedule.isKnownHeld(first) {
+        } else if let first = reorder.earliestSeconds, first < releaseClockSeconds, !schedule.isKnownHeld(first) {
             release()
         }
     }

@@ -68,7 +68,7 @@ enum ServeCommand: LocusCommand {
         let limit = try StreamCommand.tagLimit(arguments)
         let input = try inputURI.map { (uri: String) throws(LocusError) in try StreamEndpoint(parsing: uri, as: .input) }
         let horizon = try StreamCommand.futureHorizon(arguments)
-        let lag = try arguments.double("max-lag", default: 0, in: 0...3600)
+        let lag = try StreamCommand.maximumLag(arguments)
         let tickMilliseconds = replayPath == nil ? try arguments.integer("tick-ms", default: 100, in: 0...3_600_000) : 0
         let positions = try arguments.string("positions").map { (path: String) throws(LocusError) in try ByteSink(path: path, placement: .live) }
         let events = try arguments.string("events").map { (path: String) throws(LocusError) in try ByteSink(path: path, placement: .live) }

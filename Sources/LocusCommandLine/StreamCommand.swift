@@ -56,7 +56,7 @@ enum StreamCommand: LocusCommand {
         }
         let horizon = try futureHorizon(arguments)
         let limit = try tagLimit(arguments)
-        let lag = try arguments.double("max-lag", default: 0, in: 0...3600)
+        let lag = try maximumLag(arguments)
         var job = try StreamJob(site: site, options: options, tagLimit: limit,
                                 input: input, output: output, jsonLines: jsonLines,
                                 positions: positions, events: events, tickMilliseconds: tickMilliseconds,
@@ -81,6 +81,12 @@ enum StreamCommand: LocusCommand {
     /// `outPeriod` and far longer than a tag's gaps between rounds; a tag back after that starts
     /// its filter afresh, which a minute of silence calls for anyway.
     /// - Throws: E1001 for a limit below 1 or an idle time that is not a positive number.
+    /// `--max-lag` (stream and serve): seconds of data time fixes wait behind the clock, 0 to 3600
+    /// (`EngineConfiguration.releaseLatenessSeconds`).
+    static func maximumLag(_ arguments: ParsedArguments) throws(LocusError) -> Double {
+        try arguments.double("max-lag", default: 0, in: 0...3600)
+    }
+
     static func tagLimit(_ arguments: ParsedArguments) throws(LocusError) -> (maximumTags: Int, idleSeconds: Double) {
         (try arguments.integer("max-tags", default: 16_384, in: 1...100_000_000),
          try arguments.double("tag-idle", default: 60, in: 0.001...1e9))

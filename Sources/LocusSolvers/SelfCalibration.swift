@@ -220,6 +220,14 @@ public struct SelfCalibration: Sendable {
                             + "what is calibrated rests on the locators' spread around it alone; walk across the floor for a sturdier calibration")
         }
 
+        /// Locator i keeps the site's bias and scale: no longer free.
+        func keep(_ i: Int) {
+            solver.parameters.freeBias[i] = false
+            solver.parameters.freeSlope[i] = false
+            solver.parameters.bias[i] = floor.locators[i].biasMeters
+            solver.parameters.slope[i] = floor.locators[i].biasSlope
+        }
+
         // Poor geometry with nothing to validate against: the biases are kept.
         let geometry = solver.geometryFigures()
         if geometry.redundantShare < 0.5, geometry.medianDilution > configuration.unvalidatedMaximumDilution {
@@ -230,10 +238,7 @@ public struct SelfCalibration: Sendable {
                             + "of the epochs holding two ranges beyond the tag's coordinates nothing can validate them; move the tag "
                             + "among the locators (locus geometry) or calibrate with --truth", at: 0)
             for i in 0..<n where solver.parameters.freeBias[i] {
-                solver.parameters.freeBias[i] = false
-                solver.parameters.freeSlope[i] = false
-                solver.parameters.bias[i] = floor.locators[i].biasMeters
-                solver.parameters.slope[i] = floor.locators[i].biasSlope
+                keep(i)
                 notes[i] = "its bias is not calibrated (poor geometry, nothing to validate against): kept"
             }
         }
@@ -268,10 +273,7 @@ public struct SelfCalibration: Sendable {
             let moved = solver.parameters.bias[i] - floor.locators[i].biasMeters
             let sdText = ownSD[i].isFinite ? "\(Self.metres(ownSD[i])) m" : "unbounded"
             if abs(moved) < 0.001 {
-                solver.parameters.freeBias[i] = false
-                solver.parameters.freeSlope[i] = false
-                solver.parameters.bias[i] = floor.locators[i].biasMeters
-                solver.parameters.slope[i] = floor.locators[i].biasSlope
+                keep(i)
                 notes[i] = "its bias is not determined by this recording (σ \(sdText)): kept"
             } else {
                 partly[i] = true

@@ -79,7 +79,7 @@ extension SelfCalibrationSolver {
             if epoch.count >= dims + 2 { redundant += 1 }
             var n = [Double](repeating: 0, count: 9)
             for m in epoch {
-                let p = fittedTagPosition(j, at: data.timesSeconds[m]), q = fittedAnchor(data.slots[m])
+                let p = tagPosition(j, at: data.timesSeconds[m]), q = anchor(data.slots[m])
                 let d = Vector3(x: p.x - q.x, y: p.y - q.y, z: p.z - q.z)
                 let length = max(1e-6, RangeModel.predicted(dx: d.x, dy: d.y, dz: d.z))
                 let u = d / length

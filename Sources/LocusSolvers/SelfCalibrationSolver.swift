@@ -70,17 +70,12 @@ struct SelfCalibrationSolver {
     // MARK: model
 
     /// The locator's position with its correction.
-    private func anchor(_ i: Int) -> Point3 {
+    func anchor(_ i: Int) -> Point3 {
         parameters.position(i, surveyed: anchors[i])
     }
 
-    /// Epoch j's fitted tag position at time t, and locator i's position with its correction
-    /// (`geometryFigures`).
-    func fittedTagPosition(_ j: Int, at t: Double) -> Point3 { tagPosition(j, at: t) }
-    func fittedAnchor(_ i: Int) -> Point3 { anchor(i) }
-
     /// The tag of epoch j at time t.
-    private func tagPosition(_ j: Int, at t: Double) -> Point3 {
+    func tagPosition(_ j: Int, at t: Double) -> Point3 {
         let dt = t - epochTimes[j]
         return Point3(x: positions[3 * j] + velocities[3 * j] * dt, y: positions[3 * j + 1] + velocities[3 * j + 1] * dt,
                       z: positions[3 * j + 2] + velocities[3 * j + 2] * dt)
