@@ -96,6 +96,8 @@ extension TagRangeOffsetEstimator {
             if firstWorst < 0 { firstWorst = worst; firstWorstResidual = worstResidual }
             guard usedCount > minimumUsed, worstResidual > limitMeters else {
                 if abs(d0) + abs(d1) >= c.seededStepToleranceMeters { return .far(position: Point2(x: seed.x + d0, y: seed.y + d1), offsetMeters: d2) }
+                // An outlier found with no range to spare: which range it is cannot be told.
+                if worstResidual > limitMeters { return .unusable }
                 let solution = Solution(position: Point2(x: seed.x + d0, y: seed.y + d1), offsetMeters: d2,
                                         offsetCofactor: cofactor, worstIndex: worst, worstResidualMeters: worstResidual)
                 return .solved(Epoch(solution: solution, firstWorstIndex: firstWorst,

@@ -321,6 +321,9 @@ struct TagRangeOffsetEstimator: Sendable {
             first = head
             seed = s.position
             guard usedCount > c.rangesNeeded, s.worstResidualMeters > c.rejectionSigmas * c.rangeSigmaMeters else {
+                // An outlier found with no range to spare (`rangesNeeded` left): which range it is cannot be
+                // told, and the offset of the epoch is not used.
+                if s.worstResidualMeters > c.rejectionSigmas * c.rangeSigmaMeters { return nil }
                 return Epoch(solution: s, firstWorstIndex: head.worstIndex, firstWorstResidualMeters: head.worstResidualMeters,
                              droppedMask: dropped, linearisations: linearisations, linearised: false)
             }
