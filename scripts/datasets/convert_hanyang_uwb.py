@@ -22,6 +22,9 @@ import argparse
 import json
 import os
 import subprocess
+import sys
+
+import provenance
 
 RUNS = [("LOS", "A", 1), ("LOS", "A", 2), ("LOS", "B", 3), ("LOS", "B", 4),
         ("NLOS", "A", 1), ("NLOS", "A", 2), ("NLOS", "B", 3), ("NLOS", "B", 4)]
@@ -112,6 +115,15 @@ def main():
         report[name] = info
     with open(os.path.join(args.outdir, "conversion.json"), "w") as f:
         f.write(json.dumps(report, indent=1) + "\n")
+    provenance.write(
+        args.outdir, title="Hanyang outdoor UWB: 8 dynamic runs, LOS/NLOS, 4 clustered anchors, RTK GNSS",
+        source_url="https://github.com/cucudasluv/UWB-dataset (ADIP laboratory, Hanyang University)",
+        commit=provenance.resolve_commit(args.source, args.commit, "Dynamic_measurements"),
+        licence="Apache License 2.0 (these files are a modified form of the source files: the converter's description below says how)",
+        licence_text=src.read("LICENSE"), converter="convert_hanyang_uwb.py", argv=sys.argv[1:], description=__doc__,
+        notes=["**Known**: the truth is stamped about 0.2 s late (`--truth-shift -0.2` fits best); the tag height is "
+               "not given (tagHeightM %.2f is assumed); the anchors sit within 2.6 m x 1.7 m and the tag goes up to "
+               "50 m away (docs/datasets.md)." % args.tag_height])
     print(json.dumps(report, indent=1))
 
 

@@ -18,6 +18,9 @@ import argparse
 import json
 import os
 import subprocess
+import sys
+
+import provenance
 
 DIR = "datasets/Indoor_UWB/"
 
@@ -70,6 +73,15 @@ def main():
         f.write("\n".join(trace) + "\n")
     with open(os.path.join(args.outdir, "truth.csv"), "w") as f:
         f.write("\n".join(truth) + "\n")
+    provenance.write(
+        args.outdir, title="libRSF Indoor_UWB (\"The Labyrinth Dataset\"): a small robot, 4 anchors polled round robin",
+        source_url="https://github.com/TUC-ProAut/libRSF, folder datasets/Indoor_UWB/ (Tim Pfeifer, TU Chemnitz)",
+        commit=provenance.resolve_commit(args.source, args.commit, "datasets"),
+        licence="CC BY-SA 4.0 (share-alike: keep these files outside the Locus repository)",
+        licence_text=read(args.source, args.commit, "LICENSE.txt"), converter="convert_librsf_uwb.py",
+        argv=sys.argv[1:], description=__doc__,
+        notes=["**Known**: the anchors read 0.07-0.15 m long; the truth's origin is not stated; each epoch holds one "
+               "range (a round robin: docs/datasets.md)."])
     print(json.dumps({"ranges": len(trace) - 1, "truth_rows": len(truth) - 1, "anchors": sorted(anchors)}))
 
 

@@ -3,8 +3,9 @@
 
 usage: replay_figures.py LOCUS DIR [DIR ...] [-- EXTRA-REPLAY-OPTIONS ...]
 
-Each DIR holds site.json, trace.csv and truth.csv (SPEC.md). Modes: --filter none (raw solver),
-the default causal filter, and --smooth. Prints one Markdown table row per DIR:
+Each DIR holds site.json, trace.csv and truth.csv (SPEC.md). Modes: --filter none (raw solver;
+"no fix" when it gives none, e.g. a round robin's one-range epochs), the default causal filter, and
+--smooth. Prints one Markdown table row per DIR:
 | DIR | fixes | raw | causal | smoothed | causal <= raw | smoothed <= causal |
 """
 import json
@@ -31,12 +32,16 @@ def main():
     print("| recording | fixes | raw rmse_m | causal rmse_m | smoothed rmse_m | causal ≤ raw | smoothed ≤ causal |")
     print("| --- | --- | --- | --- | --- | --- | --- |")
     for d in dirs:
-        raw = replay(locus, d, ["--filter", "none"], common)
+        try:
+            r = replay(locus, d, ["--filter", "none"], common)["rmse_m"]
+        except subprocess.CalledProcessError:
+            r = None  # no raw fix (e.g. a round robin: one range an epoch)
         causal = replay(locus, d, [], common)
         smooth = replay(locus, d, ["--smooth"], common)
-        r, c, s = raw["rmse_m"], causal["rmse_m"], smooth["rmse_m"]
-        print("| %s | %d | %.4f | %.4f | %.4f | %s | %s |" % (
-            d, causal["fixes"], r, c, s, "yes" if c <= r else "**no**", "yes" if s <= c else "**no**"))
+        c, s = causal["rmse_m"], smooth["rmse_m"]
+        print("| %s | %d | %s | %.4f | %.4f | %s | %s |" % (
+            d, causal["fixes"], "no fix" if r is None else "%.4f" % r, c, s,
+            "(no raw fix)" if r is None else "yes" if c <= r else "**no**", "yes" if s <= c else "**no**"))
         sys.stdout.flush()
 
 
