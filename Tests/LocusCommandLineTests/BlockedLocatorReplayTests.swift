@@ -1,0 +1,29 @@
+import Foundation
+@testable import LocusCommandLine
+import LocusTestSupport
+import Testing
+
+/// Issue #42, "real data is the judge": the Bielefeld TREK1000 laboratory (`scripts/datasets/convert_bielefeld_uwb.py`,
+/// ../datasets-extra, not in the repository: CI skips), 4 anchors, one tag. With one anchor blocked by a person (2 m
+/// long for 200 s, the tag still) the per-tag offset took up part of the blocked range in every epoch — with 4 ranges
+/// the (x, y, b) solve shows the outlier but cannot tell which range it is — and stayed wrong: causal 0.4377 m against
+/// raw 0.3238, smoothed 1.0868. Now such an epoch is not used (`TagRangeOffsetEstimator.solveEpoch`).
+/// Figures: docs/benchmarks.md, "Issue #42: the Bielefeld recordings".
+@Suite("Real recordings: a blocked anchor and the walks of the Bielefeld laboratory")
+struct BlockedLocatorReplayTests {
+    static let set = "bielefeld-twr-uwb"
+
+    @Test("blocked anchor 1 (second run) and the two longer walks: causal ≤ raw and within 1 mm of the measured figure; smoothed ≤ causal",
+          .enabled(if: TestPaths.extraDataset(set + "/blocked-a1-2") != nil, "../datasets-extra/bielefeld-twr-uwb is not present"),
+          arguments: [("blocked-a1-2", 0.1937), ("walk-m1l", 0.1629), ("walk-m2r", 0.1219)])
+    func run(_ name: String, _ causalMeters: Double) throws {
+        let d = try #require(TestPaths.extraDataset(Self.set + "/" + name))
+        let site = d + "/site.json", trace = d + "/trace.csv", truth = d + "/truth.csv"
+        let raw = try LocatorBiasTests.rmse(site, trace, truth, ["--filter", "none"])
+        let causal = try LocatorBiasTests.rmse(site, trace, truth)
+        let smoothed = try LocatorBiasTests.rmse(site, trace, truth, ["--smooth"])
+        #expect(causal <= raw, "\(name): causal \(causal) m, raw \(raw) m")
+        #expect(causal <= causalMeters + 0.001, "\(name): causal \(causal) m, measured \(causalMeters) m")
+        #expect(smoothed <= causal, "\(name): smoothed \(smoothed) m, causal \(causal) m")
+    }
+}
