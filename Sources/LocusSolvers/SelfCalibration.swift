@@ -25,9 +25,17 @@ package struct SelfCalibrationConfiguration: Sendable, Hashable {
     /// standard deviation is below this, metres; otherwise the biases are relative and their mean is
     /// held at the site's.
     var commonOffsetSDMeters = 0.03
-    /// A tag path narrower than this across its principal direction (metres, 1σ) is collinear: said
-    /// in a warning (the covariance decides what it determines).
+    /// A tag path narrower than this across its principal direction (metres, 1σ) is nearly collinear:
+    /// said in a warning, and with `lineAspectRatio` a line, whose biases are not calibrated without
+    /// truth (`SelfCalibration.estimate`: a shift of the path across the line trades against a pattern
+    /// of biases that held-out blocks on the same line cannot judge).
     var collinearSpreadMeters = 0.5
+    /// A path whose spread across is also below this fraction of its spread along is a line, and a
+    /// tag whose spread along is below `stillSpreadMeters` (metres, 1σ) barely moved: neither is
+    /// calibrated without truth. A random walk in a small room (0.4–0.7 m across, 0.6–0.8 m along) is
+    /// neither; a walk along one line (0.1 m across, 1.4 m along) and a tag standing still (0.02 m) are.
+    var lineAspectRatio = 0.2
+    var stillSpreadMeters = 0.1
     /// From ranges and differences (`surveyTest`): a direction is checkable when its honest σ
     /// is at most this, metres. A linear model would allow 0.3/(z(1 − α/2) + z(0.95)) = 0.3/(3.89 +
     /// 1.64) ≈ 0.054 for a 0.3 m error to be flagged 95 % of the time at `surveyAlpha`; but along the
@@ -211,15 +219,6 @@ public struct SelfCalibration: Sendable {
         }
         try Self.solveToConvergence(&solver)
 
-        // A path along a line: each epoch still fixes the tag when the locators surround it, and the
-        // covariance below decides what is determined; the narrow path is said, since it leaves the
-        // calibration to rest on the locators' spread alone.
-        let spread = solver.pathSpread()
-        if spread.minor < configuration.collinearSpreadMeters {
-            warnings.append("the tag path is nearly collinear (\(Self.metres(spread.minor)) m across, \(Self.metres(spread.major)) m along): "
-                            + "what is calibrated rests on the locators' spread around it alone; walk across the floor for a sturdier calibration")
-        }
-
         /// Locator i keeps the site's bias and scale: no longer free.
         func keep(_ i: Int) {
             solver.parameters.freeBias[i] = false
@@ -228,9 +227,39 @@ public struct SelfCalibration: Sendable {
             solver.parameters.slope[i] = floor.locators[i].biasSlope
         }
 
+        // A path along a line (or a tag standing still): the biases are kept. Each epoch still fixes
+        // the tag when the locators surround it, and on simulated walks with constant biases the fit
+        // comes out right; but a shift of the whole path across the line changes each locator's
+        // ranges by nearly one amount, a pattern of biases, told apart only by how the lines of sight
+        // turn along the walk — and real range errors that vary along the walk decide it instead.
+        // The held-out blocks lie on the same line and cannot say (a real 44 s walk along a line,
+        // 4 locators: biases written −0.16 / −0.34 / +0.20 / +0.22 m against the truth's +0.05 /
+        // −0.14 / +0.03 / −0.07, the track 0.36 m across the line, 0.1846 → 0.3994 m; the held-out
+        // median residual 0.157 → 0.042 m accepted it).
+        let spread = solver.pathSpread()
+        let still = spread.major < configuration.stillSpreadMeters
+        let line = spread.minor < configuration.collinearSpreadMeters && spread.minor < configuration.lineAspectRatio * spread.major
+        if still || line, (0..<n).contains(where: { solver.parameters.freeBias[$0] }) {
+            let path = still
+                ? "the tag barely moved (\(Self.metres(spread.major)) m), where a shift of its place looks like a pattern of biases "
+                    + "and blocks held out at the same place cannot tell them apart"
+                : "the tag's path is nearly a line (\(Self.metres(spread.minor)) m across, \(Self.metres(spread.major)) m along), "
+                    + "where a shift of the whole path across it looks like a pattern of biases and blocks held out on the same "
+                    + "line cannot tell them apart"
+            warnings.insert("the biases are not calibrated: \(path); walk the tag across the floor or calibrate with --truth", at: 0)
+            for i in 0..<n where solver.parameters.freeBias[i] {
+                keep(i)
+                notes[i] = "its bias is not calibrated (\(still ? "the tag barely moved" : "the tag's path is a line")): kept"
+            }
+        } else if spread.minor < configuration.collinearSpreadMeters {
+            warnings.append("the tag path is nearly collinear (\(Self.metres(spread.minor)) m across, \(Self.metres(spread.major)) m along): "
+                            + "what is calibrated rests on the locators' spread around it alone; walk across the floor for a sturdier calibration")
+        }
+
         // Poor geometry with nothing to validate against: the biases are kept.
         let geometry = solver.geometryFigures()
-        if geometry.redundantShare < 0.5, geometry.medianDilution > configuration.unvalidatedMaximumDilution {
+        if geometry.redundantShare < 0.5, geometry.medianDilution > configuration.unvalidatedMaximumDilution,
+           (0..<n).contains(where: { solver.parameters.freeBias[$0] }) {
             let dilution = geometry.medianDilution.isFinite ? DecimalText.string(geometry.medianDilution, decimals: 1) : "unbounded"
             let share = Int((geometry.redundantShare * 100).rounded())
             warnings.insert("the biases are not calibrated: the geometry dilutes range errors by a median \(planar ? "HDOP" : "PDOP") of "

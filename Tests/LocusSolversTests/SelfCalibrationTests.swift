@@ -111,19 +111,40 @@ struct SelfCalibrationTests {
         #expect(Self.rms(c.locators.map(\.biasMeters), truth) <= 0.03)
     }
 
-    @Test("a walk along one line: the observability warning, and no wrong answer (each bias within 2 cm, or not estimated)")
+    @Test("a walk along one line: the biases are not calibrated, said first and per locator (a shift of the path across the line looks like a pattern of biases); nothing flagged")
     func collinearWalk() throws {
+        // On these simulated constant biases the fit along a line comes out right (each bias within 2 cm
+        // before 2026-12-07); on a real walk along a line it wrote a shift of the path across the line as
+        // biases, 0.1846 → 0.3994 m (docs/datasets.md, finding 7), and the held-out blocks on the same line
+        // accepted it. So a line is not calibrated without truth.
         let truth = Self.biases(seed: 13)
         let walk = WalkConfiguration(waypoints: [Point2(x: 5, y: 12.5), Point2(x: 35, y: 12.5)])
         let c = try Self.calibrate(truth: Self.hall(biases: truth), surveyed: Self.hall(), seconds: 120, seed: 13, walk: walk)
-        #expect(c.warnings.contains { $0.contains("collinear") }, "\(c.warnings) spread \(c.pathSpreadMeters)")
-        for (l, b) in zip(c.locators, truth) {
-            if let estimated = l.biasMeters { #expect(abs(estimated - b) <= 0.02, "\(l.address): \(estimated) for \(b)") }
+        #expect(c.warnings.first?.hasPrefix("the biases are not calibrated: the tag's path is nearly a line") == true,
+                "\(c.warnings) spread \(c.pathSpreadMeters)")
+        for l in c.locators {
+            #expect(l.biasMeters == nil, "\(l.address): \(l.biasMeters ?? .nan)")
+            #expect(l.note?.contains("the tag's path is a line") == true, "\(l.note ?? "")")
             #expect(!l.isFlagged)
         }
     }
 
-    @Test("locators along a corridor and a walk along it (a degenerate floor): the warning, and no bias off by more than 3 cm")
+    @Test("a walk around a 1.4 × 1.0 m square is not a line (calibrated), and a tag standing still is not calibrated")
+    func lineAspect() throws {
+        let truth = Self.biases(seed: 14)
+        // Back and forth on a 1.4 × 1.0 m square: not a line.
+        let square = WalkConfiguration(waypoints: [Point2(x: 19, y: 12), Point2(x: 20.4, y: 12), Point2(x: 20.4, y: 13), Point2(x: 19, y: 13)])
+        let wandering = try Self.calibrate(truth: Self.hall(biases: truth), surveyed: Self.hall(), seconds: 120, seed: 14, walk: square)
+        #expect(!wandering.warnings.contains { $0.hasPrefix("the biases are not calibrated") }, "\(wandering.warnings) \(wandering.pathSpreadMeters)")
+        #expect(wandering.locators.allSatisfy { $0.biasMeters != nil })
+        let still = WalkConfiguration(waypoints: [Point2(x: 20, y: 12.5), Point2(x: 20.01, y: 12.5)])
+        let standing = try Self.calibrate(truth: Self.hall(biases: truth), surveyed: Self.hall(), seconds: 60, seed: 14, walk: still)
+        #expect(standing.warnings.first?.hasPrefix("the biases are not calibrated: the tag barely moved") == true,
+                "\(standing.warnings) \(standing.pathSpreadMeters)")
+        #expect(standing.locators.allSatisfy { $0.biasMeters == nil })
+    }
+
+    @Test("locators along a corridor and a walk along it (a degenerate floor): the biases are not calibrated (a line)")
     func corridorIsNotGuessed() throws {
         // Six locators on the corridor's axis (y = 1.5), the tag walking along it: across the axis
         // nothing is measured (the ranges are even in y − 1.5). The biases come out ~2 cm high here, more
@@ -138,10 +159,8 @@ struct SelfCalibrationTests {
         }
         let walk = WalkConfiguration(marginMeters: 0.5, waypoints: [Point2(x: 1, y: 1.5), Point2(x: 33, y: 1.5)])
         let c = try Self.calibrate(truth: corridor(truth), surveyed: corridor(Array(repeating: 0, count: 6)), seconds: 120, seed: 18, walk: walk)
-        #expect(c.warnings.contains { $0.contains("collinear") }, "\(c.warnings)")
-        for (l, b) in zip(c.locators, truth) {
-            if let estimated = l.biasMeters { #expect(abs(estimated - b) <= 0.03, "\(l.address): \(estimated) for \(b) ± \(l.biasSDMeters ?? -1)") }
-        }
+        #expect(c.warnings.first?.hasPrefix("the biases are not calibrated: the tag's path is nearly a line") == true, "\(c.warnings)")
+        #expect(c.locators.allSatisfy { $0.biasMeters == nil })
     }
 
     @Test("a locator heard in too few ranges keeps its bias, with a note naming why; the others are still recovered")

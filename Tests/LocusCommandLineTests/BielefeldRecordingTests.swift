@@ -9,8 +9,8 @@ import Testing
 /// the (x, y, b) solve shows the outlier but cannot tell which range it is — and stayed wrong: causal 0.4377 m against
 /// raw 0.3238, smoothed 1.0868. Now such an epoch is not used (`TagRangeOffsetEstimator.solveEpoch`).
 /// Figures: docs/benchmarks.md, "Issue #42: the Bielefeld recordings".
-@Suite("Real recordings: a blocked anchor and the walks of the Bielefeld laboratory")
-struct BlockedLocatorReplayTests {
+@Suite("Real recordings: the Bielefeld laboratory (a blocked anchor, the walks, a line)")
+struct BielefeldRecordingTests {
     static let set = "bielefeld-twr-uwb"
 
     @Test("blocked anchor 1 (second run) and the two longer walks: causal ≤ raw and within 1 mm of the measured figure; smoothed ≤ causal",
@@ -25,5 +25,16 @@ struct BlockedLocatorReplayTests {
         #expect(causal <= raw, "\(name): causal \(causal) m, raw \(raw) m")
         #expect(causal <= causalMeters + 0.001, "\(name): causal \(causal) m, measured \(causalMeters) m")
         #expect(smoothed <= causal, "\(name): smoothed \(smoothed) m, causal \(causal) m")
+    }
+
+    @Test("the walk along a line (m3s): truth-free calibration keeps the biases, says why first, writes nothing, exit 1 (it wrote a cross-path shift as biases: 0.1846 → 0.3994 m)",
+          .enabled(if: TestPaths.extraDataset(set + "/walk-m3s") != nil, "../datasets-extra/bielefeld-twr-uwb is not present"))
+    func lineWalkNotCalibrated() throws {
+        let d = try #require(TestPaths.extraDataset(Self.set + "/walk-m3s"))
+        let out = TestPaths.temporaryDirectory() + "/calibrated.json"
+        let run = CapturedRun(["calibrate", "--site", d + "/site.json", "--trace", d + "/trace.csv", "--out", out])
+        #expect(run.status == 1, "\(run.err)")
+        #expect(run.err.hasPrefix("locus calibrate: warning: floor 'F1': the biases are not calibrated: the tag's path is nearly a line"), "\(run.err)")
+        #expect(!FileManager.default.fileExists(atPath: out))
     }
 }
