@@ -40,12 +40,10 @@ zero range dropped and counted) and truth.csv (t,x,y,z: the Vicon rigid body in 
 
 Python 3 with numpy and scipy (scipy.io.loadmat reads the MATLAB files, scipy.optimize the fit).
 """
-import argparse
 import datetime
 import io
 import json
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -53,6 +51,7 @@ import scipy.io
 from scipy.optimize import least_squares
 
 import provenance
+import snapshot
 
 ANCHORS_2D = np.array([[0.0, 0.0], [5.77, 0.0], [5.55, 5.69], [0.0, 5.65]])
 # (output folder, range file stem, Vicon file stem, used in the alignment fit, a walk)
@@ -67,19 +66,6 @@ RUNS = [("walk-m1l", "m1l", "m1L", True, True), ("walk-m2r", "m2r", "m2R", True,
 # The logging PC's clock: local time (CET, UTC+1) of 2018-11-29, the day of the Vicon stamps.
 DAY_UTC = datetime.datetime(2018, 11, 29, tzinfo=datetime.timezone.utc).timestamp()
 CET_SECONDS = 3600.0
-
-
-class Source:
-    def __init__(self, path, commit):
-        self.path, self.commit = path, commit
-        self.is_git = not os.path.isdir(os.path.join(path, "exp_data"))
-
-    def read(self, rel):
-        if not self.is_git:
-            with open(os.path.join(self.path, rel), "rb") as f:
-                return f.read()
-        return subprocess.run(["git", "--git-dir", self.path, "show", "%s:%s" % (self.commit, rel)],
-                              check=True, capture_output=True).stdout
 
 
 def read_ranges(src, stem):
@@ -158,12 +144,8 @@ def fit(data):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("source")
-    ap.add_argument("outdir")
-    ap.add_argument("--commit", default="HEAD")
-    args = ap.parse_args()
-    src = Source(args.source, args.commit)
+    args = snapshot.arguments(__doc__)
+    src = snapshot.Snapshot(args.source, args.commit, "exp_data")
     data = {name: (read_ranges(src, rstem), read_vicon(src, vstem)) for name, rstem, vstem, _, _ in RUNS}
     params, offset_of = fit(data)
     theta, tx, ty, za = params[:4]
@@ -217,7 +199,7 @@ def main():
     provenance.write(
         args.outdir, title="Bielefeld TREK1000 laboratory: one tag, 4 anchors, Vicon (walks, static, blocked anchors)",
         source_url="https://github.com/cliansang/positioning-algorithms-for-uwb-matlab (Cung Lian Sang, Bielefeld University)",
-        commit=provenance.resolve_commit(args.source, args.commit, "exp_data"),
+        commit=src.commit_hash(),
         licence="MIT, Copyright (c) 2022 Cung Lian Sang", licence_text=src.read("LICENSE").decode("utf-8"),
         converter="convert_bielefeld_uwb.py", argv=sys.argv[1:], description=__doc__,
         notes=["**Known**: the truth is aligned to the anchors by a fit to the ranges (above); the anchors are given "

@@ -39,14 +39,12 @@ puts them").
 
 Python 3 + numpy only (the .xlsx reader uses zipfile and xml.etree from the standard library).
 """
-import argparse
 import datetime
 import io
 import json
 import math
 import os
 import re
-import subprocess
 import sys
 import zipfile
 import xml.etree.ElementTree as ET
@@ -54,6 +52,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 import provenance
+import snapshot
 
 ANCHORS_0814 = [  # Planar_Dataset/Dynamic/README.md (same table in Static/README.md, session 2022/8/14)
     (-3.4203, 3.0053, 1.0442), (0.0016, 3.0110, 1.0446), (3.6056, 2.9795, 1.0463), (3.6011, -0.0008, 1.0422),
@@ -90,27 +89,6 @@ SESSIONS = {  # folder, file stem, anchors, tag offsets, poses
 }
 HEADINGS = [0, 60, 120, 180, 240, 300]
 TAG_HEIGHT = 0.964  # trolley centroid height in the dynamic runs (median of the motion-capture z)
-
-
-class Source:
-    def __init__(self, path, commit):
-        self.path = path
-        self.commit = commit
-        self.is_git = not os.path.isdir(os.path.join(path, "Planar_Dataset"))
-
-    def read(self, rel):
-        if not self.is_git:
-            with open(os.path.join(self.path, rel), "rb") as f:
-                return f.read()
-        return subprocess.run(["git", "--git-dir", self.path, "show", f"{self.commit}:{rel}"],
-                              check=True, capture_output=True).stdout
-
-    def exists(self, rel):
-        if not self.is_git:
-            return os.path.exists(os.path.join(self.path, rel))
-        r = subprocess.run(["git", "--git-dir", self.path, "cat-file", "-e", f"{self.commit}:{rel}"],
-                           capture_output=True)
-        return r.returncode == 0
 
 
 def clock_seconds(stamp):
@@ -355,21 +333,18 @@ def write_fixture(out, fixture, run="fast", tags=(1, 2), t_from=20.0, t_to=50.0,
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("source")
-    ap.add_argument("outdir")
-    ap.add_argument("--commit", default="HEAD")
-    ap.add_argument("--fixture", help="also write the small excerpt (Fixtures/real/...) to this folder")
-    ap.add_argument("--fixture-only", action="store_true", help="only write the excerpt from an existing OUTDIR")
-    ap.add_argument("--antenna-offsets", choices=["nominal", "fitted"], default="nominal",
-                    help="each tag's antenna offset on the rigid body: as the source READMEs give it (nominal, "
-                         "the shared conversion) or fitted to the static session of the same room "
-                         "(antenna_offsets.py: 8-14 for the dynamic runs of 8-15 and for 8-14, 8-20 for 8-20)")
-    args = ap.parse_args()
+    def options(ap):
+        ap.add_argument("--fixture", help="also write the small excerpt (Fixtures/real/...) to this folder")
+        ap.add_argument("--fixture-only", action="store_true", help="only write the excerpt from an existing OUTDIR")
+        ap.add_argument("--antenna-offsets", choices=["nominal", "fitted"], default="nominal",
+                        help="each tag's antenna offset on the rigid body: as the source READMEs give it (nominal, "
+                             "the shared conversion) or fitted to the static session of the same room "
+                             "(antenna_offsets.py: 8-14 for the dynamic runs of 8-15 and for 8-14, 8-20 for 8-20)")
+    args = snapshot.arguments(__doc__, options)
     if args.fixture_only:
         print(json.dumps(write_fixture(args.outdir, args.fixture)))
         return
-    src = Source(args.source, args.commit)
+    src = snapshot.Snapshot(args.source, args.commit, "Planar_Dataset")
     report = {}
     dynamic_offsets = TAGS_0814
     static_offsets = {}
@@ -409,7 +384,7 @@ def main():
     provenance.write(
         args.outdir, title="CUHK-SZ planar UWB: trolley, 3 tags, 8 anchors, motion capture (antenna offsets %s)" % args.antenna_offsets,
         source_url="https://github.com/LIAS-CUHKSZ/Efficient-Pose-Estimation-via-UWB-measurements",
-        commit=provenance.resolve_commit(args.source, args.commit, "Planar_Dataset"),
+        commit=src.commit_hash(),
         licence="MIT, Copyright (c) 2023 Haodong JIANG", licence_text=src.read("LICENSE").decode("utf-8"),
         converter="convert_cuhksz.py", argv=sys.argv[1:], description=__doc__,
         notes=["**Known**: every range reads about 0.2 m long, per anchor differently; the tag antennas sit 2-4 cm from "

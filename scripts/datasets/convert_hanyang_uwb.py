@@ -18,30 +18,16 @@ source), trace.csv (t,anchor,range_m: every row of A3/A5/A9/A12.csv, t from fiel
 filter the authors' own evaluation applies). t is seconds since the run's first sample (range or
 truth); both logs carry ROS time stamps (ns) of the same computer. Standard library only.
 """
-import argparse
 import json
 import os
-import subprocess
 import sys
 
 import provenance
+import snapshot
 
 RUNS = [("LOS", "A", 1), ("LOS", "A", 2), ("LOS", "B", 3), ("LOS", "B", 4),
         ("NLOS", "A", 1), ("NLOS", "A", 2), ("NLOS", "B", 3), ("NLOS", "B", 4)]
 ANCHOR_FILES = ["A3", "A5", "A9", "A12"]
-
-
-class Source:
-    def __init__(self, path, commit):
-        self.path, self.commit = path, commit
-        self.is_git = not os.path.isdir(os.path.join(path, "Dynamic_measurements"))
-
-    def read(self, rel):
-        if not self.is_git:
-            with open(os.path.join(self.path, rel), "rb") as f:
-                return f.read().decode("utf-8")
-        return subprocess.run(["git", "--git-dir", self.path, "show", "%s:%s" % (self.commit, rel)],
-                              check=True, capture_output=True).stdout.decode("utf-8")
 
 
 def convert(src, outdir, los, traj, case, tag_height):
@@ -49,7 +35,7 @@ def convert(src, outdir, los, traj, case, tag_height):
     ranges = []
     anchors = {}
     for name in ANCHOR_FILES:
-        lines = src.read(base + name + ".csv").splitlines()
+        lines = src.read(base + name + ".csv").decode("utf-8").splitlines()
         for line in lines[1:]:
             p = line.split(",")
             if len(p) < 7:
@@ -63,7 +49,7 @@ def convert(src, outdir, los, traj, case, tag_height):
     ranges.sort(key=lambda r: (r[0], r[1]))
     truth = []
     dropped_z = 0
-    for line in src.read(base + "trajectory.csv").splitlines()[1:]:
+    for line in src.read(base + "trajectory.csv").decode("utf-8").splitlines()[1:]:
         p = line.split(",")
         if len(p) < 4:
             continue
@@ -102,13 +88,8 @@ def convert(src, outdir, los, traj, case, tag_height):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("source")
-    ap.add_argument("outdir")
-    ap.add_argument("--commit", default="HEAD")
-    ap.add_argument("--tag-height", type=float, default=1.0)
-    args = ap.parse_args()
-    src = Source(args.source, args.commit)
+    args = snapshot.arguments(__doc__, lambda ap: ap.add_argument("--tag-height", type=float, default=1.0))
+    src = snapshot.Snapshot(args.source, args.commit, "Dynamic_measurements")
     report = {}
     for los, traj, case in RUNS:
         name, info = convert(src, args.outdir, los, traj, case, args.tag_height)
@@ -118,9 +99,9 @@ def main():
     provenance.write(
         args.outdir, title="Hanyang outdoor UWB: 8 dynamic runs, LOS/NLOS, 4 clustered anchors, RTK GNSS",
         source_url="https://github.com/cucudasluv/UWB-dataset (ADIP laboratory, Hanyang University)",
-        commit=provenance.resolve_commit(args.source, args.commit, "Dynamic_measurements"),
+        commit=src.commit_hash(),
         licence="Apache License 2.0 (these files are a modified form of the source files: the converter's description below says how)",
-        licence_text=src.read("LICENSE"), converter="convert_hanyang_uwb.py", argv=sys.argv[1:], description=__doc__,
+        licence_text=src.read("LICENSE").decode("utf-8"), converter="convert_hanyang_uwb.py", argv=sys.argv[1:], description=__doc__,
         notes=["**Known**: the truth is stamped about 0.2 s late (`--truth-shift -0.2` fits best); the tag height is "
                "not given (tagHeightM %.2f is assumed); the anchors sit within 2.6 m x 1.7 m and the tag goes up to "
                "50 m away (docs/datasets.md)." % args.tag_height])

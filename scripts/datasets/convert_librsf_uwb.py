@@ -14,34 +14,26 @@ Written under OUTDIR: site.json (4 anchors from the range rows, z 0, tagHeightM 
 trace.csv (t,anchor,range_m: every `range2` row, range as given), truth.csv (t,x,y: every `point2` row).
 Times are kept as in the source (seconds from its start). Python 3 + numpy-free (standard library only).
 """
-import argparse
 import json
 import os
-import subprocess
 import sys
 
 import provenance
+import snapshot
 
 DIR = "datasets/Indoor_UWB/"
 
 
-def read(source, commit, name):
-    if os.path.isdir(os.path.join(source, "datasets")):
-        with open(os.path.join(source, DIR + name), "rb") as f:
-            return f.read().decode("utf-8")
-    return subprocess.run(["git", "--git-dir", source, "show", "%s:%s%s" % (commit, DIR, name)],
-                          check=True, capture_output=True).stdout.decode("utf-8")
-
-
 def main():
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("source")
-    ap.add_argument("outdir")
-    ap.add_argument("--commit", default="HEAD")
-    args = ap.parse_args()
+    args = snapshot.arguments(__doc__)
+    src = snapshot.Snapshot(args.source, args.commit, "datasets")
+
+    def read(name):
+        return src.read(DIR + name).decode("utf-8")
+
     anchors = {}
     trace = ["t,anchor,range_m"]
-    for line in read(args.source, args.commit, "Indoor_UWB_Input.txt").splitlines():
+    for line in read("Indoor_UWB_Input.txt").splitlines():
         p = line.split()
         if not p or p[0] != "range2":
             continue
@@ -51,7 +43,7 @@ def main():
         anchors[module] = (ax, ay)
         trace.append("%.6f,%d,%.6f" % (t, module, rng))
     truth = ["t,x,y"]
-    for line in read(args.source, args.commit, "Indoor_UWB_GT.txt").splitlines():
+    for line in read("Indoor_UWB_GT.txt").splitlines():
         p = line.split()
         if not p or p[0] not in ("point2", "gt2"):
             continue
@@ -76,9 +68,9 @@ def main():
     provenance.write(
         args.outdir, title="libRSF Indoor_UWB (\"The Labyrinth Dataset\"): a small robot, 4 anchors polled round robin",
         source_url="https://github.com/TUC-ProAut/libRSF, folder datasets/Indoor_UWB/ (Tim Pfeifer, TU Chemnitz)",
-        commit=provenance.resolve_commit(args.source, args.commit, "datasets"),
+        commit=src.commit_hash(),
         licence="CC BY-SA 4.0 (share-alike: keep these files outside the Locus repository)",
-        licence_text=read(args.source, args.commit, "LICENSE.txt"), converter="convert_librsf_uwb.py",
+        licence_text=read("LICENSE.txt"), converter="convert_librsf_uwb.py",
         argv=sys.argv[1:], description=__doc__,
         notes=["**Known**: the anchors read 0.07-0.15 m long; the truth's origin is not stated; each epoch holds one "
                "range (a round robin: docs/datasets.md)."])

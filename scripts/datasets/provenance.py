@@ -6,16 +6,6 @@ Used by convert_cuhksz.py, convert_hanyang_uwb.py and convert_librsf_uwb.py; sta
 """
 import datetime
 import os
-import subprocess
-
-
-def resolve_commit(source, rev, marker):
-    """The 40-hex commit that `rev` names in `source` when it is a bare git directory (the folder `marker`
-    absent from it); None for a checkout or export (its commit is not known from the files)."""
-    if os.path.isdir(os.path.join(source, marker)):
-        return None
-    return subprocess.run(["git", "--git-dir", source, "rev-parse", rev + "^{commit}"], check=True,
-                          capture_output=True, text=True).stdout.strip()
 
 
 def write(outdir, *, title, source_url, commit, licence, licence_text, converter, argv, description, notes=()):
