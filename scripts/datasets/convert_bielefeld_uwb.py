@@ -20,7 +20,7 @@ UWB estimates), and the two logs' clocks differ by ~8 s. So this converter fits,
 the ranges of the five line-of-sight runs (walks m1l, m2r, m3s; static 4vnm, 4vnm2; a soft-L1 loss with a
 0.3 m scale): one rotation and translation of the Vicon ground plane onto the anchors' frame, one anchor
 height in the Vicon frame (the anchors stand level: the authors call the set-up coplanar), and one clock
-offset per walk (a static run's truth does not depend on it: the walks' median is used). Eight parameters
+offset per walk (a static run's truth does not depend on it: the walks' median is used). Seven parameters
 against ~30,000 ranges: a common range bias is partly taken up by the anchor height and per-anchor biases
 are left in the ranges, but the absolute figures against this truth are not independent of the ranges
 (compare estimators with each other on it: raw, causal and smoothed see the same truth). The rigid body's
