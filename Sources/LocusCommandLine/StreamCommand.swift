@@ -81,14 +81,14 @@ enum StreamCommand: LocusCommand {
     /// `outPeriod` and far longer than a tag's gaps between rounds; a tag back after that starts
     /// its filter afresh, which a minute of silence calls for anyway.
     /// - Throws: E1001 for a limit below 1 or an idle time that is not a positive number.
+    static func tagLimit(_ arguments: ParsedArguments) throws(LocusError) -> (maximumTags: Int, idleSeconds: Double) {
+        (try arguments.integer("max-tags", default: 16_384, in: 1...100_000_000),
+         try arguments.double("tag-idle", default: 60, in: 0.001...1e9))
+    }
+
     /// `--max-lag` (stream and serve): seconds of data time fixes wait behind the clock, 0 to 3600
     /// (`EngineConfiguration.releaseLatenessSeconds`).
     static func maximumLag(_ arguments: ParsedArguments) throws(LocusError) -> Double {
         try arguments.double("max-lag", default: 0, in: 0...3600)
-    }
-
-    static func tagLimit(_ arguments: ParsedArguments) throws(LocusError) -> (maximumTags: Int, idleSeconds: Double) {
-        (try arguments.integer("max-tags", default: 16_384, in: 1...100_000_000),
-         try arguments.double("tag-idle", default: 60, in: 0.001...1e9))
     }
 }

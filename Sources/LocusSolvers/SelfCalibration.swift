@@ -226,6 +226,17 @@ public struct SelfCalibration: Sendable {
             solver.parameters.bias[i] = floor.locators[i].biasMeters
             solver.parameters.slope[i] = floor.locators[i].biasSlope
         }
+        /// Whether any locator's bias is still free.
+        func anyFree() -> Bool { (0..<n).contains { solver.parameters.freeBias[$0] } }
+        /// Nothing can validate the biases: every free locator keeps the site's, with `note`, and
+        /// "the biases are not calibrated: `reason`" comes first in the warnings.
+        func keepEvery(because reason: String, note: String) {
+            warnings.insert("the biases are not calibrated: \(reason)", at: 0)
+            for i in 0..<n where solver.parameters.freeBias[i] {
+                keep(i)
+                notes[i] = "its bias is not calibrated (\(note)): kept"
+            }
+        }
 
         // A path along a line (or a tag standing still): the biases are kept. Each epoch still fixes
         // the tag when the locators surround it, and on simulated walks with constant biases the fit
@@ -239,18 +250,15 @@ public struct SelfCalibration: Sendable {
         let spread = solver.pathSpread()
         let still = spread.major < configuration.stillSpreadMeters
         let line = spread.minor < configuration.collinearSpreadMeters && spread.minor < configuration.lineAspectRatio * spread.major
-        if still || line, (0..<n).contains(where: { solver.parameters.freeBias[$0] }) {
+        if still || line, anyFree() {
             let path = still
                 ? "the tag barely moved (\(Self.metres(spread.major)) m), where a shift of its place looks like a pattern of biases "
                     + "and blocks held out at the same place cannot tell them apart"
                 : "the tag's path is nearly a line (\(Self.metres(spread.minor)) m across, \(Self.metres(spread.major)) m along), "
                     + "where a shift of the whole path across it looks like a pattern of biases and blocks held out on the same "
                     + "line cannot tell them apart"
-            warnings.insert("the biases are not calibrated: \(path); walk the tag across the floor or calibrate with --truth", at: 0)
-            for i in 0..<n where solver.parameters.freeBias[i] {
-                keep(i)
-                notes[i] = "its bias is not calibrated (\(still ? "the tag barely moved" : "the tag's path is a line")): kept"
-            }
+            keepEvery(because: path + "; walk the tag across the floor or calibrate with --truth",
+                      note: still ? "the tag barely moved" : "the tag's path is a line")
         } else if spread.minor < configuration.collinearSpreadMeters {
             warnings.append("the tag path is nearly collinear (\(Self.metres(spread.minor)) m across, \(Self.metres(spread.major)) m along): "
                             + "what is calibrated rests on the locators' spread around it alone; walk across the floor for a sturdier calibration")
@@ -258,18 +266,14 @@ public struct SelfCalibration: Sendable {
 
         // Poor geometry with nothing to validate against: the biases are kept.
         let geometry = solver.geometryFigures()
-        if geometry.redundantShare < 0.5, geometry.medianDilution > configuration.unvalidatedMaximumDilution,
-           (0..<n).contains(where: { solver.parameters.freeBias[$0] }) {
+        if geometry.redundantShare < 0.5, geometry.medianDilution > configuration.unvalidatedMaximumDilution, anyFree() {
             let dilution = geometry.medianDilution.isFinite ? DecimalText.string(geometry.medianDilution, decimals: 1) : "unbounded"
             let share = Int((geometry.redundantShare * 100).rounded())
-            warnings.insert("the biases are not calibrated: the geometry dilutes range errors by a median \(planar ? "HDOP" : "PDOP") of "
-                            + "\(dilution) (above \(DecimalText.string(configuration.unvalidatedMaximumDilution, decimals: 1))), and with \(share) % "
-                            + "of the epochs holding two ranges beyond the tag's coordinates nothing can validate them; move the tag "
-                            + "among the locators (locus geometry) or calibrate with --truth", at: 0)
-            for i in 0..<n where solver.parameters.freeBias[i] {
-                keep(i)
-                notes[i] = "its bias is not calibrated (poor geometry, nothing to validate against): kept"
-            }
+            keepEvery(because: "the geometry dilutes range errors by a median \(planar ? "HDOP" : "PDOP") of "
+                          + "\(dilution) (above \(DecimalText.string(configuration.unvalidatedMaximumDilution, decimals: 1))), and with \(share) % "
+                          + "of the epochs holding two ranges beyond the tag's coordinates nothing can validate them; move the tag "
+                          + "among the locators (locus geometry) or calibrate with --truth",
+                      note: "poor geometry, nothing to validate against")
         }
 
         // What the recording determines: the common offset, each locator's own bias, and the

@@ -170,8 +170,9 @@ struct SelfCalibrationSolver {
     /// left null vector of √W·J), and eₘ/√(1 − hₘ) = c·σᵢ with one c for the epoch, so each locator's
     /// scale would come back as its own scale times MAD(c) — a fixed point wherever it starts, and
     /// the clamp of small 1 − hₘ drove some locators to `minimumScaleMeters`, 64 times their weight
-    /// (4 locators in 3-D: biases fitted 0.1–0.2 m off, 4–8 of their formal σ). Such epochs' residuals are pooled: a locator with fewer than `minimumScaleSamples`
-    /// residuals from epochs of two or more redundant ranges takes the scale of the pool.
+    /// (4 locators in 3-D: biases fitted 0.1–0.2 m off, 4–8 of their formal σ). Such epochs'
+    /// residuals are pooled: a locator with fewer than `minimumScaleSamples` residuals from epochs of
+    /// two or more redundant ranges takes the scale of the pool.
     mutating func updateScales() {
         var byLocator = [[Double]](repeating: [], count: anchors.count)
         var pooledByLocator = [[Double]](repeating: [], count: anchors.count)

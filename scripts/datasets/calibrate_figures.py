@@ -9,17 +9,17 @@ Each DIR holds site.json, trace.csv and truth.csv (SPEC.md). Prints one Markdown
 | DIR | calibrate's exit status | surveyed rmse_m | calibrated rmse_m ("-": nothing written) | calibrated <= surveyed | the first warning |
 (issue #42: "truth-free calibration never worse than the surveyed site on any real recording").
 """
-import json
 import os
 import subprocess
 import sys
 import tempfile
 
+from replay_figures import replay
+
 
 def rmse(locus, site, d):
-    out = subprocess.run([locus, "replay", "--site", site, "--trace", os.path.join(d, "trace.csv"),
-                          "--truth", os.path.join(d, "truth.csv"), "--json"], check=True, capture_output=True, text=True).stdout
-    return json.loads(out)["rmse_m"]
+    """The causal rmse_m of DIR d's trace against its truth, replayed on `site`."""
+    return replay(locus, d, [], [], site=site)["rmse_m"]
 
 
 def main():
