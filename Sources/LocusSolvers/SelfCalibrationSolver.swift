@@ -159,28 +159,37 @@ struct SelfCalibrationSolver {
         }
     }
 
-    /// σᵢ = 1.4826·MAD of each locator's studentised residuals eₘ/√(1 − hₘ) (at least
-    /// `minimumScaleMeters`), hₘ = wₘ·jₘᵀH_pp⁻¹jₘ the range's leverage on its epoch's position: a
-    /// fitted position pulls its ranges' residuals in, the more so the more weight a range has, and
-    /// without the correction a locator's small scale would raise its weight and shrink its scale
-    /// further.
+    /// σᵢ = 1.4826·MAD of each locator's studentised residuals e′ₘ/√(1 − h′ₘ) (at least
+    /// `minimumScaleMeters`), taken from each epoch's position re-fitted with **one weight for every
+    /// locator**: p′ = p + δ, δ = (Σ w′ₘ jₘjₘᵀ)⁻¹ Σ w′ₘ jₘ eₘ, e′ₘ = eₘ − jₘ·δ, h′ₘ = w′ₘ jₘᵀ(Σ w′ jjᵀ)⁻¹jₘ,
+    /// w′ₘ = ψ(eₘ/σ̄)/(eₘ/σ̄) the robust factor at σ̄, the median of the scales (no 1/σᵢ²).
+    ///
+    /// Why not the residuals of the weighted fit itself: there the scales feed back into the weights,
+    /// and the fixed point has a sink. With D + 2 ranges an epoch (4 locators in 2-D) the D locators
+    /// with the smallest scales take the weight, fit each position exactly, leave residuals of ~0 and
+    /// keep their scales at the `minimumScaleMeters` floor — the leverage correction does not save it
+    /// (eₘ and 1 − hₘ both go as 1/wₘ, so eₘ/√(1 − hₘ) still goes to 0). Simulated 4-locator rooms (one σ
+    /// of 0.08 m for all) came out with two locators at 0.010 m on 3 seeds of 6 and biases up to 5 cm
+    /// off; the Bielefeld walk m1l and the libRSF recording gave two locators 0.010 m where the truth
+    /// shows 0.06–0.10 m for all four (docs/calibration.md, "noise scales with few locators"). With
+    /// equal weights there is no feedback: a noisy locator's residual leaks a little into the others'
+    /// (the scales shrink towards each other, never apart), which errs towards equal weights, the safe
+    /// side.
     ///
     /// An epoch with one range more than the position has coordinates (4 locators in 3-D, 3 in
     /// 2-D) says nothing about which locator is noisy: its residuals lie along one direction ñ (the
-    /// left null vector of √W·J), and eₘ/√(1 − hₘ) = c·σᵢ with one c for the epoch, so each locator's
-    /// scale would come back as its own scale times MAD(c) — a fixed point wherever it starts, and
-    /// the clamp of small 1 − hₘ drove some locators to `minimumScaleMeters`, 64 times their weight
-    /// (4 locators in 3-D: biases fitted 0.1–0.2 m off, 4–8 of their formal σ). Such epochs'
+    /// left null vector of √W·J), and e′ₘ/√(1 − h′ₘ) = c·σᵢ with one c for the epoch. Such epochs'
     /// residuals are pooled: a locator with fewer than `minimumScaleSamples` residuals from epochs of
     /// two or more redundant ranges takes the scale of the pool.
     mutating func updateScales() {
         var byLocator = [[Double]](repeating: [], count: anchors.count)
         var pooledByLocator = [[Double]](repeating: [], count: anchors.count)
         let dims = dimensions
+        let common = sigma.sorted()[sigma.count / 2]
         var jps: [Vector3] = [], es: [Double] = [], ws: [Double] = []
         for j in 0..<data.epochCount where isUsable(j) {
             jps.removeAll(keepingCapacity: true); es.removeAll(keepingCapacity: true); ws.removeAll(keepingCapacity: true)
-            var hpp = [Double](repeating: 0, count: 9)
+            var hpp = [Double](repeating: 0, count: 9), g = [Double](repeating: 0, count: 3)
             for m in data.epochStarts[j]..<data.epochStarts[j + 1] {
                 let i = data.slots[m]
                 let p = tagPosition(j, at: data.timesSeconds[m]), q = anchor(i)
@@ -188,12 +197,25 @@ struct SelfCalibrationSolver {
                 let d = max(1e-6, RangeModel.predicted(dx: diff.x, dy: diff.y, dz: diff.z))
                 let jp = (1 + parameters.slope[i]) * diff / d
                 let e = data.rangesMeters[m] - ((1 + parameters.slope[i]) * d + parameters.bias[i])
-                let w = robustWeight(e / sigma[i]) / (sigma[i] * sigma[i])
+                let w = robustWeight(e / common)
                 jps.append(jp); es.append(e); ws.append(w)
-                for r in 0..<dims { for c in 0..<dims { hpp[3 * r + c] += w * jp[r] * jp[c] } }
+                for r in 0..<dims {
+                    g[r] += w * jp[r] * e
+                    for c in 0..<dims { hpp[3 * r + c] += w * jp[r] * jp[c] }
+                }
             }
             for r in 0..<dims { hpp[3 * r + r] += 1e-9 }
             let inverse = SmallDenseSolve.inverse(hpp, order: dims)
+            if let inverse {
+                // The equal-weight re-fit of the epoch's position: e′ = e − J·δ.
+                var step = [Double](repeating: 0, count: 3)
+                for r in 0..<dims { for c in 0..<dims { step[r] += inverse[3 * r + c] * g[c] } }
+                for k in es.indices {
+                    var along = 0.0
+                    for r in 0..<dims { along += jps[k][r] * step[r] }
+                    es[k] -= along
+                }
+            }
             for (k, m) in (data.epochStarts[j]..<data.epochStarts[j + 1]).enumerated() {
                 var h = 0.0
                 if let inverse {

@@ -54,10 +54,16 @@ struct CalibrateRoundRobinTests {
     }
 
     /// libRSF "Labyrinth" (../datasets-extra, CC BY-SA: not in the repository, CI skips): 4 anchors polled
-    /// every 0.128 s. Measured (docs/calibration.md): biases 0.151/0.096/0.108/0.071 m against the truth
-    /// fit's 0.149/0.086/0.115/0.079; surveyed → calibrated, causal 0.1419 → 0.1370, smoothed 0.0881 →
-    /// 0.0819, `--rate 2` 0.1465 → 0.1427, `--rate 1` 0.1786 → 0.1551.
-    @Test("libRSF Labyrinth without truth: the biases within 2 cm of the truth fit's, and the calibrated site no worse than the surveyed one at the default rate, --rate 2 and --rate 1, causal and smoothed",
+    /// every 0.128 s, 30 s (57 cycles). Measured (docs/calibration.md, "Noise scales with few locators"):
+    /// noise 0.063 / 0.119 / 0.054 / 0.066 m against the truth fit's 0.075 / 0.125 / 0.060 / 0.069 (0.065 /
+    /// 0.178 / 0.010 / 0.010 before 2026-12-07: two scales at the floor); biases 0.124 / 0.073 / 0.133 / 0.069
+    /// ± 0.016–0.023 m against the truth fit's 0.149 / 0.086 / 0.115 / 0.079 (within 1.2 of their σ); surveyed
+    /// → calibrated, causal 0.1419 → 0.1420, smoothed 0.0881 → 0.0882, `--rate 2` 0.1452 → 0.1490, `--rate 1`
+    /// 0.1557 → 0.1600. A recording too short for the held-out check (one held-out block: "not judged"),
+    /// where the site calibrated with truth is itself no better at `--rate 1` (0.1559): the replays are
+    /// held within 3 % of the surveyed site, not below it (before 2026-12-07 they were below, with the
+    /// collapsed scales: 0.1370 / 0.0819 / 0.1427 / 0.1551).
+    @Test("libRSF Labyrinth without truth: each locator's noise within 30 % of the truth fit's, each bias within 2 of its σ of the truth fit's, and the calibrated site within 3 % of the surveyed one at the default rate, --rate 2 and --rate 1, causal and smoothed",
           .enabled(if: TestPaths.extraDataset("librsf-indoor-uwb") != nil, "../datasets-extra/librsf-indoor-uwb is not present"))
     func librsf() throws {
         let d = try #require(TestPaths.extraDataset("librsf-indoor-uwb"))
@@ -65,15 +71,21 @@ struct CalibrateRoundRobinTests {
         let files = ["--site", d + "/site.json", "--trace", d + "/trace.csv"]
         let selfFit = try Self.json(["calibrate"] + files + ["--out", out])
         let truthFit = try Self.json(["calibrate"] + files + ["--truth", d + "/truth.csv"])
-        let a = try #require(selfFit["locators"]?.arrayValue).map { $0["bias_m"]?.doubleValue ?? .nan }
-        let b = try #require(truthFit["floors"]?.arrayValue?.first?["locators"]?.arrayValue).map { $0["bias_m"]?.doubleValue ?? .nan }
-        #expect(a.count == 4 && zip(a, b).allSatisfy { abs($0 - $1) <= 0.02 }, "without truth \(a), with truth \(b)")
+        let selfLocators = try #require(selfFit["locators"]?.arrayValue)
+        let truthLocators = try #require(truthFit["floors"]?.arrayValue?.first?["locators"]?.arrayValue)
+        #expect(selfLocators.count == 4 && truthLocators.count == 4)
+        for (l, t) in zip(selfLocators, truthLocators) {
+            let bias = l["bias_m"]?.doubleValue ?? .nan, sd = l["bias_sd_m"]?.doubleValue ?? .nan, noise = l["noise_m"]?.doubleValue ?? .nan
+            let truthBias = t["bias_m"]?.doubleValue ?? .nan, truthNoise = t["sigma_m"]?.doubleValue ?? .nan
+            #expect(abs(bias - truthBias) <= 2 * sd, "\(l["address"]?.stringValue ?? ""): bias \(bias) ± \(sd), with truth \(truthBias)")
+            #expect(abs(noise / truthNoise - 1) <= 0.3, "\(l["address"]?.stringValue ?? ""): noise \(noise), with truth \(truthNoise)")
+        }
         for extra in [[], ["--smooth"], ["--rate", "2"], ["--rate", "1"]] {
             func rmse(_ site: String) throws -> Double {
                 try #require(try Self.json(["replay", "--site", site, "--trace", d + "/trace.csv", "--truth", d + "/truth.csv"] + extra)["rmse_m"]?.doubleValue)
             }
             let surveyed = try rmse(d + "/site.json"), calibrated = try rmse(out)
-            #expect(calibrated <= surveyed, "\(extra): surveyed \(surveyed) m, calibrated \(calibrated) m")
+            #expect(calibrated <= surveyed * 1.03, "\(extra): surveyed \(surveyed) m, calibrated \(calibrated) m")
         }
     }
 }
