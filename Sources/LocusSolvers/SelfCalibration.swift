@@ -35,6 +35,9 @@ package struct SelfCalibrationConfiguration: Sendable, Hashable {
     /// calibrated without truth. A random walk in a small room (0.4–0.7 m across, 0.6–0.8 m along) is
     /// neither; a walk along one line (0.1 m across, 1.4 m along) and a tag standing still (0.02 m) are.
     var lineAspectRatio = 0.2
+    /// A fit that rejects more than this share of the ranges (Tukey weight 0) has broken down: its biases
+    /// are not written (`SelfCalibration.estimate`).
+    var maximumOutlierShare = 0.5
     var stillSpreadMeters = 0.1
     /// From ranges and differences (`surveyTest`): a direction is checkable when its honest σ
     /// is at most this, metres. A linear model would allow 0.3/(z(1 − α/2) + z(0.95)) = 0.3/(3.89 +
@@ -262,6 +265,20 @@ public struct SelfCalibration: Sendable {
         } else if spread.minor < configuration.collinearSpreadMeters {
             warnings.append("the tag path is nearly collinear (\(Self.metres(spread.minor)) m across, \(Self.metres(spread.major)) m along): "
                             + "what is calibrated rests on the locators' spread around it alone; walk across the floor for a sturdier calibration")
+        }
+
+        // A fit that rejects most of the ranges has broken down: an M-estimate holds up to half of the
+        // data as outliers, beyond that its scales and biases describe the few ranges it kept. A still
+        // tag with one anchor of four blocked (Bielefeld blocked-a2-2): 9,455 of 9,496 ranges rejected
+        // and a bias of −10.3 m fitted to the blocked anchor.
+        let fitted = solver.residualFigures()
+        let rangeTotal = fitted.counts.reduce(0, +)
+        if rangeTotal > 0, Double(fitted.outliers) > configuration.maximumOutlierShare * Double(rangeTotal), anyFree() {
+            let share = Int((100 * Double(fitted.outliers) / Double(rangeTotal)).rounded())
+            keepEvery(because: "the robust fit rejected \(share) % of the ranges as outliers (more than "
+                          + "\(Int((100 * configuration.maximumOutlierShare).rounded())) %: it has broken down, its biases would describe the few "
+                          + "ranges it kept); check the recording for a blocked or faulty locator, or calibrate with --truth",
+                      note: "the fit broke down")
         }
 
         // Poor geometry with nothing to validate against: the biases are kept.

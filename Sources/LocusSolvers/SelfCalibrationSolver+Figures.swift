@@ -162,26 +162,55 @@ extension SelfCalibrationSolver {
         return (counts, inliers, kept > 0 ? (sum / Double(kept)).squareRoot() : 0, outliers)
     }
 
-    /// The spread of the fitted tag path: the standard deviation of the positions across their
-    /// principal direction (the minor axis), metres; and along it (the major axis).
+    /// The spread of the fitted tag path: the standard deviation of its 1 s means (each tag's epochs
+    /// averaged over windows of `pathWindowSeconds`, weighted by their epochs) across their principal
+    /// direction (the minor axis), metres; and along it (the major axis). The means, not the epochs
+    /// themselves: a still tag's fixes scatter by their noise (10 cm 1σ with one of four anchors blocked,
+    /// Bielefeld blocked-a1), which is not where the tag went, and 1 s of walking barely moves the mean
+    /// off the path.
     func pathSpread() -> (minor: Double, major: Double) {
-        Self.pathSpread(positions: positions, epochs: (0..<data.epochCount).filter(isUsable))
+        let used = (0..<data.epochCount).filter(isUsable)
+        var means: [Double] = [], weights: [Double] = []
+        var start = 0
+        while start < used.count {
+            let first = used[start]
+            let window = (epochTimes[first] / Self.pathWindowSeconds).rounded(.down)
+            var end = start, x = 0.0, y = 0.0
+            while end < used.count, data.epochTags[used[end]] == data.epochTags[first],
+                  (epochTimes[used[end]] / Self.pathWindowSeconds).rounded(.down) == window {
+                x += positions[3 * used[end]]; y += positions[3 * used[end] + 1]
+                end += 1
+            }
+            let count = Double(end - start)
+            means += [x / count, y / count, 0]
+            weights.append(count)
+            start = end
+        }
+        return Self.pathSpread(positions: means, epochs: Array(weights.indices), weights: weights)
     }
 
+    /// The window of the path's means (`pathSpread()`), seconds.
+    static let pathWindowSeconds = 1.0
+
     /// The spread of `positions` (3 per epoch) over `epochs` across and along their principal
-    /// direction (1σ, metres); shared with `DifferenceSelfCalibrationSolver`.
-    static func pathSpread(positions: [Double], epochs used: [Int]) -> (minor: Double, major: Double) {
-        let count = Double(max(1, used.count))
-        var mx = 0.0, my = 0.0
-        for j in used { mx += positions[3 * j]; my += positions[3 * j + 1] }
-        mx /= count; my /= count
-        var sxx = 0.0, syy = 0.0, sxy = 0.0
-        for j in used {
-            let dx = positions[3 * j] - mx, dy = positions[3 * j + 1] - my
-            sxx += dx * dx; syy += dy * dy; sxy += dx * dy
+    /// direction (1σ, metres; each epoch weighted by `weights[k]` for `epochs[k]` when given); shared
+    /// with `DifferenceSelfCalibrationSolver`.
+    static func pathSpread(positions: [Double], epochs used: [Int], weights: [Double]? = nil) -> (minor: Double, major: Double) {
+        var total = 0.0, mx = 0.0, my = 0.0
+        for (k, j) in used.enumerated() {
+            let w = weights?[k] ?? 1
+            total += w; mx += w * positions[3 * j]; my += w * positions[3 * j + 1]
         }
-        sxx /= count; syy /= count; sxy /= count
+        total = max(total, 1e-300)
+        mx /= total; my /= total
+        var sxx = 0.0, syy = 0.0, sxy = 0.0
+        for (k, j) in used.enumerated() {
+            let w = weights?[k] ?? 1
+            let dx = positions[3 * j] - mx, dy = positions[3 * j + 1] - my
+            sxx += w * dx * dx; syy += w * dy * dy; sxy += w * dx * dy
+        }
+        sxx /= total; syy /= total; sxy /= total
         let (major, minor) = SymmetricMatrix3.eigenvalues2x2(xx: sxx, xy: sxy, yy: syy)
-        return (max(0, minor).squareRoot(), major.squareRoot())
+        return (max(0, minor).squareRoot(), max(0, major).squareRoot())
     }
 }

@@ -30,4 +30,16 @@ struct BielefeldRecordingTests {
         #expect(run.err.hasPrefix("locus calibrate: warning: floor 'F1': the biases are not calibrated: the tag's path is nearly a line"), "\(run.err)")
         #expect(!FileManager.default.fileExists(atPath: out))
     }
+
+    @Test("a still tag with one anchor blocked: truth-free calibration writes nothing — blocked-a2-2, whose robust fit rejects nearly every range (it wrote a bias of −10.3 m once the scales stopped collapsing), and blocked-a1, a still tag by its 1 s means (its epochs' scatter read as a path)",
+          .enabled(if: TestPaths.extraDataset(set + "/blocked-a2-2") != nil, "../datasets-extra/bielefeld-twr-uwb is not present"),
+          arguments: [("blocked-a2-2", "the robust fit rejected"), ("blocked-a1", "the tag barely moved")])
+    func blockedStillNotCalibrated(_ name: String, _ reason: String) throws {
+        let d = try #require(TestPaths.extraDataset(Self.set + "/" + name))
+        let out = TestPaths.temporaryDirectory() + "/calibrated.json"
+        let run = CapturedRun(["calibrate", "--site", d + "/site.json", "--trace", d + "/trace.csv", "--out", out])
+        #expect(run.status == 1, "\(run.err)")
+        #expect(run.err.hasPrefix("locus calibrate: warning: floor 'F1': the biases are not calibrated: " + reason), "\(run.err)")
+        #expect(!FileManager.default.fileExists(atPath: out))
+    }
 }
