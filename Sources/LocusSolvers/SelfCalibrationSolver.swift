@@ -171,7 +171,7 @@ struct SelfCalibrationSolver {
     /// (eₘ and 1 − hₘ both go as 1/wₘ, so eₘ/√(1 − hₘ) still goes to 0). Simulated 4-locator rooms (one σ
     /// of 0.08 m for all) came out with two locators at 0.010 m on 3 seeds of 6 and biases up to 5 cm
     /// off; the Bielefeld walk m1l and the libRSF recording gave two locators 0.010 m where the truth
-    /// shows 0.06–0.10 m for all four (docs/calibration.md, "noise scales with few locators"). With
+    /// shows 0.06–0.13 m for all four (docs/calibration.md, "noise scales with few locators"). With
     /// equal weights there is no feedback: a noisy locator's residual leaks a little into the others'
     /// (the scales shrink towards each other, never apart), which errs towards equal weights, the safe
     /// side.
