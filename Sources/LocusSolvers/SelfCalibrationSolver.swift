@@ -189,7 +189,7 @@ struct SelfCalibrationSolver {
         var jps: [Vector3] = [], es: [Double] = [], ws: [Double] = []
         for j in 0..<data.epochCount where isUsable(j) {
             jps.removeAll(keepingCapacity: true); es.removeAll(keepingCapacity: true); ws.removeAll(keepingCapacity: true)
-            var hpp = [Double](repeating: 0, count: 9), g = [Double](repeating: 0, count: 3)
+            var hpp = [Double](repeating: 0, count: 9), g = SIMD3<Double>()
             for m in data.epochStarts[j]..<data.epochStarts[j + 1] {
                 let i = data.slots[m]
                 let p = tagPosition(j, at: data.timesSeconds[m]), q = anchor(i)
@@ -208,7 +208,7 @@ struct SelfCalibrationSolver {
             let inverse = SmallDenseSolve.inverse(hpp, order: dims)
             if let inverse {
                 // The equal-weight re-fit of the epoch's position: e′ = e − J·δ.
-                var step = [Double](repeating: 0, count: 3)
+                var step = SIMD3<Double>()
                 for r in 0..<dims { for c in 0..<dims { step[r] += inverse[3 * r + c] * g[c] } }
                 for k in es.indices {
                     var along = 0.0
