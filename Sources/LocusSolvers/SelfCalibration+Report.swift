@@ -19,7 +19,8 @@ extension SelfCalibration {
     /// `fitsSlope`), `position_offset_m` ([dx, dy, dz] or null), `position_offset_sd_m`, `flagged`,
     /// `observable`, `note`, `arrivals` (from differences), `position_check`
     /// (`SelfCalibrationPositionCheck.json`). `floor`: `floor`, `epochs`, `iterations`,
-    /// `residual_rms_m`, `outliers`, `common_offset` {`separable`, `sd_m`}, `path_spread_m`
+    /// `residual_rms_m`, `outliers` (of the site as it stands when no bias is calibrated),
+    /// `common_offset` {`separable`, `sd_m`} (false and null when no bias is calibrated), `path_spread_m`
     /// {`across`, `along`}, `tag_delay_m`, `warnings`; from differences also `measurement`,
     /// `differences` and `gauge` {`observable`, `mean_bias_m`, `held`}.
     package func json() -> (locators: [JSONValue], floor: JSONValue) {
@@ -86,7 +87,8 @@ extension SelfCalibration {
         if differences {
             s += "not observable from \(plural(differenceCount, "range difference")) (the biases' mean held at the site's)"
         } else {
-            s += commonOffsetSeparable ? "separable (σ \(cell(commonOffsetSDMeters, 4)) m)" : "not separable"
+            s += locators.allSatisfy({ $0.biasMeters == nil }) ? "not fitted (no bias calibrated)"
+                : commonOffsetSeparable ? "separable (σ \(cell(commonOffsetSDMeters, 4)) m)" : "not separable"
         }
         if let delay = tagDelayMeters { s += "; tag delay \(cell(delay, 4)) m from ranges between locators" }
         s += "\n"

@@ -165,7 +165,9 @@ public struct SelfCalibration: Sendable {
     /// (+∞ when not determined at all), metres.
     public var commonOffsetSeparable: Bool
     public var commonOffsetSDMeters: Double
-    /// RMS of the residuals the final weights keep, metres, and the ranges they reject (NLOS).
+    /// RMS of the residuals the final weights keep, metres, and the ranges they reject (NLOS); when
+    /// the biases are not calibrated (the first warning says why), those of the site as it stands
+    /// (its biases held, the epochs' positions fitted), as are the locators' noise scales.
     public var residualRMSMeters: Double
     public var outlierCount: Int
     /// Epochs used (more ranges than position coordinates), and Gauss–Newton steps taken.
@@ -222,6 +224,7 @@ public struct SelfCalibration: Sendable {
         }
         try Self.solveToConvergence(&solver)
 
+        var refused = false
         /// Locator i keeps the site's bias and scale: no longer free.
         func keep(_ i: Int) {
             solver.parameters.freeBias[i] = false
@@ -235,6 +238,7 @@ public struct SelfCalibration: Sendable {
         /// "the biases are not calibrated: `reason`" comes first in the warnings.
         func keepEvery(because reason: String, note: String) {
             warnings.insert("the biases are not calibrated: \(reason)", at: 0)
+            refused = true
             for i in 0..<n where solver.parameters.freeBias[i] {
                 keep(i)
                 notes[i] = "its bias is not calibrated (\(note)): kept"
@@ -302,7 +306,7 @@ public struct SelfCalibration: Sendable {
         var uncertainty = try solver.uncertainty()
         let free = (0..<n).filter { solver.parameters.freeBias[$0] }
         var commonSD = uncertainty.standardDeviation(free.map { (.bias($0), 1 / Double(free.count)) })
-        let separable = commonSD <= configuration.commonOffsetSDMeters
+        let separable = !free.isEmpty && commonSD <= configuration.commonOffsetSDMeters
         if !separable, !free.isEmpty {
             let siteMean = free.reduce(0.0) { $0 + floor.locators[$1].biasMeters } / Double(free.count)
             warnings.append("the common offset of the biases is not separable from this recording (σ "
@@ -358,8 +362,12 @@ public struct SelfCalibration: Sendable {
         }
 
         let free2 = (0..<n).filter { solver.parameters.freeBias[$0] }
-        commonSD = uncertainty.standardDeviation(free2.map { (.bias($0), 1 / Double(max(1, free2.count))) })
-        let figures = solver.residualFigures()
+        commonSD = free2.isEmpty ? .infinity : uncertainty.standardDeviation(free2.map { (.bias($0), 1 / Double(free2.count)) })
+        // Refused, the fit's figures describe nothing written, and on a still tag nothing at all (its
+        // position trades against the biases: Bielefeld blocked-a1 fitted biases of −5 to +6 m and
+        // read "residual RMS 0.0000 m, 9,628 ranges rejected"): the site's own, as it stands.
+        let reported = refused ? try Self.siteAsItStands(floor: floor, data: data, planar: planar, configuration: configuration) : solver
+        let figures = reported.residualFigures()
         let locators = (0..<n).map { i -> SelfCalibratedLocator in
             let estimated = solver.parameters.freeBias[i]
             return SelfCalibratedLocator(
@@ -368,14 +376,31 @@ public struct SelfCalibration: Sendable {
                 biasSDMeters: estimated ? uncertainty.standardDeviation([(.bias(i), 1)]) : nil,
                 slope: estimated && configuration.fitsSlope ? solver.parameters.slope[i] : nil,
                 slopeSD: estimated && configuration.fitsSlope ? uncertainty.standardDeviation([(.slope(i), 1)]) : nil,
-                noiseMeters: figures.counts[i] > 0 ? solver.sigma[i] : nil, isObservable: estimated && !partly[i],
+                noiseMeters: figures.counts[i] > 0 ? reported.sigma[i] : nil, isObservable: estimated && !partly[i],
                 positionOffset: offsets[i], positionOffsetSDMeters: offsetSDs[i], isFlagged: flagged[i], note: notes[i],
                 positionCheck: checks[i])
         }
         return SelfCalibration(floor: floor.id, locators: locators, commonOffsetSeparable: separable, commonOffsetSDMeters: commonSD,
                                residualRMSMeters: figures.rms, outlierCount: figures.outliers, epochs: usable,
-                               iterations: solver.iterations, pathSpreadMeters: spread,
+                               iterations: reported.iterations, pathSpreadMeters: spread,
                                tagDelayMeters: data.pairs.isEmpty ? nil : solver.parameters.tagDelay, warnings: warnings, configuration: configuration)
+    }
+
+    /// The site as it stands on this recording: every bias, scale and the tag delay held at the
+    /// site's, the epochs' positions and the locators' noise scales fitted (the report of a
+    /// calibration that was refused).
+    /// - Throws: `E4002` when LAPACK fails.
+    static func siteAsItStands(floor: Floor, data: SelfCalibrationData, planar: Bool,
+                               configuration: SelfCalibrationConfiguration) throws(LocusError) -> SelfCalibrationSolver {
+        var site = SelfCalibrationSolver(data: data, anchors: floor.locators.map(\.position), planar: planar,
+                                         tagHeight: floor.tagHeightMeters, initialBias: floor.locators.map(\.biasMeters),
+                                         configuration: configuration)
+        site.parameters.slope = floor.locators.map(\.biasSlope)
+        site.parameters.freeBias = site.parameters.freeBias.map { _ in false }
+        site.parameters.freeSlope = site.parameters.freeSlope.map { _ in false }
+        site.parameters.freeTagDelay = false
+        try site.solve(limit: configuration.maximumIterations)
+        return site
     }
 
     /// Solves the adjustment. One that is still moving a tag position (or a parameter) by more than

@@ -31,7 +31,7 @@ struct BielefeldRecordingTests {
         #expect(!FileManager.default.fileExists(atPath: out))
     }
 
-    @Test("a still tag with one anchor blocked: truth-free calibration writes nothing — blocked-a2-2, whose robust fit rejects nearly every range (it wrote a bias of −10.3 m once the scales stopped collapsing), and blocked-a1, a still tag by its 1 s means (its epochs' scatter read as a path)",
+    @Test("a still tag with one anchor blocked: truth-free calibration writes nothing — blocked-a2-2, whose robust fit rejects nearly every range (it wrote a bias of −10.3 m once the scales stopped collapsing), and blocked-a1, a still tag by its 1 s means (its epochs' scatter read as a path); the report gives the site as it stands",
           .enabled(if: TestPaths.extraDataset(set + "/blocked-a2-2") != nil, "../datasets-extra/bielefeld-twr-uwb is not present"),
           arguments: [("blocked-a2-2", "the robust fit rejected"), ("blocked-a1", "the tag barely moved")])
     func blockedStillNotCalibrated(_ name: String, _ reason: String) throws {
@@ -41,5 +41,13 @@ struct BielefeldRecordingTests {
         #expect(run.status == 1, "\(run.err)")
         #expect(run.err.hasPrefix("locus calibrate: warning: floor 'F1': the biases are not calibrated: " + reason), "\(run.err)")
         #expect(!FileManager.default.fileExists(atPath: out))
+        // The report's figures are the site's as it stands, not those of the refused fit (which read
+        // "residual RMS 0.0000 m" with every range rejected).
+        let line = try #require(run.out.split(separator: "\n").first { $0.hasPrefix("floor F1: ") }, "\(run.out)")
+        let words = line.split(separator: " ")
+        let rms = try #require(words.firstIndex(of: "RMS").flatMap { Double(words[$0 + 1]) }, "\(line)")
+        let rejected = try #require(words.firstIndex(of: "rejected;").flatMap { Int(words[$0 - 2]) }, "\(line)")
+        let epochs = try #require(Int(words[2]), "\(line)")
+        #expect((0.01...0.1).contains(rms) && rejected < 2 * epochs && line.hasSuffix("common offset not fitted (no bias calibrated)"), "\(line)")
     }
 }
