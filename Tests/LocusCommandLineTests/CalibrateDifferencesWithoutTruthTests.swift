@@ -24,9 +24,11 @@ struct CalibrateDifferencesWithoutTruthTests {
         return site
     }
 
-    /// Simulates 300 s of uplink TDoA from two tags on the biased hall (`seconds`, `site` to simulate
-    /// on when given) and writes `calibrating`, the site to calibrate.
-    static func recording(in dir: String, calibrating: Site, seconds: String = "300", seed: String = "4",
+    /// Simulates 150 s of uplink TDoA from two tags on the biased hall (`seconds`, `site` to simulate
+    /// on when given) and writes `calibrating`, the site to calibrate. (300 s until 2026-12-07: the same
+    /// verdicts at half the test time; at 150 s the biases' differences come back within 5 mm and the
+    /// moved locator's fitted offset within 2 cm.)
+    static func recording(in dir: String, calibrating: Site, seconds: String = "150", seed: String = "4",
                           simulated: Site? = nil) throws -> (site: String, trace: String) {
         let biased = dir + "/biased.json", surveyed = dir + "/site.json", trace = dir + "/trace.csv"
         try Data(SiteEncoder.encode(simulated ?? Self.hall(biases: biasesMeters))).write(to: URL(fileURLWithPath: biased))
@@ -47,7 +49,7 @@ struct CalibrateDifferencesWithoutTruthTests {
         let json = try JSONParser.parse(Array(run.out.utf8))
         #expect(json["mode"]?.stringValue == "without_truth" && json["measurement"]?.stringValue == "differences")
         let floor = try #require(json["floors"]?.arrayValue?.first)
-        #expect(floor["measurement"]?.stringValue == "differences" && (floor["differences"]?.doubleValue ?? 0) > 10_000)
+        #expect(floor["measurement"]?.stringValue == "differences" && (floor["differences"]?.doubleValue ?? 0) > 5_000)
         #expect(floor["gauge"]?["observable"]?.stringValue == "differences of biases" && floor["gauge"]?["held"]?.stringValue == "site")
         #expect(abs(floor["gauge"]?["mean_bias_m"]?.doubleValue ?? 1) < 0.002)
         let locators = try #require(json["locators"]?.arrayValue)
