@@ -199,10 +199,7 @@ public struct SelfCalibration: Sendable {
             return try DifferenceSelfCalibration.estimate(floor: floor, data: differences, planar: planar, configuration: configuration)
         }
         let n = floor.locators.count
-        var solver = SelfCalibrationSolver(data: data, anchors: floor.locators.map(\.position), planar: planar,
-                                           tagHeight: floor.tagHeightMeters, initialBias: floor.locators.map(\.biasMeters),
-                                           configuration: configuration)
-        solver.parameters.slope = floor.locators.map(\.biasSlope)
+        var solver = Self.solver(atSiteOf: floor, data: data, planar: planar, configuration: configuration)
         let usable = (0..<data.epochCount).filter(solver.isUsable).count
         guard usable >= 10 else {
             throw LocusError(.tooFewRanges, "\(usable) epochs hold more ranges than the tag has coordinates: at least 10 are needed to calibrate without truth")
@@ -386,16 +383,24 @@ public struct SelfCalibration: Sendable {
                                tagDelayMeters: data.pairs.isEmpty ? nil : solver.parameters.tagDelay, warnings: warnings, configuration: configuration)
     }
 
+    /// The adjustment of `data` starting at `floor`'s surveyed positions, biases and scales (every bias
+    /// free, the epochs' positions from a per-epoch fit).
+    static func solver(atSiteOf floor: Floor, data: SelfCalibrationData, planar: Bool,
+                       configuration: SelfCalibrationConfiguration) -> SelfCalibrationSolver {
+        var solver = SelfCalibrationSolver(data: data, anchors: floor.locators.map(\.position), planar: planar,
+                                           tagHeight: floor.tagHeightMeters, initialBias: floor.locators.map(\.biasMeters),
+                                           configuration: configuration)
+        solver.parameters.slope = floor.locators.map(\.biasSlope)
+        return solver
+    }
+
     /// The site as it stands on this recording: every bias, scale and the tag delay held at the
     /// site's, the epochs' positions and the locators' noise scales fitted (the report of a
     /// calibration that was refused).
     /// - Throws: `E4002` when LAPACK fails.
     static func siteAsItStands(floor: Floor, data: SelfCalibrationData, planar: Bool,
                                configuration: SelfCalibrationConfiguration) throws(LocusError) -> SelfCalibrationSolver {
-        var site = SelfCalibrationSolver(data: data, anchors: floor.locators.map(\.position), planar: planar,
-                                         tagHeight: floor.tagHeightMeters, initialBias: floor.locators.map(\.biasMeters),
-                                         configuration: configuration)
-        site.parameters.slope = floor.locators.map(\.biasSlope)
+        var site = solver(atSiteOf: floor, data: data, planar: planar, configuration: configuration)
         site.parameters.freeBias = site.parameters.freeBias.map { _ in false }
         site.parameters.freeSlope = site.parameters.freeSlope.map { _ in false }
         site.parameters.freeTagDelay = false
