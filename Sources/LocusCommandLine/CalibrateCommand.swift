@@ -27,7 +27,7 @@ enum CalibrateCommand: LocusCommand {
                    choices: ["auto", "floor", "truth"]),
             .value("min-samples", "N", "Samples a locator needs to be estimated (default 10 with --truth, 50 ranges without)."),
             .flag("fix-positions", "Without --truth: --out also moves each flagged locator to its fitted position, when the held-out validation accepts the move."),
-            .value("holdout-block", "SECONDS", "Held-out validation: the recording is cut into alternating blocks of SECONDS (default 10); the calibration fitted on the even blocks must not make the odd blocks worse (by more than 2 %, consistently) than the site as surveyed, or it is refused. 0 turns the validation off."),
+            .value("holdout-block", "SECONDS", "Held-out validation: the recording is cut into alternating blocks of SECONDS (default 10); the calibration fitted on the even blocks must not make the odd blocks worse (by more than 2 %, consistently) than the site as surveyed, or it is refused; without --truth it must also be shown better there (lower, consistently across the blocks), or nothing is written. 0 turns the validation off."),
             .flag("json", "Print the summary as one JSON object."),
         ],
         discussion: """
@@ -54,14 +54,17 @@ enum CalibrateCommand: LocusCommand {
         range predicted from the position solved from the others of its round). The report says
         "calibrated vs as surveyed on held-out blocks: X → Y". A calibration worse by more than
         2 %, consistently across the held-out blocks (mean per-block change above 2 standard
-        errors), is refused: nothing is written (exit 1 when --out was given, 0 otherwise). With
+        errors), is refused: nothing is written (exit 1 when --out was given, 0 otherwise). Without
+        --truth a calibration must also be shown better: lower on the held-out blocks, and the
+        per-block differences (m) more than 2 standard errors below 0; otherwise it is "not shown
+        better" (refused "unproven") and, the same way, nothing is written. With
         --fix-positions a locator is moved only when the move beats the biases alone by more than
         2 % on the held-out blocks and, without truth, the other half of the recording makes the
         same move; otherwise it stays where it was surveyed and the biases alone are judged. Too
         little held-out data (fewer than 2 held-out blocks, or 100 fixes/ranges scored) is said and
         does not block the biases (moves are then not made). --json: "validation" {blocks,
-        block_s, held_out_rows, metric, surveyed, calibrated, change, block_change, positions,
-        accepted, refused, reason, written, …}; --holdout-block 0: null.
+        block_s, held_out_rows, metric, surveyed, calibrated, change, block_change,
+        block_difference_m, positions, accepted, refused, reason, written, …}; --holdout-block 0: null.
         Exit codes: 0 success, 1 failure at run time (e.g. an unwritable --out, or an --out the
         held-out validation refused), 2 usage error or
         invalid input (including no row with truth, or a slope the samples do not determine).

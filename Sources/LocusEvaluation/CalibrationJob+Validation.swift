@@ -203,7 +203,7 @@ extension CalibrationJob {
     static func refusalVerdict(_ v: CalibrationValidation, outPath: String?, say: (String) -> Void) -> Int32 {
         let prefix = "locus calibrate: "
         switch v.refused {
-        case .calibration?:
+        case .calibration?, .unproven?:
             guard let out = outPath else {
                 say(prefix + "warning: held-out validation: \(v.reason ?? "refused") — not worth writing\n")
                 return 0

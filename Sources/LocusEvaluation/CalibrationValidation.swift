@@ -10,7 +10,16 @@ import LocusIO
 /// truth the median absolute leave-one-out range residual (`median_abs_residual_m`,
 /// `LeaveOneOutRangeResiduals`). change = calibrated/surveyed − 1.
 ///
-/// Rule: a candidate is accepted when calibrated ≤ surveyed·(1 + `tolerance`). With
+/// Rule: a candidate is refused as worse when calibrated > surveyed·(1 + `tolerance`) (consistently
+/// across the blocks, or by more than `inconsistentTolerance`). With truth it is accepted otherwise:
+/// its biases are measured against known distances, and the validation guards against a model that
+/// does not hold out. Without truth it must also be *shown better* (`shownBetter`): calibrated <
+/// surveyed, and the paired per-block differences calibrated − surveyed (metres) averaging more than
+/// two standard errors below 0; else it is *unproven* and not written either — the fit trades biases
+/// against the tag's path, and only data it did not fit can say which way it went (Bielefeld
+/// walk-m1l and walk-m2r, 4 locators, 70–90 s walks: −0.024 ± 0.016 m and −0.018 ± 0.020 m per block,
+/// against truth 0.163 → 0.186 m and 0.122 → 0.126 m; every CUHK-SZ run: −0.10 to −0.18 m, at least
+/// 10 standard errors below 0). With
 /// `--fix-positions` the candidate with the fitted moves is judged first; when it fails, the biases
 /// alone (positions as surveyed) are judged, and the moves are refused. When the biases fail too,
 /// nothing is written. Fewer than `minimumScored` fixes compared (ranges predicted) on the held-out
@@ -29,8 +38,11 @@ struct CalibrationValidation: Sendable {
     enum Refusal: String, Sendable {
         /// The fitted locator moves (`--fix-positions`); the biases alone validated and are written.
         case positions
-        /// The whole calibration: nothing is written.
+        /// The whole calibration, worse on the held-out blocks: nothing is written.
         case calibration
+        /// The whole calibration, not shown better on the held-out blocks (`shownBetter`): nothing is
+        /// written, the site stays as surveyed.
+        case unproven
     }
 
     /// Relative worsening of the held-out figure still accepted (2 %: docs/calibration.md).
@@ -75,6 +87,9 @@ struct CalibrationValidation: Sendable {
     /// Per held-out block the relative change calibrated/surveyed − 1 of the candidate judged: its
     /// mean over the blocks and the standard error of that mean (nil with fewer than 2 blocks).
     var blockChange: (mean: Double, standardError: Double)?
+    /// Per held-out block the difference calibrated − surveyed of the candidate judged, metres: its
+    /// mean and the standard error of that mean (nil with fewer than 2 blocks).
+    var blockDifference: (mean: Double, standardError: Double)?
     /// Whether the figures were compared (enough held-out data, a fit on the fit blocks).
     var judged = false
     var refused: Refusal?
@@ -94,7 +109,7 @@ struct CalibrationValidation: Sendable {
     }
 
     /// Whether the calibration may be written (not judged counts as accepted: it does not block).
-    var accepted: Bool { refused != .calibration }
+    var accepted: Bool { refused != .calibration && refused != .unproven }
 
     /// Whether the moves of `--fix-positions` validated (false when none were judged).
     var acceptsMoves: Bool { judged && !moved.isEmpty && withMoves != nil && refused == nil }
@@ -126,20 +141,28 @@ struct CalibrationValidation: Sendable {
     /// - Parameter blocks: for each held-out block, the figures (surveyed, candidate) of the biases
     ///   alone: a calibration worse beyond the tolerance, but by at most `inconsistentTolerance`, is
     ///   refused only when the worsening holds across the blocks (their mean change more than two
-    ///   standard errors above 0), not when one block's noise makes it; beyond it, always.
+    ///   standard errors above 0), not when one block's noise makes it; beyond it, always. Without
+    ///   truth they also decide whether it is shown better (`shownBetter`; else `.unproven`).
     mutating func judge(surveyed reference: Double, calibrated candidate: Double, blocks: [(Double, Double)]) {
         judged = true
         blockChange = Self.meanChange(blocks)
+        blockDifference = Self.meanDifference(blocks)
         surveyed = reference
         calibratedBiasesOnly = moved.isEmpty ? nil : candidate
         let movesHelp = withMoves.map { Self.passes(reference, $0) && $0 <= candidate * (1 - Self.tolerance) } ?? false
-        if !moved.isEmpty, movesHelp, movesReproduced ?? true, let m = withMoves {
+        if !moved.isEmpty, movesHelp, movesReproduced ?? true, let m = withMoves, shownBetter(reference, m) {
             calibrated = m
             refused = nil
             return
         }
         calibrated = candidate
-        if Self.passes(reference, candidate) {
+        if Self.passes(reference, candidate), !shownBetter(reference, candidate) {
+            refused = .unproven
+            reason = "the calibration is not shown better on the held-out blocks (\(metricName) \(Self.metres(reference)) → "
+                + "\(Self.metres(candidate)) m, \(Self.percent(Self.change(reference, candidate)))"
+                + (blockDifference.map { "; per block \(Self.signedMetres($0.mean)) ± \(Self.metres($0.standardError)) m" } ?? "")
+                + "): without truth it must be, the site stays as surveyed"
+        } else if Self.passes(reference, candidate) {
             if !moved.isEmpty {
                 refused = .positions
                 let list = moved.joined(separator: ", ")
@@ -156,9 +179,11 @@ struct CalibrationValidation: Sendable {
                 }
             }
         } else if blocksDisagree, let b = blockChange, candidate <= reference * (1 + Self.inconsistentTolerance) {
+            if metric != .rmse { refused = .unproven }
             reason = "the held-out \(metricName) is \(Self.percent(Self.change(reference, candidate))), beyond the "
                 + "\(Self.percentMagnitude(Self.tolerance)) tolerance, but not consistently across the held-out blocks (per-block change "
-                + "\(Self.percent(b.mean)) ± \(Self.percentMagnitude(b.standardError))): not refused"
+                + "\(Self.percent(b.mean)) ± \(Self.percentMagnitude(b.standardError))): "
+                + (metric == .rmse ? "not refused" : "not shown better, the site stays as surveyed")
         } else {
             refused = .calibration
             reason = "the calibration makes the held-out \(metricName) worse (\(Self.metres(reference)) → \(Self.metres(candidate)) m, "
@@ -167,6 +192,14 @@ struct CalibrationValidation: Sendable {
                     + "blocks disagree)" : ")")
                 + (moved.isEmpty ? "" : ", with or without moving \(moved.joined(separator: ", "))")
         }
+    }
+
+    /// Whether `candidate` may be written as far as proof goes: with truth always (it must only not be
+    /// worse); without, when it is lower than `reference` and (with per-block figures) the blocks'
+    /// mean difference is more than two standard errors below 0.
+    private func shownBetter(_ reference: Double, _ candidate: Double) -> Bool {
+        guard metric != .rmse else { return true }
+        return candidate < reference && (blockDifference.map { $0.mean + 2 * $0.standardError < 0 } ?? true)
     }
 
     /// Whether the held-out blocks do not show the worsening consistently: their mean change is within
@@ -184,6 +217,16 @@ struct CalibrationValidation: Sendable {
         return (mean, (variance / n).squareRoot())
     }
 
+    /// The mean of the per-block differences candidate − surveyed (metres) and its standard error
+    /// s/√n (nil with fewer than 2 blocks).
+    static func meanDifference(_ blocks: [(Double, Double)]) -> (mean: Double, standardError: Double)? {
+        guard blocks.count >= 2 else { return nil }
+        let n = Double(blocks.count)
+        let mean = blocks.reduce(0) { $0 + $1.1 - $1.0 } / n
+        let variance = blocks.reduce(0) { $0 + ($1.1 - $1.0 - mean) * ($1.1 - $1.0 - mean) } / (n - 1)
+        return (mean, (variance / n).squareRoot())
+    }
+
     /// The metric in words.
     private var metricName: String {
         switch metric {
@@ -194,6 +237,9 @@ struct CalibrationValidation: Sendable {
     }
 
     private static func metres(_ value: Double) -> String { DecimalText.string(value, decimals: 4) }
+
+    /// Signed metres with 4 decimals ("−0.0240").
+    private static func signedMetres(_ value: Double) -> String { (value < 0 ? "−" : "+") + metres(abs(value)) }
 
     /// A signed percentage with one decimal ("−12.3 %").
     private static func percent(_ value: Double?) -> String {
@@ -222,6 +268,7 @@ struct CalibrationValidation: Sendable {
             ("tolerance", .number(Self.tolerance, .shortest)),
             ("inconsistent_tolerance", .number(Self.inconsistentTolerance, .shortest)),
             ("block_change", blockChange.map { .object([("mean", .number($0.mean, .fixed(4))), ("se", .number($0.standardError, .fixed(4)))]) } ?? .null),
+            ("block_difference_m", blockDifference.map { .object([("mean", .number($0.mean, .fixed(4))), ("se", .number($0.standardError, .fixed(4)))]) } ?? .null),
         ]
         if metric == .rmse {
             members.append(("surveyed_p50_m", m(surveyedMedian)))
@@ -260,6 +307,7 @@ struct CalibrationValidation: Sendable {
         case nil: s += acceptsMoves ? " with \(moved.joined(separator: ", ")) moved: accepted" : ": accepted"
         case .positions?: s += ": biases accepted, position moves refused"
         case .calibration?: s += ": refused, nothing written"
+        case .unproven?: s += ": not shown better, nothing written"
         }
         return s + "\n"
     }

@@ -48,7 +48,11 @@ struct ExampleTests {
         let run = try Self.run([site, trace, directory + "/example.json"], example: "CalibrationExample")
         #expect(run.status == 0, "\(run.err)")
         #expect(run.out.contains("0x9DDC: bias 0.128") && run.out.contains("skipped 0"), "\(run.out)")
-        let cli = try Self.run(["calibrate", "--site", site, "--trace", trace, "--out", directory + "/cli.json"], example: "locus")
+        // `SiteCalibration.withoutTruth` does not validate on held-out blocks; the hall's site is already
+        // right (0x9DDC's biasM 0.12, fitted 0.128), so the command's validation, which wants a calibration
+        // without truth shown better, writes nothing: compared with the validation off.
+        let cli = try Self.run(["calibrate", "--site", site, "--trace", trace, "--holdout-block", "0", "--out", directory + "/cli.json"],
+                               example: "locus")
         #expect(cli.status == 0, "\(cli.err)")
         #expect(TestPaths.bytes(directory + "/example.json") == TestPaths.bytes(directory + "/cli.json"))
         let invalid = try Self.run([TestPaths.fixture("sites/invalid/duplicate-address.json")], example: "CalibrationExample")

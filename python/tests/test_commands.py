@@ -66,12 +66,19 @@ def test_geometry_of_a_site_object_and_errors():
 
 
 def test_calibrate_without_truth(tmp_path):
-    """A simulated walk on the hall with biases: calibrated from the ranges alone."""
+    """A simulated walk on the hall with biases its site file does not have: calibrated from the ranges alone.
+
+    (Simulated on the hall's own site until 2026-12-07: a calibration of a site that is already right is not
+    shown better on held-out blocks, and `locus calibrate` now writes nothing then.)"""
     cli = cli_path()
     if cli is None:
         pytest.skip("no locus executable")
+    biased = json.loads((FIXTURES / "sites" / "hall.json").read_text())
+    for locator, bias in zip(biased["floors"][0]["locators"], [0.15, -0.10, 0.20, 0.05, -0.05, 0.25, 0.10, 0.0]):
+        locator["biasM"] = bias
+    (tmp_path / "biased.json").write_text(json.dumps(biased))
     trace = tmp_path / "t.csv"
-    subprocess.run([cli, "simulate", "--site", str(FIXTURES / "sites" / "hall.json"), "--trace", str(trace), "--truth",
+    subprocess.run([cli, "simulate", "--site", str(tmp_path / "biased.json"), "--trace", str(trace), "--truth",
                     str(tmp_path / "truth.csv"), "--duration", "120", "--seed", "4", "--random-walk"], check=True, capture_output=True)
     report = locus.calibrate(FIXTURES / "sites" / "hall.json", trace, out=tmp_path / "cal.json")
     assert report["mode"] == "without_truth" and len(report["locators"]) == 8
