@@ -17,9 +17,9 @@ import LocusIO
 /// surveyed, and the paired per-block differences calibrated − surveyed (metres) averaging more than
 /// two standard errors below 0; else it is *unproven* and not written either — the fit trades biases
 /// against the tag's path, and only data it did not fit can say which way it went (Bielefeld
-/// walk-m1l and walk-m2r, 4 locators, 70–90 s walks: −0.024 ± 0.016 m and −0.018 ± 0.020 m per block,
-/// against truth 0.163 → 0.186 m and 0.122 → 0.126 m; every CUHK-SZ run: −0.10 to −0.18 m, at least
-/// 10 standard errors below 0). With
+/// walk-m1l, 4 locators, an 89 s walk: −24.7 % pooled but −0.024 ± 0.016 m per block, and against
+/// truth 0.163 → 0.186 m; every CUHK-SZ run: −0.10 to −0.18 m per block, at least 10 standard errors
+/// below 0). With
 /// `--fix-positions` the candidate with the fitted moves is judged first; when it fails, the biases
 /// alone (positions as surveyed) are judged, and the moves are refused. When the biases fail too,
 /// nothing is written. Fewer than `minimumScored` fixes compared (ranges predicted) on the held-out
