@@ -11,3 +11,6 @@ install_build_flags=(-c release --static-swift-stdlib --scratch-path .build-inst
 # directory of its products.
 if [ "${LOCUS_RELEASE_BUILD:-}" = install ]; then release_build_flags=("${install_build_flags[@]}"); else release_build_flags=(-c release); fi
 release_bin() { swift build "${release_build_flags[@]}" --show-bin-path; }
+# Builds one product of that release build, showing only its errors and warnings (not the linker's
+# note that mktemp is dangerous, which the static Swift runtime brings along).
+release_build() { swift build "${release_build_flags[@]}" --product "$1" 2>&1 | grep -E "error|warning:" | grep -v "mktemp. is dangerous" >&2 || true; }

@@ -156,14 +156,14 @@ struct CalibrationValidation: Sendable {
             return
         }
         calibrated = candidate
-        if Self.passes(reference, candidate), !shownBetter(reference, candidate) {
-            refused = .unproven
-            reason = "the calibration is not shown better on the held-out blocks (\(metricName) \(Self.metres(reference)) → "
-                + "\(Self.metres(candidate)) m, \(Self.percent(Self.change(reference, candidate)))"
-                + (blockDifference.map { "; per block \(Self.signedMetres($0.mean)) ± \(Self.metres($0.standardError)) m" } ?? "")
-                + "): without truth it must be, the site stays as surveyed"
-        } else if Self.passes(reference, candidate) {
-            if !moved.isEmpty {
+        if Self.passes(reference, candidate) {
+            if !shownBetter(reference, candidate) {
+                refused = .unproven
+                reason = "the calibration is not shown better on the held-out blocks (\(metricName) \(Self.metres(reference)) → "
+                    + "\(Self.metres(candidate)) m, \(Self.percent(Self.change(reference, candidate)))"
+                    + (blockDifference.map { "; per block \(Self.signedMetres($0.mean)) ± \(Self.metres($0.standardError)) m" } ?? "")
+                    + "): without truth it must be, the site stays as surveyed"
+            } else if !moved.isEmpty {
                 refused = .positions
                 let list = moved.joined(separator: ", ")
                 if movesHelp {
@@ -209,21 +209,22 @@ struct CalibrationValidation: Sendable {
     /// The mean of the per-block changes candidate/surveyed − 1 and its standard error s/√n (nil
     /// with fewer than 2 blocks).
     static func meanChange(_ blocks: [(Double, Double)]) -> (mean: Double, standardError: Double)? {
-        let changes = blocks.compactMap { $0.0 > 0 ? $0.1 / $0.0 - 1 : nil }
-        guard changes.count >= 2 else { return nil }
-        let n = Double(changes.count)
-        let mean = changes.reduce(0, +) / n
-        let variance = changes.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / (n - 1)
-        return (mean, (variance / n).squareRoot())
+        meanAndStandardError(blocks.compactMap { $0.0 > 0 ? $0.1 / $0.0 - 1 : nil })
     }
 
     /// The mean of the per-block differences candidate − surveyed (metres) and its standard error
     /// s/√n (nil with fewer than 2 blocks).
     static func meanDifference(_ blocks: [(Double, Double)]) -> (mean: Double, standardError: Double)? {
-        guard blocks.count >= 2 else { return nil }
-        let n = Double(blocks.count)
-        let mean = blocks.reduce(0) { $0 + $1.1 - $1.0 } / n
-        let variance = blocks.reduce(0) { $0 + ($1.1 - $1.0 - mean) * ($1.1 - $1.0 - mean) } / (n - 1)
+        meanAndStandardError(blocks.map { $0.1 - $0.0 })
+    }
+
+    /// The mean of `values` and its standard error s/√n, s the sample standard deviation (nil with
+    /// fewer than 2 values).
+    private static func meanAndStandardError(_ values: [Double]) -> (mean: Double, standardError: Double)? {
+        guard values.count >= 2 else { return nil }
+        let n = Double(values.count)
+        let mean = values.reduce(0, +) / n
+        let variance = values.reduce(0) { $0 + ($1 - mean) * ($1 - mean) } / (n - 1)
         return (mean, (variance / n).squareRoot())
     }
 
