@@ -626,8 +626,9 @@ enum locus_estimator { LOCUS_ESTIMATOR_DEFAULT = 0, LOCUS_ESTIMATOR_TUKEY = 1, L
 enum locus_height_source { LOCUS_HEIGHT_AUTO = 0, LOCUS_HEIGHT_FLOOR = 1, LOCUS_HEIGHT_TRUTH = 2 };
 /** Bits of locus_calibrate_request.flags. */
 enum locus_calibrate_flag {
-    LOCUS_CALIBRATE_SLOPE = 1,        /* `--slope`: a range scale per locator besides the bias */
-    LOCUS_CALIBRATE_FIX_POSITIONS = 2 /* `--fix-positions` (without truth): out_path moves flagged locators */
+    LOCUS_CALIBRATE_SLOPE = 1,         /* `--slope`: a range scale per locator besides the bias */
+    LOCUS_CALIBRATE_FIX_POSITIONS = 2, /* `--fix-positions` (without truth): out_path moves flagged locators */
+    LOCUS_CALIBRATE_NO_HOLDOUT = 4     /* `--holdout-block 0`: no held-out validation; out_path written unjudged */
 };
 
 /** What `locus calibrate` reads and writes. Zeros are the defaults. */
@@ -641,14 +642,16 @@ typedef struct locus_calibrate_request {
     int32_t height;         /* enum locus_height_source */
     int64_t min_samples;    /* `--min-samples`, >= 1; 0: 10 with truth, 50 ranges without */
     uint32_t flags;         /* enum locus_calibrate_flag bits */
-    uint32_t reserved;      /* 0 */
+    uint32_t holdout_block_ms; /* `--holdout-block` in milliseconds, 1 .. 86,400,000; 0: 10 s (0 with NO_HOLDOUT) */
 } locus_calibrate_request;
 
 /**
  * `locus calibrate` over `request`; *out_summary_json gets `locus calibrate --json`'s object, or
  * NULL when nothing could be calibrated and the verdict (1) and notes say why. The object's
- * `validation` is the held-out check (10 s blocks; docs/calibration.md): when it refuses the
- * calibration, out_path is not written, the verdict is 1 and the notes say why (with the summary).
+ * `validation` is the held-out check (blocks of holdout_block_ms, 10 s by default; docs/calibration.md):
+ * when it refuses the calibration, or without truth does not show it better, out_path is not written,
+ * the verdict is 1 and the notes say why (with the summary). LOCUS_CALIBRATE_NO_HOLDOUT turns the check
+ * off (`validation` null) and writes out_path unjudged.
  * Errors: LOCUS_E_INVALID_ARGUMENT, LOCUS_E_USAGE (options that do not go together), the site codes,
  * LOCUS_E_UNKNOWN_FLOOR, LOCUS_E_TOO_FEW_RANGES, LOCUS_E_DEGENERATE_GEOMETRY, the reader's codes,
  * LOCUS_E_FILE_UNWRITABLE.

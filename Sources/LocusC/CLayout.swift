@@ -58,7 +58,8 @@ enum CLayout {
     /// `locus_calibrate_request`.
     enum CalibrateRequest {
         static let site = 0, trace = 8, truth = 16, out = 24, floor = 32, estimator = 40, height = 44, minimumSamples = 48, flags = 56
-        static let slope: UInt32 = 1, fixPositions: UInt32 = 2
+        static let holdoutBlockMilliseconds = 60
+        static let slope: UInt32 = 1, fixPositions: UInt32 = 2, noHoldout: UInt32 = 4
     }
     /// `locus_range`.
     enum Range {

@@ -137,18 +137,37 @@ public func locusCalibrateFile(_ request: UnsafeRawPointer?, _ summaryJSON: Unsa
         let minimum = request.loadUnaligned(fromByteOffset: R.minimumSamples, as: Int64.self)
         guard minimum >= 0 else { throw LocusError(.invalidArgument, "request.min_samples \(minimum) is negative") }
         let flags = request.loadUnaligned(fromByteOffset: R.flags, as: UInt32.self)
-        guard flags & ~(R.slope | R.fixPositions) == 0 else {
+        guard flags & ~(R.slope | R.fixPositions | R.noHoldout) == 0 else {
             throw LocusError(.invalidArgument, "request.flags \(flags) has bits that are not locus_calibrate_flag values")
         }
         let job = CalibrationJob(sitePath: sitePath, tracePath: tracePath, truthPath: truthPath, outPath: outPath,
                                  defaultFloor: floor, estimator: estimator, fitsSlope: flags & R.slope != 0, height: height,
-                                 minimumSamples: minimum > 0 ? Int(minimum) : nil, fixesPositions: flags & R.fixPositions != 0)
+                                 minimumSamples: minimum > 0 ? Int(minimum) : nil, fixesPositions: flags & R.fixPositions != 0,
+                                 holdoutBlockSeconds: try holdoutBlockSeconds(request, noHoldout: flags & R.noHoldout != 0))
         var said = ""
         var outcome = try job.run(say: { said += $0 })
         outcome.summary?.recordElapsed(RunResult.seconds(since: started))
         for line in outcome.verdict { said += line }
         return (outcome.summary?.json, said, outcome.status)
     }
+}
+
+/// `locus_calibrate_request.holdout_block_ms` as `CalibrationJob`'s block length, seconds: 0 (the
+/// default) is 10 s, `LOCUS_CALIBRATE_NO_HOLDOUT` is 0 (no validation, `--holdout-block 0`) and wants
+/// the field 0, anything else 1 ms – 24 h (`--holdout-block`'s range).
+private func holdoutBlockSeconds(_ request: UnsafeRawPointer, noHoldout: Bool) throws(LocusError) -> Double {
+    let milliseconds = request.loadUnaligned(fromByteOffset: CLayout.CalibrateRequest.holdoutBlockMilliseconds, as: UInt32.self)
+    if noHoldout {
+        guard milliseconds == 0 else {
+            throw LocusError(.invalidArgument, "request.holdout_block_ms \(milliseconds) with LOCUS_CALIBRATE_NO_HOLDOUT (no blocks): give one or the other")
+        }
+        return 0
+    }
+    guard milliseconds > 0 else { return CalibrationJob.defaultHoldoutBlockSeconds }
+    guard milliseconds <= 86_400_000 else {
+        throw LocusError(.invalidArgument, "request.holdout_block_ms \(milliseconds) is above 86,400,000 (24 h)")
+    }
+    return Double(milliseconds) / 1000
 }
 
 /// How the whole-run exports hand back what they made.

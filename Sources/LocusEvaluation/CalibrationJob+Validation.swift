@@ -209,7 +209,8 @@ extension CalibrationJob {
                 return 0
             }
             say(prefix + "error: held-out validation: \(v.reason ?? "refused"): \(out) not written "
-                + "(--holdout-block 0 writes it anyway; docs/calibration.md)\n")
+                + "(written anyway without the validation: --holdout-block 0, LOCUS_CALIBRATE_NO_HOLDOUT in C, "
+                + "holdout_block=0 in Python; docs/calibration.md)\n")
             return 1
         case .positions?:
             say(prefix + "warning: held-out validation: \(v.reason ?? "position moves refused")\n")

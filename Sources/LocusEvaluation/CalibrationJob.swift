@@ -32,6 +32,8 @@ package struct CalibrationJob {
     /// Length of the alternating blocks of the held-out validation, seconds (`HoldoutBlocks`); 0
     /// turns the validation off (the calibration is written as fitted).
     let holdoutBlockSeconds: Double
+    /// The default of `holdoutBlockSeconds` (10 s), for the interfaces that set it.
+    package static let defaultHoldoutBlockSeconds = HoldoutBlocks.defaultBlockSeconds
 
     /// A calibration of the recording at `tracePath` against the site at `sitePath`: with the truth
     /// at `truthPath` (nil: from the ranges alone), the calibrated site written to `outPath` (nil:

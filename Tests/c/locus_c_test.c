@@ -695,6 +695,49 @@ static void test_whole_runs(const char *site_path, const char *trace_path) {
     CHECK_STATUS(locus_calibrate_file(&calibrate, &summary, &notes, &verdict), LOCUS_E_USAGE);
     calibrate.estimator = 9;
     CHECK_STATUS(locus_calibrate_file(&calibrate, &summary, &notes, &verdict), LOCUS_E_INVALID_ARGUMENT);
+    /* Without truth, a calibration of the site the walk was simulated on is not shown better on the
+       held-out blocks: out_path not written, verdict 1, the notes say how to write it anyway. */
+    char calibrated[256];
+    snprintf(calibrated, sizeof calibrated, "/tmp/locus_c_test_%d_calibrated.json", (int)getpid());
+    remove(calibrated);
+    calibrate.estimator = LOCUS_ESTIMATOR_DEFAULT;
+    calibrate.out_path = calibrated;
+    CHECK_STATUS(locus_calibrate_file(&calibrate, &summary, &notes, &verdict), LOCUS_OK);
+    CHECK(verdict == 1 && notes && strstr(notes, "not shown better") && strstr(notes, "LOCUS_CALIBRATE_NO_HOLDOUT"),
+          "unproven calibration: verdict %d, notes '%s'", verdict, notes ? notes : "(null)");
+    CHECK(summary && strstr(summary, "\"refused\":\"unproven\"") && strstr(summary, "\"block_s\":10"),
+          "unproven summary: %s", summary ? summary : "(null)");
+    char *not_written = read_file(calibrated, &length);
+    CHECK(not_written == NULL, "an unproven calibration is not written");
+    free(not_written);
+    locus_free(summary);
+    locus_free(notes);
+    /* The block length (`--holdout-block 5`). */
+    calibrate.holdout_block_ms = 5000;
+    CHECK_STATUS(locus_calibrate_file(&calibrate, &summary, &notes, &verdict), LOCUS_OK);
+    CHECK(summary && strstr(summary, "\"block_s\":5,"), "5 s blocks: %s", summary ? summary : "(null)");
+    locus_free(summary);
+    locus_free(notes);
+    /* Both at once is a contradiction; a day and a millisecond more is out of range. */
+    calibrate.flags = LOCUS_CALIBRATE_NO_HOLDOUT;
+    CHECK_STATUS(locus_calibrate_file(&calibrate, &summary, &notes, &verdict), LOCUS_E_INVALID_ARGUMENT);
+    calibrate.flags = 0;
+    calibrate.holdout_block_ms = 86400001u;
+    CHECK_STATUS(locus_calibrate_file(&calibrate, &summary, &notes, &verdict), LOCUS_E_INVALID_ARGUMENT);
+    /* `--holdout-block 0`: no validation, written as fitted. */
+    calibrate.holdout_block_ms = 0;
+    calibrate.flags = LOCUS_CALIBRATE_NO_HOLDOUT;
+    CHECK_STATUS(locus_calibrate_file(&calibrate, &summary, &notes, &verdict), LOCUS_OK);
+    CHECK(verdict == 0 && summary && strstr(summary, "\"validation\":null"), "no validation: verdict %d, %s", verdict,
+          summary ? summary : "(null)");
+    char *site_written = read_file(calibrated, &length);
+    CHECK(site_written && strstr(site_written, "\"biasM\""), "written without the validation");
+    free(site_written);
+    locus_free(summary);
+    locus_free(notes);
+    remove(calibrated);
+    calibrate.flags = 8;
+    CHECK_STATUS(locus_calibrate_file(&calibrate, &summary, &notes, &verdict), LOCUS_E_INVALID_ARGUMENT);
     locus_free(NULL);
     printf("whole runs: replay, engine summary, geometry and calibrate through typed calls\n");
 }

@@ -88,12 +88,12 @@ class CalibrateRequest(C.Structure):
     """struct locus_calibrate_request."""
     _fields_ = [("site_path", C.c_char_p), ("trace_path", C.c_char_p), ("truth_path", C.c_char_p), ("out_path", C.c_char_p),
                 ("floor", C.c_char_p), ("estimator", C.c_int32), ("height", C.c_int32), ("min_samples", C.c_int64),
-                ("flags", C.c_uint32), ("reserved", C.c_uint32)]
+                ("flags", C.c_uint32), ("holdout_block_ms", C.c_uint32)]
 
 
 REPLAY_TRUTH_SHIFT, REPLAY_TRUTH_SHIFT_AUTO = 1, 2
 GEOMETRY_SUGGEST, GEOMETRY_KERNEL, GEOMETRY_TDOA = 1, 2, 4
-CALIBRATE_SLOPE, CALIBRATE_FIX_POSITIONS = 1, 2
+CALIBRATE_SLOPE, CALIBRATE_FIX_POSITIONS, CALIBRATE_NO_HOLDOUT = 1, 2, 4
 ESTIMATORS = {None: 0, "tukey": 1, "huber": 2, "median": 3}
 HEIGHTS = {None: 0, "auto": 0, "floor": 1, "truth": 2}
 text_p = C.POINTER(C.c_void_p)

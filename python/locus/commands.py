@@ -3,6 +3,7 @@
 their `--json` summaries returned as dicts."""
 import ctypes
 import json
+import numbers
 import os
 
 from . import _ffi, _library
@@ -73,23 +74,43 @@ def geometry(site, *, floor=None, grid=None, max_range=None, svg=None, suggest=F
             os.unlink(path)
 
 
+def _holdout_block_ms(seconds):
+    """`holdout_block` (seconds; None: the default 10 s, 0: no validation) as the request's
+    holdout_block_ms (0: the default) and whether LOCUS_CALIBRATE_NO_HOLDOUT is set."""
+    if seconds is None:
+        return 0, False
+    if isinstance(seconds, bool) or not isinstance(seconds, numbers.Real) or not 0 <= seconds <= 86_400:
+        raise InvalidArgumentError(f"holdout_block must be a number of seconds in 0 … 86400 (0: no validation), not {seconds!r}")
+    if seconds == 0:
+        return 0, True
+    milliseconds = round(seconds * 1000)
+    if milliseconds < 1:
+        raise InvalidArgumentError(f"holdout_block {seconds!r} s is below 1 ms (0 turns the validation off)")
+    return milliseconds, False
+
+
 def calibrate(site, trace, *, truth=None, out=None, slope=False, fix_positions=False, floor=None, estimator=None,
-              min_samples=None, height=None):
+              min_samples=None, height=None, holdout_block=None):
     """`locus calibrate`: each locator's bias and noise — from truth (truth=PATH), or from the ranges
     alone with a survey check of every locator — as the `--json` dict; out=PATH writes the
     calibrated site. A run that calibrates nothing (`locus calibrate`'s exit 1) raises LocusError E4001
-    with the command's reason; so does an out=PATH that the held-out validation refused (the dict's
-    `validation`, docs/calibration.md: not written)."""
+    with the command's reason; so does an out=PATH that the held-out validation refused or, without
+    truth, did not show better (the dict's `validation`, docs/calibration.md: not written).
+    holdout_block=SECONDS is `--holdout-block`: the validation's block length (None: 10 s); 0 turns
+    the validation off and writes out=PATH as fitted."""
     if estimator not in _ffi.ESTIMATORS:
         raise InvalidArgumentError(f"estimator must be one of tukey, huber, median, not {estimator!r}")
     if height not in _ffi.HEIGHTS:
         raise InvalidArgumentError(f"height must be one of auto, floor, truth, not {height!r}")
+    block_ms, no_holdout = _holdout_block_ms(holdout_block)
     keep = []
     try:
-        flags = (_ffi.CALIBRATE_SLOPE if slope else 0) | (_ffi.CALIBRATE_FIX_POSITIONS if fix_positions else 0)
+        flags = ((_ffi.CALIBRATE_SLOPE if slope else 0) | (_ffi.CALIBRATE_FIX_POSITIONS if fix_positions else 0)
+                 | (_ffi.CALIBRATE_NO_HOLDOUT if no_holdout else 0))
         request = _ffi.CalibrateRequest(site_path=_text(_site_path(site, keep)), trace_path=_text(trace), truth_path=_text(truth),
                                         out_path=_text(out), floor=_text(floor), estimator=_ffi.ESTIMATORS[estimator],
-                                        height=_ffi.HEIGHTS[height], min_samples=int(min_samples or 0), flags=flags)
+                                        height=_ffi.HEIGHTS[height], min_samples=int(min_samples or 0), flags=flags,
+                                        holdout_block_ms=block_ms)
         summary, notes, verdict = run_json(_library.library().locus_calibrate_file, ctypes.byref(request))
         if verdict != 0:
             raise verdict_error("calibration", notes)

@@ -93,6 +93,25 @@ def test_calibrate_without_truth(tmp_path):
     assert with_truth["samples"] > 0
 
 
+def test_calibrate_holdout_block(tmp_path):
+    """holdout_block is `--holdout-block`: the hall's own walk calibrated without truth is not shown better
+    on held-out 10 s blocks, so out= is not written (E4001, with how to write it anyway); 0 turns the
+    validation off and writes it as fitted; a length sets the blocks."""
+    site, trace = FIXTURES / "sites" / "hall.json", FIXTURES / "traces" / "hall-walk.csv"
+    with pytest.raises(locus.LocusError) as raised:
+        locus.calibrate(site, trace, out=tmp_path / "refused.json")
+    assert raised.value.code == "E4001" and "not shown better" in raised.value.message
+    assert "holdout_block=0" in raised.value.message and not (tmp_path / "refused.json").exists()
+    report = locus.calibrate(site, trace, out=tmp_path / "cal.json", holdout_block=0)
+    assert report["validation"] is None and (tmp_path / "cal.json").exists()
+    five = locus.calibrate(site, trace, holdout_block=5)
+    ten = locus.calibrate(site, trace)
+    assert five["validation"]["block_s"] == 5 and ten["validation"]["block_s"] == 10
+    assert five["validation"]["blocks"] > ten["validation"]["blocks"]
+    # The fit itself does not depend on the validation.
+    assert [l["bias_m"] for l in report["locators"]] == [l["bias_m"] for l in ten["locators"]]
+
+
 def test_replay_summary_is_the_cli_json_with_truth(cli_replay):
     """For a trace file the summary is `locus replay --json`'s, with truth too (rmse, per_tag, zone_score)."""
     site, trace = FIXTURES / "sites" / "hall.json", FIXTURES / "traces" / "hall-walk.csv"

@@ -77,8 +77,15 @@ def test_library_errors_carry_their_code_once():
     lambda: locus.replay(SITE, TRACE, coupling="loose-ish"),
     lambda: locus.calibrate(SITE, TRACE, estimator="mean"),
     lambda: locus.calibrate(SITE, TRACE, height="roof"),
+    lambda: locus.calibrate(SITE, TRACE, holdout_block=-1),
+    lambda: locus.calibrate(SITE, TRACE, holdout_block=86_401),
+    lambda: locus.calibrate(SITE, TRACE, holdout_block="10"),
+    lambda: locus.calibrate(SITE, TRACE, holdout_block=True),
+    lambda: locus.calibrate(SITE, TRACE, holdout_block=float("nan")),
+    lambda: locus.calibrate(SITE, TRACE, holdout_block=1e-5),
     lambda: locus.Session(SITE, mode="4d"),
-], ids=["filter", "rate", "coupling", "estimator", "height", "session-mode"])
+], ids=["filter", "rate", "coupling", "estimator", "height", "holdout-negative", "holdout-above-a-day", "holdout-text",
+        "holdout-bool", "holdout-nan", "holdout-below-a-millisecond", "session-mode"])
 def test_every_invalid_argument_raises_one_type_with_E1003(call):
     with pytest.raises(locus.InvalidArgumentError) as raised:
         call()
