@@ -51,7 +51,9 @@ enum CalibrateCommand: LocusCommand {
         --holdout-block seconds, and the site as surveyed and the calibrated site are scored on the
         odd blocks — with --truth by the horizontal RMSE of the engine's fixes (locus replay's
         defaults) against truth, without by the median absolute leave-one-out range residual (each
-        range predicted from the position solved from the others of its round). The report says
+        range predicted from the position solved from the others of its round; for range
+        differences each arrival of a blink predicted from the others, the blink's offset
+        eliminated, which needs blinks of 5 locators planar, 6 spatial). The report says
         "calibrated vs as surveyed on held-out blocks: X → Y". A calibration worse by more than
         2 %, consistently across the held-out blocks (mean per-block change above 2 standard
         errors), is refused: nothing is written (exit 1 when --out was given, 0 otherwise). Without

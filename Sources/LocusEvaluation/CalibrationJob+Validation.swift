@@ -91,21 +91,22 @@ extension CalibrationJob {
     /// Without truth: the bundle adjustment on the fit blocks (with `--fix-positions` with the moves
     /// it makes and without them), each candidate's median leave-one-out range residual on the
     /// held-out blocks judged against the site as surveyed; with moves, the other fold too (fitted on
-    /// the held-out blocks, scored on the fit blocks): a move must be reproducible. Floors whose rows are range
-    /// differences only are not scored (no truth-free held-out figure for them yet); a recording of
-    /// such floors alone is not judged. The bundle adjustment's settings are the job's (`fitsSlope`,
-    /// `minimumSamples`, `fixesPositions`). Never throws.
+    /// the held-out blocks, scored on the fit blocks): a move must be reproducible. A floor whose rows
+    /// are range differences only is scored by its arrivals' leave-one-out residuals (the blink's
+    /// offset eliminated per left-out arrival, `scoreDifferences`); a floor with both kinds is
+    /// calibrated, and scored, by its ranges. The bundle adjustment's settings are the job's
+    /// (`fitsSlope`, `minimumSamples`, `fixesPositions`). Never throws.
     func validateWithoutTruth(trace: RangeTrace, site input: Site, defaultFloor: Int) -> CalibrationValidation {
         let split = HoldoutBlocks(trace: trace, blockSeconds: holdoutBlockSeconds)
         let fitData = Self.selfCalibrationData(trace: split.fit, site: input, defaultFloor: defaultFloor).data
-        let held = Self.selfCalibrationData(trace: split.heldOut, site: input, defaultFloor: defaultFloor)
-        let heldData = held.data
+        let heldData = Self.selfCalibrationData(trace: split.heldOut, site: input, defaultFloor: defaultFloor).data
+        /// Floors calibrated by their ranges, and floors of range differences only (either half).
         let ranged = input.floors.indices.filter { fitData[$0].rangeCount > 0 || heldData[$0].rangeCount > 0 }
-        guard !ranged.isEmpty else {
+        let differenced = input.floors.indices.filter { !ranged.contains($0) && (fitData[$0].differenceCount > 0 || heldData[$0].differenceCount > 0) }
+        let measured = ranged + differenced
+        guard !measured.isEmpty else {
             var v = CalibrationValidation(blocks: split, metric: nil)
-            v.notJudged(held.differences > 0 || split.fit.rows.first?.isDifference == true
-                        ? "no held-out figure for range differences without truth yet (with --truth they are validated)"
-                        : "no usable range row")
+            v.notJudged("no usable range row")
             return v
         }
         var v = CalibrationValidation(blocks: split, metric: .medianAbsoluteResidual)
@@ -114,10 +115,11 @@ extension CalibrationJob {
             return v
         }
         let solver = EngineConfiguration(scoringOptions).solver
-        /// The median leave-one-out residual of `site` on `data` (per floor).
+        /// The median leave-one-out residual of `site` on `data` (per floor: ranges, or range differences).
         func score(_ site: Site, on data: [SelfCalibrationData]) -> LeaveOneOutRangeResiduals {
             var residuals = LeaveOneOutRangeResiduals()
             for f in ranged where data[f].rangeCount > 0 { residuals.score(floor: site.floors[f], data: data[f], configuration: solver) }
+            for f in differenced { residuals.scoreDifferences(floor: site.floors[f], data: data[f], configuration: solver) }
             return residuals
         }
         let before = score(input, on: heldData)
@@ -130,6 +132,11 @@ extension CalibrationJob {
                 v.notJudged("not enough held-out data: no held-out epoch holds two ranges more than the tag has coordinates "
                             + "(4 locators in 3-D, 3 in 2-D), so no range is predicted by the others and nothing here tells "
                             + "whether the calibrated site is better; check it with --truth before relying on it")
+            } else if before.count == 0, differenced.contains(where: { heldData[$0].differenceCount > 0 }) {
+                // Blinks of one redundant arrival at most: as above, for the blink's offset too.
+                v.notJudged("not enough held-out data: no held-out blink holds two arrivals more than the tag has coordinates "
+                            + "and the blink an offset (6 locators in 3-D, 5 in 2-D), so no arrival is predicted by the others "
+                            + "and nothing here tells whether the calibrated site is better; check it with --truth before relying on it")
             } else {
                 v.notJudged("not enough held-out data: \(plural(before.count, "range")) predicted on the held-out blocks, "
                             + "\(CalibrationValidation.minimumScored) needed")
@@ -140,7 +147,7 @@ extension CalibrationJob {
         func fit(moving: Bool, on data: [SelfCalibrationData]) throws(LocusError) -> (site: Site, moved: [String]) {
             let c = SelfCalibrationConfiguration(fitsSlope: fitsSlope, minimumRanges: minimumSamples ?? 50, fixesPositions: moving)
             var site = input, moved: [String] = []
-            for f in ranged where data[f].rangeCount > 0 {
+            for f in measured where ranged.contains(f) ? data[f].rangeCount > 0 : data[f].differenceCount > 0 {
                 let floor = input.floors[f]
                 let planar = TrilaterationConfiguration.standard.resolvedMode(for: floor.locators.map(\.position)) == .planar
                 let calibration = try SelfCalibration.estimate(floor: floor, data: data[f], planar: planar, configuration: c)

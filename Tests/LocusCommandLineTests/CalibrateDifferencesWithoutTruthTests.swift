@@ -111,6 +111,46 @@ struct CalibrateDifferencesWithoutTruthTests {
         #expect(slope.status == 2 && slope.err.contains("--slope applies to ranges"), "\(slope.err)")
     }
 
+    @Test("held out: each arrival predicted from the blink's others, offset eliminated; the biased site's calibration shown better and written, the true site's unproven and not, 4 locators not judged")
+    func heldOut() throws {
+        // Calibrating the site without the biases the recording has: judged on the held-out blocks and
+        // shown better (the biases' differences are ~0.1–0.25 m; the arrivals' noise 0.1 m).
+        let dir = TestPaths.temporaryDirectory()
+        let files = try Self.recording(in: dir, calibrating: Self.hall(biases: Array(repeating: 0, count: 8)))
+        let run = CapturedRun(["calibrate", "--site", files.site, "--trace", files.trace, "--out", dir + "/out.json", "--json"])
+        #expect(run.status == 0, "\(run.err)")
+        let v = try #require(try JSONParser.parse(Array(run.out.utf8))["validation"])
+        #expect(v["judged"]?.boolValue == true && v["accepted"]?.boolValue == true && v["written"]?.boolValue == true, "\(v)")
+        #expect(v["metric"]?.stringValue == "median_abs_residual_m" && (v["scored"]?.doubleValue ?? 0) > 1_000, "\(v)")
+        let change = try #require(v["change"]?.doubleValue)
+        #expect(change < -0.15, "held-out median arrival residual \(change)")
+        let d = try #require(v["block_difference_m"])
+        #expect((d["mean"]?.doubleValue ?? 0) + 2 * (d["se"]?.doubleValue ?? 1) < 0, "\(d)")
+        #expect(FileManager.default.fileExists(atPath: dir + "/out.json"))
+
+        // The site the recording was made on, calibrated again: not shown better, nothing written, exit 1.
+        let right = TestPaths.temporaryDirectory()
+        let same = try Self.recording(in: right, calibrating: Self.hall(biases: Self.biasesMeters))
+        let unproven = CapturedRun(["calibrate", "--site", same.site, "--trace", same.trace, "--out", right + "/out.json", "--json"])
+        #expect(unproven.status == 1 && unproven.err.contains("not shown better"), "\(unproven.err)")
+        let u = try #require(try JSONParser.parse(Array(unproven.out.utf8))["validation"])
+        #expect(u["refused"]?.stringValue == "unproven" && u["written"]?.boolValue == false, "\(u)")
+        #expect(!FileManager.default.fileExists(atPath: right + "/out.json"))
+
+        // Four locators (planar): a blink of four arrivals calibrates (x, y, the offset and one to
+        // spare) but predicts none from the others: not judged, said, and the biases not blocked.
+        var four = try Self.hall(biases: Array(repeating: 0, count: 8))
+        four.floors[0].locators = [0, 2, 5, 7].map { four.floors[0].locators[$0] }
+        var fourBiased = try Self.hall(biases: Self.biasesMeters)
+        fourBiased.floors[0].locators = [0, 2, 5, 7].map { fourBiased.floors[0].locators[$0] }
+        let dir4 = TestPaths.temporaryDirectory()
+        let few = try Self.recording(in: dir4, calibrating: four, simulated: fourBiased)
+        let notJudged = CapturedRun(["calibrate", "--site", few.site, "--trace", few.trace, "--json"])
+        #expect(notJudged.status == 0, "\(notJudged.err)")
+        let n = try #require(try JSONParser.parse(Array(notJudged.out.utf8))["validation"])
+        #expect(n["judged"]?.boolValue == false && (n["reason"]?.stringValue ?? "").contains("no held-out blink holds two arrivals more"), "\(n)")
+    }
+
     @Test("a trace with ranges and differences on one floor is calibrated from its ranges, the differences counted and named unused")
     func mixed() throws {
         let dir = TestPaths.temporaryDirectory()
