@@ -113,8 +113,9 @@ extension PositioningEngine {
         }
     }
 
-    /// The least-squares fix of the differences gathered in the scratch arrays, or nil (the failure
-    /// counted by code). A tag whose filter is tracking gives the solver its last state's position
+    /// The least-squares fix of the differences gathered in the scratch arrays — the newest of each
+    /// locator pair (`DifferenceEpochs.latestOfEachPair`): the fix is the tag at the epoch's time —,
+    /// or nil (the failure counted by code). A tag whose filter is tracking gives the solver its last state's position
     /// (`TrackFilter.lastMean`, at the floor's tag height) as a warm start (`DifferenceSolver.solve`'s
     /// `seed`: the closed-form start skipped when the fit from there passes the χ² gate). It depends
     /// only on the tag's own history, so a fix is the same whatever the batch or partition. Without
@@ -130,8 +131,9 @@ extension PositioningEngine {
             seed = differenceEpochs.lastPosition(tag)
         }
         let solution: TrilaterationSolution
+        DifferenceEpochs.latestOfEachPair(scratchPairs, into: &scratchLatestPairs)
         do throws(LocusError) {
-            let (locators, pairs) = (scratchDifferenceLocators, scratchPairs)
+            let (locators, pairs) = (scratchDifferenceLocators, scratchLatestPairs)
             solution = try solver.solve(locators: locators.span, pairs: pairs.span, seed: seed,
                                         workspace: &differenceWorkspace)
         } catch {

@@ -174,6 +174,8 @@ package struct PositioningEngine: Sendable {
     var scratchDifferenceLocators: [Point3] = []
     var scratchSlots: [Int] = []
     var scratchPairs: [DifferencePair] = []
+    /// The pairs the least-squares fix solves: the newest of each locator pair (`DifferenceEpochs.latestOfEachPair`).
+    var scratchLatestPairs: [DifferencePair] = []
     var scratchDifferenceAddresses: [LocatorAddress] = []
     var differenceWorkspace = DifferenceWorkspace()
 

@@ -63,8 +63,11 @@ struct CalibrationValidation: Sendable {
     var heldOutBlocks: Int
     var fitRows: Int
     var heldOutRows: Int
-    /// nil when no metric applies (range differences without truth).
+    /// nil when no metric applies (no usable row).
     var metric: Metric?
+    /// Without truth, what the residuals are of, in words: "range", or "arrival" where range
+    /// differences alone were scored (a blink's arrivals, `scoreDifferences`).
+    var residualNoun = "range"
     /// Fixes compared (with truth) or ranges predicted (without), for the site as surveyed.
     var scored = 0
     /// The held-out figure of the site as surveyed and of the calibration judged last (the one written
@@ -127,6 +130,16 @@ struct CalibrationValidation: Sendable {
     mutating func notJudged(_ why: String) {
         judged = false
         refused = nil
+        reason = why
+    }
+
+    /// Marks it not judged and, since without truth a calibration must be shown better, unproven:
+    /// nothing is written. For a recording whose geometry lets nothing held out be predicted and
+    /// whose fit is known to go wrong there (range differences from 4 locators planar, 5 in 3-D:
+    /// docs/calibration.md, "Held-out validation").
+    mutating func unprovable(_ why: String) {
+        judged = false
+        refused = .unproven
         reason = why
     }
 
@@ -232,7 +245,7 @@ struct CalibrationValidation: Sendable {
     private var metricName: String {
         switch metric {
         case .rmse?: "RMSE against truth"
-        case .medianAbsoluteResidual?: "median range residual"
+        case .medianAbsoluteResidual?: "median \(residualNoun) residual"
         case nil: "figure"
         }
     }
@@ -296,9 +309,10 @@ struct CalibrationValidation: Sendable {
         var s = "held-out validation (\(heldOutBlocks) of \(plural(blocks, "block")) × \(DecimalText.string(blockSeconds, decimals: 1)) s, "
             + "\(plural(heldOutRows, "held-out row"))): "
         guard judged, let before = surveyed, let after = calibrated else {
-            return s + "not judged: \(reason ?? "no figure")" + (refused == .positions ? "" : " (the calibration is not blocked)") + "\n"
+            return s + "not judged: \(reason ?? "no figure")"
+                + (refused == .positions ? "" : refused == .unproven ? ": nothing written" : " (the calibration is not blocked)") + "\n"
         }
-        let unit = metric == .rmse ? "RMSE" : "median |range residual|"
+        let unit = metric == .rmse ? "RMSE" : "median |\(residualNoun) residual|"
         s += "calibrated vs as surveyed on held-out blocks: \(unit) \(Self.metres(before)) → \(Self.metres(after)) m "
             + "(\(Self.percent(Self.change(before, after))))"
         if !moved.isEmpty, let m = withMoves {

@@ -111,7 +111,7 @@ struct CalibrateDifferencesWithoutTruthTests {
         #expect(slope.status == 2 && slope.err.contains("--slope applies to ranges"), "\(slope.err)")
     }
 
-    @Test("held out: each arrival predicted from the blink's others, offset eliminated; the biased site's calibration shown better and written, the true site's unproven and not, 4 locators not judged")
+    @Test("held out: each arrival predicted from the blink's others, offset eliminated; the biased site's calibration shown better and written, the true site's unproven and not, 4 locators not judged and not written")
     func heldOut() throws {
         // Calibrating the site without the biases the recording has: judged on the held-out blocks and
         // shown better (the biases' differences are ~0.1–0.25 m; the arrivals' noise 0.1 m).
@@ -138,17 +138,24 @@ struct CalibrateDifferencesWithoutTruthTests {
         #expect(!FileManager.default.fileExists(atPath: right + "/out.json"))
 
         // Four locators (planar): a blink of four arrivals calibrates (x, y, the offset and one to
-        // spare) but predicts none from the others: not judged, said, and the biases not blocked.
+        // spare) but predicts none from the others: not judged, said, and — from range differences,
+        // where such fits went wrong on real walks — unproven: nothing written, exit 1 with --out.
         var four = try Self.hall(biases: Array(repeating: 0, count: 8))
         four.floors[0].locators = [0, 2, 5, 7].map { four.floors[0].locators[$0] }
         var fourBiased = try Self.hall(biases: Self.biasesMeters)
         fourBiased.floors[0].locators = [0, 2, 5, 7].map { fourBiased.floors[0].locators[$0] }
         let dir4 = TestPaths.temporaryDirectory()
         let few = try Self.recording(in: dir4, calibrating: four, simulated: fourBiased)
-        let notJudged = CapturedRun(["calibrate", "--site", few.site, "--trace", few.trace, "--json"])
-        #expect(notJudged.status == 0, "\(notJudged.err)")
+        let notJudged = CapturedRun(["calibrate", "--site", few.site, "--trace", few.trace, "--out", dir4 + "/out.json", "--json"])
+        #expect(notJudged.status == 1 && notJudged.err.contains("calibrate with --truth"), "\(notJudged.err)")
         let n = try #require(try JSONParser.parse(Array(notJudged.out.utf8))["validation"])
         #expect(n["judged"]?.boolValue == false && (n["reason"]?.stringValue ?? "").contains("no held-out blink holds two arrivals more"), "\(n)")
+        #expect(n["refused"]?.stringValue == "unproven" && n["written"]?.boolValue == false, "\(n)")
+        #expect(!FileManager.default.fileExists(atPath: dir4 + "/out.json"))
+        // The report alone (no --out) is the product: exit 0, and the fitted biases are in it.
+        let report = CapturedRun(["calibrate", "--site", few.site, "--trace", few.trace, "--json"])
+        let fitted = try JSONParser.parse(Array(report.out.utf8))["locators"]?.arrayValue
+        #expect(report.status == 0 && fitted?.count == 4, "\(report.err)")
     }
 
     @Test("a trace with ranges and differences on one floor is calibrated from its ranges, the differences counted and named unused")
