@@ -29,44 +29,33 @@ extension LeaveOneOutRangeResiduals {
     package mutating func scoreDifferences(floor: Floor, data: SelfCalibrationData,
                                            configuration: TrilaterationConfiguration = .standard) {
         guard let blinks = data.differences else { return }
-        var solverConfiguration = configuration
-        solverConfiguration.tagHeightMeters = floor.tagHeightMeters
-        solverConfiguration.mode = solverConfiguration.resolvedMode(for: floor.locators.map(\.position))
-        let dimensions = solverConfiguration.mode == .planar ? 2 : 3
+        let (solverConfiguration, dimensions) = Self.settings(for: floor, configuration)
         let solver = DifferenceSolver(configuration: solverConfiguration)
         var workspace = DifferenceWorkspace()
         var locators: [Point3] = [], corrected: [Double] = [], pairs: [DifferencePair] = []
-        for j in 0..<blinks.blinkCount {
-            let blink = blinks.blinkStarts[j]..<blinks.blinkStarts[j + 1]
-            guard blink.count - 1 >= dimensions + 2 else { continue }
-            for k in blink {
-                locators.removeAll(keepingCapacity: true)
-                corrected.removeAll(keepingCapacity: true)
-                pairs.removeAll(keepingCapacity: true)
-                for m in blink where m != k {
-                    let l = floor.locators[blinks.slots[m]]
-                    locators.append(l.position)
-                    corrected.append(blinks.pseudoRangesMeters[m] - l.biasMeters)
-                }
-                for i in 1..<locators.count {
-                    pairs.append(DifferencePair(reference: 0, locator: i, differenceMeters: corrected[i] - corrected[0],
-                                                timeSeconds: blinks.blinkTimes[j]))
-                }
-                guard let solution = try? solver.solve(locators: locators, pairs: pairs, workspace: &workspace) else { continue }
-                var offsetSum = 0.0, kept = 0
-                for i in locators.indices where i >= 64 || solution.rejectedMask & (1 << UInt64(i)) == 0 {
-                    offsetSum += corrected[i] - RangeModel.predicted(from: solution.position, to: locators[i])
-                    kept += 1
-                }
-                guard kept > 0 else { continue }
-                let left = floor.locators[blinks.slots[k]]
-                let e = (blinks.pseudoRangesMeters[k] - left.biasMeters)
-                    - RangeModel.predicted(from: solution.position, to: left.position) - offsetSum / Double(kept)
-                if e.isFinite {
-                    absoluteMeters.append(abs(e))
-                    timesSeconds.append(blinks.blinkTimes[j])
-                }
+        Self.forEachLeftOut(groupStarts: blinks.blinkStarts, othersAtLeast: dimensions + 2) { j, blink, k in
+            locators.removeAll(keepingCapacity: true)
+            corrected.removeAll(keepingCapacity: true)
+            pairs.removeAll(keepingCapacity: true)
+            for m in blink where m != k {
+                let l = floor.locators[blinks.slots[m]]
+                locators.append(l.position)
+                corrected.append(blinks.pseudoRangesMeters[m] - l.biasMeters)
             }
+            let time = blinks.blinkTimes[j]
+            for i in 1..<locators.count {
+                pairs.append(DifferencePair(reference: 0, locator: i, differenceMeters: corrected[i] - corrected[0], timeSeconds: time))
+            }
+            guard let solution = try? solver.solve(locators: locators, pairs: pairs, workspace: &workspace) else { return }
+            var offsetSum = 0.0, kept = 0
+            for i in locators.indices where i >= 64 || solution.rejectedMask & (1 << UInt64(i)) == 0 {
+                offsetSum += corrected[i] - RangeModel.predicted(from: solution.position, to: locators[i])
+                kept += 1
+            }
+            guard kept > 0 else { return }
+            let left = floor.locators[blinks.slots[k]]
+            record((blinks.pseudoRangesMeters[k] - left.biasMeters) - RangeModel.predicted(from: solution.position, to: left.position)
+                   - offsetSum / Double(kept), atSeconds: time)
         }
     }
 }

@@ -41,32 +41,48 @@ package struct LeaveOneOutRangeResiduals: Sendable {
     ///   the mode are taken from `floor` as the engine does.
     package mutating func score(floor: Floor, data: SelfCalibrationData,
                                 configuration: TrilaterationConfiguration = .standard) {
-        var solverConfiguration = configuration
-        solverConfiguration.tagHeightMeters = floor.tagHeightMeters
-        let positions = floor.locators.map(\.position)
-        solverConfiguration.mode = solverConfiguration.resolvedMode(for: positions)
-        let dimensions = solverConfiguration.mode == .planar ? 2 : 3
+        let (solverConfiguration, dimensions) = Self.settings(for: floor, configuration)
         let solver = Trilaterator(configuration: solverConfiguration)
         var locators: [Point3] = [], ranges: [Double] = []
-        for j in 0..<data.epochCount {
-            let epoch = data.epochStarts[j]..<data.epochStarts[j + 1]
-            guard epoch.count - 1 >= dimensions + 1 else { continue }
-            for k in epoch {
-                locators.removeAll(keepingCapacity: true)
-                ranges.removeAll(keepingCapacity: true)
-                for m in epoch where m != k {
-                    let l = floor.locators[data.slots[m]]
-                    locators.append(l.position)
-                    ranges.append(l.correctedRange(data.rangesMeters[m]))
-                }
-                guard let solution = try? solver.solve(locators: locators, rangesMeters: ranges) else { continue }
-                let left = floor.locators[data.slots[k]]
-                let e = left.correctedRange(data.rangesMeters[k]) - RangeModel.predicted(from: solution.position, to: left.position)
-                if e.isFinite {
-                    absoluteMeters.append(abs(e))
-                    timesSeconds.append(data.timesSeconds[k])
-                }
+        Self.forEachLeftOut(groupStarts: data.epochStarts, othersAtLeast: dimensions + 1) { _, epoch, k in
+            locators.removeAll(keepingCapacity: true)
+            ranges.removeAll(keepingCapacity: true)
+            for m in epoch where m != k {
+                let l = floor.locators[data.slots[m]]
+                locators.append(l.position)
+                ranges.append(l.correctedRange(data.rangesMeters[m]))
             }
+            guard let solution = try? solver.solve(locators: locators, rangesMeters: ranges) else { return }
+            let left = floor.locators[data.slots[k]]
+            record(left.correctedRange(data.rangesMeters[k]) - RangeModel.predicted(from: solution.position, to: left.position),
+                   atSeconds: data.timesSeconds[k])
         }
+    }
+
+    /// The engine's solver settings for `floor` from `configuration`: its tag height and the mode the
+    /// engine resolves for its locators; and that mode's coordinates (2 planar, 3 spatial).
+    static func settings(for floor: Floor, _ configuration: TrilaterationConfiguration)
+        -> (configuration: TrilaterationConfiguration, dimensions: Int) {
+        var c = configuration
+        c.tagHeightMeters = floor.tagHeightMeters
+        c.mode = c.resolvedMode(for: floor.locators.map(\.position))
+        return (c, c.mode == .planar ? 2 : 3)
+    }
+
+    /// Calls `body(g, group, k)` for every member k of every group g of `starts` (group g is
+    /// `starts[g]..<starts[g + 1]`) that has at least `minimum` other members.
+    static func forEachLeftOut(groupStarts starts: [Int], othersAtLeast minimum: Int, _ body: (Int, Range<Int>, Int) -> Void) {
+        for g in 0..<max(0, starts.count - 1) {
+            let group = starts[g]..<starts[g + 1]
+            guard group.count - 1 >= minimum else { continue }
+            for k in group { body(g, group, k) }
+        }
+    }
+
+    /// Appends one left-out prediction's |e| (metres) and its time, when finite.
+    mutating func record(_ e: Double, atSeconds t: Double) {
+        guard e.isFinite else { return }
+        absoluteMeters.append(abs(e))
+        timesSeconds.append(t)
     }
 }
