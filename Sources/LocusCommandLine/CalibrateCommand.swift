@@ -64,7 +64,9 @@ enum CalibrateCommand: LocusCommand {
         2 % on the held-out blocks and, without truth, the other half of the recording makes the
         same move; otherwise it stays where it was surveyed and the biases alone are judged. Too
         little held-out data (fewer than 2 held-out blocks, or 100 fixes/ranges scored) is said and
-        does not block the biases (moves are then not made). --json: "validation" {blocks,
+        does not block the biases (moves are then not made) — except from range differences whose
+        blinks leave no arrival to predict (4 locators planar, 5 in 3-D): without truth those are not
+        written. --json: "validation" {blocks,
         block_s, held_out_rows, metric, surveyed, calibrated, change, block_change,
         block_difference_m, positions, accepted, refused, reason, written, …}; --holdout-block 0: null.
         Exit codes: 0 success, 1 failure at run time (e.g. an unwritable --out, or an --out the
