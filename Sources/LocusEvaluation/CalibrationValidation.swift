@@ -8,7 +8,8 @@ import LocusIO
 /// Figures (metres, lower is better): with truth the horizontal RMSE of the engine's fixes against
 /// truth (`rmse_m`; `locus replay`'s engine with its default options, fed the held-out rows), without
 /// truth the median absolute leave-one-out range residual (`median_abs_residual_m`,
-/// `LeaveOneOutRangeResiduals`). change = calibrated/surveyed − 1.
+/// `LeaveOneOutRangeResiduals`; for range differences an arrival's, the blink's offset eliminated).
+/// change = calibrated/surveyed − 1.
 ///
 /// Rule: a candidate is refused as worse when calibrated > surveyed·(1 + `tolerance`) (consistently
 /// across the blocks, or by more than `inconsistentTolerance`). With truth it is accepted otherwise:
@@ -68,7 +69,7 @@ struct CalibrationValidation: Sendable {
     /// Without truth, what the residuals are of, in words: "range", or "arrival" where range
     /// differences alone were scored (a blink's arrivals, `scoreDifferences`).
     var residualNoun = "range"
-    /// Fixes compared (with truth) or ranges predicted (without), for the site as surveyed.
+    /// Fixes compared (with truth) or ranges or arrivals predicted (without), for the site as surveyed.
     var scored = 0
     /// The held-out figure of the site as surveyed and of the calibration judged last (the one written
     /// when accepted: biases alone after refused moves), metres.
