@@ -152,10 +152,10 @@ public func locusCalibrateFile(_ request: UnsafeRawPointer?, _ summaryJSON: Unsa
     }
 }
 
-/// `locus_calibrate_request.holdout_block_ms` as `CalibrationJob`'s block length, seconds: 0 (the
-/// default) is 10 s, `LOCUS_CALIBRATE_NO_HOLDOUT` is 0 (no validation, `--holdout-block 0`) and wants
-/// the field 0, anything else 1 ms – 24 h (`--holdout-block`'s range).
-private func holdoutBlockSeconds(_ request: UnsafeRawPointer, noHoldout: Bool) throws(LocusError) -> Double {
+/// `locus_calibrate_request.holdout_block_ms` as `CalibrationJob`'s block length, seconds: 0 is nil
+/// (the job's default, 10 s), `LOCUS_CALIBRATE_NO_HOLDOUT` is 0 (no validation, `--holdout-block 0`)
+/// and wants the field 0, anything else 1 ms – 24 h (`--holdout-block`'s range).
+private func holdoutBlockSeconds(_ request: UnsafeRawPointer, noHoldout: Bool) throws(LocusError) -> Double? {
     let milliseconds = request.loadUnaligned(fromByteOffset: CLayout.CalibrateRequest.holdoutBlockMilliseconds, as: UInt32.self)
     if noHoldout {
         guard milliseconds == 0 else {
@@ -163,7 +163,7 @@ private func holdoutBlockSeconds(_ request: UnsafeRawPointer, noHoldout: Bool) t
         }
         return 0
     }
-    guard milliseconds > 0 else { return CalibrationJob.defaultHoldoutBlockSeconds }
+    guard milliseconds > 0 else { return nil }
     guard milliseconds <= 86_400_000 else {
         throw LocusError(.invalidArgument, "request.holdout_block_ms \(milliseconds) is above 86,400,000 (24 h)")
     }

@@ -86,7 +86,7 @@ enum CalibrateCommand: LocusCommand {
             fitsSlope: arguments.flag("slope"),
             height: CalibrationJob.HeightSource(rawValue: arguments.string("height") ?? "auto") ?? .auto,
             minimumSamples: minimumSamples, fixesPositions: arguments.flag("fix-positions"),
-            holdoutBlockSeconds: try arguments.double("holdout-block", default: CalibrationJob.defaultHoldoutBlockSeconds, in: 0...86_400))
+            holdoutBlockSeconds: try arguments.double("holdout-block", default: 10, in: 0...86_400))
         let started = Date()
         var outcome = try job.run(say: console.err)
         outcome.summary?.recordElapsed(Date().timeIntervalSince(started))

@@ -120,7 +120,7 @@ extension CalibrationJob {
         func score(_ site: Site, on data: [SelfCalibrationData]) -> LeaveOneOutRangeResiduals {
             var residuals = LeaveOneOutRangeResiduals()
             for f in ranged where data[f].rangeCount > 0 { residuals.score(floor: site.floors[f], data: data[f], configuration: solver) }
-            for f in differenced { residuals.scoreDifferences(floor: site.floors[f], data: data[f], configuration: solver) }
+            for f in differenced { residuals.score(floor: site.floors[f], data: data[f], configuration: solver) }
             return residuals
         }
         let before = score(input, on: heldData)

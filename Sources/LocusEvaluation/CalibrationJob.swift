@@ -32,8 +32,6 @@ package struct CalibrationJob {
     /// Length of the alternating blocks of the held-out validation, seconds (`HoldoutBlocks`); 0
     /// turns the validation off (the calibration is written as fitted).
     let holdoutBlockSeconds: Double
-    /// The default of `holdoutBlockSeconds` (10 s), for the interfaces that set it.
-    package static let defaultHoldoutBlockSeconds = HoldoutBlocks.defaultBlockSeconds
 
     /// A calibration of the recording at `tracePath` against the site at `sitePath`: with the truth
     /// at `truthPath` (nil: from the ranges alone), the calibrated site written to `outPath` (nil:
@@ -41,7 +39,7 @@ package struct CalibrationJob {
     package init(sitePath: String, tracePath: String, truthPath: String? = nil, outPath: String? = nil,
                  defaultFloor: FloorID? = nil, estimator: RangeCalibrationConfiguration.Estimator? = nil,
                  fitsSlope: Bool = false, height: HeightSource = .auto, minimumSamples: Int? = nil,
-                 fixesPositions: Bool = false, holdoutBlockSeconds: Double = HoldoutBlocks.defaultBlockSeconds) {
+                 fixesPositions: Bool = false, holdoutBlockSeconds: Double? = nil) {
         self.sitePath = sitePath
         self.tracePath = tracePath
         self.truthPath = truthPath
@@ -52,7 +50,7 @@ package struct CalibrationJob {
         self.height = height
         self.minimumSamples = minimumSamples
         self.fixesPositions = fixesPositions
-        self.holdoutBlockSeconds = holdoutBlockSeconds
+        self.holdoutBlockSeconds = holdoutBlockSeconds ?? HoldoutBlocks.defaultBlockSeconds
     }
 
     /// What one floor's calibration produced.

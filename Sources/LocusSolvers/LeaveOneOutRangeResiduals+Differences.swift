@@ -23,11 +23,10 @@ import LocusNumerics
 extension LeaveOneOutRangeResiduals {
     /// Scores `floor` (the site under test: positions and `biasM`; a scale does not apply to a
     /// difference) on the range differences of `data` (none: nothing scored); appends to the
-    /// figures so far.
+    /// figures so far. `score(floor:data:configuration:)` calls it for data without ranges.
     /// - Parameter configuration: the engine's solver settings (σ, robustness); the tag height and
     ///   the mode are taken from `floor` as the engine does.
-    package mutating func scoreDifferences(floor: Floor, data: SelfCalibrationData,
-                                           configuration: TrilaterationConfiguration = .standard) {
+    mutating func scoreDifferences(floor: Floor, data: SelfCalibrationData, configuration: TrilaterationConfiguration) {
         guard let blinks = data.differences else { return }
         let (solverConfiguration, dimensions) = Self.settings(for: floor, configuration)
         let solver = DifferenceSolver(configuration: solverConfiguration)

@@ -36,11 +36,17 @@ package struct LeaveOneOutRangeResiduals: Sendable {
     }
 
     /// Scores `floor` (the site under test: positions, biases, scales) on `data`, whose slots index
-    /// `floor.locators`; appends to the figures so far (several floors add up).
+    /// `floor.locators`; appends to the figures so far (several floors add up). Data without ranges
+    /// is scored by its range differences, a blink's arrivals (`scoreDifferences`); a floor with both
+    /// kinds by its ranges, as it is calibrated.
     /// - Parameter configuration: the engine's solver settings (σ₀, robustness); the tag height and
     ///   the mode are taken from `floor` as the engine does.
     package mutating func score(floor: Floor, data: SelfCalibrationData,
                                 configuration: TrilaterationConfiguration = .standard) {
+        guard data.rangeCount > 0 else {
+            scoreDifferences(floor: floor, data: data, configuration: configuration)
+            return
+        }
         let (solverConfiguration, dimensions) = Self.settings(for: floor, configuration)
         let solver = Trilaterator(configuration: solverConfiguration)
         var locators: [Point3] = [], ranges: [Double] = []

@@ -130,7 +130,7 @@ struct CalibrateDifferencesWithoutTruthTests {
 
         // The site the recording was made on, calibrated again: not shown better, nothing written, exit 1.
         let right = TestPaths.temporaryDirectory()
-        let same = try Self.recording(in: right, calibrating: Self.hall(biases: Self.biasesMeters))
+        let same = try Self.recording(in: right, calibrating: Self.hall(biases: Self.biasesMeters), seconds: "90")
         let unproven = CapturedRun(["calibrate", "--site", same.site, "--trace", same.trace, "--out", right + "/out.json", "--json"])
         #expect(unproven.status == 1 && unproven.err.contains("not shown better"), "\(unproven.err)")
         let u = try #require(try JSONParser.parse(Array(unproven.out.utf8))["validation"])
@@ -145,7 +145,7 @@ struct CalibrateDifferencesWithoutTruthTests {
         var fourBiased = try Self.hall(biases: Self.biasesMeters)
         fourBiased.floors[0].locators = [0, 2, 5, 7].map { fourBiased.floors[0].locators[$0] }
         let dir4 = TestPaths.temporaryDirectory()
-        let few = try Self.recording(in: dir4, calibrating: four, simulated: fourBiased)
+        let few = try Self.recording(in: dir4, calibrating: four, seconds: "90", simulated: fourBiased)
         let notJudged = CapturedRun(["calibrate", "--site", few.site, "--trace", few.trace, "--out", dir4 + "/out.json", "--json"])
         #expect(notJudged.status == 1 && notJudged.err.contains("calibrate with --truth"), "\(notJudged.err)")
         let n = try #require(try JSONParser.parse(Array(notJudged.out.utf8))["validation"])

@@ -5,7 +5,7 @@ import LocusTestSupport
 import Testing
 
 /// The held-out figure of a calibration without truth on range differences
-/// (`LeaveOneOutRangeResiduals.scoreDifferences`): each arrival of a blink predicted from the
+/// (`LeaveOneOutRangeResiduals.score` on data without ranges, `scoreDifferences`): each arrival of a blink predicted from the
 /// others with the blink's offset eliminated, on noise-free blinks where the answer is exact.
 @Suite("Leave-one-out residuals of range differences")
 struct LeaveOneOutDifferenceResidualsTests {
@@ -33,12 +33,12 @@ struct LeaveOneOutDifferenceResidualsTests {
         let truth = SelfCalibrationTests.hall(biases: Self.biases)
         let rows = Self.blinks(floor: truth, heard: Array(0..<8))
         var residuals = LeaveOneOutRangeResiduals()
-        residuals.scoreDifferences(floor: truth, data: SelfCalibrationData(measurements: [], differences: rows, floor: truth))
+        residuals.score(floor: truth, data: SelfCalibrationData(measurements: [], differences: rows, floor: truth))
         #expect(residuals.count == 60 * 8)
         #expect(residuals.absoluteMeters.allSatisfy { $0 < 1e-6 }, "\(residuals.absoluteMeters.max() ?? 0)")
         // Only differences of biases are observable: every bias 0.4 m higher predicts as well.
         var shifted = LeaveOneOutRangeResiduals()
-        shifted.scoreDifferences(floor: SelfCalibrationTests.hall(biases: Self.biases.map { $0 + 0.4 }),
+        shifted.score(floor: SelfCalibrationTests.hall(biases: Self.biases.map { $0 + 0.4 }),
                                  data: SelfCalibrationData(measurements: [], differences: rows, floor: truth))
         #expect(shifted.absoluteMeters.allSatisfy { $0 < 1e-6 })
         #expect(residuals.timesSeconds.first == 0 && residuals.timesSeconds.last == 59 * 0.25)
@@ -53,13 +53,13 @@ struct LeaveOneOutDifferenceResidualsTests {
         let rows = Self.blinks(floor: truth, heard: Array(0..<8))
         let data = SelfCalibrationData(measurements: [], differences: rows, floor: truth)
         var residuals = LeaveOneOutRangeResiduals()
-        residuals.scoreDifferences(floor: wrong, data: data)
+        residuals.score(floor: wrong, data: data)
         #expect(residuals.count == 60 * 8)
         // Arrival 3 of each blink (the 4th of 8): predicted from the 7 exact others, 0.2 m off.
         let left3 = stride(from: 3, to: residuals.count, by: 8).map { residuals.absoluteMeters[$0] }
         #expect(left3.allSatisfy { abs($0 - 0.2) < 1e-6 }, "\(left3.prefix(4))")
         var right = LeaveOneOutRangeResiduals()
-        right.scoreDifferences(floor: truth, data: data)
+        right.score(floor: truth, data: data)
         #expect((residuals.medianAbsoluteMeters ?? 0) > (right.medianAbsoluteMeters ?? 1))
     }
 
@@ -67,16 +67,16 @@ struct LeaveOneOutDifferenceResidualsTests {
     func redundancy() {
         let truth = SelfCalibrationTests.hall(biases: Self.biases)
         var four = LeaveOneOutRangeResiduals()
-        four.scoreDifferences(floor: truth, data: SelfCalibrationData(measurements: [], differences: Self.blinks(floor: truth, heard: [0, 2, 4, 6]),
+        four.score(floor: truth, data: SelfCalibrationData(measurements: [], differences: Self.blinks(floor: truth, heard: [0, 2, 4, 6]),
                                                                        floor: truth))
         #expect(four.count == 0 && four.medianAbsoluteMeters == nil)
         var five = LeaveOneOutRangeResiduals()
-        five.scoreDifferences(floor: truth, data: SelfCalibrationData(measurements: [], differences: Self.blinks(floor: truth, heard: [0, 1, 2, 4, 6]),
+        five.score(floor: truth, data: SelfCalibrationData(measurements: [], differences: Self.blinks(floor: truth, heard: [0, 1, 2, 4, 6]),
                                                                        floor: truth))
         #expect(five.count == 60 * 5 && five.absoluteMeters.allSatisfy { $0 < 1e-6 })
         // Ranges only: nothing to score here.
         var none = LeaveOneOutRangeResiduals()
-        none.scoreDifferences(floor: truth, data: SelfCalibrationData(measurements: [], floor: truth))
+        none.score(floor: truth, data: SelfCalibrationData(measurements: [], floor: truth))
         #expect(none.count == 0)
     }
 }
