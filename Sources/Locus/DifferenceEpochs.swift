@@ -138,7 +138,7 @@ struct DifferenceEpochs: Sendable {
     /// put the fix at the blinks' mean time, half an epoch late (real ranges turned into differences,
     /// 100 blinks a second at 4 Hz: 0.11–0.13 s; docs/tdoa.md, "Real ranges as differences"). A
     /// blink keeps its run (the kept pairs stay in order). The filter takes every difference (each at
-    /// its own time), not these. O(n·k), k the pairs kept (n ≤ `capacity`).
+    /// its own time), not these. At most n(n − 1)/2 comparisons, n ≤ `capacity` (one blink: n − 1 pairs, none superseded).
     static func latestOfEachPair(_ pairs: [DifferencePair], into latest: inout [DifferencePair]) {
         latest.removeAll(keepingCapacity: true)
         for k in pairs.indices {
