@@ -104,6 +104,11 @@ extension CalibrationJob {
         let ranged = input.floors.indices.filter { fitData[$0].rangeCount > 0 || heldData[$0].rangeCount > 0 }
         let differenced = input.floors.indices.filter { !ranged.contains($0) && (fitData[$0].differenceCount > 0 || heldData[$0].differenceCount > 0) }
         let measured = ranged + differenced
+        /// Whether floor `f` of `data` holds what it is calibrated and scored by: its ranges on a
+        /// floor with ranges, its differences on the others.
+        func holdsMeasurements(_ f: Int, _ data: [SelfCalibrationData]) -> Bool {
+            ranged.contains(f) ? data[f].rangeCount > 0 : data[f].differenceCount > 0
+        }
         guard !measured.isEmpty else {
             var v = CalibrationValidation(blocks: split, metric: nil)
             v.notJudged("no usable range row")
@@ -119,8 +124,7 @@ extension CalibrationJob {
         /// The median leave-one-out residual of `site` on `data` (per floor: ranges, or range differences).
         func score(_ site: Site, on data: [SelfCalibrationData]) -> LeaveOneOutRangeResiduals {
             var residuals = LeaveOneOutRangeResiduals()
-            for f in ranged where data[f].rangeCount > 0 { residuals.score(floor: site.floors[f], data: data[f], configuration: solver) }
-            for f in differenced { residuals.score(floor: site.floors[f], data: data[f], configuration: solver) }
+            for f in measured where holdsMeasurements(f, data) { residuals.score(floor: site.floors[f], data: data[f], configuration: solver) }
             return residuals
         }
         let before = score(input, on: heldData)
@@ -152,7 +156,7 @@ extension CalibrationJob {
         func fit(moving: Bool, on data: [SelfCalibrationData]) throws(LocusError) -> (site: Site, moved: [String]) {
             let c = SelfCalibrationConfiguration(fitsSlope: fitsSlope, minimumRanges: minimumSamples ?? 50, fixesPositions: moving)
             var site = input, moved: [String] = []
-            for f in measured where ranged.contains(f) ? data[f].rangeCount > 0 : data[f].differenceCount > 0 {
+            for f in measured where holdsMeasurements(f, data) {
                 let floor = input.floors[f]
                 let planar = TrilaterationConfiguration.standard.resolvedMode(for: floor.locators.map(\.position)) == .planar
                 let calibration = try SelfCalibration.estimate(floor: floor, data: data[f], planar: planar, configuration: c)

@@ -47,7 +47,7 @@ extension LeaveOneOutRangeResiduals {
             }
             guard let solution = try? solver.solve(locators: locators, pairs: pairs, workspace: &workspace) else { return }
             var offsetSum = 0.0, kept = 0
-            for i in locators.indices where i >= 64 || solution.rejectedMask & (1 << UInt64(i)) == 0 {
+            for i in locators.indices where !solution.isRejected(index: i) {
                 offsetSum += corrected[i] - RangeModel.predicted(from: solution.position, to: locators[i])
                 kept += 1
             }
