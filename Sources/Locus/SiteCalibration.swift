@@ -3,17 +3,25 @@ import LocusSolvers
 
 /// Calibration of a site's locators from a recording, without ground truth: each locator's range
 /// bias (and relative range scale), its range noise, and a check of its surveyed position — the
-/// calibration `locus calibrate` runs without `--truth`, and `locus_calibrate` in the C ABI.
+/// calibration `locus calibrate` runs without `--truth` (the same code), and `locus_calibrate` in the C ABI.
 ///
 /// The ranges of each floor are grouped by tag into epochs (a round of ranging), and every epoch's
 /// tag position is fitted jointly with the locators' parameters (a bundle adjustment with robust
 /// weights; docs/calibration.md). What the recording cannot determine is reported, not guessed:
 /// see `FloorReport.warnings` and `LocatorReport.note`.
 ///
+/// The calibration proves itself on data it did not fit (`Options.holdoutBlockSeconds`, 10 s by
+/// default): fitted on alternate blocks of time, it is scored on the others by the median
+/// leave-one-out range residual against the site as surveyed (`CalibrationValidation`). Without truth
+/// it must be shown better; when it is not, or is worse, `Report.site` is the site as given and
+/// `Report.validation` says why (`fittedSite` still holds the fit). Moves of flagged locators
+/// (`fixesPositions`) are made only when the held-out blocks confirm them.
+///
 /// ```swift
 /// let report = try SiteCalibration.withoutTruth(site: site, ranges: recording)
 /// for l in report.floors[0].locators where l.isFlagged { print(l.address, l.note ?? "") }
-/// let calibrated = report.site   // biasM filled in
+/// if let v = report.validation { print(v.text) }   // "… median |range residual| 0.0812 → 0.0701 m (−13.7 %): accepted"
+/// let calibrated = report.site   // biasM filled in when accepted
 /// ```
 public enum SiteCalibration {
     /// Settings.
@@ -27,8 +35,12 @@ public enum SiteCalibration {
         public var minimumRanges = 50
         /// The floor of ranges that name none (nil: the site's first floor).
         public var defaultFloor: FloorID?
+        /// Length of the alternating blocks of the held-out validation, seconds (`HoldoutBlocks`;
+        /// finite, > 0); nil: no validation, the fit is used as it is (`Report.validation` nil).
+        public var holdoutBlockSeconds: Double? = HoldoutBlocks.defaultBlockSeconds
 
-        /// The defaults: biases only, no position written, 50 ranges, the first floor.
+        /// The defaults: biases only, no position written, 50 ranges, the first floor, validated on
+        /// blocks of 10 s.
         public init() {}
     }
 
@@ -43,18 +55,25 @@ public enum SiteCalibration {
     /// (`warnings`). The solver's own result type (LocusSolvers), not a copy of it.
     public typealias FloorReport = SelfCalibration
 
-    /// The result: per floor that the ranges reach, and the calibrated site.
+    /// The result: per floor that the ranges reach, the calibrated site and its held-out validation.
     public struct Report: Sendable {
         public var floors: [FloorReport]
-        /// `site` with the fitted biases (and scales; and positions with `fixesPositions`).
+        /// The site to use: `fittedSite` when the validation accepts it or cannot judge it (or with no
+        /// validation), else the site as given.
         public var site: Site
+        /// The site with the fitted biases (and scales; and positions with `fixesPositions` where the
+        /// validation accepted the moves), whatever the validation said.
+        public var fittedSite: Site
+        /// The held-out validation (nil when `Options.holdoutBlockSeconds` is nil).
+        public var validation: CalibrationValidation?
         /// Ranges left out: their floor or locator is not in the site.
         public var unusedRangeCount: Int
     }
 
-    /// Calibrates every floor of `site` that `ranges` reach (measured ranges, biases not removed).
-    /// - Throws: `E3002` for an unknown `defaultFloor`; `E4001` when a floor holds fewer than 10
-    ///   usable epochs; `E4002` when LAPACK fails.
+    /// Calibrates every floor of `site` that `ranges` reach (measured ranges, biases not removed),
+    /// validated on held-out blocks (`Options.holdoutBlockSeconds`).
+    /// - Throws: `E3002` for an unknown `defaultFloor`; `E1003` for a block length that is not finite
+    ///   and positive; `E4001` when a floor holds fewer than 10 usable epochs; `E4002` when LAPACK fails.
     public static func withoutTruth(site: Site, ranges: [RangeMeasurement], options: Options = Options()) throws(LocusError) -> Report {
         let defaultFloor: Int
         if let id = options.defaultFloor {
@@ -63,6 +82,9 @@ public enum SiteCalibration {
         } else {
             defaultFloor = 0
         }
+        if let b = options.holdoutBlockSeconds, !(b.isFinite && b > 0) {
+            throw LocusError(.invalidArgument, "holdoutBlockSeconds must be finite and positive, or nil for no validation")
+        }
         var byFloor = [[RangeMeasurement]](repeating: [], count: site.floors.count)
         var unused = 0
         for r in ranges {
@@ -70,22 +92,20 @@ public enum SiteCalibration {
             guard site.floors[f].locators.contains(where: { $0.address == r.locator }) else { unused += 1; continue }
             byFloor[f].append(r)
         }
-        let configuration = SelfCalibrationConfiguration(fitsSlope: options.fitsSlope, minimumRanges: options.minimumRanges,
-                                                         fixesPositions: options.fixesPositions)
-        var out = site
-        var floors: [FloorReport] = []
-        for (f, floor) in site.floors.enumerated() where !byFloor[f].isEmpty {
-            let planar = TrilaterationConfiguration.standard.resolvedMode(for: floor.locators.map(\.position)) == .planar
-            let data = SelfCalibrationData(measurements: byFloor[f], floor: floor)
-            let c: SelfCalibration
-            do {
-                c = try SelfCalibration.estimate(floor: floor, data: data, planar: planar, configuration: configuration)
-            } catch {
-                throw LocusError(error.code, "floor '\(floor.id)': \(error.message)", context: error.context)
-            }
-            out.floors[f] = c.applied(to: floor)
-            floors.append(c)
+        func data(_ keep: (RangeMeasurement) -> Bool) -> [SelfCalibrationData] {
+            site.floors.indices.map { SelfCalibrationData(measurements: byFloor[$0].filter(keep), floor: site.floors[$0]) }
         }
-        return Report(floors: floors, site: out, unusedRangeCount: unused)
+        let halves: Halves? = options.holdoutBlockSeconds.map { seconds in
+            let kept = byFloor.joined()
+            let blocks = HoldoutBlocks(times: kept.lazy.map(\.timeSeconds), blockSeconds: seconds)
+            let held = kept.lazy.filter { blocks.isHeldOut($0.timeSeconds) }.count
+            return (blocks, data { !blocks.isHeldOut($0.timeSeconds) }, data { blocks.isHeldOut($0.timeSeconds) },
+                    kept.count - held, held)
+        }
+        let solver = EngineConfiguration(EngineOptions()).solver
+        let c = try calibrate(site: site, data: data { _ in true }, halves: halves, options: options, solver: solver)
+        let accepted = c.validation?.accepted ?? true
+        return Report(floors: c.floors.map(\.calibration), site: accepted ? c.site : site, fittedSite: c.site,
+                      validation: c.validation, unusedRangeCount: unused)
     }
 }

@@ -36,7 +36,10 @@ public func locusCalibrate(_ siteJSON: UnsafePointer<CChar>?, _ length: Int, _ r
             }
             measurements.append(m)
         }
+        // Not validated on held-out blocks: the summary has no room for the verdict (ABI 0.x), so the fit
+        // is returned as it is, as before; locus_calibrate_file validates (docs/calibration.md).
         var settings = SiteCalibration.Options()
+        settings.holdoutBlockSeconds = nil
         if let options {
             typealias O = CLayout.CalibrationOptions
             if let p = UnsafeRawPointer(bitPattern: options.loadUnaligned(fromByteOffset: O.floor, as: UInt.self)) {

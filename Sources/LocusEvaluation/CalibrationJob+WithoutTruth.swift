@@ -1,3 +1,4 @@
+import Locus
 import LocusCore
 import LocusIO
 import LocusSolvers
@@ -30,33 +31,34 @@ extension CalibrationJob {
             throw LocusError(.usage, "--slope applies to ranges: from range differences only biases are fitted (see: locus calibrate --help)")
         }
 
-        // The validation first: it decides whether the flagged locators are moved.
-        var validation = holdoutBlockSeconds > 0
-            ? validateWithoutTruth(trace: trace, site: input, defaultFloor: defaultFloor)
-            : nil
-        // A move is made only when validated: one the held-out blocks cannot judge is not made (the
-        // biases, which the validation does not block when it cannot judge, are still written).
-        let movesLocators = fixPositions && (validation.map(\.acceptsMoves) ?? true)
-        let configuration = SelfCalibrationConfiguration(fitsSlope: fitsSlope, minimumRanges: minimumSamples ?? 50,
-                                                         fixesPositions: movesLocators)
-
-        var results: [SelfFloorResult] = []
-        for (f, floor) in site.floors.enumerated() where data[f].rangeCount > 0 || data[f].differenceCount > 0 {
-            let planar = TrilaterationConfiguration.standard.resolvedMode(for: floor.locators.map(\.position)) == .planar
-            let calibration: SelfCalibration
-            do {
-                if data[f].rangeCount > 0, data[f].differenceCount > 0 {
-                    say("locus calibrate: warning: floor '\(floor.id)': \(plural(data[f].differenceCount, "range difference")) "
-                        + "not used: the floor's ranges see each bias whole and are calibrated alone (docs/tdoa.md)\n")
-                }
-                // From differences only, its warnings say the gauge (only differences of biases; the mean held at the site's).
-                calibration = try SelfCalibration.estimate(floor: floor, data: data[f], planar: planar, configuration: configuration)
-            } catch {
-                throw LocusError(error.code, "floor '\(floor.id)': \(error.message)", context: .init(file: traceSource.name))
-            }
-            site.floors[f] = calibration.applied(to: floor)
-            results.append(SelfFloorResult(floor: floor, calibration: calibration))
+        // The held-out validation (SiteCalibration.calibrate): it decides whether the flagged locators are moved.
+        var halves: SiteCalibration.Halves?
+        if holdoutBlockSeconds > 0 {
+            let blocks = HoldoutBlocks(trace: trace, blockSeconds: holdoutBlockSeconds)
+            let (fit, heldOut) = blocks.split(trace)
+            halves = (blocks, Self.selfCalibrationData(trace: fit, site: input, defaultFloor: defaultFloor).data,
+                      Self.selfCalibrationData(trace: heldOut, site: input, defaultFloor: defaultFloor).data,
+                      fit.rows.count, heldOut.rows.count)
         }
+        for (f, floor) in site.floors.enumerated() where data[f].rangeCount > 0 && data[f].differenceCount > 0 {
+            say("locus calibrate: warning: floor '\(floor.id)': \(plural(data[f].differenceCount, "range difference")) "
+                + "not used: the floor's ranges see each bias whole and are calibrated alone (docs/tdoa.md)\n")
+        }
+        var options = SiteCalibration.Options()
+        options.fitsSlope = fitsSlope
+        options.fixesPositions = fixPositions
+        options.minimumRanges = minimumSamples ?? 50
+        // From differences only, the floor's warnings say the gauge (only differences of biases; the mean held at the site's).
+        let calibrated: (floors: [(floor: Floor, calibration: SelfCalibration)], site: Site, validation: CalibrationValidation?, movedLocators: Bool)
+        do {
+            calibrated = try SiteCalibration.calibrate(site: input, data: data, halves: halves, options: options,
+                                                       solver: EngineConfiguration(scoringOptions).solver)
+        } catch {
+            throw LocusError(error.code, error.message, context: .init(file: traceSource.name))
+        }
+        site = calibrated.site
+        var validation = calibrated.validation
+        let results = calibrated.floors.map { SelfFloorResult(floor: $0.floor, calibration: $0.calibration) }
         for r in results {
             for w in r.calibration.warnings { say("locus calibrate: warning: floor '\(r.floor.id)': \(w)\n") }
             for l in r.calibration.locators {
@@ -65,14 +67,7 @@ extension CalibrationJob {
             }
         }
         let flagged = results.flatMap { $0.calibration.locators.filter(\.isFlagged).map(\.address.description) }
-        if var v = validation, fixPositions, v.refused == nil, !movesLocators, !flagged.isEmpty {
-            // Flagged by the whole recording, never judged on held-out blocks: not moved.
-            v.refused = .positions
-            v.reason = (v.judged ? "the fit blocks alone flag none of \(flagged.joined(separator: ", "))"
-                        : "the moves of \(flagged.joined(separator: ", ")) cannot be validated (\(v.reason ?? "not judged"))")
-                + ": the locators stay where they were surveyed"
-            validation = v
-        } else if movesLocators, let v = validation, v.judged, Set(flagged) != Set(v.moved) {
+        if fixPositions, let v = validation, v.acceptsMoves, Set(flagged) != Set(v.moved) {
             say("locus calibrate: warning: held-out validation judged the moves of \(v.moved.joined(separator: ", ")); "
                 + "the whole recording flags \(flagged.isEmpty ? "none" : flagged.joined(separator: ", "))\n")
         }
@@ -84,7 +79,7 @@ extension CalibrationJob {
         validation?.written = writes && outPath != nil
         let report = SelfCalibrationReport(floors: results, skipped: skipped, fitsSlope: fitsSlope, fixPositions: fixPositions,
                                            outPath: writes ? outPath : nil, elapsedSeconds: 0, tracePath: traceSource.name,
-                                           movedLocators: movesLocators && !flagged.isEmpty, validation: validation)
+                                           movedLocators: calibrated.movedLocators, validation: validation)
         let rows = trace.rows.count + trace.skipped.total
         let why = results.flatMap(\.calibration.warnings).first
         var verdict: [String] = []

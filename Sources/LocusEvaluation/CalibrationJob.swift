@@ -1,3 +1,4 @@
+import Locus
 import LocusCore
 import LocusIO
 import LocusSolvers

@@ -2,6 +2,7 @@ import Testing
 @testable import LocusCore
 @testable import LocusIO
 @testable import LocusEvaluation
+@testable import Locus
 
 /// `CalibrationValidation.judge`'s rule on given figures (issue #42, "calibration that proves itself"):
 /// refused when worse, accepted when shown better; without truth a calibration that is not shown
@@ -13,7 +14,9 @@ struct CalibrationValidationRuleTests {
         var csv = "t,anchor,range_m\n"
         for k in 0..<400 { csv += "\(Double(k) * 0.1),1,5.0\n" }
         let trace = try TraceReader.parse(Array(csv.utf8).span, file: "t.csv")
-        return CalibrationValidation(blocks: HoldoutBlocks(trace: trace, blockSeconds: 10), metric: metric)
+        let blocks = HoldoutBlocks(trace: trace, blockSeconds: 10)
+        let (fit, heldOut) = blocks.split(trace)
+        return CalibrationValidation(blocks: blocks, fitRows: fit.rows.count, heldOutRows: heldOut.rows.count, metric: metric)
     }
 
     @Test("without truth: lower on the held-out blocks and consistently so per block (mean difference more than 2 SE below 0): accepted")

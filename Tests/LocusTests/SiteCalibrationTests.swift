@@ -30,6 +30,11 @@ struct SiteCalibrationTests {
             #expect(abs((l.biasMeters ?? 1) - b) < 0.02, "\(l.address): \(l.biasMeters ?? -1) for \(b)")
         }
         for (l, b) in zip(report.site.floors[0].locators, truth) { #expect(abs(l.biasMeters - b) < 0.02) }
+        // Judged on held-out blocks of 10 s and shown better: the site to use is the fit.
+        let v = try #require(report.validation)
+        #expect(v.judged && v.accepted && v.refused == nil && report.site == report.fittedSite, "\(v.text)")
+        let surveyed = try #require(v.surveyed), calibrated = try #require(v.calibrated)
+        #expect(calibrated < 0.8 * surveyed, "\(v.text)")
     }
 
     @Test("an unknown default floor is E3002")

@@ -1,7 +1,7 @@
 import LocusCore
 import LocusIO
 
-/// The held-out validation of `locus calibrate`: the calibration fitted on the recording's even
+/// The held-out validation of a calibration (`SiteCalibration.withoutTruth`, `locus calibrate`): the calibration fitted on the recording's even
 /// blocks of time (`HoldoutBlocks`), the site as surveyed and the calibrated site scored on its odd
 /// blocks, and the verdict that decides whether the calibration of the whole recording is written.
 ///
@@ -26,9 +26,9 @@ import LocusIO
 /// nothing is written. Fewer than `minimumScored` fixes compared (ranges predicted) on the held-out
 /// blocks, fewer than 2 held-out blocks with rows, or a fit that the fit blocks alone cannot make:
 /// not judged, and the calibration is not blocked (docs/calibration.md says why).
-struct CalibrationValidation: Sendable {
+public struct CalibrationValidation: Sendable {
     /// What the held-out blocks are scored by.
-    enum Metric: String, Sendable {
+    public enum Metric: String, Sendable {
         /// Horizontal RMSE of the engine's fixes against truth, metres.
         case rmse = "rmse_m"
         /// Median |leave-one-out range residual|, metres.
@@ -36,7 +36,7 @@ struct CalibrationValidation: Sendable {
     }
 
     /// What was refused.
-    enum Refusal: String, Sendable {
+    public enum Refusal: String, Sendable {
         /// The fitted locator moves (`--fix-positions`); the biases alone validated and are written.
         case positions
         /// The whole calibration, worse on the held-out blocks: nothing is written.
@@ -47,79 +47,79 @@ struct CalibrationValidation: Sendable {
     }
 
     /// Relative worsening of the held-out figure still accepted (2 %: docs/calibration.md).
-    static let tolerance = 0.02
+    public static let tolerance = 0.02
     /// The most a calibration that is not consistently worse across the held-out blocks may still
     /// cost (6 %, three tolerances): the fit noise of a site that was already right reads about one
     /// tolerance (+2.3 %, the hall fixture), while a heavy-tailed block figure widens the standard
     /// error so much that a run made twice as bad (Hanyang los-b-case4 with its late 2-D truth, +105.7 %,
     /// per block +47 ± 28 %) would pass the blocks' test alone.
-    static let inconsistentTolerance = 3 * tolerance
+    public static let inconsistentTolerance = 3 * tolerance
     /// Scored items (fixes compared with truth, or ranges predicted) the held-out blocks need.
-    static let minimumScored = 100
+    public static let minimumScored = 100
     /// Held-out blocks with rows needed.
-    static let minimumHeldOutBlocks = 2
+    public static let minimumHeldOutBlocks = 2
 
-    var blocks: Int
-    var blockSeconds: Double
-    var heldOutBlocks: Int
-    var fitRows: Int
-    var heldOutRows: Int
+    public internal(set) var blocks: Int
+    public internal(set) var blockSeconds: Double
+    public internal(set) var heldOutBlocks: Int
+    public internal(set) var fitRows: Int
+    public internal(set) var heldOutRows: Int
     /// nil when no metric applies (no usable row).
-    var metric: Metric?
+    public internal(set) var metric: Metric?
     /// Without truth, what the residuals are of, in words: "range", or "arrival" where range
     /// differences alone were scored (a blink's arrivals, `scoreDifferences`).
-    var residualNoun = "range"
+    public internal(set) var residualNoun = "range"
     /// Fixes compared (with truth) or ranges or arrivals predicted (without), for the site as surveyed.
-    var scored = 0
+    public var scored = 0
     /// The held-out figure of the site as surveyed and of the calibration judged last (the one written
     /// when accepted: biases alone after refused moves), metres.
-    var surveyed: Double?
-    var calibrated: Double?
+    public internal(set) var surveyed: Double?
+    public internal(set) var calibrated: Double?
     /// With truth: the median horizontal errors, metres.
-    var surveyedMedian: Double?
-    var calibratedMedian: Double?
+    public var surveyedMedian: Double?
+    public var calibratedMedian: Double?
     /// With `--fix-positions`, when the fit blocks moved locators: their addresses and the figure
     /// with the moves.
-    var moved: [String] = []
-    var withMoves: Double?
+    public internal(set) var moved: [String] = []
+    public internal(set) var withMoves: Double?
     /// …and then the figure of the biases alone (positions as surveyed), metres.
-    var calibratedBiasesOnly: Double?
+    public internal(set) var calibratedBiasesOnly: Double?
     /// Without truth, with moves: whether the other fold (fitted on the held-out blocks, scored on
     /// the fit blocks) moves the same locators and they beat its biases alone there too; what it moved.
-    var movesReproduced: Bool?
-    var reverseMoved: [String] = []
+    public internal(set) var movesReproduced: Bool?
+    public internal(set) var reverseMoved: [String] = []
     /// Per held-out block the relative change calibrated/surveyed − 1 of the candidate judged: its
     /// mean over the blocks and the standard error of that mean (nil with fewer than 2 blocks).
-    var blockChange: (mean: Double, standardError: Double)?
+    public internal(set) var blockChange: (mean: Double, standardError: Double)?
     /// Per held-out block the difference calibrated − surveyed of the candidate judged, metres: its
     /// mean and the standard error of that mean (nil with fewer than 2 blocks).
-    var blockDifference: (mean: Double, standardError: Double)?
+    public internal(set) var blockDifference: (mean: Double, standardError: Double)?
     /// Whether the figures were compared (enough held-out data, a fit on the fit blocks).
-    var judged = false
-    var refused: Refusal?
+    public internal(set) var judged = false
+    public internal(set) var refused: Refusal?
     /// Why it was not judged, or what was refused, in words.
-    var reason: String?
-    /// Whether `--out` was written.
-    var written = false
+    public internal(set) var reason: String?
+    /// Whether `--out` was written (set by `locus calibrate`; false from `SiteCalibration`).
+    public var written = false
 
-    /// Not yet judged, over `blocks`.
-    init(blocks split: HoldoutBlocks, metric: Metric?) {
+    /// Not yet judged, over `blocks` holding `fitRows` and `heldOutRows` rows.
+    package init(blocks split: HoldoutBlocks, fitRows: Int, heldOutRows: Int, metric: Metric?) {
         blocks = split.blocks
         blockSeconds = split.blockSeconds
         heldOutBlocks = split.heldOutBlocks
-        fitRows = split.fit.rows.count
-        heldOutRows = split.heldOut.rows.count
+        self.fitRows = fitRows
+        self.heldOutRows = heldOutRows
         self.metric = metric
     }
 
     /// Whether the calibration may be written (not judged counts as accepted: it does not block).
-    var accepted: Bool { refused != .calibration && refused != .unproven }
+    public var accepted: Bool { refused != .calibration && refused != .unproven }
 
     /// Whether the moves of `--fix-positions` validated (false when none were judged).
-    var acceptsMoves: Bool { judged && !moved.isEmpty && withMoves != nil && refused == nil }
+    public var acceptsMoves: Bool { judged && !moved.isEmpty && withMoves != nil && refused == nil }
 
     /// candidate/reference − 1.
-    static func change(_ reference: Double?, _ candidate: Double?) -> Double? {
+    public static func change(_ reference: Double?, _ candidate: Double?) -> Double? {
         guard let reference, let candidate, reference > 0 else { return nil }
         return candidate / reference - 1
     }
@@ -128,7 +128,7 @@ struct CalibrationValidation: Sendable {
     static func passes(_ reference: Double, _ candidate: Double) -> Bool { candidate <= reference * (1 + tolerance) }
 
     /// Marks it not judged, saying why.
-    mutating func notJudged(_ why: String) {
+    package mutating func notJudged(_ why: String) {
         judged = false
         refused = nil
         reason = why
@@ -157,7 +157,7 @@ struct CalibrationValidation: Sendable {
     ///   refused only when the worsening holds across the blocks (their mean change more than two
     ///   standard errors above 0), not when one block's noise makes it; beyond it, always. Without
     ///   truth they also decide whether it is shown better (`shownBetter`; else `.unproven`).
-    mutating func judge(surveyed reference: Double, calibrated candidate: Double, blocks: [(Double, Double)]) {
+    package mutating func judge(surveyed reference: Double, calibrated candidate: Double, blocks: [(Double, Double)]) {
         judged = true
         blockChange = Self.meanChange(blocks)
         blockDifference = Self.meanDifference(blocks)
@@ -267,7 +267,7 @@ struct CalibrationValidation: Sendable {
     private static func percentMagnitude(_ value: Double) -> String { DecimalText.string(abs(value) * 100, decimals: 1) + " %" }
 
     /// The `validation` object of `--json` (docs/calibration.md, "Held-out validation").
-    var json: JSONValue {
+    package var json: JSONValue {
         func m(_ value: Double?) -> JSONValue { value.map { .number($0, .fixed(4)) } ?? .null }
         var members: [(String, JSONValue)] = [
             ("blocks", .integer(blocks)),
@@ -306,7 +306,7 @@ struct CalibrationValidation: Sendable {
     }
 
     /// The one line of the text report.
-    var text: String {
+    public var text: String {
         var s = "held-out validation (\(heldOutBlocks) of \(plural(blocks, "block")) × \(DecimalText.string(blockSeconds, decimals: 1)) s, "
             + "\(plural(heldOutRows, "held-out row"))): "
         guard judged, let before = surveyed, let after = calibrated else {
