@@ -69,7 +69,14 @@ struct CalibrateRoundRobinTests {
         let d = try #require(TestPaths.extraDataset("librsf-indoor-uwb"))
         let out = TestPaths.temporaryDirectory() + "/calibrated.json"
         let files = ["--site", d + "/site.json", "--trace", d + "/trace.csv"]
-        let selfFit = try Self.json(["calibrate"] + files + ["--out", out])
+        // 30 s is too short to show the calibration better on held-out blocks: by default nothing is
+        // written (unproven, exit 1); the fit itself, written unjudged, is what this test measures.
+        let judged = CapturedRun(["calibrate"] + files + ["--out", out, "--json"])
+        #expect(judged.status == 1 && !FileManager.default.fileExists(atPath: out), "\(judged.err)")
+        let verdict = try #require(JSONParser.parse(Array(judged.out.utf8))["validation"])
+        #expect(verdict["refused"]?.stringValue == "unproven" && verdict["reason"]?.stringValue?.hasPrefix("not enough held-out data") == true,
+                "\(verdict)")
+        let selfFit = try Self.json(["calibrate"] + files + ["--out", out, "--holdout-block", "0"])
         let truthFit = try Self.json(["calibrate"] + files + ["--truth", d + "/truth.csv"])
         let selfLocators = try #require(selfFit["locators"]?.arrayValue)
         let truthLocators = try #require(truthFit["floors"]?.arrayValue?.first?["locators"]?.arrayValue)
