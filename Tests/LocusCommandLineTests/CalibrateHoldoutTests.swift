@@ -1,4 +1,5 @@
 import Foundation
+import Locus
 @testable import LocusCommandLine
 @testable import LocusCore
 @testable import LocusIO
@@ -48,7 +49,7 @@ struct CalibrateHoldoutTests {
         #expect(lines.count == 1 && lines[0].hasSuffix(": accepted"), "\(text.out)")
     }
 
-    @Test("without truth, simulated biases: the median leave-one-out range residual on held-out blocks falls by more than half, accepted")
+    @Test("without truth, simulated biases: the median leave-one-out range residual on held-out blocks falls by more than half, accepted; the Swift API gives the same figures, verdict and site")
     func withoutTruthAccepted() throws {
         let dir = TestPaths.temporaryDirectory()
         let files = try CalibrateWithoutTruthTests.recording(in: dir, calibrating: CalibrateWithoutTruthTests.site(biases: Array(repeating: 0, count: 6)))
@@ -62,6 +63,18 @@ struct CalibrateHoldoutTests {
         // σ = 0.1 m: the median |residual| of a well-calibrated site is near 0.6745·σ·√(1 + leverage).
         #expect((0.06...0.11).contains(after), "\(after)")
         #expect(try #require(v["scored"]?.intValue) >= 1_000)
+        // The Swift API (`SiteCalibration.withoutTruth`, the same code): the same figures and verdict, and
+        // the site to use is the fit, byte for byte the site --out wrote.
+        let (site, notation) = try SiteDecoder.loadNotated(path: files.site)
+        let report = try SiteCalibration.withoutTruth(site: site, ranges: SiteCalibrationValidationTests.ranges(files.trace))
+        let api = try #require(report.validation)
+        #expect(api.judged && api.accepted && api.refused == nil && api.metric == .medianAbsoluteResidual)
+        let surveyed = try #require(api.surveyed), calibrated = try #require(api.calibrated)
+        #expect(abs(surveyed - before) < 1e-4 && abs(calibrated - after) < 1e-4, "API \(surveyed) → \(calibrated), CLI \(before) → \(after)")
+        #expect(api.scored == v["scored"]?.intValue && api.blocks == v["blocks"]?.intValue && api.heldOutRows == v["held_out_rows"]?.intValue)
+        #expect(api.text.contains("calibrated vs as surveyed on held-out blocks") && api.text.hasSuffix(": accepted\n"), "\(api.text)")
+        #expect(report.site == report.fittedSite)
+        #expect(SiteEncoder.encode(report.site, addressNotation: notation) == TestPaths.bytes(dir + "/cal.json"))
     }
 
     @Test("a locator surveyed 0.5 m off: its move validates (the held-out figure with it beats the biases alone and is reproduced by the other fold), the site written moved")

@@ -11,33 +11,13 @@ import Testing
 /// refused fit is not handed out as the site to use.
 @Suite("SiteCalibration.withoutTruth: held-out validation, as locus calibrate")
 struct SiteCalibrationValidationTests {
+    // Accepted, with the same figures and the site --out writes: CalibrateHoldoutTests.withoutTruthAccepted.
+
     /// The trace's ranges, as a Swift client reads them.
     static func ranges(_ path: String) throws -> [RangeMeasurement] {
         try TraceReader.read(path: path).measurements.compactMap { m -> RangeMeasurement? in
             if case .range(let r) = m { return r } else { return nil }
         }
-    }
-
-    @Test("simulated biases: the API's held-out figures and verdict are locus calibrate's (accepted), and its site is the one --out writes")
-    func acceptedAsTheCommandLine() throws {
-        let dir = TestPaths.temporaryDirectory()
-        let files = try CalibrateWithoutTruthTests.recording(in: dir, calibrating: CalibrateWithoutTruthTests.site(biases: Array(repeating: 0, count: 6)))
-        let run = CapturedRun(["calibrate", "--site", files.site, "--trace", files.trace, "--out", dir + "/cal.json", "--json"])
-        #expect(run.status == 0, "\(run.err)")
-        let cli = try CalibrateHoldoutTests.validation(run)
-        let site = try SiteDecoder.load(path: files.site)
-        let report = try SiteCalibration.withoutTruth(site: site, ranges: Self.ranges(files.trace))
-        let v = try #require(report.validation)
-        #expect(v.judged && v.accepted && v.refused == nil && v.metric == .medianAbsoluteResidual)
-        let (before, after) = try CalibrateHoldoutTests.figures(cli)
-        let surveyed = try #require(v.surveyed), calibrated = try #require(v.calibrated)
-        #expect(abs(surveyed - before) < 1e-4 && abs(calibrated - after) < 1e-4, "API \(surveyed) → \(calibrated), CLI \(before) → \(after)")
-        #expect(v.scored == cli["scored"]?.intValue && v.blocks == cli["blocks"]?.intValue && v.heldOutRows == cli["held_out_rows"]?.intValue)
-        #expect(v.text.contains("calibrated vs as surveyed on held-out blocks") && v.text.hasSuffix(": accepted\n"), "\(v.text)")
-        // The site to use is the fit, byte for byte the site `--out` wrote.
-        #expect(report.site == report.fittedSite)
-        let notation = try SiteDecoder.loadNotated(path: files.site).addressNotation
-        #expect(SiteEncoder.encode(report.site, addressNotation: notation) == TestPaths.bytes(dir + "/cal.json"))
     }
 
     @Test("the hall's own, correct site from 120 s: not shown better, as locus calibrate says; report.site is the site as given, fittedSite the fit; holdoutBlockSeconds nil gives the fit unjudged")
