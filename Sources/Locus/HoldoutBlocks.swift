@@ -23,15 +23,24 @@ public struct HoldoutBlocks: Sendable, Hashable {
     /// Blocks holding at least one held-out row.
     public let heldOutBlocks: Int
 
-    /// The block of time t: ⌊(t − t₀)/B⌋.
-    public func block(of t: Double) -> Int { Int(((t - startSeconds) / blockSeconds).rounded(.down)) }
+    /// The block of time t: ⌊(t − t₀)/B⌋; −1 (a fit block's parity) for a time that is not finite or
+    /// more than 10¹⁵ blocks away.
+    public func block(of t: Double) -> Int { Self.block(of: t, start: startSeconds, length: blockSeconds) }
+
+    private static func block(of t: Double, start: Double, length: Double) -> Int {
+        let k = ((t - start) / length).rounded(.down)
+        return k.isFinite && abs(k) < 1e15 ? Int(k) : -1
+    }
 
     /// Whether time t falls in a held-out (odd) block.
     public func isHeldOut(_ t: Double) -> Bool { block(of: t) % 2 == 1 }
 
-    /// The blocks of `blockSeconds` (> 0, finite) over rows at `times` (seconds, finite).
+    /// The blocks of `blockSeconds` (finite, > 0: a precondition) over rows at `times` (seconds; times
+    /// that are not finite are left out).
     public init(times: some Collection<Double>, blockSeconds: Double) {
+        precondition(blockSeconds.isFinite && blockSeconds > 0, "HoldoutBlocks: blockSeconds must be finite and positive")
         self.blockSeconds = blockSeconds
+        let times = times.lazy.filter(\.isFinite)
         guard let first = times.min(), let last = times.max() else {
             startSeconds = 0
             blocks = 0
@@ -39,10 +48,10 @@ public struct HoldoutBlocks: Sendable, Hashable {
             return
         }
         startSeconds = first
-        blocks = Int(((last - first) / blockSeconds).rounded(.down)) + 1
+        blocks = max(Self.block(of: last, start: first, length: blockSeconds), 0) + 1
         var odd = Set<Int>()
         for t in times {
-            let k = Int(((t - first) / blockSeconds).rounded(.down))
+            let k = Self.block(of: t, start: first, length: blockSeconds)
             if k % 2 == 1 { odd.insert(k) }
         }
         heldOutBlocks = odd.count

@@ -66,7 +66,8 @@ public enum SiteCalibration {
         public var fittedSite: Site
         /// The held-out validation (nil when `Options.holdoutBlockSeconds` is nil).
         public var validation: CalibrationValidation?
-        /// Ranges left out: their floor or locator is not in the site.
+        /// Ranges left out: their floor or locator is not in the site, or their time or range is not
+        /// finite (or the range is negative).
         public var unusedRangeCount: Int
     }
 
@@ -88,6 +89,7 @@ public enum SiteCalibration {
         var byFloor = [[RangeMeasurement]](repeating: [], count: site.floors.count)
         var unused = 0
         for r in ranges {
+            guard r.timeSeconds.isFinite, r.rangeMeters.isFinite, r.rangeMeters >= 0 else { unused += 1; continue }
             guard let f = r.floor.map({ site.floorIndex(of: $0)?.rawValue }) ?? defaultFloor else { unused += 1; continue }
             guard site.floors[f].locators.contains(where: { $0.address == r.locator }) else { unused += 1; continue }
             byFloor[f].append(r)

@@ -14,14 +14,18 @@ struct SiteCalibrationTests {
                     floors: [Floor(id: "1F", widthMeters: 20, heightMeters: 12, tagHeightMeters: 1.1, locators: locators)])
     }
 
-    @Test("withoutTruth recovers the biases from a recording alone and writes them into the site; ranges elsewhere are counted unused")
+    @Test("withoutTruth recovers the biases from a recording alone and writes them into the site; ranges elsewhere, and ones not finite or negative, are counted unused")
     func recoversBiases() throws {
         let truth = [0.1, 0.2, 0.05, 0.15, 0.25, 0.12]
         var ranges = SimulatedRecording.simulate(floor: Self.site(biases: truth).floors[0], durationSeconds: 180, seed: 21).ranges
         ranges.append(RangeMeasurement(timeSeconds: 1, locator: LocatorAddress(0x9999), rangeMeters: 3))
         ranges.append(RangeMeasurement(timeSeconds: 1, locator: LocatorAddress(0x300), rangeMeters: 3, floor: "9F"))
+        // Not finite or negative: left out and counted, never a trap (the fit's data and the held-out blocks need finite times).
+        ranges.append(RangeMeasurement(timeSeconds: .nan, locator: LocatorAddress(0x300), rangeMeters: 3))
+        ranges.append(RangeMeasurement(timeSeconds: 2, locator: LocatorAddress(0x301), rangeMeters: .infinity))
+        ranges.append(RangeMeasurement(timeSeconds: 3, locator: LocatorAddress(0x302), rangeMeters: -1))
         let report = try SiteCalibration.withoutTruth(site: Self.site(biases: Array(repeating: 0, count: 6)), ranges: ranges)
-        #expect(report.unusedRangeCount == 2)
+        #expect(report.unusedRangeCount == 5)
         #expect(report.floors.count == 1)
         let floor = try #require(report.floors.first)
         #expect(floor.commonOffsetSeparable && floor.warnings.isEmpty && floor.epochs > 500)
