@@ -50,8 +50,8 @@ struct ExampleTests {
         #expect(run.out.contains("0x9DDC: bias 0.128") && run.out.contains("skipped 0"), "\(run.out)")
         // The hall's site is already right (0x9DDC's biasM 0.12, fitted 0.128): without truth the fit is
         // not shown better on held-out blocks, so `SiteCalibration.withoutTruth`, like the command, keeps
-        // the site as surveyed and nothing is written. (The fit itself: SiteCalibrationValidationTests,
-        // byte for byte against `locus calibrate --out` where it is accepted.)
+        // the site as surveyed and nothing is written. (The fit itself, byte for byte against `locus
+        // calibrate --out` where it is accepted: CalibrateHoldoutTests.withoutTruthAccepted.)
         let cli = try Self.run(["calibrate", "--site", site, "--trace", trace, "--out", directory + "/cli.json"], example: "locus")
         #expect(cli.status == 1, "\(cli.err)")
         #expect(!FileManager.default.fileExists(atPath: directory + "/example.json") && !FileManager.default.fileExists(atPath: directory + "/cli.json"))
