@@ -37,10 +37,9 @@ extension SiteCalibration {
         var site = input
         var results: [(floor: Floor, calibration: SelfCalibration)] = []
         for (f, floor) in input.floors.enumerated() where data[f].rangeCount > 0 || data[f].differenceCount > 0 {
-            let planar = TrilaterationConfiguration.standard.resolvedMode(for: floor.locators.map(\.position)) == .planar
             let calibration: SelfCalibration
             do {
-                calibration = try SelfCalibration.estimate(floor: floor, data: data[f], planar: planar, configuration: whole)
+                calibration = try estimate(floor, data[f], whole)
             } catch {
                 throw LocusError(error.code, "floor '\(floor.id)': \(error.message)", context: error.context)
             }
@@ -59,9 +58,16 @@ extension SiteCalibration {
         return (results, site, validation, movesLocators && !flagged.isEmpty)
     }
 
+    /// The bundle adjustment of one floor, planar or spatial as the engine solves its locators.
+    private static func estimate(_ floor: Floor, _ data: SelfCalibrationData, _ configuration: SelfCalibrationConfiguration)
+        throws(LocusError) -> SelfCalibration {
+        let planar = TrilaterationConfiguration.standard.resolvedMode(for: floor.locators.map(\.position)) == .planar
+        return try SelfCalibration.estimate(floor: floor, data: data, planar: planar, configuration: configuration)
+    }
+
     /// The held-out validation without truth (above). Never throws: what fails is "not judged", with the reason.
     static func validate(site input: Site, halves: Halves, options: Options,
-                                 solver: TrilaterationConfiguration) -> CalibrationValidation {
+                         solver: TrilaterationConfiguration) -> CalibrationValidation {
         let split = halves.blocks
         let fitData = halves.fit, heldData = halves.heldOut
         /// Floors calibrated by their ranges, and floors of range differences only (either half).
@@ -125,10 +131,8 @@ extension SiteCalibration {
             let c = options.configuration(moving: moving)
             var site = input, moved: [String] = []
             for f in measured where holdsMeasurements(f, data) {
-                let floor = input.floors[f]
-                let planar = TrilaterationConfiguration.standard.resolvedMode(for: floor.locators.map(\.position)) == .planar
-                let calibration = try SelfCalibration.estimate(floor: floor, data: data[f], planar: planar, configuration: c)
-                site.floors[f] = calibration.applied(to: floor)
+                let calibration = try estimate(input.floors[f], data[f], c)
+                site.floors[f] = calibration.applied(to: input.floors[f])
                 if moving { moved += calibration.locators.filter(\.isFlagged).map { $0.address.description } }
             }
             return (site, moved)

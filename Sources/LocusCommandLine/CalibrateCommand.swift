@@ -1,4 +1,5 @@
 import Foundation
+import Locus
 import LocusCore
 import LocusEvaluation
 import LocusIO
@@ -86,7 +87,7 @@ enum CalibrateCommand: LocusCommand {
             fitsSlope: arguments.flag("slope"),
             height: CalibrationJob.HeightSource(rawValue: arguments.string("height") ?? "auto") ?? .auto,
             minimumSamples: minimumSamples, fixesPositions: arguments.flag("fix-positions"),
-            holdoutBlockSeconds: try arguments.double("holdout-block", default: 10, in: 0...86_400))
+            holdoutBlockSeconds: try arguments.double("holdout-block", default: HoldoutBlocks.defaultBlockSeconds, in: 0...86_400))
         let started = Date()
         var outcome = try job.run(say: console.err)
         outcome.summary?.recordElapsed(Date().timeIntervalSince(started))

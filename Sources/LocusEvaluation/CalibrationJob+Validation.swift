@@ -1,7 +1,6 @@
 import Locus
 import LocusCore
 import LocusIO
-import LocusNumerics
 import LocusSolvers
 
 /// The held-out validation of `locus calibrate --truth` (`CalibrationValidation`): the recording cut into
