@@ -45,12 +45,12 @@ extern "C" {
 /* ---------------------------------------------------------------- version */
 
 #define LOCUS_VERSION_MAJOR 0
-#define LOCUS_VERSION_MINOR 2
+#define LOCUS_VERSION_MINOR 3
 #define LOCUS_VERSION_PATCH 0
 /** The library version as text; equal to locus_version() and to `locus --version`. */
-#define LOCUS_VERSION "0.2.0"
+#define LOCUS_VERSION "0.3.0"
 
-/** The version of the loaded library, e.g. "0.2.0" (a static string). */
+/** The version of the loaded library, e.g. "0.3.0" (a static string). */
 const char *locus_version(void);
 
 /* ---------------------------------------------------------------- status */
@@ -485,13 +485,19 @@ int locus_dop(const locus_point *locators, size_t count, const locus_point *poin
 
 /* ---------------------------------------------------------------- calibration without truth */
 
-/** Options of locus_calibrate. All zeros (or NULL): biases only, positions not moved, 50 ranges per locator, the first floor. */
+/** locus_calibration_options.holdout_block_ms: no held-out validation, the fit returned as it is (0.2's behaviour). */
+#define LOCUS_CALIBRATION_NO_HOLDOUT (-1)
+
+/** Options of locus_calibrate. All zeros (or NULL): biases only, positions not moved, 50 ranges per locator, the first
+ * floor, validated on held-out blocks of 10 s. */
 typedef struct locus_calibration_options {
     const char *floor;          /* floor of the ranges that name none; NULL: the site's first floor */
     int32_t fit_slope;          /* nonzero: fit each locator's range scale too (relative: their mean stays the site's) */
-    int32_t fix_positions;      /* nonzero: flagged locators are moved to their fitted positions in the site written */
+    int32_t fix_positions;      /* nonzero: flagged locators are moved to their fitted positions in the site written,
+                                   when the held-out blocks confirm the moves */
     int32_t min_ranges;         /* ranges a locator needs to be calibrated; 0: 50 */
-    int32_t reserved;
+    int32_t holdout_block_ms;   /* blocks of the held-out validation, 1 .. 86,400,000 ms; 0: 10 s;
+                                   LOCUS_CALIBRATION_NO_HOLDOUT: none (0.2 had a reserved field here) */
 } locus_calibration_options;
 
 /** Bits of locus_locator_calibration.flags. */
@@ -528,13 +534,45 @@ typedef struct locus_calibration_summary {
     int32_t warnings;           /* things the recording could not determine (`locus calibrate` prints them) */
 } locus_calibration_summary;
 
+/** locus_calibration_validation.verdict: what the held-out blocks said, and so what site_out holds (ABI 0.3). */
+enum locus_calibration_verdict {
+    LOCUS_CALIBRATION_NOT_VALIDATED = 0,     /* holdout_block_ms LOCUS_CALIBRATION_NO_HOLDOUT: site_out is the fit */
+    LOCUS_CALIBRATION_ACCEPTED = 1,          /* shown better on the held-out blocks: site_out is the fit */
+    LOCUS_CALIBRATION_NOT_JUDGED = 2,        /* nothing held out predicts a range (4 locators in 3-D, 3 in 2-D): the fit,
+                                                unjudged (`reason`; check it against truth before relying on it) */
+    LOCUS_CALIBRATION_POSITIONS_REFUSED = 3, /* the biases accepted, the moves of fix_positions not: site_out has the
+                                                biases with every locator where it was surveyed */
+    LOCUS_CALIBRATION_UNPROVEN = 4,          /* not shown better (or too short to judge): site_out is the site as given */
+    LOCUS_CALIBRATION_REFUSED = 5            /* worse on the held-out blocks: site_out is the site as given */
+};
+
+/** The held-out validation of locus_calibrate_validated (docs/calibration.md, "Held-out validation"): fitted on
+ * alternate blocks of time, scored on the others by the median |leave-one-out range residual|. */
+typedef struct locus_calibration_validation {
+    int32_t verdict;            /* enum locus_calibration_verdict */
+    int32_t blocks;             /* blocks of block_s the ranges' time span was cut into */
+    int32_t held_out_blocks;    /* of them held out (every second one) */
+    int32_t moved;              /* locators the fit blocks moved (fix_positions), accepted or not */
+    double block_s;             /* block length, s */
+    int64_t fit_ranges;         /* ranges in the fit blocks */
+    int64_t held_out_ranges;    /* ranges in the held-out blocks */
+    int64_t scored;             /* held-out ranges predicted by the others (the figures' sample) */
+    double surveyed_m;          /* held-out figure with the site as given, m; 0 when not judged */
+    double calibrated_m;        /* held-out figure with the calibration that site_out holds or was refused, m; 0 when not judged */
+    char reason[512];           /* why it is not ACCEPTED, in words (NUL-terminated UTF-8, cut at a character);
+                                   "" when ACCEPTED or NOT_VALIDATED */
+} locus_calibration_validation;
+
 /**
  * Calibrates the site (JSON of `length` bytes or LOCUS_NUL_TERMINATED) from `count` measured ranges
  * (biases not removed) without ground truth, as `locus calibrate` does without --truth: each
- * locator's range bias (and scale), its noise, and a check of its surveyed position. Writes one
- * result per locator of every floor the ranges reach into `locators` (room for `capacity`), the
- * summary (may be NULL), and the calibrated site as NUL-terminated JSON into `site_out` (may be
- * NULL with site_capacity 0; *site_length gets its length without the NUL either way).
+ * locator's range bias (and scale), its noise, and a check of its surveyed position, validated on
+ * held-out blocks (options->holdout_block_ms). Writes one result per locator of every floor the ranges
+ * reach into `locators` (room for `capacity`; the fit of the whole recording, whatever the validation
+ * said), the summary (may be NULL), and the site to use as NUL-terminated JSON into `site_out` (may be
+ * NULL with site_capacity 0; *site_length gets its length without the NUL either way): the calibrated
+ * site when the held-out blocks show it better, else the site as given (locus_calibrate_validated
+ * says which, and why).
  * Errors: LOCUS_E_INVALID_ARGUMENT (null pointer, bad option or id, a capacity too small: the
  * summary's `locators` and *site_length say what is needed), LOCUS_E_INVALID_RANGE, the site codes,
  * LOCUS_E_UNKNOWN_FLOOR, LOCUS_E_TOO_FEW_RANGES (a floor with fewer than 10 usable epochs),
@@ -543,6 +581,12 @@ typedef struct locus_calibration_summary {
 int locus_calibrate(const char *site_json, size_t length, const locus_range *ranges, size_t count,
                     const locus_calibration_options *options, locus_locator_calibration *locators, size_t capacity,
                     locus_calibration_summary *summary, char *site_out, size_t site_capacity, size_t *site_length);
+
+/** locus_calibrate with the held-out validation's verdict and figures in `*validation` (may be NULL; ABI 0.3). */
+int locus_calibrate_validated(const char *site_json, size_t length, const locus_range *ranges, size_t count,
+                              const locus_calibration_options *options, locus_locator_calibration *locators,
+                              size_t capacity, locus_calibration_summary *summary, locus_calibration_validation *validation,
+                              char *site_out, size_t site_capacity, size_t *site_length);
 
 /* ---------------------------------------------------------------- whole runs: replay, geometry, calibrate */
 
@@ -667,6 +711,9 @@ LOCUS_STATIC_ASSERT(lp64, sizeof(void *) == 8 && sizeof(size_t) == 8);
 LOCUS_STATIC_ASSERT(calibration_sizes, sizeof(locus_calibration_options) == 24 && sizeof(locus_locator_calibration) == 152
                     && offsetof(locus_locator_calibration, floor) == 80 && offsetof(locus_locator_calibration, flags) == 148
                     && sizeof(locus_calibration_summary) == 48);
+LOCUS_STATIC_ASSERT(calibration_validation_size, sizeof(locus_calibration_validation) == 576
+                    && offsetof(locus_calibration_validation, surveyed_m) == 48
+                    && offsetof(locus_calibration_validation, reason) == 64);
 LOCUS_STATIC_ASSERT(options_size, sizeof(locus_options) == 40);
 LOCUS_STATIC_ASSERT(range_size, sizeof(locus_range) == 40 && offsetof(locus_range, anchor) == 32);
 LOCUS_STATIC_ASSERT(difference_size, sizeof(locus_difference) == 40 && offsetof(locus_difference, anchor_a) == 32

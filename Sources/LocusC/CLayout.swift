@@ -30,7 +30,7 @@ enum CLayout {
     /// `locus_calibration_options`.
     enum CalibrationOptions {
         static let size = 24
-        static let floor = 0, fitSlope = 8, fixPositions = 12, minimumRanges = 16
+        static let floor = 0, fitSlope = 8, fixPositions = 12, minimumRanges = 16, holdoutBlockMilliseconds = 20
     }
     /// `locus_locator_calibration`.
     enum LocatorCalibration {
@@ -43,6 +43,15 @@ enum CLayout {
     enum CalibrationSummary {
         static let size = 48
         static let residualRMS = 0, locators = 8, estimated = 16, flagged = 24, unusedRanges = 32, separable = 40, warnings = 44
+    }
+    /// `locus_calibration_validation` (ABI 0.3).
+    enum CalibrationValidation {
+        static let size = 576
+        static let verdict = 0, blocks = 4, heldOutBlocks = 8, moved = 12, blockSeconds = 16, fitRanges = 24
+        static let heldOutRanges = 32, scored = 40, surveyed = 48, calibrated = 56, reason = 64, reasonCapacity = 512
+        /// `enum locus_calibration_verdict`.
+        static let notValidated: Int32 = 0, accepted: Int32 = 1, notJudged: Int32 = 2, positionsRefused: Int32 = 3
+        static let unproven: Int32 = 4, refused: Int32 = 5
     }
     /// `locus_replay_request`.
     enum ReplayRequest {
@@ -132,11 +141,21 @@ enum CLayout {
 
     /// Writes `text` as a NUL-terminated id field of `idCapacity` bytes (callers validated its length).
     static func storeID(_ text: String, to raw: UnsafeMutableRawPointer, at offset: Int) {
-        (raw + offset).initializeMemory(as: UInt8.self, repeating: 0, count: idCapacity)
+        storeText(text, to: raw, at: offset, capacity: idCapacity)
+    }
+
+    /// Writes `text` as a NUL-terminated field of `capacity` bytes, zero-filled, cut before the first
+    /// character that does not fit whole (so the field is always valid UTF-8).
+    static func storeText(_ text: String, to raw: UnsafeMutableRawPointer, at offset: Int, capacity: Int) {
+        (raw + offset).initializeMemory(as: UInt8.self, repeating: 0, count: capacity)
         var k = 0
-        for byte in text.utf8 where k < idCapacity - 1 {
-            raw.storeBytes(of: byte, toByteOffset: offset + k, as: UInt8.self)
-            k += 1
+        for character in text {
+            let bytes = character.utf8
+            guard k + bytes.count <= capacity - 1 else { break }
+            for byte in bytes {
+                raw.storeBytes(of: byte, toByteOffset: offset + k, as: UInt8.self)
+                k += 1
+            }
         }
     }
 

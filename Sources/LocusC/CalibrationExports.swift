@@ -6,20 +6,34 @@ import LocusCore
 import LocusIO
 
 /// `locus_calibrate`: the site's locators calibrated from measured ranges without ground truth
-/// (`SiteCalibration.withoutTruth`, the calibration of `locus calibrate` without `--truth`).
-/// - Parameters: `siteJSON` (`length` bytes or `LOCUS_NUL_TERMINATED`), `ranges` (`count` of
-///   them, biases not removed), `options` (NULL: defaults), `locators` (room for `capacity`
-///   results: every locator of every floor the ranges reach), `summary` (may be NULL), `siteOut`
-///   (the calibrated site as JSON, NUL-terminated; may be NULL with `siteCapacity` 0; `siteLength`
-///   gets its length without the NUL either way).
-/// - Returns: 0, or E1003 (null pointer, bad option or id, capacity too small — `summary->locators`
-///   and `siteLength` say what is needed), E5002 and the site codes, E3002 (unknown floor), E4001
-///   (too few usable epochs on a floor), E4002.
+/// (`SiteCalibration.withoutTruth`, the calibration of `locus calibrate` without `--truth`),
+/// validated on held-out blocks; `locus_calibrate_validated` with no validation result.
 @c(locus_calibrate)
 public func locusCalibrate(_ siteJSON: UnsafePointer<CChar>?, _ length: Int, _ ranges: UnsafeRawPointer?, _ count: Int,
                            _ options: UnsafeRawPointer?, _ locators: UnsafeMutableRawPointer?, _ capacity: Int,
                            _ summary: UnsafeMutableRawPointer?, _ siteOut: UnsafeMutablePointer<CChar>?, _ siteCapacity: Int,
                            _ siteLength: UnsafeMutablePointer<Int>?) -> Int32 {
+    locusCalibrateValidated(siteJSON, length, ranges, count, options, locators, capacity, summary, nil, siteOut, siteCapacity, siteLength)
+}
+
+/// `locus_calibrate_validated` (ABI 0.3): the calibration of `locus_calibrate` and its held-out
+/// validation (`SiteCalibration.Report.validation`) as `locus_calibration_validation`.
+/// - Parameters: `siteJSON` (`length` bytes or `LOCUS_NUL_TERMINATED`), `ranges` (`count` of
+///   them, biases not removed), `options` (NULL: defaults; `holdout_block_ms` 0: 10 s, −1: no
+///   validation), `locators` (room for `capacity` results: every locator of every floor the ranges
+///   reach, the whole recording's fit), `summary` (may be NULL), `validation` (may be NULL),
+///   `siteOut` (the site to use — the fit when the validation accepts it or cannot judge it, else the
+///   site as given — as JSON, NUL-terminated; may be NULL with `siteCapacity` 0; `siteLength` gets
+///   its length without the NUL either way).
+/// - Returns: 0, or E1003 (null pointer, bad option or id, capacity too small — `summary->locators`
+///   and `siteLength` say what is needed), E5002 and the site codes, E3002 (unknown floor), E4001
+///   (too few usable epochs on a floor), E4002.
+@c(locus_calibrate_validated)
+public func locusCalibrateValidated(_ siteJSON: UnsafePointer<CChar>?, _ length: Int, _ ranges: UnsafeRawPointer?, _ count: Int,
+                                    _ options: UnsafeRawPointer?, _ locators: UnsafeMutableRawPointer?, _ capacity: Int,
+                                    _ summary: UnsafeMutableRawPointer?, _ validation: UnsafeMutableRawPointer?,
+                                    _ siteOut: UnsafeMutablePointer<CChar>?, _ siteCapacity: Int,
+                                    _ siteLength: UnsafeMutablePointer<Int>?) -> Int32 {
     Status.guarded { () throws(LocusError) in
         guard let siteJSON else { throw LocusError(.invalidArgument, "site_json is NULL") }
         let bytes = length == -1 ? strlen(siteJSON) : length
@@ -36,10 +50,7 @@ public func locusCalibrate(_ siteJSON: UnsafePointer<CChar>?, _ length: Int, _ r
             }
             measurements.append(m)
         }
-        // Not validated on held-out blocks: the summary has no room for the verdict (ABI 0.x), so the fit
-        // is returned as it is, as before; locus_calibrate_file validates (docs/calibration.md).
         var settings = SiteCalibration.Options()
-        settings.holdoutBlockSeconds = nil
         if let options {
             typealias O = CLayout.CalibrationOptions
             if let p = UnsafeRawPointer(bitPattern: options.loadUnaligned(fromByteOffset: O.floor, as: UInt.self)) {
@@ -50,6 +61,7 @@ public func locusCalibrate(_ siteJSON: UnsafePointer<CChar>?, _ length: Int, _ r
             let minimum = options.loadUnaligned(fromByteOffset: O.minimumRanges, as: Int32.self)
             guard minimum >= 0 else { throw LocusError(.invalidArgument, "options.min_ranges \(minimum) is negative") }
             if minimum > 0 { settings.minimumRanges = Int(minimum) }
+            settings.holdoutBlockSeconds = try holdoutBlockSeconds(options.loadUnaligned(fromByteOffset: O.holdoutBlockMilliseconds, as: Int32.self))
         }
         let report = try SiteCalibration.withoutTruth(site: site, ranges: measurements, options: settings)
         let results = report.floors.flatMap { floor in floor.locators.map { (floor.floor, $0) } }
@@ -91,10 +103,53 @@ public func locusCalibrate(_ siteJSON: UnsafePointer<CChar>?, _ length: Int, _ r
             if l.positionOffset != nil { flags |= L.checked }
             raw.storeBytes(of: flags, toByteOffset: L.flags, as: Int32.self)
         }
+        if let validation { store(report.validation, to: validation) }
         let encoded = SiteEncoder.encode(report.site)
         siteLength?.pointee = encoded.count
         if siteOut != nil || siteCapacity > 0 {
             try CText.copy(encoded, to: siteOut, capacity: siteCapacity, length: siteLength)
         }
+    }
+}
+
+/// `locus_calibration_options.holdout_block_ms` as `SiteCalibration.Options.holdoutBlockSeconds`: 0 is
+/// the default (10 s), `LOCUS_CALIBRATION_NO_HOLDOUT` (−1) nil, else 1 ms – 24 h (`--holdout-block`'s range).
+private func holdoutBlockSeconds(_ milliseconds: Int32) throws(LocusError) -> Double? {
+    switch milliseconds {
+    case 0: HoldoutBlocks.defaultBlockSeconds
+    case -1: nil
+    case 1...86_400_000: Double(milliseconds) / 1000
+    default:
+        throw LocusError(.invalidArgument, "options.holdout_block_ms \(milliseconds) is not 1 .. 86,400,000, 0 (10 s) or "
+                         + "LOCUS_CALIBRATION_NO_HOLDOUT (-1)")
+    }
+}
+
+/// Writes `locus_calibration_validation`: the verdict (`enum locus_calibration_verdict`), the blocks,
+/// rows and figures of `v`, and its reason unless accepted (nil `v`: not validated, all else 0).
+private func store(_ v: CalibrationValidation?, to raw: UnsafeMutableRawPointer) {
+    typealias V = CLayout.CalibrationValidation
+    raw.initializeMemory(as: UInt8.self, repeating: 0, count: V.size)
+    guard let v else { return }
+    let verdict: Int32 = switch v.refused {
+    case .calibration?: V.refused
+    case .unproven?: V.unproven
+    case .positions?: V.positionsRefused
+    case nil: v.judged ? V.accepted : V.notJudged
+    }
+    raw.storeBytes(of: verdict, toByteOffset: V.verdict, as: Int32.self)
+    raw.storeBytes(of: Int32(clamping: v.blocks), toByteOffset: V.blocks, as: Int32.self)
+    raw.storeBytes(of: Int32(clamping: v.heldOutBlocks), toByteOffset: V.heldOutBlocks, as: Int32.self)
+    raw.storeBytes(of: Int32(clamping: v.moved.count), toByteOffset: V.moved, as: Int32.self)
+    raw.storeBytes(of: v.blockSeconds, toByteOffset: V.blockSeconds, as: Double.self)
+    raw.storeBytes(of: Int64(v.fitRows), toByteOffset: V.fitRanges, as: Int64.self)
+    raw.storeBytes(of: Int64(v.heldOutRows), toByteOffset: V.heldOutRanges, as: Int64.self)
+    raw.storeBytes(of: Int64(v.scored), toByteOffset: V.scored, as: Int64.self)
+    if v.judged, let before = v.surveyed, let after = v.calibrated, before.isFinite, after.isFinite {
+        raw.storeBytes(of: before, toByteOffset: V.surveyed, as: Double.self)
+        raw.storeBytes(of: after, toByteOffset: V.calibrated, as: Double.self)
+    }
+    if verdict != V.accepted, let reason = v.reason {
+        CLayout.storeText(reason, to: raw, at: V.reason, capacity: V.reasonCapacity)
     }
 }

@@ -3,7 +3,7 @@ import LocusIO
 
 // Version, status names, the thread's last error, and the replay output formats.
 
-/// `locus_version`: the library version, e.g. "0.2.0" (static).
+/// `locus_version`: the library version, e.g. "0.3.0" (static).
 @c(locus_version)
 public func locusVersion() -> UnsafePointer<CChar> {
     Status.cString(LocusVersion.string)

@@ -790,6 +790,63 @@ static void test_calibrate(const char *site_path) {
     CHECK(out && strstr(out, "\"biasM\"") != NULL, "the calibrated site carries biasM");
     printf("calibrate: 8 biases within %.1f mm, residual RMS %.1f mm, site %zu bytes\n", 1000 * worst, 1000 * summary.residual_rms_m,
            written);
+
+    /* The held-out validation (ABI 0.3): 2 min in blocks of 10 s, 6 held out, the biases shown better. */
+    locus_calibration_validation validation;
+    memset(&validation, 0x5A, sizeof validation);
+    size_t validated_length = 0;
+    char *validated = malloc(written + 1);
+    CHECK_STATUS(locus_calibrate_validated(site, site_length, ranges, rounds * 8, NULL, results, 8, &summary, &validation,
+                                           validated, written + 1, &validated_length), LOCUS_OK);
+    CHECK(validation.verdict == LOCUS_CALIBRATION_ACCEPTED && validation.blocks == 12 && validation.held_out_blocks == 6
+          && validation.moved == 0 && validation.block_s == 10 && validation.fit_ranges + validation.held_out_ranges == rounds * 8
+          && validation.held_out_ranges == 6 * 40 * 8 && validation.scored >= 100 && validation.reason[0] == 0,
+          "validation: verdict %d, %d blocks (%d held out) of %g s, %lld + %lld ranges, %lld scored, reason '%.80s'",
+          validation.verdict, validation.blocks, validation.held_out_blocks, validation.block_s, (long long)validation.fit_ranges,
+          (long long)validation.held_out_ranges, (long long)validation.scored, validation.reason);
+    CHECK(validation.calibrated_m > 0 && validation.calibrated_m < 0.5 * validation.surveyed_m,
+          "held-out median residual %g m as surveyed, %g calibrated", validation.surveyed_m, validation.calibrated_m);
+    CHECK(validated_length == written && out && memcmp(validated, out, written + 1) == 0,
+          "locus_calibrate and locus_calibrate_validated write the same accepted site");
+    printf("calibrate: held out %d of %d blocks, median |range residual| %.1f -> %.1f mm: accepted\n", validation.held_out_blocks,
+           validation.blocks, 1000 * validation.surveyed_m, 1000 * validation.calibrated_m);
+
+    /* The biases already in the site: nothing to gain, so not shown better: site_out is the site as given. */
+    char *biased = malloc(written + 1);
+    memcpy(biased, out, written + 1);
+    locus_calibration_options no_holdout = {NULL, 0, 0, 0, LOCUS_CALIBRATION_NO_HOLDOUT};
+    size_t again_length = 0;
+    CHECK_STATUS(locus_calibrate_validated(biased, written, ranges, rounds * 8, NULL, results, 8, &summary, &validation, NULL, 0,
+                                           &again_length), LOCUS_OK);
+    char *again = malloc(again_length + 1);
+    CHECK_STATUS(locus_calibrate_validated(biased, written, ranges, rounds * 8, NULL, results, 8, &summary, &validation, again,
+                                           again_length + 1, &again_length), LOCUS_OK);
+    CHECK(validation.verdict == LOCUS_CALIBRATION_UNPROVEN && strstr(validation.reason, "not shown better") != NULL
+          && validation.surveyed_m > 0 && validation.calibrated_m > 0,
+          "a calibrated site recalibrated: verdict %d, %g -> %g m, reason '%.120s'", validation.verdict, validation.surveyed_m,
+          validation.calibrated_m, validation.reason);
+    CHECK(again_length == written && memcmp(again, biased, written) == 0, "unproven: site_out is the site as given");
+    /* LOCUS_CALIBRATION_NO_HOLDOUT: the fit as it is, not validated. */
+    CHECK_STATUS(locus_calibrate_validated(biased, written, ranges, rounds * 8, &no_holdout, results, 8, &summary, &validation,
+                                           NULL, 0, &again_length), LOCUS_OK);
+    CHECK(validation.verdict == LOCUS_CALIBRATION_NOT_VALIDATED && validation.blocks == 0 && validation.reason[0] == 0,
+          "no holdout: verdict %d, %d blocks", validation.verdict, validation.blocks);
+    /* A recording too short to judge (15 s: one held-out block) is unproven, saying how to get it written. */
+    CHECK_STATUS(locus_calibrate_validated(site, site_length, ranges, 60 * 8, NULL, results, 8, &summary, &validation, NULL, 0,
+                                           &again_length), LOCUS_OK);
+    CHECK(validation.verdict == LOCUS_CALIBRATION_UNPROVEN && validation.held_out_blocks == 1
+          && strstr(validation.reason, "record longer") != NULL && validation.surveyed_m == 0,
+          "15 s: verdict %d, %d held out, reason '%.120s'", validation.verdict, validation.held_out_blocks, validation.reason);
+    /* holdout_block_ms out of range. */
+    locus_calibration_options bad = {NULL, 0, 0, 0, -2};
+    CHECK_STATUS(locus_calibrate_validated(site, site_length, ranges, rounds * 8, &bad, results, 8, &summary, &validation, NULL, 0,
+                                           &again_length), LOCUS_E_INVALID_ARGUMENT);
+    bad.holdout_block_ms = 86400001;
+    CHECK_STATUS(locus_calibrate(site, site_length, ranges, rounds * 8, &bad, results, 8, &summary, NULL, 0, &again_length),
+                 LOCUS_E_INVALID_ARGUMENT);
+    free(again);
+    free(biased);
+    free(validated);
     free(out);
     free(ranges);
     free(site);

@@ -19,7 +19,7 @@ __all__ = ["InvalidArgumentError", "LocusError", "Result", "Session", "Site", "c
 
 
 def version():
-    """The loaded library's version, e.g. "0.2.0" (as `locus --version`)."""
+    """The loaded library's version, e.g. "0.3.0" (as `locus --version`)."""
     return _library.library().locus_version().decode()
 
 

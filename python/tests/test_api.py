@@ -11,7 +11,7 @@ from conftest import FIXTURES, cli_path
 
 
 def test_version_equals_the_cli():
-    assert locus.version() == "0.2.0"
+    assert locus.version() == "0.3.0"
     cli = cli_path()
     if cli:
         assert subprocess.run([cli, "--version"], capture_output=True, text=True).stdout.split()[1] == locus.version()
@@ -90,4 +90,4 @@ def test_library_found_from_the_environment_variable(tmp_path):
     assert result.returncode != 0 and "missing.so" in result.stderr
     env["LOCUS_LIBRARY"] = locus.library_path()
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    assert result.returncode == 0 and result.stdout.split() == [locus.library_path(), "0.2.0"]
+    assert result.returncode == 0 and result.stdout.split() == [locus.library_path(), "0.3.0"]
