@@ -1,3 +1,4 @@
+import Locus
 import LocusCore
 import LocusIO
 import LocusSolvers
@@ -59,17 +60,20 @@ package struct GeometryJob {
         var title = "Locator geometry — "
         title += site.building.name.isEmpty ? site.building.id : site.building.name
         title += ", floor \(floor.id)" + (floor.name.isEmpty ? "" : " (\(floor.name))")
-        let survey = try tracePath.map { (trace: String) throws(LocusError) in
+        let checked = try tracePath.map { (trace: String) throws(LocusError) in
             try Self.surveyCheck(trace: trace, site: site, floorIndex: floorIndex)
         }
+        let survey = checked?.survey, confirmation = checked?.confirmation
         let marks = (survey?.locators ?? []).enumerated().compactMap { i, l -> SurveyMark? in
             guard l.isFlagged, let d = l.positionOffset else { return nil }
             let p = floor.locators[i].position
             return SurveyMark(address: l.address, surveyed: Point2(x: p.x, y: p.y), fitted: Point2(x: p.x + d.x, y: p.y + d.y),
-                              offsetMeters: (d.x * d.x + d.y * d.y + d.z * d.z).squareRoot())
+                              offsetMeters: (d.x * d.x + d.y * d.y + d.z * d.z).squareRoot(),
+                              confirmed: confirmation.map { $0.acceptsMoves && $0.moved.contains(l.address.description) } ?? false)
         }
         return GeometryOutcome(site: site, sitePath: path, report: report, suggestion: suggestion, title: title, survey: survey,
-                               surveyMarks: marks, tracePath: tracePath ?? "", accuracySigmaMeters: accuracySigmaMeters)
+                               confirmation: confirmation, surveyMarks: marks, tracePath: tracePath ?? "",
+                               accuracySigmaMeters: accuracySigmaMeters)
     }
 
     /// ⌈W/a⌉·⌈H/a⌉ as `GeometryGrid` counts it; nil when the floor has no extent (the report says why).
@@ -80,16 +84,44 @@ package struct GeometryJob {
 
     /// The survey check of the floor's locators against `trace` (`SelfCalibration`, bias only; from
     /// its range differences, `DifferenceSelfCalibration`, when the floor has no ranges in it — as
-    /// `locus calibrate` chooses).
+    /// `locus calibrate` chooses), and, when it flags a locator, whether the held-out blocks confirm
+    /// the move: the validation `locus calibrate --fix-positions` runs before it moves a locator
+    /// (`SiteCalibration.calibrate` on the floor's rows in blocks of `HoldoutBlocks.defaultBlockSeconds`:
+    /// a move must beat the biases alone on the held-out blocks and be reproduced by them).
     /// - Throws: the trace reader's errors; E4001 when the trace holds too few usable epochs on it.
-    static func surveyCheck(trace path: String, site: Site, floorIndex: Int) throws(LocusError) -> SelfCalibration {
+    static func surveyCheck(trace path: String, site: Site, floorIndex: Int)
+        throws(LocusError) -> (survey: SelfCalibration, confirmation: CalibrationValidation?) {
         let trace = try TraceReader.read(source: try ByteSource(path: path))
-        let arranged = CalibrationJob.selfCalibrationData(trace: trace, site: site, defaultFloor: floorIndex)
-        let data = arranged.data[floorIndex]
+        /// The floor's rows of `rows` (the other floors' left empty: only this floor is checked).
+        func floorData(_ rows: RangeTrace) -> [SelfCalibrationData] {
+            let all = CalibrationJob.selfCalibrationData(trace: rows, site: site, defaultFloor: floorIndex).data
+            return site.floors.indices.map { $0 == floorIndex ? all[$0] : SelfCalibrationData(measurements: [], floor: site.floors[$0]) }
+        }
+        let data = floorData(trace)
         let floor = site.floors[floorIndex]
         let planar = TrilaterationConfiguration.standard.resolvedMode(for: floor.locators.map(\.position)) == .planar
+        let survey: SelfCalibration
         do {
-            return try SelfCalibration.estimate(floor: floor, data: data, planar: planar)
+            survey = try SelfCalibration.estimate(floor: floor, data: data[floorIndex], planar: planar)
+        } catch {
+            throw LocusError(error.code, "survey check of floor '\(floor.id)': \(error.message)", context: .init(file: path))
+        }
+        guard survey.locators.contains(where: \.isFlagged) else { return (survey, nil) }
+        let blocks = HoldoutBlocks(trace: trace, blockSeconds: HoldoutBlocks.defaultBlockSeconds)
+        let (fit, heldOut) = blocks.split(trace)
+        let halves: SiteCalibration.Halves = (blocks, floorData(fit), floorData(heldOut), fit.rows.count, heldOut.rows.count)
+        var options = SiteCalibration.Options()
+        options.fixesPositions = true
+        do {
+            let checked = try SiteCalibration.calibrate(site: site, data: data, halves: halves, options: options,
+                                                        solver: EngineConfiguration(EngineOptions()).solver)
+            var confirmation = checked.validation
+            if let v = confirmation, !v.judged, v.heldOutBlocks < CalibrationValidation.minimumHeldOutBlocks {
+                // Too short to judge: said as such (the calibration's reason names `--holdout-block`,
+                // which geometry does not have).
+                confirmation?.notJudged(CalibrationValidation.tooShort(blocks))
+            }
+            return (survey, confirmation)
         } catch {
             throw LocusError(error.code, "survey check of floor '\(floor.id)': \(error.message)", context: .init(file: path))
         }
@@ -105,6 +137,8 @@ package struct GeometryOutcome {
     /// The heatmap's title: building and floor.
     package var title: String
     var survey: SelfCalibration?
+    /// The held-out validation of moving the flagged locators (nil when none is flagged).
+    var confirmation: CalibrationValidation?
     /// The survey check's flagged locators, for the heatmap.
     package var surveyMarks: [SurveyMark]
     var tracePath: String
@@ -112,14 +146,30 @@ package struct GeometryOutcome {
 
     /// The `--json` summary (`svg`: the heatmap's path, when one was written).
     package func json(svg: String?) -> JSONValue {
-        Self.summary(report, suggestion: suggestion, svg: svg, survey: survey?.survey(trace: tracePath).json,
-                     accuracySigmaMeters: accuracySigmaMeters)
+        Self.summary(report, suggestion: suggestion, svg: svg, survey: surveyJSON, accuracySigmaMeters: accuracySigmaMeters)
+    }
+
+    /// The survey check's `--json` object, with `confirmation` (the held-out validation of the moves,
+    /// `CalibrationValidation.json`; null when nothing is flagged) after its members.
+    private var surveyJSON: JSONValue? {
+        guard let members = survey?.survey(trace: tracePath).json.members else { return nil }
+        return .object(members.map { ($0.key, $0.value) } + [("confirmation", confirmation?.json ?? .null)])
+    }
+
+    /// The survey check's line on the held-out blocks: whether they confirm the flagged locators' moves.
+    private var confirmationText: String {
+        guard let v = confirmation else { return "" }
+        if v.acceptsMoves, let before = v.surveyed, let after = v.calibrated {
+            return "  held-out blocks confirm moving \(v.moved.joined(separator: ", ")): median |range residual| "
+                + "\(DecimalText.string(before, decimals: 4)) → \(DecimalText.string(after, decimals: 4)) m\n"
+        }
+        return "  held-out blocks do not confirm the flags: \(v.reason ?? "not judged")\n"
     }
 
     /// The summary for people.
     package func text(svg: String?) -> String {
         var out = Self.text(report, suggestion: suggestion, site: site, path: sitePath, svg: svg, accuracySigmaMeters: accuracySigmaMeters)
-        if let survey { out += survey.survey(trace: tracePath).text }
+        if let survey { out += survey.survey(trace: tracePath).text + confirmationText }
         return out
     }
 
@@ -154,11 +204,14 @@ package struct SurveyMark {
     package var surveyed: Point2
     package var fitted: Point2
     package var offsetMeters: Double
+    /// Whether the held-out blocks confirm the move (`GeometryJob.surveyCheck`).
+    package var confirmed: Bool
 
-    init(address: LocatorAddress, surveyed: Point2, fitted: Point2, offsetMeters: Double) {
+    init(address: LocatorAddress, surveyed: Point2, fitted: Point2, offsetMeters: Double, confirmed: Bool) {
         self.address = address
         self.surveyed = surveyed
         self.fitted = fitted
         self.offsetMeters = offsetMeters
+        self.confirmed = confirmed
     }
 }

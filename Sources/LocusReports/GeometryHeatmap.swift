@@ -290,7 +290,7 @@ package enum GeometryHeatmap {
             placer.reserve(PixelBox.around(x: x0, y: y0, radius: 10))
             placer.reserve(PixelBox.around(x: x1, y: y1, radius: 6))
             let right = mark.fitted.x < floor.originX + 0.8 * w
-            surveyLabels.append(PendingLabel(text: "\(mark.address) fits \(n(mark.offsetMeters, 2)) m away", x: x1, y: y1, clearance: 8,
+            surveyLabels.append(PendingLabel(text: "\(mark.address) fits \(n(mark.offsetMeters, 2)) m away" + (mark.confirmed ? "" : ", not confirmed"), x: x1, y: y1, clearance: 8,
                                              style: [], fontSize: 10.5, bold: true, colour: surveyColour,
                                              directions: right ? [.southEast, .southWest, .northEast, .northWest, .east, .west, .south, .north]
                                                                : [.southWest, .southEast, .northWest, .northEast, .west, .east, .south, .north]))

@@ -94,16 +94,48 @@ struct CalibrateWithoutTruthTests {
         #expect(run.status == 0, "\(run.err)")
         let survey = try #require(try JSONParser.parse(Array(run.out.utf8))["survey"])
         #expect(survey["flagged"]?.doubleValue == 1)
+        // The held-out blocks confirm the move, as `calibrate --fix-positions` judges it before moving.
+        let confirmation = survey["confirmation"]
+        #expect(confirmation?["positions"]?["accepted"]?.boolValue == true
+                && confirmation?["positions"]?["moved"]?.arrayValue?.compactMap(\.stringValue) == ["0x0204"]
+                && confirmation?["held_out_blocks"]?.doubleValue == 15, "\(run.out)")
         let svg = String(decoding: TestPaths.bytes(dir + "/map.svg"), as: UTF8.self)
-        #expect(svg.contains("0x0204 fits") && svg.contains("flagged locator"), "the SVG marks 0x0204 and explains the mark")
+        #expect(svg.contains("0x0204 fits") && svg.contains("flagged locator") && !svg.contains("not confirmed"),
+                "the SVG marks 0x0204 and explains the mark")
         let text = CapturedRun(["geometry", "--site", files.site, "--trace", files.trace])
-        #expect(text.out.contains("1 locator flagged") && text.out.contains("0x0204 fits"), "\(text.out)")
+        #expect(text.out.contains("1 locator flagged") && text.out.contains("0x0204 fits")
+                && text.out.contains("held-out blocks confirm moving 0x0204: median |range residual| "), "\(text.out)")
+        // The first 32 s of the same recording: the survey check flags a locator, which the held-out
+        // blocks (3 of 10 s fitted, 1 held out… 2 of them) do not confirm — the map and the text say so.
+        // And 29 s: one held-out block, too little to judge at all.
+        let rows = String(decoding: TestPaths.bytes(files.trace), as: UTF8.self).split(separator: "\n")
+        for seconds in [32.0, 29.0] {
+            let short = dir + "/short.csv"
+            try (([rows[0]] + rows.dropFirst().filter { (Double($0.prefix { $0 != "," }) ?? .infinity) < seconds }).joined(separator: "\n") + "\n")
+                .write(toFile: short, atomically: false, encoding: .utf8)
+            let brief = CapturedRun(["geometry", "--site", files.site, "--trace", short, "--svg", dir + "/short.svg", "--json"])
+            #expect(brief.status == 0, "\(brief.err)")
+            let briefSurvey = try #require(try JSONParser.parse(Array(brief.out.utf8))["survey"])
+            let c = briefSurvey["confirmation"]
+            #expect((briefSurvey["flagged"]?.doubleValue ?? 0) >= 1, "\(seconds) s: \(brief.out)")
+            if seconds == 32 {
+                #expect(c?["judged"]?.boolValue == true && c?["refused"]?.stringValue == "positions", "\(brief.out)")
+            } else {
+                #expect(c?["judged"]?.boolValue == false && c?["held_out_blocks"]?.doubleValue == 1
+                        && c?["reason"]?.stringValue?.contains("1 held-out block with rows (2 needed") == true, "\(brief.out)")
+            }
+            let map = String(decoding: TestPaths.bytes(dir + "/short.svg"), as: UTF8.self)
+            #expect(map.contains("m away, not confirmed") && !map.contains("m away<"), "\(seconds) s: every flag on the map is unconfirmed")
+            let said = CapturedRun(["geometry", "--site", files.site, "--trace", short]).out
+            #expect(said.contains("held-out blocks do not confirm the flags: ") && !said.contains("--holdout-block"), "\(said)")
+        }
 
         let clean = TestPaths.temporaryDirectory()
         let good = try Self.recording(in: clean, calibrating: Self.site(biases: Array(repeating: 0, count: 6)))
         let ok = CapturedRun(["geometry", "--site", good.site, "--trace", good.trace, "--svg", clean + "/map.svg"])
         #expect(ok.status == 0, "\(ok.err)")
-        #expect(ok.out.contains("every locator fits its surveyed position") && ok.out.contains("checkable: "), "\(ok.out)")
+        #expect(ok.out.contains("every locator fits its surveyed position") && ok.out.contains("checkable: ")
+                && !ok.out.contains("held-out"), "\(ok.out)")
         #expect(!String(decoding: TestPaths.bytes(clean + "/map.svg"), as: UTF8.self).contains("flagged locator"))
     }
 
