@@ -55,6 +55,9 @@ package struct SelfCalibrationConfiguration: Sendable, Hashable {
     /// The time blocks the honest covariance is estimated from (their spread; at least 8 must hold
     /// epochs).
     var surveyBlocks = 20
+    /// The side of the square cells, metres, by which epochs are grouped into places for the place
+    /// blocks of the survey test (a place's multipath and shadowing stay alike within about this).
+    var surveyPlaceCellMeters = 1.0
     /// The share of a locator's epochs in which the others over-determine the tag (D + 1 of them)
     /// for it to be checkable.
     var surveyMinimumSupport = 0.5

@@ -114,6 +114,7 @@ extension SelfCalibrationSolver: SurveyCheckable {
 extension DifferenceSelfCalibrationSolver: SurveyCheckable {
     var surveyEpochCount: Int { data.blinkCount }
     func surveyEpochTime(_ j: Int) -> Double { data.blinkTimes[j] }
+    func surveyEpochPlace(_ j: Int) -> (x: Double, y: Double) { (positions[3 * j], positions[3 * j + 1]) }
     func surveyEpoch(_ j: Int, hears k: Int) -> (count: Int, hears: Bool) {
         let range = data.blinkStarts[j]..<data.blinkStarts[j + 1]
         return (range.count, range.contains { data.slots[$0] == k })

@@ -15,6 +15,8 @@ protocol SurveyTestable {
     func isUsable(_ j: Int) -> Bool
     /// Epoch j's time, seconds.
     func surveyEpochTime(_ j: Int) -> Double
+    /// Epoch j's fitted tag position (x, y), metres.
+    func surveyEpochPlace(_ j: Int) -> (x: Double, y: Double)
     /// Epoch j's measurements (ranges, arrivals) and whether locator k is among them.
     func surveyEpoch(_ j: Int, hears k: Int) -> (count: Int, hears: Bool)
     /// An epoch's own unknowns: the tag's D coordinates (ranges), and the blink's offset τ (differences).
@@ -111,7 +113,7 @@ extension SurveyTestable {
     /// Locator k's position check from this fit (δₖ and bₖ free): directions, honest σ, the test.
     /// - Throws: `E4002` when LAPACK fails.
     func surveyTest(locator k: Int) throws(LocusError) -> SelfCalibrationPositionCheck {
-        let config = configuration, dims = dimensions, word = surveyEpochWord
+        let config = configuration, word = surveyEpochWord
         var check = SelfCalibrationPositionCheck(directions: [], sdMeters: [], thresholdMeters: config.surveyCheckableSDMeters)
         let used = (0..<surveyEpochCount).filter(isUsable)
         // Redundancy: epochs hearing k whose other measurements over-determine the epoch's unknowns.
@@ -135,16 +137,61 @@ extension SurveyTestable {
             return check
         }
         let blockCount = config.surveyBlocks
-        var blockOf = [Int](repeating: 0, count: surveyEpochCount)
-        var nonEmpty = Set<Int>()
-        for j in 0..<surveyEpochCount {
-            blockOf[j] = min(blockCount - 1, max(0, Int((surveyEpochTime(j) - t0) / (t1 - t0) * Double(blockCount))))
-            if isUsable(j) { nonEmpty.insert(blockOf[j]) }
+        let byTime = try surveyTest(locator: k, check: check, blocks: (0..<surveyEpochCount).map { j in
+            min(blockCount - 1, max(0, Int((surveyEpochTime(j) - t0) / (t1 - t0) * Double(blockCount))))
+        }, unit: "time blocks")
+        // Place blocks. A place's error (multipath, the body, the antenna's heading) is the same in every
+        // time block that holds the place: a tag standing still, or a static survey of points recorded
+        // side by side (CUHK-SZ's static sessions: 30 points as 30 tags, all from t = 0), puts every
+        // place in every time block, the blocks' spread shrinks to the noise (± 1–2 mm), and the places'
+        // shared errors move δ by 0.2–0.3 m: 4 of 8 correct locators flagged. So the epochs are also
+        // grouped into places (cells of `surveyPlaceCellMeters` at their fitted positions), each place
+        // whole in one block (places in the order first visited, cut into `surveyBlocks` by epochs), and
+        // the more conservative of the two tests decides: not checkable, else the larger p-value. A walk
+        // that seldom comes back gives about the time blocks; a handful of places, fewer than 8 blocks.
+        var firstVisit: [SIMD2<Int>: (time: Double, epochs: Int)] = [:]
+        let cell = config.surveyPlaceCellMeters
+        func place(_ j: Int) -> SIMD2<Int> {
+            let p = surveyEpochPlace(j)
+            guard p.x.isFinite, p.y.isFinite, abs(p.x) < 1e9, abs(p.y) < 1e9 else { return SIMD2(Int.min, Int.min) }
+            return SIMD2(Int((p.x / cell).rounded(.down)), Int((p.y / cell).rounded(.down)))
         }
+        for j in used {
+            let key = place(j), t = surveyEpochTime(j)
+            let seen = firstVisit[key]
+            firstVisit[key] = (min(seen?.time ?? t, t), (seen?.epochs ?? 0) + 1)
+        }
+        let places = firstVisit.sorted { a, b in
+            a.value.time < b.value.time || (a.value.time == b.value.time && (a.key.x, a.key.y) < (b.key.x, b.key.y))
+        }
+        var blockOfPlace: [SIMD2<Int>: Int] = [:], before = 0
+        for (key, value) in places {
+            blockOfPlace[key] = min(blockCount - 1, before * blockCount / used.count)
+            before += value.epochs
+        }
+        let byPlace = try surveyTest(locator: k, check: check, blocks: (0..<surveyEpochCount).map { j in
+            isUsable(j) ? blockOfPlace[place(j)] ?? 0 : 0
+        }, unit: "places (blocks of whole \(DecimalText.string(cell, decimals: 1)) m cells)")
+        func conservatism(_ c: SelfCalibrationPositionCheck) -> Double {
+            guard let test = c.test else { return 2 }
+            return test.flagged ? test.pValue : 1 + test.pValue
+        }
+        return conservatism(byPlace) > conservatism(byTime) ? byPlace : byTime
+    }
+
+    /// The test of locator k over the blocks `blockOf` (each epoch's block, < `surveyBlocks`), starting
+    /// from `check` (the redundancy found); `unit` names the blocks in a reason.
+    private func surveyTest(locator k: Int, check start: SelfCalibrationPositionCheck, blocks blockOf: [Int], unit: String)
+        throws(LocusError) -> SelfCalibrationPositionCheck {
+        let config = configuration, dims = dimensions, word = surveyEpochWord
+        var check = start
+        let blockCount = config.surveyBlocks
+        var nonEmpty = Set<Int>()
+        for j in 0..<surveyEpochCount where isUsable(j) { nonEmpty.insert(blockOf[j]) }
         let g = nonEmpty.count
         let (s, count, offsetColumns, blockRHS, blockS) = surveySystem(locator: k, blockOf: blockOf, blockCount: blockCount)
         guard g >= 8, count > 0, offsetColumns.count == dims, offsetColumns.allSatisfy({ $0 >= 0 }) else {
-            check.notCheckableReason = "the recording holds \(g) time blocks with \(word) (8 needed to estimate the spread)"
+            check.notCheckableReason = "the recording's \(word) fall in \(g) \(unit) (8 needed to estimate the spread)"
             return check
         }
         let inverse = try SymmetricEigen(s, size: count).pseudoInverse(relativeThreshold: config.rankThreshold)
@@ -183,7 +230,7 @@ extension SurveyTestable {
             for a in 0..<dims { for b2 in 0..<dims { cov[a * dims + b2] += (d[a] - jackMean[a]) * (d[b2] - jackMean[b2]) * Double(g - 1) / Double(g) } }
         }
         guard cov.allSatisfy(\.isFinite) else {
-            check.notCheckableReason = "the spread of its time blocks is not finite"
+            check.notCheckableReason = "the spread of its blocks is not finite"
             return check
         }
         // The formal covariance F = S⁺ on δₖ, and the honest one: the jackknife's J with each eigenvalue
@@ -303,6 +350,7 @@ extension SurveyTestable {
 extension SelfCalibrationSolver: SurveyTestable {
     var surveyEpochCount: Int { data.epochCount }
     func surveyEpochTime(_ j: Int) -> Double { epochTimes[j] }
+    func surveyEpochPlace(_ j: Int) -> (x: Double, y: Double) { (positions[3 * j], positions[3 * j + 1]) }
     func surveyEpoch(_ j: Int, hears k: Int) -> (count: Int, hears: Bool) {
         let range = data.epochStarts[j]..<data.epochStarts[j + 1]
         return (range.count, range.contains { data.slots[$0] == k })

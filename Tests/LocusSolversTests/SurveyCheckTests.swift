@@ -270,7 +270,7 @@ struct SurveyCheckTests {
             }
         }
         #expect(flagged.isEmpty, "\(flagged)")
-        #expect(tested >= 60, "\(tested) of 84 locators tested")
+        #expect(tested >= 55, "\(tested) of 84 locators tested")
     }
 
     @Test("TDoA, 4 locators on a plane: a blink's offset and position leave the other 3 arrivals nothing over, so every locator is not checkable (its redundancy said) and none flagged, though one is 0.5 m off")
