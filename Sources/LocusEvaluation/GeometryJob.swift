@@ -63,7 +63,7 @@ package struct GeometryJob {
         let checked = try tracePath.map { (trace: String) throws(LocusError) in
             try Self.surveyCheck(trace: trace, site: site, floorIndex: floorIndex)
         }
-        let survey = checked?.survey, confirmation = checked?.confirmation
+        let survey = checked?.survey, confirmation = checked?.confirmation, surveyNotPossible = checked?.notPossible
         let marks = (survey?.locators ?? []).enumerated().compactMap { i, l -> SurveyMark? in
             guard l.isFlagged, let d = l.positionOffset else { return nil }
             let p = floor.locators[i].position
@@ -72,7 +72,8 @@ package struct GeometryJob {
                               confirmed: confirmation.map { $0.acceptsMoves && $0.moved.contains(l.address.description) } ?? false)
         }
         return GeometryOutcome(site: site, sitePath: path, report: report, suggestion: suggestion, title: title, survey: survey,
-                               confirmation: confirmation, surveyMarks: marks, tracePath: tracePath ?? "",
+                               confirmation: confirmation, surveyNotPossible: surveyNotPossible, surveyMarks: marks,
+                               tracePath: tracePath ?? "",
                                accuracySigmaMeters: accuracySigmaMeters)
     }
 
@@ -88,9 +89,12 @@ package struct GeometryJob {
     /// the move: the validation `locus calibrate --fix-positions` runs before it moves a locator
     /// (`SiteCalibration.calibrate` on the floor's rows in blocks of `HoldoutBlocks.defaultBlockSeconds`:
     /// a move must beat the biases alone on the held-out blocks and be reproduced by them).
+    /// A recording whose bundle adjustment diverges (E4004: too few of its ranges over-determine the
+    /// tag — the Hanyang runs, 4 locators in 3-D) checks nothing: `notPossible` says why, and the
+    /// geometry report stands (before, the whole run failed with E4004).
     /// - Throws: the trace reader's errors; E4001 when the trace holds too few usable epochs on it.
     static func surveyCheck(trace path: String, site: Site, floorIndex: Int)
-        throws(LocusError) -> (survey: SelfCalibration, confirmation: CalibrationValidation?) {
+        throws(LocusError) -> (survey: SelfCalibration?, confirmation: CalibrationValidation?, notPossible: String?) {
         let trace = try TraceReader.read(source: try ByteSource(path: path))
         /// The floor's rows of `rows` (the other floors' left empty: only this floor is checked).
         func floorData(_ rows: RangeTrace) -> [SelfCalibrationData] {
@@ -103,10 +107,12 @@ package struct GeometryJob {
         let survey: SelfCalibration
         do {
             survey = try SelfCalibration.estimate(floor: floor, data: data[floorIndex], planar: planar)
+        } catch where error.code == .solverDiverged {
+            return (nil, nil, error.message)
         } catch {
             throw LocusError(error.code, "survey check of floor '\(floor.id)': \(error.message)", context: .init(file: path))
         }
-        guard survey.locators.contains(where: \.isFlagged) else { return (survey, nil) }
+        guard survey.locators.contains(where: \.isFlagged) else { return (survey, nil, nil) }
         let blocks = HoldoutBlocks(trace: trace, blockSeconds: HoldoutBlocks.defaultBlockSeconds)
         let (fit, heldOut) = blocks.split(trace)
         let halves: SiteCalibration.Halves = (blocks, floorData(fit), floorData(heldOut), fit.rows.count, heldOut.rows.count)
@@ -121,7 +127,7 @@ package struct GeometryJob {
                 // which geometry does not have).
                 confirmation?.notJudged(CalibrationValidation.tooShort(blocks))
             }
-            return (survey, confirmation)
+            return (survey, confirmation, nil)
         } catch {
             throw LocusError(error.code, "survey check of floor '\(floor.id)': \(error.message)", context: .init(file: path))
         }
@@ -139,6 +145,8 @@ package struct GeometryOutcome {
     var survey: SelfCalibration?
     /// The held-out validation of moving the flagged locators (nil when none is flagged).
     var confirmation: CalibrationValidation?
+    /// Why the recording checks nothing (its bundle adjustment diverges); nil when it was checked.
+    var surveyNotPossible: String?
     /// The survey check's flagged locators, for the heatmap.
     package var surveyMarks: [SurveyMark]
     var tracePath: String
@@ -152,6 +160,10 @@ package struct GeometryOutcome {
     /// The survey check's `--json` object, with `confirmation` (the held-out validation of the moves,
     /// `CalibrationValidation.json`; null when nothing is flagged) after its members.
     private var surveyJSON: JSONValue? {
+        if let why = surveyNotPossible {
+            return .object([("trace", .string(tracePath)), ("flagged", .integer(0)), ("locators", .array([])),
+                            ("not_possible", .string(why)), ("confirmation", .null)])
+        }
         guard let members = survey?.survey(trace: tracePath).json.members else { return nil }
         return .object(members.map { ($0.key, $0.value) } + [("confirmation", confirmation?.json ?? .null)])
     }
@@ -170,6 +182,7 @@ package struct GeometryOutcome {
     package func text(svg: String?) -> String {
         var out = Self.text(report, suggestion: suggestion, site: site, path: sitePath, svg: svg, accuracySigmaMeters: accuracySigmaMeters)
         if let survey { out += survey.survey(trace: tracePath).text + confirmationText }
+        if let why = surveyNotPossible { out += "survey check against \(tracePath): not possible, no locator checked: \(why)\n" }
         return out
     }
 

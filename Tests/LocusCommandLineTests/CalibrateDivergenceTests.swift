@@ -23,6 +23,23 @@ struct CalibrateDivergenceTests {
         #expect(!FileManager.default.fileExists(atPath: out))
     }
 
+    /// `geometry --trace` on the same recording: the map stands and the survey check says it checks
+    /// nothing, why, and flags nothing (before, the whole run failed with E4004 and no map).
+    @Test("geometry --trace on the Hanyang fixture: the report and map stand, the survey check 'not possible' with the reason, exit 0")
+    func geometry() throws {
+        let d = TestPaths.fixture("real/hanyang-outdoor-uwb-nlos-b-case3")
+        let svg = TestPaths.temporaryDirectory() + "/map.svg"
+        let run = CapturedRun(["geometry", "--site", d + "/site.json", "--trace", d + "/trace.csv", "--svg", svg, "--json"])
+        #expect(run.status == 0, "\(run.err)")
+        let summary = try JSONParser.parse(Array(run.out.utf8))
+        #expect(summary["hdop_p50"]?.doubleValue != nil && FileManager.default.fileExists(atPath: svg), "\(run.out)")
+        let survey = try #require(summary["survey"])
+        #expect(survey["flagged"]?.doubleValue == 0 && survey["locators"]?.arrayValue?.isEmpty == true
+                && survey["not_possible"]?.stringValue?.contains("the bundle adjustment diverges") == true, "\(run.out)")
+        let text = CapturedRun(["geometry", "--site", d + "/site.json", "--trace", d + "/trace.csv"])
+        #expect(text.status == 0 && text.out.contains("not possible, no locator checked: the bundle adjustment diverges"), "\(text.out)")
+    }
+
     /// The range-difference (TDoA) adjustment has the same check (`SelfCalibration.solveToConvergence`).
     /// The hall's first 5 locators (D + 3 for a planar blink) with 40 % of the arrivals NLOS (+0.3…2.5 m):
     /// after 40 steps the blinks still move by 3.1 m a step. Before, the report of that unsettled fit
