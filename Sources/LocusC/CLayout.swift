@@ -140,22 +140,25 @@ enum CLayout {
     }
 
     /// Writes `text` as a NUL-terminated id field of `idCapacity` bytes (callers validated its length).
+    /// On the C ABI's per-fix path (`locus_position.tag`, `.floor`): a plain byte copy.
     static func storeID(_ text: String, to raw: UnsafeMutableRawPointer, at offset: Int) {
         storeText(text, to: raw, at: offset, capacity: idCapacity)
     }
 
-    /// Writes `text` as a NUL-terminated field of `capacity` bytes, zero-filled, cut before the first
-    /// character that does not fit whole (so the field is always valid UTF-8).
+    /// Writes `text` as a NUL-terminated field of `capacity` bytes, zero-filled; a text too long is cut
+    /// before the UTF-8 sequence that does not fit whole (so the field stays valid UTF-8).
     static func storeText(_ text: String, to raw: UnsafeMutableRawPointer, at offset: Int, capacity: Int) {
         (raw + offset).initializeMemory(as: UInt8.self, repeating: 0, count: capacity)
+        let utf8 = text.utf8
+        var end = min(utf8.count, capacity - 1)
+        if end < utf8.count {
+            // Back off over continuation bytes (10xxxxxx): the cut falls where a sequence starts.
+            while end > 0, utf8[utf8.index(utf8.startIndex, offsetBy: end)] & 0xC0 == 0x80 { end -= 1 }
+        }
         var k = 0
-        for character in text {
-            let bytes = character.utf8
-            guard k + bytes.count <= capacity - 1 else { break }
-            for byte in bytes {
-                raw.storeBytes(of: byte, toByteOffset: offset + k, as: UInt8.self)
-                k += 1
-            }
+        for byte in utf8 where k < end {
+            raw.storeBytes(of: byte, toByteOffset: offset + k, as: UInt8.self)
+            k += 1
         }
     }
 

@@ -32,14 +32,11 @@ extension CalibrationJob {
         }
 
         // The held-out validation (SiteCalibration.calibrate): it decides whether the flagged locators are moved.
-        var halves: SiteCalibration.Halves?
-        if holdoutBlockSeconds > 0 {
-            let blocks = HoldoutBlocks(trace: trace, blockSeconds: holdoutBlockSeconds)
-            let (fit, heldOut) = blocks.split(trace)
-            halves = (blocks, Self.selfCalibrationData(trace: fit, site: input, defaultFloor: defaultFloor).data,
-                      Self.selfCalibrationData(trace: heldOut, site: input, defaultFloor: defaultFloor).data,
-                      fit.rows.count, heldOut.rows.count)
-        }
+        let halves = holdoutBlockSeconds > 0
+            ? HoldoutBlocks.halves(of: trace, blockSeconds: holdoutBlockSeconds) {
+                Self.selfCalibrationData(trace: $0, site: input, defaultFloor: defaultFloor).data
+            }
+            : nil
         for (f, floor) in site.floors.enumerated() where data[f].rangeCount > 0 && data[f].differenceCount > 0 {
             say("locus calibrate: warning: floor '\(floor.id)': \(plural(data[f].differenceCount, "range difference")) "
                 + "not used: the floor's ranges see each bias whole and are calibrated alone (docs/tdoa.md)\n")

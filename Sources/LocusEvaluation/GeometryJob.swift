@@ -113,9 +113,7 @@ package struct GeometryJob {
             throw LocusError(error.code, "survey check of floor '\(floor.id)': \(error.message)", context: .init(file: path))
         }
         guard survey.locators.contains(where: \.isFlagged) else { return (survey, nil, nil) }
-        let blocks = HoldoutBlocks(trace: trace, blockSeconds: HoldoutBlocks.defaultBlockSeconds)
-        let (fit, heldOut) = blocks.split(trace)
-        let halves: SiteCalibration.Halves = (blocks, floorData(fit), floorData(heldOut), fit.rows.count, heldOut.rows.count)
+        let halves = HoldoutBlocks.halves(of: trace, blockSeconds: HoldoutBlocks.defaultBlockSeconds, data: floorData)
         var options = SiteCalibration.Options()
         options.fixesPositions = true
         do {
@@ -125,7 +123,7 @@ package struct GeometryJob {
             if let v = confirmation, !v.judged, v.heldOutBlocks < CalibrationValidation.minimumHeldOutBlocks {
                 // Too short to judge: said as such (the calibration's reason names `--holdout-block`,
                 // which geometry does not have).
-                confirmation?.notJudged(CalibrationValidation.tooShort(blocks))
+                confirmation?.notJudged(CalibrationValidation.tooShort(halves.blocks))
             }
             return (survey, confirmation, nil)
         } catch {
