@@ -77,7 +77,12 @@ extension TrackFilter {
         if starts {
             var whole = self
             for j in usable { whole.buffer.insert(address: addresses[j], anchor: anchors[j], rangeMeters: ranges[j], timeSeconds: times[j]) }
-            self = whole.initializeFromBuffer(at: times[n - 1]) == .initialized ? whole : probe
+            if whole.initializeFromBuffer(at: times[n - 1]) == .initialized {
+                whole.record(rangeAtSeconds: times[n - 1], address: addresses[n - 1], outcome: .initialized, started: true)
+                self = whole
+            } else {
+                self = probe
+            }
             return
         }
         // The round after the start, some of it gated: again without what the robust solve rejects.

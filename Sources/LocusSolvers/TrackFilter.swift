@@ -122,21 +122,27 @@ package struct TrackFilter: Sendable {
     /// was gated, else without what the robust solve rejects in it); until then each round of several
     /// ranges is judged as a whole (`updateRound`).
     var isConfirmed = false
-    /// The quality of the last least-squares fix taken (loosely coupled only), boxed: the default
-    /// tightly coupled filter never sets it and carries 8 bytes, not 88 (memory per tracked tag).
-    private var lastFixQualityBox: FixQualityBox?
+    /// What only some filters keep, boxed: the default tightly coupled filter of a live engine sets
+    /// neither and carries 8 bytes, not 88 or more (memory per tracked tag) — the quality of the last
+    /// least-squares fix taken (loosely coupled only) and an offline pass's journal
+    /// (`TrackFilter+Journal.swift`).
+    private var extras: TrackFilterExtras?
     private var lastFixQuality: FixQuality {
-        get { lastFixQualityBox?.quality ?? FixQuality(hdop: 0, pdop: 0, residualRMSMeters: 0, locatorsUsed: 0) }
-        set {
-            // In place once allocated (the first loosely coupled fix); a fresh box when shared with
-            // a copy of this filter (value semantics).
-            if isKnownUniquelyReferenced(&lastFixQualityBox), let box = lastFixQualityBox {
-                box.quality = newValue
-            } else {
-                lastFixQualityBox = FixQualityBox(newValue)
-            }
-        }
+        get { extras?.fixQuality ?? FixQuality(hdop: 0, pdop: 0, residualRMSMeters: 0, locatorsUsed: 0) }
+        set { uniqueExtras().fixQuality = newValue }
     }
+
+    /// The extras, for writing: in place once allocated and not shared; a fresh copy when shared with a
+    /// copy of this filter (value semantics: a probe's journal is its own).
+    mutating func uniqueExtras() -> TrackFilterExtras {
+        if isKnownUniquelyReferenced(&extras), let box = extras { return box }
+        let box = extras.map { TrackFilterExtras(copying: $0) } ?? TrackFilterExtras()
+        extras = box
+        return box
+    }
+
+    /// The journal of ranges taken, when one is kept (`startJournal()`): nil on a live filter.
+    var journal: [TrackJournalEntry]? { extras?.journal }
 
     /// A filter with no state yet, on a configuration of its own (the tests'; the engine and the
     /// benchmarks share one: `init(shared:tag:floor:tagHeightMeters:)`).
@@ -254,9 +260,21 @@ package struct TrackFilter: Sendable {
     /// cycle: `initializeFromBuffer`). The filter's one range entry point (the engine's
     /// per-range path: the locator's position passed on its own, not a whole `Locator`); `anchor`
     /// must be finite (the engine checks every locator once, when it is made).
+    /// With a journal kept (`startJournal()`), the range and what became of it are written to it.
     @discardableResult
     package mutating func update(correctedRangeMeters r: Double, timeSeconds t: Double, address: LocatorAddress,
                                  anchor: Point3) -> TrackUpdateOutcome {
+        guard extras?.journal != nil else { return take(correctedRangeMeters: r, timeSeconds: t, address: address, anchor: anchor) }
+        let before = initializationCount
+        let outcome = take(correctedRangeMeters: r, timeSeconds: t, address: address, anchor: anchor)
+        record(rangeAtSeconds: t, address: address, outcome: outcome, started: initializationCount != before)
+        return outcome
+    }
+
+    /// `update(correctedRangeMeters:timeSeconds:address:anchor:)` without the journal.
+    @inline(__always)
+    private mutating func take(correctedRangeMeters r: Double, timeSeconds t: Double, address: LocatorAddress,
+                               anchor: Point3) -> TrackUpdateOutcome {
         guard Self.isUsable(rangeMeters: r, timeSeconds: t) else { return .unusable }
         buffer.insert(address: address, anchor: anchor, rangeMeters: r, timeSeconds: t)
         if startsTrack(atSeconds: t) { return initializeFromBuffer(at: t) }
@@ -334,8 +352,10 @@ package struct TrackFilter: Sendable {
         let n = ranges.count
         precondition(times.count == n && anchors.count == n && addresses.count == n, "TrackFilter.update: buffers of one count")
         var k = 0, gated = 0
+        // A journal wants each range's outcome: the per-range path.
+        let batches = extras?.journal == nil
         while k < n {
-            if isTracking {
+            if isTracking && batches {
                 var run = InteractingModels.RangeRun(stateSeconds: stateSeconds, lastUpdateSeconds: lastUpdateSeconds,
                                                      reinitializeAfterSeconds: configuration.reinitializeAfterSeconds,
                                                      rejectionScore: rejectionScore)
@@ -483,9 +503,15 @@ package struct TrackFilter: Sendable {
     }
 }
 
-/// A loosely coupled filter's last fix quality, boxed (see `TrackFilter.lastFixQualityBox`).
-private final class FixQualityBox: @unchecked Sendable {
-    // Mutated only through `TrackFilter.lastFixQuality`'s setter, after a uniqueness check (copy on write).
-    var quality: FixQuality
-    init(_ quality: FixQuality) { self.quality = quality }
+/// What only some filters keep (see `TrackFilter.extras`): a loosely coupled filter's last fix quality,
+/// an offline pass's journal.
+final class TrackFilterExtras: @unchecked Sendable {
+    // Mutated only through `TrackFilter.uniqueExtras()`, after a uniqueness check (copy on write).
+    var fixQuality: FixQuality?
+    var journal: [TrackJournalEntry]?
+    init() {}
+    init(copying other: TrackFilterExtras) {
+        fixQuality = other.fixQuality
+        journal = other.journal
+    }
 }

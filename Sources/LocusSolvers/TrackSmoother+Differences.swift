@@ -176,12 +176,23 @@ extension TrackSmoother {
         var out: [Node] = []
         var mus: [SIMD4<Double>] = []
         var applied: [DifferenceRows.Outcome] = []
-        for (e, event) in events.enumerated() {
+        var round = RoundBuffers()
+        filter.startJournal()
+        var e = 0
+        while e < events.count {
+            let event = events[e]
+            e += 1
             switch event {
             case .range(let i):
-                guard let node = rangeNode(ranges[i], filter: &filter, floor: floor) else { continue }
-                mus.append(smoothedModeProbabilities(forward: filter.modeProbabilities, backward: backward[e]))
-                out.append(node)
+                // The ranges up to the next group or output time, in the rounds the engine takes them
+                // (`roundEnd`, `appendRound`); events e − 1 … hold ranges i … in order.
+                var last = e
+                while last < events.count, case .range = events[last] { last += 1 }
+                let end = min(roundEnd(ranges, from: i, before: .infinity), i + (last - (e - 1)))
+                let first = e - 1
+                appendRound(ranges, i..<end, filter: &filter, floor: floor, buffers: &round, backward: { backward[first + ($0 - i)] },
+                            nodes: &out, mus: &mus)
+                e = first + (end - i)
             case .group(let g):
                 guard let group = DifferenceGroup(differences[g], floor: floor) else { continue }
                 let before = filter.initializationCount
@@ -203,12 +214,12 @@ extension TrackSmoother {
                     }
                     node.measurement = .differences(reference: group.locators[0], locators: locators, differencesMeters: values)
                 }
-                mus.append(smoothedModeProbabilities(forward: filter.modeProbabilities, backward: backward[e]))
+                mus.append(smoothedModeProbabilities(forward: filter.modeProbabilities, backward: backward[e - 1]))
                 out.append(node)
             case .output(let t):
                 filter.predict(toSeconds: t)
                 guard filter.isTracking, t - filter.lastUpdateSeconds <= configuration.reinitializeAfterSeconds else { continue }
-                mus.append(smoothedModeProbabilities(forward: filter.modeProbabilities, backward: backward[e]))
+                mus.append(smoothedModeProbabilities(forward: filter.modeProbabilities, backward: backward[e - 1]))
                 out.append(Node(timeSeconds: max(t, filter.stateSeconds), measurement: .none, prior: nil, processNoiseDensity: 0,
                                 isOutput: true))
             }

@@ -104,25 +104,27 @@ package enum TrackSmoother {
     }
 
     /// Builds the nodes for one tag's ranges (non-decreasing time) plus output times, by running the
-    /// causal filter (tightly coupled). Complexity O(n log n) for the merge.
+    /// causal filter (tightly coupled) on the ranges in the rounds the engine took them (`appendRound`).
+    /// Complexity O(n log n) for the merge.
     static func nodes(ranges: [RangeMeasurement], floor: Floor, outputTimesSeconds: [Double],
                               configuration: TrackFilterConfiguration) -> [Node] {
         guard let first = ranges.first else { return [] }
         var filter = TrackFilter(configuration: forwardConfiguration(configuration), tag: first.tag, floor: floor.id,
                                  tagHeightMeters: floor.tagHeightMeters)
+        filter.startJournal()
         var out: [Node] = []
         var mus: [SIMD4<Double>] = []
         var i = 0, j = 0
         let outputs = outputTimesSeconds.sorted()
         let backward = backwardModeProbabilities(ranges: ranges, floor: floor, configuration: configuration)
+        var round = RoundBuffers()
         while i < ranges.count || j < outputs.count {
             let takeRange = j >= outputs.count || (i < ranges.count && ranges[i].timeSeconds <= outputs[j])
             if takeRange {
-                let r = ranges[i]
-                i += 1
-                guard let node = rangeNode(r, filter: &filter, floor: floor) else { continue }
-                mus.append(smoothedModeProbabilities(forward: filter.modeProbabilities, backward: backward[i - 1]))
-                out.append(node)
+                let end = roundEnd(ranges, from: i, before: j < outputs.count ? outputs[j] : .infinity)
+                appendRound(ranges, i..<end, filter: &filter, floor: floor, buffers: &round, backward: { backward[$0] },
+                            nodes: &out, mus: &mus)
+                i = end
             } else {
                 let t = outputs[j]
                 j += 1
@@ -138,22 +140,65 @@ package enum TrackSmoother {
         return out
     }
 
-    /// The causal filter's update with range `r` (bias removed at its locator), and the node that
-    /// records it: the prior where the filter (re-)initialised, the range where it was accepted, none
-    /// where it was gated or buffered; nil (no node) for an unknown locator or while there is no track.
-    static func rangeNode(_ r: RangeMeasurement, filter: inout TrackFilter, floor: Floor) -> Node? {
-        guard let locator = floor.locator(r.locator) else { return nil }
-        let before = filter.initializationCount
-        let outcome = filter.update(correctedRangeMeters: locator.correctedRange(r.rangeMeters), timeSeconds: r.timeSeconds,
-                                    address: locator.address, anchor: locator.position)
-        guard filter.isTracking else { return nil }
-        var node = Node(timeSeconds: r.timeSeconds, measurement: .none, prior: nil, processNoiseDensity: 0, isOutput: false)
-        if filter.initializationCount != before {
-            node.prior = filter.state
-        } else if outcome == .accepted {
-            node.measurement = .range(anchor: locator.position, rangeMeters: locator.correctedRange(r.rangeMeters))
+    /// The end of the round that starts at `ranges[start]`: the engine's epoch — the ranges up to the
+    /// next output time `limit` (an epoch's fix is at its latest range), cut where a locator comes
+    /// again (the engine then takes what is pending and that range on its own: its epoch table keeps
+    /// one range per locator). At least one range.
+    static func roundEnd(_ ranges: [RangeMeasurement], from start: Int, before limit: Double) -> Int {
+        var end = start + 1
+        while end < ranges.count, ranges[end].timeSeconds <= limit,
+              !ranges[start..<end].contains(where: { $0.locator == ranges[end].locator }) { end += 1 }
+        return end
+    }
+
+    /// A round's corrected ranges, times, anchors and addresses (reused from round to round), with each
+    /// one's index in the tag's ranges.
+    struct RoundBuffers {
+        var ranges: [Double] = [], times: [Double] = [], anchors: [Point3] = [], addresses: [LocatorAddress] = []
+        var indices: [Int] = []
+
+        mutating func removeAll() {
+            ranges.removeAll(keepingCapacity: true); times.removeAll(keepingCapacity: true)
+            anchors.removeAll(keepingCapacity: true); addresses.removeAll(keepingCapacity: true)
+            indices.removeAll(keepingCapacity: true)
         }
-        return node
+    }
+
+    /// Hands `filter` the round `ranges[round]` (bias removed at each locator; ranges to unknown
+    /// locators left out) as the engine does — one call, so that a young track judges it as a whole
+    /// (`TrackFilter.updateRound`) — and appends a node per range its journal names, in its order: the
+    /// prior where the track (re-)started, the range where it was accepted, none where it was refused.
+    /// `backward(k)`: the backward IMM's μ having seen the tag's ranges from index k on.
+    static func appendRound(_ ranges: [RangeMeasurement], _ round: Range<Int>, filter: inout TrackFilter, floor: Floor,
+                            buffers b: inout RoundBuffers, backward: (Int) -> SIMD4<Double>,
+                            nodes: inout [Node], mus: inout [SIMD4<Double>]) {
+        b.removeAll()
+        for k in round {
+            guard let locator = floor.locator(ranges[k].locator) else { continue }
+            b.ranges.append(locator.correctedRange(ranges[k].rangeMeters))
+            b.times.append(ranges[k].timeSeconds)
+            b.anchors.append(locator.position)
+            b.addresses.append(locator.address)
+            b.indices.append(k)
+        }
+        guard !b.indices.isEmpty else { return }
+        filter.startJournal()
+        filter.update(rangesMeters: b.ranges.span, timesSeconds: b.times.span, anchors: b.anchors.span, addresses: b.addresses.span)
+        var taken = [Bool](repeating: false, count: b.indices.count)
+        for entry in filter.journal ?? [] {
+            // The round's range it names: the first not yet named with its time and locator.
+            guard let m = b.indices.indices.first(where: { !taken[$0] && b.times[$0] == entry.timeSeconds && b.addresses[$0] == entry.address })
+            else { continue }
+            taken[m] = true
+            var node = Node(timeSeconds: entry.timeSeconds, measurement: .none, prior: nil, processNoiseDensity: 0, isOutput: false)
+            switch entry.kind {
+            case .started(let state): node.prior = state
+            case .accepted: node.measurement = .range(anchor: b.anchors[m], rangeMeters: b.ranges[m])
+            case .refused: break
+            }
+            mus.append(smoothedModeProbabilities(forward: entry.modeProbabilities, backward: backward(b.indices[m])))
+            nodes.append(node)
+        }
     }
 
     /// qₖ for the step into node k: `processNoise(for:)` of the smoothed model probabilities at the
@@ -275,3 +320,4 @@ package enum TrackSmoother {
         return out
     }
 }
+
