@@ -849,6 +849,88 @@ search_rejections(tril_head *P, double lambda, int32_t max_rejections, double x[
     return LOCUS_TRIL_OK;
 }
 
+// The reflection's layouts: the locators' scatter across their principal axis at most this share of the scatter
+// along it (variance ratio 0.1: an RMS spread across under a third of that along; a corridor 60 x 3 m with a row
+// along each wall: 0.007; a 20 x 12 m room with its locators around the walls: ~0.4).
+#define LOCUS_TRIL_REFLECTION_SPREAD 0.1
+
+// Step 3's second start (planar): with locators near one line (a corridor: two rows of locators along its
+// walls), the position and its reflection across that line fit their ranges alike but for the few
+// locators off the line, and an NLOS range among those can put the seed, and so the all-ranges fit and the
+// whole search, in the reflection's basin (the search then rejects the very ranges that tell the two
+// apart). So when the search ran and the locators lie near one line (LOCUS_TRIL_REFLECTION_SPREAD), the
+// reflection x' of the all-ranges fit x0 across their principal axis (through their centroid, the origin
+// here) is tried too: when its all-ranges chi2 is within 4 chi2(x0) + the gate, the search runs again from
+// x' (or, when x' already passes the gate, the all-ranges fit from it), and the lower penalised cost
+// chi2 + lambda |E| wins (the first on a tie). The all-ranges fit is not restarted from x': the NLOS range
+// that pulled it across pulls it back. *taken: 1 when the reflection's fit was taken (x, m, chi2, the
+// rejected set replaced), 0 when the first fit stands (the search's arrays rh, ir are then the reflection's:
+// the caller recomputes them).
+// 0 when the first fit stands. Returns LOCUS_TRIL_OK or the second search's error.
+LOCUS_TRIL_INLINE int
+reflected_search(tril_head *P, const locus_tril_options *o, const double x0[3], double chi2_0, double gate, double x[3],
+                 double m[6], double *chi2, int32_t *iterations, int32_t *converged, int32_t *rejected_count,
+                 int32_t *solves, int *taken, const int fixed) {
+    const int planar = 1;
+    *taken = 0;
+    const int32_t n = P->n;
+    if (*rejected_count > LOCUS_TRIL_MAX_LOCATORS) return LOCUS_TRIL_OK;
+    double sxx = 0.0, sxy = 0.0, syy = 0.0;
+    for (int32_t i = 0; i < n; i++) {
+        double lx = TRIL_ARR(lx)[i], ly = TRIL_ARR(ly)[i];
+        sxx += lx * lx; sxy += lx * ly; syy += ly * ly;
+    }
+    // The unit normal of the principal axis: the eigenvector of the smaller eigenvalue of the scatter.
+    double half = 0.5 * (sxx + syy), disc = sqrt(max_of(0.0, 0.25 * (sxx - syy) * (sxx - syy) + sxy * sxy));
+    double lmin = half - disc;
+    double nx = sxy, ny = lmin - sxx;
+    if (fabs(nx) + fabs(ny) <= 1e-12 * (sxx + syy)) { nx = lmin - syy; ny = sxy; }
+    double norm = sqrt(nx * nx + ny * ny);
+    if (!(norm > 0.0) || !(disc > 1e-12 * (sxx + syy))) return LOCUS_TRIL_OK;   // no principal axis (isotropic scatter)
+    // Only locators near one line: the scatter across the axis at most LOCUS_TRIL_REFLECTION_SPREAD of that along it
+    // (a corridor's two rows; a room's locators around its walls are not, and their reflections read metres off).
+    if (!(lmin <= LOCUS_TRIL_REFLECTION_SPREAD * (half + disc))) return LOCUS_TRIL_OK;
+    nx /= norm; ny /= norm;
+    double d = x0[0] * nx + x0[1] * ny;
+    double xr[3] = {x0[0] - 2.0 * d * nx, x0[1] - 2.0 * d * ny, 0.0};
+    double c = 0.0;
+    for (int32_t i = 0; i < n; i++) {
+        double e = residual_at(P, i, xr, planar, fixed);
+        c += TRIL_ARR(w)[i] * e * e;
+    }
+    if (!(c < 4.0 * chi2_0 + gate)) return LOCUS_TRIL_OK;
+    // The search from x' itself: with all ranges the fit slides back to x0 (the NLOS range that put it there
+    // still pulls), so x' is the search's starting point and each candidate set is fitted from there.
+    double mr[6] = {0, 0, 0, 0, 0, 0}, chi2_r = c;
+    int32_t conv_r = 0;
+    // The first search's answer, kept while the second runs (it reuses the search's arrays).
+    int32_t kept[LOCUS_TRIL_MAX_LOCATORS];
+    const int32_t k_a = *rejected_count;
+    for (int32_t q = 0; q < k_a; q++) kept[q] = TRIL_ARR(best_set)[q];
+    int32_t k_r = 0;
+    if (chi2_r > gate) {
+        double *rh = TRIL_ARR(rh), *ir = TRIL_ARR(ir);
+        distances(P, xr, rh, ir, planar, fixed);
+        int st = search_rejections(P, o->rejection_penalty, o->max_rejections, xr, rh, ir, mr, &chi2_r, iterations,
+                                   &conv_r, &k_r, solves, planar, fixed);
+        if (st != LOCUS_TRIL_OK) return st;
+    } else {
+        (*solves)++;
+        if (gauss_newton(P, TRIL_ARR(w), P->tol, xr, mr, &chi2_r, iterations, &conv_r, fixed) != LOCUS_TRIL_OK) return LOCUS_TRIL_OK;
+    }
+    if (chi2_r + o->rejection_penalty * k_r < *chi2 + o->rejection_penalty * k_a) {
+        x[0] = xr[0]; x[1] = xr[1]; x[2] = xr[2];
+        for (int j = 0; j < 6; j++) m[j] = mr[j];
+        *chi2 = chi2_r;
+        *rejected_count = k_r;
+        *converged = conv_r;
+        *taken = 1;
+        return LOCUS_TRIL_OK;
+    }
+    for (int32_t q = 0; q < k_a; q++) TRIL_ARR(best_set)[q] = kept[q];
+    return LOCUS_TRIL_OK;
+}
+
 // Steps 1-4 of the file header for a set-up problem (locators centred, weights), compiled once per
 // mode: the seed, the linearisations, the search and the final pass each keep only their own mode's
 // arithmetic (a branch on the mode inside their loops also kept the other mode's values live).
@@ -871,14 +953,22 @@ solve_in(tril_head *P, const locus_tril_options *o, int32_t mode, locus_tril_res
     // linearisation and (when no range is rejected) the final pass.
     double *rh = TRIL_ARR(rh), *ir = TRIL_ARR(ir);
     distances(P, x, rh, ir, planar, fixed);
-    if (o->robust && chi2 > locus_tril_chi_square_995(P->n - p) &&
-        !(o->common_bias_guard && reads_common_bias(P, rh, fixed))) {
+    const double gate = locus_tril_chi_square_995(P->n - p);
+    if (o->robust && chi2 > gate && !(o->common_bias_guard && reads_common_bias(P, rh, fixed))) {
+        const double x0[3] = {x[0], x[1], x[2]}, chi2_0 = chi2;
         st = search_rejections(P, o->rejection_penalty, o->max_rejections, x, rh, ir, m, &chi2, &iterations,
                                &converged, &rejected_count, &solves, planar, fixed);
         if (st != LOCUS_TRIL_OK) return st;
+        int reflected = 0;
+        if (planar) {
+            st = reflected_search(P, o, x0, chi2_0, gate, x, m, &chi2, &iterations, &converged, &rejected_count,
+                                  &solves, &reflected, fixed);
+            if (st != LOCUS_TRIL_OK) return st;
+        }
         used = P->n - rejected_count;
         for (int32_t q = 0; q < rejected_count; q++) active[TRIL_ARR(best_set)[q]] = 0;
-        if (rejected_count != 0) distances(P, x, rh, ir, planar, fixed);   // x moved: the chosen fit's distances
+        // The chosen fit's distances: x moved, or the reflection's search wrote its own.
+        if (rejected_count != 0 || planar) distances(P, x, rh, ir, planar, fixed);
     }
     int32_t dof = used - p;
     double factor = dof > 0 ? max_of(1.0, chi2 / dof) : 1.0;

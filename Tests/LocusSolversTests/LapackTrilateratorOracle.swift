@@ -76,7 +76,10 @@ package struct LapackTrilaterator: Trilaterating {
         var rejectedCount = 0
         if c.isRobust, fit.chiSquare > TrilaterationKernel.chiSquareQuantile995(degreesOfFreedom: n - p),
            !(c.guardsAgainstCommonBias && readsCommonBias(n: n, at: x, planar: planar, ranges: rangesMeters, ws: ws)) {
-            let best = try searchRejections(n: n, model: model, fullFit: fit, ranges: rangesMeters, ws: &ws)
+            var best = try searchRejections(n: n, model: model, fullFit: fit, ranges: rangesMeters, ws: &ws)
+            if planar, let reflected = try reflectedSearch(n: n, model: model, fullFit: fit, first: best, ranges: rangesMeters, ws: &ws) {
+                best = reflected
+            }
             fit = best
             x = fit.x
             for i in 0..<n { ws.isActive[i] = true }
@@ -133,6 +136,50 @@ package struct LapackTrilaterator: Trilaterating {
             vdop: planar ? nil : q33.squareRoot(), pdop: pdop, residualRMSMeters: (sse / Double(used)).squareRoot(),
             chiSquare: fit.chiSquare, degreesOfFreedom: dof, rejectedMask: rejectedMask, rejectedCount: rejectedCount,
             locatorsUsed: used, iterations: fit.iterations, isConverged: fit.isConverged)
+    }
+
+    /// The kernel's second start (`reflected_search`, trilateration.c; planar, locators near one line: scatter
+    /// across their principal axis ≤ 0.1 of that along it): the search again from the
+    /// reflection x′ of the all-ranges fit across the locators' principal axis, when x′'s all-ranges χ² is
+    /// within 4·χ²(fit) + the gate (the all-ranges fit from x′ when x′ passes the gate); its result when
+    /// its penalised cost is lower than the first search's, which `ws.best…` then holds, else nil with
+    /// the first search's set put back.
+    private func reflectedSearch(n: Int, model: TrilaterationKernel.Model, fullFit: Fit, first: Fit,
+                                 ranges: UnsafeBufferPointer<Double>, ws: inout LapackOracleWorkspace) throws(LocusError) -> Fit? {
+        let lambda = configuration.rejectionPenalty
+        let gate = TrilaterationKernel.chiSquareQuantile995(degreesOfFreedom: n - 2)
+        var sxx = 0.0, sxy = 0.0, syy = 0.0
+        for i in 0..<n { let q = ws.centred[i]; sxx += q.x * q.x; sxy += q.x * q.y; syy += q.y * q.y }
+        let half = 0.5 * (sxx + syy), disc = max(0, 0.25 * (sxx - syy) * (sxx - syy) + sxy * sxy).squareRoot()
+        let smaller = half - disc
+        var nx = sxy, ny = smaller - sxx
+        if abs(nx) + abs(ny) <= 1e-12 * (sxx + syy) { nx = smaller - syy; ny = sxy }
+        let norm = (nx * nx + ny * ny).squareRoot()
+        guard norm > 0, disc > 1e-12 * (sxx + syy), smaller <= 0.1 * (half + disc) else { return nil }   // near one line only
+        nx /= norm; ny /= norm
+        let d = fullFit.x.x * nx + fullFit.x.y * ny
+        let xr = Point3(x: fullFit.x.x - 2 * d * nx, y: fullFit.x.y - 2 * d * ny, z: 0)
+        var c = 0.0
+        for i in 0..<n {
+            let e = residual(index: i, at: xr, planar: true, ranges: ranges, ws: ws)
+            c += ws.sqrtWeights[i] * ws.sqrtWeights[i] * e * e
+        }
+        guard c < 4 * fullFit.chiSquare + gate else { return nil }
+        let firstSet = Array(ws.bestExcluded[0..<ws.bestCount])
+        let reflected: Fit
+        if c > gate {
+            reflected = try searchRejections(n: n, model: model, fullFit: Fit(x: xr, chiSquare: c, iterations: 0, isConverged: false),
+                                             ranges: ranges, ws: &ws)
+        } else {
+            guard let f = try? gaussNewton(n: n, model: model, skip: -1, tolerance: configuration.convergenceToleranceMeters,
+                                           from: xr, ranges: ranges, ws: &ws) else { return nil }
+            reflected = f
+            ws.bestCount = 0
+        }
+        if reflected.chiSquare + lambda * Double(ws.bestCount) < first.chiSquare + lambda * Double(firstSet.count) { return reflected }
+        for (q, index) in firstSet.enumerated() { ws.bestExcluded[q] = index }
+        ws.bestCount = firstSet.count
+        return nil
     }
 
     /// One Gauss–Newton result in centred coordinates.
