@@ -64,6 +64,11 @@ struct SelfCalibrationReport {
         }
         for r in floors { s += r.calibration.text() }
         if let validation { s += validation.text }
+        let flagged = floors.flatMap { $0.calibration.locators.filter(\.isFlagged).map(\.address.description) }
+        if !fixPositions, !flagged.isEmpty {
+            s += "flagged \(flagged.joined(separator: ", ")): left where surveyed (only the biases are calibrated); "
+                + "--fix-positions moves a flagged locator when the held-out blocks confirm the move\n"
+        }
         if let out = outPath { s += "calibrated site written to \(out)\(movedLocators ? " (flagged locators moved)" : "")\n" }
         return s
     }

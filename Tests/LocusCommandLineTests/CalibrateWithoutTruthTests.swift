@@ -68,6 +68,7 @@ struct CalibrateWithoutTruthTests {
         #expect(text.status == 0)
         #expect(text.out.contains("without truth") && text.out.contains("0x0205"), "\(text.out)")
         #expect(text.out.contains("0x0204 position checkable ("), "\(text.out)")
+        #expect(!text.out.contains("left where surveyed"), "nothing flagged, no hint")
     }
 
     @Test("a locator surveyed 0.5 m off is flagged on stderr and in --json; --fix-positions writes it back within 5 cm")
@@ -84,6 +85,12 @@ struct CalibrateWithoutTruthTests {
         let truth = Self.site(biases: Self.biasesMeters).floors[0].locators[4].position
         let miss = ((fixed.x - truth.x) * (fixed.x - truth.x) + (fixed.y - truth.y) * (fixed.y - truth.y)).squareRoot()
         #expect(miss <= 0.05, "moved back to \(fixed), \(miss) m from \(truth)")
+        // Without --fix-positions the text says the flagged locator stays and how to move it; with it, not.
+        let plain = CapturedRun(["calibrate", "--site", files.site, "--trace", files.trace])
+        #expect(plain.out.contains("flagged 0x0204: left where surveyed") && plain.out.contains("--fix-positions moves a flagged locator"),
+                "\(plain.out)")
+        let fixing = CapturedRun(["calibrate", "--site", files.site, "--trace", files.trace, "--fix-positions"])
+        #expect(!fixing.out.contains("left where surveyed"), "\(fixing.out)")
     }
 
     @Test("geometry --trace marks the flagged locator on the SVG with the position the recording fits; a correct site has no mark")
