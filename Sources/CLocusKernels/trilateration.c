@@ -863,16 +863,15 @@ search_rejections(tril_head *P, double lambda, int32_t max_rejections, double x[
 // here) is tried too: when its all-ranges chi2 is within 4 chi2(x0) + the gate, the search runs again from
 // x' (or, when x' already passes the gate, the all-ranges fit from it), and the lower penalised cost
 // chi2 + lambda |E| wins (the first on a tie). The all-ranges fit is not restarted from x': the NLOS range
-// that pulled it across pulls it back. *taken: 1 when the reflection's fit was taken (x, m, chi2, the
-// rejected set replaced), 0 when the first fit stands (the search's arrays rh, ir are then the reflection's:
-// the caller recomputes them).
+// that pulled it across pulls it back. When the reflection wins, x, m, chi2, the convergence flag and the
+// rejected set are replaced; either way the search's arrays rh, ir may hold the reflection's distances (the
+// caller recomputes them).
 // 0 when the first fit stands. Returns LOCUS_TRIL_OK or the second search's error.
 LOCUS_TRIL_INLINE int
 reflected_search(tril_head *P, const locus_tril_options *o, const double x0[3], double chi2_0, double gate, double x[3],
                  double m[6], double *chi2, int32_t *iterations, int32_t *converged, int32_t *rejected_count,
-                 int32_t *solves, int *taken, const int fixed) {
+                 int32_t *solves, const int fixed) {
     const int planar = 1;
-    *taken = 0;
     const int32_t n = P->n;
     if (*rejected_count > LOCUS_TRIL_MAX_LOCATORS) return LOCUS_TRIL_OK;
     double sxx = 0.0, sxy = 0.0, syy = 0.0;
@@ -924,7 +923,6 @@ reflected_search(tril_head *P, const locus_tril_options *o, const double x0[3], 
         *chi2 = chi2_r;
         *rejected_count = k_r;
         *converged = conv_r;
-        *taken = 1;
         return LOCUS_TRIL_OK;
     }
     for (int32_t q = 0; q < k_a; q++) TRIL_ARR(best_set)[q] = kept[q];
@@ -959,10 +957,9 @@ solve_in(tril_head *P, const locus_tril_options *o, int32_t mode, locus_tril_res
         st = search_rejections(P, o->rejection_penalty, o->max_rejections, x, rh, ir, m, &chi2, &iterations,
                                &converged, &rejected_count, &solves, planar, fixed);
         if (st != LOCUS_TRIL_OK) return st;
-        int reflected = 0;
         if (planar) {
             st = reflected_search(P, o, x0, chi2_0, gate, x, m, &chi2, &iterations, &converged, &rejected_count,
-                                  &solves, &reflected, fixed);
+                                  &solves, fixed);
             if (st != LOCUS_TRIL_OK) return st;
         }
         used = P->n - rejected_count;

@@ -155,10 +155,8 @@ enum CLayout {
             // Back off over continuation bytes (10xxxxxx): the cut falls where a sequence starts.
             while end > 0, utf8[utf8.index(utf8.startIndex, offsetBy: end)] & 0xC0 == 0x80 { end -= 1 }
         }
-        var k = 0
-        for byte in utf8 where k < end {
+        for (k, byte) in utf8.prefix(end).enumerated() {
             raw.storeBytes(of: byte, toByteOffset: offset + k, as: UInt8.self)
-            k += 1
         }
     }
 

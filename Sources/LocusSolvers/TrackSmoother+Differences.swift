@@ -177,7 +177,6 @@ extension TrackSmoother {
         var mus: [SIMD4<Double>] = []
         var applied: [DifferenceRows.Outcome] = []
         var round = RoundBuffers()
-        filter.startJournal()
         var e = 0
         while e < events.count {
             let event = events[e]

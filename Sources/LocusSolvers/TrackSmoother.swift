@@ -111,7 +111,6 @@ package enum TrackSmoother {
         guard let first = ranges.first else { return [] }
         var filter = TrackFilter(configuration: forwardConfiguration(configuration), tag: first.tag, floor: floor.id,
                                  tagHeightMeters: floor.tagHeightMeters)
-        filter.startJournal()
         var out: [Node] = []
         var mus: [SIMD4<Double>] = []
         var i = 0, j = 0
@@ -152,15 +151,16 @@ package enum TrackSmoother {
     }
 
     /// A round's corrected ranges, times, anchors and addresses (reused from round to round), with each
-    /// one's index in the tag's ranges.
+    /// one's index in the tag's ranges and whether the journal has named it yet.
     struct RoundBuffers {
         var ranges: [Double] = [], times: [Double] = [], anchors: [Point3] = [], addresses: [LocatorAddress] = []
         var indices: [Int] = []
+        var named: [Bool] = []
 
         mutating func removeAll() {
             ranges.removeAll(keepingCapacity: true); times.removeAll(keepingCapacity: true)
             anchors.removeAll(keepingCapacity: true); addresses.removeAll(keepingCapacity: true)
-            indices.removeAll(keepingCapacity: true)
+            indices.removeAll(keepingCapacity: true); named.removeAll(keepingCapacity: true)
         }
     }
 
@@ -180,16 +180,16 @@ package enum TrackSmoother {
             b.anchors.append(locator.position)
             b.addresses.append(locator.address)
             b.indices.append(k)
+            b.named.append(false)
         }
         guard !b.indices.isEmpty else { return }
         filter.startJournal()
         filter.update(rangesMeters: b.ranges.span, timesSeconds: b.times.span, anchors: b.anchors.span, addresses: b.addresses.span)
-        var taken = [Bool](repeating: false, count: b.indices.count)
         for entry in filter.journal ?? [] {
             // The round's range it names: the first not yet named with its time and locator.
-            guard let m = b.indices.indices.first(where: { !taken[$0] && b.times[$0] == entry.timeSeconds && b.addresses[$0] == entry.address })
+            guard let m = b.indices.indices.first(where: { !b.named[$0] && b.times[$0] == entry.timeSeconds && b.addresses[$0] == entry.address })
             else { continue }
-            taken[m] = true
+            b.named[m] = true
             var node = Node(timeSeconds: entry.timeSeconds, measurement: .none, prior: nil, processNoiseDensity: 0, isOutput: false)
             switch entry.kind {
             case .started(let state): node.prior = state
@@ -320,4 +320,3 @@ package enum TrackSmoother {
         return out
     }
 }
-
