@@ -53,4 +53,12 @@ extension TrackFilter {
         let entry = TrackJournalEntry(timeSeconds: t, address: address, kind: kind, modeProbabilities: modeProbabilities)
         uniqueExtras().journal?.append(entry)
     }
+
+    /// Removes the journal's last entry when it names the range at t (s) to `address` (a round's
+    /// last range, about to be journalled again as the start of a mirrored track:
+    /// `mirrorIfReflectionFits`). A no-op without a journal.
+    mutating func dropJournalEntry(atSeconds t: Double, address: LocatorAddress) {
+        guard let last = journal?.last, last.timeSeconds == t, last.address == address else { return }
+        uniqueExtras().journal?.removeLast()
+    }
 }

@@ -60,7 +60,10 @@ extension TrackFilter {
                               anchors: UnsafeBufferPointer<Point3>, addresses: UnsafeBufferPointer<LocatorAddress>) {
         let n = ranges.count
         guard n > 0, judgesRound(count: n, firstSeconds: times[0]) else {
-            _ = updateEach(rangesMeters: ranges, timesSeconds: times, anchors: anchors, addresses: addresses)
+            let gated = updateEach(rangesMeters: ranges, timesSeconds: times, anchors: anchors, addresses: addresses)
+            if gated >= 2 && configuration.mirrorsAcrossLocatorLines {
+                mirrorIfReflectionFits(rangesMeters: ranges, timesSeconds: times, anchors: anchors, addresses: addresses, gated: gated)
+            }
             return
         }
         let starts = startsTrack(atSeconds: times[0])

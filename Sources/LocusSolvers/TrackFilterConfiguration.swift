@@ -114,6 +114,10 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     /// judged as a whole against the robust least-squares solve of the round (`TrackFilter.updateRound`);
     /// false takes them one range at a time like every later round.
     var judgesStartingRounds: Bool
+    /// Tightly coupled: a confirmed track whose round refuses ranges that fit its mirror image across a
+    /// line of locators bounding the round (a corridor's row, a room's wall) is mirrored there
+    /// (`TrackFilter.mirrorIfReflectionFits`); false never mirrors.
+    var mirrorsAcrossLocatorLines = true
     /// A range-difference group at most this much older than the track's time is applied at the track's
     /// time, without prediction (a hybrid tag's ranges may have carried the track past a blink whose
     /// difference epoch closed later); an older one drops the track for re-seeding

@@ -7,7 +7,8 @@ import Testing
 
 /// `TrackFilter.update(rangesMeters:timesSeconds:anchors:addresses:)` — a round's ranges in one kernel
 /// call, the engine's path — against `update(correctedRangeMeters:…)` once per range (and `updateRound`
-/// for the rounds that judge a young track as a whole, as the round path does): the same filter,
+/// for the rounds that judge a young track as a whole, as the round path does, and the mirror check after
+/// a round that gated two or more, `mirrorIfReflectionFits`): the same filter,
 /// bit for bit, through everything the per-range path handles (the track starting, gated NLOS ranges,
 /// the gate opening, a gap that re-initialises, unusable ranges, a time going backwards).
 @Suite("TrackFilter: a round in one call is the per-range path, bit for bit")
@@ -85,9 +86,20 @@ struct TrackFilterRoundTests {
                     } }
                     continue
                 }
+                var partGated = 0
                 for k in ranges.indices {
                     if perRange.update(correctedRangeMeters: ranges[k], timeSeconds: times[k], address: addresses[k],
-                                       anchor: anchors[k]) == .gated { gated += 1 }
+                                       anchor: anchors[k]) == .gated { partGated += 1 }
+                }
+                gated += partGated
+                // And the round's own check after its ranges (`mirrorIfReflectionFits`: seed 29's round 71
+                // finds a track 2.5 m beyond the wall at y = 0 and mirrors it to the tag).
+                if partGated >= 2 {
+                    ranges.withUnsafeBufferPointer { r in times.withUnsafeBufferPointer { t in
+                        anchors.withUnsafeBufferPointer { a in addresses.withUnsafeBufferPointer { d in
+                            perRange.mirrorIfReflectionFits(rangesMeters: r, timesSeconds: t, anchors: a, addresses: d, gated: partGated)
+                        } }
+                    } }
                 }
             }
             for part in [round[..<split], round[split...]] where !part.isEmpty {
