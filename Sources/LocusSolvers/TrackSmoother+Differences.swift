@@ -168,7 +168,9 @@ extension TrackSmoother {
                       seeds: [PositionFix] = [], configuration: TrackFilterConfiguration) -> [Node] {
         guard let tag = ranges.first?.tag ?? differences.first?.tag else { return [] }
         let forward = forwardConfiguration(configuration)
-        var filter = TrackFilter(configuration: forward, tag: tag, floor: floor.id, tagHeightMeters: floor.tagHeightMeters)
+        // The live filter's decisions; the model probabilities from the smoother's own switching rate.
+        var filter = TrackFilter(configuration: configuration, tag: tag, floor: floor.id, tagHeightMeters: floor.tagHeightMeters)
+        var modes = TrackFilter(configuration: forward, tag: tag, floor: floor.id, tagHeightMeters: floor.tagHeightMeters)
         let events = differenceEvents(ranges: ranges, differences: differences, outputTimesSeconds: outputTimesSeconds)
         let backward = backwardModeProbabilities(events: events, ranges: ranges, differences: differences, seeds: seeds, floor: floor,
                                                  tag: tag, configuration: configuration)
@@ -189,8 +191,8 @@ extension TrackSmoother {
                 while last < events.count, case .range = events[last] { last += 1 }
                 let end = min(roundEnd(ranges, from: i, before: .infinity), i + (last - (e - 1)))
                 let first = e - 1
-                appendRound(ranges, i..<end, filter: &filter, floor: floor, buffers: &round, backward: { backward[first + ($0 - i)] },
-                            nodes: &out, mus: &mus)
+                appendRound(ranges, i..<end, filter: &filter, modes: &modes, floor: floor, buffers: &round,
+                            backward: { backward[first + ($0 - i)] }, nodes: &out, mus: &mus)
                 e = first + (end - i)
             case .group(let g):
                 guard let group = DifferenceGroup(differences[g], floor: floor) else { continue }
@@ -198,8 +200,11 @@ extension TrackSmoother {
                 applied.removeAll(keepingCapacity: true)
                 applied.append(contentsOf: repeatElement(.unusable, count: group.pairs.count))
                 group.apply(to: &filter, seed: {
-                    Self.seed(for: group, seeds: seeds, timeSign: 1, withinSeconds: within, floor: floor, configuration: forward, tag: tag)
+                    Self.seed(for: group, seeds: seeds, timeSign: 1, withinSeconds: within, floor: floor, configuration: configuration, tag: tag)
                 }) { k, o in applied[k] = o }
+                group.apply(to: &modes, seed: {
+                    Self.seed(for: group, seeds: seeds, timeSign: 1, withinSeconds: within, floor: floor, configuration: forward, tag: tag)
+                }) { _, _ in }
                 guard filter.isTracking else { continue }
                 var node = Node(timeSeconds: max(group.timeSeconds, filter.stateSeconds), measurement: .none, prior: nil,
                                 processNoiseDensity: 0, isOutput: false)
@@ -213,12 +218,15 @@ extension TrackSmoother {
                     }
                     node.measurement = .differences(reference: group.locators[0], locators: locators, differencesMeters: values)
                 }
-                mus.append(smoothedModeProbabilities(forward: filter.modeProbabilities, backward: backward[e - 1]))
+                mus.append(smoothedModeProbabilities(forward: modes.isTracking ? modes.modeProbabilities : filter.modeProbabilities,
+                                                     backward: backward[e - 1]))
                 out.append(node)
             case .output(let t):
                 filter.predict(toSeconds: t)
+                modes.predict(toSeconds: t)
                 guard filter.isTracking, t - filter.lastUpdateSeconds <= configuration.reinitializeAfterSeconds else { continue }
-                mus.append(smoothedModeProbabilities(forward: filter.modeProbabilities, backward: backward[e - 1]))
+                mus.append(smoothedModeProbabilities(forward: modes.isTracking ? modes.modeProbabilities : filter.modeProbabilities,
+                                                     backward: backward[e - 1]))
                 out.append(Node(timeSeconds: max(t, filter.stateSeconds), measurement: .none, prior: nil, processNoiseDensity: 0,
                                 isOutput: true))
             }

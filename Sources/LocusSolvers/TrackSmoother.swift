@@ -10,7 +10,12 @@ import LocusNumerics
 /// adapted from smoothed IMM mode probabilities — the forward IMM's combined with those of the same
 /// IMM run backwards in time, averaged over ±`smootherModeWindowSeconds` (see
 /// `TrackSmoother+ModeProbabilities.swift` and `processNoise(for:)`) —, and the causal filter's gate
-/// decides which measurements enter; so the smoother sees exactly the data the live track accepted.
+/// decides which measurements enter; so the smoother sees exactly the data the live track accepted. Two
+/// causal filters run side by side for that: one with the live configuration, whose decisions (accepted,
+/// refused, started) make the nodes, and one with the smoother's faster mode switching
+/// (`smootherModeSwitchesPerSecond`), whose model probabilities set qₖ. (One filter at the faster rate
+/// for both let the smoother's pass refuse and accept other ranges than the live track: in a 4-locator room
+/// with dropouts it held a track metres off for 5 s where the live one re-acquired; docs/tracking.md.)
 package enum TrackSmoother {
     /// One node of the smoothing problem (internal, exposed for tests and benchmarks).
     package struct Node: Sendable {
@@ -61,7 +66,8 @@ package enum TrackSmoother {
 
     // MARK: problem set-up from the causal filter
 
-    /// The causal filter configuration of the smoother's forward pass (its own mode switching rate).
+    /// The configuration of the smoother's model-probability filters, forward and backward (its own mode
+    /// switching rate); the gate decisions come from a filter with the live configuration.
     static func forwardConfiguration(_ c: TrackFilterConfiguration) -> TrackFilterConfiguration {
         var f = c
         f.modeSwitchesPerSecond = c.smootherModeSwitchesPerSecond
@@ -72,8 +78,10 @@ package enum TrackSmoother {
     /// Complexity O(n).
     package static func nodes(fixes: [PositionFix], configuration: TrackFilterConfiguration) -> [Node] {
         guard let first = fixes.first else { return [] }
-        var filter = TrackFilter(configuration: forwardConfiguration(configuration), tag: first.tag, floor: first.floor,
-                                 tagHeightMeters: first.position.z)
+        // The live filter's decisions; the model probabilities from the smoother's own switching rate.
+        var filter = TrackFilter(configuration: configuration, tag: first.tag, floor: first.floor, tagHeightMeters: first.position.z)
+        var modes = TrackFilter(configuration: forwardConfiguration(configuration), tag: first.tag, floor: first.floor,
+                                tagHeightMeters: first.position.z)
         var out: [Node] = []
         out.reserveCapacity(fixes.count)
         var mus: [SIMD4<Double>] = []
@@ -82,6 +90,7 @@ package enum TrackSmoother {
         for (index, f) in fixes.enumerated() {
             let before = filter.initializationCount
             let outcome = filter.update(fix: f)
+            modes.update(fix: f)
             let c = f.covariance
             var node = Node(timeSeconds: f.timeSeconds, measurement: .none, prior: nil, processNoiseDensity: 0, isOutput: true)
             switch outcome {
@@ -96,7 +105,8 @@ package enum TrackSmoother {
                                          velocitySigmaMetersPerSecond: configuration.initialVelocitySigmaMetersPerSecond)
             }
             if !filter.isTracking { continue }
-            mus.append(smoothedModeProbabilities(forward: filter.modeProbabilities, backward: backward[index]))
+            mus.append(smoothedModeProbabilities(forward: modes.isTracking ? modes.modeProbabilities : filter.modeProbabilities,
+                                                 backward: backward[index]))
             out.append(node)
         }
         assignProcessNoise(&out, mus: mus, configuration: configuration)
@@ -109,8 +119,10 @@ package enum TrackSmoother {
     static func nodes(ranges: [RangeMeasurement], floor: Floor, outputTimesSeconds: [Double],
                               configuration: TrackFilterConfiguration) -> [Node] {
         guard let first = ranges.first else { return [] }
-        var filter = TrackFilter(configuration: forwardConfiguration(configuration), tag: first.tag, floor: floor.id,
+        var filter = TrackFilter(configuration: configuration, tag: first.tag, floor: floor.id,
                                  tagHeightMeters: floor.tagHeightMeters)
+        var modes = TrackFilter(configuration: forwardConfiguration(configuration), tag: first.tag, floor: floor.id,
+                                tagHeightMeters: floor.tagHeightMeters)
         var out: [Node] = []
         var mus: [SIMD4<Double>] = []
         var i = 0, j = 0
@@ -121,16 +133,18 @@ package enum TrackSmoother {
             let takeRange = j >= outputs.count || (i < ranges.count && ranges[i].timeSeconds <= outputs[j])
             if takeRange {
                 let end = roundEnd(ranges, from: i, before: j < outputs.count ? outputs[j] : .infinity)
-                appendRound(ranges, i..<end, filter: &filter, floor: floor, buffers: &round, backward: { backward[$0] },
+                appendRound(ranges, i..<end, filter: &filter, modes: &modes, floor: floor, buffers: &round, backward: { backward[$0] },
                             nodes: &out, mus: &mus)
                 i = end
             } else {
                 let t = outputs[j]
                 j += 1
                 filter.predict(toSeconds: t)
+                modes.predict(toSeconds: t)
                 guard filter.isTracking, t - filter.lastUpdateSeconds <= configuration.reinitializeAfterSeconds else { continue }
                 // The backward IMM as it stood having seen the ranges from the next one on.
-                mus.append(smoothedModeProbabilities(forward: filter.modeProbabilities, backward: backward[min(i, ranges.count - 1)]))
+                mus.append(smoothedModeProbabilities(forward: modes.isTracking ? modes.modeProbabilities : filter.modeProbabilities,
+                                                     backward: backward[min(i, ranges.count - 1)]))
                 out.append(Node(timeSeconds: max(t, filter.stateSeconds), measurement: .none, prior: nil, processNoiseDensity: 0,
                                 isOutput: true))
             }
@@ -169,7 +183,8 @@ package enum TrackSmoother {
     /// (`TrackFilter.updateRound`) — and appends a node per range its journal names, in its order: the
     /// prior where the track (re-)started, the range where it was accepted, none where it was refused.
     /// `backward(k)`: the backward IMM's μ having seen the tag's ranges from index k on.
-    static func appendRound(_ ranges: [RangeMeasurement], _ round: Range<Int>, filter: inout TrackFilter, floor: Floor,
+    static func appendRound(_ ranges: [RangeMeasurement], _ round: Range<Int>, filter: inout TrackFilter,
+                            modes: inout TrackFilter, floor: Floor,
                             buffers b: inout RoundBuffers, backward: (Int) -> SIMD4<Double>,
                             nodes: inout [Node], mus: inout [SIMD4<Double>]) {
         b.removeAll()
@@ -185,6 +200,9 @@ package enum TrackSmoother {
         guard !b.indices.isEmpty else { return }
         filter.startJournal()
         filter.update(rangesMeters: b.ranges.span, timesSeconds: b.times.span, anchors: b.anchors.span, addresses: b.addresses.span)
+        modes.startJournal()
+        modes.update(rangesMeters: b.ranges.span, timesSeconds: b.times.span, anchors: b.anchors.span, addresses: b.addresses.span)
+        let modeEntries = modes.journal ?? []
         for entry in filter.journal ?? [] {
             // The round's range it names: the first not yet named with its time and locator.
             guard let m = b.indices.indices.first(where: { !b.named[$0] && b.times[$0] == entry.timeSeconds && b.addresses[$0] == entry.address })
@@ -196,7 +214,8 @@ package enum TrackSmoother {
             case .accepted: node.measurement = .range(anchor: b.anchors[m], rangeMeters: b.ranges[m])
             case .refused: break
             }
-            mus.append(smoothedModeProbabilities(forward: entry.modeProbabilities, backward: backward(b.indices[m])))
+            let mu = modeEntries.first(where: { $0.timeSeconds == entry.timeSeconds && $0.address == entry.address })?.modeProbabilities
+            mus.append(smoothedModeProbabilities(forward: mu ?? entry.modeProbabilities, backward: backward(b.indices[m])))
             nodes.append(node)
         }
     }
