@@ -10,6 +10,9 @@ extension TrackFilter {
     /// distance from it (a tenth: the mirror's jump is twice that distance); and the round's locators
     /// lie on the line's far side from the track up to this fraction of that distance.
     static let reflectionLineSpread = 0.1
+    /// The locators of a line spread along it by at least this mean squared distance from their centroid,
+    /// m² (10 cm RMS).
+    static let reflectionMinimumSpreadSquareMeters = 0.01
 
     /// The mirror check, after a confirmed track's round gated `gated` (≥ 2) of its ranges.
     ///
@@ -46,9 +49,9 @@ extension TrackFilter {
         guard usable - line.nonzeroBitCount >= 2 else { return }
         // Step 1: the principal axis of the fitting locators, less the one farthest from it while they do
         // not lie on it (at least two kept).
-        var c = SIMD2<Double>.zero, d = SIMD2<Double>(1, 0), across = 0.0
+        var c = SIMD2<Double>.zero, d = SIMD2<Double>(1, 0), across = 0.0, along = 0.0
         while line.nonzeroBitCount >= 2 {
-            (c, d, across) = Self.principalAxis(anchors, line)
+            (c, d, across, along) = Self.principalAxis(anchors, line)
             let q = p - c
             let offLine = abs(q.x * d.y - q.y * d.x)  // the track's distance from the line
             guard across.squareRoot() > Self.reflectionLineSpread * offLine else { break }
@@ -60,7 +63,8 @@ extension TrackFilter {
             }
             line &= ~(1 << UInt64(farthest))
         }
-        guard line.nonzeroBitCount >= 2 else { return }
+        // Locators stacked at one place (or within centimetres) define no line.
+        guard line.nonzeroBitCount >= 2, along >= Self.reflectionMinimumSpreadSquareMeters else { return }
         // The line must bound the round's locators, with the track beyond it: a track carried across the
         // edge of the locators (a corridor's row, a room's wall). A line with locators on both sides
         // passes through the area they cover, where the mirror of a track lies outside it.
@@ -114,10 +118,11 @@ extension TrackFilter {
         return (dx * dx + dy * dy + dz * dz).squareRoot()
     }
 
-    /// The centroid c, unit principal direction d and mean squared distance across the axis (m²) of the
-    /// horizontal positions of the locators `anchors[k]` with bit k of `members` set (at least two).
+    /// The centroid c, unit principal direction d and mean squared distances across and along the axis
+    /// (m²) of the horizontal positions of the locators `anchors[k]` with bit k of `members` set (at
+    /// least two).
     private static func principalAxis(_ anchors: UnsafeBufferPointer<Point3>, _ members: UInt64)
-        -> (SIMD2<Double>, SIMD2<Double>, Double) {
+        -> (SIMD2<Double>, SIMD2<Double>, Double, Double) {
         var sum = SIMD2<Double>.zero, count = 0.0
         for k in anchors.indices where members & (1 << UInt64(k)) != 0 {
             sum += SIMD2(anchors[k].x, anchors[k].y)
@@ -134,6 +139,6 @@ extension TrackFilter {
         let along = mean + half, across = max(0, mean - half)
         var d = abs(sxy) > 1e-12 ? SIMD2(along - syy, sxy) : (sxx >= syy ? SIMD2(1.0, 0.0) : SIMD2(0.0, 1.0))
         d /= (d * d).sum().squareRoot()
-        return (c, d, across / count)
+        return (c, d, across / count, along / count)
     }
 }
