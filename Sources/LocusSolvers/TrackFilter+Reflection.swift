@@ -1,7 +1,7 @@
 import LocusCore
 
 // A confirmed track held at the reflection of the tag across a line of locators (docs/tracking.md,
-// "A track carried to the reflection").
+// Smoother, "A track carried across a line of locators is mirrored back").
 extension TrackFilter {
     /// A range fits a position p when |r − ‖(p, h) − a‖| ≤ this × √(σ_r² + (P_xx + P_yy)/2) (m): its
     /// innovation within 3σ, the position's uncertainty taken as isotropic.

@@ -204,7 +204,7 @@ extension TrackSmoother {
                 }) { k, o in applied[k] = o }
                 group.apply(to: &modes, seed: {
                     Self.seed(for: group, seeds: seeds, timeSign: 1, withinSeconds: within, floor: floor, configuration: forward, tag: tag)
-                }) { _, _ in }
+                })
                 guard filter.isTracking else { continue }
                 var node = Node(timeSeconds: max(group.timeSeconds, filter.stateSeconds), measurement: .none, prior: nil,
                                 processNoiseDensity: 0, isOutput: false)
