@@ -135,8 +135,8 @@ extension TrackFilter {
             sxx += dx * dx; sxy += dx * dy; syy += dy * dy
         }
         // Eigenvalues of the 2×2 scatter: along λ₁ ≥ across λ₂; d the eigenvector of λ₁.
-        let mean = 0.5 * (sxx + syy), half = ((0.5 * (sxx - syy)) * (0.5 * (sxx - syy)) + sxy * sxy).squareRoot()
-        let along = mean + half, across = max(0, mean - half)
+        let (along, minor) = SymmetricMatrix3.eigenvalues2x2(xx: sxx, xy: sxy, yy: syy)
+        let across = max(0, minor)
         var d = abs(sxy) > 1e-12 ? SIMD2(along - syy, sxy) : (sxx >= syy ? SIMD2(1.0, 0.0) : SIMD2(0.0, 1.0))
         d /= (d * d).sum().squareRoot()
         return (c, d, across / count, along / count)

@@ -218,14 +218,14 @@ extension TrackSmoother {
                     }
                     node.measurement = .differences(reference: group.locators[0], locators: locators, differencesMeters: values)
                 }
-                mus.append(smoothedModeProbabilities(forward: modes.isTracking ? modes.modeProbabilities : filter.modeProbabilities,
+                mus.append(smoothedModeProbabilities(forward: forwardModeProbabilities(&modes, else: &filter),
                                                      backward: backward[e - 1]))
                 out.append(node)
             case .output(let t):
                 filter.predict(toSeconds: t)
                 modes.predict(toSeconds: t)
                 guard filter.isTracking, t - filter.lastUpdateSeconds <= configuration.reinitializeAfterSeconds else { continue }
-                mus.append(smoothedModeProbabilities(forward: modes.isTracking ? modes.modeProbabilities : filter.modeProbabilities,
+                mus.append(smoothedModeProbabilities(forward: forwardModeProbabilities(&modes, else: &filter),
                                                      backward: backward[e - 1]))
                 out.append(Node(timeSeconds: max(t, filter.stateSeconds), measurement: .none, prior: nil, processNoiseDensity: 0,
                                 isOutput: true))

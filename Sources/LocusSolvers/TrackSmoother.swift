@@ -74,6 +74,13 @@ package enum TrackSmoother {
         return f
     }
 
+    /// The forward model probabilities for qₖ: the model-probability filter's (`modes`, at the smoother's
+    /// switching rate), or the deciding filter's while `modes` holds no track (inout: reading μ settles
+    /// the pending likelihoods).
+    static func forwardModeProbabilities(_ modes: inout TrackFilter, else filter: inout TrackFilter) -> SIMD4<Double> {
+        modes.isTracking ? modes.modeProbabilities : filter.modeProbabilities
+    }
+
     /// Builds the nodes for a list of fixes (one tag, non-decreasing time) by running the causal filter.
     /// Complexity O(n).
     package static func nodes(fixes: [PositionFix], configuration: TrackFilterConfiguration) -> [Node] {
@@ -105,7 +112,7 @@ package enum TrackSmoother {
                                          velocitySigmaMetersPerSecond: configuration.initialVelocitySigmaMetersPerSecond)
             }
             if !filter.isTracking { continue }
-            mus.append(smoothedModeProbabilities(forward: modes.isTracking ? modes.modeProbabilities : filter.modeProbabilities,
+            mus.append(smoothedModeProbabilities(forward: forwardModeProbabilities(&modes, else: &filter),
                                                  backward: backward[index]))
             out.append(node)
         }
@@ -143,7 +150,7 @@ package enum TrackSmoother {
                 modes.predict(toSeconds: t)
                 guard filter.isTracking, t - filter.lastUpdateSeconds <= configuration.reinitializeAfterSeconds else { continue }
                 // The backward IMM as it stood having seen the ranges from the next one on.
-                mus.append(smoothedModeProbabilities(forward: modes.isTracking ? modes.modeProbabilities : filter.modeProbabilities,
+                mus.append(smoothedModeProbabilities(forward: forwardModeProbabilities(&modes, else: &filter),
                                                      backward: backward[min(i, ranges.count - 1)]))
                 out.append(Node(timeSeconds: max(t, filter.stateSeconds), measurement: .none, prior: nil, processNoiseDensity: 0,
                                 isOutput: true))
