@@ -25,7 +25,8 @@ extension TagRangeOffsetEstimator {
     /// after the step vᵢ' = vᵢ − hᵢ·Δ. While the largest |vₖ'| exceeds `rejectionSigmas`·σ and more
     /// than max(4, `minimumRanges`) ranges remain, range k is dropped by the downdate
     /// N ← N − hₖhₖᵀ, g ← g − hₖvₖ and Δ solved again — no new square root or division per range.
-    /// The result is b = Δ_b (m), position s + (Δₓ, Δ_y), cofactor (N⁻¹)_bb.
+    /// The result is b = Δ_b (m), position s + (Δₓ, Δ_y), cofactor (N⁻¹)_bb (times the variance factor
+    /// when the worst |vₖ'| stays beyond the limit with no range to spare: `softEpochVarianceFactor`).
     ///
     /// Accuracy: this is one Gauss–Newton step from the seed. With the seed a distance d from the
     /// epoch's solution, the step's error (and each vᵢ' 's error against the exact residual) is
@@ -88,20 +89,28 @@ extension TagRangeOffsetEstimator {
             // Linearised residuals after the step, in index order (ties keep the first, as the iterative
             // path); a plain loop with a bit test (usually every range is in use).
             let step = SIMD2(d0, d1)
-            var worst = 0, worstResidual = -1.0
+            var worst = 0, worstResidual = -1.0, squares = 0.0
             for k in 0..<n where (used >> UInt64(k)) & 1 != 0 {
                 let r = abs(residuals[k] - (directions[k] * step).sum() - d2)
+                squares += r * r
                 if r > worstResidual { worstResidual = r; worst = k }
             }
             if firstWorst < 0 { firstWorst = worst; firstWorstResidual = worstResidual }
             guard usedCount > minimumUsed, worstResidual > limitMeters else {
                 if abs(d0) + abs(d1) >= c.seededStepToleranceMeters { return .far(position: Point2(x: seed.x + d0, y: seed.y + d1), offsetMeters: d2) }
-                // An outlier found with no range to spare: which range it is cannot be told.
-                if worstResidual > limitMeters { return .unusable }
+                // An outlier found with no range to spare: which range it is cannot be told; the offset is
+                // used, down-weighted, only while the outlier is moderate (`softEpochVarianceFactor`).
+                var factor = 1.0
+                if worstResidual > limitMeters {
+                    guard let f = c.softEpochVarianceFactor(worstResidual: worstResidual, residualSquares: squares, ranges: usedCount) else { return .unusable }
+                    factor = f
+                }
                 let solution = Solution(position: Point2(x: seed.x + d0, y: seed.y + d1), offsetMeters: d2,
-                                        offsetCofactor: cofactor, worstIndex: worst, worstResidualMeters: worstResidual)
+                                        offsetCofactor: cofactor * factor, worstIndex: worst, worstResidualMeters: worstResidual,
+                                        residualSquares: squares)
                 return .solved(Epoch(solution: solution, firstWorstIndex: firstWorst,
-                                     firstWorstResidualMeters: firstWorstResidual, droppedMask: dropped, linearisations: 1, linearised: true))
+                                     firstWorstResidualMeters: firstWorstResidual, droppedMask: dropped, linearisations: 1, linearised: true,
+                                     isSoft: worstResidual > limitMeters))
             }
             // Downdate: take row k = (hx, hy, 1) and its residual out of N and g.
             normal.remove(hx: directions[worst][0], hy: directions[worst][1], v: residuals[worst])

@@ -17,6 +17,14 @@ struct TagRangeOffsetConfiguration: Sendable, Hashable {
     var maximumOffsetMeters: Double
     /// A range whose residual exceeds this many σ is dropped from the epoch's solve (largest first).
     var rejectionSigmas: Double
+    /// An epoch whose worst residual is beyond `rejectionSigmas`·σ with no range to spare (which range is
+    /// off cannot be told) still measures b while that residual is at most this many σ — taken with R
+    /// scaled by the variance factor σ̂²/σ², σ̂² = Σvᵢ²/(n − 3) (`softEpochVarianceFactor`) — and not
+    /// beyond: the tracking filter's soft long gate in kind (2.5–4σ taken with R raised, refused
+    /// beyond 4σ). 4: a blocked locator's metres are far beyond it; a 4-locator floor whose biases
+    /// leave every epoch's one redundant range 0.29–0.30 m off (3σ) is no longer a coin at the 3σ edge
+    /// (docs/calibration.md, "The epoch with no range to spare").
+    var softRejectionSigmas: Double
     /// An epoch whose offset innovation exceeds this many √(P + R) is ignored.
     var gateSigmas: Double
     /// Seeded with a tracked position, an epoch is linearised once at the seed when its position step
@@ -48,7 +56,7 @@ struct TagRangeOffsetConfiguration: Sendable, Hashable {
     /// Creates settings; every argument defaults to the value of `standard`.
     init(rangeSigmaMeters: Double = 0.1, driftDensity: Double = 1e-5, initialSigmaMeters: Double = 1,
                  minimumRanges: Int = 4, maximumOffsetMeters: Double = 1.5, rejectionSigmas: Double = 3,
-                 gateSigmas: Double = 4, seededStepToleranceMeters: Double = 0.15, consistencyEpochs: Int = 16,
+                 softRejectionSigmas: Double = 4, gateSigmas: Double = 4, seededStepToleranceMeters: Double = 0.15, consistencyEpochs: Int = 16,
                  consistencyBound: Double = 128, trustedSigmaMeters: Double = 0.05, trustEpochs: Int = 2) {
         self.rangeSigmaMeters = rangeSigmaMeters
         self.driftDensity = driftDensity
@@ -56,6 +64,7 @@ struct TagRangeOffsetConfiguration: Sendable, Hashable {
         self.minimumRanges = minimumRanges
         self.maximumOffsetMeters = maximumOffsetMeters
         self.rejectionSigmas = rejectionSigmas
+        self.softRejectionSigmas = softRejectionSigmas
         self.gateSigmas = gateSigmas
         self.seededStepToleranceMeters = seededStepToleranceMeters
         self.consistencyEpochs = consistencyEpochs
@@ -68,8 +77,20 @@ struct TagRangeOffsetConfiguration: Sendable, Hashable {
     /// (x, y and b, and one range to check them).
     var rangesNeeded: Int { max(4, minimumRanges) }
 
+    /// The factor an epoch's offset variance R is scaled by when its worst residual (`worstResidual`, m)
+    /// stays beyond `rejectionSigmas`·σ with no range to spare: the variance factor σ̂²/σ², σ̂² =
+    /// Σvᵢ²/(n − 3) over its n ranges' residuals vᵢ (`residualSquares`, m²), at least 1; nil (the epoch
+    /// not used) when the worst residual exceeds `softRejectionSigmas`·σ or n ≤ 3. With 4 ranges the
+    /// residuals are one parity value spread over the ranges: the epoch says b with the locators'
+    /// disagreement in it, and weighs in proportion (1/9 of a clean epoch's weight or less).
+    func softEpochVarianceFactor(worstResidual: Double, residualSquares: Double, ranges n: Int) -> Double? {
+        guard n > 3, worstResidual <= softRejectionSigmas * rangeSigmaMeters else { return nil }
+        return max(1, residualSquares / (Double(n - 3) * rangeSigmaMeters * rangeSigmaMeters))
+    }
+
     /// σ 0.1 m, q_b = 1e-5 m²/s (time constant of seconds to tens of seconds at 4 Hz), prior 1 m,
-    /// at least 4 ranges, offsets beyond 1.5 m ignored, ranges beyond 3σ dropped, 4σ innovation gate,
+    /// at least 4 ranges, offsets beyond 1.5 m ignored, ranges beyond 3σ dropped (with none to spare: used
+    /// down-weighted up to 4σ), 4σ innovation gate,
     /// judged every 16 usable epochs (4 s at 4 Hz) against a capped-ν² sum of 128, applied from σ ≤ 5 cm
     /// after 2 consistent epochs.
     static let standard = TagRangeOffsetConfiguration()
@@ -148,7 +169,9 @@ struct TagRangeOffsetEstimator: Sendable {
     ///
     /// Outliers (NLOS ranges are long) are taken out one at a time: while the largest residual
     /// exceeds `rejectionSigmas`·σ and more than `minimumRanges` ranges remain, it is dropped and the
-    /// epoch solved again. An epoch whose normalised innovation |ν|/√(P + R) exceeds
+    /// epoch solved again. One that remains with no range to spare makes the epoch count with R scaled
+    /// by its variance factor, up to `softRejectionSigmas` (`softEpochVarianceFactor`), and beyond that
+    /// not at all. An epoch whose normalised innovation |ν|/√(P + R) exceeds
     /// `gateSigmas` is ignored (but counted by the consistency window). Epochs with too few ranges,
     /// a singular geometry or a non-finite or implausible solution leave the estimate unchanged.
     /// `seed` (e.g. the tag's tracked position) linearises the epoch once (`solveLinearised`: one
@@ -210,7 +233,9 @@ struct TagRangeOffsetEstimator: Sendable {
         // The tag's offset this epoch measures, and the innovation against the estimate (metres).
         let measured = applied + s.offsetMeters
         guard abs(measured) <= c.maximumOffsetMeters else { return nil }
-        let solved = EpochSolution(position: s.position, offsetMeters: s.offsetMeters, droppedMask: epoch.droppedMask)
+        // An epoch with an outlier it could not drop teaches b (down-weighted) but not the per-locator
+        // biases, which read each range's residual.
+        let solved = epoch.isSoft ? nil : EpochSolution(position: s.position, offsetMeters: s.offsetMeters, droppedMask: epoch.droppedMask)
         let innovation = measured - offsetMeters
         let r = c.rangeSigmaMeters * c.rangeSigmaMeters * s.offsetCofactor
         var p = varianceSquareMeters
@@ -265,6 +290,9 @@ struct TagRangeOffsetEstimator: Sendable {
         var linearisations: Int
         /// True when a linearisation (`solveLinearised`) gave the solution; false: iterative Gauss–Newton.
         var linearised: Bool
+        /// True when the worst residual stayed beyond `rejectionSigmas` with no range to spare: the
+        /// solution's cofactor carries the variance factor (`softEpochVarianceFactor`).
+        var isSoft = false
     }
 
     /// A seeded epoch is linearised at most this often (the seed, then the point one step reached)
@@ -322,10 +350,15 @@ struct TagRangeOffsetEstimator: Sendable {
             seed = s.position
             guard usedCount > c.rangesNeeded, s.worstResidualMeters > c.rejectionSigmas * c.rangeSigmaMeters else {
                 // An outlier found with no range to spare (`rangesNeeded` left): which range it is cannot be
-                // told, and the offset of the epoch is not used.
-                if s.worstResidualMeters > c.rejectionSigmas * c.rangeSigmaMeters { return nil }
+                // told; the epoch's offset is used, down-weighted, only while the outlier is moderate.
+                var s = s, soft = false
+                if s.worstResidualMeters > c.rejectionSigmas * c.rangeSigmaMeters {
+                    guard let factor = c.softEpochVarianceFactor(worstResidual: s.worstResidualMeters, residualSquares: s.residualSquares, ranges: usedCount) else { return nil }
+                    s.offsetCofactor *= factor
+                    soft = true
+                }
                 return Epoch(solution: s, firstWorstIndex: head.worstIndex, firstWorstResidualMeters: head.worstResidualMeters,
-                             droppedMask: dropped, linearisations: linearisations, linearised: false)
+                             droppedMask: dropped, linearisations: linearisations, linearised: false, isSoft: soft)
             }
             let bit = UInt64(1) << UInt64(s.worstIndex)
             used &= ~bit
@@ -342,6 +375,8 @@ struct TagRangeOffsetEstimator: Sendable {
         var offsetCofactor: Double
         var worstIndex: Int
         var worstResidualMeters: Double
+        /// Σvᵢ² over the ranges used, m².
+        var residualSquares: Double
     }
 
     /// Gauss–Newton on (x, y, b) from (`seed`, `offsetMeters`) over the ranges in `used` (bit i:
@@ -371,19 +406,21 @@ struct TagRangeOffsetEstimator: Sendable {
             if abs(step.d0) + abs(step.d1) + abs(step.d2) < stepToleranceMeters { break }
         }
         guard x.isFinite, y.isFinite, b.isFinite, cofactor.isFinite, cofactor > 0 else { return nil }
-        var worst = 0, worstResidual = -1.0
+        var worst = 0, worstResidual = -1.0, squares = 0.0
         _ = forEachRangePair(used: used, locators: locators, rangesMeters: rangesMeters, x: x, y: y, h: h, b: b) {
             i, j, pair, both in
             let v0 = abs(pair.v[0])
+            squares += v0 * v0
             if v0 > worstResidual { worstResidual = v0; worst = i }
             if both {
                 let v1 = abs(pair.v[1])
+                squares += v1 * v1
                 if v1 > worstResidual { worstResidual = v1; worst = j }
             }
             return true
         }
         return Solution(position: Point2(x: x, y: y), offsetMeters: b, offsetCofactor: cofactor, worstIndex: worst,
-                        worstResidualMeters: worstResidual)
+                        worstResidualMeters: worstResidual, residualSquares: squares)
     }
 
     /// One range pair of `rangePair`: distances, direction cosines and residuals of lanes 0 and 1.

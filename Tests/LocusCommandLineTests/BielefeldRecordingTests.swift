@@ -13,9 +13,9 @@ import Testing
 struct BielefeldRecordingTests {
     static let set = "bielefeld-twr-uwb"
 
-    @Test("blocked anchor 1 (second run) and the two longer walks: causal ≤ raw and within 1 mm of the measured figure; smoothed ≤ causal",
+    @Test("blocked anchor 1 (second run), the two longer walks and the still run whose biases leave every epoch's redundant range at 3σ (static-4hnm2: causal 0.3596 above raw 0.3523 while the offset's trust was a coin at the edge; now both take out the same b̂ from 10.7 s): causal ≤ raw and within 1 mm of the measured figure; smoothed ≤ causal",
           .enabled(if: TestPaths.extraDataset(set + "/blocked-a1-2") != nil, "../datasets-extra/bielefeld-twr-uwb is not present"),
-          arguments: [("blocked-a1-2", 0.1937), ("walk-m1l", 0.1629), ("walk-m2r", 0.1219)])
+          arguments: [("blocked-a1-2", 0.1953), ("walk-m1l", 0.1629), ("walk-m2r", 0.1219), ("static-4hnm2", 0.3413)])
     func run(_ name: String, _ causalMeters: Double) throws {
         try RealFilterTests.judge(try #require(TestPaths.extraDataset(Self.set + "/" + name)), causalMeters: causalMeters)
     }

@@ -113,6 +113,60 @@ struct TagRangeOffsetEstimatorTests {
         #expect(abs(estimator.offsetMeters - offset) <= 0.02, "\(estimator.offsetMeters) against \(offset)")
     }
 
+    @Test("4 locators, a still tag, one locator long enough that every epoch's redundant range sits at 3.2σ or 3.84σ: the epochs teach b with their variance factor, so a tracked and an untracked seed trust the same b̂ at the same epoch (before: at 3.84σ no epoch used in 240 s)",
+          arguments: [1.0, 1.2])
+    func moderateOutlierWithNoRangeToSpare(scale: Double) throws {
+        // Bielefeld static-4hnm2 (docs/calibration.md, "The epoch with no range to spare"): per-locator
+        // biases that the common offset cannot take leave each 4-range epoch's parity at the 3σ edge.
+        let anchors = [Point3(x: 0, y: 0, z: 2.5), Point3(x: 8, y: 0, z: 2.5), Point3(x: 8, y: 6, z: 2.5), Point3(x: 0, y: 6, z: 2.5)]
+        let tag = Point3(x: 3, y: 2.5, z: 1.1), offset = 0.1
+        let config = TagRangeOffsetConfiguration.standard
+        // The noise-free parity of a 1 m bias on locator 1, to scale the bias to 3.2σ (× `scale`).
+        func epoch(bias: Double) throws -> TagRangeOffsetEstimator.Solution {
+            let ranges = anchors.enumerated().map { i, a in tag.distance(to: a) + offset + (i == 1 ? bias : 0) }
+            let solved = anchors.withUnsafeBufferPointer { a in
+                ranges.withUnsafeBufferPointer { r in
+                    TagRangeOffsetEstimator.solve(locators: a, rangesMeters: r, used: 0b1111, count: 4, tagHeightMeters: tag.z,
+                                                  seed: Point2(x: 4, y: 3), stepToleranceMeters: 1e-9)
+                }
+            }
+            return try #require(solved)
+        }
+        let bias = 3.2 * scale * config.rangeSigmaMeters / (try epoch(bias: 1)).worstResidualMeters
+        let expected = try epoch(bias: bias).offsetMeters  // b of the least-squares epoch: the common offset plus the bias's share
+        var tracked = TagRangeOffsetEstimator(), untracked = TagRangeOffsetEstimator()
+        var trustedAt: [Int?] = [nil, nil]
+        var rng = SeededGenerator(seed: 11)
+        for k in 0..<960 {  // 240 s at 4 Hz
+            let time = Double(k) * 0.25
+            let noisy = anchors.enumerated().map { i, a in
+                tag.distance(to: a) + offset + (i == 1 ? bias : 0) + 0.01 * (rng.nextUnit() - 0.5) * 3.4
+            }
+            for (index, seed) in [Point2(x: tag.x + 0.01, y: tag.y - 0.01), nil].enumerated() {
+                var estimator = index == 0 ? tracked : untracked
+                let ranges = noisy.map { $0 - estimator.correctionMeters }
+                anchors.withUnsafeBufferPointer { a in
+                    ranges.withUnsafeBufferPointer { r in
+                        estimator.update(locators: a, rangesMeters: r, tagHeightMeters: tag.z, timeSeconds: time, seed: seed,
+                                         lessOffsetMeters: estimator.correctionMeters)
+                    }
+                }
+                if estimator.isTrusted, trustedAt[index] == nil { trustedAt[index] = k }
+                if index == 0 { tracked = estimator } else { untracked = estimator }
+            }
+        }
+        if scale > 1 {
+            // 3.84σ: every epoch beyond 3σ, within the soft bound (4σ), down-weighted by its variance factor.
+            #expect(tracked.updates >= 900, "\(tracked.updates) epochs used")
+        }
+        #expect(abs(tracked.updates - untracked.updates) <= 10, "\(tracked.updates) against \(untracked.updates) epochs used")
+        let first = try #require(trustedAt[0])
+        #expect(trustedAt[1] == first, "trusted at epoch \(first) (tracked seed) and \(String(describing: trustedAt[1])) (untracked)")
+        #expect(first <= 200, "trusted only at epoch \(first)")
+        #expect(abs(tracked.offsetMeters - expected) <= 0.01 && abs(untracked.offsetMeters - expected) <= 0.01,
+                "\(tracked.offsetMeters), \(untracked.offsetMeters) against the epoch's least-squares b \(expected)")
+    }
+
     @Test("epochs with fewer than 4 ranges or coincident locators leave the estimate unchanged")
     func unusableEpochs() {
         var estimator = TagRangeOffsetEstimator()
