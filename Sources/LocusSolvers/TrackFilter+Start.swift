@@ -60,10 +60,12 @@ extension TrackFilter {
                               anchors: UnsafeBufferPointer<Point3>, addresses: UnsafeBufferPointer<LocatorAddress>) {
         let n = ranges.count
         guard n > 0, judgesRound(count: n, firstSeconds: times[0]) else {
+            let mark = roundMark
             let gated = updateEach(rangesMeters: ranges, timesSeconds: times, anchors: anchors, addresses: addresses)
             if gated >= 2 && configuration.mirrorsAcrossLocatorLines {
                 mirrorIfReflectionFits(rangesMeters: ranges, timesSeconds: times, anchors: anchors, addresses: addresses, gated: gated)
             }
+            scoreUncheckedRound(since: mark, gated: gated, lastSeconds: times[n - 1], lastAddress: addresses[n - 1])
             return
         }
         let starts = startsTrack(atSeconds: times[0])

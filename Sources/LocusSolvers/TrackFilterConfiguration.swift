@@ -118,6 +118,10 @@ package struct TrackFilterConfiguration: Sendable, Hashable {
     /// line of locators bounding the round (a corridor's row, a room's wall) is mirrored there
     /// (`TrackFilter.mirrorIfReflectionFits`); false never mirrors.
     var mirrorsAcrossLocatorLines = true
+    /// Tightly coupled: a confirmed track's round that refused ranges and kept at most two (nothing left
+    /// to check the track) counts only its refusals towards `gateOpenScore`
+    /// (`TrackFilter.scoreUncheckedRound`); false: every accepted range counts against them.
+    var gateCountsUncheckedRounds = true
     /// A range-difference group at most this much older than the track's time is applied at the track's
     /// time, without prediction (a hybrid tag's ranges may have carried the track past a blink whose
     /// difference epoch closed later); an older one drops the track for re-seeding

@@ -7,8 +7,9 @@ import Testing
 
 /// `TrackFilter.update(rangesMeters:timesSeconds:anchors:addresses:)` — a round's ranges in one kernel
 /// call, the engine's path — against `update(correctedRangeMeters:…)` once per range (and `updateRound`
-/// for the rounds that judge a young track as a whole, as the round path does, and the mirror check after
-/// a round that gated two or more, `mirrorIfReflectionFits`): the same filter,
+/// for the rounds that judge a young track as a whole, as the round path does, the mirror check after
+/// a round that gated two or more, `mirrorIfReflectionFits`, and the unchecked-round rule,
+/// `scoreUncheckedRound`): the same filter,
 /// bit for bit, through everything the per-range path handles (the track starting, gated NLOS ranges,
 /// the gate opening, a gap that re-initialises, unusable ranges, a time going backwards).
 @Suite("TrackFilter: a round in one call is the per-range path, bit for bit")
@@ -87,6 +88,7 @@ struct TrackFilterRoundTests {
                     continue
                 }
                 var partGated = 0
+                let mark = perRange.roundMark
                 for k in ranges.indices {
                     if perRange.update(correctedRangeMeters: ranges[k], timeSeconds: times[k], address: addresses[k],
                                        anchor: anchors[k]) == .gated { partGated += 1 }
@@ -101,6 +103,9 @@ struct TrackFilterRoundTests {
                         } }
                     } }
                 }
+                // And the unchecked-round rule (`scoreUncheckedRound`: a round that refused ranges and kept two or fewer).
+                perRange.scoreUncheckedRound(since: mark, gated: partGated, lastSeconds: times[times.count - 1],
+                                             lastAddress: addresses[addresses.count - 1])
             }
             for part in [round[..<split], round[split...]] where !part.isEmpty {
                 let ranges = part.map(\.rangeMeters), times = part.map(\.timeSeconds)

@@ -47,9 +47,11 @@ struct EngineRoundFilterTests {
     func sameAsRangeByRange(hertz: Double) throws {
         let site = Site(building: Site.Building(id: "B"), floors: [Self.floor])
         let rows = Self.rows(seconds: 20, hertz: hertz)
-        // The rounds that start a track are judged as a whole by design (`TrackFilter.updateRound`), which
-        // a filter fed range by range cannot do: off here, on both sides, to compare the hand-over alone.
-        let filterConfiguration = TrackFilterConfiguration(judgesStartingRounds: false)
+        // The rounds that start a track are judged as a whole by design (`TrackFilter.updateRound`), and so
+        // is a round that refuses ranges and keeps two or fewer (`scoreUncheckedRound`), which a filter fed
+        // range by range cannot do: off here, on both sides, to compare the hand-over alone.
+        var filterConfiguration = TrackFilterConfiguration(judgesStartingRounds: false)
+        filterConfiguration.gateCountsUncheckedRounds = false
         var engine = try PositioningEngine(site: site, configuration: EngineConfiguration(tracking: .kalman(filterConfiguration),
                                                                                          tagRangeOffset: .off))
         for m in rows { engine.ingest(m) }

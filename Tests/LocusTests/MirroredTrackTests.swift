@@ -21,9 +21,16 @@ struct MirroredTrackTests {
     }()
 
     /// Each tag's causal RMSE (m) on `rec`, with or without the mirror check; and smoothed (`smoothed`).
-    static func rmse(_ rec: SimulatedRecording, mirrors: Bool = true, smoothed: Bool = false) throws -> [TagID: Double] {
+    /// `uncheckedRounds`: `TrackFilterConfiguration.gateCountsUncheckedRounds`.
+    static func rmse(_ rec: SimulatedRecording, mirrors: Bool = true, uncheckedRounds: Bool = true, smoothed: Bool = false) throws -> [TagID: Double] {
         var filter = TrackFilterConfiguration.standard
         filter.mirrorsAcrossLocatorLines = mirrors
+        filter.gateCountsUncheckedRounds = uncheckedRounds
+        return try rmse(rec, filter: filter, smoothed: smoothed)
+    }
+
+    /// Each tag's causal (or `smoothed`) RMSE (m) on `rec` through the engine on `room` with the filter `filter`.
+    static func rmse(_ rec: SimulatedRecording, filter: TrackFilterConfiguration, smoothed: Bool = false) throws -> [TagID: Double] {
         var engine = try PositioningEngine(site: Site(building: .init(id: "b"), floors: [Self.room]),
                                            configuration: EngineConfiguration(tracking: .kalman(filter)))
         var smoothing = OfflineSmoothing(configuration: engine.configuration)
@@ -48,7 +55,11 @@ struct MirroredTrackTests {
     func roomWithDropouts(seed: UInt64) throws {
         let ranging = RangeSimulationConfiguration(sigmaMeters: 0.1, nlosProbability: 0.1, dropoutProbability: 0.2)
         let rec = SimulatedRecording.simulate(floor: Self.room, tagCount: 4, durationSeconds: 120, seed: seed, ranging: ranging)
-        let with = try Self.rmse(rec, mirrors: true), without = try Self.rmse(rec, mirrors: false)
+        // The mirror check alone, as measured when it came (the unchecked-round rule, which came later,
+        // re-seeds these tracks too — seeds 4–6's worst tag without the mirror 0.405 / 0.232 / 0.380 m —
+        // and is off on both sides here: `UncheckedRoundTests`).
+        let with = try Self.rmse(rec, mirrors: true, uncheckedRounds: false)
+        let without = try Self.rmse(rec, mirrors: false, uncheckedRounds: false)
         #expect(with.count == 4 && without.count == 4)
         for (tag, e) in with { #expect(e <= without[tag, default: 0] + 1e-9, "\(tag): \(e) m with, \(without[tag, default: 0]) m without") }
         let worst = with.values.max() ?? 0, worstWithout = without.values.max() ?? 0
