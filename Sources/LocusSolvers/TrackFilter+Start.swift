@@ -65,7 +65,7 @@ extension TrackFilter {
             if gated >= 2 && configuration.mirrorsAcrossLocatorLines {
                 mirrorIfReflectionFits(rangesMeters: ranges, timesSeconds: times, anchors: anchors, addresses: addresses, gated: gated)
             }
-            scoreUncheckedRound(since: mark, gated: gated, lastSeconds: times[n - 1], lastAddress: addresses[n - 1])
+            if gated > 0 { scoreUncheckedRound(since: mark, gated: gated, lastSeconds: times[n - 1], lastAddress: addresses[n - 1]) }
             return
         }
         let starts = startsTrack(atSeconds: times[0])

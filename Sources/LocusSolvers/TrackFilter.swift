@@ -73,7 +73,8 @@ package struct TrackFilter: Sendable {
     /// `rejectionScore` and `initializationCount` in 32 bits (beside the flag, in one word).
     private var rejections: Int32 = 0
     private var initializations: Int32 = 0
-    /// Gate hysteresis score: +1 per gated, −1 per accepted measurement (never below 0).
+    /// Gate hysteresis score: +1 per gated, −1 per accepted measurement (never below 0); a confirmed
+    /// track's round that keeps two or fewer counts only its gated ones (`scoreUncheckedRound`).
     var rejectionScore: Int {
         get { Int(rejections) }
         set { rejections = Int32(clamping: newValue) }

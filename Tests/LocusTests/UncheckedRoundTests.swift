@@ -43,4 +43,12 @@ struct UncheckedRoundTests {
                                               ranging: RangeSimulationConfiguration(sigmaMeters: 0.1, nlosProbability: 0.1, dropoutProbability: 0.4))
         try Self.judge(rec, worstMeters: 0.7)
     }
+
+    @Test("An empty round changes nothing (the rule reads the round's last range only when it refused one)")
+    func emptyRound() {
+        var filter = TrackFilter(tag: "T", floor: MirroredTrackTests.room.id, tagHeightMeters: MirroredTrackTests.room.tagHeightMeters)
+        let empty: [Double] = [], anchors: [Point3] = [], addresses: [LocatorAddress] = []
+        filter.update(rangesMeters: empty.span, timesSeconds: empty.span, anchors: anchors.span, addresses: addresses.span)
+        #expect(!filter.isTracking && filter.rejectionScore == 0)
+    }
 }
