@@ -100,8 +100,9 @@ extension TagRangeOffsetEstimator {
                 if abs(d0) + abs(d1) >= c.seededStepToleranceMeters { return .far(position: Point2(x: seed.x + d0, y: seed.y + d1), offsetMeters: d2) }
                 // An outlier found with no range to spare: which range it is cannot be told; the offset is
                 // used, down-weighted, only while the outlier is moderate (`softEpochVarianceFactor`).
+                let soft = worstResidual > limitMeters
                 var factor = 1.0
-                if worstResidual > limitMeters {
+                if soft {
                     guard let f = c.softEpochVarianceFactor(worstResidual: worstResidual, residualSquares: squares, ranges: usedCount) else { return .unusable }
                     factor = f
                 }
@@ -110,7 +111,7 @@ extension TagRangeOffsetEstimator {
                                         residualSquares: squares)
                 return .solved(Epoch(solution: solution, firstWorstIndex: firstWorst,
                                      firstWorstResidualMeters: firstWorstResidual, droppedMask: dropped, linearisations: 1, linearised: true,
-                                     isSoft: worstResidual > limitMeters))
+                                     isSoft: soft))
             }
             // Downdate: take row k = (hx, hy, 1) and its residual out of N and g.
             normal.remove(hx: directions[worst][0], hy: directions[worst][1], v: residuals[worst])

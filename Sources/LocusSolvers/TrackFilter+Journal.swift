@@ -54,11 +54,12 @@ extension TrackFilter {
         uniqueExtras().journal?.append(entry)
     }
 
-    /// Removes the journal's last entry when it names the range at t (s) to `address` (a round's
-    /// last range, about to be journalled again as the start of a mirrored track:
-    /// `mirrorIfReflectionFits`). A no-op without a journal.
-    mutating func dropJournalEntry(atSeconds t: Double, address: LocatorAddress) {
-        guard let last = journal?.last, last.timeSeconds == t, last.address == address else { return }
-        uniqueExtras().journal?.removeLast()
+    /// Journals the range at t (s) to `address` — a round's last range, already journalled as taken or
+    /// refused — as the start of the track that a check after the round has just (re)started
+    /// (`mirrorIfReflectionFits`, `scoreUncheckedRound`): its entry, when it is the last one, is replaced
+    /// by the start, so that the smoother's node builder names each range once. A no-op without a journal.
+    mutating func journalRestart(atSeconds t: Double, address: LocatorAddress) {
+        if let last = journal?.last, last.timeSeconds == t, last.address == address { uniqueExtras().journal?.removeLast() }
+        record(rangeAtSeconds: t, address: address, outcome: .initialized, started: true)
     }
 }

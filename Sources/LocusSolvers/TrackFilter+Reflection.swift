@@ -106,9 +106,8 @@ extension TrackFilter {
             }
         }
         let last = ranges.count - 1
-        dropJournalEntry(atSeconds: times[last], address: addresses[last])
         reset(to: out, atSeconds: stateSeconds)
-        record(rangeAtSeconds: times[last], address: addresses[last], outcome: .initialized, started: true)
+        journalRestart(atSeconds: times[last], address: addresses[last])
     }
 
     /// Horizontal position p (m) to a locator at a, with the tag at the track's height: ‖(p, h) − a‖, m.

@@ -38,7 +38,6 @@ extension TrackFilter {
               epoch.rangesUsed - mark.accepted <= Self.uncheckedRoundMostAccepted else { return }
         rejectionScore = mark.score + gated
         guard rejectionScore >= configuration.gateOpenScore, initializeFromBuffer(at: t) == .initialized else { return }
-        dropJournalEntry(atSeconds: t, address: lastAddress)
-        record(rangeAtSeconds: t, address: lastAddress, outcome: .initialized, started: true)
+        journalRestart(atSeconds: t, address: lastAddress)
     }
 }
